@@ -1,0 +1,73 @@
+//! The GuancialeDB items/people/likes graph: generation and the recommendation traversal, for `plexus demo`.
+
+use std::time::Instant;
+
+use plexus::algo::recommend;
+use plexus::{Database, NodeId, Result, Value};
+
+/// A small deterministic generator (SplitMix64), so a seed always yields the same graph.
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+pub fn demo(db: &Database, items: usize, people: usize, likes_per_person: usize, seed: u64) -> Result<()> {
+    let snapshot = db.read();
+    let existing = snapshot.label_id("Person").map_or(0, |l| snapshot.label_count(l));
+    if existing == 0 {
+        let start = Instant::now();
+        let mut tx = db.write();
+        let (item, person, likes, id) = (tx.label("Item"), tx.label("Person"), tx.rel_type("LIKES"), tx.prop_key("id"));
+        tx.declare_unique_key(item, id)?;
+        tx.declare_unique_key(person, id)?;
+        let item_ids: Vec<NodeId> =
+            (0..items).map(|i| tx.create_node(&[item], vec![(id, Value::Int(i as i64))])).collect::<Result<_>>()?;
+        let mut rng = SplitMix(seed);
+        for p in 0..people {
+            let me = tx.create_node(&[person], vec![(id, Value::Int(p as i64))])?;
+            for _ in 0..likes_per_person {
+                tx.upsert_edge(me, likes, item_ids[rng.below(items)], vec![])?;
+            }
+        }
+        let version = tx.commit()?;
+        println!(
+            "created {items} items, {people} people and their likes in {:.2?} (commit version {version})",
+            start.elapsed()
+        );
+    }
+    let snapshot = db.read();
+    let (Some(person), Some(likes), Some(id)) =
+        (snapshot.label_id("Person"), snapshot.type_id("LIKES"), snapshot.prop_key_id("id"))
+    else {
+        return Ok(());
+    };
+    println!("graph: {} nodes, {} relationships", snapshot.node_count(), snapshot.rel_count());
+    let me = snapshot.node_by_key(person, &Value::Int(0)).expect("person 0 exists");
+    let start = Instant::now();
+    let recs = recommend(&snapshot, me, likes, 10);
+    let elapsed = start.elapsed();
+    println!("top items recommended for person 0 (in {elapsed:.2?}):");
+    for (item, score) in recs {
+        let item_key = snapshot.node_prop(item, id).cloned().unwrap_or_default();
+        println!("  item {:>6}  liked {score} times by people with shared likes", item_key.as_int().unwrap_or(-1));
+    }
+    let runs = 1000;
+    let start = Instant::now();
+    let people = snapshot.nodes_with_label(person);
+    for i in 0..runs {
+        std::hint::black_box(recommend(&snapshot, people[i % people.len()], likes, 10));
+    }
+    println!("recommendation traversal: {:.0} ops/s", runs as f64 / start.elapsed().as_secs_f64());
+    Ok(())
+}

@@ -1,0 +1,442 @@
+//! Adjacency of one direction for the nodes of one leaf: an immutable base plus a small per-node delta.
+//!
+//! The base is a compressed-sparse-row block: every node's relationships grouped by type, sorted by neighbour,
+//! in flat arrays shared by every snapshot. Changes since the base was built sit in per-node deltas (entries
+//! added, base entries removed). Reads merge the two; degree by type is computed from group lengths and delta
+//! counts without touching entries. When a leaf's deltas outgrow about twice the square root of its base, the
+//! committer folds them into a new base, which bounds both the copy a commit makes of a delta and the amortised
+//! cost of rebuilding (the LSM idea applied to adjacency lists, at the granularity of a leaf).
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use crate::ids::TypeId;
+use crate::LEAF_SIZE;
+
+/// One relationship as seen from one end: its type, the node at the other end, and its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AdjEntry {
+    pub ty: TypeId,
+    pub nbr: u64,
+    pub rel: u64,
+}
+
+/// Which relationship types a read wants: all of them, or the listed ones.
+#[derive(Clone, Copy, Debug)]
+pub enum TypeFilter<'a> {
+    All,
+    Only(&'a [TypeId]),
+}
+
+impl TypeFilter<'_> {
+    #[inline]
+    pub fn accepts(&self, ty: TypeId) -> bool {
+        match self {
+            TypeFilter::All => true,
+            TypeFilter::Only(types) => types.contains(&ty),
+        }
+    }
+}
+
+/// The immutable CSR block of one leaf and direction.
+#[derive(Debug, Default)]
+pub struct AdjBase {
+    /// Groups of slot `s` are `node_groups[s]..node_groups[s + 1]`; empty when the leaf has no entries.
+    node_groups: Vec<u32>,
+    group_type: Vec<TypeId>,
+    /// Entries of group `g` are `group_end[g - 1]..group_end[g]` (from 0 for the first group).
+    group_end: Vec<u32>,
+    nbr: Vec<u64>,
+    rel: Vec<u64>,
+}
+
+impl AdjBase {
+    pub fn len(&self) -> usize {
+        self.nbr.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nbr.is_empty()
+    }
+
+    /// Builds a base from each slot's entries, which must be sorted.
+    pub fn build(mut entries_of: impl FnMut(usize) -> Vec<AdjEntry>) -> AdjBase {
+        let mut base = AdjBase::default();
+        let mut all_empty = true;
+        base.node_groups.push(0);
+        for slot in 0..LEAF_SIZE {
+            let entries = entries_of(slot);
+            for e in &entries {
+                all_empty = false;
+                if base.group_type.len() == base.node_groups[slot] as usize
+                    || *base.group_type.last().expect("group exists") != e.ty
+                {
+                    base.group_type.push(e.ty);
+                    base.group_end.push(base.nbr.len() as u32);
+                }
+                base.nbr.push(e.nbr);
+                base.rel.push(e.rel);
+                *base.group_end.last_mut().expect("group exists") += 1;
+            }
+            base.node_groups.push(base.group_type.len() as u32);
+        }
+        if all_empty {
+            return AdjBase::default();
+        }
+        base.nbr.shrink_to_fit();
+        base.rel.shrink_to_fit();
+        base.group_type.shrink_to_fit();
+        base.group_end.shrink_to_fit();
+        base
+    }
+
+    #[inline]
+    fn groups(&self, slot: usize) -> std::ops::Range<usize> {
+        if self.node_groups.is_empty() {
+            return 0..0;
+        }
+        self.node_groups[slot] as usize..self.node_groups[slot + 1] as usize
+    }
+
+    #[inline]
+    fn group_range(&self, g: usize) -> std::ops::Range<usize> {
+        let start = if g == 0 { 0 } else { self.group_end[g - 1] as usize };
+        start..self.group_end[g] as usize
+    }
+
+    fn count(&self, slot: usize, filter: TypeFilter) -> u64 {
+        let mut n = 0;
+        for g in self.groups(slot) {
+            if filter.accepts(self.group_type[g]) {
+                n += self.group_range(g).len() as u64;
+            }
+        }
+        n
+    }
+
+    fn entries(&self, slot: usize) -> impl Iterator<Item = AdjEntry> + '_ {
+        self.groups(slot).flat_map(move |g| {
+            let ty = self.group_type[g];
+            self.group_range(g).map(move |i| AdjEntry { ty, nbr: self.nbr[i], rel: self.rel[i] })
+        })
+    }
+}
+
+/// Changes to one node's adjacency since the base was built.
+#[derive(Clone, Debug, Default)]
+pub struct NodeDelta {
+    /// Entries not in the base; sorted when `sorted` is set, else in insertion order (inside a transaction).
+    added: Vec<AdjEntry>,
+    /// Base entries that no longer exist; always sorted.
+    removed: Vec<AdjEntry>,
+    sorted: bool,
+}
+
+impl NodeDelta {
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.added.len() + self.removed.len()
+    }
+
+    fn is_removed(&self, e: &AdjEntry) -> bool {
+        !self.removed.is_empty() && self.removed.binary_search(e).is_ok()
+    }
+
+    fn seal(&mut self) {
+        if !self.sorted {
+            self.added.sort_unstable();
+            self.sorted = true;
+        }
+    }
+}
+
+static EMPTY_BASE: std::sync::OnceLock<Arc<AdjBase>> = std::sync::OnceLock::new();
+
+fn empty_base() -> Arc<AdjBase> {
+    EMPTY_BASE.get_or_init(|| Arc::new(AdjBase::default())).clone()
+}
+
+/// Adjacency of one direction for the `LEAF_SIZE` nodes of a leaf.
+#[derive(Clone, Debug)]
+pub struct AdjLeaf {
+    base: Arc<AdjBase>,
+    /// Per-slot deltas; empty until the first change after a rebuild.
+    deltas: Vec<Option<Arc<NodeDelta>>>,
+    delta_entries: usize,
+}
+
+impl Default for AdjLeaf {
+    fn default() -> Self {
+        AdjLeaf { base: empty_base(), deltas: Vec::new(), delta_entries: 0 }
+    }
+}
+
+impl AdjLeaf {
+    pub fn from_base(base: AdjBase) -> Self {
+        AdjLeaf { base: Arc::new(base), deltas: Vec::new(), delta_entries: 0 }
+    }
+
+    #[inline]
+    fn delta(&self, slot: usize) -> Option<&NodeDelta> {
+        self.deltas.get(slot).and_then(|d| d.as_deref())
+    }
+
+    fn delta_mut(&mut self, slot: usize) -> &mut NodeDelta {
+        if self.deltas.is_empty() {
+            self.deltas = vec![None; LEAF_SIZE];
+        }
+        Arc::make_mut(
+            self.deltas[slot].get_or_insert_with(|| Arc::new(NodeDelta { sorted: true, ..Default::default() })),
+        )
+    }
+
+    /// Number of relationships of `slot` whose type passes `filter`.
+    pub fn degree(&self, slot: usize, filter: TypeFilter) -> u64 {
+        let mut n = self.base.count(slot, filter);
+        if let Some(d) = self.delta(slot) {
+            n += d.added.iter().filter(|e| filter.accepts(e.ty)).count() as u64;
+            n -= d.removed.iter().filter(|e| filter.accepts(e.ty)).count() as u64;
+        }
+        n
+    }
+
+    /// Calls `f` for every relationship of `slot` passing `filter`, until it breaks.
+    #[inline]
+    pub fn visit<B>(
+        &self,
+        slot: usize,
+        filter: TypeFilter,
+        mut f: impl FnMut(AdjEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let delta = self.delta(slot);
+        let base = &*self.base;
+        for g in base.groups(slot) {
+            let ty = base.group_type[g];
+            if !filter.accepts(ty) {
+                continue;
+            }
+            let range = base.group_range(g);
+            let (nbrs, rels) = (&base.nbr[range.clone()], &base.rel[range]);
+            for (nbr, rel) in nbrs.iter().zip(rels) {
+                let e = AdjEntry { ty, nbr: *nbr, rel: *rel };
+                if let Some(d) = delta {
+                    if d.is_removed(&e) {
+                        continue;
+                    }
+                }
+                f(e)?;
+            }
+        }
+        if let Some(d) = delta {
+            for e in &d.added {
+                if filter.accepts(e.ty) {
+                    f(*e)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Calls `f` for every relationship of `slot` to neighbour `nbr` passing `filter`.
+    pub fn visit_to<B>(
+        &self,
+        slot: usize,
+        nbr: u64,
+        filter: TypeFilter,
+        mut f: impl FnMut(AdjEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let delta = self.delta(slot);
+        let base = &*self.base;
+        for g in base.groups(slot) {
+            let ty = base.group_type[g];
+            if !filter.accepts(ty) {
+                continue;
+            }
+            let range = base.group_range(g);
+            let nbrs = &base.nbr[range.clone()];
+            let first = nbrs.partition_point(|&n| n < nbr);
+            for (i, &n) in nbrs.iter().enumerate().skip(first) {
+                if n != nbr {
+                    break;
+                }
+                let e = AdjEntry { ty, nbr, rel: base.rel[range.start + i] };
+                if let Some(d) = delta {
+                    if d.is_removed(&e) {
+                        continue;
+                    }
+                }
+                f(e)?;
+            }
+        }
+        if let Some(d) = delta {
+            for e in &d.added {
+                if e.nbr == nbr && filter.accepts(e.ty) {
+                    f(*e)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    pub fn add(&mut self, slot: usize, e: AdjEntry) {
+        let d = self.delta_mut(slot);
+        if d.sorted && d.added.last().is_some_and(|last| *last > e) {
+            d.sorted = false;
+        }
+        d.added.push(e);
+        self.delta_entries += 1;
+    }
+
+    /// Removes an entry; returns false when it was not present.
+    pub fn remove(&mut self, slot: usize, e: AdjEntry) -> bool {
+        let in_base = {
+            let base = &*self.base;
+            base.groups(slot).any(|g| {
+                if base.group_type[g] != e.ty {
+                    return false;
+                }
+                let range = base.group_range(g);
+                let nbrs = &base.nbr[range.clone()];
+                let first = nbrs.partition_point(|&n| n < e.nbr);
+                (first..nbrs.len()).take_while(|&i| nbrs[i] == e.nbr).any(|i| base.rel[range.start + i] == e.rel)
+            })
+        };
+        let d = self.delta_mut(slot);
+        if let Some(pos) = d.added.iter().position(|x| *x == e) {
+            if d.sorted {
+                d.added.remove(pos);
+            } else {
+                d.added.swap_remove(pos);
+            }
+            self.delta_entries -= 1;
+            return true;
+        }
+        if !in_base {
+            return false;
+        }
+        match d.removed.binary_search(&e) {
+            Ok(_) => false,
+            Err(pos) => {
+                d.removed.insert(pos, e);
+                self.delta_entries += 1;
+                true
+            }
+        }
+    }
+
+    /// Sorts deltas left unsorted by a transaction and rebuilds the base when the deltas have grown too large.
+    pub fn seal(&mut self) {
+        for d in self.deltas.iter_mut().flatten() {
+            if !d.sorted {
+                Arc::make_mut(d).seal();
+            }
+        }
+        let threshold = 32 + 2 * (self.base.len() as f64).sqrt() as usize;
+        if self.delta_entries > threshold {
+            self.rebuild();
+        }
+    }
+
+    /// Folds every delta into a new base.
+    pub fn rebuild(&mut self) {
+        if self.deltas.is_empty() {
+            return;
+        }
+        let base = AdjBase::build(|slot| self.merged_sorted(slot));
+        *self = if base.is_empty() { AdjLeaf::default() } else { AdjLeaf::from_base(base) };
+    }
+
+    /// All live entries of `slot`, sorted.
+    pub fn merged_sorted(&self, slot: usize) -> Vec<AdjEntry> {
+        let mut v: Vec<AdjEntry> = match self.delta(slot) {
+            None => return self.base.entries(slot).collect(),
+            Some(d) => self.base.entries(slot).filter(|e| !d.is_removed(e)).collect(),
+        };
+        if let Some(d) = self.delta(slot) {
+            v.extend_from_slice(&d.added);
+        }
+        v.sort_unstable();
+        v
+    }
+
+    /// Heap bytes held by this leaf's base (shared bases are counted by every holder).
+    pub fn base_bytes(&self) -> usize {
+        let b = &*self.base;
+        b.nbr.capacity() * 8
+            + b.rel.capacity() * 8
+            + b.group_end.capacity() * 4
+            + b.group_type.capacity() * 4
+            + b.node_groups.capacity() * 4
+    }
+
+    pub fn delta_len(&self) -> usize {
+        self.delta_entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.base.is_empty() && self.delta_entries == 0
+    }
+
+    /// Whether slot has any live entry (used to refuse deleting a connected node).
+    pub fn has_any(&self, slot: usize) -> bool {
+        self.degree(slot, TypeFilter::All) > 0
+    }
+
+    #[cfg(test)]
+    fn check_delta_counts(&self) -> bool {
+        self.deltas.iter().flatten().map(|d| d.len()).sum::<usize>() == self.delta_entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn e(ty: u32, nbr: u64, rel: u64) -> AdjEntry {
+        AdjEntry { ty: TypeId(ty), nbr, rel }
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_set_model(ops in proptest::collection::vec((0usize..4, 0u32..3, 0u64..6, 0u64..30, any::<bool>(), 0u8..10), 1..300)) {
+            let mut leaf = AdjLeaf::default();
+            let mut model: Vec<BTreeSet<AdjEntry>> = vec![BTreeSet::new(); LEAF_SIZE];
+            for (slot, ty, nbr, rel, add, action) in ops {
+                let entry = e(ty, nbr, rel);
+                if action == 0 {
+                    leaf.seal();
+                } else if action == 1 {
+                    leaf.rebuild();
+                } else if add {
+                    if model[slot].iter().all(|x| x.rel != rel) {
+                        leaf.add(slot, entry);
+                        model[slot].insert(entry);
+                    }
+                } else {
+                    let was = model[slot].remove(&entry);
+                    prop_assert_eq!(leaf.remove(slot, entry), was);
+                }
+                prop_assert!(leaf.check_delta_counts());
+            }
+            for (slot, model_slot) in model.iter().enumerate().take(4) {
+                let expected: Vec<_> = model_slot.iter().copied().collect();
+                prop_assert_eq!(leaf.merged_sorted(slot), expected.clone());
+                prop_assert_eq!(leaf.degree(slot, TypeFilter::All), expected.len() as u64);
+                let only1 = [TypeId(1)];
+                prop_assert_eq!(
+                    leaf.degree(slot, TypeFilter::Only(&only1)),
+                    expected.iter().filter(|x| x.ty == TypeId(1)).count() as u64
+                );
+                for nbr in 0..6 {
+                    let mut got = Vec::new();
+                    let _ = leaf.visit_to::<()>(slot, nbr, TypeFilter::All, |x| { got.push(x); ControlFlow::Continue(()) });
+                    got.sort();
+                    let want: Vec<_> = expected.iter().filter(|x| x.nbr == nbr).copied().collect();
+                    prop_assert_eq!(got, want);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Consistency checks over a whole graph state: used by `plexus check`, by recovery tests and by crash tests.
+//!
+//! A state is consistent when every relationship appears exactly once in its source's outgoing and once in its
+//! target's incoming adjacency, every adjacency entry names a live relationship with matching ends and type,
+//! counts agree with what is stored, and the label and unique-key indexes describe the nodes exactly.
+
+use std::ops::ControlFlow;
+
+use crate::adjacency::TypeFilter;
+use crate::graph::GraphState;
+use crate::ids::{Direction, LabelId, NodeId};
+
+/// Returns every inconsistency found (empty when the state is sound); stops after `limit` findings.
+pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut push = |p: String| {
+        if problems.len() < limit {
+            problems.push(p);
+        }
+    };
+    let mut nodes = 0u64;
+    let mut out_total = 0u64;
+    let mut in_total = 0u64;
+    let _ = state.visit_nodes::<()>(|n| {
+        nodes += 1;
+        for dir in [Direction::Out, Direction::In] {
+            let entries = state.rels_of(n, dir, TypeFilter::All);
+            if entries.len() as u64 != state.degree(n, dir, TypeFilter::All) {
+                push(format!(
+                    "{n}: {dir:?} degree {} but {} entries",
+                    state.degree(n, dir, TypeFilter::All),
+                    entries.len()
+                ));
+            }
+            for e in entries {
+                match state.rel(e.rel) {
+                    None => push(format!("{n}: {dir:?} entry for missing {}", e.rel)),
+                    Some(r) => {
+                        let (me, other) = if dir == Direction::Out { (r.src, r.dst) } else { (r.dst, r.src) };
+                        if me != n || other != e.nbr || r.ty != e.ty {
+                            push(format!("{n}: {dir:?} entry {:?} disagrees with record {:?}", e, r));
+                        }
+                    }
+                }
+                if dir == Direction::Out {
+                    out_total += 1;
+                } else {
+                    in_total += 1;
+                }
+            }
+        }
+        if let Some(labels) = state.node_labels(n) {
+            for &l in labels {
+                if !label_contains(state, l, n) {
+                    push(format!("{n} has label {} but the label index lacks it", l.0));
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    if nodes != state.node_count() {
+        push(format!("node count says {} but {} nodes are live", state.node_count(), nodes));
+    }
+    let mut rels = 0u64;
+    let _ = state.visit_all_rels::<()>(|r| {
+        rels += 1;
+        if !state.node_exists(r.src) || !state.node_exists(r.dst) {
+            push(format!("{} joins a missing node", r.id));
+        }
+        let out = state.rels_between(r.src, r.dst, Direction::Out, TypeFilter::All);
+        if out.iter().filter(|e| e.rel == r.id).count() != 1 {
+            push(format!("{} is not exactly once in the outgoing adjacency of {}", r.id, r.src));
+        }
+        let inc = state.rels_between(r.dst, r.src, Direction::In, TypeFilter::All);
+        if inc.iter().filter(|e| e.rel == r.id).count() != 1 {
+            push(format!("{} is not exactly once in the incoming adjacency of {}", r.id, r.dst));
+        }
+        ControlFlow::Continue(())
+    });
+    if rels != state.rel_count() {
+        push(format!("relationship count says {} but {} are live", state.rel_count(), rels));
+    }
+    if out_total != rels || in_total != rels {
+        push(format!("{rels} relationships but {out_total} outgoing and {in_total} incoming entries"));
+    }
+    for (l, index) in state.labels.iter().enumerate() {
+        let label = LabelId(l as u32);
+        let mut counted = 0;
+        let _ = state.visit_label::<()>(label, |n| {
+            counted += 1;
+            if !state.node_has_label(n, label) {
+                push(format!("label index {l} lists {n}, which lacks the label"));
+            }
+            ControlFlow::Continue(())
+        });
+        if counted != index.count {
+            push(format!("label {l} counts {} nodes but indexes {counted}", index.count));
+        }
+    }
+    for u in state.unique.iter() {
+        for (value, &id) in u.map.iter() {
+            let node = NodeId(id);
+            if !state.node_has_label(node, u.label) || state.node_prop(node, u.key) != Some(value) {
+                push(format!(
+                    "unique index ({}, {}) maps {value:?} to {node}, which does not match",
+                    u.label.0, u.key.0
+                ));
+            }
+        }
+        let _ = state.visit_label::<()>(u.label, |n| {
+            if let Some(v) = state.node_prop(n, u.key) {
+                if u.map.get(v) != Some(&n.0) {
+                    push(format!("{n} has key {v:?} but the unique index does not point at it"));
+                }
+            }
+            ControlFlow::Continue(())
+        });
+    }
+    problems
+}
+
+fn label_contains(state: &GraphState, label: LabelId, node: NodeId) -> bool {
+    let mut found = false;
+    // Label bitmaps are addressed directly; a scan would be quadratic over the whole check.
+    if let Some(index) = state.labels.get(label.0 as usize) {
+        let per_leaf = crate::records::BITS_PER_LEAF as u64;
+        if let Some(bits) = index.bits.get(node.0 / per_leaf) {
+            let bit = (node.0 % per_leaf) as usize;
+            found = bits.0[bit / 64] & (1 << (bit % 64)) != 0;
+        }
+    }
+    found
+}
+
+impl GraphState {
+    /// See [`check_state`].
+    pub fn check(&self) -> Vec<String> {
+        check_state(self, 100)
+    }
+}

@@ -1,0 +1,52 @@
+//! Errors of the storage engine.
+
+use std::path::PathBuf;
+
+use crate::ids::{NodeId, RelId};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("{0} does not exist")]
+    NodeNotFound(NodeId),
+    #[error("{0} does not exist")]
+    RelNotFound(RelId),
+    #[error("cannot delete {0}: it still has {1} relationship(s); detach-delete it to remove them too")]
+    NodeHasRelationships(NodeId, u64),
+    #[error("constraint violation: {0}")]
+    ConstraintViolation(String),
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    #[error(
+        "write conflict: {0} was changed by a transaction that committed after this one began; retry the transaction"
+    )]
+    Conflict(String),
+    #[error("the transaction is read-only")]
+    ReadOnly,
+    #[error("database at {path} is locked by another process (or another open handle in this one)")]
+    Locked { path: PathBuf },
+    #[error("{path}: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{path}: belongs to another database (id {found}, expected {expected})")]
+    ForeignFile { path: PathBuf, found: String, expected: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the database is closed after an I/O failure and must be reopened: {0}")]
+    Poisoned(String),
+}
+
+impl StorageError {
+    /// True for errors a client should answer by retrying the whole transaction.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, StorageError::Conflict(_))
+    }
+
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StorageError::Io { path: path.into(), source }
+    }
+}
+
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;

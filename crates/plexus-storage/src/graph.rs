@@ -1,0 +1,704 @@
+//! The graph state of one version: nodes, relationships, adjacency both ways, label and unique-key indexes.
+//!
+//! A `GraphState` is a value: cloning it is cheap (a handful of reference counts) and a clone never sees changes
+//! made to the other. Snapshots are published clones; transactions and the committer mutate private clones, and
+//! only the leaves they touch are copied. Every mutation goes through [`GraphState::apply`], which checks an
+//! operation completely before changing anything, so a failed operation leaves the state as it was.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use crate::adjacency::{AdjEntry, TypeFilter};
+use crate::error::{Result, StorageError};
+use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::ops::Op;
+use crate::pvec::PVec;
+use crate::records::{props_get, props_set, BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
+use crate::value::Value;
+use crate::{LEAF_BITS, LEAF_SIZE};
+
+/// Nodes carrying one label, as a persistent bitmap.
+#[derive(Clone, Default)]
+pub struct LabelIndex {
+    pub bits: PVec<BitLeaf>,
+    pub count: u64,
+}
+
+/// A declared unique key `(label, property)` and its hash index from value to node.
+#[derive(Clone)]
+pub struct UniqueIndex {
+    pub label: LabelId,
+    pub key: PropKeyId,
+    pub map: imbl::HashMap<Value, u64>,
+}
+
+/// A relationship as seen from one of its ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RelEntry {
+    pub rel: RelId,
+    pub ty: TypeId,
+    /// The node at the other end.
+    pub nbr: NodeId,
+    /// `Out` when the relationship leaves the node the read started from.
+    pub dir: Direction,
+}
+
+/// A relationship record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RelRecord {
+    pub id: RelId,
+    pub ty: TypeId,
+    pub src: NodeId,
+    pub dst: NodeId,
+}
+
+#[inline]
+fn split(id: u64) -> (u64, usize) {
+    (id >> LEAF_BITS, (id as usize) & (LEAF_SIZE - 1))
+}
+
+#[derive(Clone, Default)]
+pub struct GraphState {
+    pub(crate) nodes: PVec<NodeLeaf>,
+    pub(crate) rels: PVec<RelLeaf>,
+    pub(crate) node_count: u64,
+    pub(crate) rel_count: u64,
+    pub(crate) labels: Arc<Vec<LabelIndex>>,
+    pub(crate) unique: Arc<Vec<UniqueIndex>>,
+    /// Node leaves changed since the last seal.
+    pub(crate) dirty: Vec<u64>,
+    /// The commit version this state reflects.
+    pub(crate) version: u64,
+}
+
+impl GraphState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn node_count(&self) -> u64 {
+        self.node_count
+    }
+
+    pub fn rel_count(&self) -> u64 {
+        self.rel_count
+    }
+
+    // ----- reads -----
+
+    #[inline]
+    fn node_leaf(&self, id: NodeId) -> Option<(&NodeLeaf, usize)> {
+        let (leaf, slot) = split(id.0);
+        let l = self.nodes.get(leaf)?;
+        l.is_live(slot).then_some((l, slot))
+    }
+
+    #[inline]
+    fn rel_leaf(&self, id: RelId) -> Option<(&RelLeaf, usize)> {
+        let (leaf, slot) = split(id.0);
+        let l = self.rels.get(leaf)?;
+        l.is_live(slot).then_some((l, slot))
+    }
+
+    pub fn node_exists(&self, id: NodeId) -> bool {
+        self.node_leaf(id).is_some()
+    }
+
+    pub fn node_labels(&self, id: NodeId) -> Option<&[LabelId]> {
+        self.node_leaf(id).map(|(l, s)| &l.labels[s][..])
+    }
+
+    pub fn node_has_label(&self, id: NodeId, label: LabelId) -> bool {
+        self.node_labels(id).is_some_and(|ls| ls.contains(&label))
+    }
+
+    pub fn node_props(&self, id: NodeId) -> Option<Option<&PropMap>> {
+        self.node_leaf(id).map(|(l, s)| l.props[s].as_deref())
+    }
+
+    pub fn node_prop(&self, id: NodeId, key: PropKeyId) -> Option<&Value> {
+        self.node_leaf(id).and_then(|(l, s)| props_get(&l.props[s], key))
+    }
+
+    pub fn rel_exists(&self, id: RelId) -> bool {
+        self.rel_leaf(id).is_some()
+    }
+
+    pub fn rel(&self, id: RelId) -> Option<RelRecord> {
+        self.rel_leaf(id).map(|(l, s)| RelRecord { id, ty: l.ty[s], src: NodeId(l.src[s]), dst: NodeId(l.dst[s]) })
+    }
+
+    pub fn rel_props(&self, id: RelId) -> Option<Option<&PropMap>> {
+        self.rel_leaf(id).map(|(l, s)| l.props(s).as_deref())
+    }
+
+    pub fn rel_prop(&self, id: RelId, key: PropKeyId) -> Option<&Value> {
+        self.rel_leaf(id).and_then(|(l, s)| props_get(l.props(s), key))
+    }
+
+    /// Number of relationships of `node` in direction `dir` passing `filter`; a self-loop counts once for `Both`.
+    pub fn degree(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> u64 {
+        let Some((leaf, slot)) = self.node_leaf(node) else {
+            return 0;
+        };
+        match dir {
+            Direction::Out => leaf.out.degree(slot, filter),
+            Direction::In => leaf.inc.degree(slot, filter),
+            Direction::Both => {
+                let loops = self.count_between_one_way(leaf, slot, node, true, filter);
+                leaf.out.degree(slot, filter) + leaf.inc.degree(slot, filter) - loops
+            }
+        }
+    }
+
+    fn count_between_one_way(&self, leaf: &NodeLeaf, slot: usize, other: NodeId, out: bool, filter: TypeFilter) -> u64 {
+        let mut n = 0;
+        let _ = leaf.adjacency(out).visit_to::<()>(slot, other.0, filter, |_| {
+            n += 1;
+            ControlFlow::Continue(())
+        });
+        n
+    }
+
+    /// Calls `f` for each relationship of `node` in `dir` passing `filter`, until it breaks. With `Both`, a
+    /// self-loop is reported once (as outgoing).
+    #[inline]
+    pub fn visit_rels<B>(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(RelEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let Some((leaf, slot)) = self.node_leaf(node) else {
+            return ControlFlow::Continue(());
+        };
+        if matches!(dir, Direction::Out | Direction::Both) {
+            leaf.out.visit(slot, filter, |e| {
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: NodeId(e.nbr), dir: Direction::Out })
+            })?;
+        }
+        if matches!(dir, Direction::In | Direction::Both) {
+            let skip_loops = dir == Direction::Both;
+            leaf.inc.visit(slot, filter, |e| {
+                if skip_loops && e.nbr == node.0 {
+                    return ControlFlow::Continue(());
+                }
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: NodeId(e.nbr), dir: Direction::In })
+            })?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Calls `f` for each relationship between `a` and `b` (leaving `a` for `Out`, entering `a` for `In`).
+    pub fn visit_rels_between<B>(
+        &self,
+        a: NodeId,
+        b: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(RelEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let Some((leaf, slot)) = self.node_leaf(a) else {
+            return ControlFlow::Continue(());
+        };
+        if matches!(dir, Direction::Out | Direction::Both) {
+            leaf.out.visit_to(slot, b.0, filter, |e| {
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: b, dir: Direction::Out })
+            })?;
+        }
+        if matches!(dir, Direction::In | Direction::Both) && !(dir == Direction::Both && a == b) {
+            leaf.inc.visit_to(slot, b.0, filter, |e| {
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: b, dir: Direction::In })
+            })?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The relationships of `node`, collected.
+    pub fn rels_of(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> Vec<RelEntry> {
+        let mut out = Vec::new();
+        let _ = self.visit_rels::<()>(node, dir, filter, |e| {
+            out.push(e);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// The relationships between `a` and `b`, collected.
+    pub fn rels_between(&self, a: NodeId, b: NodeId, dir: Direction, filter: TypeFilter) -> Vec<RelEntry> {
+        let mut out = Vec::new();
+        let _ = self.visit_rels_between::<()>(a, b, dir, filter, |e| {
+            out.push(e);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// Whether any relationship joins `a` to `b` in `dir`.
+    pub fn has_edge(&self, a: NodeId, b: NodeId, dir: Direction, filter: TypeFilter) -> bool {
+        self.visit_rels_between(a, b, dir, filter, |_| ControlFlow::Break(())).is_break()
+    }
+
+    /// Distinct neighbours of `node`, sorted.
+    pub fn neighbours(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> Vec<NodeId> {
+        let mut out = Vec::with_capacity(self.degree(node, dir, filter) as usize);
+        let _ = self.visit_rels::<()>(node, dir, filter, |e| {
+            out.push(e.nbr);
+            ControlFlow::Continue(())
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Number of relationships and the sum of their numeric property `weight` (missing or non-numeric counts 0).
+    pub fn count_and_weight(&self, node: NodeId, dir: Direction, filter: TypeFilter, weight: PropKeyId) -> (u64, f64) {
+        let mut n = 0u64;
+        let mut sum = 0.0;
+        let _ = self.visit_rels::<()>(node, dir, filter, |e| {
+            n += 1;
+            if let Some(w) = self.rel_prop(e.rel, weight).and_then(Value::as_f64) {
+                sum += w;
+            }
+            ControlFlow::Continue(())
+        });
+        (n, sum)
+    }
+
+    /// Calls `f` with every live node id, in id order.
+    pub fn visit_nodes<B>(&self, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+        let mut result = ControlFlow::Continue(());
+        self.nodes.for_each(|leaf_index, leaf| {
+            if result.is_break() {
+                return;
+            }
+            let mut live = leaf.live;
+            while live != 0 {
+                let slot = live.trailing_zeros() as u64;
+                live &= live - 1;
+                if let ControlFlow::Break(b) = f(NodeId((leaf_index << LEAF_BITS) | slot)) {
+                    result = ControlFlow::Break(b);
+                    return;
+                }
+            }
+        });
+        result
+    }
+
+    /// Calls `f` with every live relationship, in id order.
+    pub fn visit_all_rels<B>(&self, mut f: impl FnMut(RelRecord) -> ControlFlow<B>) -> ControlFlow<B> {
+        let mut result = ControlFlow::Continue(());
+        self.rels.for_each(|leaf_index, leaf| {
+            if result.is_break() {
+                return;
+            }
+            let mut live = leaf.live;
+            while live != 0 {
+                let slot = live.trailing_zeros() as usize;
+                live &= live - 1;
+                let rec = RelRecord {
+                    id: RelId((leaf_index << LEAF_BITS) | slot as u64),
+                    ty: leaf.ty[slot],
+                    src: NodeId(leaf.src[slot]),
+                    dst: NodeId(leaf.dst[slot]),
+                };
+                if let ControlFlow::Break(b) = f(rec) {
+                    result = ControlFlow::Break(b);
+                    return;
+                }
+            }
+        });
+        result
+    }
+
+    /// Calls `f` with every node carrying `label`, in id order.
+    pub fn visit_label<B>(&self, label: LabelId, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+        let Some(index) = self.labels.get(label.0 as usize) else {
+            return ControlFlow::Continue(());
+        };
+        let mut result = ControlFlow::Continue(());
+        index.bits.for_each(|leaf_index, bits| {
+            if result.is_break() {
+                return;
+            }
+            for (w, word) in bits.0.iter().enumerate() {
+                let mut word = *word;
+                while word != 0 {
+                    let bit = word.trailing_zeros() as u64;
+                    word &= word - 1;
+                    let id = leaf_index * BITS_PER_LEAF as u64 + (w as u64) * 64 + bit;
+                    if let ControlFlow::Break(b) = f(NodeId(id)) {
+                        result = ControlFlow::Break(b);
+                        return;
+                    }
+                }
+            }
+        });
+        result
+    }
+
+    pub fn label_count(&self, label: LabelId) -> u64 {
+        self.labels.get(label.0 as usize).map_or(0, |i| i.count)
+    }
+
+    pub fn nodes_with_label(&self, label: LabelId) -> Vec<NodeId> {
+        let mut out = Vec::with_capacity(self.label_count(label) as usize);
+        let _ = self.visit_label::<()>(label, |n| {
+            out.push(n);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// The node with `label` whose unique key equals `value`, when the label declares a unique key.
+    pub fn node_by_key(&self, label: LabelId, value: &Value) -> Option<NodeId> {
+        self.unique.iter().find(|u| u.label == label).and_then(|u| u.map.get(value)).map(|&id| NodeId(id))
+    }
+
+    /// The unique key declared for `label`.
+    pub fn unique_key(&self, label: LabelId) -> Option<PropKeyId> {
+        self.unique.iter().find(|u| u.label == label).map(|u| u.key)
+    }
+
+    pub fn unique_keys(&self) -> Vec<(LabelId, PropKeyId)> {
+        self.unique.iter().map(|u| (u.label, u.key)).collect()
+    }
+
+    // ----- writes -----
+
+    /// Checks `op` against this state and applies it; on error nothing has changed.
+    pub fn apply(&mut self, op: &Op) -> Result<()> {
+        match op {
+            Op::Token { .. } => Ok(()),
+            Op::CreateNode { id, labels, props } => self.create_node(*id, labels, props),
+            Op::SetNodeProp { id, key, value } => self.set_node_prop(*id, *key, value.clone()),
+            Op::AddLabel { id, label } => self.add_label(*id, *label),
+            Op::RemoveLabel { id, label } => self.remove_label(*id, *label),
+            Op::DeleteNode { id } => self.delete_node(*id),
+            Op::CreateRel { id, ty, src, dst, props } => self.create_rel(*id, *ty, *src, *dst, props),
+            Op::SetRelProp { id, key, value } => self.set_rel_prop(*id, *key, value.clone()),
+            Op::DeleteRel { id } => self.delete_rel(*id),
+            Op::DeclareUniqueKey { label, key } => self.declare_unique_key(*label, *key),
+            Op::DropUniqueKey { label, key } => {
+                let mut unique = (*self.unique).clone();
+                unique.retain(|u| !(u.label == *label && u.key == *key));
+                self.unique = Arc::new(unique);
+                Ok(())
+            }
+        }
+    }
+
+    fn mark_dirty(&mut self, leaf: u64) {
+        if self.dirty.last() != Some(&leaf) {
+            self.dirty.push(leaf);
+        }
+    }
+
+    /// Sorts the adjacency deltas touched since the last seal and folds oversized ones into their bases.
+    pub fn seal(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for leaf_index in dirty {
+            if self.nodes.get(leaf_index).is_none() {
+                continue;
+            }
+            let leaf = self.nodes.get_mut(leaf_index);
+            leaf.out.seal();
+            leaf.inc.seal();
+        }
+    }
+
+    fn check_unique(&self, id: NodeId, labels: &[LabelId], key: PropKeyId, value: &Value) -> Result<()> {
+        for u in self.unique.iter() {
+            if u.key == key && labels.contains(&u.label) {
+                if let Some(&holder) = u.map.get(value) {
+                    if holder != id.0 {
+                        return Err(StorageError::ConstraintViolation(format!(
+                            "node {holder} already has label {} and key {} = {value:?}",
+                            u.label.0, u.key.0
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn index_key(&mut self, id: NodeId, labels: &[LabelId], key: PropKeyId, value: Option<&Value>, present: bool) {
+        if value.is_none() || !self.unique.iter().any(|u| u.key == key && labels.contains(&u.label)) {
+            return;
+        }
+        let value = value.expect("checked");
+        for u in Arc::make_mut(&mut self.unique).iter_mut() {
+            if u.key == key && labels.contains(&u.label) {
+                if present {
+                    u.map.insert(value.clone(), id.0);
+                } else if u.map.get(value) == Some(&id.0) {
+                    u.map.remove(value);
+                }
+            }
+        }
+    }
+
+    fn set_label_bit(&mut self, label: LabelId, id: NodeId, on: bool) {
+        let labels = Arc::make_mut(&mut self.labels);
+        if labels.len() <= label.0 as usize {
+            labels.resize_with(label.0 as usize + 1, LabelIndex::default);
+        }
+        let index = &mut labels[label.0 as usize];
+        let leaf_index = id.0 / BITS_PER_LEAF as u64;
+        let bit = (id.0 % BITS_PER_LEAF as u64) as usize;
+        let leaf = index.bits.get_mut(leaf_index);
+        let mask = 1u64 << (bit % 64);
+        let was = leaf.0[bit / 64] & mask != 0;
+        if on && !was {
+            leaf.0[bit / 64] |= mask;
+            index.count += 1;
+        } else if !on && was {
+            leaf.0[bit / 64] &= !mask;
+            index.count -= 1;
+            if leaf.is_empty() {
+                index.bits.remove(leaf_index);
+            }
+        }
+    }
+
+    fn validate_props(props: &[(PropKeyId, Value)]) -> Result<()> {
+        for (_, v) in props {
+            v.validate().map_err(StorageError::InvalidValue)?;
+        }
+        Ok(())
+    }
+
+    fn create_node(&mut self, id: NodeId, labels: &[LabelId], props: &[(PropKeyId, Value)]) -> Result<()> {
+        if self.node_exists(id) {
+            return Err(StorageError::ConstraintViolation(format!("{id} already exists")));
+        }
+        Self::validate_props(props)?;
+        let mut label_set: Labels = labels.iter().copied().collect();
+        label_set.sort_unstable();
+        label_set.dedup();
+        let map = PropMap::from_pairs(props.to_vec());
+        for (k, v) in map.iter() {
+            self.check_unique(id, &label_set, k, v)?;
+        }
+        for (k, v) in map.iter() {
+            self.index_key(id, &label_set, k, Some(v), true);
+        }
+        for &l in &label_set {
+            self.set_label_bit(l, id, true);
+        }
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.nodes.get_mut(leaf_index);
+        leaf.ensure_slots();
+        leaf.live |= 1 << slot;
+        leaf.labels[slot] = label_set;
+        leaf.props[slot] = if map.is_empty() { None } else { Some(Arc::new(map)) };
+        self.node_count += 1;
+        Ok(())
+    }
+
+    fn set_node_prop(&mut self, id: NodeId, key: PropKeyId, value: Value) -> Result<()> {
+        value.validate().map_err(StorageError::InvalidValue)?;
+        let labels: Labels = self.node_labels(id).ok_or(StorageError::NodeNotFound(id))?.iter().copied().collect();
+        if !value.is_null() {
+            self.check_unique(id, &labels, key, &value)?;
+        }
+        let old = self.node_prop(id, key).cloned();
+        self.index_key(id, &labels, key, old.as_ref(), false);
+        self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.nodes.get_mut(leaf_index);
+        props_set(&mut leaf.props[slot], key, value);
+        Ok(())
+    }
+
+    fn add_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
+        let labels = self.node_labels(id).ok_or(StorageError::NodeNotFound(id))?;
+        if labels.contains(&label) {
+            return Ok(());
+        }
+        let props: Vec<(PropKeyId, Value)> =
+            self.node_props(id).flatten().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
+        for (k, v) in &props {
+            self.check_unique(id, &[label], *k, v)?;
+        }
+        for (k, v) in &props {
+            self.index_key(id, &[label], *k, Some(v), true);
+        }
+        self.set_label_bit(label, id, true);
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.nodes.get_mut(leaf_index);
+        let set = &mut leaf.labels[slot];
+        let pos = set.binary_search(&label).unwrap_or_else(|p| p);
+        set.insert(pos, label);
+        Ok(())
+    }
+
+    fn remove_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
+        let labels = self.node_labels(id).ok_or(StorageError::NodeNotFound(id))?;
+        if !labels.contains(&label) {
+            return Ok(());
+        }
+        let props: Vec<(PropKeyId, Value)> =
+            self.node_props(id).flatten().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
+        for (k, v) in &props {
+            self.index_key(id, &[label], *k, Some(v), false);
+        }
+        self.set_label_bit(label, id, false);
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.nodes.get_mut(leaf_index);
+        leaf.labels[slot].retain(|l| *l != label);
+        Ok(())
+    }
+
+    fn delete_node(&mut self, id: NodeId) -> Result<()> {
+        let (leaf, slot) = self.node_leaf(id).ok_or(StorageError::NodeNotFound(id))?;
+        let degree = leaf.out.degree(slot, TypeFilter::All) + leaf.inc.degree(slot, TypeFilter::All);
+        if degree > 0 {
+            return Err(StorageError::NodeHasRelationships(id, self.degree(id, Direction::Both, TypeFilter::All)));
+        }
+        let labels: Labels = leaf.labels[slot].clone();
+        let props: Vec<(PropKeyId, Value)> =
+            leaf.props[slot].as_deref().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
+        for (k, v) in &props {
+            self.index_key(id, &labels, *k, Some(v), false);
+        }
+        for &l in &labels {
+            self.set_label_bit(l, id, false);
+        }
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.nodes.get_mut(leaf_index);
+        leaf.live &= !(1 << slot);
+        leaf.labels[slot] = Labels::new();
+        leaf.props[slot] = None;
+        let empty = leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty();
+        if empty {
+            self.nodes.remove(leaf_index);
+        }
+        self.node_count -= 1;
+        Ok(())
+    }
+
+    fn create_rel(
+        &mut self,
+        id: RelId,
+        ty: TypeId,
+        src: NodeId,
+        dst: NodeId,
+        props: &[(PropKeyId, Value)],
+    ) -> Result<()> {
+        if self.rel_exists(id) {
+            return Err(StorageError::ConstraintViolation(format!("{id} already exists")));
+        }
+        if !self.node_exists(src) {
+            return Err(StorageError::NodeNotFound(src));
+        }
+        if !self.node_exists(dst) {
+            return Err(StorageError::NodeNotFound(dst));
+        }
+        Self::validate_props(props)?;
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.rels.get_mut(leaf_index);
+        leaf.ensure_slots();
+        leaf.live |= 1 << slot;
+        leaf.ty[slot] = ty;
+        leaf.src[slot] = src.0;
+        leaf.dst[slot] = dst.0;
+        let map = PropMap::from_pairs(props.to_vec());
+        if !map.is_empty() {
+            *leaf.props_mut(slot) = Some(Arc::new(map));
+        } else if !leaf.props.is_empty() {
+            leaf.props[slot] = None;
+        }
+        let (src_leaf, src_slot) = split(src.0);
+        self.nodes.get_mut(src_leaf).out.add(src_slot, AdjEntry { ty, nbr: dst.0, rel: id.0 });
+        self.mark_dirty(src_leaf);
+        let (dst_leaf, dst_slot) = split(dst.0);
+        self.nodes.get_mut(dst_leaf).inc.add(dst_slot, AdjEntry { ty, nbr: src.0, rel: id.0 });
+        self.mark_dirty(dst_leaf);
+        self.rel_count += 1;
+        Ok(())
+    }
+
+    fn set_rel_prop(&mut self, id: RelId, key: PropKeyId, value: Value) -> Result<()> {
+        value.validate().map_err(StorageError::InvalidValue)?;
+        if !self.rel_exists(id) {
+            return Err(StorageError::RelNotFound(id));
+        }
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.rels.get_mut(leaf_index);
+        if value.is_null() && leaf.props.is_empty() {
+            return Ok(());
+        }
+        props_set(leaf.props_mut(slot), key, value);
+        Ok(())
+    }
+
+    fn delete_rel(&mut self, id: RelId) -> Result<()> {
+        let rec = self.rel(id).ok_or(StorageError::RelNotFound(id))?;
+        let (leaf_index, slot) = split(id.0);
+        let leaf = self.rels.get_mut(leaf_index);
+        leaf.live &= !(1 << slot);
+        if !leaf.props.is_empty() {
+            leaf.props[slot] = None;
+        }
+        if leaf.live == 0 {
+            self.rels.remove(leaf_index);
+        }
+        let (src_leaf, src_slot) = split(rec.src.0);
+        let removed_out =
+            self.nodes.get_mut(src_leaf).out.remove(src_slot, AdjEntry { ty: rec.ty, nbr: rec.dst.0, rel: id.0 });
+        self.mark_dirty(src_leaf);
+        let (dst_leaf, dst_slot) = split(rec.dst.0);
+        let removed_in =
+            self.nodes.get_mut(dst_leaf).inc.remove(dst_slot, AdjEntry { ty: rec.ty, nbr: rec.src.0, rel: id.0 });
+        self.mark_dirty(dst_leaf);
+        debug_assert!(removed_out && removed_in, "adjacency out of step with {id}");
+        self.rel_count -= 1;
+        Ok(())
+    }
+
+    fn declare_unique_key(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+        if let Some(existing) = self.unique.iter().find(|u| u.label == label) {
+            if existing.key == key {
+                return Ok(());
+            }
+            return Err(StorageError::ConstraintViolation(format!(
+                "label {} already declares unique key {}",
+                label.0, existing.key.0
+            )));
+        }
+        let mut map = imbl::HashMap::new();
+        let mut duplicate = None;
+        let _ = self.visit_label(label, |n| {
+            if let Some(v) = self.node_prop(n, key) {
+                if let Some(other) = map.insert(v.clone(), n.0) {
+                    duplicate = Some((other, n.0, v.clone()));
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some((a, b, v)) = duplicate {
+            return Err(StorageError::ConstraintViolation(format!(
+                "cannot declare the unique key: nodes {a} and {b} share the value {v:?}"
+            )));
+        }
+        Arc::make_mut(&mut self.unique).push(UniqueIndex { label, key, map });
+        Ok(())
+    }
+
+    /// Approximate heap bytes of adjacency bases and deltas (for `info` and the memory benchmark).
+    pub fn adjacency_bytes(&self) -> usize {
+        let mut total = 0;
+        self.nodes.for_each(|_, leaf| total += leaf.out.base_bytes() + leaf.inc.base_bytes());
+        total
+    }
+}

@@ -1,0 +1,245 @@
+//! Redo operations: what a transaction did, in a form that can be replayed onto any later state.
+//!
+//! A transaction records these as it works; the committer replays them onto the newest state when another commit
+//! got in first, the write-ahead log stores them, and recovery replays them. Ids are decided when the operation is
+//! recorded, so replay is deterministic.
+
+use crate::catalog::TokenKind;
+use crate::codec::{put_str, put_u8, put_value, put_varint, DecodeError, DecodeResult, Reader};
+use crate::ids::{LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::value::Value;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A token created before the operations that use it.
+    Token {
+        kind: TokenKind,
+        id: u32,
+        name: String,
+    },
+    CreateNode {
+        id: NodeId,
+        labels: Vec<LabelId>,
+        props: Vec<(PropKeyId, Value)>,
+    },
+    /// Sets a node property; `Value::Null` removes it.
+    SetNodeProp {
+        id: NodeId,
+        key: PropKeyId,
+        value: Value,
+    },
+    AddLabel {
+        id: NodeId,
+        label: LabelId,
+    },
+    RemoveLabel {
+        id: NodeId,
+        label: LabelId,
+    },
+    /// Deletes a node that has no relationships left.
+    DeleteNode {
+        id: NodeId,
+    },
+    CreateRel {
+        id: RelId,
+        ty: TypeId,
+        src: NodeId,
+        dst: NodeId,
+        props: Vec<(PropKeyId, Value)>,
+    },
+    SetRelProp {
+        id: RelId,
+        key: PropKeyId,
+        value: Value,
+    },
+    DeleteRel {
+        id: RelId,
+    },
+    DeclareUniqueKey {
+        label: LabelId,
+        key: PropKeyId,
+    },
+    DropUniqueKey {
+        label: LabelId,
+        key: PropKeyId,
+    },
+}
+
+const OP_TOKEN: u8 = 1;
+const OP_CREATE_NODE: u8 = 2;
+const OP_SET_NODE_PROP: u8 = 3;
+const OP_ADD_LABEL: u8 = 4;
+const OP_REMOVE_LABEL: u8 = 5;
+const OP_DELETE_NODE: u8 = 6;
+const OP_CREATE_REL: u8 = 7;
+const OP_SET_REL_PROP: u8 = 8;
+const OP_DELETE_REL: u8 = 9;
+const OP_DECLARE_KEY: u8 = 10;
+const OP_DROP_KEY: u8 = 11;
+
+fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
+    put_varint(buf, props.len() as u64);
+    for (k, v) in props {
+        put_varint(buf, k.0 as u64);
+        put_value(buf, v);
+    }
+}
+
+fn read_props(r: &mut Reader) -> DecodeResult<Vec<(PropKeyId, Value)>> {
+    let n = r.count(2)?;
+    let mut props = Vec::with_capacity(n);
+    for _ in 0..n {
+        props.push((PropKeyId(r.u32v()?), r.value()?));
+    }
+    Ok(props)
+}
+
+impl Op {
+    pub fn encode(&self, buf: &mut Vec<u8>) {
+        match self {
+            Op::Token { kind, id, name } => {
+                put_u8(buf, OP_TOKEN);
+                put_u8(buf, *kind as u8);
+                put_varint(buf, *id as u64);
+                put_str(buf, name);
+            }
+            Op::CreateNode { id, labels, props } => {
+                put_u8(buf, OP_CREATE_NODE);
+                put_varint(buf, id.0);
+                put_varint(buf, labels.len() as u64);
+                for l in labels {
+                    put_varint(buf, l.0 as u64);
+                }
+                put_props(buf, props);
+            }
+            Op::SetNodeProp { id, key, value } => {
+                put_u8(buf, OP_SET_NODE_PROP);
+                put_varint(buf, id.0);
+                put_varint(buf, key.0 as u64);
+                put_value(buf, value);
+            }
+            Op::AddLabel { id, label } | Op::RemoveLabel { id, label } => {
+                put_u8(buf, if matches!(self, Op::AddLabel { .. }) { OP_ADD_LABEL } else { OP_REMOVE_LABEL });
+                put_varint(buf, id.0);
+                put_varint(buf, label.0 as u64);
+            }
+            Op::DeleteNode { id } => {
+                put_u8(buf, OP_DELETE_NODE);
+                put_varint(buf, id.0);
+            }
+            Op::CreateRel { id, ty, src, dst, props } => {
+                put_u8(buf, OP_CREATE_REL);
+                put_varint(buf, id.0);
+                put_varint(buf, ty.0 as u64);
+                put_varint(buf, src.0);
+                put_varint(buf, dst.0);
+                put_props(buf, props);
+            }
+            Op::SetRelProp { id, key, value } => {
+                put_u8(buf, OP_SET_REL_PROP);
+                put_varint(buf, id.0);
+                put_varint(buf, key.0 as u64);
+                put_value(buf, value);
+            }
+            Op::DeleteRel { id } => {
+                put_u8(buf, OP_DELETE_REL);
+                put_varint(buf, id.0);
+            }
+            Op::DeclareUniqueKey { label, key } | Op::DropUniqueKey { label, key } => {
+                put_u8(buf, if matches!(self, Op::DeclareUniqueKey { .. }) { OP_DECLARE_KEY } else { OP_DROP_KEY });
+                put_varint(buf, label.0 as u64);
+                put_varint(buf, key.0 as u64);
+            }
+        }
+    }
+
+    pub fn decode(r: &mut Reader) -> DecodeResult<Op> {
+        let tag = r.u8()?;
+        Ok(match tag {
+            OP_TOKEN => {
+                let kind = TokenKind::from_u8(r.u8()?).ok_or_else(|| DecodeError("unknown token kind".into()))?;
+                Op::Token { kind, id: r.u32v()?, name: r.str()?.to_string() }
+            }
+            OP_CREATE_NODE => {
+                let id = NodeId(r.varint()?);
+                let n = r.count(1)?;
+                let mut labels = Vec::with_capacity(n);
+                for _ in 0..n {
+                    labels.push(LabelId(r.u32v()?));
+                }
+                Op::CreateNode { id, labels, props: read_props(r)? }
+            }
+            OP_SET_NODE_PROP => {
+                Op::SetNodeProp { id: NodeId(r.varint()?), key: PropKeyId(r.u32v()?), value: r.value()? }
+            }
+            OP_ADD_LABEL => Op::AddLabel { id: NodeId(r.varint()?), label: LabelId(r.u32v()?) },
+            OP_REMOVE_LABEL => Op::RemoveLabel { id: NodeId(r.varint()?), label: LabelId(r.u32v()?) },
+            OP_DELETE_NODE => Op::DeleteNode { id: NodeId(r.varint()?) },
+            OP_CREATE_REL => Op::CreateRel {
+                id: RelId(r.varint()?),
+                ty: TypeId(r.u32v()?),
+                src: NodeId(r.varint()?),
+                dst: NodeId(r.varint()?),
+                props: read_props(r)?,
+            },
+            OP_SET_REL_PROP => Op::SetRelProp { id: RelId(r.varint()?), key: PropKeyId(r.u32v()?), value: r.value()? },
+            OP_DELETE_REL => Op::DeleteRel { id: RelId(r.varint()?) },
+            OP_DECLARE_KEY => Op::DeclareUniqueKey { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_DROP_KEY => Op::DropUniqueKey { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            other => return Err(DecodeError(format!("unknown operation tag {other}"))),
+        })
+    }
+}
+
+/// Encodes one committed transaction: its version and operations.
+pub fn encode_commit(buf: &mut Vec<u8>, version: u64, ops: &[Op]) {
+    put_varint(buf, version);
+    put_varint(buf, ops.len() as u64);
+    for op in ops {
+        op.encode(buf);
+    }
+}
+
+pub fn decode_commit(payload: &[u8]) -> DecodeResult<(u64, Vec<Op>)> {
+    let mut r = Reader::new(payload);
+    let version = r.varint()?;
+    let n = r.count(2)?;
+    let mut ops = Vec::with_capacity(n);
+    for _ in 0..n {
+        ops.push(Op::decode(&mut r)?);
+    }
+    if !r.is_empty() {
+        return Err(DecodeError(format!("{} trailing bytes after the operations", r.remaining())));
+    }
+    Ok((version, ops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_round_trips() {
+        let ops = vec![
+            Op::Token { kind: TokenKind::Label, id: 0, name: "Person".into() },
+            Op::CreateNode { id: NodeId(5), labels: vec![LabelId(0)], props: vec![(PropKeyId(1), Value::from("x"))] },
+            Op::CreateRel { id: RelId(9), ty: TypeId(0), src: NodeId(5), dst: NodeId(5), props: vec![] },
+            Op::SetRelProp { id: RelId(9), key: PropKeyId(0), value: Value::Float(1.5) },
+            Op::AddLabel { id: NodeId(5), label: LabelId(2) },
+            Op::RemoveLabel { id: NodeId(5), label: LabelId(2) },
+            Op::SetNodeProp { id: NodeId(5), key: PropKeyId(1), value: Value::Null },
+            Op::DeleteRel { id: RelId(9) },
+            Op::DeleteNode { id: NodeId(5) },
+            Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(1) },
+            Op::DropUniqueKey { label: LabelId(0), key: PropKeyId(1) },
+        ];
+        let mut buf = Vec::new();
+        encode_commit(&mut buf, 42, &ops);
+        let (v, back) = decode_commit(&buf).unwrap();
+        assert_eq!(v, 42);
+        assert_eq!(back, ops);
+        for cut in 0..buf.len() {
+            assert!(decode_commit(&buf[..cut]).is_err());
+        }
+    }
+}

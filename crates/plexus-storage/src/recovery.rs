@@ -1,0 +1,216 @@
+//! Recovery: from a directory's checkpoint and log segments back to the last committed state.
+//!
+//! The newest checkpoint is loaded (a damaged one is refused: the log it replaced is gone, so opening without it
+//! would silently lose data). Then the segments are replayed in order, skipping records the checkpoint already
+//! holds. Replay stops at the first torn or corrupt record: that segment is cut there, any later segment is set
+//! aside as `*.dropped`, and the report says what was dropped. A segment of another database, a gap in the
+//! versions or a record that does not apply is refused with an error naming the file.
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+
+use crate::catalog::Catalog;
+use crate::checkpoint::{self, parse_checkpoint_name};
+use crate::error::{Result, StorageError};
+use crate::graph::GraphState;
+use crate::ops::{decode_commit, Op};
+use crate::wal::{decode_header, parse_segment_name, read_file, read_segment, sync_dir, TailState};
+
+/// What recovery found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Version of the checkpoint loaded, if any.
+    pub checkpoint_version: Option<u64>,
+    /// Committed transactions replayed from the log.
+    pub replayed: u64,
+    /// The version the database opened at.
+    pub version: u64,
+    /// Torn or corrupt log data that was dropped: (file, offset, bytes dropped, reason).
+    pub dropped: Vec<DroppedTail>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DroppedTail {
+    pub file: PathBuf,
+    pub offset: u64,
+    pub bytes: u64,
+    pub reason: String,
+}
+
+impl RecoveryReport {
+    pub fn is_clean(&self) -> bool {
+        self.dropped.is_empty()
+    }
+}
+
+impl std::fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.checkpoint_version {
+            Some(v) => write!(f, "loaded checkpoint at version {v}")?,
+            None => write!(f, "no checkpoint")?,
+        }
+        write!(f, ", replayed {} commits, now at version {}", self.replayed, self.version)?;
+        for d in &self.dropped {
+            write!(f, "; dropped {} bytes of {} from offset {}: {}", d.bytes, d.file.display(), d.offset, d.reason)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct Recovered {
+    pub state: GraphState,
+    pub next_node: u64,
+    pub next_rel: u64,
+    pub next_segment: u64,
+    pub report: RecoveryReport,
+}
+
+/// Files found in a database directory, by number: (checkpoints, log segments).
+type NumberedFiles = (Vec<(u64, PathBuf)>, Vec<(u64, PathBuf)>);
+
+fn list(dir: &Path) -> Result<NumberedFiles> {
+    let mut checkpoints = Vec::new();
+    let mut segments = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
+        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(v) = parse_checkpoint_name(name) {
+            checkpoints.push((v, entry.path()));
+        } else if let Some(seq) = parse_segment_name(name) {
+            segments.push((seq, entry.path()));
+        }
+    }
+    checkpoints.sort();
+    segments.sort();
+    Ok((checkpoints, segments))
+}
+
+pub(crate) fn has_data_files(dir: &Path) -> Result<bool> {
+    let (c, s) = list(dir)?;
+    Ok(!c.is_empty() || !s.is_empty())
+}
+
+fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
+    match op {
+        Op::CreateNode { id, .. } => *next_node = (*next_node).max(id.0 + 1),
+        Op::CreateRel { id, .. } => *next_rel = (*next_rel).max(id.0 + 1),
+        _ => {}
+    }
+}
+
+pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Recovered> {
+    let (checkpoints, segments) = list(dir)?;
+    let mut report = RecoveryReport::default();
+    let (mut state, mut next_node, mut next_rel) = match checkpoints.last() {
+        Some((_, path)) => {
+            let loaded = checkpoint::load(path, db_id, catalog)?;
+            report.checkpoint_version = Some(loaded.state.version());
+            (loaded.state, loaded.next_node, loaded.next_rel)
+        }
+        None => (GraphState::new(), 0, 0),
+    };
+    let mut next_segment = 0;
+    let mut stop_after: Option<usize> = None;
+    for (index, (seq, path)) in segments.iter().enumerate() {
+        next_segment = seq + 1;
+        if let Some(stop) = stop_after {
+            if index > stop {
+                let aside = path.with_extension("log.dropped");
+                let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                std::fs::rename(path, &aside).map_err(|e| StorageError::io(path, e))?;
+                report.dropped.push(DroppedTail {
+                    file: path.clone(),
+                    offset: 0,
+                    bytes,
+                    reason: format!("follows a damaged segment; set aside as {}", aside.display()),
+                });
+                continue;
+            }
+        }
+        let bytes = read_file(path)?;
+        let corrupt = |m: String| StorageError::Corrupt { path: path.clone(), message: m };
+        let header = match decode_header(&bytes) {
+            Ok(h) => h,
+            Err(reason) if index + 1 == segments.len() && bytes.len() < crate::wal::SEGMENT_HEADER_LEN => {
+                // A segment whose creation was cut short holds no commit: drop it.
+                std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+                report.dropped.push(DroppedTail { file: path.clone(), offset: 0, bytes: bytes.len() as u64, reason });
+                continue;
+            }
+            Err(reason) => return Err(corrupt(reason)),
+        };
+        if &header.db_id != db_id {
+            return Err(StorageError::ForeignFile {
+                path: path.clone(),
+                found: checkpoint::hex(&header.db_id),
+                expected: checkpoint::hex(db_id),
+            });
+        }
+        if header.seq != *seq {
+            return Err(corrupt(format!("header says segment {}, the file name says {seq}", header.seq)));
+        }
+        if header.first_version > state.version() + 1 {
+            return Err(corrupt(format!(
+                "log starts at version {} but the database is at version {}: a segment is missing",
+                header.first_version,
+                state.version()
+            )));
+        }
+        let (records, good_end, tail) = read_segment(&bytes);
+        if records.is_empty() && tail == TailState::Clean {
+            // A segment with no commit (a session that wrote nothing): nothing to keep.
+            std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+            continue;
+        }
+        for payload in records {
+            let (version, ops) = decode_commit(payload).map_err(|e| corrupt(format!("undecodable record: {e}")))?;
+            if version <= state.version() {
+                continue;
+            }
+            if version != state.version() + 1 {
+                return Err(corrupt(format!("version {version} follows {}: a commit is missing", state.version())));
+            }
+            for op in &ops {
+                match op {
+                    Op::Token { kind, id, name } => catalog.restore(*kind, *id, name).map_err(&corrupt)?,
+                    op => {
+                        max_ids(op, &mut next_node, &mut next_rel);
+                        state.apply(op).map_err(|e| corrupt(format!("commit {version} does not apply: {e}")))?;
+                    }
+                }
+            }
+            state.version = version;
+            state.seal();
+            report.replayed += 1;
+        }
+        if let TailState::Damaged { offset, reason } = tail {
+            let dropped = bytes.len() as u64 - good_end;
+            let file = OpenOptions::new().write(true).open(path).map_err(|e| StorageError::io(path, e))?;
+            file.set_len(good_end).map_err(|e| StorageError::io(path, e))?;
+            file.sync_all().map_err(|e| StorageError::io(path, e))?;
+            report.dropped.push(DroppedTail { file: path.clone(), offset, bytes: dropped, reason });
+            stop_after = Some(index);
+        }
+    }
+    sync_dir(dir)?;
+    report.version = state.version();
+    Ok(Recovered { state, next_node, next_rel, next_segment, report })
+}
+
+/// After a checkpoint at `keep` is durable: removes older checkpoints, segments before `first_live_segment`,
+/// and leftover temporary files.
+pub(crate) fn retire_before(dir: &Path, keep: &Path, first_live_segment: u64) -> Result<()> {
+    let (checkpoints, segments) = list(dir)?;
+    for (_, path) in checkpoints {
+        if path != keep {
+            std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
+        }
+    }
+    for (seq, path) in segments {
+        if seq < first_live_segment {
+            std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
+        }
+    }
+    sync_dir(dir)
+}

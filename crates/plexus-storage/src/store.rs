@@ -1,0 +1,537 @@
+//! The store: opening and recovering a database directory, the commit path, checkpoints.
+//!
+//! Commit path: under the commit lock a transaction is checked for write-write conflicts against the keys
+//! written by transactions that committed after it began (first committer wins); if nothing committed in between
+//! its private state is adopted as is, otherwise its redo operations are replayed onto the newest state. The
+//! record is appended to the log buffer and the lock released; the committer then waits for the group fsync that
+//! covers it and publishes the newest durable state with one atomic pointer swap. Readers load that pointer and
+//! never take a lock.
+
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::catalog::Catalog;
+use crate::checkpoint;
+use crate::error::{Result, StorageError};
+use crate::graph::GraphState;
+use crate::ids::IdAllocator;
+use crate::ops::{decode_commit, encode_commit, Op};
+use crate::recovery::{self, RecoveryReport};
+use crate::txn::{ReadTxn, WriteKey, WriteTxn};
+use crate::wal::{sync_dir, Wal};
+use crate::LEAF_SIZE;
+
+/// When a commit is acknowledged relative to the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// fsync before acknowledging (group commit shares one fsync among concurrent committers).
+    #[default]
+    Sync,
+    /// Acknowledge at once; a background thread fsyncs at least every 10 ms.
+    Batch,
+    /// Acknowledge at once; write the log without fsync (survives a process crash, not an OS crash).
+    Off,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "sync" => Ok(Durability::Sync),
+            "batch" => Ok(Durability::Batch),
+            "off" => Ok(Durability::Off),
+            other => Err(format!("unknown durability '{other}' (expected sync, batch or off)")),
+        }
+    }
+}
+
+/// Options for [`Store::open_with`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub durability: Durability,
+    /// Checkpoint automatically once this many log bytes accumulate since the last checkpoint (0: never).
+    pub checkpoint_after_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { durability: Durability::Sync, checkpoint_after_bytes: 256 << 20 }
+    }
+}
+
+const META_FILE: &str = "plexus.meta";
+const LOCK_FILE: &str = "LOCK";
+const META_MAGIC: &[u8; 8] = b"PLEXUS\x00\x01";
+/// How often the batch-durability thread fsyncs.
+const BATCH_INTERVAL: Duration = Duration::from_millis(10);
+/// With durability off, hand buffered log bytes to the OS once this many accumulate.
+const OFF_FLUSH_BYTES: usize = 1 << 20;
+
+/// The committer's view: the newest state and what conflict checks need.
+pub(crate) struct Head {
+    state: Arc<GraphState>,
+    /// For each key, the version of the last commit that wrote it (pruned below the oldest active writer).
+    last_write: HashMap<WriteKey, u64>,
+    last_schema_change: u64,
+    commits_since_prune: u64,
+    log_bytes_since_checkpoint: u64,
+}
+
+pub(crate) struct Disk {
+    dir: PathBuf,
+    db_id: [u8; 16],
+    wal: Wal,
+    _lock: File,
+}
+
+/// State shared by a store's handles and transactions.
+pub(crate) struct Shared {
+    pub(crate) catalog: Catalog,
+    pub(crate) node_ids: IdAllocator,
+    pub(crate) rel_ids: IdAllocator,
+    published: ArcSwap<GraphState>,
+    head: Mutex<Head>,
+    /// Committed but not yet durable states, in version order, with the log position that makes each durable.
+    pending: Mutex<VecDeque<(u64, Arc<GraphState>)>>,
+    /// Start versions of open write transactions (for pruning conflict history).
+    writers: Mutex<BTreeMap<u64, usize>>,
+    disk: Option<Disk>,
+    options: Options,
+    stop: AtomicBool,
+    checkpoint_lock: Mutex<()>,
+}
+
+/// A handle to an open database. Cheap to clone; the database closes when the last handle and transaction drop.
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+    _flusher: Option<Arc<Flusher>>,
+}
+
+struct Flusher {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Flusher {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.lock().take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+        if let Some(disk) = &self.shared.disk {
+            let _ = disk.wal.sync_to(disk.wal.end_lsn(), true);
+        }
+    }
+}
+
+fn new_db_id() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut id = [0u8; 16];
+    for (i, chunk) in id.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        h.write_u32(std::process::id());
+        h.write_usize(i);
+        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    id
+}
+
+fn write_meta(dir: &Path, db_id: &[u8; 16]) -> Result<()> {
+    let mut bytes = Vec::with_capacity(28);
+    bytes.extend_from_slice(META_MAGIC);
+    bytes.extend_from_slice(db_id);
+    bytes.extend_from_slice(&crc32fast::hash(&bytes).to_le_bytes());
+    let tmp = dir.join(format!("{META_FILE}.tmp"));
+    let io = |e| StorageError::io(&tmp, e);
+    let mut f = File::create(&tmp).map_err(io)?;
+    f.write_all(&bytes).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, dir.join(META_FILE)).map_err(|e| StorageError::io(dir.join(META_FILE), e))?;
+    sync_dir(dir)
+}
+
+fn read_meta(dir: &Path) -> Result<[u8; 16]> {
+    let path = dir.join(META_FILE);
+    let bytes = crate::wal::read_file(&path)?;
+    let corrupt = |m: &str| StorageError::Corrupt { path: path.clone(), message: m.to_string() };
+    if bytes.len() != 28 || &bytes[..8] != META_MAGIC {
+        return Err(corrupt("not a Plexus database metadata file"));
+    }
+    if crc32fast::hash(&bytes[..24]).to_le_bytes() != bytes[24..28] {
+        return Err(corrupt("metadata checksum mismatch"));
+    }
+    Ok(bytes[8..24].try_into().expect("16 bytes"))
+}
+
+impl Store {
+    /// A database that lives only in memory.
+    pub fn in_memory() -> Store {
+        Self::from_parts(GraphState::new(), Catalog::new(), 0, 0, None, Options::default())
+    }
+
+    /// Opens (creating if needed) the database in `dir` with default options.
+    pub fn open(dir: impl AsRef<Path>) -> Result<(Store, RecoveryReport)> {
+        Self::open_with(dir, Options::default())
+    }
+
+    /// Opens the database in `dir`: takes the directory lock, loads the newest checkpoint, replays the log.
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<(Store, RecoveryReport)> {
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| StorageError::io(&lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { path: dir }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(StorageError::io(&lock_path, e)),
+        }
+        let db_id = if dir.join(META_FILE).exists() {
+            read_meta(&dir)?
+        } else {
+            if recovery::has_data_files(&dir)? {
+                return Err(StorageError::Corrupt {
+                    path: dir.join(META_FILE),
+                    message: "missing, but the directory holds log or checkpoint files".into(),
+                });
+            }
+            let id = new_db_id();
+            write_meta(&dir, &id)?;
+            id
+        };
+        let catalog = Catalog::new();
+        let recovered = recovery::recover(&dir, &db_id, &catalog)?;
+        let wal = Wal::create(&dir, db_id, recovered.next_segment, recovered.state.version() + 1)?;
+        let disk = Disk { dir, db_id, wal, _lock: lock };
+        let store =
+            Self::from_parts(recovered.state, catalog, recovered.next_node, recovered.next_rel, Some(disk), options);
+        Ok((store, recovered.report))
+    }
+
+    fn from_parts(
+        mut state: GraphState,
+        catalog: Catalog,
+        next_node: u64,
+        next_rel: u64,
+        disk: Option<Disk>,
+        options: Options,
+    ) -> Store {
+        state.seal();
+        let state = Arc::new(state);
+        let shared = Arc::new(Shared {
+            catalog,
+            node_ids: IdAllocator::new(next_node),
+            rel_ids: IdAllocator::new(next_rel),
+            published: ArcSwap::new(state.clone()),
+            head: Mutex::new(Head {
+                state,
+                last_write: HashMap::new(),
+                last_schema_change: 0,
+                commits_since_prune: 0,
+                log_bytes_since_checkpoint: 0,
+            }),
+            pending: Mutex::new(VecDeque::new()),
+            writers: Mutex::new(BTreeMap::new()),
+            disk,
+            options,
+            stop: AtomicBool::new(false),
+            checkpoint_lock: Mutex::new(()),
+        });
+        let flusher = shared.disk.as_ref().map(|_| {
+            let flusher = Arc::new(Flusher { shared: shared.clone(), thread: Mutex::new(None) });
+            if shared.options.durability == Durability::Batch {
+                let s = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name("plexus-wal-batch".into())
+                    .spawn(move || batch_flush_loop(s))
+                    .expect("spawn the log flusher");
+                *flusher.thread.lock() = Some(handle);
+            }
+            flusher
+        });
+        Store { shared, _flusher: flusher }
+    }
+
+    /// A snapshot of the newest durable state.
+    pub fn read(&self) -> ReadTxn {
+        ReadTxn { snapshot: self.shared.published.load_full(), shared: self.shared.clone() }
+    }
+
+    /// Starts a write transaction on the newest durable state.
+    pub fn write(&self) -> WriteTxn {
+        let mut writers = self.shared.writers.lock();
+        let snapshot = self.shared.published.load_full();
+        let start = snapshot.version();
+        *writers.entry(start).or_insert(0) += 1;
+        drop(writers);
+        WriteTxn {
+            shared: self.shared.clone(),
+            start_version: start,
+            state: (*snapshot).clone(),
+            ops: Vec::new(),
+            writes: Vec::new(),
+            schema_change: false,
+            registered: true,
+        }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.shared.catalog
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.shared.options.durability
+    }
+
+    pub fn is_in_memory(&self) -> bool {
+        self.shared.disk.is_none()
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.shared.disk.as_ref().map(|d| d.dir.as_path())
+    }
+
+    /// Number of fsyncs the log has made (group commit makes this far lower than the number of commits).
+    pub fn wal_fsyncs(&self) -> u64 {
+        self.shared.disk.as_ref().map_or(0, |d| d.wal.fsync_count())
+    }
+
+    /// Writes a checkpoint of the newest state, retires the log it covers and returns memory to the OS.
+    /// Returns the checkpoint's size in bytes (0 for an in-memory database).
+    pub fn checkpoint(&self) -> Result<u64> {
+        self.shared.checkpoint()
+    }
+}
+
+fn batch_flush_loop(shared: Arc<Shared>) {
+    let disk = shared.disk.as_ref().expect("batch mode has a disk");
+    while !shared.stop.load(Ordering::Acquire) {
+        std::thread::park_timeout(BATCH_INTERVAL);
+        if disk.wal.sync_to(disk.wal.end_lsn(), true).is_err() {
+            return;
+        }
+    }
+}
+
+impl Shared {
+    pub(crate) fn unregister_writer(&self, start: u64) {
+        let mut writers = self.writers.lock();
+        if let Some(n) = writers.get_mut(&start) {
+            *n -= 1;
+            if *n == 0 {
+                writers.remove(&start);
+            }
+        }
+    }
+
+    fn check_conflicts(head: &Head, txn: &WriteTxn) -> Result<()> {
+        let start = txn.start_version;
+        if head.state.version() == start {
+            return Ok(());
+        }
+        if txn.schema_change || head.last_schema_change > start {
+            return Err(StorageError::Conflict("the schema (a unique key declaration)".into()));
+        }
+        for key in &txn.writes {
+            for other in key.conflicts_with().into_iter().flatten() {
+                if head.last_write.get(&other).is_some_and(|&v| v > start) {
+                    return Err(StorageError::Conflict(describe(other)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn commit(&self, txn: &mut WriteTxn) -> Result<u64> {
+        if txn.ops.is_empty() {
+            return Ok(txn.start_version);
+        }
+        if let Some(disk) = &self.disk {
+            disk.wal.check_poisoned()?;
+        }
+        let mut head = self.head.lock();
+        Self::check_conflicts(&head, txn)?;
+        let version = head.state.version() + 1;
+        let mut next = if head.state.version() == txn.start_version {
+            std::mem::take(&mut txn.state)
+        } else {
+            let mut next = (*head.state).clone();
+            for op in &txn.ops {
+                // Conflict detection makes this unreachable; refusing keeps the head intact if it is not.
+                next.apply(op).map_err(|e| StorageError::Conflict(format!("replay failed: {e}")))?;
+            }
+            next
+        };
+        next.seal();
+        next.version = version;
+        let next = Arc::new(next);
+        let mut lsn = 0;
+        if let Some(disk) = &self.disk {
+            let tokens = self.catalog.take_unlogged();
+            let mut payload = Vec::with_capacity(64 + txn.ops.len() * 16);
+            let token_ops: Vec<Op> =
+                tokens.into_iter().map(|(kind, id, name)| Op::Token { kind, id, name: name.to_string() }).collect();
+            if token_ops.is_empty() {
+                encode_commit(&mut payload, version, &txn.ops);
+            } else {
+                let mut all = token_ops;
+                all.extend(txn.ops.iter().cloned());
+                encode_commit(&mut payload, version, &all);
+            }
+            debug_assert!(decode_commit(&payload).is_ok());
+            lsn = disk.wal.append(&payload, version);
+            head.log_bytes_since_checkpoint += payload.len() as u64 + 8;
+        }
+        for key in txn.writes.drain(..) {
+            head.last_write.insert(key, version);
+        }
+        if txn.schema_change {
+            head.last_schema_change = version;
+        }
+        head.state = next.clone();
+        head.commits_since_prune += 1;
+        if head.commits_since_prune >= 4096 || head.last_write.len() > 1 << 20 {
+            self.prune(&mut head);
+        }
+        let want_checkpoint = self.options.checkpoint_after_bytes > 0
+            && head.log_bytes_since_checkpoint >= self.options.checkpoint_after_bytes;
+        let durability = self.options.durability;
+        match (&self.disk, durability) {
+            (Some(disk), Durability::Sync) => {
+                self.pending.lock().push_back((lsn, next));
+                drop(head);
+                disk.wal.sync_to(lsn, true)?;
+                self.publish_durable(lsn);
+            }
+            (Some(disk), Durability::Off) => {
+                self.published.store(next);
+                drop(head);
+                if disk.wal.buffered_bytes() >= OFF_FLUSH_BYTES {
+                    disk.wal.sync_to(lsn, false)?;
+                }
+            }
+            _ => {
+                self.published.store(next);
+                drop(head);
+            }
+        }
+        txn.registered = false;
+        self.unregister_writer(txn.start_version);
+        if want_checkpoint {
+            if let Some(_guard) = self.checkpoint_lock.try_lock() {
+                self.checkpoint_locked()?;
+            }
+        }
+        Ok(version)
+    }
+
+    /// Publishes the newest pending state whose log records are durable up to `durable_lsn`.
+    fn publish_durable(&self, durable_lsn: u64) {
+        let mut pending = self.pending.lock();
+        let mut newest = None;
+        while pending.front().is_some_and(|(lsn, _)| *lsn <= durable_lsn) {
+            newest = pending.pop_front().map(|(_, s)| s);
+        }
+        if let Some(state) = newest {
+            self.published.store(state);
+        }
+    }
+
+    fn prune(&self, head: &mut Head) {
+        head.commits_since_prune = 0;
+        let oldest = self.writers.lock().keys().next().copied().unwrap_or(head.state.version());
+        head.last_write.retain(|_, v| *v > oldest);
+    }
+
+    fn checkpoint(&self) -> Result<u64> {
+        let _guard = self.checkpoint_lock.lock();
+        self.checkpoint_locked()
+    }
+
+    fn checkpoint_locked(&self) -> Result<u64> {
+        let Some(disk) = &self.disk else {
+            return Ok(0);
+        };
+        // Freeze a version boundary: every record at or below it goes to the segments we are about to retire.
+        let (state, new_segment) = {
+            let mut head = self.head.lock();
+            let version = head.state.version();
+            let seg = disk.wal.rotate(version + 1)?;
+            head.log_bytes_since_checkpoint = 0;
+            // Everything logged is now durable: publish it so new readers see the state we checkpoint.
+            let state = head.state.clone();
+            self.pending.lock().clear();
+            self.published.store(state.clone());
+            (state, seg)
+        };
+        let compacted = compact(&state);
+        let (path, size) = checkpoint::write(
+            &disk.dir,
+            &disk.db_id,
+            &compacted,
+            &self.catalog,
+            self.node_ids.high_water(),
+            self.rel_ids.high_water(),
+        )?;
+        recovery::retire_before(&disk.dir, &path, new_segment)?;
+        drop(compacted);
+        drop(state);
+        trim_heap();
+        Ok(size)
+    }
+}
+
+/// Rebuilds every leaf that has deltas, so the checkpoint encodes quickly; the published state is unchanged.
+fn compact(state: &GraphState) -> GraphState {
+    let mut copy = state.clone();
+    let mut leaves = Vec::new();
+    copy.nodes.for_each(|i, leaf| {
+        if leaf.out.delta_len() > 0 || leaf.inc.delta_len() > 0 {
+            leaves.push(i);
+        }
+    });
+    for i in leaves {
+        let leaf = copy.nodes.get_mut(i);
+        leaf.out.rebuild();
+        leaf.inc.rebuild();
+    }
+    copy
+}
+
+/// Returns freed heap pages to the OS (glibc keeps them otherwise).
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+fn describe(key: WriteKey) -> String {
+    match key {
+        WriteKey::NodeRecord(id) => format!("node {id}"),
+        WriteKey::NodeDeleted(id) => format!("node {id} (deleted)"),
+        WriteKey::NodeLinked(id) => format!("the relationships of node {id}"),
+        WriteKey::RelRecord(id) => format!("relationship {id}"),
+        WriteKey::Unique(_) => "a unique key value".into(),
+        WriteKey::EdgeMerge(_) => "an edge being upserted or removed".into(),
+    }
+}
+
+/// Number of ids per leaf (re-exported for tools that size things by leaf).
+pub const IDS_PER_LEAF: usize = LEAF_SIZE;

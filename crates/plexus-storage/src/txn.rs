@@ -1,0 +1,421 @@
+//! Transactions. A read transaction is a pinned snapshot. A write transaction works on a private copy of its
+//! snapshot (so it reads its own writes through the same code as everyone else), records redo operations and the
+//! keys it wrote, and hands both to the committer.
+
+use std::hash::{Hash, Hasher};
+use std::ops::{ControlFlow, Deref};
+use std::sync::Arc;
+
+use crate::adjacency::TypeFilter;
+use crate::error::{Result, StorageError};
+use crate::graph::GraphState;
+use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::ops::Op;
+use crate::store::Shared;
+use crate::value::Value;
+
+/// A consistent, immutable view of the database at one version. Never blocks and is never blocked.
+#[derive(Clone)]
+pub struct ReadTxn {
+    pub(crate) snapshot: Arc<GraphState>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Deref for ReadTxn {
+    type Target = GraphState;
+    fn deref(&self) -> &GraphState {
+        &self.snapshot
+    }
+}
+
+impl ReadTxn {
+    pub fn label_id(&self, name: &str) -> Option<LabelId> {
+        self.shared.catalog.lookup(crate::catalog::TokenKind::Label, name).map(LabelId)
+    }
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.shared.catalog.lookup(crate::catalog::TokenKind::Type, name).map(TypeId)
+    }
+    pub fn prop_key_id(&self, name: &str) -> Option<PropKeyId> {
+        self.shared.catalog.lookup(crate::catalog::TokenKind::PropKey, name).map(PropKeyId)
+    }
+    pub fn catalog(&self) -> &crate::catalog::Catalog {
+        &self.shared.catalog
+    }
+}
+
+/// A key a transaction wrote, for write-write conflict detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WriteKey {
+    /// The node's own record: created, properties or labels changed, or deleted.
+    NodeRecord(u64),
+    /// The node was deleted.
+    NodeDeleted(u64),
+    /// A relationship was added to or removed from the node.
+    NodeLinked(u64),
+    RelRecord(u64),
+    /// A unique-key value `(label, value)` was taken or released (hashed).
+    Unique(u64),
+    /// An edge upsert on `(src, type, dst)` (hashed).
+    EdgeMerge(u64),
+}
+
+impl WriteKey {
+    /// The keys that, written by a transaction committed after our start, conflict with our `self`.
+    pub fn conflicts_with(self) -> [Option<WriteKey>; 2] {
+        match self {
+            WriteKey::NodeRecord(id) => [Some(WriteKey::NodeRecord(id)), None],
+            WriteKey::NodeDeleted(id) => [Some(WriteKey::NodeLinked(id)), Some(WriteKey::NodeRecord(id))],
+            WriteKey::NodeLinked(id) => [Some(WriteKey::NodeDeleted(id)), None],
+            k @ (WriteKey::RelRecord(_) | WriteKey::Unique(_) | WriteKey::EdgeMerge(_)) => [Some(k), None],
+        }
+    }
+}
+
+fn hash_of(v: impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// One edge for [`WriteTxn::upsert_edges`]: source, type, target and the properties to set.
+pub type EdgeUpsert = (NodeId, TypeId, NodeId, Vec<(PropKeyId, Value)>);
+
+/// Outcome counts of a batch edge upsert.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpsertCounts {
+    pub created: u64,
+    pub updated: u64,
+}
+
+/// A read-write transaction. Dropping it without [`WriteTxn::commit`] rolls it back.
+pub struct WriteTxn {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) start_version: u64,
+    pub(crate) state: GraphState,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) writes: Vec<WriteKey>,
+    pub(crate) schema_change: bool,
+    pub(crate) registered: bool,
+}
+
+impl Deref for WriteTxn {
+    type Target = GraphState;
+    fn deref(&self) -> &GraphState {
+        &self.state
+    }
+}
+
+impl Drop for WriteTxn {
+    fn drop(&mut self) {
+        if self.registered {
+            self.shared.unregister_writer(self.start_version);
+        }
+    }
+}
+
+impl WriteTxn {
+    pub fn start_version(&self) -> u64 {
+        self.start_version
+    }
+
+    /// Number of operations recorded so far.
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn label(&self, name: &str) -> LabelId {
+        self.shared.catalog.label(name)
+    }
+    pub fn rel_type(&self, name: &str) -> TypeId {
+        self.shared.catalog.rel_type(name)
+    }
+    pub fn prop_key(&self, name: &str) -> PropKeyId {
+        self.shared.catalog.prop_key(name)
+    }
+    pub fn catalog(&self) -> &crate::catalog::Catalog {
+        &self.shared.catalog
+    }
+
+    fn record(&mut self, op: Op) -> Result<()> {
+        self.state.apply(&op)?;
+        self.ops.push(op);
+        Ok(())
+    }
+
+    fn unique_keys_of(&self, labels: &[LabelId], key: PropKeyId, value: &Value) -> Vec<WriteKey> {
+        self.state
+            .unique
+            .iter()
+            .filter(|u| u.key == key && labels.contains(&u.label) && !value.is_null())
+            .map(|u| WriteKey::Unique(hash_of((u.label, value))))
+            .collect()
+    }
+
+    fn node_unique_keys(&self, id: NodeId, only_label: Option<LabelId>) -> Vec<WriteKey> {
+        let Some(labels) = self.state.node_labels(id) else {
+            return Vec::new();
+        };
+        let labels: Vec<LabelId> = match only_label {
+            Some(l) => vec![l],
+            None => labels.to_vec(),
+        };
+        let mut keys = Vec::new();
+        if let Some(Some(props)) = self.state.node_props(id) {
+            for (k, v) in props.iter() {
+                keys.extend(self.unique_keys_of(&labels, k, v));
+            }
+        }
+        keys
+    }
+
+    pub fn create_node(&mut self, labels: &[LabelId], props: Vec<(PropKeyId, Value)>) -> Result<NodeId> {
+        let id = NodeId(self.shared.node_ids.allocate());
+        self.record(Op::CreateNode { id, labels: labels.to_vec(), props })?;
+        self.writes.push(WriteKey::NodeRecord(id.0));
+        let keys = self.node_unique_keys(id, None);
+        self.writes.extend(keys);
+        Ok(id)
+    }
+
+    pub fn set_node_prop(&mut self, id: NodeId, key: PropKeyId, value: Value) -> Result<()> {
+        let labels = self.state.node_labels(id).ok_or(StorageError::NodeNotFound(id))?.to_vec();
+        let mut keys = Vec::new();
+        if let Some(old) = self.state.node_prop(id, key) {
+            keys.extend(self.unique_keys_of(&labels, key, old));
+        }
+        keys.extend(self.unique_keys_of(&labels, key, &value));
+        self.record(Op::SetNodeProp { id, key, value })?;
+        self.writes.push(WriteKey::NodeRecord(id.0));
+        self.writes.extend(keys);
+        Ok(())
+    }
+
+    /// Sets several properties (null removes); all or nothing.
+    pub fn set_node_props(&mut self, id: NodeId, props: Vec<(PropKeyId, Value)>) -> Result<()> {
+        let mark = self.savepoint();
+        for (k, v) in props {
+            if let Err(e) = self.set_node_prop(id, k, v) {
+                self.rollback_to(mark);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn add_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
+        self.record(Op::AddLabel { id, label })?;
+        self.writes.push(WriteKey::NodeRecord(id.0));
+        let keys = self.node_unique_keys(id, Some(label));
+        self.writes.extend(keys);
+        Ok(())
+    }
+
+    pub fn remove_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
+        let keys = self.node_unique_keys(id, Some(label));
+        self.record(Op::RemoveLabel { id, label })?;
+        self.writes.push(WriteKey::NodeRecord(id.0));
+        self.writes.extend(keys);
+        Ok(())
+    }
+
+    /// Deletes a node; fails if it still has relationships.
+    pub fn delete_node(&mut self, id: NodeId) -> Result<()> {
+        let keys = self.node_unique_keys(id, None);
+        self.record(Op::DeleteNode { id })?;
+        self.writes.extend([WriteKey::NodeRecord(id.0), WriteKey::NodeDeleted(id.0)]);
+        self.writes.extend(keys);
+        Ok(())
+    }
+
+    /// Deletes a node and every relationship attached to it (both directions); returns how many were removed.
+    pub fn detach_delete_node(&mut self, id: NodeId) -> Result<u64> {
+        if !self.state.node_exists(id) {
+            return Err(StorageError::NodeNotFound(id));
+        }
+        let rels = self.state.rels_of(id, Direction::Both, TypeFilter::All);
+        let mark = self.savepoint();
+        let result = (|| {
+            for r in &rels {
+                self.delete_rel(r.rel)?;
+            }
+            self.delete_node(id)
+        })();
+        if let Err(e) = result {
+            self.rollback_to(mark);
+            return Err(e);
+        }
+        Ok(rels.len() as u64)
+    }
+
+    pub fn create_rel(
+        &mut self,
+        src: NodeId,
+        ty: TypeId,
+        dst: NodeId,
+        props: Vec<(PropKeyId, Value)>,
+    ) -> Result<RelId> {
+        let id = RelId(self.shared.rel_ids.allocate());
+        self.record(Op::CreateRel { id, ty, src, dst, props })?;
+        self.writes.extend([WriteKey::RelRecord(id.0), WriteKey::NodeLinked(src.0), WriteKey::NodeLinked(dst.0)]);
+        Ok(id)
+    }
+
+    pub fn set_rel_prop(&mut self, id: RelId, key: PropKeyId, value: Value) -> Result<()> {
+        self.record(Op::SetRelProp { id, key, value })?;
+        self.writes.push(WriteKey::RelRecord(id.0));
+        Ok(())
+    }
+
+    pub fn delete_rel(&mut self, id: RelId) -> Result<()> {
+        let rec = self.state.rel(id).ok_or(StorageError::RelNotFound(id))?;
+        self.record(Op::DeleteRel { id })?;
+        self.writes.extend([
+            WriteKey::RelRecord(id.0),
+            WriteKey::NodeLinked(rec.src.0),
+            WriteKey::NodeLinked(rec.dst.0),
+        ]);
+        Ok(())
+    }
+
+    /// Creates or updates edges merging on `(src, type, dst)`: when such a relationship exists its properties are
+    /// set (the first one found, by id), otherwise one is created. All or nothing.
+    pub fn upsert_edges(&mut self, edges: &[EdgeUpsert]) -> Result<UpsertCounts> {
+        let mark = self.savepoint();
+        let mut counts = UpsertCounts::default();
+        for (src, ty, dst, props) in edges {
+            let result = self.upsert_edge(*src, *ty, *dst, props.clone());
+            match result {
+                Ok(true) => counts.created += 1,
+                Ok(false) => counts.updated += 1,
+                Err(e) => {
+                    self.rollback_to(mark);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Upserts one edge; returns true when it was created.
+    pub fn upsert_edge(
+        &mut self,
+        src: NodeId,
+        ty: TypeId,
+        dst: NodeId,
+        props: Vec<(PropKeyId, Value)>,
+    ) -> Result<bool> {
+        self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
+        let only = [ty];
+        let mut existing: Option<RelId> = None;
+        let _ = self.state.visit_rels_between::<()>(src, dst, Direction::Out, TypeFilter::Only(&only), |e| {
+            existing = Some(existing.map_or(e.rel, |x| x.min(e.rel)));
+            ControlFlow::Continue(())
+        });
+        match existing {
+            Some(rel) => {
+                for (k, v) in props {
+                    self.set_rel_prop(rel, k, v)?;
+                }
+                Ok(false)
+            }
+            None => {
+                self.create_rel(src, ty, dst, props)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Removes every relationship matching each `(src, type, dst)`; returns how many were removed. All or nothing.
+    pub fn remove_edges(&mut self, edges: &[(NodeId, TypeId, NodeId)]) -> Result<u64> {
+        let mark = self.savepoint();
+        let mut removed = 0;
+        for &(src, ty, dst) in edges {
+            self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
+            let rels: Vec<RelId> = self
+                .state
+                .rels_between(src, dst, Direction::Out, TypeFilter::Only(&[ty]))
+                .iter()
+                .map(|e| e.rel)
+                .collect();
+            for rel in rels {
+                if let Err(e) = self.delete_rel(rel) {
+                    self.rollback_to(mark);
+                    return Err(e);
+                }
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Declares `(label, key)` a unique key: lookups by it become hash probes and duplicates are refused.
+    pub fn declare_unique_key(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+        self.record(Op::DeclareUniqueKey { label, key })?;
+        self.schema_change = true;
+        Ok(())
+    }
+
+    pub fn drop_unique_key(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+        self.record(Op::DropUniqueKey { label, key })?;
+        self.schema_change = true;
+        Ok(())
+    }
+
+    /// Deletes the node with `label` whose unique key is `value`; returns whether it existed.
+    pub fn delete_node_by_key(&mut self, label: LabelId, value: &Value, detach: bool) -> Result<bool> {
+        match self.state.node_by_key(label, value) {
+            None => Ok(false),
+            Some(id) if detach => self.detach_delete_node(id).map(|_| true),
+            Some(id) => self.delete_node(id).map(|_| true),
+        }
+    }
+
+    /// Sets properties of the node with `label` whose unique key is `value`; returns its id when it exists.
+    pub fn update_node_by_key(
+        &mut self,
+        label: LabelId,
+        value: &Value,
+        props: Vec<(PropKeyId, Value)>,
+    ) -> Result<Option<NodeId>> {
+        match self.state.node_by_key(label, value) {
+            None => Ok(None),
+            Some(id) => self.set_node_props(id, props).map(|_| Some(id)),
+        }
+    }
+
+    /// A point to roll back to within this transaction.
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            state: self.state.clone(),
+            ops: self.ops.len(),
+            writes: self.writes.len(),
+            schema: self.schema_change,
+        }
+    }
+
+    /// Undoes everything done since `mark` (the statement-level atomicity a query engine needs).
+    pub fn rollback_to(&mut self, mark: Savepoint) {
+        self.state = mark.state;
+        self.ops.truncate(mark.ops);
+        self.writes.truncate(mark.writes);
+        self.schema_change = mark.schema;
+    }
+
+    /// Commits: validates against transactions committed since this one began, logs, and publishes. Returns
+    /// the commit version. On a write-write conflict returns a retryable [`StorageError::Conflict`].
+    pub fn commit(mut self) -> Result<u64> {
+        let shared = self.shared.clone();
+        shared.commit(&mut self)
+    }
+
+    /// Discards the transaction (the same as dropping it).
+    pub fn rollback(self) {}
+}
+
+/// State captured by [`WriteTxn::savepoint`].
+pub struct Savepoint {
+    state: GraphState,
+    ops: usize,
+    writes: usize,
+    schema: bool,
+}

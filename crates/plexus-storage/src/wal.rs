@@ -1,0 +1,321 @@
+//! The write-ahead log: append-only segments of checksummed, length-framed commit records, with group commit.
+//!
+//! Committers append encoded records to a shared buffer (in version order, under the commit lock) and then ask
+//! for durability up to their record's end. The first to ask becomes the flusher: it takes everything buffered so
+//! far, writes it with one `write` and one `fdatasync`, and wakes everyone it covered. While it waits on the disk
+//! the next committers keep appending, so one fsync serves as many commits as arrive during the previous one:
+//! throughput grows with concurrency, as in the Bitsy write-up, and there is never a seek.
+//!
+//! Segment layout: a 48-byte header (magic, database id, segment number, first version, CRC), then records
+//! `[payload length: u32 LE][CRC32 of payload: u32 LE][payload]`. A segment is never rewritten; recovery cuts a
+//! torn tail off the last one.
+
+use parking_lot::Mutex;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::error::{Result, StorageError};
+
+pub const SEGMENT_MAGIC: &[u8; 8] = b"PLXWAL\x00\x01";
+pub const SEGMENT_HEADER_LEN: usize = 48;
+/// A record's payload may not exceed this (a larger declared length is corruption).
+pub const MAX_RECORD: usize = 1 << 30;
+/// Start a new segment once the current one passes this size.
+const SEGMENT_TARGET: u64 = 64 << 20;
+
+pub fn segment_name(seq: u64) -> String {
+    format!("wal-{seq:016}.log")
+}
+
+pub fn parse_segment_name(name: &str) -> Option<u64> {
+    name.strip_prefix("wal-")?.strip_suffix(".log")?.parse().ok()
+}
+
+pub fn encode_header(db_id: &[u8; 16], seq: u64, first_version: u64) -> [u8; SEGMENT_HEADER_LEN] {
+    let mut h = [0u8; SEGMENT_HEADER_LEN];
+    h[..8].copy_from_slice(SEGMENT_MAGIC);
+    h[8..24].copy_from_slice(db_id);
+    h[24..32].copy_from_slice(&seq.to_le_bytes());
+    h[32..40].copy_from_slice(&first_version.to_le_bytes());
+    let crc = crc32fast::hash(&h[..40]);
+    h[40..44].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// A segment header, decoded.
+pub struct SegmentHeader {
+    pub db_id: [u8; 16],
+    pub seq: u64,
+    pub first_version: u64,
+}
+
+pub fn decode_header(h: &[u8]) -> Result<SegmentHeader, String> {
+    if h.len() < SEGMENT_HEADER_LEN {
+        return Err("segment shorter than its header".into());
+    }
+    if &h[..8] != SEGMENT_MAGIC {
+        return Err("not a Plexus WAL segment (bad magic)".into());
+    }
+    let crc = u32::from_le_bytes(h[40..44].try_into().expect("4 bytes"));
+    if crc != crc32fast::hash(&h[..40]) {
+        return Err("segment header checksum mismatch".into());
+    }
+    Ok(SegmentHeader {
+        db_id: h[8..24].try_into().expect("16 bytes"),
+        seq: u64::from_le_bytes(h[24..32].try_into().expect("8 bytes")),
+        first_version: u64::from_le_bytes(h[32..40].try_into().expect("8 bytes")),
+    })
+}
+
+/// Frames one payload as a record into `buf`.
+pub fn frame(buf: &mut Vec<u8>, payload: &[u8]) {
+    buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    buf.extend_from_slice(payload);
+}
+
+/// How reading a segment ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TailState {
+    /// Every byte belonged to a valid record.
+    Clean,
+    /// Bytes from `offset` on do not form a valid record.
+    Damaged { offset: u64, reason: String },
+}
+
+/// Reads a segment's records, stopping at the first torn or corrupt one.
+pub fn read_segment(bytes: &[u8]) -> (Vec<&[u8]>, u64, TailState) {
+    let mut records = Vec::new();
+    let mut pos = SEGMENT_HEADER_LEN;
+    while pos < bytes.len() {
+        if bytes.len() - pos < 8 {
+            return (
+                records,
+                pos as u64,
+                TailState::Damaged { offset: pos as u64, reason: "torn record header".into() },
+            );
+        }
+        let len = u32::from_le_bytes(bytes[pos..pos + 4].try_into().expect("4 bytes")) as usize;
+        let crc = u32::from_le_bytes(bytes[pos + 4..pos + 8].try_into().expect("4 bytes"));
+        if len > MAX_RECORD || len == 0 {
+            let reason = format!("implausible record length {len}");
+            return (records, pos as u64, TailState::Damaged { offset: pos as u64, reason });
+        }
+        if bytes.len() - pos - 8 < len {
+            let reason = format!("torn record: {len} bytes declared, {} present", bytes.len() - pos - 8);
+            return (records, pos as u64, TailState::Damaged { offset: pos as u64, reason });
+        }
+        let payload = &bytes[pos + 8..pos + 8 + len];
+        if crc32fast::hash(payload) != crc {
+            return (
+                records,
+                pos as u64,
+                TailState::Damaged { offset: pos as u64, reason: "checksum mismatch".into() },
+            );
+        }
+        records.push(payload);
+        pos += 8 + len;
+    }
+    (records, pos as u64, TailState::Clean)
+}
+
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| StorageError::io(path, e))?;
+    Ok(bytes)
+}
+
+/// fsyncs a directory so that renames and new files in it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StorageError::io(dir, e))
+}
+
+struct Pending {
+    bytes: Vec<u8>,
+    /// Log sequence number (a byte count over the life of the database) after the last buffered byte.
+    end_lsn: u64,
+    /// Version of the last buffered record.
+    last_version: u64,
+}
+
+struct Segment {
+    file: File,
+    path: PathBuf,
+    seq: u64,
+    size: u64,
+}
+
+/// The open log of a database.
+pub struct Wal {
+    dir: PathBuf,
+    db_id: [u8; 16],
+    pending: Mutex<Pending>,
+    segment: Mutex<Segment>,
+    durable_lsn: AtomicU64,
+    poisoned: AtomicBool,
+    fsyncs: AtomicU64,
+}
+
+impl Wal {
+    /// Starts a new segment `seq` whose first record will have version `next_version`.
+    pub fn create(dir: &Path, db_id: [u8; 16], seq: u64, next_version: u64) -> Result<Wal> {
+        let segment = Self::new_segment(dir, &db_id, seq, next_version)?;
+        Ok(Wal {
+            dir: dir.to_path_buf(),
+            db_id,
+            pending: Mutex::new(Pending { bytes: Vec::new(), end_lsn: 0, last_version: next_version - 1 }),
+            segment: Mutex::new(segment),
+            durable_lsn: AtomicU64::new(0),
+            poisoned: AtomicBool::new(false),
+            fsyncs: AtomicU64::new(0),
+        })
+    }
+
+    fn new_segment(dir: &Path, db_id: &[u8; 16], seq: u64, first_version: u64) -> Result<Segment> {
+        let path = dir.join(segment_name(seq));
+        let mut file =
+            OpenOptions::new().create_new(true).write(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
+        file.write_all(&encode_header(db_id, seq, first_version)).map_err(|e| StorageError::io(&path, e))?;
+        file.sync_all().map_err(|e| StorageError::io(&path, e))?;
+        sync_dir(dir)?;
+        Ok(Segment { file, path, seq, size: SEGMENT_HEADER_LEN as u64 })
+    }
+
+    pub fn check_poisoned(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(StorageError::Poisoned("an earlier write to the log failed".into()));
+        }
+        Ok(())
+    }
+
+    /// Buffers one commit record; returns its end LSN. Callers append in version order.
+    pub fn append(&self, payload: &[u8], version: u64) -> u64 {
+        let mut p = self.pending.lock();
+        frame(&mut p.bytes, payload);
+        p.end_lsn += 8 + payload.len() as u64;
+        p.last_version = version;
+        p.end_lsn
+    }
+
+    pub fn buffered_bytes(&self) -> usize {
+        self.pending.lock().bytes.len()
+    }
+
+    /// Makes everything up to `lsn` durable (group commit); with `fsync` false, only writes it to the OS.
+    pub fn sync_to(&self, lsn: u64, fsync: bool) -> Result<()> {
+        if self.durable_lsn.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        let mut seg = self.segment.lock();
+        if self.durable_lsn.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        self.check_poisoned()?;
+        let (bytes, end_lsn, last_version) = {
+            let mut p = self.pending.lock();
+            (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
+        };
+        if let Err(e) = self.write_out(&mut seg, &bytes, fsync, last_version) {
+            self.poisoned.store(true, Ordering::Release);
+            return Err(e);
+        }
+        self.durable_lsn.store(end_lsn, Ordering::Release);
+        Ok(())
+    }
+
+    fn write_out(&self, seg: &mut Segment, bytes: &[u8], fsync: bool, last_version: u64) -> Result<()> {
+        if !bytes.is_empty() {
+            seg.file.write_all(bytes).map_err(|e| StorageError::io(&seg.path, e))?;
+            seg.size += bytes.len() as u64;
+        }
+        if fsync {
+            seg.file.sync_data().map_err(|e| StorageError::io(&seg.path, e))?;
+            self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
+        if seg.size >= SEGMENT_TARGET {
+            *seg = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, last_version + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and fsyncs everything, then starts a new segment; returns the new segment's number. Call with
+    /// no commit in progress: every record in older segments then has a version below `next_version`.
+    pub fn rotate(&self, next_version: u64) -> Result<u64> {
+        let mut seg = self.segment.lock();
+        self.check_poisoned()?;
+        let (bytes, end_lsn, last_version) = {
+            let mut p = self.pending.lock();
+            (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
+        };
+        let result = self.write_out(&mut seg, &bytes, true, last_version).and_then(|_| {
+            let new = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, next_version)?;
+            *seg = new;
+            Ok(seg.seq)
+        });
+        match result {
+            Ok(seq) => {
+                self.durable_lsn.store(end_lsn, Ordering::Release);
+                Ok(seq)
+            }
+            Err(e) => {
+                self.poisoned.store(true, Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
+    pub fn current_segment(&self) -> u64 {
+        self.segment.lock().seq
+    }
+
+    pub fn fsync_count(&self) -> u64 {
+        self.fsyncs.load(Ordering::Relaxed)
+    }
+
+    pub fn end_lsn(&self) -> u64 {
+        self.pending.lock().end_lsn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips_and_detects_damage() {
+        let id = [7u8; 16];
+        let h = encode_header(&id, 3, 99);
+        let d = decode_header(&h).unwrap();
+        assert_eq!((d.db_id, d.seq, d.first_version), (id, 3, 99));
+        let mut bad = h;
+        bad[30] ^= 1;
+        assert!(decode_header(&bad).is_err());
+    }
+
+    #[test]
+    fn torn_and_corrupt_tails_are_detected_at_every_offset() {
+        let mut seg = encode_header(&[1; 16], 0, 1).to_vec();
+        for i in 0..5u8 {
+            frame(&mut seg, &vec![i + 1; 10 + i as usize]);
+        }
+        let (all, end, state) = read_segment(&seg);
+        assert_eq!((all.len(), end as usize, state), (5, seg.len(), TailState::Clean));
+        for cut in SEGMENT_HEADER_LEN..seg.len() {
+            let (recs, good_end, state) = read_segment(&seg[..cut]);
+            assert!(good_end as usize <= cut);
+            assert!(recs.len() <= 5);
+            if good_end as usize != cut {
+                assert!(matches!(state, TailState::Damaged { .. }));
+            }
+        }
+        for flip in SEGMENT_HEADER_LEN..seg.len() {
+            let mut bad = seg.clone();
+            bad[flip] ^= 0x40;
+            let (recs, _, state) = read_segment(&bad);
+            assert!(recs.len() < 5 || state != TailState::Clean || recs.iter().zip(&all).all(|(a, b)| a == b));
+            assert!(recs.len() < 5, "a flipped byte at {flip} went unnoticed");
+        }
+    }
+}

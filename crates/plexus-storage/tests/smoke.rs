@@ -1,0 +1,44 @@
+use plexus_storage::*;
+
+#[test]
+fn create_read_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b);
+    {
+        let (store, report) = Store::open(dir.path()).unwrap();
+        assert!(report.is_clean());
+        let mut tx = store.write();
+        let person = tx.label("Person");
+        let knows = tx.rel_type("KNOWS");
+        let name = tx.prop_key("name");
+        tx.declare_unique_key(person, name).unwrap();
+        a = tx.create_node(&[person], vec![(name, Value::from("ann"))]).unwrap();
+        b = tx.create_node(&[person], vec![(name, Value::from("bob"))]).unwrap();
+        tx.create_rel(a, knows, b, vec![]).unwrap();
+        assert!(tx.create_node(&[person], vec![(name, Value::from("bob"))]).is_err());
+        tx.commit().unwrap();
+        let r = store.read();
+        assert_eq!(r.degree(a, Direction::Out, TypeFilter::All), 1);
+        assert_eq!(r.degree(b, Direction::In, TypeFilter::All), 1);
+        assert_eq!(r.node_by_key(person, &Value::from("bob")), Some(b));
+    }
+    let (store, report) = Store::open(dir.path()).unwrap();
+    assert_eq!(report.replayed, 1, "{report}");
+    let r = store.read();
+    let person = r.label_id("Person").unwrap();
+    assert_eq!(r.node_count(), 2);
+    assert_eq!(r.node_by_key(person, &Value::from("bob")), Some(b));
+    assert!(r.has_edge(a, b, Direction::Out, TypeFilter::All));
+    assert!(r.has_edge(b, a, Direction::In, TypeFilter::All));
+    store.checkpoint().unwrap();
+    drop(r);
+    drop(store);
+    let (store, report) = Store::open(dir.path()).unwrap();
+    assert_eq!(report.replayed, 0, "{report}");
+    assert!(report.checkpoint_version.is_some());
+    let r = store.read();
+    assert_eq!(r.node_by_key(person, &Value::from("ann")), Some(a));
+    assert!(r.has_edge(a, b, Direction::Out, TypeFilter::All));
+    assert!(r.check().is_empty(), "{:?}", r.check());
+    assert!(Store::open(dir.path()).is_err());
+}

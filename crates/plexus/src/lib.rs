@@ -1,0 +1,113 @@
+//! Plexus: an embedded property-graph database.
+//!
+//! ```
+//! use plexus::{Database, Direction, TypeFilter, Value};
+//!
+//! let db = Database::in_memory();
+//! let mut tx = db.write();
+//! let person = tx.label("Person");
+//! let knows = tx.rel_type("KNOWS");
+//! let name = tx.prop_key("name");
+//! tx.declare_unique_key(person, name).unwrap();
+//! let ann = tx.create_node(&[person], vec![(name, Value::from("Ann"))]).unwrap();
+//! let bob = tx.create_node(&[person], vec![(name, Value::from("Bob"))]).unwrap();
+//! tx.create_rel(ann, knows, bob, vec![]).unwrap();
+//! tx.commit().unwrap();
+//!
+//! let snapshot = db.read();
+//! assert_eq!(snapshot.node_by_key(person, &Value::from("Bob")), Some(bob));
+//! assert_eq!(snapshot.degree(bob, Direction::In, TypeFilter::All), 1);
+//! ```
+//!
+//! This crate is the public face of the engine: [`Database`] opens a directory (durable, recovered on open) or
+//! lives in memory; [`ReadTxn`] is a snapshot that never blocks; [`WriteTxn`] buffers changes and commits them
+//! atomically with snapshot isolation. [`algo`] holds traversals built on the public API.
+
+pub mod algo;
+
+use std::path::Path;
+
+pub use plexus_storage::value;
+pub use plexus_storage::{
+    Direction, Durability, EdgeUpsert, LabelId, NodeId, Options, PropKeyId, PropMap, ReadTxn, RecoveryReport, RelEntry,
+    RelId, RelRecord, Result, Savepoint, StorageError as Error, TokenKind, TypeFilter, TypeId, UpsertCounts, Value,
+    WriteTxn,
+};
+
+/// An open Plexus database. Cloning gives another handle to the same database.
+#[derive(Clone)]
+pub struct Database {
+    store: plexus_storage::Store,
+    recovery: RecoveryReport,
+}
+
+impl Database {
+    /// Opens or creates the database in `dir` with `sync` durability.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Database> {
+        Self::open_with(dir, Options::default())
+    }
+
+    /// Opens or creates the database in `dir`.
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let (store, recovery) = plexus_storage::Store::open_with(dir, options)?;
+        Ok(Database { store, recovery })
+    }
+
+    /// A database that lives only in memory and vanishes when the last handle drops.
+    pub fn in_memory() -> Database {
+        Database { store: plexus_storage::Store::in_memory(), recovery: RecoveryReport::default() }
+    }
+
+    /// What recovery did when the database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    /// A snapshot of the newest committed state.
+    pub fn read(&self) -> ReadTxn {
+        self.store.read()
+    }
+
+    /// Starts a write transaction.
+    pub fn write(&self) -> WriteTxn {
+        self.store.write()
+    }
+
+    /// Runs `work` in a write transaction and commits, retrying on write-write conflicts up to `attempts` times.
+    pub fn write_with_retry<T>(&self, attempts: usize, mut work: impl FnMut(&mut WriteTxn) -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut tx = self.write();
+            let value = work(&mut tx)?;
+            match tx.commit() {
+                Ok(_) => return Ok(value),
+                Err(e) if e.is_retryable() && attempt < attempts => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes a checkpoint and retires the log it covers; returns the checkpoint size in bytes.
+    pub fn checkpoint(&self) -> Result<u64> {
+        self.store.checkpoint()
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.store.durability()
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.store.path()
+    }
+
+    /// Number of log fsyncs so far.
+    pub fn wal_fsyncs(&self) -> u64 {
+        self.store.wal_fsyncs()
+    }
+
+    /// The storage engine underneath, for tools that need more than the public API.
+    pub fn store(&self) -> &plexus_storage::Store {
+        &self.store
+    }
+}

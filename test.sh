@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints with warnings as errors, then every test in release-optimised debug mode.
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install Rust from https://rustup.rs" >&2
+  exit 1
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
