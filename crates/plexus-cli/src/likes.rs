@@ -62,7 +62,7 @@ pub fn demo(db: &Database, items: usize, people: usize, likes_per_person: usize,
         let item_key = snapshot.node_prop(item, id).cloned().unwrap_or_default();
         println!("  item {:>6}  liked {score} times by people with shared likes", item_key.as_int().unwrap_or(-1));
     }
-    let runs = 1000;
+    let runs = 2000;
     let start = Instant::now();
     let people = snapshot.nodes_with_label(person);
     for i in 0..runs {

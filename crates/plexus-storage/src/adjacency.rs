@@ -237,6 +237,46 @@ impl AdjLeaf {
         ControlFlow::Continue(())
     }
 
+    /// Calls `f` with the neighbour ids of `slot` passing `filter`, in contiguous runs: a base group whose entries
+    /// are all live is handed over as one slice straight from the CSR, so a traversal can loop over plain memory.
+    #[inline]
+    pub fn visit_nbr_slices<B>(
+        &self,
+        slot: usize,
+        filter: TypeFilter,
+        mut f: impl FnMut(&[u64]) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let delta = self.delta(slot);
+        let removals = delta.filter(|d| !d.removed.is_empty());
+        let base = &*self.base;
+        for g in base.groups(slot) {
+            let ty = base.group_type[g];
+            if !filter.accepts(ty) {
+                continue;
+            }
+            let range = base.group_range(g);
+            match removals {
+                None => f(&base.nbr[range])?,
+                Some(d) => {
+                    for i in range {
+                        let e = AdjEntry { ty, nbr: base.nbr[i], rel: base.rel[i] };
+                        if !d.is_removed(&e) {
+                            f(std::slice::from_ref(&base.nbr[i]))?;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(d) = delta {
+            for e in &d.added {
+                if filter.accepts(e.ty) {
+                    f(std::slice::from_ref(&e.nbr))?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     /// Calls `f` for every relationship of `slot` to neighbour `nbr` passing `filter`.
     pub fn visit_to<B>(
         &self,

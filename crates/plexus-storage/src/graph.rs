@@ -194,6 +194,41 @@ impl GraphState {
         ControlFlow::Continue(())
     }
 
+    /// Calls `f` with the neighbour ids of `node` in runs of contiguous memory (see
+    /// [`crate::adjacency::AdjLeaf::visit_nbr_slices`]); one id per relationship, so a neighbour joined twice appears
+    /// twice. With `Both`, a self-loop appears once.
+    #[inline]
+    pub fn visit_neighbour_slices<B>(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(&[u64]) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return ControlFlow::Continue(()) };
+        match dir {
+            Direction::Out => leaf.out.visit_nbr_slices(slot, filter, f),
+            Direction::In => leaf.inc.visit_nbr_slices(slot, filter, f),
+            Direction::Both => {
+                leaf.out.visit_nbr_slices(slot, filter, &mut f)?;
+                leaf.inc.visit_nbr_slices(slot, filter, |nbrs| {
+                    if !nbrs.contains(&node.0) {
+                        return f(nbrs);
+                    }
+                    for n in nbrs.iter().filter(|&&n| n != node.0) {
+                        f(std::slice::from_ref(n))?;
+                    }
+                    ControlFlow::Continue(())
+                })
+            }
+        }
+    }
+
+    /// One more than the largest node id that can be live (a bound for dense per-node arrays).
+    pub fn node_id_bound(&self) -> u64 {
+        self.nodes.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)
+    }
+
     /// Calls `f` for each relationship between `a` and `b` (leaving `a` for `Out`, entering `a` for `In`).
     pub fn visit_rels_between<B>(
         &self,

@@ -134,6 +134,26 @@ impl<L: Clone + Default> PVec<L> {
         }
     }
 
+    /// Index of the last present leaf.
+    pub fn last_leaf(&self) -> Option<u64> {
+        fn walk<L>(b: &Branch<L>, level: u32, base: u64) -> Option<u64> {
+            for (slot, child) in b.children.iter().enumerate().rev() {
+                let index = base | ((slot as u64) << (FANOUT_BITS * level));
+                match child {
+                    None => {}
+                    Some(Child::Leaf(_)) => return Some(index),
+                    Some(Child::Branch(c)) => {
+                        if let Some(found) = walk(c, level - 1, index) {
+                            return Some(found);
+                        }
+                    }
+                }
+            }
+            None
+        }
+        walk(self.root.as_ref()?, self.height, 0)
+    }
+
     /// Drops the leaf at `index` (used when a leaf becomes empty).
     pub fn remove(&mut self, index: u64) {
         if self.get(index).is_none() {
@@ -235,6 +255,7 @@ mod tests {
                     prop_assert_eq!(snap.get(*k), Some(val));
                     prop_assert_eq!(snap.next_leaf_at_or_after(*k), Some(*k));
                 }
+                prop_assert_eq!(snap.last_leaf(), m.keys().next_back().copied());
             }
         }
     }

@@ -1,9 +1,81 @@
 //! Traversals written against the public API, shared by the command line, tests and benchmarks.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 
 use crate::{Direction, NodeId, ReadTxn, TypeFilter, TypeId};
+
+/// Counts per node id in a dense array, reset by walking only the touched entries, so a traversal that visits
+/// k relationships costs O(k) and no hashing. Kept per thread and reused between calls.
+#[derive(Default)]
+struct DenseCounter {
+    counts: Vec<u32>,
+    touched: Vec<u64>,
+}
+
+impl DenseCounter {
+    fn reserve(&mut self, bound: u64) {
+        if self.counts.len() < bound as usize {
+            self.counts.resize(bound as usize, 0);
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, id: u64) {
+        let count = &mut self.counts[id as usize];
+        if *count == 0 {
+            self.touched.push(id);
+        }
+        *count += 1;
+    }
+
+    fn drain(&mut self, mut f: impl FnMut(u64, u32)) {
+        for &id in &self.touched {
+            f(id, self.counts[id as usize]);
+            self.counts[id as usize] = 0;
+        }
+        self.touched.clear();
+    }
+}
+
+/// The `k` best `(count, id)` pairs seen, best first: highest count, then lowest id.
+struct TopK {
+    k: usize,
+    best: Vec<(u32, u64)>,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK { k, best: Vec::with_capacity(k + 1) }
+    }
+
+    #[inline]
+    fn better(a: (u32, u64), b: (u32, u64)) -> bool {
+        a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
+    }
+
+    #[inline]
+    fn offer(&mut self, count: u32, id: u64) {
+        if self.k == 0 {
+            return;
+        }
+        let candidate = (count, id);
+        if self.best.len() == self.k && !Self::better(candidate, *self.best.last().expect("k > 0")) {
+            return;
+        }
+        let pos = self.best.iter().position(|&b| Self::better(candidate, b)).unwrap_or(self.best.len());
+        self.best.insert(pos, candidate);
+        self.best.truncate(self.k);
+    }
+
+    fn into_sorted(self) -> Vec<(NodeId, u64)> {
+        self.best.into_iter().map(|(count, id)| (NodeId(id), count as u64)).collect()
+    }
+}
+
+thread_local! {
+    static COUNTER: RefCell<DenseCounter> = RefCell::new(DenseCounter::default());
+}
 
 /// GuancialeDB's recommendation: the items liked by people who like what `person` likes, excluding what
 /// `person` already likes, ranked by how many such likes point at them (ties by id); the top `limit`.
@@ -11,27 +83,39 @@ pub fn recommend(snapshot: &ReadTxn, person: NodeId, likes: TypeId, limit: usize
     let only = [likes];
     let filter = TypeFilter::Only(&only);
     let mine = snapshot.neighbours(person, Direction::Out, filter);
-    let mut counts: HashMap<NodeId, u64> = HashMap::new();
-    for &item in &mine {
-        let _ = snapshot.visit_rels::<()>(item, Direction::In, filter, |liker| {
-            if liker.nbr != person {
-                let _ = snapshot.visit_rels::<()>(liker.nbr, Direction::Out, filter, |other| {
-                    *counts.entry(other.nbr).or_insert(0) += 1;
-                    ControlFlow::Continue(())
-                });
+    let mut ranked: Vec<(NodeId, u64)> = Vec::new();
+    COUNTER.with(|counter| {
+        let mut counter = counter.borrow_mut();
+        counter.reserve(snapshot.node_id_bound());
+        for &item in &mine {
+            let _ = snapshot.visit_neighbour_slices::<()>(item, Direction::In, filter, |likers| {
+                for &liker in likers {
+                    if liker != person.0 {
+                        let _ = snapshot.visit_neighbour_slices::<()>(NodeId(liker), Direction::Out, filter, |items| {
+                            for &other in items {
+                                counter.add(other);
+                            }
+                            ControlFlow::Continue(())
+                        });
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+        }
+        // What the person already likes is excluded by zeroing its counts; drain skips zero counts.
+        for item in &mine {
+            if let Some(count) = counter.counts.get_mut(item.0 as usize) {
+                *count = 0;
             }
-            ControlFlow::Continue(())
+        }
+        let mut top = TopK::new(limit);
+        counter.drain(|id, n| {
+            if n > 0 {
+                top.offer(n, id);
+            }
         });
-    }
-    let mut ranked: Vec<(NodeId, u64)> =
-        counts.into_iter().filter(|(item, _)| mine.binary_search(item).is_err()).collect();
-    let top = limit.min(ranked.len());
-    if top == 0 {
-        return Vec::new();
-    }
-    ranked.select_nth_unstable_by(top - 1, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked.truncate(top);
-    ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked = top.into_sorted();
+    });
     ranked
 }
 
