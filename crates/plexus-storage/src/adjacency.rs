@@ -11,6 +11,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::ids::TypeId;
+use crate::idvec::{IdSlice, IdVec};
 use crate::LEAF_SIZE;
 
 /// One relationship as seen from one end: its type, the node at the other end, and its id.
@@ -46,8 +47,8 @@ pub struct AdjBase {
     group_type: Vec<TypeId>,
     /// Entries of group `g` are `group_end[g - 1]..group_end[g]` (from 0 for the first group).
     group_end: Vec<u32>,
-    nbr: Vec<u64>,
-    rel: Vec<u64>,
+    nbr: IdVec,
+    rel: IdVec,
 }
 
 impl AdjBase {
@@ -62,6 +63,8 @@ impl AdjBase {
     /// Builds a base from each slot's entries, which must be sorted.
     pub fn build(mut entries_of: impl FnMut(usize) -> Vec<AdjEntry>) -> AdjBase {
         let mut base = AdjBase::default();
+        let mut nbr: Vec<u64> = Vec::new();
+        let mut rel: Vec<u64> = Vec::new();
         let mut all_empty = true;
         base.node_groups.push(0);
         for slot in 0..LEAF_SIZE {
@@ -72,10 +75,10 @@ impl AdjBase {
                     || *base.group_type.last().expect("group exists") != e.ty
                 {
                     base.group_type.push(e.ty);
-                    base.group_end.push(base.nbr.len() as u32);
+                    base.group_end.push(nbr.len() as u32);
                 }
-                base.nbr.push(e.nbr);
-                base.rel.push(e.rel);
+                nbr.push(e.nbr);
+                rel.push(e.rel);
                 *base.group_end.last_mut().expect("group exists") += 1;
             }
             base.node_groups.push(base.group_type.len() as u32);
@@ -83,8 +86,8 @@ impl AdjBase {
         if all_empty {
             return AdjBase::default();
         }
-        base.nbr.shrink_to_fit();
-        base.rel.shrink_to_fit();
+        base.nbr = IdVec::from_vec(nbr);
+        base.rel = IdVec::from_vec(rel);
         base.group_type.shrink_to_fit();
         base.group_end.shrink_to_fit();
         base
@@ -117,7 +120,7 @@ impl AdjBase {
     fn entries(&self, slot: usize) -> impl Iterator<Item = AdjEntry> + '_ {
         self.groups(slot).flat_map(move |g| {
             let ty = self.group_type[g];
-            self.group_range(g).map(move |i| AdjEntry { ty, nbr: self.nbr[i], rel: self.rel[i] })
+            self.group_range(g).map(move |i| AdjEntry { ty, nbr: self.nbr.get(i), rel: self.rel.get(i) })
         })
     }
 }
@@ -216,9 +219,9 @@ impl AdjLeaf {
                 continue;
             }
             let range = base.group_range(g);
-            let (nbrs, rels) = (&base.nbr[range.clone()], &base.rel[range]);
-            for (nbr, rel) in nbrs.iter().zip(rels) {
-                let e = AdjEntry { ty, nbr: *nbr, rel: *rel };
+            let (nbrs, rels) = (base.nbr.slice(range.clone()), base.rel.slice(range));
+            for (nbr, rel) in nbrs.iter().zip(rels.iter()) {
+                let e = AdjEntry { ty, nbr, rel };
                 if let Some(d) = delta {
                     if d.is_removed(&e) {
                         continue;
@@ -244,7 +247,7 @@ impl AdjLeaf {
         &self,
         slot: usize,
         filter: TypeFilter,
-        mut f: impl FnMut(&[u64]) -> ControlFlow<B>,
+        mut f: impl FnMut(IdSlice) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
         let delta = self.delta(slot);
         let removals = delta.filter(|d| !d.removed.is_empty());
@@ -256,12 +259,12 @@ impl AdjLeaf {
             }
             let range = base.group_range(g);
             match removals {
-                None => f(&base.nbr[range])?,
+                None => f(base.nbr.slice(range))?,
                 Some(d) => {
                     for i in range {
-                        let e = AdjEntry { ty, nbr: base.nbr[i], rel: base.rel[i] };
+                        let e = AdjEntry { ty, nbr: base.nbr.get(i), rel: base.rel.get(i) };
                         if !d.is_removed(&e) {
-                            f(std::slice::from_ref(&base.nbr[i]))?;
+                            f(IdSlice::one(&e.nbr))?;
                         }
                     }
                 }
@@ -270,7 +273,7 @@ impl AdjLeaf {
         if let Some(d) = delta {
             for e in &d.added {
                 if filter.accepts(e.ty) {
-                    f(std::slice::from_ref(&e.nbr))?;
+                    f(IdSlice::one(&e.nbr))?;
                 }
             }
         }
@@ -293,13 +296,13 @@ impl AdjLeaf {
                 continue;
             }
             let range = base.group_range(g);
-            let nbrs = &base.nbr[range.clone()];
-            let first = nbrs.partition_point(|&n| n < nbr);
-            for (i, &n) in nbrs.iter().enumerate().skip(first) {
-                if n != nbr {
+            let nbrs = base.nbr.slice(range.clone());
+            let first = nbrs.lower_bound(nbr);
+            for i in first..nbrs.len() {
+                if nbrs.get(i) != nbr {
                     break;
                 }
-                let e = AdjEntry { ty, nbr, rel: base.rel[range.start + i] };
+                let e = AdjEntry { ty, nbr, rel: base.rel.get(range.start + i) };
                 if let Some(d) = delta {
                     if d.is_removed(&e) {
                         continue;
@@ -336,9 +339,11 @@ impl AdjLeaf {
                     return false;
                 }
                 let range = base.group_range(g);
-                let nbrs = &base.nbr[range.clone()];
-                let first = nbrs.partition_point(|&n| n < e.nbr);
-                (first..nbrs.len()).take_while(|&i| nbrs[i] == e.nbr).any(|i| base.rel[range.start + i] == e.rel)
+                let nbrs = base.nbr.slice(range.clone());
+                let first = nbrs.lower_bound(e.nbr);
+                (first..nbrs.len())
+                    .take_while(|&i| nbrs.get(i) == e.nbr)
+                    .any(|i| base.rel.get(range.start + i) == e.rel)
             })
         };
         let d = self.delta_mut(slot);
@@ -402,8 +407,8 @@ impl AdjLeaf {
     /// Heap bytes held by this leaf's base (shared bases are counted by every holder).
     pub fn base_bytes(&self) -> usize {
         let b = &*self.base;
-        b.nbr.capacity() * 8
-            + b.rel.capacity() * 8
+        b.nbr.heap_bytes()
+            + b.rel.heap_bytes()
             + b.group_end.capacity() * 4
             + b.group_type.capacity() * 4
             + b.node_groups.capacity() * 4

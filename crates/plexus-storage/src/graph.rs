@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::adjacency::{AdjEntry, TypeFilter};
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::idvec::IdSlice;
 use crate::ops::Op;
 use crate::pvec::PVec;
 use crate::records::{props_get, props_set, BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
@@ -203,7 +204,7 @@ impl GraphState {
         node: NodeId,
         dir: Direction,
         filter: TypeFilter,
-        mut f: impl FnMut(&[u64]) -> ControlFlow<B>,
+        mut f: impl FnMut(IdSlice) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
         let Some((leaf, slot)) = self.node_leaf(node) else { return ControlFlow::Continue(()) };
         match dir {
@@ -212,11 +213,11 @@ impl GraphState {
             Direction::Both => {
                 leaf.out.visit_nbr_slices(slot, filter, &mut f)?;
                 leaf.inc.visit_nbr_slices(slot, filter, |nbrs| {
-                    if !nbrs.contains(&node.0) {
+                    if !nbrs.contains(node.0) {
                         return f(nbrs);
                     }
-                    for n in nbrs.iter().filter(|&&n| n != node.0) {
-                        f(std::slice::from_ref(n))?;
+                    for n in nbrs.iter().filter(|&n| n != node.0) {
+                        f(IdSlice::one(&n))?;
                     }
                     ControlFlow::Continue(())
                 })

@@ -17,6 +17,7 @@ pub mod codec;
 pub mod error;
 pub mod graph;
 pub mod ids;
+pub mod idvec;
 pub mod ops;
 pub mod pvec;
 pub mod records;

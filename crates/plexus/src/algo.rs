@@ -89,16 +89,14 @@ pub fn recommend(snapshot: &ReadTxn, person: NodeId, likes: TypeId, limit: usize
         counter.reserve(snapshot.node_id_bound());
         for &item in &mine {
             let _ = snapshot.visit_neighbour_slices::<()>(item, Direction::In, filter, |likers| {
-                for &liker in likers {
+                likers.for_each(|liker| {
                     if liker != person.0 {
                         let _ = snapshot.visit_neighbour_slices::<()>(NodeId(liker), Direction::Out, filter, |items| {
-                            for &other in items {
-                                counter.add(other);
-                            }
+                            items.for_each(|other| counter.add(other));
                             ControlFlow::Continue(())
                         });
                     }
-                }
+                });
                 ControlFlow::Continue(())
             });
         }
