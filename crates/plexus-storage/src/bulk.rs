@@ -84,8 +84,7 @@ pub fn build_state(
         leaf.ensure_slots();
         leaf.live |= 1 << slot;
         leaf.ty[slot] = r.rec.ty;
-        leaf.src[slot] = r.rec.src.0;
-        leaf.dst[slot] = r.rec.dst.0;
+        leaf.set_ends(slot, r.rec.src.0, r.rec.dst.0);
         if r.props.is_some() {
             *leaf.props_mut(slot) = r.props;
         }

@@ -130,7 +130,7 @@ impl GraphState {
     }
 
     pub fn rel(&self, id: RelId) -> Option<RelRecord> {
-        self.rel_leaf(id).map(|(l, s)| RelRecord { id, ty: l.ty[s], src: NodeId(l.src[s]), dst: NodeId(l.dst[s]) })
+        self.rel_leaf(id).map(|(l, s)| RelRecord { id, ty: l.ty[s], src: NodeId(l.src(s)), dst: NodeId(l.dst(s)) })
     }
 
     pub fn rel_props(&self, id: RelId) -> Option<Option<&PropMap>> {
@@ -340,8 +340,8 @@ impl GraphState {
                 let rec = RelRecord {
                     id: RelId((leaf_index << LEAF_BITS) | slot as u64),
                     ty: leaf.ty[slot],
-                    src: NodeId(leaf.src[slot]),
-                    dst: NodeId(leaf.dst[slot]),
+                    src: NodeId(leaf.src(slot)),
+                    dst: NodeId(leaf.dst(slot)),
                 };
                 if let ControlFlow::Break(b) = f(rec) {
                     result = ControlFlow::Break(b);
@@ -645,8 +645,7 @@ impl GraphState {
         leaf.ensure_slots();
         leaf.live |= 1 << slot;
         leaf.ty[slot] = ty;
-        leaf.src[slot] = src.0;
-        leaf.dst[slot] = dst.0;
+        leaf.set_ends(slot, src.0, dst.0);
         let map = PropMap::from_pairs(props.to_vec());
         if !map.is_empty() {
             *leaf.props_mut(slot) = Some(Arc::new(map));

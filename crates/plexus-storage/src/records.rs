@@ -116,13 +116,25 @@ impl NodeLeaf {
     }
 }
 
+/// Source and target ids of a leaf's relationships, interleaved; 32 bits wide until an id needs more.
+#[derive(Clone, Debug)]
+pub enum Ends {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Default for Ends {
+    fn default() -> Self {
+        Ends::Narrow(Vec::new())
+    }
+}
+
 /// The relationships whose ids fall in one leaf.
 #[derive(Clone, Debug, Default)]
 pub struct RelLeaf {
     pub live: u64,
     pub ty: Vec<TypeId>,
-    pub src: Vec<u64>,
-    pub dst: Vec<u64>,
+    ends: Ends,
     /// Empty until some relationship of the leaf has properties.
     pub props: Vec<Props>,
 }
@@ -136,8 +148,41 @@ impl RelLeaf {
     pub fn ensure_slots(&mut self) {
         if self.ty.is_empty() {
             self.ty = vec![TypeId(0); LEAF_SIZE];
-            self.src = vec![0; LEAF_SIZE];
-            self.dst = vec![0; LEAF_SIZE];
+            self.ends = Ends::Narrow(vec![0; 2 * LEAF_SIZE]);
+        }
+    }
+
+    #[inline]
+    pub fn src(&self, slot: usize) -> u64 {
+        match &self.ends {
+            Ends::Narrow(v) => v[2 * slot] as u64,
+            Ends::Wide(v) => v[2 * slot],
+        }
+    }
+
+    #[inline]
+    pub fn dst(&self, slot: usize) -> u64 {
+        match &self.ends {
+            Ends::Narrow(v) => v[2 * slot + 1] as u64,
+            Ends::Wide(v) => v[2 * slot + 1],
+        }
+    }
+
+    pub fn set_ends(&mut self, slot: usize, src: u64, dst: u64) {
+        if let Ends::Narrow(v) = &self.ends {
+            if src > u32::MAX as u64 || dst > u32::MAX as u64 {
+                self.ends = Ends::Wide(v.iter().map(|&x| x as u64).collect());
+            }
+        }
+        match &mut self.ends {
+            Ends::Narrow(v) => {
+                v[2 * slot] = src as u32;
+                v[2 * slot + 1] = dst as u32;
+            }
+            Ends::Wide(v) => {
+                v[2 * slot] = src;
+                v[2 * slot + 1] = dst;
+            }
         }
     }
 
@@ -186,6 +231,16 @@ mod tests {
         ]);
         assert_eq!(m.len(), 1);
         assert_eq!(m.get(PropKeyId(2)), Some(&Value::Int(7)));
+    }
+
+    #[test]
+    fn rel_ends_widen_when_an_id_needs_it() {
+        let mut leaf = RelLeaf::default();
+        leaf.ensure_slots();
+        leaf.set_ends(3, 7, 9);
+        leaf.set_ends(5, 1 << 40, 2);
+        assert_eq!((leaf.src(3), leaf.dst(3)), (7, 9));
+        assert_eq!((leaf.src(5), leaf.dst(5)), (1 << 40, 2));
     }
 
     #[test]
