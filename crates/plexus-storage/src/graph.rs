@@ -447,6 +447,9 @@ impl GraphState {
             let leaf = self.nodes.get_mut(leaf_index);
             leaf.out.seal();
             leaf.inc.seal();
+            if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
+                self.nodes.remove(leaf_index);
+            }
         }
     }
 

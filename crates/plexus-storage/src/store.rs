@@ -365,6 +365,9 @@ impl Shared {
             disk.wal.check_poisoned()?;
         }
         let mut head = self.head.lock();
+        if head.commits_since_prune >= 4096 || head.last_write.len() > 1 << 16 {
+            self.prune(&mut head);
+        }
         Self::check_conflicts(&head, txn)?;
         let version = head.state.version() + 1;
         let mut next = if head.state.version() == txn.start_version {
@@ -405,9 +408,6 @@ impl Shared {
         }
         head.state = next.clone();
         head.commits_since_prune += 1;
-        if head.commits_since_prune >= 4096 || head.last_write.len() > 1 << 20 {
-            self.prune(&mut head);
-        }
         let want_checkpoint = self.options.checkpoint_after_bytes > 0
             && head.log_bytes_since_checkpoint >= self.options.checkpoint_after_bytes;
         let durability = self.options.durability;
@@ -452,10 +452,16 @@ impl Shared {
         }
     }
 
+    /// Forgets written keys no transaction can conflict with any more: those at or below both the oldest open
+    /// writer's start and the published version (a writer starting now starts there, not at the head).
     fn prune(&self, head: &mut Head) {
         head.commits_since_prune = 0;
-        let oldest = self.writers.lock().keys().next().copied().unwrap_or(head.state.version());
+        let published = self.published.load().version();
+        let oldest = self.writers.lock().keys().next().copied().unwrap_or(published).min(published);
         head.last_write.retain(|_, v| *v > oldest);
+        if head.last_write.capacity() > 4 * head.last_write.len().max(1024) {
+            head.last_write.shrink_to_fit();
+        }
     }
 
     fn checkpoint(&self) -> Result<u64> {
@@ -477,6 +483,7 @@ impl Shared {
             let state = head.state.clone();
             self.pending.lock().clear();
             self.published.store(state.clone());
+            self.prune(&mut head);
             (state, seg)
         };
         let compacted = compact(&state);
@@ -489,6 +496,16 @@ impl Shared {
             self.rel_ids.high_water(),
         )?;
         recovery::retire_before(&disk.dir, &path, new_segment)?;
+        // Adopt the compacted leaves when nothing committed meanwhile, so the memory that removal deltas and
+        // emptied leaves held goes back too.
+        let compacted = Arc::new(compacted);
+        {
+            let mut head = self.head.lock();
+            if head.state.version() == compacted.version() {
+                head.state = compacted.clone();
+                self.published.store(compacted.clone());
+            }
+        }
         drop(compacted);
         drop(state);
         trim_heap();
@@ -501,7 +518,7 @@ fn compact(state: &GraphState) -> GraphState {
     let mut copy = state.clone();
     let mut leaves = Vec::new();
     copy.nodes.for_each(|i, leaf| {
-        if leaf.out.delta_len() > 0 || leaf.inc.delta_len() > 0 {
+        if leaf.live == 0 || leaf.out.delta_len() > 0 || leaf.inc.delta_len() > 0 {
             leaves.push(i);
         }
     });
@@ -509,6 +526,9 @@ fn compact(state: &GraphState) -> GraphState {
         let leaf = copy.nodes.get_mut(i);
         leaf.out.rebuild();
         leaf.inc.rebuild();
+        if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
+            copy.nodes.remove(i);
+        }
     }
     copy
 }

@@ -232,18 +232,13 @@ impl WriteTxn {
         if !self.state.node_exists(id) {
             return Err(StorageError::NodeNotFound(id));
         }
+        // Every step below works on entities that exist, so none can fail: no savepoint needed (a savepoint
+        // would share every leaf and make the next writes copy them).
         let rels = self.state.rels_of(id, Direction::Both, TypeFilter::All);
-        let mark = self.savepoint();
-        let result = (|| {
-            for r in &rels {
-                self.delete_rel(r.rel)?;
-            }
-            self.delete_node(id)
-        })();
-        if let Err(e) = result {
-            self.rollback_to(mark);
-            return Err(e);
+        for r in &rels {
+            self.delete_rel(r.rel).expect("relationship of a live node exists");
         }
+        self.delete_node(id).expect("node without relationships can be deleted");
         Ok(rels.len() as u64)
     }
 
@@ -280,20 +275,31 @@ impl WriteTxn {
     /// Creates or updates edges merging on `(src, type, dst)`: when such a relationship exists its properties are
     /// set (the first one found, by id), otherwise one is created. All or nothing.
     pub fn upsert_edges(&mut self, edges: &[EdgeUpsert]) -> Result<UpsertCounts> {
-        let mark = self.savepoint();
+        // Checked up front so that the batch cannot fail half-way: all or nothing without a savepoint.
+        for (src, _, dst, props) in edges {
+            self.check_edge_input(*src, *dst, props)?;
+        }
         let mut counts = UpsertCounts::default();
         for (src, ty, dst, props) in edges {
-            let result = self.upsert_edge(*src, *ty, *dst, props.clone());
-            match result {
-                Ok(true) => counts.created += 1,
-                Ok(false) => counts.updated += 1,
-                Err(e) => {
-                    self.rollback_to(mark);
-                    return Err(e);
-                }
+            if self.upsert_edge(*src, *ty, *dst, props.clone())? {
+                counts.created += 1;
+            } else {
+                counts.updated += 1;
             }
         }
         Ok(counts)
+    }
+
+    fn check_edge_input(&self, src: NodeId, dst: NodeId, props: &[(PropKeyId, Value)]) -> Result<()> {
+        for end in [src, dst] {
+            if !self.state.node_exists(end) {
+                return Err(StorageError::NodeNotFound(end));
+            }
+        }
+        for (_, v) in props {
+            v.validate().map_err(StorageError::InvalidValue)?;
+        }
+        Ok(())
     }
 
     /// Upserts one edge; returns true when it was created.
@@ -327,7 +333,6 @@ impl WriteTxn {
 
     /// Removes every relationship matching each `(src, type, dst)`; returns how many were removed. All or nothing.
     pub fn remove_edges(&mut self, edges: &[(NodeId, TypeId, NodeId)]) -> Result<u64> {
-        let mark = self.savepoint();
         let mut removed = 0;
         for &(src, ty, dst) in edges {
             self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
@@ -338,10 +343,7 @@ impl WriteTxn {
                 .map(|e| e.rel)
                 .collect();
             for rel in rels {
-                if let Err(e) = self.delete_rel(rel) {
-                    self.rollback_to(mark);
-                    return Err(e);
-                }
+                self.delete_rel(rel).expect("a listed relationship exists");
                 removed += 1;
             }
         }
