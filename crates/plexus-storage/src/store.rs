@@ -397,6 +397,13 @@ impl Shared {
                 encode_commit(&mut payload, version, &all);
             }
             debug_assert!(decode_commit(&payload).is_ok());
+            if payload.len() > crate::wal::MAX_RECORD {
+                return Err(StorageError::InvalidValue(format!(
+                    "the transaction's log record would be {} bytes; split it (at most {} bytes)",
+                    payload.len(),
+                    crate::wal::MAX_RECORD
+                )));
+            }
             lsn = disk.wal.append(&payload, version);
             head.log_bytes_since_checkpoint += payload.len() as u64 + 8;
         }

@@ -42,3 +42,55 @@ fn create_read_reopen() {
     assert!(r.check().is_empty(), "{:?}", r.check());
     assert!(Store::open(dir.path()).is_err());
 }
+
+#[test]
+fn every_durability_mode_survives_a_clean_close() {
+    for durability in [Durability::Sync, Durability::Batch, Durability::Off] {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options { durability, ..Options::default() };
+        {
+            let (store, _) = Store::open_with(dir.path(), options.clone()).unwrap();
+            for i in 0..50 {
+                let mut tx = store.write();
+                let l = tx.label("N");
+                let k = tx.prop_key("i");
+                tx.create_node(&[l], vec![(k, Value::Int(i))]).unwrap();
+                tx.commit().unwrap();
+            }
+            // Batch mode acknowledges before fsync; its flusher must still cover everything within 10 ms.
+            if durability == Durability::Batch {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        let (store, report) = Store::open_with(dir.path(), options).unwrap();
+        assert!(report.is_clean(), "{durability:?}: {report}");
+        let r = store.read();
+        assert_eq!(r.label_count(r.label_id("N").unwrap()), 50, "{durability:?}");
+    }
+}
+
+#[test]
+fn errors_leave_the_transaction_usable_and_unchanged() {
+    let store = Store::in_memory();
+    let mut tx = store.write();
+    let l = tx.label("N");
+    let t = tx.rel_type("T");
+    let a = tx.create_node(&[l], vec![]).unwrap();
+    let b = tx.create_node(&[l], vec![]).unwrap();
+    tx.create_rel(a, t, b, vec![]).unwrap();
+    assert!(matches!(tx.delete_node(a), Err(StorageError::NodeHasRelationships(_, 1))));
+    assert!(matches!(tx.create_rel(a, t, NodeId(999_999), vec![]), Err(StorageError::NodeNotFound(_))));
+    let bad_list = Value::List(std::sync::Arc::from(vec![Value::Int(1), Value::from("x")]));
+    let k = tx.prop_key("k");
+    assert!(matches!(tx.set_node_prop(a, k, bad_list), Err(StorageError::InvalidValue(_))));
+    // A failed batch leaves nothing behind.
+    let before = tx.rel_count();
+    let batch = vec![(a, t, b, vec![]), (a, t, NodeId(123_456), vec![])];
+    assert!(tx.upsert_edges(&batch).is_err());
+    assert_eq!(tx.rel_count(), before);
+    assert_eq!(tx.detach_delete_node(a).unwrap(), 1);
+    tx.commit().unwrap();
+    let r = store.read();
+    assert_eq!((r.node_count(), r.rel_count()), (1, 0));
+    assert!(r.check().is_empty());
+}
