@@ -105,6 +105,15 @@ impl Catalog {
         out
     }
 
+    /// Undoes [`Catalog::take_unlogged`] when the commit that took the tokens failed before logging them.
+    pub fn return_unlogged(&self, tokens: &[(TokenKind, u32, Arc<str>)]) {
+        let mut spaces = self.spaces.write();
+        for (kind, id, _) in tokens {
+            let space = &mut spaces[*kind as usize];
+            space.logged = space.logged.min(*id as usize);
+        }
+    }
+
     /// Every token, for a checkpoint.
     pub fn all(&self) -> Vec<(TokenKind, u32, Arc<str>)> {
         let spaces = self.spaces.read();

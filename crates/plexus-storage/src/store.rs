@@ -387,8 +387,10 @@ impl Shared {
         if let Some(disk) = &self.disk {
             let tokens = self.catalog.take_unlogged();
             let mut payload = Vec::with_capacity(64 + txn.ops.len() * 16);
-            let token_ops: Vec<Op> =
-                tokens.into_iter().map(|(kind, id, name)| Op::Token { kind, id, name: name.to_string() }).collect();
+            let token_ops: Vec<Op> = tokens
+                .iter()
+                .map(|(kind, id, name)| Op::Token { kind: *kind, id: *id, name: name.to_string() })
+                .collect();
             if token_ops.is_empty() {
                 encode_commit(&mut payload, version, &txn.ops);
             } else {
@@ -398,6 +400,7 @@ impl Shared {
             }
             debug_assert!(decode_commit(&payload).is_ok());
             if payload.len() > crate::wal::MAX_RECORD {
+                self.catalog.return_unlogged(&tokens);
                 return Err(StorageError::InvalidValue(format!(
                     "the transaction's log record would be {} bytes; split it (at most {} bytes)",
                     payload.len(),
