@@ -39,16 +39,29 @@ impl TypeFilter<'_> {
     }
 }
 
+/// One run of a node's relationships of a single type: its type and where its entries end.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    ty: TypeId,
+    end: u32,
+}
+
 /// The immutable CSR block of one leaf and direction.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AdjBase {
-    /// Groups of slot `s` are `node_groups[s]..node_groups[s + 1]`; empty when the leaf has no entries.
-    node_groups: Vec<u32>,
-    group_type: Vec<TypeId>,
-    /// Entries of group `g` are `group_end[g - 1]..group_end[g]` (from 0 for the first group).
-    group_end: Vec<u32>,
+    /// Groups of slot `s` are `node_groups[s]..node_groups[s + 1]`. Inline, so finding a node's groups costs no
+    /// pointer chase beyond the block itself.
+    node_groups: [u32; LEAF_SIZE + 1],
+    /// Entries of group `g` are `groups[g - 1].end..groups[g].end` (from 0 for the first group).
+    groups: Box<[Group]>,
     nbr: IdVec,
     rel: IdVec,
+}
+
+impl Default for AdjBase {
+    fn default() -> Self {
+        AdjBase { node_groups: [0; LEAF_SIZE + 1], groups: Box::new([]), nbr: IdVec::default(), rel: IdVec::default() }
+    }
 }
 
 impl AdjBase {
@@ -63,54 +76,47 @@ impl AdjBase {
     /// Builds a base from each slot's entries, which must be sorted.
     pub fn build(mut entries_of: impl FnMut(usize) -> Vec<AdjEntry>) -> AdjBase {
         let mut base = AdjBase::default();
+        let mut groups: Vec<Group> = Vec::new();
         let mut nbr: Vec<u64> = Vec::new();
         let mut rel: Vec<u64> = Vec::new();
-        let mut all_empty = true;
-        base.node_groups.push(0);
         for slot in 0..LEAF_SIZE {
-            let entries = entries_of(slot);
-            for e in &entries {
-                all_empty = false;
-                if base.group_type.len() == base.node_groups[slot] as usize
-                    || *base.group_type.last().expect("group exists") != e.ty
-                {
-                    base.group_type.push(e.ty);
-                    base.group_end.push(nbr.len() as u32);
+            let first_group = groups.len();
+            for e in entries_of(slot) {
+                if groups.len() == first_group || groups.last().expect("group exists").ty != e.ty {
+                    groups.push(Group { ty: e.ty, end: nbr.len() as u32 });
                 }
                 nbr.push(e.nbr);
                 rel.push(e.rel);
-                *base.group_end.last_mut().expect("group exists") += 1;
+                groups.last_mut().expect("group exists").end += 1;
             }
-            base.node_groups.push(base.group_type.len() as u32);
+            base.node_groups[slot + 1] = groups.len() as u32;
         }
-        if all_empty {
-            return AdjBase::default();
-        }
+        base.groups = groups.into_boxed_slice();
         base.nbr = IdVec::from_vec(nbr);
         base.rel = IdVec::from_vec(rel);
-        base.group_type.shrink_to_fit();
-        base.group_end.shrink_to_fit();
         base
     }
 
     #[inline]
     fn groups(&self, slot: usize) -> std::ops::Range<usize> {
-        if self.node_groups.is_empty() {
-            return 0..0;
-        }
         self.node_groups[slot] as usize..self.node_groups[slot + 1] as usize
     }
 
     #[inline]
+    fn group_type(&self, g: usize) -> TypeId {
+        self.groups[g].ty
+    }
+
+    #[inline]
     fn group_range(&self, g: usize) -> std::ops::Range<usize> {
-        let start = if g == 0 { 0 } else { self.group_end[g - 1] as usize };
-        start..self.group_end[g] as usize
+        let start = if g == 0 { 0 } else { self.groups[g - 1].end as usize };
+        start..self.groups[g].end as usize
     }
 
     fn count(&self, slot: usize, filter: TypeFilter) -> u64 {
         let mut n = 0;
         for g in self.groups(slot) {
-            if filter.accepts(self.group_type[g]) {
+            if filter.accepts(self.group_type(g)) {
                 n += self.group_range(g).len() as u64;
             }
         }
@@ -119,7 +125,7 @@ impl AdjBase {
 
     fn entries(&self, slot: usize) -> impl Iterator<Item = AdjEntry> + '_ {
         self.groups(slot).flat_map(move |g| {
-            let ty = self.group_type[g];
+            let ty = self.group_type(g);
             self.group_range(g).map(move |i| AdjEntry { ty, nbr: self.nbr.get(i), rel: self.rel.get(i) })
         })
     }
@@ -214,7 +220,7 @@ impl AdjLeaf {
         let delta = self.delta(slot);
         let base = &*self.base;
         for g in base.groups(slot) {
-            let ty = base.group_type[g];
+            let ty = base.group_type(g);
             if !filter.accepts(ty) {
                 continue;
             }
@@ -253,7 +259,7 @@ impl AdjLeaf {
         let removals = delta.filter(|d| !d.removed.is_empty());
         let base = &*self.base;
         for g in base.groups(slot) {
-            let ty = base.group_type[g];
+            let ty = base.group_type(g);
             if !filter.accepts(ty) {
                 continue;
             }
@@ -291,7 +297,7 @@ impl AdjLeaf {
         let delta = self.delta(slot);
         let base = &*self.base;
         for g in base.groups(slot) {
-            let ty = base.group_type[g];
+            let ty = base.group_type(g);
             if !filter.accepts(ty) {
                 continue;
             }
@@ -335,7 +341,7 @@ impl AdjLeaf {
         let in_base = {
             let base = &*self.base;
             base.groups(slot).any(|g| {
-                if base.group_type[g] != e.ty {
+                if base.group_type(g) != e.ty {
                     return false;
                 }
                 let range = base.group_range(g);
@@ -409,9 +415,8 @@ impl AdjLeaf {
         let b = &*self.base;
         b.nbr.heap_bytes()
             + b.rel.heap_bytes()
-            + b.group_end.capacity() * 4
-            + b.group_type.capacity() * 4
-            + b.node_groups.capacity() * 4
+            + b.groups.len() * std::mem::size_of::<Group>()
+            + std::mem::size_of::<AdjBase>()
     }
 
     pub fn delta_len(&self) -> usize {
