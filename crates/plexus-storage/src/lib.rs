@@ -15,6 +15,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod codec;
 pub mod error;
+pub mod fxhash;
 pub mod graph;
 pub mod ids;
 pub mod idvec;

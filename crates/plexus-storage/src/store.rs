@@ -9,7 +9,9 @@
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::fxhash::FxHashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -72,14 +74,12 @@ const LOCK_FILE: &str = "LOCK";
 const META_MAGIC: &[u8; 8] = b"PLEXUS\x00\x01";
 /// How often the batch-durability thread fsyncs.
 const BATCH_INTERVAL: Duration = Duration::from_millis(10);
-/// With durability off, hand buffered log bytes to the OS once this many accumulate.
-const OFF_FLUSH_BYTES: usize = 1 << 20;
 
 /// The committer's view: the newest state and what conflict checks need.
 pub(crate) struct Head {
     state: Arc<GraphState>,
     /// For each key, the version of the last commit that wrote it (pruned below the oldest active writer).
-    last_write: HashMap<WriteKey, u64>,
+    last_write: FxHashMap<WriteKey, u64>,
     last_schema_change: u64,
     commits_since_prune: u64,
     log_bytes_since_checkpoint: u64,
@@ -240,7 +240,7 @@ impl Store {
             published: ArcSwap::new(state.clone()),
             head: Mutex::new(Head {
                 state,
-                last_write: HashMap::new(),
+                last_write: FxHashMap::default(),
                 last_schema_change: 0,
                 commits_since_prune: 0,
                 log_bytes_since_checkpoint: 0,
@@ -285,6 +285,7 @@ impl Store {
             state: (*snapshot).clone(),
             ops: Vec::new(),
             writes: Vec::new(),
+            created: Default::default(),
             schema_change: false,
             registered: true,
         }
@@ -410,9 +411,6 @@ impl Shared {
             lsn = disk.wal.append(&payload, version);
             head.log_bytes_since_checkpoint += payload.len() as u64 + 8;
         }
-        for key in txn.writes.drain(..) {
-            head.last_write.insert(key, version);
-        }
         if txn.schema_change {
             head.last_schema_change = version;
         }
@@ -420,25 +418,37 @@ impl Shared {
         head.commits_since_prune += 1;
         let want_checkpoint = self.options.checkpoint_after_bytes > 0
             && head.log_bytes_since_checkpoint >= self.options.checkpoint_after_bytes;
-        let durability = self.options.durability;
-        match (&self.disk, durability) {
-            (Some(disk), Durability::Sync) => {
+        let sync = self.disk.is_some() && self.options.durability == Durability::Sync;
+        if !sync {
+            self.published.store(next.clone());
+        }
+        // The written keys only serve writers that started before this version. Once it is published, a writer
+        // starting now starts at or after it; so if no other writer is open, nobody can ever need these keys.
+        let others_open = {
+            let writers = self.writers.lock();
+            writers.iter().any(|(&start, &n)| start < version && (start != txn.start_version || n > 1))
+        };
+        if sync || others_open {
+            for key in txn.writes.drain(..) {
+                head.last_write.insert(key, version);
+            }
+        }
+        match &self.disk {
+            Some(disk) if sync => {
                 self.pending.lock().push_back((lsn, next));
                 drop(head);
                 disk.wal.sync_to(lsn, true)?;
                 self.publish_durable(lsn);
             }
-            (Some(disk), Durability::Off) => {
-                self.published.store(next);
+            Some(disk) => {
                 drop(head);
-                if disk.wal.buffered_bytes() >= OFF_FLUSH_BYTES {
+                // Hand the record to the OS before acknowledging: that is what lets it survive a process crash.
+                // Concurrent committers still share one write, as with group commit.
+                if self.options.durability == Durability::Off {
                     disk.wal.sync_to(lsn, false)?;
                 }
             }
-            _ => {
-                self.published.store(next);
-                drop(head);
-            }
+            None => drop(head),
         }
         txn.registered = false;
         self.unregister_writer(txn.start_version);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
 use crate::error::{Result, StorageError};
+use crate::fxhash::FxHashSet;
 use crate::graph::GraphState;
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::ops::Op;
@@ -94,6 +95,8 @@ pub struct WriteTxn {
     pub(crate) state: GraphState,
     pub(crate) ops: Vec<Op>,
     pub(crate) writes: Vec<WriteKey>,
+    /// Nodes this transaction created: nobody else can have seen them, so their keys cannot conflict.
+    pub(crate) created: FxHashSet<u64>,
     pub(crate) schema_change: bool,
     pub(crate) registered: bool,
 }
@@ -136,6 +139,16 @@ impl WriteTxn {
         &self.shared.catalog
     }
 
+    /// Records a written key, unless it is about a node this transaction created.
+    fn key(&mut self, key: WriteKey) {
+        if let WriteKey::NodeRecord(id) | WriteKey::NodeLinked(id) | WriteKey::NodeDeleted(id) = key {
+            if self.created.contains(&id) {
+                return;
+            }
+        }
+        self.writes.push(key);
+    }
+
     fn record(&mut self, op: Op) -> Result<()> {
         self.state.apply(&op)?;
         self.ops.push(op);
@@ -171,7 +184,7 @@ impl WriteTxn {
     pub fn create_node(&mut self, labels: &[LabelId], props: Vec<(PropKeyId, Value)>) -> Result<NodeId> {
         let id = NodeId(self.shared.node_ids.allocate());
         self.record(Op::CreateNode { id, labels: labels.to_vec(), props })?;
-        self.writes.push(WriteKey::NodeRecord(id.0));
+        self.created.insert(id.0);
         let keys = self.node_unique_keys(id, None);
         self.writes.extend(keys);
         Ok(id)
@@ -185,7 +198,7 @@ impl WriteTxn {
         }
         keys.extend(self.unique_keys_of(&labels, key, &value));
         self.record(Op::SetNodeProp { id, key, value })?;
-        self.writes.push(WriteKey::NodeRecord(id.0));
+        self.key(WriteKey::NodeRecord(id.0));
         self.writes.extend(keys);
         Ok(())
     }
@@ -204,7 +217,7 @@ impl WriteTxn {
 
     pub fn add_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
         self.record(Op::AddLabel { id, label })?;
-        self.writes.push(WriteKey::NodeRecord(id.0));
+        self.key(WriteKey::NodeRecord(id.0));
         let keys = self.node_unique_keys(id, Some(label));
         self.writes.extend(keys);
         Ok(())
@@ -213,7 +226,7 @@ impl WriteTxn {
     pub fn remove_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
         let keys = self.node_unique_keys(id, Some(label));
         self.record(Op::RemoveLabel { id, label })?;
-        self.writes.push(WriteKey::NodeRecord(id.0));
+        self.key(WriteKey::NodeRecord(id.0));
         self.writes.extend(keys);
         Ok(())
     }
@@ -222,7 +235,8 @@ impl WriteTxn {
     pub fn delete_node(&mut self, id: NodeId) -> Result<()> {
         let keys = self.node_unique_keys(id, None);
         self.record(Op::DeleteNode { id })?;
-        self.writes.extend([WriteKey::NodeRecord(id.0), WriteKey::NodeDeleted(id.0)]);
+        self.key(WriteKey::NodeRecord(id.0));
+        self.key(WriteKey::NodeDeleted(id.0));
         self.writes.extend(keys);
         Ok(())
     }
@@ -251,7 +265,9 @@ impl WriteTxn {
     ) -> Result<RelId> {
         let id = RelId(self.shared.rel_ids.allocate());
         self.record(Op::CreateRel { id, ty, src, dst, props })?;
-        self.writes.extend([WriteKey::RelRecord(id.0), WriteKey::NodeLinked(src.0), WriteKey::NodeLinked(dst.0)]);
+        // The new relationship's own record cannot conflict (its id is fresh); linking its ends can.
+        self.key(WriteKey::NodeLinked(src.0));
+        self.key(WriteKey::NodeLinked(dst.0));
         Ok(id)
     }
 
@@ -264,11 +280,9 @@ impl WriteTxn {
     pub fn delete_rel(&mut self, id: RelId) -> Result<()> {
         let rec = self.state.rel(id).ok_or(StorageError::RelNotFound(id))?;
         self.record(Op::DeleteRel { id })?;
-        self.writes.extend([
-            WriteKey::RelRecord(id.0),
-            WriteKey::NodeLinked(rec.src.0),
-            WriteKey::NodeLinked(rec.dst.0),
-        ]);
+        self.key(WriteKey::RelRecord(id.0));
+        self.key(WriteKey::NodeLinked(rec.src.0));
+        self.key(WriteKey::NodeLinked(rec.dst.0));
         Ok(())
     }
 
@@ -391,6 +405,7 @@ impl WriteTxn {
             state: self.state.clone(),
             ops: self.ops.len(),
             writes: self.writes.len(),
+            created: self.created.clone(),
             schema: self.schema_change,
         }
     }
@@ -400,6 +415,7 @@ impl WriteTxn {
         self.state = mark.state;
         self.ops.truncate(mark.ops);
         self.writes.truncate(mark.writes);
+        self.created = mark.created;
         self.schema_change = mark.schema;
     }
 
@@ -419,5 +435,6 @@ pub struct Savepoint {
     state: GraphState,
     ops: usize,
     writes: usize,
+    created: FxHashSet<u64>,
     schema: bool,
 }

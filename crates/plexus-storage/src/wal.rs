@@ -10,7 +10,7 @@
 //! `[payload length: u32 LE][CRC32 of payload: u32 LE][payload]`. A segment is never rewritten; recovery cuts a
 //! torn tail off the last one.
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -154,6 +154,9 @@ pub struct Wal {
     pending: Mutex<Pending>,
     segment: Mutex<Segment>,
     durable_lsn: AtomicU64,
+    /// Whether a leader is writing and fsyncing now; followers wait on `flushed` instead of queueing on a mutex.
+    flushing: Mutex<bool>,
+    flushed: Condvar,
     poisoned: AtomicBool,
     fsyncs: AtomicU64,
 }
@@ -168,6 +171,8 @@ impl Wal {
             pending: Mutex::new(Pending { bytes: Vec::new(), end_lsn: 0, last_version: next_version - 1 }),
             segment: Mutex::new(segment),
             durable_lsn: AtomicU64::new(0),
+            flushing: Mutex::new(false),
+            flushed: Condvar::new(),
             poisoned: AtomicBool::new(false),
             fsyncs: AtomicU64::new(0),
         })
@@ -204,15 +209,38 @@ impl Wal {
     }
 
     /// Makes everything up to `lsn` durable (group commit); with `fsync` false, only writes it to the OS.
+    ///
+    /// Leader/follower: the first committer to find no flush in progress becomes the leader, takes everything
+    /// buffered so far and writes and fsyncs it; the others sleep on a condition variable and are all woken at
+    /// once when it finishes. Whoever is still not covered then becomes the next leader, taking everything
+    /// appended during the previous fsync, so one fsync serves as many commits as arrive while it runs.
     pub fn sync_to(&self, lsn: u64, fsync: bool) -> Result<()> {
         if self.durable_lsn.load(Ordering::Acquire) >= lsn {
             return Ok(());
         }
-        let mut seg = self.segment.lock();
-        if self.durable_lsn.load(Ordering::Acquire) >= lsn {
-            return Ok(());
+        let mut flushing = self.flushing.lock();
+        loop {
+            if self.durable_lsn.load(Ordering::Acquire) >= lsn {
+                return Ok(());
+            }
+            self.check_poisoned()?;
+            if *flushing {
+                self.flushed.wait(&mut flushing);
+                continue;
+            }
+            *flushing = true;
+            drop(flushing);
+            let result = self.flush_pending(fsync);
+            flushing = self.flushing.lock();
+            *flushing = false;
+            self.flushed.notify_all();
+            result?;
         }
-        self.check_poisoned()?;
+    }
+
+    /// Writes (and optionally fsyncs) everything buffered; the caller is the only flusher.
+    fn flush_pending(&self, fsync: bool) -> Result<()> {
+        let mut seg = self.segment.lock();
         let (bytes, end_lsn, last_version) = {
             let mut p = self.pending.lock();
             (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
@@ -221,7 +249,7 @@ impl Wal {
             self.poisoned.store(true, Ordering::Release);
             return Err(e);
         }
-        self.durable_lsn.store(end_lsn, Ordering::Release);
+        self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
         Ok(())
     }
 
@@ -256,7 +284,9 @@ impl Wal {
         });
         match result {
             Ok(seq) => {
-                self.durable_lsn.store(end_lsn, Ordering::Release);
+                self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
+                let _flushing = self.flushing.lock();
+                self.flushed.notify_all();
                 Ok(seq)
             }
             Err(e) => {
