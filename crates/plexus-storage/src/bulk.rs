@@ -54,10 +54,13 @@ pub fn build_state(
             index.count += 1;
         }
         let leaf = state.nodes.get_mut(leaf_index);
-        leaf.ensure_slots();
         leaf.live |= 1 << slot;
-        leaf.labels[slot] = n.labels;
-        leaf.props[slot] = n.props;
+        if !n.labels.is_empty() {
+            *leaf.labels_mut(slot) = n.labels;
+        }
+        if n.props.is_some() {
+            *leaf.props_mut(slot) = n.props;
+        }
         state.node_count += 1;
     }
     state.labels = Arc::new(label_bits);

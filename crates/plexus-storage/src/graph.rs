@@ -110,7 +110,7 @@ impl GraphState {
     }
 
     pub fn node_labels(&self, id: NodeId) -> Option<&[LabelId]> {
-        self.node_leaf(id).map(|(l, s)| &l.labels[s][..])
+        self.node_leaf(id).map(|(l, s)| l.labels(s))
     }
 
     pub fn node_has_label(&self, id: NodeId, label: LabelId) -> bool {
@@ -118,11 +118,11 @@ impl GraphState {
     }
 
     pub fn node_props(&self, id: NodeId) -> Option<Option<&PropMap>> {
-        self.node_leaf(id).map(|(l, s)| l.props[s].as_deref())
+        self.node_leaf(id).map(|(l, s)| l.props(s).as_deref())
     }
 
     pub fn node_prop(&self, id: NodeId, key: PropKeyId) -> Option<&Value> {
-        self.node_leaf(id).and_then(|(l, s)| props_get(&l.props[s], key))
+        self.node_leaf(id).and_then(|(l, s)| props_get(l.props(s), key))
     }
 
     pub fn rel_exists(&self, id: RelId) -> bool {
@@ -535,10 +535,14 @@ impl GraphState {
         }
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
-        leaf.ensure_slots();
         leaf.live |= 1 << slot;
-        leaf.labels[slot] = label_set;
-        leaf.props[slot] = if map.is_empty() { None } else { Some(Arc::new(map)) };
+        leaf.clear_slot(slot);
+        if !label_set.is_empty() {
+            *leaf.labels_mut(slot) = label_set;
+        }
+        if !map.is_empty() {
+            *leaf.props_mut(slot) = Some(Arc::new(map));
+        }
         self.node_count += 1;
         Ok(())
     }
@@ -554,7 +558,7 @@ impl GraphState {
         self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
-        props_set(&mut leaf.props[slot], key, value);
+        props_set(leaf.props_mut(slot), key, value);
         Ok(())
     }
 
@@ -574,7 +578,7 @@ impl GraphState {
         self.set_label_bit(label, id, true);
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
-        let set = &mut leaf.labels[slot];
+        let set = leaf.labels_mut(slot);
         let pos = set.binary_search(&label).unwrap_or_else(|p| p);
         set.insert(pos, label);
         Ok(())
@@ -593,7 +597,7 @@ impl GraphState {
         self.set_label_bit(label, id, false);
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
-        leaf.labels[slot].retain(|l| *l != label);
+        leaf.labels_mut(slot).retain(|l| *l != label);
         Ok(())
     }
 
@@ -603,9 +607,9 @@ impl GraphState {
         if degree > 0 {
             return Err(StorageError::NodeHasRelationships(id, self.degree(id, Direction::Both, TypeFilter::All)));
         }
-        let labels: Labels = leaf.labels[slot].clone();
+        let labels: Labels = leaf.labels(slot).iter().copied().collect();
         let props: Vec<(PropKeyId, Value)> =
-            leaf.props[slot].as_deref().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
+            leaf.props(slot).as_deref().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
         for (k, v) in &props {
             self.index_key(id, &labels, *k, Some(v), false);
         }
@@ -615,8 +619,7 @@ impl GraphState {
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
         leaf.live &= !(1 << slot);
-        leaf.labels[slot] = Labels::new();
-        leaf.props[slot] = None;
+        leaf.clear_slot(slot);
         let empty = leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty();
         if empty {
             self.nodes.remove(leaf_index);

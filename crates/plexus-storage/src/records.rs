@@ -83,15 +83,16 @@ pub fn props_set(props: &mut Props, key: PropKeyId, value: Value) -> Option<Valu
     old
 }
 
-/// The nodes whose ids fall in one leaf.
+/// The nodes whose ids fall in one leaf. Label and property columns are allocated only once some node of the
+/// leaf has labels or properties: graphs loaded from edge lists have neither, and a leaf then costs its
+/// adjacency alone.
 #[derive(Clone, Debug, Default)]
 pub struct NodeLeaf {
     pub live: u64,
-    /// Per slot; empty until the leaf holds a node.
-    pub labels: Vec<Labels>,
-    pub props: Vec<Props>,
     pub out: AdjLeaf,
     pub inc: AdjLeaf,
+    labels: Vec<Labels>,
+    props: Vec<Props>,
 }
 
 impl NodeLeaf {
@@ -100,10 +101,38 @@ impl NodeLeaf {
         self.live & (1u64 << slot) != 0
     }
 
-    pub fn ensure_slots(&mut self) {
+    #[inline]
+    pub fn labels(&self, slot: usize) -> &[LabelId] {
+        self.labels.get(slot).map_or(&[], |l| &l[..])
+    }
+
+    pub fn labels_mut(&mut self, slot: usize) -> &mut Labels {
         if self.labels.is_empty() {
             self.labels = vec![Labels::new(); LEAF_SIZE];
+        }
+        &mut self.labels[slot]
+    }
+
+    #[inline]
+    pub fn props(&self, slot: usize) -> &Props {
+        static NONE: Props = None;
+        self.props.get(slot).unwrap_or(&NONE)
+    }
+
+    pub fn props_mut(&mut self, slot: usize) -> &mut Props {
+        if self.props.is_empty() {
             self.props = vec![None; LEAF_SIZE];
+        }
+        &mut self.props[slot]
+    }
+
+    /// Forgets a deleted node's labels and properties.
+    pub fn clear_slot(&mut self, slot: usize) {
+        if let Some(l) = self.labels.get_mut(slot) {
+            *l = Labels::new();
+        }
+        if let Some(p) = self.props.get_mut(slot) {
+            *p = None;
         }
     }
 
