@@ -119,6 +119,11 @@ fn install_adjacency(state: &mut GraphState, mut entries: Vec<(u64, AdjEntry)>, 
             v
         });
         let leaf = state.nodes.get_mut(leaf_index);
+        for (node, e) in chunk {
+            if *node == e.nbr {
+                leaf.loops |= 1 << (*node as usize & (LEAF_SIZE - 1));
+            }
+        }
         if outgoing {
             leaf.out = AdjLeaf::from_base(base);
         } else {

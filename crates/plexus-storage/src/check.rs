@@ -49,6 +49,12 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
                 }
             }
         }
+        let loops = state.rels_between(n, n, Direction::Out, TypeFilter::All).len() as u64;
+        let out = state.degree(n, Direction::Out, TypeFilter::All);
+        let inc = state.degree(n, Direction::In, TypeFilter::All);
+        if state.degree(n, Direction::Both, TypeFilter::All) != out + inc - loops {
+            push(format!("{n}: degree in both directions disagrees with {out} out, {inc} in, {loops} self-loops"));
+        }
         if let Some(labels) = state.node_labels(n) {
             for &l in labels {
                 if !label_contains(state, l, n) {

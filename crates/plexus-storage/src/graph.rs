@@ -150,7 +150,11 @@ impl GraphState {
             Direction::Out => leaf.out.degree(slot, filter),
             Direction::In => leaf.inc.degree(slot, filter),
             Direction::Both => {
-                let loops = self.count_between_one_way(leaf, slot, node, true, filter);
+                let loops = if leaf.loops & (1 << slot) == 0 {
+                    0
+                } else {
+                    self.count_between_one_way(leaf, slot, node, true, filter)
+                };
                 leaf.out.degree(slot, filter) + leaf.inc.degree(slot, filter) - loops
             }
         }
@@ -659,7 +663,11 @@ impl GraphState {
             leaf.props[slot] = None;
         }
         let (src_leaf, src_slot) = split(src.0);
-        self.nodes.get_mut(src_leaf).out.add(src_slot, AdjEntry { ty, nbr: dst.0, rel: id.0 });
+        let leaf = self.nodes.get_mut(src_leaf);
+        leaf.out.add(src_slot, AdjEntry { ty, nbr: dst.0, rel: id.0 });
+        if src == dst {
+            leaf.loops |= 1 << src_slot;
+        }
         self.mark_dirty(src_leaf);
         let (dst_leaf, dst_slot) = split(dst.0);
         self.nodes.get_mut(dst_leaf).inc.add(dst_slot, AdjEntry { ty, nbr: src.0, rel: id.0 });
@@ -702,6 +710,17 @@ impl GraphState {
             self.nodes.get_mut(dst_leaf).inc.remove(dst_slot, AdjEntry { ty: rec.ty, nbr: rec.src.0, rel: id.0 });
         self.mark_dirty(dst_leaf);
         debug_assert!(removed_out && removed_in, "adjacency out of step with {id}");
+        if rec.src == rec.dst {
+            let leaf = self.nodes.get_mut(src_leaf);
+            let mut more = false;
+            let _ = leaf.out.visit_to::<()>(src_slot, rec.src.0, TypeFilter::All, |_| {
+                more = true;
+                ControlFlow::Break(())
+            });
+            if !more {
+                leaf.loops &= !(1 << src_slot);
+            }
+        }
         self.rel_count -= 1;
         Ok(())
     }

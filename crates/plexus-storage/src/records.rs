@@ -89,6 +89,9 @@ pub fn props_set(props: &mut Props, key: PropKeyId, value: Value) -> Option<Valu
 #[derive(Clone, Debug, Default)]
 pub struct NodeLeaf {
     pub live: u64,
+    /// Slots that may have a self-loop (set when one is created, cleared when a check finds none), so that
+    /// degree in both directions needs no search for the common node without one.
+    pub loops: u64,
     pub out: AdjLeaf,
     pub inc: AdjLeaf,
     labels: Vec<Labels>,
