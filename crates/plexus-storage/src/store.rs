@@ -72,8 +72,6 @@ const LOCK_FILE: &str = "LOCK";
 const META_MAGIC: &[u8; 8] = b"PLEXUS\x00\x01";
 /// How often the batch-durability thread fsyncs.
 const BATCH_INTERVAL: Duration = Duration::from_millis(10);
-/// With durability off, hand buffered log bytes to the OS once this many accumulate.
-const OFF_FLUSH_BYTES: usize = 1 << 20;
 
 /// The committer's view: the newest state and what conflict checks need.
 pub(crate) struct Head {
@@ -421,9 +419,9 @@ impl Shared {
             (Some(disk), Durability::Off) => {
                 self.published.store(next);
                 drop(head);
-                if disk.wal.buffered_bytes() >= OFF_FLUSH_BYTES {
-                    disk.wal.sync_to(lsn, false)?;
-                }
+                // Hand the record to the OS before acknowledging: that is what lets it survive a process crash.
+                // Concurrent committers still share one write, as with group commit.
+                disk.wal.sync_to(lsn, false)?;
             }
             _ => {
                 self.published.store(next);
