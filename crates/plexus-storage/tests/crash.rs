@@ -306,6 +306,13 @@ fn run_child(dir: &Path, seed: u64, round: u32, delay: Duration, from_spawn: boo
 fn verify(dir: &Path, acked: &BTreeMap<(u32, usize), u64>, seed: u64, round: u32) -> RecoveryReport {
     let ctx = |what: String| format!("seed {seed} round {round}: {what}");
     let (store, report) = Store::open(dir).unwrap_or_else(|e| panic!("{}", ctx(format!("reopen failed: {e}"))));
+    // A checkpoint cut short by the kill must not leave its temporary file behind for good.
+    let temps: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(temps.is_empty(), "{}", ctx(format!("temporary files left after recovery: {temps:?}")));
     let r = store.read();
     let problems = r.check();
     assert!(problems.is_empty(), "{}", ctx(format!("check() found {problems:?}; recovery: {report}")));
