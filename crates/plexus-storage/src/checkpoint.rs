@@ -239,6 +239,11 @@ pub fn load(path: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Loaded> 
     if crc != crc32fast::hash(&bytes[..48]) {
         return Err(corrupt("checkpoint header checksum mismatch".into()));
     }
+    // The checksum does not cover the reserved tail of the header; the writer zeroes it, so anything else there
+    // is damage, and a checkpoint is the only copy of what it holds.
+    if bytes[52..HEADER_LEN].iter().any(|&b| b != 0) {
+        return Err(corrupt("checkpoint header has nonzero reserved bytes".into()));
+    }
     if &bytes[8..24] != db_id {
         return Err(StorageError::ForeignFile {
             path: path.to_path_buf(),
