@@ -8,6 +8,9 @@
 //!
 //! Valid inputs must decode; mutated ones may fail, but only with an error. WAL records are also mutated inside
 //! valid framing (recomputed CRC), so `decode_commit` sees damaged payloads rather than only failed checksums.
+//!
+//! With `PLEXUS_FUZZ_SEEDS=DIR`, the valid encodings are also written to `DIR/<target>/` as a seed corpus for the
+//! fuzz targets (see `fuzz/README.md`).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -157,6 +160,18 @@ fn checkpoint_bodies() -> Vec<Vec<u8>> {
     bodies
 }
 
+/// Writes `inputs` as seed files for a fuzz target when `PLEXUS_FUZZ_SEEDS` is set.
+fn write_seeds(target: &str, inputs: &[Vec<u8>]) {
+    let Some(dir) = std::env::var_os("PLEXUS_FUZZ_SEEDS") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir).join(target);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, input) in inputs.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i}")), input).unwrap();
+    }
+}
+
 /// One random change of the kinds that find decoder bugs: bit flips, boundary bytes, inserted, deleted or
 /// duplicated runs, truncation, splices from another valid input.
 fn mutate(rng: &mut StdRng, input: &[u8], corpus: &[Vec<u8>]) -> Vec<u8> {
@@ -267,6 +282,7 @@ fn wal_segments_never_panic() {
         decode_commit(p).expect("a valid commit decodes");
     }
     let corpus = vec![segment(&payloads), segment(&payloads[..1]), segment(&[])];
+    write_seeds("wal_segment", &[corpus.clone(), payloads.clone()].concat());
     let (records, _, tail) = read_segment(&corpus[0]);
     assert_eq!((records.len(), tail), (payloads.len(), plexus_storage::wal::TailState::Clean));
     let mut n = run_all("read_segment", inputs(&mut rng, &corpus, CASES / 2).into_iter(), wal_segment);
@@ -283,6 +299,7 @@ fn wal_segments_never_panic() {
 fn checkpoint_bodies_never_panic() {
     let mut rng = StdRng::seed_from_u64(SEED ^ 1);
     let corpus = checkpoint_bodies();
+    write_seeds("checkpoint_body", &corpus);
     for (i, body) in corpus.iter().enumerate() {
         decode_body(body, &Catalog::new(), 9).unwrap_or_else(|e| panic!("valid body {i} does not decode: {e}"));
     }
@@ -303,6 +320,7 @@ fn checkpoint_body_with_an_absurd_label_is_refused() {
 fn values_never_panic() {
     let mut rng = StdRng::seed_from_u64(SEED ^ 2);
     let corpus = value_encodings();
+    write_seeds("value_codec", &corpus);
     for (v, enc) in sample_values().iter().zip(&corpus) {
         let mut r = Reader::new(enc);
         assert_eq!(&r.value().expect("a valid value decodes"), v);
