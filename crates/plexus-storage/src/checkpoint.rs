@@ -128,6 +128,9 @@ pub fn decode_body(body: &[u8], catalog: &Catalog, version: u64) -> DecodeResult
         let name = r.str()?;
         catalog.restore(kind, id, name).map_err(DecodeError)?;
     }
+    // Label ids index a vector of label indexes, so an absurd one would allocate without bound: only ids the
+    // catalog knows are valid (every label in use was interned, and the checkpoint lists every token).
+    let label_tokens = catalog.names(TokenKind::Label).len();
     let nkeys = r.count(2)?;
     let mut keys = Vec::with_capacity(nkeys);
     for _ in 0..nkeys {
@@ -145,7 +148,11 @@ pub fn decode_body(body: &[u8], catalog: &Catalog, version: u64) -> DecodeResult
         let nl = r.count(1)?;
         let mut labels = Labels::new();
         for _ in 0..nl {
-            labels.push(LabelId(r.u32v()?));
+            let label = r.u32v()?;
+            if label as usize >= label_tokens {
+                return Err(DecodeError(format!("label {label} is not in the catalog")));
+            }
+            labels.push(LabelId(label));
         }
         labels.sort_unstable();
         labels.dedup();
@@ -238,6 +245,11 @@ pub fn load(path: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Loaded> 
     let crc = u32::from_le_bytes(bytes[48..52].try_into().expect("4 bytes"));
     if crc != crc32fast::hash(&bytes[..48]) {
         return Err(corrupt("checkpoint header checksum mismatch".into()));
+    }
+    // The checksum does not cover the reserved tail of the header; the writer zeroes it, so anything else there
+    // is damage, and a checkpoint is the only copy of what it holds.
+    if bytes[52..HEADER_LEN].iter().any(|&b| b != 0) {
+        return Err(corrupt("checkpoint header has nonzero reserved bytes".into()));
     }
     if &bytes[8..24] != db_id {
         return Err(StorageError::ForeignFile {

@@ -86,6 +86,21 @@ fn list(dir: &Path) -> Result<NumberedFiles> {
     Ok((checkpoints, segments))
 }
 
+/// Removes checkpoints whose writing was cut short (`checkpoint-*.plx.tmp`). Call only with the directory lock
+/// held and no checkpoint in progress: then no such file is being written.
+fn remove_temporary_files(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
+        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.strip_suffix(".tmp").and_then(parse_checkpoint_name).is_some() {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn has_data_files(dir: &Path) -> Result<bool> {
     let (c, s) = list(dir)?;
     Ok(!c.is_empty() || !s.is_empty())
@@ -100,6 +115,9 @@ fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
 }
 
 pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Recovered> {
+    // A crash during a checkpoint leaves its temporary file behind, as large as a checkpoint; nothing else would
+    // ever remove it.
+    remove_temporary_files(dir)?;
     let (checkpoints, segments) = list(dir)?;
     let mut report = RecoveryReport::default();
     let (mut state, mut next_node, mut next_rel) = match checkpoints.last() {
@@ -212,5 +230,6 @@ pub(crate) fn retire_before(dir: &Path, keep: &Path, first_live_segment: u64) ->
             std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
         }
     }
+    remove_temporary_files(dir)?;
     sync_dir(dir)
 }

@@ -1,0 +1,424 @@
+//! Recovery from torn and damaged files.
+//!
+//! A database is built with a known sequence of commits (once with the log alone, once with a checkpoint in the
+//! middle), and the state after every commit is recorded. Then, on copies of the directory:
+//! - the last log segment is cut at every byte offset (its records and its header): open must
+//!   succeed, recover exactly the commits whose records lie wholly before the cut, report a dropped tail exactly
+//!   when the cut fell inside a record, pass `check()`, and accept new commits that survive another reopen;
+//! - every byte of the last segment, header included, is flipped: open must either recover a committed
+//!   prefix that keeps every commit before the damaged record and report the damage, or refuse with an error
+//!   naming the file; it must never panic;
+//! - every byte of a checkpoint is flipped and the checkpoint is truncated: open must refuse with
+//!   `StorageError::Corrupt`, never open an empty or partial database;
+//! - a log segment or checkpoint from another database is refused with `StorageError::ForeignFile`, a missing or
+//!   damaged `plexus.meta` next to data files is refused, and a second open of an open directory gets
+//!   `StorageError::Locked`.
+
+use std::ops::ControlFlow;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+
+use plexus_storage::wal::{read_segment, SEGMENT_HEADER_LEN};
+use plexus_storage::{Direction, ReadTxn, RecoveryReport, StorageError, Store, TokenKind, TypeFilter, Value, WriteTxn};
+use tempfile::TempDir;
+
+/// Every node and relationship with labels, type and properties by name: what a commit can change.
+fn dump(r: &ReadTxn) -> Vec<String> {
+    let cat = r.catalog();
+    let name = |kind, id: u32| cat.name(kind, id).map_or_else(|| format!("?{id}"), |n| n.to_string());
+    let props = |p: Option<&plexus_storage::PropMap>| -> String {
+        let mut v: Vec<String> = p
+            .map(|p| p.iter().map(|(k, v)| format!("{}={v:?}", name(TokenKind::PropKey, k.0))).collect())
+            .unwrap_or_default();
+        v.sort();
+        v.join(",")
+    };
+    let mut out = Vec::new();
+    let _ = r.visit_nodes::<()>(|n| {
+        let mut labels: Vec<String> = r.node_labels(n).unwrap().iter().map(|l| name(TokenKind::Label, l.0)).collect();
+        labels.sort();
+        out.push(format!("node {} {labels:?} {{{}}}", n.0, props(r.node_props(n).flatten())));
+        ControlFlow::Continue(())
+    });
+    let _ = r.visit_all_rels::<()>(|rel| {
+        let props = props(r.rel_props(rel.id).flatten());
+        let ty = name(TokenKind::Type, rel.ty.0);
+        out.push(format!("rel {} {}-[{ty}]->{} {{{props}}}", rel.id.0, rel.src.0, rel.dst.0));
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// A built database and the state after each of its commits (index 0: empty).
+struct Built {
+    dir: TempDir,
+    /// (version, dump) after commit k.
+    states: Vec<(u64, Vec<String>)>,
+}
+
+impl Built {
+    fn commit(&mut self, store: &Store, f: impl FnOnce(&mut WriteTxn)) {
+        let mut tx = store.write();
+        f(&mut tx);
+        let version = tx.commit().unwrap();
+        self.states.push((version, dump(&store.read())));
+    }
+}
+
+fn person(tx: &WriteTxn, name: &str) -> plexus_storage::NodeId {
+    tx.node_by_key(tx.label("Person"), &Value::from(name)).unwrap_or_else(|| panic!("{name} exists"))
+}
+
+/// Fourteen commits over two sessions, touching every kind of operation and creating tokens along the way.
+/// With `checkpoint`, a checkpoint follows commit 8.
+fn build(checkpoint: bool) -> Built {
+    let mut b = Built { dir: tempfile::tempdir().unwrap(), states: vec![(0, Vec::new())] };
+    {
+        let (store, _) = Store::open(b.dir.path()).unwrap();
+        b.commit(&store, |tx| {
+            let (person, name, knows) = (tx.label("Person"), tx.prop_key("name"), tx.rel_type("KNOWS"));
+            tx.declare_unique_key(person, name).unwrap();
+            let ann = tx
+                .create_node(
+                    &[person],
+                    vec![
+                        (name, "ann".into()),
+                        (tx.prop_key("age"), Value::Int(42)),
+                        (tx.prop_key("score"), 1.5.into()),
+                    ],
+                )
+                .unwrap();
+            let tags = Value::from(vec!["x".to_string(), "y".to_string()]);
+            let bob = tx.create_node(&[person], vec![(name, "bob".into()), (tx.prop_key("tags"), tags)]).unwrap();
+            tx.create_rel(ann, knows, bob, vec![(tx.prop_key("since"), Value::Int(2020))]).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let (label, name) = (tx.label("Person"), tx.prop_key("name"));
+            let blob = Value::from(vec![0u8, 1, 2, 255]);
+            let carol = tx.create_node(&[label], vec![(name, "carol".into()), (tx.prop_key("blob"), blob)]).unwrap();
+            let (ann, bob) = (person(tx, "ann"), person(tx, "bob"));
+            tx.create_rel(bob, tx.rel_type("KNOWS"), carol, vec![]).unwrap();
+            tx.create_rel(carol, tx.rel_type("LIKES"), ann, vec![(tx.prop_key("w"), 0.5.into())]).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let (ann, bob) = (person(tx, "ann"), person(tx, "bob"));
+            tx.set_node_prop(ann, tx.prop_key("age"), Value::Int(43)).unwrap();
+            tx.set_node_prop(bob, tx.prop_key("city"), "Paris".into()).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let (city, road, name) = (tx.label("City"), tx.rel_type("ROAD"), tx.prop_key("name"));
+            let mut prev = None;
+            for i in 0..5 {
+                let c = tx.create_node(&[city], vec![(name, format!("city-{i}").into())]).unwrap();
+                if let Some(p) = prev {
+                    tx.create_rel(p, road, c, vec![(tx.prop_key("km"), Value::Int(10 * i))]).unwrap();
+                }
+                prev = Some(c);
+            }
+        });
+        b.commit(&store, |tx| {
+            let (bob, carol) = (person(tx, "bob"), person(tx, "carol"));
+            let rel = tx.rels_between(bob, carol, Direction::Out, TypeFilter::All)[0].rel;
+            tx.delete_rel(rel).unwrap();
+        });
+    }
+    {
+        let (store, report) = Store::open(b.dir.path()).unwrap();
+        assert_eq!(report.replayed, 5, "{report}");
+        b.commit(&store, |tx| {
+            let (ann, carol) = (person(tx, "ann"), person(tx, "carol"));
+            tx.add_label(ann, tx.label("Admin")).unwrap();
+            tx.set_node_prop(carol, tx.prop_key("nick"), "c".into()).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let city = tx.nodes_with_label(tx.label("City"))[2];
+            tx.detach_delete_node(city).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let (ann, bob, carol, knows) =
+                (person(tx, "ann"), person(tx, "bob"), person(tx, "carol"), tx.rel_type("KNOWS"));
+            let since = tx.prop_key("since");
+            tx.upsert_edges(&[(ann, knows, carol, vec![(since, Value::Int(2021))]), (carol, knows, bob, vec![])])
+                .unwrap();
+        });
+        if checkpoint {
+            store.checkpoint().unwrap();
+        }
+        b.commit(&store, |tx| {
+            let tag = tx.create_node(&[tx.label("Tag")], vec![(tx.prop_key("title"), "t1".into())]).unwrap();
+            tx.create_rel(person(tx, "bob"), tx.rel_type("TAGGED"), tag, vec![]).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let ann = person(tx, "ann");
+            tx.remove_label(ann, tx.label("Admin")).unwrap();
+            tx.set_node_prop(ann, tx.prop_key("score"), Value::Null).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let dave = tx.create_node(&[tx.label("Person")], vec![(tx.prop_key("name"), "dave".into())]).unwrap();
+            tx.create_rel(dave, tx.rel_type("KNOWS"), person(tx, "ann"), vec![]).unwrap();
+        });
+        b.commit(&store, |tx| {
+            tx.set_node_prop(person(tx, "dave"), tx.prop_key("age"), Value::Int(7)).unwrap();
+        });
+        b.commit(&store, |tx| {
+            let (dave, ann) = (person(tx, "dave"), person(tx, "ann"));
+            let rel = tx.rels_between(dave, ann, Direction::Out, TypeFilter::All)[0].rel;
+            tx.delete_rel(rel).unwrap();
+        });
+        b.commit(&store, |tx| {
+            tx.set_node_prop(person(tx, "bob"), tx.prop_key("city"), "Rome".into()).unwrap();
+        });
+    }
+    b
+}
+
+fn files_named(dir: &Path, f: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(&f))
+        .collect();
+    v.sort();
+    v
+}
+
+fn last_segment(dir: &Path) -> PathBuf {
+    files_named(dir, |n| n.starts_with("wal-") && n.ends_with(".log")).pop().expect("a log segment")
+}
+
+fn checkpoint_file(dir: &Path) -> PathBuf {
+    files_named(dir, |n| n.starts_with("checkpoint-") && n.ends_with(".plx")).pop().expect("a checkpoint")
+}
+
+fn copy_dir(from: &Path) -> TempDir {
+    let to = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.path().join(entry.file_name())).unwrap();
+    }
+    to
+}
+
+/// Opens `dir`, turning a panic into a test failure that names `what`.
+fn open(dir: &Path, what: &str) -> Result<(Store, RecoveryReport), StorageError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| Store::open(dir))).unwrap_or_else(|_| panic!("open panicked: {what}"))
+}
+
+/// Start offsets of the records of a clean segment, and the offset after the last one.
+fn record_bounds(bytes: &[u8]) -> Vec<usize> {
+    let (records, end, _) = read_segment(bytes);
+    let mut bounds = vec![SEGMENT_HEADER_LEN];
+    for r in &records {
+        bounds.push(bounds.last().unwrap() + 8 + r.len());
+    }
+    assert_eq!(*bounds.last().unwrap() as u64, end);
+    assert_eq!(end as usize, bytes.len(), "the built segment is clean");
+    bounds
+}
+
+fn assert_state(b: &Built, store: &Store, report: &RecoveryReport, k: usize, what: &str) {
+    let r = store.read();
+    assert_eq!(report.version, b.states[k].0, "{what}: recovered version; {report}");
+    assert_eq!(dump(&r), b.states[k].1, "{what}: recovered state is not the state after commit {k}; {report}");
+    let problems = r.check();
+    assert!(problems.is_empty(), "{what}: check() found {problems:?}");
+}
+
+/// Commits once more after a recovery and checks that the commit and everything before it survive a reopen.
+fn commit_and_reopen(dir: &Path, store: Store, what: &str) {
+    let mut tx = store.write();
+    let n = tx.create_node(&[tx.label("After")], vec![(tx.prop_key("what"), what.into())]).unwrap();
+    tx.create_rel(n, tx.rel_type("SELF"), n, vec![]).unwrap();
+    tx.commit().unwrap_or_else(|e| panic!("{what}: commit after recovery failed: {e}"));
+    let expected = dump(&store.read());
+    drop(store);
+    let (store, report) = open(dir, what).unwrap_or_else(|e| panic!("{what}: reopen after new commit failed: {e}"));
+    assert!(report.is_clean(), "{what}: second recovery dropped something: {report}");
+    let r = store.read();
+    assert_eq!(dump(&r), expected, "{what}: the commit after recovery did not survive a reopen");
+    assert!(r.check().is_empty(), "{what}: {:?}", r.check());
+}
+
+fn torn_tails(checkpoint: bool) {
+    let b = build(checkpoint);
+    let variant = if checkpoint { "with checkpoint" } else { "log only" };
+    let segment = last_segment(b.dir.path());
+    let seg_name = segment.file_name().unwrap().to_owned();
+    let bytes = std::fs::read(&segment).unwrap();
+    let bounds = record_bounds(&bytes);
+    let in_segment = bounds.len() - 1;
+    let total = b.states.len() - 1;
+    let base = total - in_segment;
+    // Both variants end with a session of several commits in one segment: those records are the tail under test.
+    assert_eq!(base, if checkpoint { 8 } else { 5 }, "{variant}: commits before the last segment");
+    // The segment is small, so every offset of it is tried, not only those in its last few records.
+    let cuts: Vec<usize> = (0..bytes.len()).collect();
+    for (i, &cut) in cuts.iter().enumerate() {
+        let what = format!("{variant}: cut at {cut} of {}", bytes.len());
+        let copy = copy_dir(b.dir.path());
+        let seg = copy.path().join(&seg_name);
+        std::fs::OpenOptions::new().write(true).open(&seg).unwrap().set_len(cut as u64).unwrap();
+        let (store, report) = open(copy.path(), &what).unwrap_or_else(|e| panic!("{what}: open failed: {e}"));
+        let whole = bounds.iter().filter(|&&end| end <= cut).count().saturating_sub(1);
+        assert_state(&b, &store, &report, base + whole, &what);
+        let mid_record = !bounds.contains(&cut);
+        if mid_record {
+            let d = report.dropped.first().unwrap_or_else(|| panic!("{what}: no dropped tail reported: {report}"));
+            assert_eq!(d.file.file_name(), Some(seg_name.as_os_str()), "{what}: {report}");
+            if cut >= SEGMENT_HEADER_LEN {
+                assert_eq!((d.offset, d.bytes), (bounds[whole] as u64, (cut - bounds[whole]) as u64), "{what}");
+            }
+        } else {
+            assert!(report.is_clean(), "{what}: a cut between records is not damage: {report}");
+        }
+        if i % 3 == 0 {
+            commit_and_reopen(copy.path(), store, &what);
+        }
+    }
+
+    let header = (0..SEGMENT_HEADER_LEN).map(|o| (o, None));
+    let records = (SEGMENT_HEADER_LEN..bytes.len()).map(|o| (o, bounds.iter().rposition(|&s| s <= o)));
+    let (mut recovered, mut refused) = (0, 0);
+    for (offset, record) in header.chain(records) {
+        let what = format!("{variant}: byte {offset} of {} flipped", bytes.len());
+        let copy = copy_dir(b.dir.path());
+        let seg = copy.path().join(&seg_name);
+        let mut damaged = bytes.clone();
+        damaged[offset] ^= 1 << (offset % 8);
+        std::fs::write(&seg, &damaged).unwrap();
+        match open(copy.path(), &what) {
+            Ok((store, report)) => {
+                let got = dump(&store.read());
+                let k = b.states.iter().rposition(|s| s.1 == got && s.0 == report.version);
+                let k = k.unwrap_or_else(|| panic!("{what}: recovered a state that was never committed; {report}"));
+                // Commits wholly before the damaged record must survive; for a damaged header, all of them.
+                let kept = record.map_or(total, |r| base + r);
+                assert!(k >= kept, "{what}: recovered only {k} of {kept} commits; {report}");
+                if record.is_some() {
+                    assert!(!report.is_clean(), "{what}: damage went unreported; {report}");
+                }
+                assert!(store.read().check().is_empty(), "{what}");
+                recovered += 1;
+            }
+            Err(e @ (StorageError::Corrupt { .. } | StorageError::ForeignFile { .. })) => {
+                assert!(e.to_string().contains(seg_name.to_str().unwrap()), "{what}: the error names no file: {e}");
+                refused += 1;
+            }
+            Err(e) => panic!("{what}: unexpected error {e:?}"),
+        }
+    }
+    println!(
+        "{variant}: {} cuts, {recovered} flips recovered, {refused} refused; last segment {} bytes, records at {bounds:?}",
+        cuts.len(),
+        bytes.len()
+    );
+}
+
+#[test]
+fn torn_tail_log_only() {
+    torn_tails(false);
+}
+
+#[test]
+fn torn_tail_after_checkpoint() {
+    torn_tails(true);
+}
+
+#[test]
+fn damaged_checkpoint_is_refused() {
+    let b = build(true);
+    let ckpt = checkpoint_file(b.dir.path());
+    let name = ckpt.file_name().unwrap().to_owned();
+    let bytes = std::fs::read(&ckpt).unwrap();
+    let refused = |what: &str, copy: &TempDir| match open(copy.path(), what) {
+        Err(StorageError::Corrupt { path, .. }) => assert_eq!(path.file_name(), Some(name.as_os_str()), "{what}"),
+        Err(e) => panic!("{what}: expected Corrupt, got {e:?}"),
+        Ok((store, report)) => {
+            panic!("{what}: opened with {} nodes: {report}", store.read().node_count())
+        }
+    };
+    for offset in 0..bytes.len() {
+        let copy = copy_dir(b.dir.path());
+        let mut damaged = bytes.clone();
+        damaged[offset] ^= 1 << (offset % 8);
+        std::fs::write(copy.path().join(&name), &damaged).unwrap();
+        refused(&format!("checkpoint byte {offset} of {} flipped", bytes.len()), &copy);
+    }
+    for len in (0..bytes.len()).step_by(7) {
+        let copy = copy_dir(b.dir.path());
+        std::fs::write(copy.path().join(&name), &bytes[..len]).unwrap();
+        refused(&format!("checkpoint truncated to {len} of {} bytes", bytes.len()), &copy);
+    }
+    let copy = copy_dir(b.dir.path());
+    let mut longer = bytes.clone();
+    longer.push(0);
+    std::fs::write(copy.path().join(&name), &longer).unwrap();
+    refused("checkpoint with a byte appended", &copy);
+    // The undamaged original still opens to the full state.
+    let (store, report) = open(b.dir.path(), "original").unwrap();
+    assert_state(&b, &store, &report, b.states.len() - 1, "original");
+}
+
+#[test]
+fn foreign_files_and_missing_metadata_are_refused() {
+    let a = build(false);
+    let other = build(true);
+    let a_last = last_segment(a.dir.path());
+
+    // Another database's segment placed after ours, or in place of our last one.
+    let seq = |p: &Path| plexus_storage::wal::parse_segment_name(p.file_name().unwrap().to_str().unwrap()).unwrap();
+    let foreign = last_segment(other.dir.path());
+    for target in
+        [plexus_storage::wal::segment_name(seq(&a_last) + 1), a_last.file_name().unwrap().to_str().unwrap().into()]
+    {
+        let copy = copy_dir(a.dir.path());
+        std::fs::copy(&foreign, copy.path().join(&target)).unwrap();
+        match open(copy.path(), &target) {
+            Err(StorageError::ForeignFile { path, .. }) => assert!(path.ends_with(&target)),
+            Err(e) => panic!("foreign segment as {target}: expected ForeignFile, got {e:?}"),
+            Ok((_, report)) => panic!("foreign segment as {target} was accepted: {report}"),
+        }
+    }
+
+    // Another database's checkpoint.
+    let copy = copy_dir(a.dir.path());
+    let ckpt = checkpoint_file(other.dir.path());
+    std::fs::copy(&ckpt, copy.path().join(ckpt.file_name().unwrap())).unwrap();
+    assert!(
+        matches!(open(copy.path(), "foreign checkpoint"), Err(StorageError::ForeignFile { .. })),
+        "a foreign checkpoint must be refused"
+    );
+
+    // Data files without their metadata, or with damaged metadata.
+    let copy = copy_dir(a.dir.path());
+    std::fs::remove_file(copy.path().join("plexus.meta")).unwrap();
+    match open(copy.path(), "missing meta") {
+        Err(e @ StorageError::Corrupt { .. }) => assert!(e.to_string().contains("plexus.meta"), "{e}"),
+        Err(e) => panic!("missing plexus.meta: expected Corrupt, got {e:?}"),
+        Ok(_) => panic!("opened data files without plexus.meta"),
+    }
+    assert!(!copy.path().join("plexus.meta").exists(), "a refused open must not create metadata");
+    let meta = std::fs::read(a.dir.path().join("plexus.meta")).unwrap();
+    for offset in 0..meta.len() {
+        let copy = copy_dir(a.dir.path());
+        let mut damaged = meta.clone();
+        damaged[offset] ^= 0x10;
+        std::fs::write(copy.path().join("plexus.meta"), &damaged).unwrap();
+        let what = format!("plexus.meta byte {offset} flipped");
+        assert!(matches!(open(copy.path(), &what), Err(StorageError::Corrupt { .. })), "{what}");
+    }
+}
+
+#[test]
+fn second_open_is_locked() {
+    let b = build(false);
+    let (store, _) = Store::open(b.dir.path()).unwrap();
+    match Store::open(b.dir.path()) {
+        Err(StorageError::Locked { path }) => assert_eq!(path, b.dir.path()),
+        Err(e) => panic!("expected Locked, got {e:?}"),
+        Ok(_) => panic!("a directory was opened twice"),
+    }
+    drop(store);
+    let (store, report) = Store::open(b.dir.path()).unwrap();
+    assert_state(&b, &store, &report, b.states.len() - 1, "reopen after the lock is released");
+}
