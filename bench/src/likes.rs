@@ -63,14 +63,14 @@ pub fn recommendation(cfg: &Config) -> Table {
             1
         });
         t.rows.push(
-            Row::new(
+            Row::rate(
                 format!("items {items}, likes {likes}, people {people}"),
                 ops,
                 "ops/s",
                 Target::AtLeast(10.0 * writeup),
             )
             .with(human(writeup))
-            .with(format!("{:.2}×", ops / writeup)),
+            .with(format!("{:.2}×", ops.per_sec / writeup)),
         );
     }
     t

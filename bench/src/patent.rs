@@ -227,7 +227,7 @@ fn reads(cfg: &Config, g: &Patent, inputs: &Inputs, label: &str, table: &mut Tab
             4096
         });
         std::hint::black_box(acc);
-        table.rows.push(Row::new(format!("{name}, {label}"), ops, "ops/s", Target::AtLeast(target)));
+        table.rows.push(Row::rate(format!("{name}, {label}"), ops, "ops/s", Target::AtLeast(target)));
     }
     let one = mixed(cfg, &snapshot, inputs, g.weight, 1);
     let two = mixed(cfg, &snapshot, inputs, g.weight, 2);
@@ -255,7 +255,7 @@ fn mixed(cfg: &Config, snapshot: &ReadTxn, inputs: &Inputs, weight: PropKeyId, t
                         1024
                     });
                     std::hint::black_box(acc);
-                    ops
+                    ops.per_sec
                 })
             })
             .collect();

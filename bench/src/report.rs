@@ -51,13 +51,20 @@ pub struct Row {
     pub value: f64,
     pub unit: &'static str,
     pub target: Target,
+    /// Rate per second of CPU time, for single-threaded cases (see `Rate::per_cpu_sec`).
+    pub cpu: Option<f64>,
     /// Values for the table's extra columns, in order.
     pub extra: Vec<String>,
 }
 
 impl Row {
     pub fn new(name: impl Into<String>, value: f64, unit: &'static str, target: Target) -> Row {
-        Row { name: name.into(), value, unit, target, extra: Vec::new() }
+        Row { name: name.into(), value, unit, target, cpu: None, extra: Vec::new() }
+    }
+
+    /// A row for a measured rate: wall-clock result, with the CPU-time rate alongside.
+    pub fn rate(name: impl Into<String>, rate: crate::Rate, unit: &'static str, target: Target) -> Row {
+        Row { cpu: Some(rate.per_cpu_sec), ..Row::new(name, rate.per_sec, unit, target) }
     }
 
     pub fn with(mut self, extra: impl Into<String>) -> Row {
@@ -105,6 +112,11 @@ impl Table {
         }
         let mut header = String::from("| workload | result | target | ratio to target | pass/miss |");
         let mut rule = String::from("|---|---:|---:|---:|---|");
+        let cpu_column = self.rows.iter().any(|r| r.cpu.is_some());
+        if cpu_column {
+            header.push_str(" per CPU-second |");
+            rule.push_str("---:|");
+        }
         for h in &self.extra_headers {
             let _ = write!(header, " {h} |");
             rule.push_str("---:|");
@@ -121,6 +133,9 @@ impl Table {
                 ratio,
                 r.verdict()
             );
+            if cpu_column {
+                let _ = write!(out, " {} |", r.cpu.map_or("—".into(), |c| with_unit(c, r.unit)));
+            }
             for e in &r.extra {
                 let _ = write!(out, " {e} |");
             }

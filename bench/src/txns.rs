@@ -9,14 +9,14 @@ use plexus::{Database, Durability, NodeId, Options};
 
 use crate::gen::SplitMix;
 use crate::report::{fs_type, Row, Table, Target};
-use crate::Config;
+use crate::{thread_cpu_secs, Config, Rate};
 
 /// W1: transactions of 1,000 empty nodes, each committed.
 pub fn create_empty_nodes(cfg: &Config) -> Table {
     const PER_TXN: u64 = 1_000;
     let total = cfg.scaled(10_000_000, 10_000).div_ceil(PER_TXN) * PER_TXN;
     let db = Database::in_memory();
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), thread_cpu_secs());
     for _ in 0..total / PER_TXN {
         let mut tx = db.write();
         for _ in 0..PER_TXN {
@@ -24,14 +24,14 @@ pub fn create_empty_nodes(cfg: &Config) -> Table {
         }
         tx.commit().expect("commit");
     }
-    let rate = total as f64 / start.elapsed().as_secs_f64();
+    let rate = Rate::new(total, start.elapsed().as_secs_f64(), thread_cpu_secs() - cpu);
     assert_eq!(db.read().node_count(), total);
     let mut t = Table::new("w1", "create empty nodes");
     t.setup.push(format!(
         "{total} nodes in {} transactions of {PER_TXN}, each committed, one thread, in memory",
         total / PER_TXN
     ));
-    t.rows.push(Row::new("1,000 empty nodes per transaction", rate, "nodes/s", Target::AtLeast(10e6)));
+    t.rows.push(Row::rate("1,000 empty nodes per transaction", rate, "nodes/s", Target::AtLeast(10e6)));
     t
 }
 
@@ -40,7 +40,7 @@ pub fn guanciale_create(cfg: &Config) -> Table {
     const NODES: usize = 1_000;
     const PER_NODE: usize = 100;
     let mut rng = SplitMix(cfg.seed ^ 2);
-    let (mut rels, mut secs, mut runs) = (0u64, 0.0, 0);
+    let (mut rels, mut secs, mut cpu_secs, mut runs) = (0u64, 0.0, 0.0, 0);
     while runs < 3 || secs < cfg.budget.as_secs_f64() {
         // Targets are drawn before the clock starts: the workload is the transaction, not the generator.
         let targets: Vec<usize> = (0..NODES * PER_NODE)
@@ -54,7 +54,7 @@ pub fn guanciale_create(cfg: &Config) -> Table {
             })
             .collect();
         let db = Database::in_memory();
-        let start = Instant::now();
+        let (start, cpu) = (Instant::now(), thread_cpu_secs());
         let mut tx = db.write();
         let ty = tx.rel_type("CONNECTED");
         let nodes: Vec<NodeId> = (0..NODES).map(|_| tx.create_node(&[], vec![]).expect("node")).collect();
@@ -63,6 +63,7 @@ pub fn guanciale_create(cfg: &Config) -> Table {
         }
         tx.commit().expect("commit");
         secs += start.elapsed().as_secs_f64();
+        cpu_secs += thread_cpu_secs() - cpu;
         rels += (NODES * PER_NODE) as u64;
         runs += 1;
         assert_eq!(db.read().rel_count(), (NODES * PER_NODE) as u64);
@@ -73,9 +74,9 @@ pub fn guanciale_create(cfg: &Config) -> Table {
          (duplicates allowed), committed; fresh in-memory database per run; {runs} runs; time covers node \
          creation, relationship creation and commit"
     ));
-    t.rows.push(Row::new(
+    t.rows.push(Row::rate(
         "1,000 nodes + 100k relationships, committed",
-        rels as f64 / secs,
+        Rate::new(rels, secs, cpu_secs),
         "rels/s",
         Target::AtLeast(5e6),
     ));
@@ -101,13 +102,13 @@ pub fn durable_small(cfg: &Config) -> Table {
          database in the repository target dir ({fs}); {:.1} s per committer count; one database for all counts",
         cfg.durable.as_secs_f64()
     ));
-    t.extra_headers = vec!["fsyncs/s", "tx per fsync", "failed commits"];
+    t.extra_headers = vec!["fsyncs/s", "tx per fsync", "CPU in use (cores)", "failed commits"];
     let mut previous: Option<f64> = None;
     for threads in [1usize, 4, 16, 64, 256] {
         let commits = AtomicU64::new(0);
         let failures = AtomicU64::new(0);
         let barrier = Barrier::new(threads + 1);
-        let fsyncs_before = db.wal_fsyncs();
+        let (fsyncs_before, cpu_before) = (db.wal_fsyncs(), process_cpu_secs());
         // The scope joins every committer, so the clock stops when the last commit has returned.
         let start = std::thread::scope(|s| {
             for i in 0..threads {
@@ -139,6 +140,7 @@ pub fn durable_small(cfg: &Config) -> Table {
         let secs = start.elapsed().as_secs_f64();
         let tx_rate = commits.load(Ordering::Relaxed) as f64 / secs;
         let fsyncs = db.wal_fsyncs() - fsyncs_before;
+        let cores_busy = (process_cpu_secs() - cpu_before) / secs;
         let target = match (threads, previous) {
             (64, _) => Target::AtLeast(100_000.0),
             (_, Some(p)) => Target::Above(p),
@@ -148,6 +150,7 @@ pub fn durable_small(cfg: &Config) -> Table {
             Row::new(format!("{threads} committer threads"), tx_rate, "tx/s", target)
                 .with(crate::report::human(fsyncs as f64 / secs))
                 .with(format!("{:.1}", commits.load(Ordering::Relaxed) as f64 / fsyncs.max(1) as f64))
+                .with(format!("{cores_busy:.2}"))
                 .with(failures.load(Ordering::Relaxed).to_string()),
         );
         previous = Some(tx_rate);
@@ -155,4 +158,14 @@ pub fn durable_small(cfg: &Config) -> Table {
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
     t
+}
+
+/// CPU time used by the whole process (user + system), in seconds: shows whether committers compute or wait.
+fn process_cpu_secs() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes only into the timespec it is given.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

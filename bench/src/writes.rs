@@ -96,10 +96,10 @@ pub fn random_writes(cfg: &Config, g: &Patent, edges: &[(u32, u32)]) -> Table {
         "removals (`WriteTxn::remove_edges`) take distinct existing edges of the generated list; {} removed",
         human(k as f64)
     ));
-    t.rows.push(Row::new("upsert, 1 edge per transaction", upsert_one, "edges/s", Target::AtLeast(2e6)));
-    t.rows.push(Row::new("upsert, 500 edges per transaction", upsert_batch, "edges/s", Target::AtLeast(5e6)));
-    t.rows.push(Row::new("remove, 1 edge per transaction", remove_one, "edges/s", Target::AtLeast(2e6)));
-    t.rows.push(Row::new("remove, 500 edges per transaction", remove_batch, "edges/s", Target::AtLeast(5e6)));
+    t.rows.push(Row::rate("upsert, 1 edge per transaction", upsert_one, "edges/s", Target::AtLeast(2e6)));
+    t.rows.push(Row::rate("upsert, 500 edges per transaction", upsert_batch, "edges/s", Target::AtLeast(5e6)));
+    t.rows.push(Row::rate("remove, 1 edge per transaction", remove_one, "edges/s", Target::AtLeast(2e6)));
+    t.rows.push(Row::rate("remove, 500 edges per transaction", remove_batch, "edges/s", Target::AtLeast(5e6)));
     t
 }
 
