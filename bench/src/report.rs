@@ -264,7 +264,7 @@ pub struct Report {
 
 impl Report {
     /// Markdown for the whole report; `notes_dir` holds hand-written analysis (`<table id>.md`) placed under
-    /// the matching table, so profiling findings survive a rerun of the harness.
+    /// the matching table, and `intro.md` placed before the tables, so profiling findings survive a rerun.
     pub fn render(&self, notes_dir: Option<&Path>) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# Plexus storage benchmarks\n");
@@ -283,6 +283,10 @@ impl Report {
         let _ = writeln!(out, "| targets met | {} of {} |\n", rows - misses, rows);
         if self.scale != 1.0 {
             let _ = writeln!(out, "Sizes are scaled by {}: results are not comparable with the targets.\n", self.scale);
+        }
+        if let Some(intro) = notes_dir.and_then(|d| std::fs::read_to_string(d.join("intro.md")).ok()) {
+            out.push_str(intro.trim_end());
+            out.push_str("\n\n");
         }
         for t in &self.tables {
             t.render(&mut out);
