@@ -132,6 +132,16 @@ pub fn thread_cpu_secs() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// CPU time used by the whole process (user + system), in seconds.
+pub fn process_cpu_secs() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes only into the timespec it is given.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 /// Runs `step` (which returns how many operations it did) until at least `budget` has passed and `min_ops`
 /// operations were done, or until a step does nothing (its input ran out).
 pub fn rate(budget: Duration, min_ops: u64, mut step: impl FnMut() -> u64) -> Rate {
@@ -150,6 +160,7 @@ pub fn rate(budget: Duration, min_ops: u64, mut step: impl FnMut() -> u64) -> Ra
 /// Runs the selected workloads, printing each table as it completes.
 pub fn run_all(cfg: &Config) -> Report {
     let start = Instant::now();
+    let (cpu_start, own_start) = (report::cpu_times(), process_cpu_secs());
     let machine = report::machine();
     for (k, v) in &machine {
         println!("{k}: {v}");
@@ -185,6 +196,16 @@ pub fn run_all(cfg: &Config) -> Report {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     machine.push(("load average at end (1, 5, 15 min)".into(), load.join(", ")));
+    let (cpu_end, own) = (report::cpu_times(), process_cpu_secs() - own_start);
+    let wall = start.elapsed().as_secs_f64();
+    machine.push((
+        "CPU used by other processes during the run".into(),
+        format!("{:.2} cores on average", ((cpu_end.busy - cpu_start.busy) - own).max(0.0) / wall),
+    ));
+    machine.push((
+        "CPU stolen by the hypervisor during the run".into(),
+        format!("{:.2} cores on average", (cpu_end.steal - cpu_start.steal) / wall),
+    ));
     Report {
         command: cfg.command.clone(),
         scale: cfg.scale,

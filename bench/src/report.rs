@@ -211,6 +211,23 @@ pub fn machine() -> Vec<(String, String)> {
     ]
 }
 
+/// Machine-wide CPU seconds from /proc/stat: busy (all processes, user + system + interrupts) and stolen.
+pub struct CpuTimes {
+    pub busy: f64,
+    pub steal: f64,
+}
+
+pub fn cpu_times() -> CpuTimes {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let fields: Vec<f64> =
+        stat.lines().next().unwrap_or_default().split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+    let at = |i: usize| fields.get(i).copied().unwrap_or(0.0);
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // user, nice, system, idle, iowait, irq, softirq, steal
+    CpuTimes { busy: (at(0) + at(1) + at(2) + at(5) + at(6)) / hz, steal: at(7) / hz }
+}
+
 /// Resident set size of this process in bytes (VmRSS).
 pub fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")

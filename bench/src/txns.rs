@@ -9,7 +9,7 @@ use plexus::{Database, Durability, NodeId, Options};
 
 use crate::gen::SplitMix;
 use crate::report::{fs_type, Row, Table, Target};
-use crate::{thread_cpu_secs, Config, Rate};
+use crate::{process_cpu_secs, thread_cpu_secs, Config, Rate};
 
 /// W1: transactions of 1,000 empty nodes, each committed.
 pub fn create_empty_nodes(cfg: &Config) -> Table {
@@ -158,14 +158,4 @@ pub fn durable_small(cfg: &Config) -> Table {
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
     t
-}
-
-/// CPU time used by the whole process (user + system), in seconds: shows whether committers compute or wait.
-fn process_cpu_secs() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes only into the timespec it is given.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
