@@ -147,11 +147,16 @@ pub fn durable_small(cfg: &Config) -> Table {
             (_, None) => Target::Info,
         };
         t.rows.push(
-            Row::new(format!("{threads} committer threads"), tx_rate, "tx/s", target)
-                .with(crate::report::human(fsyncs as f64 / secs))
-                .with(format!("{:.1}", commits.load(Ordering::Relaxed) as f64 / fsyncs.max(1) as f64))
-                .with(format!("{cores_busy:.2}"))
-                .with(failures.load(Ordering::Relaxed).to_string()),
+            Row::new(
+                format!("{threads} committer thread{}", if threads == 1 { "" } else { "s" }),
+                tx_rate,
+                "tx/s",
+                target,
+            )
+            .with(crate::report::human(fsyncs as f64 / secs))
+            .with(format!("{:.1}", commits.load(Ordering::Relaxed) as f64 / fsyncs.max(1) as f64))
+            .with(format!("{cores_busy:.2}"))
+            .with(failures.load(Ordering::Relaxed).to_string()),
         );
         previous = Some(tx_rate);
     }
