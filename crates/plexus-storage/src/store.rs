@@ -180,6 +180,17 @@ impl Store {
         Self::from_parts(GraphState::new(), Catalog::new(), 0, 0, None, Options::default())
     }
 
+    /// An in-memory database holding `state` (for example one made by [`crate::bulk::build_state`]), whose
+    /// token ids refer to `catalog`. New ids are allocated above every id the state holds.
+    pub fn from_state(state: GraphState, catalog: Catalog) -> Store {
+        // Leaves are LEAF_SIZE ids wide, so the end of the last present leaf bounds every id in use.
+        let mut next_node = 0;
+        state.nodes.for_each(|i, _| next_node = (i + 1) << crate::LEAF_BITS);
+        let mut next_rel = 0;
+        state.rels.for_each(|i, _| next_rel = (i + 1) << crate::LEAF_BITS);
+        Self::from_parts(state, catalog, next_node, next_rel, None, Options::default())
+    }
+
     /// Opens (creating if needed) the database in `dir` with default options.
     pub fn open(dir: impl AsRef<Path>) -> Result<(Store, RecoveryReport)> {
         Self::open_with(dir, Options::default())

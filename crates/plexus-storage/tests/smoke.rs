@@ -94,3 +94,29 @@ fn errors_leave_the_transaction_usable_and_unchanged() {
     assert_eq!((r.node_count(), r.rel_count()), (1, 0));
     assert!(r.check().is_empty());
 }
+
+#[test]
+fn from_state_wraps_a_bulk_built_graph() {
+    use plexus_storage::bulk::{build_state, NodeInput, RelInput};
+    let catalog = Catalog::new();
+    let cites = catalog.rel_type("CITES");
+    let nodes: Vec<NodeInput> =
+        (0..100).map(|i| NodeInput { id: NodeId(i), labels: Default::default(), props: None }).collect();
+    let rels: Vec<RelInput> = (0..99)
+        .map(|i| RelInput {
+            rec: RelRecord { id: RelId(i), ty: cites, src: NodeId(i), dst: NodeId(i + 1) },
+            props: None,
+        })
+        .collect();
+    let state = build_state(0, nodes, rels, &[]).unwrap();
+    let store = Store::from_state(state, catalog);
+    let r = store.read();
+    assert_eq!((r.node_count(), r.rel_count()), (100, 99));
+    assert!(r.has_edge(NodeId(3), NodeId(4), Direction::Out, TypeFilter::All));
+    let mut tx = store.write();
+    let n = tx.create_node(&[], vec![]).unwrap();
+    let rel = tx.create_rel(n, cites, NodeId(0), vec![]).unwrap();
+    assert!(n.0 >= 100 && rel.0 >= 99, "new ids must not collide with loaded ones");
+    tx.commit().unwrap();
+    assert_eq!(store.read().degree(NodeId(0), Direction::In, TypeFilter::All), 1);
+}
