@@ -9,6 +9,8 @@
 //!
 //! Some rounds checkpoint concurrently (explicitly and through `checkpoint_after_bytes`), so recovery also starts
 //! from a checkpoint plus the log. Some rounds kill the child while it is still opening (recovering) the database.
+//! Every eighth round commits with durability `Off`, which also promises to survive a process crash. After each
+//! reopen no checkpoint temporary file may remain, and while a child runs a second open must be `Locked`.
 //!
 //! The test binary is its own child: `crash_child` does nothing unless `PLEXUS_CRASH_CHILD` names a directory.
 //! Set `PLEXUS_CRASH_SEED` to replay a seed and `PLEXUS_CRASH_ROUNDS` to run longer.

@@ -8,6 +8,7 @@
 //! - every byte of the last segment, header included, is flipped: open must either recover a committed
 //!   prefix that keeps every commit before the damaged record and report the damage, or refuse with an error
 //!   naming the file; it must never panic;
+//! - a damaged record in an earlier segment cuts the log there and sets the later segments aside, reported;
 //! - every byte of a checkpoint is flipped and the checkpoint is truncated: open must refuse with
 //!   `StorageError::Corrupt`, never open an empty or partial database;
 //! - a log segment or checkpoint from another database is refused with `StorageError::ForeignFile`, a missing or
@@ -322,6 +323,30 @@ fn torn_tail_log_only() {
 #[test]
 fn torn_tail_after_checkpoint() {
     torn_tails(true);
+}
+
+#[test]
+fn damage_in_an_earlier_segment_sets_later_ones_aside() {
+    let b = build(false);
+    let segments = files_named(b.dir.path(), |n| n.starts_with("wal-") && n.ends_with(".log"));
+    assert_eq!(segments.len(), 2, "one segment per session");
+    let first = std::fs::read(&segments[0]).unwrap();
+    let bounds = record_bounds(&first);
+    for (index, &start) in bounds[..bounds.len() - 1].iter().enumerate() {
+        // A byte inside the record's payload: its checksum no longer matches.
+        let offset = start + 8;
+        let what = format!("first segment byte {offset} (record {index}) flipped");
+        let copy = copy_dir(b.dir.path());
+        let mut damaged = first.clone();
+        damaged[offset] ^= 0x04;
+        std::fs::write(copy.path().join(segments[0].file_name().unwrap()), &damaged).unwrap();
+        let (store, report) = open(copy.path(), &what).unwrap_or_else(|e| panic!("{what}: open failed: {e}"));
+        assert_state(&b, &store, &report, index, &what);
+        assert_eq!(report.dropped.len(), 2, "{what}: the cut and the segment set aside: {report}");
+        let later = segments[1].file_name().unwrap().to_str().unwrap();
+        assert!(copy.path().join(format!("{later}.dropped")).exists(), "{what}: later segment not kept aside");
+        commit_and_reopen(copy.path(), store, &what);
+    }
 }
 
 #[test]
