@@ -77,6 +77,42 @@ impl Catalog {
         self.spaces.read()[kind as usize].names.get(id as usize).cloned()
     }
 
+    /// Number of tokens of `kind`; valid ids are below it.
+    pub fn count(&self, kind: TokenKind) -> usize {
+        self.spaces.read()[kind as usize].names.len()
+    }
+
+    /// Checks that every label, type and property key an operation names exists, so that no id from a caller or
+    /// a damaged file can make storage size a table by it.
+    pub fn check_op(&self, op: &crate::ops::Op) -> Result<(), String> {
+        use crate::ops::Op;
+        let spaces = self.spaces.read();
+        let known = |kind: TokenKind, id: u32| -> Result<(), String> {
+            if (id as usize) < spaces[kind as usize].names.len() {
+                Ok(())
+            } else {
+                Err(format!("{kind:?} token {id} does not exist"))
+            }
+        };
+        match op {
+            Op::Token { .. } | Op::DeleteNode { .. } | Op::DeleteRel { .. } => Ok(()),
+            Op::CreateNode { labels, props, .. } => {
+                labels.iter().try_for_each(|l| known(TokenKind::Label, l.0))?;
+                props.iter().try_for_each(|(k, _)| known(TokenKind::PropKey, k.0))
+            }
+            Op::SetNodeProp { key, .. } | Op::SetRelProp { key, .. } => known(TokenKind::PropKey, key.0),
+            Op::AddLabel { label, .. } | Op::RemoveLabel { label, .. } => known(TokenKind::Label, label.0),
+            Op::CreateRel { ty, props, .. } => {
+                known(TokenKind::Type, ty.0)?;
+                props.iter().try_for_each(|(k, _)| known(TokenKind::PropKey, k.0))
+            }
+            Op::DeclareUniqueKey { label, key } | Op::DropUniqueKey { label, key } => {
+                known(TokenKind::Label, label.0)?;
+                known(TokenKind::PropKey, key.0)
+            }
+        }
+    }
+
     pub fn names(&self, kind: TokenKind) -> Vec<Arc<str>> {
         self.spaces.read()[kind as usize].names.clone()
     }

@@ -525,9 +525,11 @@ impl GraphState {
         }
         Self::validate_props(props)?;
         let mut label_set: Labels = labels.iter().copied().collect();
-        label_set.sort_unstable();
-        label_set.dedup();
-        let map = PropMap::from_pairs(props.to_vec());
+        if label_set.len() > 1 {
+            label_set.sort_unstable();
+            label_set.dedup();
+        }
+        let map = if props.is_empty() { PropMap::default() } else { PropMap::from_pairs(props.to_vec()) };
         for (k, v) in map.iter() {
             self.check_unique(id, &label_set, k, v)?;
         }

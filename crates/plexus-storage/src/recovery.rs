@@ -134,7 +134,13 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
         next_segment = seq + 1;
         if let Some(stop) = stop_after {
             if index > stop {
-                let aside = path.with_extension("log.dropped");
+                // Never overwrite what an earlier recovery set aside.
+                let mut aside = path.with_extension("log.dropped");
+                let mut n = 1;
+                while aside.exists() {
+                    aside = path.with_extension(format!("log.dropped.{n}"));
+                    n += 1;
+                }
                 let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 std::fs::rename(path, &aside).map_err(|e| StorageError::io(path, e))?;
                 report.dropped.push(DroppedTail {
@@ -193,6 +199,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
                 match op {
                     Op::Token { kind, id, name } => catalog.restore(*kind, *id, name).map_err(&corrupt)?,
                     op => {
+                        catalog.check_op(op).map_err(|e| corrupt(format!("commit {version}: {e}")))?;
                         max_ids(op, &mut next_node, &mut next_rel);
                         state.apply(op).map_err(|e| corrupt(format!("commit {version} does not apply: {e}")))?;
                     }

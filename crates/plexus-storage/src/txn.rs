@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
 use crate::error::{Result, StorageError};
-use crate::fxhash::FxHashSet;
 use crate::graph::GraphState;
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::ops::Op;
@@ -96,7 +95,7 @@ pub struct WriteTxn {
     pub(crate) ops: Vec<Op>,
     pub(crate) writes: Vec<WriteKey>,
     /// Nodes this transaction created: nobody else can have seen them, so their keys cannot conflict.
-    pub(crate) created: FxHashSet<u64>,
+    pub(crate) created: IdRanges,
     pub(crate) schema_change: bool,
     pub(crate) registered: bool,
 }
@@ -142,7 +141,7 @@ impl WriteTxn {
     /// Records a written key, unless it is about a node this transaction created.
     fn key(&mut self, key: WriteKey) {
         if let WriteKey::NodeRecord(id) | WriteKey::NodeLinked(id) | WriteKey::NodeDeleted(id) = key {
-            if self.created.contains(&id) {
+            if self.created.contains(id) {
                 return;
             }
         }
@@ -150,12 +149,16 @@ impl WriteTxn {
     }
 
     fn record(&mut self, op: Op) -> Result<()> {
+        self.shared.catalog.check_op(&op).map_err(StorageError::InvalidValue)?;
         self.state.apply(&op)?;
         self.ops.push(op);
         Ok(())
     }
 
     fn unique_keys_of(&self, labels: &[LabelId], key: PropKeyId, value: &Value) -> Vec<WriteKey> {
+        if self.state.unique.is_empty() {
+            return Vec::new();
+        }
         self.state
             .unique
             .iter()
@@ -165,6 +168,9 @@ impl WriteTxn {
     }
 
     fn node_unique_keys(&self, id: NodeId, only_label: Option<LabelId>) -> Vec<WriteKey> {
+        if self.state.unique.is_empty() {
+            return Vec::new();
+        }
         let Some(labels) = self.state.node_labels(id) else {
             return Vec::new();
         };
@@ -430,11 +436,71 @@ impl WriteTxn {
     pub fn rollback(self) {}
 }
 
+/// A set of ids kept as sorted, merged ranges: ids a transaction allocates come in runs from its thread's block,
+/// so a transaction creating thousands of nodes keeps a handful of ranges instead of a hash set.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IdRanges {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl IdRanges {
+    pub(crate) fn insert(&mut self, id: u64) {
+        if let Some(last) = self.ranges.last_mut() {
+            if last.1 == id {
+                last.1 = id + 1;
+                return;
+            }
+        }
+        let pos = self.ranges.partition_point(|r| r.1 < id);
+        match self.ranges.get(pos).copied() {
+            Some(r) if r.0 <= id && id < r.1 => {}
+            Some(r) if r.1 == id => {
+                self.ranges[pos].1 = id + 1;
+                if self.ranges.get(pos + 1).is_some_and(|next| next.0 == id + 1) {
+                    self.ranges[pos].1 = self.ranges[pos + 1].1;
+                    self.ranges.remove(pos + 1);
+                }
+            }
+            Some(r) if r.0 == id + 1 => self.ranges[pos].0 = id,
+            _ => self.ranges.insert(pos, (id, id + 1)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, id: u64) -> bool {
+        let pos = self.ranges.partition_point(|r| r.1 <= id);
+        self.ranges.get(pos).is_some_and(|r| r.0 <= id)
+    }
+}
+
 /// State captured by [`WriteTxn::savepoint`].
 pub struct Savepoint {
     state: GraphState,
     ops: usize,
     writes: usize,
-    created: FxHashSet<u64>,
+    created: IdRanges,
     schema: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdRanges;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        #[test]
+        fn id_ranges_behave_like_a_set(ids in proptest::collection::vec(0u64..200, 0..100), probes in proptest::collection::vec(0u64..210, 20)) {
+            let mut ranges = IdRanges::default();
+            let mut model = BTreeSet::new();
+            for id in ids {
+                ranges.insert(id);
+                model.insert(id);
+            }
+            for p in probes.into_iter().chain(model.iter().copied()) {
+                prop_assert_eq!(ranges.contains(p), model.contains(&p), "probe {}", p);
+            }
+            prop_assert!(ranges.ranges.windows(2).all(|w| w[0].1 < w[1].0), "{:?}", ranges.ranges);
+        }
+    }
 }

@@ -62,6 +62,10 @@ pub fn decode_header(h: &[u8]) -> Result<SegmentHeader, String> {
     if crc != crc32fast::hash(&h[..40]) {
         return Err("segment header checksum mismatch".into());
     }
+    // The checksum does not cover the reserved tail; the writer zeroes it, so anything else there is damage.
+    if h[44..SEGMENT_HEADER_LEN].iter().any(|&b| b != 0) {
+        return Err("segment header has nonzero reserved bytes".into());
+    }
     Ok(SegmentHeader {
         db_id: h[8..24].try_into().expect("16 bytes"),
         seq: u64::from_le_bytes(h[24..32].try_into().expect("8 bytes")),

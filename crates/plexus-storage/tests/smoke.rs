@@ -120,3 +120,16 @@ fn from_state_wraps_a_bulk_built_graph() {
     tx.commit().unwrap();
     assert_eq!(store.read().degree(NodeId(0), Direction::In, TypeFilter::All), 1);
 }
+
+#[test]
+fn unknown_tokens_are_refused_not_allocated_for() {
+    let store = Store::in_memory();
+    let mut tx = store.write();
+    assert!(matches!(tx.create_node(&[LabelId(u32::MAX)], vec![]), Err(StorageError::InvalidValue(_))));
+    let n = tx.create_node(&[], vec![]).unwrap();
+    assert!(tx.add_label(n, LabelId(7)).is_err());
+    assert!(tx.set_node_prop(n, PropKeyId(99), Value::Int(1)).is_err());
+    assert!(tx.create_rel(n, TypeId(3), n, vec![]).is_err());
+    tx.commit().unwrap();
+    assert_eq!(store.read().node_count(), 1);
+}
