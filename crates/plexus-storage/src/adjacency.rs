@@ -8,7 +8,8 @@
 //! cost of rebuilding (the LSM idea applied to adjacency lists, at the granularity of a leaf).
 
 use std::ops::ControlFlow;
-use std::sync::Arc;
+// Without a weak count, the uniqueness check before each delta write is a plain load (see `pvec`).
+use triomphe::Arc;
 
 use crate::ids::TypeId;
 use crate::idvec::{IdSlice, IdVec};

@@ -85,10 +85,19 @@ impl Catalog {
     /// Checks that every label, type and property key an operation names exists, so that no id from a caller or
     /// a damaged file can make storage size a table by it.
     pub fn check_op(&self, op: &crate::ops::Op) -> Result<(), String> {
+        self.check_op_cached(op, &mut [0; 3])
+    }
+
+    /// [`Catalog::check_op`] against `counts`, token counts seen before; tokens are never removed, so the lock
+    /// is taken only when an id is not below a count already seen.
+    pub fn check_op_cached(&self, op: &crate::ops::Op, counts: &mut [usize; 3]) -> Result<(), String> {
         use crate::ops::Op;
-        let spaces = self.spaces.read();
-        let known = |kind: TokenKind, id: u32| -> Result<(), String> {
-            if (id as usize) < spaces[kind as usize].names.len() {
+        let mut known = |kind: TokenKind, id: u32| -> Result<(), String> {
+            if (id as usize) < counts[kind as usize] {
+                return Ok(());
+            }
+            counts[kind as usize] = self.spaces.read()[kind as usize].names.len();
+            if (id as usize) < counts[kind as usize] {
                 Ok(())
             } else {
                 Err(format!("{kind:?} token {id} does not exist"))

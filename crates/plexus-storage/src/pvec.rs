@@ -5,7 +5,9 @@
 //! the root to it (at most a few 64-slot branches) and the leaf itself, and only when they are shared. So a
 //! snapshot stays immutable for its readers while the committer builds the next one next to it.
 
-use std::sync::Arc;
+// triomphe's Arc has no weak count, so checking that a node is unshared before writing it is a plain load
+// instead of two atomic read-modify-writes; a commit does that check on every branch of every path it writes.
+use triomphe::Arc;
 
 /// Branch width. Every commit copies the branches on the path to each leaf it changes, and copying a branch
 /// touches the reference count of every child: 16 children keep that copy cheap, while the extra level a

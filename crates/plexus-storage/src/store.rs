@@ -297,6 +297,7 @@ impl Store {
             ops: Vec::new(),
             writes: Vec::new(),
             created: Default::default(),
+            token_counts: [0; 3],
             schema_change: false,
             registered: true,
         }

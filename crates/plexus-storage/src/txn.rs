@@ -96,6 +96,8 @@ pub struct WriteTxn {
     pub(crate) writes: Vec<WriteKey>,
     /// Nodes this transaction created: nobody else can have seen them, so their keys cannot conflict.
     pub(crate) created: IdRanges,
+    /// Token counts already checked against (see [`crate::catalog::Catalog::check_op_cached`]).
+    pub(crate) token_counts: [usize; 3],
     pub(crate) schema_change: bool,
     pub(crate) registered: bool,
 }
@@ -149,7 +151,7 @@ impl WriteTxn {
     }
 
     fn record(&mut self, op: Op) -> Result<()> {
-        self.shared.catalog.check_op(&op).map_err(StorageError::InvalidValue)?;
+        self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
         self.state.apply(&op)?;
         self.ops.push(op);
         Ok(())
