@@ -47,21 +47,23 @@ struct Group {
     end: u32,
 }
 
-/// The immutable CSR block of one leaf and direction.
+/// The immutable CSR block of one leaf and direction. `repr(C)` keeps the array pointers in the block's first
+/// cache line, next to the start of the inline group index.
 #[derive(Debug)]
+#[repr(C)]
 pub struct AdjBase {
-    /// Groups of slot `s` are `node_groups[s]..node_groups[s + 1]`. Inline, so finding a node's groups costs no
-    /// pointer chase beyond the block itself.
-    node_groups: [u32; LEAF_SIZE + 1],
     /// Entries of group `g` are `groups[g - 1].end..groups[g].end` (from 0 for the first group).
     groups: Box<[Group]>,
     nbr: IdVec,
     rel: IdVec,
+    /// Groups of slot `s` are `node_groups[s]..node_groups[s + 1]`. Inline, so finding a node's groups costs no
+    /// pointer chase beyond the block itself.
+    node_groups: [u32; LEAF_SIZE + 1],
 }
 
 impl Default for AdjBase {
     fn default() -> Self {
-        AdjBase { node_groups: [0; LEAF_SIZE + 1], groups: Box::new([]), nbr: IdVec::default(), rel: IdVec::default() }
+        AdjBase { groups: Box::new([]), nbr: IdVec::default(), rel: IdVec::default(), node_groups: [0; LEAF_SIZE + 1] }
     }
 }
 
@@ -179,34 +181,31 @@ fn empty_base() -> Arc<AdjBase> {
 #[derive(Clone, Debug)]
 pub struct AdjLeaf {
     base: Arc<AdjBase>,
-    /// Per-slot deltas; empty until the first change after a rebuild.
-    deltas: Vec<Option<Arc<NodeDelta>>>,
+    /// Per-slot deltas; absent until the first change after a rebuild. Boxed (one word) so that a node leaf's
+    /// live mask and both adjacency headers share one cache line.
+    deltas: Option<Box<[Option<Arc<NodeDelta>>; LEAF_SIZE]>>,
     delta_entries: usize,
 }
 
 impl Default for AdjLeaf {
     fn default() -> Self {
-        AdjLeaf { base: empty_base(), deltas: Vec::new(), delta_entries: 0 }
+        AdjLeaf { base: empty_base(), deltas: None, delta_entries: 0 }
     }
 }
 
 impl AdjLeaf {
     pub fn from_base(base: AdjBase) -> Self {
-        AdjLeaf { base: Arc::new(base), deltas: Vec::new(), delta_entries: 0 }
+        AdjLeaf { base: Arc::new(base), deltas: None, delta_entries: 0 }
     }
 
     #[inline]
     fn delta(&self, slot: usize) -> Option<&NodeDelta> {
-        self.deltas.get(slot).and_then(|d| d.as_deref())
+        self.deltas.as_ref().and_then(|d| d[slot].as_deref())
     }
 
     fn delta_mut(&mut self, slot: usize) -> &mut NodeDelta {
-        if self.deltas.is_empty() {
-            self.deltas = vec![None; LEAF_SIZE];
-        }
-        Arc::make_mut(
-            self.deltas[slot].get_or_insert_with(|| Arc::new(NodeDelta { sorted: true, ..Default::default() })),
-        )
+        let deltas = self.deltas.get_or_insert_with(|| Box::new(std::array::from_fn(|_| None)));
+        Arc::make_mut(deltas[slot].get_or_insert_with(|| Arc::new(NodeDelta { sorted: true, ..Default::default() })))
     }
 
     /// Number of relationships of `slot` whose type passes `filter`.
@@ -387,7 +386,7 @@ impl AdjLeaf {
 
     /// Sorts deltas left unsorted by a transaction and rebuilds the base when the deltas have grown too large.
     pub fn seal(&mut self) {
-        for d in self.deltas.iter_mut().flatten() {
+        for d in self.deltas.iter_mut().flat_map(|d| d.iter_mut()).flatten() {
             if !d.sorted {
                 Arc::make_mut(d).seal();
             }
@@ -400,7 +399,7 @@ impl AdjLeaf {
 
     /// Folds every delta into a new base.
     pub fn rebuild(&mut self) {
-        if self.deltas.is_empty() {
+        if self.deltas.is_none() {
             return;
         }
         let base = AdjBase::build(|slot| self.merged_sorted(slot));
@@ -444,7 +443,7 @@ impl AdjLeaf {
 
     #[cfg(test)]
     fn check_delta_counts(&self) -> bool {
-        self.deltas.iter().flatten().map(|d| d.len()).sum::<usize>() == self.delta_entries
+        self.deltas.iter().flat_map(|d| d.iter()).flatten().map(|d| d.len()).sum::<usize>() == self.delta_entries
     }
 }
 

@@ -87,6 +87,7 @@ pub fn props_set(props: &mut Props, key: PropKeyId, value: Value) -> Option<Valu
 /// leaf has labels or properties: graphs loaded from edge lists have neither, and a leaf then costs its
 /// adjacency alone.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct NodeLeaf {
     pub live: u64,
     /// Slots that may have a self-loop (set when one is created, cleared when a check finds none), so that
