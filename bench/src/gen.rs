@@ -1,32 +1,7 @@
 //! Deterministic data generators: a fast random number generator and the R-MAT edge list shaped like the patent
 //! citation graph.
 
-/// SplitMix64: tiny, fast and seedable, so every run builds the same graphs.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (multiply-shift: no division, bias below 2^-32 for the sizes used here).
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Uniform in [0, 1).
-    #[inline]
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+pub use plexus::random::SplitMix;
 
 /// R-MAT quadrant probabilities (a, b, c; d is the rest) used for the patent-shaped graph.
 pub const RMAT: (f64, f64, f64) = (0.57, 0.19, 0.19);

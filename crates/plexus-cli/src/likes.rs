@@ -3,24 +3,8 @@
 use std::time::Instant;
 
 use plexus::algo::recommend;
+use plexus::random::SplitMix;
 use plexus::{Database, NodeId, Result, Value};
-
-/// A small deterministic generator (SplitMix64), so a seed always yields the same graph.
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
 
 pub fn demo(db: &Database, items: usize, people: usize, likes_per_person: usize, seed: u64) -> Result<()> {
     let snapshot = db.read();
@@ -37,7 +21,7 @@ pub fn demo(db: &Database, items: usize, people: usize, likes_per_person: usize,
         for p in 0..people {
             let me = tx.create_node(&[person], vec![(id, Value::Int(p as i64))])?;
             for _ in 0..likes_per_person {
-                tx.upsert_edge(me, likes, item_ids[rng.below(items)], vec![])?;
+                tx.upsert_edge(me, likes, item_ids[rng.below(items as u64) as usize], vec![])?;
             }
         }
         let version = tx.commit()?;

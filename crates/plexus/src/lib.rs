@@ -24,6 +24,7 @@
 //! atomically with snapshot isolation. [`algo`] holds traversals built on the public API.
 
 pub mod algo;
+pub mod random;
 
 use std::path::Path;
 
