@@ -7,12 +7,13 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use plexus::{Database, Direction, NodeId, TokenKind, TypeFilter};
 
+mod import;
 mod likes;
 
 #[derive(Parser)]
 #[command(name = "plexus", version, about = "Plexus: a fast, durable property-graph database")]
 #[command(
-    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data"
+    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -36,6 +37,8 @@ enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
+    /// Import edge lists into a new database.
+    Import(import::ImportArgs),
     /// Print counts per label and type, degree statistics and memory use.
     Info {
         #[arg(long, default_value = "plexus-data")]
@@ -68,6 +71,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             likes::demo(&db, items, people, likes, seed).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Import(args) => import::run(args),
         Command::Info { data } => {
             let db = open(&data)?;
             info(&db);

@@ -191,6 +191,48 @@ impl Store {
         Self::from_parts(state, catalog, next_node, next_rel, None, Options::default())
     }
 
+    /// Writes a new database holding `state` into `dir`, which must not exist yet: the files are written into a
+    /// sibling temporary directory, fsynced, and the directory is renamed into place, so `dir` appears complete
+    /// or not at all (bulk import). Returns the checkpoint's size in bytes.
+    pub fn create_from_state(dir: impl AsRef<Path>, mut state: GraphState, catalog: &Catalog) -> Result<u64> {
+        let dir = dir.as_ref();
+        if dir.exists() {
+            return Err(StorageError::io(
+                dir,
+                std::io::Error::new(std::io::ErrorKind::AlreadyExists, "already exists"),
+            ));
+        }
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "plexus".into());
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| StorageError::io(&parent, e))?;
+        let tmp = parent.join(format!(".{name}.importing-{}", std::process::id()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+        }
+        std::fs::create_dir(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+        let result = (|| {
+            let db_id = new_db_id();
+            write_meta(&tmp, &db_id)?;
+            state.version = state.version.max(1);
+            state.seal();
+            let mut next_node = 0;
+            state.nodes.for_each(|i, _| next_node = (i + 1) << crate::LEAF_BITS);
+            let mut next_rel = 0;
+            state.rels.for_each(|i, _| next_rel = (i + 1) << crate::LEAF_BITS);
+            let (_, size) = checkpoint::write(&tmp, &db_id, &state, catalog, next_node, next_rel)?;
+            std::fs::rename(&tmp, dir).map_err(|e| StorageError::io(dir, e))?;
+            sync_dir(&parent)?;
+            Ok(size)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        result
+    }
+
     /// Opens (creating if needed) the database in `dir` with default options.
     pub fn open(dir: impl AsRef<Path>) -> Result<(Store, RecoveryReport)> {
         Self::open_with(dir, Options::default())

@@ -1,0 +1,588 @@
+//! Edge-list parsing: `source,target[,weight]` lines, comma, tab or space separated, optional header, `#`
+//! comments, integer or string vertex ids.
+//!
+//! The whole input is parsed into dense vertex numbers (in order of first appearance for string ids, in order of
+//! value for integer ids) plus flat source/target/weight columns, which is what the bulk builder wants. Parsing is
+//! a hand-written byte loop over large chunks split at line ends and parsed in parallel, one chunk per core.
+
+use std::fmt;
+
+use plexus_storage::fxhash::FxHashMap;
+
+/// How fields are separated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delimiter {
+    Comma,
+    Tab,
+    /// One or more spaces.
+    Space,
+}
+
+impl Delimiter {
+    pub fn parse(s: &str) -> Result<Delimiter, String> {
+        match s {
+            "," | "comma" => Ok(Delimiter::Comma),
+            "\t" | "\\t" | "tab" => Ok(Delimiter::Tab),
+            " " | "space" => Ok(Delimiter::Space),
+            other => Err(format!("unknown delimiter '{other}' (expected comma, tab or space)")),
+        }
+    }
+}
+
+/// Whether vertex ids are integers or strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdType {
+    Integer,
+    String,
+}
+
+/// What the caller knows about the format; `None` means detect it.
+#[derive(Clone, Debug, Default)]
+pub struct Format {
+    pub delimiter: Option<Delimiter>,
+    pub header: Option<bool>,
+    pub id_type: Option<IdType>,
+}
+
+/// A line that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: u64,
+    pub column: usize,
+    pub message: String,
+    pub text: String,
+}
+
+impl fmt::Display for BadLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}: {} in \"{}\"", self.line, self.column, self.message, self.text)
+    }
+}
+
+/// Vertex ids, indexed by dense vertex number.
+#[derive(Clone, Debug)]
+pub enum VertexIds {
+    Integer(Vec<i64>),
+    String(Vec<Box<str>>),
+}
+
+impl VertexIds {
+    pub fn len(&self) -> usize {
+        match self {
+            VertexIds::Integer(v) => v.len(),
+            VertexIds::String(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A parsed edge list.
+#[derive(Debug)]
+pub struct EdgeList {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    /// Present when the input has a third column.
+    pub weight: Option<Vec<f64>>,
+    pub vertices: VertexIds,
+    pub delimiter: Delimiter,
+    pub header: bool,
+    /// Lines skipped under `skip_bad_lines`.
+    pub bad_lines: Vec<BadLine>,
+}
+
+/// Parsing failed: the first bad line (or the one past the allowance).
+#[derive(Debug)]
+pub struct ParseError {
+    pub bad: BadLine,
+    pub skipped: usize,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.skipped > 0 {
+            write!(f, "{} (after skipping {} bad lines)", self.bad, self.skipped)
+        } else {
+            write!(f, "{}", self.bad)
+        }
+    }
+}
+
+fn is_blank_or_comment(line: &[u8]) -> bool {
+    let trimmed = line.iter().position(|b| !b.is_ascii_whitespace()).map_or(&[][..], |i| &line[i..]);
+    trimmed.is_empty() || trimmed[0] == b'#'
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Splits a line into (field, starting column) pairs.
+fn fields(line: &[u8], delimiter: Delimiter) -> Vec<(&[u8], usize)> {
+    let mut out = Vec::with_capacity(3);
+    match delimiter {
+        Delimiter::Space => {
+            let mut i = 0;
+            while i < line.len() {
+                while i < line.len() && (line[i] == b' ' || line[i] == b'\t') {
+                    i += 1;
+                }
+                let start = i;
+                while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
+                    i += 1;
+                }
+                if start < i {
+                    out.push((&line[start..i], start));
+                }
+            }
+        }
+        Delimiter::Comma | Delimiter::Tab => {
+            let sep = if delimiter == Delimiter::Comma { b',' } else { b'\t' };
+            let mut start = 0;
+            for (i, &b) in line.iter().enumerate() {
+                if b == sep {
+                    out.push((trim(&line[start..i]), start));
+                    start = i + 1;
+                }
+            }
+            out.push((trim(&line[start..]), start));
+        }
+    }
+    out
+}
+
+fn trim(field: &[u8]) -> &[u8] {
+    let start = field.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(field.len());
+    let end = field.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &field[start..end.max(start)]
+}
+
+#[inline]
+fn parse_int(field: &[u8]) -> Option<i64> {
+    let (neg, digits) = match field.first() {
+        Some(b'-') => (true, &field[1..]),
+        Some(b'+') => (false, &field[1..]),
+        _ => (false, field),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as i64)?;
+    }
+    Some(if neg { -v } else { v })
+}
+
+fn parse_float(field: &[u8]) -> Option<f64> {
+    std::str::from_utf8(field).ok()?.parse::<f64>().ok()
+}
+
+const HEADER_NAMES: [&str; 12] =
+    ["source", "target", "src", "dst", "from", "to", "weight", "u", "v", "start", "end", "id"];
+
+/// Detects the delimiter, header and id type from the first data lines.
+fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
+    let mut lines = input.split(|&b| b == b'\n').map(strip_cr).filter(|l| !is_blank_or_comment(l));
+    let first = lines.next().unwrap_or(&[]);
+    let delimiter = format.delimiter.unwrap_or_else(|| {
+        if first.contains(&b',') {
+            Delimiter::Comma
+        } else if first.contains(&b'\t') {
+            Delimiter::Tab
+        } else {
+            Delimiter::Space
+        }
+    });
+    let first_fields = fields(first, delimiter);
+    let header = format.header.unwrap_or_else(|| {
+        let named = first_fields.iter().any(|(f, _)| {
+            let name = String::from_utf8_lossy(f).to_ascii_lowercase();
+            let name = name.split(':').next().unwrap_or("");
+            HEADER_NAMES.contains(&name)
+        });
+        let numeric_first = first_fields.first().is_some_and(|(f, _)| parse_int(f).is_some());
+        let numeric_second = lines
+            .clone()
+            .next()
+            .and_then(|l| fields(l, delimiter).first().map(|(f, _)| parse_int(f).is_some()))
+            .unwrap_or(false);
+        named || (!numeric_first && numeric_second)
+    });
+    let id_type = format.id_type.unwrap_or_else(|| {
+        let sample = if header { lines.next().unwrap_or(&[]) } else { first };
+        let mut all_ints = true;
+        for line in std::iter::once(sample).chain(lines.take(1000)) {
+            let f = fields(line, delimiter);
+            if f.iter().take(2).any(|(x, _)| parse_int(x).is_none()) {
+                all_ints = false;
+                break;
+            }
+        }
+        if all_ints {
+            IdType::Integer
+        } else {
+            IdType::String
+        }
+    });
+    (delimiter, header, id_type)
+}
+
+/// One parsed edge's ids, still raw.
+enum RawId<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+struct ChunkOut<'a> {
+    /// Edges with integer ids (integer mode): 16 bytes an edge.
+    ints: Vec<(i64, i64)>,
+    /// Edges with string ids, borrowing the input.
+    strs: Vec<(&'a [u8], &'a [u8])>,
+    weights: Vec<f64>,
+    /// Number of data fields seen on the first data line (2 or 3).
+    columns: Option<usize>,
+    bad: Vec<BadLine>,
+    /// Line number of the chunk's first line (1-based), for messages.
+    lines: u64,
+}
+
+fn parse_chunk<'a>(
+    chunk: &'a [u8],
+    first_line: u64,
+    delimiter: Delimiter,
+    id_type: IdType,
+    columns_hint: Option<usize>,
+    max_bad: usize,
+) -> ChunkOut<'a> {
+    let mut out = ChunkOut {
+        ints: Vec::new(),
+        strs: Vec::new(),
+        weights: Vec::new(),
+        columns: columns_hint,
+        bad: Vec::new(),
+        lines: 0,
+    };
+    match id_type {
+        IdType::Integer => out.ints.reserve(chunk.len() / 12),
+        IdType::String => out.strs.reserve(chunk.len() / 16),
+    }
+    let mut line_no = first_line;
+    for raw in chunk.split(|&b| b == b'\n') {
+        let line = strip_cr(raw);
+        line_no += 1;
+        if is_blank_or_comment(line) {
+            continue;
+        }
+        let f = fields(line, delimiter);
+        let bad = |column: usize, message: String| BadLine {
+            line: line_no - 1,
+            column: column + 1,
+            message,
+            text: String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned(),
+        };
+        let expected = *out.columns.get_or_insert(f.len().clamp(2, 3));
+        let problem = if f.len() < 2 || f.len() > 3 {
+            Some(bad(0, format!("expected 2 or 3 fields, found {}", f.len())))
+        } else if f.len() != expected {
+            Some(bad(0, format!("expected {expected} fields like the lines before, found {}", f.len())))
+        } else if let Some((field, col)) = f.iter().take(2).find(|(x, _)| x.is_empty()) {
+            let _ = field;
+            Some(bad(*col, "empty vertex id".into()))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            out.bad.push(p);
+            if out.bad.len() > max_bad {
+                break;
+            }
+            continue;
+        }
+        let id = |(field, col): (&'a [u8], usize)| -> Result<RawId<'a>, BadLine> {
+            match id_type {
+                IdType::Integer => parse_int(field).map(RawId::Int).ok_or_else(|| {
+                    bad(col, format!("'{}' is not an integer vertex id", String::from_utf8_lossy(field)))
+                }),
+                IdType::String => Ok(RawId::Str(field)),
+            }
+        };
+        let pair = id(f[0]).and_then(|s| id(f[1]).map(|d| (s, d)));
+        let weight = if expected == 3 {
+            match parse_float(f[2].0) {
+                Some(w) => Some(w),
+                None => {
+                    out.bad.push(bad(f[2].1, format!("'{}' is not a number", String::from_utf8_lossy(f[2].0))));
+                    if out.bad.len() > max_bad {
+                        break;
+                    }
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        match pair {
+            Ok(p) => {
+                match p {
+                    (RawId::Int(a), RawId::Int(b)) => out.ints.push((a, b)),
+                    (RawId::Str(a), RawId::Str(b)) => out.strs.push((a, b)),
+                    _ => unreachable!("one id type per parse"),
+                }
+                if let Some(w) = weight {
+                    out.weights.push(w);
+                }
+            }
+            Err(b) => {
+                out.bad.push(b);
+                if out.bad.len() > max_bad {
+                    break;
+                }
+            }
+        }
+    }
+    out.lines = line_no - first_line;
+    out
+}
+
+/// Splits `input` into about `parts` chunks at line ends; returns (chunk, number of the line before it).
+fn split_lines(input: &[u8], parts: usize) -> Vec<(&[u8], u64)> {
+    let mut chunks = Vec::new();
+    let target = input.len().div_ceil(parts.max(1)).max(1 << 20);
+    let mut start = 0;
+    let mut line = 0u64;
+    while start < input.len() {
+        let mut end = (start + target).min(input.len());
+        if end < input.len() {
+            end = match input[end..].iter().position(|&b| b == b'\n') {
+                Some(p) => end + p + 1,
+                None => input.len(),
+            };
+        }
+        let chunk = &input[start..end];
+        chunks.push((chunk, line));
+        line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        start = end;
+    }
+    chunks
+}
+
+/// Parses a whole edge list held in memory. Up to `skip_bad_lines` bad lines are collected and skipped; one
+/// more is an error.
+pub fn parse(input: &[u8], format: &Format, skip_bad_lines: usize) -> Result<EdgeList, ParseError> {
+    let (delimiter, header, id_type) = detect(input, format);
+    // Drop the header line before splitting, so the chunks hold data only.
+    let (body, header_lines) = if header {
+        let mut offset = 0;
+        let mut lines = 0u64;
+        for raw in input.split(|&b| b == b'\n') {
+            offset += raw.len() + 1;
+            lines += 1;
+            if !is_blank_or_comment(strip_cr(raw)) {
+                break;
+            }
+        }
+        (&input[offset.min(input.len())..], lines)
+    } else {
+        (input, 0)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunks = split_lines(body, threads * 4);
+    // The column count of the first data line decides for every chunk.
+    let columns = body
+        .split(|&b| b == b'\n')
+        .map(strip_cr)
+        .find(|l| !is_blank_or_comment(l))
+        .map(|l| fields(l, delimiter).len().clamp(2, 3));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(chunk, line)) = chunks.get(i) else { break };
+                let out = parse_chunk(chunk, line + header_lines + 1, delimiter, id_type, columns, skip_bad_lines);
+                results.lock().expect("no panics while holding").push((i, out));
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("threads joined");
+    results.sort_by_key(|(i, _)| *i);
+    let outs: Vec<ChunkOut> = results.into_iter().map(|(_, o)| o).collect();
+    let mut bad_lines: Vec<BadLine> = outs.iter().flat_map(|o| o.bad.iter().cloned()).collect();
+    if bad_lines.len() > skip_bad_lines {
+        bad_lines.sort_by_key(|b| b.line);
+        let bad = bad_lines[skip_bad_lines].clone();
+        return Err(ParseError { bad, skipped: skip_bad_lines });
+    }
+    let edges: usize = outs.iter().map(|o| o.ints.len() + o.strs.len()).sum();
+    if edges > u32::MAX as usize {
+        let bad = BadLine { line: 0, column: 0, message: "more than 4 billion edges".into(), text: String::new() };
+        return Err(ParseError { bad, skipped: 0 });
+    }
+    let weighted = columns == Some(3);
+    let mut weight = weighted.then(|| Vec::with_capacity(edges));
+    if let Some(w) = &mut weight {
+        for o in &outs {
+            w.extend_from_slice(&o.weights);
+        }
+    }
+    let (src, dst, vertices) = match id_type {
+        IdType::Integer => number_integer_ids(&outs, edges),
+        IdType::String => number_string_ids(&outs, edges),
+    };
+    Ok(EdgeList { src, dst, weight, vertices, delimiter, header, bad_lines })
+}
+
+/// Integer ids are numbered in order of value, through a direct table when they are dense enough.
+fn number_integer_ids(outs: &[ChunkOut], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
+    let ints = || outs.iter().flat_map(|o| o.ints.iter().copied());
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for (s, d) in ints() {
+        min = min.min(s.min(d));
+        max = max.max(s.max(d));
+    }
+    let mut src = Vec::with_capacity(edges);
+    let mut dst = Vec::with_capacity(edges);
+    if edges == 0 {
+        return (src, dst, VertexIds::Integer(Vec::new()));
+    }
+    let span = (max as i128 - min as i128 + 1) as u128;
+    if span <= (16 * edges as u128).max(1 << 20) {
+        let mut number = vec![u32::MAX; span as usize];
+        for (s, d) in ints() {
+            number[(s - min) as usize] = 0;
+            number[(d - min) as usize] = 0;
+        }
+        let mut ids = Vec::new();
+        for (offset, slot) in number.iter_mut().enumerate() {
+            if *slot == 0 {
+                *slot = ids.len() as u32;
+                ids.push(min + offset as i64);
+            }
+        }
+        for (s, d) in ints() {
+            src.push(number[(s - min) as usize]);
+            dst.push(number[(d - min) as usize]);
+        }
+        (src, dst, VertexIds::Integer(ids))
+    } else {
+        let mut ids: Vec<i64> = ints().flat_map(|(s, d)| [s, d]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let number: FxHashMap<i64, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+        for (s, d) in ints() {
+            src.push(number[&s]);
+            dst.push(number[&d]);
+        }
+        (src, dst, VertexIds::Integer(ids))
+    }
+}
+
+/// String ids are numbered in order of first appearance.
+fn number_string_ids<'a>(outs: &[ChunkOut<'a>], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
+    let mut number: FxHashMap<&'a [u8], u32> = FxHashMap::default();
+    let mut ids: Vec<Box<str>> = Vec::new();
+    let mut src = Vec::with_capacity(edges);
+    let mut dst = Vec::with_capacity(edges);
+    let mut get = |bytes: &'a [u8]| -> u32 {
+        *number.entry(bytes).or_insert_with(|| {
+            ids.push(String::from_utf8_lossy(bytes).into());
+            (ids.len() - 1) as u32
+        })
+    };
+    for o in outs {
+        for &(s, d) in &o.strs {
+            src.push(get(s));
+            dst.push(get(d));
+        }
+    }
+    (src, dst, VertexIds::String(ids))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(s: &str) -> EdgeList {
+        parse(s.as_bytes(), &Format::default(), 0).unwrap()
+    }
+
+    #[test]
+    fn detects_delimiters_headers_and_weights() {
+        let e = parse_str("source,target,weight\n1,2,0.5\n2,3,1.5\n");
+        assert_eq!((e.delimiter, e.header), (Delimiter::Comma, true));
+        assert_eq!(e.src.len(), 2);
+        assert_eq!(e.weight.as_deref(), Some(&[0.5, 1.5][..]));
+        let e = parse_str("# a comment\n1\t2\n\n2\t3\r\n");
+        assert_eq!((e.delimiter, e.header), (Delimiter::Tab, false));
+        assert!(e.weight.is_none());
+        let e = parse_str("1  2\n3 4\n");
+        assert_eq!(e.delimiter, Delimiter::Space);
+        assert_eq!(e.src.len(), 2);
+    }
+
+    #[test]
+    fn integer_ids_are_numbered_by_value() {
+        let e = parse_str("10,5\n5,7\n");
+        match &e.vertices {
+            VertexIds::Integer(ids) => assert_eq!(ids, &vec![5, 7, 10]),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((e.src.clone(), e.dst.clone()), (vec![2, 0], vec![0, 1]));
+        // Sparse ids go through the hash map path.
+        let e = parse_str("1,9000000000000\n9000000000000,-4\n");
+        match &e.vertices {
+            VertexIds::Integer(ids) => assert_eq!(ids, &vec![-4, 1, 9_000_000_000_000]),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((e.src, e.dst), (vec![1, 2], vec![2, 0]));
+    }
+
+    #[test]
+    fn string_ids_in_order_of_appearance() {
+        let e = parse_str("alice bob\nbob carol\n");
+        match &e.vertices {
+            VertexIds::String(ids) => {
+                assert_eq!(ids.iter().map(|s| &**s).collect::<Vec<_>>(), ["alice", "bob", "carol"])
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((e.src, e.dst), (vec![0, 1], vec![1, 2]));
+    }
+
+    #[test]
+    fn bad_lines_point_at_line_and_column() {
+        let input = "1,2\n3,x\n4,5\n";
+        let fmt = Format { id_type: Some(IdType::Integer), ..Format::default() };
+        let err = parse(input.as_bytes(), &fmt, 0).unwrap_err();
+        assert_eq!((err.bad.line, err.bad.column), (2, 3), "{err}");
+        assert!(err.to_string().contains("\"3,x\""), "{err}");
+        let ok = parse(input.as_bytes(), &fmt, 1).unwrap();
+        assert_eq!(ok.src.len(), 2);
+        assert_eq!(ok.bad_lines.len(), 1);
+        let err = parse(b"1,2\n1,2,3,4\n", &Format::default(), 0).unwrap_err();
+        assert!(err.bad.message.contains("2 or 3 fields"), "{err}");
+        let err = parse(b"1,2,0.5\n1,2,abc\n", &Format::default(), 0).unwrap_err();
+        assert_eq!((err.bad.line, err.bad.column), (2, 5), "{err}");
+    }
+
+    #[test]
+    fn large_inputs_split_into_chunks_keep_line_numbers() {
+        let mut s = String::new();
+        for i in 0..200_000 {
+            s.push_str(&format!("{},{}\n", i, i + 1));
+        }
+        s.push_str("oops\n");
+        let err = parse(s.as_bytes(), &Format { id_type: Some(IdType::Integer), ..Format::default() }, 0).unwrap_err();
+        assert_eq!(err.bad.line, 200_001, "{err}");
+        let e = parse(s.as_bytes(), &Format::default(), 1).unwrap();
+        assert_eq!(e.src.len(), 200_000);
+    }
+}

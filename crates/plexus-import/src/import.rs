@@ -1,0 +1,354 @@
+//! Building a new database from parsed edge lists.
+//!
+//! Every vertex becomes a node with one label and its external id as the unique key property; every edge a
+//! relationship of one type, with a `weight` property when the input has a third column. The graph is built in
+//! memory by the storage engine's bulk builder (sorted passes, no per-edge transactions) and written once, as a
+//! compressed checkpoint, into a directory that appears complete or not at all.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use plexus_storage::bulk::{build_state, NodeInput, RelInput};
+use plexus_storage::fxhash::FxHashMap;
+use plexus_storage::records::{Labels, PropMap};
+use plexus_storage::{Catalog, NodeId, RelId, RelRecord, Store, Value};
+
+use crate::edgelist::{self, EdgeList, Format, VertexIds};
+
+/// How edge-list files become a graph.
+#[derive(Clone, Debug)]
+pub struct EdgeImport {
+    pub label: String,
+    pub key: String,
+    pub rel_type: String,
+    /// Store each edge in both directions (a self-loop once).
+    pub undirected: bool,
+    pub format: Format,
+    pub skip_bad_lines: usize,
+}
+
+impl Default for EdgeImport {
+    fn default() -> Self {
+        EdgeImport {
+            label: "Node".into(),
+            key: "id".into(),
+            rel_type: "EDGE".into(),
+            undirected: false,
+            format: Format::default(),
+            skip_bad_lines: 0,
+        }
+    }
+}
+
+/// What an import did, for the summary line and the benchmark.
+#[derive(Clone, Debug, Default)]
+pub struct ImportSummary {
+    pub nodes: u64,
+    pub relationships: u64,
+    pub input_bytes: u64,
+    pub bytes_on_disk: u64,
+    pub bad_lines: Vec<(PathBuf, edgelist::BadLine)>,
+    pub read: Duration,
+    pub parse: Duration,
+    pub build: Duration,
+    pub write: Duration,
+}
+
+impl ImportSummary {
+    pub fn total(&self) -> Duration {
+        self.read + self.parse + self.build + self.write
+    }
+}
+
+/// An import failure, naming the file.
+#[derive(Debug)]
+pub enum ImportError {
+    Io { path: PathBuf, error: std::io::Error },
+    Parse { path: PathBuf, error: edgelist::ParseError },
+    Target(String),
+    Storage(plexus_storage::StorageError),
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            ImportError::Parse { path, error } => write!(f, "{}: {error}", path.display()),
+            ImportError::Target(m) => f.write_str(m),
+            ImportError::Storage(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Reads a whole file, decompressing `.gz` and `.zst` by extension.
+pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
+    let io = |error| ImportError::Io { path: path.to_path_buf(), error };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(size);
+    let name = path.to_string_lossy();
+    if name.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes).map_err(io)?;
+    } else if name.ends_with(".zst") {
+        zstd::stream::read::Decoder::new(file).and_then(|mut d| d.read_to_end(&mut bytes)).map_err(io)?;
+    } else {
+        let mut file = file;
+        file.read_to_end(&mut bytes).map_err(io)?;
+    }
+    Ok(bytes)
+}
+
+/// Refuses a target that holds anything; removes an empty one so the new database can be renamed into place.
+fn prepare_target(dir: &Path) -> Result<(), ImportError> {
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(ImportError::Io { path: dir.to_path_buf(), error }),
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(ImportError::Target(format!(
+                    "{} is not empty: import creates a new database (choose another directory)",
+                    dir.display()
+                )));
+            }
+            std::fs::remove_dir(dir).map_err(|error| ImportError::Io { path: dir.to_path_buf(), error })
+        }
+    }
+}
+
+/// A vertex's external id, for numbering vertices across several files.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum VertexKey {
+    Int(i64),
+    Str(Box<str>),
+}
+
+/// Imports edge-list files into a new database at `dir`.
+pub fn import_edge_lists(
+    dir: &Path,
+    files: &[PathBuf],
+    options: &EdgeImport,
+    mut progress: impl FnMut(&str),
+) -> Result<ImportSummary, ImportError> {
+    prepare_target(dir)?;
+    let mut summary = ImportSummary::default();
+    let mut lists: Vec<EdgeList> = Vec::with_capacity(files.len());
+    for path in files {
+        let start = Instant::now();
+        let bytes = read_input(path)?;
+        summary.read += start.elapsed();
+        summary.input_bytes += bytes.len() as u64;
+        progress(&format!("read {} ({} bytes) in {:.2?}", path.display(), bytes.len(), start.elapsed()));
+        let start = Instant::now();
+        let list = edgelist::parse(&bytes, &options.format, options.skip_bad_lines)
+            .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
+        summary.parse += start.elapsed();
+        progress(&format!("parsed {} edges in {:.2?}", list.src.len(), start.elapsed()));
+        summary.bad_lines.extend(list.bad_lines.iter().map(|b| (path.clone(), b.clone())));
+        lists.push(list);
+    }
+    let skipped = summary.bad_lines.len();
+    if skipped > options.skip_bad_lines {
+        let (path, bad) = summary.bad_lines[options.skip_bad_lines].clone();
+        let error = edgelist::ParseError { bad, skipped: options.skip_bad_lines };
+        return Err(ImportError::Parse { path, error });
+    }
+    let start = Instant::now();
+    let catalog = Catalog::new();
+    let (state_nodes, state_rels, keys) = to_records(&catalog, lists, options)?;
+    summary.nodes = state_nodes.len() as u64;
+    summary.relationships = state_rels.len() as u64;
+    let state = build_state(1, state_nodes, state_rels, &keys).map_err(ImportError::Storage)?;
+    summary.build = start.elapsed();
+    progress(&format!(
+        "built {} nodes and {} relationships in {:.2?}",
+        summary.nodes, summary.relationships, summary.build
+    ));
+    let start = Instant::now();
+    summary.bytes_on_disk = Store::create_from_state(dir, state, &catalog).map_err(ImportError::Storage)?;
+    summary.write = start.elapsed();
+    progress(&format!("wrote {} bytes in {:.2?}", summary.bytes_on_disk, summary.write));
+    Ok(summary)
+}
+
+type Records = (Vec<NodeInput>, Vec<RelInput>, Vec<(plexus_storage::LabelId, plexus_storage::PropKeyId)>);
+
+fn to_records(catalog: &Catalog, lists: Vec<EdgeList>, options: &EdgeImport) -> Result<Records, ImportError> {
+    let label = catalog.label(&options.label);
+    let key = catalog.prop_key(&options.key);
+    let ty = catalog.rel_type(&options.rel_type);
+    let weight_key = catalog.prop_key("weight");
+    // One file keeps its own numbering; several are renumbered through their external ids.
+    let (vertices, numbering): (Vec<VertexKey>, Vec<Vec<u32>>) = if lists.len() == 1 {
+        let keys = match &lists[0].vertices {
+            VertexIds::Integer(ids) => ids.iter().map(|&i| VertexKey::Int(i)).collect(),
+            VertexIds::String(ids) => ids.iter().map(|s| VertexKey::Str(s.clone())).collect(),
+        };
+        (keys, vec![Vec::new()])
+    } else {
+        let kinds: Vec<bool> = lists.iter().map(|l| matches!(l.vertices, VertexIds::Integer(_))).collect();
+        if kinds.iter().any(|&k| k != kinds[0]) {
+            return Err(ImportError::Target(
+                "some files have integer vertex ids and others string ids: pass --id-type string".into(),
+            ));
+        }
+        let mut global: FxHashMap<VertexKey, u32> = FxHashMap::default();
+        let mut keys = Vec::new();
+        let mut numbering = Vec::new();
+        for list in &lists {
+            let local: Vec<VertexKey> = match &list.vertices {
+                VertexIds::Integer(ids) => ids.iter().map(|&i| VertexKey::Int(i)).collect(),
+                VertexIds::String(ids) => ids.iter().map(|s| VertexKey::Str(s.clone())).collect(),
+            };
+            numbering.push(
+                local
+                    .into_iter()
+                    .map(|k| {
+                        *global.entry(k.clone()).or_insert_with(|| {
+                            keys.push(k);
+                            (keys.len() - 1) as u32
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        (keys, numbering)
+    };
+    let nodes: Vec<NodeInput> = vertices
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let value = match k {
+                VertexKey::Int(v) => Value::Int(v),
+                VertexKey::Str(s) => Value::String(Arc::from(&*s)),
+            };
+            let mut labels = Labels::new();
+            labels.push(label);
+            NodeInput { id: NodeId(i as u64), labels, props: Some(Arc::new(PropMap::from_pairs(vec![(key, value)]))) }
+        })
+        .collect();
+    let total: usize = lists.iter().map(|l| l.src.len() * if options.undirected { 2 } else { 1 }).sum();
+    let mut rels: Vec<RelInput> = Vec::with_capacity(total);
+    for (list, numbers) in lists.iter().zip(&numbering) {
+        let map = |v: u32| if numbers.is_empty() { v as u64 } else { numbers[v as usize] as u64 };
+        for i in 0..list.src.len() {
+            let (s, d) = (map(list.src[i]), map(list.dst[i]));
+            let props =
+                list.weight.as_ref().map(|w| Arc::new(PropMap::from_pairs(vec![(weight_key, Value::Float(w[i]))])));
+            let mut push = |src: u64, dst: u64| {
+                let id = RelId(rels.len() as u64);
+                rels.push(RelInput {
+                    rec: RelRecord { id, ty, src: NodeId(src), dst: NodeId(dst) },
+                    props: props.clone(),
+                });
+            };
+            push(s, d);
+            if options.undirected && s != d {
+                push(d, s);
+            }
+        }
+    }
+    Ok((nodes, rels, vec![(label, key)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plexus_storage::{Direction, TypeFilter};
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn imports_an_edge_list_into_a_database_that_opens() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = write(tmp.path(), "edges.csv", "source,target,weight\n1,2,0.5\n2,3,1.5\n3,1,2\n1,2,4\n");
+        let db = tmp.path().join("db");
+        let summary = import_edge_lists(&db, &[file], &EdgeImport::default(), |_| {}).unwrap();
+        assert_eq!((summary.nodes, summary.relationships), (3, 4));
+        let (store, report) = Store::open(&db).unwrap();
+        assert_eq!(report.checkpoint_version, Some(1));
+        let r = store.read();
+        let (node, id, weight) =
+            (r.label_id("Node").unwrap(), r.prop_key_id("id").unwrap(), r.prop_key_id("weight").unwrap());
+        let one = r.node_by_key(node, &Value::Int(1)).unwrap();
+        let two = r.node_by_key(node, &Value::Int(2)).unwrap();
+        assert_eq!(r.node_prop(one, id), Some(&Value::Int(1)));
+        assert_eq!(r.rels_between(one, two, Direction::Out, TypeFilter::All).len(), 2);
+        assert_eq!(r.count_and_weight(two, Direction::In, TypeFilter::All, weight), (2, 4.5));
+        assert!(r.check().is_empty());
+        // New commits go on top of the imported graph and survive a reopen.
+        let mut tx = store.write();
+        let n = tx.create_node(&[node], vec![(id, Value::Int(99))]).unwrap();
+        tx.create_rel(n, r.type_id("EDGE").unwrap(), one, vec![]).unwrap();
+        tx.commit().unwrap();
+        drop((r, store));
+        let (store, _) = Store::open(&db).unwrap();
+        assert_eq!(store.read().rel_count(), 5);
+    }
+
+    #[test]
+    fn several_files_share_vertices_and_undirected_doubles_edges() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = write(tmp.path(), "a.tsv", "alice\tbob\n");
+        let b = write(tmp.path(), "b.tsv", "bob\tcarol\ncarol\tcarol\n");
+        let db = tmp.path().join("db");
+        let options =
+            EdgeImport { undirected: true, rel_type: "KNOWS".into(), label: "Person".into(), ..Default::default() };
+        let summary = import_edge_lists(&db, &[a, b], &options, |_| {}).unwrap();
+        assert_eq!((summary.nodes, summary.relationships), (3, 5));
+        let (store, _) = Store::open(&db).unwrap();
+        let r = store.read();
+        let person = r.label_id("Person").unwrap();
+        let bob = r.node_by_key(person, &Value::from("bob")).unwrap();
+        assert_eq!(r.degree(bob, Direction::Out, TypeFilter::All), 2);
+        assert_eq!(r.degree(bob, Direction::In, TypeFilter::All), 2);
+    }
+
+    #[test]
+    fn failures_leave_no_database_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = write(tmp.path(), "bad.csv", "1,2\n2,three\n");
+        let db = tmp.path().join("db");
+        let options = EdgeImport {
+            format: Format { id_type: Some(edgelist::IdType::Integer), ..Format::default() },
+            ..Default::default()
+        };
+        let err = import_edge_lists(&db, std::slice::from_ref(&file), &options, |_| {}).unwrap_err();
+        assert!(err.to_string().contains("bad.csv: line 2, column 3"), "{err}");
+        assert!(!db.exists());
+        let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "only the input file remains");
+        // Skipping the bad line imports the rest.
+        let options = EdgeImport { skip_bad_lines: 1, ..options };
+        let summary = import_edge_lists(&db, &[file], &options, |_| {}).unwrap();
+        assert_eq!((summary.relationships, summary.bad_lines.len()), (1, 1));
+        // A non-empty target is refused and left alone.
+        let again = write(tmp.path(), "ok.csv", "1,2\n");
+        let err = import_edge_lists(&db, &[again], &EdgeImport::default(), |_| {}).unwrap_err();
+        assert!(err.to_string().contains("not empty"), "{err}");
+        assert!(Store::open(&db).is_ok());
+    }
+
+    #[test]
+    fn compressed_inputs_are_read_by_extension() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().unwrap();
+        let gz = tmp.path().join("e.csv.gz");
+        let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+        enc.write_all(b"1,2\n2,3\n").unwrap();
+        enc.finish().unwrap();
+        let zst = tmp.path().join("e.csv.zst");
+        std::fs::write(&zst, zstd::encode_all(&b"5,6\n"[..], 3).unwrap()).unwrap();
+        assert_eq!(read_input(&gz).unwrap(), b"1,2\n2,3\n");
+        assert_eq!(read_input(&zst).unwrap(), b"5,6\n");
+        let summary = import_edge_lists(&tmp.path().join("db"), &[gz, zst], &EdgeImport::default(), |_| {}).unwrap();
+        assert_eq!((summary.nodes, summary.relationships), (5, 3));
+    }
+}
