@@ -300,9 +300,21 @@ impl GraphState {
     pub fn count_and_weight(&self, node: NodeId, dir: Direction, filter: TypeFilter, weight: PropKeyId) -> (u64, f64) {
         let mut n = 0u64;
         let mut sum = 0.0;
+        // A node's relationships often have neighbouring ids (created or imported together): remember the last
+        // relationship leaf instead of walking the spine for each one.
+        let mut cached: Option<(u64, Option<&RelLeaf>)> = None;
         let _ = self.visit_rels::<()>(node, dir, filter, |e| {
             n += 1;
-            if let Some(w) = self.rel_prop(e.rel, weight).and_then(Value::as_f64) {
+            let (leaf_index, slot) = split(e.rel.0);
+            let leaf = match cached {
+                Some((i, leaf)) if i == leaf_index => leaf,
+                _ => {
+                    let leaf = self.rels.get(leaf_index);
+                    cached = Some((leaf_index, leaf));
+                    leaf
+                }
+            };
+            if let Some(w) = leaf.and_then(|l| props_get(l.props(slot), weight)).and_then(Value::as_f64) {
                 sum += w;
             }
             ControlFlow::Continue(())

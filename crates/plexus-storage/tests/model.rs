@@ -121,6 +121,8 @@ fn assert_matches(g: &GraphState, model: &Model) -> Result<(), TestCaseError> {
                 .map(|(k, _)| *k)
                 .collect();
             prop_assert_eq!(&got, &want, "{:?} relationships of {}", dir, id);
+            let weights: f64 = want.iter().filter_map(|r| model.rels[r].props.get(&3)).filter_map(Value::as_f64).sum();
+            prop_assert_eq!(g.count_and_weight(n, dir, TypeFilter::All, PropKeyId(3)), (want.len() as u64, weights));
             prop_assert_eq!(g.degree(n, dir, TypeFilter::All), want.len() as u64);
             let only = [TypeId(1)];
             let typed = model
