@@ -15,8 +15,12 @@ fn main() {
     let report = plexus_bench::run_all(&cfg);
     let results = manifest.join("results");
     let markdown = report.render(Some(&results.join("notes")));
-    let path = results.join(cfg.report_name());
+    let path = results.join(cfg.report_name(plexus_bench::Suite::Storage));
     std::fs::create_dir_all(&results).expect("create bench/results");
     std::fs::write(&path, markdown).expect("write the report");
-    println!("report written to bench/results/{} ({:.0} s)", cfg.report_name(), report.elapsed.as_secs_f64());
+    println!(
+        "report written to bench/results/{} ({:.0} s)",
+        cfg.report_name(plexus_bench::Suite::Storage),
+        report.elapsed.as_secs_f64()
+    );
 }

@@ -7,12 +7,14 @@
 //! - [`likes`]: the GuancialeDB recommendation traversal on its eight parameter rows (W3).
 //! - [`patent`]: the patent-shaped graph: bulk load and resident memory (W7), random reads (W4).
 //! - [`writes`]: random edge upserts and removals with durability off (W5).
+//! - [`import`]: bulk import of an edge list against parsing the same file (I1, its own report).
 //! - [`report`]: tables, targets, the machine description and the markdown file.
 //!
 //! `benches/storage.rs` is the entry point (`cargo bench -p plexus-bench`); `tests/smoke.rs` runs everything at
 //! a tiny scale so the harness keeps working.
 
 pub mod gen;
+pub mod import;
 pub mod likes;
 pub mod patent;
 pub mod report;
@@ -95,13 +97,14 @@ impl Config {
     }
 
     /// The file name the report goes to in `bench/results/`: only a full, complete run writes `storage.md`.
-    pub fn report_name(&self) -> String {
+    pub fn report_name(&self, suite: Suite) -> String {
+        let stem = suite.stem();
         if self.scale == 1.0 && self.only.is_empty() {
-            "storage.md".into()
+            format!("{stem}.md")
         } else if self.only.is_empty() {
-            format!("storage-scale-{}.md", self.scale)
+            format!("{stem}-scale-{}.md", self.scale)
         } else {
-            format!("storage-scale-{}-{}.md", self.scale, self.only.join("-"))
+            format!("{stem}-scale-{}-{}.md", self.scale, self.only.join("-"))
         }
     }
 }
@@ -157,8 +160,38 @@ pub fn rate(budget: Duration, min_ops: u64, mut step: impl FnMut() -> u64) -> Ra
     }
 }
 
-/// Runs the selected workloads, printing each table as it completes.
+/// Which report a run produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// W1–W7, `storage.md`.
+    Storage,
+    /// I1, `import.md`.
+    Import,
+}
+
+impl Suite {
+    pub fn title(self) -> &'static str {
+        match self {
+            Suite::Storage => "Plexus storage benchmarks",
+            Suite::Import => "Plexus import benchmarks",
+        }
+    }
+
+    pub fn stem(self) -> &'static str {
+        match self {
+            Suite::Storage => "storage",
+            Suite::Import => "import",
+        }
+    }
+}
+
+/// Runs the selected storage workloads, printing each table as it completes.
 pub fn run_all(cfg: &Config) -> Report {
+    run_suite(cfg, Suite::Storage)
+}
+
+/// Runs the selected workloads of `suite`.
+pub fn run_suite(cfg: &Config, suite: Suite) -> Report {
     let start = Instant::now();
     let (cpu_start, own_start) = (report::cpu_times(), process_cpu_secs());
     let machine = report::machine();
@@ -173,22 +206,28 @@ pub fn run_all(cfg: &Config) -> Report {
         println!("{s}");
         tables.push(t);
     };
-    if cfg.wants("w1") {
+    if suite == Suite::Import {
+        if cfg.wants("i1") {
+            emit(import::patents(cfg), &mut tables);
+        }
+    } else if cfg.wants("w1") {
         emit(txns::create_empty_nodes(cfg), &mut tables);
     }
-    if cfg.wants("w2") {
-        emit(txns::guanciale_create(cfg), &mut tables);
-    }
-    if cfg.wants("w3") {
-        emit(likes::recommendation(cfg), &mut tables);
-    }
-    if cfg.wants("w4") || cfg.wants("w5") || cfg.wants("w7") {
-        for t in patent::run(cfg) {
-            emit(t, &mut tables);
+    if suite == Suite::Storage {
+        if cfg.wants("w2") {
+            emit(txns::guanciale_create(cfg), &mut tables);
         }
-    }
-    if cfg.wants("w6") {
-        emit(txns::durable_small(cfg), &mut tables);
+        if cfg.wants("w3") {
+            emit(likes::recommendation(cfg), &mut tables);
+        }
+        if cfg.wants("w4") || cfg.wants("w5") || cfg.wants("w7") {
+            for t in patent::run(cfg) {
+                emit(t, &mut tables);
+            }
+        }
+        if cfg.wants("w6") {
+            emit(txns::durable_small(cfg), &mut tables);
+        }
     }
     tables.sort_by_key(|t| t.id);
     let mut machine = machine;
@@ -207,7 +246,8 @@ pub fn run_all(cfg: &Config) -> Report {
         format!("{:.2} cores on average", (cpu_end.steal - cpu_start.steal) / wall),
     ));
     Report {
-        command: cfg.command.clone(),
+        title: suite.title(),
+        command: cfg.command.replace("plexus-bench", &format!("plexus-bench --bench {}", suite.stem())),
         scale: cfg.scale,
         revision: revision(),
         machine,

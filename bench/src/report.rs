@@ -271,6 +271,7 @@ pub fn today() -> String {
 
 /// A whole run: what produced it, where, and every table.
 pub struct Report {
+    pub title: &'static str,
     pub command: String,
     pub scale: f64,
     pub revision: String,
@@ -284,7 +285,7 @@ impl Report {
     /// the matching table, and `intro.md` placed before the tables, so profiling findings survive a rerun.
     pub fn render(&self, notes_dir: Option<&Path>) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "# Plexus storage benchmarks\n");
+        let _ = writeln!(out, "# {}\n", self.title);
         let _ = writeln!(out, "Produced by:\n\n```sh\n{}\n```\n", self.command);
         let _ = writeln!(out, "| | |\n|---|---|");
         let _ = writeln!(out, "| date | {} |", today());

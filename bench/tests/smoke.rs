@@ -21,6 +21,13 @@ fn every_workload_runs_and_reports() {
     let md = report.render(None);
     assert!(md.contains("## W7: resident memory") && md.contains("| pass/miss |"));
     assert!(!dir.exists(), "the durable workload cleans up after itself");
+    let import = plexus_bench::run_suite(&cfg, plexus_bench::Suite::Import);
+    assert_eq!(import.tables.iter().map(|t| t.id).collect::<Vec<_>>(), ["i1"]);
+    for r in &import.tables[0].rows {
+        assert!(r.value.is_finite() && r.value >= 0.0, "i1 / {}: {}", r.name, r.value);
+    }
+    assert!(import.render(None).starts_with("# Plexus import benchmarks"));
+    assert!(!dir.with_extension("import").exists(), "the import workload cleans up after itself");
 }
 
 fn tempfile_in(parent: &std::path::Path) -> std::path::PathBuf {
