@@ -119,9 +119,41 @@ fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-/// Splits a line into (field, starting column) pairs.
-fn fields(line: &[u8], delimiter: Delimiter) -> Vec<(&[u8], usize)> {
-    let mut out = Vec::with_capacity(3);
+/// The fields of one line: up to four (a fifth is only counted), each with its starting column. A fixed array,
+/// so that splitting a line allocates nothing.
+struct Fields<'a> {
+    items: [(&'a [u8], usize); 4],
+    len: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn push(&mut self, field: &'a [u8], column: usize) {
+        if self.len < self.items.len() {
+            self.items[self.len] = (field, column);
+        }
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, i: usize) -> (&'a [u8], usize) {
+        self.items[i]
+    }
+
+    fn first(&self) -> Option<(&'a [u8], usize)> {
+        (self.len > 0).then(|| self.items[0])
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&'a [u8], usize)> + '_ {
+        self.items[..self.len.min(self.items.len())].iter().copied()
+    }
+}
+
+/// Splits a line into fields with their starting columns.
+fn fields(line: &[u8], delimiter: Delimiter) -> Fields<'_> {
+    let mut out = Fields { items: [(&[][..], 0); 4], len: 0 };
     match delimiter {
         Delimiter::Space => {
             let mut i = 0;
@@ -134,7 +166,7 @@ fn fields(line: &[u8], delimiter: Delimiter) -> Vec<(&[u8], usize)> {
                     i += 1;
                 }
                 if start < i {
-                    out.push((&line[start..i], start));
+                    out.push(&line[start..i], start);
                 }
             }
         }
@@ -143,11 +175,11 @@ fn fields(line: &[u8], delimiter: Delimiter) -> Vec<(&[u8], usize)> {
             let mut start = 0;
             for (i, &b) in line.iter().enumerate() {
                 if b == sep {
-                    out.push((trim(&line[start..i]), start));
+                    out.push(trim(&line[start..i]), start);
                     start = i + 1;
                 }
             }
-            out.push((trim(&line[start..]), start));
+            out.push(trim(&line[start..]), start);
         }
     }
     out
@@ -292,9 +324,8 @@ fn parse_chunk<'a>(
             Some(bad(0, format!("expected 2 or 3 fields, found {}", f.len())))
         } else if f.len() != expected {
             Some(bad(0, format!("expected {expected} fields like the lines before, found {}", f.len())))
-        } else if let Some((field, col)) = f.iter().take(2).find(|(x, _)| x.is_empty()) {
-            let _ = field;
-            Some(bad(*col, "empty vertex id".into()))
+        } else if let Some((_, col)) = f.iter().take(2).find(|(x, _)| x.is_empty()) {
+            Some(bad(col, "empty vertex id".into()))
         } else {
             None
         };
@@ -313,12 +344,13 @@ fn parse_chunk<'a>(
                 IdType::String => Ok(RawId::Str(field)),
             }
         };
-        let pair = id(f[0]).and_then(|s| id(f[1]).map(|d| (s, d)));
+        let pair = id(f.get(0)).and_then(|s| id(f.get(1)).map(|d| (s, d)));
         let weight = if expected == 3 {
-            match parse_float(f[2].0) {
+            let (text, column) = f.get(2);
+            match parse_float(text) {
                 Some(w) => Some(w),
                 None => {
-                    out.bad.push(bad(f[2].1, format!("'{}' is not a number", String::from_utf8_lossy(f[2].0))));
+                    out.bad.push(bad(column, format!("'{}' is not a number", String::from_utf8_lossy(text))));
                     if out.bad.len() > max_bad {
                         break;
                     }

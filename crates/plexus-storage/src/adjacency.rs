@@ -77,14 +77,14 @@ impl AdjBase {
     }
 
     /// Builds a base from each slot's entries, which must be sorted.
-    pub fn build(mut entries_of: impl FnMut(usize) -> Vec<AdjEntry>) -> AdjBase {
+    pub fn build<S: AsRef<[AdjEntry]>>(mut entries_of: impl FnMut(usize) -> S) -> AdjBase {
         let mut base = AdjBase::default();
         let mut groups: Vec<Group> = Vec::new();
         let mut nbr: Vec<u64> = Vec::new();
         let mut rel: Vec<u64> = Vec::new();
         for slot in 0..LEAF_SIZE {
             let first_group = groups.len();
-            for e in entries_of(slot) {
+            for &e in entries_of(slot).as_ref() {
                 if groups.len() == first_group || groups.last().expect("group exists").ty != e.ty {
                     groups.push(Group { ty: e.ty, end: nbr.len() as u32 });
                 }
@@ -206,6 +206,11 @@ impl AdjLeaf {
     fn delta_mut(&mut self, slot: usize) -> &mut NodeDelta {
         let deltas = self.deltas.get_or_insert_with(|| Box::new(std::array::from_fn(|_| None)));
         Arc::make_mut(deltas[slot].get_or_insert_with(|| Arc::new(NodeDelta { sorted: true, ..Default::default() })))
+    }
+
+    /// Whether `slot` has changes not yet folded into the base (reads then merge two sources).
+    pub fn has_delta(&self, slot: usize) -> bool {
+        self.delta(slot).is_some()
     }
 
     /// Number of relationships of `slot` whose type passes `filter`.

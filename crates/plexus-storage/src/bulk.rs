@@ -71,16 +71,9 @@ pub fn build_state(
             }
         }
     }
-    let mut out: Vec<(u64, AdjEntry)> = Vec::with_capacity(rels.len());
-    for r in &rels {
-        out.push((r.rec.src.0, AdjEntry { ty: r.rec.ty, nbr: r.rec.dst.0, rel: r.rec.id.0 }));
-    }
-    install_adjacency(&mut state, out, true);
-    let mut inc: Vec<(u64, AdjEntry)> = Vec::with_capacity(rels.len());
-    for r in &rels {
-        inc.push((r.rec.dst.0, AdjEntry { ty: r.rec.ty, nbr: r.rec.src.0, rel: r.rec.id.0 }));
-    }
-    install_adjacency(&mut state, inc, false);
+    let node_bound = state.node_id_bound() as usize;
+    install_adjacency(&mut state, &rels, node_bound, true);
+    install_adjacency(&mut state, &rels, node_bound, false);
     for r in rels {
         let (leaf_index, slot) = (r.rec.id.0 >> LEAF_BITS, (r.rec.id.0 as usize) & (LEAF_SIZE - 1));
         let leaf = state.rels.get_mut(leaf_index);
@@ -99,29 +92,50 @@ pub fn build_state(
     Ok(state)
 }
 
-fn install_adjacency(state: &mut GraphState, mut entries: Vec<(u64, AdjEntry)>, outgoing: bool) {
-    entries.sort_unstable();
-    let mut i = 0;
-    while i < entries.len() {
-        let leaf_index = entries[i].0 >> LEAF_BITS;
-        let mut j = i;
-        while j < entries.len() && entries[j].0 >> LEAF_BITS == leaf_index {
-            j += 1;
+/// Fills every node leaf's adjacency base for one direction: a counting sort of the relationships by node (two
+/// linear passes), then a sort of each node's own short run by (type, neighbour, id).
+fn install_adjacency(state: &mut GraphState, rels: &[RelInput], node_bound: usize, outgoing: bool) {
+    let ends = |r: &RelInput| if outgoing { (r.rec.src.0, r.rec.dst.0) } else { (r.rec.dst.0, r.rec.src.0) };
+    let mut offsets = vec![0usize; node_bound + 1];
+    for r in rels {
+        offsets[ends(r).0 as usize + 1] += 1;
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    let mut cursor = offsets.clone();
+    let mut entries = vec![AdjEntry { ty: crate::ids::TypeId(0), nbr: 0, rel: 0 }; rels.len()];
+    for r in rels {
+        let (node, nbr) = ends(r);
+        let at = &mut cursor[node as usize];
+        entries[*at] = AdjEntry { ty: r.rec.ty, nbr, rel: r.rec.id.0 };
+        *at += 1;
+    }
+    drop(cursor);
+    for node in 0..node_bound {
+        let run = &mut entries[offsets[node]..offsets[node + 1]];
+        if run.len() > 1 {
+            run.sort_unstable();
         }
-        let chunk = &entries[i..j];
-        let mut k = 0;
+    }
+    for leaf_index in 0..node_bound.div_ceil(LEAF_SIZE) {
+        let first = leaf_index * LEAF_SIZE;
+        let last = (first + LEAF_SIZE).min(node_bound);
+        if offsets[first] == offsets[last] {
+            continue;
+        }
         let base = AdjBase::build(|slot| {
-            let mut v = Vec::new();
-            while k < chunk.len() && (chunk[k].0 as usize & (LEAF_SIZE - 1)) == slot {
-                v.push(chunk[k].1);
-                k += 1;
+            let node = first + slot;
+            if node < last {
+                &entries[offsets[node]..offsets[node + 1]]
+            } else {
+                &[][..]
             }
-            v
         });
-        let leaf = state.nodes.get_mut(leaf_index);
-        for (node, e) in chunk {
-            if *node == e.nbr {
-                leaf.loops |= 1 << (*node as usize & (LEAF_SIZE - 1));
+        let leaf = state.nodes.get_mut(leaf_index as u64);
+        for node in first..last {
+            if entries[offsets[node]..offsets[node + 1]].iter().any(|e| e.nbr == node as u64) {
+                leaf.loops |= 1 << (node & (LEAF_SIZE - 1));
             }
         }
         if outgoing {
@@ -129,6 +143,5 @@ fn install_adjacency(state: &mut GraphState, mut entries: Vec<(u64, AdjEntry)>, 
         } else {
             leaf.inc = AdjLeaf::from_base(base);
         }
-        i = j;
     }
 }

@@ -94,28 +94,27 @@ pub fn encode_body(state: &GraphState, catalog: &Catalog) -> Vec<u8> {
         put_props(&mut buf, state.node_props(n).flatten());
         std::ops::ControlFlow::Continue(())
     });
-    let mut rels: Vec<RelRecord> = Vec::with_capacity(state.rel_count() as usize);
-    let _ = state.visit_all_rels::<()>(|r| {
-        rels.push(r);
+    // Walk each node's outgoing adjacency, already sorted by (type, target, id): relationships come out sorted by
+    // source, type and target without collecting and sorting them all.
+    put_varint(&mut buf, state.rel_count());
+    let mut prev = RelRecord { id: RelId(0), ty: TypeId(0), src: NodeId(0), dst: NodeId(0) };
+    let _ = state.visit_nodes::<()>(|src| {
+        state.visit_out_sorted(src, |e| {
+            let r = RelRecord { id: RelId(e.rel), ty: e.ty, src, dst: NodeId(e.nbr) };
+            // Source as a delta; type verbatim; target as a delta within the same (source, type) run.
+            put_varint(&mut buf, r.src.0 - prev.src.0);
+            put_varint(&mut buf, r.ty.0 as u64);
+            if r.src == prev.src && r.ty == prev.ty {
+                put_varint(&mut buf, r.dst.0 - prev.dst.0);
+            } else {
+                put_varint(&mut buf, r.dst.0);
+            }
+            put_varint(&mut buf, r.id.0);
+            put_props(&mut buf, state.rel_props(r.id).flatten());
+            prev = r;
+        });
         std::ops::ControlFlow::Continue(())
     });
-    rels.sort_unstable_by_key(|r| (r.src, r.ty, r.dst, r.id));
-    put_varint(&mut buf, rels.len() as u64);
-    let mut prev = RelRecord { id: RelId(0), ty: TypeId(0), src: NodeId(0), dst: NodeId(0) };
-    for r in &rels {
-        // Source as a delta (sorted); type verbatim; target as a delta within the same (source, type) run.
-        put_varint(&mut buf, r.src.0 - prev.src.0);
-        put_varint(&mut buf, r.ty.0 as u64);
-        let same_run = r.src == prev.src && r.ty == prev.ty;
-        if same_run {
-            put_varint(&mut buf, r.dst.0 - prev.dst.0);
-        } else {
-            put_varint(&mut buf, r.dst.0);
-        }
-        put_varint(&mut buf, r.id.0);
-        put_props(&mut buf, state.rel_props(r.id).flatten());
-        prev = *r;
-    }
     buf
 }
 
@@ -216,8 +215,28 @@ pub fn write(
     let mut out = Vec::with_capacity(body.len() / 3 + HEADER_LEN);
     out.extend_from_slice(&header(db_id, state.version(), next_node, next_rel));
     let mut blocks = 0u32;
-    for chunk in body.chunks(BLOCK_RAW) {
-        let compressed = zstd::bulk::compress(chunk, 3).map_err(io)?;
+    // Blocks compress independently: spread them over the cores, keep their order.
+    let chunks: Vec<&[u8]> = body.chunks(BLOCK_RAW).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(chunks.len().max(1));
+    let compressed: Vec<std::io::Result<Vec<u8>>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let chunks = &chunks;
+                scope.spawn(move || {
+                    (t..chunks.len())
+                        .step_by(threads)
+                        .map(|i| (i, zstd::bulk::compress(chunks[i], 3)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<(usize, std::io::Result<Vec<u8>>)> =
+            workers.into_iter().flat_map(|w| w.join().expect("compression thread")).collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, c)| c).collect()
+    });
+    for (chunk, compressed) in chunks.iter().zip(compressed) {
+        let compressed = compressed.map_err(io)?;
         out.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
         out.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
         out.extend_from_slice(&crc32fast::hash(&compressed).to_le_bytes());

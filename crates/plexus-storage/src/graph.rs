@@ -234,6 +234,19 @@ impl GraphState {
         self.nodes.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)
     }
 
+    /// Calls `f` with the outgoing relationships of `node` sorted by (type, target, id) (checkpoints rely on it).
+    pub fn visit_out_sorted(&self, node: NodeId, mut f: impl FnMut(AdjEntry)) {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return };
+        if leaf.out.has_delta(slot) {
+            leaf.out.merged_sorted(slot).into_iter().for_each(f);
+        } else {
+            let _ = leaf.out.visit::<()>(slot, TypeFilter::All, |e| {
+                f(e);
+                ControlFlow::Continue(())
+            });
+        }
+    }
+
     /// Calls `f` for each relationship between `a` and `b` (leaving `a` for `Out`, entering `a` for `In`).
     pub fn visit_rels_between<B>(
         &self,
