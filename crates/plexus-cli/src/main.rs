@@ -7,6 +7,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use plexus::{Database, Direction, NodeId, TokenKind, TypeFilter};
 
+mod generate;
 mod likes;
 
 #[derive(Parser)]
@@ -51,6 +52,8 @@ enum Command {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
+    /// Write a synthetic graph (R-MAT, data-set presets, likes) as an edge-list file for import.
+    Generate(generate::GenerateArgs),
 }
 
 fn open(data: &PathBuf) -> Result<Database, String> {
@@ -97,6 +100,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             println!("checkpoint written: {bytes} bytes in {:.2?}", start.elapsed());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Generate(args) => generate::run(args),
     }
 }
 
