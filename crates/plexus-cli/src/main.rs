@@ -7,13 +7,14 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use plexus::{Database, Direction, NodeId, TokenKind, TypeFilter};
 
+mod generate;
 mod import;
 mod likes;
 
 #[derive(Parser)]
 #[command(name = "plexus", version, about = "Plexus: a fast, durable property-graph database")]
 #[command(
-    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data"
+    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -54,6 +55,8 @@ enum Command {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
+    /// Write a synthetic graph (R-MAT, data-set presets, likes) as an edge-list file for import.
+    Generate(generate::GenerateArgs),
 }
 
 fn open(data: &PathBuf) -> Result<Database, String> {
@@ -101,6 +104,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             println!("checkpoint written: {bytes} bytes in {:.2?}", start.elapsed());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Generate(args) => generate::run(args),
     }
 }
 

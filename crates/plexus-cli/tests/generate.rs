@@ -1,0 +1,83 @@
+//! `plexus generate` through the built binary: output files, the summary, and bad input giving exit status 2
+//! with a message rather than a panic.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn plexus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plexus")).args(args).output().expect("run plexus")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn out_arg(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn writes_the_requested_graph_and_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = out_arg(dir.path(), "likes.csv");
+    let out =
+        plexus(&["generate", "likes", "--out", &path, "--items", "50", "--people", "20", "--likes", "5", "--header"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().next(), Some("source,target"));
+    assert_eq!(text.lines().count(), 1 + 20 * 5);
+    let summary = stderr(&out);
+    assert!(summary.contains("100 edges") && summary.contains("70 nodes") && summary.contains("edges/s"), "{summary}");
+    assert!(!summary.contains('\r'), "no progress bar when stderr is not a terminal");
+
+    // Same seed, same file; the thread count does not matter.
+    let again = out_arg(dir.path(), "rmat-a.csv");
+    let other = out_arg(dir.path(), "rmat-b.csv");
+    let common = ["--rmat-scale", "10", "--edge-factor", "8", "--weights", "--seed", "3"];
+    assert!(plexus(&[&["generate", "kronecker", "--out", &again, "--threads", "1"][..], &common].concat())
+        .status
+        .success());
+    assert!(plexus(&[&["generate", "kronecker", "--out", &other, "--threads", "2"][..], &common].concat())
+        .status
+        .success());
+    let a = std::fs::read(&again).unwrap();
+    assert_eq!(a, std::fs::read(&other).unwrap());
+    assert_eq!(a.iter().filter(|&&b| b == b'\n').count(), 8 << 10);
+}
+
+#[test]
+fn compressed_preset_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = out_arg(dir.path(), "patents.csv.zst");
+    let out = plexus(&["generate", "patents", "--scale", "0.001", "--out", &path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = zstd::decode_all(&std::fs::read(&path).unwrap()[..]).unwrap();
+    assert_eq!(text.iter().filter(|&&b| b == b'\n').count(), 16_519);
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = out_arg(dir.path(), "edges.csv");
+    let unwritable = out_arg(dir.path(), "no/such/dir/edges.csv");
+    let cases: [(&[&str], &str); 10] = [
+        (&["generate", "rmat", "--out", &ok, "--abcd", "0.5,0.2,0.2,0.2"], "sum to 1"),
+        (&["generate", "rmat", "--out", &ok, "--abcd", "0.5,0.5"], "four"),
+        (&["generate", "rmat", "--out", &ok, "--rmat-scale", "0"], "scale"),
+        (&["generate", "kronecker", "--out", &ok, "--noise", "0.5"], "noise"),
+        (&["generate", "patents", "--out", &ok, "--scale", "0"], "--scale"),
+        (&["generate", "patents", "--out", &ok, "--scale=-1"], "--scale"),
+        (&["generate", "likes", "--out", &ok, "--items", "3", "--likes", "4"], "likes per person"),
+        (&["generate", "likes", "--out", &ok, "--rmat-scale", "4"], "does not apply"),
+        (&["generate", "patents", "--out", &unwritable, "--scale", "0.001"], "cannot write"),
+        (&["generate", "nonsense", "--out", &ok], "invalid value"),
+    ];
+    for (args, message) in cases {
+        let out = plexus(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: expected {message:?} in {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert!(!Path::new(&ok).exists(), "bad parameters must not leave a file behind");
+}
