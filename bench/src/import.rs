@@ -63,10 +63,11 @@ pub fn patents(cfg: &Config) -> Table {
     write_csv(&csv, &rmat_edges(nodes, edges, cfg.seed ^ 0x1));
     let file_bytes = std::fs::metadata(&csv).map(|m| m.len()).unwrap_or(0);
 
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), crate::process_cpu_secs());
     let bytes = read_input(&csv).expect("read the edge list");
     let parsed = edgelist::parse(&bytes, &Format::default(), 0).expect("parse the edge list");
     let parse_secs = start.elapsed().as_secs_f64();
+    let parse_cpu = crate::process_cpu_secs() - cpu;
     assert_eq!(parsed.src.len() as u64, edges);
     drop((parsed, bytes));
 
@@ -74,9 +75,10 @@ pub fn patents(cfg: &Config) -> Table {
     let written_before = bytes_written();
     let rss_before = crate::report::rss_bytes();
     reset_peak_rss();
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), crate::process_cpu_secs());
     let summary = import_edge_lists(&db, std::slice::from_ref(&csv), &EdgeImport::default(), |_| {}).expect("import");
     let import_secs = start.elapsed().as_secs_f64();
+    let import_cpu = crate::process_cpu_secs() - cpu;
     let written = bytes_written().saturating_sub(written_before);
     let peak_growth = peak_rss().saturating_sub(rss_before);
     let on_disk = dir_size(&db);
@@ -98,11 +100,11 @@ pub fn patents(cfg: &Config) -> Table {
     ));
     t.rows.push(Row::rate(
         "import, end to end",
-        Rate::new(edges, import_secs, import_secs),
+        Rate::new(edges, import_secs, import_cpu),
         "edges/s",
         Target::AtLeast(5e6),
     ));
-    t.rows.push(Row::rate("read + parse only", Rate::new(edges, parse_secs, parse_secs), "edges/s", Target::Info));
+    t.rows.push(Row::rate("read + parse only", Rate::new(edges, parse_secs, parse_cpu), "edges/s", Target::Info));
     t.rows.push(Row::new("import rate ÷ parse rate", import_rate / parse_rate, "×", Target::AtLeast(0.5)));
     t.rows.push(Row::new(
         "write amplification (bytes written ÷ final size)",
