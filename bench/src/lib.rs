@@ -185,6 +185,23 @@ impl Suite {
     }
 }
 
+/// The entry point of a `cargo bench` target: runs `suite` with the configuration from the environment and
+/// writes its markdown report to `bench/results/`.
+pub fn bench_main(suite: Suite) {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.parent().expect("bench/ sits in the repository").join("target"));
+    let cfg = Config::from_env(target_dir);
+    let report = run_suite(&cfg, suite);
+    let results = manifest.join("results");
+    let markdown = report.render(Some(&results.join("notes")));
+    let name = cfg.report_name(suite);
+    std::fs::create_dir_all(&results).expect("create bench/results");
+    std::fs::write(results.join(&name), markdown).expect("write the report");
+    println!("report written to bench/results/{name} ({:.0} s)", report.elapsed.as_secs_f64());
+}
+
 /// Runs the selected storage workloads, printing each table as it completes.
 pub fn run_all(cfg: &Config) -> Report {
     run_suite(cfg, Suite::Storage)
