@@ -8,7 +8,7 @@
 //! never take a lock.
 
 use arc_swap::ArcSwap;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::fxhash::FxHashMap;
@@ -107,6 +107,10 @@ pub(crate) struct Shared {
     options: Options,
     stop: AtomicBool,
     checkpoint_lock: Mutex<()>,
+    /// Set by a commit that finds enough log since the last checkpoint; the checkpointer thread waits on it, so
+    /// no committer pays for a checkpoint.
+    checkpoint_wanted: Mutex<bool>,
+    checkpoint_cv: Condvar,
 }
 
 /// A handle to an open database. Cheap to clone; the database closes when the last handle and transaction drop.
@@ -116,15 +120,21 @@ pub struct Store {
     _flusher: Option<Arc<Flusher>>,
 }
 
+/// The background threads of an on-disk store (the batch-mode log flusher, the automatic checkpointer); they
+/// stop, and the log is flushed, when the last store handle drops.
 struct Flusher {
     shared: Arc<Shared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Drop for Flusher {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        if let Some(t) = self.thread.lock().take() {
+        {
+            let _wanted = self.shared.checkpoint_wanted.lock();
+            self.shared.checkpoint_cv.notify_all();
+        }
+        for t in self.threads.lock().drain(..) {
             t.thread().unpark();
             let _ = t.join();
         }
@@ -304,16 +314,26 @@ impl Store {
             options,
             stop: AtomicBool::new(false),
             checkpoint_lock: Mutex::new(()),
+            checkpoint_wanted: Mutex::new(false),
+            checkpoint_cv: Condvar::new(),
         });
         let flusher = shared.disk.as_ref().map(|_| {
-            let flusher = Arc::new(Flusher { shared: shared.clone(), thread: Mutex::new(None) });
+            let flusher = Arc::new(Flusher { shared: shared.clone(), threads: Mutex::new(Vec::new()) });
             if shared.options.durability == Durability::Batch {
                 let s = shared.clone();
                 let handle = std::thread::Builder::new()
                     .name("plexus-wal-batch".into())
                     .spawn(move || batch_flush_loop(s))
                     .expect("spawn the log flusher");
-                *flusher.thread.lock() = Some(handle);
+                flusher.threads.lock().push(handle);
+            }
+            if shared.options.checkpoint_after_bytes > 0 {
+                let s = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name("plexus-checkpoint".into())
+                    .spawn(move || checkpoint_loop(s))
+                    .expect("spawn the checkpointer");
+                flusher.threads.lock().push(handle);
             }
             flusher
         });
@@ -370,6 +390,22 @@ impl Store {
     /// Returns the checkpoint's size in bytes (0 for an in-memory database).
     pub fn checkpoint(&self) -> Result<u64> {
         self.shared.checkpoint()
+    }
+}
+
+fn checkpoint_loop(shared: Arc<Shared>) {
+    loop {
+        let mut wanted = shared.checkpoint_wanted.lock();
+        while !*wanted && !shared.stop.load(Ordering::Acquire) {
+            shared.checkpoint_cv.wait(&mut wanted);
+        }
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        *wanted = false;
+        drop(wanted);
+        // A failure here (the disk) poisons the log, and the next commit reports it.
+        let _ = shared.checkpoint();
     }
 }
 
@@ -507,9 +543,8 @@ impl Shared {
         txn.registered = false;
         self.unregister_writer(txn.start_version);
         if want_checkpoint {
-            if let Some(_guard) = self.checkpoint_lock.try_lock() {
-                self.checkpoint_locked()?;
-            }
+            *self.checkpoint_wanted.lock() = true;
+            self.checkpoint_cv.notify_one();
         }
         Ok(version)
     }

@@ -133,3 +133,45 @@ fn unknown_tokens_are_refused_not_allocated_for() {
     tx.commit().unwrap();
     assert_eq!(store.read().node_count(), 1);
 }
+
+#[test]
+fn automatic_checkpoints_run_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 2048 };
+    let checkpoints = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("checkpoint-"))
+            .count()
+    };
+    {
+        let (store, _) = Store::open_with(dir.path(), options.clone()).unwrap();
+        let mut found = false;
+        for i in 0..2000 {
+            let mut tx = store.write();
+            let l = tx.label("N");
+            let k = tx.prop_key("payload");
+            tx.create_node(&[l], vec![(k, Value::from(format!("node {i} with some text to fill the log")))]).unwrap();
+            tx.commit().unwrap();
+            if i % 100 == 99 && checkpoints() > 0 {
+                found = true;
+                break;
+            }
+        }
+        // The checkpointer may still be writing: give it a moment before concluding.
+        for _ in 0..100 {
+            if found || checkpoints() > 0 {
+                found = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(found, "no automatic checkpoint was written");
+    }
+    let (store, report) = Store::open_with(dir.path(), options).unwrap();
+    assert!(report.checkpoint_version.is_some(), "{report}");
+    let r = store.read();
+    assert!(r.node_count() >= 100);
+    assert!(r.check().is_empty());
+}
