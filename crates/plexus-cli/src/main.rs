@@ -149,9 +149,19 @@ fn info(db: &Database) {
     }
     if r.rel_count() > 0 {
         println!(
-            "  adjacency: {:.1} bytes per relationship (both directions)",
+            "  adjacency: {:.1} bytes per relationship in memory (both directions)",
             r.adjacency_bytes() as f64 / r.rel_count() as f64
         );
+        if let Some(dir) = db.path() {
+            // Checkpoint and log together: what the graph costs on disk right now.
+            let on_disk: u64 = std::fs::read_dir(dir)
+                .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+                .unwrap_or(0);
+            println!(
+                "  on disk: {on_disk} bytes, {:.1} bytes per relationship (checkpoint and log)",
+                on_disk as f64 / r.rel_count() as f64
+            );
+        }
     }
 }
 
