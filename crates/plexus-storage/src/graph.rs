@@ -234,6 +234,11 @@ impl GraphState {
         self.nodes.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)
     }
 
+    /// One more than the largest relationship id that can be live.
+    pub fn rel_id_bound(&self) -> u64 {
+        self.rels.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)
+    }
+
     /// Calls `f` with the outgoing relationships of `node` sorted by (type, target, id) (checkpoints rely on it).
     pub fn visit_out_sorted(&self, node: NodeId, mut f: impl FnMut(AdjEntry)) {
         let Some((leaf, slot)) = self.node_leaf(node) else { return };

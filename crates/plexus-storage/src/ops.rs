@@ -193,9 +193,15 @@ impl Op {
 
 /// Encodes one committed transaction: its version and operations.
 pub fn encode_commit(buf: &mut Vec<u8>, version: u64, ops: &[Op]) {
+    encode_commit_with_tokens(buf, version, &[], ops);
+}
+
+/// Encodes a committed transaction whose record must first define `tokens` (created since the last commit),
+/// without copying the transaction's operations behind them.
+pub fn encode_commit_with_tokens(buf: &mut Vec<u8>, version: u64, tokens: &[Op], ops: &[Op]) {
     put_varint(buf, version);
-    put_varint(buf, ops.len() as u64);
-    for op in ops {
+    put_varint(buf, (tokens.len() + ops.len()) as u64);
+    for op in tokens.iter().chain(ops) {
         op.encode(buf);
     }
 }

@@ -25,7 +25,7 @@ use crate::checkpoint;
 use crate::error::{Result, StorageError};
 use crate::graph::GraphState;
 use crate::ids::IdAllocator;
-use crate::ops::{decode_commit, encode_commit, Op};
+use crate::ops::{decode_commit, encode_commit_with_tokens, Op};
 use crate::recovery::{self, RecoveryReport};
 use crate::txn::{ReadTxn, WriteKey, WriteTxn};
 use crate::wal::{sync_dir, Wal};
@@ -193,11 +193,7 @@ impl Store {
     /// An in-memory database holding `state` (for example one made by [`crate::bulk::build_state`]), whose
     /// token ids refer to `catalog`. New ids are allocated above every id the state holds.
     pub fn from_state(state: GraphState, catalog: Catalog) -> Store {
-        // Leaves are LEAF_SIZE ids wide, so the end of the last present leaf bounds every id in use.
-        let mut next_node = 0;
-        state.nodes.for_each(|i, _| next_node = (i + 1) << crate::LEAF_BITS);
-        let mut next_rel = 0;
-        state.rels.for_each(|i, _| next_rel = (i + 1) << crate::LEAF_BITS);
+        let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
         Self::from_parts(state, catalog, next_node, next_rel, None, Options::default())
     }
 
@@ -228,10 +224,7 @@ impl Store {
             write_meta(&tmp, &db_id)?;
             state.version = state.version.max(1);
             state.seal();
-            let mut next_node = 0;
-            state.nodes.for_each(|i, _| next_node = (i + 1) << crate::LEAF_BITS);
-            let mut next_rel = 0;
-            state.rels.for_each(|i, _| next_rel = (i + 1) << crate::LEAF_BITS);
+            let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
             let (_, size) = checkpoint::write(&tmp, &db_id, &state, catalog, next_node, next_rel)?;
             std::fs::rename(&tmp, dir).map_err(|e| StorageError::io(dir, e))?;
             sync_dir(&parent)?;
@@ -482,13 +475,7 @@ impl Shared {
                 .iter()
                 .map(|(kind, id, name)| Op::Token { kind: *kind, id: *id, name: name.to_string() })
                 .collect();
-            if token_ops.is_empty() {
-                encode_commit(&mut payload, version, &txn.ops);
-            } else {
-                let mut all = token_ops;
-                all.extend(txn.ops.iter().cloned());
-                encode_commit(&mut payload, version, &all);
-            }
+            encode_commit_with_tokens(&mut payload, version, &token_ops, &txn.ops);
             debug_assert!(decode_commit(&payload).is_ok());
             if payload.len() > crate::wal::MAX_RECORD {
                 self.catalog.return_unlogged(&tokens);
