@@ -312,21 +312,19 @@ impl Store {
         });
         let flusher = shared.disk.as_ref().map(|_| {
             let flusher = Arc::new(Flusher { shared: shared.clone(), threads: Mutex::new(Vec::new()) });
-            if shared.options.durability == Durability::Batch {
+            let spawn = |name: &str, body: fn(Arc<Shared>)| {
                 let s = shared.clone();
                 let handle = std::thread::Builder::new()
-                    .name("plexus-wal-batch".into())
-                    .spawn(move || batch_flush_loop(s))
-                    .expect("spawn the log flusher");
+                    .name(name.into())
+                    .spawn(move || body(s))
+                    .expect("spawn a background thread");
                 flusher.threads.lock().push(handle);
+            };
+            if shared.options.durability == Durability::Batch {
+                spawn("plexus-wal-batch", batch_flush_loop);
             }
             if shared.options.checkpoint_after_bytes > 0 {
-                let s = shared.clone();
-                let handle = std::thread::Builder::new()
-                    .name("plexus-checkpoint".into())
-                    .spawn(move || checkpoint_loop(s))
-                    .expect("spawn the checkpointer");
-                flusher.threads.lock().push(handle);
+                spawn("plexus-checkpoint", checkpoint_loop);
             }
             flusher
         });
