@@ -27,6 +27,9 @@ pub mod algo;
 pub mod random;
 
 use std::path::Path;
+use std::sync::Arc;
+
+pub use plexus_cypher::{CypherError, Params, QueryResult, QueryStats, ResultValue};
 
 pub use plexus_storage::value;
 pub use plexus_storage::{
@@ -40,6 +43,7 @@ pub use plexus_storage::{
 pub struct Database {
     store: plexus_storage::Store,
     recovery: RecoveryReport,
+    engine: Arc<plexus_cypher::Engine>,
 }
 
 impl Database {
@@ -51,12 +55,16 @@ impl Database {
     /// Opens or creates the database in `dir`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
         let (store, recovery) = plexus_storage::Store::open_with(dir, options)?;
-        Ok(Database { store, recovery })
+        Ok(Database { store, recovery, engine: Arc::default() })
     }
 
     /// A database that lives only in memory and vanishes when the last handle drops.
     pub fn in_memory() -> Database {
-        Database { store: plexus_storage::Store::in_memory(), recovery: RecoveryReport::default() }
+        Database {
+            store: plexus_storage::Store::in_memory(),
+            recovery: RecoveryReport::default(),
+            engine: Arc::default(),
+        }
     }
 
     /// What recovery did when the database was opened.
@@ -87,6 +95,22 @@ impl Database {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Runs an openCypher query in its own transaction (committed when it succeeds, nothing left behind when it
+    /// fails).
+    pub fn execute(&self, query: &str, params: &Params) -> std::result::Result<QueryResult, CypherError> {
+        self.engine.execute(&self.store, query, params)
+    }
+
+    /// Runs an openCypher query inside an open write transaction.
+    pub fn execute_in(
+        &self,
+        tx: &mut WriteTxn,
+        query: &str,
+        params: &Params,
+    ) -> std::result::Result<QueryResult, CypherError> {
+        self.engine.execute_in(tx, query, params)
     }
 
     /// Writes a checkpoint and retires the log it covers; returns the checkpoint size in bytes.

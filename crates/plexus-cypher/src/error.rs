@@ -1,0 +1,188 @@
+//! Query errors: what went wrong, where in the query text, and the openCypher error type and phase that clients
+//! (and the TCK) match on.
+
+use std::fmt;
+
+/// The openCypher error types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    SyntaxError,
+    SemanticError,
+    ParameterMissing,
+    TypeError,
+    ArgumentError,
+    ArithmeticError,
+    EntityNotFound,
+    PropertyNotFound,
+    ConstraintVerificationFailed,
+    ConstraintValidationFailed,
+    ProcedureError,
+    /// A write-write conflict with a concurrent transaction: retry the transaction.
+    Conflict,
+    /// The storage engine failed (I/O, corruption): not the query's fault.
+    Storage,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::SyntaxError => "SyntaxError",
+            ErrorKind::SemanticError => "SemanticError",
+            ErrorKind::ParameterMissing => "ParameterMissing",
+            ErrorKind::TypeError => "TypeError",
+            ErrorKind::ArgumentError => "ArgumentError",
+            ErrorKind::ArithmeticError => "ArithmeticError",
+            ErrorKind::EntityNotFound => "EntityNotFound",
+            ErrorKind::PropertyNotFound => "PropertyNotFound",
+            ErrorKind::ConstraintVerificationFailed => "ConstraintVerificationFailed",
+            ErrorKind::ConstraintValidationFailed => "ConstraintValidationFailed",
+            ErrorKind::ProcedureError => "ProcedureError",
+            ErrorKind::Conflict => "TransientError",
+            ErrorKind::Storage => "DatabaseError",
+        }
+    }
+}
+
+/// When the error was found: before any data was touched, or while running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    CompileTime,
+    Runtime,
+}
+
+/// A position in the query text. Lines and columns count from 1; `offset` is a byte offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Position {
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Position {
+    /// The position of byte `offset` in `text`.
+    pub fn locate(text: &str, offset: usize) -> Position {
+        let offset = offset.min(text.len());
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let column = text[line_start..offset].chars().count() + 1;
+        Position { offset, line, column }
+    }
+}
+
+/// An error from parsing, planning or running a query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CypherError {
+    pub kind: ErrorKind,
+    pub phase: Phase,
+    /// The openCypher detail code, e.g. `UndefinedVariable`, `InvalidArgumentType`, `DeleteConnectedNode`.
+    pub detail: &'static str,
+    pub message: String,
+    /// Where in the query the error was found, when it is tied to a place.
+    pub position: Option<Position>,
+}
+
+impl CypherError {
+    pub fn new(kind: ErrorKind, phase: Phase, detail: &'static str, message: impl Into<String>) -> Self {
+        CypherError { kind, phase, detail, message: message.into(), position: None }
+    }
+
+    pub fn syntax(detail: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::SyntaxError, Phase::CompileTime, detail, message)
+    }
+
+    pub fn semantic(detail: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::SemanticError, Phase::CompileTime, detail, message)
+    }
+
+    pub fn type_error(detail: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::TypeError, Phase::Runtime, detail, message)
+    }
+
+    pub fn argument(detail: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ArgumentError, Phase::Runtime, detail, message)
+    }
+
+    pub fn arithmetic(detail: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ArithmeticError, Phase::Runtime, detail, message)
+    }
+
+    pub fn at(mut self, position: Position) -> Self {
+        self.position.get_or_insert(position);
+        self
+    }
+
+    /// Fixes the line and column of an error raised with only a byte offset known.
+    pub fn locate_in(mut self, text: &str) -> Self {
+        if let Some(p) = self.position {
+            self.position = Some(Position::locate(text, p.offset));
+        }
+        self
+    }
+
+    pub fn in_phase(mut self, phase: Phase) -> Self {
+        self.phase = phase;
+        self
+    }
+
+    /// Whether running the same transaction again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        self.kind == ErrorKind::Conflict
+    }
+}
+
+impl fmt::Display for CypherError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind.name())?;
+        if !self.detail.is_empty() {
+            write!(f, " ({})", self.detail)?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(p) = self.position {
+            write!(f, " (line {}, column {})", p.line, p.column)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CypherError {}
+
+impl From<plexus_storage::StorageError> for CypherError {
+    fn from(e: plexus_storage::StorageError) -> Self {
+        use plexus_storage::StorageError as S;
+        let message = e.to_string();
+        if e.is_retryable() {
+            return CypherError::new(ErrorKind::Conflict, Phase::Runtime, "", message);
+        }
+        match e {
+            S::ConstraintViolation(_) => {
+                CypherError::new(ErrorKind::ConstraintValidationFailed, Phase::Runtime, "", message)
+            }
+            S::NodeHasRelationships(..) => {
+                CypherError::new(ErrorKind::ConstraintValidationFailed, Phase::Runtime, "DeleteConnectedNode", message)
+            }
+            S::NodeNotFound(_) | S::RelNotFound(_) => {
+                CypherError::new(ErrorKind::EntityNotFound, Phase::Runtime, "DeletedEntityAccess", message)
+            }
+            S::InvalidValue(_) => {
+                CypherError::new(ErrorKind::TypeError, Phase::Runtime, "InvalidPropertyType", message)
+            }
+            _ => CypherError::new(ErrorKind::Storage, Phase::Runtime, "", message),
+        }
+    }
+}
+
+pub type Result<T, E = CypherError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_lines_and_characters() {
+        let text = "MATCH (n)\nRETURN é, m";
+        let p = Position::locate(text, text.find('m').unwrap());
+        assert_eq!((p.line, p.column), (2, 11));
+        assert_eq!(Position::locate(text, 0), Position { offset: 0, line: 1, column: 1 });
+    }
+}
