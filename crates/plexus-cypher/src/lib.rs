@@ -6,7 +6,10 @@
 //!
 //! Values: [`value::Value`] inside the engine (graph entities are ids), [`value::ResultValue`] in results.
 
+pub mod ast;
 pub mod error;
+pub mod lexer;
+pub mod parser;
 pub mod temporal;
 pub mod value;
 

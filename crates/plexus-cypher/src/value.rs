@@ -150,6 +150,34 @@ impl Value {
     }
 }
 
+/// Structural identity (same variant, same contents; floats by value), for tests and plan comparison. Cypher's
+/// own equality, with nulls and numeric coercion, is in the `compare` module.
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (String(a), String(b)) => a == b,
+            (Bytes(a), Bytes(b)) => a == b,
+            (List(a), List(b)) => a == b,
+            (Map(a), Map(b)) => a == b,
+            (Node(a), Node(b)) => a == b,
+            (Rel(a), Rel(b)) => a == b,
+            (Path(a), Path(b)) => a == b,
+            (Date(a), Date(b)) => a == b,
+            (LocalTime(a), LocalTime(b)) => a == b,
+            (Time(a), Time(b)) => a == b,
+            (LocalDateTime(a), LocalDateTime(b)) => a == b,
+            (DateTime(a), DateTime(b)) => a == b,
+            (Duration(a), Duration(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
 impl From<bool> for Value {
     fn from(v: bool) -> Self {
         Value::Bool(v)

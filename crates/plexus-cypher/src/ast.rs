@@ -1,0 +1,359 @@
+//! The abstract syntax tree of an openCypher statement, as the parser produces it. Every expression and pattern
+//! element keeps its [`Span`] so later phases can point at the text when they report an error.
+
+use crate::lexer::Span;
+use crate::value::Value;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    pub kind: StatementKind,
+    /// `EXPLAIN`: plan only. `PROFILE`: run and report rows and time per operator.
+    pub mode: RunMode,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RunMode {
+    #[default]
+    Normal,
+    Explain,
+    Profile,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StatementKind {
+    Query(Query),
+    Schema(SchemaCommand),
+}
+
+/// Single queries joined by `UNION` (`all[i]` says whether the i-th join is `UNION ALL`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    pub parts: Vec<SingleQuery>,
+    pub union_all: Vec<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SingleQuery {
+    pub clauses: Vec<Clause>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Clause {
+    Match {
+        optional: bool,
+        patterns: Vec<PatternPart>,
+        predicate: Option<Expr>,
+        span: Span,
+    },
+    Unwind {
+        list: Expr,
+        variable: Ident,
+    },
+    With(Projection),
+    Return(Projection),
+    Create {
+        patterns: Vec<PatternPart>,
+        span: Span,
+    },
+    Merge {
+        pattern: PatternPart,
+        on_create: Vec<SetItem>,
+        on_match: Vec<SetItem>,
+        span: Span,
+    },
+    Set {
+        items: Vec<SetItem>,
+    },
+    Remove {
+        items: Vec<RemoveItem>,
+    },
+    Delete {
+        detach: bool,
+        targets: Vec<Expr>,
+    },
+    Foreach {
+        variable: Ident,
+        list: Expr,
+        body: Vec<Clause>,
+    },
+    Call(ProcedureCall),
+    /// `CALL { ... }`: a subquery run once per incoming row.
+    Subquery {
+        query: Box<Query>,
+        span: Span,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcedureCall {
+    /// Dotted name as written, e.g. `db.labels`.
+    pub name: String,
+    /// `None` for the implicit-arguments form `CALL proc` (arguments taken from parameters of the same name).
+    pub args: Option<Vec<Expr>>,
+    /// `YIELD a, b AS c`; `Some(vec![])` never occurs; `yield_star` for `YIELD *`.
+    pub yields: Option<Vec<(Ident, Option<Ident>)>>,
+    pub yield_star: bool,
+    pub predicate: Option<Expr>,
+    pub span: Span,
+}
+
+/// `WITH` or `RETURN` with their modifiers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Projection {
+    pub distinct: bool,
+    /// `*`: every variable in scope.
+    pub star: bool,
+    pub items: Vec<ProjectionItem>,
+    pub order_by: Vec<SortItem>,
+    pub skip: Option<Expr>,
+    pub limit: Option<Expr>,
+    /// `WITH ... WHERE`.
+    pub predicate: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectionItem {
+    pub expr: Expr,
+    pub alias: Option<Ident>,
+    /// The expression's text as written: the column name when there is no alias.
+    pub text: String,
+}
+
+impl ProjectionItem {
+    pub fn name(&self) -> &str {
+        self.alias.as_ref().map_or(&self.text, |a| &a.name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortItem {
+    pub expr: Expr,
+    pub descending: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetItem {
+    /// `n.p = v` (or any expression's property, e.g. `(CASE ... END).p`).
+    Property {
+        target: Expr,
+        key: Ident,
+        value: Expr,
+    },
+    /// `n = {map}` (replace all properties) or `n += {map}` (merge).
+    Properties {
+        variable: Ident,
+        value: Expr,
+        merge: bool,
+    },
+    Labels {
+        variable: Ident,
+        labels: Vec<Ident>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RemoveItem {
+    Property { target: Expr, key: Ident },
+    Labels { variable: Ident, labels: Vec<Ident> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    Normal,
+    Shortest,
+    AllShortest,
+}
+
+/// One comma-separated part of a pattern, optionally named: `p = (a)-->(b)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatternPart {
+    pub variable: Option<Ident>,
+    pub kind: PathKind,
+    pub element: PatternElement,
+    pub span: Span,
+}
+
+/// A chain `(a)-[r]->(b)<-[s]-(c)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatternElement {
+    pub start: NodePattern,
+    pub chain: Vec<(RelPattern, NodePattern)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodePattern {
+    pub variable: Option<Ident>,
+    pub labels: Vec<Ident>,
+    pub properties: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelDirection {
+    /// `-->`
+    Out,
+    /// `<--`
+    In,
+    /// `--` (or `<-->`)
+    Both,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelPattern {
+    pub variable: Option<Ident>,
+    /// Alternatives: `[:A|B]`; empty means any type.
+    pub types: Vec<Ident>,
+    pub direction: RelDirection,
+    /// `*min..max` for variable length; `Some((None, None))` is plain `*`.
+    pub length: Option<(Option<u64>, Option<u64>)>,
+    pub properties: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Or,
+    Xor,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+    In,
+    StartsWith,
+    EndsWith,
+    Contains,
+    RegexMatch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Not,
+    Neg,
+    Plus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    All,
+    Any,
+    None,
+    Single,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapProjectionItem {
+    /// `.name`
+    Property(Ident),
+    /// `.*`
+    AllProperties,
+    /// `key: expr`
+    Entry(Ident, Expr),
+    /// `variable` (the variable's value under its own name)
+    Variable(Ident),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Literal(Value),
+    Parameter(String),
+    Variable(String),
+    Property(Box<Expr>, Ident),
+    List(Vec<Expr>),
+    Map(Vec<(Ident, Expr)>),
+    Index(Box<Expr>, Box<Expr>),
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    HasLabels(Box<Expr>, Vec<Ident>),
+    /// Lower-cased dotted name.
+    Function {
+        name: String,
+        distinct: bool,
+        args: Vec<Expr>,
+    },
+    CountStar,
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    ListComprehension {
+        variable: Ident,
+        list: Box<Expr>,
+        filter: Option<Box<Expr>>,
+        map: Option<Box<Expr>>,
+    },
+    Quantified {
+        quantifier: Quantifier,
+        variable: Ident,
+        list: Box<Expr>,
+        predicate: Box<Expr>,
+    },
+    Reduce {
+        accumulator: Ident,
+        init: Box<Expr>,
+        variable: Ident,
+        list: Box<Expr>,
+        expr: Box<Expr>,
+    },
+    PatternComprehension {
+        path: Option<Ident>,
+        pattern: Box<PatternElement>,
+        filter: Option<Box<Expr>>,
+        map: Box<Expr>,
+    },
+    /// A pattern used as a predicate (`WHERE (a)-->(b)`): true when it has a match.
+    PatternPredicate(Box<PatternElement>),
+    /// `EXISTS { MATCH ... }` or `EXISTS { (a)-->(b) WHERE ... }`.
+    Exists(Box<Query>),
+    /// `COUNT { ... }`.
+    CountSubquery(Box<Query>),
+    /// `COLLECT { ... RETURN x }`.
+    CollectSubquery(Box<Query>),
+    MapProjection {
+        base: Box<Expr>,
+        items: Vec<MapProjectionItem>,
+    },
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchemaCommand {
+    CreateIndex { name: Option<String>, label: String, properties: Vec<String>, if_not_exists: bool },
+    DropIndex { name: Option<String>, label: Option<String>, properties: Vec<String>, if_exists: bool },
+    CreateUnique { name: Option<String>, label: String, property: String, if_not_exists: bool },
+    DropConstraint { name: Option<String>, label: Option<String>, property: Option<String>, if_exists: bool },
+    ShowIndexes,
+    ShowConstraints,
+}

@@ -1,0 +1,415 @@
+//! The lexer: query text to tokens with byte spans.
+//!
+//! Keywords are not separate tokens: openCypher keywords are case-insensitive and most may also be used as
+//! names (`MATCH (count) RETURN count.end`), so the parser decides from context whether an identifier is a
+//! keyword.
+
+use crate::error::{CypherError, Position, Result};
+
+/// A half-open byte range in the query text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    /// A name or keyword; `quoted` when written in backticks (then never a keyword).
+    Ident {
+        name: String,
+        quoted: bool,
+    },
+    Int(i64),
+    /// An integer literal too large for i64 (an error unless negated to exactly i64::MIN).
+    BigInt(String),
+    Float(f64),
+    Str(String),
+    Param(String),
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    Comma,
+    Dot,
+    DotDot,
+    Colon,
+    Semicolon,
+    Pipe,
+    Dollar,
+    Plus,
+    PlusEq,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Caret,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    RegexMatch,
+    Arrow,     // ->
+    LeftArrow, // <-
+    Eof,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+fn err_at(text: &str, offset: usize, message: impl Into<String>) -> CypherError {
+    CypherError::syntax("InvalidSyntax", message).at(Position::locate(text, offset))
+}
+
+/// Splits `text` into tokens, ending with [`Tok::Eof`].
+pub fn tokenize(text: &str) -> Result<Vec<Token>> {
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        // Whitespace and comments.
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            let start = i;
+            i += 2;
+            loop {
+                if i + 1 >= bytes.len() {
+                    return Err(err_at(text, start, "unterminated comment"));
+                }
+                if bytes[i] == b'*' && bytes[i + 1] == b'/' {
+                    i += 2;
+                    break;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        let start = i;
+        let ch = text[i..].chars().next().unwrap();
+        if ch.is_alphabetic() || ch == '_' {
+            let mut j = i;
+            for (k, c) in text[i..].char_indices() {
+                if c.is_alphanumeric() || c == '_' {
+                    j = i + k + c.len_utf8();
+                } else {
+                    break;
+                }
+            }
+            tokens
+                .push(Token { tok: Tok::Ident { name: text[i..j].to_string(), quoted: false }, span: Span::new(i, j) });
+            i = j;
+            continue;
+        }
+        if ch == '`' {
+            let mut name = String::new();
+            let mut j = i + 1;
+            loop {
+                match bytes.get(j) {
+                    None => return Err(err_at(text, start, "unterminated quoted name")),
+                    Some(b'`') if bytes.get(j + 1) == Some(&b'`') => {
+                        name.push('`');
+                        j += 2;
+                    }
+                    Some(b'`') => {
+                        j += 1;
+                        break;
+                    }
+                    Some(_) => {
+                        let c = text[j..].chars().next().unwrap();
+                        name.push(c);
+                        j += c.len_utf8();
+                    }
+                }
+            }
+            tokens.push(Token { tok: Tok::Ident { name, quoted: true }, span: Span::new(i, j) });
+            i = j;
+            continue;
+        }
+        if c.is_ascii_digit() || (c == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit())) {
+            let (tok, j) = lex_number(text, i)?;
+            tokens.push(Token { tok, span: Span::new(i, j) });
+            i = j;
+            continue;
+        }
+        if c == b'\'' || c == b'"' {
+            let (s, j) = lex_string(text, i)?;
+            tokens.push(Token { tok: Tok::Str(s), span: Span::new(i, j) });
+            i = j;
+            continue;
+        }
+        if c == b'$' {
+            let mut j = i + 1;
+            let name;
+            if bytes.get(j) == Some(&b'`') {
+                let sub = tokenize(&text[j..])?;
+                match sub.first() {
+                    Some(Token { tok: Tok::Ident { name: n, quoted: true }, span }) => {
+                        name = n.clone();
+                        j += span.end;
+                    }
+                    _ => return Err(err_at(text, i, "expected a parameter name after '$'")),
+                }
+            } else {
+                j = text[j..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(text.len(), |k| j + k);
+                name = text[i + 1..j].to_string();
+                if name.is_empty() {
+                    return Err(err_at(text, i, "expected a parameter name after '$'"));
+                }
+            }
+            tokens.push(Token { tok: Tok::Param(name), span: Span::new(i, j) });
+            i = j;
+            continue;
+        }
+        let two = |a: u8, b: u8| c == a && bytes.get(i + 1) == Some(&b);
+        let (tok, len) = if two(b'.', b'.') {
+            (Tok::DotDot, 2)
+        } else if two(b'<', b'>') || two(b'!', b'=') {
+            (Tok::Ne, 2)
+        } else if two(b'<', b'=') {
+            (Tok::Le, 2)
+        } else if two(b'>', b'=') {
+            (Tok::Ge, 2)
+        } else if two(b'=', b'~') {
+            (Tok::RegexMatch, 2)
+        } else if two(b'-', b'>') {
+            (Tok::Arrow, 2)
+        } else if two(b'<', b'-') {
+            (Tok::LeftArrow, 2)
+        } else if two(b'+', b'=') {
+            (Tok::PlusEq, 2)
+        } else {
+            let t = match c {
+                b'(' => Tok::LParen,
+                b')' => Tok::RParen,
+                b'[' => Tok::LBracket,
+                b']' => Tok::RBracket,
+                b'{' => Tok::LBrace,
+                b'}' => Tok::RBrace,
+                b',' => Tok::Comma,
+                b'.' => Tok::Dot,
+                b':' => Tok::Colon,
+                b';' => Tok::Semicolon,
+                b'|' => Tok::Pipe,
+                b'+' => Tok::Plus,
+                b'-' => Tok::Minus,
+                b'*' => Tok::Star,
+                b'/' => Tok::Slash,
+                b'%' => Tok::Percent,
+                b'^' => Tok::Caret,
+                b'=' => Tok::Eq,
+                b'<' => Tok::Lt,
+                b'>' => Tok::Gt,
+                _ => {
+                    // Unicode dashes and arrows some editors produce are accepted as their ASCII forms.
+                    let t = match ch {
+                        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' | '\u{ff0d}' => Tok::Minus,
+                        '\u{27e8}' | '\u{3008}' | '\u{fe64}' | '\u{ff1c}' => Tok::Lt,
+                        '\u{27e9}' | '\u{3009}' | '\u{fe65}' | '\u{ff1e}' => Tok::Gt,
+                        _ => return Err(err_at(text, i, format!("unexpected character '{ch}'"))),
+                    };
+                    tokens.push(Token { tok: t, span: Span::new(i, i + ch.len_utf8()) });
+                    i += ch.len_utf8();
+                    continue;
+                }
+            };
+            (t, 1)
+        };
+        tokens.push(Token { tok, span: Span::new(i, i + len) });
+        i += len;
+    }
+    tokens.push(Token { tok: Tok::Eof, span: Span::new(text.len(), text.len()) });
+    Ok(tokens)
+}
+
+fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    let ident_tail = |j: usize| j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_');
+    if bytes[i] == b'0' && matches!(bytes.get(i + 1), Some(b'x') | Some(b'X')) {
+        i += 2;
+        let digits_start = i;
+        while ident_tail(i) {
+            i += 1;
+        }
+        let digits = &text[digits_start..i];
+        return match i64::from_str_radix(digits, 16) {
+            Ok(v) => Ok((Tok::Int(v), i)),
+            Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Ok((Tok::BigInt(text[start..i].to_string()), i))
+            }
+            Err(_) => Err(err_at(text, start, format!("invalid hexadecimal integer '{}'", &text[start..i]))),
+        };
+    }
+    if bytes[i] == b'0' && matches!(bytes.get(i + 1), Some(b'o') | Some(b'O')) {
+        i += 2;
+        let digits_start = i;
+        while ident_tail(i) {
+            i += 1;
+        }
+        let digits = &text[digits_start..i];
+        return match i64::from_str_radix(digits, 8) {
+            Ok(v) => Ok((Tok::Int(v), i)),
+            Err(_) if !digits.is_empty() && digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) => {
+                Ok((Tok::BigInt(text[start..i].to_string()), i))
+            }
+            Err(_) => Err(err_at(text, start, format!("invalid octal integer '{}'", &text[start..i]))),
+        };
+    }
+    while i < bytes.len() && bytes[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut is_float = false;
+    if i < bytes.len() && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit()) {
+        is_float = true;
+        i += 1;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+        let mut j = i + 1;
+        if j < bytes.len() && (bytes[j] == b'+' || bytes[j] == b'-') {
+            j += 1;
+        }
+        if j < bytes.len() && bytes[j].is_ascii_digit() {
+            is_float = true;
+            i = j;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+    }
+    if ident_tail(i) {
+        while ident_tail(i) {
+            i += 1;
+        }
+        return Err(err_at(text, start, format!("invalid number '{}'", &text[start..i])));
+    }
+    let literal = &text[start..i];
+    if is_float {
+        let v: f64 = literal.parse().map_err(|_| err_at(text, start, format!("invalid number '{literal}'")))?;
+        if v.is_infinite() {
+            return Err(CypherError::syntax(
+                "FloatingPointOverflow",
+                format!("floating point number is too large: {literal}"),
+            )
+            .at(Position::locate(text, start)));
+        }
+        return Ok((Tok::Float(v), i));
+    }
+    match literal.parse::<i64>() {
+        Ok(v) => Ok((Tok::Int(v), i)),
+        Err(_) => Ok((Tok::BigInt(literal.to_string()), i)),
+    }
+}
+
+fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
+    let quote = text.as_bytes()[start] as char;
+    let mut out = String::new();
+    let mut chars = text[start + 1..].char_indices();
+    while let Some((k, c)) = chars.next() {
+        let at = start + 1 + k;
+        if c == quote {
+            return Ok((out, at + 1));
+        }
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some((_, e)) = chars.next() else { break };
+        match e {
+            '\\' => out.push('\\'),
+            '\'' => out.push('\''),
+            '"' => out.push('"'),
+            'b' | 'B' => out.push('\u{8}'),
+            'f' | 'F' => out.push('\u{c}'),
+            'n' | 'N' => out.push('\n'),
+            'r' | 'R' => out.push('\r'),
+            't' | 'T' => out.push('\t'),
+            'u' | 'U' => {
+                let digits = if e == 'u' { 4 } else { 8 };
+                let mut code = String::new();
+                for _ in 0..digits {
+                    match chars.next() {
+                        Some((_, d)) if d.is_ascii_hexdigit() => code.push(d),
+                        _ => return Err(err_at(text, at, "invalid unicode escape in string")),
+                    }
+                }
+                let ch = u32::from_str_radix(&code, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .ok_or_else(|| err_at(text, at, "invalid unicode escape in string"))?;
+                out.push(ch);
+            }
+            other => return Err(err_at(text, at, format!("invalid escape sequence '\\{other}' in string"))),
+        }
+    }
+    Err(err_at(text, start, "unterminated string literal"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(text: &str) -> Vec<Tok> {
+        tokenize(text).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn lexes_patterns_and_literals() {
+        let t = toks("MATCH (a)-[:`T x`*1..2]->(b) WHERE a.x <> 1.5e3 RETURN $p, 'it''s', \"q\\n\" // c");
+        assert!(t.contains(&Tok::Ident { name: "T x".into(), quoted: true }));
+        assert!(t.contains(&Tok::DotDot));
+        assert!(t.contains(&Tok::Arrow));
+        assert!(t.contains(&Tok::Ne));
+        assert!(t.contains(&Tok::Float(1500.0)));
+        assert!(t.contains(&Tok::Param("p".into())));
+        assert!(t.contains(&Tok::Str("q\n".into())));
+        assert_eq!(t.last(), Some(&Tok::Eof));
+    }
+
+    #[test]
+    fn numbers_in_every_base() {
+        assert_eq!(
+            toks("0x1F 0o17 9223372036854775808")[..3],
+            [Tok::Int(31), Tok::Int(15), Tok::BigInt("9223372036854775808".into())]
+        );
+        assert!(tokenize("12abc").is_err());
+        assert_eq!(toks(".5")[0], Tok::Float(0.5));
+    }
+
+    #[test]
+    fn errors_point_at_the_problem() {
+        let e = tokenize("RETURN 'abc").unwrap_err();
+        assert_eq!(e.position.unwrap().column, 8);
+        let e = tokenize("RETURN\n  #").unwrap_err();
+        assert_eq!((e.position.unwrap().line, e.position.unwrap().column), (2, 3));
+    }
+}

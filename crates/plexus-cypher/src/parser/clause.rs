@@ -1,0 +1,242 @@
+//! Clauses: MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN, CREATE, MERGE, SET, REMOVE, DELETE, FOREACH, CALL.
+
+use super::Parser;
+use crate::ast::*;
+use crate::error::Result;
+use crate::lexer::Tok;
+
+impl Parser<'_> {
+    /// The next clause, or `None` at the end of a single query (end of input, `UNION`, `}` or `;`).
+    pub(super) fn clause(&mut self) -> Result<Option<Clause>> {
+        let start = self.span();
+        let clause = if self.at_kw("MATCH") || (self.at_kw("OPTIONAL") && self.at_kw_ahead(1, "MATCH")) {
+            let optional = self.eat_kw("OPTIONAL");
+            self.expect_kw("MATCH")?;
+            let patterns = self.pattern_list()?;
+            let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+            Clause::Match { optional, patterns, predicate, span: start.to(self.prev_span()) }
+        } else if self.eat_kw("UNWIND") {
+            let list = self.expr()?;
+            self.expect_kw("AS")?;
+            let variable = self.ident("a variable name")?;
+            Clause::Unwind { list, variable }
+        } else if self.eat_kw("WITH") {
+            Clause::With(self.projection(true)?)
+        } else if self.eat_kw("RETURN") {
+            Clause::Return(self.projection(false)?)
+        } else if self.eat_kw("CREATE") {
+            let patterns = self.pattern_list()?;
+            Clause::Create { patterns, span: start.to(self.prev_span()) }
+        } else if self.eat_kw("MERGE") {
+            let pattern = self.pattern_part()?;
+            let (mut on_create, mut on_match) = (Vec::new(), Vec::new());
+            while self.at_kw("ON") {
+                self.bump();
+                if self.eat_kw("CREATE") {
+                    self.expect_kw("SET")?;
+                    on_create.extend(self.set_items()?);
+                } else if self.eat_kw("MATCH") {
+                    self.expect_kw("SET")?;
+                    on_match.extend(self.set_items()?);
+                } else {
+                    return Err(self.unexpected("CREATE or MATCH after ON"));
+                }
+            }
+            Clause::Merge { pattern, on_create, on_match, span: start.to(self.prev_span()) }
+        } else if self.eat_kw("SET") {
+            Clause::Set { items: self.set_items()? }
+        } else if self.eat_kw("REMOVE") {
+            let mut items = Vec::new();
+            loop {
+                items.push(self.remove_item()?);
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+            Clause::Remove { items }
+        } else if self.at_kw("DELETE") || (self.at_kw("DETACH") && self.at_kw_ahead(1, "DELETE")) {
+            let detach = self.eat_kw("DETACH");
+            self.expect_kw("DELETE")?;
+            let mut targets = vec![self.expr()?];
+            while self.eat(&Tok::Comma) {
+                targets.push(self.expr()?);
+            }
+            Clause::Delete { detach, targets }
+        } else if self.eat_kw("FOREACH") {
+            self.expect(&Tok::LParen, "'(' after FOREACH")?;
+            let variable = self.ident("a variable name")?;
+            self.expect_kw("IN")?;
+            let list = self.expr()?;
+            self.expect(&Tok::Pipe, "'|' in FOREACH")?;
+            let mut body = Vec::new();
+            while let Some(clause) = self.clause()? {
+                body.push(clause);
+            }
+            self.expect(&Tok::RParen, "')' closing FOREACH")?;
+            Clause::Foreach { variable, list, body }
+        } else if self.at_kw("CALL") {
+            self.bump();
+            if self.eat(&Tok::LBrace) {
+                let query = self.query()?;
+                self.expect(&Tok::RBrace, "'}' closing the subquery")?;
+                Clause::Subquery { query: Box::new(query), span: start.to(self.prev_span()) }
+            } else {
+                Clause::Call(self.procedure_call(start)?)
+            }
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(clause))
+    }
+
+    fn procedure_call(&mut self, start: crate::lexer::Span) -> Result<ProcedureCall> {
+        let mut name = self.ident("a procedure name")?.name;
+        while self.eat(&Tok::Dot) {
+            name.push('.');
+            name.push_str(&self.ident("a procedure name")?.name);
+        }
+        let args = if self.eat(&Tok::LParen) {
+            let mut args = Vec::new();
+            if !self.at(&Tok::RParen) {
+                args.push(self.expr()?);
+                while self.eat(&Tok::Comma) {
+                    args.push(self.expr()?);
+                }
+            }
+            self.expect(&Tok::RParen, "')' closing the arguments")?;
+            Some(args)
+        } else {
+            None
+        };
+        let (mut yields, mut yield_star, mut predicate) = (None, false, None);
+        if self.eat_kw("YIELD") {
+            if self.eat(&Tok::Star) {
+                yield_star = true;
+            } else {
+                let mut items = Vec::new();
+                loop {
+                    let field = self.ident("a field name")?;
+                    let alias = if self.eat_kw("AS") { Some(self.ident("an alias")?) } else { None };
+                    items.push((field, alias));
+                    if !self.eat(&Tok::Comma) {
+                        break;
+                    }
+                }
+                yields = Some(items);
+            }
+            if self.eat_kw("WHERE") {
+                predicate = Some(self.expr()?);
+            }
+        }
+        Ok(ProcedureCall { name, args, yields, yield_star, predicate, span: start.to(self.prev_span()) })
+    }
+
+    /// The body of WITH/RETURN: `[DISTINCT] (* | items) [ORDER BY] [SKIP] [LIMIT]`, plus `WHERE` for WITH.
+    fn projection(&mut self, is_with: bool) -> Result<Projection> {
+        let start = self.prev_span();
+        let distinct = self.eat_kw("DISTINCT");
+        let mut star = false;
+        let mut items = Vec::new();
+        if self.eat(&Tok::Star) {
+            star = true;
+            if self.eat(&Tok::Comma) {
+                items = self.projection_items()?;
+            }
+        } else {
+            items = self.projection_items()?;
+        }
+        let mut order_by = Vec::new();
+        if self.at_kw("ORDER") {
+            self.bump();
+            self.expect_kw("BY")?;
+            loop {
+                let expr = self.expr()?;
+                let descending = if self.eat_kw("DESC") || self.eat_kw("DESCENDING") {
+                    true
+                } else {
+                    let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
+                    false
+                };
+                order_by.push(SortItem { expr, descending });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let skip = if self.eat_kw("SKIP") || self.eat_kw("OFFSET") { Some(self.expr()?) } else { None };
+        let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
+        let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok(Projection { distinct, star, items, order_by, skip, limit, predicate, span: start.to(self.prev_span()) })
+    }
+
+    fn projection_items(&mut self) -> Result<Vec<ProjectionItem>> {
+        let mut items = Vec::new();
+        loop {
+            let expr = self.expr()?;
+            let text = self.text_of(expr.span).to_string();
+            let alias = if self.eat_kw("AS") { Some(self.ident("an alias after AS")?) } else { None };
+            items.push(ProjectionItem { expr, alias, text });
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        Ok(items)
+    }
+
+    fn set_items(&mut self) -> Result<Vec<SetItem>> {
+        let mut items = Vec::new();
+        loop {
+            items.push(self.set_item()?);
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        Ok(items)
+    }
+
+    fn set_item(&mut self) -> Result<SetItem> {
+        if self.at_ident() && matches!(self.peek_at(1), Tok::Colon) {
+            let variable = self.ident("a variable")?;
+            let labels = self.label_list()?;
+            return Ok(SetItem::Labels { variable, labels });
+        }
+        if self.at_ident() && matches!(self.peek_at(1), Tok::Eq | Tok::PlusEq) {
+            let variable = self.ident("a variable")?;
+            let merge = self.bump().tok == Tok::PlusEq;
+            let value = self.expr()?;
+            return Ok(SetItem::Properties { variable, value, merge });
+        }
+        let (target, key) = self.property_target()?;
+        self.expect(&Tok::Eq, "'=' in SET")?;
+        let value = self.expr()?;
+        Ok(SetItem::Property { target, key, value })
+    }
+
+    fn remove_item(&mut self) -> Result<RemoveItem> {
+        if self.at_ident() && matches!(self.peek_at(1), Tok::Colon) {
+            let variable = self.ident("a variable")?;
+            let labels = self.label_list()?;
+            return Ok(RemoveItem::Labels { variable, labels });
+        }
+        let (target, key) = self.property_target()?;
+        Ok(RemoveItem::Property { target, key })
+    }
+
+    /// `expr.key` where the last lookup is split off: the left side of `SET a.b.c = 1` is `(a.b, c)`.
+    fn property_target(&mut self) -> Result<(Expr, Ident)> {
+        let expr = self.postfix_expr()?;
+        match expr.kind {
+            ExprKind::Property(target, key) => Ok((*target, key)),
+            _ => Err(self.error_at(expr.span, "UnexpectedSyntax", "expected a property such as n.name")),
+        }
+    }
+
+    /// `:A:B` (also `:A&B`-free; label expressions beyond conjunction are not supported).
+    pub(super) fn label_list(&mut self) -> Result<Vec<Ident>> {
+        let mut labels = Vec::new();
+        while self.eat(&Tok::Colon) {
+            labels.push(self.ident("a label name")?);
+        }
+        Ok(labels)
+    }
+}

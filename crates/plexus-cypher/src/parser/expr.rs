@@ -1,0 +1,540 @@
+//! Expressions, by precedence from loosest to tightest: OR, XOR, AND, NOT, comparison (chained), string/list/null
+//! predicates, + -, * / %, ^, unary + -, postfix (property, index, slice, labels), atoms.
+
+use std::sync::Arc;
+
+use super::Parser;
+use crate::ast::*;
+use crate::error::Result;
+use crate::lexer::{Span, Tok};
+use crate::value::Value;
+
+fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
+    let span = l.span.to(r.span);
+    Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
+}
+
+impl Parser<'_> {
+    pub(super) fn expr(&mut self) -> Result<Expr> {
+        let mut left = self.xor_expr()?;
+        while self.eat_kw("OR") {
+            let right = self.xor_expr()?;
+            left = binary(BinaryOp::Or, left, right);
+        }
+        Ok(left)
+    }
+
+    fn xor_expr(&mut self) -> Result<Expr> {
+        let mut left = self.and_expr()?;
+        while self.eat_kw("XOR") {
+            let right = self.and_expr()?;
+            left = binary(BinaryOp::Xor, left, right);
+        }
+        Ok(left)
+    }
+
+    fn and_expr(&mut self) -> Result<Expr> {
+        let mut left = self.not_expr()?;
+        while self.eat_kw("AND") {
+            let right = self.not_expr()?;
+            left = binary(BinaryOp::And, left, right);
+        }
+        Ok(left)
+    }
+
+    fn not_expr(&mut self) -> Result<Expr> {
+        if self.at_kw("NOT") {
+            let start = self.bump().span;
+            let inner = self.not_expr()?;
+            let span = start.to(inner.span);
+            return Ok(Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), span));
+        }
+        self.comparison()
+    }
+
+    /// `a < b <= c` means `a < b AND b <= c`.
+    fn comparison(&mut self) -> Result<Expr> {
+        let first = self.predicate_expr()?;
+        let mut result: Option<Expr> = None;
+        let mut left = first.clone();
+        loop {
+            let op = match self.peek() {
+                Tok::Eq => BinaryOp::Eq,
+                Tok::Ne => BinaryOp::Ne,
+                Tok::Lt => BinaryOp::Lt,
+                Tok::Le => BinaryOp::Le,
+                Tok::Gt => BinaryOp::Gt,
+                Tok::Ge => BinaryOp::Ge,
+                Tok::LeftArrow => {
+                    // `a<-1` lexes as an arrow; it is `a < -1`.
+                    let span = self.bump().span;
+                    let operand = self.predicate_expr()?;
+                    let neg = Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(operand)), span.to(self.prev_span()));
+                    let cmp = binary(BinaryOp::Lt, left.clone(), neg.clone());
+                    result = Some(match result {
+                        None => cmp,
+                        Some(r) => binary(BinaryOp::And, r, cmp),
+                    });
+                    left = neg;
+                    continue;
+                }
+                _ => break,
+            };
+            self.bump();
+            let right = self.predicate_expr()?;
+            let cmp = binary(op, left.clone(), right.clone());
+            result = Some(match result {
+                None => cmp,
+                Some(r) => binary(BinaryOp::And, r, cmp),
+            });
+            left = right;
+        }
+        Ok(result.unwrap_or(first))
+    }
+
+    /// `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IN`, `=~`, `IS [NOT] NULL`.
+    fn predicate_expr(&mut self) -> Result<Expr> {
+        let mut left = self.additive()?;
+        loop {
+            if self.at_kw("STARTS") && self.at_kw_ahead(1, "WITH") {
+                self.bump();
+                self.bump();
+                let right = self.additive()?;
+                left = binary(BinaryOp::StartsWith, left, right);
+            } else if self.at_kw("ENDS") && self.at_kw_ahead(1, "WITH") {
+                self.bump();
+                self.bump();
+                let right = self.additive()?;
+                left = binary(BinaryOp::EndsWith, left, right);
+            } else if self.eat_kw("CONTAINS") {
+                let right = self.additive()?;
+                left = binary(BinaryOp::Contains, left, right);
+            } else if self.eat_kw("IN") {
+                let right = self.additive()?;
+                left = binary(BinaryOp::In, left, right);
+            } else if self.eat(&Tok::RegexMatch) {
+                let right = self.additive()?;
+                left = binary(BinaryOp::RegexMatch, left, right);
+            } else if self.at_kw("IS") {
+                self.bump();
+                let negated = self.eat_kw("NOT");
+                self.expect_kw("NULL")?;
+                let span = left.span.to(self.prev_span());
+                left = Expr::new(ExprKind::IsNull { expr: Box::new(left), negated }, span);
+            } else {
+                return Ok(left);
+            }
+        }
+    }
+
+    fn additive(&mut self) -> Result<Expr> {
+        let mut left = self.multiplicative()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Plus => BinaryOp::Add,
+                Tok::Minus => BinaryOp::Sub,
+                _ => return Ok(left),
+            };
+            self.bump();
+            let right = self.multiplicative()?;
+            left = binary(op, left, right);
+        }
+    }
+
+    fn multiplicative(&mut self) -> Result<Expr> {
+        let mut left = self.power()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Star => BinaryOp::Mul,
+                Tok::Slash => BinaryOp::Div,
+                Tok::Percent => BinaryOp::Mod,
+                _ => return Ok(left),
+            };
+            self.bump();
+            let right = self.power()?;
+            left = binary(op, left, right);
+        }
+    }
+
+    fn power(&mut self) -> Result<Expr> {
+        let mut left = self.unary()?;
+        while self.eat(&Tok::Caret) {
+            let right = self.unary()?;
+            left = binary(BinaryOp::Pow, left, right);
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr> {
+        match self.peek() {
+            Tok::Minus => {
+                let start = self.bump().span;
+                // A negative literal is folded so that -9223372036854775808 is representable.
+                if let Tok::BigInt(text) = self.peek().clone() {
+                    if text == "9223372036854775808" {
+                        let end = self.bump().span;
+                        return self.postfix(Expr::new(ExprKind::Literal(Value::Int(i64::MIN)), start.to(end)));
+                    }
+                }
+                let inner = self.unary()?;
+                let span = start.to(inner.span);
+                Ok(Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), span))
+            }
+            Tok::Plus => {
+                let start = self.bump().span;
+                let inner = self.unary()?;
+                let span = start.to(inner.span);
+                Ok(Expr::new(ExprKind::Unary(UnaryOp::Plus, Box::new(inner)), span))
+            }
+            _ => self.postfix_expr(),
+        }
+    }
+
+    pub(super) fn postfix_expr(&mut self) -> Result<Expr> {
+        let atom = self.atom()?;
+        self.postfix(atom)
+    }
+
+    fn postfix(&mut self, mut expr: Expr) -> Result<Expr> {
+        loop {
+            match self.peek() {
+                Tok::Dot => {
+                    self.bump();
+                    let key = self.ident("a property name after '.'")?;
+                    let span = expr.span.to(key.span);
+                    expr = Expr::new(ExprKind::Property(Box::new(expr), key), span);
+                }
+                Tok::LBracket => {
+                    self.bump();
+                    if self.eat(&Tok::DotDot) {
+                        let to = if self.at(&Tok::RBracket) { None } else { Some(Box::new(self.expr()?)) };
+                        let end = self.expect(&Tok::RBracket, "']'")?;
+                        let span = expr.span.to(end);
+                        expr = Expr::new(ExprKind::Slice(Box::new(expr), None, to), span);
+                        continue;
+                    }
+                    let index = self.expr()?;
+                    if self.eat(&Tok::DotDot) {
+                        let to = if self.at(&Tok::RBracket) { None } else { Some(Box::new(self.expr()?)) };
+                        let end = self.expect(&Tok::RBracket, "']'")?;
+                        let span = expr.span.to(end);
+                        expr = Expr::new(ExprKind::Slice(Box::new(expr), Some(Box::new(index)), to), span);
+                    } else {
+                        let end = self.expect(&Tok::RBracket, "']'")?;
+                        let span = expr.span.to(end);
+                        expr = Expr::new(ExprKind::Index(Box::new(expr), Box::new(index)), span);
+                    }
+                }
+                Tok::Colon => {
+                    let labels = self.label_list()?;
+                    let span = expr.span.to(self.prev_span());
+                    expr = Expr::new(ExprKind::HasLabels(Box::new(expr), labels), span);
+                }
+                _ => return Ok(expr),
+            }
+        }
+    }
+
+    fn atom(&mut self) -> Result<Expr> {
+        let start = self.span();
+        let lit = |v: Value| ExprKind::Literal(v);
+        match self.peek().clone() {
+            Tok::Int(v) => {
+                self.bump();
+                Ok(Expr::new(lit(Value::Int(v)), start))
+            }
+            Tok::BigInt(text) => Err(self.error_at(start, "IntegerOverflow", format!("integer is too large: {text}"))),
+            Tok::Float(v) => {
+                self.bump();
+                Ok(Expr::new(lit(Value::Float(v)), start))
+            }
+            Tok::Str(s) => {
+                self.bump();
+                Ok(Expr::new(lit(Value::String(Arc::from(s))), start))
+            }
+            Tok::Param(name) => {
+                self.bump();
+                Ok(Expr::new(ExprKind::Parameter(name), start))
+            }
+            Tok::LBrace => self.map_literal(),
+            Tok::LBracket => self.bracket_expr(),
+            Tok::LParen => {
+                if let Some(pattern) = self.try_relationship_pattern() {
+                    return Ok(Expr::new(ExprKind::PatternPredicate(Box::new(pattern)), start.to(self.prev_span())));
+                }
+                self.bump();
+                let inner = self.expr()?;
+                let end = self.expect(&Tok::RParen, "')'")?;
+                Ok(Expr::new(inner.kind, start.to(end)))
+            }
+            Tok::Ident { name, quoted } => self.ident_atom(name, quoted, start),
+            _ => Err(self.unexpected("an expression")),
+        }
+    }
+
+    fn ident_atom(&mut self, name: String, quoted: bool, start: Span) -> Result<Expr> {
+        let upper = if quoted { String::new() } else { name.to_ascii_uppercase() };
+        let next_is = |p: &Self, t: &Tok| p.peek_at(1) == t;
+        match upper.as_str() {
+            "TRUE" => {
+                self.bump();
+                return Ok(Expr::new(ExprKind::Literal(Value::Bool(true)), start));
+            }
+            "FALSE" => {
+                self.bump();
+                return Ok(Expr::new(ExprKind::Literal(Value::Bool(false)), start));
+            }
+            "NULL" => {
+                self.bump();
+                return Ok(Expr::new(ExprKind::Literal(Value::Null), start));
+            }
+            "CASE" => return self.case_expr(),
+            "COUNT" if next_is(self, &Tok::LParen) && self.peek_at(2) == &Tok::Star => {
+                self.bump();
+                self.bump();
+                self.bump();
+                let end = self.expect(&Tok::RParen, "')' after count(*")?;
+                return Ok(Expr::new(ExprKind::CountStar, start.to(end)));
+            }
+            "COUNT" | "EXISTS" | "COLLECT" if next_is(self, &Tok::LBrace) => {
+                self.bump();
+                self.bump();
+                let query = self.subquery_body()?;
+                let end = self.expect(&Tok::RBrace, "'}' closing the subquery")?;
+                let q = Box::new(query);
+                let kind = match upper.as_str() {
+                    "COUNT" => ExprKind::CountSubquery(q),
+                    "EXISTS" => ExprKind::Exists(q),
+                    _ => ExprKind::CollectSubquery(q),
+                };
+                return Ok(Expr::new(kind, start.to(end)));
+            }
+            "ALL" | "ANY" | "NONE" | "SINGLE"
+                if next_is(self, &Tok::LParen)
+                    && matches!(self.peek_at(2), Tok::Ident { .. })
+                    && self.at_kw_ahead(3, "IN") =>
+            {
+                self.bump();
+                self.bump();
+                let variable = self.ident("a variable")?;
+                self.expect_kw("IN")?;
+                let list = self.expr()?;
+                let predicate = if self.eat_kw("WHERE") {
+                    self.expr()?
+                } else {
+                    return Err(self.unexpected("WHERE in a quantifier"));
+                };
+                let end = self.expect(&Tok::RParen, "')'")?;
+                let quantifier = match upper.as_str() {
+                    "ALL" => Quantifier::All,
+                    "ANY" => Quantifier::Any,
+                    "NONE" => Quantifier::None,
+                    _ => Quantifier::Single,
+                };
+                return Ok(Expr::new(
+                    ExprKind::Quantified { quantifier, variable, list: Box::new(list), predicate: Box::new(predicate) },
+                    start.to(end),
+                ));
+            }
+            "REDUCE" if next_is(self, &Tok::LParen) => {
+                self.bump();
+                self.bump();
+                let accumulator = self.ident("an accumulator variable")?;
+                self.expect(&Tok::Eq, "'='")?;
+                let init = self.expr()?;
+                self.expect(&Tok::Comma, "','")?;
+                let variable = self.ident("a variable")?;
+                self.expect_kw("IN")?;
+                let list = self.expr()?;
+                self.expect(&Tok::Pipe, "'|'")?;
+                let expr = self.expr()?;
+                let end = self.expect(&Tok::RParen, "')'")?;
+                return Ok(Expr::new(
+                    ExprKind::Reduce {
+                        accumulator,
+                        init: Box::new(init),
+                        variable,
+                        list: Box::new(list),
+                        expr: Box::new(expr),
+                    },
+                    start.to(end),
+                ));
+            }
+            _ => {}
+        }
+        // A function call: a dotted name followed by '('.
+        let mut ahead = 1;
+        while self.peek_at(ahead) == &Tok::Dot && matches!(self.peek_at(ahead + 1), Tok::Ident { .. }) {
+            ahead += 2;
+        }
+        if self.peek_at(ahead) == &Tok::LParen {
+            let mut full = String::new();
+            for i in (0..ahead).step_by(2) {
+                if let Tok::Ident { name, .. } = self.peek_at(i) {
+                    if !full.is_empty() {
+                        full.push('.');
+                    }
+                    full.push_str(name);
+                }
+            }
+            for _ in 0..=ahead {
+                self.bump();
+            }
+            let distinct = self.eat_kw("DISTINCT");
+            let mut args = Vec::new();
+            if !self.at(&Tok::RParen) {
+                args.push(self.expr()?);
+                while self.eat(&Tok::Comma) {
+                    args.push(self.expr()?);
+                }
+            }
+            let end = self.expect(&Tok::RParen, "')' closing the arguments")?;
+            return Ok(Expr::new(
+                ExprKind::Function { name: full.to_ascii_lowercase(), distinct, args },
+                start.to(end),
+            ));
+        }
+        self.bump();
+        let var = Expr::new(ExprKind::Variable(name), start);
+        if self.at(&Tok::LBrace) {
+            return self.map_projection(var);
+        }
+        Ok(var)
+    }
+
+    /// The inside of `EXISTS { }`, `COUNT { }`, `COLLECT { }`: a full query, or a pattern with optional WHERE.
+    fn subquery_body(&mut self) -> Result<Query> {
+        let starts_clause =
+            ["MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL", "UNION"].iter().any(|k| self.at_kw(k));
+        if starts_clause {
+            return self.query();
+        }
+        let start = self.span();
+        let patterns = self.pattern_list()?;
+        let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let span = start.to(self.prev_span());
+        Ok(Query {
+            parts: vec![SingleQuery { clauses: vec![Clause::Match { optional: false, patterns, predicate, span }] }],
+            union_all: vec![],
+        })
+    }
+
+    pub(super) fn map_literal(&mut self) -> Result<Expr> {
+        let start = self.expect(&Tok::LBrace, "'{'")?;
+        let mut entries = Vec::new();
+        if !self.at(&Tok::RBrace) {
+            loop {
+                let key = self.ident("a map key")?;
+                self.expect(&Tok::Colon, "':' after the map key")?;
+                let value = self.expr()?;
+                entries.push((key, value));
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let end = self.expect(&Tok::RBrace, "'}' closing the map")?;
+        Ok(Expr::new(ExprKind::Map(entries), start.to(end)))
+    }
+
+    fn map_projection(&mut self, base: Expr) -> Result<Expr> {
+        self.expect(&Tok::LBrace, "'{'")?;
+        let mut items = Vec::new();
+        if !self.at(&Tok::RBrace) {
+            loop {
+                if self.eat(&Tok::Dot) {
+                    if self.eat(&Tok::Star) {
+                        items.push(MapProjectionItem::AllProperties);
+                    } else {
+                        items.push(MapProjectionItem::Property(self.ident("a property name")?));
+                    }
+                } else {
+                    let key = self.ident("a key, .property or .*")?;
+                    if self.eat(&Tok::Colon) {
+                        items.push(MapProjectionItem::Entry(key, self.expr()?));
+                    } else {
+                        items.push(MapProjectionItem::Variable(key));
+                    }
+                }
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let end = self.expect(&Tok::RBrace, "'}' closing the map projection")?;
+        let span = base.span.to(end);
+        Ok(Expr::new(ExprKind::MapProjection { base: Box::new(base), items }, span))
+    }
+
+    /// `[...]`: a list literal, a list comprehension or a pattern comprehension.
+    fn bracket_expr(&mut self) -> Result<Expr> {
+        let start = self.expect(&Tok::LBracket, "'['")?;
+        // List comprehension: [x IN list WHERE p | expr]
+        if self.at_ident() && self.at_kw_ahead(1, "IN") {
+            let saved = self.pos;
+            let variable = self.ident("a variable")?;
+            self.bump();
+            let list = self.expr()?;
+            if matches!(self.peek(), Tok::RBracket | Tok::Pipe) || self.at_kw("WHERE") {
+                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+                let map = if self.eat(&Tok::Pipe) { Some(Box::new(self.expr()?)) } else { None };
+                let end = self.expect(&Tok::RBracket, "']' closing the list comprehension")?;
+                return Ok(Expr::new(
+                    ExprKind::ListComprehension { variable, list: Box::new(list), filter, map },
+                    start.to(end),
+                ));
+            }
+            self.pos = saved;
+        }
+        // Pattern comprehension: [p = (a)-->(b) WHERE ... | expr]
+        let saved = self.pos;
+        let path = if self.at_ident() && self.peek_at(1) == &Tok::Eq && self.peek_at(2) == &Tok::LParen {
+            let p = self.ident("a path variable")?;
+            self.bump();
+            Some(p)
+        } else {
+            None
+        };
+        if self.at(&Tok::LParen) {
+            if let Some(pattern) = self.try_relationship_pattern() {
+                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+                if self.eat(&Tok::Pipe) {
+                    let map = Box::new(self.expr()?);
+                    let end = self.expect(&Tok::RBracket, "']' closing the pattern comprehension")?;
+                    return Ok(Expr::new(
+                        ExprKind::PatternComprehension { path, pattern: Box::new(pattern), filter, map },
+                        start.to(end),
+                    ));
+                }
+            }
+        }
+        self.pos = saved;
+        let mut items = Vec::new();
+        if !self.at(&Tok::RBracket) {
+            items.push(self.expr()?);
+            while self.eat(&Tok::Comma) {
+                items.push(self.expr()?);
+            }
+        }
+        let end = self.expect(&Tok::RBracket, "']' closing the list")?;
+        Ok(Expr::new(ExprKind::List(items), start.to(end)))
+    }
+
+    fn case_expr(&mut self) -> Result<Expr> {
+        let start = self.expect_kw("CASE")?;
+        let operand = if self.at_kw("WHEN") { None } else { Some(Box::new(self.expr()?)) };
+        let mut whens = Vec::new();
+        while self.eat_kw("WHEN") {
+            let cond = self.expr()?;
+            self.expect_kw("THEN")?;
+            let value = self.expr()?;
+            whens.push((cond, value));
+        }
+        if whens.is_empty() {
+            return Err(self.unexpected("WHEN"));
+        }
+        let otherwise = if self.eat_kw("ELSE") { Some(Box::new(self.expr()?)) } else { None };
+        let end = self.expect_kw("END")?;
+        Ok(Expr::new(ExprKind::Case { operand, whens, otherwise }, start.to(end)))
+    }
+}

@@ -1,0 +1,182 @@
+//! The parser: tokens to an [`ast::Statement`](crate::ast::Statement), by recursive descent.
+//!
+//! [`Parser`] holds the token cursor and the helpers every part uses; clauses are parsed here, expressions in
+//! [`expr`], patterns in [`pattern`], schema commands in [`schema`]. Errors are syntax errors at compile time,
+//! positioned at the offending token and saying what was expected.
+
+mod clause;
+mod expr;
+mod pattern;
+mod schema;
+
+use crate::ast::*;
+use crate::error::{CypherError, Position, Result};
+use crate::lexer::{tokenize, Span, Tok, Token};
+
+/// Parses one statement (an optional trailing semicolon is allowed).
+pub fn parse(text: &str) -> Result<Statement> {
+    let tokens = tokenize(text)?;
+    let mut p = Parser { text, tokens, pos: 0 };
+    let statement = p.statement()?;
+    p.eat(&Tok::Semicolon);
+    if !p.at(&Tok::Eof) {
+        return Err(p.unexpected("the end of the query"));
+    }
+    Ok(statement)
+}
+
+pub(crate) struct Parser<'a> {
+    text: &'a str,
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> &Tok {
+        &self.tokens[self.pos].tok
+    }
+
+    fn peek_at(&self, ahead: usize) -> &Tok {
+        let i = (self.pos + ahead).min(self.tokens.len() - 1);
+        &self.tokens[i].tok
+    }
+
+    fn span(&self) -> Span {
+        self.tokens[self.pos].span
+    }
+
+    /// The span of the token just consumed.
+    fn prev_span(&self) -> Span {
+        self.tokens[self.pos.saturating_sub(1)].span
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.tokens[self.pos].clone();
+        if self.pos < self.tokens.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn at(&self, tok: &Tok) -> bool {
+        self.peek() == tok
+    }
+
+    fn eat(&mut self, tok: &Tok) -> bool {
+        if self.at(tok) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, tok: &Tok, what: &str) -> Result<Span> {
+        if self.at(tok) {
+            Ok(self.bump().span)
+        } else {
+            Err(self.unexpected(what))
+        }
+    }
+
+    /// True when the current token is the (unquoted) keyword `kw`.
+    fn at_kw(&self, kw: &str) -> bool {
+        matches!(self.peek(), Tok::Ident { name, quoted: false } if name.eq_ignore_ascii_case(kw))
+    }
+
+    fn at_kw_ahead(&self, ahead: usize, kw: &str) -> bool {
+        matches!(self.peek_at(ahead), Tok::Ident { name, quoted: false } if name.eq_ignore_ascii_case(kw))
+    }
+
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.at_kw(kw) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_kw(&mut self, kw: &str) -> Result<Span> {
+        if self.at_kw(kw) {
+            Ok(self.bump().span)
+        } else {
+            Err(self.unexpected(kw))
+        }
+    }
+
+    /// Any name (keywords included: `MATCH (match)` is legal).
+    fn ident(&mut self, what: &str) -> Result<Ident> {
+        match self.peek().clone() {
+            Tok::Ident { name, .. } => {
+                let span = self.bump().span;
+                Ok(Ident { name, span })
+            }
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// A symbolic name that may appear as a variable; used where keywords that start clauses would be ambiguous.
+    fn at_ident(&self) -> bool {
+        matches!(self.peek(), Tok::Ident { .. })
+    }
+
+    fn error_at(&self, span: Span, detail: &'static str, message: impl Into<String>) -> CypherError {
+        CypherError::syntax(detail, message).at(Position::locate(self.text, span.start))
+    }
+
+    fn unexpected(&self, expected: &str) -> CypherError {
+        let found = match self.peek() {
+            Tok::Eof => "the end of the query".to_string(),
+            _ => {
+                let s = self.span();
+                format!("'{}'", &self.text[s.start..s.end])
+            }
+        };
+        self.error_at(self.span(), "UnexpectedSyntax", format!("expected {expected}, found {found}"))
+    }
+
+    fn text_of(&self, span: Span) -> &'a str {
+        &self.text[span.start..span.end]
+    }
+
+    fn statement(&mut self) -> Result<Statement> {
+        let mode = if self.eat_kw("EXPLAIN") {
+            RunMode::Explain
+        } else if self.eat_kw("PROFILE") {
+            RunMode::Profile
+        } else {
+            RunMode::Normal
+        };
+        if let Some(command) = self.schema_command()? {
+            return Ok(Statement { kind: StatementKind::Schema(command), mode });
+        }
+        let query = self.query()?;
+        Ok(Statement { kind: StatementKind::Query(query), mode })
+    }
+
+    /// `single (UNION [ALL] single)*`.
+    fn query(&mut self) -> Result<Query> {
+        let mut parts = vec![self.single_query()?];
+        let mut union_all = Vec::new();
+        while self.eat_kw("UNION") {
+            union_all.push(self.eat_kw("ALL"));
+            parts.push(self.single_query()?);
+        }
+        Ok(Query { parts, union_all })
+    }
+
+    fn single_query(&mut self) -> Result<SingleQuery> {
+        let mut clauses = Vec::new();
+        while let Some(clause) = self.clause()? {
+            clauses.push(clause);
+        }
+        if clauses.is_empty() {
+            return Err(self.unexpected("a clause (MATCH, CREATE, RETURN, ...)"));
+        }
+        Ok(SingleQuery { clauses })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+//! Patterns: `p = (a:L {k: v})-[r:T*1..3]->(b)`, shortestPath, and the relationship-arrow forms.
+
+use super::Parser;
+use crate::ast::*;
+use crate::error::Result;
+use crate::lexer::Tok;
+
+impl Parser<'_> {
+    pub(super) fn pattern_list(&mut self) -> Result<Vec<PatternPart>> {
+        let mut parts = vec![self.pattern_part()?];
+        while self.eat(&Tok::Comma) {
+            parts.push(self.pattern_part()?);
+        }
+        Ok(parts)
+    }
+
+    pub(super) fn pattern_part(&mut self) -> Result<PatternPart> {
+        let start = self.span();
+        let variable = if self.at_ident() && matches!(self.peek_at(1), Tok::Eq) {
+            let v = self.ident("a path variable")?;
+            self.bump();
+            Some(v)
+        } else {
+            None
+        };
+        let kind = if self.at_kw("shortestPath") && matches!(self.peek_at(1), Tok::LParen) {
+            PathKind::Shortest
+        } else if self.at_kw("allShortestPaths") && matches!(self.peek_at(1), Tok::LParen) {
+            PathKind::AllShortest
+        } else {
+            PathKind::Normal
+        };
+        let element = if kind == PathKind::Normal {
+            self.pattern_element()?
+        } else {
+            self.bump();
+            self.expect(&Tok::LParen, "'('")?;
+            let e = self.pattern_element()?;
+            self.expect(&Tok::RParen, "')' closing the shortest path pattern")?;
+            e
+        };
+        Ok(PatternPart { variable, kind, element, span: start.to(self.prev_span()) })
+    }
+
+    pub(super) fn pattern_element(&mut self) -> Result<PatternElement> {
+        // Extra parentheses around a whole element are allowed: `((a)-->(b))`.
+        if matches!(self.peek(), Tok::LParen) && matches!(self.peek_at(1), Tok::LParen) {
+            self.bump();
+            let e = self.pattern_element()?;
+            self.expect(&Tok::RParen, "')'")?;
+            return Ok(e);
+        }
+        let start = self.node_pattern()?;
+        let mut chain = Vec::new();
+        while matches!(self.peek(), Tok::Minus | Tok::LeftArrow | Tok::Lt) {
+            let rel = self.rel_pattern()?;
+            let node = self.node_pattern()?;
+            chain.push((rel, node));
+        }
+        Ok(PatternElement { start, chain })
+    }
+
+    /// Parses a pattern element with at least one relationship, or restores the cursor and returns `None`.
+    pub(super) fn try_relationship_pattern(&mut self) -> Option<PatternElement> {
+        let saved = self.pos;
+        match self.pattern_element() {
+            Ok(e) if !e.chain.is_empty() => Some(e),
+            _ => {
+                self.pos = saved;
+                None
+            }
+        }
+    }
+
+    pub(super) fn node_pattern(&mut self) -> Result<NodePattern> {
+        let start = self.expect(&Tok::LParen, "'(' starting a node pattern")?;
+        let variable = if self.at_ident() { Some(self.ident("a variable")?) } else { None };
+        let labels = self.node_labels()?;
+        let properties = self.pattern_properties()?;
+        let end = self.expect(&Tok::RParen, "')' closing the node pattern")?;
+        Ok(NodePattern { variable, labels, properties, span: start.to(end) })
+    }
+
+    /// `:A:B`, also accepting `:A&B` as a conjunction.
+    fn node_labels(&mut self) -> Result<Vec<Ident>> {
+        let mut labels = Vec::new();
+        if self.eat(&Tok::Colon) {
+            labels.push(self.ident("a label name")?);
+            loop {
+                if self.eat(&Tok::Colon) {
+                    labels.push(self.ident("a label name")?);
+                } else if matches!(self.peek(), Tok::Ident { name, quoted: false } if name == "&") {
+                    self.bump();
+                    labels.push(self.ident("a label name")?);
+                } else {
+                    break;
+                }
+            }
+        }
+        Ok(labels)
+    }
+
+    fn pattern_properties(&mut self) -> Result<Option<Expr>> {
+        match self.peek() {
+            Tok::LBrace => Ok(Some(self.map_literal()?)),
+            Tok::Param(name) => {
+                let name = name.clone();
+                let span = self.bump().span;
+                Ok(Some(Expr::new(ExprKind::Parameter(name), span)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn rel_pattern(&mut self) -> Result<RelPattern> {
+        let start = self.span();
+        let left_arrow = match self.bump().tok {
+            Tok::LeftArrow => true,
+            Tok::Lt => {
+                self.expect(&Tok::Minus, "'-' after '<'")?;
+                true
+            }
+            _ => false,
+        };
+        let (mut variable, mut types, mut length, mut properties) = (None, Vec::new(), None, None);
+        if self.eat(&Tok::LBracket) {
+            if self.at_ident() {
+                variable = Some(self.ident("a variable")?);
+            }
+            if self.eat(&Tok::Colon) {
+                types.push(self.ident("a relationship type")?);
+                while self.eat(&Tok::Pipe) {
+                    self.eat(&Tok::Colon);
+                    types.push(self.ident("a relationship type")?);
+                }
+            }
+            if self.eat(&Tok::Star) {
+                length = Some(self.range()?);
+            }
+            properties = self.pattern_properties()?;
+            self.expect(&Tok::RBracket, "']' closing the relationship pattern")?;
+        }
+        let right_arrow = match self.peek() {
+            Tok::Arrow => {
+                self.bump();
+                true
+            }
+            Tok::Minus => {
+                self.bump();
+                self.eat(&Tok::Gt)
+            }
+            _ => return Err(self.unexpected("'-' or '->' closing the relationship pattern")),
+        };
+        let direction = match (left_arrow, right_arrow) {
+            (true, false) => RelDirection::In,
+            (false, true) => RelDirection::Out,
+            _ => RelDirection::Both,
+        };
+        Ok(RelPattern { variable, types, direction, length, properties, span: start.to(self.prev_span()) })
+    }
+
+    /// After `*`: nothing, `n`, `n..`, `..m`, `n..m`.
+    fn range(&mut self) -> Result<(Option<u64>, Option<u64>)> {
+        let bound = |p: &mut Self| -> Result<Option<u64>> {
+            match p.peek().clone() {
+                Tok::Int(v) if v >= 0 => {
+                    p.bump();
+                    Ok(Some(v as u64))
+                }
+                Tok::Int(_) | Tok::BigInt(_) | Tok::Float(_) => Err(p.unexpected("a non-negative integer bound")),
+                _ => Ok(None),
+            }
+        };
+        let min = bound(self)?;
+        if self.eat(&Tok::DotDot) {
+            let max = bound(self)?;
+            Ok((min, max))
+        } else {
+            Ok((min, min))
+        }
+    }
+}

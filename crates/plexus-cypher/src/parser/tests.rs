@@ -1,0 +1,71 @@
+use super::parse;
+use crate::ast::*;
+
+fn query(text: &str) -> Query {
+    match parse(text).unwrap_or_else(|e| panic!("{text}: {e}")).kind {
+        StatementKind::Query(q) => q,
+        other => panic!("not a query: {other:?}"),
+    }
+}
+
+#[test]
+fn parses_a_range_of_real_queries() {
+    for text in [
+        "MATCH (n:Person {id: $id})-[:IS_LOCATED_IN]->(p:Place) RETURN n.firstName AS firstName, p.id",
+        "MATCH (a)-[r:KNOWS|LIKES*1..3]-(b) WHERE a.x > 1 AND NOT b:Admin RETURN count(*)",
+        "UNWIND $rows AS r CREATE (:Person {id: r.id, city: r.city})",
+        "MERGE (a:A {k: 1}) ON CREATE SET a.c = 1 ON MATCH SET a.m = a.m + 1 RETURN a",
+        "MATCH (n) WITH n, count(*) AS c WHERE c > 1 RETURN n ORDER BY n.name DESC SKIP 1 LIMIT 10",
+        "MATCH p = shortestPath((a)-[*]-(b)) RETURN nodes(p)",
+        "RETURN [x IN range(1, 10) WHERE x % 2 = 0 | x * x], [(a)-->(b) | b.name], {a: 1, b: [1, 2]}",
+        "RETURN CASE WHEN 1 < 2 < 3 THEN 'y' ELSE 'n' END, all(x IN [1] WHERE x > 0), reduce(s = 0, x IN [1] | s + x)",
+        "MATCH (n) RETURN n {.name, .*, k: 1, n} UNION ALL RETURN 1 AS n",
+        "CALL db.labels() YIELD label RETURN label",
+        "MATCH (n) CALL { WITH n RETURN n.x AS x } RETURN x",
+        "MATCH (n) WHERE EXISTS { (n)-->() } AND COUNT { (n)-->() } > 1 RETURN n",
+        "FOREACH (x IN [1, 2] | CREATE (:N {x: x}))",
+        "MATCH (n) DETACH DELETE n",
+        "MATCH (n) SET n:A:B, n += {a: 1}, n.b = 2 REMOVE n:C, n.d",
+        "RETURN -9223372036854775808, 0x1F, 1e3, 'a' STARTS WITH 'b', x IS NOT NULL, [1,2,3][1..], [1][0]",
+        "MATCH (a)<--(b)<-[:T]-(c)--(d)<-->(e) RETURN *",
+        "WITH 1 AS x WHERE x<-1 RETURN x",
+    ] {
+        query(text);
+    }
+}
+
+#[test]
+fn schema_commands() {
+    let s = parse("CREATE CONSTRAINT person_id IF NOT EXISTS FOR (p:Person) REQUIRE p.id IS UNIQUE").unwrap();
+    assert_eq!(
+        s.kind,
+        StatementKind::Schema(SchemaCommand::CreateUnique {
+            name: Some("person_id".into()),
+            label: "Person".into(),
+            property: "id".into(),
+            if_not_exists: true
+        })
+    );
+    assert!(matches!(parse("CREATE INDEX FOR (n:L) ON (n.p)").unwrap().kind, StatementKind::Schema(_)));
+    assert!(matches!(parse("SHOW INDEXES").unwrap().kind, StatementKind::Schema(SchemaCommand::ShowIndexes)));
+    assert_eq!(parse("EXPLAIN MATCH (n) RETURN n").unwrap().mode, RunMode::Explain);
+}
+
+#[test]
+fn chained_comparison_becomes_conjunction() {
+    let q = query("RETURN 1 < 2 <= 3");
+    let Clause::Return(p) = &q.parts[0].clauses[0] else { panic!() };
+    assert!(matches!(p.items[0].expr.kind, ExprKind::Binary(BinaryOp::And, _, _)));
+    assert_eq!(p.items[0].text, "1 < 2 <= 3");
+}
+
+#[test]
+fn errors_say_where_and_what() {
+    let e = parse("MATCH (n RETURN n").unwrap_err();
+    let p = e.position.unwrap();
+    assert_eq!((p.line, p.column), (1, 10));
+    assert!(e.message.contains("expected ')'"), "{}", e.message);
+    let e = parse("MATCH (n)\nRETRUN n").unwrap_err();
+    assert_eq!(e.position.unwrap().line, 2);
+    assert!(parse("RETURN 9223372036854775808").is_err());
+}
