@@ -6,15 +6,24 @@
 //!
 //! Values: [`value::Value`] inside the engine (graph entities are ids), [`value::ResultValue`] in results.
 
+pub mod arith;
 pub mod ast;
+pub mod compare;
+mod engine;
 pub mod error;
+mod exec;
+mod expr;
+pub mod functions;
 pub mod lexer;
 pub mod parser;
+mod plan;
+mod regex;
 pub mod temporal;
 pub mod value;
 
 use std::collections::BTreeMap;
 
+pub use engine::Engine;
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
 pub use value::{Map, NodeData, PathData, RelData, ResultValue, Value};
 
@@ -53,26 +62,20 @@ pub struct QueryResult {
     pub plan: Option<String>,
 }
 
-/// Runs queries; holds the plan cache. One engine serves a whole database and is shared between threads.
-#[derive(Default)]
-pub struct Engine {}
-
-impl Engine {
-    pub fn new() -> Engine {
-        Engine::default()
+/// A random 64-bit number for `rand()` and `randomUUID()`: a per-thread SplitMix64 stream seeded from the clock.
+pub(crate) fn random_u64() -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0x9e37_79b9, |d| d.as_nanos() as u64)
+                ^ (&STATE as *const _ as u64),
+        );
     }
-
-    /// Runs `query` in its own transaction: a snapshot for a read-only query, a write transaction committed at the
-    /// end otherwise (nothing is left behind if it fails).
-    pub fn execute(&self, store: &plexus_storage::Store, query: &str, params: &Params) -> Result<QueryResult> {
-        let _ = (store, query, params);
-        Err(CypherError::new(ErrorKind::SyntaxError, Phase::CompileTime, "", "the query engine is not built yet"))
-    }
-
-    /// Runs `query` inside an open write transaction (explicit transactions). A failing statement rolls back its
-    /// own changes and leaves the transaction's earlier work in place.
-    pub fn execute_in(&self, tx: &mut plexus_storage::WriteTxn, query: &str, params: &Params) -> Result<QueryResult> {
-        let _ = (tx, query, params);
-        Err(CypherError::new(ErrorKind::SyntaxError, Phase::CompileTime, "", "the query engine is not built yet"))
-    }
+    STATE.with(|s| {
+        let mut z = s.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+        s.set(z);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    })
 }

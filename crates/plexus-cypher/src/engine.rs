@@ -1,0 +1,343 @@
+//! The engine: the plan cache, running a statement in the right kind of transaction, schema commands, and turning
+//! result rows into client values.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use plexus_storage::{ReadTxn, Store, WriteTxn};
+
+use crate::ast::{RunMode, SchemaCommand, StatementKind};
+use crate::error::{CypherError, ErrorKind, Phase, Result};
+use crate::exec::ctx::Ctx;
+use crate::exec::{run_plan, Row};
+use crate::plan::{explain, planner, Plan};
+use crate::temporal::Clock;
+use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
+use crate::{Params, QueryResult, QueryStats};
+
+/// What a statement compiles to.
+enum Compiled {
+    Query(Plan),
+    Schema(SchemaCommand),
+}
+
+struct Statement {
+    compiled: Compiled,
+    mode: RunMode,
+}
+
+/// Plans kept per engine; beyond this the cache starts over (a simple bound against unbounded distinct texts).
+const PLAN_CACHE_CAPACITY: usize = 1024;
+
+/// Runs queries; holds the plan cache. One engine serves a whole database and is shared between threads.
+#[derive(Default)]
+pub struct Engine {
+    cache: Mutex<HashMap<String, Arc<Statement>>>,
+}
+
+impl Engine {
+    pub fn new() -> Engine {
+        Engine::default()
+    }
+
+    fn compile(&self, query: &str) -> Result<Arc<Statement>> {
+        if let Some(s) = self.cache.lock().get(query) {
+            return Ok(s.clone());
+        }
+        let parsed = crate::parser::parse(query).map_err(|e| e.locate_in(query))?;
+        let compiled = match &parsed.kind {
+            StatementKind::Query(q) => Compiled::Query(planner::plan_query(query, q).map_err(|e| e.locate_in(query))?),
+            StatementKind::Schema(cmd) => Compiled::Schema(cmd.clone()),
+        };
+        let statement = Arc::new(Statement { compiled, mode: parsed.mode });
+        let mut cache = self.cache.lock();
+        if cache.len() >= PLAN_CACHE_CAPACITY {
+            cache.clear();
+        }
+        cache.insert(query.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Parses and plans `query` without running it; the plan text for `EXPLAIN`.
+    pub fn explain(&self, query: &str) -> Result<String> {
+        let s = self.compile(query)?;
+        Ok(match &s.compiled {
+            Compiled::Query(plan) => explain::render(&plan.root),
+            Compiled::Schema(cmd) => format!("+SchemaCommand({cmd:?})\n"),
+        })
+    }
+
+    /// Runs `query` in its own transaction: a snapshot for a read-only query, a write transaction committed at the
+    /// end otherwise (nothing is left behind if it fails).
+    pub fn execute(&self, store: &Store, query: &str, params: &Params) -> Result<QueryResult> {
+        let statement = self.compile(query)?;
+        match &statement.compiled {
+            Compiled::Schema(cmd) => {
+                let mut tx = store.write();
+                let result = schema(&mut tx, cmd)?;
+                tx.commit()?;
+                Ok(result)
+            }
+            Compiled::Query(plan) => {
+                if statement.mode == RunMode::Explain {
+                    return Ok(explained(plan));
+                }
+                if plan.writes {
+                    let mut tx = store.write();
+                    let result = run(plan, statement.mode, Ctx::write(&mut tx, params, Clock::now(), plan.width))?;
+                    tx.commit()?;
+                    Ok(result)
+                } else {
+                    let snapshot: ReadTxn = store.read();
+                    run(plan, statement.mode, Ctx::read(&snapshot, params, Clock::now(), plan.width))
+                }
+            }
+        }
+    }
+
+    /// Runs `query` inside an open write transaction (explicit transactions). A failing statement rolls back its
+    /// own changes and leaves the transaction's earlier work in place.
+    pub fn execute_in(&self, tx: &mut WriteTxn, query: &str, params: &Params) -> Result<QueryResult> {
+        let statement = self.compile(query)?;
+        match &statement.compiled {
+            Compiled::Schema(cmd) => schema(tx, cmd),
+            Compiled::Query(plan) => {
+                if statement.mode == RunMode::Explain {
+                    return Ok(explained(plan));
+                }
+                if !plan.writes {
+                    return run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width));
+                }
+                let mark = tx.savepoint();
+                match run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width)) {
+                    Ok(r) => Ok(r),
+                    Err(e) => {
+                        tx.rollback_to(mark);
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs a read-only query against a snapshot.
+    pub fn execute_read(&self, snapshot: &ReadTxn, query: &str, params: &Params) -> Result<QueryResult> {
+        let statement = self.compile(query)?;
+        match &statement.compiled {
+            Compiled::Query(plan) if !plan.writes => {
+                if statement.mode == RunMode::Explain {
+                    return Ok(explained(plan));
+                }
+                run(plan, statement.mode, Ctx::read(snapshot, params, Clock::now(), plan.width))
+            }
+            _ => Err(CypherError::new(
+                ErrorKind::SemanticError,
+                Phase::CompileTime,
+                "WriteInReadOnlyTransaction",
+                "this query writes, but the transaction is read-only",
+            )),
+        }
+    }
+}
+
+fn explained(plan: &Plan) -> QueryResult {
+    QueryResult {
+        columns: plan.columns.clone(),
+        rows: vec![],
+        stats: QueryStats::default(),
+        plan: Some(explain::render(&plan.root)),
+    }
+}
+
+fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx) -> Result<QueryResult> {
+    let started = Instant::now();
+    let rows = run_plan(&plan.root, None, &mut ctx, None)?;
+    let rows = if plan.columns.is_empty() { Vec::new() } else { materialize(rows, &ctx)? };
+    let plan_text = (mode == RunMode::Profile).then(|| {
+        format!(
+            "{}rows: {}, time: {:.3} ms\n",
+            explain::render(&plan.root),
+            rows.len(),
+            started.elapsed().as_secs_f64() * 1e3
+        )
+    });
+    Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text })
+}
+
+fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {
+    let mut nodes: HashMap<u64, NodeData> = HashMap::new();
+    rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect()
+}
+
+fn props_map(props: Option<&plexus_storage::PropMap>, ctx: &Ctx) -> BTreeMap<Arc<str>, ResultValue> {
+    let mut m = BTreeMap::new();
+    if let Some(props) = props {
+        for (k, v) in props.iter() {
+            m.insert(ctx.key_name(k), plain(Value::from_stored(v)));
+        }
+    }
+    m
+}
+
+fn node_data(id: plexus_storage::NodeId, ctx: &Ctx, cache: &mut HashMap<u64, NodeData>) -> NodeData {
+    if let Some(n) = cache.get(&id.0) {
+        return n.clone();
+    }
+    let g = ctx.g();
+    let mut labels: Vec<Arc<str>> =
+        g.node_labels(id).map(|ls| ls.iter().map(|l| ctx.label_name(*l)).collect()).unwrap_or_default();
+    labels.sort();
+    let n = NodeData { id: id.0, labels, properties: props_map(g.node_props(id).flatten(), ctx) };
+    cache.insert(id.0, n.clone());
+    n
+}
+
+fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> RelData {
+    let g = ctx.g();
+    match g.rel(id) {
+        Some(rec) => RelData {
+            id: id.0,
+            start: rec.src.0,
+            end: rec.dst.0,
+            rel_type: ctx.type_name(rec.ty),
+            properties: props_map(g.rel_props(id).flatten(), ctx),
+        },
+        None => RelData { id: id.0, start: 0, end: 0, rel_type: "".into(), properties: BTreeMap::new() },
+    }
+}
+
+/// Converts a value with no graph entities inside.
+fn plain(v: Value) -> ResultValue {
+    match v {
+        Value::Null => ResultValue::Null,
+        Value::Bool(b) => ResultValue::Bool(b),
+        Value::Int(i) => ResultValue::Int(i),
+        Value::Float(f) => ResultValue::Float(f),
+        Value::String(s) => ResultValue::String(s),
+        Value::Bytes(b) => ResultValue::Bytes(b),
+        Value::List(items) => ResultValue::List(items.iter().cloned().map(plain).collect()),
+        Value::Map(m) => ResultValue::Map(m.iter().map(|(k, v)| (k.clone(), plain(v.clone()))).collect()),
+        Value::Date(d) => ResultValue::Date(d),
+        Value::LocalTime(t) => ResultValue::LocalTime(t),
+        Value::Time(t) => ResultValue::Time(t),
+        Value::LocalDateTime(t) => ResultValue::LocalDateTime(t),
+        Value::DateTime(t) => ResultValue::DateTime(t),
+        Value::Duration(d) => ResultValue::Duration(d),
+        Value::Node(_) | Value::Rel(_) | Value::Path(_) => ResultValue::Null,
+    }
+}
+
+fn resolve(v: Value, ctx: &Ctx, nodes: &mut HashMap<u64, NodeData>) -> Result<ResultValue> {
+    Ok(match v {
+        Value::Node(n) => ResultValue::Node(Box::new(node_data(n, ctx, nodes))),
+        Value::Rel(r) => ResultValue::Rel(Box::new(rel_data(r, ctx))),
+        Value::Path(p) => ResultValue::Path(Box::new(PathData {
+            nodes: p.nodes.iter().map(|n| node_data(*n, ctx, nodes)).collect(),
+            rels: p.rels.iter().map(|r| rel_data(*r, ctx)).collect(),
+        })),
+        Value::List(items) => {
+            ResultValue::List(items.iter().cloned().map(|v| resolve(v, ctx, nodes)).collect::<Result<_>>()?)
+        }
+        Value::Map(m) => ResultValue::Map(
+            m.iter().map(|(k, v)| Ok((k.clone(), resolve(v.clone(), ctx, nodes)?))).collect::<Result<_>>()?,
+        ),
+        other => plain(other),
+    })
+}
+
+fn constraint_name(label: &str, key: &str) -> String {
+    format!("constraint_{label}_{key}")
+}
+
+fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
+    let mut stats = QueryStats::default();
+    let mut result = QueryResult::default();
+    match cmd {
+        SchemaCommand::CreateUnique { label, property, if_not_exists, .. } => {
+            let (l, k) = (tx.label(label), tx.prop_key(property));
+            match tx.unique_key(l) {
+                Some(existing) if existing == k => {
+                    if !*if_not_exists {
+                        return Err(CypherError::new(
+                            ErrorKind::SemanticError,
+                            Phase::Runtime,
+                            "ConstraintAlreadyExists",
+                            format!("a uniqueness constraint on :{label}({property}) already exists"),
+                        ));
+                    }
+                }
+                Some(_) => {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "ConstraintAlreadyExists",
+                        format!("label :{label} already has a unique key on another property"),
+                    ))
+                }
+                None => {
+                    tx.declare_unique_key(l, k).map_err(|e| {
+                        CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, "", e.to_string())
+                    })?;
+                    stats.constraints_added = 1;
+                }
+            }
+        }
+        SchemaCommand::DropConstraint { name, label, property, if_exists } => {
+            let target = match (name, label, property) {
+                (_, Some(l), Some(p)) => Some((l.clone(), p.clone())),
+                (Some(n), _, _) => tx
+                    .unique_keys()
+                    .into_iter()
+                    .map(|(l, k)| (tx.catalog().name(plexus_storage::TokenKind::Label, l.0), tx.catalog().name(plexus_storage::TokenKind::PropKey, k.0)))
+                    .filter_map(|(l, k)| Some((l?.to_string(), k?.to_string())))
+                    .find(|(l, k)| constraint_name(l, k) == *n),
+                _ => None,
+            };
+            let found = target.and_then(|(l, p)| {
+                let (lid, kid) = (tx.catalog().lookup(plexus_storage::TokenKind::Label, &l)?, tx.catalog().lookup(plexus_storage::TokenKind::PropKey, &p)?);
+                let (lid, kid) = (plexus_storage::LabelId(lid), plexus_storage::PropKeyId(kid));
+                (tx.unique_key(lid) == Some(kid)).then_some((lid, kid))
+            });
+            match found {
+                Some((l, k)) => {
+                    tx.drop_unique_key(l, k)?;
+                    stats.constraints_removed = 1;
+                }
+                None if *if_exists => {}
+                None => {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "ConstraintNotFound",
+                        "no such constraint",
+                    ))
+                }
+            }
+        }
+        SchemaCommand::ShowConstraints | SchemaCommand::ShowIndexes => {
+            result.columns = vec!["name".into(), "type".into(), "labelsOrTypes".into(), "properties".into()];
+            for (l, k) in tx.unique_keys() {
+                let label = tx.catalog().name(plexus_storage::TokenKind::Label, l.0).unwrap_or_default();
+                let key = tx.catalog().name(plexus_storage::TokenKind::PropKey, k.0).unwrap_or_default();
+                result.rows.push(vec![
+                    ResultValue::String(constraint_name(&label, &key).into()),
+                    ResultValue::String(if matches!(cmd, SchemaCommand::ShowIndexes) { "UNIQUE HASH" } else { "UNIQUENESS" }.into()),
+                    ResultValue::List(vec![ResultValue::String(label)]),
+                    ResultValue::List(vec![ResultValue::String(key)]),
+                ]);
+            }
+        }
+        SchemaCommand::CreateIndex { .. } | SchemaCommand::DropIndex { .. } => {
+            return Err(CypherError::new(
+                ErrorKind::SemanticError,
+                Phase::CompileTime,
+                "UnsupportedIndex",
+                "secondary indexes are not available yet; a uniqueness constraint (CREATE CONSTRAINT ... IS UNIQUE) gives an indexed lookup",
+            ))
+        }
+    }
+    result.stats = stats;
+    Ok(result)
+}

@@ -1,0 +1,246 @@
+//! Grouping and aggregate functions: count, sum, avg, min, max, collect, stDev(P), percentileCont/Disc.
+
+use std::collections::{HashMap, HashSet};
+
+use super::ctx::Ctx;
+use super::{Batch, Op, Operator, Row, BATCH};
+use crate::arith;
+use crate::compare::{self, Equivalent};
+use crate::error::{CypherError, Result};
+use crate::expr::CExpr;
+use crate::plan::{AggFn, AggSpec};
+use crate::value::Value;
+
+enum State {
+    Count(i64),
+    Sum(Value),
+    Avg { sum: Value, n: i64 },
+    MinMax(Option<Value>),
+    Collect(Vec<Value>),
+    Numbers(Vec<f64>),
+}
+
+struct Acc {
+    state: State,
+    seen: Option<HashSet<Equivalent>>,
+}
+
+impl Acc {
+    fn new(spec: &AggSpec) -> Acc {
+        let state = match spec.func {
+            AggFn::Count => State::Count(0),
+            AggFn::Sum => State::Sum(Value::Int(0)),
+            AggFn::Avg => State::Avg { sum: Value::Int(0), n: 0 },
+            AggFn::Min | AggFn::Max => State::MinMax(None),
+            AggFn::Collect => State::Collect(Vec::new()),
+            AggFn::StDev | AggFn::StDevP | AggFn::PercentileCont | AggFn::PercentileDisc => State::Numbers(Vec::new()),
+        };
+        Acc { state, seen: spec.distinct.then(HashSet::new) }
+    }
+
+    fn add(&mut self, spec: &AggSpec, value: Option<Value>) -> Result<()> {
+        let Some(value) = value else {
+            // count(*)
+            if let State::Count(n) = &mut self.state {
+                *n += 1;
+            }
+            return Ok(());
+        };
+        if value.is_null() {
+            return Ok(());
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(Equivalent(value.clone())) {
+                return Ok(());
+            }
+        }
+        match &mut self.state {
+            State::Count(n) => *n += 1,
+            State::Sum(s) => {
+                check_number(&value, "sum")?;
+                *s = arith::add(s, &value)?
+            }
+            State::Avg { sum, n } => {
+                check_number(&value, "avg")?;
+                *sum = arith::add(sum, &value)?;
+                *n += 1;
+            }
+            State::MinMax(current) => {
+                let replace = match current {
+                    None => true,
+                    Some(c) => {
+                        let o = compare::order(&value, c);
+                        if spec.func == AggFn::Min {
+                            o == std::cmp::Ordering::Less
+                        } else {
+                            o == std::cmp::Ordering::Greater
+                        }
+                    }
+                };
+                if replace {
+                    *current = Some(value);
+                }
+            }
+            State::Collect(items) => items.push(value),
+            State::Numbers(xs) => match value {
+                Value::Int(i) => xs.push(i as f64),
+                Value::Float(f) => xs.push(f),
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("expected a number, got {}", other.type_name()),
+                    ))
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn finish(self, spec: &AggSpec, percentile: Option<f64>) -> Result<Value> {
+        Ok(match self.state {
+            State::Count(n) => Value::Int(n),
+            State::Sum(s) => s,
+            State::Avg { sum, n } => {
+                if n == 0 {
+                    Value::Null
+                } else {
+                    match sum {
+                        Value::Int(i) => Value::Float(i as f64 / n as f64),
+                        Value::Float(f) => Value::Float(f / n as f64),
+                        other => arith::div(&other, &Value::Int(n))?,
+                    }
+                }
+            }
+            State::MinMax(v) => v.unwrap_or(Value::Null),
+            State::Collect(items) => Value::list(items),
+            State::Numbers(mut xs) => match spec.func {
+                AggFn::StDev | AggFn::StDevP => {
+                    let n = xs.len() as f64;
+                    let sample = spec.func == AggFn::StDev;
+                    if xs.is_empty() || (sample && xs.len() < 2) {
+                        Value::Float(0.0)
+                    } else {
+                        let mean = xs.iter().sum::<f64>() / n;
+                        let ss = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
+                        Value::Float((ss / if sample { n - 1.0 } else { n }).sqrt())
+                    }
+                }
+                _ => {
+                    if xs.is_empty() {
+                        return Ok(Value::Null);
+                    }
+                    let p = percentile.unwrap_or(0.5);
+                    xs.sort_by(|a, b| a.total_cmp(b));
+                    if spec.func == AggFn::PercentileDisc {
+                        let idx = ((p * xs.len() as f64).ceil() as usize).saturating_sub(1).min(xs.len() - 1);
+                        let x = xs[if p == 0.0 { 0 } else { idx }];
+                        Value::Float(x)
+                    } else {
+                        let pos = p * (xs.len() - 1) as f64;
+                        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+                        Value::Float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64))
+                    }
+                }
+            },
+        })
+    }
+}
+
+fn check_number(v: &Value, what: &str) -> Result<()> {
+    match v {
+        Value::Int(_) | Value::Float(_) | Value::Duration(_) => Ok(()),
+        other => Err(CypherError::type_error(
+            "InvalidArgumentType",
+            format!("{what}() expects numbers, got {}", other.type_name()),
+        )),
+    }
+}
+
+pub(crate) struct Aggregate<'p> {
+    input: Op<'p>,
+    keys: &'p [(CExpr, usize)],
+    aggs: &'p [AggSpec],
+    output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl<'p> Aggregate<'p> {
+    pub fn new(input: Op<'p>, keys: &'p [(CExpr, usize)], aggs: &'p [AggSpec]) -> Self {
+        Aggregate { input, keys, aggs, output: None }
+    }
+
+    fn compute(&mut self, ctx: &mut Ctx) -> Result<Vec<Row>> {
+        // Group key → (first row of the group, accumulators). Groups keep their first-seen order.
+        let mut index: HashMap<Vec<Equivalent>, usize> = HashMap::new();
+        let mut groups: Vec<(Row, Vec<Acc>)> = Vec::new();
+        let mut percentiles: Vec<Option<f64>> = vec![None; self.aggs.len()];
+        while let Some(batch) = self.input.next(ctx)? {
+            for row in batch {
+                let mut key_values = Vec::with_capacity(self.keys.len());
+                for (e, _) in self.keys {
+                    key_values.push(e.eval(&row, ctx)?);
+                }
+                let key: Vec<Equivalent> = key_values.iter().cloned().map(Equivalent).collect();
+                let g = match index.get(&key) {
+                    Some(&g) => g,
+                    None => {
+                        let mut first = row.clone();
+                        for ((_, slot), v) in self.keys.iter().zip(key_values) {
+                            first[*slot] = v;
+                        }
+                        groups.push((first, self.aggs.iter().map(Acc::new).collect()));
+                        index.insert(key, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                for (i, spec) in self.aggs.iter().enumerate() {
+                    let v = spec.arg.as_ref().map(|e| e.eval(&row, ctx)).transpose()?;
+                    if let Some(extra) = &spec.extra {
+                        if percentiles[i].is_none() {
+                            percentiles[i] = Some(percentile_arg(&extra.eval(&row, ctx)?)?);
+                        }
+                    }
+                    groups[g].1[i].add(spec, v)?;
+                }
+            }
+        }
+        if groups.is_empty() && self.keys.is_empty() {
+            groups.push((vec![Value::Null; ctx.width], self.aggs.iter().map(Acc::new).collect()));
+        }
+        let mut out = Vec::with_capacity(groups.len());
+        for (mut row, accs) in groups {
+            for ((spec, acc), p) in self.aggs.iter().zip(accs).zip(&percentiles) {
+                row[spec.slot] = acc.finish(spec, *p)?;
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+}
+
+fn percentile_arg(v: &Value) -> Result<f64> {
+    let p = match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        other => {
+            return Err(CypherError::argument(
+                "InvalidArgumentType",
+                format!("the percentile must be a number, got {}", other.type_name()),
+            ))
+        }
+    };
+    if !(0.0..=1.0).contains(&p) {
+        return Err(CypherError::argument("NumberOutOfRange", format!("the percentile must be in [0, 1], got {p}")));
+    }
+    Ok(p)
+}
+
+impl Operator for Aggregate<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.output.is_none() {
+            let rows = self.compute(ctx)?;
+            self.output = Some(rows.into_iter());
+        }
+        let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
+        Ok(if out.is_empty() { None } else { Some(out) })
+    }
+}

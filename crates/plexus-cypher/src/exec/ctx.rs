@@ -1,0 +1,109 @@
+//! The execution context: the graph a query runs against (a snapshot or a write transaction), its parameters,
+//! its clock and the statistics of what it changed.
+
+use plexus_storage::catalog::Catalog;
+use plexus_storage::{GraphState, LabelId, PropKeyId, ReadTxn, TokenKind, TypeId, WriteTxn};
+
+use crate::error::{CypherError, ErrorKind, Phase, Result};
+use crate::temporal::Clock;
+use crate::{Params, QueryStats};
+
+pub(crate) enum Graph<'a> {
+    Read { state: &'a GraphState, catalog: &'a Catalog },
+    Write(&'a mut WriteTxn),
+}
+
+pub(crate) struct Ctx<'a> {
+    pub graph: Graph<'a>,
+    pub params: &'a Params,
+    pub clock: Clock,
+    pub stats: QueryStats,
+    /// Slots per row.
+    pub width: usize,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn read(txn: &'a ReadTxn, params: &'a Params, clock: Clock, width: usize) -> Ctx<'a> {
+        Ctx {
+            graph: Graph::Read { state: txn, catalog: txn.catalog() },
+            params,
+            clock,
+            stats: QueryStats::default(),
+            width,
+        }
+    }
+
+    pub fn write(txn: &'a mut WriteTxn, params: &'a Params, clock: Clock, width: usize) -> Ctx<'a> {
+        Ctx { graph: Graph::Write(txn), params, clock, stats: QueryStats::default(), width }
+    }
+
+    /// A read-only context over the same state, for subqueries inside expressions.
+    pub fn reader(&self) -> Ctx<'_> {
+        Ctx {
+            graph: Graph::Read { state: self.g(), catalog: self.catalog() },
+            params: self.params,
+            clock: self.clock,
+            stats: QueryStats::default(),
+            width: self.width,
+        }
+    }
+
+    #[inline]
+    pub fn g(&self) -> &GraphState {
+        match &self.graph {
+            Graph::Read { state, .. } => state,
+            Graph::Write(tx) => tx,
+        }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        match &self.graph {
+            Graph::Read { catalog, .. } => catalog,
+            Graph::Write(tx) => tx.catalog(),
+        }
+    }
+
+    pub fn tx(&mut self) -> Result<&mut WriteTxn> {
+        match &mut self.graph {
+            Graph::Write(tx) => Ok(tx),
+            Graph::Read { .. } => {
+                Err(CypherError::new(ErrorKind::Storage, Phase::Runtime, "", "cannot write in a read-only transaction"))
+            }
+        }
+    }
+
+    pub fn prop_key(&self, name: &str) -> Option<PropKeyId> {
+        self.catalog().lookup(TokenKind::PropKey, name).map(PropKeyId)
+    }
+
+    pub fn label_id(&self, name: &str) -> Option<LabelId> {
+        self.catalog().lookup(TokenKind::Label, name).map(LabelId)
+    }
+
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.catalog().lookup(TokenKind::Type, name).map(TypeId)
+    }
+
+    pub fn label_name(&self, id: LabelId) -> std::sync::Arc<str> {
+        self.catalog().name(TokenKind::Label, id.0).unwrap_or_else(|| "?".into())
+    }
+
+    pub fn type_name(&self, id: TypeId) -> std::sync::Arc<str> {
+        self.catalog().name(TokenKind::Type, id.0).unwrap_or_else(|| "?".into())
+    }
+
+    pub fn key_name(&self, id: PropKeyId) -> std::sync::Arc<str> {
+        self.catalog().name(TokenKind::PropKey, id.0).unwrap_or_else(|| "?".into())
+    }
+
+    pub fn param(&self, name: &str) -> Result<crate::value::Value> {
+        self.params.get(name).cloned().ok_or_else(|| {
+            CypherError::new(
+                ErrorKind::ParameterMissing,
+                Phase::Runtime,
+                "MissingParameter",
+                format!("expected parameter ${name}"),
+            )
+        })
+    }
+}

@@ -1,0 +1,293 @@
+//! Traversal operators: single-hop expand, variable-length expand and shortest paths.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::ControlFlow;
+
+use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
+
+use super::ctx::Ctx;
+use super::{Batch, Row, RowExpander, BATCH};
+use crate::error::Result;
+use crate::plan::PlanNode;
+use crate::value::{Path, Value};
+
+pub(crate) struct Expander<'p> {
+    plan: &'p PlanNode,
+    /// Resolved type ids; `None` until first use. An empty list with `any_type == false` matches nothing.
+    types: Option<Vec<TypeId>>,
+    /// Results for the current row not yet emitted (a high-degree node can exceed a batch).
+    pending: Vec<Row>,
+}
+
+impl<'p> Expander<'p> {
+    pub fn new(plan: &'p PlanNode) -> Self {
+        Expander { plan, types: None, pending: Vec::new() }
+    }
+}
+
+fn resolve_types(ctx: &Ctx, names: &[std::sync::Arc<str>]) -> Vec<TypeId> {
+    names.iter().filter_map(|n| ctx.type_id(n)).collect()
+}
+
+fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
+    slots.iter().any(|s| match &row[*s] {
+        Value::Rel(r) => *r == rel,
+        Value::List(items) => items.iter().any(|v| matches!(v, Value::Rel(r) if *r == rel)),
+        _ => false,
+    })
+}
+
+impl RowExpander for Expander<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        if !self.pending.is_empty() {
+            let take = (BATCH - out.len().min(BATCH)).max(1).min(self.pending.len());
+            out.extend(self.pending.drain(..take));
+            return Ok(!self.pending.is_empty());
+        }
+        let (names, any_type) = match self.plan {
+            PlanNode::Expand { types, .. }
+            | PlanNode::VarExpand { types, .. }
+            | PlanNode::ShortestPath { types, .. } => (types, types.is_empty()),
+            _ => unreachable!(),
+        };
+        let types = self.types.get_or_insert_with(|| resolve_types(ctx, names));
+        if !any_type && types.is_empty() {
+            return Ok(false);
+        }
+        let filter = if any_type { TypeFilter::All } else { TypeFilter::Only(types) };
+        let mut results = Vec::new();
+        match self.plan {
+            PlanNode::Expand { from, rel, to, dir, to_bound, rel_bound, distinct_from, .. } => {
+                let Value::Node(start) = row[*from] else { return Ok(false) };
+                let bound_to = if *to_bound {
+                    match row[*to] {
+                        Value::Node(n) => Some(n),
+                        _ => return Ok(false),
+                    }
+                } else {
+                    None
+                };
+                let bound_rel = if *rel_bound {
+                    match row[*rel] {
+                        Value::Rel(r) => Some(r),
+                        _ => return Ok(false),
+                    }
+                } else {
+                    None
+                };
+                let g = ctx.g();
+                let mut emit = |e: plexus_storage::RelEntry| {
+                    if bound_rel.is_some_and(|r| r != e.rel) || rel_in(row, distinct_from, e.rel) {
+                        return ControlFlow::<()>::Continue(());
+                    }
+                    let mut r = row.clone();
+                    r[*rel] = Value::Rel(e.rel);
+                    r[*to] = Value::Node(e.nbr);
+                    results.push(r);
+                    ControlFlow::Continue(())
+                };
+                match bound_to {
+                    Some(target) => {
+                        let _ = g.visit_rels_between(start, target, *dir, filter, &mut emit);
+                        // An undirected pattern between a node and itself also matches each self-loop once
+                        // from each side in openCypher; our adjacency reports a self-loop once for `Both`.
+                    }
+                    None => {
+                        let _ = g.visit_rels(start, *dir, filter, &mut emit);
+                    }
+                }
+            }
+            PlanNode::VarExpand {
+                from,
+                rel,
+                to,
+                dir,
+                min,
+                max,
+                to_bound,
+                rel_scratch,
+                rel_filter,
+                distinct_from,
+                reverse,
+                ..
+            } => {
+                let Value::Node(start) = row[*from] else { return Ok(false) };
+                let target = if *to_bound {
+                    match row[*to] {
+                        Value::Node(n) => Some(n),
+                        _ => return Ok(false),
+                    }
+                } else {
+                    None
+                };
+                let mut path: Vec<RelId> = Vec::new();
+                let mut scratch = row.clone();
+                var_expand(
+                    ctx,
+                    &VarSpec { dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), rel_scratch: *rel_scratch },
+                    rel_filter.as_ref(),
+                    row,
+                    distinct_from,
+                    start,
+                    &mut path,
+                    &mut scratch,
+                    &mut |end, rels| {
+                        if target.is_some_and(|t| t != end) {
+                            return;
+                        }
+                        let mut r = row.clone();
+                        let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
+                        if *reverse {
+                            list.reverse();
+                        }
+                        r[*rel] = Value::list(list);
+                        r[*to] = Value::Node(end);
+                        results.push(r);
+                    },
+                )?;
+            }
+            PlanNode::ShortestPath { from, to, rel, path, dir, min, max, all, .. } => {
+                let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
+                for rels in shortest_paths(ctx, *a, *b, *dir, filter, *min, max.unwrap_or(u64::MAX), *all) {
+                    let mut r = row.clone();
+                    if let Some(p) = path {
+                        let mut nodes = vec![*a];
+                        for x in &rels {
+                            let rec = ctx.g().rel(*x).expect("relationship on a path exists");
+                            let last = *nodes.last().unwrap();
+                            nodes.push(if rec.src == last { rec.dst } else { rec.src });
+                        }
+                        r[*p] = Value::Path(std::sync::Arc::new(Path { nodes, rels: rels.clone() }));
+                    }
+                    r[*rel] = Value::list(rels.into_iter().map(Value::Rel).collect());
+                    results.push(r);
+                }
+            }
+            _ => unreachable!(),
+        }
+        let room = BATCH.saturating_sub(out.len()).max(1);
+        if results.len() <= room {
+            out.extend(results);
+            Ok(false)
+        } else {
+            self.pending = results.split_off(room);
+            out.extend(results);
+            Ok(true)
+        }
+    }
+}
+
+struct VarSpec<'a> {
+    dir: Direction,
+    filter: TypeFilter<'a>,
+    min: u64,
+    max: u64,
+    rel_scratch: usize,
+}
+
+/// Depth-first enumeration of relationship-unique paths from `node`, reporting each whose length is within
+/// bounds.
+#[allow(clippy::too_many_arguments)]
+fn var_expand(
+    ctx: &Ctx,
+    spec: &VarSpec,
+    rel_filter: Option<&crate::expr::CExpr>,
+    row: &Row,
+    distinct_from: &[usize],
+    node: NodeId,
+    path: &mut Vec<RelId>,
+    scratch: &mut Row,
+    emit: &mut dyn FnMut(NodeId, &[RelId]),
+) -> Result<()> {
+    let depth = path.len() as u64;
+    if depth >= spec.min {
+        emit(node, path);
+    }
+    if depth >= spec.max {
+        return Ok(());
+    }
+    let entries = ctx.g().rels_of(node, spec.dir, spec.filter);
+    for e in entries {
+        if path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) {
+            continue;
+        }
+        if let Some(f) = rel_filter {
+            scratch[spec.rel_scratch] = Value::Rel(e.rel);
+            if !f.is_true(scratch, ctx)? {
+                continue;
+            }
+        }
+        path.push(e.rel);
+        var_expand(ctx, spec, rel_filter, row, distinct_from, e.nbr, path, scratch, emit)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+/// Breadth-first search for the shortest paths from `a` to `b` (one, or all of the shortest length).
+#[allow(clippy::too_many_arguments)]
+fn shortest_paths(
+    ctx: &Ctx,
+    a: NodeId,
+    b: NodeId,
+    dir: Direction,
+    filter: TypeFilter,
+    min: u64,
+    max: u64,
+    all: bool,
+) -> Vec<Vec<RelId>> {
+    let g = ctx.g();
+    if a == b {
+        return if min == 0 { vec![vec![]] } else { vec![] };
+    }
+    // parents[n] = the (relationship, previous node) pairs reaching n at its BFS depth.
+    let mut parents: HashMap<NodeId, Vec<(RelId, NodeId)>> = HashMap::new();
+    let mut depth_of: HashMap<NodeId, u64> = HashMap::new();
+    depth_of.insert(a, 0);
+    let mut frontier = VecDeque::from([a]);
+    let mut found_depth = None;
+    while let Some(n) = frontier.pop_front() {
+        let d = depth_of[&n];
+        if found_depth.is_some_and(|f| d >= f) || d >= max {
+            continue;
+        }
+        for e in g.rels_of(n, dir, filter) {
+            match depth_of.get(&e.nbr) {
+                None => {
+                    depth_of.insert(e.nbr, d + 1);
+                    parents.entry(e.nbr).or_default().push((e.rel, n));
+                    if e.nbr == b {
+                        found_depth = Some(d + 1);
+                    } else {
+                        frontier.push_back(e.nbr);
+                    }
+                }
+                Some(&dn) if dn == d + 1 && all => parents.entry(e.nbr).or_default().push((e.rel, n)),
+                _ => {}
+            }
+        }
+    }
+    let Some(len) = found_depth else { return vec![] };
+    if len < min {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    let mut stack: Vec<(NodeId, Vec<RelId>)> = vec![(b, vec![])];
+    while let Some((n, rels)) = stack.pop() {
+        if n == a {
+            let mut rels = rels;
+            rels.reverse();
+            out.push(rels);
+            if !all {
+                break;
+            }
+            continue;
+        }
+        for (rel, prev) in parents.get(&n).into_iter().flatten() {
+            let mut r = rels.clone();
+            r.push(*rel);
+            stack.push((*prev, r));
+        }
+    }
+    out
+}

@@ -1,0 +1,519 @@
+//! Execution: operators instantiated from a [`PlanNode`] tree pull batches of rows from their inputs.
+//!
+//! Reading operators stream, so `LIMIT` stops the work early. Updating operators are eager: they read all their
+//! input before changing anything, which gives each clause the openCypher semantics of seeing the graph as the
+//! previous clause left it.
+
+pub(crate) mod aggregate;
+pub(crate) mod ctx;
+pub(crate) mod expand;
+pub(crate) mod update;
+
+use std::collections::HashSet;
+
+use plexus_storage::NodeId;
+
+use crate::compare::{self, Equivalent};
+use crate::error::{CypherError, Result};
+use crate::plan::PlanNode;
+use crate::value::Value;
+use ctx::Ctx;
+
+pub(crate) type Row = Vec<Value>;
+pub(crate) type Batch = Vec<Row>;
+
+/// Rows per batch passed between operators.
+pub(crate) const BATCH: usize = 1024;
+
+pub(crate) trait Operator {
+    /// The next batch (never empty), or `None` when done.
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>>;
+}
+
+type Op<'p> = Box<dyn Operator + 'p>;
+
+/// Runs `plan` to completion (or until `limit` rows) and returns its rows.
+pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: Option<usize>) -> Result<Vec<Row>> {
+    let mut op = open(plan, arg);
+    let mut rows = Vec::new();
+    while let Some(batch) = op.next(ctx)? {
+        rows.extend(batch);
+        if limit.is_some_and(|l| rows.len() >= l) {
+            break;
+        }
+    }
+    Ok(rows)
+}
+
+/// Instantiates the operators of `plan`; `arg` is the row a subquery starts from.
+pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
+    use PlanNode as P;
+    match plan {
+        P::Start => Box::new(Start { row: Some(arg), done: false }),
+        P::ScanNodes { input, slot, label } => {
+            Box::new(FlatMap::new(open(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
+        }
+        P::KeyLookup { input, slot, label, key, value } => {
+            Box::new(FlatMap::new(open(input, arg), KeyLookup { slot: *slot, label, key, value, scan: None }))
+        }
+        P::Expand { .. } | P::VarExpand { .. } | P::ShortestPath { .. } => {
+            let input = open(plan.input().unwrap(), arg);
+            Box::new(FlatMap::new(input, expand::Expander::new(plan)))
+        }
+        P::Filter { input, predicate } => {
+            Box::new(MapBatch::new(open(input, arg), move |batch: Batch, ctx: &mut Ctx| {
+                let mut out = Vec::with_capacity(batch.len());
+                for row in batch {
+                    if predicate.is_true(&row, ctx)? {
+                        out.push(row);
+                    }
+                }
+                Ok(out)
+            }))
+        }
+        P::Optional { input, inner } => Box::new(FlatMap::new(open(input, arg), Optional { inner })),
+        P::Apply { input, inner, returns } => Box::new(FlatMap::new(open(input, arg), Apply { inner, returns })),
+        P::Unwind { input, list, slot } => Box::new(FlatMap::new(open(input, arg), Unwind { list, slot: *slot })),
+        P::Project { input, items } => {
+            Box::new(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
+                let mut values = Vec::with_capacity(items.len());
+                for row in batch.iter_mut() {
+                    values.clear();
+                    for (e, _) in items {
+                        values.push(e.eval(row, ctx)?);
+                    }
+                    for ((_, slot), v) in items.iter().zip(values.drain(..)) {
+                        row[*slot] = v;
+                    }
+                }
+                Ok(batch)
+            }))
+        }
+        P::Aggregate { input, keys, aggs } => Box::new(aggregate::Aggregate::new(open(input, arg), keys, aggs)),
+        P::Distinct { input, slots } => {
+            let mut seen: HashSet<Vec<Equivalent>> = HashSet::new();
+            Box::new(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
+                let mut out = Vec::with_capacity(batch.len());
+                for row in batch {
+                    let key: Vec<Equivalent> = slots.iter().map(|s| Equivalent(row[*s].clone())).collect();
+                    if seen.insert(key) {
+                        out.push(row);
+                    }
+                }
+                Ok(out)
+            }))
+        }
+        P::Sort { input, keys } => Box::new(Sort { input: open(input, arg), keys, output: None }),
+        P::Skip { input, count } => Box::new(Skip { input: open(input, arg), count, remaining: None }),
+        P::Limit { input, count } => Box::new(Limit { input: open(input, arg), count, remaining: None }),
+        P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
+            Box::new(update::Update::new(open(plan.input().unwrap(), arg), plan))
+        }
+        P::Call { input, procedure, args, yields } => {
+            Box::new(FlatMap::new(open(input, arg), update::ProcedureCall { procedure: *procedure, args, yields }))
+        }
+        P::Produce { input, columns } => Box::new(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
+            Ok(batch
+                .into_iter()
+                .map(|mut row| columns.iter().map(|c| std::mem::take(&mut row[*c])).collect())
+                .collect())
+        })),
+        P::Union { parts, all } => Box::new(Union {
+            parts,
+            arg,
+            current: None,
+            index: 0,
+            seen: if *all { None } else { Some(HashSet::new()) },
+        }),
+    }
+}
+
+struct Start {
+    row: Option<Option<Row>>,
+    done: bool,
+}
+
+impl Operator for Start {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.done {
+            return Ok(None);
+        }
+        self.done = true;
+        let row = self.row.take().flatten().unwrap_or_else(|| vec![Value::Null; ctx.width]);
+        Ok(Some(vec![row]))
+    }
+}
+
+/// An operator that transforms whole batches.
+struct MapBatch<'p, F> {
+    input: Op<'p>,
+    f: F,
+}
+
+impl<'p, F> MapBatch<'p, F> {
+    fn new(input: Op<'p>, f: F) -> Self {
+        MapBatch { input, f }
+    }
+}
+
+impl<F: FnMut(Batch, &mut Ctx) -> Result<Batch>> Operator for MapBatch<'_, F> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        while let Some(batch) = self.input.next(ctx)? {
+            let out = (self.f)(batch, ctx)?;
+            if !out.is_empty() {
+                return Ok(Some(out));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Produces output rows for one input row, possibly more than fit in a batch: `expand` is called again with the
+/// same row while it returns `true` ("more to come").
+pub(crate) trait RowExpander {
+    /// Appends output rows for `row` to `out`; returns `true` if it stopped early and must be called again.
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool>;
+}
+
+struct FlatMap<'p, E> {
+    input: Op<'p>,
+    expander: E,
+    pending: std::vec::IntoIter<Row>,
+    current: Option<Row>,
+}
+
+impl<'p, E> FlatMap<'p, E> {
+    fn new(input: Op<'p>, expander: E) -> Self {
+        FlatMap { input, expander, pending: Vec::new().into_iter(), current: None }
+    }
+}
+
+impl<E: RowExpander> Operator for FlatMap<'_, E> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        let mut out = Vec::new();
+        loop {
+            if let Some(row) = &self.current {
+                let more = self.expander.expand(row, ctx, &mut out)?;
+                if !more {
+                    self.current = None;
+                }
+                if out.len() >= BATCH {
+                    return Ok(Some(out));
+                }
+                continue;
+            }
+            match self.pending.next() {
+                Some(row) => self.current = Some(row),
+                None => match self.input.next(ctx)? {
+                    Some(batch) => self.pending = batch.into_iter(),
+                    None => return Ok(if out.is_empty() { None } else { Some(out) }),
+                },
+            }
+        }
+    }
+}
+
+/// Node scan (all nodes or one label). The candidates are read once: they do not depend on the row.
+struct Scan {
+    slot: usize,
+    label: Option<std::sync::Arc<str>>,
+    candidates: Option<(Vec<NodeId>, usize)>,
+}
+
+impl RowExpander for Scan {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let (candidates, pos) = self.candidates.get_or_insert_with(|| {
+            let g = ctx.g();
+            let ids = match &self.label {
+                None => {
+                    let mut ids = Vec::with_capacity(g.node_count() as usize);
+                    let _ = g.visit_nodes::<()>(|n| {
+                        ids.push(n);
+                        std::ops::ControlFlow::Continue(())
+                    });
+                    ids
+                }
+                Some(l) => ctx.label_id(l).map(|l| g.nodes_with_label(l)).unwrap_or_default(),
+            };
+            (ids, 0)
+        });
+        while *pos < candidates.len() {
+            let mut r = row.clone();
+            r[self.slot] = Value::Node(candidates[*pos]);
+            *pos += 1;
+            out.push(r);
+            if out.len() >= BATCH {
+                if *pos == candidates.len() {
+                    *pos = 0;
+                    return Ok(false);
+                }
+                return Ok(true);
+            }
+        }
+        *pos = 0;
+        Ok(false)
+    }
+}
+
+struct KeyLookup<'p> {
+    slot: usize,
+    label: &'p std::sync::Arc<str>,
+    key: &'p std::sync::Arc<str>,
+    value: &'p crate::expr::CExpr,
+    /// Set when the label has no unique key on `key`: fall back to scanning the label.
+    scan: Option<Option<Scan>>,
+}
+
+impl RowExpander for KeyLookup<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let label = ctx.label_id(self.label);
+        let key = ctx.prop_key(self.key);
+        if self.scan.is_none() {
+            let indexed = match (label, key) {
+                (Some(l), Some(k)) => ctx.g().unique_key(l) == Some(k),
+                _ => false,
+            };
+            self.scan = Some(if indexed {
+                None
+            } else {
+                Some(Scan { slot: self.slot, label: Some(self.label.clone()), candidates: None })
+            });
+        }
+        let wanted = self.value.eval(row, ctx)?;
+        if let Some(Some(scan)) = &mut self.scan {
+            let mut found = Vec::new();
+            let more = scan.expand(row, ctx, &mut found)?;
+            for r in found {
+                let Value::Node(n) = r[self.slot] else { continue };
+                let v = match key.and_then(|k| ctx.g().node_prop(n, k)) {
+                    Some(v) => Value::from_stored(v),
+                    None => Value::Null,
+                };
+                if compare::equals(&v, &wanted) == Some(true) {
+                    out.push(r);
+                }
+            }
+            return Ok(more);
+        }
+        let (Some(label), Ok(stored)) = (label, wanted.to_stored()) else { return Ok(false) };
+        let found = ctx.g().node_by_key(label, &stored).or_else(|| match &wanted {
+            // The index is keyed by stored identity: an integer-valued float finds an integer key and back.
+            Value::Float(f) if f.fract() == 0.0 => ctx.g().node_by_key(label, &plexus_storage::Value::Int(*f as i64)),
+            Value::Int(i) => ctx.g().node_by_key(label, &plexus_storage::Value::Float(*i as f64)),
+            _ => None,
+        });
+        if let Some(n) = found {
+            let mut r = row.clone();
+            r[self.slot] = Value::Node(n);
+            out.push(r);
+        }
+        Ok(false)
+    }
+}
+
+struct Optional<'p> {
+    inner: &'p PlanNode,
+}
+
+impl RowExpander for Optional<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
+        if rows.is_empty() {
+            out.push(row.clone());
+        } else {
+            out.extend(rows);
+        }
+        Ok(false)
+    }
+}
+
+struct Apply<'p> {
+    inner: &'p PlanNode,
+    returns: &'p [usize],
+}
+
+impl RowExpander for Apply<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
+        if self.returns.is_empty() {
+            out.push(row.clone());
+            return Ok(false);
+        }
+        for inner in rows {
+            let mut r = row.clone();
+            for (slot, v) in self.returns.iter().zip(inner) {
+                r[*slot] = v;
+            }
+            out.push(r);
+        }
+        Ok(false)
+    }
+}
+
+struct Unwind<'p> {
+    list: &'p crate::expr::CExpr,
+    slot: usize,
+}
+
+impl RowExpander for Unwind<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        match self.list.eval(row, ctx)? {
+            Value::Null => {}
+            Value::List(items) => {
+                for item in items.iter() {
+                    let mut r = row.clone();
+                    r[self.slot] = item.clone();
+                    out.push(r);
+                }
+            }
+            other => {
+                let mut r = row.clone();
+                r[self.slot] = other;
+                out.push(r);
+            }
+        }
+        Ok(false)
+    }
+}
+
+struct Sort<'p> {
+    input: Op<'p>,
+    keys: &'p [(crate::expr::CExpr, bool)],
+    output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl Operator for Sort<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.output.is_none() {
+            let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
+            while let Some(batch) = self.input.next(ctx)? {
+                for row in batch {
+                    let key = self.keys.iter().map(|(e, _)| e.eval(&row, ctx)).collect::<Result<Vec<_>>>()?;
+                    keyed.push((key, row));
+                }
+            }
+            keyed.sort_by(|(a, _), (b, _)| {
+                for (i, (_, desc)) in self.keys.iter().enumerate() {
+                    let o = compare::order(&a[i], &b[i]);
+                    let o = if *desc { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            self.output = Some(keyed.into_iter().map(|(_, r)| r).collect::<Vec<_>>().into_iter());
+        }
+        let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
+        Ok(if out.is_empty() { None } else { Some(out) })
+    }
+}
+
+/// Evaluates a SKIP/LIMIT count: a non-negative integer that may not depend on the row.
+fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Result<usize> {
+    let empty = vec![Value::Null; ctx.width];
+    match e.eval(&empty, ctx)? {
+        Value::Int(i) if i >= 0 => Ok(i as usize),
+        Value::Int(i) => Err(CypherError::argument(
+            "NegativeIntegerArgument",
+            format!("{what} must be a non-negative integer, got {i}"),
+        )),
+        Value::Float(f) => {
+            Err(CypherError::argument("InvalidArgumentType", format!("{what} must be a non-negative integer, got {f}")))
+        }
+        other => Err(CypherError::argument(
+            "InvalidArgumentType",
+            format!("{what} must be a non-negative integer, got {}", other.type_name()),
+        )),
+    }
+}
+
+struct Skip<'p> {
+    input: Op<'p>,
+    count: &'p crate::expr::CExpr,
+    remaining: Option<usize>,
+}
+
+impl Operator for Skip<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.remaining.is_none() {
+            self.remaining = Some(count_value(self.count, ctx, "SKIP")?);
+        }
+        while let Some(mut batch) = self.input.next(ctx)? {
+            let skip = self.remaining.unwrap();
+            if skip == 0 {
+                return Ok(Some(batch));
+            }
+            let n = skip.min(batch.len());
+            batch.drain(..n);
+            self.remaining = Some(skip - n);
+            if !batch.is_empty() {
+                return Ok(Some(batch));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct Limit<'p> {
+    input: Op<'p>,
+    count: &'p crate::expr::CExpr,
+    remaining: Option<usize>,
+}
+
+impl Operator for Limit<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.remaining.is_none() {
+            self.remaining = Some(count_value(self.count, ctx, "LIMIT")?);
+        }
+        let left = self.remaining.unwrap();
+        if left == 0 {
+            return Ok(None);
+        }
+        match self.input.next(ctx)? {
+            None => Ok(None),
+            Some(mut batch) => {
+                batch.truncate(left);
+                self.remaining = Some(left - batch.len());
+                Ok(Some(batch))
+            }
+        }
+    }
+}
+
+struct Union<'p> {
+    parts: &'p [PlanNode],
+    arg: Option<Row>,
+    current: Option<Op<'p>>,
+    index: usize,
+    seen: Option<HashSet<Vec<Equivalent>>>,
+}
+
+impl Operator for Union<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        loop {
+            if self.current.is_none() {
+                if self.index == self.parts.len() {
+                    return Ok(None);
+                }
+                self.current = Some(open(&self.parts[self.index], self.arg.clone()));
+                self.index += 1;
+            }
+            match self.current.as_mut().unwrap().next(ctx)? {
+                None => self.current = None,
+                Some(batch) => {
+                    let batch = match &mut self.seen {
+                        None => batch,
+                        Some(seen) => batch
+                            .into_iter()
+                            .filter(|r| seen.insert(r.iter().map(|v| Equivalent(v.clone())).collect()))
+                            .collect(),
+                    };
+                    if !batch.is_empty() {
+                        return Ok(Some(batch));
+                    }
+                }
+            }
+        }
+    }
+}

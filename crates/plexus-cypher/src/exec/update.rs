@@ -1,0 +1,460 @@
+//! Updating operators (CREATE, MERGE, SET, REMOVE, DELETE, FOREACH) and procedure calls.
+//!
+//! An update reads all of its input before changing anything (see [`crate::exec`]); MERGE then handles its rows
+//! one at a time, so a later row sees what an earlier one created.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use plexus_storage::{NodeId, PropKeyId, RelId, TokenKind};
+
+use super::ctx::Ctx;
+use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
+use crate::error::{CypherError, ErrorKind, Phase, Result};
+use crate::expr::{properties_of, CExpr};
+use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, SetOp};
+use crate::value::{Map, Value};
+
+pub(crate) struct Update<'p> {
+    input: Op<'p>,
+    plan: &'p PlanNode,
+    output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl<'p> Update<'p> {
+    pub fn new(input: Op<'p>, plan: &'p PlanNode) -> Self {
+        Update { input, plan, output: None }
+    }
+}
+
+impl Operator for Update<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.output.is_none() {
+            let mut rows = Vec::new();
+            while let Some(b) = self.input.next(ctx)? {
+                rows.extend(b);
+            }
+            let rows = apply(self.plan, rows, ctx)?;
+            self.output = Some(rows.into_iter());
+        }
+        let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
+        Ok(if out.is_empty() { None } else { Some(out) })
+    }
+}
+
+fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx) -> Result<Vec<Row>> {
+    match plan {
+        PlanNode::Create { nodes, rels, .. } => {
+            let mut out = Vec::with_capacity(rows.len());
+            for mut row in rows {
+                create(&mut row, nodes, rels, ctx, false)?;
+                out.push(row);
+            }
+            Ok(out)
+        }
+        PlanNode::Set { items, .. } => {
+            for row in &rows {
+                for item in items {
+                    set(row, item, ctx)?;
+                }
+            }
+            Ok(rows)
+        }
+        PlanNode::Delete { targets, detach, .. } => {
+            let mut nodes = BTreeSet::new();
+            let mut rels = BTreeSet::new();
+            for row in &rows {
+                for t in targets {
+                    collect_deletions(t.eval(row, ctx)?, &mut nodes, &mut rels)?;
+                }
+            }
+            delete(nodes, rels, *detach, ctx)?;
+            Ok(rows)
+        }
+        PlanNode::Merge { matcher, nodes, rels, on_create, on_match, .. } => {
+            let mut out = Vec::new();
+            for row in rows {
+                let found = run_plan(matcher, Some(row.clone()), ctx, None)?;
+                if found.is_empty() {
+                    let mut row = row;
+                    create(&mut row, nodes, rels, ctx, true)?;
+                    for item in on_create {
+                        set(&row, item, ctx)?;
+                    }
+                    out.push(row);
+                } else {
+                    for r in found {
+                        for item in on_match {
+                            set(&r, item, ctx)?;
+                        }
+                        out.push(r);
+                    }
+                }
+            }
+            Ok(out)
+        }
+        PlanNode::Foreach { slot, list, body, .. } => {
+            for row in &rows {
+                let items = match list.eval(row, ctx)? {
+                    Value::Null => continue,
+                    Value::List(items) => items,
+                    other => {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            format!("FOREACH expects a list, got {}", other.type_name()),
+                        ))
+                    }
+                };
+                for item in items.iter() {
+                    let mut inner = row.clone();
+                    inner[*slot] = item.clone();
+                    run_plan(body, Some(inner), ctx, None)?;
+                }
+            }
+            Ok(rows)
+        }
+        _ => unreachable!("not an update"),
+    }
+}
+
+fn null_merge_error(what: &str) -> CypherError {
+    CypherError::new(
+        ErrorKind::SemanticError,
+        Phase::Runtime,
+        "MergeReadOwnWrites",
+        format!("cannot merge the following {what} because of null property value"),
+    )
+}
+
+/// Evaluates a property map for CREATE/MERGE into storable pairs (null values are skipped).
+fn eval_props(
+    e: &Option<CExpr>,
+    row: &Row,
+    ctx: &mut Ctx,
+    merge: bool,
+    what: &str,
+) -> Result<Vec<(PropKeyId, plexus_storage::Value)>> {
+    let Some(e) = e else { return Ok(Vec::new()) };
+    let map = match e.eval(row, ctx)? {
+        Value::Map(m) => m,
+        Value::Null => return Ok(Vec::new()),
+        other => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("properties must be a map, got {}", other.type_name()),
+            ))
+        }
+    };
+    let mut out = Vec::with_capacity(map.len());
+    for (k, v) in map.iter() {
+        if v.is_null() {
+            if merge {
+                return Err(null_merge_error(what));
+            }
+            continue;
+        }
+        let stored = v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))?;
+        let key = ctx.tx()?.prop_key(k);
+        out.push((key, stored));
+    }
+    Ok(out)
+}
+
+fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx, merge: bool) -> Result<()> {
+    for n in nodes {
+        if n.bound {
+            match &row[n.slot] {
+                Value::Node(_) => continue,
+                Value::Null => {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "CreateNullNode",
+                        "cannot create a relationship to or from a null node",
+                    ))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("expected a node, got {}", other.type_name()),
+                    ))
+                }
+            }
+        }
+        let props = eval_props(&n.properties, row, ctx, merge, "node")?;
+        let tx = ctx.tx()?;
+        let labels: Vec<_> = n.labels.iter().map(|l| tx.label(l)).collect();
+        let nprops = props.len() as u64;
+        let id = tx.create_node(&labels, props)?;
+        ctx.stats.nodes_created += 1;
+        ctx.stats.labels_added += labels.len() as u64;
+        ctx.stats.properties_set += nprops;
+        row[n.slot] = Value::Node(id);
+    }
+    for r in rels {
+        let (Value::Node(from), Value::Node(to)) = (&row[r.from], &row[r.to]) else {
+            return Err(CypherError::new(
+                ErrorKind::SemanticError,
+                Phase::Runtime,
+                "CreateNullNode",
+                "cannot create a relationship to or from a null node",
+            ));
+        };
+        let (from, to) = (*from, *to);
+        let props = eval_props(&r.properties, row, ctx, merge, "relationship")?;
+        let tx = ctx.tx()?;
+        let ty = tx.rel_type(&r.rel_type);
+        let nprops = props.len() as u64;
+        if !tx.node_exists(from) || !tx.node_exists(to) {
+            return Err(deleted_node());
+        }
+        let id = tx.create_rel(from, ty, to, props)?;
+        ctx.stats.relationships_created += 1;
+        ctx.stats.properties_set += nprops;
+        row[r.slot] = Value::Rel(id);
+    }
+    Ok(())
+}
+
+fn deleted_node() -> CypherError {
+    CypherError::new(ErrorKind::EntityNotFound, Phase::Runtime, "DeletedEntityAccess", "the node was deleted")
+}
+
+fn stored(v: &Value) -> Result<plexus_storage::Value> {
+    v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))
+}
+
+enum Entity {
+    Node(NodeId),
+    Rel(RelId),
+}
+
+fn entity(v: Value, what: &str) -> Result<Option<Entity>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Node(n) => Ok(Some(Entity::Node(n))),
+        Value::Rel(r) => Ok(Some(Entity::Rel(r))),
+        other => Err(CypherError::type_error(
+            "InvalidArgumentType",
+            format!("{what} expects a node or relationship, got {}", other.type_name()),
+        )),
+    }
+}
+
+fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Value) -> Result<()> {
+    let tx = ctx.tx()?;
+    let k = tx.prop_key(key);
+    match target {
+        Entity::Node(n) => {
+            if !tx.node_exists(*n) {
+                return Err(deleted_node());
+            }
+            tx.set_node_prop(*n, k, value)?
+        }
+        Entity::Rel(r) => {
+            if !tx.rel_exists(*r) {
+                return Err(deleted_node());
+            }
+            tx.set_rel_prop(*r, k, value)?
+        }
+    }
+    ctx.stats.properties_set += 1;
+    Ok(())
+}
+
+fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
+    match item {
+        SetOp::Property { target, key, value } => {
+            let Some(t) = entity(target.eval(row, ctx)?, "SET")? else { return Ok(()) };
+            let v = stored(&value.eval(row, ctx)?)?;
+            set_prop(ctx, &t, key, v)
+        }
+        SetOp::RemoveProperty { target, key } => {
+            let Some(t) = entity(target.eval(row, ctx)?, "REMOVE")? else { return Ok(()) };
+            let Some(k) = ctx.prop_key(key) else { return Ok(()) };
+            let had = match &t {
+                Entity::Node(n) => ctx.g().node_prop(*n, k).is_some(),
+                Entity::Rel(r) => ctx.g().rel_prop(*r, k).is_some(),
+            };
+            if had {
+                set_prop(ctx, &t, key, plexus_storage::Value::Null)?;
+            }
+            Ok(())
+        }
+        SetOp::Properties { slot, value, merge } => {
+            let Some(t) = entity(row[*slot].clone(), "SET")? else { return Ok(()) };
+            let new: Map = match value.eval(row, ctx)? {
+                Value::Map(m) => (*m).clone(),
+                v @ (Value::Node(_) | Value::Rel(_)) => match properties_of(&v, ctx)? {
+                    Value::Map(m) => (*m).clone(),
+                    _ => Map::new(),
+                },
+                Value::Null => Map::new(),
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("SET expects a map, got {}", other.type_name()),
+                    ))
+                }
+            };
+            if !*merge {
+                let current = match &t {
+                    Entity::Node(n) => properties_of(&Value::Node(*n), ctx)?,
+                    Entity::Rel(r) => properties_of(&Value::Rel(*r), ctx)?,
+                };
+                if let Value::Map(current) = current {
+                    for k in current.keys() {
+                        if !new.contains_key(k) {
+                            set_prop(ctx, &t, k, plexus_storage::Value::Null)?;
+                        }
+                    }
+                }
+            }
+            for (k, v) in new.iter() {
+                set_prop(ctx, &t, k, stored(v)?)?;
+            }
+            Ok(())
+        }
+        SetOp::Labels { slot, labels } => {
+            let n = match &row[*slot] {
+                Value::Null => return Ok(()),
+                Value::Node(n) => *n,
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("labels can only be set on nodes, not {}", other.type_name()),
+                    ))
+                }
+            };
+            for l in labels {
+                let tx = ctx.tx()?;
+                let id = tx.label(l);
+                if !tx.node_exists(n) {
+                    return Err(deleted_node());
+                }
+                if !tx.node_has_label(n, id) {
+                    tx.add_label(n, id)?;
+                    ctx.stats.labels_added += 1;
+                }
+            }
+            Ok(())
+        }
+        SetOp::RemoveLabels { slot, labels } => {
+            let n = match &row[*slot] {
+                Value::Null => return Ok(()),
+                Value::Node(n) => *n,
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("labels can only be removed from nodes, not {}", other.type_name()),
+                    ))
+                }
+            };
+            for l in labels {
+                let Some(id) = ctx.label_id(l) else { continue };
+                let tx = ctx.tx()?;
+                if tx.node_has_label(n, id) {
+                    tx.remove_label(n, id)?;
+                    ctx.stats.labels_removed += 1;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn collect_deletions(v: Value, nodes: &mut BTreeSet<NodeId>, rels: &mut BTreeSet<RelId>) -> Result<()> {
+    match v {
+        Value::Null => {}
+        Value::Node(n) => {
+            nodes.insert(n);
+        }
+        Value::Rel(r) => {
+            rels.insert(r);
+        }
+        Value::Path(p) => {
+            nodes.extend(p.nodes.iter().copied());
+            rels.extend(p.rels.iter().copied());
+        }
+        other => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("DELETE expects a node, relationship or path, got {}", other.type_name()),
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mut Ctx) -> Result<()> {
+    for r in rels {
+        let tx = ctx.tx()?;
+        if tx.rel_exists(r) {
+            tx.delete_rel(r)?;
+            ctx.stats.relationships_deleted += 1;
+        }
+    }
+    for n in nodes {
+        let tx = ctx.tx()?;
+        if !tx.node_exists(n) {
+            continue;
+        }
+        if detach {
+            let removed = tx.detach_delete_node(n)?;
+            ctx.stats.relationships_deleted += removed;
+        } else {
+            let degree = tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All);
+            if degree > 0 {
+                return Err(CypherError::new(
+                    ErrorKind::ConstraintValidationFailed,
+                    Phase::Runtime,
+                    "DeleteConnectedNode",
+                    format!("cannot delete node {}: it still has relationships; use DETACH DELETE", n.0),
+                ));
+            }
+            tx.delete_node(n)?;
+        }
+        ctx.stats.nodes_deleted += 1;
+    }
+    Ok(())
+}
+
+pub(crate) struct ProcedureCall<'p> {
+    pub procedure: Procedure,
+    pub args: &'p [CExpr],
+    pub yields: &'p [(usize, usize)],
+}
+
+impl RowExpander for ProcedureCall<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let _ = self.args;
+        let g = ctx.g();
+        let names: Vec<std::sync::Arc<str>> = match self.procedure {
+            Procedure::Labels => ctx
+                .catalog()
+                .names(TokenKind::Label)
+                .into_iter()
+                .filter(|n| ctx.label_id(n).is_some_and(|l| g.label_count(l) > 0))
+                .collect(),
+            Procedure::RelationshipTypes => {
+                let mut used = BTreeSet::new();
+                let _ = g.visit_all_rels::<()>(|r| {
+                    used.insert(r.ty);
+                    ControlFlow::Continue(())
+                });
+                used.into_iter().map(|t| ctx.type_name(t)).collect()
+            }
+            Procedure::PropertyKeys => ctx.catalog().names(TokenKind::PropKey),
+        };
+        for name in names {
+            let mut r = row.clone();
+            for (field, slot) in self.yields {
+                if *field == 0 {
+                    r[*slot] = Value::String(name.clone());
+                }
+            }
+            out.push(r);
+        }
+        Ok(false)
+    }
+}

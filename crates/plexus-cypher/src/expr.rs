@@ -1,0 +1,693 @@
+//! Compiled expressions and their evaluation.
+//!
+//! The planner turns AST expressions into [`CExpr`]: variables become row slots, aggregates become the slots the
+//! aggregation wrote, and subqueries (pattern predicates, EXISTS, COUNT, COLLECT, pattern comprehensions) become
+//! plans run with the current row as their argument.
+
+use std::sync::Arc;
+
+use plexus_storage::RelId;
+
+use crate::ast::{BinaryOp, Quantifier};
+use crate::compare;
+use crate::error::{CypherError, ErrorKind, Phase, Result};
+use crate::exec::ctx::Ctx;
+use crate::exec::{run_plan, Row};
+use crate::plan::PlanNode;
+use crate::value::{Map, Path, Value};
+use crate::{arith, functions, temporal};
+
+/// Functions that need the graph or special evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GraphFn {
+    Labels,
+    Type,
+    Id,
+    ElementId,
+    Keys,
+    Properties,
+    Nodes,
+    Relationships,
+    StartNode,
+    EndNode,
+    Length,
+    Size,
+    Exists,
+    Timestamp,
+    RandomUuid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SubqueryKind {
+    Exists,
+    Count,
+    /// Collect the plan's single output column.
+    Collect,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum MapProjItem {
+    Property(Arc<str>),
+    AllProperties,
+    Entry(Arc<str>, CExpr),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum CExpr {
+    Const(Value),
+    Param(Arc<str>),
+    Slot(usize),
+    Property(Box<CExpr>, Arc<str>),
+    List(Vec<CExpr>),
+    Map(Vec<(Arc<str>, CExpr)>),
+    Index(Box<CExpr>, Box<CExpr>),
+    Slice(Box<CExpr>, Option<Box<CExpr>>, Option<Box<CExpr>>),
+    Not(Box<CExpr>),
+    Neg(Box<CExpr>),
+    Plus(Box<CExpr>),
+    And(Box<CExpr>, Box<CExpr>),
+    Or(Box<CExpr>, Box<CExpr>),
+    Xor(Box<CExpr>, Box<CExpr>),
+    Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
+    IsNull(Box<CExpr>, bool),
+    HasLabels(Box<CExpr>, Vec<Arc<str>>),
+    Scalar(Arc<str>, Vec<CExpr>),
+    Graph(GraphFn, Vec<CExpr>),
+    Case {
+        operand: Option<Box<CExpr>>,
+        whens: Vec<(CExpr, CExpr)>,
+        otherwise: Option<Box<CExpr>>,
+    },
+    ListComprehension {
+        slot: usize,
+        list: Box<CExpr>,
+        filter: Option<Box<CExpr>>,
+        map: Option<Box<CExpr>>,
+    },
+    Quantified {
+        quantifier: Quantifier,
+        slot: usize,
+        list: Box<CExpr>,
+        predicate: Box<CExpr>,
+    },
+    Reduce {
+        acc: usize,
+        init: Box<CExpr>,
+        slot: usize,
+        list: Box<CExpr>,
+        expr: Box<CExpr>,
+    },
+    Subquery {
+        kind: SubqueryKind,
+        plan: Arc<PlanNode>,
+    },
+    MapProjection {
+        base: Box<CExpr>,
+        items: Vec<MapProjItem>,
+    },
+    /// Builds a path value from node and relationship slots (`p = (a)-[r]->(b)`); a slot holding a list of
+    /// relationships (variable length) contributes all of them.
+    PathOf {
+        nodes: Vec<usize>,
+        rels: Vec<usize>,
+    },
+    /// True when every entry of the map equals the entity's property of that name (`(n $props)` patterns).
+    PropsMatch(Box<CExpr>, Box<CExpr>),
+}
+
+fn bool_or_null(v: Option<bool>) -> Value {
+    v.map_or(Value::Null, Value::Bool)
+}
+
+fn as_bool(v: &Value, what: &str) -> Result<Option<bool>> {
+    match v {
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Null => Ok(None),
+        other => Err(CypherError::type_error(
+            "InvalidArgumentType",
+            format!("{what} expects a boolean, got {}", other.type_name()),
+        )),
+    }
+}
+
+impl CExpr {
+    pub fn eval(&self, row: &[Value], ctx: &Ctx) -> Result<Value> {
+        Ok(match self {
+            CExpr::Const(v) => v.clone(),
+            CExpr::Param(name) => ctx.param(name)?,
+            CExpr::Slot(i) => row[*i].clone(),
+            CExpr::Property(base, key) => {
+                let base = base.eval(row, ctx)?;
+                property(&base, key, ctx)?
+            }
+            CExpr::List(items) => Value::list(items.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?),
+            CExpr::Map(entries) => {
+                let mut m = Map::new();
+                for (k, e) in entries {
+                    m.insert(k.clone(), e.eval(row, ctx)?);
+                }
+                Value::map(m)
+            }
+            CExpr::Index(base, index) => index_value(&base.eval(row, ctx)?, &index.eval(row, ctx)?, ctx)?,
+            CExpr::Slice(base, from, to) => {
+                let base = base.eval(row, ctx)?;
+                let from = from.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
+                let to = to.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
+                slice(&base, from, to)?
+            }
+            CExpr::Not(e) => bool_or_null(as_bool(&e.eval(row, ctx)?, "NOT")?.map(|b| !b)),
+            CExpr::Neg(e) => arith::neg(&e.eval(row, ctx)?)?,
+            CExpr::Plus(e) => {
+                let v = e.eval(row, ctx)?;
+                match v {
+                    Value::Int(_) | Value::Float(_) | Value::Null | Value::Duration(_) => v,
+                    other => {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            format!("unary + expects a number, got {}", other.type_name()),
+                        ))
+                    }
+                }
+            }
+            CExpr::And(a, b) => {
+                let l = as_bool(&a.eval(row, ctx)?, "AND")?;
+                if l == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                let r = as_bool(&b.eval(row, ctx)?, "AND")?;
+                match (l, r) {
+                    (_, Some(false)) => Value::Bool(false),
+                    (Some(true), Some(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                }
+            }
+            CExpr::Or(a, b) => {
+                let l = as_bool(&a.eval(row, ctx)?, "OR")?;
+                if l == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                let r = as_bool(&b.eval(row, ctx)?, "OR")?;
+                match (l, r) {
+                    (_, Some(true)) => Value::Bool(true),
+                    (Some(false), Some(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
+            CExpr::Xor(a, b) => {
+                let l = as_bool(&a.eval(row, ctx)?, "XOR")?;
+                let r = as_bool(&b.eval(row, ctx)?, "XOR")?;
+                match (l, r) {
+                    (Some(x), Some(y)) => Value::Bool(x != y),
+                    _ => Value::Null,
+                }
+            }
+            CExpr::Binary(op, a, b) => binary(*op, &a.eval(row, ctx)?, &b.eval(row, ctx)?)?,
+            CExpr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx)?.is_null() != *negated),
+            CExpr::HasLabels(e, labels) => match e.eval(row, ctx)? {
+                Value::Null => Value::Null,
+                Value::Node(n) => {
+                    let g = ctx.g();
+                    Value::Bool(labels.iter().all(|l| ctx.label_id(l).is_some_and(|id| g.node_has_label(n, id))))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("cannot check labels of a {}", other.type_name()),
+                    ))
+                }
+            },
+            CExpr::Scalar(name, args) => {
+                let args = args.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
+                if let Some(r) = temporal::call_function(name, &args, &ctx.clock) {
+                    return r;
+                }
+                match functions::call(name, &args) {
+                    Some(r) => r?,
+                    None => return Err(CypherError::semantic("UnknownFunction", format!("unknown function '{name}'"))),
+                }
+            }
+            CExpr::Graph(f, args) => {
+                let args = args.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
+                graph_function(*f, &args, ctx)?
+            }
+            CExpr::Case { operand, whens, otherwise } => {
+                let operand = operand.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
+                for (when, then) in whens {
+                    let w = when.eval(row, ctx)?;
+                    let hit = match &operand {
+                        Some(o) => compare::equals(o, &w) == Some(true),
+                        None => matches!(w, Value::Bool(true)),
+                    };
+                    if hit {
+                        return then.eval(row, ctx);
+                    }
+                }
+                match otherwise {
+                    Some(e) => e.eval(row, ctx)?,
+                    None => Value::Null,
+                }
+            }
+            CExpr::ListComprehension { slot, list, filter, map } => {
+                let items = match list.eval(row, ctx)? {
+                    Value::Null => return Ok(Value::Null),
+                    Value::List(items) => items,
+                    other => return Err(not_a_list(&other)),
+                };
+                let mut scratch = row.to_vec();
+                let mut out = Vec::with_capacity(items.len());
+                for item in items.iter() {
+                    scratch[*slot] = item.clone();
+                    if let Some(f) = filter {
+                        if !matches!(f.eval(&scratch, ctx)?, Value::Bool(true)) {
+                            continue;
+                        }
+                    }
+                    out.push(match map {
+                        Some(m) => m.eval(&scratch, ctx)?,
+                        None => item.clone(),
+                    });
+                }
+                Value::list(out)
+            }
+            CExpr::Quantified { quantifier, slot, list, predicate } => {
+                let items = match list.eval(row, ctx)? {
+                    Value::Null => return Ok(Value::Null),
+                    Value::List(items) => items,
+                    other => return Err(not_a_list(&other)),
+                };
+                let mut scratch = row.to_vec();
+                let (mut trues, mut nulls) = (0usize, 0usize);
+                for item in items.iter() {
+                    scratch[*slot] = item.clone();
+                    match as_bool(&predicate.eval(&scratch, ctx)?, "a quantifier")? {
+                        Some(true) => trues += 1,
+                        None => nulls += 1,
+                        Some(false) => {}
+                    }
+                }
+                let falses = items.len() - trues - nulls;
+                match quantifier {
+                    Quantifier::All => {
+                        if falses > 0 {
+                            Value::Bool(false)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(true)
+                        }
+                    }
+                    Quantifier::Any => {
+                        if trues > 0 {
+                            Value::Bool(true)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(false)
+                        }
+                    }
+                    Quantifier::None => {
+                        if trues > 0 {
+                            Value::Bool(false)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(true)
+                        }
+                    }
+                    Quantifier::Single => {
+                        if trues > 1 {
+                            Value::Bool(false)
+                        } else if nulls > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(trues == 1)
+                        }
+                    }
+                }
+            }
+            CExpr::Reduce { acc, init, slot, list, expr } => {
+                let mut scratch = row.to_vec();
+                scratch[*acc] = init.eval(row, ctx)?;
+                let items = match list.eval(row, ctx)? {
+                    Value::Null => return Ok(Value::Null),
+                    Value::List(items) => items,
+                    other => return Err(not_a_list(&other)),
+                };
+                for item in items.iter() {
+                    scratch[*slot] = item.clone();
+                    scratch[*acc] = expr.eval(&scratch, ctx)?;
+                }
+                std::mem::take(&mut scratch[*acc])
+            }
+            CExpr::Subquery { kind, plan } => {
+                let mut sub = ctx.reader();
+                let limit = if *kind == SubqueryKind::Exists { Some(1) } else { None };
+                let rows = run_plan(plan, Some(row.to_vec()), &mut sub, limit)?;
+                match kind {
+                    SubqueryKind::Exists => Value::Bool(!rows.is_empty()),
+                    SubqueryKind::Count => Value::Int(rows.len() as i64),
+                    SubqueryKind::Collect => {
+                        Value::list(rows.into_iter().map(|mut r: Row| std::mem::take(&mut r[0])).collect())
+                    }
+                }
+            }
+            CExpr::MapProjection { base, items } => {
+                let base = base.eval(row, ctx)?;
+                if base.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut m = Map::new();
+                for item in items {
+                    match item {
+                        MapProjItem::Property(k) => {
+                            m.insert(k.clone(), property(&base, k, ctx)?);
+                        }
+                        MapProjItem::AllProperties => {
+                            if let Value::Map(all) = properties_of(&base, ctx)? {
+                                m.extend(all.iter().map(|(k, v)| (k.clone(), v.clone())));
+                            }
+                        }
+                        MapProjItem::Entry(k, e) => {
+                            m.insert(k.clone(), e.eval(row, ctx)?);
+                        }
+                    }
+                }
+                Value::map(m)
+            }
+            CExpr::PathOf { nodes, rels } => build_path(row, nodes, rels, ctx)?,
+            CExpr::PropsMatch(entity, map) => {
+                let entity = entity.eval(row, ctx)?;
+                match map.eval(row, ctx)? {
+                    Value::Null => Value::Bool(true),
+                    Value::Map(m) => {
+                        for (k, v) in m.iter() {
+                            if compare::equals(&property(&entity, k, ctx)?, v) != Some(true) {
+                                return Ok(Value::Bool(false));
+                            }
+                        }
+                        Value::Bool(true)
+                    }
+                    other => {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            format!("expected a map of properties, got {}", other.type_name()),
+                        ))
+                    }
+                }
+            }
+        })
+    }
+
+    /// Evaluates as a predicate: only `true` passes.
+    pub fn is_true(&self, row: &[Value], ctx: &Ctx) -> Result<bool> {
+        Ok(matches!(self.eval(row, ctx)?, Value::Bool(true)))
+    }
+}
+
+fn not_a_list(v: &Value) -> CypherError {
+    CypherError::type_error("InvalidArgumentType", format!("expected a list, got {}", v.type_name()))
+}
+
+fn build_path(row: &[Value], nodes: &[usize], rels: &[usize], ctx: &Ctx) -> Result<Value> {
+    let g = ctx.g();
+    let first = match &row[nodes[0]] {
+        Value::Node(n) => *n,
+        Value::Null => return Ok(Value::Null),
+        other => {
+            return Err(CypherError::type_error("InvalidArgumentType", format!("not a node: {}", other.type_name())))
+        }
+    };
+    let mut path = Path { nodes: vec![first], rels: Vec::new() };
+    for &r in rels {
+        let segment: Vec<RelId> = match &row[r] {
+            Value::Rel(id) => vec![*id],
+            Value::List(items) => {
+                items.iter().filter_map(|v| if let Value::Rel(id) = v { Some(*id) } else { None }).collect()
+            }
+            Value::Null => return Ok(Value::Null),
+            _ => vec![],
+        };
+        for rel in segment {
+            let last = *path.nodes.last().unwrap();
+            let rec = g.rel(rel).ok_or_else(deleted)?;
+            let next = if rec.src == last { rec.dst } else { rec.src };
+            path.rels.push(rel);
+            path.nodes.push(next);
+        }
+    }
+    Ok(Value::Path(Arc::new(path)))
+}
+
+fn deleted() -> CypherError {
+    CypherError::new(ErrorKind::EntityNotFound, Phase::Runtime, "DeletedEntityAccess", "the entity was deleted")
+}
+
+/// `base.key`.
+pub(crate) fn property(base: &Value, key: &str, ctx: &Ctx) -> Result<Value> {
+    Ok(match base {
+        Value::Null => Value::Null,
+        Value::Node(n) => {
+            let Some(k) = ctx.prop_key(key) else { return Ok(Value::Null) };
+            match ctx.g().node_prop(*n, k) {
+                Some(v) => Value::from_stored(v),
+                None => Value::Null,
+            }
+        }
+        Value::Rel(r) => {
+            let Some(k) = ctx.prop_key(key) else { return Ok(Value::Null) };
+            match ctx.g().rel_prop(*r, k) {
+                Some(v) => Value::from_stored(v),
+                None => Value::Null,
+            }
+        }
+        Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+        other => match temporal::property(other, key) {
+            Some(r) => r?,
+            None => {
+                return Err(CypherError::type_error(
+                    "InvalidArgumentType",
+                    format!("cannot read property '{key}' of a {}", other.type_name()),
+                ))
+            }
+        },
+    })
+}
+
+/// All properties of a node, relationship or map, as a map.
+pub(crate) fn properties_of(v: &Value, ctx: &Ctx) -> Result<Value> {
+    let g = ctx.g();
+    let props = match v {
+        Value::Null => return Ok(Value::Null),
+        Value::Map(_) => return Ok(v.clone()),
+        Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?,
+        Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted)?,
+        other => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("properties() cannot take a {}", other.type_name()),
+            ))
+        }
+    };
+    let mut m = Map::new();
+    if let Some(props) = props {
+        for (k, v) in props.iter() {
+            m.insert(ctx.key_name(k), Value::from_stored(v));
+        }
+    }
+    Ok(Value::map(m))
+}
+
+fn index_value(base: &Value, index: &Value, ctx: &Ctx) -> Result<Value> {
+    Ok(match (base, index) {
+        (Value::Null, _) | (_, Value::Null) => Value::Null,
+        (Value::List(items), Value::Int(i)) => {
+            let len = items.len() as i64;
+            let i = if *i < 0 { len + i } else { *i };
+            if i < 0 || i >= len {
+                Value::Null
+            } else {
+                items[i as usize].clone()
+            }
+        }
+        (Value::Map(m), Value::String(k)) => m.get(&**k).cloned().unwrap_or(Value::Null),
+        (Value::Node(_) | Value::Rel(_), Value::String(k)) => property(base, k, ctx)?,
+        (Value::List(_), other) => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a list index must be an integer, got {}", other.type_name()),
+            ))
+        }
+        (Value::Map(_) | Value::Node(_) | Value::Rel(_), other) => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a map key must be a string, got {}", other.type_name()),
+            ))
+        }
+        (other, _) => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("cannot index into a {}", other.type_name()),
+            ))
+        }
+    })
+}
+
+fn slice(base: &Value, from: Option<Value>, to: Option<Value>) -> Result<Value> {
+    let items = match base {
+        Value::Null => return Ok(Value::Null),
+        Value::List(items) => items,
+        other => return Err(not_a_list(other)),
+    };
+    let len = items.len() as i64;
+    let bound = |v: Option<Value>, default: i64| -> Result<Option<i64>> {
+        match v {
+            None => Ok(Some(default)),
+            Some(Value::Null) => Ok(None),
+            Some(Value::Int(i)) => Ok(Some(if i < 0 { (len + i).max(0) } else { i.min(len) })),
+            Some(other) => Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a slice bound must be an integer, got {}", other.type_name()),
+            )),
+        }
+    };
+    let (Some(from), Some(to)) = (bound(from, 0)?, bound(to, len)?) else { return Ok(Value::Null) };
+    if from >= to {
+        return Ok(Value::list(vec![]));
+    }
+    Ok(Value::list(items[from as usize..to as usize].to_vec()))
+}
+
+fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
+    use std::cmp::Ordering::*;
+    Ok(match op {
+        BinaryOp::Add => arith::add(a, b)?,
+        BinaryOp::Sub => arith::sub(a, b)?,
+        BinaryOp::Mul => arith::mul(a, b)?,
+        BinaryOp::Div => arith::div(a, b)?,
+        BinaryOp::Mod => arith::rem(a, b)?,
+        BinaryOp::Pow => arith::pow(a, b)?,
+        BinaryOp::Eq => bool_or_null(compare::equals(a, b)),
+        BinaryOp::Ne => bool_or_null(compare::equals(a, b).map(|e| !e)),
+        BinaryOp::Lt => bool_or_null(compare::compare(a, b).map(|o| o == Less)),
+        BinaryOp::Le => bool_or_null(compare::compare(a, b).map(|o| o != Greater)),
+        BinaryOp::Gt => bool_or_null(compare::compare(a, b).map(|o| o == Greater)),
+        BinaryOp::Ge => bool_or_null(compare::compare(a, b).map(|o| o != Less)),
+        BinaryOp::In => match b {
+            Value::Null => Value::Null,
+            Value::List(items) => {
+                let mut unknown = false;
+                for item in items.iter() {
+                    match compare::equals(a, item) {
+                        Some(true) => return Ok(Value::Bool(true)),
+                        None => unknown = true,
+                        Some(false) => {}
+                    }
+                }
+                if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
+                }
+            }
+            other => {
+                return Err(CypherError::type_error(
+                    "InvalidArgumentType",
+                    format!("IN expects a list, got {}", other.type_name()),
+                ))
+            }
+        },
+        BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => match (a, b) {
+            (Value::String(x), Value::String(y)) => Value::Bool(match op {
+                BinaryOp::StartsWith => x.starts_with(&**y),
+                BinaryOp::EndsWith => x.ends_with(&**y),
+                _ => x.contains(&**y),
+            }),
+            _ => Value::Null,
+        },
+        BinaryOp::RegexMatch => match (a, b) {
+            (Value::String(x), Value::String(pattern)) => Value::Bool(crate::regex::full_match(pattern, x)?),
+            _ => Value::Null,
+        },
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => unreachable!("logical operators are compiled separately"),
+    })
+}
+
+fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
+    let g = ctx.g();
+    let arg = args.first().unwrap_or(&Value::Null);
+    let wrong = |name: &str| {
+        CypherError::type_error("InvalidArgumentType", format!("{name}() cannot take a {}", arg.type_name()))
+    };
+    Ok(match f {
+        GraphFn::Timestamp => Value::Int(ctx.clock.seconds * 1000 + (ctx.clock.nanos / 1_000_000) as i64),
+        GraphFn::RandomUuid => {
+            let (a, b): (u64, u64) = (crate::random_u64(), crate::random_u64());
+            let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+            let a = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+            Value::string(format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                a >> 32,
+                (a >> 16) & 0xffff,
+                a & 0xffff,
+                b >> 48,
+                b & 0xffff_ffff_ffff
+            ))
+        }
+        _ if arg.is_null() => Value::Null,
+        GraphFn::Labels => match arg {
+            Value::Node(n) => {
+                let labels = g.node_labels(*n).ok_or_else(deleted)?;
+                let mut names: Vec<Value> = labels.iter().map(|l| Value::String(ctx.label_name(*l))).collect();
+                names.sort_by(compare::order);
+                Value::list(names)
+            }
+            _ => return Err(wrong("labels")),
+        },
+        GraphFn::Type => match arg {
+            Value::Rel(r) => Value::String(ctx.type_name(g.rel(*r).ok_or_else(deleted)?.ty)),
+            _ => return Err(wrong("type")),
+        },
+        GraphFn::Id => match arg {
+            Value::Node(n) => Value::Int(n.0 as i64),
+            Value::Rel(r) => Value::Int(r.0 as i64),
+            _ => return Err(wrong("id")),
+        },
+        GraphFn::ElementId => match arg {
+            Value::Node(n) => Value::string(format!("n:{}", n.0)),
+            Value::Rel(r) => Value::string(format!("r:{}", r.0)),
+            _ => return Err(wrong("elementId")),
+        },
+        GraphFn::Keys => match properties_of(arg, ctx).map_err(|_| wrong("keys"))? {
+            Value::Map(m) => Value::list(m.keys().map(|k| Value::String(k.clone())).collect()),
+            _ => Value::Null,
+        },
+        GraphFn::Properties => properties_of(arg, ctx)?,
+        GraphFn::Nodes => match arg {
+            Value::Path(p) => Value::list(p.nodes.iter().map(|n| Value::Node(*n)).collect()),
+            _ => return Err(wrong("nodes")),
+        },
+        GraphFn::Relationships => match arg {
+            Value::Path(p) => Value::list(p.rels.iter().map(|r| Value::Rel(*r)).collect()),
+            _ => return Err(wrong("relationships")),
+        },
+        GraphFn::StartNode | GraphFn::EndNode => match arg {
+            Value::Rel(r) => {
+                let rec = g.rel(*r).ok_or_else(deleted)?;
+                Value::Node(if f == GraphFn::StartNode { rec.src } else { rec.dst })
+            }
+            _ => return Err(wrong(if f == GraphFn::StartNode { "startNode" } else { "endNode" })),
+        },
+        GraphFn::Length => match arg {
+            Value::Path(p) => Value::Int(p.rels.len() as i64),
+            Value::String(s) => Value::Int(s.chars().count() as i64),
+            Value::List(l) => Value::Int(l.len() as i64),
+            _ => return Err(wrong("length")),
+        },
+        GraphFn::Size => match arg {
+            Value::String(s) => Value::Int(s.chars().count() as i64),
+            Value::List(l) => Value::Int(l.len() as i64),
+            _ => return Err(wrong("size")),
+        },
+        GraphFn::Exists => Value::Bool(!arg.is_null()),
+    })
+}

@@ -1,0 +1,394 @@
+//! Compiling AST expressions into [`CExpr`]: resolving variables to slots, checking function names and arities,
+//! extracting aggregates, and planning the subqueries expressions contain.
+
+use std::sync::Arc;
+
+use super::planner::{AggMode, Planner, Scope, VarKind};
+use super::{AggFn, AggSpec, PlanNode};
+use crate::ast::*;
+use crate::error::{CypherError, Position, Result};
+use crate::expr::{CExpr, GraphFn, MapProjItem, SubqueryKind};
+use crate::functions;
+use crate::lexer::Span;
+
+const TEMPORAL_FUNCTIONS: [&str; 6] = ["date", "localtime", "time", "localdatetime", "datetime", "duration"];
+
+fn graph_fn(name: &str) -> Option<GraphFn> {
+    Some(match name {
+        "labels" => GraphFn::Labels,
+        "type" => GraphFn::Type,
+        "id" => GraphFn::Id,
+        "elementid" => GraphFn::ElementId,
+        "keys" => GraphFn::Keys,
+        "properties" => GraphFn::Properties,
+        "nodes" => GraphFn::Nodes,
+        "relationships" => GraphFn::Relationships,
+        "startnode" => GraphFn::StartNode,
+        "endnode" => GraphFn::EndNode,
+        "length" => GraphFn::Length,
+        "size" => GraphFn::Size,
+        "exists" => GraphFn::Exists,
+        "timestamp" => GraphFn::Timestamp,
+        "randomuuid" => GraphFn::RandomUuid,
+        _ => return None,
+    })
+}
+
+/// Whether an expression contains an aggregate call (outside nested subqueries).
+pub(crate) fn contains_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    walk(e, &mut |x| {
+        if let ExprKind::Function { name, .. } = &x.kind {
+            if AggFn::from_name(name).is_some() {
+                found = true;
+            }
+        }
+        if matches!(x.kind, ExprKind::CountStar) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Visits `e` and its sub-expressions (not entering subqueries or pattern comprehensions).
+pub(crate) fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    let mut go = |x: &Expr| walk(x, f);
+    match &e.kind {
+        ExprKind::Property(b, _) => go(b),
+        ExprKind::List(items) => items.iter().for_each(go),
+        ExprKind::Map(entries) => entries.iter().for_each(|(_, v)| go(v)),
+        ExprKind::Index(a, b) => {
+            go(a);
+            go(b)
+        }
+        ExprKind::Slice(a, b, c) => {
+            go(a);
+            if let Some(b) = b {
+                go(b)
+            }
+            if let Some(c) = c {
+                go(c)
+            }
+        }
+        ExprKind::Unary(_, a) | ExprKind::IsNull { expr: a, .. } | ExprKind::HasLabels(a, _) => go(a),
+        ExprKind::Binary(_, a, b) => {
+            go(a);
+            go(b)
+        }
+        ExprKind::Function { args, .. } => args.iter().for_each(go),
+        ExprKind::Case { operand, whens, otherwise } => {
+            if let Some(o) = operand {
+                go(o)
+            }
+            for (w, t) in whens {
+                go(w);
+                go(t)
+            }
+            if let Some(o) = otherwise {
+                go(o)
+            }
+        }
+        ExprKind::ListComprehension { list, filter, map, .. } => {
+            go(list);
+            if let Some(x) = filter {
+                go(x)
+            }
+            if let Some(x) = map {
+                go(x)
+            }
+        }
+        ExprKind::Quantified { list, predicate, .. } => {
+            go(list);
+            go(predicate)
+        }
+        ExprKind::Reduce { init, list, expr, .. } => {
+            go(init);
+            go(list);
+            go(expr)
+        }
+        ExprKind::MapProjection { base, items } => {
+            go(base);
+            for i in items {
+                if let MapProjectionItem::Entry(_, v) = i {
+                    go(v)
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+impl Planner<'_> {
+    pub(super) fn error(&self, span: Span, e: CypherError) -> CypherError {
+        e.at(Position::locate(self.text, span.start))
+    }
+
+    pub(super) fn undefined(&self, name: &str, span: Span) -> CypherError {
+        self.error(span, CypherError::semantic("UndefinedVariable", format!("variable `{name}` not defined")))
+    }
+
+    pub(crate) fn expr(&mut self, e: &Expr, scope: &Scope, agg: &mut AggMode) -> Result<CExpr> {
+        Ok(match &e.kind {
+            ExprKind::Literal(v) => CExpr::Const(v.clone()),
+            ExprKind::Parameter(name) => CExpr::Param(Arc::from(name.as_str())),
+            ExprKind::Variable(name) => match scope.get(name) {
+                Some(v) => CExpr::Slot(v.slot),
+                None => return Err(self.undefined(name, e.span)),
+            },
+            ExprKind::Property(base, key) => {
+                let b = self.expr(base, scope, agg)?;
+                CExpr::Property(Box::new(b), Arc::from(key.name.as_str()))
+            }
+            ExprKind::List(items) => {
+                CExpr::List(items.iter().map(|i| self.expr(i, scope, agg)).collect::<Result<_>>()?)
+            }
+            ExprKind::Map(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    out.push((Arc::from(k.name.as_str()), self.expr(v, scope, agg)?));
+                }
+                CExpr::Map(out)
+            }
+            ExprKind::Index(a, b) => {
+                CExpr::Index(Box::new(self.expr(a, scope, agg)?), Box::new(self.expr(b, scope, agg)?))
+            }
+            ExprKind::Slice(a, b, c) => {
+                let a = self.expr(a, scope, agg)?;
+                let b = b.as_ref().map(|x| self.expr(x, scope, agg).map(Box::new)).transpose()?;
+                let c = c.as_ref().map(|x| self.expr(x, scope, agg).map(Box::new)).transpose()?;
+                CExpr::Slice(Box::new(a), b, c)
+            }
+            ExprKind::Unary(op, a) => {
+                let a = Box::new(self.expr(a, scope, agg)?);
+                match op {
+                    UnaryOp::Not => CExpr::Not(a),
+                    UnaryOp::Neg => match *a {
+                        CExpr::Const(crate::value::Value::Int(i)) if i != i64::MIN => {
+                            CExpr::Const(crate::value::Value::Int(-i))
+                        }
+                        CExpr::Const(crate::value::Value::Float(f)) => CExpr::Const(crate::value::Value::Float(-f)),
+                        a => CExpr::Neg(Box::new(a)),
+                    },
+                    UnaryOp::Plus => CExpr::Plus(a),
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (Box::new(self.expr(a, scope, agg)?), Box::new(self.expr(b, scope, agg)?));
+                match op {
+                    BinaryOp::And => CExpr::And(a, b),
+                    BinaryOp::Or => CExpr::Or(a, b),
+                    BinaryOp::Xor => CExpr::Xor(a, b),
+                    op => CExpr::Binary(*op, a, b),
+                }
+            }
+            ExprKind::IsNull { expr, negated } => CExpr::IsNull(Box::new(self.expr(expr, scope, agg)?), *negated),
+            ExprKind::HasLabels(a, labels) => CExpr::HasLabels(
+                Box::new(self.expr(a, scope, agg)?),
+                labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+            ),
+            ExprKind::CountStar => match agg {
+                AggMode::Collect(specs) => {
+                    let slot = self.slot();
+                    specs.push(AggSpec { func: AggFn::Count, distinct: false, arg: None, extra: None, slot });
+                    CExpr::Slot(slot)
+                }
+                AggMode::Forbidden => {
+                    return Err(self
+                        .error(e.span, CypherError::semantic("InvalidAggregation", "aggregation is not allowed here")))
+                }
+                AggMode::Nested => {
+                    return Err(
+                        self.error(e.span, CypherError::semantic("NestedAggregation", "aggregations cannot be nested"))
+                    )
+                }
+            },
+            ExprKind::Function { name, distinct, args } => return self.function(e, name, *distinct, args, scope, agg),
+            ExprKind::Case { operand, whens, otherwise } => {
+                let operand = operand.as_ref().map(|o| self.expr(o, scope, agg).map(Box::new)).transpose()?;
+                let mut ws = Vec::with_capacity(whens.len());
+                for (w, t) in whens {
+                    ws.push((self.expr(w, scope, agg)?, self.expr(t, scope, agg)?));
+                }
+                let otherwise = otherwise.as_ref().map(|o| self.expr(o, scope, agg).map(Box::new)).transpose()?;
+                CExpr::Case { operand, whens: ws, otherwise }
+            }
+            ExprKind::ListComprehension { variable, list, filter, map } => {
+                let list = Box::new(self.expr(list, scope, agg)?);
+                let slot = self.slot();
+                let inner = scope.with(&variable.name, slot, VarKind::Value);
+                let filter =
+                    filter.as_ref().map(|f| self.expr(f, &inner, &mut AggMode::Forbidden).map(Box::new)).transpose()?;
+                let map = map.as_ref().map(|m| self.expr(m, &inner, agg).map(Box::new)).transpose()?;
+                CExpr::ListComprehension { slot, list, filter, map }
+            }
+            ExprKind::Quantified { quantifier, variable, list, predicate } => {
+                let list = Box::new(self.expr(list, scope, agg)?);
+                let slot = self.slot();
+                let inner = scope.with(&variable.name, slot, VarKind::Value);
+                let predicate = Box::new(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
+                CExpr::Quantified { quantifier: *quantifier, slot, list, predicate }
+            }
+            ExprKind::Reduce { accumulator, init, variable, list, expr } => {
+                let init = Box::new(self.expr(init, scope, agg)?);
+                let list = Box::new(self.expr(list, scope, agg)?);
+                let (acc, slot) = (self.slot(), self.slot());
+                let inner =
+                    scope.with(&accumulator.name, acc, VarKind::Value).with(&variable.name, slot, VarKind::Value);
+                let expr = Box::new(self.expr(expr, &inner, &mut AggMode::Forbidden)?);
+                CExpr::Reduce { acc, init, slot, list, expr }
+            }
+            ExprKind::PatternPredicate(pattern) => {
+                let part =
+                    PatternPart { variable: None, kind: PathKind::Normal, element: (**pattern).clone(), span: e.span };
+                let mut inner = scope.clone();
+                let plan =
+                    self.match_patterns(PlanNode::Start, std::slice::from_ref(&part), None, &mut inner, false)?;
+                CExpr::Subquery { kind: SubqueryKind::Exists, plan: Arc::new(plan) }
+            }
+            ExprKind::PatternComprehension { path, pattern, filter, map } => {
+                let part = PatternPart {
+                    variable: path.clone(),
+                    kind: PathKind::Normal,
+                    element: (**pattern).clone(),
+                    span: e.span,
+                };
+                let mut inner = scope.clone();
+                let plan = self.match_patterns(
+                    PlanNode::Start,
+                    std::slice::from_ref(&part),
+                    filter.as_deref(),
+                    &mut inner,
+                    false,
+                )?;
+                let value = self.expr(map, &inner, &mut AggMode::Forbidden)?;
+                let slot = self.slot();
+                let plan = PlanNode::Produce {
+                    input: Box::new(PlanNode::Project { input: Box::new(plan), items: vec![(value, slot)] }),
+                    columns: vec![slot],
+                };
+                CExpr::Subquery { kind: SubqueryKind::Collect, plan: Arc::new(plan) }
+            }
+            ExprKind::Exists(q) | ExprKind::CountSubquery(q) | ExprKind::CollectSubquery(q) => {
+                let kind = match &e.kind {
+                    ExprKind::Exists(_) => SubqueryKind::Exists,
+                    ExprKind::CountSubquery(_) => SubqueryKind::Count,
+                    _ => SubqueryKind::Collect,
+                };
+                let (plan, columns) = self.subquery(q, scope)?;
+                if kind == SubqueryKind::Collect && columns.len() != 1 {
+                    return Err(self.error(
+                        e.span,
+                        CypherError::semantic("InvalidSubquery", "a COLLECT subquery must return exactly one column"),
+                    ));
+                }
+                CExpr::Subquery { kind, plan: Arc::new(plan) }
+            }
+            ExprKind::MapProjection { base, items } => {
+                let b = Box::new(self.expr(base, scope, agg)?);
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(match item {
+                        MapProjectionItem::Property(k) => MapProjItem::Property(Arc::from(k.name.as_str())),
+                        MapProjectionItem::AllProperties => MapProjItem::AllProperties,
+                        MapProjectionItem::Entry(k, v) => {
+                            MapProjItem::Entry(Arc::from(k.name.as_str()), self.expr(v, scope, agg)?)
+                        }
+                        MapProjectionItem::Variable(v) => {
+                            let Some(var) = scope.get(&v.name) else { return Err(self.undefined(&v.name, v.span)) };
+                            MapProjItem::Entry(Arc::from(v.name.as_str()), CExpr::Slot(var.slot))
+                        }
+                    });
+                }
+                CExpr::MapProjection { base: b, items: out }
+            }
+        })
+    }
+
+    fn function(
+        &mut self,
+        e: &Expr,
+        name: &str,
+        distinct: bool,
+        args: &[Expr],
+        scope: &Scope,
+        agg: &mut AggMode,
+    ) -> Result<CExpr> {
+        let arity_error = |p: &Self, min: usize, max: usize| {
+            p.error(
+                e.span,
+                CypherError::syntax(
+                    "InvalidNumberOfArguments",
+                    format!(
+                        "function {name}() takes {} argument(s), got {}",
+                        if min == max { min.to_string() } else { format!("{min} to {max}") },
+                        args.len()
+                    ),
+                ),
+            )
+        };
+        if let Some(func) = AggFn::from_name(name) {
+            let (min, max) = match func {
+                AggFn::PercentileCont | AggFn::PercentileDisc => (2, 2),
+                _ => (1, 1),
+            };
+            if args.len() < min || args.len() > max {
+                return Err(arity_error(self, min, max));
+            }
+            let specs = match agg {
+                AggMode::Collect(specs) => std::mem::take(specs),
+                AggMode::Forbidden => {
+                    return Err(self.error(
+                        e.span,
+                        CypherError::semantic("InvalidAggregation", format!("{name}() is not allowed here")),
+                    ))
+                }
+                AggMode::Nested => {
+                    return Err(
+                        self.error(e.span, CypherError::semantic("NestedAggregation", "aggregations cannot be nested"))
+                    )
+                }
+            };
+            let mut nested = AggMode::Nested;
+            let arg = self.expr(&args[0], scope, &mut nested);
+            let extra = args.get(1).map(|x| self.expr(x, scope, &mut AggMode::Nested)).transpose();
+            let mut specs = specs;
+            let (arg, extra) = (arg?, extra?);
+            let slot = self.slot();
+            specs.push(AggSpec { func, distinct, arg: Some(arg), extra, slot });
+            *agg = AggMode::Collect(specs);
+            return Ok(CExpr::Slot(slot));
+        }
+        if let Some(f) = graph_fn(name) {
+            let (min, max) = match f {
+                GraphFn::Timestamp | GraphFn::RandomUuid => (0, 0),
+                _ => (1, 1),
+            };
+            if args.len() < min || args.len() > max {
+                return Err(arity_error(self, min, max));
+            }
+            if f == GraphFn::Exists && !matches!(args[0].kind, ExprKind::Property(..)) {
+                return Err(self.error(
+                    e.span,
+                    CypherError::syntax("InvalidArgumentType", "exists() takes a property, such as exists(n.name)"),
+                ));
+            }
+            let args = args.iter().map(|a| self.expr(a, scope, agg)).collect::<Result<Vec<_>>>()?;
+            return Ok(CExpr::Graph(f, args));
+        }
+        let first = name.split('.').next().unwrap_or(name);
+        let temporal = TEMPORAL_FUNCTIONS.contains(&first);
+        if !temporal {
+            match functions::arity(name) {
+                None => {
+                    return Err(self
+                        .error(e.span, CypherError::syntax("UnknownFunction", format!("unknown function '{name}'"))))
+                }
+                Some((min, max)) if args.len() < min || args.len() > max => return Err(arity_error(self, min, max)),
+                _ => {}
+            }
+        }
+        let args = args.iter().map(|a| self.expr(a, scope, agg)).collect::<Result<Vec<_>>>()?;
+        Ok(CExpr::Scalar(Arc::from(name), args))
+    }
+}

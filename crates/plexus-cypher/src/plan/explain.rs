@@ -1,0 +1,69 @@
+//! EXPLAIN: the plan as an indented operator tree, leaf last, one operator per line.
+
+use std::fmt::Write;
+
+use super::PlanNode;
+
+/// One line describing the operator at the top of `node` (not its inputs).
+pub(crate) fn describe(node: &PlanNode) -> String {
+    use PlanNode as P;
+    match node {
+        P::Start => "Start".into(),
+        P::ScanNodes { label: Some(l), slot, .. } => format!("NodeByLabelScan(:{l}) -> #{slot}"),
+        P::ScanNodes { slot, .. } => format!("AllNodesScan -> #{slot}"),
+        P::KeyLookup { label, key, slot, .. } => format!("NodeUniqueKeyLookup(:{label}.{key}) -> #{slot}"),
+        P::Expand { from, to, dir, types, to_bound, .. } => format!(
+            "Expand{}(#{from} {:?} [{}] #{to})",
+            if *to_bound { "Into" } else { "All" },
+            dir,
+            types.iter().map(|t| t.as_ref()).collect::<Vec<_>>().join("|")
+        ),
+        P::VarExpand { from, to, dir, min, max, .. } => {
+            format!("VarLengthExpand(#{from} {:?} *{min}..{} #{to})", dir, max.map_or("".into(), |m| m.to_string()))
+        }
+        P::ShortestPath { from, to, all, .. } => {
+            format!("{}(#{from}, #{to})", if *all { "AllShortestPaths" } else { "ShortestPath" })
+        }
+        P::Filter { .. } => "Filter".into(),
+        P::Optional { .. } => "Optional".into(),
+        P::Apply { .. } => "Apply".into(),
+        P::Unwind { slot, .. } => format!("Unwind -> #{slot}"),
+        P::Project { items, .. } => format!("Projection({} item(s))", items.len()),
+        P::Aggregate { keys, aggs, .. } => format!("Aggregation({} key(s), {} aggregate(s))", keys.len(), aggs.len()),
+        P::Distinct { .. } => "Distinct".into(),
+        P::Sort { keys, .. } => format!("Sort({} key(s))", keys.len()),
+        P::Skip { .. } => "Skip".into(),
+        P::Limit { .. } => "Limit".into(),
+        P::Create { nodes, rels, .. } => format!("Create({} node(s), {} relationship(s))", nodes.len(), rels.len()),
+        P::Merge { .. } => "Merge".into(),
+        P::Set { items, .. } => format!("SetOrRemove({} item(s))", items.len()),
+        P::Delete { detach, .. } => if *detach { "DetachDelete" } else { "Delete" }.into(),
+        P::Foreach { .. } => "Foreach".into(),
+        P::Call { procedure, .. } => format!("ProcedureCall({procedure:?})"),
+        P::Produce { columns, .. } => format!("ProduceResults({} column(s))", columns.len()),
+        P::Union { all, parts } => format!("Union{}({} part(s))", if *all { "All" } else { "" }, parts.len()),
+    }
+}
+
+/// The whole tree, root first, with nested plans (OPTIONAL MATCH, subqueries, MERGE) indented under their
+/// operator.
+pub(crate) fn render(root: &PlanNode) -> String {
+    let mut out = String::new();
+    render_into(root, 0, &mut out);
+    out
+}
+
+fn render_into(node: &PlanNode, depth: usize, out: &mut String) {
+    let mut current = Some(node);
+    while let Some(n) = current {
+        let _ = writeln!(out, "{}+{}", "| ".repeat(depth), describe(n));
+        match n {
+            PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => render_into(inner, depth + 1, out),
+            PlanNode::Merge { matcher, .. } => render_into(matcher, depth + 1, out),
+            PlanNode::Foreach { body, .. } => render_into(body, depth + 1, out),
+            PlanNode::Union { parts, .. } => parts.iter().for_each(|p| render_into(p, depth + 1, out)),
+            _ => {}
+        }
+        current = n.input();
+    }
+}

@@ -1,0 +1,326 @@
+//! Logical plans: the operator tree a statement compiles to. Plans are immutable and shared through the plan
+//! cache; [`crate::exec`] instantiates operators from them for each run.
+//!
+//! Every variable of a statement has its own slot in a fixed-width row (see [`planner`]); operators read and
+//! write slots, never names.
+
+pub(crate) mod compile;
+pub(crate) mod explain;
+pub(crate) mod pattern;
+pub(crate) mod planner;
+
+use std::sync::Arc;
+
+use plexus_storage::Direction;
+
+use crate::expr::CExpr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AggFn {
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    Collect,
+    StDev,
+    StDevP,
+    PercentileCont,
+    PercentileDisc,
+}
+
+impl AggFn {
+    pub fn from_name(name: &str) -> Option<AggFn> {
+        Some(match name {
+            "count" => AggFn::Count,
+            "sum" => AggFn::Sum,
+            "avg" => AggFn::Avg,
+            "min" => AggFn::Min,
+            "max" => AggFn::Max,
+            "collect" => AggFn::Collect,
+            "stdev" => AggFn::StDev,
+            "stdevp" => AggFn::StDevP,
+            "percentilecont" => AggFn::PercentileCont,
+            "percentiledisc" => AggFn::PercentileDisc,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct AggSpec {
+    pub func: AggFn,
+    pub distinct: bool,
+    /// `None` for `count(*)`.
+    pub arg: Option<CExpr>,
+    /// The percentile argument of percentileCont/percentileDisc.
+    pub extra: Option<CExpr>,
+    pub slot: usize,
+}
+
+/// A node to create: reuse the node in `slot` if `bound`, else create it with labels and properties.
+#[derive(Clone, Debug)]
+pub(crate) struct CreateNode {
+    pub slot: usize,
+    pub bound: bool,
+    pub labels: Vec<Arc<str>>,
+    pub properties: Option<CExpr>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct CreateRel {
+    pub slot: usize,
+    pub from: usize,
+    pub to: usize,
+    pub rel_type: Arc<str>,
+    pub properties: Option<CExpr>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum SetOp {
+    Property {
+        target: CExpr,
+        key: Arc<str>,
+        value: CExpr,
+    },
+    /// `n = map` (`merge: false`) or `n += map`.
+    Properties {
+        slot: usize,
+        value: CExpr,
+        merge: bool,
+    },
+    Labels {
+        slot: usize,
+        labels: Vec<Arc<str>>,
+    },
+    RemoveProperty {
+        target: CExpr,
+        key: Arc<str>,
+    },
+    RemoveLabels {
+        slot: usize,
+        labels: Vec<Arc<str>>,
+    },
+}
+
+/// The built-in procedures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Procedure {
+    Labels,
+    RelationshipTypes,
+    PropertyKeys,
+}
+
+impl Procedure {
+    pub fn from_name(name: &str) -> Option<Procedure> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "db.labels" => Procedure::Labels,
+            "db.relationshiptypes" => Procedure::RelationshipTypes,
+            "db.propertykeys" => Procedure::PropertyKeys,
+            _ => return None,
+        })
+    }
+
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Procedure::Labels => &["label"],
+            Procedure::RelationshipTypes => &["relationshipType"],
+            Procedure::PropertyKeys => &["propertyKey"],
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum PlanNode {
+    /// One row: all nulls, or the argument row when the plan runs as a subquery.
+    Start,
+    ScanNodes {
+        input: Box<PlanNode>,
+        slot: usize,
+        label: Option<Arc<str>>,
+    },
+    /// A node found by its label's unique key, when the label has one on `key`; otherwise a label scan
+    /// filtered on the property.
+    KeyLookup {
+        input: Box<PlanNode>,
+        slot: usize,
+        label: Arc<str>,
+        key: Arc<str>,
+        value: CExpr,
+    },
+    Expand {
+        input: Box<PlanNode>,
+        from: usize,
+        rel: usize,
+        to: usize,
+        dir: Direction,
+        types: Vec<Arc<str>>,
+        to_bound: bool,
+        rel_bound: bool,
+        /// Relationship slots bound earlier in the same MATCH: the new relationship must differ from them.
+        distinct_from: Vec<usize>,
+    },
+    VarExpand {
+        input: Box<PlanNode>,
+        from: usize,
+        /// Receives the list of relationships.
+        rel: usize,
+        to: usize,
+        dir: Direction,
+        types: Vec<Arc<str>>,
+        min: u64,
+        max: Option<u64>,
+        to_bound: bool,
+        /// A scratch slot holding each candidate relationship while `rel_filter` is evaluated.
+        rel_scratch: usize,
+        rel_filter: Option<CExpr>,
+        distinct_from: Vec<usize>,
+        /// The pattern was written in the other direction: report the relationships in its order.
+        reverse: bool,
+    },
+    ShortestPath {
+        input: Box<PlanNode>,
+        from: usize,
+        to: usize,
+        rel: usize,
+        path: Option<usize>,
+        dir: Direction,
+        types: Vec<Arc<str>>,
+        min: u64,
+        max: Option<u64>,
+        all: bool,
+    },
+    Filter {
+        input: Box<PlanNode>,
+        predicate: CExpr,
+    },
+    /// OPTIONAL MATCH: the inner plan runs per row; no match keeps the row with the new slots null.
+    Optional {
+        input: Box<PlanNode>,
+        inner: Arc<PlanNode>,
+    },
+    /// `CALL { }`: the inner plan runs per row; its returned columns go into `returns`.
+    Apply {
+        input: Box<PlanNode>,
+        inner: Arc<PlanNode>,
+        returns: Vec<usize>,
+    },
+    Unwind {
+        input: Box<PlanNode>,
+        list: CExpr,
+        slot: usize,
+    },
+    Project {
+        input: Box<PlanNode>,
+        items: Vec<(CExpr, usize)>,
+    },
+    Aggregate {
+        input: Box<PlanNode>,
+        keys: Vec<(CExpr, usize)>,
+        aggs: Vec<AggSpec>,
+    },
+    Distinct {
+        input: Box<PlanNode>,
+        slots: Vec<usize>,
+    },
+    Sort {
+        input: Box<PlanNode>,
+        keys: Vec<(CExpr, bool)>,
+    },
+    Skip {
+        input: Box<PlanNode>,
+        count: CExpr,
+    },
+    Limit {
+        input: Box<PlanNode>,
+        count: CExpr,
+    },
+    Create {
+        input: Box<PlanNode>,
+        nodes: Vec<CreateNode>,
+        rels: Vec<CreateRel>,
+    },
+    /// MERGE: per row, run `matcher`; if it finds rows apply `on_match` to each, else create and apply
+    /// `on_create`.
+    Merge {
+        input: Box<PlanNode>,
+        matcher: Arc<PlanNode>,
+        nodes: Vec<CreateNode>,
+        rels: Vec<CreateRel>,
+        on_create: Vec<SetOp>,
+        on_match: Vec<SetOp>,
+    },
+    Set {
+        input: Box<PlanNode>,
+        items: Vec<SetOp>,
+    },
+    Delete {
+        input: Box<PlanNode>,
+        targets: Vec<CExpr>,
+        detach: bool,
+    },
+    Foreach {
+        input: Box<PlanNode>,
+        slot: usize,
+        list: CExpr,
+        body: Arc<PlanNode>,
+    },
+    Call {
+        input: Box<PlanNode>,
+        procedure: Procedure,
+        args: Vec<CExpr>,
+        /// `(field index, slot)`.
+        yields: Vec<(usize, usize)>,
+    },
+    /// Rows become the named columns' values.
+    Produce {
+        input: Box<PlanNode>,
+        columns: Vec<usize>,
+    },
+    Union {
+        parts: Vec<PlanNode>,
+        all: bool,
+    },
+}
+
+impl PlanNode {
+    pub fn input(&self) -> Option<&PlanNode> {
+        use PlanNode::*;
+        match self {
+            Start | Union { .. } => None,
+            ScanNodes { input, .. }
+            | KeyLookup { input, .. }
+            | Expand { input, .. }
+            | VarExpand { input, .. }
+            | ShortestPath { input, .. }
+            | Filter { input, .. }
+            | Optional { input, .. }
+            | Apply { input, .. }
+            | Unwind { input, .. }
+            | Project { input, .. }
+            | Aggregate { input, .. }
+            | Distinct { input, .. }
+            | Sort { input, .. }
+            | Skip { input, .. }
+            | Limit { input, .. }
+            | Create { input, .. }
+            | Merge { input, .. }
+            | Set { input, .. }
+            | Delete { input, .. }
+            | Foreach { input, .. }
+            | Call { input, .. }
+            | Produce { input, .. } => Some(input),
+        }
+    }
+}
+
+/// A compiled statement.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub root: PlanNode,
+    pub columns: Vec<String>,
+    /// Slots per row.
+    pub width: usize,
+    /// Whether the statement writes (then it needs a write transaction).
+    pub writes: bool,
+}

@@ -1,0 +1,501 @@
+//! Planning MATCH patterns: choosing where each pattern part starts (a bound node, a unique-key lookup, a label
+//! scan), expanding along its relationships, and placing each WHERE conjunct right after the step that binds
+//! its last variable.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use plexus_storage::Direction;
+
+use super::compile::walk;
+use super::planner::{AggMode, Planner, Scope, VarKind};
+use super::PlanNode;
+use crate::ast::*;
+use crate::error::{CypherError, Result};
+use crate::expr::CExpr;
+
+/// Splits `a AND b AND c` into its conjuncts.
+fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+    if let ExprKind::Binary(BinaryOp::And, a, b) = &e.kind {
+        conjuncts(a, out);
+        conjuncts(b, out);
+    } else {
+        out.push(e.clone());
+    }
+}
+
+/// The variable names an expression mentions; `None` when it contains a subquery or pattern, whose
+/// variables are not visible to [`walk`] (such a conjunct waits until the whole pattern is bound).
+fn mentioned(e: &Expr) -> Option<HashSet<String>> {
+    let mut names = HashSet::new();
+    let mut opaque = false;
+    walk(e, &mut |x| match &x.kind {
+        ExprKind::Variable(n) => {
+            names.insert(n.clone());
+        }
+        ExprKind::MapProjection { items, .. } => {
+            for i in items {
+                if let MapProjectionItem::Variable(v) = i {
+                    names.insert(v.name.clone());
+                }
+            }
+        }
+        ExprKind::PatternPredicate(_)
+        | ExprKind::PatternComprehension { .. }
+        | ExprKind::Exists(_)
+        | ExprKind::CountSubquery(_)
+        | ExprKind::CollectSubquery(_) => opaque = true,
+        _ => {}
+    });
+    (!opaque).then_some(names)
+}
+
+/// `(label, key, value)` of a unique-key lookup.
+type KeyLookupSpec = (Arc<str>, Arc<str>, CExpr);
+
+struct Pending {
+    expr: Expr,
+    names: Option<HashSet<String>>,
+}
+
+fn to_dir(d: RelDirection, reversed: bool) -> Direction {
+    match (d, reversed) {
+        (RelDirection::Both, _) => Direction::Both,
+        (RelDirection::Out, false) | (RelDirection::In, true) => Direction::Out,
+        (RelDirection::In, false) | (RelDirection::Out, true) => Direction::In,
+    }
+}
+
+impl Planner<'_> {
+    /// Plans `MATCH patterns WHERE predicate` on top of `input`, adding the pattern's variables to `scope`.
+    pub(crate) fn match_patterns(
+        &mut self,
+        input: PlanNode,
+        patterns: &[PatternPart],
+        predicate: Option<&Expr>,
+        scope: &mut Scope,
+        _top: bool,
+    ) -> Result<PlanNode> {
+        let outer: HashSet<String> = scope.visible().into_iter().map(|v| v.name).collect();
+        // Declare every new variable of the pattern up front, checking that each is used consistently.
+        let mut declared: HashSet<String> = HashSet::new();
+        for part in patterns {
+            if let Some(p) = &part.variable {
+                self.check_new(scope, p)?;
+                let slot = self.slot();
+                scope.add(&p.name, slot, VarKind::Path);
+                declared.insert(p.name.clone());
+            }
+            let mut nodes = vec![&part.element.start];
+            nodes.extend(part.element.chain.iter().map(|(_, n)| n));
+            for n in nodes {
+                if let Some(v) = &n.variable {
+                    self.declare(scope, &mut declared, v, VarKind::Node)?;
+                }
+            }
+            for (r, _) in &part.element.chain {
+                if let Some(v) = &r.variable {
+                    let kind = if r.length.is_some() { VarKind::RelList } else { VarKind::Rel };
+                    if (declared.contains(&v.name) || outer.contains(&v.name))
+                        && (r.length.is_some() || declared.contains(&v.name))
+                    {
+                        return Err(self.error(
+                            v.span,
+                            CypherError::semantic(
+                                "VariableAlreadyBound",
+                                format!("relationship variable `{}` is used more than once", v.name),
+                            ),
+                        ));
+                    }
+                    self.declare(scope, &mut declared, v, kind)?;
+                }
+            }
+        }
+        let mut pending: Vec<Pending> = Vec::new();
+        if let Some(p) = predicate {
+            let mut cs = Vec::new();
+            conjuncts(p, &mut cs);
+            pending = cs.into_iter().map(|expr| Pending { names: mentioned(&expr), expr }).collect();
+        }
+        let mut bound: HashSet<String> = outer.clone();
+        let mut plan = input;
+        let mut rels_here: Vec<usize> = Vec::new();
+        plan = self.flush(plan, &mut pending, &bound, &declared, scope)?;
+        for part in patterns {
+            plan = self.pattern_part(plan, part, scope, &mut bound, &declared, &mut pending, &mut rels_here)?;
+        }
+        // Whatever is left (subqueries, or predicates on names outside the pattern).
+        for p in pending.drain(..) {
+            let c = self.expr(&p.expr, scope, &mut AggMode::Forbidden)?;
+            plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+        }
+        Ok(plan)
+    }
+
+    fn declare(&mut self, scope: &mut Scope, declared: &mut HashSet<String>, v: &Ident, kind: VarKind) -> Result<()> {
+        if let Some(existing) = scope.get(&v.name) {
+            let ok = existing.kind == kind || existing.kind == VarKind::Value;
+            if !ok {
+                return Err(self.error(
+                    v.span,
+                    CypherError::semantic(
+                        "VariableTypeConflict",
+                        format!("variable `{}` is already bound to a different kind of value", v.name),
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        let slot = self.slot();
+        scope.add(&v.name, slot, kind);
+        declared.insert(v.name.clone());
+        Ok(())
+    }
+
+    /// Adds a filter for each pending conjunct whose variables are now all bound.
+    fn flush(
+        &mut self,
+        mut plan: PlanNode,
+        pending: &mut Vec<Pending>,
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<PlanNode> {
+        let mut i = 0;
+        while i < pending.len() {
+            let ready = match &pending[i].names {
+                Some(names) => names.iter().all(|n| bound.contains(n) || !declared.contains(n)),
+                None => false,
+            };
+            if ready {
+                let p = pending.remove(i);
+                let c = self.expr(&p.expr, scope, &mut AggMode::Forbidden)?;
+                plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+            } else {
+                i += 1;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The slot of a pattern element: its variable's, or a fresh hidden one.
+    fn element_slot(&mut self, v: &Option<Ident>, scope: &Scope) -> usize {
+        match v {
+            Some(v) => scope.get(&v.name).expect("declared").slot,
+            None => self.slot(),
+        }
+    }
+
+    /// Filters for a node pattern's labels and properties (all but those `skip` already checked).
+    fn node_filters(
+        &mut self,
+        mut plan: PlanNode,
+        np: &NodePattern,
+        slot: usize,
+        skip_label: bool,
+        skip_prop: Option<&str>,
+        scope: &Scope,
+    ) -> Result<PlanNode> {
+        let labels: Vec<Arc<str>> =
+            np.labels.iter().skip(usize::from(skip_label)).map(|l| Arc::from(l.name.as_str())).collect();
+        if !labels.is_empty() {
+            plan = PlanNode::Filter {
+                input: Box::new(plan),
+                predicate: CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels),
+            };
+        }
+        if let Some(props) = &np.properties {
+            plan = self.property_filter(plan, props, slot, skip_prop, scope)?;
+        }
+        Ok(plan)
+    }
+
+    fn property_filter(
+        &mut self,
+        plan: PlanNode,
+        props: &Expr,
+        slot: usize,
+        skip: Option<&str>,
+        scope: &Scope,
+    ) -> Result<PlanNode> {
+        let map = match &props.kind {
+            ExprKind::Map(entries) => {
+                let entries: Vec<(Ident, Expr)> =
+                    entries.iter().filter(|(k, _)| Some(k.name.as_str()) != skip).cloned().collect();
+                if entries.is_empty() {
+                    return Ok(plan);
+                }
+                let mut out = Vec::new();
+                for (k, v) in &entries {
+                    out.push((Arc::from(k.name.as_str()), self.expr(v, scope, &mut AggMode::Forbidden)?));
+                }
+                CExpr::Map(out)
+            }
+            _ => self.expr(props, scope, &mut AggMode::Forbidden)?,
+        };
+        Ok(PlanNode::Filter {
+            input: Box::new(plan),
+            predicate: CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)),
+        })
+    }
+
+    /// A unique-key lookup for a new node: its first label with an inline property, or a WHERE conjunct
+    /// `n.p = expr` whose other side is already computable. Returns (label, key, value) and consumes the
+    /// conjunct.
+    fn key_lookup(
+        &mut self,
+        np: &NodePattern,
+        pending: &mut Vec<Pending>,
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<Option<KeyLookupSpec>> {
+        let Some(label) = np.labels.first() else { return Ok(None) };
+        let label: Arc<str> = Arc::from(label.name.as_str());
+        if let Some(Expr { kind: ExprKind::Map(entries), .. }) = &np.properties {
+            if let Some((k, v)) = entries.first() {
+                let ready =
+                    mentioned(v).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                if ready {
+                    let value = self.expr(v, scope, &mut AggMode::Forbidden)?;
+                    return Ok(Some((label, Arc::from(k.name.as_str()), value)));
+                }
+            }
+        }
+        let Some(var) = &np.variable else { return Ok(None) };
+        let mut found = None;
+        'search: for (i, p) in pending.iter().enumerate() {
+            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
+            for (prop, other) in [(a, b), (b, a)] {
+                let ExprKind::Property(base, key) = &prop.kind else { continue };
+                if !matches!(&base.kind, ExprKind::Variable(n) if *n == var.name) {
+                    continue;
+                }
+                let ready =
+                    mentioned(other).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                if ready {
+                    found = Some((i, (**other).clone(), Arc::<str>::from(key.name.as_str())));
+                    break 'search;
+                }
+            }
+        }
+        if let Some((i, other, key)) = found {
+            let value = self.expr(&other, scope, &mut AggMode::Forbidden)?;
+            pending.remove(i);
+            return Ok(Some((label, key, value)));
+        }
+        Ok(None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pattern_part(
+        &mut self,
+        mut plan: PlanNode,
+        part: &PatternPart,
+        scope: &mut Scope,
+        bound: &mut HashSet<String>,
+        declared: &HashSet<String>,
+        pending: &mut Vec<Pending>,
+        rels_here: &mut Vec<usize>,
+    ) -> Result<PlanNode> {
+        let el = &part.element;
+        let mut nodes: Vec<&NodePattern> = vec![&el.start];
+        nodes.extend(el.chain.iter().map(|(_, n)| n));
+        let is_bound =
+            |n: &NodePattern, bound: &HashSet<String>| n.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
+        let node_slots: Vec<usize> = nodes.iter().map(|n| self.element_slot(&n.variable, scope)).collect();
+        let rel_slots: Vec<usize> = el.chain.iter().map(|(r, _)| self.element_slot(&r.variable, scope)).collect();
+
+        if part.kind != PathKind::Normal {
+            return self.shortest_path(plan, part, scope, bound, declared, pending, &node_slots, &rel_slots);
+        }
+
+        // Where to start: a bound node, else a node with a key lookup, else a labelled node, else the first.
+        let start = (0..nodes.len())
+            .find(|&i| is_bound(nodes[i], bound))
+            .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty() && nodes[i].properties.is_some()))
+            .or_else(|| {
+                (0..nodes.len()).find(|&i| {
+                    !nodes[i].labels.is_empty()
+                        && nodes[i].variable.as_ref().is_some_and(|v| {
+                            pending.iter().any(|p| {
+                                matches!(&p.expr.kind, ExprKind::Binary(BinaryOp::Eq, a, b)
+                                    if [a, b].iter().any(|x| matches!(&x.kind, ExprKind::Property(base, _)
+                                        if matches!(&base.kind, ExprKind::Variable(n) if *n == v.name))))
+                            })
+                        })
+                })
+            })
+            .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty()))
+            .unwrap_or(0);
+
+        let start_np = nodes[start];
+        let s = node_slots[start];
+        if is_bound(start_np, bound) {
+            plan = self.node_filters(plan, start_np, s, false, None, scope)?;
+        } else {
+            match self.key_lookup(start_np, pending, bound, declared, scope)? {
+                Some((label, key, value)) => {
+                    let skip_prop = match &start_np.properties {
+                        Some(Expr { kind: ExprKind::Map(entries), .. })
+                            if entries.first().is_some_and(|(k, _)| *k.name == *key) =>
+                        {
+                            Some(key.clone())
+                        }
+                        _ => None,
+                    };
+                    plan = PlanNode::KeyLookup { input: Box::new(plan), slot: s, label, key, value };
+                    plan = self.node_filters(plan, start_np, s, true, skip_prop.as_deref(), scope)?;
+                }
+                None => {
+                    let label = start_np.labels.first().map(|l| Arc::from(l.name.as_str()));
+                    plan = PlanNode::ScanNodes { input: Box::new(plan), slot: s, label };
+                    plan = self.node_filters(plan, start_np, s, true, None, scope)?;
+                }
+            }
+            if let Some(v) = &start_np.variable {
+                bound.insert(v.name.clone());
+            }
+        }
+        plan = self.flush(plan, pending, bound, declared, scope)?;
+
+        // Rightwards from the start, then leftwards.
+        let steps: Vec<(usize, usize, usize, bool)> = (start..el.chain.len())
+            .map(|i| (i, i, i + 1, false))
+            .chain((0..start).rev().map(|i| (i, i + 1, i, true)))
+            .collect();
+        for (ri, from, to, reversed) in steps {
+            let rp = &el.chain[ri].0;
+            let to_np = nodes[to];
+            let to_bound = is_bound(to_np, bound);
+            let rel_bound = rp.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
+            let types: Vec<Arc<str>> = rp.types.iter().map(|t| Arc::from(t.name.as_str())).collect();
+            let dir = to_dir(rp.direction, reversed);
+            let distinct_from = rels_here.clone();
+            match rp.length {
+                None => {
+                    plan = PlanNode::Expand {
+                        input: Box::new(plan),
+                        from: node_slots[from],
+                        rel: rel_slots[ri],
+                        to: node_slots[to],
+                        dir,
+                        types,
+                        to_bound,
+                        rel_bound,
+                        distinct_from,
+                    };
+                    if let Some(props) = &rp.properties {
+                        plan = self.property_filter(plan, props, rel_slots[ri], None, scope)?;
+                    }
+                }
+                Some((min, max)) => {
+                    let rel_scratch = self.slot();
+                    let rel_filter = match &rp.properties {
+                        None => None,
+                        Some(props) => {
+                            let map = self.expr(props, scope, &mut AggMode::Forbidden)?;
+                            Some(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_scratch)), Box::new(map)))
+                        }
+                    };
+                    plan = PlanNode::VarExpand {
+                        input: Box::new(plan),
+                        from: node_slots[from],
+                        rel: rel_slots[ri],
+                        to: node_slots[to],
+                        dir,
+                        types,
+                        min: min.unwrap_or(1),
+                        max,
+                        to_bound,
+                        rel_scratch,
+                        rel_filter,
+                        distinct_from,
+                        reverse: reversed,
+                    };
+                }
+            }
+            rels_here.push(rel_slots[ri]);
+            if let Some(v) = &rp.variable {
+                bound.insert(v.name.clone());
+            }
+            if !to_bound {
+                plan = self.node_filters(plan, to_np, node_slots[to], false, None, scope)?;
+                if let Some(v) = &to_np.variable {
+                    bound.insert(v.name.clone());
+                }
+            } else {
+                plan = self.node_filters(plan, to_np, node_slots[to], false, None, scope)?;
+            }
+            plan = self.flush(plan, pending, bound, declared, scope)?;
+        }
+        if let Some(p) = &part.variable {
+            let slot = scope.get(&p.name).expect("declared").slot;
+            plan = PlanNode::Project {
+                input: Box::new(plan),
+                items: vec![(CExpr::PathOf { nodes: node_slots, rels: rel_slots }, slot)],
+            };
+            bound.insert(p.name.clone());
+            plan = self.flush(plan, pending, bound, declared, scope)?;
+        }
+        Ok(plan)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn shortest_path(
+        &mut self,
+        mut plan: PlanNode,
+        part: &PatternPart,
+        scope: &mut Scope,
+        bound: &mut HashSet<String>,
+        declared: &HashSet<String>,
+        pending: &mut Vec<Pending>,
+        node_slots: &[usize],
+        rel_slots: &[usize],
+    ) -> Result<PlanNode> {
+        let el = &part.element;
+        if el.chain.len() != 1 {
+            return Err(self.error(
+                part.span,
+                CypherError::syntax("InvalidShortestPath", "shortestPath requires a pattern with one relationship"),
+            ));
+        }
+        let ends = [&el.start, &el.chain[0].1];
+        for (i, np) in ends.iter().enumerate() {
+            let is_bound = np.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
+            if !is_bound {
+                let label = np.labels.first().map(|l| Arc::from(l.name.as_str()));
+                plan = PlanNode::ScanNodes { input: Box::new(plan), slot: node_slots[i], label };
+                plan = self.node_filters(plan, np, node_slots[i], true, None, scope)?;
+                if let Some(v) = &np.variable {
+                    bound.insert(v.name.clone());
+                }
+            } else {
+                plan = self.node_filters(plan, np, node_slots[i], false, None, scope)?;
+            }
+        }
+        plan = self.flush(plan, pending, bound, declared, scope)?;
+        let rp = &el.chain[0].0;
+        let (min, max) = rp.length.unwrap_or((Some(1), Some(1)));
+        let path = part.variable.as_ref().map(|p| scope.get(&p.name).expect("declared").slot);
+        plan = PlanNode::ShortestPath {
+            input: Box::new(plan),
+            from: node_slots[0],
+            to: node_slots[1],
+            rel: rel_slots[0],
+            path,
+            dir: to_dir(rp.direction, false),
+            types: rp.types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
+            min: min.unwrap_or(1),
+            max,
+            all: part.kind == PathKind::AllShortest,
+        };
+        if let Some(v) = &rp.variable {
+            bound.insert(v.name.clone());
+        }
+        if let Some(p) = &part.variable {
+            bound.insert(p.name.clone());
+        }
+        self.flush(plan, pending, bound, declared, scope)
+    }
+}

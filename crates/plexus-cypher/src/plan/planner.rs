@@ -1,0 +1,828 @@
+//! The planner: AST clauses to a [`PlanNode`] tree, with the semantic checks of openCypher (undefined and
+//! rebound variables, aggregation rules, clause order, column names).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::compile::contains_aggregate;
+use super::{AggSpec, CreateNode, CreateRel, Plan, PlanNode, Procedure, SetOp};
+use crate::ast::*;
+use crate::error::{CypherError, Result};
+use crate::expr::CExpr;
+use crate::lexer::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VarKind {
+    Node,
+    Rel,
+    /// The relationships of a variable-length pattern.
+    RelList,
+    Path,
+    Value,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Var {
+    pub name: String,
+    pub slot: usize,
+    pub kind: VarKind,
+    /// Planner-made variables (anonymous pattern elements) are not user-visible.
+    pub hidden: bool,
+}
+
+/// The variables visible at a point of the query.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    vars: Vec<Var>,
+}
+
+impl Scope {
+    pub fn get(&self, name: &str) -> Option<&Var> {
+        self.vars.iter().rev().find(|v| v.name == name && !v.hidden)
+    }
+
+    pub fn add(&mut self, name: &str, slot: usize, kind: VarKind) {
+        self.vars.retain(|v| v.name != name);
+        self.vars.push(Var { name: name.to_string(), slot, kind, hidden: false });
+    }
+
+    pub fn with(&self, name: &str, slot: usize, kind: VarKind) -> Scope {
+        let mut s = self.clone();
+        s.add(name, slot, kind);
+        s
+    }
+
+    /// User-visible variables, sorted by name (the column order of `RETURN *`).
+    pub fn visible(&self) -> Vec<Var> {
+        let mut vs: Vec<Var> = self.vars.iter().filter(|v| !v.hidden && !v.name.starts_with("  ")).cloned().collect();
+        vs.sort_by(|a, b| a.name.cmp(&b.name));
+        vs
+    }
+}
+
+/// Whether aggregate functions may appear in the expression being compiled.
+pub(crate) enum AggMode {
+    Forbidden,
+    /// Inside an aggregate's argument.
+    Nested,
+    Collect(Vec<AggSpec>),
+}
+
+pub(crate) struct Planner<'t> {
+    pub text: &'t str,
+    width: usize,
+    pub writes: bool,
+}
+
+/// Plans a query statement.
+pub(crate) fn plan_query(text: &str, query: &Query) -> Result<Plan> {
+    let mut p = Planner { text, width: 0, writes: false };
+    let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
+    Ok(Plan { root, columns, width: p.width, writes: p.writes })
+}
+
+fn is_update(c: &Clause) -> bool {
+    matches!(
+        c,
+        Clause::Create { .. }
+            | Clause::Merge { .. }
+            | Clause::Set { .. }
+            | Clause::Remove { .. }
+            | Clause::Delete { .. }
+            | Clause::Foreach { .. }
+    )
+}
+
+fn clause_name(c: &Clause) -> &'static str {
+    match c {
+        Clause::Match { optional: true, .. } => "OPTIONAL MATCH",
+        Clause::Match { .. } => "MATCH",
+        Clause::Unwind { .. } => "UNWIND",
+        Clause::With(_) => "WITH",
+        Clause::Return(_) => "RETURN",
+        Clause::Create { .. } => "CREATE",
+        Clause::Merge { .. } => "MERGE",
+        Clause::Set { .. } => "SET",
+        Clause::Remove { .. } => "REMOVE",
+        Clause::Delete { .. } => "DELETE",
+        Clause::Foreach { .. } => "FOREACH",
+        Clause::Call(_) => "CALL",
+        Clause::Subquery { .. } => "CALL { }",
+    }
+}
+
+impl Planner<'_> {
+    pub(crate) fn slot(&mut self) -> usize {
+        self.width += 1;
+        self.width - 1
+    }
+
+    /// Plans a (possibly UNION-ed) query on top of `start`; returns the plan and its column names. `top` is
+    /// false for subqueries, which may end without RETURN.
+    pub(crate) fn query(
+        &mut self,
+        q: &Query,
+        start: PlanNode,
+        scope: &Scope,
+        top: bool,
+    ) -> Result<(PlanNode, Vec<String>)> {
+        if q.parts.len() == 1 {
+            return self.single_query(&q.parts[0], start, scope, top);
+        }
+        let all = q.union_all[0];
+        if q.union_all.iter().any(|a| *a != all) {
+            return Err(CypherError::syntax("InvalidClauseComposition", "cannot mix UNION and UNION ALL"));
+        }
+        let mut parts = Vec::new();
+        let mut columns: Option<Vec<String>> = None;
+        for part in &q.parts {
+            let (plan, cols) = self.single_query(part, start.clone(), scope, top)?;
+            if let Some(c) = &columns {
+                if *c != cols {
+                    return Err(CypherError::semantic(
+                        "DifferentColumnsInUnion",
+                        "all sub queries in a UNION must have the same return column names",
+                    ));
+                }
+            }
+            columns = Some(cols);
+            parts.push(plan);
+        }
+        Ok((PlanNode::Union { parts, all }, columns.unwrap_or_default()))
+    }
+
+    pub(crate) fn subquery(&mut self, q: &Query, scope: &Scope) -> Result<(PlanNode, Vec<String>)> {
+        self.query(q, PlanNode::Start, scope, false)
+    }
+
+    fn single_query(
+        &mut self,
+        q: &SingleQuery,
+        start: PlanNode,
+        outer: &Scope,
+        top: bool,
+    ) -> Result<(PlanNode, Vec<String>)> {
+        let mut plan = start;
+        let mut scope = outer.clone();
+        let n = q.clauses.len();
+        let mut columns = Vec::new();
+        let mut saw_update = false;
+        for (i, clause) in q.clauses.iter().enumerate() {
+            let last = i + 1 == n;
+            if let Clause::Return(_) = clause {
+                if !last {
+                    return Err(CypherError::syntax(
+                        "InvalidClauseComposition",
+                        "RETURN can only be used at the end of the query",
+                    ));
+                }
+            }
+            if saw_update && matches!(clause, Clause::Match { .. }) && !matches!(q.clauses[i - 1], Clause::With(_)) {
+                return Err(CypherError::syntax(
+                    "InvalidClauseComposition",
+                    "WITH is required between an update clause and MATCH",
+                ));
+            }
+            if is_update(clause) {
+                saw_update = true;
+                self.writes = true;
+            }
+            if let Clause::With(_) = clause {
+                saw_update = false;
+            }
+            plan = match clause {
+                Clause::Match { optional, patterns, predicate, .. } => {
+                    if *optional {
+                        let mut inner_scope = scope.clone();
+                        let inner =
+                            self.match_patterns(PlanNode::Start, patterns, predicate.as_ref(), &mut inner_scope, true)?;
+                        scope = inner_scope;
+                        PlanNode::Optional { input: Box::new(plan), inner: Arc::new(inner) }
+                    } else {
+                        self.match_patterns(plan, patterns, predicate.as_ref(), &mut scope, true)?
+                    }
+                }
+                Clause::Unwind { list, variable } => {
+                    let list = self.expr(list, &scope, &mut AggMode::Forbidden)?;
+                    self.check_new(&scope, variable)?;
+                    let slot = self.slot();
+                    scope.add(&variable.name, slot, VarKind::Value);
+                    PlanNode::Unwind { input: Box::new(plan), list, slot }
+                }
+                Clause::With(p) => {
+                    let (plan, new_scope, _) = self.projection(plan, p, &scope, true)?;
+                    scope = new_scope;
+                    plan
+                }
+                Clause::Return(p) => {
+                    let (plan, _, cols) = self.projection(plan, p, &scope, false)?;
+                    columns = cols;
+                    plan
+                }
+                Clause::Create { patterns, .. } => self.create(plan, patterns, &mut scope)?,
+                Clause::Merge { pattern, on_create, on_match, .. } => {
+                    self.merge(plan, pattern, on_create, on_match, &mut scope)?
+                }
+                Clause::Set { items } => {
+                    let items = items.iter().map(|i| self.set_item(i, &scope)).collect::<Result<Vec<_>>>()?;
+                    PlanNode::Set { input: Box::new(plan), items }
+                }
+                Clause::Remove { items } => {
+                    let items = items.iter().map(|i| self.remove_item(i, &scope)).collect::<Result<Vec<_>>>()?;
+                    PlanNode::Set { input: Box::new(plan), items }
+                }
+                Clause::Delete { detach, targets } => {
+                    let targets = targets
+                        .iter()
+                        .map(|t| self.expr(t, &scope, &mut AggMode::Forbidden))
+                        .collect::<Result<Vec<_>>>()?;
+                    PlanNode::Delete { input: Box::new(plan), targets, detach: *detach }
+                }
+                Clause::Foreach { variable, list, body } => {
+                    let list = self.expr(list, &scope, &mut AggMode::Forbidden)?;
+                    let slot = self.slot();
+                    let inner_scope = scope.with(&variable.name, slot, VarKind::Value);
+                    for c in body {
+                        if !is_update(c) {
+                            return Err(CypherError::syntax(
+                                "InvalidClauseComposition",
+                                format!("{} is not allowed inside FOREACH", clause_name(c)),
+                            ));
+                        }
+                    }
+                    let q = Query { parts: vec![SingleQuery { clauses: body.clone() }], union_all: vec![] };
+                    let (body, _) = self.query(&q, PlanNode::Start, &inner_scope, false)?;
+                    PlanNode::Foreach { input: Box::new(plan), slot, list, body: Arc::new(body) }
+                }
+                Clause::Call(call) => {
+                    let (p, cols) = self.procedure(plan, call, &mut scope, last && i == 0)?;
+                    if !cols.is_empty() {
+                        columns = cols;
+                    }
+                    p
+                }
+                Clause::Subquery { query, .. } => {
+                    let (inner, cols) = self.query(query, PlanNode::Start, &scope, false)?;
+                    let mut returns = Vec::new();
+                    for c in &cols {
+                        if scope.get(c).is_some() {
+                            return Err(CypherError::semantic(
+                                "VariableAlreadyBound",
+                                format!("variable `{c}` already declared in outer scope"),
+                            ));
+                        }
+                        let slot = self.slot();
+                        scope.add(c, slot, VarKind::Value);
+                        returns.push(slot);
+                    }
+                    if query.parts.iter().any(|p| p.clauses.iter().any(is_update)) {
+                        self.writes = true;
+                    }
+                    PlanNode::Apply { input: Box::new(plan), inner: Arc::new(inner), returns }
+                }
+            };
+        }
+        let last = q.clauses.last().expect("a query has clauses");
+        let ends_well = matches!(last, Clause::Return(_))
+            || is_update(last)
+            || matches!(last, Clause::Call(_))
+            || (matches!(last, Clause::Subquery { .. }) && columns.is_empty());
+        if top && !ends_well {
+            return Err(CypherError::syntax(
+                "InvalidClauseComposition",
+                format!("query cannot conclude with {} (must be RETURN or an update clause)", clause_name(last)),
+            ));
+        }
+        if !top && !ends_well && !matches!(last, Clause::Match { .. } | Clause::With(_) | Clause::Unwind { .. }) {
+            return Err(CypherError::syntax("InvalidClauseComposition", "a subquery must end with RETURN"));
+        }
+        Ok((plan, columns))
+    }
+
+    pub(crate) fn check_new(&self, scope: &Scope, v: &Ident) -> Result<()> {
+        if scope.get(&v.name).is_some() {
+            return Err(self.error(
+                v.span,
+                CypherError::semantic("VariableAlreadyBound", format!("variable `{}` already declared", v.name)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// WITH and RETURN.
+    fn projection(
+        &mut self,
+        input: PlanNode,
+        p: &Projection,
+        scope: &Scope,
+        is_with: bool,
+    ) -> Result<(PlanNode, Scope, Vec<String>)> {
+        // The projected items: (column name, expression AST or an existing variable).
+        let mut items: Vec<(String, Option<&Expr>, Option<crate::plan::planner::Var>, Span)> = Vec::new();
+        if p.star {
+            let vars = scope.visible();
+            if vars.is_empty() && p.items.is_empty() {
+                return Err(CypherError::syntax(
+                    "NoVariablesInScope",
+                    format!(
+                        "{} * is not allowed when there are no variables in scope",
+                        if is_with { "WITH" } else { "RETURN" }
+                    ),
+                ));
+            }
+            for v in vars {
+                items.push((v.name.clone(), None, Some(v), p.span));
+            }
+        }
+        for item in &p.items {
+            if is_with && item.alias.is_none() && !matches!(item.expr.kind, ExprKind::Variable(_)) {
+                return Err(self.error(
+                    item.expr.span,
+                    CypherError::syntax("NoExpressionAlias", "expression in WITH must be aliased (use AS)"),
+                ));
+            }
+            items.push((item.name().to_string(), Some(&item.expr), None, item.expr.span));
+        }
+        let mut seen = HashSet::new();
+        for (name, _, _, span) in &items {
+            if !seen.insert(name.clone()) {
+                return Err(self.error(
+                    *span,
+                    CypherError::syntax(
+                        "ColumnNameConflict",
+                        format!("multiple result columns with the same name `{name}`"),
+                    ),
+                ));
+            }
+        }
+        let aggregating = items.iter().any(|(_, e, _, _)| e.is_some_and(contains_aggregate));
+        let mut new_scope = Scope::default();
+        let mut out_slots = Vec::with_capacity(items.len());
+        let mut plan = input;
+        if aggregating {
+            let mut keys = Vec::new();
+            let mut post = Vec::new();
+            let mut specs = Vec::new();
+            for (name, e, var, _) in &items {
+                let slot = self.slot();
+                match (e, var) {
+                    (Some(e), _) if contains_aggregate(e) => {
+                        let mut mode = AggMode::Collect(std::mem::take(&mut specs));
+                        let c = self.expr(e, scope, &mut mode)?;
+                        if let AggMode::Collect(s) = mode {
+                            specs = s;
+                        }
+                        post.push((c, slot));
+                    }
+                    (Some(e), _) => keys.push((self.expr(e, scope, &mut AggMode::Forbidden)?, slot)),
+                    (None, Some(v)) => keys.push((CExpr::Slot(v.slot), slot)),
+                    _ => unreachable!(),
+                }
+                new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
+                out_slots.push(slot);
+            }
+            plan = PlanNode::Aggregate { input: Box::new(plan), keys, aggs: specs };
+            if !post.is_empty() {
+                plan = PlanNode::Project { input: Box::new(plan), items: post };
+            }
+        } else {
+            let mut proj = Vec::new();
+            for (name, e, var, _) in &items {
+                let slot = self.slot();
+                let c = match (e, var) {
+                    (Some(e), _) => self.expr(e, scope, &mut AggMode::Forbidden)?,
+                    (None, Some(v)) => CExpr::Slot(v.slot),
+                    _ => unreachable!(),
+                };
+                proj.push((c, slot));
+                new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
+                out_slots.push(slot);
+            }
+            plan = PlanNode::Project { input: Box::new(plan), items: proj };
+        }
+        if p.distinct {
+            plan = PlanNode::Distinct { input: Box::new(plan), slots: out_slots.clone() };
+        }
+        if !p.order_by.is_empty() {
+            // ORDER BY sees the projected names and, unless the projection aggregated or was DISTINCT, the
+            // variables from before it too. An expression written exactly like a projected one is that column.
+            let mut order_scope = if aggregating || p.distinct { Scope::default() } else { scope.clone() };
+            for v in &new_scope.vars {
+                order_scope.add(&v.name, v.slot, v.kind);
+            }
+            let mut keys = Vec::new();
+            for s in &p.order_by {
+                let text = &self.text[s.expr.span.start..s.expr.span.end];
+                let same = items
+                    .iter()
+                    .position(|(_, e, _, _)| e.is_some_and(|e| &self.text[e.span.start..e.span.end] == text));
+                let c = match same {
+                    Some(i) => CExpr::Slot(out_slots[i]),
+                    None => {
+                        if (aggregating || p.distinct) && contains_aggregate(&s.expr) {
+                            return Err(self.error(
+                                s.expr.span,
+                                CypherError::syntax(
+                                    "InvalidAggregation",
+                                    "ORDER BY may only use aggregates that are projected",
+                                ),
+                            ));
+                        }
+                        self.expr(&s.expr, &order_scope, &mut AggMode::Forbidden).map_err(|e| {
+                            if e.detail == "InvalidAggregation" {
+                                CypherError { kind: crate::error::ErrorKind::SyntaxError, ..e }
+                            } else {
+                                e
+                            }
+                        })?
+                    }
+                };
+                keys.push((c, s.descending));
+            }
+            plan = PlanNode::Sort { input: Box::new(plan), keys };
+        }
+        if let Some(skip) = &p.skip {
+            let count = self.count_expr(skip, "SKIP")?;
+            plan = PlanNode::Skip { input: Box::new(plan), count };
+        }
+        if let Some(limit) = &p.limit {
+            let count = self.count_expr(limit, "LIMIT")?;
+            plan = PlanNode::Limit { input: Box::new(plan), count };
+        }
+        if let Some(pred) = &p.predicate {
+            let c = self.expr(pred, &new_scope, &mut AggMode::Forbidden)?;
+            plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+        }
+        let columns: Vec<String> = items.iter().map(|(n, _, _, _)| n.clone()).collect();
+        if !is_with {
+            plan = PlanNode::Produce { input: Box::new(plan), columns: out_slots };
+        }
+        Ok((plan, new_scope, columns))
+    }
+
+    fn kind_of(&self, e: &Option<&Expr>, var: Option<&Var>, scope: &Scope) -> VarKind {
+        if let Some(v) = var {
+            return v.kind;
+        }
+        if let Some(Expr { kind: ExprKind::Variable(name), .. }) = e {
+            if let Some(v) = scope.get(name) {
+                return v.kind;
+            }
+        }
+        VarKind::Value
+    }
+
+    /// SKIP and LIMIT take a constant expression: literals and parameters, no variables.
+    fn count_expr(&mut self, e: &Expr, what: &str) -> Result<CExpr> {
+        let mut uses_var = false;
+        super::compile::walk(e, &mut |x| {
+            if matches!(x.kind, ExprKind::Variable(_)) {
+                uses_var = true;
+            }
+        });
+        if uses_var {
+            return Err(self.error(
+                e.span,
+                CypherError::syntax("NonConstantExpression", format!("{what} cannot depend on variables")),
+            ));
+        }
+        if let ExprKind::Literal(crate::value::Value::Int(i)) = &e.kind {
+            if *i < 0 {
+                return Err(self.error(
+                    e.span,
+                    CypherError::syntax("NegativeIntegerArgument", format!("{what} must be a non-negative integer")),
+                ));
+            }
+        }
+        if let ExprKind::Literal(crate::value::Value::Float(_)) = &e.kind {
+            return Err(
+                self.error(e.span, CypherError::syntax("InvalidArgumentType", format!("{what} must be an integer")))
+            );
+        }
+        self.expr(e, &Scope::default(), &mut AggMode::Forbidden)
+    }
+
+    fn procedure(
+        &mut self,
+        input: PlanNode,
+        call: &ProcedureCall,
+        scope: &mut Scope,
+        standalone: bool,
+    ) -> Result<(PlanNode, Vec<String>)> {
+        let Some(procedure) = Procedure::from_name(&call.name) else {
+            return Err(self.error(
+                call.span,
+                CypherError::new(
+                    crate::error::ErrorKind::ProcedureError,
+                    crate::error::Phase::CompileTime,
+                    "ProcedureNotFound",
+                    format!("there is no procedure with the name `{}`", call.name),
+                ),
+            ));
+        };
+        let args = match &call.args {
+            Some(a) => a.iter().map(|x| self.expr(x, scope, &mut AggMode::Forbidden)).collect::<Result<Vec<_>>>()?,
+            None => vec![],
+        };
+        if !args.is_empty() {
+            return Err(self.error(
+                call.span,
+                CypherError::syntax("InvalidNumberOfArguments", format!("{} takes no arguments", call.name)),
+            ));
+        }
+        let fields = procedure.fields();
+        let mut yields = Vec::new();
+        let mut columns = Vec::new();
+        let items: Vec<(String, String)> = match &call.yields {
+            Some(items) => items
+                .iter()
+                .map(|(f, a)| (f.name.clone(), a.as_ref().map_or(f.name.clone(), |a| a.name.clone())))
+                .collect(),
+            None => fields.iter().map(|f| (f.to_string(), f.to_string())).collect(),
+        };
+        if call.yields.is_none() && !standalone && !fields.is_empty() && !call.yield_star {
+            // In-query calls of procedures with results must YIELD.
+            return Err(self.error(
+                call.span,
+                CypherError::syntax("InvalidClauseComposition", "procedure call inside a query must use YIELD"),
+            ));
+        }
+        for (field, alias) in items {
+            let Some(index) = fields.iter().position(|f| *f == field) else {
+                return Err(self.error(
+                    call.span,
+                    CypherError::syntax("UndefinedVariable", format!("unknown procedure output `{field}`")),
+                ));
+            };
+            if scope.get(&alias).is_some() {
+                return Err(self.error(
+                    call.span,
+                    CypherError::semantic("VariableAlreadyBound", format!("variable `{alias}` already declared")),
+                ));
+            }
+            let slot = self.slot();
+            scope.add(&alias, slot, VarKind::Value);
+            yields.push((index, slot));
+            columns.push((alias, slot));
+        }
+        let mut plan = PlanNode::Call { input: Box::new(input), procedure, args, yields };
+        if let Some(pred) = &call.predicate {
+            let c = self.expr(pred, scope, &mut AggMode::Forbidden)?;
+            plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+        }
+        if standalone {
+            let names = columns.iter().map(|(n, _)| n.clone()).collect();
+            let slots = columns.iter().map(|(_, s)| *s).collect();
+            return Ok((PlanNode::Produce { input: Box::new(plan), columns: slots }, names));
+        }
+        Ok((plan, vec![]))
+    }
+
+    fn create(&mut self, input: PlanNode, patterns: &[PatternPart], scope: &mut Scope) -> Result<PlanNode> {
+        let (nodes, rels, paths) = self.creation(patterns, scope, false)?;
+        let mut plan = PlanNode::Create { input: Box::new(input), nodes, rels };
+        if !paths.is_empty() {
+            plan = PlanNode::Project { input: Box::new(plan), items: paths };
+        }
+        Ok(plan)
+    }
+
+    /// What CREATE (or the creating half of MERGE) makes of patterns: nodes, relationships, path projections.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn creation(
+        &mut self,
+        patterns: &[PatternPart],
+        scope: &mut Scope,
+        merging: bool,
+    ) -> Result<(Vec<CreateNode>, Vec<CreateRel>, Vec<(CExpr, usize)>)> {
+        let mut nodes = Vec::new();
+        let mut rels = Vec::new();
+        let mut paths = Vec::new();
+        let mut created_here: HashSet<String> = HashSet::new();
+        for part in patterns {
+            if part.kind != PathKind::Normal {
+                return Err(self.error(
+                    part.span,
+                    CypherError::syntax("InvalidClauseComposition", "shortestPath cannot be used to create"),
+                ));
+            }
+            let mut node_slots = Vec::new();
+            let mut rel_slots = Vec::new();
+            let mut node = |p: &mut Self,
+                            np: &NodePattern,
+                            scope: &mut Scope,
+                            nodes: &mut Vec<CreateNode>|
+             -> Result<usize> {
+                if let Some(v) = &np.variable {
+                    if let Some(existing) = scope.get(&v.name) {
+                        let (slot, kind) = (existing.slot, existing.kind);
+                        if !np.labels.is_empty() || np.properties.is_some() {
+                            return Err(p.error(
+                                v.span,
+                                CypherError::semantic(
+                                    "VariableAlreadyBound",
+                                    format!("variable `{}` already declared", v.name),
+                                ),
+                            ));
+                        }
+                        if kind != VarKind::Node && kind != VarKind::Value {
+                            return Err(p.error(
+                                v.span,
+                                CypherError::semantic("VariableTypeConflict", format!("`{}` is not a node", v.name)),
+                            ));
+                        }
+                        if !created_here.contains(&v.name) {
+                            nodes.push(CreateNode { slot, bound: true, labels: vec![], properties: None });
+                        }
+                        return Ok(slot);
+                    }
+                }
+                let slot = p.slot();
+                if let Some(v) = &np.variable {
+                    scope.add(&v.name, slot, VarKind::Node);
+                    created_here.insert(v.name.clone());
+                }
+                let properties =
+                    np.properties.as_ref().map(|e| p.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
+                nodes.push(CreateNode {
+                    slot,
+                    bound: false,
+                    labels: np.labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                    properties,
+                });
+                Ok(slot)
+            };
+            let mut prev = node(self, &part.element.start, scope, &mut nodes)?;
+            node_slots.push(prev);
+            for (rp, np) in &part.element.chain {
+                let next = node(self, np, scope, &mut nodes)?;
+                if rp.types.len() != 1 {
+                    return Err(self.error(
+                        rp.span,
+                        CypherError::syntax(
+                            "NoSingleRelationshipType",
+                            "a relationship must have exactly one type to be created",
+                        ),
+                    ));
+                }
+                if rp.length.is_some() {
+                    return Err(self.error(
+                        rp.span,
+                        CypherError::syntax("CreatingVarLength", "variable length relationships cannot be created"),
+                    ));
+                }
+                let (from, to) = match rp.direction {
+                    RelDirection::Out => (prev, next),
+                    RelDirection::In => (next, prev),
+                    RelDirection::Both if merging => (prev, next),
+                    RelDirection::Both => {
+                        return Err(self.error(
+                            rp.span,
+                            CypherError::syntax(
+                                "RequiresDirectedRelationship",
+                                "only directed relationships are supported in CREATE",
+                            ),
+                        ))
+                    }
+                };
+                let slot = self.slot();
+                if let Some(v) = &rp.variable {
+                    if scope.get(&v.name).is_some() {
+                        return Err(self.error(
+                            v.span,
+                            CypherError::semantic(
+                                "VariableAlreadyBound",
+                                format!("variable `{}` already declared", v.name),
+                            ),
+                        ));
+                    }
+                    scope.add(&v.name, slot, VarKind::Rel);
+                }
+                let properties =
+                    rp.properties.as_ref().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
+                rels.push(CreateRel { slot, from, to, rel_type: Arc::from(rp.types[0].name.as_str()), properties });
+                rel_slots.push(slot);
+                node_slots.push(next);
+                prev = next;
+            }
+            if let Some(p) = &part.variable {
+                self.check_new(scope, p)?;
+                let slot = self.slot();
+                scope.add(&p.name, slot, VarKind::Path);
+                paths.push((CExpr::PathOf { nodes: node_slots, rels: rel_slots }, slot));
+            }
+        }
+        Ok((nodes, rels, paths))
+    }
+
+    fn merge(
+        &mut self,
+        input: PlanNode,
+        pattern: &PatternPart,
+        on_create: &[SetItem],
+        on_match: &[SetItem],
+        scope: &mut Scope,
+    ) -> Result<PlanNode> {
+        // Every element gets a name, so the match half and the create half bind the same slots.
+        let pattern = &name_anonymous(pattern);
+        let mut match_scope = scope.clone();
+        let matcher =
+            self.match_patterns(PlanNode::Start, std::slice::from_ref(pattern), None, &mut match_scope, true)?;
+        let mut create_scope = scope.clone();
+        let (mut nodes, mut rels, mut paths) = self.creation(std::slice::from_ref(pattern), &mut create_scope, true)?;
+        let mut remap = std::collections::HashMap::new();
+        for v in &create_scope.vars {
+            if let Some(m) = match_scope.get(&v.name) {
+                remap.insert(v.slot, m.slot);
+            }
+        }
+        let map = |s: &mut usize| {
+            if let Some(t) = remap.get(s) {
+                *s = *t;
+            }
+        };
+        for n in nodes.iter_mut() {
+            map(&mut n.slot);
+        }
+        for r in rels.iter_mut() {
+            map(&mut r.slot);
+            map(&mut r.from);
+            map(&mut r.to);
+        }
+        for (path, slot) in paths.iter_mut() {
+            map(slot);
+            if let CExpr::PathOf { nodes, rels } = path {
+                nodes.iter_mut().for_each(map);
+                rels.iter_mut().for_each(map);
+            }
+        }
+        *scope = match_scope;
+        let on_create = on_create.iter().map(|i| self.set_item(i, scope)).collect::<Result<Vec<_>>>()?;
+        let on_match = on_match.iter().map(|i| self.set_item(i, scope)).collect::<Result<Vec<_>>>()?;
+        let mut plan =
+            PlanNode::Merge { input: Box::new(input), matcher: Arc::new(matcher), nodes, rels, on_create, on_match };
+        if !paths.is_empty() {
+            plan = PlanNode::Project { input: Box::new(plan), items: paths };
+        }
+        Ok(plan)
+    }
+
+    fn set_item(&mut self, item: &SetItem, scope: &Scope) -> Result<SetOp> {
+        Ok(match item {
+            SetItem::Property { target, key, value } => SetOp::Property {
+                target: self.expr(target, scope, &mut AggMode::Forbidden)?,
+                key: Arc::from(key.name.as_str()),
+                value: self.expr(value, scope, &mut AggMode::Forbidden)?,
+            },
+            SetItem::Properties { variable, value, merge } => {
+                let Some(v) = scope.get(&variable.name) else {
+                    return Err(self.undefined(&variable.name, variable.span));
+                };
+                let slot = v.slot;
+                SetOp::Properties { slot, value: self.expr(value, scope, &mut AggMode::Forbidden)?, merge: *merge }
+            }
+            SetItem::Labels { variable, labels } => {
+                let Some(v) = scope.get(&variable.name) else {
+                    return Err(self.undefined(&variable.name, variable.span));
+                };
+                SetOp::Labels { slot: v.slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect() }
+            }
+        })
+    }
+
+    fn remove_item(&mut self, item: &RemoveItem, scope: &Scope) -> Result<SetOp> {
+        Ok(match item {
+            RemoveItem::Property { target, key } => SetOp::RemoveProperty {
+                target: self.expr(target, scope, &mut AggMode::Forbidden)?,
+                key: Arc::from(key.name.as_str()),
+            },
+            RemoveItem::Labels { variable, labels } => {
+                let Some(v) = scope.get(&variable.name) else {
+                    return Err(self.undefined(&variable.name, variable.span));
+                };
+                SetOp::RemoveLabels {
+                    slot: v.slot,
+                    labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                }
+            }
+        })
+    }
+}
+
+/// A copy of `pattern` where every anonymous node and relationship has a hidden name.
+fn name_anonymous(pattern: &PatternPart) -> PatternPart {
+    let mut p = pattern.clone();
+    let mut n = 0;
+    let mut name = |v: &mut Option<Ident>, span: Span| {
+        if v.is_none() {
+            n += 1;
+            *v = Some(Ident { name: format!("  merge{n}"), span });
+        }
+    };
+    name(&mut p.element.start.variable, p.element.start.span);
+    for (r, node) in p.element.chain.iter_mut() {
+        name(&mut r.variable, r.span);
+        name(&mut node.variable, node.span);
+    }
+    p
+}

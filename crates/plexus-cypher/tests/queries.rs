@@ -1,0 +1,149 @@
+//! End-to-end queries through the engine on an in-memory store.
+
+use plexus_cypher::{Engine, ErrorKind, Params, ResultValue, Value};
+use plexus_storage::Store;
+
+struct Db {
+    store: Store,
+    engine: Engine,
+}
+
+impl Db {
+    fn new() -> Db {
+        Db { store: Store::in_memory(), engine: Engine::new() }
+    }
+
+    fn run(&self, q: &str) -> Vec<Vec<ResultValue>> {
+        self.engine.execute(&self.store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+    }
+
+    fn run_with(&self, q: &str, params: &[(&str, Value)]) -> Vec<Vec<ResultValue>> {
+        let params: Params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        self.engine.execute(&self.store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+    }
+
+    fn err(&self, q: &str) -> plexus_cypher::CypherError {
+        self.engine.execute(&self.store, q, &Params::new()).expect_err(q)
+    }
+}
+
+fn int(i: i64) -> ResultValue {
+    ResultValue::Int(i)
+}
+
+fn s(x: &str) -> ResultValue {
+    ResultValue::String(x.into())
+}
+
+#[test]
+fn create_match_return() {
+    let db = Db::new();
+    db.run("CREATE (:Person {name: 'Ann', age: 30})-[:KNOWS {since: 2001}]->(:Person {name: 'Bob', age: 40})");
+    let rows = db.run("MATCH (a:Person)-[k:KNOWS]->(b) RETURN a.name, b.name, k.since");
+    assert_eq!(rows, vec![vec![s("Ann"), s("Bob"), int(2001)]]);
+    let rows = db.run("MATCH (a)<-[:KNOWS]-(b) RETURN a.name, b.name");
+    assert_eq!(rows, vec![vec![s("Bob"), s("Ann")]]);
+    let rows = db.run("MATCH (n:Person) WHERE n.age > 35 RETURN n.name");
+    assert_eq!(rows, vec![vec![s("Bob")]]);
+    let rows = db.run("MATCH (n:Person) RETURN count(*) AS c, sum(n.age) AS s, collect(n.name) AS names");
+    assert_eq!(rows, vec![vec![int(2), int(70), ResultValue::List(vec![s("Ann"), s("Bob")])]]);
+}
+
+#[test]
+fn expressions_and_projection() {
+    let db = Db::new();
+    let rows = db.run("RETURN 1 + 2 * 3 AS x, 'a' + 'b' AS y, [x IN range(1, 5) WHERE x % 2 = 1 | x * 10] AS z");
+    assert_eq!(rows[0][0], int(7));
+    assert_eq!(rows[0][1], s("ab"));
+    assert_eq!(rows[0][2], ResultValue::List(vec![int(10), int(30), int(50)]));
+    let rows = db.run("UNWIND [3, 1, 2] AS x WITH x ORDER BY x DESC LIMIT 2 RETURN collect(x)");
+    assert_eq!(rows, vec![vec![ResultValue::List(vec![int(3), int(2)])]]);
+    let rows = db.run("UNWIND [1, 1, 2, null] AS x RETURN DISTINCT x ORDER BY x");
+    assert_eq!(rows, vec![vec![int(1)], vec![int(2)], vec![ResultValue::Null]]);
+    let rows = db.run("RETURN CASE WHEN null THEN 1 ELSE 2 END, null = null, 1 < 2 < 3, NOT (1 = 1.0)");
+    assert_eq!(rows[0], vec![int(2), ResultValue::Null, ResultValue::Bool(true), ResultValue::Bool(false)]);
+    let rows = db.run_with("RETURN $a + 1 AS r", &[("a", Value::Int(41))]);
+    assert_eq!(rows, vec![vec![int(42)]]);
+}
+
+#[test]
+fn grouping_and_optional_match() {
+    let db = Db::new();
+    db.run("UNWIND range(1, 6) AS i CREATE (:N {g: i % 2, i: i})");
+    let rows = db.run("MATCH (n:N) RETURN n.g AS g, count(*) AS c, max(n.i) AS m ORDER BY g");
+    assert_eq!(rows, vec![vec![int(0), int(3), int(6)], vec![int(1), int(3), int(5)]]);
+    let rows = db.run("MATCH (n:N {i: 1}) OPTIONAL MATCH (n)-->(m) RETURN n.i, m");
+    assert_eq!(rows, vec![vec![int(1), ResultValue::Null]]);
+}
+
+#[test]
+fn merge_set_delete() {
+    let db = Db::new();
+    db.run("MERGE (a:A {k: 1}) ON CREATE SET a.created = true");
+    db.run("MERGE (a:A {k: 1}) ON MATCH SET a.matched = true");
+    let rows = db.run("MATCH (a:A) RETURN a.k, a.created, a.matched, count(*)");
+    assert_eq!(rows, vec![vec![int(1), ResultValue::Bool(true), ResultValue::Bool(true), int(1)]]);
+    db.run("MATCH (a:A) SET a:B, a.x = 5 REMOVE a.created");
+    let rows = db.run("MATCH (a:B) RETURN labels(a), keys(a)");
+    assert_eq!(
+        rows,
+        vec![vec![ResultValue::List(vec![s("A"), s("B")]), ResultValue::List(vec![s("k"), s("matched"), s("x")])]]
+    );
+    db.run("MATCH (a:A) CREATE (a)-[:R]->(:C)");
+    let e = db.err("MATCH (a:A) DELETE a");
+    assert_eq!(e.kind, ErrorKind::ConstraintValidationFailed);
+    db.run("MATCH (a:A) DETACH DELETE a");
+    assert_eq!(db.run("MATCH (n) RETURN count(n)"), vec![vec![int(1)]]);
+}
+
+#[test]
+fn unique_key_lookup_and_paths() {
+    let db = Db::new();
+    db.run("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.id IS UNIQUE");
+    db.run("UNWIND range(1, 100) AS i CREATE (:Person {id: i})");
+    db.run("MATCH (a:Person {id: 1}), (b:Person {id: 2}), (c:Person {id: 3}) CREATE (a)-[:K]->(b)-[:K]->(c)");
+    let rows = db.run("MATCH p = (a:Person {id: 1})-[:K*]->(x) RETURN x.id, length(p) ORDER BY x.id");
+    assert_eq!(rows, vec![vec![int(2), int(1)], vec![int(3), int(2)]]);
+    let rows = db.run(
+        "MATCH (a:Person), (c:Person) WHERE a.id = 1 AND c.id = 3 MATCH p = shortestPath((a)-[*]-(c)) RETURN length(p)",
+    );
+    assert_eq!(rows, vec![vec![int(2)]]);
+    let e = db.err("CREATE (:Person {id: 5})");
+    assert_eq!(e.kind, ErrorKind::ConstraintValidationFailed);
+    let rows = db.run("MATCH (a:Person) WHERE (a)-[:K]->() RETURN count(a)");
+    assert_eq!(rows, vec![vec![int(2)]]);
+    let rows = db.run("MATCH (a:Person {id: 2}) RETURN [(a)-->(b) | b.id] AS out, size([(a)<--(b) | b]) AS ins");
+    assert_eq!(rows, vec![vec![ResultValue::List(vec![int(3)]), int(1)]]);
+}
+
+#[test]
+fn errors_have_positions_and_types() {
+    let db = Db::new();
+    let e = db.err("MATCH (n) RETURN m");
+    assert_eq!(e.kind, ErrorKind::SemanticError);
+    assert_eq!(e.detail, "UndefinedVariable");
+    assert_eq!(e.position.map(|p| (p.line, p.column)), Some((1, 18)));
+    assert_eq!(db.err("MATCH (n)").kind, ErrorKind::SyntaxError);
+    assert_eq!(db.err("RETURN 1 / 0").kind, ErrorKind::ArithmeticError);
+    assert_eq!(db.err("RETURN nosuchfunction(1)").detail, "UnknownFunction");
+}
+
+#[test]
+fn failing_statement_leaves_nothing() {
+    let db = Db::new();
+    let e = db.err("UNWIND [1, 2, 0] AS x CREATE (:T {v: 10 / x})");
+    assert_eq!(e.kind, ErrorKind::ArithmeticError);
+    assert_eq!(db.run("MATCH (n) RETURN count(n)"), vec![vec![int(0)]]);
+}
+
+#[test]
+fn procedures_and_union() {
+    let db = Db::new();
+    db.run("CREATE (:A {x: 1})-[:T]->(:B)");
+    let rows = db.run("CALL db.labels() YIELD label RETURN label ORDER BY label");
+    assert_eq!(rows, vec![vec![s("A")], vec![s("B")]]);
+    let rows = db.run("RETURN 1 AS x UNION RETURN 1 AS x UNION RETURN 2 AS x");
+    assert_eq!(rows.len(), 2);
+    let rows = db.run("RETURN 1 AS x UNION ALL RETURN 1 AS x");
+    assert_eq!(rows.len(), 2);
+}
