@@ -7,14 +7,17 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use plexus::{Database, Direction, NodeId, TokenKind, TypeFilter};
 
+mod format;
 mod generate;
 mod import;
 mod likes;
+mod query;
+mod shell;
 
 #[derive(Parser)]
 #[command(name = "plexus", version, about = "Plexus: a fast, durable property-graph database")]
 #[command(
-    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data"
+    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data\n  plexus query --data g \"MATCH (n) RETURN count(n)\"  run one query\n  plexus query --data g -p id=42 \"MATCH (n {id: $id}) RETURN n\" --format json\n  plexus shell --data g             interactive shell (statements end with ;)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -55,11 +58,15 @@ enum Command {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
+    /// Run one openCypher statement and print the result.
+    Query(query::QueryArgs),
+    /// An interactive openCypher shell (statements end with ';'; :help for commands).
+    Shell(shell::ShellArgs),
     /// Write a synthetic graph (R-MAT, data-set presets, likes) as an edge-list file for import.
     Generate(generate::GenerateArgs),
 }
 
-fn open(data: &PathBuf) -> Result<Database, String> {
+pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
     let db = Database::open(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
     if !db.recovery_report().is_clean() {
         eprintln!("plexus: recovery: {}", db.recovery_report());
@@ -105,6 +112,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Generate(args) => generate::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Shell(args) => shell::run(args),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod random;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use plexus_cypher as cypher;
 pub use plexus_cypher::{CypherError, Params, QueryResult, QueryStats, ResultValue};
 
 pub use plexus_storage::value;

@@ -1,0 +1,315 @@
+//! Printing query results as a table (like `cypher-shell`), JSON or CSV.
+
+use std::fmt::Write;
+
+use plexus::{QueryResult, ResultValue};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+/// A value in Cypher literal notation, as the table shows it.
+pub fn literal(v: &ResultValue) -> String {
+    let mut s = String::new();
+    write_literal(v, &mut s);
+    s
+}
+
+fn props(p: &std::collections::BTreeMap<std::sync::Arc<str>, ResultValue>, out: &mut String) {
+    if p.is_empty() {
+        return;
+    }
+    out.push_str(" {");
+    for (i, (k, v)) in p.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{k}: ");
+        write_literal(v, out);
+    }
+    out.push('}');
+}
+
+fn write_literal(v: &ResultValue, out: &mut String) {
+    match v {
+        ResultValue::Null => out.push_str("null"),
+        ResultValue::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        ResultValue::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        ResultValue::Float(f) => out.push_str(&plexus::cypher::functions::format_float(*f)),
+        ResultValue::String(s) => {
+            out.push('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        ResultValue::Bytes(b) => {
+            let _ = write!(out, "<{} bytes>", b.len());
+        }
+        ResultValue::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_literal(item, out);
+            }
+            out.push(']');
+        }
+        ResultValue::Map(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{k}: ");
+                write_literal(v, out);
+            }
+            out.push('}');
+        }
+        ResultValue::Node(n) => {
+            out.push('(');
+            for l in &n.labels {
+                let _ = write!(out, ":{l}");
+            }
+            props(&n.properties, out);
+            out.push(')');
+        }
+        ResultValue::Rel(r) => {
+            let _ = write!(out, "[:{}", r.rel_type);
+            props(&r.properties, out);
+            out.push(']');
+        }
+        ResultValue::Path(p) => {
+            for (i, n) in p.nodes.iter().enumerate() {
+                if i > 0 {
+                    let r = &p.rels[i - 1];
+                    let forward = r.start == p.nodes[i - 1].id;
+                    out.push_str(if forward { "-" } else { "<-" });
+                    write_literal(&ResultValue::Rel(Box::new(r.clone())), out);
+                    out.push_str(if forward { "->" } else { "-" });
+                }
+                write_literal(&ResultValue::Node(Box::new(n.clone())), out);
+            }
+        }
+        other => match plexus::cypher::temporal::to_string(&other.clone().into_value()) {
+            Some(s) => out.push_str(&s),
+            None => {
+                let _ = write!(out, "{other:?}");
+            }
+        },
+    }
+}
+
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn json_props(p: &std::collections::BTreeMap<std::sync::Arc<str>, ResultValue>, out: &mut String) {
+    out.push('{');
+    for (i, (k, v)) in p.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json_string(k, out);
+        out.push(':');
+        json(v, out);
+    }
+    out.push('}');
+}
+
+/// A value as JSON: nodes and relationships as objects with their id, labels or type, and properties.
+pub fn json(v: &ResultValue, out: &mut String) {
+    match v {
+        ResultValue::Null => out.push_str("null"),
+        ResultValue::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        ResultValue::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        ResultValue::Float(f) if f.is_finite() => {
+            let _ = write!(out, "{f:?}");
+        }
+        ResultValue::Float(f) => json_string(&plexus::cypher::functions::format_float(*f), out),
+        ResultValue::String(s) => json_string(s, out),
+        ResultValue::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json(item, out);
+            }
+            out.push(']');
+        }
+        ResultValue::Map(m) => json_props(m, out),
+        ResultValue::Node(n) => {
+            let _ = write!(out, "{{\"id\":{},\"labels\":[", n.id);
+            for (i, l) in n.labels.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(l, out);
+            }
+            out.push_str("],\"properties\":");
+            json_props(&n.properties, out);
+            out.push('}');
+        }
+        ResultValue::Rel(r) => {
+            let _ = write!(out, "{{\"id\":{},\"type\":", r.id);
+            json_string(&r.rel_type, out);
+            let _ = write!(out, ",\"start\":{},\"end\":{},\"properties\":", r.start, r.end);
+            json_props(&r.properties, out);
+            out.push('}');
+        }
+        ResultValue::Path(p) => {
+            out.push_str("{\"nodes\":");
+            json(&ResultValue::List(p.nodes.iter().map(|n| ResultValue::Node(Box::new(n.clone()))).collect()), out);
+            out.push_str(",\"relationships\":");
+            json(&ResultValue::List(p.rels.iter().map(|r| ResultValue::Rel(Box::new(r.clone()))).collect()), out);
+            out.push('}');
+        }
+        other => json_string(&literal(other), out),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Renders a whole result.
+pub fn render(result: &QueryResult, format: Format) -> String {
+    let mut out = String::new();
+    match format {
+        Format::Table => {
+            if result.columns.is_empty() || (result.plan.is_some() && result.rows.is_empty()) {
+                return out;
+            }
+            let cells: Vec<Vec<String>> = result.rows.iter().map(|r| r.iter().map(literal).collect()).collect();
+            let mut widths: Vec<usize> = result.columns.iter().map(|c| c.chars().count()).collect();
+            for row in &cells {
+                for (w, c) in widths.iter_mut().zip(row) {
+                    *w = (*w).max(c.chars().count());
+                }
+            }
+            let line: String = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+\n";
+            let row_text = |vals: &[String]| -> String {
+                vals.iter()
+                    .zip(&widths)
+                    .map(|(v, w)| format!("| {v}{} ", " ".repeat(w - v.chars().count())))
+                    .collect::<String>()
+                    + "|\n"
+            };
+            out.push_str(&line);
+            out.push_str(&row_text(&result.columns));
+            out.push_str(&line);
+            for row in &cells {
+                out.push_str(&row_text(row));
+            }
+            out.push_str(&line);
+        }
+        Format::Json => {
+            out.push_str("{\"columns\":[");
+            for (i, c) in result.columns.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(c, &mut out);
+            }
+            out.push_str("],\"rows\":[");
+            for (i, row) in result.rows.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('[');
+                for (j, v) in row.iter().enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    json(v, &mut out);
+                }
+                out.push(']');
+            }
+            out.push_str("]}\n");
+        }
+        Format::Csv => {
+            if result.columns.is_empty() {
+                return out;
+            }
+            out.push_str(&result.columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
+            out.push('\n');
+            for row in &result.rows {
+                let fields: Vec<String> = row
+                    .iter()
+                    .map(|v| match v {
+                        ResultValue::String(s) => csv_field(s),
+                        ResultValue::Null => String::new(),
+                        other => csv_field(&literal(other)),
+                    })
+                    .collect();
+                out.push_str(&fields.join(","));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The one-line summary after a result: rows, changes, time.
+pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
+    let s = &result.stats;
+    let mut parts = Vec::new();
+    let mut add = |n: u64, what: &str| {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    };
+    add(s.nodes_created, "nodes created");
+    add(s.nodes_deleted, "nodes deleted");
+    add(s.relationships_created, "relationships created");
+    add(s.relationships_deleted, "relationships deleted");
+    add(s.properties_set, "properties set");
+    add(s.labels_added, "labels added");
+    add(s.labels_removed, "labels removed");
+    add(s.constraints_added, "constraints added");
+    add(s.constraints_removed, "constraints removed");
+    let rows = result.rows.len();
+    let head = if result.columns.is_empty() {
+        "0 rows".to_string()
+    } else {
+        format!("{rows} row{}", if rows == 1 { "" } else { "s" })
+    };
+    let changes = if parts.is_empty() { String::new() } else { format!(", {}", parts.join(", ")) };
+    format!("{head}{changes} ({:.2} ms)", elapsed.as_secs_f64() * 1e3)
+}

@@ -1,0 +1,76 @@
+//! `plexus query`: run one statement against a database and print its result.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use plexus::{CypherError, Database, Params, ResultValue};
+
+use crate::format::{render, summary, Format};
+
+#[derive(Args)]
+pub struct QueryArgs {
+    /// Database directory.
+    #[arg(long, default_value = "plexus-data")]
+    data: PathBuf,
+    /// The openCypher statement.
+    query: String,
+    /// A parameter, `name=VALUE` where VALUE is a Cypher literal: `--param id=42 --param name="'Ann'"`.
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// Parses `name=literal` parameters by evaluating each literal as a Cypher expression.
+pub fn parse_params(db: &Database, specs: &[String]) -> Result<Params, String> {
+    let mut params = Params::new();
+    for spec in specs {
+        let (name, literal) = spec.split_once('=').ok_or_else(|| format!("parameter '{spec}' is not NAME=VALUE"))?;
+        let name = name.trim().trim_start_matches('$');
+        let value = literal_value(db, literal.trim()).map_err(|e| format!("parameter {name}: {e}"))?;
+        params.insert(name.to_string(), value);
+    }
+    Ok(params)
+}
+
+/// Evaluates a literal (`42`, `'text'`, `[1, 2]`, `{a: 1}`, `date('2020-01-01')`) to a parameter value.
+pub fn literal_value(db: &Database, literal: &str) -> Result<plexus::cypher::Value, String> {
+    let result = db.execute(&format!("RETURN {literal} AS v"), &Params::new()).map_err(|e| e.to_string())?;
+    let v: ResultValue = result.rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or_default();
+    Ok(v.into_value())
+}
+
+/// An error with the offending line of the query and a caret under the position.
+pub fn show_error(query: &str, e: &CypherError) -> String {
+    let mut s = format!("{e}");
+    if let Some(p) = e.position {
+        if let Some(line) = query.lines().nth(p.line.saturating_sub(1)) {
+            s.push_str(&format!("\n  {line}\n  {}^", " ".repeat(p.column.saturating_sub(1))));
+        }
+    }
+    s
+}
+
+pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
+    let db = crate::open(&args.data)?;
+    let params = parse_params(&db, &args.params)?;
+    let start = Instant::now();
+    match db.execute(&args.query, &params) {
+        Ok(result) => {
+            print!("{}", render(&result, args.format));
+            if let Some(plan) = &result.plan {
+                print!("{plan}");
+            }
+            if args.format == Format::Table {
+                eprintln!("{}", summary(&result, start.elapsed()));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("{}", show_error(&args.query, &e));
+            Ok(ExitCode::from(1))
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! `plexus shell`: an interactive Cypher shell in the manner of `cypher-shell` and `sqlite3`.
+//!
+//! Statements end with `;` and may span lines. Commands start with `:` (`:help`). With standard input not a
+//! terminal, statements are read from it and run in order (`plexus shell < script.cypher`).
+
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use plexus::{Database, Params};
+
+use crate::format::{render, summary, Format};
+use crate::query::{literal_value, show_error};
+
+#[derive(Args)]
+pub struct ShellArgs {
+    /// Database directory.
+    #[arg(long, default_value = "plexus-data")]
+    data: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+const HELP: &str = "\
+Statements end with ';' and may span several lines.
+  :help                 this help
+  :param NAME => VALUE  set a parameter ($NAME) to a Cypher literal
+  :params               list the parameters
+  :clear                forget all parameters
+  :format table|json|csv
+  :exit, :quit          leave (Ctrl-D too)";
+
+struct Session {
+    db: Database,
+    params: Params,
+    format: Format,
+    failed: bool,
+}
+
+impl Session {
+    fn statement(&mut self, text: &str) {
+        let start = Instant::now();
+        match self.db.execute(text, &self.params) {
+            Ok(result) => {
+                print!("{}", render(&result, self.format));
+                if let Some(plan) = &result.plan {
+                    print!("{plan}");
+                }
+                println!("{}", summary(&result, start.elapsed()));
+            }
+            Err(e) => {
+                self.failed = true;
+                eprintln!("{}", show_error(text, &e));
+            }
+        }
+    }
+
+    /// Runs a `:command`; returns false to leave.
+    fn command(&mut self, line: &str) -> bool {
+        let line = line.trim().trim_end_matches(';');
+        let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        match cmd {
+            ":exit" | ":quit" | ":q" => return false,
+            ":help" | ":h" => println!("{HELP}"),
+            ":params" => {
+                for (k, v) in &self.params {
+                    println!("${k}: {v:?}");
+                }
+            }
+            ":clear" => self.params.clear(),
+            ":format" => match rest.trim() {
+                "table" => self.format = Format::Table,
+                "json" => self.format = Format::Json,
+                "csv" => self.format = Format::Csv,
+                other => eprintln!("unknown format '{other}': table, json or csv"),
+            },
+            ":param" => {
+                let parsed = rest.split_once("=>").or_else(|| rest.split_once(':')).or_else(|| rest.split_once('='));
+                match parsed {
+                    Some((name, value)) => {
+                        let name = name.trim().trim_start_matches('$').to_string();
+                        match literal_value(&self.db, value.trim()) {
+                            Ok(v) => {
+                                self.params.insert(name, v);
+                            }
+                            Err(e) => eprintln!("{e}"),
+                        }
+                    }
+                    None => eprintln!("usage: :param NAME => VALUE"),
+                }
+            }
+            other => eprintln!("unknown command {other}; :help lists them"),
+        }
+        true
+    }
+}
+
+/// Splits complete statements (ending with `;` outside strings and comments) off the front of `buffer`.
+fn take_statements(buffer: &mut String) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut quote: Option<char> = None;
+    let mut chars = buffer.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match quote {
+            Some(q) => {
+                if c == '\\' {
+                    chars.next();
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' | '`' => quote = Some(c),
+                '/' if chars.peek().map(|p| p.1) == Some('/') => {
+                    for (_, c) in chars.by_ref() {
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                }
+                ';' => {
+                    let s = buffer[start..i].trim();
+                    if !s.is_empty() {
+                        out.push(s.to_string());
+                    }
+                    start = i + 1;
+                }
+                _ => {}
+            },
+        }
+    }
+    *buffer = buffer[start..].to_string();
+    out
+}
+
+pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
+    let db = crate::open(&args.data)?;
+    let mut session = Session { db, params: Params::new(), format: args.format, failed: false };
+    if !std::io::stdin().is_terminal() {
+        let mut buffer = String::new();
+        for line in std::io::stdin().lock().lines() {
+            let line = line.map_err(|e| e.to_string())?;
+            if buffer.trim().is_empty() && line.trim_start().starts_with(':') {
+                if !session.command(&line) {
+                    break;
+                }
+                continue;
+            }
+            buffer.push_str(&line);
+            buffer.push('\n');
+            for s in take_statements(&mut buffer) {
+                session.statement(&s);
+            }
+        }
+        if !buffer.trim().is_empty() {
+            session.statement(buffer.trim());
+        }
+        return Ok(if session.failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+    println!(
+        "Plexus {} shell on {}. Type :help for help, :exit to leave.",
+        env!("CARGO_PKG_VERSION"),
+        args.data.display()
+    );
+    let mut editor = rustyline::DefaultEditor::new().map_err(|e| e.to_string())?;
+    let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".plexus_history"));
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.trim().is_empty() { "plexus> " } else { "   ...> " };
+        match editor.readline(prompt) {
+            Ok(line) => {
+                if buffer.trim().is_empty() && line.trim_start().starts_with(':') {
+                    let _ = editor.add_history_entry(line.as_str());
+                    if !session.command(&line) {
+                        break;
+                    }
+                    continue;
+                }
+                buffer.push_str(&line);
+                buffer.push('\n');
+                let statements = take_statements(&mut buffer);
+                for s in statements {
+                    let _ = editor.add_history_entry(format!("{s};"));
+                    session.statement(&s);
+                }
+            }
+            Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_statements;
+
+    #[test]
+    fn statements_split_on_semicolons_outside_strings() {
+        let mut b = "RETURN ';' AS a; MATCH (n)\n// c;\nRETURN n; RETURN".to_string();
+        assert_eq!(take_statements(&mut b), vec!["RETURN ';' AS a", "MATCH (n)\n// c;\nRETURN n"]);
+        assert_eq!(b.trim(), "RETURN");
+    }
+}
