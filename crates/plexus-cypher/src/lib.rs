@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod error;
+pub mod format;
 pub mod temporal;
 pub mod value;
 
