@@ -6,6 +6,7 @@
 //!
 //! Values: [`value::Value`] inside the engine (graph entities are ids), [`value::ResultValue`] in results.
 
+pub mod arith;
 pub mod compare;
 pub mod error;
 pub mod format;
