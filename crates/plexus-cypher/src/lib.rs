@@ -10,6 +10,7 @@ pub mod arith;
 pub mod compare;
 pub mod error;
 pub mod format;
+pub mod functions;
 pub mod temporal;
 pub mod value;
 
