@@ -249,6 +249,50 @@ mod tests {
     }
 
     #[test]
+    fn exponentiation_examples() {
+        // Precedence2 [2]: 4 ^ 3 op 2 ^ 3, and 4 ^ (3 op 2) ^ 3 (left-associative).
+        let (p43, p23) = (pow(&i(4), &i(3)).unwrap(), pow(&i(2), &i(3)).unwrap());
+        assert_eq!(ok(mul(&p43, &p23)), "512.0");
+        assert_eq!(ok(div(&p43, &p23)), "8.0");
+        assert_eq!(ok(rem(&p43, &p23)), "0.0");
+        for (inner, want) in
+            [(mul(&i(3), &i(2)), "6.8719476736E10"), (div(&i(3), &i(2)), "64.0"), (rem(&i(3), &i(2)), "64.0")]
+        {
+            assert_eq!(ok(pow(&pow(&i(4), &inner.unwrap()).unwrap(), &i(3))), want);
+        }
+        // Precedence2 [4]: -3 ^ 2 = (-3) ^ 2 = 9.0, -(3 ^ 2) = -9.0
+        assert_eq!(ok(pow(&neg(&i(3)).unwrap(), &i(2))), "9.0");
+        assert_eq!(ok(neg(&pow(&i(3), &i(2)).unwrap())), "-9.0");
+        // Precedence1: 1 + (2 - (3 * (4 / (5 ^ (6 % null))))) is null
+        let mut v = rem(&i(6), &Value::Null).unwrap();
+        for (op, lhs) in
+            [(BinaryOp::Pow, 5), (BinaryOp::Div, 4), (BinaryOp::Mul, 3), (BinaryOp::Sub, 2), (BinaryOp::Add, 1)]
+        {
+            v = binary(op, &i(lhs), &v).unwrap();
+        }
+        assert!(v.is_null());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn integer_results_are_exact_or_overflow(a in proptest::num::i64::ANY, b in proptest::num::i64::ANY) {
+            let (x, y) = (a as i128, b as i128);
+            for (op, exact) in [(BinaryOp::Add, Some(x + y)), (BinaryOp::Sub, Some(x - y)), (BinaryOp::Mul, Some(x * y)),
+                (BinaryOp::Div, (y != 0).then(|| x / y)), (BinaryOp::Mod, (y != 0).then(|| x % y))] {
+                match (binary(op, &i(a), &i(b)), exact) {
+                    (Ok(Value::Int(r)), Some(e)) => proptest::prop_assert_eq!(r as i128, e),
+                    (Err(err), Some(e)) => {
+                        proptest::prop_assert!(i64::try_from(e).is_err());
+                        proptest::prop_assert_eq!(err.detail, "IntegerOverflow");
+                    }
+                    (Err(err), None) => proptest::prop_assert_eq!(err.detail, "DivisionByZero"),
+                    (r, e) => proptest::prop_assert!(false, "{:?} {} {:?}: {:?}, expected {:?}", a, op.symbol(), b, r, e),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn mixing_integers_and_floats() {
         assert_eq!(ok(add(&i(1), &f(0.5))), "1.5");
         assert_eq!(ok(sub(&f(0.5), &i(1))), "-0.5");
