@@ -13,6 +13,8 @@
 //!   exactly "[`order`] says `Equal`", so `null` is equivalent to `null` and `NaN` to `NaN`. [`Equivalent`] wraps a
 //!   value with `Eq`, `Hash` and `Ord` that agree with each other, for hash maps and sorted sets.
 //!
+//! Also here: `IN` ([`in_list`]) and `STARTS WITH`, `ENDS WITH`, `CONTAINS` ([`string_op`]).
+//!
 //! Temporal values compare through [`temporal::compare`]; when it has no answer for two values of one type (which
 //! is always the case for durations, which have no order) the values' stored fields decide.
 
@@ -93,6 +95,24 @@ pub fn in_list(v: &Value, list: &[Value]) -> Option<bool> {
     } else {
         Some(false)
     }
+}
+
+/// A string predicate operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StringOp {
+    StartsWith,
+    EndsWith,
+    Contains,
+}
+
+/// `a STARTS WITH b`, `a ENDS WITH b`, `a CONTAINS b`: `null` unless both are strings.
+pub fn string_op(op: StringOp, a: &Value, b: &Value) -> Option<bool> {
+    let (Value::String(a), Value::String(b)) = (a, b) else { return None };
+    Some(match op {
+        StringOp::StartsWith => a.starts_with(&**b),
+        StringOp::EndsWith => a.ends_with(&**b),
+        StringOp::Contains => a.contains(&**b),
+    })
 }
 
 /// An inequality operator.

@@ -158,6 +158,27 @@ fn in_lists() {
 }
 
 #[test]
+fn string_predicates() {
+    // String8, String9, String10
+    assert_eq!(string_op(StringOp::StartsWith, &s("ABCDEF"), &s("ABC")), Some(true));
+    assert_eq!(string_op(StringOp::StartsWith, &s("AB"), &s("ABC")), Some(false));
+    assert_eq!(string_op(StringOp::EndsWith, &s("ABCDEF"), &s("DEF")), Some(true));
+    assert_eq!(string_op(StringOp::Contains, &s("ABCDEF"), &s("CD")), Some(true));
+    assert_eq!(string_op(StringOp::Contains, &s(""), &s("")), Some(true));
+    assert_eq!(string_op(StringOp::Contains, &s("Foo\nFoo"), &s("\n")), Some(true));
+    let operands = [i(1), f(2.5), Value::Bool(true), l(vec![]), m(&[]), N];
+    for op in [StringOp::StartsWith, StringOp::EndsWith, StringOp::Contains] {
+        for a in &operands {
+            for b in &operands {
+                assert_eq!(string_op(op, a, b), None);
+            }
+            assert_eq!(string_op(op, &s("a"), a), None);
+            assert_eq!(string_op(op, a, &s("a")), None);
+        }
+    }
+}
+
+#[test]
 fn comparing_across_types_is_null_except_numbers() {
     // Comparison2 [3]
     let p = Value::Path(Arc::new(Path { nodes: vec![NodeId(1), NodeId(2)], rels: vec![RelId(1)] }));
