@@ -42,7 +42,7 @@ fn write_literal(v: &ResultValue, out: &mut String) {
         ResultValue::Int(i) => {
             let _ = write!(out, "{i}");
         }
-        ResultValue::Float(f) => out.push_str(&plexus::cypher::functions::format_float(*f)),
+        ResultValue::Float(f) => out.push_str(&plexus::cypher::format::float_to_string(*f)),
         ResultValue::String(s) => {
             out.push('"');
             for c in s.chars() {
@@ -157,7 +157,7 @@ pub fn json(v: &ResultValue, out: &mut String) {
         ResultValue::Float(f) if f.is_finite() => {
             let _ = write!(out, "{f:?}");
         }
-        ResultValue::Float(f) => json_string(&plexus::cypher::functions::format_float(*f), out),
+        ResultValue::Float(f) => json_string(&plexus::cypher::format::float_to_string(*f), out),
         ResultValue::String(s) => json_string(s, out),
         ResultValue::List(items) => {
             out.push('[');

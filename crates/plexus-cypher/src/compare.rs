@@ -1,152 +1,361 @@
-//! Cypher equality, comparison and orderability (interim: numbers, strings, booleans, lists, maps, ids).
+//! Comparing values, the three ways openCypher needs it.
+//!
+//! * **Equality** ([`equals`]): the ternary `=`. `null` on either side (or inside lists and maps, where it
+//!   decides the outcome) gives `None`; `1 = 1.0`; `NaN` equals nothing; values of different types are unequal.
+//! * **Comparability** ([`compare`], [`compare_op`]): `<`, `<=`, `>`, `>=`. Only numbers, strings, booleans,
+//!   temporal values of one type and lists of comparable values compare; anything else is `null`. `NaN` is
+//!   comparable but unordered, so every inequality involving it is `false`.
+//! * **Orderability** ([`order`]): the total order of `ORDER BY`, defined for every pair of values, following the
+//!   openCypher global sort order: MAP < NODE < RELATIONSHIP < LIST < PATH < DATETIME < LOCAL DATETIME < DATE <
+//!   TIME < LOCAL TIME < DURATION < STRING < BOOLEAN < NUMBER < NULL, with `NaN` after every other number.
+//!   (`BYTES`, which openCypher does not have, sorts between LIST and PATH.)
+//! * **Equivalence** ([`equivalent`], [`Equivalent`]): the equality of `DISTINCT`, grouping keys and `UNION`:
+//!   exactly "[`order`] says `Equal`", so `null` is equivalent to `null` and `NaN` to `NaN`. [`Equivalent`] wraps a
+//!   value with `Eq`, `Hash` and `Ord` that agree with each other, for hash maps and sorted sets.
+//!
+//! Also here: `IN` ([`in_list`]) and `STARTS WITH`, `ENDS WITH`, `CONTAINS` ([`string_op`]).
+//!
+//! Temporal values compare through [`temporal::compare`]; when it has no answer for two values of one type (which
+//! is always the case for durations, which have no order) the values' stored fields decide.
 
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 
+use plexus_storage::value::{DateTime, Duration, Time};
+
+use crate::temporal;
 use crate::value::Value;
 
-/// Ternary `=`: `None` when the answer is null.
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+const NANOS_PER_DAY: i64 = 86_400 * NANOS_PER_SECOND;
+
+/// The ternary `a = b`. `None` is `null`.
 pub fn equals(a: &Value, b: &Value) -> Option<bool> {
     use Value::*;
     match (a, b) {
         (Null, _) | (_, Null) => None,
-        (Int(x), Float(y)) | (Float(y), Int(x)) => Some((*x as f64) == *y),
+        (Int(x), Int(y)) => Some(x == y),
+        (Float(x), Float(y)) => Some(x == y),
+        (Int(i), Float(f)) | (Float(f), Int(i)) => Some(cmp_int_float(*i, *f) == Some(Ordering::Equal)),
+        (Bool(x), Bool(y)) => Some(x == y),
+        (String(x), String(y)) => Some(x == y),
+        (Bytes(x), Bytes(y)) => Some(x == y),
         (List(x), List(y)) => {
             if x.len() != y.len() {
                 return Some(false);
             }
-            let mut unknown = false;
-            for (p, q) in x.iter().zip(y.iter()) {
-                match equals(p, q) {
-                    Some(false) => return Some(false),
-                    None => unknown = true,
-                    _ => {}
-                }
-            }
-            if unknown {
-                None
-            } else {
-                Some(true)
-            }
+            all_equal(x.iter().zip(y.iter()))
         }
         (Map(x), Map(y)) => {
-            if x.len() != y.len() || !x.keys().eq(y.keys()) {
+            if x.len() != y.len() || x.keys().zip(y.keys()).any(|(k, l)| k != l) {
                 return Some(false);
             }
-            let mut unknown = false;
-            for (p, q) in x.values().zip(y.values()) {
-                match equals(p, q) {
-                    Some(false) => return Some(false),
-                    None => unknown = true,
-                    _ => {}
-                }
-            }
-            if unknown {
-                None
-            } else {
-                Some(true)
-            }
+            all_equal(x.values().zip(y.values()))
         }
-        (Float(x), Float(y)) => Some(x == y),
-        _ => {
-            if std::mem::discriminant(a) != std::mem::discriminant(b) {
-                return Some(false);
-            }
-            if let Some(o) = crate::temporal::compare(a, b) {
-                return Some(o == Ordering::Equal);
-            }
-            Some(a == b)
+        (Node(x), Node(y)) => Some(x == y),
+        (Rel(x), Rel(y)) => Some(x == y),
+        (Path(x), Path(y)) => Some(x == y),
+        (Duration(x), Duration(y)) => Some(x == y),
+        _ if temporal_rank(a).is_some() => {
+            Some(temporal_rank(a) == temporal_rank(b) && temporal_cmp(a, b) == Some(Ordering::Equal))
         }
+        _ => Some(false),
     }
 }
 
-/// `<` and friends: `None` when the values are not comparable (the result is null).
+/// Conjunction of pairwise equalities: `false` wins over `null`, `null` over `true`.
+fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<bool> {
+    let mut unknown = false;
+    for (x, y) in pairs {
+        match equals(x, y) {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(true)
+    }
+}
+
+/// `v IN list`: `true` if some element equals `v`, else `null` if some comparison was `null`, else `false`.
+pub fn in_list(v: &Value, list: &[Value]) -> Option<bool> {
+    let mut unknown = false;
+    for item in list {
+        match equals(v, item) {
+            Some(true) => return Some(true),
+            None => unknown = true,
+            Some(false) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// A string predicate operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StringOp {
+    StartsWith,
+    EndsWith,
+    Contains,
+}
+
+/// `a STARTS WITH b`, `a ENDS WITH b`, `a CONTAINS b`: `null` unless both are strings.
+pub fn string_op(op: StringOp, a: &Value, b: &Value) -> Option<bool> {
+    let (Value::String(a), Value::String(b)) = (a, b) else { return None };
+    Some(match op {
+        StringOp::StartsWith => a.starts_with(&**b),
+        StringOp::EndsWith => a.ends_with(&**b),
+        StringOp::Contains => a.contains(&**b),
+    })
+}
+
+/// An inequality operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// The outcome of comparing two values for an inequality.
+enum Cmp {
+    Ordered(Ordering),
+    /// Comparable but without an order (`NaN`): every inequality is `false`.
+    Unordered,
+    /// Not comparable (or `null`): every inequality is `null`.
+    Incomparable,
+}
+
+/// `a op b` for the inequality operators. `None` is `null`.
+pub fn compare_op(op: CompareOp, a: &Value, b: &Value) -> Option<bool> {
+    match partial(a, b) {
+        Cmp::Ordered(o) => Some(match op {
+            CompareOp::Lt => o == Ordering::Less,
+            CompareOp::Le => o != Ordering::Greater,
+            CompareOp::Gt => o == Ordering::Greater,
+            CompareOp::Ge => o != Ordering::Less,
+        }),
+        Cmp::Unordered => Some(false),
+        Cmp::Incomparable => None,
+    }
+}
+
+/// How `a` compares with `b` under `<`, `<=`, `>`, `>=`. `None` when they are not comparable, including `NaN`
+/// (which [`compare_op`] turns into `false` rather than `null`).
 pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match partial(a, b) {
+        Cmp::Ordered(o) => Some(o),
+        _ => None,
+    }
+}
+
+fn partial(a: &Value, b: &Value) -> Cmp {
     use Value::*;
     match (a, b) {
-        (Int(x), Int(y)) => Some(x.cmp(y)),
-        (Int(x), Float(y)) => (*x as f64).partial_cmp(y),
-        (Float(x), Int(y)) => x.partial_cmp(&(*y as f64)),
-        (Float(x), Float(y)) => x.partial_cmp(y),
-        (String(x), String(y)) => Some(x.cmp(y)),
-        (Bool(x), Bool(y)) => Some(x.cmp(y)),
+        (Null, _) | (_, Null) => Cmp::Incomparable,
+        (Int(_) | Float(_), Int(_) | Float(_)) => match cmp_numbers(a, b) {
+            Some(o) => Cmp::Ordered(o),
+            None => Cmp::Unordered,
+        },
+        (String(x), String(y)) => Cmp::Ordered(x.cmp(y)),
+        (Bool(x), Bool(y)) => Cmp::Ordered(x.cmp(y)),
         (List(x), List(y)) => {
             for (p, q) in x.iter().zip(y.iter()) {
-                match compare(p, q)? {
-                    Ordering::Equal => continue,
-                    o => return Some(o),
+                match partial(p, q) {
+                    Cmp::Ordered(Ordering::Equal) => {}
+                    other => return other,
                 }
             }
-            Some(x.len().cmp(&y.len()))
+            Cmp::Ordered(x.len().cmp(&y.len()))
         }
-        _ => crate::temporal::compare(a, b),
+        (Duration(_), _) | (_, Duration(_)) => Cmp::Incomparable,
+        _ if temporal_rank(a).is_some() && temporal_rank(a) == temporal_rank(b) => match temporal_cmp(a, b) {
+            Some(o) => Cmp::Ordered(o),
+            None => Cmp::Incomparable,
+        },
+        _ => Cmp::Incomparable,
     }
 }
 
-fn type_rank(v: &Value) -> u8 {
-    use Value::*;
+/// Compares two numbers (`Int` or `Float`) exactly, without rounding the integer. `None` if either is `NaN`.
+fn cmp_numbers(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (Value::Int(i), Value::Float(f)) => cmp_int_float(*i, *f),
+        (Value::Float(f), Value::Int(i)) => cmp_int_float(*i, *f).map(Ordering::reverse),
+        _ => None,
+    }
+}
+
+/// Compares an integer with a float exactly. `None` if the float is `NaN`.
+fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() {
+        return None;
+    }
+    if f >= TWO_63 {
+        return Some(Ordering::Less);
+    }
+    if f < -TWO_63 {
+        return Some(Ordering::Greater);
+    }
+    let whole = f.trunc();
+    // In range, so exact.
+    let w = whole as i64;
+    Some(i.cmp(&w).then_with(|| 0.0f64.partial_cmp(&(f - whole)).unwrap_or(Ordering::Equal)))
+}
+
+/// Where temporal types sit in the global sort order; `None` for other values.
+fn temporal_rank(v: &Value) -> Option<u8> {
+    Some(match v {
+        Value::DateTime(_) => 0,
+        Value::LocalDateTime(_) => 1,
+        Value::Date(_) => 2,
+        Value::Time(_) => 3,
+        Value::LocalTime(_) => 4,
+        Value::Duration(_) => 5,
+        _ => return None,
+    })
+}
+
+/// Orders two temporal values of one type (not durations): [`temporal::compare`] first, the instant they denote
+/// otherwise.
+fn temporal_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    if let Some(o) = temporal::compare(a, b) {
+        return Some(o);
+    }
+    match (a, b) {
+        (Value::Date(x), Value::Date(y)) => Some(x.cmp(y)),
+        (Value::LocalTime(x), Value::LocalTime(y)) => Some(x.cmp(y)),
+        (Value::LocalDateTime(x), Value::LocalDateTime(y)) => Some(x.cmp(y)),
+        (Value::Time(x), Value::Time(y)) => Some(time_utc(x).cmp(&time_utc(y))),
+        (Value::DateTime(x), Value::DateTime(y)) => Some((x.seconds, x.nanos).cmp(&(y.seconds, y.nanos))),
+        _ => None,
+    }
+}
+
+/// A time of day with an offset as nanoseconds since midnight UTC (not wrapped into one day).
+fn time_utc(t: &Time) -> i128 {
+    t.nanos as i128 - t.offset_seconds as i128 * NANOS_PER_SECOND as i128
+}
+
+/// The total order of temporal values of one type. Durations (which have no order of their own) by their
+/// components; the others by [`temporal::compare`], or when it has no answer by instant.
+fn temporal_order(a: &Value, b: &Value) -> Ordering {
+    if let (Value::Duration(x), Value::Duration(y)) = (a, b) {
+        return duration_key(x).cmp(&duration_key(y));
+    }
+    if let Some(o) = temporal::compare(a, b) {
+        return o;
+    }
+    match (a, b) {
+        (Value::Time(x), Value::Time(y)) => time_utc(x).cmp(&time_utc(y)),
+        (Value::DateTime(x), Value::DateTime(y)) => datetime_key(x).cmp(&datetime_key(y)),
+        _ => temporal_cmp(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// Zoned values are ordered, grouped and compared by the instant they denote, so that equality, equivalence and
+/// order agree.
+fn datetime_key(d: &DateTime) -> (i64, u32) {
+    (d.seconds, d.nanos)
+}
+
+fn duration_key(d: &Duration) -> (i64, i64, i64, i32) {
+    (d.months, d.days, d.seconds, d.nanos)
+}
+
+/// Position of a value's type in the global sort order. Integers and floats share a rank.
+fn rank(v: &Value) -> u8 {
     match v {
-        Map(_) => 0,
-        Node(_) => 1,
-        Rel(_) => 2,
-        List(_) => 3,
-        Path(_) => 4,
-        DateTime(_) => 5,
-        LocalDateTime(_) => 6,
-        Date(_) => 7,
-        Time(_) => 8,
-        LocalTime(_) => 9,
-        Duration(_) => 10,
-        String(_) => 11,
-        Bool(_) => 12,
-        Int(_) | Float(_) => 13,
-        Bytes(_) => 14,
-        Null => 15,
+        Value::Map(_) => 0,
+        Value::Node(_) => 1,
+        Value::Rel(_) => 2,
+        Value::List(_) => 3,
+        Value::Bytes(_) => 4,
+        Value::Path(_) => 5,
+        Value::DateTime(_) => 6,
+        Value::LocalDateTime(_) => 7,
+        Value::Date(_) => 8,
+        Value::Time(_) => 9,
+        Value::LocalTime(_) => 10,
+        Value::Duration(_) => 11,
+        Value::String(_) => 12,
+        Value::Bool(_) => 13,
+        Value::Int(_) | Value::Float(_) => 14,
+        Value::Null => 15,
     }
 }
 
-/// The total order of ORDER BY.
+/// The total order of `ORDER BY` (ascending). Values of different types follow the global sort order; within a
+/// type: maps entry by entry (keys, then values, then size), nodes and relationships by id, lists element by
+/// element then by length, paths by their node ids then relationship ids, numbers numerically with `NaN` last.
 pub fn order(a: &Value, b: &Value) -> Ordering {
     use Value::*;
-    let (ra, rb) = (type_rank(a), type_rank(b));
+    let (ra, rb) = (rank(a), rank(b));
     if ra != rb {
         return ra.cmp(&rb);
     }
     match (a, b) {
-        (Float(x), Float(y)) if x.is_nan() || y.is_nan() => x.is_nan().cmp(&y.is_nan()),
-        (Float(x), _) if x.is_nan() => Ordering::Greater,
-        (_, Float(y)) if y.is_nan() => Ordering::Less,
-        (List(x), List(y)) => {
-            for (p, q) in x.iter().zip(y.iter()) {
-                match order(p, q) {
-                    Ordering::Equal => continue,
-                    o => return o,
-                }
-            }
-            x.len().cmp(&y.len())
-        }
         (Map(x), Map(y)) => {
-            for ((ka, va), (kb, vb)) in x.iter().zip(y.iter()) {
-                match ka.cmp(kb).then_with(|| order(va, vb)) {
-                    Ordering::Equal => continue,
-                    o => return o,
+            for ((k, v), (l, w)) in x.iter().zip(y.iter()) {
+                let o = k.cmp(l).then_with(|| order(v, w));
+                if o != Ordering::Equal {
+                    return o;
                 }
             }
             x.len().cmp(&y.len())
         }
         (Node(x), Node(y)) => x.cmp(y),
         (Rel(x), Rel(y)) => x.cmp(y),
-        (Path(x), Path(y)) => x.cmp(y),
-        (Duration(x), Duration(y)) => {
-            (x.months, x.days, x.seconds, x.nanos).cmp(&(y.months, y.days, y.seconds, y.nanos))
+        (List(x), List(y)) => {
+            for (v, w) in x.iter().zip(y.iter()) {
+                let o = order(v, w);
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
         }
-        _ => compare(a, b).unwrap_or(Ordering::Equal),
+        (Bytes(x), Bytes(y)) => x.cmp(y),
+        (Path(x), Path(y)) => x.cmp(y),
+        (String(x), String(y)) => x.cmp(y),
+        (Bool(x), Bool(y)) => x.cmp(y),
+        (Int(_) | Float(_), Int(_) | Float(_)) => {
+            let nan = |v: &Value| matches!(v, Float(f) if f.is_nan());
+            match (nan(a), nan(b)) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => cmp_numbers(a, b).unwrap_or(Ordering::Equal),
+            }
+        }
+        (Null, Null) => Ordering::Equal,
+        _ => temporal_order(a, b),
     }
 }
 
-/// A value under equivalence (DISTINCT, grouping): null equals null, 1 equals 1.0, NaN equals NaN.
-#[derive(Clone, Debug)]
+/// Whether `a` and `b` are the same for `DISTINCT` and grouping: [`order`] finds them equal. Unlike [`equals`],
+/// `null` is equivalent to `null` and `NaN` to `NaN`.
+pub fn equivalent(a: &Value, b: &Value) -> bool {
+    order(a, b) == Ordering::Equal
+}
+
+/// A value compared by equivalence: `Eq`, `Hash` and `Ord` agree with [`equivalent`] and [`order`], so it can key
+/// a hash map (grouping, `DISTINCT`) or a sorted set.
+#[derive(Clone, Debug, Default)]
 pub struct Equivalent(pub Value);
+
+/// The name grouping code may prefer.
+pub type GroupKey = Equivalent;
 
 impl PartialEq for Equivalent {
     fn eq(&self, other: &Self) -> bool {
@@ -156,55 +365,70 @@ impl PartialEq for Equivalent {
 
 impl Eq for Equivalent {}
 
-fn equivalent(a: &Value, b: &Value) -> bool {
-    use Value::*;
-    match (a, b) {
-        (Null, Null) => true,
-        (Float(x), Float(y)) => x == y || (x.is_nan() && y.is_nan()),
-        (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y,
-        (List(x), List(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equivalent(p, q)),
-        (Map(x), Map(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|((ka, va), (kb, vb))| ka == kb && equivalent(va, vb))
-        }
-        _ => equals(a, b) == Some(true),
+impl PartialOrd for Equivalent {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Equivalent {
+    fn cmp(&self, other: &Self) -> Ordering {
+        order(&self.0, &other.0)
     }
 }
 
 impl Hash for Equivalent {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        hash_value(&self.0, state)
+        hash_value(&self.0, state);
     }
 }
 
+/// Hashes a value so that equivalent values hash alike: integral floats hash as the integer they equal, every
+/// `NaN` alike, zoned times and datetimes by the instant they denote.
 fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
-    use Value::*;
+    rank(v).hash(state);
     match v {
-        Null => 0u8.hash(state),
-        Bool(b) => b.hash(state),
-        Int(i) => (*i as f64).to_bits().hash(state),
-        Float(f) => {
+        Value::Null => {}
+        Value::Bool(b) => b.hash(state),
+        Value::Int(i) => i.hash(state),
+        Value::Float(f) => {
+            const TWO_63: f64 = 9_223_372_036_854_775_808.0;
             if f.is_nan() {
-                1u8.hash(state)
-            } else if *f == 0.0 {
-                0f64.to_bits().hash(state)
+                0xdead_u16.hash(state);
+            } else if f.fract() == 0.0 && *f >= -TWO_63 && *f < TWO_63 {
+                (*f as i64).hash(state);
             } else {
-                f.to_bits().hash(state)
+                f.to_bits().hash(state);
             }
         }
-        String(s) => s.hash(state),
-        List(items) => {
+        Value::String(s) => s.hash(state),
+        Value::Bytes(b) => b.hash(state),
+        Value::List(items) => {
             items.len().hash(state);
-            items.iter().for_each(|i| hash_value(i, state));
+            for item in items.iter() {
+                hash_value(item, state);
+            }
         }
-        Map(m) => {
+        Value::Map(m) => {
+            m.len().hash(state);
             for (k, v) in m.iter() {
                 k.hash(state);
                 hash_value(v, state);
             }
         }
-        Node(n) => n.hash(state),
-        Rel(r) => r.hash(state),
-        Path(p) => p.hash(state),
-        other => std::mem::discriminant(other).hash(state),
+        Value::Node(n) => n.hash(state),
+        Value::Rel(r) => r.hash(state),
+        Value::Path(p) => p.hash(state),
+        Value::Date(d) => d.hash(state),
+        Value::LocalTime(t) => t.hash(state),
+        Value::LocalDateTime(t) => t.hash(state),
+        // Coarse enough for any notion of "same instant" the temporal module may use.
+        Value::Time(t) => (time_utc(t).rem_euclid(NANOS_PER_DAY as i128)).hash(state),
+        Value::DateTime(t) => (t.seconds, t.nanos).hash(state),
+        Value::Duration(d) => d.hash(state),
     }
 }
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

@@ -157,18 +157,7 @@ impl CExpr {
             }
             CExpr::Not(e) => bool_or_null(as_bool(&e.eval(row, ctx)?, "NOT")?.map(|b| !b)),
             CExpr::Neg(e) => arith::neg(&e.eval(row, ctx)?)?,
-            CExpr::Plus(e) => {
-                let v = e.eval(row, ctx)?;
-                match v {
-                    Value::Int(_) | Value::Float(_) | Value::Null | Value::Duration(_) => v,
-                    other => {
-                        return Err(CypherError::type_error(
-                            "InvalidArgumentType",
-                            format!("unary + expects a number, got {}", other.type_name()),
-                        ))
-                    }
-                }
-            }
+            CExpr::Plus(e) => arith::plus(&e.eval(row, ctx)?)?,
             CExpr::And(a, b) => {
                 let l = as_bool(&a.eval(row, ctx)?, "AND")?;
                 if l == Some(false) {
@@ -558,7 +547,6 @@ fn slice(base: &Value, from: Option<Value>, to: Option<Value>) -> Result<Value> 
 }
 
 fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
-    use std::cmp::Ordering::*;
     Ok(match op {
         BinaryOp::Add => arith::add(a, b)?,
         BinaryOp::Sub => arith::sub(a, b)?,
@@ -568,27 +556,13 @@ fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
         BinaryOp::Pow => arith::pow(a, b)?,
         BinaryOp::Eq => bool_or_null(compare::equals(a, b)),
         BinaryOp::Ne => bool_or_null(compare::equals(a, b).map(|e| !e)),
-        BinaryOp::Lt => bool_or_null(compare::compare(a, b).map(|o| o == Less)),
-        BinaryOp::Le => bool_or_null(compare::compare(a, b).map(|o| o != Greater)),
-        BinaryOp::Gt => bool_or_null(compare::compare(a, b).map(|o| o == Greater)),
-        BinaryOp::Ge => bool_or_null(compare::compare(a, b).map(|o| o != Less)),
+        BinaryOp::Lt => bool_or_null(compare::compare_op(compare::CompareOp::Lt, a, b)),
+        BinaryOp::Le => bool_or_null(compare::compare_op(compare::CompareOp::Le, a, b)),
+        BinaryOp::Gt => bool_or_null(compare::compare_op(compare::CompareOp::Gt, a, b)),
+        BinaryOp::Ge => bool_or_null(compare::compare_op(compare::CompareOp::Ge, a, b)),
         BinaryOp::In => match b {
             Value::Null => Value::Null,
-            Value::List(items) => {
-                let mut unknown = false;
-                for item in items.iter() {
-                    match compare::equals(a, item) {
-                        Some(true) => return Ok(Value::Bool(true)),
-                        None => unknown = true,
-                        Some(false) => {}
-                    }
-                }
-                if unknown {
-                    Value::Null
-                } else {
-                    Value::Bool(false)
-                }
-            }
+            Value::List(items) => bool_or_null(compare::in_list(a, items)),
             other => {
                 return Err(CypherError::type_error(
                     "InvalidArgumentType",
@@ -596,14 +570,9 @@ fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
                 ))
             }
         },
-        BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => match (a, b) {
-            (Value::String(x), Value::String(y)) => Value::Bool(match op {
-                BinaryOp::StartsWith => x.starts_with(&**y),
-                BinaryOp::EndsWith => x.ends_with(&**y),
-                _ => x.contains(&**y),
-            }),
-            _ => Value::Null,
-        },
+        BinaryOp::StartsWith => bool_or_null(compare::string_op(compare::StringOp::StartsWith, a, b)),
+        BinaryOp::EndsWith => bool_or_null(compare::string_op(compare::StringOp::EndsWith, a, b)),
+        BinaryOp::Contains => bool_or_null(compare::string_op(compare::StringOp::Contains, a, b)),
         BinaryOp::RegexMatch => match (a, b) {
             (Value::String(x), Value::String(pattern)) => Value::Bool(crate::regex::full_match(pattern, x)?),
             _ => Value::Null,

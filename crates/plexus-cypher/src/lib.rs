@@ -13,6 +13,7 @@ mod engine;
 pub mod error;
 mod exec;
 mod expr;
+pub mod format;
 pub mod functions;
 pub mod lexer;
 pub mod parser;

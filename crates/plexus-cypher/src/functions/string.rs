@@ -1,0 +1,172 @@
+//! String functions: `left`, `right`, `substring`, case (`toUpper`/`upper`, `toLower`/`lower`), trimming (`trim`,
+//! `ltrim`, `rtrim`, `btrim`), `replace`, `split` and `char_length`. (`size` and `reverse`, which also take lists,
+//! are in [`super::list`].)
+//!
+//! Positions and lengths count characters (Unicode code points), not bytes. A `null` string gives `null`; a
+//! `null`, non-integer or negative position or length is an error, as in Neo4j.
+
+use super::{arg, invalid_type, out_of_range};
+use crate::error::Result;
+use crate::value::Value;
+
+/// The argument as a string; `None` for `null`.
+fn text<'a>(function: &str, v: &'a Value) -> Result<Option<&'a str>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s)),
+        other => Err(invalid_type(function, "a string", other)),
+    }
+}
+
+/// A length or position argument: a non-negative integer.
+fn count(function: &str, what: &str, v: &Value) -> Result<usize> {
+    match v {
+        Value::Int(i) if *i >= 0 => Ok(usize::try_from(*i).unwrap_or(usize::MAX)),
+        Value::Int(i) => Err(out_of_range(function, format!("{what} must not be negative, got {i}"))),
+        other => Err(invalid_type(function, &format!("an integer {what}"), other)),
+    }
+}
+
+/// The byte offset of character `n` in `s` (the length of `s` when it has fewer characters).
+fn byte_offset(s: &str, n: usize) -> usize {
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+}
+
+/// `left(s, n)`: the first `n` characters.
+pub fn left(args: &[Value]) -> Result<Value> {
+    let Some(s) = text("left", arg(args, 0))? else { return Ok(Value::Null) };
+    let n = count("left", "length", arg(args, 1))?;
+    Ok(Value::from(&s[..byte_offset(s, n)]))
+}
+
+/// `right(s, n)`: the last `n` characters.
+pub fn right(args: &[Value]) -> Result<Value> {
+    let Some(s) = text("right", arg(args, 0))? else { return Ok(Value::Null) };
+    let n = count("right", "length", arg(args, 1))?;
+    let chars = s.chars().count();
+    Ok(Value::from(&s[byte_offset(s, chars.saturating_sub(n))..]))
+}
+
+/// `substring(s, start[, length])`, with `start` counted from 0.
+pub fn substring(args: &[Value]) -> Result<Value> {
+    let Some(s) = text("substring", arg(args, 0))? else { return Ok(Value::Null) };
+    let start = count("substring", "start", arg(args, 1))?;
+    let from = byte_offset(s, start);
+    let rest = &s[from..];
+    Ok(Value::from(match args.get(2) {
+        None => rest,
+        Some(length) => &rest[..byte_offset(rest, count("substring", "length", length)?)],
+    }))
+}
+
+fn map_text(function: &str, args: &[Value], f: impl Fn(&str) -> String) -> Result<Value> {
+    Ok(text(function, arg(args, 0))?.map_or(Value::Null, |s| Value::from(f(s))))
+}
+
+pub fn to_upper(args: &[Value]) -> Result<Value> {
+    map_text("toUpper", args, str::to_uppercase)
+}
+
+pub fn to_lower(args: &[Value]) -> Result<Value> {
+    map_text("toLower", args, str::to_lowercase)
+}
+
+/// `trim(s)`: without leading and trailing whitespace.
+pub fn trim(args: &[Value]) -> Result<Value> {
+    map_text("trim", args, |s| s.trim().to_string())
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Leading,
+    Trailing,
+    Both,
+}
+
+/// `ltrim`, `rtrim`, `btrim`: without leading/trailing whitespace, or the characters of the second argument.
+fn trim_side(function: &str, side: Side, args: &[Value]) -> Result<Value> {
+    let Some(s) = text(function, arg(args, 0))? else { return Ok(Value::Null) };
+    let chars = match args.get(1) {
+        None => None,
+        Some(v) => match text(function, v)? {
+            Some(chars) => Some(chars),
+            None => return Ok(Value::Null),
+        },
+    };
+    let strip = |c: char| match chars {
+        None => c.is_whitespace(),
+        Some(chars) => chars.contains(c),
+    };
+    Ok(Value::from(match side {
+        Side::Leading => s.trim_start_matches(strip),
+        Side::Trailing => s.trim_end_matches(strip),
+        Side::Both => s.trim_matches(strip),
+    }))
+}
+
+pub fn ltrim(args: &[Value]) -> Result<Value> {
+    trim_side("ltrim", Side::Leading, args)
+}
+
+pub fn rtrim(args: &[Value]) -> Result<Value> {
+    trim_side("rtrim", Side::Trailing, args)
+}
+
+pub fn btrim(args: &[Value]) -> Result<Value> {
+    trim_side("btrim", Side::Both, args)
+}
+
+/// `replace(s, search, replacement)`: every occurrence. An empty `search` matches between all characters.
+pub fn replace(args: &[Value]) -> Result<Value> {
+    let s = text("replace", arg(args, 0))?;
+    let search = text("replace", arg(args, 1))?;
+    let replacement = text("replace", arg(args, 2))?;
+    Ok(match (s, search, replacement) {
+        (Some(s), Some(search), Some(replacement)) => Value::from(s.replace(search, replacement)),
+        _ => Value::Null,
+    })
+}
+
+/// `split(s, delimiter)`, where the delimiter is a string or a list of strings (any of which splits). Empty parts
+/// are kept; an empty delimiter splits into characters.
+pub fn split(args: &[Value]) -> Result<Value> {
+    let Some(s) = text("split", arg(args, 0))? else { return Ok(Value::Null) };
+    let delimiters: Vec<&str> = match arg(args, 1) {
+        Value::Null => return Ok(Value::Null),
+        Value::String(d) => vec![d],
+        Value::List(items) => {
+            let mut delimiters = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                match text("split", item)? {
+                    Some(d) => delimiters.push(d),
+                    None => return Ok(Value::Null),
+                }
+            }
+            delimiters
+        }
+        other => return Err(invalid_type("split", "a string or a list of strings", other)),
+    };
+    let non_empty: Vec<&str> = delimiters.iter().copied().filter(|d| !d.is_empty()).collect();
+    if non_empty.is_empty() && !delimiters.is_empty() {
+        return Ok(Value::list(s.chars().map(|c| Value::from(c.to_string())).collect()));
+    }
+    let mut parts = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < s.len() {
+        match non_empty.iter().find(|d| s[i..].starts_with(**d)) {
+            Some(d) => {
+                parts.push(Value::from(&s[start..i]));
+                i += d.len();
+                start = i;
+            }
+            None => i += s[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    parts.push(Value::from(&s[start..]));
+    Ok(Value::list(parts))
+}
+
+/// `char_length(s)`: the number of characters.
+pub fn char_length(args: &[Value]) -> Result<Value> {
+    Ok(text("char_length", arg(args, 0))?.map_or(Value::Null, |s| Value::Int(s.chars().count() as i64)))
+}
