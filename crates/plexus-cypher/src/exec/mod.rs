@@ -56,6 +56,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::KeyLookup { input, slot, label, key, value } => {
             Box::new(FlatMap::new(open(input, arg), KeyLookup { slot: *slot, label, key, value, scan: None }))
         }
+        P::NodeById { input, slot, id } => Box::new(FlatMap::new(open(input, arg), NodeById { slot: *slot, id })),
         P::Expand { .. } | P::VarExpand { .. } | P::ShortestPath { .. } => {
             let input = open(plan.input().unwrap(), arg);
             Box::new(FlatMap::new(input, expand::Expander::new(plan)))
@@ -305,6 +306,27 @@ impl RowExpander for KeyLookup<'_> {
         if let Some(n) = found {
             let mut r = row.clone();
             r[self.slot] = Value::Node(n);
+            out.push(r);
+        }
+        Ok(false)
+    }
+}
+
+struct NodeById<'p> {
+    slot: usize,
+    id: &'p crate::expr::CExpr,
+}
+
+impl RowExpander for NodeById<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let id = match self.id.eval(row, ctx)? {
+            Value::Int(i) if i >= 0 => NodeId(i as u64),
+            Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => NodeId(f as u64),
+            _ => return Ok(false),
+        };
+        if ctx.g().node_exists(id) {
+            let mut r = row.clone();
+            r[self.slot] = Value::Node(id);
             out.push(r);
         }
         Ok(false)

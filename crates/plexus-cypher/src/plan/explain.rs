@@ -12,6 +12,7 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::ScanNodes { label: Some(l), slot, .. } => format!("NodeByLabelScan(:{l}) -> #{slot}"),
         P::ScanNodes { slot, .. } => format!("AllNodesScan -> #{slot}"),
         P::KeyLookup { label, key, slot, .. } => format!("NodeUniqueKeyLookup(:{label}.{key}) -> #{slot}"),
+        P::NodeById { slot, .. } => format!("NodeByIdSeek -> #{slot}"),
         P::Expand { from, to, dir, types, to_bound, .. } => format!(
             "Expand{}(#{from} {:?} [{}] #{to})",
             if *to_bound { "Into" } else { "All" },

@@ -148,6 +148,12 @@ pub(crate) enum PlanNode {
         key: Arc<str>,
         value: CExpr,
     },
+    /// A node by its id (`WHERE id(n) = $id`).
+    NodeById {
+        input: Box<PlanNode>,
+        slot: usize,
+        id: CExpr,
+    },
     Expand {
         input: Box<PlanNode>,
         from: usize,
@@ -290,6 +296,7 @@ impl PlanNode {
             Start | Union { .. } => None,
             ScanNodes { input, .. }
             | KeyLookup { input, .. }
+            | NodeById { input, .. }
             | Expand { input, .. }
             | VarExpand { input, .. }
             | ShortestPath { input, .. }

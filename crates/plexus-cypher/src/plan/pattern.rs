@@ -287,6 +287,37 @@ impl Planner<'_> {
         Ok(None)
     }
 
+    /// A WHERE conjunct `id(n) = expr` for the node variable `var` whose other side is computable; consumed.
+    fn id_lookup(
+        &mut self,
+        var: &str,
+        pending: &mut Vec<Pending>,
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<Option<CExpr>> {
+        let mut found = None;
+        'search: for (i, p) in pending.iter().enumerate() {
+            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
+            for (call, other) in [(a, b), (b, a)] {
+                let ExprKind::Function { name, args, .. } = &call.kind else { continue };
+                if name != "id" || args.len() != 1 || !matches!(&args[0].kind, ExprKind::Variable(n) if n == var) {
+                    continue;
+                }
+                let ready =
+                    mentioned(other).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                if ready {
+                    found = Some((i, (**other).clone()));
+                    break 'search;
+                }
+            }
+        }
+        let Some((i, other)) = found else { return Ok(None) };
+        let value = self.expr(&other, scope, &mut AggMode::Forbidden)?;
+        pending.remove(i);
+        Ok(Some(value))
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn pattern_part(
         &mut self,
@@ -310,9 +341,19 @@ impl Planner<'_> {
             return self.shortest_path(plan, part, scope, bound, declared, pending, &node_slots, &rel_slots);
         }
 
-        // Where to start: a bound node, else a node with a key lookup, else a labelled node, else the first.
+        // Where to start: a bound node, else a node by id, else a node with a key lookup, else a labelled node,
+        // else the first.
+        let by_id = |p: &Pending, v: &str| {
+            matches!(&p.expr.kind, ExprKind::Binary(BinaryOp::Eq, a, b)
+                if [a, b].iter().any(|x| matches!(&x.kind, ExprKind::Function { name, args, .. }
+                    if name == "id" && args.len() == 1 && matches!(&args[0].kind, ExprKind::Variable(n) if n == v))))
+        };
         let start = (0..nodes.len())
             .find(|&i| is_bound(nodes[i], bound))
+            .or_else(|| {
+                (0..nodes.len())
+                    .find(|&i| nodes[i].variable.as_ref().is_some_and(|v| pending.iter().any(|p| by_id(p, &v.name))))
+            })
             .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty() && nodes[i].properties.is_some()))
             .or_else(|| {
                 (0..nodes.len()).find(|&i| {
@@ -331,8 +372,18 @@ impl Planner<'_> {
 
         let start_np = nodes[start];
         let s = node_slots[start];
+        let id_seek = match &start_np.variable {
+            Some(v) if !is_bound(start_np, bound) => self.id_lookup(&v.name, pending, bound, declared, scope)?,
+            _ => None,
+        };
         if is_bound(start_np, bound) {
             plan = self.node_filters(plan, start_np, s, false, None, scope)?;
+        } else if let Some(id) = id_seek {
+            plan = PlanNode::NodeById { input: Box::new(plan), slot: s, id };
+            plan = self.node_filters(plan, start_np, s, false, None, scope)?;
+            if let Some(v) = &start_np.variable {
+                bound.insert(v.name.clone());
+            }
         } else {
             match self.key_lookup(start_np, pending, bound, declared, scope)? {
                 Some((label, key, value)) => {
