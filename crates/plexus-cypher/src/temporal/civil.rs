@@ -12,20 +12,21 @@ pub const SECONDS_PER_DAY: i64 = 86_400;
 pub const NANOS_PER_DAY: i64 = SECONDS_PER_DAY * NANOS_PER_SECOND;
 
 /// Days since 1970-01-01 of `year-month-day`. `month` is 1..=12 and `day` 1..=31; out-of-range days roll over.
+/// Computed in 128 bits, so years far outside the supported range give a wrong answer rather than a panic.
 pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     // Howard Hinnant's algorithm, on eras of 400 years.
-    let y = if month <= 2 { year - 1 } else { year };
+    let y = year as i128 - if month <= 2 { 1 } else { 0 };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
-    let m = month as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
+    let m = month as i128;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i128 - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    (era * 146_097 + doe - 719_468) as i64
 }
 
-/// The calendar date of a day number: `(year, month, day)`.
+/// The calendar date of a day number: `(year, month, day)`. Defined for every `i64`.
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
+    let z = days as i128 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -34,7 +35,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
-    (year, month, day)
+    (year as i64, month, day)
 }
 
 pub fn is_leap(year: i64) -> bool {

@@ -129,7 +129,8 @@ impl Builder {
         let mut nanos = self.nanos;
         nanos.add_float(frac * NANOS_PER_SECOND as f64)?;
         let (nanos, _) = nanos.take();
-        normalize(months, days, seconds * NANOS + nanos)
+        let total = seconds.checked_mul(NANOS).and_then(|s| s.checked_add(nanos));
+        normalize(months, days, total.ok_or_else(|| out_of_range("duration is out of range"))?)
     }
 }
 
@@ -370,6 +371,8 @@ mod tests {
         assert!(from_map(&map(&[("days", Value::Float(f64::INFINITY))])).is_err());
         assert!(from_map(&map(&[("days", Value::Float(f64::NAN))])).is_err());
         assert!(mul_float(&big, 1e300).is_err());
+        assert!(from_map(&map(&[("hours", Value::Float(1e29))])).is_err());
+        assert!(from_map(&map(&[("seconds", Value::Float(-1e29)), ("hours", Value::Float(-1e29))])).is_err());
         assert!(from_map(&map(&[("fortnights", Value::Int(1))])).is_err());
         assert!(from_map(&map(&[("days", Value::from("1"))])).is_err());
     }

@@ -94,7 +94,7 @@ fn local_datetime(s: &mut String, t: &LocalDateTime) {
 }
 
 fn datetime(s: &mut String, t: &DateTime) {
-    local_parts(s, t.seconds + t.offset_seconds as i64, t.nanos);
+    local_parts(s, t.seconds.saturating_add(t.offset_seconds as i64), t.nanos);
     offset(s, t.offset_seconds);
     if let Some(zone) = &t.zone {
         let _ = write!(s, "[{zone}]");

@@ -5,7 +5,7 @@ use plexus_storage::value::{Date, DateTime, LocalDateTime, LocalTime, Time};
 
 use super::civil::{self, NANOS_PER_SECOND, SECONDS_PER_DAY};
 use super::out_of_range;
-use super::zone::Zone;
+use super::zone::{Zone, MAX_OFFSET_SECONDS};
 use crate::error::Result;
 use crate::value::Value;
 
@@ -23,7 +23,12 @@ pub struct Parts {
 }
 
 impl Parts {
+    /// The parts of an instant. `None` for other values, and for instants outside the supported range (which
+    /// only a foreign writer can store), so nothing downstream has to guard against overflow.
     pub fn from_value(value: &Value) -> Option<Parts> {
+        if !in_range(value) {
+            return None;
+        }
         Some(match value {
             Value::Date(d) => Parts { days: Some(d.days), nanos: None, zone: None, offset: None },
             Value::LocalTime(t) => Parts { days: None, nanos: Some(t.nanos), zone: None, offset: None },
@@ -47,6 +52,27 @@ impl Parts {
             }
             _ => return None,
         })
+    }
+}
+
+/// Whether a stored instant is one this module can produce: dates within the supported years, times of day
+/// within a day, offsets within ±18 hours.
+fn in_range(value: &Value) -> bool {
+    let day = |n: i64| (0..civil::NANOS_PER_DAY).contains(&n);
+    let offset = |o: i32| o.abs() <= MAX_OFFSET_SECONDS;
+    let local = |seconds: i64, nanos: u32| {
+        civil::days_in_range(civil::split_seconds(seconds).0) && (nanos as i64) < NANOS_PER_SECOND
+    };
+    match value {
+        Value::Date(d) => civil::days_in_range(d.days),
+        Value::LocalTime(t) => day(t.nanos),
+        Value::Time(t) => day(t.nanos) && offset(t.offset_seconds),
+        Value::LocalDateTime(t) => local(t.seconds, t.nanos),
+        Value::DateTime(t) => {
+            offset(t.offset_seconds)
+                && t.seconds.checked_add(t.offset_seconds as i64).is_some_and(|l| local(l, t.nanos))
+        }
+        _ => true,
     }
 }
 

@@ -437,6 +437,38 @@ proptest! {
     }
 
     #[test]
+    fn foreign_values_never_panic(
+        a in any::<i64>(),
+        b in any::<i64>(),
+        n in any::<u32>(),
+        o in any::<i32>(),
+        kind in 0..6usize,
+        key in prop::sample::select(vec!["year", "week", "weekYear", "dayOfQuarter", "hour", "timezone", "epochMillis", "nanoseconds", "minutesOfHour"]),
+    ) {
+        let v = match kind {
+            0 => Value::Date(Date { days: a }),
+            1 => Value::LocalTime(LocalTime { nanos: a }),
+            2 => Value::Time(Time { nanos: a, offset_seconds: o }),
+            3 => Value::LocalDateTime(LocalDateTime { seconds: a, nanos: n }),
+            4 => Value::DateTime(Box::new(DateTime { seconds: a, nanos: n, offset_seconds: o, zone: None })),
+            _ => Value::Duration(Duration { months: a, days: b, seconds: a, nanos: o }),
+        };
+        let dur = Value::Duration(Duration { months: b, days: b, seconds: b, nanos: 0 });
+        let _ = to_string(&v);
+        let _ = property(&v, key);
+        let _ = compare(&v, &v);
+        for op in [ArithOp::Add, ArithOp::Sub, ArithOp::Mul, ArithOp::Div] {
+            let _ = arithmetic(op, &v, &dur);
+            let _ = arithmetic(op, &v, &Value::Float(b as f64));
+        }
+        for f in ["date", "localtime", "time", "localdatetime", "datetime", "duration.between"] {
+            let _ = call_function(f, std::slice::from_ref(&v), &CLOCK);
+            let _ = call_function(&format!("{f}.truncate"), &[Value::from("week"), v.clone()], &CLOCK);
+        }
+        let _ = call_function("duration.between", &[v.clone(), call("date", &[]).unwrap()], &CLOCK);
+    }
+
+    #[test]
     fn parsers_never_panic(text in "[-+0-9:.,TWQZPYMDHS\\[\\]A-Za-z/]{0,40}") {
         for name in ["date", "localtime", "time", "localdatetime", "datetime", "duration"] {
             let _ = call(name, &[Value::from(text.as_str())]);
