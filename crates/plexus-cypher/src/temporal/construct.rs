@@ -6,7 +6,8 @@
 //!
 //! Selection rules, as in openCypher implementations: fields override the selected value's; a selected time with a
 //! zone combined with a new `timezone` is moved to that zone keeping the instant, while a local one is just placed
-//! in it; without `timezone` the selected time's zone is kept, and the default zone is UTC.
+//! in it; without `timezone` the selected time's zone is kept, and the default zone is UTC. A `time` given a
+//! named zone takes the offset that zone has at the selected datetime's instant, or else at the clock's.
 
 use super::civil::{self, NANOS_PER_SECOND};
 use super::instant::{self, Parts};

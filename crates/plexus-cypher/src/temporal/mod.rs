@@ -4,17 +4,17 @@
 //! its arguments are not temporal, so callers can fall through to their other cases.
 //!
 //! The work is split by concern:
-//! - [`civil`]: calendar math on day numbers (calendar, week, ordinal and quarter dates);
-//! - [`zone`]: fixed offsets and named IANA zones (the only user of the zone database);
-//! - [`parse`]: ISO 8601 strings for every temporal type and durations;
-//! - [`format`]: the string forms `toString` returns;
-//! - [`instant`]: the stored structs taken apart into local date, time and zone, and put back together;
-//! - [`construct`]: `date()`, `datetime({...})`, conversions, the clock, epoch constructors;
-//! - [`truncate`]: `X.truncate(unit, value, overrides)`;
-//! - [`duration`]: building, normalising and combining durations;
-//! - [`between`]: `duration.between`, `inMonths`, `inDays`, `inSeconds`;
-//! - [`arith`]: instant ± duration and ordering;
-//! - [`component`]: `d.year`, `dt.epochMillis`, `dur.minutesOfHour`, ...
+//! - `civil`: calendar math on day numbers (calendar, week, ordinal and quarter dates);
+//! - `zone`: fixed offsets and named IANA zones (the only user of the zone database);
+//! - `parse`: ISO 8601 strings for every temporal type and durations;
+//! - `format`: the string forms `toString` returns;
+//! - `instant`: the stored structs taken apart into local date, time and zone, and put back together;
+//! - `construct`: `date()`, `datetime({...})`, conversions, the clock, epoch constructors;
+//! - `truncate`: `X.truncate(unit, value, overrides)`;
+//! - `duration`: building, normalising and combining durations;
+//! - `between`: `duration.between`, `inMonths`, `inDays`, `inSeconds`;
+//! - `arith`: instant ± duration and ordering;
+//! - `component`: `d.year`, `dt.epochMillis`, `dur.minutesOfHour`, ...
 //!
 //! Conventions: the session time zone is UTC; a [`Duration`](plexus_storage::value::Duration) is kept normalised
 //! with `0 <= nanos < 1_000_000_000` (its `seconds` rounded towards negative infinity), so equal durations are equal
@@ -22,19 +22,20 @@
 //! `TypeError: InvalidArgumentType`, results outside the supported range (years ±999,999,999, 64-bit components)
 //! `ArgumentError: NumberOutOfRange`.
 //!
-//! Fuzzing: [`parse`]'s entry points (`parse::date`, `parse::datetime`, `parse::duration`, ...) take any `&str` and
-//! never panic, and `to_string` of what they return parses back to the same value, which makes a simple
-//! round-trip fuzz target.
+//! Fuzzing: `call_function("date" | "localtime" | "time" | "localdatetime" | "datetime" | "duration", [text])`
+//! takes any string and returns a value or an error, never a panic, and `to_string` of a value it returns parses
+//! back to the same value: a round-trip fuzz target needs nothing else. The property tests in `tests.rs` do a
+//! small version of this, and also feed arbitrary stored structs through every entry point.
 
 mod arith;
 mod between;
-pub(crate) mod civil;
+mod civil;
 mod component;
 mod construct;
 mod duration;
 mod format;
 mod instant;
-pub(crate) mod parse;
+mod parse;
 mod truncate;
 mod zone;
 
