@@ -2,10 +2,46 @@
 //!
 //! The rest of the engine reaches temporal behaviour only through the functions below; each returns `None` when
 //! its arguments are not temporal, so callers can fall through to their other cases.
+//!
+//! The work is split by concern:
+//! - `civil`: calendar math on day numbers (calendar, week, ordinal and quarter dates);
+//! - `zone`: fixed offsets and named IANA zones (the only user of the zone database);
+//! - `parse`: ISO 8601 strings for every temporal type and durations;
+//! - `format`: the string forms `toString` returns;
+//! - `instant`: the stored structs taken apart into local date, time and zone, and put back together;
+//! - `construct`: `date()`, `datetime({...})`, conversions, the clock, epoch constructors;
+//! - `truncate`: `X.truncate(unit, value, overrides)`;
+//! - `duration`: building, normalising and combining durations;
+//! - `between`: `duration.between`, `inMonths`, `inDays`, `inSeconds`;
+//! - `arith`: instant ± duration and ordering;
+//! - `component`: `d.year`, `dt.epochMillis`, `dur.minutesOfHour`, ...
+//!
+//! Conventions: the session time zone is UTC; a [`Duration`](plexus_storage::value::Duration) is kept normalised
+//! with `0 <= nanos < 1_000_000_000` (its `seconds` rounded towards negative infinity), so equal durations are equal
+//! structs. Invalid text, maps and values are `ArgumentError: InvalidArgumentValue`, arguments of the wrong type
+//! `TypeError: InvalidArgumentType`, results outside the supported range (years ±999,999,999, 64-bit components)
+//! `ArgumentError: NumberOutOfRange`.
+//!
+//! Fuzzing: `call_function("date" | "localtime" | "time" | "localdatetime" | "datetime" | "duration", [text])`
+//! takes any string and returns a value or an error, never a panic, and `to_string` of a value it returns parses
+//! back to the same value: a round-trip fuzz target needs nothing else. The property tests in `tests.rs` do a
+//! small version of this, and also feed arbitrary stored structs through every entry point.
+
+mod arith;
+mod between;
+mod civil;
+mod component;
+mod construct;
+mod duration;
+mod format;
+mod instant;
+mod parse;
+mod truncate;
+mod zone;
 
 use std::cmp::Ordering;
 
-use crate::error::Result;
+use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::value::Value;
 
 /// The instant a statement runs at, which `date()`, `datetime.statement()` and friends read.
@@ -32,29 +68,187 @@ pub enum ArithOp {
     Div,
 }
 
+/// The five instant types, as the constructor functions name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Date,
+    LocalTime,
+    Time,
+    LocalDateTime,
+    DateTime,
+}
+
+impl Kind {
+    fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "date" => Kind::Date,
+            "localtime" => Kind::LocalTime,
+            "time" => Kind::Time,
+            "localdatetime" => Kind::LocalDateTime,
+            "datetime" => Kind::DateTime,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Date => "date",
+            Kind::LocalTime => "localtime",
+            Kind::Time => "time",
+            Kind::LocalDateTime => "localdatetime",
+            Kind::DateTime => "datetime",
+        }
+    }
+
+    pub(crate) fn has_date(self) -> bool {
+        matches!(self, Kind::Date | Kind::LocalDateTime | Kind::DateTime)
+    }
+
+    pub(crate) fn has_time(self) -> bool {
+        !matches!(self, Kind::Date)
+    }
+
+    pub(crate) fn has_zone(self) -> bool {
+        matches!(self, Kind::Time | Kind::DateTime)
+    }
+}
+
+/// `ArgumentError: InvalidArgumentValue`.
+pub(crate) fn invalid(message: impl Into<String>) -> CypherError {
+    CypherError::argument("InvalidArgumentValue", message)
+}
+
+/// `TypeError: InvalidArgumentType`.
+pub(crate) fn wrong_type(message: impl Into<String>) -> CypherError {
+    CypherError::type_error("InvalidArgumentType", message)
+}
+
+/// `ArgumentError: NumberOutOfRange`.
+pub(crate) fn out_of_range(message: impl Into<String>) -> CypherError {
+    CypherError::argument("NumberOutOfRange", message)
+}
+
+fn arity(name: &str, expected: &str, got: usize) -> CypherError {
+    CypherError::new(
+        ErrorKind::SyntaxError,
+        Phase::Runtime,
+        "InvalidNumberOfArguments",
+        format!("{name}() takes {expected} argument(s), got {got}"),
+    )
+}
+
+pub(crate) fn is_temporal(value: &Value) -> bool {
+    matches!(
+        value,
+        Value::Date(_)
+            | Value::LocalTime(_)
+            | Value::Time(_)
+            | Value::LocalDateTime(_)
+            | Value::DateTime(_)
+            | Value::Duration(_)
+    )
+}
+
 /// Calls a temporal function by its lower-cased name (`date`, `datetime.fromepochmillis`, `duration.between`,
 /// `localtime.truncate`, ...). `None`: not a temporal function.
-pub fn call_function(_name: &str, _args: &[Value], _clock: &Clock) -> Option<Result<Value>> {
-    None
+pub fn call_function(name: &str, args: &[Value], clock: &Clock) -> Option<Result<Value>> {
+    let (base, method) = match name.split_once('.') {
+        Some((base, method)) => (base, Some(method)),
+        None => (name, None),
+    };
+    if base == "duration" {
+        return call_duration(name, method, args);
+    }
+    let kind = Kind::from_name(base)?;
+    Some(match method {
+        None => {
+            if args.len() > 1 {
+                return Some(Err(arity(name, "0 or 1", args.len())));
+            }
+            construct::construct(kind, args.first(), clock)
+        }
+        Some("transaction") | Some("statement") | Some("realtime") => {
+            if args.len() > 1 {
+                return Some(Err(arity(name, "0 or 1", args.len())));
+            }
+            let clock = if method == Some("realtime") { Clock::now() } else { *clock };
+            construct::now_with(kind, args.first(), &clock)
+        }
+        Some("truncate") => {
+            if !(2..=3).contains(&args.len()) {
+                return Some(Err(arity(name, "2 or 3", args.len())));
+            }
+            truncate::truncate(kind, &args[0], &args[1], args.get(2), clock)
+        }
+        Some("fromepoch") if kind == Kind::DateTime => {
+            if args.len() != 2 {
+                return Some(Err(arity(name, "2", args.len())));
+            }
+            construct::from_epoch(&args[0], &args[1])
+        }
+        Some("fromepochmillis") if kind == Kind::DateTime => {
+            if args.len() != 1 {
+                return Some(Err(arity(name, "1", args.len())));
+            }
+            construct::from_epoch_millis(&args[0])
+        }
+        Some(_) => return None,
+    })
+}
+
+fn call_duration(name: &str, method: Option<&str>, args: &[Value]) -> Option<Result<Value>> {
+    let unit = match method {
+        None => {
+            if args.len() != 1 {
+                return Some(Err(arity(name, "1", args.len())));
+            }
+            return Some(duration::construct(&args[0]));
+        }
+        Some("between") => between::Unit::All,
+        Some("inmonths") => between::Unit::Months,
+        Some("indays") => between::Unit::Days,
+        Some("inseconds") => between::Unit::Seconds,
+        Some(_) => return None,
+    };
+    if args.len() != 2 {
+        return Some(Err(arity(name, "2", args.len())));
+    }
+    Some(between::between(unit, &args[0], &args[1]))
 }
 
 /// A component of a temporal value (`d.year`, `dt.epochMillis`, `dur.minutes`, `t.timezone`, ...).
 /// `None`: the value is not temporal.
-pub fn property(_value: &Value, _key: &str) -> Option<Result<Value>> {
-    None
+pub fn property(value: &Value, key: &str) -> Option<Result<Value>> {
+    if !is_temporal(value) {
+        return None;
+    }
+    Some(component::get(value, key))
 }
 
-/// `a op b` when either side is temporal (date + duration, duration * number, ...). `None`: neither is.
-pub fn arithmetic(_op: ArithOp, _a: &Value, _b: &Value) -> Option<Result<Value>> {
-    None
+/// `a op b` when either side is temporal (date + duration, duration * number, ...). `None`: neither is, or the
+/// other side is a string or list, whose concatenation rules belong to the caller.
+pub fn arithmetic(op: ArithOp, a: &Value, b: &Value) -> Option<Result<Value>> {
+    if !is_temporal(a) && !is_temporal(b) {
+        return None;
+    }
+    if matches!(a, Value::String(_) | Value::List(_)) || matches!(b, Value::String(_) | Value::List(_)) {
+        return None;
+    }
+    Some(arith::apply(op, a, b))
 }
 
 /// Orders two temporal values of the same type. `None`: not comparable (different types, or not temporal).
-pub fn compare(_a: &Value, _b: &Value) -> Option<Ordering> {
-    None
+///
+/// Times and datetimes order by the instant they denote; equal instants written with different offsets (or zones)
+/// are then ordered by offset and zone name, so the order agrees with equality.
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    arith::compare(a, b)
 }
 
 /// The string form used by `toString` and by results printed in the TCK's notation. `None`: not temporal.
-pub fn to_string(_value: &Value) -> Option<String> {
-    None
+pub fn to_string(value: &Value) -> Option<String> {
+    format::to_string(value)
 }
+
+#[cfg(test)]
+mod tests;
