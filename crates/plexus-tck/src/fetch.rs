@@ -7,6 +7,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The TCK release this runner targets.
 pub const VERSION: &str = "1.0.0-M23";
@@ -79,7 +80,9 @@ pub fn ensure(cache_root: &Path) -> Result<TckDir, FetchError> {
         return Ok(dir);
     }
     fs::create_dir_all(cache_root).map_err(other("creating the cache directory"))?;
-    let staging = cache_root.join(format!("{VERSION}.staging-{}", std::process::id()));
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let staging = cache_root.join(format!("{VERSION}.staging-{}-{call}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
     fs::create_dir_all(&staging).map_err(other("creating a staging directory"))?;
     let result = prepare(&staging).and_then(|()| {
