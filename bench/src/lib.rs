@@ -13,6 +13,7 @@
 //! `benches/storage.rs` is the entry point (`cargo bench -p plexus-bench`); `tests/smoke.rs` runs everything at
 //! a tiny scale so the harness keeps working.
 
+pub mod cypher;
 pub mod gen;
 pub mod import;
 pub mod likes;
@@ -167,6 +168,8 @@ pub enum Suite {
     Storage,
     /// I1, `import.md`.
     Import,
+    /// C1–C3, `cypher.md`.
+    Cypher,
 }
 
 impl Suite {
@@ -174,6 +177,7 @@ impl Suite {
         match self {
             Suite::Storage => "Plexus storage benchmarks",
             Suite::Import => "Plexus import benchmarks",
+            Suite::Cypher => "Plexus Cypher benchmarks",
         }
     }
 
@@ -181,6 +185,7 @@ impl Suite {
         match self {
             Suite::Storage => "storage",
             Suite::Import => "import",
+            Suite::Cypher => "cypher",
         }
     }
 }
@@ -192,7 +197,8 @@ pub fn bench_main(suite: Suite) {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| manifest.parent().expect("bench/ sits in the repository").join("target"));
-    let cfg = Config::from_env(target_dir);
+    let mut cfg = Config::from_env(target_dir);
+    cfg.command.push_str(&format!(" --bench {}", suite.stem()));
     let report = run_suite(&cfg, suite);
     let results = manifest.join("results");
     let markdown = report.render(Some(&results.join("notes")));
@@ -223,11 +229,22 @@ pub fn run_suite(cfg: &Config, suite: Suite) -> Report {
         println!("{s}");
         tables.push(t);
     };
+    if suite == Suite::Cypher {
+        if cfg.wants("c1") {
+            emit(cypher::point_query(cfg), &mut tables);
+        }
+        if cfg.wants("c2") {
+            emit(cypher::recommendation(cfg), &mut tables);
+        }
+        if cfg.wants("c3") {
+            emit(cypher::bulk_create(cfg), &mut tables);
+        }
+    }
     if suite == Suite::Import {
         if cfg.wants("i1") {
             emit(import::patents(cfg), &mut tables);
         }
-    } else if cfg.wants("w1") {
+    } else if suite == Suite::Storage && cfg.wants("w1") {
         emit(txns::create_empty_nodes(cfg), &mut tables);
     }
     if suite == Suite::Storage {

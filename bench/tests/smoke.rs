@@ -28,6 +28,13 @@ fn every_workload_runs_and_reports() {
     }
     assert!(import.render(None).starts_with("# Plexus import benchmarks"));
     assert!(!dir.with_extension("import").exists(), "the import workload cleans up after itself");
+    let cypher = plexus_bench::run_suite(&cfg, plexus_bench::Suite::Cypher);
+    assert_eq!(cypher.tables.iter().map(|t| t.id).collect::<Vec<_>>(), ["c1", "c2", "c3"]);
+    for t in &cypher.tables {
+        for r in &t.rows {
+            assert!(r.value.is_finite() && r.value > 0.0, "{} / {}: {}", t.id, r.name, r.value);
+        }
+    }
 }
 
 fn tempfile_in(parent: &std::path::Path) -> std::path::PathBuf {
