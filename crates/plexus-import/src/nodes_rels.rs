@@ -503,7 +503,11 @@ impl<'a> IdMaps<'a> {
                     .iter()
                     .find_map(|&(g2, len)| (0..len).find(|&r| node_of(g2, r) == existing).map(|r| groups[g2].place(r)))
                     .unwrap_or_default();
-                let shown = group.id_value(row).map(|v| format!("{v:?}")).unwrap_or_default();
+                let shown = match group.id_value(row) {
+                    Some(Value::Int(i)) => i.to_string(),
+                    Some(Value::String(s)) => format!("'{s}'"),
+                    _ => String::new(),
+                };
                 let space = group.header.space().map_or("the global id space".to_string(), |s| format!("id space {s}"));
                 format!("duplicate node id {shown} in {space}: {} and {first}", group.place(row))
             };
