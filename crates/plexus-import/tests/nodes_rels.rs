@@ -282,3 +282,15 @@ fn incremental_import_adds_to_an_existing_database_and_survives_reopen() {
     let likes = r.type_id("LIKES").unwrap();
     assert!(r.has_edge(node(1), node(4), Direction::Out, TypeFilter::Only(&[likes])));
 }
+
+#[test]
+fn a_group_of_files_takes_its_header_from_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = write(tmp.path(), "head.csv", "id:ID,n:int\n");
+    let part1 = write(tmp.path(), "part1.csv", "a,1\nb,2\n");
+    let part2 = write(tmp.path(), "part2.csv", "c,x\n");
+    let group = NodeFiles { files: vec![head, part1, part2], labels: vec!["P".into()], ..Default::default() };
+    let spec = GraphImport { nodes: vec![group], ..Default::default() };
+    let err = run(&tmp.path().join("db"), &spec).unwrap_err();
+    assert!(err.contains("part2.csv: line 1, column 3: 'x' is not a valid int"), "{err}");
+}
