@@ -197,6 +197,13 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     for note in &summary.notes {
         say(note);
     }
+    say(&format!(
+        "read {:.2} s, parse {:.2} s, build {:.2} s, write {:.2} s",
+        summary.read.as_secs_f64(),
+        summary.parse.as_secs_f64(),
+        summary.build.as_secs_f64(),
+        summary.write.as_secs_f64()
+    ));
     let secs = start.elapsed().as_secs_f64();
     let rate = summary.relationships as f64 / secs.max(1e-9) / 1e6;
     if args.mode == ModeArg::Incremental {

@@ -446,7 +446,41 @@ fn node_row<'a>(
 /// An id space's map from external id to node id.
 enum SpaceMap<'a> {
     Int(FxHashMap<i64, u64>),
+    /// Integer ids dense enough for a direct table (`u64::MAX`: no node): one cache miss per lookup.
+    Dense {
+        min: i64,
+        table: Vec<u64>,
+    },
     Str(FxHashMap<Cow<'a, [u8]>, u64>),
+}
+
+impl SpaceMap<'_> {
+    /// Turns a hash map of integer ids into a direct table when the ids span at most four slots per id.
+    fn densify(&mut self) {
+        let SpaceMap::Int(map) = self else { return };
+        let (Some(&min), Some(&max)) = (map.keys().min(), map.keys().max()) else { return };
+        let span = max as i128 - min as i128 + 1;
+        if span > (4 * map.len() as i128).max(1 << 16) {
+            return;
+        }
+        let mut table = vec![u64::MAX; span as usize];
+        for (&id, &node) in map.iter() {
+            table[(id - min) as usize] = node;
+        }
+        *self = SpaceMap::Dense { min, table };
+    }
+
+    #[inline]
+    fn get_int(&self, id: i64) -> Option<u64> {
+        match self {
+            SpaceMap::Int(m) => m.get(&id).copied(),
+            SpaceMap::Dense { min, table } => {
+                let at = (id as i128 - *min as i128) as u128;
+                table.get(usize::try_from(at).ok()?).copied().filter(|&n| n != u64::MAX)
+            }
+            SpaceMap::Str(_) => None,
+        }
+    }
 }
 
 /// An id as given, for lookups outside the parsed files (incremental mode).
@@ -531,6 +565,9 @@ impl<'a> IdMaps<'a> {
                 _ => unreachable!("one id type per import"),
             }
         }
+        for map in &mut maps.maps {
+            map.densify();
+        }
         Ok(maps)
     }
 
@@ -538,10 +575,7 @@ impl<'a> IdMaps<'a> {
         match self.id_type {
             IdType::Integer => {
                 let Some(id) = parse_int(text) else { return Lookup::Malformed };
-                if let Some(&n) = space.and_then(|s| match &self.maps[s] {
-                    SpaceMap::Int(m) => m.get(&id),
-                    SpaceMap::Str(_) => None,
-                }) {
+                if let Some(n) = space.and_then(|s| self.maps[s].get_int(id)) {
                     return Lookup::Found(n);
                 }
                 fallback.and_then(|f| f(name, ExternalId::Int(id))).map_or(Lookup::Unknown, Lookup::Found)
@@ -549,7 +583,7 @@ impl<'a> IdMaps<'a> {
             IdType::String => {
                 if let Some(&n) = space.and_then(|s| match &self.maps[s] {
                     SpaceMap::Str(m) => m.get(text),
-                    SpaceMap::Int(_) => None,
+                    _ => None,
                 }) {
                     return Lookup::Found(n);
                 }
