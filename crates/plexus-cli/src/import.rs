@@ -1,76 +1,232 @@
-//! `plexus import`: edge lists into a new database.
+//! `plexus import`: edge lists, node and relationship files in Neo4j's import format, or an LDBC SNB directory,
+//! into a new database (`--mode create`) or an existing one (`--mode incremental`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use plexus_import::edgelist::{Delimiter, Format, IdType};
-use plexus_import::import::{import_edge_lists, EdgeImport};
+use plexus_import::import::{import_edge_lists, EdgeImport, ImportSummary};
+use plexus_import::load::{import_graph, GraphImport, Mode};
+use plexus_import::nodes_rels::{CsvOptions, NodeFiles, RelFiles};
+use plexus_import::progress::Progress;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    /// Build a new database (the directory must not exist, or be empty).
+    Create,
+    /// Add to an existing database through write transactions committed in batches.
+    Incremental,
+}
 
 #[derive(Args)]
 pub struct ImportArgs {
-    /// Directory of the new database (must not exist, or be empty).
+    /// Database directory.
     #[arg(long, default_value = "plexus-data")]
     data: PathBuf,
     /// Edge-list file: `source,target[,weight]` per line; repeatable; `.gz` and `.zst` are decompressed.
-    #[arg(long = "edges", required = true)]
+    #[arg(long = "edges")]
     edges: Vec<PathBuf>,
-    /// Field separator: comma, tab or space (detected when omitted).
-    #[arg(long, value_parser = Delimiter::parse)]
-    delimiter: Option<Delimiter>,
-    /// The first line is a header.
+    /// Node file(s) in Neo4j's import format, header in the first line of the first file; repeatable.
+    #[arg(long = "nodes", value_name = "[LABEL[:LABEL2]=]FILE[,FILE...]")]
+    nodes: Vec<String>,
+    /// Relationship file(s) in Neo4j's import format; TYPE is used when the file has no :TYPE column.
+    #[arg(long = "relationships", value_name = "[TYPE=]FILE[,FILE...]")]
+    relationships: Vec<String>,
+    /// An LDBC SNB CsvComposite directory (static/ and dynamic/), mapped as the LDBC reference Cypher
+    /// implementation does.
+    #[arg(long, value_name = "SNB_DIR", conflicts_with_all = ["delimiter", "array_delimiter", "id_type"])]
+    ldbc: Option<PathBuf>,
+    /// Field separator: one character, or comma, tab, space [node and relationship files: comma; edge lists:
+    /// detected].
+    #[arg(long)]
+    delimiter: Option<String>,
+    /// Separator of array values and labels inside a field of node and relationship files [default: ;].
+    #[arg(long)]
+    array_delimiter: Option<String>,
+    /// Edge lists: the first line is a header.
     #[arg(long, conflicts_with = "no_header")]
     header: bool,
-    /// The first line is data.
+    /// Edge lists: the first line is data.
     #[arg(long)]
     no_header: bool,
-    /// Vertex ids are integers or strings (detected when omitted).
+    /// Ids are integers or strings [node and relationship files: string; edge lists: detected].
     #[arg(long, value_parser = ["integer", "string"])]
     id_type: Option<String>,
-    /// Relationship type of the edges.
+    /// Edge lists: relationship type of the edges.
     #[arg(long = "type", default_value = "EDGE")]
     rel_type: String,
-    /// Label of the created nodes; their id is stored as the unique key property `id`.
+    /// Edge lists: label of the created nodes; their id is stored as the unique key property `id`.
     #[arg(long, default_value = "Node")]
     label: String,
-    /// Store every edge in both directions.
+    /// Edge lists: store every edge in both directions.
     #[arg(long)]
     undirected: bool,
-    /// Skip up to N malformed lines (reported) instead of failing on the first.
+    /// Skip up to N bad lines (reported), across all files, instead of failing on the first.
     #[arg(long, default_value_t = 0)]
     skip_bad_lines: usize,
+    /// create: a new database, written once; incremental: add to the existing database in transactions.
+    #[arg(long, value_enum, default_value = "create")]
+    mode: ModeArg,
+    /// Incremental mode: operations per committed transaction.
+    #[arg(long, default_value_t = 20_000)]
+    batch_size: usize,
+    /// No progress output (the summary line and skipped lines are still printed).
+    #[arg(long)]
+    quiet: bool,
 }
 
-pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
+fn csv_byte(s: &str, what: &str) -> Result<u8, String> {
+    match s {
+        "comma" => Ok(b','),
+        "tab" | "\\t" => Ok(b'\t'),
+        "space" => Ok(b' '),
+        "pipe" => Ok(b'|'),
+        "semicolon" => Ok(b';'),
+        _ if s.len() == 1 && s.is_ascii() && s != "\"" && s != "\n" => Ok(s.as_bytes()[0]),
+        _ => Err(format!("{what} must be one character (or comma, tab, space, pipe, semicolon), got '{s}'")),
+    }
+}
+
+/// `[PREFIX=]FILE[,FILE...]`: the prefix, when the text before the first `=` is not a path.
+fn split_prefixed(arg: &str) -> (Option<&str>, Vec<PathBuf>) {
+    let (prefix, files) = match arg.split_once('=') {
+        Some((p, rest)) if !p.is_empty() && !p.contains('/') && !p.contains('\\') => (Some(p), rest),
+        _ => (None, arg),
+    };
+    (prefix, files.split(',').filter(|f| !f.is_empty()).map(PathBuf::from).collect())
+}
+
+fn edge_options(args: &ImportArgs) -> Result<EdgeImport, String> {
     let header = match (args.header, args.no_header) {
         (true, _) => Some(true),
         (_, true) => Some(false),
         _ => None,
     };
     let id_type = args.id_type.as_deref().map(|t| if t == "integer" { IdType::Integer } else { IdType::String });
-    let options = EdgeImport {
-        label: args.label,
+    let delimiter = args.delimiter.as_deref().map(Delimiter::parse).transpose()?;
+    Ok(EdgeImport {
+        label: args.label.clone(),
         key: "id".into(),
-        rel_type: args.rel_type,
+        rel_type: args.rel_type.clone(),
         undirected: args.undirected,
-        format: Format { delimiter: args.delimiter, header, id_type },
+        format: Format { delimiter, header, id_type },
         skip_bad_lines: args.skip_bad_lines,
+    })
+}
+
+fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String> {
+    let mut notes = Vec::new();
+    let mut csv = match &args.ldbc {
+        Some(_) => plexus_import::ldbc::csv_options(),
+        None => CsvOptions {
+            delimiter: args.delimiter.as_deref().map(|d| csv_byte(d, "--delimiter")).transpose()?.unwrap_or(b','),
+            array_delimiter: csv_byte(args.array_delimiter.as_deref().unwrap_or(";"), "--array-delimiter")?,
+            id_type: match args.id_type.as_deref() {
+                Some("integer") => IdType::Integer,
+                _ => IdType::String,
+            },
+            ..CsvOptions::default()
+        },
     };
-    let summary = import_edge_lists(&args.data, &args.edges, &options, |line| eprintln!("plexus import: {line}"))
-        .map_err(|e| e.to_string())?;
+    csv.skip_bad_lines = args.skip_bad_lines;
+    let mut spec = GraphImport {
+        edges: args.edges.clone(),
+        edge_options: if args.edges.is_empty() { EdgeImport::default() } else { edge_options(args)? },
+        csv,
+        mode: if args.mode == ModeArg::Incremental { Mode::Incremental } else { Mode::Create },
+        batch_size: args.batch_size,
+        ..GraphImport::default()
+    };
+    if let Some(dir) = &args.ldbc {
+        let layout = plexus_import::ldbc::layout(dir)?;
+        spec.nodes = layout.nodes;
+        spec.relationships = layout.relationships;
+        notes = layout.notes;
+    }
+    for arg in &args.nodes {
+        let (labels, files) = split_prefixed(arg);
+        let labels = labels.map(|l| l.split(':').filter(|l| !l.is_empty()).map(String::from).collect());
+        spec.nodes.push(NodeFiles { files, labels: labels.unwrap_or_default(), ..NodeFiles::default() });
+    }
+    for arg in &args.relationships {
+        let (rel_type, files) = split_prefixed(arg);
+        spec.relationships.push(RelFiles { files, rel_type: rel_type.map(String::from), rewrite: None });
+    }
+    Ok((spec, notes))
+}
+
+pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
+    if args.edges.is_empty() && args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none() {
+        return Err("nothing to import: give --edges, --nodes and --relationships, or --ldbc".into());
+    }
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("plexus import: {line}");
+        }
+    };
+    let start = Instant::now();
+    let edges_only = args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none();
+    let summary: ImportSummary = if edges_only && args.mode == ModeArg::Create {
+        import_edge_lists(&args.data, &args.edges, &edge_options(&args)?, say).map_err(|e| e.to_string())?
+    } else {
+        let (spec, notes) = graph_import(&args)?;
+        for n in &notes {
+            say(n);
+        }
+        let progress = Progress::new();
+        let done = AtomicBool::new(false);
+        let result = std::thread::scope(|scope| {
+            if !args.quiet {
+                scope.spawn(|| crate::progress::report(&progress, &done));
+            }
+            let result = import_graph(&args.data, &spec, &progress);
+            done.store(true, Ordering::Release);
+            result
+        });
+        result.map_err(|e| e.to_string())?
+    };
     for (path, bad) in &summary.bad_lines {
         eprintln!("plexus import: skipped {}: {bad}", path.display());
     }
-    let secs = summary.total().as_secs_f64();
-    println!(
-        "imported {} nodes and {} relationships into {} in {:.2} s ({:.2} M edges/s; {} bytes on disk, {:.2} bytes per relationship)",
-        summary.nodes,
-        summary.relationships,
-        args.data.display(),
-        secs,
-        summary.relationships as f64 / secs.max(1e-9) / 1e6,
-        summary.bytes_on_disk,
-        summary.bytes_on_disk as f64 / summary.relationships.max(1) as f64
-    );
+    if !summary.unique_keys.is_empty() {
+        say(&format!("unique keys: {}", summary.unique_keys.join(", ")));
+    }
+    for note in &summary.notes {
+        say(note);
+    }
+    say(&format!(
+        "read {:.2} s, parse {:.2} s, build {:.2} s, write {:.2} s",
+        summary.read.as_secs_f64(),
+        summary.parse.as_secs_f64(),
+        summary.build.as_secs_f64(),
+        summary.write.as_secs_f64()
+    ));
+    let secs = start.elapsed().as_secs_f64();
+    let rate = summary.relationships as f64 / secs.max(1e-9) / 1e6;
+    if args.mode == ModeArg::Incremental {
+        println!(
+            "added {} nodes ({} already there) and {} relationships to {} in {:.2} s ({:.2} M relationships/s)",
+            summary.nodes,
+            summary.matched,
+            summary.relationships,
+            args.data.display(),
+            secs,
+            rate
+        );
+    } else {
+        println!(
+            "imported {} nodes and {} relationships into {} in {:.2} s ({:.2} M edges/s; {} bytes on disk, {:.2} bytes per relationship)",
+            summary.nodes,
+            summary.relationships,
+            args.data.display(),
+            secs,
+            rate,
+            summary.bytes_on_disk,
+            summary.bytes_on_disk as f64 / summary.relationships.max(1) as f64
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

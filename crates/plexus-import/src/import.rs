@@ -50,6 +50,12 @@ pub struct ImportSummary {
     pub input_bytes: u64,
     pub bytes_on_disk: u64,
     pub bad_lines: Vec<(PathBuf, edgelist::BadLine)>,
+    /// Incremental mode: nodes of the input that already existed (found by label and key) and were kept.
+    pub matched: u64,
+    /// Unique keys declared, as `Label(key)`.
+    pub unique_keys: Vec<String>,
+    /// Things the user should know (labels left without a unique key, and why).
+    pub notes: Vec<String>,
     pub read: Duration,
     pub parse: Duration,
     pub build: Duration,
@@ -103,7 +109,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
 }
 
 /// Refuses a target that holds anything; removes an empty one so the new database can be renamed into place.
-fn prepare_target(dir: &Path) -> Result<(), ImportError> {
+pub(crate) fn prepare_target(dir: &Path) -> Result<(), ImportError> {
     match std::fs::read_dir(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(error) => Err(ImportError::Io { path: dir.to_path_buf(), error }),
@@ -135,6 +141,32 @@ pub fn import_edge_lists(
 ) -> Result<ImportSummary, ImportError> {
     prepare_target(dir)?;
     let mut summary = ImportSummary::default();
+    let lists = parse_edge_files(files, options, &mut summary, &mut progress)?;
+    let start = Instant::now();
+    let catalog = Catalog::new();
+    let (state_nodes, state_rels, keys) = to_records(&catalog, lists, options)?;
+    summary.nodes = state_nodes.len() as u64;
+    summary.relationships = state_rels.len() as u64;
+    let state = build_state(1, state_nodes, state_rels, &keys).map_err(ImportError::Storage)?;
+    summary.build = start.elapsed();
+    progress(&format!(
+        "built {} nodes and {} relationships in {:.2?}",
+        summary.nodes, summary.relationships, summary.build
+    ));
+    let start = Instant::now();
+    summary.bytes_on_disk = Store::create_from_state(dir, state, &catalog).map_err(ImportError::Storage)?;
+    summary.write = start.elapsed();
+    progress(&format!("wrote {} bytes in {:.2?}", summary.bytes_on_disk, summary.write));
+    Ok(summary)
+}
+
+/// Reads and parses edge-list files, adding to the summary's times and bad lines.
+pub(crate) fn parse_edge_files(
+    files: &[PathBuf],
+    options: &EdgeImport,
+    summary: &mut ImportSummary,
+    progress: &mut impl FnMut(&str),
+) -> Result<Vec<EdgeList>, ImportError> {
     let mut lists: Vec<EdgeList> = Vec::with_capacity(files.len());
     for path in files {
         let start = Instant::now();
@@ -156,27 +188,16 @@ pub fn import_edge_lists(
         let error = edgelist::ParseError { bad, skipped: options.skip_bad_lines };
         return Err(ImportError::Parse { path, error });
     }
-    let start = Instant::now();
-    let catalog = Catalog::new();
-    let (state_nodes, state_rels, keys) = to_records(&catalog, lists, options)?;
-    summary.nodes = state_nodes.len() as u64;
-    summary.relationships = state_rels.len() as u64;
-    let state = build_state(1, state_nodes, state_rels, &keys).map_err(ImportError::Storage)?;
-    summary.build = start.elapsed();
-    progress(&format!(
-        "built {} nodes and {} relationships in {:.2?}",
-        summary.nodes, summary.relationships, summary.build
-    ));
-    let start = Instant::now();
-    summary.bytes_on_disk = Store::create_from_state(dir, state, &catalog).map_err(ImportError::Storage)?;
-    summary.write = start.elapsed();
-    progress(&format!("wrote {} bytes in {:.2?}", summary.bytes_on_disk, summary.write));
-    Ok(summary)
+    Ok(lists)
 }
 
 type Records = (Vec<NodeInput>, Vec<RelInput>, Vec<(plexus_storage::LabelId, plexus_storage::PropKeyId)>);
 
-fn to_records(catalog: &Catalog, lists: Vec<EdgeList>, options: &EdgeImport) -> Result<Records, ImportError> {
+pub(crate) fn to_records(
+    catalog: &Catalog,
+    lists: Vec<EdgeList>,
+    options: &EdgeImport,
+) -> Result<Records, ImportError> {
     let label = catalog.label(&options.label);
     let key = catalog.prop_key(&options.key);
     let ty = catalog.rel_type(&options.rel_type);

@@ -1,0 +1,82 @@
+//! `plexus import` through the built binary: node and relationship files, the LDBC layout, incremental mode, and
+//! errors giving exit status 2 with file, line and column.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn plexus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plexus")).args(args).output().expect("run plexus")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn nodes_and_relationships_then_incremental() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("people.tsv"), "id:ID\tname\tage:int\nann\tAnn\t42\nbob\tBob\t\n").unwrap();
+    std::fs::write(dir.join("knows.tsv"), ":START_ID\t:END_ID\nann\tbob\n").unwrap();
+    let db = path(dir, "db");
+    let nodes = format!("Person:Employee={}", path(dir, "people.tsv"));
+    let rels = format!("KNOWS={}", path(dir, "knows.tsv"));
+    let out = plexus(&["import", "--data", &db, "--nodes", &nodes, "--relationships", &rels, "--delimiter", "tab"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("imported 2 nodes and 1 relationships"), "{stdout}");
+    assert!(text(&out.stderr).contains("unique keys: Person(id), Employee(id)"), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains('\r'), "no progress bar when stderr is not a terminal");
+
+    let info = text(&plexus(&["info", "--data", &db]).stdout);
+    assert!(info.contains(":Employee  2 nodes") && info.contains("[:KNOWS]  1 relationships"), "{info}");
+
+    std::fs::write(dir.join("more.tsv"), "id:ID\tname\nbob\tRobert\ncleo\tCleo\n").unwrap();
+    std::fs::write(dir.join("more-knows.tsv"), ":START_ID\t:END_ID\tsince:int\ncleo\tann\t2020\n").unwrap();
+    let nodes = format!("Person={}", path(dir, "more.tsv"));
+    let rels = format!("KNOWS={}", path(dir, "more-knows.tsv"));
+    let args = ["import", "--data", &db, "--mode", "incremental", "--quiet", "--delimiter", "\t"];
+    let out = plexus(&[&args[..], &["--nodes", &nodes, "--relationships", &rels]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("added 1 nodes (1 already there) and 1 relationships"), "{}", text(&out.stdout));
+    assert_eq!(text(&out.stderr), "", "--quiet");
+    let check = plexus(&["check", "--data", &db]);
+    assert!(check.status.success() && text(&check.stdout).contains("3 nodes and 2 relationships"), "{check:?}");
+}
+
+#[test]
+fn errors_name_file_line_and_column_and_leave_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("n.csv"), "id:ID(P),name\n1,a\n2,b\n").unwrap();
+    std::fs::write(dir.join("r.csv"), ":START_ID(P),:END_ID(P),:TYPE\n1,2,R\n2,3,R\n").unwrap();
+    let db = path(dir, "db");
+    let (nodes, rels) = (path(dir, "n.csv"), path(dir, "r.csv"));
+    let out = plexus(&["import", "--data", &db, "--nodes", &nodes, "--relationships", &rels]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("r.csv: line 3, column 3: unknown end id '3' in id space P"), "{err}");
+    assert!(!dir.join("db").exists());
+    let out = plexus(&["import", "--data", &db, "--nodes", &nodes, "--relationships", &rels, "--skip-bad-lines", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("skipped"), "{}", text(&out.stderr));
+    let out = plexus(&["import", "--data", &db]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nothing to import"));
+}
+
+#[test]
+fn ldbc_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let snb = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plexus-import/tests/fixtures/ldbc");
+    let out = plexus(&["import", "--data", &db, "--ldbc", snb.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("imported 20 nodes and 40 relationships"), "{}", text(&out.stdout));
+    let info = text(&plexus(&["info", "--data", &db]).stdout);
+    assert!(info.contains(":City  2 nodes") && info.contains("[:KNOWS]  2 relationships"), "{info}");
+}

@@ -1,0 +1,749 @@
+//! Node and relationship files in the format of Neo4j's offline importer, parsed into columns.
+//!
+//! A *node group* is one `--nodes` argument: one or more files whose header is the first row of the first file,
+//! with labels given on the command line and/or in a `:LABEL` column. Every row becomes a node, numbered in
+//! input order. Node ids live in id spaces (`:ID(space)`; the global space when unnamed); a duplicate id in one
+//! space is an error naming both places. A *relationship group* is one `--relationships` argument; its start and
+//! end ids are resolved through the id spaces while its chunks are parsed in parallel, into flat source, target,
+//! type and property columns. An id that resolves to no node is a bad line (file, line, column and text),
+//! never an invented node.
+//!
+//! An empty unquoted field is an absent property; `""` is an empty string. Rows with fewer fields than the
+//! header leave the rest absent (as Neo4j does); rows with more are bad lines.
+
+use std::borrow::Cow;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use plexus_storage::fxhash::FxHashMap;
+use plexus_storage::records::{Labels, PropMap};
+use plexus_storage::{Catalog, LabelId, PropKeyId, TypeId, Value};
+
+use crate::csv::{self, ChunkResult, Next, Reader, Record};
+use crate::edgelist::{BadLine, IdType};
+use crate::header::{Column, HeaderError, NodeHeader, RelHeader};
+use crate::progress::Progress;
+use crate::values::{parse_int, parse_typed, ScalarType};
+
+/// Rewrites a file's own header fields into Neo4j-style column specifications (used by layouts such as LDBC
+/// whose headers are plain names).
+pub type HeaderRewrite = Arc<dyn Fn(&[String]) -> Result<Vec<String>, String> + Send + Sync>;
+
+/// Options shared by every node and relationship file.
+#[derive(Clone, Debug)]
+pub struct CsvOptions {
+    pub delimiter: u8,
+    pub array_delimiter: u8,
+    pub id_type: IdType,
+    /// Bad lines to skip (and report) across all files before failing.
+    pub skip_bad_lines: usize,
+    /// Smallest chunk parsed by one thread (tests make it tiny to exercise chunk boundaries).
+    pub min_chunk: usize,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            delimiter: b',',
+            array_delimiter: b';',
+            id_type: IdType::String,
+            skip_bad_lines: 0,
+            min_chunk: 1 << 20,
+        }
+    }
+}
+
+/// One `--nodes [LABEL[:LABEL2]=]FILE[,FILE...]`.
+#[derive(Clone, Default)]
+pub struct NodeFiles {
+    pub files: Vec<PathBuf>,
+    pub labels: Vec<String>,
+    pub rewrite: Option<HeaderRewrite>,
+    /// Upper-case the first letter of labels read from a `:LABEL` column (`city` becomes `City`).
+    pub capitalize_labels: bool,
+}
+
+/// One `--relationships [TYPE=]FILE[,FILE...]`.
+#[derive(Clone, Default)]
+pub struct RelFiles {
+    pub files: Vec<PathBuf>,
+    pub rel_type: Option<String>,
+    pub rewrite: Option<HeaderRewrite>,
+}
+
+/// What a column turns into.
+#[derive(Clone, Copy)]
+enum Plan {
+    Skip,
+    Id,
+    Label,
+    Start,
+    End,
+    Type,
+    Prop { key: PropKeyId, ty: ScalarType, array: bool },
+}
+
+fn plans(columns: &[Column], catalog: &Catalog) -> Vec<Plan> {
+    columns
+        .iter()
+        .map(|c| match c {
+            Column::Id { .. } => Plan::Id,
+            Column::Label => Plan::Label,
+            Column::StartId { .. } => Plan::Start,
+            Column::EndId { .. } => Plan::End,
+            Column::Type => Plan::Type,
+            Column::Ignore => Plan::Skip,
+            Column::Property { name, ty, array } => Plan::Prop { key: catalog.prop_key(name), ty: *ty, array: *array },
+        })
+        .collect()
+}
+
+/// A file read into memory, with where its data rows start.
+pub struct Input {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+/// The header row of a group: the first record of its first file, rewritten if the group says so. Returns the
+/// fields and where the data of the first file starts (byte offset, line).
+fn header_of(
+    input: &Input,
+    delimiter: u8,
+    rewrite: Option<&HeaderRewrite>,
+) -> Result<(Vec<String>, usize, u64), BadLine> {
+    let start = if input.bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let mut reader = Reader::new(&input.bytes, start, 1, delimiter);
+    let mut rec = Record::default();
+    let err = |message: String| BadLine { line: 1, column: 1, message, text: String::new() };
+    match reader.next(&mut rec) {
+        Ok(Next::Record) => {}
+        Ok(_) => return Err(err("no header row".into())),
+        Err(e) => return Err(BadLine { line: e.line, column: e.column, message: e.message, text: e.text }),
+    }
+    let mut fields: Vec<String> =
+        (0..rec.len()).map(|i| String::from_utf8_lossy(rec.get(&input.bytes, i)).into_owned()).collect();
+    if let Some(rewrite) = rewrite {
+        fields = rewrite(&fields).map_err(err)?;
+    }
+    Ok((fields, reader.pos, reader.line))
+}
+
+fn header_error(e: HeaderError, fields: &[String]) -> BadLine {
+    BadLine { line: 1, column: e.column, message: format!("header: {}", e.message), text: fields.join(",") }
+}
+
+/// A node id as read: an integer, or the bytes of a string (borrowed from the input unless it was unescaped).
+pub enum Ids<'a> {
+    None,
+    Int(Vec<i64>),
+    Str(Vec<Cow<'a, [u8]>>),
+}
+
+/// The parsed rows of one node group.
+pub struct NodeGroup<'a> {
+    pub header: NodeHeader,
+    /// Labels every node of the group has.
+    pub labels: Labels,
+    /// The property storing the id, if the id column is named.
+    pub id_key: Option<PropKeyId>,
+    pub ids: Ids<'a>,
+    /// Per row, labels from a `:LABEL` column (empty when the group has none).
+    pub row_labels: Vec<Labels>,
+    pub props: Vec<Option<Arc<PropMap>>>,
+    /// Per row, its line; and the first row of each file.
+    pub lines: Vec<u64>,
+    pub files: Vec<(usize, PathBuf)>,
+    pub bad: Vec<(PathBuf, BadLine)>,
+}
+
+impl NodeGroup<'_> {
+    pub fn len(&self) -> usize {
+        self.props.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.props.is_empty()
+    }
+
+    /// File and line of row `row`, for messages.
+    pub fn place(&self, row: usize) -> String {
+        let file = self.files.iter().rev().find(|(first, _)| *first <= row).map(|(_, p)| p.display().to_string());
+        format!("{}: line {}", file.unwrap_or_default(), self.lines[row])
+    }
+
+    /// The id of row `row` as a property value.
+    pub fn id_value(&self, row: usize) -> Option<Value> {
+        match &self.ids {
+            Ids::None => None,
+            Ids::Int(v) => Some(Value::Int(v[row])),
+            Ids::Str(v) => Some(Value::from(String::from_utf8_lossy(&v[row]).into_owned())),
+        }
+    }
+
+    /// Every label of row `row`.
+    pub fn labels_of(&self, row: usize) -> Labels {
+        let mut labels = self.labels.clone();
+        if let Some(extra) = self.row_labels.get(row) {
+            for l in extra {
+                if !labels.contains(l) {
+                    labels.push(*l);
+                }
+            }
+        }
+        labels
+    }
+}
+
+#[derive(Default)]
+struct NodeChunk<'a> {
+    ints: Vec<i64>,
+    strs: Vec<Cow<'a, [u8]>>,
+    row_labels: Vec<Labels>,
+    props: Vec<Option<Arc<PropMap>>>,
+    lines: Vec<u64>,
+    bad: Vec<BadLine>,
+}
+
+fn bad_at(rec: &Record, input: &[u8], field: usize, message: String) -> BadLine {
+    let (line, column) = rec.position(field);
+    BadLine { line, column, message, text: rec.text(input) }
+}
+
+fn utf8_label(text: &[u8], capitalize: bool) -> Option<String> {
+    let s = std::str::from_utf8(text).ok()?;
+    if !capitalize {
+        return Some(s.to_string());
+    }
+    let mut chars = s.chars();
+    Some(chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default())
+}
+
+/// The typed properties of a record (the id property first, when given).
+fn props_of(
+    rec: &Record,
+    input: &[u8],
+    plans: &[Plan],
+    array_delimiter: u8,
+    first: Option<(PropKeyId, Value)>,
+) -> Result<Option<Arc<PropMap>>, BadLine> {
+    let mut pairs: Vec<(PropKeyId, Value)> = Vec::new();
+    if let Some(p) = first {
+        pairs.reserve(plans.len());
+        pairs.push(p);
+    }
+    for (i, plan) in plans.iter().enumerate() {
+        let Plan::Prop { key, ty, array } = *plan else { continue };
+        let text = rec.get(input, i);
+        if text.is_empty() && !(rec.quoted(i) && ty == ScalarType::String) {
+            continue;
+        }
+        let value = parse_typed(ty, array, array_delimiter, text).map_err(|m| bad_at(rec, input, i, m))?;
+        if pairs.capacity() == 0 {
+            pairs.reserve(plans.len());
+        }
+        pairs.push((key, value));
+    }
+    Ok((!pairs.is_empty()).then(|| Arc::new(PropMap::from_pairs(pairs))))
+}
+
+/// Reads the records of `input[range]` with `row`, collecting bad lines (at most `max_bad + 1`).
+#[allow(clippy::too_many_arguments)]
+fn read_chunk<T>(
+    input: &[u8],
+    range: Range<usize>,
+    line: u64,
+    last: bool,
+    options: &CsvOptions,
+    out: &mut T,
+    bad: impl Fn(&mut T) -> &mut Vec<BadLine>,
+    mut row: impl FnMut(&Record, &mut T) -> Result<(), BadLine>,
+) -> Option<(usize, u64)> {
+    let slice = &input[..range.end];
+    let mut reader = Reader::new(slice, range.start, line, options.delimiter);
+    let mut rec = Record::default();
+    loop {
+        let result = match reader.next(&mut rec) {
+            Ok(Next::Record) => row(&rec, out),
+            Ok(Next::End) => return None,
+            Ok(Next::Open { offset, line }) if !last => return Some((offset, line)),
+            Ok(Next::Open { offset, line }) => {
+                let end = memchr::memchr(b'\n', &slice[offset..]).map_or(slice.len(), |p| offset + p);
+                let text = String::from_utf8_lossy(&slice[offset..end.min(offset + 200)]).into_owned();
+                let message = "a quoted field is not closed before the end of the file".to_string();
+                bad(out).push(BadLine { line, column: 1, message, text });
+                return None;
+            }
+            Err(e) => Err(BadLine { line: e.line, column: e.column, message: e.message, text: e.text }),
+        };
+        if let Err(b) = result {
+            let list = bad(out);
+            list.push(b);
+            if list.len() > options.skip_bad_lines {
+                return None;
+            }
+        }
+    }
+}
+
+/// Parses one node group. The files' bytes must outlive the group (string ids borrow them).
+pub fn parse_node_group<'a>(
+    spec: &NodeFiles,
+    inputs: &'a [Input],
+    options: &CsvOptions,
+    catalog: &Catalog,
+    progress: &Progress,
+) -> Result<NodeGroup<'a>, (PathBuf, BadLine)> {
+    let first = &inputs[0];
+    let (fields, data_start, data_line) =
+        header_of(first, options.delimiter, spec.rewrite.as_ref()).map_err(|b| (first.path.clone(), b))?;
+    let header = NodeHeader::parse(&fields).map_err(|e| (first.path.clone(), header_error(e, &fields)))?;
+    let plans = plans(&header.columns, catalog);
+    let id_key = header.id_property().map(|p| catalog.prop_key(p));
+    let mut labels = Labels::new();
+    for l in &spec.labels {
+        let id = catalog.label(l);
+        if !labels.contains(&id) {
+            labels.push(id);
+        }
+    }
+    let has_label_column = plans.iter().any(|p| matches!(p, Plan::Label));
+    let mut group = NodeGroup {
+        labels,
+        id_key,
+        ids: match (header.id, options.id_type) {
+            (None, _) => Ids::None,
+            (Some(_), IdType::Integer) => Ids::Int(Vec::new()),
+            (Some(_), IdType::String) => Ids::Str(Vec::new()),
+        },
+        header,
+        row_labels: Vec::new(),
+        props: Vec::new(),
+        lines: Vec::new(),
+        files: Vec::new(),
+        bad: Vec::new(),
+    };
+    for (n, input) in inputs.iter().enumerate() {
+        progress.phase(format!("nodes {}", input.path.display()));
+        let (start, line) = if n == 0 { (data_start, data_line) } else { (0, 1) };
+        let bytes: &'a [u8] = &input.bytes;
+        let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
+            let mut out = NodeChunk::default();
+            let mut cache: FxHashMap<Vec<u8>, LabelId> = FxHashMap::default();
+            let len = range.len() as u64;
+            let open = read_chunk(
+                bytes,
+                range,
+                line,
+                last,
+                options,
+                &mut out,
+                |o| &mut o.bad,
+                |rec, out| {
+                    node_row(bytes, rec, &group, &plans, options, spec.capitalize_labels, catalog, &mut cache, out)
+                },
+            );
+            progress.add_bytes(len);
+            progress.add_rows(out.props.len() as u64);
+            ChunkResult { out, open }
+        });
+        group.files.push((group.props.len(), input.path.clone()));
+        for c in chunks {
+            match &mut group.ids {
+                Ids::Int(v) => v.extend(c.ints),
+                Ids::Str(v) => v.extend(c.strs),
+                Ids::None => {}
+            }
+            if has_label_column {
+                group.row_labels.extend(c.row_labels);
+            }
+            group.props.extend(c.props);
+            group.lines.extend(c.lines);
+            group.bad.extend(c.bad.into_iter().map(|b| (input.path.clone(), b)));
+        }
+    }
+    Ok(group)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn node_row<'a>(
+    input: &'a [u8],
+    rec: &Record,
+    group: &NodeGroup,
+    plans: &[Plan],
+    options: &CsvOptions,
+    capitalize: bool,
+    catalog: &Catalog,
+    cache: &mut FxHashMap<Vec<u8>, LabelId>,
+    out: &mut NodeChunk<'a>,
+) -> Result<(), BadLine> {
+    if rec.len() > plans.len() {
+        let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
+        return Err(bad_at(rec, input, plans.len(), message));
+    }
+    let mut id_prop = None;
+    let mut id: Option<Result<i64, Cow<'a, [u8]>>> = None;
+    if let Some(col) = group.header.id {
+        let text = rec.get(input, col);
+        if text.is_empty() {
+            return Err(bad_at(rec, input, col, "empty node id".into()));
+        }
+        match options.id_type {
+            IdType::Integer => {
+                let v = parse_int(text).ok_or_else(|| {
+                    bad_at(rec, input, col, format!("'{}' is not an integer id", String::from_utf8_lossy(text)))
+                })?;
+                id_prop = group.id_key.map(|k| (k, Value::Int(v)));
+                id = Some(Ok(v));
+            }
+            IdType::String => {
+                let s = std::str::from_utf8(text)
+                    .map_err(|_| bad_at(rec, input, col, "the node id is not valid UTF-8".into()))?;
+                id_prop = group.id_key.map(|k| (k, Value::from(s)));
+                // Borrow the input unless the field was unescaped into the record's scratch space.
+                id = Some(Err(match rec.get_in(input, col) {
+                    Some(borrowed) => Cow::Borrowed(borrowed),
+                    None => Cow::Owned(text.to_vec()),
+                }));
+            }
+        }
+    }
+    let mut labels = Labels::new();
+    for (i, plan) in plans.iter().enumerate() {
+        if !matches!(plan, Plan::Label) {
+            continue;
+        }
+        for name in rec.get(input, i).split(|&b| b == options.array_delimiter).filter(|n| !n.is_empty()) {
+            let label = match cache.get(name) {
+                Some(&l) => l,
+                None => {
+                    let s = utf8_label(name, capitalize)
+                        .ok_or_else(|| bad_at(rec, input, i, "the label is not valid UTF-8".into()))?;
+                    let l = catalog.label(&s);
+                    cache.insert(name.to_vec(), l);
+                    l
+                }
+            };
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
+    }
+    let props = props_of(rec, input, plans, options.array_delimiter, id_prop)?;
+    match id {
+        Some(Ok(v)) => out.ints.push(v),
+        Some(Err(s)) => out.strs.push(s),
+        None => {}
+    }
+    if plans.iter().any(|p| matches!(p, Plan::Label)) {
+        out.row_labels.push(labels);
+    }
+    out.props.push(props);
+    out.lines.push(rec.line);
+    Ok(())
+}
+
+/// An id space's map from external id to node id.
+enum SpaceMap<'a> {
+    Int(FxHashMap<i64, u64>),
+    /// Integer ids dense enough for a direct table (`u64::MAX`: no node): one cache miss per lookup.
+    Dense {
+        min: i64,
+        table: Vec<u64>,
+    },
+    Str(FxHashMap<Cow<'a, [u8]>, u64>),
+}
+
+impl SpaceMap<'_> {
+    /// Turns a hash map of integer ids into a direct table when the ids span at most four slots per id.
+    fn densify(&mut self) {
+        let SpaceMap::Int(map) = self else { return };
+        let (Some(&min), Some(&max)) = (map.keys().min(), map.keys().max()) else { return };
+        let span = max as i128 - min as i128 + 1;
+        if span > (4 * map.len() as i128).max(1 << 16) {
+            return;
+        }
+        let mut table = vec![u64::MAX; span as usize];
+        for (&id, &node) in map.iter() {
+            table[(id - min) as usize] = node;
+        }
+        *self = SpaceMap::Dense { min, table };
+    }
+
+    #[inline]
+    fn get_int(&self, id: i64) -> Option<u64> {
+        match self {
+            SpaceMap::Int(m) => m.get(&id).copied(),
+            SpaceMap::Dense { min, table } => {
+                let at = (id as i128 - *min as i128) as u128;
+                table.get(usize::try_from(at).ok()?).copied().filter(|&n| n != u64::MAX)
+            }
+            SpaceMap::Str(_) => None,
+        }
+    }
+}
+
+/// An id as given, for lookups outside the parsed files (incremental mode).
+pub enum ExternalId<'t> {
+    Int(i64),
+    Str(&'t str),
+}
+
+/// Looks up ids the parsed node files do not hold: `(space name, id)` to a node id.
+pub type Fallback<'f> = &'f (dyn Fn(Option<&str>, ExternalId) -> Option<u64> + Sync);
+
+/// The id spaces of an import: external id to node id.
+pub struct IdMaps<'a> {
+    names: Vec<Option<String>>,
+    maps: Vec<SpaceMap<'a>>,
+    id_type: IdType,
+}
+
+impl<'a> IdMaps<'a> {
+    fn space_index(&self, name: Option<&str>) -> Option<usize> {
+        self.names.iter().position(|n| n.as_deref() == name)
+    }
+
+    /// Builds the maps; `node_of(group, row)` gives each row's node id. Duplicate ids in a space are errors.
+    pub fn build(
+        groups: &[NodeGroup<'a>],
+        id_type: IdType,
+        node_of: impl Fn(usize, usize) -> u64,
+    ) -> Result<IdMaps<'a>, String> {
+        let mut maps = IdMaps { names: Vec::new(), maps: Vec::new(), id_type };
+        // Where each space's ids came from, to name both places of a duplicate.
+        let mut owner: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (g, group) in groups.iter().enumerate() {
+            if group.header.id.is_none() {
+                continue;
+            }
+            let name = group.header.space().map(String::from);
+            let s = match maps.space_index(name.as_deref()) {
+                Some(s) => s,
+                None => {
+                    maps.names.push(name);
+                    maps.maps.push(match id_type {
+                        IdType::Integer => SpaceMap::Int(FxHashMap::default()),
+                        IdType::String => SpaceMap::Str(FxHashMap::default()),
+                    });
+                    owner.push(Vec::new());
+                    maps.maps.len() - 1
+                }
+            };
+            owner[s].push((g, group.len()));
+            let duplicate = |row: usize, existing: u64| {
+                // Find the group and row that holds node `existing`.
+                let first = owner[s]
+                    .iter()
+                    .find_map(|&(g2, len)| (0..len).find(|&r| node_of(g2, r) == existing).map(|r| groups[g2].place(r)))
+                    .unwrap_or_default();
+                let shown = match group.id_value(row) {
+                    Some(Value::Int(i)) => i.to_string(),
+                    Some(Value::String(s)) => format!("'{s}'"),
+                    _ => String::new(),
+                };
+                let space = group.header.space().map_or("the global id space".to_string(), |s| format!("id space {s}"));
+                format!("duplicate node id {shown} in {space}: {} and {first}", group.place(row))
+            };
+            match (&mut maps.maps[s], &group.ids) {
+                (SpaceMap::Int(map), Ids::Int(ids)) => {
+                    map.reserve(ids.len());
+                    for (row, &id) in ids.iter().enumerate() {
+                        if let Some(old) = map.insert(id, node_of(g, row)) {
+                            return Err(duplicate(row, old));
+                        }
+                    }
+                }
+                (SpaceMap::Str(map), Ids::Str(ids)) => {
+                    map.reserve(ids.len());
+                    for (row, id) in ids.iter().enumerate() {
+                        if let Some(old) = map.insert(id.clone(), node_of(g, row)) {
+                            return Err(duplicate(row, old));
+                        }
+                    }
+                }
+                _ => unreachable!("one id type per import"),
+            }
+        }
+        for map in &mut maps.maps {
+            map.densify();
+        }
+        Ok(maps)
+    }
+
+    fn resolve(&self, space: Option<usize>, name: Option<&str>, text: &[u8], fallback: Option<Fallback>) -> Lookup {
+        match self.id_type {
+            IdType::Integer => {
+                let Some(id) = parse_int(text) else { return Lookup::Malformed };
+                if let Some(n) = space.and_then(|s| self.maps[s].get_int(id)) {
+                    return Lookup::Found(n);
+                }
+                fallback.and_then(|f| f(name, ExternalId::Int(id))).map_or(Lookup::Unknown, Lookup::Found)
+            }
+            IdType::String => {
+                if let Some(&n) = space.and_then(|s| match &self.maps[s] {
+                    SpaceMap::Str(m) => m.get(text),
+                    _ => None,
+                }) {
+                    return Lookup::Found(n);
+                }
+                let Ok(s) = std::str::from_utf8(text) else { return Lookup::Unknown };
+                fallback.and_then(|f| f(name, ExternalId::Str(s))).map_or(Lookup::Unknown, Lookup::Found)
+            }
+        }
+    }
+}
+
+enum Lookup {
+    Found(u64),
+    Unknown,
+    Malformed,
+}
+
+/// The parsed rows of one relationship group: flat columns.
+#[derive(Default)]
+pub struct RelColumns {
+    pub src: Vec<u64>,
+    pub dst: Vec<u64>,
+    /// One type per row, or empty when every row has `default_type`.
+    pub types: Vec<TypeId>,
+    pub default_type: Option<TypeId>,
+    /// One entry per row, or empty when the group has no property columns.
+    pub props: Vec<Option<Arc<PropMap>>>,
+    pub bad: Vec<(PathBuf, BadLine)>,
+}
+
+impl RelColumns {
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+
+    pub fn ty(&self, row: usize) -> TypeId {
+        self.types.get(row).copied().or(self.default_type).expect("a type per row or a default")
+    }
+}
+
+/// Parses one relationship group, resolving ends through `maps` (then `fallback`).
+pub fn parse_rel_group(
+    spec: &RelFiles,
+    inputs: &[Input],
+    maps: &IdMaps,
+    fallback: Option<Fallback>,
+    options: &CsvOptions,
+    catalog: &Catalog,
+    progress: &Progress,
+) -> Result<RelColumns, (PathBuf, BadLine)> {
+    let first = &inputs[0];
+    let (fields, data_start, data_line) =
+        header_of(first, options.delimiter, spec.rewrite.as_ref()).map_err(|b| (first.path.clone(), b))?;
+    let header = RelHeader::parse(&fields, spec.rel_type.is_some())
+        .map_err(|e| (first.path.clone(), header_error(e, &fields)))?;
+    let plans = plans(&header.columns, catalog);
+    let has_props = plans.iter().any(|p| matches!(p, Plan::Prop { .. }));
+    let (start_name, end_name) = (header.start_space(), header.end_space());
+    let (start_space, end_space) = (maps.space_index(start_name), maps.space_index(end_name));
+    let default_type = spec.rel_type.as_deref().map(|t| catalog.rel_type(t));
+    let mut all = RelColumns { default_type, ..RelColumns::default() };
+    let describe = |name: Option<&str>| name.map_or("the global id space".to_string(), |s| format!("id space {s}"));
+    for (n, input) in inputs.iter().enumerate() {
+        progress.phase(format!("relationships {}", input.path.display()));
+        let (start, line) = if n == 0 { (data_start, data_line) } else { (0, 1) };
+        let bytes: &[u8] = &input.bytes;
+        let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
+            let mut out = (RelColumns::default(), Vec::new());
+            let cap = range.len() / 24;
+            out.0.src.reserve(cap);
+            out.0.dst.reserve(cap);
+            let mut cache: FxHashMap<Vec<u8>, TypeId> = FxHashMap::default();
+            let len = range.len() as u64;
+            let open = read_chunk(
+                bytes,
+                range,
+                line,
+                last,
+                options,
+                &mut out,
+                |o| &mut o.1,
+                |rec, (out, _)| {
+                    if rec.len() > plans.len() {
+                        let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
+                        return Err(bad_at(rec, bytes, plans.len(), message));
+                    }
+                    let end = |col: usize, name: Option<&str>, space: Option<usize>, what: &str| {
+                        let text = rec.get(bytes, col);
+                        if text.is_empty() {
+                            return Err(bad_at(rec, bytes, col, format!("empty {what} id")));
+                        }
+                        match maps.resolve(space, name, text, fallback) {
+                            Lookup::Found(n) => Ok(n),
+                            Lookup::Malformed => Err(bad_at(
+                                rec,
+                                bytes,
+                                col,
+                                format!("'{}' is not an integer {what} id", String::from_utf8_lossy(text)),
+                            )),
+                            Lookup::Unknown => Err(bad_at(
+                                rec,
+                                bytes,
+                                col,
+                                format!("unknown {what} id '{}' in {}", String::from_utf8_lossy(text), describe(name)),
+                            )),
+                        }
+                    };
+                    let src = end(header.start, start_name, start_space, "start")?;
+                    let dst = end(header.end, end_name, end_space, "end")?;
+                    let ty = match header.ty {
+                        None => None,
+                        Some(col) => {
+                            let text = rec.get(bytes, col);
+                            if text.is_empty() {
+                                match default_type {
+                                    Some(t) => Some(t),
+                                    None => return Err(bad_at(rec, bytes, col, "empty relationship type".into())),
+                                }
+                            } else {
+                                Some(match cache.get(text) {
+                                    Some(&t) => t,
+                                    None => {
+                                        let name = std::str::from_utf8(text).map_err(|_| {
+                                            bad_at(rec, bytes, col, "the type is not valid UTF-8".into())
+                                        })?;
+                                        let t = catalog.rel_type(name);
+                                        cache.insert(text.to_vec(), t);
+                                        t
+                                    }
+                                })
+                            }
+                        }
+                    };
+                    let props =
+                        if has_props { props_of(rec, bytes, &plans, options.array_delimiter, None)? } else { None };
+                    out.src.push(src);
+                    out.dst.push(dst);
+                    if let Some(t) = ty {
+                        out.types.push(t);
+                    }
+                    if has_props {
+                        out.props.push(props);
+                    }
+                    Ok(())
+                },
+            );
+            progress.add_bytes(len);
+            progress.add_rows(out.0.src.len() as u64);
+            ChunkResult { out, open }
+        });
+        for (c, bad) in chunks {
+            all.src.extend_from_slice(&c.src);
+            all.dst.extend_from_slice(&c.dst);
+            all.types.extend_from_slice(&c.types);
+            all.props.extend(c.props);
+            all.bad.extend(bad.into_iter().map(|b| (input.path.clone(), b)));
+        }
+    }
+    Ok(all)
+}

@@ -1,0 +1,296 @@
+//! Node and relationship files end to end: typed values read back through the storage API, errors that name the
+//! file, line and column and leave nothing behind, duplicate ids, skipped bad lines, chunk boundaries inside
+//! quoted fields, and incremental imports into an existing database.
+
+use std::path::{Path, PathBuf};
+
+use plexus_import::edgelist::IdType;
+use plexus_import::load::{import_graph, GraphImport, Mode};
+use plexus_import::nodes_rels::{CsvOptions, NodeFiles, RelFiles};
+use plexus_import::progress::Progress;
+use plexus_storage::value::{Date, DateTime, Duration, LocalDateTime};
+use plexus_storage::{Direction, Store, TypeFilter, Value};
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn nodes(labels: &[&str], file: &Path) -> NodeFiles {
+    NodeFiles {
+        files: vec![file.to_path_buf()],
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+fn rels(ty: Option<&str>, file: &Path) -> RelFiles {
+    RelFiles { files: vec![file.to_path_buf()], rel_type: ty.map(String::from), rewrite: None }
+}
+
+fn run(db: &Path, spec: &GraphImport) -> Result<plexus_import::import::ImportSummary, String> {
+    import_graph(db, spec, &Progress::new()).map_err(|e| e.to_string())
+}
+
+const PEOPLE: &str = "\
+id:ID(Person),name,age:int,score:double,active:boolean,born:date,seen:localdatetime,at:datetime,took:duration,tags:string[],lucky:long[],:LABEL
+p1,Ann,42,1.5,true,1980-02-29,2020-01-02T03:04:05,2020-01-01T12:00+01:00,PT1H30M,a;b,7;11,Admin;Staff
+p2,\"Bob \"\"the builder\"\", Jr.\",,2,false,,,,,\"x\",,
+p3,\"multi
+line\",7,,,,,,,,,
+";
+
+#[test]
+fn typed_values_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let people = write(tmp.path(), "people.csv", PEOPLE);
+    let cities = write(tmp.path(), "cities.csv", "cityId:ID(City),name\n1,Berlin\n2,Paris\n");
+    let knows = write(
+        tmp.path(),
+        "knows.csv",
+        ":START_ID(Person),:END_ID(Person),since:int,:TYPE\np1,p2,2001,\np2,p3,,FRIEND\n",
+    );
+    let lives = write(tmp.path(), "lives.csv", ":START_ID(Person),:END_ID(City)\np1,1\np2,2\np3,1\n");
+    let db = tmp.path().join("db");
+    let spec = GraphImport {
+        nodes: vec![nodes(&["Person"], &people), nodes(&["City"], &cities)],
+        relationships: vec![rels(Some("KNOWS"), &knows), rels(Some("LIVES_IN"), &lives)],
+        ..Default::default()
+    };
+    let summary = run(&db, &spec).unwrap();
+    assert_eq!((summary.nodes, summary.relationships), (5, 5));
+    // Labels from the :LABEL column are keyed too: all their nodes come from the one Person file.
+    assert_eq!(summary.unique_keys, ["Person(id)", "Admin(id)", "Staff(id)", "City(cityId)"], "{:?}", summary.notes);
+
+    let (store, _) = Store::open(&db).unwrap();
+    let r = store.read();
+    assert!(r.check().is_empty());
+    let person = r.label_id("Person").unwrap();
+    let key = |name: &str| r.prop_key_id(name).unwrap();
+    let ann = r.node_by_key(person, &Value::from("p1")).unwrap();
+    let prop = |n, name: &str| r.node_prop(n, key(name)).cloned();
+    assert_eq!(prop(ann, "id"), Some(Value::from("p1")));
+    assert_eq!(prop(ann, "name"), Some(Value::from("Ann")));
+    assert_eq!(prop(ann, "age"), Some(Value::Int(42)));
+    assert_eq!(prop(ann, "score"), Some(Value::Float(1.5)));
+    assert_eq!(prop(ann, "active"), Some(Value::Bool(true)));
+    assert_eq!(prop(ann, "born"), Some(Value::Date(Date { days: 3711 })));
+    assert_eq!(prop(ann, "seen"), Some(Value::LocalDateTime(LocalDateTime { seconds: 1_577_934_245, nanos: 0 })));
+    assert_eq!(
+        prop(ann, "at"),
+        Some(Value::from(DateTime { seconds: 1_577_876_400, nanos: 0, offset_seconds: 3600, zone: None }))
+    );
+    assert_eq!(prop(ann, "took"), Some(Value::Duration(Duration { months: 0, days: 0, seconds: 5400, nanos: 0 })));
+    assert_eq!(prop(ann, "tags"), Some(Value::from(vec!["a", "b"])));
+    assert_eq!(prop(ann, "lucky"), Some(Value::from(vec![7i64, 11])));
+    let labels: Vec<String> = r
+        .node_labels(ann)
+        .unwrap()
+        .iter()
+        .map(|l| r.catalog().name(plexus_storage::TokenKind::Label, l.0).unwrap().to_string())
+        .collect();
+    assert_eq!(labels, ["Person", "Admin", "Staff"]);
+
+    let bob = r.node_by_key(person, &Value::from("p2")).unwrap();
+    assert_eq!(prop(bob, "name"), Some(Value::from("Bob \"the builder\", Jr.")));
+    assert_eq!(prop(bob, "age"), None, "an empty field is an absent property");
+    assert_eq!(prop(bob, "tags"), Some(Value::from(vec!["x"])));
+    assert_eq!(r.node_labels(bob).unwrap().len(), 1);
+    let cleo = r.node_by_key(person, &Value::from("p3")).unwrap();
+    assert_eq!(prop(cleo, "name"), Some(Value::from("multi\nline")));
+
+    let (knows, friend) = (r.type_id("KNOWS").unwrap(), r.type_id("FRIEND").unwrap());
+    let ab = r.rels_between(ann, bob, Direction::Out, TypeFilter::All);
+    assert_eq!((ab.len(), ab[0].ty), (1, knows), "an empty :TYPE field takes the file's type");
+    assert_eq!(r.rel_prop(ab[0].rel, key("since")), Some(&Value::Int(2001)));
+    let bc = r.rels_between(bob, cleo, Direction::Out, TypeFilter::All);
+    assert_eq!((bc.len(), bc[0].ty), (1, friend));
+    assert_eq!(r.rel_prop(bc[0].rel, key("since")), None);
+    let berlin = r.node_by_key(r.label_id("City").unwrap(), &Value::from("1")).unwrap();
+    assert_eq!(r.degree(berlin, Direction::In, TypeFilter::All), 2);
+}
+
+#[test]
+fn chunk_boundaries_inside_quoted_fields_change_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::from(":ID,text,n:int\n");
+    for i in 0..300 {
+        text.push_str(&format!("n{i},\"line one, {i}\nline \"\"two\"\"\n\",{i}\n"));
+    }
+    text.push_str("last,x,oops\n");
+    let people = write(tmp.path(), "n.csv", &text);
+    let spec = |min_chunk, skip| GraphImport {
+        nodes: vec![nodes(&["N"], &people)],
+        csv: CsvOptions { min_chunk, skip_bad_lines: skip, ..Default::default() },
+        ..Default::default()
+    };
+    // The bad value is on line 2 + 3 * 300: every quoted newline is counted, whatever the chunking.
+    for min in [1, 7, 64, 1 << 20] {
+        let err = run(&tmp.path().join(format!("db{min}")), &spec(min, 0)).unwrap_err();
+        assert!(err.contains("n.csv: line 902, column 8: 'oops' is not a valid int"), "{min}: {err}");
+        let db = tmp.path().join(format!("ok{min}"));
+        let summary = run(&db, &spec(min, 1)).unwrap();
+        assert_eq!(summary.nodes, 300);
+        let (store, _) = Store::open(&db).unwrap();
+        let r = store.read();
+        let text = r.prop_key_id("text").unwrap();
+        let mut seen = 0;
+        let _ = r.visit_nodes::<()>(|n| {
+            let Some(Value::String(s)) = r.node_prop(n, text) else { panic!("text of {n}") };
+            assert!(s.starts_with("line one, ") && s.ends_with("\nline \"two\"\n"), "{s:?}");
+            seen += 1;
+            std::ops::ControlFlow::Continue(())
+        });
+        assert_eq!(seen, 300);
+    }
+}
+
+#[test]
+fn unknown_relationship_ids_are_errors_and_leave_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let people = write(tmp.path(), "people.csv", "id:ID,name\na,Ann\nb,Bob\n");
+    let knows = write(tmp.path(), "knows.csv", ":START_ID,:END_ID\na,b\nb,zed\n");
+    let db = tmp.path().join("db");
+    let spec = GraphImport {
+        nodes: vec![nodes(&["Person"], &people)],
+        relationships: vec![rels(Some("KNOWS"), &knows)],
+        ..Default::default()
+    };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("knows.csv: line 3, column 3: unknown end id 'zed' in the global id space"), "{err}");
+    assert!(err.contains("\"b,zed\""), "{err}");
+    assert!(!db.exists());
+    let mut left: Vec<String> =
+        std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, ["knows.csv", "people.csv"], "no temporary directory either");
+
+    // A bad typed value names file, line, column and text.
+    let typed = write(tmp.path(), "typed.csv", "id:ID,age:int\na,1\nb,abc\n");
+    let spec = GraphImport { nodes: vec![nodes(&["P"], &typed)], ..Default::default() };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("typed.csv: line 3, column 3: 'abc' is not a valid int in \"b,abc\""), "{err}");
+    assert!(!db.exists());
+}
+
+#[test]
+fn duplicate_ids_are_errors_but_id_spaces_are_separate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write(tmp.path(), "a.csv", "id:ID(P)\n1\n2\n");
+    let b = write(tmp.path(), "b.csv", "id:ID(P)\n3\n2\n");
+    let c = write(tmp.path(), "c.csv", "id:ID(Q)\n1\n2\n");
+    let db = tmp.path().join("db");
+    let csv = CsvOptions { id_type: IdType::Integer, ..Default::default() };
+    let spec =
+        GraphImport { nodes: vec![nodes(&["A"], &a), nodes(&["B"], &b)], csv: csv.clone(), ..Default::default() };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("duplicate node id 2 in id space P"), "{err}");
+    assert!(err.contains("b.csv: line 3") && err.contains("a.csv: line 3"), "{err}");
+    assert!(!db.exists());
+    // The same ids in another space are other nodes; a label spanning both spaces keeps its key only while
+    // the ids stay distinct.
+    let spec =
+        GraphImport { nodes: vec![nodes(&["A", "Both"], &a), nodes(&["Q", "Both"], &c)], csv, ..Default::default() };
+    let summary = run(&db, &spec).unwrap();
+    assert_eq!(summary.nodes, 4);
+    assert_eq!(summary.unique_keys, ["A(id)", "Q(id)"]);
+    assert!(summary.notes.iter().any(|n| n.contains("label Both has no unique key")), "{:?}", summary.notes);
+}
+
+#[test]
+fn skip_bad_lines_counts_across_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let people = write(tmp.path(), "p.csv", "id:ID,age:int\na,1\nb,x\nc,3\n");
+    let knows = write(tmp.path(), "k.csv", ":START_ID,:END_ID,:TYPE\na,c,K\na,nobody,K\nc,a,K,extra\nc,b,\n");
+    let spec = |skip| GraphImport {
+        nodes: vec![nodes(&["P"], &people)],
+        relationships: vec![rels(None, &knows)],
+        csv: CsvOptions { skip_bad_lines: skip, ..Default::default() },
+        ..Default::default()
+    };
+    let err = run(&tmp.path().join("db1"), &spec(3)).unwrap_err();
+    assert!(err.contains("k.csv: line 5") && err.contains("after skipping 3 bad lines"), "{err}");
+    let summary = run(&tmp.path().join("db2"), &spec(4)).unwrap();
+    assert_eq!((summary.nodes, summary.relationships), (2, 1));
+    let messages: Vec<String> = summary.bad_lines.iter().map(|(p, b)| format!("{}: {b}", p.display())).collect();
+    assert_eq!(messages.len(), 4);
+    assert!(messages[0].ends_with("p.csv: line 3, column 3: 'x' is not a valid int in \"b,x\""), "{messages:?}");
+    assert!(messages[1].contains("unknown end id 'nobody'"), "{messages:?}");
+    assert!(messages[2].contains("4 fields, but the header has 3"), "{messages:?}");
+    assert!(messages[3].contains("unknown end id 'b'"), "b was skipped, so it is no node: {messages:?}");
+}
+
+#[test]
+fn incremental_import_adds_to_an_existing_database_and_survives_reopen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let first = write(tmp.path(), "people1.csv", "id:ID(Person),name\n1,Ann\n2,Bob\n");
+    let knows1 = write(tmp.path(), "knows1.csv", ":START_ID(Person),:END_ID(Person)\n1,2\n");
+    let csv = CsvOptions { id_type: IdType::Integer, ..Default::default() };
+    let spec = GraphImport {
+        nodes: vec![nodes(&["Person"], &first)],
+        relationships: vec![rels(Some("KNOWS"), &knows1)],
+        csv: csv.clone(),
+        ..Default::default()
+    };
+    run(&db, &spec).unwrap();
+
+    // Incremental mode refuses a directory without a database; create mode refuses one with.
+    let incremental = GraphImport { mode: Mode::Incremental, batch_size: 2, ..spec.clone() };
+    let err = run(&tmp.path().join("nothing"), &incremental).unwrap_err();
+    assert!(err.contains("holds no database"), "{err}");
+    assert!(run(&db, &spec).unwrap_err().contains("not empty"));
+
+    // Bob again (matched, unchanged), Cleo and Dan new; relationships to old and new nodes, and to a person only
+    // the database knows (id 1, through the Person label).
+    let second = write(tmp.path(), "people2.csv", "id:ID(Person),name\n2,Robert\n3,Cleo\n4,Dan\n");
+    let knows2 =
+        write(tmp.path(), "knows2.csv", ":START_ID(Person),:END_ID(Person),since:int\n3,1,2020\n2,3,2021\n4,2,\n");
+    let spec2 = GraphImport {
+        nodes: vec![nodes(&["Person"], &second)],
+        relationships: vec![rels(Some("KNOWS"), &knows2)],
+        csv: csv.clone(),
+        mode: Mode::Incremental,
+        batch_size: 2,
+        ..Default::default()
+    };
+    let summary = run(&db, &spec2).unwrap();
+    assert_eq!((summary.nodes, summary.matched, summary.relationships), (2, 1, 3));
+    // Relationship files alone, ids found through the label named like the id space.
+    let knows3 = write(tmp.path(), "knows3.csv", ":START_ID(Person),:END_ID(Person)\n1,4\n");
+    let spec3 = GraphImport { nodes: vec![], relationships: vec![rels(Some("LIKES"), &knows3)], ..spec2.clone() };
+    assert_eq!(run(&db, &spec3).unwrap().relationships, 1);
+    // An unknown id is still an error, and the batches committed before it stay.
+    let knows4 = write(tmp.path(), "knows4.csv", ":START_ID(Person),:END_ID(Person)\n1,99\n");
+    let spec4 = GraphImport { relationships: vec![rels(Some("LIKES"), &knows4)], ..spec3.clone() };
+    assert!(run(&db, &spec4).unwrap_err().contains("unknown end id '99' in id space Person"));
+
+    let (store, report) = Store::open(&db).unwrap();
+    assert!(report.is_clean());
+    let r = store.read();
+    assert!(r.check().is_empty());
+    assert_eq!((r.node_count(), r.rel_count()), (4, 5));
+    let person = r.label_id("Person").unwrap();
+    let (name, since) = (r.prop_key_id("name").unwrap(), r.prop_key_id("since").unwrap());
+    let node = |id: i64| r.node_by_key(person, &Value::Int(id)).unwrap();
+    assert_eq!(r.node_prop(node(2), name), Some(&Value::from("Bob")), "matched nodes are left unchanged");
+    assert_eq!(r.node_prop(node(3), name), Some(&Value::from("Cleo")));
+    let e = r.rels_between(node(3), node(1), Direction::Out, TypeFilter::All);
+    assert_eq!(r.rel_prop(e[0].rel, since), Some(&Value::Int(2020)));
+    assert_eq!(r.degree(node(2), Direction::Both, TypeFilter::All), 3);
+    let likes = r.type_id("LIKES").unwrap();
+    assert!(r.has_edge(node(1), node(4), Direction::Out, TypeFilter::Only(&[likes])));
+}
+
+#[test]
+fn a_group_of_files_takes_its_header_from_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = write(tmp.path(), "head.csv", "id:ID,n:int\n");
+    let part1 = write(tmp.path(), "part1.csv", "a,1\nb,2\n");
+    let part2 = write(tmp.path(), "part2.csv", "c,x\n");
+    let group = NodeFiles { files: vec![head, part1, part2], labels: vec!["P".into()], ..Default::default() };
+    let spec = GraphImport { nodes: vec![group], ..Default::default() };
+    let err = run(&tmp.path().join("db"), &spec).unwrap_err();
+    assert!(err.contains("part2.csv: line 1, column 3: 'x' is not a valid int"), "{err}");
+}
