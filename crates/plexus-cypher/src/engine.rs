@@ -152,6 +152,14 @@ fn explained(plan: &Plan) -> QueryResult {
 }
 
 fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx) -> Result<QueryResult> {
+    if let Some(missing) = plan.params.iter().find(|p| !ctx.params.contains_key(p.as_str())) {
+        return Err(CypherError::new(
+            ErrorKind::ParameterMissing,
+            Phase::CompileTime,
+            "MissingParameter",
+            format!("expected parameter ${missing}"),
+        ));
+    }
     let started = Instant::now();
     let rows = run_plan(&plan.root, None, &mut ctx, None)?;
     let rows = if plan.columns.is_empty() { Vec::new() } else { materialize(rows, &ctx)? };

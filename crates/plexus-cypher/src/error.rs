@@ -91,8 +91,10 @@ impl CypherError {
         Self::new(ErrorKind::SyntaxError, Phase::CompileTime, detail, message)
     }
 
+    /// A semantic error found while compiling (undefined or rebound variables, misuse of aggregates, ...).
+    /// openCypher reports these as syntax errors, and so do we.
     pub fn semantic(detail: &'static str, message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::SemanticError, Phase::CompileTime, detail, message)
+        Self::new(ErrorKind::SyntaxError, Phase::CompileTime, detail, message)
     }
 
     pub fn type_error(detail: &'static str, message: impl Into<String>) -> Self {
@@ -158,9 +160,12 @@ impl From<plexus_storage::StorageError> for CypherError {
             S::ConstraintViolation(_) => {
                 CypherError::new(ErrorKind::ConstraintValidationFailed, Phase::Runtime, "", message)
             }
-            S::NodeHasRelationships(..) => {
-                CypherError::new(ErrorKind::ConstraintValidationFailed, Phase::Runtime, "DeleteConnectedNode", message)
-            }
+            S::NodeHasRelationships(..) => CypherError::new(
+                ErrorKind::ConstraintVerificationFailed,
+                Phase::Runtime,
+                "DeleteConnectedNode",
+                message,
+            ),
             S::NodeNotFound(_) | S::RelNotFound(_) => {
                 CypherError::new(ErrorKind::EntityNotFound, Phase::Runtime, "DeletedEntityAccess", message)
             }

@@ -91,7 +91,7 @@ fn merge_set_delete() {
     );
     db.run("MATCH (a:A) CREATE (a)-[:R]->(:C)");
     let e = db.err("MATCH (a:A) DELETE a");
-    assert_eq!(e.kind, ErrorKind::ConstraintValidationFailed);
+    assert_eq!(e.kind, ErrorKind::ConstraintVerificationFailed);
     db.run("MATCH (a:A) DETACH DELETE a");
     assert_eq!(db.run("MATCH (n) RETURN count(n)"), vec![vec![int(1)]]);
 }
@@ -120,7 +120,7 @@ fn unique_key_lookup_and_paths() {
 fn errors_have_positions_and_types() {
     let db = Db::new();
     let e = db.err("MATCH (n) RETURN m");
-    assert_eq!(e.kind, ErrorKind::SemanticError);
+    assert_eq!(e.kind, ErrorKind::SyntaxError);
     assert_eq!(e.detail, "UndefinedVariable");
     assert_eq!(e.position.map(|p| (p.line, p.column)), Some((1, 18)));
     assert_eq!(db.err("MATCH (n)").kind, ErrorKind::SyntaxError);

@@ -406,7 +406,7 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             let degree = tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All);
             if degree > 0 {
                 return Err(CypherError::new(
-                    ErrorKind::ConstraintValidationFailed,
+                    ErrorKind::ConstraintVerificationFailed,
                     Phase::Runtime,
                     "DeleteConnectedNode",
                     format!("cannot delete node {}: it still has relationships; use DETACH DELETE", n.0),

@@ -131,7 +131,10 @@ impl Planner<'_> {
     pub(crate) fn expr(&mut self, e: &Expr, scope: &Scope, agg: &mut AggMode) -> Result<CExpr> {
         Ok(match &e.kind {
             ExprKind::Literal(v) => CExpr::Const(v.clone()),
-            ExprKind::Parameter(name) => CExpr::Param(Arc::from(name.as_str())),
+            ExprKind::Parameter(name) => {
+                self.params.insert(name.clone());
+                CExpr::Param(Arc::from(name.as_str()))
+            }
             ExprKind::Variable(name) => match scope.get(name) {
                 Some(v) => CExpr::Slot(v.slot),
                 None => return Err(self.undefined(name, e.span)),
@@ -160,6 +163,9 @@ impl Planner<'_> {
                 CExpr::Slice(Box::new(a), b, c)
             }
             ExprKind::Unary(op, a) => {
+                if *op == UnaryOp::Not {
+                    self.check_boolean_operand(a, "NOT")?;
+                }
                 let a = Box::new(self.expr(a, scope, agg)?);
                 match op {
                     UnaryOp::Not => CExpr::Not(a),
@@ -174,6 +180,15 @@ impl Planner<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
+                if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor) {
+                    let name = match op {
+                        BinaryOp::And => "AND",
+                        BinaryOp::Or => "OR",
+                        _ => "XOR",
+                    };
+                    self.check_boolean_operand(a, name)?;
+                    self.check_boolean_operand(b, name)?;
+                }
                 let (a, b) = (Box::new(self.expr(a, scope, agg)?), Box::new(self.expr(b, scope, agg)?));
                 match op {
                     BinaryOp::And => CExpr::And(a, b),
@@ -303,6 +318,24 @@ impl Planner<'_> {
                 CExpr::MapProjection { base: b, items: out }
             }
         })
+    }
+
+    /// Boolean operators on operands that can never be boolean (number, string, list or map literals) are type
+    /// errors found at compile time.
+    fn check_boolean_operand(&self, e: &Expr, op: &str) -> Result<()> {
+        let bad = match &e.kind {
+            ExprKind::Literal(v) => !matches!(v, crate::value::Value::Bool(_) | crate::value::Value::Null),
+            ExprKind::List(_)
+            | ExprKind::Map(_)
+            | ExprKind::ListComprehension { .. }
+            | ExprKind::PatternComprehension { .. } => true,
+            _ => false,
+        };
+        if bad {
+            return Err(self
+                .error(e.span, CypherError::syntax("InvalidArgumentType", format!("{op} expects boolean operands"))));
+        }
+        Ok(())
     }
 
     fn function(

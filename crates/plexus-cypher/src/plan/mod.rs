@@ -330,4 +330,6 @@ pub(crate) struct Plan {
     pub width: usize,
     /// Whether the statement writes (then it needs a write transaction).
     pub writes: bool,
+    /// The parameters it uses.
+    pub params: Vec<String>,
 }

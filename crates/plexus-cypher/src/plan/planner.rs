@@ -72,13 +72,15 @@ pub(crate) struct Planner<'t> {
     pub text: &'t str,
     width: usize,
     pub writes: bool,
+    /// Parameters the statement uses: all must be given before it runs.
+    pub params: std::collections::BTreeSet<String>,
 }
 
 /// Plans a query statement.
 pub(crate) fn plan_query(text: &str, query: &Query) -> Result<Plan> {
-    let mut p = Planner { text, width: 0, writes: false };
+    let mut p = Planner { text, width: 0, writes: false, params: Default::default() };
     let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
-    Ok(Plan { root, columns, width: p.width, writes: p.writes })
+    Ok(Plan { root, columns, width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
 }
 
 fn is_update(c: &Clause) -> bool {
