@@ -436,6 +436,9 @@ pub(crate) fn property(base: &Value, key: &str, ctx: &Ctx) -> Result<Value> {
     Ok(match base {
         Value::Null => Value::Null,
         Value::Node(n) => {
+            if ctx.deleted.nodes.contains(n) && !ctx.g().node_exists(*n) {
+                return Err(deleted());
+            }
             let Some(k) = ctx.prop_key(key) else { return Ok(Value::Null) };
             match ctx.g().node_prop(*n, k) {
                 Some(v) => Value::from_stored(v),
@@ -443,6 +446,9 @@ pub(crate) fn property(base: &Value, key: &str, ctx: &Ctx) -> Result<Value> {
             }
         }
         Value::Rel(r) => {
+            if ctx.deleted.rels.contains_key(r) && !ctx.g().rel_exists(*r) {
+                return Err(deleted());
+            }
             let Some(k) = ctx.prop_key(key) else { return Ok(Value::Null) };
             match ctx.g().rel_prop(*r, k) {
                 Some(v) => Value::from_stored(v),
@@ -613,7 +619,10 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
             _ => return Err(wrong("labels")),
         },
         GraphFn::Type => match arg {
-            Value::Rel(r) => Value::String(ctx.type_name(g.rel(*r).ok_or_else(deleted)?.ty)),
+            Value::Rel(r) => match g.rel(*r) {
+                Some(rec) => Value::String(ctx.type_name(rec.ty)),
+                None => Value::String(ctx.type_name(*ctx.deleted.rels.get(r).ok_or_else(deleted)?)),
+            },
             _ => return Err(wrong("type")),
         },
         GraphFn::Id => match arg {

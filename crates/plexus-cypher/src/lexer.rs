@@ -227,16 +227,18 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
                 b'<' => Tok::Lt,
                 b'>' => Tok::Gt,
                 _ => {
-                    // Unicode dashes and arrows some editors produce are accepted as their ASCII forms.
-                    let t = match ch {
-                        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' | '\u{ff0d}' => Tok::Minus,
-                        '\u{27e8}' | '\u{3008}' | '\u{fe64}' | '\u{ff1c}' => Tok::Lt,
-                        '\u{27e9}' | '\u{3009}' | '\u{fe65}' | '\u{ff1e}' => Tok::Gt,
-                        _ => return Err(err_at(text, i, format!("unexpected character '{ch}'"))),
-                    };
-                    tokens.push(Token { tok: t, span: Span::new(i, i + ch.len_utf8()) });
-                    i += ch.len_utf8();
-                    continue;
+                    // Look-alike dashes and brackets pasted from documents are refused by name: they are not
+                    // the operators they resemble.
+                    return Err(match ch {
+                        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' | '\u{ff0d}' => {
+                            CypherError::syntax(
+                                "InvalidUnicodeCharacter",
+                                format!("'{ch}' (U+{:04X}) is not a minus sign or dash; use '-'", ch as u32),
+                            )
+                            .at(Position::locate(text, i))
+                        }
+                        _ => err_at(text, i, format!("unexpected character '{ch}'")),
+                    });
                 }
             };
             (t, 1)

@@ -20,6 +20,16 @@ pub(crate) struct Ctx<'a> {
     pub stats: QueryStats,
     /// Slots per row.
     pub width: usize,
+    /// Entities this statement deleted, with each relationship's type, so that reading them can say so and
+    /// `type(r)` still answers.
+    pub deleted: std::sync::Arc<Deleted>,
+}
+
+/// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Deleted {
+    pub nodes: std::collections::HashSet<plexus_storage::NodeId>,
+    pub rels: std::collections::HashMap<plexus_storage::RelId, TypeId>,
 }
 
 impl<'a> Ctx<'a> {
@@ -30,11 +40,19 @@ impl<'a> Ctx<'a> {
             clock,
             stats: QueryStats::default(),
             width,
+            deleted: Default::default(),
         }
     }
 
     pub fn write(txn: &'a mut WriteTxn, params: &'a Params, clock: Clock, width: usize) -> Ctx<'a> {
-        Ctx { graph: Graph::Write(txn), params, clock, stats: QueryStats::default(), width }
+        Ctx {
+            graph: Graph::Write(txn),
+            params,
+            clock,
+            stats: QueryStats::default(),
+            width,
+            deleted: Default::default(),
+        }
     }
 
     /// A read-only context over the same state, for subqueries inside expressions.
@@ -45,6 +63,7 @@ impl<'a> Ctx<'a> {
             clock: self.clock,
             stats: QueryStats::default(),
             width: self.width,
+            deleted: self.deleted.clone(),
         }
     }
 

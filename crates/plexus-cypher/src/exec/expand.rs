@@ -109,9 +109,49 @@ impl RowExpander for Expander<'_> {
                 rel_filter,
                 distinct_from,
                 reverse,
+                rel_bound,
                 ..
             } => {
                 let Value::Node(start) = row[*from] else { return Ok(false) };
+                if *rel_bound {
+                    // Walk the given relationships in order (the list is in pattern order; a reversed step walks
+                    // it from the end).
+                    let Value::List(items) = &row[*rel] else { return Ok(false) };
+                    let mut rels: Vec<RelId> = Vec::with_capacity(items.len());
+                    for v in items.iter() {
+                        let Value::Rel(r) = v else { return Ok(false) };
+                        rels.push(*r);
+                    }
+                    if *reverse {
+                        rels.reverse();
+                    }
+                    let len = rels.len() as u64;
+                    if len < *min || max.is_some_and(|m| len > m) {
+                        return Ok(false);
+                    }
+                    let g = ctx.g();
+                    let mut at = start;
+                    for r in &rels {
+                        let Some(rec) = g.rel(*r) else { return Ok(false) };
+                        if !any_type && !types.contains(&rec.ty) {
+                            return Ok(false);
+                        }
+                        at = match dir {
+                            Direction::Out if rec.src == at => rec.dst,
+                            Direction::In if rec.dst == at => rec.src,
+                            Direction::Both if rec.src == at => rec.dst,
+                            Direction::Both if rec.dst == at => rec.src,
+                            _ => return Ok(false),
+                        };
+                    }
+                    if *to_bound && row[*to] != Value::Node(at) {
+                        return Ok(false);
+                    }
+                    let mut r = row.clone();
+                    r[*to] = Value::Node(at);
+                    out.push(r);
+                    return Ok(false);
+                }
                 let target = if *to_bound {
                     match row[*to] {
                         Value::Node(n) => Some(n),

@@ -106,7 +106,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Sort { input, keys } => Box::new(Sort { input: open(input, arg), keys, output: None }),
         P::Skip { input, count } => Box::new(Skip { input: open(input, arg), count, remaining: None }),
-        P::Limit { input, count } => Box::new(Limit { input: open(input, arg), count, remaining: None }),
+        P::Limit { input, count } => Box::new(Limit { input: open(input, arg), count, remaining: None, pulled: false }),
         P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
             Box::new(update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
@@ -434,19 +434,15 @@ impl Operator for Sort<'_> {
 /// Evaluates a SKIP/LIMIT count: a non-negative integer that may not depend on the row.
 fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Result<usize> {
     let empty = vec![Value::Null; ctx.width];
+    let invalid = |detail: &'static str, got: String| {
+        Err(CypherError::syntax(detail, format!("{what} must be a non-negative integer, got {got}"))
+            .in_phase(crate::error::Phase::Runtime))
+    };
     match e.eval(&empty, ctx)? {
         Value::Int(i) if i >= 0 => Ok(i as usize),
-        Value::Int(i) => Err(CypherError::argument(
-            "NegativeIntegerArgument",
-            format!("{what} must be a non-negative integer, got {i}"),
-        )),
-        Value::Float(f) => {
-            Err(CypherError::argument("InvalidArgumentType", format!("{what} must be a non-negative integer, got {f}")))
-        }
-        other => Err(CypherError::argument(
-            "InvalidArgumentType",
-            format!("{what} must be a non-negative integer, got {}", other.type_name()),
-        )),
+        Value::Int(i) => invalid("NegativeIntegerArgument", i.to_string()),
+        Value::Float(f) => invalid("InvalidArgumentType", f.to_string()),
+        other => invalid("InvalidArgumentType", other.type_name().to_string()),
     }
 }
 
@@ -481,6 +477,7 @@ struct Limit<'p> {
     input: Op<'p>,
     count: &'p crate::expr::CExpr,
     remaining: Option<usize>,
+    pulled: bool,
 }
 
 impl Operator for Limit<'_> {
@@ -490,8 +487,14 @@ impl Operator for Limit<'_> {
         }
         let left = self.remaining.unwrap();
         if left == 0 {
+            if !self.pulled {
+                // Updates below run when first pulled: LIMIT 0 limits the rows, never the side effects.
+                self.pulled = true;
+                self.input.next(ctx)?;
+            }
             return Ok(None);
         }
+        self.pulled = true;
         match self.input.next(ctx)? {
             None => Ok(None),
             Some(mut batch) => {

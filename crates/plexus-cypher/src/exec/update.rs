@@ -389,8 +389,9 @@ fn collect_deletions(v: Value, nodes: &mut BTreeSet<NodeId>, rels: &mut BTreeSet
 fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mut Ctx) -> Result<()> {
     for r in rels {
         let tx = ctx.tx()?;
-        if tx.rel_exists(r) {
+        if let Some(rec) = tx.rel(r) {
             tx.delete_rel(r)?;
+            std::sync::Arc::make_mut(&mut ctx.deleted).rels.insert(r, rec.ty);
             ctx.stats.relationships_deleted += 1;
         }
     }
@@ -400,6 +401,10 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             continue;
         }
         if detach {
+            let rels = tx.rels_of(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All);
+            let deleted = std::sync::Arc::make_mut(&mut ctx.deleted);
+            deleted.rels.extend(rels.iter().map(|e| (e.rel, e.ty)));
+            let tx = ctx.tx()?;
             let removed = tx.detach_delete_node(n)?;
             ctx.stats.relationships_deleted += removed;
         } else {
@@ -414,6 +419,7 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             }
             tx.delete_node(n)?;
         }
+        std::sync::Arc::make_mut(&mut ctx.deleted).nodes.insert(n);
         ctx.stats.nodes_deleted += 1;
     }
     Ok(())

@@ -171,7 +171,14 @@ impl Parser<'_> {
                 let start = self.bump().span;
                 // A negative literal is folded so that -9223372036854775808 is representable.
                 if let Tok::BigInt(text) = self.peek().clone() {
-                    if text == "9223372036854775808" {
+                    let magnitude = if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+                        u64::from_str_radix(h, 16).ok()
+                    } else if let Some(o) = text.strip_prefix("0o").or_else(|| text.strip_prefix("0O")) {
+                        u64::from_str_radix(o, 8).ok()
+                    } else {
+                        text.parse::<u64>().ok()
+                    };
+                    if magnitude == Some(1u64 << 63) {
                         let end = self.bump().span;
                         return self.postfix(Expr::new(ExprKind::Literal(Value::Int(i64::MIN)), start.to(end)));
                     }

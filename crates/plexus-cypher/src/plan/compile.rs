@@ -140,6 +140,18 @@ impl Planner<'_> {
                 None => return Err(self.undefined(name, e.span)),
             },
             ExprKind::Property(base, key) => {
+                let kind = super::planner::infer_kind(base, scope);
+                let message = format!("cannot read property `{}` of this value", key.name);
+                if matches!(kind, VarKind::Path | VarKind::RelList) {
+                    return Err(self.error(e.span, CypherError::syntax("InvalidArgumentType", message)));
+                }
+                if kind == VarKind::Scalar {
+                    return Err(self.error(
+                        e.span,
+                        CypherError::type_error("InvalidArgumentType", message)
+                            .in_phase(crate::error::Phase::CompileTime),
+                    ));
+                }
                 let b = self.expr(base, scope, agg)?;
                 CExpr::Property(Box::new(b), Arc::from(key.name.as_str()))
             }
@@ -180,6 +192,19 @@ impl Planner<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
+                if *op == BinaryOp::In {
+                    let bad = match &b.kind {
+                        ExprKind::Literal(v) => !v.is_null(),
+                        ExprKind::Map(_) => true,
+                        _ => false,
+                    };
+                    if bad {
+                        return Err(self.error(
+                            b.span,
+                            CypherError::syntax("InvalidArgumentType", "IN expects a list on its right"),
+                        ));
+                    }
+                }
                 if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor) {
                     let name = match op {
                         BinaryOp::And => "AND",
@@ -231,16 +256,17 @@ impl Planner<'_> {
             ExprKind::ListComprehension { variable, list, filter, map } => {
                 let list = Box::new(self.expr(list, scope, agg)?);
                 let slot = self.slot();
-                let inner = scope.with(&variable.name, slot, VarKind::Value);
+                let inner = scope.with(&variable.name, slot, VarKind::Unknown);
                 let filter =
                     filter.as_ref().map(|f| self.expr(f, &inner, &mut AggMode::Forbidden).map(Box::new)).transpose()?;
-                let map = map.as_ref().map(|m| self.expr(m, &inner, agg).map(Box::new)).transpose()?;
+                let map =
+                    map.as_ref().map(|m| self.expr(m, &inner, &mut AggMode::Forbidden).map(Box::new)).transpose()?;
                 CExpr::ListComprehension { slot, list, filter, map }
             }
             ExprKind::Quantified { quantifier, variable, list, predicate } => {
                 let list = Box::new(self.expr(list, scope, agg)?);
                 let slot = self.slot();
-                let inner = scope.with(&variable.name, slot, VarKind::Value);
+                let inner = scope.with(&variable.name, slot, VarKind::Unknown);
                 let predicate = Box::new(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
                 CExpr::Quantified { quantifier: *quantifier, slot, list, predicate }
             }
@@ -249,11 +275,19 @@ impl Planner<'_> {
                 let list = Box::new(self.expr(list, scope, agg)?);
                 let (acc, slot) = (self.slot(), self.slot());
                 let inner =
-                    scope.with(&accumulator.name, acc, VarKind::Value).with(&variable.name, slot, VarKind::Value);
+                    scope.with(&accumulator.name, acc, VarKind::Unknown).with(&variable.name, slot, VarKind::Unknown);
                 let expr = Box::new(self.expr(expr, &inner, &mut AggMode::Forbidden)?);
                 CExpr::Reduce { acc, init, slot, list, expr }
             }
             ExprKind::PatternPredicate(pattern) => {
+                let mut names: Vec<&Ident> = pattern.start.variable.iter().collect();
+                for (r, n) in &pattern.chain {
+                    names.extend(r.variable.iter());
+                    names.extend(n.variable.iter());
+                }
+                if let Some(v) = names.into_iter().find(|v| scope.get(&v.name).is_none()) {
+                    return Err(self.undefined(&v.name, v.span));
+                }
                 let part =
                     PatternPart { variable: None, kind: PathKind::Normal, element: (**pattern).clone(), span: e.span };
                 let mut inner = scope.clone();
@@ -290,6 +324,26 @@ impl Planner<'_> {
                     ExprKind::CountSubquery(_) => SubqueryKind::Count,
                     _ => SubqueryKind::Collect,
                 };
+                let updates = q.parts.iter().flat_map(|p| &p.clauses).any(|c| {
+                    matches!(
+                        c,
+                        Clause::Create { .. }
+                            | Clause::Merge { .. }
+                            | Clause::Set { .. }
+                            | Clause::Remove { .. }
+                            | Clause::Delete { .. }
+                            | Clause::Foreach { .. }
+                    )
+                });
+                if updates {
+                    return Err(self.error(
+                        e.span,
+                        CypherError::syntax(
+                            "InvalidClauseComposition",
+                            "a subquery expression cannot update the graph",
+                        ),
+                    ));
+                }
                 let (plan, columns) = self.subquery(q, scope)?;
                 if kind == SubqueryKind::Collect && columns.len() != 1 {
                     return Err(self.error(
@@ -392,6 +446,22 @@ impl Planner<'_> {
             *agg = AggMode::Collect(specs);
             return Ok(CExpr::Slot(slot));
         }
+        if name != "exists" {
+            for a in args {
+                let mut nested_pattern = None;
+                walk(a, &mut |x| {
+                    if matches!(x.kind, ExprKind::PatternPredicate(_)) && nested_pattern.is_none() {
+                        nested_pattern = Some(x.span);
+                    }
+                });
+                if let Some(span) = nested_pattern {
+                    return Err(self.error(
+                        span,
+                        CypherError::syntax("UnexpectedSyntax", "a pattern can only be used as a predicate here"),
+                    ));
+                }
+            }
+        }
         if let Some(f) = graph_fn(name) {
             let (min, max) = match f {
                 GraphFn::Timestamp | GraphFn::RandomUuid => (0, 0),
@@ -405,6 +475,42 @@ impl Planner<'_> {
                     e.span,
                     CypherError::syntax("InvalidArgumentType", "exists() takes a property, such as exists(n.name)"),
                 ));
+            }
+            if let Some(a) = args.first() {
+                if matches!(a.kind, ExprKind::PatternPredicate(_)) && f != GraphFn::Exists {
+                    return Err(self.error(
+                        a.span,
+                        CypherError::syntax("UnexpectedSyntax", "a pattern can only be used as a predicate here"),
+                    ));
+                }
+                let kind = super::planner::infer_kind(a, scope);
+                let wrong = match f {
+                    GraphFn::Labels => {
+                        matches!(kind, VarKind::Rel | VarKind::RelList | VarKind::Path | VarKind::Map | VarKind::Scalar)
+                    }
+                    GraphFn::Type => matches!(
+                        kind,
+                        VarKind::Node | VarKind::RelList | VarKind::Path | VarKind::Map | VarKind::Scalar
+                    ),
+                    GraphFn::Length => matches!(kind, VarKind::Node | VarKind::Rel | VarKind::Map),
+                    GraphFn::Size => matches!(kind, VarKind::Path | VarKind::Node | VarKind::Rel),
+                    GraphFn::Properties | GraphFn::Keys => {
+                        matches!(kind, VarKind::Scalar | VarKind::Path | VarKind::RelList)
+                    }
+                    GraphFn::Nodes | GraphFn::Relationships => {
+                        matches!(kind, VarKind::Node | VarKind::Rel | VarKind::Map)
+                    }
+                    GraphFn::StartNode | GraphFn::EndNode => {
+                        matches!(kind, VarKind::Node | VarKind::Path | VarKind::Map | VarKind::Scalar)
+                    }
+                    _ => false,
+                };
+                if wrong {
+                    return Err(self.error(
+                        a.span,
+                        CypherError::syntax("InvalidArgumentType", format!("{name}() cannot take this kind of value")),
+                    ));
+                }
             }
             let args = args.iter().map(|a| self.expr(a, scope, agg)).collect::<Result<Vec<_>>>()?;
             return Ok(CExpr::Graph(f, args));

@@ -183,6 +183,8 @@ pub(crate) enum PlanNode {
         distinct_from: Vec<usize>,
         /// The pattern was written in the other direction: report the relationships in its order.
         reverse: bool,
+        /// The relationship list is already bound: follow exactly those relationships.
+        rel_bound: bool,
     },
     ShortestPath {
         input: Box<PlanNode>,

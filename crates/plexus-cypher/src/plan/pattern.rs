@@ -77,6 +77,24 @@ impl Planner<'_> {
         _top: bool,
     ) -> Result<PlanNode> {
         let outer: HashSet<String> = scope.visible().into_iter().map(|v| v.name).collect();
+        for part in patterns {
+            let mut props: Vec<&Option<Expr>> = vec![&part.element.start.properties];
+            for (r, n) in &part.element.chain {
+                props.push(&r.properties);
+                props.push(&n.properties);
+            }
+            for p in props.into_iter().flatten() {
+                if let ExprKind::Parameter(_) = p.kind {
+                    return Err(self.error(
+                        p.span,
+                        CypherError::syntax(
+                            "InvalidParameterUse",
+                            "a parameter cannot stand for a pattern's whole property map here; write {key: $value}",
+                        ),
+                    ));
+                }
+            }
+        }
         // Declare every new variable of the pattern up front, checking that each is used consistently.
         let mut declared: HashSet<String> = HashSet::new();
         for part in patterns {
@@ -96,9 +114,7 @@ impl Planner<'_> {
             for (r, _) in &part.element.chain {
                 if let Some(v) = &r.variable {
                     let kind = if r.length.is_some() { VarKind::RelList } else { VarKind::Rel };
-                    if (declared.contains(&v.name) || outer.contains(&v.name))
-                        && (r.length.is_some() || declared.contains(&v.name))
-                    {
+                    if declared.contains(&v.name) {
                         return Err(self.error(
                             v.span,
                             CypherError::semantic(
@@ -108,6 +124,16 @@ impl Planner<'_> {
                         ));
                     }
                     self.declare(scope, &mut declared, v, kind)?;
+                }
+            }
+        }
+        if let Some(Expr { kind: ExprKind::Variable(name), span }) = predicate {
+            if let Some(v) = scope.get(name) {
+                if matches!(v.kind, VarKind::Node | VarKind::Rel | VarKind::Path | VarKind::RelList) {
+                    return Err(self.error(
+                        *span,
+                        CypherError::syntax("InvalidArgumentType", "WHERE expects a boolean, not a graph element"),
+                    ));
                 }
             }
         }
@@ -134,7 +160,11 @@ impl Planner<'_> {
 
     fn declare(&mut self, scope: &mut Scope, declared: &mut HashSet<String>, v: &Ident, kind: VarKind) -> Result<()> {
         if let Some(existing) = scope.get(&v.name) {
-            let ok = existing.kind == kind || existing.kind == VarKind::Value;
+            let ok = existing.kind == kind || existing.kind == VarKind::Unknown;
+            if !ok && kind == VarKind::RelList && existing.kind == VarKind::Scalar {
+                // A list of relationships bound earlier and matched again as a variable-length pattern.
+                return Ok(());
+            }
             if !ok {
                 return Err(self.error(
                     v.span,
@@ -463,6 +493,7 @@ impl Planner<'_> {
                         rel_filter,
                         distinct_from,
                         reverse: reversed,
+                        rel_bound,
                     };
                 }
             }

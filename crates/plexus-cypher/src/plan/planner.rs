@@ -18,7 +18,12 @@ pub(crate) enum VarKind {
     /// The relationships of a variable-length pattern.
     RelList,
     Path,
-    Value,
+    /// A map (literal, or a map-valued expression).
+    Map,
+    /// Known to be neither a graph entity nor a map: numbers, strings, booleans, lists, temporals.
+    Scalar,
+    /// Anything (a parameter, a list element, a function result).
+    Unknown,
 }
 
 #[derive(Clone, Debug)]
@@ -74,11 +79,13 @@ pub(crate) struct Planner<'t> {
     pub writes: bool,
     /// Parameters the statement uses: all must be given before it runs.
     pub params: std::collections::BTreeSet<String>,
+    /// Hidden names given to anonymous MERGE elements, numbered across the statement.
+    anonymous: usize,
 }
 
 /// Plans a query statement.
 pub(crate) fn plan_query(text: &str, query: &Query) -> Result<Plan> {
-    let mut p = Planner { text, width: 0, writes: false, params: Default::default() };
+    let mut p = Planner { text, width: 0, writes: false, params: Default::default(), anonymous: 0 };
     let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     Ok(Plan { root, columns, width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
 }
@@ -208,7 +215,7 @@ impl Planner<'_> {
                     let list = self.expr(list, &scope, &mut AggMode::Forbidden)?;
                     self.check_new(&scope, variable)?;
                     let slot = self.slot();
-                    scope.add(&variable.name, slot, VarKind::Value);
+                    scope.add(&variable.name, slot, VarKind::Unknown);
                     PlanNode::Unwind { input: Box::new(plan), list, slot }
                 }
                 Clause::With(p) => {
@@ -234,6 +241,29 @@ impl Planner<'_> {
                     PlanNode::Set { input: Box::new(plan), items }
                 }
                 Clause::Delete { detach, targets } => {
+                    for t in targets {
+                        match &t.kind {
+                            ExprKind::HasLabels(..) => {
+                                return Err(self.error(
+                                    t.span,
+                                    CypherError::syntax(
+                                        "InvalidDelete",
+                                        "DELETE removes nodes and relationships; use REMOVE for labels",
+                                    ),
+                                ))
+                            }
+                            ExprKind::Literal(_) | ExprKind::Binary(..) | ExprKind::Map(_) => {
+                                return Err(self.error(
+                                    t.span,
+                                    CypherError::syntax(
+                                        "InvalidArgumentType",
+                                        "DELETE expects a node, relationship or path",
+                                    ),
+                                ))
+                            }
+                            _ => {}
+                        }
+                    }
                     let targets = targets
                         .iter()
                         .map(|t| self.expr(t, &scope, &mut AggMode::Forbidden))
@@ -243,7 +273,7 @@ impl Planner<'_> {
                 Clause::Foreach { variable, list, body } => {
                     let list = self.expr(list, &scope, &mut AggMode::Forbidden)?;
                     let slot = self.slot();
-                    let inner_scope = scope.with(&variable.name, slot, VarKind::Value);
+                    let inner_scope = scope.with(&variable.name, slot, VarKind::Unknown);
                     for c in body {
                         if !is_update(c) {
                             return Err(CypherError::syntax(
@@ -274,7 +304,7 @@ impl Planner<'_> {
                             ));
                         }
                         let slot = self.slot();
-                        scope.add(c, slot, VarKind::Value);
+                        scope.add(c, slot, VarKind::Unknown);
                         returns.push(slot);
                     }
                     if query.parts.iter().any(|p| p.clauses.iter().any(is_update)) {
@@ -323,7 +353,7 @@ impl Planner<'_> {
         let mut items: Vec<(String, Option<&Expr>, Option<crate::plan::planner::Var>, Span)> = Vec::new();
         if p.star {
             let vars = scope.visible();
-            if vars.is_empty() && p.items.is_empty() {
+            if vars.is_empty() && p.items.is_empty() && !is_with {
                 return Err(CypherError::syntax(
                     "NoVariablesInScope",
                     format!(
@@ -337,6 +367,15 @@ impl Planner<'_> {
             }
         }
         for item in &p.items {
+            if matches!(item.expr.kind, ExprKind::PatternPredicate(_)) {
+                return Err(self.error(
+                    item.expr.span,
+                    CypherError::syntax(
+                        "UnexpectedSyntax",
+                        "a pattern cannot be projected; use a pattern comprehension or EXISTS",
+                    ),
+                ));
+            }
             if is_with && item.alias.is_none() && !matches!(item.expr.kind, ExprKind::Variable(_)) {
                 return Err(self.error(
                     item.expr.span,
@@ -358,6 +397,9 @@ impl Planner<'_> {
             }
         }
         let aggregating = items.iter().any(|(_, e, _, _)| e.is_some_and(contains_aggregate));
+        if aggregating {
+            self.check_aggregation_keys(&items.iter().map(|(_, e, _, s)| (*e, *s)).collect::<Vec<_>>())?;
+        }
         let mut new_scope = Scope::default();
         let mut out_slots = Vec::with_capacity(items.len());
         let mut plan = input;
@@ -452,7 +494,13 @@ impl Planner<'_> {
             plan = PlanNode::Limit { input: Box::new(plan), count };
         }
         if let Some(pred) = &p.predicate {
-            let c = self.expr(pred, &new_scope, &mut AggMode::Forbidden)?;
+            // Like ORDER BY, the WHERE of a WITH that neither aggregates nor de-duplicates also sees the
+            // variables from before it.
+            let mut where_scope = if aggregating { Scope::default() } else { scope.clone() };
+            for v in &new_scope.vars {
+                where_scope.add(&v.name, v.slot, v.kind);
+            }
+            let c = self.expr(pred, &where_scope, &mut AggMode::Forbidden)?;
             plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
         }
         let columns: Vec<String> = items.iter().map(|(n, _, _, _)| n.clone()).collect();
@@ -462,16 +510,45 @@ impl Planner<'_> {
         Ok((plan, new_scope, columns))
     }
 
+    /// In a projection that aggregates, an item mixing aggregates with other expressions may only use, outside
+    /// the aggregates, variables that are themselves projected as grouping keys.
+    fn check_aggregation_keys(&self, items: &[(Option<&Expr>, Span)]) -> Result<()> {
+        let text = |e: &Expr| &self.text[e.span.start..e.span.end];
+        // Grouping keys a mixed item may use: projected variables and projected property reads.
+        let keys: HashSet<&str> = items
+            .iter()
+            .filter_map(|(e, _)| *e)
+            .filter(|e| !contains_aggregate(e) && matches!(e.kind, ExprKind::Variable(_) | ExprKind::Property(..)))
+            .map(text)
+            .collect();
+        for (e, _) in items {
+            let Some(e) = e else { continue };
+            if !contains_aggregate(e) || is_aggregate_call(e) {
+                continue;
+            }
+            let mut outside = Vec::new();
+            free_outside_aggregates(e, &keys, self.text, &mut outside);
+            if let Some(bad) = outside.first() {
+                return Err(self.error(
+                    bad.1,
+                    CypherError::syntax(
+                        "AmbiguousAggregationExpression",
+                        format!("`{}` is used next to an aggregate but is not a projected grouping key", bad.0),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn kind_of(&self, e: &Option<&Expr>, var: Option<&Var>, scope: &Scope) -> VarKind {
         if let Some(v) = var {
             return v.kind;
         }
-        if let Some(Expr { kind: ExprKind::Variable(name), .. }) = e {
-            if let Some(v) = scope.get(name) {
-                return v.kind;
-            }
+        match e {
+            Some(e) => infer_kind(e, scope),
+            None => VarKind::Unknown,
         }
-        VarKind::Value
     }
 
     /// SKIP and LIMIT take a constant expression: literals and parameters, no variables.
@@ -488,8 +565,15 @@ impl Planner<'_> {
                 CypherError::syntax("NonConstantExpression", format!("{what} cannot depend on variables")),
             ));
         }
-        if let ExprKind::Literal(crate::value::Value::Int(i)) = &e.kind {
-            if *i < 0 {
+        let negative_literal = match &e.kind {
+            ExprKind::Literal(crate::value::Value::Int(i)) => *i < 0,
+            ExprKind::Unary(UnaryOp::Neg, inner) => {
+                matches!(inner.kind, ExprKind::Literal(crate::value::Value::Int(_) | crate::value::Value::Float(_)))
+            }
+            _ => false,
+        };
+        {
+            if negative_literal {
                 return Err(self.error(
                     e.span,
                     CypherError::syntax("NegativeIntegerArgument", format!("{what} must be a non-negative integer")),
@@ -563,7 +647,7 @@ impl Planner<'_> {
                 ));
             }
             let slot = self.slot();
-            scope.add(&alias, slot, VarKind::Value);
+            scope.add(&alias, slot, VarKind::Unknown);
             yields.push((index, slot));
             columns.push((alias, slot));
         }
@@ -627,7 +711,7 @@ impl Planner<'_> {
                                 ),
                             ));
                         }
-                        if kind != VarKind::Node && kind != VarKind::Value {
+                        if kind != VarKind::Node && kind != VarKind::Unknown {
                             return Err(p.error(
                                 v.span,
                                 CypherError::semantic("VariableTypeConflict", format!("`{}` is not a node", v.name)),
@@ -654,6 +738,19 @@ impl Planner<'_> {
                 });
                 Ok(slot)
             };
+            if part.element.chain.is_empty() {
+                if let Some(v) = &part.element.start.variable {
+                    if scope.get(&v.name).is_some() {
+                        return Err(self.error(
+                            v.span,
+                            CypherError::semantic(
+                                "VariableAlreadyBound",
+                                format!("variable `{}` already declared", v.name),
+                            ),
+                        ));
+                    }
+                }
+            }
             let mut prev = node(self, &part.element.start, scope, &mut nodes)?;
             node_slots.push(prev);
             for (rp, np) in &part.element.chain {
@@ -726,7 +823,7 @@ impl Planner<'_> {
         scope: &mut Scope,
     ) -> Result<PlanNode> {
         // Every element gets a name, so the match half and the create half bind the same slots.
-        let pattern = &name_anonymous(pattern);
+        let pattern = &name_anonymous(pattern, &mut self.anonymous);
         let mut match_scope = scope.clone();
         let matcher =
             self.match_patterns(PlanNode::Start, std::slice::from_ref(pattern), None, &mut match_scope, true)?;
@@ -771,6 +868,10 @@ impl Planner<'_> {
 
     fn set_item(&mut self, item: &SetItem, scope: &Scope) -> Result<SetOp> {
         Ok(match item {
+            SetItem::Property { value, .. } if matches!(value.kind, ExprKind::PatternPredicate(_)) => {
+                return Err(self
+                    .error(value.span, CypherError::syntax("UnexpectedSyntax", "a pattern cannot be used as a value")))
+            }
             SetItem::Property { target, key, value } => SetOp::Property {
                 target: self.expr(target, scope, &mut AggMode::Forbidden)?,
                 key: Arc::from(key.name.as_str()),
@@ -812,13 +913,12 @@ impl Planner<'_> {
 }
 
 /// A copy of `pattern` where every anonymous node and relationship has a hidden name.
-fn name_anonymous(pattern: &PatternPart) -> PatternPart {
+fn name_anonymous(pattern: &PatternPart, counter: &mut usize) -> PatternPart {
     let mut p = pattern.clone();
-    let mut n = 0;
     let mut name = |v: &mut Option<Ident>, span: Span| {
         if v.is_none() {
-            n += 1;
-            *v = Some(Ident { name: format!("  merge{n}"), span });
+            *counter += 1;
+            *v = Some(Ident { name: format!("  merge{counter}"), span });
         }
     };
     name(&mut p.element.start.variable, p.element.start.span);
@@ -827,4 +927,81 @@ fn name_anonymous(pattern: &PatternPart) -> PatternPart {
         name(&mut node.variable, node.span);
     }
     p
+}
+
+/// What an expression evaluates to, as far as can be told before running it.
+pub(crate) fn infer_kind(e: &Expr, scope: &Scope) -> VarKind {
+    use crate::value::Value as V;
+    match &e.kind {
+        ExprKind::Variable(name) => scope.get(name).map_or(VarKind::Unknown, |v| v.kind),
+        ExprKind::Literal(V::Null) => VarKind::Unknown,
+        ExprKind::Literal(_) | ExprKind::List(_) | ExprKind::ListComprehension { .. } => VarKind::Scalar,
+        ExprKind::PatternComprehension { .. } | ExprKind::CountStar | ExprKind::IsNull { .. } => VarKind::Scalar,
+        ExprKind::HasLabels(..) | ExprKind::Quantified { .. } | ExprKind::CountSubquery(_) => VarKind::Scalar,
+        ExprKind::Exists(_) | ExprKind::CollectSubquery(_) | ExprKind::PatternPredicate(_) => VarKind::Scalar,
+        ExprKind::Map(_) | ExprKind::MapProjection { .. } => VarKind::Map,
+        ExprKind::Unary(UnaryOp::Not, _) => VarKind::Scalar,
+        ExprKind::Binary(op, a, b) => match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => {
+                // Arithmetic on graph entities fails at run time anyway; on numbers, strings and lists it gives one.
+                let (ka, kb) = (infer_kind(a, scope), infer_kind(b, scope));
+                if ka == VarKind::Scalar || kb == VarKind::Scalar {
+                    VarKind::Scalar
+                } else {
+                    VarKind::Unknown
+                }
+            }
+            _ => VarKind::Scalar,
+        },
+        ExprKind::Function { name, .. } => match name.as_str() {
+            "count" | "sum" | "avg" | "size" | "length" | "id" | "tostring" | "tointeger" | "tofloat" | "type"
+            | "labels" | "keys" | "range" | "nodes" | "relationships" => VarKind::Scalar,
+            "properties" => VarKind::Map,
+            "startnode" | "endnode" => VarKind::Node,
+            _ => VarKind::Unknown,
+        },
+        _ => VarKind::Unknown,
+    }
+}
+
+fn is_aggregate_call(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Function { name, .. } => super::AggFn::from_name(name).is_some(),
+        _ => false,
+    }
+}
+
+/// Variables (with their spans) an expression uses outside of aggregate calls and outside of the grouping keys
+/// it may repeat.
+fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut Vec<(String, Span)>) {
+    if is_aggregate_call(e) || keys.contains(&text[e.span.start..e.span.end]) {
+        return;
+    }
+    let mut go = |x: &Expr| free_outside_aggregates(x, keys, text, out);
+    match &e.kind {
+        ExprKind::Variable(n) => out.push((n.clone(), e.span)),
+        ExprKind::Property(b, _) => go(b),
+        ExprKind::List(items) => items.iter().for_each(go),
+        ExprKind::Map(entries) => entries.iter().for_each(|(_, v)| go(v)),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+            go(a);
+            go(b);
+        }
+        ExprKind::Unary(_, a) | ExprKind::IsNull { expr: a, .. } | ExprKind::HasLabels(a, _) => go(a),
+        ExprKind::Function { args, .. } => args.iter().for_each(go),
+        ExprKind::Case { operand, whens, otherwise } => {
+            if let Some(o) = operand {
+                go(o);
+            }
+            for (w, t) in whens {
+                go(w);
+                go(t);
+            }
+            if let Some(o) = otherwise {
+                go(o);
+            }
+        }
+        _ => {}
+    }
 }
