@@ -125,14 +125,15 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
     }
     for index in state.indexes.iter() {
         let name = format!("property index ({}, {})", index.label.0, index.key.0);
-        for entry in index.entries.iter() {
+        let _ = index.entries.visit::<()>(|entry| {
             let node = NodeId(entry.1);
             let value = state.node_prop(node, index.key).filter(|_| state.node_has_label(node, index.label));
             match value.and_then(IndexKey::from_value) {
                 Some(k) if k == entry.0 => {}
                 _ => push(format!("{name} lists {node} under {:?}, which does not match {value:?}", entry.0)),
             }
-        }
+            ControlFlow::Continue(())
+        });
         let mut holders = 0;
         let _ = state.visit_label::<()>(index.label, |n| {
             if let Some(k) = state.node_prop(n, index.key).and_then(IndexKey::from_value) {

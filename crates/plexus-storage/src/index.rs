@@ -1,7 +1,7 @@
 //! Property indexes: an ordered, persistent map from a property's value to the nodes of one label holding it.
 //!
-//! An index on `(label, key)` is an [`imbl::OrdSet`] of `(IndexKey, node id)` entries, so a snapshot copies it in
-//! O(1) and a transaction's private copy shares every B-tree node it does not change. [`IndexKey`] is a value
+//! An index on `(label, key)` is a persistent B+tree ([`PSet`]) of `(IndexKey, node id)` entries, so a snapshot
+//! copies it in O(1) and a transaction's private copy shares every node it does not change. [`IndexKey`] is a value
 //! projected onto the order Cypher's predicates need:
 //!
 //! * values of different types are kept apart in *families* (booleans, numbers, strings, bytes, each temporal
@@ -22,6 +22,7 @@ use std::ops::{Bound, ControlFlow};
 use std::sync::Arc;
 
 use crate::ids::{LabelId, NodeId, PropKeyId};
+use crate::pset::PSet;
 use crate::value::Value;
 
 /// A property value in index order (see the module documentation).
@@ -174,7 +175,17 @@ fn cmp_int_float(i: i64, f: f64) -> Ordering {
 }
 
 impl Ord for IndexKey {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (IndexKey::Int(a), IndexKey::Int(b)) => a.cmp(b),
+            _ => self.cmp_general(other),
+        }
+    }
+}
+
+impl IndexKey {
+    fn cmp_general(&self, other: &Self) -> Ordering {
         use IndexKey::*;
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
@@ -216,14 +227,15 @@ pub type IndexEntry = (IndexKey, u64);
 pub struct PropertyIndex {
     pub label: LabelId,
     pub key: PropKeyId,
-    pub entries: imbl::OrdSet<IndexEntry>,
+    pub entries: PSet<IndexEntry>,
 }
 
 impl PropertyIndex {
     /// An index over `entries`, which may come in any order.
     pub fn build(label: LabelId, key: PropKeyId, mut entries: Vec<IndexEntry>) -> PropertyIndex {
         entries.sort_unstable();
-        PropertyIndex { label, key, entries: entries.into_iter().collect() }
+        entries.dedup();
+        PropertyIndex { label, key, entries: PSet::from_sorted(entries) }
     }
 
     pub fn len(&self) -> usize {
@@ -235,16 +247,14 @@ impl PropertyIndex {
     }
 
     /// Calls `f` with every node whose value equals `value` under Cypher's `=`, by node id.
-    pub fn visit_eq<B>(&self, value: &Value, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+    pub fn visit_eq<B>(&self, value: &Value, f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
         let Some(k) = IndexKey::from_value(value) else { return ControlFlow::Continue(()) };
         if !k.can_equal() {
             return ControlFlow::Continue(());
         }
-        let range = (Bound::Included((k.clone(), 0)), Bound::Included((k, u64::MAX)));
-        for (_, id) in self.entries.range(range) {
-            f(NodeId(*id))?;
-        }
-        ControlFlow::Continue(())
+        // Only the lower end is located (one descent instead of two); the walk stops at the first other key.
+        let start = (k, 0);
+        walk(&self.entries, Bound::Included(&start), |key| *key != start.0, f)
     }
 
     /// Calls `f` with every node whose value `v` satisfies `lower < v` (or `<=`) and `v < upper` (or `<=`) under
@@ -255,7 +265,7 @@ impl PropertyIndex {
         &self,
         lower: Bound<&Value>,
         upper: Bound<&Value>,
-        mut f: impl FnMut(NodeId) -> ControlFlow<B>,
+        f: impl FnMut(NodeId) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
         let key = |b: Bound<&Value>| -> Option<Bound<IndexKey>> {
             Some(match b {
@@ -288,18 +298,13 @@ impl PropertyIndex {
                     Bound::Excluded(k) => Bound::Excluded((k, u64::MAX)),
                     Bound::Unbounded => Bound::Included((IndexKey::family_min(family), 0)),
                 };
-                let end = match hi {
-                    Bound::Included(k) => Bound::Included((k, u64::MAX)),
-                    Bound::Excluded(k) => Bound::Excluded((k, 0)),
-                    Bound::Unbounded => Bound::Unbounded,
+                // Only the lower end is located; the walk stops at the upper bound or the end of the family.
+                let past = |k: &IndexKey| match &hi {
+                    Bound::Included(h) => k > h,
+                    Bound::Excluded(h) => k >= h,
+                    Bound::Unbounded => k.family() != family,
                 };
-                for (k, id) in self.entries.range((start, end)) {
-                    if k.family() != family {
-                        break;
-                    }
-                    f(NodeId(*id))?;
-                }
-                ControlFlow::Continue(())
+                walk(&self.entries, start.as_ref(), past, f)
             }
         }
     }
@@ -313,7 +318,7 @@ impl PropertyIndex {
         mut f: impl FnMut(NodeId) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
         let start = (IndexKey::family_min(Family::List), 0);
-        for (k, id) in self.entries.range(start..) {
+        self.entries.visit_from(Bound::Included(&start), |(k, id)| {
             let ok_lo = match lo {
                 Bound::Included(b) => matches!(k.cypher_cmp(b), Some(Ordering::Greater | Ordering::Equal)),
                 Bound::Excluded(b) => k.cypher_cmp(b) == Some(Ordering::Greater),
@@ -327,16 +332,13 @@ impl PropertyIndex {
             if ok_lo && ok_hi {
                 f(NodeId(*id))?;
             }
-        }
-        ControlFlow::Continue(())
+            ControlFlow::Continue(())
+        })
     }
 
     /// Calls `f` with every indexed node (every node of the label holding the property), in index order.
     pub fn visit_all<B>(&self, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
-        for (_, id) in self.entries.iter() {
-            f(NodeId(*id))?;
-        }
-        ControlFlow::Continue(())
+        self.entries.visit(|(_, id)| f(NodeId(*id)))
     }
 
     pub(crate) fn insert(&mut self, value: &Value, id: NodeId) {
@@ -349,6 +351,25 @@ impl PropertyIndex {
         if let Some(k) = IndexKey::from_value(value) {
             self.entries.remove(&(k, id.0));
         }
+    }
+}
+
+/// Visits the entries from `start` until `stop` says a key is past the end, handing node ids to `f`.
+fn walk<B>(
+    entries: &PSet<IndexEntry>,
+    start: Bound<&IndexEntry>,
+    stop: impl Fn(&IndexKey) -> bool,
+    mut f: impl FnMut(NodeId) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let flow = entries.visit_from(start, |(k, id)| {
+        if stop(k) {
+            return ControlFlow::Break(None);
+        }
+        f(NodeId(*id)).map_break(Some)
+    });
+    match flow {
+        ControlFlow::Break(Some(b)) => ControlFlow::Break(b),
+        _ => ControlFlow::Continue(()),
     }
 }
 

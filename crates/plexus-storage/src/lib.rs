@@ -22,6 +22,7 @@ pub mod ids;
 pub mod idvec;
 pub mod index;
 pub mod ops;
+pub mod pset;
 pub mod pvec;
 pub mod records;
 pub mod recovery;
