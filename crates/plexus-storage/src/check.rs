@@ -2,13 +2,14 @@
 //!
 //! A state is consistent when every relationship appears exactly once in its source's outgoing and once in its
 //! target's incoming adjacency, every adjacency entry names a live relationship with matching ends and type,
-//! counts agree with what is stored, and the label and unique-key indexes describe the nodes exactly.
+//! counts agree with what is stored, and the label, unique-key and property indexes describe the nodes exactly.
 
 use std::ops::ControlFlow;
 
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
 use crate::ids::{Direction, LabelId, NodeId};
+use crate::index::IndexKey;
 
 /// Returns every inconsistency found (empty when the state is sound); stops after `limit` findings.
 pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
@@ -121,6 +122,31 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
             }
             ControlFlow::Continue(())
         });
+    }
+    for index in state.indexes.iter() {
+        let name = format!("property index ({}, {})", index.label.0, index.key.0);
+        let _ = index.entries.visit::<()>(|entry| {
+            let node = NodeId(entry.1);
+            let value = state.node_prop(node, index.key).filter(|_| state.node_has_label(node, index.label));
+            match value.and_then(IndexKey::from_value) {
+                Some(k) if k == entry.0 => {}
+                _ => push(format!("{name} lists {node} under {:?}, which does not match {value:?}", entry.0)),
+            }
+            ControlFlow::Continue(())
+        });
+        let mut holders = 0;
+        let _ = state.visit_label::<()>(index.label, |n| {
+            if let Some(k) = state.node_prop(n, index.key).and_then(IndexKey::from_value) {
+                holders += 1;
+                if !index.entries.contains(&(k, n.0)) {
+                    push(format!("{n} has key {} but {name} lacks it", index.key.0));
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if holders != index.len() {
+            push(format!("{name} has {} entries for {holders} nodes", index.len()));
+        }
     }
     problems
 }

@@ -4,7 +4,10 @@
 //! `[raw length: u32][compressed length: u32][CRC32 of compressed bytes: u32][zstd bytes]`, then an end block with
 //! both lengths zero whose CRC field holds the number of blocks. The body, once decompressed, lists tokens,
 //! unique keys, nodes (id deltas, labels, properties) and relationships sorted by source then type then target,
-//! so source ids, types and target deltas encode in a byte or two. Written to a temporary file, fsynced, renamed
+//! so source ids, types and target deltas encode in a byte or two, then the property indexes as `(label, key)`
+//! pairs (a section absent from checkpoints written before property indexes existed). Only which indexes exist is
+//! stored: their entries are derived from the nodes and rebuilt on load, which keeps checkpoints small and leaves
+//! no second copy of the data that could disagree with the first. Written to a temporary file, fsynced, renamed
 //! into place and the directory fsynced: a crash leaves either the old checkpoint or the new one.
 
 use std::fs::{File, OpenOptions};
@@ -115,6 +118,12 @@ pub fn encode_body(state: &GraphState, catalog: &Catalog) -> Vec<u8> {
         });
         std::ops::ControlFlow::Continue(())
     });
+    let indexes = state.indexes();
+    put_varint(&mut buf, indexes.len() as u64);
+    for (l, k) in indexes {
+        put_varint(&mut buf, l.0 as u64);
+        put_varint(&mut buf, k.0 as u64);
+    }
     buf
 }
 
@@ -180,10 +189,26 @@ pub fn decode_body(body: &[u8], catalog: &Catalog, version: u64) -> DecodeResult
         });
         (prev_src, prev_ty, prev_dst) = (src, ty, dst);
     }
+    let mut indexes = Vec::new();
+    if !r.is_empty() {
+        let (labels, prop_keys) = (label_tokens, catalog.names(TokenKind::PropKey).len());
+        let n = r.count(2)?;
+        for _ in 0..n {
+            let (label, key) = (r.u32v()?, r.u32v()?);
+            if label as usize >= labels || key as usize >= prop_keys {
+                return Err(DecodeError(format!("index ({label}, {key}) names a token not in the catalog")));
+            }
+            indexes.push((LabelId(label), PropKeyId(key)));
+        }
+    }
     if !r.is_empty() {
         return Err(DecodeError(format!("{} trailing bytes after the graph", r.remaining())));
     }
-    build_state(version, nodes, rels, &keys).map_err(|e| DecodeError(e.to_string()))
+    let mut state = build_state(version, nodes, rels, &keys).map_err(|e| DecodeError(e.to_string()))?;
+    for (label, key) in indexes {
+        state.apply(&crate::ops::Op::CreateIndex { label, key }).map_err(|e| DecodeError(e.to_string()))?;
+    }
+    Ok(state)
 }
 
 fn header(db_id: &[u8; 16], version: u64, next_node: u64, next_rel: u64) -> [u8; HEADER_LEN] {

@@ -1,17 +1,19 @@
-//! The graph state of one version: nodes, relationships, adjacency both ways, label and unique-key indexes.
+//! The graph state of one version: nodes, relationships, adjacency both ways, label, unique-key and property
+//! indexes.
 //!
 //! A `GraphState` is a value: cloning it is cheap (a handful of reference counts) and a clone never sees changes
 //! made to the other. Snapshots are published clones; transactions and the committer mutate private clones, and
 //! only the leaves they touch are copied. Every mutation goes through [`GraphState::apply`], which checks an
 //! operation completely before changing anything, so a failed operation leaves the state as it was.
 
-use std::ops::ControlFlow;
+use std::ops::{Bound, ControlFlow};
 use std::sync::Arc;
 
 use crate::adjacency::{AdjEntry, TypeFilter};
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::idvec::IdSlice;
+use crate::index::PropertyIndex;
 use crate::ops::Op;
 use crate::pvec::PVec;
 use crate::records::{props_get, props_set, BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
@@ -66,6 +68,7 @@ pub struct GraphState {
     pub(crate) rel_count: u64,
     pub(crate) labels: Arc<Vec<LabelIndex>>,
     pub(crate) unique: Arc<Vec<UniqueIndex>>,
+    pub(crate) indexes: Arc<Vec<PropertyIndex>>,
     /// Node leaves changed since the last seal.
     pub(crate) dirty: Vec<u64>,
     /// The commit version this state reflects.
@@ -439,6 +442,58 @@ impl GraphState {
         self.unique.iter().map(|u| (u.label, u.key)).collect()
     }
 
+    /// The property indexes, as `(label, key)`, in creation order.
+    pub fn indexes(&self) -> Vec<(LabelId, PropKeyId)> {
+        self.indexes.iter().map(|i| (i.label, i.key)).collect()
+    }
+
+    pub fn has_index(&self, label: LabelId, key: PropKeyId) -> bool {
+        self.property_index(label, key).is_some()
+    }
+
+    /// The property index on `(label, key)`, for visitors and statistics (see [`PropertyIndex`]).
+    pub fn property_index(&self, label: LabelId, key: PropKeyId) -> Option<&PropertyIndex> {
+        self.indexes.iter().find(|i| i.label == label && i.key == key)
+    }
+
+    /// Number of entries in the index on `(label, key)`: the nodes of `label` holding `key`.
+    pub fn index_len(&self, label: LabelId, key: PropKeyId) -> Option<usize> {
+        self.property_index(label, key).map(PropertyIndex::len)
+    }
+
+    /// The nodes of `label` whose property `key` equals `value` under Cypher's `=` (so `1` finds `1.0`; `null`
+    /// and `NaN` find nothing), by node id. Empty when there is no such index.
+    pub fn index_seek(&self, label: LabelId, key: PropKeyId, value: &Value) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.property_index(label, key) {
+            let _ = index.visit_eq::<()>(value, |n| {
+                out.push(n);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+
+    /// The nodes of `label` whose property `key` lies between `lower` and `upper` under Cypher's `<`, `<=`,
+    /// ascending by value, then node id. A range never leaves the type of its bounds (numbers, strings, booleans,
+    /// one temporal type, lists); see [`PropertyIndex::visit_range`]. Empty when there is no such index.
+    pub fn index_range(
+        &self,
+        label: LabelId,
+        key: PropKeyId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.property_index(label, key) {
+            let _ = index.visit_range::<()>(lower, upper, |n| {
+                out.push(n);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+
     // ----- writes -----
 
     /// Checks `op` against this state and applies it; on error nothing has changed.
@@ -459,6 +514,52 @@ impl GraphState {
                 unique.retain(|u| !(u.label == *label && u.key == *key));
                 self.unique = Arc::new(unique);
                 Ok(())
+            }
+            Op::CreateIndex { label, key } => self.create_index(*label, *key),
+            Op::DropIndex { label, key } => {
+                if !self.has_index(*label, *key) {
+                    return Err(StorageError::ConstraintViolation(format!(
+                        "there is no index on label {} and key {}",
+                        label.0, key.0
+                    )));
+                }
+                Arc::make_mut(&mut self.indexes).retain(|i| !(i.label == *label && i.key == *key));
+                Ok(())
+            }
+        }
+    }
+
+    fn create_index(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+        if self.has_index(label, key) {
+            return Err(StorageError::ConstraintViolation(format!(
+                "an index on label {} and key {} already exists",
+                label.0, key.0
+            )));
+        }
+        let mut entries = Vec::new();
+        let _ = self.visit_label::<()>(label, |n| {
+            if let Some(k) = self.node_prop(n, key).and_then(crate::index::IndexKey::from_value) {
+                entries.push((k, n.0));
+            }
+            ControlFlow::Continue(())
+        });
+        Arc::make_mut(&mut self.indexes).push(PropertyIndex::build(label, key, entries));
+        Ok(())
+    }
+
+    /// Adds (`present`) or removes the entry of node `id` with `value` for `key` in the property indexes of
+    /// `labels`.
+    fn update_indexes(&mut self, id: NodeId, labels: &[LabelId], key: PropKeyId, value: &Value, present: bool) {
+        if !self.indexes.iter().any(|i| i.key == key && labels.contains(&i.label)) {
+            return;
+        }
+        for index in Arc::make_mut(&mut self.indexes).iter_mut() {
+            if index.key == key && labels.contains(&index.label) {
+                if present {
+                    index.insert(value, id);
+                } else {
+                    index.remove(value, id);
+                }
             }
         }
     }
@@ -565,6 +666,7 @@ impl GraphState {
         }
         for (k, v) in map.iter() {
             self.index_key(id, &label_set, k, Some(v), true);
+            self.update_indexes(id, &label_set, k, v, true);
         }
         for &l in &label_set {
             self.set_label_bit(l, id, true);
@@ -592,6 +694,10 @@ impl GraphState {
         let old = self.node_prop(id, key).cloned();
         self.index_key(id, &labels, key, old.as_ref(), false);
         self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
+        if let Some(old) = &old {
+            self.update_indexes(id, &labels, key, old, false);
+        }
+        self.update_indexes(id, &labels, key, &value, true);
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
         props_set(leaf.props_mut(slot), key, value);
@@ -610,6 +716,7 @@ impl GraphState {
         }
         for (k, v) in &props {
             self.index_key(id, &[label], *k, Some(v), true);
+            self.update_indexes(id, &[label], *k, v, true);
         }
         self.set_label_bit(label, id, true);
         let (leaf_index, slot) = split(id.0);
@@ -629,6 +736,7 @@ impl GraphState {
             self.node_props(id).flatten().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
         for (k, v) in &props {
             self.index_key(id, &[label], *k, Some(v), false);
+            self.update_indexes(id, &[label], *k, v, false);
         }
         self.set_label_bit(label, id, false);
         let (leaf_index, slot) = split(id.0);
@@ -648,6 +756,7 @@ impl GraphState {
             leaf.props(slot).as_deref().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
         for (k, v) in &props {
             self.index_key(id, &labels, *k, Some(v), false);
+            self.update_indexes(id, &labels, *k, v, false);
         }
         for &l in &labels {
             self.set_label_bit(l, id, false);

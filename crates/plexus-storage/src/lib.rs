@@ -4,7 +4,8 @@
 //! Layers, bottom up:
 //! - [`value`], [`codec`]: what a property can hold and how values are written to disk.
 //! - [`pvec`], [`adjacency`], [`records`]: the copy-on-write structures a snapshot is made of.
-//! - [`graph`]: one version of the graph, with every read and the checked application of redo [`ops`].
+//! - [`graph`]: one version of the graph, with every read and the checked application of redo [`ops`];
+//!   [`index`]: the ordered property indexes it maintains.
 //! - [`txn`], [`store`]: transactions, conflict detection, the commit path and publication of snapshots.
 //! - [`wal`], [`checkpoint`], [`recovery`]: durability.
 
@@ -19,7 +20,9 @@ pub mod fxhash;
 pub mod graph;
 pub mod ids;
 pub mod idvec;
+pub mod index;
 pub mod ops;
+pub mod pset;
 pub mod pvec;
 pub mod records;
 pub mod recovery;
@@ -38,6 +41,7 @@ pub use catalog::{Catalog, TokenKind};
 pub use error::{Result, StorageError};
 pub use graph::{GraphState, RelEntry, RelRecord};
 pub use ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
+pub use index::{IndexKey, PropertyIndex};
 pub use records::PropMap;
 pub use recovery::RecoveryReport;
 pub use store::{Durability, Options, Store};

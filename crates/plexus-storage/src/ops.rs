@@ -63,6 +63,15 @@ pub enum Op {
         label: LabelId,
         key: PropKeyId,
     },
+    /// Creates a property index on `(label, key)` over the nodes that exist when it applies.
+    CreateIndex {
+        label: LabelId,
+        key: PropKeyId,
+    },
+    DropIndex {
+        label: LabelId,
+        key: PropKeyId,
+    },
 }
 
 const OP_TOKEN: u8 = 1;
@@ -76,6 +85,8 @@ const OP_SET_REL_PROP: u8 = 8;
 const OP_DELETE_REL: u8 = 9;
 const OP_DECLARE_KEY: u8 = 10;
 const OP_DROP_KEY: u8 = 11;
+const OP_CREATE_INDEX: u8 = 12;
+const OP_DROP_INDEX: u8 = 13;
 
 fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
     put_varint(buf, props.len() as u64);
@@ -150,6 +161,11 @@ impl Op {
                 put_varint(buf, label.0 as u64);
                 put_varint(buf, key.0 as u64);
             }
+            Op::CreateIndex { label, key } | Op::DropIndex { label, key } => {
+                put_u8(buf, if matches!(self, Op::CreateIndex { .. }) { OP_CREATE_INDEX } else { OP_DROP_INDEX });
+                put_varint(buf, label.0 as u64);
+                put_varint(buf, key.0 as u64);
+            }
         }
     }
 
@@ -186,6 +202,8 @@ impl Op {
             OP_DELETE_REL => Op::DeleteRel { id: RelId(r.varint()?) },
             OP_DECLARE_KEY => Op::DeclareUniqueKey { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
             OP_DROP_KEY => Op::DropUniqueKey { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_CREATE_INDEX => Op::CreateIndex { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_DROP_INDEX => Op::DropIndex { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
             other => return Err(DecodeError(format!("unknown operation tag {other}"))),
         })
     }
@@ -238,6 +256,8 @@ mod tests {
             Op::DeleteNode { id: NodeId(5) },
             Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(1) },
             Op::DropUniqueKey { label: LabelId(0), key: PropKeyId(1) },
+            Op::CreateIndex { label: LabelId(0), key: PropKeyId(1) },
+            Op::DropIndex { label: LabelId(3), key: PropKeyId(200) },
         ];
         let mut buf = Vec::new();
         encode_commit(&mut buf, 42, &ops);
@@ -247,5 +267,16 @@ mod tests {
         for cut in 0..buf.len() {
             assert!(decode_commit(&buf[..cut]).is_err());
         }
+    }
+
+    /// The byte layout of operations is fixed by logs already on disk: adding operations must not change it.
+    #[test]
+    fn encodings_are_stable() {
+        let mut buf = Vec::new();
+        Op::DeclareUniqueKey { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
+        Op::DropUniqueKey { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
+        Op::CreateIndex { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
+        Op::DropIndex { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
+        assert_eq!(buf, [10, 1, 2, 11, 1, 2, 12, 1, 2, 13, 1, 2]);
     }
 }

@@ -644,6 +644,7 @@ fn describe(key: WriteKey) -> String {
         WriteKey::RelRecord(id) => format!("relationship {id}"),
         WriteKey::Unique(_) => "a unique key value".into(),
         WriteKey::EdgeMerge(_) => "an edge being upserted or removed".into(),
+        WriteKey::Index(_) => "a property index being created or dropped".into(),
     }
 }
 

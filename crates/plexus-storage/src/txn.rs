@@ -57,6 +57,8 @@ pub enum WriteKey {
     Unique(u64),
     /// An edge upsert on `(src, type, dst)` (hashed).
     EdgeMerge(u64),
+    /// A property index `(label, key)` was created or dropped (hashed).
+    Index(u64),
 }
 
 impl WriteKey {
@@ -66,7 +68,9 @@ impl WriteKey {
             WriteKey::NodeRecord(id) => [Some(WriteKey::NodeRecord(id)), None],
             WriteKey::NodeDeleted(id) => [Some(WriteKey::NodeLinked(id)), Some(WriteKey::NodeRecord(id))],
             WriteKey::NodeLinked(id) => [Some(WriteKey::NodeDeleted(id)), None],
-            k @ (WriteKey::RelRecord(_) | WriteKey::Unique(_) | WriteKey::EdgeMerge(_)) => [Some(k), None],
+            k @ (WriteKey::RelRecord(_) | WriteKey::Unique(_) | WriteKey::EdgeMerge(_) | WriteKey::Index(_)) => {
+                [Some(k), None]
+            }
         }
     }
 }
@@ -382,6 +386,23 @@ impl WriteTxn {
     pub fn drop_unique_key(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
         self.record(Op::DropUniqueKey { label, key })?;
         self.schema_change = true;
+        Ok(())
+    }
+
+    /// Creates a property index on `(label, key)`, built over the nodes that exist now and maintained by every
+    /// later write; fails if it exists. Two transactions creating or dropping the same index conflict; writers
+    /// of data do not conflict with either (replaying their operations maintains the index, and replaying the
+    /// creation indexes what they wrote).
+    pub fn create_index(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+        self.record(Op::CreateIndex { label, key })?;
+        self.writes.push(WriteKey::Index(hash_of((label, key))));
+        Ok(())
+    }
+
+    /// Drops the property index on `(label, key)`; fails if there is none.
+    pub fn drop_index(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+        self.record(Op::DropIndex { label, key })?;
+        self.writes.push(WriteKey::Index(hash_of((label, key))));
         Ok(())
     }
 

@@ -5,7 +5,8 @@
 //! - no transaction is partly visible (each one creates a node, two relationships and property updates that are
 //!   checked against each other, and moves money between accounts),
 //! - the total over all accounts is conserved and each balance equals the sum of the recorded transfers,
-//! - `check()` finds no inconsistency in adjacency, counts or indexes.
+//! - `check()` finds no inconsistency in adjacency, counts or indexes (including a property index on the
+//!   balances, which every transfer updates).
 //!
 //! Some rounds checkpoint concurrently (explicitly and through `checkpoint_after_bytes`), so recovery also starts
 //! from a checkpoint plus the log. Some rounds kill the child while it is still opening (recovering) the database.
@@ -19,6 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::ops::Bound;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -128,6 +130,9 @@ fn setup(store: &Store) {
     let balance = tx.prop_key("balance");
     tx.declare_unique_key(item, key).unwrap();
     tx.declare_unique_key(account, key).unwrap();
+    // Balances change in every transfer: the index is maintained under concurrent commits, checkpoints and kills,
+    // and `check()` compares it with the nodes after every reopen.
+    tx.create_index(account, balance).unwrap();
     tx.create_node(&[item], vec![(key, Value::from("root"))]).unwrap();
     for a in 0..ACCOUNTS {
         tx.create_node(
@@ -412,8 +417,11 @@ fn verify(dir: &Path, acked: &BTreeMap<(u32, usize), u64>, seed: u64, round: u32
         let n = r.node_by_key(account, &Value::from(format!("acct-{a}"))).expect("account");
         let b = r.node_prop(n, balance).and_then(Value::as_int).expect("balance");
         assert_eq!(b, INITIAL_BALANCE + flows[a as usize], "{}", ctx(format!("acct-{a} disagrees with transfers")));
+        assert!(r.index_seek(account, balance, &Value::Int(b)).contains(&n), "{}", ctx(format!("acct-{a} unindexed")));
         total += b;
     }
+    let indexed = r.index_range(account, balance, Bound::Included(&Value::Int(i64::MIN)), Bound::Unbounded);
+    assert_eq!(indexed.len(), ACCOUNTS as usize, "{}", ctx("the balance index lists other nodes".into()));
     assert_eq!(total, INITIAL_BALANCE * ACCOUNTS, "{}", ctx("the total is not conserved".into()));
 
     assert_eq!(r.node_count(), 1 + ACCOUNTS as u64 + items, "{}", ctx("stray nodes".into()));

@@ -105,6 +105,8 @@ fn sample_ops() -> Vec<Vec<Op>> {
             Op::DeleteRel { id: RelId(5) },
             Op::DeleteNode { id: NodeId(70) },
             Op::DropUniqueKey { label: LabelId(0), key: PropKeyId(0) },
+            Op::CreateIndex { label: LabelId(0), key: PropKeyId(3) },
+            Op::DropIndex { label: LabelId(0), key: PropKeyId(3) },
         ],
     ]
 }
@@ -139,6 +141,8 @@ fn checkpoint_bodies() -> Vec<Vec<u8>> {
     let (name, misc) = (tx.prop_key("name"), tx.prop_key("misc"));
     let (knows, lives) = (tx.rel_type("KNOWS"), tx.rel_type("LIVES_IN"));
     tx.declare_unique_key(person, name).unwrap();
+    tx.create_index(person, misc).unwrap();
+    tx.create_index(city, name).unwrap();
     let mut people = Vec::new();
     for (i, v) in values.iter().enumerate() {
         let props = vec![(name, Value::from(format!("p{i}"))), (misc, v.clone())];
@@ -155,8 +159,13 @@ fn checkpoint_bodies() -> Vec<Vec<u8>> {
     let mut tx = store.write();
     tx.detach_delete_node(people[2]).unwrap();
     tx.create_rel(paris, knows, paris, vec![]).unwrap();
+    tx.drop_index(city, name).unwrap();
     tx.commit().unwrap();
     bodies.push(encode_body(&store.read(), store.catalog()));
+    // The layout written before property indexes existed: no index section at all.
+    let mut old = bodies[0].clone();
+    assert_eq!(old.pop(), Some(0), "an empty index section is one zero byte");
+    bodies.push(old);
     bodies
 }
 

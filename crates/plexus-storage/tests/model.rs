@@ -1,7 +1,7 @@
 //! Model-based property tests: random sequences of operations, commits, aborts, checkpoints and reopenings are
 //! run against the store and against a plain in-memory reference model; after every step the store must agree
 //! with the model exactly (nodes, labels, properties, relationships, adjacency both ways, unique-key lookups,
-//! label scans), and its internal consistency check must pass.
+//! label scans, property-index seeks and ranges), and its internal consistency check must pass.
 
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +38,9 @@ impl Model {
 /// Label 0 declares property 0 as its unique key.
 const KEYED_LABEL: u32 = 0;
 const KEY: u32 = 0;
+/// Label 1 has a property index on property 1.
+const INDEXED_LABEL: u32 = 1;
+const INDEXED_KEY: u32 = 1;
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -159,6 +162,22 @@ fn assert_matches(g: &GraphState, model: &Model) -> Result<(), TestCaseError> {
             }
         }
     }
+    let (l, k) = (LabelId(INDEXED_LABEL), PropKeyId(INDEXED_KEY));
+    let mut indexed: Vec<(i64, u64)> = model
+        .nodes
+        .iter()
+        .filter(|(_, n)| n.labels.contains(&INDEXED_LABEL))
+        .filter_map(|(&id, n)| n.props.get(&INDEXED_KEY).and_then(Value::as_int).map(|v| (v, id)))
+        .collect();
+    indexed.sort();
+    prop_assert_eq!(g.index_len(l, k), Some(indexed.len()));
+    for v in 0..6i64 {
+        let want: Vec<NodeId> = indexed.iter().filter(|e| e.0 == v).map(|e| NodeId(e.1)).collect();
+        prop_assert_eq!(g.index_seek(l, k, &Value::Int(v)), want);
+        let want: Vec<NodeId> = indexed.iter().filter(|e| e.0 >= v).map(|e| NodeId(e.1)).collect();
+        let lower = Value::Float(v as f64 - 0.5);
+        prop_assert_eq!(g.index_range(l, k, std::ops::Bound::Excluded(&lower), std::ops::Bound::Unbounded), want);
+    }
     let problems = g.check();
     prop_assert!(problems.is_empty(), "{:?}", problems);
     Ok(())
@@ -204,6 +223,7 @@ impl Harness {
             tx.prop_key(name);
         }
         tx.declare_unique_key(LabelId(KEYED_LABEL), PropKeyId(KEY)).unwrap();
+        tx.create_index(LabelId(INDEXED_LABEL), PropKeyId(INDEXED_KEY)).unwrap();
         tx.commit().unwrap();
         Harness { dir, store: Some(store), tx: None, committed: Model::default(), working: Model::default() }
     }

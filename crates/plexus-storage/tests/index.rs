@@ -1,0 +1,423 @@
+//! Property indexes: random operations against a reference model (after every step, seeks and ranges over every
+//! index equal a brute-force scan with Cypher's comparison rules), durability through the log and checkpoints,
+//! rollback, and conflicts between transactions.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+
+use proptest::prelude::*;
+
+use plexus_storage::checkpoint::{decode_body, encode_body};
+use plexus_storage::*;
+
+const LABELS: u32 = 3;
+const KEYS: u32 = 2;
+
+fn value_strategy() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        3 => (-3i64..4).prop_map(Value::Int),
+        3 => prop::sample::select(vec![-1.5, -0.0, 0.0, 1.0, 1.5, 2.0, 3.25, f64::NAN, f64::INFINITY]).prop_map(Value::Float),
+        2 => prop::sample::select(vec!["", "a", "ab", "b", "é"]).prop_map(Value::from),
+        1 => Just(Value::Bool(true)),
+        2 => Just(Value::Null),
+    ]
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    CreateNode { labels: Vec<u32>, props: Vec<(u32, Value)> },
+    SetProp { node: usize, key: u32, value: Value },
+    AddLabel { node: usize, label: u32 },
+    RemoveLabel { node: usize, label: u32 },
+    DeleteNode { node: usize },
+    CreateIndex { label: u32, key: u32 },
+    DropIndex { label: u32, key: u32 },
+    Commit,
+    Abort,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (prop::collection::vec(0..LABELS, 0..3), prop::collection::vec((0..KEYS, value_strategy()), 0..3))
+            .prop_map(|(labels, props)| Step::CreateNode { labels, props }),
+        4 => (any::<usize>(), 0..KEYS, value_strategy()).prop_map(|(node, key, value)| Step::SetProp { node, key, value }),
+        1 => (any::<usize>(), 0..LABELS).prop_map(|(node, label)| Step::AddLabel { node, label }),
+        1 => (any::<usize>(), 0..LABELS).prop_map(|(node, label)| Step::RemoveLabel { node, label }),
+        1 => any::<usize>().prop_map(|node| Step::DeleteNode { node }),
+        1 => (0..LABELS, 0..KEYS).prop_map(|(label, key)| Step::CreateIndex { label, key }),
+        1 => (0..LABELS, 0..KEYS).prop_map(|(label, key)| Step::DropIndex { label, key }),
+        1 => Just(Step::Commit),
+        1 => Just(Step::Abort),
+    ]
+}
+
+#[derive(Clone, Debug, Default)]
+struct Model {
+    nodes: BTreeMap<u64, (BTreeSet<u32>, BTreeMap<u32, Value>)>,
+    indexes: BTreeSet<(u32, u32)>,
+}
+
+/// Cypher's `=` on the values the test uses.
+fn cypher_eq(a: &Value, b: &Value) -> bool {
+    cypher_cmp(a, b) == Some(Ordering::Equal)
+}
+
+/// Cypher's comparison on the values the test uses: numbers (small, so exact as floats), strings, booleans.
+/// `None`: null, `NaN` or different types.
+fn cypher_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        _ => a.as_f64()?.partial_cmp(&b.as_f64()?),
+    }
+}
+
+fn in_bound(v: &Value, lower: Bound<&Value>, upper: Bound<&Value>) -> bool {
+    let lo = match lower {
+        Bound::Included(b) => matches!(cypher_cmp(v, b), Some(Ordering::Greater | Ordering::Equal)),
+        Bound::Excluded(b) => cypher_cmp(v, b) == Some(Ordering::Greater),
+        Bound::Unbounded => true,
+    };
+    let hi = match upper {
+        Bound::Included(b) => matches!(cypher_cmp(v, b), Some(Ordering::Less | Ordering::Equal)),
+        Bound::Excluded(b) => cypher_cmp(v, b) == Some(Ordering::Less),
+        Bound::Unbounded => true,
+    };
+    lo && hi && !(lower == Bound::Unbounded && upper == Bound::Unbounded)
+}
+
+fn holders(model: &Model, label: u32, key: u32) -> Vec<(u64, Value)> {
+    model
+        .nodes
+        .iter()
+        .filter(|(_, (labels, _))| labels.contains(&label))
+        .filter_map(|(&id, (_, props))| props.get(&key).map(|v| (id, v.clone())))
+        .collect()
+}
+
+fn probes() -> Vec<Value> {
+    vec![
+        Value::Int(0),
+        Value::Int(1),
+        Value::Float(1.5),
+        Value::Float(-0.0),
+        Value::Float(f64::NAN),
+        Value::from("a"),
+        Value::from("b"),
+        Value::Bool(false),
+        Value::Null,
+    ]
+}
+
+fn bounds(probes: &[Value]) -> Vec<Bound<&Value>> {
+    let mut out = vec![Bound::Unbounded];
+    for p in probes {
+        out.push(Bound::Included(p));
+        out.push(Bound::Excluded(p));
+    }
+    out
+}
+
+/// Compares every index of `g` with the model; `salt` picks which range pairs to try.
+fn assert_indexes(g: &GraphState, model: &Model, salt: usize) -> Result<(), TestCaseError> {
+    let got: BTreeSet<(u32, u32)> = g.indexes().iter().map(|(l, k)| (l.0, k.0)).collect();
+    prop_assert_eq!(&got, &model.indexes);
+    let probes = probes();
+    let bounds = bounds(&probes);
+    for &(label, key) in &model.indexes {
+        let (l, k) = (LabelId(label), PropKeyId(key));
+        let entries = holders(model, label, key);
+        prop_assert_eq!(g.index_len(l, k), Some(entries.len()));
+        for p in &probes {
+            let want: Vec<NodeId> =
+                entries.iter().filter(|(_, v)| cypher_eq(v, p)).map(|(id, _)| NodeId(*id)).collect();
+            prop_assert_eq!(g.index_seek(l, k, p), want, "seek {:?} on ({}, {})", p, label, key);
+        }
+        for (i, lower) in bounds.iter().enumerate() {
+            for (j, upper) in bounds.iter().enumerate() {
+                if !(i * bounds.len() + j + salt).is_multiple_of(7) {
+                    continue;
+                }
+                let mut want: Vec<&(u64, Value)> =
+                    entries.iter().filter(|(_, v)| in_bound(v, *lower, *upper)).collect();
+                want.sort_by(|a, b| cypher_cmp(&a.1, &b.1).expect("one type").then(a.0.cmp(&b.0)));
+                let want: Vec<NodeId> = want.iter().map(|(id, _)| NodeId(*id)).collect();
+                let got = g.index_range(l, k, *lower, *upper);
+                prop_assert_eq!(got, want, "range {:?}..{:?} on ({}, {})", lower, upper, label, key);
+            }
+        }
+    }
+    let problems = g.check();
+    prop_assert!(problems.is_empty(), "{:?}", problems);
+    Ok(())
+}
+
+fn nth(model: &Model, i: usize) -> Option<u64> {
+    (!model.nodes.is_empty()).then(|| *model.nodes.keys().nth(i % model.nodes.len()).unwrap())
+}
+
+fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
+    let store = Store::in_memory();
+    {
+        let mut tx = store.write();
+        for l in 0..LABELS {
+            tx.label(&format!("L{l}"));
+        }
+        for k in 0..KEYS {
+            tx.prop_key(&format!("k{k}"));
+        }
+        tx.create_index(LabelId(0), PropKeyId(0)).unwrap();
+        tx.commit().unwrap();
+    }
+    let mut committed = Model { indexes: BTreeSet::from([(0, 0)]), ..Model::default() };
+    let mut working = committed.clone();
+    let mut tx: Option<WriteTxn> = None;
+    for (n, s) in steps.into_iter().enumerate() {
+        let t = tx.get_or_insert_with(|| store.write());
+        match s {
+            Step::CreateNode { labels, props } => {
+                let ls: Vec<LabelId> = labels.iter().map(|&l| LabelId(l)).collect();
+                let ps: Vec<(PropKeyId, Value)> = props.iter().map(|(k, v)| (PropKeyId(*k), v.clone())).collect();
+                let id = t.create_node(&ls, ps).unwrap();
+                let mut map = BTreeMap::new();
+                for (k, v) in props {
+                    if v.is_null() {
+                        map.remove(&k);
+                    } else {
+                        map.insert(k, v);
+                    }
+                }
+                working.nodes.insert(id.0, (labels.into_iter().collect(), map));
+            }
+            Step::SetProp { node, key, value } => {
+                let Some(id) = nth(&working, node) else { continue };
+                t.set_node_prop(NodeId(id), PropKeyId(key), value.clone()).unwrap();
+                let props = &mut working.nodes.get_mut(&id).unwrap().1;
+                if value.is_null() {
+                    props.remove(&key);
+                } else {
+                    props.insert(key, value);
+                }
+            }
+            Step::AddLabel { node, label } => {
+                let Some(id) = nth(&working, node) else { continue };
+                t.add_label(NodeId(id), LabelId(label)).unwrap();
+                working.nodes.get_mut(&id).unwrap().0.insert(label);
+            }
+            Step::RemoveLabel { node, label } => {
+                let Some(id) = nth(&working, node) else { continue };
+                t.remove_label(NodeId(id), LabelId(label)).unwrap();
+                working.nodes.get_mut(&id).unwrap().0.remove(&label);
+            }
+            Step::DeleteNode { node } => {
+                let Some(id) = nth(&working, node) else { continue };
+                t.delete_node(NodeId(id)).unwrap();
+                working.nodes.remove(&id);
+            }
+            Step::CreateIndex { label, key } => {
+                let result = t.create_index(LabelId(label), PropKeyId(key));
+                prop_assert_eq!(result.is_ok(), working.indexes.insert((label, key)), "{:?}", result);
+            }
+            Step::DropIndex { label, key } => {
+                let result = t.drop_index(LabelId(label), PropKeyId(key));
+                prop_assert_eq!(result.is_ok(), working.indexes.remove(&(label, key)), "{:?}", result);
+            }
+            Step::Commit => {
+                tx.take().unwrap().commit().unwrap();
+                committed = working.clone();
+            }
+            Step::Abort => {
+                tx = None;
+                working = committed.clone();
+            }
+        }
+        if let Some(t) = &tx {
+            assert_indexes(t, &working, n)?;
+        }
+        assert_indexes(&store.read(), &committed, n + 3)?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn indexes_match_a_scan(steps in prop::collection::vec(step(), 1..100)) {
+        run(steps)?;
+    }
+}
+
+fn people(tx: &mut WriteTxn) -> (LabelId, PropKeyId) {
+    (tx.label("Person"), tx.prop_key("age"))
+}
+
+/// Every seek and range a probe set can ask, as one comparable value.
+fn answers(g: &GraphState, l: LabelId, k: PropKeyId) -> Vec<Vec<NodeId>> {
+    let probes = probes();
+    let bounds = bounds(&probes);
+    let mut out: Vec<Vec<NodeId>> = probes.iter().map(|p| g.index_seek(l, k, p)).collect();
+    for lower in &bounds {
+        for upper in &bounds {
+            out.push(g.index_range(l, k, *lower, *upper));
+        }
+    }
+    out
+}
+
+#[test]
+fn indexes_survive_the_log_and_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options { checkpoint_after_bytes: 0, ..Options::default() };
+    let (expected, l, k) = {
+        let (store, _) = Store::open_with(dir.path(), options.clone()).unwrap();
+        let mut tx = store.write();
+        let (l, k) = people(&mut tx);
+        let other = tx.label("Other");
+        for (i, v) in [Value::Int(1), Value::Float(1.5), Value::from("a"), Value::Int(0), Value::Float(-0.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let labels = if i == 3 { vec![other] } else { vec![l] };
+            tx.create_node(&labels, vec![(k, v)]).unwrap();
+        }
+        tx.commit().unwrap();
+        // Created over existing data, then maintained.
+        let mut tx = store.write();
+        tx.create_index(l, k).unwrap();
+        let n = tx.create_node(&[l], vec![(k, Value::Int(2))]).unwrap();
+        tx.create_node(&[l, other], vec![(k, Value::from("b"))]).unwrap();
+        tx.commit().unwrap();
+        let mut tx = store.write();
+        tx.set_node_prop(n, k, Value::Float(0.5)).unwrap();
+        tx.commit().unwrap();
+        let snapshot = store.read();
+        assert_eq!(snapshot.index_range(l, k, Bound::Excluded(&Value::Int(0)), Bound::Unbounded).len(), 3);
+        assert!(snapshot.check().is_empty());
+        (answers(&snapshot, l, k), l, k)
+    };
+    // From the log.
+    {
+        let (store, report) = Store::open_with(dir.path(), options.clone()).unwrap();
+        assert_eq!(report.checkpoint_version, None);
+        let snapshot = store.read();
+        assert!(snapshot.has_index(l, k));
+        assert_eq!(answers(&snapshot, l, k), expected);
+        store.checkpoint().unwrap();
+    }
+    // From the checkpoint.
+    {
+        let (store, report) = Store::open_with(dir.path(), options.clone()).unwrap();
+        assert!(report.checkpoint_version.is_some());
+        assert_eq!(report.replayed, 0);
+        let snapshot = store.read();
+        assert_eq!(snapshot.indexes(), vec![(l, k)]);
+        assert_eq!(answers(&snapshot, l, k), expected);
+        assert!(snapshot.check().is_empty());
+        let mut tx = store.write();
+        tx.drop_index(l, k).unwrap();
+        tx.commit().unwrap();
+    }
+    // The drop, from the log on top of the checkpoint.
+    let (store, _) = Store::open_with(dir.path(), options).unwrap();
+    assert!(!store.read().has_index(l, k));
+    assert!(store.read().index_seek(l, k, &Value::Int(1)).is_empty());
+}
+
+#[test]
+fn checkpoints_without_an_index_section_still_load() {
+    let store = Store::in_memory();
+    let mut tx = store.write();
+    let (l, k) = people(&mut tx);
+    tx.create_node(&[l], vec![(k, Value::Int(3))]).unwrap();
+    tx.commit().unwrap();
+    let body = encode_body(&store.read(), store.catalog());
+    // The index section of a state without indexes is one zero byte; older checkpoints end before it.
+    assert_eq!(body.last(), Some(&0));
+    let old = &body[..body.len() - 1];
+    let state = decode_body(old, &Catalog::new(), 1).unwrap();
+    assert_eq!(state.node_count(), 1);
+    assert!(state.indexes().is_empty());
+}
+
+#[test]
+fn an_index_created_in_a_rolled_back_transaction_leaves_nothing() {
+    let store = Store::in_memory();
+    let mut tx = store.write();
+    let (l, k) = people(&mut tx);
+    tx.create_node(&[l], vec![(k, Value::Int(3))]).unwrap();
+    tx.commit().unwrap();
+    let mut tx = store.write();
+    tx.create_index(l, k).unwrap();
+    assert_eq!(tx.index_seek(l, k, &Value::Float(3.0)).len(), 1);
+    tx.rollback();
+    assert!(!store.read().has_index(l, k));
+    let mut tx = store.write();
+    let mark = tx.savepoint();
+    tx.create_index(l, k).unwrap();
+    tx.rollback_to(mark);
+    assert!(!tx.has_index(l, k));
+    assert!(tx.create_index(l, k).is_ok());
+    assert!(tx.create_index(l, k).is_err(), "an index exists only once");
+    tx.commit().unwrap();
+    assert!(store.read().has_index(l, k));
+}
+
+#[test]
+fn creating_the_same_index_twice_concurrently_conflicts() {
+    let store = Store::in_memory();
+    let mut tx = store.write();
+    let (l, k) = people(&mut tx);
+    let other = tx.prop_key("name");
+    tx.create_node(&[l], vec![(k, Value::Int(3))]).unwrap();
+    tx.commit().unwrap();
+    let mut a = store.write();
+    let mut b = store.write();
+    let mut c = store.write();
+    a.create_index(l, k).unwrap();
+    b.create_index(l, k).unwrap();
+    c.create_index(l, other).unwrap();
+    a.commit().unwrap();
+    assert!(b.commit().unwrap_err().is_retryable());
+    c.commit().unwrap();
+    assert_eq!(store.read().indexes(), vec![(l, k), (l, other)]);
+    let mut a = store.write();
+    let mut b = store.write();
+    a.drop_index(l, k).unwrap();
+    b.drop_index(l, k).unwrap();
+    a.commit().unwrap();
+    assert!(b.commit().unwrap_err().is_retryable());
+}
+
+#[test]
+fn data_writers_and_index_creation_do_not_conflict() {
+    let store = Store::in_memory();
+    let mut tx = store.write();
+    let (l, k) = people(&mut tx);
+    let n = tx.create_node(&[l], vec![(k, Value::Int(3))]).unwrap();
+    tx.commit().unwrap();
+    // The writer commits first: the creation, replayed onto the newer state, indexes what it wrote.
+    let mut create = store.write();
+    let mut write = store.write();
+    create.create_index(l, k).unwrap();
+    write.set_node_prop(n, k, Value::Int(4)).unwrap();
+    let m = write.create_node(&[l], vec![(k, Value::Int(5))]).unwrap();
+    write.commit().unwrap();
+    create.commit().unwrap();
+    let snapshot = store.read();
+    assert_eq!(snapshot.index_seek(l, k, &Value::Int(4)), vec![n]);
+    assert_eq!(snapshot.index_range(l, k, Bound::Included(&Value::Int(4)), Bound::Unbounded), vec![n, m]);
+    assert!(snapshot.check().is_empty());
+    // The creation commits first: the writer's operations, replayed, maintain the index.
+    let mut drop_and_create = store.write();
+    let mut write = store.write();
+    drop_and_create.drop_index(l, k).unwrap();
+    drop_and_create.create_index(l, k).unwrap();
+    write.set_node_prop(m, k, Value::Float(2.5)).unwrap();
+    drop_and_create.commit().unwrap();
+    write.commit().unwrap();
+    let snapshot = store.read();
+    assert_eq!(snapshot.index_range(l, k, Bound::Unbounded, Bound::Excluded(&Value::Int(4))), vec![m]);
+    assert!(snapshot.check().is_empty());
+}
