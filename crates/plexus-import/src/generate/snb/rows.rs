@@ -102,8 +102,14 @@ impl Chunk {
         &mut self.bufs[file as usize]
     }
 
+    /// Empties the buffers for reuse, giving back the memory of an unusually large chunk (a hub's).
     fn clear(&mut self) {
-        self.bufs.iter_mut().for_each(Vec::clear);
+        for buf in &mut self.bufs {
+            buf.clear();
+            if buf.capacity() > KEEP_CAPACITY {
+                buf.shrink_to(KEEP_CAPACITY);
+            }
+        }
         self.rows.iter_mut().for_each(|r| *r = 0);
     }
 }
@@ -167,6 +173,9 @@ impl Outputs {
         Ok(())
     }
 }
+
+/// Bytes a file's buffer keeps between chunks.
+const KEEP_CAPACITY: usize = 1 << 20;
 
 /// Chunks in flight per worker: one being filled, one queued, one being written.
 const CHUNKS_PER_WORKER: usize = 3;
