@@ -1,4 +1,5 @@
-//! `plexus generate`: writes a synthetic graph as an edge-list file, with progress and a summary on stderr.
+//! `plexus generate`: writes a synthetic graph as an edge-list file (or an LDBC SNB data set as a directory of CSV
+//! files), with progress and a summary on stderr.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -22,6 +23,8 @@ pub enum Kind {
     HumanBrain,
     /// GuancialeDB's graph: people 0..P each like --likes distinct items, ids P..P+I.
     Likes,
+    /// A social network in the LDBC SNB schema and CSV layout at scale factor --scale, into the directory --out.
+    Snb,
 }
 
 #[derive(Args, Debug)]
@@ -29,12 +32,12 @@ pub struct GenerateArgs {
     /// What to generate.
     #[arg(value_enum)]
     kind: Kind,
-    /// Output edge list (`source,target[,weight]` lines); `.gz` or `.zst` compresses.
+    /// Output edge list (`source,target[,weight]` lines); `.gz` or `.zst` compresses. For snb: a directory.
     #[arg(long)]
     out: PathBuf,
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Presets: multiply the data set's node and edge counts.
+    /// Presets: multiply the data set's node and edge counts. snb: the LDBC scale factor (required).
     #[arg(long)]
     scale: Option<f64>,
     /// rmat/kronecker: log2 of the vertex count [default: 20].
@@ -92,11 +95,15 @@ fn only_for(kind: Kind, allowed: &[Kind], flag: &str, given: bool) -> Result<(),
     Ok(())
 }
 
-fn graph(args: &GenerateArgs) -> Result<Graph, String> {
+/// Refuses options that do not apply to the chosen kind.
+fn check_flags(args: &GenerateArgs) -> Result<(), String> {
     use Kind::*;
     let k = args.kind;
     let rmat_kinds = [Rmat, Kronecker];
-    only_for(k, &[Patents, MouseGenes, HumanBrain], "--scale", args.scale.is_some())?;
+    let edge_lists = [Rmat, Kronecker, Patents, MouseGenes, HumanBrain, Likes];
+    only_for(k, &[Patents, MouseGenes, HumanBrain, Snb], "--scale", args.scale.is_some())?;
+    only_for(k, &edge_lists, "--weights", args.weights)?;
+    only_for(k, &edge_lists, "--header", args.header)?;
     only_for(k, &rmat_kinds, "--rmat-scale", args.rmat_scale.is_some())?;
     only_for(k, &rmat_kinds, "--edge-factor", args.edge_factor.is_some())?;
     only_for(k, &rmat_kinds, "--abcd", args.abcd.is_some())?;
@@ -105,6 +112,13 @@ fn graph(args: &GenerateArgs) -> Result<Graph, String> {
     for (flag, given) in [("--items", args.items), ("--people", args.people), ("--likes", args.likes)] {
         only_for(k, &[Likes], flag, given.is_some())?;
     }
+    Ok(())
+}
+
+fn graph(args: &GenerateArgs) -> Result<Graph, String> {
+    use Kind::*;
+    let k = args.kind;
+    check_flags(args)?;
     let preset = |preset| Graph::Preset { preset, scale: args.scale.unwrap_or(1.0) };
     let graph = match k {
         Rmat | Kronecker => {
@@ -120,6 +134,7 @@ fn graph(args: &GenerateArgs) -> Result<Graph, String> {
         Patents => preset(Preset::Patents),
         MouseGenes => preset(Preset::MouseGenes),
         HumanBrain => preset(Preset::HumanBrain),
+        Snb => unreachable!("snb is not an edge list"),
         Likes => {
             let d = generate::Likes::default();
             Graph::Likes(generate::Likes {
@@ -172,10 +187,13 @@ fn reporter() -> impl FnMut(Progress) {
 }
 
 pub fn run(args: GenerateArgs) -> Result<ExitCode, String> {
-    let graph = graph(&args)?;
     if args.threads == Some(0) {
         return Err("--threads must be at least 1".into());
     }
+    if args.kind == Kind::Snb {
+        return snb(&args);
+    }
+    let graph = graph(&args)?;
     let options =
         Options { seed: args.seed, weights: args.weights, header: args.header, threads: args.threads.unwrap_or(0) };
     let summary = generate::generate_file(&graph, &options, &args.out, &mut reporter()).map_err(|e| e.to_string())?;
@@ -188,6 +206,51 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode, String> {
         args.out.display(),
         summary.seconds,
         summary.edges as f64 / summary.seconds.max(1e-9) / 1e6
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plexus generate snb`: the LDBC-shaped social network into a directory.
+fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
+    check_flags(args)?;
+    let scale = args.scale.ok_or("snb needs --scale (the LDBC scale factor, e.g. 0.1 or 1)")?;
+    let snb = generate::Snb { scale };
+    let persons = snb.validate().map_err(|e| e.to_string())?;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(persons);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% {human_pos}/{human_len} persons, eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut progress = |p: generate::SnbProgress| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.persons_done);
+        }
+    };
+    let summary =
+        snb.generate(args.seed, args.threads.unwrap_or(0), &args.out, &mut progress).map_err(|e| e.to_string())?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let rows = summary.total_rows();
+    let count = |name: &str| generate::snb::FILES.iter().position(|f| f.name == name).map_or(0, |k| summary.rows[k]);
+    eprintln!(
+        "plexus generate: snb scale {scale}: {} persons, {} knows, {} forums, {} posts, {} comments; {rows} rows in {} \
+         files, {} bytes to {} in {:.2} s: {:.2}M rows/s",
+        summary.persons,
+        count("person_knows_person_0_0.csv"),
+        count("forum_0_0.csv"),
+        count("post_0_0.csv"),
+        count("comment_0_0.csv"),
+        summary.rows.len(),
+        summary.total_bytes(),
+        args.out.display(),
+        summary.seconds,
+        rows as f64 / summary.seconds.max(1e-9) / 1e6
     );
     Ok(ExitCode::SUCCESS)
 }

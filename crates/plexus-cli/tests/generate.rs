@@ -81,3 +81,38 @@ fn bad_input_exits_2_with_a_message() {
     }
     assert!(!Path::new(&ok).exists(), "bad parameters must not leave a file behind");
 }
+
+#[test]
+fn snb_writes_the_ldbc_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = out_arg(dir.path(), "a");
+    let b = out_arg(dir.path(), "b");
+    let out = plexus(&["generate", "snb", "--out", &a, "--scale", "0.003", "--seed", "5"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stderr(&out);
+    assert!(summary.contains("222 persons") && summary.contains("31 files") && summary.contains("rows/s"), "{summary}");
+    let person = std::fs::read_to_string(Path::new(&a).join("dynamic/person_0_0.csv")).unwrap();
+    assert_eq!(
+        person.lines().next(),
+        Some("id|firstName|lastName|gender|birthday|creationDate|locationIP|browserUsed|language|email")
+    );
+    assert_eq!(person.lines().count(), 1 + 222);
+    let tags = std::fs::read_to_string(Path::new(&a).join("static/tag_0_0.csv")).unwrap();
+    assert_eq!(tags.lines().count(), 1 + 16_080);
+
+    assert!(plexus(&["generate", "snb", "--out", &b, "--scale", "0.003", "--seed", "5", "--threads", "1"])
+        .status
+        .success());
+    let knows = "dynamic/person_knows_person_0_0.csv";
+    assert_eq!(std::fs::read(Path::new(&a).join(knows)).unwrap(), std::fs::read(Path::new(&b).join(knows)).unwrap());
+
+    for (args, message) in [
+        (&["generate", "snb", "--out", &a][..], "needs --scale"),
+        (&["generate", "snb", "--out", &a, "--scale", "0"], "--scale"),
+        (&["generate", "snb", "--out", &a, "--scale", "0.003", "--header"], "does not apply"),
+    ] {
+        let out = plexus(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+}

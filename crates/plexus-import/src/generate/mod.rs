@@ -14,6 +14,7 @@ mod likes;
 mod output;
 mod presets;
 mod rmat;
+pub mod snb;
 
 #[cfg(test)]
 mod tests;
@@ -25,6 +26,7 @@ use std::time::Instant;
 pub use likes::Likes;
 pub use presets::Preset;
 pub use rmat::{Initiator, Rmat};
+pub use snb::{Snb, SnbProgress, SnbSummary};
 
 /// Why generation failed: bad parameters or an I/O error. Never a panic.
 #[derive(Debug, thiserror::Error)]
