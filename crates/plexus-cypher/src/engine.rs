@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{ReadTxn, Store, WriteTxn};
+use plexus_storage::{ReadTxn, Store, TokenKind, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
@@ -259,6 +259,15 @@ fn constraint_name(label: &str, key: &str) -> String {
     format!("constraint_{label}_{key}")
 }
 
+/// Index names are derived from what they index (storage keeps no names).
+fn index_name(label: &str, key: &str) -> String {
+    format!("index_{label}_{key}")
+}
+
+fn token_name(tx: &WriteTxn, kind: TokenKind, id: u32) -> Arc<str> {
+    tx.catalog().name(kind, id).unwrap_or_default()
+}
+
 fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     let mut stats = QueryStats::default();
     let mut result = QueryResult::default();
@@ -298,13 +307,21 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 (Some(n), _, _) => tx
                     .unique_keys()
                     .into_iter()
-                    .map(|(l, k)| (tx.catalog().name(plexus_storage::TokenKind::Label, l.0), tx.catalog().name(plexus_storage::TokenKind::PropKey, k.0)))
+                    .map(|(l, k)| {
+                        (
+                            tx.catalog().name(plexus_storage::TokenKind::Label, l.0),
+                            tx.catalog().name(plexus_storage::TokenKind::PropKey, k.0),
+                        )
+                    })
                     .filter_map(|(l, k)| Some((l?.to_string(), k?.to_string())))
                     .find(|(l, k)| constraint_name(l, k) == *n),
                 _ => None,
             };
             let found = target.and_then(|(l, p)| {
-                let (lid, kid) = (tx.catalog().lookup(plexus_storage::TokenKind::Label, &l)?, tx.catalog().lookup(plexus_storage::TokenKind::PropKey, &p)?);
+                let (lid, kid) = (
+                    tx.catalog().lookup(plexus_storage::TokenKind::Label, &l)?,
+                    tx.catalog().lookup(plexus_storage::TokenKind::PropKey, &p)?,
+                );
                 let (lid, kid) = (plexus_storage::LabelId(lid), plexus_storage::PropKeyId(kid));
                 (tx.unique_key(lid) == Some(kid)).then_some((lid, kid))
             });
@@ -326,24 +343,88 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
         }
         SchemaCommand::ShowConstraints | SchemaCommand::ShowIndexes => {
             result.columns = vec!["name".into(), "type".into(), "labelsOrTypes".into(), "properties".into()];
-            for (l, k) in tx.unique_keys() {
-                let label = tx.catalog().name(plexus_storage::TokenKind::Label, l.0).unwrap_or_default();
-                let key = tx.catalog().name(plexus_storage::TokenKind::PropKey, k.0).unwrap_or_default();
-                result.rows.push(vec![
-                    ResultValue::String(constraint_name(&label, &key).into()),
-                    ResultValue::String(if matches!(cmd, SchemaCommand::ShowIndexes) { "UNIQUE HASH" } else { "UNIQUENESS" }.into()),
+            let row = |name: String, kind: &str, label: Arc<str>, key: Arc<str>| {
+                vec![
+                    ResultValue::String(name.into()),
+                    ResultValue::String(kind.into()),
                     ResultValue::List(vec![ResultValue::String(label)]),
                     ResultValue::List(vec![ResultValue::String(key)]),
-                ]);
+                ]
+            };
+            for (l, k) in tx.unique_keys() {
+                let (label, key) = (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
+                let kind = if matches!(cmd, SchemaCommand::ShowIndexes) { "UNIQUE HASH" } else { "UNIQUENESS" };
+                result.rows.push(row(constraint_name(&label, &key), kind, label, key));
+            }
+            if matches!(cmd, SchemaCommand::ShowIndexes) {
+                for (l, k) in tx.indexes() {
+                    let (label, key) = (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
+                    result.rows.push(row(index_name(&label, &key), "RANGE", label, key));
+                }
             }
         }
-        SchemaCommand::CreateIndex { .. } | SchemaCommand::DropIndex { .. } => {
-            return Err(CypherError::new(
-                ErrorKind::SemanticError,
-                Phase::CompileTime,
-                "UnsupportedIndex",
-                "secondary indexes are not available yet; a uniqueness constraint (CREATE CONSTRAINT ... IS UNIQUE) gives an indexed lookup",
-            ))
+        SchemaCommand::CreateIndex { label, properties, if_not_exists, .. } => {
+            if properties.len() != 1 {
+                return Err(CypherError::new(
+                    ErrorKind::SemanticError,
+                    Phase::CompileTime,
+                    "UnsupportedIndex",
+                    "indexes cover one property; create one index per property",
+                ));
+            }
+            let (l, k) = (tx.label(label), tx.prop_key(&properties[0]));
+            if tx.has_index(l, k) {
+                if !*if_not_exists {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "IndexAlreadyExists",
+                        format!("an index on :{label}({}) already exists", properties[0]),
+                    ));
+                }
+            } else {
+                tx.create_index(l, k)?;
+                stats.indexes_added = 1;
+            }
+        }
+        SchemaCommand::DropIndex { name, label, properties, if_exists } => {
+            let lookup = |label: &str, key: &str| {
+                let l = tx.catalog().lookup(TokenKind::Label, label)?;
+                let k = tx.catalog().lookup(TokenKind::PropKey, key)?;
+                Some((plexus_storage::LabelId(l), plexus_storage::PropKeyId(k)))
+            };
+            let target = match (name, label) {
+                (_, Some(label)) if properties.len() == 1 => lookup(label, &properties[0]),
+                (Some(n), _) => tx.indexes().into_iter().find(|(l, k)| {
+                    index_name(&token_name(tx, TokenKind::Label, l.0), &token_name(tx, TokenKind::PropKey, k.0)) == *n
+                }),
+                _ => None,
+            };
+            match target.filter(|(l, k)| tx.has_index(*l, *k)) {
+                Some((l, k)) => {
+                    tx.drop_index(l, k)?;
+                    stats.indexes_removed = 1;
+                }
+                None if *if_exists => {}
+                None => {
+                    let names: Vec<String> = tx
+                        .indexes()
+                        .into_iter()
+                        .map(|(l, k)| {
+                            index_name(&token_name(tx, TokenKind::Label, l.0), &token_name(tx, TokenKind::PropKey, k.0))
+                        })
+                        .collect();
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "IndexNotFound",
+                        format!(
+                            "no such index; indexes are named index_<Label>_<property>, and these exist: [{}]",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
         }
     }
     result.stats = stats;

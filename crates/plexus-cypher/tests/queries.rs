@@ -147,3 +147,27 @@ fn procedures_and_union() {
     let rows = db.run("RETURN 1 AS x UNION ALL RETURN 1 AS x");
     assert_eq!(rows.len(), 2);
 }
+
+#[test]
+fn property_indexes_serve_equality_and_ranges() {
+    let db = Db::new();
+    db.run("UNWIND range(1, 200) AS i CREATE (:Item {price: i % 50, name: 'item' + toString(i)})");
+    let before = db.run("MATCH (n:Item) WHERE n.price >= 10 AND n.price < 12 RETURN count(n)");
+    let eq_before = db.run("MATCH (n:Item {price: 7}) RETURN count(n)");
+    db.run("CREATE INDEX item_price FOR (n:Item) ON (n.price)");
+    let shown = db.run("SHOW INDEXES");
+    assert!(shown.iter().any(|r| r[0] == s("index_Item_price") && r[1] == s("RANGE")), "{shown:?}");
+    assert_eq!(db.run("MATCH (n:Item) WHERE n.price >= 10 AND n.price < 12 RETURN count(n)"), before);
+    assert_eq!(before, vec![vec![int(8)]]);
+    assert_eq!(db.run("MATCH (n:Item {price: 7}) RETURN count(n)"), eq_before);
+    assert_eq!(db.run("MATCH (n:Item) WHERE 45.5 < n.price RETURN count(n)"), vec![vec![int(16)]]);
+    let plan = db.engine.explain("MATCH (n:Item) WHERE n.price > 3 RETURN n").unwrap();
+    assert!(plan.contains("NodeIndexRangeSeek(:Item.price)"), "{plan}");
+    // Writes keep the index current.
+    db.run("MATCH (n:Item {price: 7}) SET n.price = 1000");
+    assert_eq!(db.run("MATCH (n:Item) WHERE n.price > 999 RETURN count(n)"), vec![vec![int(4)]]);
+    assert!(db.err("DROP INDEX item_price").message.contains("index_Item_price"));
+    db.run("DROP INDEX index_Item_price");
+    assert_eq!(db.run("MATCH (n:Item) WHERE n.price > 999 RETURN count(n)"), vec![vec![int(4)]]);
+    assert!(db.run("SHOW INDEXES").is_empty());
+}

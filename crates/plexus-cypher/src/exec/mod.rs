@@ -7,6 +7,7 @@
 pub(crate) mod aggregate;
 pub(crate) mod ctx;
 pub(crate) mod expand;
+pub(crate) mod lookup;
 pub(crate) mod update;
 
 use std::collections::HashSet;
@@ -54,9 +55,15 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             Box::new(FlatMap::new(open(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
         }
         P::KeyLookup { input, slot, label, key, value } => {
-            Box::new(FlatMap::new(open(input, arg), KeyLookup { slot: *slot, label, key, value, scan: None }))
+            Box::new(FlatMap::new(open(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
         }
-        P::NodeById { input, slot, id } => Box::new(FlatMap::new(open(input, arg), NodeById { slot: *slot, id })),
+        P::NodeById { input, slot, id } => {
+            Box::new(FlatMap::new(open(input, arg), lookup::NodeById { slot: *slot, id }))
+        }
+        P::IndexRange { input, slot, label, key, lower, upper } => Box::new(FlatMap::new(
+            open(input, arg),
+            lookup::IndexRange::new(*slot, label, key, lower.as_ref(), upper.as_ref()),
+        )),
         P::Expand { .. } | P::VarExpand { .. } | P::ShortestPath { .. } => {
             let input = open(plan.input().unwrap(), arg);
             Box::new(FlatMap::new(input, expand::Expander::new(plan)))
@@ -215,10 +222,10 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
 }
 
 /// Node scan (all nodes or one label). The candidates are read once: they do not depend on the row.
-struct Scan {
-    slot: usize,
-    label: Option<std::sync::Arc<str>>,
-    candidates: Option<(Vec<NodeId>, usize)>,
+pub(crate) struct Scan {
+    pub slot: usize,
+    pub label: Option<std::sync::Arc<str>>,
+    pub candidates: Option<(Vec<NodeId>, usize)>,
 }
 
 impl RowExpander for Scan {
@@ -252,83 +259,6 @@ impl RowExpander for Scan {
             }
         }
         *pos = 0;
-        Ok(false)
-    }
-}
-
-struct KeyLookup<'p> {
-    slot: usize,
-    label: &'p std::sync::Arc<str>,
-    key: &'p std::sync::Arc<str>,
-    value: &'p crate::expr::CExpr,
-    /// Set when the label has no unique key on `key`: fall back to scanning the label.
-    scan: Option<Option<Scan>>,
-}
-
-impl RowExpander for KeyLookup<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let label = ctx.label_id(self.label);
-        let key = ctx.prop_key(self.key);
-        if self.scan.is_none() {
-            let indexed = match (label, key) {
-                (Some(l), Some(k)) => ctx.g().unique_key(l) == Some(k),
-                _ => false,
-            };
-            self.scan = Some(if indexed {
-                None
-            } else {
-                Some(Scan { slot: self.slot, label: Some(self.label.clone()), candidates: None })
-            });
-        }
-        let wanted = self.value.eval(row, ctx)?;
-        if let Some(Some(scan)) = &mut self.scan {
-            let mut found = Vec::new();
-            let more = scan.expand(row, ctx, &mut found)?;
-            for r in found {
-                let Value::Node(n) = r[self.slot] else { continue };
-                let v = match key.and_then(|k| ctx.g().node_prop(n, k)) {
-                    Some(v) => Value::from_stored(v),
-                    None => Value::Null,
-                };
-                if compare::equals(&v, &wanted) == Some(true) {
-                    out.push(r);
-                }
-            }
-            return Ok(more);
-        }
-        let (Some(label), Ok(stored)) = (label, wanted.to_stored()) else { return Ok(false) };
-        let found = ctx.g().node_by_key(label, &stored).or_else(|| match &wanted {
-            // The index is keyed by stored identity: an integer-valued float finds an integer key and back.
-            Value::Float(f) if f.fract() == 0.0 => ctx.g().node_by_key(label, &plexus_storage::Value::Int(*f as i64)),
-            Value::Int(i) => ctx.g().node_by_key(label, &plexus_storage::Value::Float(*i as f64)),
-            _ => None,
-        });
-        if let Some(n) = found {
-            let mut r = row.clone();
-            r[self.slot] = Value::Node(n);
-            out.push(r);
-        }
-        Ok(false)
-    }
-}
-
-struct NodeById<'p> {
-    slot: usize,
-    id: &'p crate::expr::CExpr,
-}
-
-impl RowExpander for NodeById<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let id = match self.id.eval(row, ctx)? {
-            Value::Int(i) if i >= 0 => NodeId(i as u64),
-            Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => NodeId(f as u64),
-            _ => return Ok(false),
-        };
-        if ctx.g().node_exists(id) {
-            let mut r = row.clone();
-            r[self.slot] = Value::Node(id);
-            out.push(r);
-        }
         Ok(false)
     }
 }

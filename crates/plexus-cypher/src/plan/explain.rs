@@ -11,7 +11,8 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::Start => "Start".into(),
         P::ScanNodes { label: Some(l), slot, .. } => format!("NodeByLabelScan(:{l}) -> #{slot}"),
         P::ScanNodes { slot, .. } => format!("AllNodesScan -> #{slot}"),
-        P::KeyLookup { label, key, slot, .. } => format!("NodeUniqueKeyLookup(:{label}.{key}) -> #{slot}"),
+        P::KeyLookup { label, key, slot, .. } => format!("NodeIndexSeek(:{label}.{key}) -> #{slot}"),
+        P::IndexRange { label, key, slot, .. } => format!("NodeIndexRangeSeek(:{label}.{key}) -> #{slot}"),
         P::NodeById { slot, .. } => format!("NodeByIdSeek -> #{slot}"),
         P::Expand { from, to, dir, types, to_bound, .. } => format!(
             "Expand{}(#{from} {:?} [{}] #{to})",

@@ -139,14 +139,24 @@ pub(crate) enum PlanNode {
         slot: usize,
         label: Option<Arc<str>>,
     },
-    /// A node found by its label's unique key, when the label has one on `key`; otherwise a label scan
-    /// filtered on the property.
+    /// Nodes found by equality on `key`: through the label's unique key or a property index when there is one,
+    /// otherwise a label scan filtered on the property.
     KeyLookup {
         input: Box<PlanNode>,
         slot: usize,
         label: Arc<str>,
         key: Arc<str>,
         value: CExpr,
+    },
+    /// Nodes of a label whose property lies in a range, through a property index when there is one (else a label
+    /// scan; the range predicates stay as filters above either way). Bounds are `(expression, inclusive)`.
+    IndexRange {
+        input: Box<PlanNode>,
+        slot: usize,
+        label: Arc<str>,
+        key: Arc<str>,
+        lower: Option<(CExpr, bool)>,
+        upper: Option<(CExpr, bool)>,
     },
     /// A node by its id (`WHERE id(n) = $id`).
     NodeById {
@@ -299,6 +309,7 @@ impl PlanNode {
             ScanNodes { input, .. }
             | KeyLookup { input, .. }
             | NodeById { input, .. }
+            | IndexRange { input, .. }
             | Expand { input, .. }
             | VarExpand { input, .. }
             | ShortestPath { input, .. }

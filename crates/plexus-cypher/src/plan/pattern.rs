@@ -317,6 +317,63 @@ impl Planner<'_> {
         Ok(None)
     }
 
+    /// Range bounds on one property of `var` from WHERE conjuncts (`n.p > expr`, `expr <= n.p`, ...) whose other
+    /// side is computable. The conjuncts stay pending: they are still applied as filters.
+    #[allow(clippy::type_complexity)]
+    fn range_lookup(
+        &mut self,
+        var: &str,
+        pending: &[Pending],
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<Option<(Arc<str>, Option<(CExpr, bool)>, Option<(CExpr, bool)>)>> {
+        let mut key: Option<String> = None;
+        let (mut lower, mut upper) = (None, None);
+        for p in pending {
+            let ExprKind::Binary(op, a, b) = &p.expr.kind else { continue };
+            if !matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge) {
+                continue;
+            }
+            for (prop, other, flipped) in [(a, b, false), (b, a, true)] {
+                let ExprKind::Property(base, k) = &prop.kind else { continue };
+                if !matches!(&base.kind, ExprKind::Variable(n) if n == var) {
+                    continue;
+                }
+                if key.as_ref().is_some_and(|existing| *existing != k.name) {
+                    continue;
+                }
+                let ready =
+                    mentioned(other).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                if !ready {
+                    continue;
+                }
+                // Normalise to `n.p OP other`.
+                let op = if flipped {
+                    match op {
+                        BinaryOp::Lt => BinaryOp::Gt,
+                        BinaryOp::Le => BinaryOp::Ge,
+                        BinaryOp::Gt => BinaryOp::Lt,
+                        _ => BinaryOp::Le,
+                    }
+                } else {
+                    *op
+                };
+                let value = self.expr(other, scope, &mut AggMode::Forbidden)?;
+                match op {
+                    BinaryOp::Gt if lower.is_none() => lower = Some((value, false)),
+                    BinaryOp::Ge if lower.is_none() => lower = Some((value, true)),
+                    BinaryOp::Lt if upper.is_none() => upper = Some((value, false)),
+                    BinaryOp::Le if upper.is_none() => upper = Some((value, true)),
+                    _ => continue,
+                }
+                key = Some(k.name.clone());
+                break;
+            }
+        }
+        Ok(key.map(|k| (Arc::from(k.as_str()), lower, upper)))
+    }
+
     /// A WHERE conjunct `id(n) = expr` for the node variable `var` whose other side is computable; consumed.
     fn id_lookup(
         &mut self,
@@ -429,8 +486,17 @@ impl Planner<'_> {
                     plan = self.node_filters(plan, start_np, s, true, skip_prop.as_deref(), scope)?;
                 }
                 None => {
+                    let range = match (&start_np.variable, start_np.labels.first()) {
+                        (Some(v), Some(_)) => self.range_lookup(&v.name, pending, bound, declared, scope)?,
+                        _ => None,
+                    };
                     let label = start_np.labels.first().map(|l| Arc::from(l.name.as_str()));
-                    plan = PlanNode::ScanNodes { input: Box::new(plan), slot: s, label };
+                    plan = match (range, label) {
+                        (Some((key, lower, upper)), Some(label)) => {
+                            PlanNode::IndexRange { input: Box::new(plan), slot: s, label, key, lower, upper }
+                        }
+                        (_, label) => PlanNode::ScanNodes { input: Box::new(plan), slot: s, label },
+                    };
                     plan = self.node_filters(plan, start_np, s, true, None, scope)?;
                 }
             }

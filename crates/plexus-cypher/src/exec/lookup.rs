@@ -1,0 +1,183 @@
+//! Operators that find start nodes without scanning everything: by id, by equality through a unique key or a
+//! property index, by range through a property index. Each falls back to a label scan when the schema it hoped
+//! for is not there (plans are cached across schema changes, so the choice is made when the operator runs).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use plexus_storage::{LabelId, NodeId, PropKeyId};
+
+use super::ctx::Ctx;
+use super::{Batch, Row, RowExpander, Scan};
+use crate::compare;
+use crate::error::Result;
+use crate::expr::CExpr;
+use crate::value::Value;
+
+pub(crate) struct NodeById<'p> {
+    pub slot: usize,
+    pub id: &'p CExpr,
+}
+
+impl RowExpander for NodeById<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let id = match self.id.eval(row, ctx)? {
+            Value::Int(i) if i >= 0 => NodeId(i as u64),
+            Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => NodeId(f as u64),
+            _ => return Ok(false),
+        };
+        if ctx.g().node_exists(id) {
+            let mut r = row.clone();
+            r[self.slot] = Value::Node(id);
+            out.push(r);
+        }
+        Ok(false)
+    }
+}
+
+/// How a lookup finds its nodes, decided on first use.
+enum Access {
+    UniqueKey(LabelId),
+    Index(LabelId, PropKeyId),
+    Scan(Scan),
+    /// The label or key does not exist: nothing can match.
+    Nothing,
+}
+
+fn choose(ctx: &Ctx, slot: usize, label: &Arc<str>, key: &Arc<str>, equality: bool) -> Access {
+    let (Some(l), Some(k)) = (ctx.label_id(label), ctx.prop_key(key)) else { return Access::Nothing };
+    let g = ctx.g();
+    if equality && g.unique_key(l) == Some(k) {
+        Access::UniqueKey(l)
+    } else if g.has_index(l, k) {
+        Access::Index(l, k)
+    } else {
+        Access::Scan(Scan { slot, label: Some(label.clone()), candidates: None })
+    }
+}
+
+fn push(row: &Row, slot: usize, nodes: impl IntoIterator<Item = NodeId>, out: &mut Batch) {
+    for n in nodes {
+        let mut r = row.clone();
+        r[slot] = Value::Node(n);
+        out.push(r);
+    }
+}
+
+pub(crate) struct KeyLookup<'p> {
+    slot: usize,
+    label: &'p Arc<str>,
+    key: &'p Arc<str>,
+    value: &'p CExpr,
+    access: Option<Access>,
+}
+
+impl<'p> KeyLookup<'p> {
+    pub fn new(slot: usize, label: &'p Arc<str>, key: &'p Arc<str>, value: &'p CExpr) -> Self {
+        KeyLookup { slot, label, key, value, access: None }
+    }
+}
+
+impl RowExpander for KeyLookup<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        if self.access.is_none() {
+            self.access = Some(choose(ctx, self.slot, self.label, self.key, true));
+        }
+        let wanted = self.value.eval(row, ctx)?;
+        if wanted.is_null() {
+            return Ok(false);
+        }
+        match self.access.as_mut().expect("chosen") {
+            Access::Nothing => Ok(false),
+            Access::UniqueKey(l) => {
+                let Ok(stored) = wanted.to_stored() else { return Ok(false) };
+                let g = ctx.g();
+                let found = g.node_by_key(*l, &stored).or_else(|| match &wanted {
+                    // The key index is keyed by stored identity: an integer-valued float finds an integer key
+                    // and back, as Cypher's `=` does.
+                    Value::Float(f) if f.fract() == 0.0 => g.node_by_key(*l, &plexus_storage::Value::Int(*f as i64)),
+                    Value::Int(i) => g.node_by_key(*l, &plexus_storage::Value::Float(*i as f64)),
+                    _ => None,
+                });
+                push(row, self.slot, found, out);
+                Ok(false)
+            }
+            Access::Index(l, k) => {
+                let Ok(stored) = wanted.to_stored() else { return Ok(false) };
+                push(row, self.slot, ctx.g().index_seek(*l, *k, &stored), out);
+                Ok(false)
+            }
+            Access::Scan(scan) => {
+                let key = ctx.prop_key(self.key);
+                let mut found = Vec::new();
+                let more = scan.expand(row, ctx, &mut found)?;
+                for r in found {
+                    let Value::Node(n) = r[self.slot] else { continue };
+                    let v = key.and_then(|k| ctx.g().node_prop(n, k)).map_or(Value::Null, Value::from_stored);
+                    if compare::equals(&v, &wanted) == Some(true) {
+                        out.push(r);
+                    }
+                }
+                Ok(more)
+            }
+        }
+    }
+}
+
+pub(crate) struct IndexRange<'p> {
+    slot: usize,
+    label: &'p Arc<str>,
+    key: &'p Arc<str>,
+    lower: Option<&'p (CExpr, bool)>,
+    upper: Option<&'p (CExpr, bool)>,
+    access: Option<Access>,
+}
+
+impl<'p> IndexRange<'p> {
+    pub fn new(
+        slot: usize,
+        label: &'p Arc<str>,
+        key: &'p Arc<str>,
+        lower: Option<&'p (CExpr, bool)>,
+        upper: Option<&'p (CExpr, bool)>,
+    ) -> Self {
+        IndexRange { slot, label, key, lower, upper, access: None }
+    }
+}
+
+fn bound(b: Option<&(CExpr, bool)>, row: &Row, ctx: &Ctx) -> Result<Option<(plexus_storage::Value, bool)>> {
+    let Some((e, inclusive)) = b else { return Ok(None) };
+    Ok(e.eval(row, ctx)?.to_stored().ok().map(|v| (v, *inclusive)))
+}
+
+impl RowExpander for IndexRange<'_> {
+    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        if self.access.is_none() {
+            self.access = Some(choose(ctx, self.slot, self.label, self.key, false));
+        }
+        match self.access.as_mut().expect("chosen") {
+            Access::Nothing => Ok(false),
+            // Equality-only access is never chosen for ranges.
+            Access::UniqueKey(_) => Ok(false),
+            Access::Index(l, k) => {
+                let (lower, upper) = (bound(self.lower, row, ctx)?, bound(self.upper, row, ctx)?);
+                let as_bound = |b: &Option<(plexus_storage::Value, bool)>| -> Bound<plexus_storage::Value> {
+                    match b {
+                        None => Bound::Unbounded,
+                        Some((v, true)) => Bound::Included(v.clone()),
+                        Some((v, false)) => Bound::Excluded(v.clone()),
+                    }
+                };
+                let (lo, hi) = (as_bound(&lower), as_bound(&upper));
+                if self.lower.is_some() && lower.is_none() || self.upper.is_some() && upper.is_none() {
+                    // A bound that is null or not storable: the comparison is never true.
+                    return Ok(false);
+                }
+                let nodes = ctx.g().index_range(*l, *k, lo.as_ref(), hi.as_ref());
+                push(row, self.slot, nodes, out);
+                Ok(false)
+            }
+            Access::Scan(scan) => scan.expand(row, ctx, out),
+        }
+    }
+}
