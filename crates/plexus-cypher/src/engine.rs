@@ -35,6 +35,7 @@ const PLAN_CACHE_CAPACITY: usize = 1024;
 #[derive(Default)]
 pub struct Engine {
     cache: Mutex<HashMap<String, Arc<Statement>>>,
+    procedures: parking_lot::RwLock<crate::procedures::ProcedureRegistry>,
 }
 
 impl Engine {
@@ -48,7 +49,9 @@ impl Engine {
         }
         let parsed = crate::parser::parse(query).map_err(|e| e.locate_in(query))?;
         let compiled = match &parsed.kind {
-            StatementKind::Query(q) => Compiled::Query(planner::plan_query(query, q).map_err(|e| e.locate_in(query))?),
+            StatementKind::Query(q) => Compiled::Query(
+                planner::plan_query(query, q, &self.procedures.read()).map_err(|e| e.locate_in(query))?,
+            ),
             StatementKind::Schema(cmd) => Compiled::Schema(cmd.clone()),
         };
         let statement = Arc::new(Statement { compiled, mode: parsed.mode });
@@ -58,6 +61,18 @@ impl Engine {
         }
         cache.insert(query.to_string(), statement.clone());
         Ok(statement)
+    }
+
+    /// Makes a procedure callable with `CALL name(...)`: `body` maps the arguments (checked against the
+    /// signature's types) to rows of outputs in signature order. Replaces a procedure of the same name.
+    pub fn register_procedure(
+        &self,
+        signature: crate::procedures::ProcedureSignature,
+        body: impl Fn(&[Value]) -> Result<Vec<Vec<Value>>> + Send + Sync + 'static,
+    ) {
+        self.procedures.write().register(crate::procedures::UserProcedure { signature, body: Box::new(body) });
+        // Plans resolved procedure names when they were made.
+        self.cache.lock().clear();
     }
 
     /// Parses and plans `query` without running it; the plan text for `EXPLAIN`.

@@ -18,6 +18,7 @@ pub mod functions;
 pub mod lexer;
 pub mod parser;
 mod plan;
+pub mod procedures;
 mod regex;
 pub mod temporal;
 pub mod value;
@@ -25,6 +26,7 @@ pub mod value;
 use std::collections::BTreeMap;
 
 pub use engine::Engine;
+pub use procedures::{ParamType, ProcedureSignature};
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
 pub use value::{Map, NodeData, PathData, RelData, ResultValue, Value};
 

@@ -57,7 +57,12 @@ pub enum Step {
     },
     SideEffects(Vec<Vec<String>>),
     NoSideEffects,
-    /// A phrase this runner does not know (or does not support, like `there exists a procedure`).
+    /// `there exists a procedure NAME(in :: TYPE?, ...) :: (out :: TYPE?, ...)` with its table of rows.
+    Procedure {
+        signature: String,
+        table: Vec<Vec<String>>,
+    },
+    /// A phrase this runner does not know.
     Unknown(String),
 }
 
@@ -253,6 +258,9 @@ pub fn classify(step: &gherkin::Step, bindings: &[(String, &str)]) -> Step {
         "the side effects should be" => return table.map(Step::SideEffects).unwrap_or_else(unknown),
         "no side effects" => return Step::NoSideEffects,
         _ => {}
+    }
+    if let Some(signature) = phrase.strip_prefix("there exists a procedure ") {
+        return Step::Procedure { signature: signature.trim().to_string(), table: table.unwrap_or_default() };
     }
     if let Some(name) = phrase.strip_prefix("the ").and_then(|p| p.strip_suffix(" graph")) {
         if !name.is_empty() && !name.contains(' ') {

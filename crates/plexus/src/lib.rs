@@ -114,6 +114,15 @@ impl Database {
         self.engine.execute_in(tx, query, params)
     }
 
+    /// Makes a procedure callable from Cypher with `CALL name(...)` (see [`cypher::Engine::register_procedure`]).
+    pub fn register_procedure(
+        &self,
+        signature: cypher::ProcedureSignature,
+        body: impl Fn(&[cypher::Value]) -> std::result::Result<Vec<Vec<cypher::Value>>, CypherError> + Send + Sync + 'static,
+    ) {
+        self.engine.register_procedure(signature, body)
+    }
+
     /// Writes a checkpoint and retires the log it covers; returns the checkpoint size in bytes.
     pub fn checkpoint(&self) -> Result<u64> {
         self.store.checkpoint()

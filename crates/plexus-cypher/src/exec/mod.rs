@@ -118,7 +118,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             Box::new(update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
         P::Call { input, procedure, args, yields } => {
-            Box::new(FlatMap::new(open(input, arg), update::ProcedureCall { procedure: *procedure, args, yields }))
+            Box::new(FlatMap::new(open(input, arg), update::ProcedureCall { procedure, args, yields }))
         }
         P::Produce { input, columns } => Box::new(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
             Ok(batch

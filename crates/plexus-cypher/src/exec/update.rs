@@ -12,7 +12,7 @@ use super::ctx::Ctx;
 use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
-use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, SetOp};
+use crate::plan::{Builtin, CreateNode, CreateRel, PlanNode, Procedure, SetOp};
 use crate::value::{Map, Value};
 
 pub(crate) struct Update<'p> {
@@ -426,38 +426,61 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
 }
 
 pub(crate) struct ProcedureCall<'p> {
-    pub procedure: Procedure,
+    pub procedure: &'p Procedure,
     pub args: &'p [CExpr],
     pub yields: &'p [(usize, usize)],
 }
 
+fn builtin_rows(which: Builtin, ctx: &Ctx) -> Vec<Vec<Value>> {
+    let g = ctx.g();
+    let names: Vec<std::sync::Arc<str>> = match which {
+        Builtin::Labels => ctx
+            .catalog()
+            .names(TokenKind::Label)
+            .into_iter()
+            .filter(|n| ctx.label_id(n).is_some_and(|l| g.label_count(l) > 0))
+            .collect(),
+        Builtin::RelationshipTypes => {
+            let mut used = BTreeSet::new();
+            let _ = g.visit_all_rels::<()>(|r| {
+                used.insert(r.ty);
+                ControlFlow::Continue(())
+            });
+            used.into_iter().map(|t| ctx.type_name(t)).collect()
+        }
+        Builtin::PropertyKeys => ctx.catalog().names(TokenKind::PropKey),
+    };
+    names.into_iter().map(|n| vec![Value::String(n)]).collect()
+}
+
 impl RowExpander for ProcedureCall<'_> {
     fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let _ = self.args;
-        let g = ctx.g();
-        let names: Vec<std::sync::Arc<str>> = match self.procedure {
-            Procedure::Labels => ctx
-                .catalog()
-                .names(TokenKind::Label)
-                .into_iter()
-                .filter(|n| ctx.label_id(n).is_some_and(|l| g.label_count(l) > 0))
-                .collect(),
-            Procedure::RelationshipTypes => {
-                let mut used = BTreeSet::new();
-                let _ = g.visit_all_rels::<()>(|r| {
-                    used.insert(r.ty);
-                    ControlFlow::Continue(())
-                });
-                used.into_iter().map(|t| ctx.type_name(t)).collect()
+        let rows = match self.procedure {
+            Procedure::Builtin(b) => builtin_rows(*b, ctx),
+            Procedure::User(p) => {
+                let mut args = Vec::with_capacity(self.args.len());
+                for (e, (name, ty)) in self.args.iter().zip(&p.signature.inputs) {
+                    let v = e.eval(row, ctx)?;
+                    if !ty.accepts(&v) {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            format!("argument `{name}` of {} must be {ty:?}, got {}", p.signature.name, v.type_name()),
+                        ));
+                    }
+                    args.push(v);
+                }
+                (p.body)(&args)?
             }
-            Procedure::PropertyKeys => ctx.catalog().names(TokenKind::PropKey),
         };
-        for name in names {
+        if self.procedure.fields().is_empty() {
+            // A procedure without outputs leaves the rows as they are.
+            out.push(row.clone());
+            return Ok(false);
+        }
+        for values in rows {
             let mut r = row.clone();
             for (field, slot) in self.yields {
-                if *field == 0 {
-                    r[*slot] = Value::String(name.clone());
-                }
+                r[*slot] = values.get(*field).cloned().unwrap_or(Value::Null);
             }
             out.push(r);
         }

@@ -105,27 +105,42 @@ pub(crate) enum SetOp {
 
 /// The built-in procedures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Procedure {
+pub(crate) enum Builtin {
     Labels,
     RelationshipTypes,
     PropertyKeys,
 }
 
+/// A procedure a plan calls.
+#[derive(Clone, Debug)]
+pub(crate) enum Procedure {
+    Builtin(Builtin),
+    User(Arc<crate::procedures::UserProcedure>),
+}
+
 impl Procedure {
-    pub fn from_name(name: &str) -> Option<Procedure> {
+    pub fn resolve(name: &str, registry: &crate::procedures::ProcedureRegistry) -> Option<Procedure> {
         Some(match name.to_ascii_lowercase().as_str() {
-            "db.labels" => Procedure::Labels,
-            "db.relationshiptypes" => Procedure::RelationshipTypes,
-            "db.propertykeys" => Procedure::PropertyKeys,
-            _ => return None,
+            "db.labels" => Procedure::Builtin(Builtin::Labels),
+            "db.relationshiptypes" => Procedure::Builtin(Builtin::RelationshipTypes),
+            "db.propertykeys" => Procedure::Builtin(Builtin::PropertyKeys),
+            _ => Procedure::User(registry.get(name)?),
         })
     }
 
-    pub fn fields(self) -> &'static [&'static str] {
+    pub fn inputs(&self) -> Vec<(String, crate::procedures::ParamType)> {
         match self {
-            Procedure::Labels => &["label"],
-            Procedure::RelationshipTypes => &["relationshipType"],
-            Procedure::PropertyKeys => &["propertyKey"],
+            Procedure::Builtin(_) => vec![],
+            Procedure::User(p) => p.signature.inputs.clone(),
+        }
+    }
+
+    pub fn fields(&self) -> Vec<String> {
+        match self {
+            Procedure::Builtin(Builtin::Labels) => vec!["label".into()],
+            Procedure::Builtin(Builtin::RelationshipTypes) => vec!["relationshipType".into()],
+            Procedure::Builtin(Builtin::PropertyKeys) => vec!["propertyKey".into()],
+            Procedure::User(p) => p.signature.outputs.iter().map(|(n, _)| n.clone()).collect(),
         }
     }
 }

@@ -75,6 +75,7 @@ pub(crate) enum AggMode {
 
 pub(crate) struct Planner<'t> {
     pub text: &'t str,
+    procedures: &'t crate::procedures::ProcedureRegistry,
     width: usize,
     pub writes: bool,
     /// Parameters the statement uses: all must be given before it runs.
@@ -84,8 +85,12 @@ pub(crate) struct Planner<'t> {
 }
 
 /// Plans a query statement.
-pub(crate) fn plan_query(text: &str, query: &Query) -> Result<Plan> {
-    let mut p = Planner { text, width: 0, writes: false, params: Default::default(), anonymous: 0 };
+pub(crate) fn plan_query(
+    text: &str,
+    query: &Query,
+    procedures: &crate::procedures::ProcedureRegistry,
+) -> Result<Plan> {
+    let mut p = Planner { text, procedures, width: 0, writes: false, params: Default::default(), anonymous: 0 };
     let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     Ok(Plan { root, columns, width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
 }
@@ -595,7 +600,7 @@ impl Planner<'_> {
         scope: &mut Scope,
         standalone: bool,
     ) -> Result<(PlanNode, Vec<String>)> {
-        let Some(procedure) = Procedure::from_name(&call.name) else {
+        let Some(procedure) = Procedure::resolve(&call.name, self.procedures) else {
             return Err(self.error(
                 call.span,
                 CypherError::new(
@@ -606,33 +611,71 @@ impl Planner<'_> {
                 ),
             ));
         };
+        let inputs = procedure.inputs();
         let args = match &call.args {
-            Some(a) => a.iter().map(|x| self.expr(x, scope, &mut AggMode::Forbidden)).collect::<Result<Vec<_>>>()?,
-            None => vec![],
+            Some(a) => {
+                if a.len() != inputs.len() {
+                    return Err(self.error(
+                        call.span,
+                        CypherError::syntax(
+                            "InvalidNumberOfArguments",
+                            format!("{} takes {} argument(s), got {}", call.name, inputs.len(), a.len()),
+                        ),
+                    ));
+                }
+                for (x, (name, ty)) in a.iter().zip(&inputs) {
+                    if let ExprKind::Literal(v) = &x.kind {
+                        if !ty.accepts(v) {
+                            return Err(self.error(
+                                x.span,
+                                CypherError::syntax("InvalidArgumentType", format!("argument `{name}` must be {ty:?}")),
+                            ));
+                        }
+                    }
+                }
+                a.iter().map(|x| self.expr(x, scope, &mut AggMode::Forbidden)).collect::<Result<Vec<_>>>()?
+            }
+            // `CALL proc` without parentheses takes its arguments from the parameters of the same names.
+            None if standalone => inputs
+                .iter()
+                .map(|(name, _)| {
+                    self.params.insert(name.clone());
+                    CExpr::Param(Arc::from(name.as_str()))
+                })
+                .collect(),
+            None if inputs.is_empty() => vec![],
+            None => {
+                return Err(self.error(
+                    call.span,
+                    CypherError::syntax(
+                        "InvalidArgumentPassingMode",
+                        "a procedure called inside a query takes its arguments in parentheses",
+                    ),
+                ))
+            }
         };
-        if !args.is_empty() {
+        let fields = procedure.fields();
+        if call.yield_star && !standalone {
             return Err(self.error(
                 call.span,
-                CypherError::syntax("InvalidNumberOfArguments", format!("{} takes no arguments", call.name)),
+                CypherError::syntax("UnexpectedSyntax", "YIELD * is only allowed in a standalone procedure call"),
             ));
         }
-        let fields = procedure.fields();
-        let mut yields = Vec::new();
-        let mut columns = Vec::new();
+        if call.yields.is_none() && !call.yield_star && !standalone && !fields.is_empty() {
+            return Err(self.error(
+                call.span,
+                CypherError::syntax("UndefinedVariable", "a procedure call inside a query must YIELD its outputs"),
+            ));
+        }
         let items: Vec<(String, String)> = match &call.yields {
             Some(items) => items
                 .iter()
                 .map(|(f, a)| (f.name.clone(), a.as_ref().map_or(f.name.clone(), |a| a.name.clone())))
                 .collect(),
-            None => fields.iter().map(|f| (f.to_string(), f.to_string())).collect(),
+            None => fields.iter().map(|f| (f.clone(), f.clone())).collect(),
         };
-        if call.yields.is_none() && !standalone && !fields.is_empty() && !call.yield_star {
-            // In-query calls of procedures with results must YIELD.
-            return Err(self.error(
-                call.span,
-                CypherError::syntax("InvalidClauseComposition", "procedure call inside a query must use YIELD"),
-            ));
-        }
+        let mut yields = Vec::new();
+        let mut columns = Vec::new();
         for (field, alias) in items {
             let Some(index) = fields.iter().position(|f| *f == field) else {
                 return Err(self.error(
