@@ -49,9 +49,9 @@ impl Engine {
         }
         let parsed = crate::parser::parse(query).map_err(|e| e.locate_in(query))?;
         let compiled = match &parsed.kind {
-            StatementKind::Query(q) => Compiled::Query(
-                planner::plan_query(query, q, &self.procedures.read()).map_err(|e| e.locate_in(query))?,
-            ),
+            StatementKind::Query(q) => {
+                Compiled::Query(planner::plan_query(query, q, &self.procedures.read()).map_err(|e| e.locate_in(query))?)
+            }
             StatementKind::Schema(cmd) => Compiled::Schema(cmd.clone()),
         };
         let statement = Arc::new(Statement { compiled, mode: parsed.mode });

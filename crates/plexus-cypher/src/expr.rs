@@ -113,6 +113,14 @@ pub(crate) enum CExpr {
     },
     /// True when every entry of the map equals the entity's property of that name (`(n $props)` patterns).
     PropsMatch(Box<CExpr>, Box<CExpr>),
+    /// A pattern predicate of one relationship from a bound node to a bound node (`(a)-[:T]->(b)`), or to any
+    /// node when `to` is `None`: answered from the adjacency without running a subquery.
+    HasEdge {
+        from: usize,
+        to: Option<usize>,
+        dir: plexus_storage::Direction,
+        types: Vec<Arc<str>>,
+    },
 }
 
 fn bool_or_null(v: Option<bool>) -> Value {
@@ -364,6 +372,26 @@ impl CExpr {
                 Value::map(m)
             }
             CExpr::PathOf { nodes, rels } => build_path(row, nodes, rels, ctx)?,
+            CExpr::HasEdge { from, to, dir, types } => {
+                let Value::Node(a) = row[*from] else { return Ok(Value::Null) };
+                let ids: Vec<plexus_storage::TypeId> = types.iter().filter_map(|t| ctx.type_id(t)).collect();
+                if !types.is_empty() && ids.is_empty() {
+                    return Ok(Value::Bool(false));
+                }
+                let filter = if types.is_empty() {
+                    plexus_storage::TypeFilter::All
+                } else {
+                    plexus_storage::TypeFilter::Only(&ids)
+                };
+                let g = ctx.g();
+                match to {
+                    Some(to) => match row[*to] {
+                        Value::Node(b) => Value::Bool(g.has_edge(a, b, *dir, filter)),
+                        _ => Value::Null,
+                    },
+                    None => Value::Bool(g.degree(a, *dir, filter) > 0),
+                }
+            }
             CExpr::PropsMatch(entity, map) => {
                 let entity = entity.eval(row, ctx)?;
                 match map.eval(row, ctx)? {

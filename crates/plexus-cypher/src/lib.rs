@@ -26,8 +26,8 @@ pub mod value;
 use std::collections::BTreeMap;
 
 pub use engine::Engine;
-pub use procedures::{ParamType, ProcedureSignature};
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
+pub use procedures::{ParamType, ProcedureSignature};
 pub use value::{Map, NodeData, PathData, RelData, ResultValue, Value};
 
 /// Query parameters by name.

@@ -369,6 +369,49 @@ pub fn run_all(
         .collect()
 }
 
+/// Parses `name(a :: T?, ...) :: (x :: T?, ...)` and the step's table (header: inputs then outputs).
+fn procedure(
+    text: &str,
+    table: &[Vec<String>],
+) -> Result<(plexus::cypher::ProcedureSignature, Vec<Vec<plexus::cypher::Value>>), String> {
+    use plexus::cypher::{ParamType, ProcedureSignature};
+    let close = text.find(')').ok_or_else(|| format!("bad signature {text}"))?;
+    let head = text[..=close].trim();
+    let outputs = text[close + 1..].trim().strip_prefix("::").ok_or_else(|| format!("bad signature {text}"))?;
+    let open = head.find('(').ok_or_else(|| format!("bad signature {text}"))?;
+    let name = head[..open].trim().to_string();
+    let params = |list: &str| -> Result<Vec<(String, ParamType)>, String> {
+        let list = list.trim().trim_end_matches(':').trim();
+        let inner = list.trim_start_matches('(').trim_end_matches(')').trim();
+        if inner.is_empty() {
+            return Ok(vec![]);
+        }
+        inner
+            .split(',')
+            .map(|p| {
+                let (n, t) = p.split_once("::").ok_or_else(|| format!("bad parameter {p}"))?;
+                let ty = ParamType::parse(t).ok_or_else(|| format!("unknown type {t}"))?;
+                Ok((n.trim().to_string(), ty))
+            })
+            .collect()
+    };
+    let inputs = params(&head[open..])?;
+    let outputs = params(outputs)?;
+    let width = inputs.len() + outputs.len();
+    let mut rows = Vec::new();
+    for row in table.iter().skip(1) {
+        let cells: Vec<&String> = row.iter().filter(|c| !c.is_empty()).collect();
+        if cells.is_empty() {
+            continue;
+        }
+        if cells.len() != width {
+            return Err(format!("a procedure row has {} cells, expected {width}", cells.len()));
+        }
+        rows.push(cells.iter().map(|c| notation::parse(c).and_then(|v| to_param(&v))).collect::<Result<Vec<_>, _>>()?);
+    }
+    Ok((ProcedureSignature { name, inputs, outputs }, rows))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,48 +502,4 @@ mod tests {
         assert_eq!(out.len(), 3);
         assert!(out.iter().all(|o| o.status == Status::Failed));
     }
-}
-
-/// Parses `name(a :: T?, ...) :: (x :: T?, ...)` and the step's table (header: inputs then outputs).
-fn procedure(
-    text: &str,
-    table: &[Vec<String>],
-) -> Result<(plexus::cypher::ProcedureSignature, Vec<Vec<plexus::cypher::Value>>), String> {
-    use plexus::cypher::{ParamType, ProcedureSignature};
-    let close = text.find(')').ok_or_else(|| format!("bad signature {text}"))?;
-    let head = text[..=close].trim();
-    let outputs =
-        text[close + 1..].trim().strip_prefix("::").ok_or_else(|| format!("bad signature {text}"))?;
-    let open = head.find('(').ok_or_else(|| format!("bad signature {text}"))?;
-    let name = head[..open].trim().to_string();
-    let params = |list: &str| -> Result<Vec<(String, ParamType)>, String> {
-        let list = list.trim().trim_end_matches(':').trim();
-        let inner = list.trim_start_matches('(').trim_end_matches(')').trim();
-        if inner.is_empty() {
-            return Ok(vec![]);
-        }
-        inner
-            .split(',')
-            .map(|p| {
-                let (n, t) = p.split_once("::").ok_or_else(|| format!("bad parameter {p}"))?;
-                let ty = ParamType::parse(t).ok_or_else(|| format!("unknown type {t}"))?;
-                Ok((n.trim().to_string(), ty))
-            })
-            .collect()
-    };
-    let inputs = params(&head[open..])?;
-    let outputs = params(outputs)?;
-    let width = inputs.len() + outputs.len();
-    let mut rows = Vec::new();
-    for row in table.iter().skip(1) {
-        let cells: Vec<&String> = row.iter().filter(|c| !c.is_empty()).collect();
-        if cells.is_empty() {
-            continue;
-        }
-        if cells.len() != width {
-            return Err(format!("a procedure row has {} cells, expected {width}", cells.len()));
-        }
-        rows.push(cells.iter().map(|c| notation::parse(c).and_then(|v| to_param(&v))).collect::<Result<Vec<_>, _>>()?);
-    }
-    Ok((ProcedureSignature { name, inputs, outputs }, rows))
 }

@@ -288,6 +288,9 @@ impl Planner<'_> {
                 if let Some(v) = names.into_iter().find(|v| scope.get(&v.name).is_none()) {
                     return Err(self.undefined(&v.name, v.span));
                 }
+                if let Some(fast) = self.single_edge_predicate(pattern, scope) {
+                    return Ok(fast);
+                }
                 let part =
                     PatternPart { variable: None, kind: PathKind::Normal, element: (**pattern).clone(), span: e.span };
                 let mut inner = scope.clone();
@@ -372,6 +375,37 @@ impl Planner<'_> {
                 CExpr::MapProjection { base: b, items: out }
             }
         })
+    }
+
+    /// `(a)-[:T]->(b)` and `(a)-[:T]->()` between plain bound nodes, answered from the adjacency directly.
+    fn single_edge_predicate(&self, pattern: &PatternElement, scope: &Scope) -> Option<CExpr> {
+        let [(rel, end)] = pattern.chain.as_slice() else { return None };
+        let plain = |n: &NodePattern| n.labels.is_empty() && n.properties.is_none();
+        if !plain(&pattern.start)
+            || !plain(end)
+            || rel.variable.is_some()
+            || rel.length.is_some()
+            || rel.properties.is_some()
+        {
+            return None;
+        }
+        let node_slot = |n: &NodePattern| -> Option<Option<usize>> {
+            match &n.variable {
+                None => Some(None),
+                Some(v) => scope
+                    .get(&v.name)
+                    .filter(|v| matches!(v.kind, VarKind::Node | VarKind::Unknown))
+                    .map(|v| Some(v.slot)),
+            }
+        };
+        let from = node_slot(&pattern.start)??;
+        let to = node_slot(end)?;
+        let dir = match rel.direction {
+            RelDirection::Out => plexus_storage::Direction::Out,
+            RelDirection::In => plexus_storage::Direction::In,
+            RelDirection::Both => plexus_storage::Direction::Both,
+        };
+        Some(CExpr::HasEdge { from, to, dir, types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect() })
     }
 
     /// Boolean operators on operands that can never be boolean (number, string, list or map literals) are type

@@ -85,11 +85,7 @@ pub(crate) struct Planner<'t> {
 }
 
 /// Plans a query statement.
-pub(crate) fn plan_query(
-    text: &str,
-    query: &Query,
-    procedures: &crate::procedures::ProcedureRegistry,
-) -> Result<Plan> {
+pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedures::ProcedureRegistry) -> Result<Plan> {
     let mut p = Planner { text, procedures, width: 0, writes: false, params: Default::default(), anonymous: 0 };
     let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     Ok(Plan { root, columns, width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
