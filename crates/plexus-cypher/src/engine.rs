@@ -34,7 +34,7 @@ const PLAN_CACHE_CAPACITY: usize = 1024;
 /// Runs queries; holds the plan cache. One engine serves a whole database and is shared between threads.
 #[derive(Default)]
 pub struct Engine {
-    cache: Mutex<HashMap<String, Arc<Statement>>>,
+    cache: Mutex<plexus_storage::fxhash::FxHashMap<String, Arc<Statement>>>,
     procedures: parking_lot::RwLock<crate::procedures::ProcedureRegistry>,
 }
 
@@ -175,15 +175,22 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx) -> Result<QueryResult> {
             format!("expected parameter ${missing}"),
         ));
     }
-    let started = Instant::now();
-    let rows = run_plan(&plan.root, None, &mut ctx, None)?;
-    let rows = if plan.columns.is_empty() { Vec::new() } else { materialize(rows, &ctx)? };
+    let started = (mode == RunMode::Profile).then(Instant::now);
+    let rows = if plan.columns.is_empty() {
+        // Nothing is returned: run for the side effects without keeping rows.
+        let mut op = crate::exec::open(&plan.root, None);
+        while op.next(&mut ctx)?.is_some() {}
+        Vec::new()
+    } else {
+        let rows = run_plan(&plan.root, None, &mut ctx, None)?;
+        materialize(rows, &ctx)?
+    };
     let plan_text = (mode == RunMode::Profile).then(|| {
         format!(
             "{}rows: {}, time: {:.3} ms\n",
             explain::render(&plan.root),
             rows.len(),
-            started.elapsed().as_secs_f64() * 1e3
+            started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1e3)
         )
     });
     Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text })

@@ -135,27 +135,41 @@ fn eval_props(
     what: &str,
 ) -> Result<Vec<(PropKeyId, plexus_storage::Value)>> {
     let Some(e) = e else { return Ok(Vec::new()) };
-    let map = match e.eval(row, ctx)? {
-        Value::Map(m) => m,
-        Value::Null => return Ok(Vec::new()),
+    let mut out = Vec::new();
+    let mut put = |k: &str, v: Value, ctx: &mut Ctx| -> Result<()> {
+        if v.is_null() {
+            if merge {
+                return Err(null_merge_error(what));
+            }
+            return Ok(());
+        }
+        let stored = v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))?;
+        out.push((ctx.tx()?.prop_key(k), stored));
+        Ok(())
+    };
+    // A map written in the pattern is evaluated entry by entry, without building the map.
+    if let CExpr::Map(entries) = e {
+        for (k, x) in entries {
+            let v = x.eval(row, ctx)?;
+            put(k, v, ctx)?;
+        }
+        out.sort_by_key(|(k, _)| *k);
+        out.dedup_by_key(|(k, _)| *k);
+        return Ok(out);
+    }
+    match e.eval(row, ctx)? {
+        Value::Map(m) => {
+            for (k, v) in m.iter() {
+                put(k, v.clone(), ctx)?;
+            }
+        }
+        Value::Null => {}
         other => {
             return Err(CypherError::type_error(
                 "InvalidArgumentType",
                 format!("properties must be a map, got {}", other.type_name()),
             ))
         }
-    };
-    let mut out = Vec::with_capacity(map.len());
-    for (k, v) in map.iter() {
-        if v.is_null() {
-            if merge {
-                return Err(null_merge_error(what));
-            }
-            continue;
-        }
-        let stored = v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))?;
-        let key = ctx.tx()?.prop_key(k);
-        out.push((key, stored));
     }
     Ok(out)
 }
