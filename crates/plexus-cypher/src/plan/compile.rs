@@ -264,6 +264,7 @@ impl Planner<'_> {
                 CExpr::ListComprehension { slot, list, filter, map }
             }
             ExprKind::Quantified { quantifier, variable, list, predicate } => {
+                self.check_element_arithmetic(list, &variable.name, predicate)?;
                 let list = Box::new(self.expr(list, scope, agg)?);
                 let slot = self.slot();
                 let inner = scope.with(&variable.name, slot, VarKind::Unknown);
@@ -406,6 +407,42 @@ impl Planner<'_> {
             RelDirection::Both => plexus_storage::Direction::Both,
         };
         Some(CExpr::HasEdge { from, to, dir, types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect() })
+    }
+
+    /// Arithmetic on the elements of a literal list of strings or booleans is a type error found at compile
+    /// time (`all(x IN ['a'] WHERE x % 2 = 0)`).
+    fn check_element_arithmetic(&self, list: &Expr, var: &str, predicate: &Expr) -> Result<()> {
+        use crate::value::Value as V;
+        let ExprKind::List(items) = &list.kind else { return Ok(()) };
+        let all = |f: &dyn Fn(&V) -> bool| {
+            !items.is_empty() && items.iter().all(|i| matches!(&i.kind, ExprKind::Literal(v) if f(v)))
+        };
+        let strings = all(&|v| matches!(v, V::String(_)));
+        let booleans = all(&|v| matches!(v, V::Bool(_)));
+        if !strings && !booleans {
+            return Ok(());
+        }
+        let mut bad = None;
+        walk(predicate, &mut |x| {
+            if let ExprKind::Binary(op, a, b) = &x.kind {
+                let arithmetic = match op {
+                    BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => true,
+                    BinaryOp::Add => booleans,
+                    _ => false,
+                };
+                let on_var = [a, b].iter().any(|e| matches!(&e.kind, ExprKind::Variable(n) if n == var));
+                if arithmetic && on_var && bad.is_none() {
+                    bad = Some(x.span);
+                }
+            }
+        });
+        match bad {
+            Some(span) => Err(self.error(
+                span,
+                CypherError::syntax("InvalidArgumentType", "arithmetic on the elements of this list is a type error"),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Boolean operators on operands that can never be boolean (number, string, list or map literals) are type
