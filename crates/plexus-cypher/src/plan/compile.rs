@@ -129,6 +129,12 @@ impl Planner<'_> {
     }
 
     pub(crate) fn expr(&mut self, e: &Expr, scope: &Scope, agg: &mut AggMode) -> Result<CExpr> {
+        if !self.substitutions.is_empty() {
+            let text = &self.text[e.span.start..e.span.end];
+            if let Some((_, slot)) = self.substitutions.iter().find(|(t, _)| t == text) {
+                return Ok(CExpr::Slot(*slot));
+            }
+        }
         Ok(match &e.kind {
             ExprKind::Literal(v) => CExpr::Const(v.clone()),
             ExprKind::Parameter(name) => {
@@ -532,6 +538,10 @@ impl Planner<'_> {
                     ));
                 }
             }
+        }
+        if name == "exists" && args.len() == 1 && matches!(args[0].kind, ExprKind::PatternPredicate(_)) {
+            // exists((a)-[:T]->(b)): the older spelling of a pattern predicate.
+            return self.expr(&args[0], scope, agg);
         }
         if let Some(f) = graph_fn(name) {
             let (min, max) = match f {

@@ -82,11 +82,21 @@ pub(crate) struct Planner<'t> {
     pub params: std::collections::BTreeSet<String>,
     /// Hidden names given to anonymous MERGE elements, numbered across the statement.
     anonymous: usize,
+    /// While compiling an ORDER BY after aggregation: expression texts that stand for a projected column.
+    pub substitutions: Vec<(String, usize)>,
 }
 
 /// Plans a query statement.
 pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedures::ProcedureRegistry) -> Result<Plan> {
-    let mut p = Planner { text, procedures, width: 0, writes: false, params: Default::default(), anonymous: 0 };
+    let mut p = Planner {
+        text,
+        procedures,
+        width: 0,
+        writes: false,
+        params: Default::default(),
+        anonymous: 0,
+        substitutions: Vec::new(),
+    };
     let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     Ok(Plan { root, columns, width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
 }
@@ -464,16 +474,23 @@ impl Planner<'_> {
                 let c = match same {
                     Some(i) => CExpr::Slot(out_slots[i]),
                     None => {
-                        if (aggregating || p.distinct) && contains_aggregate(&s.expr) {
-                            return Err(self.error(
-                                s.expr.span,
-                                CypherError::syntax(
-                                    "InvalidAggregation",
-                                    "ORDER BY may only use aggregates that are projected",
-                                ),
-                            ));
+                        // After aggregation, parts written like a projected item (an aggregate, a grouping
+                        // key) stand for that item's column.
+                        if aggregating || p.distinct {
+                            self.substitutions = items
+                                .iter()
+                                .zip(&out_slots)
+                                .filter_map(|((_, e, _, _), slot)| {
+                                    let e = (*e)?;
+                                    let simple = matches!(e.kind, ExprKind::Variable(_) | ExprKind::Property(..))
+                                        || is_aggregate_call(e);
+                                    simple.then(|| (self.text[e.span.start..e.span.end].to_string(), *slot))
+                                })
+                                .collect();
                         }
-                        self.expr(&s.expr, &order_scope, &mut AggMode::Forbidden).map_err(|e| {
+                        let compiled = self.expr(&s.expr, &order_scope, &mut AggMode::Forbidden);
+                        self.substitutions.clear();
+                        compiled.map_err(|e| {
                             if e.detail == "InvalidAggregation" {
                                 CypherError { kind: crate::error::ErrorKind::SyntaxError, ..e }
                             } else {
