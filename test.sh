@@ -10,3 +10,5 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# LDBC SNB queries on the tiny data set, checked against an independent computation (bench/ldbc/README.md).
+bench/ldbc/run.sh
