@@ -197,8 +197,7 @@ pub fn bench_main(suite: Suite) {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| manifest.parent().expect("bench/ sits in the repository").join("target"));
-    let mut cfg = Config::from_env(target_dir);
-    cfg.command.push_str(&format!(" --bench {}", suite.stem()));
+    let cfg = Config::from_env(target_dir);
     let report = run_suite(&cfg, suite);
     let results = manifest.join("results");
     let markdown = report.render(Some(&results.join("notes")));
