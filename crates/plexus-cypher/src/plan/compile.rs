@@ -513,6 +513,18 @@ impl Planner<'_> {
                     )
                 }
             };
+            let mut random = None;
+            walk(&args[0], &mut |x| {
+                if matches!(&x.kind, ExprKind::Function { name, .. } if name == "rand") {
+                    random = Some(x.span);
+                }
+            });
+            if let Some(span) = random {
+                return Err(self.error(
+                    span,
+                    CypherError::syntax("NonConstantExpression", "an aggregate cannot take a random value"),
+                ));
+            }
             let mut nested = AggMode::Nested;
             let arg = self.expr(&args[0], scope, &mut nested);
             let extra = args.get(1).map(|x| self.expr(x, scope, &mut AggMode::Nested)).transpose();
