@@ -53,6 +53,11 @@ fn mentioned(e: &Expr) -> Option<HashSet<String>> {
 /// `(label, key, value)` of a unique-key lookup.
 type KeyLookupSpec = (Arc<str>, Arc<str>, CExpr);
 
+/// Whether `e` can be evaluated once the variables in `bound` are: every pattern variable it mentions is bound.
+fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
+    mentioned(e).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)))
+}
+
 struct Pending {
     expr: Expr,
     names: Option<HashSet<String>>,
@@ -284,8 +289,7 @@ impl Planner<'_> {
         let label: Arc<str> = Arc::from(label.name.as_str());
         if let Some(Expr { kind: ExprKind::Map(entries), .. }) = &np.properties {
             if let Some((k, v)) = entries.first() {
-                let ready =
-                    mentioned(v).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                let ready = computable(v, bound, declared);
                 if ready {
                     let value = self.expr(v, scope, &mut AggMode::Forbidden)?;
                     return Ok(Some((label, Arc::from(k.name.as_str()), value)));
@@ -301,8 +305,7 @@ impl Planner<'_> {
                 if !matches!(&base.kind, ExprKind::Variable(n) if *n == var.name) {
                     continue;
                 }
-                let ready =
-                    mentioned(other).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                let ready = computable(other, bound, declared);
                 if ready {
                     found = Some((i, (**other).clone(), Arc::<str>::from(key.name.as_str())));
                     break 'search;
@@ -343,8 +346,7 @@ impl Planner<'_> {
                 if key.as_ref().is_some_and(|existing| *existing != k.name) {
                     continue;
                 }
-                let ready =
-                    mentioned(other).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                let ready = computable(other, bound, declared);
                 if !ready {
                     continue;
                 }
@@ -391,8 +393,7 @@ impl Planner<'_> {
                 if name != "id" || args.len() != 1 || !matches!(&args[0].kind, ExprKind::Variable(n) if n == var) {
                     continue;
                 }
-                let ready =
-                    mentioned(other).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)));
+                let ready = computable(other, bound, declared);
                 if ready {
                     found = Some((i, (**other).clone()));
                     break 'search;
