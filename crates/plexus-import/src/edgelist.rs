@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use crate::values::parse_int;
 use plexus_storage::fxhash::FxHashMap;
 
 /// How fields are separated.
@@ -189,27 +190,6 @@ fn trim(field: &[u8]) -> &[u8] {
     let start = field.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(field.len());
     let end = field.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
     &field[start..end.max(start)]
-}
-
-#[inline]
-fn parse_int(field: &[u8]) -> Option<i64> {
-    let (neg, digits) = match field.first() {
-        Some(b'-') => (true, &field[1..]),
-        Some(b'+') => (false, &field[1..]),
-        _ => (false, field),
-    };
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &b in digits {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(d as i64)?;
-    }
-    Some(if neg { -v } else { v })
 }
 
 fn parse_float(field: &[u8]) -> Option<f64> {
