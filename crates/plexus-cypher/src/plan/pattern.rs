@@ -297,27 +297,36 @@ impl Planner<'_> {
             }
         }
         let Some(var) = &np.variable else { return Ok(None) };
-        let mut found = None;
-        'search: for (i, p) in pending.iter().enumerate() {
-            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
-            for (prop, other) in [(a, b), (b, a)] {
-                let ExprKind::Property(base, key) = &prop.kind else { continue };
-                if !matches!(&base.kind, ExprKind::Variable(n) if *n == var.name) {
-                    continue;
-                }
-                let ready = computable(other, bound, declared);
-                if ready {
-                    found = Some((i, (**other).clone(), Arc::<str>::from(key.name.as_str())));
-                    break 'search;
-                }
+        let key_of = |side: &Expr| match &side.kind {
+            ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if *n == var.name) => {
+                Some(Arc::<str>::from(key.name.as_str()))
             }
-        }
-        if let Some((i, other, key)) = found {
-            let value = self.expr(&other, scope, &mut AggMode::Forbidden)?;
-            pending.remove(i);
-            return Ok(Some((label, key, value)));
-        }
-        Ok(None)
+            _ => None,
+        };
+        Ok(self.take_equality(pending, bound, declared, scope, key_of)?.map(|(key, value)| (label, key, value)))
+    }
+
+    /// Finds a pending conjunct `side = other` (either way round) where `matches(side)` says yes and `other` is
+    /// computable; compiles `other`, removes the conjunct and returns what `matches` found with the value.
+    fn take_equality<T>(
+        &mut self,
+        pending: &mut Vec<Pending>,
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+        matches: impl Fn(&Expr) -> Option<T>,
+    ) -> Result<Option<(T, CExpr)>> {
+        let found = pending.iter().enumerate().find_map(|(i, p)| {
+            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { return None };
+            [(a, b), (b, a)].into_iter().find_map(|(side, other)| {
+                let hit = matches(side)?;
+                computable(other, bound, declared).then(|| (i, hit, (**other).clone()))
+            })
+        });
+        let Some((i, hit, other)) = found else { return Ok(None) };
+        let value = self.expr(&other, scope, &mut AggMode::Forbidden)?;
+        pending.remove(i);
+        Ok(Some((hit, value)))
     }
 
     /// Range bounds on one property of `var` from WHERE conjuncts (`n.p > expr`, `expr <= n.p`, ...) whose other
@@ -385,25 +394,15 @@ impl Planner<'_> {
         declared: &HashSet<String>,
         scope: &Scope,
     ) -> Result<Option<CExpr>> {
-        let mut found = None;
-        'search: for (i, p) in pending.iter().enumerate() {
-            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
-            for (call, other) in [(a, b), (b, a)] {
-                let ExprKind::Function { name, args, .. } = &call.kind else { continue };
-                if name != "id" || args.len() != 1 || !matches!(&args[0].kind, ExprKind::Variable(n) if n == var) {
-                    continue;
-                }
-                let ready = computable(other, bound, declared);
-                if ready {
-                    found = Some((i, (**other).clone()));
-                    break 'search;
-                }
+        let is_id_call = |side: &Expr| match &side.kind {
+            ExprKind::Function { name, args, .. }
+                if name == "id" && args.len() == 1 && matches!(&args[0].kind, ExprKind::Variable(n) if n == var) =>
+            {
+                Some(())
             }
-        }
-        let Some((i, other)) = found else { return Ok(None) };
-        let value = self.expr(&other, scope, &mut AggMode::Forbidden)?;
-        pending.remove(i);
-        Ok(Some(value))
+            _ => None,
+        };
+        Ok(self.take_equality(pending, bound, declared, scope, is_id_call)?.map(|((), value)| value))
     }
 
     #[allow(clippy::too_many_arguments)]
