@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{ReadTxn, Store, TokenKind, WriteTxn};
+use plexus_storage::{LabelId, PropKeyId, ReadTxn, Store, TokenKind, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
@@ -286,6 +286,25 @@ fn index_name(label: &str, key: &str) -> String {
     format!("index_{label}_{key}")
 }
 
+/// Which of `existing` (label, key) pairs a DROP names: by label and property, or by its derived name.
+fn schema_target(
+    tx: &WriteTxn,
+    existing: Vec<(LabelId, PropKeyId)>,
+    name: Option<&str>,
+    label: Option<&str>,
+    key: Option<&str>,
+    naming: fn(&str, &str) -> String,
+) -> Option<(LabelId, PropKeyId)> {
+    existing.into_iter().find(|(l, k)| {
+        let (l, k) = (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
+        match (label, key, name) {
+            (Some(label), Some(key), _) => *l == *label && *k == *key,
+            (_, _, Some(name)) => naming(&l, &k) == name,
+            _ => false,
+        }
+    })
+}
+
 fn token_name(tx: &WriteTxn, kind: TokenKind, id: u32) -> Arc<str> {
     tx.catalog().name(kind, id).unwrap_or_default()
 }
@@ -324,29 +343,14 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             }
         }
         SchemaCommand::DropConstraint { name, label, property, if_exists } => {
-            let target = match (name, label, property) {
-                (_, Some(l), Some(p)) => Some((l.clone(), p.clone())),
-                (Some(n), _, _) => tx
-                    .unique_keys()
-                    .into_iter()
-                    .map(|(l, k)| {
-                        (
-                            tx.catalog().name(plexus_storage::TokenKind::Label, l.0),
-                            tx.catalog().name(plexus_storage::TokenKind::PropKey, k.0),
-                        )
-                    })
-                    .filter_map(|(l, k)| Some((l?.to_string(), k?.to_string())))
-                    .find(|(l, k)| constraint_name(l, k) == *n),
-                _ => None,
-            };
-            let found = target.and_then(|(l, p)| {
-                let (lid, kid) = (
-                    tx.catalog().lookup(plexus_storage::TokenKind::Label, &l)?,
-                    tx.catalog().lookup(plexus_storage::TokenKind::PropKey, &p)?,
-                );
-                let (lid, kid) = (plexus_storage::LabelId(lid), plexus_storage::PropKeyId(kid));
-                (tx.unique_key(lid) == Some(kid)).then_some((lid, kid))
-            });
+            let found = schema_target(
+                tx,
+                tx.unique_keys(),
+                name.as_deref(),
+                label.as_deref(),
+                property.as_deref(),
+                constraint_name,
+            );
             match found {
                 Some((l, k)) => {
                     tx.drop_unique_key(l, k)?;
@@ -410,19 +414,9 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             }
         }
         SchemaCommand::DropIndex { name, label, properties, if_exists } => {
-            let lookup = |label: &str, key: &str| {
-                let l = tx.catalog().lookup(TokenKind::Label, label)?;
-                let k = tx.catalog().lookup(TokenKind::PropKey, key)?;
-                Some((plexus_storage::LabelId(l), plexus_storage::PropKeyId(k)))
-            };
-            let target = match (name, label) {
-                (_, Some(label)) if properties.len() == 1 => lookup(label, &properties[0]),
-                (Some(n), _) => tx.indexes().into_iter().find(|(l, k)| {
-                    index_name(&token_name(tx, TokenKind::Label, l.0), &token_name(tx, TokenKind::PropKey, k.0)) == *n
-                }),
-                _ => None,
-            };
-            match target.filter(|(l, k)| tx.has_index(*l, *k)) {
+            let key = if properties.len() == 1 { Some(properties[0].as_str()) } else { None };
+            let target = schema_target(tx, tx.indexes(), name.as_deref(), label.as_deref(), key, index_name);
+            match target {
                 Some((l, k)) => {
                     tx.drop_index(l, k)?;
                     stats.indexes_removed = 1;
