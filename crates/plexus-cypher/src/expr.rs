@@ -26,12 +26,10 @@ pub(crate) enum GraphFn {
     ElementId,
     Keys,
     Properties,
-    Nodes,
-    Relationships,
     StartNode,
     EndNode,
+    /// `length()` of a path, and of a string or list as older Cypher allowed (the pure `length` takes paths only).
     Length,
-    Size,
     Exists,
     Timestamp,
     RandomUuid,
@@ -668,14 +666,6 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
             _ => Value::Null,
         },
         GraphFn::Properties => properties_of(arg, ctx)?,
-        GraphFn::Nodes => match arg {
-            Value::Path(p) => Value::list(p.nodes.iter().map(|n| Value::Node(*n)).collect()),
-            _ => return Err(wrong("nodes")),
-        },
-        GraphFn::Relationships => match arg {
-            Value::Path(p) => Value::list(p.rels.iter().map(|r| Value::Rel(*r)).collect()),
-            _ => return Err(wrong("relationships")),
-        },
         GraphFn::StartNode | GraphFn::EndNode => match arg {
             Value::Rel(r) => {
                 let rec = g.rel(*r).ok_or_else(deleted)?;
@@ -688,11 +678,6 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
             Value::String(s) => Value::Int(s.chars().count() as i64),
             Value::List(l) => Value::Int(l.len() as i64),
             _ => return Err(wrong("length")),
-        },
-        GraphFn::Size => match arg {
-            Value::String(s) => Value::Int(s.chars().count() as i64),
-            Value::List(l) => Value::Int(l.len() as i64),
-            _ => return Err(wrong("size")),
         },
         GraphFn::Exists => Value::Bool(!arg.is_null()),
     })

@@ -21,17 +21,29 @@ fn graph_fn(name: &str) -> Option<GraphFn> {
         "elementid" => GraphFn::ElementId,
         "keys" => GraphFn::Keys,
         "properties" => GraphFn::Properties,
-        "nodes" => GraphFn::Nodes,
-        "relationships" => GraphFn::Relationships,
         "startnode" => GraphFn::StartNode,
         "endnode" => GraphFn::EndNode,
         "length" => GraphFn::Length,
-        "size" => GraphFn::Size,
         "exists" => GraphFn::Exists,
         "timestamp" => GraphFn::Timestamp,
         "randomuuid" => GraphFn::RandomUuid,
         _ => return None,
     })
+}
+
+/// Whether a function's first argument is, as far as can be told before running, of a kind it never accepts.
+fn argument_kind_is_wrong(name: &str, kind: VarKind) -> bool {
+    use VarKind::*;
+    match name {
+        "labels" => matches!(kind, Rel | RelList | Path | Map | Scalar),
+        "type" => matches!(kind, Node | RelList | Path | Map | Scalar),
+        "length" => matches!(kind, Node | Rel | Map),
+        "size" => matches!(kind, Path | Node | Rel),
+        "properties" | "keys" => matches!(kind, Scalar | Path | RelList),
+        "nodes" | "relationships" => matches!(kind, Node | Rel | Map),
+        "startnode" | "endnode" => matches!(kind, Node | Path | Map | Scalar),
+        _ => false,
+    }
 }
 
 /// Whether an expression contains an aggregate call (outside nested subqueries).
@@ -555,6 +567,14 @@ impl Planner<'_> {
             // exists((a)-[:T]->(b)): the older spelling of a pattern predicate.
             return self.expr(&args[0], scope, agg);
         }
+        if let Some(a) = args.first() {
+            if argument_kind_is_wrong(name, super::planner::infer_kind(a, scope)) {
+                return Err(self.error(
+                    a.span,
+                    CypherError::syntax("InvalidArgumentType", format!("{name}() cannot take this kind of value")),
+                ));
+            }
+        }
         if let Some(f) = graph_fn(name) {
             let (min, max) = match f {
                 GraphFn::Timestamp | GraphFn::RandomUuid => (0, 0),
@@ -568,42 +588,6 @@ impl Planner<'_> {
                     e.span,
                     CypherError::syntax("InvalidArgumentType", "exists() takes a property, such as exists(n.name)"),
                 ));
-            }
-            if let Some(a) = args.first() {
-                if matches!(a.kind, ExprKind::PatternPredicate(_)) && f != GraphFn::Exists {
-                    return Err(self.error(
-                        a.span,
-                        CypherError::syntax("UnexpectedSyntax", "a pattern can only be used as a predicate here"),
-                    ));
-                }
-                let kind = super::planner::infer_kind(a, scope);
-                let wrong = match f {
-                    GraphFn::Labels => {
-                        matches!(kind, VarKind::Rel | VarKind::RelList | VarKind::Path | VarKind::Map | VarKind::Scalar)
-                    }
-                    GraphFn::Type => matches!(
-                        kind,
-                        VarKind::Node | VarKind::RelList | VarKind::Path | VarKind::Map | VarKind::Scalar
-                    ),
-                    GraphFn::Length => matches!(kind, VarKind::Node | VarKind::Rel | VarKind::Map),
-                    GraphFn::Size => matches!(kind, VarKind::Path | VarKind::Node | VarKind::Rel),
-                    GraphFn::Properties | GraphFn::Keys => {
-                        matches!(kind, VarKind::Scalar | VarKind::Path | VarKind::RelList)
-                    }
-                    GraphFn::Nodes | GraphFn::Relationships => {
-                        matches!(kind, VarKind::Node | VarKind::Rel | VarKind::Map)
-                    }
-                    GraphFn::StartNode | GraphFn::EndNode => {
-                        matches!(kind, VarKind::Node | VarKind::Path | VarKind::Map | VarKind::Scalar)
-                    }
-                    _ => false,
-                };
-                if wrong {
-                    return Err(self.error(
-                        a.span,
-                        CypherError::syntax("InvalidArgumentType", format!("{name}() cannot take this kind of value")),
-                    ));
-                }
             }
             let args = args.iter().map(|a| self.expr(a, scope, agg)).collect::<Result<Vec<_>>>()?;
             return Ok(CExpr::Graph(f, args));
