@@ -372,14 +372,24 @@ impl CExpr {
             CExpr::PathOf { nodes, rels } => build_path(row, nodes, rels, ctx)?,
             CExpr::HasEdge { from, to, dir, types } => {
                 let Value::Node(a) = row[*from] else { return Ok(Value::Null) };
-                let ids: Vec<plexus_storage::TypeId> = types.iter().filter_map(|t| ctx.type_id(t)).collect();
+                // Resolved per row without allocating: a pattern names few types.
+                let mut buf = [plexus_storage::TypeId(0); 8];
+                let mut n = 0;
+                for t in types.iter().filter_map(|t| ctx.type_id(t)) {
+                    if n == buf.len() {
+                        break;
+                    }
+                    buf[n] = t;
+                    n += 1;
+                }
+                let ids = &buf[..n];
                 if !types.is_empty() && ids.is_empty() {
                     return Ok(Value::Bool(false));
                 }
                 let filter = if types.is_empty() {
                     plexus_storage::TypeFilter::All
                 } else {
-                    plexus_storage::TypeFilter::Only(&ids)
+                    plexus_storage::TypeFilter::Only(ids)
                 };
                 let g = ctx.g();
                 match to {

@@ -405,6 +405,8 @@ impl Planner<'_> {
             || rel.variable.is_some()
             || rel.length.is_some()
             || rel.properties.is_some()
+            // Evaluation resolves at most 8 type names without allocating.
+            || rel.types.len() > 8
         {
             return None;
         }
