@@ -13,6 +13,7 @@ mod import;
 mod likes;
 mod progress;
 mod query;
+mod serve;
 mod shell;
 
 #[derive(Parser)]
@@ -65,6 +66,8 @@ enum Command {
     Shell(shell::ShellArgs),
     /// Write a synthetic graph (R-MAT, data-set presets, likes) as an edge-list file, or an LDBC SNB data set.
     Generate(generate::GenerateArgs),
+    /// Serve the database over Bolt (Neo4j drivers and tools) and HTTP/JSON until SIGTERM or Ctrl-C.
+    Serve(serve::ServeArgs),
 }
 
 pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
@@ -115,6 +118,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Generate(args) => generate::run(args),
         Command::Query(args) => query::run(args),
         Command::Shell(args) => shell::run(args),
+        Command::Serve(args) => serve::run(args).map(|_| ExitCode::SUCCESS),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::exec::{run_plan, Row};
 use crate::plan::{explain, planner, Plan};
 use crate::temporal::Clock;
 use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
-use crate::{Params, QueryResult, QueryStats};
+use crate::{Interrupt, Params, QueryResult, QueryStats};
 
 /// What a statement compiles to.
 enum Compiled {
@@ -87,6 +87,17 @@ impl Engine {
     /// Runs `query` in its own transaction: a snapshot for a read-only query, a write transaction committed at the
     /// end otherwise (nothing is left behind if it fails).
     pub fn execute(&self, store: &Store, query: &str, params: &Params) -> Result<QueryResult> {
+        self.execute_with(store, query, params, None)
+    }
+
+    /// [`Engine::execute`], stoppable through `interrupt` (time limit, cancellation, result size).
+    pub fn execute_with(
+        &self,
+        store: &Store,
+        query: &str,
+        params: &Params,
+        interrupt: Option<&Arc<Interrupt>>,
+    ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
         match &statement.compiled {
             Compiled::Schema(cmd) => {
@@ -101,12 +112,13 @@ impl Engine {
                 }
                 if plan.writes {
                     let mut tx = store.write();
-                    let result = run(plan, statement.mode, Ctx::write(&mut tx, params, Clock::now(), plan.width))?;
+                    let ctx = Ctx::write(&mut tx, params, Clock::now(), plan.width);
+                    let result = run(plan, statement.mode, ctx, interrupt)?;
                     tx.commit()?;
                     Ok(result)
                 } else {
                     let snapshot: ReadTxn = store.read();
-                    run(plan, statement.mode, Ctx::read(&snapshot, params, Clock::now(), plan.width))
+                    run(plan, statement.mode, Ctx::read(&snapshot, params, Clock::now(), plan.width), interrupt)
                 }
             }
         }
@@ -115,6 +127,17 @@ impl Engine {
     /// Runs `query` inside an open write transaction (explicit transactions). A failing statement rolls back its
     /// own changes and leaves the transaction's earlier work in place.
     pub fn execute_in(&self, tx: &mut WriteTxn, query: &str, params: &Params) -> Result<QueryResult> {
+        self.execute_in_with(tx, query, params, None)
+    }
+
+    /// [`Engine::execute_in`], stoppable through `interrupt`.
+    pub fn execute_in_with(
+        &self,
+        tx: &mut WriteTxn,
+        query: &str,
+        params: &Params,
+        interrupt: Option<&Arc<Interrupt>>,
+    ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
         match &statement.compiled {
             Compiled::Schema(cmd) => schema(tx, cmd),
@@ -123,10 +146,10 @@ impl Engine {
                     return Ok(explained(plan));
                 }
                 if !plan.writes {
-                    return run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width));
+                    return run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width), interrupt);
                 }
                 let mark = tx.savepoint();
-                match run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width)) {
+                match run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width), interrupt) {
                     Ok(r) => Ok(r),
                     Err(e) => {
                         tx.rollback_to(mark);
@@ -139,13 +162,24 @@ impl Engine {
 
     /// Runs a read-only query against a snapshot.
     pub fn execute_read(&self, snapshot: &ReadTxn, query: &str, params: &Params) -> Result<QueryResult> {
+        self.execute_read_with(snapshot, query, params, None)
+    }
+
+    /// [`Engine::execute_read`], stoppable through `interrupt`.
+    pub fn execute_read_with(
+        &self,
+        snapshot: &ReadTxn,
+        query: &str,
+        params: &Params,
+        interrupt: Option<&Arc<Interrupt>>,
+    ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
         match &statement.compiled {
             Compiled::Query(plan) if !plan.writes => {
                 if statement.mode == RunMode::Explain {
                     return Ok(explained(plan));
                 }
-                run(plan, statement.mode, Ctx::read(snapshot, params, Clock::now(), plan.width))
+                run(plan, statement.mode, Ctx::read(snapshot, params, Clock::now(), plan.width), interrupt)
             }
             _ => Err(CypherError::new(
                 ErrorKind::SemanticError,
@@ -155,6 +189,28 @@ impl Engine {
             )),
         }
     }
+
+    /// What `query` may do to the database (it compiles the query, so a repeated query costs a cache lookup).
+    /// Servers use it to route statements and to refuse writes from read-only users before running anything.
+    pub fn access(&self, query: &str) -> Result<Access> {
+        let statement = self.compile(query)?;
+        Ok(match &statement.compiled {
+            Compiled::Schema(_) => Access::Schema,
+            Compiled::Query(plan) if plan.writes && statement.mode != RunMode::Explain => Access::Write,
+            Compiled::Query(_) => Access::Read,
+        })
+    }
+}
+
+/// What a statement may do, for access control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only.
+    Read,
+    /// Changes data.
+    Write,
+    /// Changes the schema (indexes, constraints).
+    Schema,
 }
 
 fn explained(plan: &Plan) -> QueryResult {
@@ -166,7 +222,8 @@ fn explained(plan: &Plan) -> QueryResult {
     }
 }
 
-fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx) -> Result<QueryResult> {
+fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrupt>>) -> Result<QueryResult> {
+    ctx.interrupt = interrupt.cloned();
     if let Some(missing) = plan.params.iter().find(|p| !ctx.params.contains_key(p.as_str())) {
         return Err(CypherError::new(
             ErrorKind::ParameterMissing,
@@ -198,7 +255,21 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx) -> Result<QueryResult> {
 
 fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {
     let mut nodes: HashMap<u64, NodeData> = HashMap::new();
-    rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect()
+    let Some(interrupt) = ctx.interrupt.clone() else {
+        return rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect();
+    };
+    let mut bytes = 0usize;
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, row) in rows.into_iter().enumerate() {
+        if i % crate::exec::BATCH == 0 {
+            interrupt.check()?;
+        }
+        let row: Vec<ResultValue> = row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect::<Result<_>>()?;
+        bytes += row.iter().map(ResultValue::approx_size).sum::<usize>();
+        interrupt.check_result_size(bytes)?;
+        out.push(row);
+    }
+    Ok(out)
 }
 
 fn props_map(props: Option<&plexus_storage::PropMap>, ctx: &Ctx) -> BTreeMap<Arc<str>, ResultValue> {

@@ -21,6 +21,12 @@ pub enum ErrorKind {
     Conflict,
     /// The storage engine failed (I/O, corruption): not the query's fault.
     Storage,
+    /// The query ran past its time limit.
+    Timeout,
+    /// The query was cancelled (its client went away, or the server is shutting down).
+    Terminated,
+    /// The query's result grew past its memory limit.
+    MemoryLimit,
 }
 
 impl ErrorKind {
@@ -39,6 +45,9 @@ impl ErrorKind {
             ErrorKind::ProcedureError => "ProcedureError",
             ErrorKind::Conflict => "TransientError",
             ErrorKind::Storage => "DatabaseError",
+            ErrorKind::Timeout => "TransactionTimedOut",
+            ErrorKind::Terminated => "Terminated",
+            ErrorKind::MemoryLimit => "MemoryLimitExceeded",
         }
     }
 }

@@ -15,6 +15,7 @@ mod exec;
 mod expr;
 pub mod format;
 pub mod functions;
+pub mod interrupt;
 pub mod lexer;
 pub mod parser;
 mod plan;
@@ -25,8 +26,9 @@ pub mod value;
 
 use std::collections::BTreeMap;
 
-pub use engine::Engine;
+pub use engine::{Access, Engine};
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
+pub use interrupt::Interrupt;
 pub use procedures::{ParamType, ProcedureSignature};
 pub use value::{Map, NodeData, PathData, RelData, ResultValue, Value};
 

@@ -258,6 +258,27 @@ pub enum ResultValue {
 }
 
 impl ResultValue {
+    /// A rough count of the bytes this value takes in memory, for result-size limits.
+    pub fn approx_size(&self) -> usize {
+        let base = std::mem::size_of::<ResultValue>();
+        let props =
+            |p: &BTreeMap<Arc<str>, ResultValue>| p.iter().map(|(k, v)| 48 + k.len() + v.approx_size()).sum::<usize>();
+        base + match self {
+            ResultValue::String(s) => s.len(),
+            ResultValue::Bytes(b) => b.len(),
+            ResultValue::List(items) => items.iter().map(ResultValue::approx_size).sum(),
+            ResultValue::Map(m) => props(m),
+            ResultValue::Node(n) => 64 + n.labels.iter().map(|l| l.len() + 16).sum::<usize>() + props(&n.properties),
+            ResultValue::Rel(r) => 64 + r.rel_type.len() + props(&r.properties),
+            ResultValue::Path(p) => {
+                p.nodes.iter().map(|n| ResultValue::Node(Box::new(n.clone())).approx_size()).sum::<usize>()
+                    + p.rels.iter().map(|r| ResultValue::Rel(Box::new(r.clone())).approx_size()).sum::<usize>()
+            }
+            ResultValue::DateTime(d) => 32 + d.zone.as_ref().map_or(0, |z| z.len()),
+            _ => 0,
+        }
+    }
+
     /// Converts a client value into a query value (for parameters). Graph entities become their ids.
     pub fn into_value(self) -> Value {
         match self {

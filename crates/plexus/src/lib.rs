@@ -104,6 +104,12 @@ impl Database {
         self.engine.execute(&self.store, query, params)
     }
 
+    /// The query engine (plan cache and procedures), for callers that need its finer controls: running with an
+    /// [`cypher::Interrupt`] (time limits, cancellation), against a chosen snapshot, or asking whether a query writes.
+    pub fn engine(&self) -> &plexus_cypher::Engine {
+        &self.engine
+    }
+
     /// Runs an openCypher query inside an open write transaction.
     pub fn execute_in(
         &self,

@@ -23,6 +23,8 @@ pub(crate) struct Ctx<'a> {
     /// Entities this statement deleted, with each relationship's type, so that reading them can say so and
     /// `type(r)` still answers.
     pub deleted: std::sync::Arc<Deleted>,
+    /// Set when someone outside may stop the query (time limit, cancellation).
+    pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
 }
 
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
@@ -41,6 +43,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width,
             deleted: Default::default(),
+            interrupt: None,
         }
     }
 
@@ -52,6 +55,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width,
             deleted: Default::default(),
+            interrupt: None,
         }
     }
 
@@ -64,6 +68,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width: self.width,
             deleted: self.deleted.clone(),
+            interrupt: self.interrupt.clone(),
         }
     }
 

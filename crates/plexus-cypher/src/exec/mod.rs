@@ -46,8 +46,24 @@ pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: 
     Ok(rows)
 }
 
-/// Instantiates the operators of `plan`; `arg` is the row a subquery starts from.
+/// Instantiates the operators of `plan`; `arg` is the row a subquery starts from. Every operator checks for an
+/// interrupt before each batch, so a stopped query ends within one batch of work wherever it is.
 pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
+    Box::new(Interruptible(open_operator(plan, arg)))
+}
+
+struct Interruptible<'p>(Op<'p>);
+
+impl Operator for Interruptible<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if let Some(interrupt) = &ctx.interrupt {
+            interrupt.check()?;
+        }
+        self.0.next(ctx)
+    }
+}
+
+fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
     use PlanNode as P;
     match plan {
         P::Start => Box::new(Start { row: Some(arg), done: false }),
@@ -81,7 +97,9 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Optional { input, inner } => Box::new(FlatMap::new(open(input, arg), Optional { inner })),
         P::Apply { input, inner, returns } => Box::new(FlatMap::new(open(input, arg), Apply { inner, returns })),
-        P::Unwind { input, list, slot } => Box::new(FlatMap::new(open(input, arg), Unwind { list, slot: *slot })),
+        P::Unwind { input, list, slot } => {
+            Box::new(FlatMap::new(open(input, arg), Unwind { list, slot: *slot, pending: None }))
+        }
         P::Project { input, items } => {
             Box::new(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
                 let mut values = Vec::with_capacity(items.len());
@@ -305,24 +323,35 @@ impl RowExpander for Apply<'_> {
 struct Unwind<'p> {
     list: &'p crate::expr::CExpr,
     slot: usize,
+    /// The list being unwound for the current row and how far it got: a long list leaves in batches.
+    pending: Option<(std::sync::Arc<Vec<Value>>, usize)>,
 }
 
 impl RowExpander for Unwind<'_> {
     fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        match self.list.eval(row, ctx)? {
-            Value::Null => {}
-            Value::List(items) => {
-                for item in items.iter() {
+        let (items, start) = match self.pending.take() {
+            Some(p) => p,
+            None => match self.list.eval(row, ctx)? {
+                Value::Null => return Ok(false),
+                Value::List(items) => (items, 0),
+                other => {
                     let mut r = row.clone();
-                    r[self.slot] = item.clone();
+                    r[self.slot] = other;
                     out.push(r);
+                    return Ok(false);
                 }
-            }
-            other => {
-                let mut r = row.clone();
-                r[self.slot] = other;
-                out.push(r);
-            }
+            },
+        };
+        let room = BATCH.saturating_sub(out.len()).max(1);
+        let end = items.len().min(start + room);
+        for item in &items[start..end] {
+            let mut r = row.clone();
+            r[self.slot] = item.clone();
+            out.push(r);
+        }
+        if end < items.len() {
+            self.pending = Some((items, end));
+            return Ok(true);
         }
         Ok(false)
     }

@@ -1,0 +1,72 @@
+//! `plexus serve`: the database as a Bolt and HTTP/JSON server (settings from flags, a TOML file, or both).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use plexus_server::ServerConfig;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Data directory [default: plexus-data].
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Bolt listen address; port 0 picks a free port [default: 127.0.0.1:7687].
+    #[arg(long)]
+    bolt: Option<String>,
+    /// HTTP listen address; port 0 picks a free port [default: 127.0.0.1:7474].
+    #[arg(long)]
+    http: Option<String>,
+    /// Initial password of user 'neo4j' (first start only; generated and printed once if absent).
+    #[arg(long, env = "PLEXUS_PASSWORD", hide_env_values = true)]
+    password: Option<String>,
+    /// Accept clients without authentication (only when every listener is on loopback).
+    #[arg(long)]
+    no_auth: bool,
+    /// When commits reach the disk: sync (default), batch or off.
+    #[arg(long)]
+    durability: Option<String>,
+    /// A TOML file with any of these settings plus thread counts, limits and TLS; flags override it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Per-query time limit in milliseconds (0: none) [default: 60000].
+    #[arg(long)]
+    query_timeout_ms: Option<u64>,
+    /// TLS certificate chain (PEM) for both listeners; needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+}
+
+pub fn run(args: ServeArgs) -> Result<(), String> {
+    let mut config = match &args.config {
+        Some(path) => ServerConfig::from_file(path)?,
+        None => ServerConfig::default(),
+    };
+    if let Some(d) = args.data {
+        config.data = d;
+    }
+    if let Some(b) = args.bolt {
+        config.bolt = b;
+    }
+    if let Some(h) = args.http {
+        config.http = h;
+    }
+    if args.password.is_some() {
+        config.password = args.password;
+    }
+    if args.no_auth {
+        config.auth = false;
+    }
+    if let Some(d) = args.durability {
+        config.durability = d;
+    }
+    if let Some(t) = args.query_timeout_ms {
+        config.query_timeout_ms = t;
+    }
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls = Some(plexus_server::config::TlsConfig { cert, key });
+    }
+    plexus_server::run(config)
+}

@@ -1,0 +1,220 @@
+//! Users, roles and password checks. Users live in `users.json` in the data directory, each with an argon2id
+//! password hash (PHC string) and a role; the file is rewritten atomically and readable only by its owner.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use parking_lot::RwLock;
+use serde::{Deserialize, Serialize};
+
+/// The user created on first start, named as in Neo4j so that tools' defaults work.
+pub const INITIAL_USER: &str = "neo4j";
+
+const USERS_FILE: &str = "users.json";
+
+/// What a user may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Runs read-only queries.
+    Reader,
+    /// Reads and changes data.
+    Writer,
+    /// Everything, including schema changes (indexes, constraints).
+    Admin,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s.to_ascii_lowercase().as_str() {
+            "reader" => Some(Role::Reader),
+            "writer" => Some(Role::Writer),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct StoredUser {
+    role: Role,
+    /// argon2id PHC string.
+    password_hash: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("the client is unauthorized due to authentication failure")]
+    BadCredentials,
+    #[error("unsupported authentication scheme '{0}': use 'basic' with a user name and password")]
+    UnsupportedScheme(String),
+    #[error("cannot read or write the user file {path}: {message}")]
+    Io { path: String, message: String },
+    #[error("user '{0}' already exists")]
+    UserExists(String),
+    #[error("user '{0}' does not exist")]
+    NoSuchUser(String),
+    #[error("a password must not be empty")]
+    EmptyPassword,
+}
+
+/// The users of one server. With authentication off every client is an admin.
+pub struct Auth {
+    enabled: bool,
+    file: Option<PathBuf>,
+    users: RwLock<BTreeMap<String, StoredUser>>,
+}
+
+impl Auth {
+    /// No authentication: every client is an admin.
+    pub fn disabled() -> Auth {
+        Auth { enabled: false, file: None, users: RwLock::default() }
+    }
+
+    /// Loads the users of `dir`, creating the initial admin user `neo4j` on first start with `initial_password`,
+    /// or a generated password that is returned so the caller prints it once.
+    pub fn open(dir: &Path, initial_password: Option<&str>) -> Result<(Auth, Option<String>), AuthError> {
+        let file = dir.join(USERS_FILE);
+        let io = |e: std::io::Error| AuthError::Io { path: file.display().to_string(), message: e.to_string() };
+        let mut generated = None;
+        let users: BTreeMap<String, StoredUser> = match fs::read(&file) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| AuthError::Io { path: file.display().to_string(), message: e.to_string() })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(io(e)),
+        };
+        let auth = Auth { enabled: true, file: Some(file.clone()), users: RwLock::new(users) };
+        if auth.users.read().is_empty() {
+            let password = match initial_password {
+                Some(p) => p.to_string(),
+                None => {
+                    let p = generate_password();
+                    generated = Some(p.clone());
+                    p
+                }
+            };
+            auth.add_user(INITIAL_USER, &password, Role::Admin)?;
+        }
+        Ok((auth, generated))
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Checks credentials; returns the user's role.
+    pub fn authenticate(&self, scheme: &str, user: &str, password: &str) -> Result<Role, AuthError> {
+        if !self.enabled {
+            return Ok(Role::Admin);
+        }
+        if scheme != "basic" {
+            return Err(AuthError::UnsupportedScheme(scheme.to_string()));
+        }
+        let stored = self.users.read().get(user).cloned().ok_or(AuthError::BadCredentials)?;
+        let hash = PasswordHash::new(&stored.password_hash).map_err(|_| AuthError::BadCredentials)?;
+        Argon2::default().verify_password(password.as_bytes(), &hash).map_err(|_| AuthError::BadCredentials)?;
+        Ok(stored.role)
+    }
+
+    pub fn add_user(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
+        let mut users = self.users.write();
+        if users.contains_key(name) {
+            return Err(AuthError::UserExists(name.to_string()));
+        }
+        users.insert(name.to_string(), StoredUser { role, password_hash: hash_password(password)? });
+        self.save(&users)
+    }
+
+    pub fn set_password(&self, name: &str, password: &str) -> Result<(), AuthError> {
+        let mut users = self.users.write();
+        let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+        user.password_hash = hash_password(password)?;
+        self.save(&users)
+    }
+
+    pub fn remove_user(&self, name: &str) -> Result<(), AuthError> {
+        let mut users = self.users.write();
+        users.remove(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+        self.save(&users)
+    }
+
+    /// User names and roles.
+    pub fn users(&self) -> Vec<(String, Role)> {
+        self.users.read().iter().map(|(n, u)| (n.clone(), u.role)).collect()
+    }
+
+    fn save(&self, users: &BTreeMap<String, StoredUser>) -> Result<(), AuthError> {
+        let Some(file) = &self.file else { return Ok(()) };
+        let io = |e: std::io::Error| AuthError::Io { path: file.display().to_string(), message: e.to_string() };
+        let tmp = file.with_extension("json.tmp");
+        let text = serde_json::to_vec_pretty(users).expect("users serialise");
+        {
+            use std::io::Write;
+            let mut options = fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut f = options.open(&tmp).map_err(io)?;
+            f.write_all(&text).map_err(io)?;
+            f.sync_all().map_err(io)?;
+        }
+        fs::rename(&tmp, file).map_err(io)
+    }
+}
+
+fn hash_password(password: &str) -> Result<String, AuthError> {
+    if password.is_empty() {
+        return Err(AuthError::EmptyPassword);
+    }
+    let mut salt = [0u8; 16];
+    rand::Rng::fill(&mut rand::rngs::OsRng, &mut salt);
+    let salt = SaltString::encode_b64(&salt).expect("16 bytes is a valid salt");
+    Ok(Argon2::default().hash_password(password.as_bytes(), &salt).expect("argon2 hashes any password").to_string())
+}
+
+/// A random password of 20 letters and digits.
+fn generate_password() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut rng = rand::rngs::OsRng;
+    (0..20).map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_start_creates_the_initial_admin_and_checks_passwords() {
+        let dir = tempfile::tempdir().unwrap();
+        let (auth, generated) = Auth::open(dir.path(), Some("s3cret")).unwrap();
+        assert!(generated.is_none());
+        assert_eq!(auth.authenticate("basic", "neo4j", "s3cret").unwrap(), Role::Admin);
+        assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
+        assert!(matches!(auth.authenticate("basic", "nobody", "s3cret"), Err(AuthError::BadCredentials)));
+        assert!(matches!(auth.authenticate("kerberos", "neo4j", "s3cret"), Err(AuthError::UnsupportedScheme(_))));
+        auth.add_user("ann", "pw", Role::Reader).unwrap();
+        drop(auth);
+
+        // Reopening keeps the users and ignores a new initial password.
+        let (auth, _) = Auth::open(dir.path(), Some("other")).unwrap();
+        assert_eq!(auth.authenticate("basic", "ann", "pw").unwrap(), Role::Reader);
+        assert!(auth.authenticate("basic", "neo4j", "other").is_err());
+        let text = fs::read_to_string(dir.path().join(USERS_FILE)).unwrap();
+        assert!(!text.contains("s3cret"), "passwords are stored only as hashes");
+    }
+
+    #[test]
+    fn a_generated_password_is_returned_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (auth, generated) = Auth::open(dir.path(), None).unwrap();
+        let password = generated.unwrap();
+        assert_eq!(password.len(), 20);
+        assert!(auth.authenticate("basic", INITIAL_USER, &password).is_ok());
+        let (_, again) = Auth::open(dir.path(), None).unwrap();
+        assert!(again.is_none());
+    }
+}

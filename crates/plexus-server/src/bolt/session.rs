@@ -1,0 +1,580 @@
+//! The Bolt server state machine for one connection: it takes decoded request messages and writes response
+//! messages, running queries through the [`Service`]. It does no I/O of its own, so it is tested and fuzzed
+//! without sockets; [`super::connection`] feeds it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use plexus::cypher::{Interrupt, ResultValue};
+use plexus::{Params, QueryStats};
+
+use super::values::{self, Shape};
+use crate::auth::Role;
+use crate::packstream::{map, Encoder, Ps};
+use crate::service::{AccessMode, Outcome, ServerError, Service, Transaction, DATABASE_NAME};
+
+/// Protocol versions we speak, best first.
+pub const VERSIONS: [(u8, u8); 6] = [(5, 4), (5, 3), (5, 2), (5, 1), (5, 0), (4, 4)];
+
+mod msg {
+    pub const HELLO: u8 = 0x01;
+    pub const GOODBYE: u8 = 0x02;
+    pub const RESET: u8 = 0x0F;
+    pub const RUN: u8 = 0x10;
+    pub const BEGIN: u8 = 0x11;
+    pub const COMMIT: u8 = 0x12;
+    pub const ROLLBACK: u8 = 0x13;
+    pub const DISCARD: u8 = 0x2F;
+    pub const PULL: u8 = 0x3F;
+    pub const TELEMETRY: u8 = 0x54;
+    pub const ROUTE: u8 = 0x66;
+    pub const LOGON: u8 = 0x6A;
+    pub const LOGOFF: u8 = 0x6B;
+    pub const SUCCESS: u8 = 0x70;
+    pub const RECORD: u8 = 0x71;
+    pub const IGNORED: u8 = 0x7E;
+    pub const FAILURE: u8 = 0x7F;
+}
+
+/// The protocol states of the Bolt specification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Handshake done, waiting for HELLO.
+    Connected,
+    /// HELLO done (5.1+), waiting for LOGON.
+    Authentication,
+    Ready,
+    /// An auto-commit result is open.
+    Streaming,
+    TxReady,
+    /// A result inside an explicit transaction is open.
+    TxStreaming,
+    /// A request failed: everything but RESET and GOODBYE is ignored.
+    Failed,
+    /// The connection must close.
+    Defunct,
+}
+
+/// What the connection should do after a batch of messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Close,
+}
+
+/// An open result: rows not yet pulled and the summary sent after the last one.
+struct Stream {
+    qid: i64,
+    columns: Vec<String>,
+    rows: std::vec::IntoIter<Vec<ResultValue>>,
+    stats: QueryStats,
+    plan: Option<String>,
+    profile: bool,
+    bookmark: Option<String>,
+    query_type: &'static str,
+    started: Instant,
+}
+
+struct OpenTransaction {
+    tx: Transaction,
+    deadline: Option<Instant>,
+}
+
+/// One Bolt connection's protocol state.
+pub struct Session {
+    service: Arc<Service>,
+    version: (u8, u8),
+    shape: Shape,
+    state: State,
+    role: Option<Role>,
+    tx: Option<OpenTransaction>,
+    streams: Vec<Stream>,
+    next_qid: i64,
+    /// The address the client used to reach us (from HELLO's routing context), for routing tables.
+    routing_address: Option<String>,
+    local_address: String,
+    connection_id: String,
+    /// The query running now, so the connection can cancel it when the client goes away.
+    running: Arc<Mutex<Option<Arc<Interrupt>>>>,
+    scratch: Encoder,
+}
+
+impl Session {
+    pub fn new(service: Arc<Service>, version: (u8, u8), local_address: String, connection_id: u64) -> Session {
+        let bolt5 = version.0 >= 5;
+        Session {
+            service,
+            version,
+            shape: Shape { element_ids: bolt5, utc_datetimes: bolt5 },
+            state: State::Connected,
+            role: None,
+            tx: None,
+            streams: Vec::new(),
+            next_qid: 0,
+            routing_address: None,
+            local_address,
+            connection_id: format!("bolt-{connection_id}"),
+            running: Arc::default(),
+            scratch: Encoder::new(),
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Shared slot holding the running query's interrupt.
+    pub fn running(&self) -> Arc<Mutex<Option<Arc<Interrupt>>>> {
+        self.running.clone()
+    }
+
+    /// Handles one request message, appending chunked responses to `out`.
+    pub fn handle(&mut self, message: Ps, out: &mut Vec<u8>) -> Control {
+        let (tag, fields) = match message {
+            Ps::Struct(tag, fields) => (tag, fields),
+            _ => {
+                self.fail(out, ServerError::request("a Bolt message must be a structure"));
+                self.state = State::Defunct;
+                return Control::Close;
+            }
+        };
+        if tag == msg::GOODBYE {
+            return Control::Close;
+        }
+        if self.state == State::Failed && tag != msg::RESET {
+            self.respond(out, msg::IGNORED, None);
+            return Control::Continue;
+        }
+        let result = match tag {
+            msg::HELLO => self.hello(&fields, out),
+            msg::LOGON => self.logon(&fields, out),
+            msg::LOGOFF => self.logoff(out),
+            msg::RESET => {
+                self.reset();
+                self.state = if self.role.is_some() { State::Ready } else { self.unauthenticated_state() };
+                self.success(out, map([]));
+                Ok(())
+            }
+            msg::RUN => self.run(&fields, out),
+            msg::PULL => self.pull(&fields, out, false),
+            msg::DISCARD => self.pull(&fields, out, true),
+            msg::BEGIN => self.begin(&fields, out),
+            msg::COMMIT => self.commit(out),
+            msg::ROLLBACK => self.rollback(out),
+            msg::ROUTE => self.route(&fields, out),
+            msg::TELEMETRY if self.version >= (5, 4) => self.authenticated().map(|_| self.success(out, map([]))),
+            other => Err(ServerError::request(format!("unknown Bolt message 0x{other:02X}"))),
+        };
+        if let Err(e) = result {
+            let defunct = e.code == "Neo.ClientError.Security.Unauthorized";
+            self.fail(out, e);
+            if defunct || matches!(self.state, State::Connected | State::Authentication | State::Defunct) {
+                self.state = State::Defunct;
+            } else {
+                self.state = State::Failed;
+            }
+        }
+        if self.state == State::Defunct {
+            Control::Close
+        } else {
+            Control::Continue
+        }
+    }
+
+    fn unauthenticated_state(&self) -> State {
+        if self.version >= (5, 1) {
+            State::Authentication
+        } else {
+            State::Connected
+        }
+    }
+
+    fn authenticated(&self) -> Result<Role, ServerError> {
+        match (self.role, self.state) {
+            (Some(role), State::Ready | State::Streaming | State::TxReady | State::TxStreaming) => Ok(role),
+            _ => Err(ServerError::request(format!("the message is not allowed in state {:?}", self.state))),
+        }
+    }
+
+    fn hello(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
+        if self.state != State::Connected {
+            return Err(ServerError::request("HELLO was already sent"));
+        }
+        let extra = fields.first().ok_or_else(|| ServerError::request("HELLO needs a metadata map"))?;
+        if let Some(routing) = extra.get("routing") {
+            self.routing_address = routing.get("address").and_then(Ps::as_str).map(str::to_owned);
+        }
+        let mut metadata = vec![
+            ("server".to_string(), Ps::String(self.service.agent.clone())),
+            ("connection_id".to_string(), Ps::String(self.connection_id.clone())),
+            ("hints".to_string(), map([])),
+        ];
+        if self.version < (5, 0) {
+            let patches = extra.get("patch_bolt");
+            if let Some(Ps::List(p)) = patches {
+                if p.iter().any(|x| x.as_str() == Some("utc")) {
+                    self.shape.utc_datetimes = true;
+                    metadata.push(("patch_bolt".into(), Ps::List(vec![Ps::String("utc".into())])));
+                }
+            }
+        }
+        if self.version >= (5, 1) {
+            self.state = State::Authentication;
+        } else {
+            self.role = Some(self.authenticate(extra)?);
+            self.state = State::Ready;
+        }
+        self.success(out, Ps::Map(metadata));
+        Ok(())
+    }
+
+    fn logon(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
+        if self.version < (5, 1) || self.state != State::Authentication {
+            return Err(ServerError::request(format!("LOGON is not allowed in state {:?}", self.state)));
+        }
+        let auth = fields.first().ok_or_else(|| ServerError::request("LOGON needs an auth map"))?;
+        self.role = Some(self.authenticate(auth)?);
+        self.state = State::Ready;
+        self.success(out, map([]));
+        Ok(())
+    }
+
+    fn logoff(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
+        if self.version < (5, 1) || self.state != State::Ready {
+            return Err(ServerError::request(format!("LOGOFF is not allowed in state {:?}", self.state)));
+        }
+        self.role = None;
+        self.state = State::Authentication;
+        self.success(out, map([]));
+        Ok(())
+    }
+
+    fn authenticate(&self, auth: &Ps) -> Result<Role, ServerError> {
+        let scheme = auth.get("scheme").and_then(Ps::as_str).unwrap_or("none");
+        let principal = auth.get("principal").and_then(Ps::as_str).unwrap_or("");
+        let credentials = auth.get("credentials").and_then(Ps::as_str).unwrap_or("");
+        self.service.auth.authenticate(scheme, principal, credentials).map_err(|e| {
+            self.service.metrics.auth_failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match e {
+                crate::auth::AuthError::UnsupportedScheme(_) => {
+                    ServerError::new("Neo.ClientError.Security.Unauthorized", e.to_string())
+                }
+                _ => ServerError::unauthorized(),
+            }
+        })
+    }
+
+    fn run(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
+        let role = self.authenticated()?;
+        let query =
+            fields.first().and_then(Ps::as_str).ok_or_else(|| ServerError::request("RUN needs a query string"))?;
+        let params = self.params(fields.get(1))?;
+        let extra = fields.get(2).cloned().unwrap_or(Ps::Null);
+        let started = Instant::now();
+        let outcome = match self.state {
+            State::Ready => {
+                self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
+                let mode = access_mode(&extra);
+                let interrupt = self.service.interrupt(tx_timeout(&extra), None);
+                *self.running.lock() = Some(interrupt.clone());
+                let r = self.service.run_auto_commit(role, mode, query, &params, &interrupt);
+                *self.running.lock() = None;
+                r?
+            }
+            State::TxReady | State::TxStreaming => {
+                let open = self.tx.as_mut().expect("a transaction is open in this state");
+                let interrupt = self.service.interrupt(None, open.deadline);
+                *self.running.lock() = Some(interrupt.clone());
+                let r = self.service.run_in_transaction(&mut open.tx, role, query, &params, &interrupt);
+                *self.running.lock() = None;
+                r?
+            }
+            State::Streaming => {
+                return Err(ServerError::request("RUN while a result is open: PULL or DISCARD it first"));
+            }
+            _ => unreachable!("authenticated() admits only the states above"),
+        };
+        let in_tx = self.state != State::Ready;
+        let qid = if in_tx {
+            self.next_qid += 1;
+            self.next_qid
+        } else {
+            -1
+        };
+        let Outcome { result, bookmark, query_type } = outcome;
+        let t_first = started.elapsed().as_millis() as i64;
+        let mut metadata = vec![
+            ("fields".to_string(), Ps::List(result.columns.iter().map(|c| Ps::String(c.clone())).collect())),
+            ("t_first".to_string(), Ps::Int(t_first)),
+        ];
+        if in_tx {
+            metadata.push(("qid".to_string(), Ps::Int(qid)));
+        }
+        let profile = result.plan.is_some() && query.trim_start().to_ascii_uppercase().starts_with("PROFILE");
+        self.streams.push(Stream {
+            qid,
+            columns: result.columns,
+            rows: result.rows.into_iter(),
+            stats: result.stats,
+            plan: result.plan,
+            profile,
+            bookmark,
+            query_type,
+            started,
+        });
+        self.state = if in_tx { State::TxStreaming } else { State::Streaming };
+        self.success(out, Ps::Map(metadata));
+        Ok(())
+    }
+
+    fn params(&self, p: Option<&Ps>) -> Result<Params, ServerError> {
+        let mut params = Params::new();
+        match p {
+            None | Some(Ps::Null) => {}
+            Some(Ps::Map(entries)) => {
+                for (k, v) in entries {
+                    let value = values::decode_param(v, self.shape).map_err(|e| {
+                        ServerError::new("Neo.ClientError.Request.Invalid", format!("parameter ${k}: {e}"))
+                    })?;
+                    params.insert(k.clone(), value);
+                }
+            }
+            Some(_) => return Err(ServerError::request("RUN parameters must be a map")),
+        }
+        Ok(params)
+    }
+
+    fn pull(&mut self, fields: &[Ps], out: &mut Vec<u8>, discard: bool) -> Result<(), ServerError> {
+        if !matches!(self.state, State::Streaming | State::TxStreaming) {
+            return Err(ServerError::request(format!("no result to pull in state {:?}", self.state)));
+        }
+        let extra = fields.first().cloned().unwrap_or(Ps::Null);
+        let n = extra.get("n").and_then(Ps::as_int).unwrap_or(-1);
+        if n == 0 || n < -1 {
+            return Err(ServerError::request("PULL/DISCARD needs n > 0 or n = -1 (all)"));
+        }
+        let qid = extra.get("qid").and_then(Ps::as_int).unwrap_or(-1);
+        let index =
+            if qid == -1 { self.streams.len().checked_sub(1) } else { self.streams.iter().position(|s| s.qid == qid) }
+                .ok_or_else(|| ServerError::request(format!("no open result with qid {qid}")))?;
+        let shape = self.shape;
+        let stream = &mut self.streams[index];
+        let mut sent = 0i64;
+        let mut record = Encoder::new();
+        while n == -1 || sent < n {
+            let Some(row) = stream.rows.next() else { break };
+            if !discard {
+                record.buf.clear();
+                record.struct_header(1, msg::RECORD);
+                record.list_header(row.len());
+                for v in &row {
+                    values::encode(&mut record, v, shape);
+                }
+                chunk(&record.buf, out);
+            }
+            sent += 1;
+        }
+        if discard {
+            // DISCARD n drops n rows (or all).
+            if n == -1 {
+                stream.rows.by_ref().for_each(drop);
+            }
+        }
+        if stream.rows.len() > 0 {
+            self.success(out, map([("has_more", Ps::Bool(true))]));
+            return Ok(());
+        }
+        let stream = self.streams.remove(index);
+        let summary = self.summary(stream);
+        self.success(out, summary);
+        self.state = match self.state {
+            State::Streaming => State::Ready,
+            _ if self.streams.is_empty() => State::TxReady,
+            s => s,
+        };
+        Ok(())
+    }
+
+    fn summary(&self, stream: Stream) -> Ps {
+        let mut m = vec![
+            ("type".to_string(), Ps::String(stream.query_type.to_string())),
+            ("t_last".to_string(), Ps::Int(stream.started.elapsed().as_millis() as i64)),
+            ("db".to_string(), Ps::String(DATABASE_NAME.to_string())),
+        ];
+        if let Some(b) = stream.bookmark {
+            m.push(("bookmark".to_string(), Ps::String(b)));
+        }
+        if stream.stats.contains_updates() {
+            m.push(("stats".to_string(), stats(&stream.stats)));
+        }
+        if let Some(plan) = stream.plan {
+            let key = if stream.profile { "profile" } else { "plan" };
+            m.push((key.to_string(), plan_map(&plan, &stream.columns, stream.profile)));
+        }
+        Ps::Map(m)
+    }
+
+    fn begin(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
+        self.authenticated()?;
+        if self.state != State::Ready {
+            return Err(ServerError::request(format!("BEGIN is not allowed in state {:?}", self.state)));
+        }
+        let extra = fields.first().cloned().unwrap_or(Ps::Null);
+        self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
+        let deadline = tx_timeout(&extra).map(|t| Instant::now() + t);
+        self.tx = Some(OpenTransaction { tx: self.service.begin(access_mode(&extra)), deadline });
+        self.next_qid = 0;
+        self.state = State::TxReady;
+        self.success(out, map([]));
+        Ok(())
+    }
+
+    fn commit(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
+        if !matches!(self.state, State::TxReady | State::TxStreaming) {
+            return Err(ServerError::request(format!("COMMIT is not allowed in state {:?}", self.state)));
+        }
+        self.streams.clear();
+        let open = self.tx.take().expect("a transaction is open in this state");
+        if open.deadline.is_some_and(|d| Instant::now() > d) {
+            self.service.rollback(open.tx);
+            self.state = State::Ready;
+            return Err(ServerError::new(
+                "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+                "the transaction ran past its time limit and was rolled back",
+            ));
+        }
+        self.state = State::Ready;
+        let bookmark = self.service.commit(open.tx)?;
+        self.success(out, map([("bookmark", Ps::String(bookmark))]));
+        Ok(())
+    }
+
+    fn rollback(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
+        if !matches!(self.state, State::TxReady | State::TxStreaming) {
+            return Err(ServerError::request(format!("ROLLBACK is not allowed in state {:?}", self.state)));
+        }
+        self.reset();
+        self.state = State::Ready;
+        self.success(out, map([]));
+        Ok(())
+    }
+
+    /// A routing table naming this server for every role, so `neo4j://` URIs work against a single server.
+    fn route(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
+        self.authenticated()?;
+        if self.state != State::Ready {
+            return Err(ServerError::request(format!("ROUTE is not allowed in state {:?}", self.state)));
+        }
+        let db = match fields.get(2) {
+            Some(Ps::String(s)) => Some(s.as_str()),
+            Some(extra) => extra.get("db").and_then(Ps::as_str),
+            None => None,
+        };
+        self.service.check_database(db)?;
+        let address = self.routing_address.clone().unwrap_or_else(|| self.local_address.clone());
+        let servers: Vec<Ps> = ["WRITE", "READ", "ROUTE"]
+            .into_iter()
+            .map(|role| {
+                map([("addresses", Ps::List(vec![Ps::String(address.clone())])), ("role", Ps::String(role.into()))])
+            })
+            .collect();
+        let rt = map([("ttl", Ps::Int(300)), ("db", Ps::String(DATABASE_NAME.into())), ("servers", Ps::List(servers))]);
+        self.success(out, map([("rt", rt)]));
+        Ok(())
+    }
+
+    /// Drops the open transaction and results.
+    fn reset(&mut self) {
+        self.streams.clear();
+        if let Some(open) = self.tx.take() {
+            self.service.rollback(open.tx);
+        }
+    }
+
+    fn success(&mut self, out: &mut Vec<u8>, metadata: Ps) {
+        self.respond(out, msg::SUCCESS, Some(metadata));
+    }
+
+    fn fail(&mut self, out: &mut Vec<u8>, e: ServerError) {
+        self.respond(
+            out,
+            msg::FAILURE,
+            Some(map([("code", Ps::String(e.code.to_string())), ("message", Ps::String(e.message))])),
+        );
+    }
+
+    fn respond(&mut self, out: &mut Vec<u8>, tag: u8, field: Option<Ps>) {
+        self.scratch.buf.clear();
+        self.scratch.struct_header(field.is_some() as usize, tag);
+        if let Some(f) = &field {
+            self.scratch.value(f);
+        }
+        chunk(&self.scratch.buf, out);
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.reset();
+    }
+}
+
+/// Frames one message as chunks of at most 65,535 bytes followed by the zero-size end marker.
+pub fn chunk(message: &[u8], out: &mut Vec<u8>) {
+    for piece in message.chunks(u16::MAX as usize) {
+        out.extend_from_slice(&(piece.len() as u16).to_be_bytes());
+        out.extend_from_slice(piece);
+    }
+    out.extend_from_slice(&[0, 0]);
+}
+
+fn access_mode(extra: &Ps) -> AccessMode {
+    match extra.get("mode").and_then(Ps::as_str) {
+        Some("r") => AccessMode::Read,
+        _ => AccessMode::Write,
+    }
+}
+
+fn tx_timeout(extra: &Ps) -> Option<Duration> {
+    extra.get("tx_timeout").and_then(Ps::as_int).filter(|ms| *ms > 0).map(|ms| Duration::from_millis(ms as u64))
+}
+
+fn stats(s: &QueryStats) -> Ps {
+    let counts: BTreeMap<&str, u64> = [
+        ("nodes-created", s.nodes_created),
+        ("nodes-deleted", s.nodes_deleted),
+        ("relationships-created", s.relationships_created),
+        ("relationships-deleted", s.relationships_deleted),
+        ("properties-set", s.properties_set),
+        ("labels-added", s.labels_added),
+        ("labels-removed", s.labels_removed),
+        ("indexes-added", s.indexes_added),
+        ("indexes-removed", s.indexes_removed),
+        ("constraints-added", s.constraints_added),
+        ("constraints-removed", s.constraints_removed),
+    ]
+    .into_iter()
+    .filter(|(_, v)| *v > 0)
+    .collect();
+    let mut entries: Vec<(String, Ps)> = counts.into_iter().map(|(k, v)| (k.to_string(), Ps::Int(v as i64))).collect();
+    entries.push(("contains-updates".into(), Ps::Bool(true)));
+    Ps::Map(entries)
+}
+
+/// The plan as drivers expect it: an operator tree. Ours is rendered text, so it is one operator carrying it.
+fn plan_map(plan: &str, columns: &[String], profile: bool) -> Ps {
+    let mut entries = vec![
+        ("operatorType".to_string(), Ps::String("Plan@plexus".into())),
+        ("identifiers".to_string(), Ps::List(columns.iter().map(|c| Ps::String(c.clone())).collect())),
+        ("args".to_string(), map([("string-representation", Ps::String(plan.to_string()))])),
+        ("children".to_string(), Ps::List(vec![])),
+    ];
+    if profile {
+        entries.push(("dbHits".into(), Ps::Int(0)));
+        let rows = plan.lines().rev().find_map(|l| l.strip_prefix("rows: ")?.split(',').next()?.parse::<i64>().ok());
+        entries.push(("rows".into(), Ps::Int(rows.unwrap_or(0))));
+    }
+    Ps::Map(entries)
+}

@@ -1,0 +1,180 @@
+//! Server settings: defaults, a TOML file, and command-line overrides (applied by the caller on top).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::bolt::ConnectionLimits;
+use crate::service::Limits;
+
+/// Everything `plexus serve` can be told. Field names are the TOML keys.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Data directory.
+    pub data: PathBuf,
+    /// Bolt listen address; empty to disable.
+    pub bolt: String,
+    /// HTTP listen address; empty to disable.
+    pub http: String,
+    /// Whether clients must authenticate.
+    pub auth: bool,
+    /// The initial password of user `neo4j`, used only when the data directory has no users yet.
+    pub password: Option<String>,
+    /// `sync`, `batch` or `off`.
+    pub durability: String,
+    /// Threads running the network event loop.
+    pub worker_threads: Option<usize>,
+    /// Threads running queries.
+    pub query_threads: usize,
+    pub max_connections: usize,
+    /// Per-query time limit in milliseconds (0: none).
+    pub query_timeout_ms: u64,
+    /// Largest result a query may build, in bytes (0: no limit).
+    pub max_result_bytes: usize,
+    /// Idle connections are closed after this many seconds.
+    pub idle_timeout_secs: u64,
+    /// Largest Bolt message or HTTP body accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// Checkpoint when the server stops.
+    pub checkpoint_on_shutdown: bool,
+    pub tls: Option<TlsConfig>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            data: PathBuf::from("plexus-data"),
+            bolt: "127.0.0.1:7687".into(),
+            http: "127.0.0.1:7474".into(),
+            auth: true,
+            password: None,
+            durability: "sync".into(),
+            worker_threads: None,
+            query_threads: 64,
+            max_connections: 4096,
+            query_timeout_ms: 60_000,
+            max_result_bytes: 1 << 30,
+            idle_timeout_secs: 30 * 60,
+            max_request_bytes: 64 << 20,
+            checkpoint_on_shutdown: true,
+            tls: None,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Reads a TOML file; unknown keys are errors so a typo does not pass silently.
+    pub fn from_file(path: &Path) -> Result<ServerConfig, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn durability(&self) -> Result<plexus::Durability, String> {
+        match self.durability.as_str() {
+            "sync" => Ok(plexus::Durability::Sync),
+            "batch" => Ok(plexus::Durability::Batch),
+            "off" => Ok(plexus::Durability::Off),
+            other => Err(format!("unknown durability '{other}': use sync, batch or off")),
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            query_timeout: (self.query_timeout_ms > 0).then(|| Duration::from_millis(self.query_timeout_ms)),
+            max_result_bytes: (self.max_result_bytes > 0).then_some(self.max_result_bytes),
+        }
+    }
+
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        ConnectionLimits {
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
+            max_message_bytes: self.max_request_bytes,
+            ..ConnectionLimits::default()
+        }
+    }
+
+    /// The listen addresses, parsed (`None` for a disabled listener).
+    pub fn addresses(&self) -> Result<(Option<SocketAddr>, Option<SocketAddr>), String> {
+        let parse = |what: &str, s: &str| -> Result<Option<SocketAddr>, String> {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            let s = s.replace("localhost", "127.0.0.1");
+            s.parse()
+                .map(Some)
+                .map_err(|_| format!("bad {what} address '{s}': expected HOST:PORT, e.g. 127.0.0.1:7687"))
+        };
+        Ok((parse("Bolt", &self.bolt)?, parse("HTTP", &self.http)?))
+    }
+
+    /// Refuses settings that would expose an open server: without authentication every listener must be on
+    /// loopback.
+    pub fn validate(&self) -> Result<(), String> {
+        let (bolt, http) = self.addresses()?;
+        if bolt.is_none() && http.is_none() {
+            return Err("both listeners are disabled: give --bolt or --http an address".into());
+        }
+        if !self.auth {
+            for addr in [bolt, http].into_iter().flatten() {
+                if !addr.ip().is_loopback() {
+                    return Err(format!(
+                        "--no-auth is only allowed when every listener is on loopback, but {addr} is not; \
+                         keep authentication on or listen on 127.0.0.1"
+                    ));
+                }
+            }
+        }
+        self.durability()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_listen_on_loopback_with_auth() {
+        let c = ServerConfig::default();
+        assert!(c.auth);
+        let (bolt, http) = c.addresses().unwrap();
+        assert_eq!(bolt.unwrap().to_string(), "127.0.0.1:7687");
+        assert_eq!(http.unwrap().to_string(), "127.0.0.1:7474");
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn no_auth_is_refused_off_loopback() {
+        let c = ServerConfig { auth: false, bolt: "0.0.0.0:7687".into(), ..ServerConfig::default() };
+        assert!(c.validate().unwrap_err().contains("loopback"));
+        let c = ServerConfig { auth: false, ..ServerConfig::default() };
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn toml_files_are_read_strictly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plexus.toml");
+        std::fs::write(
+            &path,
+            "bolt = \"127.0.0.1:0\"\nquery_timeout_ms = 5\n[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n",
+        )
+        .unwrap();
+        let c = ServerConfig::from_file(&path).unwrap();
+        assert_eq!(c.bolt, "127.0.0.1:0");
+        assert_eq!(c.limits().query_timeout, Some(Duration::from_millis(5)));
+        assert!(c.tls.is_some());
+        std::fs::write(&path, "bolt_port = 1\n").unwrap();
+        assert!(ServerConfig::from_file(&path).unwrap_err().contains("bolt_port"));
+    }
+}

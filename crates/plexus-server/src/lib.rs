@@ -1,0 +1,166 @@
+//! The Plexus server: the database behind Bolt (so the official Neo4j drivers connect unchanged) and HTTP/JSON
+//! listeners, with authentication, limits, metrics and graceful shutdown.
+//!
+//! Layers: [`config`] (settings) → [`Server`] (listeners and lifecycle) → protocol front ends ([`bolt`]) →
+//! [`service`] (queries, transactions, access control, error codes) → the embedded [`plexus::Database`].
+//! [`packstream`] is Bolt's value encoding; [`auth`] holds users; [`metrics`] counts everything.
+
+pub mod auth;
+pub mod bolt;
+pub mod config;
+pub mod metrics;
+pub mod packstream;
+pub mod service;
+pub mod tls;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use config::ServerConfig;
+pub use service::Service;
+
+/// A running server.
+pub struct Server {
+    pub bolt_addr: Option<SocketAddr>,
+    pub http_addr: Option<SocketAddr>,
+    /// The password generated for user `neo4j` on first start, to print once.
+    pub generated_password: Option<String>,
+    pub service: Arc<Service>,
+    shutdown: watch::Sender<bool>,
+    listeners: Vec<JoinHandle<()>>,
+    checkpoint_on_shutdown: bool,
+}
+
+impl Server {
+    /// Opens the database and starts the listeners (port 0 picks a free port; see `bolt_addr`/`http_addr`).
+    pub async fn start(config: &ServerConfig) -> Result<Server, String> {
+        config.validate()?;
+        let options = plexus::Options { durability: config.durability()?, ..plexus::Options::default() };
+        let data = config.data.clone();
+        let db = tokio::task::spawn_blocking(move || plexus::Database::open_with(&data, options))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("cannot open the database in {}: {e}", config.data.display()))?;
+        let (auth, generated_password) = if config.auth {
+            let (a, g) = auth::Auth::open(&config.data, config.password.as_deref()).map_err(|e| e.to_string())?;
+            (a, g)
+        } else {
+            (auth::Auth::disabled(), None)
+        };
+        let service = Arc::new(Service::new(db, auth, config.limits()));
+        Self::start_with(service, config, generated_password).await
+    }
+
+    /// Starts the listeners in front of an existing service (tests, embedding).
+    pub async fn start_with(
+        service: Arc<Service>,
+        config: &ServerConfig,
+        generated_password: Option<String>,
+    ) -> Result<Server, String> {
+        let (bolt, _http) = config.addresses()?;
+        let tls = match &config.tls {
+            Some(t) => Some(tls::acceptor(&t.cert, &t.key)?),
+            None => None,
+        };
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let mut listeners = Vec::new();
+        let mut bolt_addr = None;
+        if let Some(addr) = bolt {
+            let listener =
+                TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for Bolt on {addr}: {e}"))?;
+            bolt_addr = listener.local_addr().ok();
+            listeners.push(tokio::spawn(bolt::listen(
+                listener,
+                service.clone(),
+                config.connection_limits(),
+                config.max_connections,
+                tls.clone(),
+                shutdown_rx.clone(),
+            )));
+        }
+        let http_addr = None;
+        Ok(Server {
+            bolt_addr,
+            http_addr,
+            generated_password,
+            service,
+            shutdown,
+            listeners,
+            checkpoint_on_shutdown: config.checkpoint_on_shutdown,
+        })
+    }
+
+    /// Stops accepting, lets in-flight requests finish for up to `grace` (then cancels them), closes the
+    /// connections, and checkpoints the database.
+    pub async fn shutdown(self, grace: Duration) -> Result<(), String> {
+        let _ = self.shutdown.send(true);
+        let service = self.service.clone();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            service.cancel_all();
+        });
+        for l in self.listeners {
+            let _ = l.await;
+        }
+        canceller.abort();
+        if self.checkpoint_on_shutdown && self.service.db.path().is_some() {
+            let service = self.service.clone();
+            tokio::task::spawn_blocking(move || service.db.checkpoint())
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("checkpoint at shutdown failed: {e}"))?;
+            self.service.metrics.checkpoints.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+/// Runs a server until SIGTERM or Ctrl-C, printing where it listens. The entry point of `plexus serve`.
+pub fn run(config: ServerConfig) -> Result<(), String> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all().max_blocking_threads(config.query_threads.max(1));
+    if let Some(n) = config.worker_threads {
+        builder.worker_threads(n.max(1));
+    }
+    let runtime = builder.build().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let server = Server::start(&config).await?;
+        if let Some(a) = server.bolt_addr {
+            println!("Bolt listening on bolt://{a}");
+        }
+        if let Some(a) = server.http_addr {
+            println!("HTTP listening on http://{a}");
+        }
+        if let Some(p) = &server.generated_password {
+            println!("Generated the initial password for user '{}': {p}", auth::INITIAL_USER);
+            println!("It is shown only this once; it is stored hashed in {}.", config.data.display());
+        }
+        println!("Data in {}. Stop with Ctrl-C or SIGTERM.", config.data.display());
+        wait_for_signal().await;
+        println!("Shutting down: finishing in-flight requests, then a checkpoint.");
+        server.shutdown(Duration::from_secs(10)).await?;
+        println!("Stopped.");
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,416 @@
+//! The query service both protocols share: running statements in auto-commit or explicit transactions with access
+//! control, time limits and cancellation, Neo4j status codes for errors, bookmarks, and the registry of running
+//! queries that shutdown cancels. Everything here is blocking; the protocol layers call it from blocking threads.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use plexus::cypher::{Access, ErrorKind, Interrupt};
+use plexus::{CypherError, Database, Params, QueryResult, ReadTxn, WriteTxn};
+
+use crate::auth::{Auth, Role};
+use crate::metrics::Metrics;
+
+/// The name clients use for the one database a server holds (Neo4j's default, so drivers' defaults work).
+pub const DATABASE_NAME: &str = "neo4j";
+
+/// Resource limits applied to every query.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Longest a query may run unless the client asks for less.
+    pub query_timeout: Option<Duration>,
+    /// Largest result (estimated in-memory bytes) a query may build.
+    pub max_result_bytes: Option<usize>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { query_timeout: Some(Duration::from_secs(60)), max_result_bytes: Some(1 << 30) }
+    }
+}
+
+/// An error as clients see it: a Neo4j status code and a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ServerError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> ServerError {
+        ServerError { code, message: message.into() }
+    }
+
+    pub fn unauthorized() -> ServerError {
+        ServerError::new(
+            "Neo.ClientError.Security.Unauthorized",
+            "The client is unauthorized due to authentication failure.",
+        )
+    }
+
+    pub fn forbidden(what: &str, role: Role) -> ServerError {
+        ServerError::new("Neo.ClientError.Security.Forbidden", format!("{what} is not allowed for the {role:?} role"))
+    }
+
+    pub fn request(message: impl Into<String>) -> ServerError {
+        ServerError::new("Neo.ClientError.Request.Invalid", message)
+    }
+
+    /// Whether a driver should retry the transaction.
+    pub fn is_transient(&self) -> bool {
+        self.code.starts_with("Neo.TransientError.")
+    }
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl From<CypherError> for ServerError {
+    fn from(e: CypherError) -> ServerError {
+        let code = match e.kind {
+            ErrorKind::SyntaxError | ErrorKind::SemanticError => "Neo.ClientError.Statement.SyntaxError",
+            ErrorKind::ParameterMissing => "Neo.ClientError.Statement.ParameterMissing",
+            ErrorKind::TypeError => "Neo.ClientError.Statement.TypeError",
+            ErrorKind::ArgumentError | ErrorKind::PropertyNotFound => "Neo.ClientError.Statement.ArgumentError",
+            ErrorKind::ArithmeticError => "Neo.ClientError.Statement.ArithmeticError",
+            ErrorKind::EntityNotFound => "Neo.ClientError.Statement.EntityNotFound",
+            ErrorKind::ConstraintVerificationFailed | ErrorKind::ConstraintValidationFailed => {
+                "Neo.ClientError.Schema.ConstraintValidationFailed"
+            }
+            ErrorKind::ProcedureError => "Neo.ClientError.Procedure.ProcedureCallFailed",
+            // Another transaction committed a conflicting change first: running again sees it and may succeed.
+            ErrorKind::Conflict => "Neo.TransientError.Transaction.Outdated",
+            ErrorKind::Storage => "Neo.DatabaseError.General.UnknownError",
+            ErrorKind::Timeout => "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+            ErrorKind::Terminated => "Neo.ClientError.Transaction.Terminated",
+            ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
+        };
+        ServerError { code, message: e.to_string() }
+    }
+}
+
+impl From<plexus::Error> for ServerError {
+    fn from(e: plexus::Error) -> ServerError {
+        ServerError::from(CypherError::from(e))
+    }
+}
+
+/// Whether a transaction or auto-commit statement may write, as the client declared it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AccessMode {
+    Read,
+    #[default]
+    Write,
+}
+
+/// An open explicit transaction: a snapshot for read transactions, a write transaction otherwise.
+pub enum Transaction {
+    Read(ReadTxn),
+    Write(Box<WriteTxn>),
+}
+
+/// A finished statement, plus the bookmark of the state it saw or made (auto-commit only).
+pub struct Outcome {
+    pub result: QueryResult,
+    pub bookmark: Option<String>,
+    /// "r", "w", "rw" or "s" (schema), as Bolt reports the query type.
+    pub query_type: &'static str,
+}
+
+/// Everything a protocol handler needs to serve queries.
+pub struct Service {
+    pub db: Database,
+    pub auth: Auth,
+    pub metrics: Metrics,
+    pub limits: Limits,
+    /// Sent to clients as the server agent. Drivers check that it starts with `Neo4j/`.
+    pub agent: String,
+    running: Mutex<HashMap<u64, Arc<Interrupt>>>,
+    next_query: AtomicU64,
+}
+
+/// Removes a query from the running registry when it ends, however it ends.
+struct RunningGuard<'a> {
+    service: &'a Service,
+    id: u64,
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.service.running.lock().remove(&self.id);
+    }
+}
+
+impl Service {
+    pub fn new(db: Database, auth: Auth, limits: Limits) -> Service {
+        Service {
+            db,
+            auth,
+            metrics: Metrics::new(),
+            limits,
+            agent: format!("Neo4j/5.26.0 (Plexus {})", env!("CARGO_PKG_VERSION")),
+            running: Mutex::default(),
+            next_query: AtomicU64::new(1),
+        }
+    }
+
+    /// A fresh interrupt for one query: the server's limits, tightened by the client's `timeout` if it asked for
+    /// one. Registered so [`Service::cancel_all`] reaches it.
+    pub fn interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Arc<Interrupt> {
+        let limit = match (self.limits.query_timeout, timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let deadline = match (limit.map(|d| Instant::now() + d), tx_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Arc::new(Interrupt::new(deadline, self.limits.max_result_bytes))
+    }
+
+    /// Cancels every running query (shutdown).
+    pub fn cancel_all(&self) {
+        for interrupt in self.running.lock().values() {
+            interrupt.cancel();
+        }
+    }
+
+    fn register(&self, interrupt: &Arc<Interrupt>) -> RunningGuard<'_> {
+        let id = self.next_query.fetch_add(1, Ordering::Relaxed);
+        self.running.lock().insert(id, interrupt.clone());
+        RunningGuard { service: self, id }
+    }
+
+    /// Checks that `role` may run `query` in a transaction of `mode`; returns what the query does.
+    fn authorize(&self, query: &str, role: Role, mode: AccessMode) -> Result<Access, ServerError> {
+        let access = self.db.engine().access(query)?;
+        match access {
+            Access::Read => {}
+            Access::Write if role < Role::Writer => return Err(ServerError::forbidden("Writing", role)),
+            Access::Schema if role < Role::Admin => return Err(ServerError::forbidden("Changing the schema", role)),
+            _ if mode == AccessMode::Read => {
+                return Err(ServerError::new(
+                    "Neo.ClientError.Statement.AccessMode",
+                    "Writing in read access mode is not allowed",
+                ))
+            }
+            _ => {}
+        }
+        Ok(access)
+    }
+
+    /// Runs one statement in its own transaction, committed before this returns.
+    pub fn run_auto_commit(
+        &self,
+        role: Role,
+        mode: AccessMode,
+        query: &str,
+        params: &Params,
+        interrupt: &Arc<Interrupt>,
+    ) -> Result<Outcome, ServerError> {
+        let started = Instant::now();
+        let _guard = self.register(interrupt);
+        let outcome = (|| {
+            let access = self.authorize(query, role, mode)?;
+            let engine = self.db.engine();
+            if access == Access::Read {
+                let snapshot = self.db.read();
+                let result = engine.execute_read_with(&snapshot, query, params, Some(interrupt))?;
+                let bookmark = Some(bookmark(snapshot.version()));
+                return Ok(Outcome { result, bookmark, query_type: "r" });
+            }
+            let mut tx = self.db.write();
+            let result = engine.execute_in_with(&mut tx, query, params, Some(interrupt))?;
+            interrupt.check()?;
+            let version = tx.commit()?;
+            self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
+            let query_type = if access == Access::Schema { "s" } else { query_type(&result) };
+            Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })
+        })();
+        self.metrics.record_query(started.elapsed(), outcome.is_ok());
+        outcome
+    }
+
+    /// Opens an explicit transaction.
+    pub fn begin(&self, mode: AccessMode) -> Transaction {
+        match mode {
+            AccessMode::Read => Transaction::Read(self.db.read()),
+            AccessMode::Write => Transaction::Write(Box::new(self.db.write())),
+        }
+    }
+
+    /// Runs one statement inside an explicit transaction. A failing statement leaves the transaction's earlier
+    /// work in place (the protocol layer decides whether the transaction survives).
+    pub fn run_in_transaction(
+        &self,
+        tx: &mut Transaction,
+        role: Role,
+        query: &str,
+        params: &Params,
+        interrupt: &Arc<Interrupt>,
+    ) -> Result<Outcome, ServerError> {
+        let started = Instant::now();
+        let _guard = self.register(interrupt);
+        let outcome = (|| {
+            let mode = match tx {
+                Transaction::Read(_) => AccessMode::Read,
+                Transaction::Write(_) => AccessMode::Write,
+            };
+            let access = self.authorize(query, role, mode)?;
+            let engine = self.db.engine();
+            let result = match tx {
+                Transaction::Read(snapshot) => engine.execute_read_with(snapshot, query, params, Some(interrupt))?,
+                Transaction::Write(tx) => engine.execute_in_with(tx, query, params, Some(interrupt))?,
+            };
+            let query_type = match access {
+                Access::Schema => "s",
+                Access::Read => "r",
+                Access::Write => query_type(&result),
+            };
+            Ok(Outcome { result, bookmark: None, query_type })
+        })();
+        self.metrics.record_query(started.elapsed(), outcome.is_ok());
+        outcome
+    }
+
+    /// Commits an explicit transaction; returns its bookmark.
+    pub fn commit(&self, tx: Transaction) -> Result<String, ServerError> {
+        let version = match tx {
+            Transaction::Read(snapshot) => snapshot.version(),
+            Transaction::Write(tx) => {
+                let version = tx.commit()?;
+                self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
+                version
+            }
+        };
+        Ok(bookmark(version))
+    }
+
+    /// Rolls back an explicit transaction.
+    pub fn rollback(&self, tx: Transaction) {
+        drop(tx);
+        self.metrics.transactions_rolled_back.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Checks that a database name a client sent is this server's.
+    pub fn check_database(&self, name: Option<&str>) -> Result<(), ServerError> {
+        match name {
+            None | Some("") | Some(DATABASE_NAME) => Ok(()),
+            Some(other) => Err(ServerError::new(
+                "Neo.ClientError.Database.DatabaseNotFound",
+                format!("Database does not exist. Database name: '{other}'. This server holds one database, '{DATABASE_NAME}'."),
+            )),
+        }
+    }
+}
+
+fn bookmark(version: u64) -> String {
+    format!("plexus:{version}")
+}
+
+/// "w" for a statement that changed something, "rw" for one that read and could have written but did not.
+fn query_type(result: &QueryResult) -> &'static str {
+    if result.stats.contains_updates() {
+        "w"
+    } else {
+        "rw"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service() -> Service {
+        Service::new(Database::in_memory(), Auth::disabled(), Limits::default())
+    }
+
+    #[test]
+    fn roles_and_access_modes_are_enforced() {
+        let s = service();
+        let params = Params::new();
+        let i = s.interrupt(None, None);
+        let err = s.run_auto_commit(Role::Reader, AccessMode::Write, "CREATE ()", &params, &i).err().unwrap();
+        assert_eq!(err.code, "Neo.ClientError.Security.Forbidden");
+        let err = s.run_auto_commit(Role::Writer, AccessMode::Read, "CREATE ()", &params, &i).err().unwrap();
+        assert_eq!(err.code, "Neo.ClientError.Statement.AccessMode");
+        let err = s
+            .run_auto_commit(Role::Writer, AccessMode::Write, "CREATE INDEX FOR (n:L) ON (n.p)", &params, &i)
+            .err()
+            .unwrap();
+        assert_eq!(err.code, "Neo.ClientError.Security.Forbidden");
+        let ok = s.run_auto_commit(Role::Writer, AccessMode::Write, "CREATE (:A)", &params, &i).unwrap();
+        assert_eq!(ok.query_type, "w");
+        assert!(ok.bookmark.is_some());
+        let ok = s.run_auto_commit(Role::Reader, AccessMode::Read, "MATCH (n) RETURN count(n)", &params, &i).unwrap();
+        assert_eq!(ok.result.rows.len(), 1);
+    }
+
+    #[test]
+    fn explicit_transactions_commit_and_roll_back() {
+        let s = service();
+        let params = Params::new();
+        let i = s.interrupt(None, None);
+        let mut tx = s.begin(AccessMode::Write);
+        s.run_in_transaction(&mut tx, Role::Admin, "CREATE (:T)", &params, &i).unwrap();
+        s.rollback(tx);
+        let mut tx = s.begin(AccessMode::Write);
+        s.run_in_transaction(&mut tx, Role::Admin, "CREATE (:T)", &params, &i).unwrap();
+        s.commit(tx).unwrap();
+        assert_eq!(s.db.read().node_count(), 1);
+    }
+
+    #[test]
+    fn errors_carry_neo4j_codes() {
+        let s = service();
+        let i = s.interrupt(None, None);
+        let err = s.run_auto_commit(Role::Admin, AccessMode::Write, "MATCH (n RETURN n", &Params::new(), &i);
+        assert_eq!(err.err().unwrap().code, "Neo.ClientError.Statement.SyntaxError");
+        let err = s.run_auto_commit(Role::Admin, AccessMode::Write, "RETURN $x", &Params::new(), &i);
+        assert_eq!(err.err().unwrap().code, "Neo.ClientError.Statement.ParameterMissing");
+    }
+
+    #[test]
+    fn time_limits_stop_long_queries() {
+        let s = Service::new(
+            Database::in_memory(),
+            Auth::disabled(),
+            Limits { query_timeout: Some(Duration::from_millis(50)), max_result_bytes: None },
+        );
+        let i = s.interrupt(None, None);
+        let started = Instant::now();
+        let err = s
+            .run_auto_commit(
+                Role::Admin,
+                AccessMode::Read,
+                "UNWIND range(1, 5000) AS a UNWIND range(1, 5000) AS b WITH a WHERE a < 0 RETURN count(*)",
+                &Params::new(),
+                &i,
+            )
+            .err()
+            .unwrap();
+        assert_eq!(err.code, "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn result_size_limits_are_enforced() {
+        let s = Service::new(
+            Database::in_memory(),
+            Auth::disabled(),
+            Limits { query_timeout: None, max_result_bytes: Some(10_000) },
+        );
+        let i = s.interrupt(None, None);
+        let err = s
+            .run_auto_commit(Role::Admin, AccessMode::Read, "UNWIND range(1, 10000) AS x RETURN x", &Params::new(), &i)
+            .err()
+            .unwrap();
+        assert_eq!(err.code, "Neo.ClientError.General.TransactionOutOfMemoryError");
+    }
+}
