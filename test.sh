@@ -10,5 +10,7 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The official Neo4j Python drivers (5.x and 6.x) against a real `plexus serve`, over Bolt and HTTP.
+crates/plexus-server/tests/drivers/run.sh
 # LDBC SNB queries on the tiny data set, checked against an independent computation (bench/ldbc/README.md).
 bench/ldbc/run.sh

@@ -11,6 +11,7 @@ mod format;
 mod generate;
 mod import;
 mod likes;
+mod loadgen;
 mod progress;
 mod query;
 mod serve;
@@ -68,6 +69,8 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// Serve the database over Bolt (Neo4j drivers and tools) and HTTP/JSON until SIGTERM or Ctrl-C.
     Serve(serve::ServeArgs),
+    /// Open-loop load at a constant rate against a running server (Bolt or HTTP), with latency percentiles.
+    Loadgen(loadgen::LoadgenArgs),
 }
 
 pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
@@ -119,6 +122,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Query(args) => query::run(args),
         Command::Shell(args) => shell::run(args),
         Command::Serve(args) => serve::run(args).map(|_| ExitCode::SUCCESS),
+        Command::Loadgen(args) => loadgen::run(args).map(|_| ExitCode::SUCCESS),
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod bolt;
 pub mod config;
+pub mod loadgen;
 pub mod metrics;
 pub mod packstream;
 pub mod service;

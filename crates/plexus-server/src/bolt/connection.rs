@@ -99,9 +99,12 @@ pub async fn serve<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut hello = [0u8; 20];
-    match tokio::time::timeout(limits.handshake_timeout, stream.read_exact(&mut hello)).await {
-        Ok(Ok(_)) => {}
-        _ => return,
+    tokio::select! {
+        read = tokio::time::timeout(limits.handshake_timeout, stream.read_exact(&mut hello)) => match read {
+            Ok(Ok(_)) => {}
+            _ => return,
+        },
+        _ = shutdown.changed() => return,
     }
     if hello[..4] != MAGIC {
         return;

@@ -1,0 +1,151 @@
+//! `plexus loadgen`: constant-rate (open-loop) load against a running `plexus serve`, with latency percentiles
+//! per second and overall, and a step mode that finds the highest rate meeting a p99 bound.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use plexus_server::loadgen::{self, LoadConfig, PhaseReport, Scenario, StepConfig, Target};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ScenarioArg {
+    /// 10 nodes with 2 properties per request, parameterised, returning a count.
+    Insert,
+    /// LDBC SNB IS1 point read on an imported or generated SNB graph.
+    Is1,
+    /// The recommendation traversal on the likes graph (`plexus demo`).
+    Recommend,
+}
+
+#[derive(Args, Debug)]
+pub struct LoadgenArgs {
+    /// Bolt address HOST:PORT (default when neither is given: 127.0.0.1:7687).
+    #[arg(long, conflicts_with = "http")]
+    bolt: Option<String>,
+    /// HTTP address HOST:PORT (Query API).
+    #[arg(long)]
+    http: Option<String>,
+    #[arg(long, value_enum, default_value = "insert")]
+    scenario: ScenarioArg,
+    /// Requests per second (the starting rate in step mode).
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// Seconds per phase.
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Concurrent connections.
+    #[arg(long, default_value_t = 32)]
+    connections: usize,
+    #[arg(long, default_value = "neo4j")]
+    user: String,
+    #[arg(long, env = "PLEXUS_PASSWORD", hide_env_values = true, default_value = "")]
+    password: String,
+    /// Step mode: after each phase multiply the rate by this while p99 stays under --p99-bound-ms.
+    #[arg(long)]
+    step_factor: Option<f64>,
+    /// The p99 bound for step mode, in milliseconds.
+    #[arg(long, default_value_t = 10.0)]
+    p99_bound_ms: f64,
+    /// Highest rate step mode tries.
+    #[arg(long, default_value_t = 1e7)]
+    max_rate: f64,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Write the full report (every phase and second) as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Print every second's numbers, not only each phase's summary.
+    #[arg(long)]
+    per_second: bool,
+}
+
+pub fn run(args: LoadgenArgs) -> Result<(), String> {
+    let target = match (&args.bolt, &args.http) {
+        (_, Some(h)) => Target::Http(h.trim_start_matches("http://").to_string()),
+        (Some(b), None) => Target::Bolt(b.trim_start_matches("bolt://").to_string()),
+        (None, None) => Target::Bolt("127.0.0.1:7687".into()),
+    };
+    if !(args.rate.is_finite() && args.rate > 0.0 && args.duration.is_finite() && args.duration > 0.0) {
+        return Err("--rate and --duration must be positive".into());
+    }
+    let config = LoadConfig {
+        target: target.clone(),
+        user: args.user,
+        password: args.password,
+        scenario: match args.scenario {
+            ScenarioArg::Insert => Scenario::Insert,
+            ScenarioArg::Is1 => Scenario::Is1,
+            ScenarioArg::Recommend => Scenario::Recommend,
+        },
+        rate: args.rate,
+        duration: Duration::from_secs_f64(args.duration),
+        connections: args.connections.max(1),
+        step: args.step_factor.map(|factor| StepConfig {
+            factor: factor.max(1.01),
+            max_rate: args.max_rate,
+            p99_bound: Duration::from_secs_f64(args.p99_bound_ms / 1e3),
+        }),
+        seed: args.seed,
+    };
+    println!(
+        "{:?} over {} at {} requests/s for {} s per phase, {} connections",
+        args.scenario,
+        match &target {
+            Target::Bolt(a) => format!("bolt://{a}"),
+            Target::Http(a) => format!("http://{a}"),
+        },
+        args.rate,
+        args.duration,
+        config.connections
+    );
+    println!(
+        "{:>10} {:>10} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "target/s", "achieved/s", "done", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"
+    );
+    let per_second = args.per_second;
+    let reports = loadgen::run(&config, |r: &PhaseReport| {
+        if per_second {
+            for s in &r.seconds {
+                println!(
+                    "  second {:>4}: {:>8} done {:>6} errors  p50 {:.2}  p99 {:.2}  max {:.2} ms",
+                    s.second, s.completed, s.errors, s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.max
+                );
+            }
+        }
+        let l = &r.latency_ms;
+        println!(
+            "{:>10.0} {:>10.0} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}{}",
+            r.target_rate,
+            r.achieved_rate,
+            r.completed,
+            r.errors,
+            l.p50,
+            l.p90,
+            l.p99,
+            l.p999,
+            l.max,
+            r.nodes_per_second.map_or(String::new(), |n| format!("  ({n:.0} nodes/s)"))
+        );
+        if let Some(e) = &r.first_error {
+            println!("           first error: {e}");
+        }
+    })?;
+    if let Some(path) = args.json {
+        let text = serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(step) = &config.step {
+        let best = reports
+            .iter()
+            .filter(|r| {
+                r.latency_ms.p99 <= step.p99_bound.as_secs_f64() * 1e3 && r.achieved_rate >= 0.95 * r.target_rate
+            })
+            .map(|r| r.achieved_rate)
+            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+        match best {
+            Some(b) => println!("highest rate with p99 <= {} ms: {b:.0} requests/s", args.p99_bound_ms),
+            None => println!("no phase met p99 <= {} ms", args.p99_bound_ms),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,296 @@
+//! Minimal asynchronous clients for the load generator: Bolt 5 (RUN + PULL pipelined in one write) and the HTTP
+//! Query API over a keep-alive HTTP/1.1 connection. They do only what the load generator needs, with the least
+//! client-side work, so the server is what gets measured.
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::bolt::session::chunk;
+use crate::packstream::{decode, map, Encoder, Ps};
+
+/// A request that failed, with the server's code when it sent one.
+#[derive(Debug, Clone)]
+pub struct RequestError(pub String);
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn io(e: std::io::Error) -> RequestError {
+    RequestError(format!("i/o: {e}"))
+}
+
+/// One Bolt connection, logged on.
+pub struct BoltClient {
+    stream: TcpStream,
+    inbuf: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl BoltClient {
+    pub async fn connect(addr: &str, user: &str, password: &str) -> Result<BoltClient, RequestError> {
+        let stream = TcpStream::connect(addr).await.map_err(io)?;
+        stream.set_nodelay(true).map_err(io)?;
+        let mut c = BoltClient { stream, inbuf: Vec::new(), out: Vec::new() };
+        c.stream
+            .write_all(&[0x60, 0x60, 0xB0, 0x17, 0, 4, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            .await
+            .map_err(io)?;
+        let mut v = [0u8; 4];
+        c.stream.read_exact(&mut v).await.map_err(io)?;
+        if v[3] != 5 {
+            return Err(RequestError("the server does not speak Bolt 5".into()));
+        }
+        let auth = [
+            ("scheme", Ps::String("basic".into())),
+            ("principal", Ps::String(user.into())),
+            ("credentials", Ps::String(password.into())),
+        ];
+        if v[2] == 0 {
+            let mut hello = vec![("user_agent".to_string(), Ps::String("plexus-loadgen/1".into()))];
+            hello.extend(auth.into_iter().map(|(k, v)| (k.to_string(), v)));
+            c.send(0x01, vec![Ps::Map(hello)]);
+        } else {
+            c.send(0x01, vec![map([("user_agent", Ps::String("plexus-loadgen/1".into()))])]);
+            c.send(0x6A, vec![map(auth)]);
+        }
+        c.flush().await?;
+        for _ in 0..(if v[2] == 0 { 1 } else { 2 }) {
+            match c.receive().await? {
+                Ps::Struct(0x70, _) => {}
+                other => return Err(RequestError(format!("log-on failed: {}", failure_text(&other)))),
+            }
+        }
+        Ok(c)
+    }
+
+    fn send(&mut self, tag: u8, fields: Vec<Ps>) {
+        let mut e = Encoder::new();
+        e.value(&Ps::Struct(tag, fields));
+        chunk(&e.buf, &mut self.out);
+    }
+
+    async fn flush(&mut self) -> Result<(), RequestError> {
+        self.stream.write_all(&self.out).await.map_err(io)?;
+        self.out.clear();
+        Ok(())
+    }
+
+    async fn receive(&mut self) -> Result<Ps, RequestError> {
+        loop {
+            if let Some(m) = crate::bolt::connection::take_message(&mut self.inbuf, usize::MAX).map_err(RequestError)? {
+                return decode(&m).map_err(|e| RequestError(e.to_string()));
+            }
+            let mut buf = [0u8; 16 * 1024];
+            let n = self.stream.read(&mut buf).await.map_err(io)?;
+            if n == 0 {
+                return Err(RequestError("the server closed the connection".into()));
+            }
+            self.inbuf.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// Runs a query and returns the number of records.
+    pub async fn run(&mut self, query: &str, params: Ps) -> Result<usize, RequestError> {
+        self.send(0x10, vec![Ps::String(query.into()), params, map([])]);
+        self.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        self.flush().await?;
+        let run = self.receive().await?;
+        if !matches!(run, Ps::Struct(0x70, _)) {
+            // The PULL is ignored; reset so the connection is usable again.
+            let _ = self.receive().await?;
+            self.send(0x0F, vec![]);
+            self.flush().await?;
+            let _ = self.receive().await?;
+            return Err(RequestError(failure_text(&run)));
+        }
+        let mut records = 0;
+        loop {
+            match self.receive().await? {
+                Ps::Struct(0x71, _) => records += 1,
+                Ps::Struct(0x70, _) => return Ok(records),
+                other => return Err(RequestError(failure_text(&other))),
+            }
+        }
+    }
+
+    /// Runs a query and returns the first column of every record (setup queries).
+    pub async fn column(&mut self, query: &str) -> Result<Vec<Ps>, RequestError> {
+        self.send(0x10, vec![Ps::String(query.into()), map([]), map([])]);
+        self.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        self.flush().await?;
+        let run = self.receive().await?;
+        if !matches!(run, Ps::Struct(0x70, _)) {
+            return Err(RequestError(failure_text(&run)));
+        }
+        let mut values = Vec::new();
+        loop {
+            match self.receive().await? {
+                Ps::Struct(0x71, mut f) => {
+                    if let Some(Ps::List(mut row)) = f.pop() {
+                        if !row.is_empty() {
+                            values.push(row.swap_remove(0));
+                        }
+                    }
+                }
+                Ps::Struct(0x70, _) => return Ok(values),
+                other => return Err(RequestError(failure_text(&other))),
+            }
+        }
+    }
+}
+
+fn failure_text(m: &Ps) -> String {
+    match m {
+        Ps::Struct(0x7F, f) => {
+            let code = f.first().and_then(|m| m.get("code")).and_then(Ps::as_str).unwrap_or("?");
+            let message = f.first().and_then(|m| m.get("message")).and_then(Ps::as_str).unwrap_or("");
+            format!("{code}: {message}")
+        }
+        other => format!("unexpected response {other:?}"),
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection to the Query API.
+pub struct HttpClient {
+    stream: TcpStream,
+    host: String,
+    authorization: String,
+    inbuf: Vec<u8>,
+}
+
+impl HttpClient {
+    /// `addr` is `HOST:PORT`.
+    pub async fn connect(addr: &str, user: &str, password: &str) -> Result<HttpClient, RequestError> {
+        let stream = TcpStream::connect(addr).await.map_err(io)?;
+        stream.set_nodelay(true).map_err(io)?;
+        let authorization = format!("Basic {}", base64(format!("{user}:{password}").as_bytes()));
+        Ok(HttpClient { stream, host: addr.to_string(), authorization, inbuf: Vec::new() })
+    }
+
+    /// Runs a statement; returns the number of rows.
+    pub async fn run(&mut self, statement: &str, parameters: serde_json::Value) -> Result<usize, RequestError> {
+        let v = self.query(statement, parameters).await?;
+        Ok(v.pointer("/data/values").and_then(|r| r.as_array()).map_or(0, |r| r.len()))
+    }
+
+    /// Runs a statement and returns the first column of every row (setup queries).
+    pub async fn column(&mut self, statement: &str) -> Result<Vec<serde_json::Value>, RequestError> {
+        let v = self.query(statement, serde_json::json!({})).await?;
+        let rows = v.pointer("/data/values").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+        Ok(rows.into_iter().filter_map(|r| r.as_array().and_then(|r| r.first().cloned())).collect())
+    }
+
+    async fn query(
+        &mut self,
+        statement: &str,
+        parameters: serde_json::Value,
+    ) -> Result<serde_json::Value, RequestError> {
+        let body = serde_json::json!({ "statement": statement, "parameters": parameters });
+        let response = self.post("/db/neo4j/query/v2", &body.to_string()).await?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&response).map_err(|e| RequestError(format!("bad JSON response: {e}")))?;
+        if let Some(errors) = v.get("errors").and_then(|e| e.as_array()).filter(|e| !e.is_empty()) {
+            return Err(RequestError(errors[0].to_string()));
+        }
+        Ok(v)
+    }
+
+    async fn post(&mut self, path: &str, body: &str) -> Result<Vec<u8>, RequestError> {
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.host,
+            self.authorization,
+            body.len()
+        );
+        self.stream.write_all(request.as_bytes()).await.map_err(io)?;
+        self.read_response().await
+    }
+
+    async fn fill(&mut self) -> Result<(), RequestError> {
+        let mut buf = [0u8; 16 * 1024];
+        let n = self.stream.read(&mut buf).await.map_err(io)?;
+        if n == 0 {
+            return Err(RequestError("the server closed the connection".into()));
+        }
+        self.inbuf.extend_from_slice(&buf[..n]);
+        Ok(())
+    }
+
+    async fn read_response(&mut self) -> Result<Vec<u8>, RequestError> {
+        let header_end = loop {
+            if let Some(i) = self.inbuf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            self.fill().await?;
+        };
+        let head = String::from_utf8_lossy(&self.inbuf[..header_end]).to_ascii_lowercase();
+        let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let length =
+            head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
+        let chunked = head.lines().any(|l| l.starts_with("transfer-encoding:") && l.contains("chunked"));
+        self.inbuf.drain(..header_end);
+        let body = if let Some(n) = length {
+            while self.inbuf.len() < n {
+                self.fill().await?;
+            }
+            self.inbuf.drain(..n).collect()
+        } else if chunked {
+            let mut body = Vec::new();
+            loop {
+                let line_end = loop {
+                    if let Some(i) = self.inbuf.windows(2).position(|w| w == b"\r\n") {
+                        break i;
+                    }
+                    self.fill().await?;
+                };
+                let size = usize::from_str_radix(String::from_utf8_lossy(&self.inbuf[..line_end]).trim(), 16)
+                    .map_err(|_| RequestError("bad chunk size".into()))?;
+                while self.inbuf.len() < line_end + 2 + size + 2 {
+                    self.fill().await?;
+                }
+                body.extend_from_slice(&self.inbuf[line_end + 2..line_end + 2 + size]);
+                self.inbuf.drain(..line_end + 2 + size + 2);
+                if size == 0 {
+                    break body;
+                }
+            }
+        } else {
+            return Err(RequestError("a response without a length".into()));
+        };
+        if status >= 400 {
+            return Err(RequestError(format!("HTTP {status}: {}", String::from_utf8_lossy(&body))));
+        }
+        Ok(body)
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let b = [group[0], *group.get(1).unwrap_or(&0), *group.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(super::base64(b"neo4j:secret"), "bmVvNGo6c2VjcmV0");
+        assert_eq!(super::base64(b"a"), "YQ==");
+        assert_eq!(super::base64(b"ab"), "YWI=");
+    }
+}

@@ -1,0 +1,403 @@
+//! Bolt over real sockets with a minimal client written here: the conversation drivers have, and everything a
+//! hostile or broken client can send (garbage, truncated frames, huge declared sizes, idle and slow
+//! connections). After each abuse the server must still serve a well-behaved client.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use plexus_server::auth::Auth;
+use plexus_server::bolt::session::chunk;
+use plexus_server::packstream::{decode, map, Encoder, Ps};
+use plexus_server::service::Service;
+use plexus_server::{Server, ServerConfig};
+
+struct TestServer {
+    addr: SocketAddr,
+    runtime: tokio::runtime::Runtime,
+    server: Option<Server>,
+}
+
+impl TestServer {
+    fn start(config: ServerConfig, auth: Auth) -> TestServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let service = Arc::new(Service::new(plexus::Database::in_memory(), auth, config.limits()));
+        let server = runtime.block_on(Server::start_with(service, &config, None)).unwrap();
+        TestServer { addr: server.bolt_addr.unwrap(), runtime, server: Some(server) }
+    }
+
+    fn open() -> TestServer {
+        let config =
+            ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), auth: false, ..Default::default() };
+        Self::start(config, Auth::disabled())
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            let _ = self.runtime.block_on(s.shutdown(Duration::from_secs(1)));
+        }
+    }
+}
+
+struct Client {
+    stream: TcpStream,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr, versions: [u8; 16]) -> std::io::Result<(Client, [u8; 4])> {
+        let mut stream = TcpStream::connect(addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.write_all(&[0x60, 0x60, 0xB0, 0x17])?;
+        stream.write_all(&versions)?;
+        let mut chosen = [0u8; 4];
+        stream.read_exact(&mut chosen)?;
+        Ok((Client { stream }, chosen))
+    }
+
+    /// Connects with Bolt 5.4 and logs on.
+    fn ready(addr: SocketAddr) -> Client {
+        let (mut c, v) = Self::connect(addr, [0, 4, 4, 5, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(v, [0, 0, 4, 5]);
+        let hello = c.request(0x01, vec![map([("user_agent", Ps::String("test/1".into()))])]);
+        assert!(matches!(&hello[0], Ps::Struct(0x70, _)), "{hello:?}");
+        let logon = c.request(0x6A, vec![map([("scheme", Ps::String("none".into()))])]);
+        assert!(matches!(&logon[0], Ps::Struct(0x70, _)), "{logon:?}");
+        c
+    }
+
+    fn send(&mut self, tag: u8, fields: Vec<Ps>) {
+        let mut e = Encoder::new();
+        e.value(&Ps::Struct(tag, fields));
+        let mut out = Vec::new();
+        chunk(&e.buf, &mut out);
+        self.stream.write_all(&out).unwrap();
+    }
+
+    fn receive(&mut self) -> std::io::Result<Ps> {
+        let mut message = Vec::new();
+        loop {
+            let mut size = [0u8; 2];
+            self.stream.read_exact(&mut size)?;
+            let size = u16::from_be_bytes(size) as usize;
+            if size == 0 {
+                break;
+            }
+            let start = message.len();
+            message.resize(start + size, 0);
+            self.stream.read_exact(&mut message[start..])?;
+        }
+        Ok(decode(&message).expect("the server sends valid PackStream"))
+    }
+
+    /// Sends one message and reads responses up to and including the summary (SUCCESS/FAILURE/IGNORED).
+    fn request(&mut self, tag: u8, fields: Vec<Ps>) -> Vec<Ps> {
+        self.send(tag, fields);
+        self.responses()
+    }
+
+    fn responses(&mut self) -> Vec<Ps> {
+        let mut out = Vec::new();
+        loop {
+            let m = self.receive().unwrap();
+            let summary = !matches!(m, Ps::Struct(0x71, _));
+            out.push(m);
+            if summary {
+                return out;
+            }
+        }
+    }
+
+    /// RUN + PULL; the records' first fields and the final summary.
+    fn query(&mut self, q: &str) -> (Vec<Ps>, Ps) {
+        let run = self.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
+        assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+        let mut pulled = self.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        let summary = pulled.pop().unwrap();
+        let records = pulled
+            .into_iter()
+            .map(|r| match r {
+                Ps::Struct(0x71, mut f) => match f.remove(0) {
+                    Ps::List(mut values) => values.remove(0),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        (records, summary)
+    }
+
+    fn is_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.stream.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+fn assert_healthy(addr: SocketAddr) {
+    let mut c = Client::ready(addr);
+    let (records, _) = c.query("RETURN 41 + 1 AS x");
+    assert_eq!(records, vec![Ps::Int(42)]);
+}
+
+#[test]
+fn pull_in_batches_and_pipelining() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    c.send(0x10, vec![Ps::String("UNWIND range(1, 10) AS x RETURN x".into()), map([]), map([])]);
+    c.send(0x3F, vec![map([("n", Ps::Int(4))])]);
+    c.send(0x3F, vec![map([("n", Ps::Int(4))])]);
+    c.send(0x3F, vec![map([("n", Ps::Int(4))])]);
+    let run = c.responses();
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)));
+    let first = c.responses();
+    assert_eq!(first.len(), 5);
+    assert_eq!(first[4], Ps::Struct(0x70, vec![map([("has_more", Ps::Bool(true))])]));
+    assert_eq!(c.responses().len(), 5);
+    let last = c.responses();
+    assert_eq!(last.len(), 3, "two records and the summary");
+    match &last[2] {
+        Ps::Struct(0x70, f) => assert!(f[0].get("bookmark").is_some()),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn failures_ignore_until_reset() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let r = c.request(0x10, vec![Ps::String("RETURN (".into()), map([]), map([])]);
+    match &r[0] {
+        Ps::Struct(0x7F, f) => {
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Statement.SyntaxError"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.request(0x3F, vec![map([("n", Ps::Int(-1))])]), vec![Ps::Struct(0x7E, vec![])]);
+    assert!(matches!(&c.request(0x0F, vec![])[0], Ps::Struct(0x70, _)));
+    assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+}
+
+#[test]
+fn authentication_is_required_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
+    let s = TestServer::start(config, auth);
+    let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    // Nothing runs before LOGON.
+    let r = c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), map([])]);
+    assert!(matches!(&r[0], Ps::Struct(0x7F, _)));
+    assert!(c.is_closed());
+
+    let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    let creds = |p: &str| {
+        map([
+            ("scheme", Ps::String("basic".into())),
+            ("principal", Ps::String("neo4j".into())),
+            ("credentials", Ps::String(p.into())),
+        ])
+    };
+    let r = c.request(0x6A, vec![creds("wrong")]);
+    match &r[0] {
+        Ps::Struct(0x7F, f) => {
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Security.Unauthorized"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(c.is_closed());
+
+    let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    assert!(matches!(&c.request(0x6A, vec![creds("pw")])[0], Ps::Struct(0x70, _)));
+    assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+}
+
+#[test]
+fn unsupported_versions_and_bad_magic_are_refused() {
+    let s = TestServer::open();
+    let (mut c, chosen) = Client::connect(s.addr, [0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    assert_eq!(chosen, [0, 0, 0, 0]);
+    assert!(c.is_closed());
+    let mut raw = TcpStream::connect(s.addr).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    raw.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut buf = [0u8; 16];
+    assert!(matches!(raw.read(&mut buf), Ok(0) | Err(_)));
+    assert_healthy(s.addr);
+}
+
+#[test]
+fn garbage_truncated_and_oversized_messages_do_not_hurt_the_server() {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        max_request_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    // Garbage after the handshake: not PackStream.
+    let mut c = Client::ready(s.addr);
+    c.stream.write_all(&[0, 3, 0xC7, 0xC7, 0xC7, 0, 0]).unwrap();
+    assert!(c.is_closed());
+    // A structure that is not a message, and a message with a string marker declaring 4 GB.
+    let mut c = Client::ready(s.addr);
+    c.stream.write_all(&[0, 5, 0xD2, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0]).unwrap();
+    assert!(c.is_closed());
+    // Chunks declaring more than the limit in total: refused before the bytes arrive.
+    let mut c = Client::ready(s.addr);
+    for _ in 0..20 {
+        let _ = c.stream.write_all(&[0xFF, 0xFF]);
+        let _ = c.stream.write_all(&[0u8; 65535]);
+    }
+    assert!(c.is_closed());
+    // A truncated frame followed by a hang-up.
+    let mut c = Client::ready(s.addr);
+    c.stream.write_all(&[0, 100, 0xB1, 0x10]).unwrap();
+    drop(c);
+    // Unknown message tags fail but leave the connection usable after RESET.
+    let mut c = Client::ready(s.addr);
+    let r = c.request(0x55, vec![]);
+    assert!(matches!(&r[0], Ps::Struct(0x7F, _)));
+    c.request(0x0F, vec![]);
+    assert_eq!(c.query("RETURN 2 AS two").0, vec![Ps::Int(2)]);
+    // Random bytes from the start.
+    for seed in 0..20u64 {
+        let mut raw = TcpStream::connect(s.addr).unwrap();
+        let bytes: Vec<u8> = (0..200).map(|i| ((seed * 7919 + i * 104729) % 251) as u8).collect();
+        let _ = raw.write_all(&bytes);
+    }
+    assert_healthy(s.addr);
+}
+
+#[test]
+fn a_thousand_idle_connections_and_slow_clients_leave_room_for_others() {
+    let s = TestServer::open();
+    let idle: Vec<TcpStream> = (0..1000).map(|_| TcpStream::connect(s.addr).unwrap()).collect();
+    // A slow client dribbling a request one byte at a time.
+    let mut slow = Client::ready(s.addr);
+    let mut e = Encoder::new();
+    e.value(&Ps::Struct(0x10, vec![Ps::String("RETURN 'slow' AS s".into()), map([]), map([])]));
+    let mut framed = Vec::new();
+    chunk(&e.buf, &mut framed);
+    let started = Instant::now();
+    for b in &framed {
+        slow.stream.write_all(&[*b]).unwrap();
+        // Others are served meanwhile.
+        if started.elapsed() < Duration::from_millis(200) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    assert!(matches!(&slow.responses()[0], Ps::Struct(0x70, _)));
+    assert_healthy(s.addr);
+    drop(idle);
+    assert_healthy(s.addr);
+}
+
+#[test]
+fn idle_connections_time_out() {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        idle_timeout_secs: 1,
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    let mut c = Client::ready(s.addr);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(c.is_closed());
+}
+
+#[test]
+fn connection_limit_refuses_extra_clients() {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        max_connections: 2,
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    let a = Client::ready(s.addr);
+    let b = Client::ready(s.addr);
+    assert!(Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    drop((a, b));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_healthy(s.addr);
+}
+
+#[test]
+fn a_client_that_hangs_up_cancels_its_query() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    c.send(
+        0x10,
+        vec![
+            Ps::String(
+                "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b WITH a WHERE a < 0 RETURN count(*)".into(),
+            ),
+            map([]),
+            map([]),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    drop(c);
+    // The cancelled query stops and frees its thread; the server keeps serving.
+    let started = Instant::now();
+    let service = s.server.as_ref().unwrap().service.clone();
+    while service.metrics.queries_failed.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "the query was not cancelled");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_healthy(s.addr);
+}
+
+#[test]
+fn explicit_transactions_and_routing_over_the_wire() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(&c.request(0x11, vec![map([])])[0], Ps::Struct(0x70, _)));
+    let run = c.request(0x10, vec![Ps::String("CREATE (n:W) RETURN n".into()), map([]), map([])]);
+    match &run[0] {
+        Ps::Struct(0x70, f) => assert_eq!(f[0].get("qid"), Some(&Ps::Int(1))),
+        other => panic!("{other:?}"),
+    }
+    c.request(0x3F, vec![map([("n", Ps::Int(-1)), ("qid", Ps::Int(1))])]);
+    let commit = c.request(0x12, vec![]);
+    match &commit[0] {
+        Ps::Struct(0x70, f) => assert!(f[0].get("bookmark").is_some()),
+        other => panic!("{other:?}"),
+    }
+    let (records, _) = c.query("MATCH (n:W) RETURN count(n) AS c");
+    assert_eq!(records, vec![Ps::Int(1)]);
+    let route =
+        c.request(0x66, vec![map([("address", Ps::String("db.example:7687".into()))]), Ps::List(vec![]), map([])]);
+    match &route[0] {
+        Ps::Struct(0x70, f) => {
+            let rt = f[0].get("rt").unwrap();
+            assert_eq!(rt.get("ttl"), Some(&Ps::Int(300)));
+            assert!(matches!(rt.get("servers"), Some(Ps::List(s)) if s.len() == 3));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bolt_4_4_speaks_without_element_ids() {
+    let s = TestServer::open();
+    let (mut c, v) = Client::connect(s.addr, [0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    assert_eq!(v, [0, 0, 4, 4]);
+    let hello =
+        c.request(0x01, vec![map([("user_agent", Ps::String("t".into())), ("scheme", Ps::String("none".into()))])]);
+    assert!(matches!(&hello[0], Ps::Struct(0x70, _)));
+    let (records, _) = c.query("CREATE (n:Old {v: 1}) RETURN n");
+    match &records[0] {
+        Ps::Struct(0x4E, f) => assert_eq!(f.len(), 3),
+        other => panic!("{other:?}"),
+    }
+}
