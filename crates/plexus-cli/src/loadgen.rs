@@ -33,6 +33,9 @@ pub struct LoadgenArgs {
     /// Seconds per phase.
     #[arg(long, default_value_t = 10.0)]
     duration: f64,
+    /// Seconds of load before each phase's measurement starts (not counted).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
     /// Concurrent connections.
     #[arg(long, default_value_t = 32)]
     connections: usize,
@@ -79,6 +82,7 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
         },
         rate: args.rate,
         duration: Duration::from_secs_f64(args.duration),
+        warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
         connections: args.connections.max(1),
         step: args.step_factor.map(|factor| StepConfig {
             factor: factor.max(1.01),

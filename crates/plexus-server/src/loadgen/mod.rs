@@ -57,6 +57,8 @@ pub struct LoadConfig {
     /// Requests per second.
     pub rate: f64,
     pub duration: Duration,
+    /// Load at the target rate before measuring, so thread pools and caches are warm.
+    pub warmup: Duration,
     pub connections: usize,
     /// Step mode: multiply the rate by `step_factor` after each phase while p99 stays within `p99_bound` and the
     /// achieved rate keeps up, up to `max_rate`.
@@ -258,7 +260,8 @@ pub fn run(cfg: &LoadConfig, mut progress: impl FnMut(&PhaseReport)) -> Result<V
 }
 
 async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64>) -> Result<PhaseReport, String> {
-    let total = (rate * cfg.duration.as_secs_f64()).round().max(1.0) as u64;
+    let warmup = (rate * cfg.warmup.as_secs_f64()).round() as u64;
+    let total = warmup + (rate * cfg.duration.as_secs_f64()).round().max(1.0) as u64;
     let base = offset.fetch_add(total, Ordering::Relaxed);
     let mut conns = Vec::with_capacity(cfg.connections);
     for _ in 0..cfg.connections.max(1) {
@@ -268,6 +271,7 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
     let start = Instant::now() + Duration::from_millis(50);
     let interval = 1.0 / rate;
     let results = Arc::new(Mutex::new(Vec::new()));
+    let measured_from = start + Duration::from_secs_f64(warmup as f64 * interval);
     let mut tasks = Vec::new();
     for (w, mut conn) in conns.into_iter().enumerate() {
         let next = next.clone();
@@ -275,6 +279,7 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
         let results = results.clone();
         let scenario = cfg.scenario;
         let mut rng = cfg.seed ^ (w as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let warmup = warmup;
         tasks.push(tokio::spawn(async move {
             let mut worker = Worker { overall: histogram(), per_second: Vec::new(), errors: 0, first_error: None };
             loop {
@@ -285,9 +290,12 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
                 let due = start + Duration::from_secs_f64(i as f64 * interval);
                 tokio::time::sleep_until(due.into()).await;
                 let outcome = conn.request(scenario, base + i, &ids, &mut rng).await;
+                if i < warmup {
+                    continue;
+                }
                 let latency = Instant::now().saturating_duration_since(due);
                 let micros = (latency.as_micros() as u64).clamp(1, 3_600_000_000);
-                let second = (i as f64 * interval) as u64;
+                let second = ((i - warmup) as f64 * interval) as u64;
                 if worker.per_second.last().is_none_or(|(s, _, _)| *s != second) {
                     worker.per_second.push((second, 0, histogram()));
                 }
@@ -310,7 +318,7 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
     for t in tasks {
         t.await.map_err(|e| e.to_string())?;
     }
-    let elapsed = start.elapsed().as_secs_f64();
+    let elapsed = measured_from.elapsed().as_secs_f64();
     let workers = std::mem::take(&mut *results.lock());
     let mut overall = histogram();
     let mut errors = 0;
