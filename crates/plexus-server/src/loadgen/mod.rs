@@ -279,7 +279,6 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
         let results = results.clone();
         let scenario = cfg.scenario;
         let mut rng = cfg.seed ^ (w as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
-        let warmup = warmup;
         tasks.push(tokio::spawn(async move {
             let mut worker = Worker { overall: histogram(), per_second: Vec::new(), errors: 0, first_error: None };
             loop {
