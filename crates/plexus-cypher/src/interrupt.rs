@@ -2,23 +2,51 @@
 //! deadline, and a bound on the memory its result may take. Operators check it once per batch, so a query stops
 //! within one batch of work.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 
 /// Limits and a cancel switch shared between a running query and whoever may stop it.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Interrupt {
     cancelled: AtomicBool,
     deadline: Option<Instant>,
     /// Bytes the materialised result may take (an estimate of the values' in-memory size).
     pub max_result_bytes: Option<usize>,
+    probe: Option<Probe>,
+}
+
+/// A question asked now and then while the query runs ("is the client still there?"); `true` stops the query.
+struct Probe {
+    ask: Box<dyn Fn() -> bool + Send + Sync>,
+    every: Duration,
+    created: Instant,
+    /// Nanoseconds after `created` of the last time it was asked.
+    last: AtomicU64,
+}
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupt")
+            .field("cancelled", &self.is_cancelled())
+            .field("deadline", &self.deadline)
+            .field("max_result_bytes", &self.max_result_bytes)
+            .field("probe", &self.probe.is_some())
+            .finish()
+    }
 }
 
 impl Interrupt {
     pub fn new(deadline: Option<Instant>, max_result_bytes: Option<usize>) -> Interrupt {
-        Interrupt { cancelled: AtomicBool::new(false), deadline, max_result_bytes }
+        Interrupt { cancelled: AtomicBool::new(false), deadline, max_result_bytes, probe: None }
+    }
+
+    /// Also stops the query when `ask` returns true; it is asked at most once per `every`, so it may be a
+    /// system call.
+    pub fn with_probe(mut self, every: Duration, ask: impl Fn() -> bool + Send + Sync + 'static) -> Interrupt {
+        self.probe = Some(Probe { ask: Box::new(ask), every, created: Instant::now(), last: AtomicU64::new(0) });
+        self
     }
 
     /// Asks the query to stop at its next check.
@@ -39,6 +67,17 @@ impl Interrupt {
                 "Terminated",
                 "the query was cancelled",
             ));
+        }
+        if let Some(p) = &self.probe {
+            let now = p.created.elapsed().as_nanos() as u64;
+            let last = p.last.load(Ordering::Relaxed);
+            if now.saturating_sub(last) >= p.every.as_nanos() as u64 {
+                p.last.store(now, Ordering::Relaxed);
+                if (p.ask)() {
+                    self.cancel();
+                    return self.check();
+                }
+            }
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(CypherError::new(

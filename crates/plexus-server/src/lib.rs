@@ -18,7 +18,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -34,6 +33,7 @@ pub struct Server {
     pub service: Arc<Service>,
     shutdown: watch::Sender<bool>,
     listeners: Vec<JoinHandle<()>>,
+    bolt: Option<bolt::BoltListener>,
     checkpoint_on_shutdown: bool,
 }
 
@@ -69,21 +69,24 @@ impl Server {
             None => None,
         };
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let mut listeners = Vec::new();
-        let mut bolt_addr = None;
+        // Listeners on the async runtime (HTTP) register here; Bolt runs on threads of its own.
+        let listeners: Vec<JoinHandle<()>> = Vec::new();
+        let _ = &shutdown_rx;
+        let mut bolt_listener = None;
         if let Some(addr) = bolt {
             let listener =
-                TcpListener::bind(addr).await.map_err(|e| format!("cannot listen for Bolt on {addr}: {e}"))?;
-            bolt_addr = listener.local_addr().ok();
-            listeners.push(tokio::spawn(bolt::listen(
+                std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen for Bolt on {addr}: {e}"))?;
+            let started = bolt::BoltListener::start(
                 listener,
                 service.clone(),
                 config.connection_limits(),
                 config.max_connections,
                 tls.clone(),
-                shutdown_rx.clone(),
-            )));
+            )
+            .map_err(|e| format!("cannot start the Bolt listener: {e}"))?;
+            bolt_listener = Some(started);
         }
+        let bolt_addr = bolt_listener.as_ref().map(|b| b.local_addr());
         let http_addr = None;
         Ok(Server {
             bolt_addr,
@@ -92,6 +95,7 @@ impl Server {
             service,
             shutdown,
             listeners,
+            bolt: bolt_listener,
             checkpoint_on_shutdown: config.checkpoint_on_shutdown,
         })
     }
@@ -107,6 +111,9 @@ impl Server {
         });
         for l in self.listeners {
             let _ = l.await;
+        }
+        if let Some(b) = self.bolt {
+            let _ = tokio::task::spawn_blocking(move || b.stop(grace + Duration::from_secs(1))).await;
         }
         canceller.abort();
         if self.checkpoint_on_shutdown && self.service.db.path().is_some() {

@@ -163,6 +163,20 @@ impl Service {
     /// A fresh interrupt for one query: the server's limits, tightened by the client's `timeout` if it asked for
     /// one. Registered so [`Service::cancel_all`] reaches it.
     pub fn interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Arc<Interrupt> {
+        Arc::new(self.limits_interrupt(timeout, tx_deadline))
+    }
+
+    /// [`Service::interrupt`] that also asks `client_gone` every 50 ms whether the client went away.
+    pub fn interrupt_probing(
+        &self,
+        timeout: Option<Duration>,
+        tx_deadline: Option<Instant>,
+        client_gone: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Arc<Interrupt> {
+        Arc::new(self.limits_interrupt(timeout, tx_deadline).with_probe(Duration::from_millis(50), client_gone))
+    }
+
+    fn limits_interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Interrupt {
         let limit = match (self.limits.query_timeout, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -171,7 +185,7 @@ impl Service {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        Arc::new(Interrupt::new(deadline, self.limits.max_result_bytes))
+        Interrupt::new(deadline, self.limits.max_result_bytes)
     }
 
     /// Cancels every running query (shutdown).

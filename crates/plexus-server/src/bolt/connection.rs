@@ -1,15 +1,13 @@
-//! One Bolt connection's I/O: the version handshake, de-chunking request messages with size limits and idle
-//! timeouts, and handing each batch of complete messages to the [`Session`] on a blocking thread. While a batch
-//! runs, the connection keeps reading so it notices a client that went away (and cancels its query) or a RESET
-//! that asks to interrupt it.
+//! One Bolt connection's I/O, on its own thread: the version handshake, de-chunking request messages with size
+//! limits and idle timeouts, and serving each batch of complete messages with the [`Session`] right there. While a
+//! query runs, its interrupt probes the socket now and then, so a client that went away (or sent RESET) stops it.
 
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
 use super::session::{Control, Session, VERSIONS};
-use crate::packstream::{self, Ps};
+use crate::packstream;
 use crate::service::Service;
 
 const MAGIC: [u8; 4] = [0x60, 0x60, 0xB0, 0x17];
@@ -87,121 +85,103 @@ pub fn take_message(buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, St
     }
 }
 
-/// Serves one connection until it closes.
-pub async fn serve<S>(
-    mut stream: S,
+/// A byte stream a connection thread serves: plain TCP or TLS over it.
+pub trait Transport: Read + Write + Send {}
+impl<T: Read + Write + Send> Transport for T {}
+
+/// Serves one connection until it closes, on the calling thread. `probe` tells whether the client is still
+/// there (and whether it sent a RESET) while a query runs; the connection's query is cancelled when it is not.
+pub fn serve(
+    stream: &mut dyn Transport,
     service: Arc<Service>,
-    limits: ConnectionLimits,
+    limits: &ConnectionLimits,
     local: String,
     id: u64,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
+    set_timeout: &dyn Fn(Option<Duration>),
+    probe: Arc<dyn Fn() -> Liveness + Send + Sync>,
+) {
+    set_timeout(Some(limits.handshake_timeout));
     let mut hello = [0u8; 20];
-    tokio::select! {
-        read = tokio::time::timeout(limits.handshake_timeout, stream.read_exact(&mut hello)) => match read {
-            Ok(Ok(_)) => {}
-            _ => return,
-        },
-        _ = shutdown.changed() => return,
-    }
-    if hello[..4] != MAGIC {
+    if stream.read_exact(&mut hello).is_err() || hello[..4] != MAGIC {
         return;
     }
     let proposals: [u8; 16] = hello[4..].try_into().expect("16 bytes");
     let Some(version) = choose_version(&proposals) else {
-        let _ = stream.write_all(&[0, 0, 0, 0]).await;
+        let _ = stream.write_all(&[0, 0, 0, 0]);
         return;
     };
-    if stream.write_all(&[0, 0, version.1, version.0]).await.is_err() {
+    if stream.write_all(&[0, 0, version.1, version.0]).and_then(|_| stream.flush()).is_err() {
         return;
     }
-    let mut session = Some(Session::new(service, version, local, id));
+    set_timeout(Some(limits.idle_timeout));
+    let mut session = Session::new(service, version, local, id);
+    session.set_probe(probe);
     let mut inbuf: Vec<u8> = Vec::with_capacity(8192);
     let mut readbuf = vec![0u8; 64 * 1024];
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     loop {
-        // Collect every complete message already received, so pipelined requests are served in one go.
-        let mut batch: Vec<Ps> = Vec::new();
-        let mut protocol_error = None;
+        // Serve every complete message already received, so pipelined requests cost one wake-up.
+        out.clear();
+        let mut served = false;
         loop {
             match take_message(&mut inbuf, limits.max_message_bytes) {
-                Ok(Some(bytes)) => match packstream::decode(&bytes) {
-                    Ok(v) => batch.push(v),
-                    Err(e) => {
-                        protocol_error = Some(format!("malformed message: {e}"));
-                        break;
+                Ok(Some(bytes)) => {
+                    served = true;
+                    let Ok(message) = packstream::decode(&bytes) else {
+                        let _ = stream.write_all(&out);
+                        return;
+                    };
+                    if session.handle(message, &mut out) == Control::Close {
+                        let _ = stream.write_all(&out).and_then(|_| stream.flush());
+                        return;
                     }
-                },
+                }
                 Ok(None) => break,
-                Err(e) => {
-                    protocol_error = Some(e);
-                    break;
+                Err(_) => {
+                    let _ = stream.write_all(&out);
+                    return;
                 }
             }
         }
-        if batch.is_empty() {
-            if protocol_error.is_some() {
-                return;
-            }
-            // Between requests: wait for more bytes, the idle limit, or shutdown (which closes idle connections).
-            if *shutdown.borrow() {
-                return;
-            }
-            tokio::select! {
-                read = tokio::time::timeout(limits.idle_timeout, stream.read(&mut readbuf)) => match read {
-                    Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return,
-                    Ok(Ok(n)) => inbuf.extend_from_slice(&readbuf[..n]),
-                },
-                _ = shutdown.changed() => return,
-            }
-            continue;
-        }
-        let mut s = session.take().expect("the session is back between batches");
-        let running = s.running();
-        let mut task = tokio::task::spawn_blocking(move || {
-            let mut out = Vec::new();
-            let mut control = Control::Continue;
-            for m in batch {
-                control = s.handle(m, &mut out);
-                if control == Control::Close {
-                    break;
-                }
-            }
-            (s, out, control)
-        });
-        // Keep reading while the batch runs: a closed socket cancels the running query, a RESET interrupts it.
-        let mut client_gone = false;
-        let joined = loop {
-            tokio::select! {
-                joined = &mut task => break joined,
-                read = stream.read(&mut readbuf), if !client_gone && inbuf.len() < limits.max_message_bytes => {
-                    match read {
-                        Ok(0) | Err(_) => {
-                            client_gone = true;
-                            if let Some(i) = running.lock().as_ref() { i.cancel(); }
-                        }
-                        Ok(n) => {
-                            inbuf.extend_from_slice(&readbuf[..n]);
-                            if contains_reset(&inbuf) {
-                                if let Some(i) = running.lock().as_ref() { i.cancel(); }
-                            }
-                        }
-                    }
-                }
-            }
-        };
-        let Ok((s, response, control)) = joined else { return };
-        session = Some(s);
-        out.clear();
-        out.extend_from_slice(&response);
-        if client_gone || stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
+        if served && stream.write_all(&out).and_then(|_| stream.flush()).is_err() {
             return;
         }
-        if control == Control::Close || protocol_error.is_some() {
-            return;
+        match stream.read(&mut readbuf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => inbuf.extend_from_slice(&readbuf[..n]),
         }
+    }
+}
+
+/// What a probe of a connection found while its query runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    Alive,
+    /// The client closed the connection.
+    Gone,
+    /// The client sent a RESET: stop the running query.
+    Reset,
+}
+
+/// Probes a plain TCP socket without consuming anything: a peek that does not block.
+#[cfg(unix)]
+pub fn probe_socket(fd: std::os::fd::RawFd) -> Liveness {
+    let mut buf = [0u8; 4096];
+    // SAFETY: `buf` is valid for writes of its length; MSG_PEEK leaves the data for the connection's own reads.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    if n == 0 {
+        Liveness::Gone
+    } else if n < 0 {
+        let err = std::io::Error::last_os_error();
+        if err.kind() == std::io::ErrorKind::WouldBlock || err.kind() == std::io::ErrorKind::Interrupted {
+            Liveness::Alive
+        } else {
+            Liveness::Gone
+        }
+    } else if contains_reset(&buf[..n as usize]) {
+        Liveness::Reset
+    } else {
+        Liveness::Alive
     }
 }
 

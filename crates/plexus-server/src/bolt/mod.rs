@@ -1,71 +1,188 @@
 //! The Bolt protocol (versions 4.4 and 5.0–5.4), so the official Neo4j drivers and tools connect unchanged:
 //! [`connection`] does the handshake and framing, [`session`] the state machine, [`values`] the value mapping.
+//!
+//! Each connection is served by its own thread with blocking I/O, the classic database-server design: a request
+//! costs one wake-up of the thread that then parses, runs and answers it, with no hand-off between an event loop
+//! and a worker pool (which the profile of the first, event-loop version showed dominating point reads). An idle
+//! connection costs a parked thread with a small stack.
 
 pub mod connection;
 pub mod session;
 pub mod values;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use parking_lot::{Condvar, Mutex};
 
 use crate::metrics::Protocol;
 use crate::service::Service;
 use crate::tls::Acceptor;
 pub use connection::ConnectionLimits;
 
-/// Accepts Bolt connections until `shutdown` turns true; at most `max_connections` are served at once (more are
-/// closed at once and counted).
-pub async fn listen(
+/// Stack of a connection thread: queries recurse (parser, planner, expression evaluation), but not deeply.
+const CONNECTION_STACK: usize = 2 << 20;
+
+/// Open connections, so shutdown can wake the idle ones and wait for the busy ones.
+#[derive(Default)]
+struct Connections {
+    open: Mutex<HashMap<u64, TcpStream>>,
+    closed: Condvar,
+}
+
+/// A running Bolt listener.
+pub struct BoltListener {
+    addr: SocketAddr,
+    stopping: Arc<AtomicBool>,
+    connections: Arc<Connections>,
+    acceptor: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BoltListener {
+    /// Starts accepting on `listener`; at most `max_connections` are served at once (more are closed at once and
+    /// counted).
+    pub fn start(
+        listener: TcpListener,
+        service: Arc<Service>,
+        limits: ConnectionLimits,
+        max_connections: usize,
+        tls: Option<Acceptor>,
+    ) -> std::io::Result<BoltListener> {
+        let addr = listener.local_addr()?;
+        let stopping = Arc::new(AtomicBool::new(false));
+        let connections = Arc::new(Connections::default());
+        let (stop, conns) = (stopping.clone(), connections.clone());
+        let acceptor = std::thread::Builder::new()
+            .name("bolt-accept".into())
+            .spawn(move || accept_loop(listener, service, limits, max_connections, tls, stop, conns))?;
+        Ok(BoltListener { addr, stopping, connections, acceptor: Some(acceptor) })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, closes idle connections, and waits up to `grace` for busy ones to finish their request.
+    pub fn stop(mut self, grace: Duration) {
+        self.stopping.store(true, Ordering::SeqCst);
+        // Wake the blocking accept with a connection of our own.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(a) = self.acceptor.take() {
+            let _ = a.join();
+        }
+        let deadline = Instant::now() + grace;
+        let mut open = self.connections.open.lock();
+        // A read shut down returns end-of-file: idle connections close at once, busy ones after their response.
+        for s in open.values() {
+            let _ = s.shutdown(Shutdown::Read);
+        }
+        while !open.is_empty() {
+            if self.connections.closed.wait_until(&mut open, deadline).timed_out() {
+                for s in open.values() {
+                    let _ = s.shutdown(Shutdown::Both);
+                }
+                break;
+            }
+        }
+    }
+}
+
+fn accept_loop(
     listener: TcpListener,
     service: Arc<Service>,
     limits: ConnectionLimits,
     max_connections: usize,
     tls: Option<Acceptor>,
-    mut shutdown: watch::Receiver<bool>,
+    stopping: Arc<AtomicBool>,
+    connections: Arc<Connections>,
 ) {
-    let slots = Arc::new(Semaphore::new(max_connections));
     let ids = AtomicU64::new(1);
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = shutdown.changed() => break,
-        };
-        let Ok((socket, _peer)) = accepted else { continue };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            service.metrics.connections_refused.fetch_add(1, Ordering::Relaxed);
-            drop(socket);
+    for socket in listener.incoming() {
+        if stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(socket) = socket else {
+            // Out of file descriptors and the like: back off instead of spinning.
+            std::thread::sleep(Duration::from_millis(10));
             continue;
         };
-        let _ = socket.set_nodelay(true);
-        let service = service.clone();
-        let limits = limits.clone();
-        let local = local.clone();
         let id = ids.fetch_add(1, Ordering::Relaxed);
-        let shutdown = shutdown.clone();
-        let tls = tls.clone();
-        connections.spawn(async move {
-            service.metrics.connection_opened(Protocol::Bolt);
-            match tls {
-                Some(acceptor) => {
-                    if let Ok(Ok(stream)) =
-                        tokio::time::timeout(limits.handshake_timeout, acceptor.accept(socket)).await
-                    {
-                        connection::serve(stream, service.clone(), limits, local, id, shutdown).await;
-                    }
-                }
-                None => connection::serve(socket, service.clone(), limits, local, id, shutdown).await,
+        {
+            let mut open = connections.open.lock();
+            if open.len() >= max_connections {
+                service.metrics.connections_refused.fetch_add(1, Ordering::Relaxed);
+                continue;
             }
-            service.metrics.connection_closed(Protocol::Bolt);
-            drop(permit);
-        });
-        // Reap finished connection tasks so the set does not grow without bound.
-        while connections.try_join_next().is_some() {}
+            match socket.try_clone() {
+                Ok(handle) => open.insert(id, handle),
+                Err(_) => continue,
+            };
+        }
+        let _ = socket.set_nodelay(true);
+        let (service, limits, local, conns) = (service.clone(), limits.clone(), local.clone(), connections.clone());
+        let tls = tls.clone();
+        let spawned =
+            std::thread::Builder::new().name(format!("bolt-{id}")).stack_size(CONNECTION_STACK).spawn(move || {
+                service.metrics.connection_opened(Protocol::Bolt);
+                serve_socket(socket, &service, &limits, local, id, tls);
+                service.metrics.connection_closed(Protocol::Bolt);
+                conns.open.lock().remove(&id);
+                conns.closed.notify_all();
+            });
+        if spawned.is_err() {
+            connections.open.lock().remove(&id);
+        }
     }
-    // Connections see the same shutdown signal and close once their current work is done.
-    while connections.join_next().await.is_some() {}
+}
+
+fn serve_socket(
+    socket: TcpStream,
+    service: &Arc<Service>,
+    limits: &ConnectionLimits,
+    local: String,
+    id: u64,
+    tls: Option<Acceptor>,
+) {
+    let Ok(probe_handle) = socket.try_clone() else { return };
+    let timeouts = socket.try_clone().ok();
+    let set_timeout = move |t: Option<Duration>| {
+        if let Some(s) = &timeouts {
+            let _ = s.set_read_timeout(t);
+        }
+    };
+    #[cfg(unix)]
+    let probe: Arc<dyn Fn() -> connection::Liveness + Send + Sync> = {
+        use std::os::fd::AsRawFd;
+        let encrypted = tls.is_some();
+        Arc::new(move || {
+            let seen = connection::probe_socket(probe_handle.as_raw_fd());
+            // Under TLS the bytes are records, not messages: only a closed socket tells anything.
+            if encrypted && seen == connection::Liveness::Reset {
+                connection::Liveness::Alive
+            } else {
+                seen
+            }
+        })
+    };
+    #[cfg(not(unix))]
+    let probe: Arc<dyn Fn() -> connection::Liveness + Send + Sync> = {
+        drop(probe_handle);
+        Arc::new(|| connection::Liveness::Alive)
+    };
+    match tls {
+        Some(acceptor) => {
+            let Ok(conn) = rustls::ServerConnection::new(acceptor.config().clone()) else { return };
+            set_timeout(Some(limits.handshake_timeout));
+            let mut stream = rustls::StreamOwned::new(conn, socket);
+            connection::serve(&mut stream, service.clone(), limits, local, id, &set_timeout, probe);
+        }
+        None => {
+            let mut socket = socket;
+            connection::serve(&mut socket, service.clone(), limits, local, id, &set_timeout, probe);
+        }
+    }
 }

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use plexus::cypher::{Interrupt, ResultValue};
 use plexus::{Params, QueryStats};
 
+use super::connection::Liveness;
 use super::values::{self, Shape};
 use crate::auth::Role;
 use crate::packstream::{map, Encoder, Ps};
@@ -96,8 +96,8 @@ pub struct Session {
     routing_address: Option<String>,
     local_address: String,
     connection_id: String,
-    /// The query running now, so the connection can cancel it when the client goes away.
-    running: Arc<Mutex<Option<Arc<Interrupt>>>>,
+    /// Asked while a query runs whether the client is still there.
+    probe: Option<Arc<dyn Fn() -> Liveness + Send + Sync>>,
     scratch: Encoder,
 }
 
@@ -116,7 +116,7 @@ impl Session {
             routing_address: None,
             local_address,
             connection_id: format!("bolt-{connection_id}"),
-            running: Arc::default(),
+            probe: None,
             scratch: Encoder::new(),
         }
     }
@@ -125,9 +125,19 @@ impl Session {
         self.state
     }
 
-    /// Shared slot holding the running query's interrupt.
-    pub fn running(&self) -> Arc<Mutex<Option<Arc<Interrupt>>>> {
-        self.running.clone()
+    /// Lets running queries notice a client that went away or sent RESET.
+    pub fn set_probe(&mut self, probe: Arc<dyn Fn() -> Liveness + Send + Sync>) {
+        self.probe = Some(probe);
+    }
+
+    fn interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Arc<Interrupt> {
+        match &self.probe {
+            Some(p) => {
+                let p = p.clone();
+                self.service.interrupt_probing(timeout, tx_deadline, move || p() != Liveness::Alive)
+            }
+            None => self.service.interrupt(timeout, tx_deadline),
+        }
     }
 
     /// Handles one request message, appending chunked responses to `out`.
@@ -277,19 +287,14 @@ impl Session {
             State::Ready => {
                 self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
                 let mode = access_mode(&extra);
-                let interrupt = self.service.interrupt(tx_timeout(&extra), None);
-                *self.running.lock() = Some(interrupt.clone());
-                let r = self.service.run_auto_commit(role, mode, query, &params, &interrupt);
-                *self.running.lock() = None;
-                r?
+                let interrupt = self.interrupt(tx_timeout(&extra), None);
+                self.service.run_auto_commit(role, mode, query, &params, &interrupt)?
             }
             State::TxReady | State::TxStreaming => {
+                let deadline = self.tx.as_ref().and_then(|t| t.deadline);
+                let interrupt = self.interrupt(None, deadline);
                 let open = self.tx.as_mut().expect("a transaction is open in this state");
-                let interrupt = self.service.interrupt(None, open.deadline);
-                *self.running.lock() = Some(interrupt.clone());
-                let r = self.service.run_in_transaction(&mut open.tx, role, query, &params, &interrupt);
-                *self.running.lock() = None;
-                r?
+                self.service.run_in_transaction(&mut open.tx, role, query, &params, &interrupt)?
             }
             State::Streaming => {
                 return Err(ServerError::request("RUN while a result is open: PULL or DISCARD it first"));
