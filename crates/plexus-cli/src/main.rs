@@ -16,6 +16,7 @@ mod progress;
 mod query;
 mod serve;
 mod shell;
+mod user;
 
 #[derive(Parser)]
 #[command(name = "plexus", version, about = "Plexus: a fast, durable property-graph database")]
@@ -71,6 +72,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Open-loop load at a constant rate against a running server (Bolt or HTTP), with latency percentiles.
     Loadgen(loadgen::LoadgenArgs),
+    /// Manage the server's users and roles (reader, writer, admin).
+    User(user::UserArgs),
 }
 
 pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
@@ -123,6 +126,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Shell(args) => shell::run(args),
         Command::Serve(args) => serve::run(args).map(|_| ExitCode::SUCCESS),
         Command::Loadgen(args) => loadgen::run(args).map(|_| ExitCode::SUCCESS),
+        Command::User(args) => user::run(args).map(|_| ExitCode::SUCCESS),
     }
 }
 

@@ -66,12 +66,14 @@ pub struct Auth {
     enabled: bool,
     file: Option<PathBuf>,
     users: RwLock<BTreeMap<String, StoredUser>>,
+    /// When the file was last read, so changes made by `plexus user` while the server runs take effect.
+    loaded: parking_lot::Mutex<Option<FileStamp>>,
 }
 
 impl Auth {
     /// No authentication: every client is an admin.
     pub fn disabled() -> Auth {
-        Auth { enabled: false, file: None, users: RwLock::default() }
+        Auth { enabled: false, file: None, users: RwLock::default(), loaded: Default::default() }
     }
 
     /// Loads the users of `dir`, creating the initial admin user `neo4j` on first start with `initial_password`,
@@ -80,13 +82,13 @@ impl Auth {
         let file = dir.join(USERS_FILE);
         let io = |e: std::io::Error| AuthError::Io { path: file.display().to_string(), message: e.to_string() };
         let mut generated = None;
-        let users: BTreeMap<String, StoredUser> = match fs::read(&file) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| AuthError::Io { path: file.display().to_string(), message: e.to_string() })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => return Err(io(e)),
+        let users = read_users(&file).map_err(io)?;
+        let auth = Auth {
+            enabled: true,
+            file: Some(file.clone()),
+            users: RwLock::new(users),
+            loaded: parking_lot::Mutex::new(modified(&file)),
         };
-        let auth = Auth { enabled: true, file: Some(file.clone()), users: RwLock::new(users) };
         if auth.users.read().is_empty() {
             let password = match initial_password {
                 Some(p) => p.to_string(),
@@ -113,6 +115,7 @@ impl Auth {
         if scheme != "basic" {
             return Err(AuthError::UnsupportedScheme(scheme.to_string()));
         }
+        self.reload_if_changed();
         let stored = self.users.read().get(user).cloned().ok_or(AuthError::BadCredentials)?;
         let hash = PasswordHash::new(&stored.password_hash).map_err(|_| AuthError::BadCredentials)?;
         Argon2::default().verify_password(password.as_bytes(), &hash).map_err(|_| AuthError::BadCredentials)?;
@@ -161,7 +164,46 @@ impl Auth {
             f.write_all(&text).map_err(io)?;
             f.sync_all().map_err(io)?;
         }
-        fs::rename(&tmp, file).map_err(io)
+        fs::rename(&tmp, file).map_err(io)?;
+        *self.loaded.lock() = modified(file);
+        Ok(())
+    }
+}
+
+impl Auth {
+    fn reload_if_changed(&self) {
+        let Some(file) = &self.file else { return };
+        let now = modified(file);
+        let mut loaded = self.loaded.lock();
+        if now != *loaded {
+            if let Ok(users) = read_users(file) {
+                *self.users.write() = users;
+                *loaded = now;
+            }
+        }
+    }
+}
+
+/// What identifies one version of the users file: every save writes a new file and renames it into place, so the
+/// inode changes even when the clock's granularity leaves the modification time unchanged.
+type FileStamp = (std::time::SystemTime, u64);
+
+fn modified(file: &Path) -> Option<FileStamp> {
+    let m = fs::metadata(file).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&m);
+    #[cfg(not(unix))]
+    let inode = m.len();
+    Some((m.modified().ok()?, inode))
+}
+
+fn read_users(file: &Path) -> std::io::Result<BTreeMap<String, StoredUser>> {
+    match fs::read(file) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(e),
     }
 }
 
@@ -205,6 +247,17 @@ mod tests {
         assert!(auth.authenticate("basic", "neo4j", "other").is_err());
         let text = fs::read_to_string(dir.path().join(USERS_FILE)).unwrap();
         assert!(!text.contains("s3cret"), "passwords are stored only as hashes");
+    }
+
+    #[test]
+    fn users_added_by_another_process_are_seen_at_the_next_log_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+        let (cli, _) = Auth::open(dir.path(), None).unwrap();
+        cli.add_user("bob", "bobpw", Role::Writer).unwrap();
+        assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Writer);
+        cli.remove_user("bob").unwrap();
+        assert!(server.authenticate("basic", "bob", "bobpw").is_err());
     }
 
     #[test]
