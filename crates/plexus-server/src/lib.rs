@@ -138,11 +138,12 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     let runtime = builder.build().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         let server = Server::start(&config).await?;
+        let secure = if config.tls.is_some() { "s" } else { "" };
         if let Some(a) = server.bolt_addr {
-            println!("Bolt listening on bolt://{a}");
+            println!("Bolt listening on bolt{}://{a}", if secure.is_empty() { "" } else { "+s" });
         }
         if let Some(a) = server.http_addr {
-            println!("HTTP listening on http://{a}");
+            println!("HTTP listening on http{secure}://{a}");
         }
         if let Some(p) = &server.generated_password {
             println!("Generated the initial password for user '{}': {p}", auth::INITIAL_USER);

@@ -13,6 +13,7 @@ work="$(mktemp -d)"
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "${tls_pid:-}" ]; then kill "$tls_pid" 2>/dev/null || true; wait "$tls_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -33,6 +34,18 @@ if [ -z "$bolt" ]; then
   exit 1
 fi
 export PLEXUS_BOLT_URI="$bolt" PLEXUS_HTTP_URI="$http" PLEXUS_USER=neo4j PLEXUS_PASSWORD="$password"
+
+# A second server with TLS on Bolt, certificate made here.
+tls_pid=""
+if command -v openssl >/dev/null 2>&1; then
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 \
+    -subj "/CN=localhost" >/dev/null 2>&1
+  "$plexus" serve --data "$work/tls-data" --bolt 127.0.0.1:0 --http "" --password "$password" \
+    --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" >"$work/tls.log" 2>&1 &
+  tls_pid=$!
+  for _ in $(seq 1 100); do grep -q "Bolt listening" "$work/tls.log" 2>/dev/null && break; sleep 0.1; done
+  export PLEXUS_TLS_BOLT_URI="$(sed -n 's/^Bolt listening on bolt+s:\/\//bolt+ssc:\/\//p' "$work/tls.log")"
+fi
 
 status=0
 for series in neo4j5 neo4j6; do

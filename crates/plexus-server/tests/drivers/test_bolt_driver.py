@@ -329,3 +329,13 @@ def test_explain_and_profile(driver):
     assert summary.plan is not None
     summary = driver.execute_query("PROFILE UNWIND range(1, 5) AS x RETURN x").summary
     assert summary.profile is not None
+
+
+def test_tls(auth):
+    import os
+
+    uri = os.environ.get("PLEXUS_TLS_BOLT_URI")
+    if not uri:
+        pytest.skip("no TLS server (openssl missing)")
+    with GraphDatabase.driver(uri, auth=auth) as d:
+        assert d.execute_query("RETURN 'over tls' AS s").records[0]["s"] == "over tls"
