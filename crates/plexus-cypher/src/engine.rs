@@ -1,7 +1,7 @@
 //! The engine: the plan cache, running a statement in the right kind of transaction, schema commands, and turning
 //! result rows into client values.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -254,7 +254,7 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
 }
 
 fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {
-    let mut nodes: HashMap<u64, NodeData> = HashMap::new();
+    let mut nodes: plexus_storage::fxhash::FxHashMap<u64, NodeData> = Default::default();
     let Some(interrupt) = ctx.interrupt.clone() else {
         return rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect();
     };
@@ -282,7 +282,7 @@ fn props_map(props: Option<&plexus_storage::PropMap>, ctx: &Ctx) -> BTreeMap<Arc
     m
 }
 
-fn node_data(id: plexus_storage::NodeId, ctx: &Ctx, cache: &mut HashMap<u64, NodeData>) -> NodeData {
+fn node_data(id: plexus_storage::NodeId, ctx: &Ctx, cache: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>) -> NodeData {
     if let Some(n) = cache.get(&id.0) {
         return n.clone();
     }
@@ -330,7 +330,7 @@ fn plain(v: Value) -> ResultValue {
     }
 }
 
-fn resolve(v: Value, ctx: &Ctx, nodes: &mut HashMap<u64, NodeData>) -> Result<ResultValue> {
+fn resolve(v: Value, ctx: &Ctx, nodes: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>) -> Result<ResultValue> {
     Ok(match v {
         Value::Node(n) => ResultValue::Node(Box::new(node_data(n, ctx, nodes))),
         Value::Rel(r) => ResultValue::Rel(Box::new(rel_data(r, ctx))),
