@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::bolt::ConnectionLimits;
+use crate::http::HttpLimits;
 use crate::service::Limits;
 
 /// Everything `plexus serve` can be told. Field names are the TOML keys.
@@ -38,6 +39,8 @@ pub struct ServerConfig {
     pub idle_timeout_secs: u64,
     /// Largest Bolt message or HTTP body accepted, in bytes.
     pub max_request_bytes: usize,
+    /// An explicit HTTP (Query API) transaction with no request for this many milliseconds is rolled back.
+    pub http_transaction_timeout_ms: u64,
     /// Checkpoint when the server stops.
     pub checkpoint_on_shutdown: bool,
     pub tls: Option<TlsConfig>,
@@ -66,6 +69,7 @@ impl Default for ServerConfig {
             max_result_bytes: 1 << 30,
             idle_timeout_secs: 30 * 60,
             max_request_bytes: 64 << 20,
+            http_transaction_timeout_ms: 30_000,
             checkpoint_on_shutdown: true,
             tls: None,
         }
@@ -100,6 +104,16 @@ impl ServerConfig {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
             max_message_bytes: self.max_request_bytes,
             ..ConnectionLimits::default()
+        }
+    }
+
+    pub fn http_limits(&self) -> HttpLimits {
+        HttpLimits {
+            max_body_bytes: self.max_request_bytes,
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
+            transaction_timeout: Duration::from_millis(self.http_transaction_timeout_ms.max(1)),
+            max_connections: self.max_connections,
+            ..HttpLimits::default()
         }
     }
 

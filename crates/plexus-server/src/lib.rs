@@ -1,13 +1,14 @@
 //! The Plexus server: the database behind Bolt (so the official Neo4j drivers connect unchanged) and HTTP/JSON
 //! listeners, with authentication, limits, metrics and graceful shutdown.
 //!
-//! Layers: [`config`] (settings) → [`Server`] (listeners and lifecycle) → protocol front ends ([`bolt`]) →
+//! Layers: [`config`] (settings) → [`Server`] (listeners and lifecycle) → protocol front ends ([`bolt`], [`http`]) →
 //! [`service`] (queries, transactions, access control, error codes) → the embedded [`plexus::Database`].
 //! [`packstream`] is Bolt's value encoding; [`auth`] holds users; [`metrics`] counts everything.
 
 pub mod auth;
 pub mod bolt;
 pub mod config;
+pub mod http;
 pub mod loadgen;
 pub mod metrics;
 pub mod packstream;
@@ -63,15 +64,14 @@ impl Server {
         config: &ServerConfig,
         generated_password: Option<String>,
     ) -> Result<Server, String> {
-        let (bolt, _http) = config.addresses()?;
+        let (bolt, http) = config.addresses()?;
         let tls = match &config.tls {
             Some(t) => Some(tls::acceptor(&t.cert, &t.key)?),
             None => None,
         };
         let (shutdown, shutdown_rx) = watch::channel(false);
         // Listeners on the async runtime (HTTP) register here; Bolt runs on threads of its own.
-        let listeners: Vec<JoinHandle<()>> = Vec::new();
-        let _ = &shutdown_rx;
+        let mut listeners: Vec<JoinHandle<()>> = Vec::new();
         let mut bolt_listener = None;
         if let Some(addr) = bolt {
             let listener =
@@ -87,7 +87,16 @@ impl Server {
             bolt_listener = Some(started);
         }
         let bolt_addr = bolt_listener.as_ref().map(|b| b.local_addr());
-        let http_addr = None;
+        let mut http_addr = None;
+        if let Some(addr) = http {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen for HTTP on {addr}: {e}"))?;
+            http_addr = listener.local_addr().ok();
+            let limits = config.http_limits();
+            let state = http::HttpState::new(service.clone(), &limits);
+            listeners.push(tokio::spawn(http::listen(listener, state, limits, tls.clone(), shutdown_rx.clone())));
+        }
         Ok(Server {
             bolt_addr,
             http_addr,

@@ -312,6 +312,16 @@ impl Service {
         self.metrics.transactions_rolled_back.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Checks that `role` may do something that needs `needed`, for requests that run no Cypher (the REST
+    /// resources), so they follow the same roles as queries.
+    pub fn require_role(&self, role: Role, needed: Role, what: &str) -> Result<(), ServerError> {
+        if role < needed {
+            Err(ServerError::forbidden(what, role))
+        } else {
+            Ok(())
+        }
+    }
+
     /// Checks that a database name a client sent is this server's.
     pub fn check_database(&self, name: Option<&str>) -> Result<(), ServerError> {
         match name {

@@ -1,0 +1,338 @@
+//! The HTTP/JSON listener: the Neo4j Query API (so the Neo4j drivers' `http://` mode works), REST resources for
+//! nodes, relationships and edge batches, and the operational endpoints (`/health`, `/ready`, `/metrics`,
+//! `/openapi.json`).
+//!
+//! This module owns the listener (accepting connections, optional TLS, serving each with hyper, connection limits
+//! and graceful shutdown), the shared state, the route table and the operational endpoints. [`query`] serves the
+//! Query API with [`transactions`] holding its open transactions, [`rest`] and [`relationships`] the REST resources, [`json`] converts
+//! values and parses bodies, [`caller`] authenticates, [`error`] shapes failures. Every route is listed once in
+//! [`route_table`] and described in `openapi.json`; a test keeps the two in step.
+
+pub mod caller;
+pub mod error;
+pub mod json;
+pub mod query;
+pub mod relationships;
+pub mod rest;
+pub mod transactions;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, patch, post, MethodRouter};
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+
+use self::caller::CredentialCache;
+use self::error::ApiError;
+use self::json::Format;
+use self::transactions::Transactions;
+use crate::metrics::Protocol;
+use crate::service::Service;
+use crate::tls::Acceptor;
+
+/// The OpenAPI description of every route, served as is by `GET /openapi.json`.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// Settings of the HTTP listener.
+#[derive(Clone, Debug)]
+pub struct HttpLimits {
+    /// Largest request body accepted.
+    pub max_body_bytes: usize,
+    /// A connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// The TLS handshake must complete within this.
+    pub handshake_timeout: Duration,
+    /// An explicit transaction with no request for this long is rolled back.
+    pub transaction_timeout: Duration,
+    pub max_connections: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_body_bytes: 64 << 20,
+            idle_timeout: Duration::from_secs(30 * 60),
+            handshake_timeout: Duration::from_secs(10),
+            transaction_timeout: Duration::from_secs(30),
+            max_connections: 4096,
+        }
+    }
+}
+
+/// What every handler shares.
+pub struct HttpState {
+    pub service: Arc<Service>,
+    pub transactions: Transactions,
+    pub credentials: CredentialCache,
+    /// Set when shutdown begins, so `/ready` turns away new work.
+    pub stopping: AtomicBool,
+}
+
+impl HttpState {
+    pub fn new(service: Arc<Service>, limits: &HttpLimits) -> Arc<HttpState> {
+        Arc::new(HttpState {
+            service,
+            transactions: Transactions::new(limits.transaction_timeout),
+            credentials: CredentialCache::default(),
+            stopping: AtomicBool::new(false),
+        })
+    }
+}
+
+type Handler = MethodRouter<Arc<HttpState>>;
+
+/// Every route: method, path (in OpenAPI's `{param}` notation, which is also axum's) and handler.
+pub fn route_table() -> Vec<(Method, &'static str, Handler)> {
+    vec![
+        (Method::GET, "/", get(discovery)),
+        (Method::GET, "/health", get(health)),
+        (Method::GET, "/ready", get(ready)),
+        (Method::GET, "/metrics", get(metrics)),
+        (Method::GET, "/openapi.json", get(openapi)),
+        (Method::POST, "/db/{name}/query/v2", post(query::auto_commit)),
+        (Method::POST, "/db/{name}/query/v2/tx", post(query::open)),
+        (Method::POST, "/db/{name}/query/v2/tx/{id}", post(query::run)),
+        (Method::DELETE, "/db/{name}/query/v2/tx/{id}", delete(query::rollback)),
+        (Method::POST, "/db/{name}/query/v2/tx/{id}/commit", post(query::commit)),
+        (Method::POST, "/db/{name}/nodes", post(rest::create_node)),
+        (Method::GET, "/db/{name}/nodes/{id}", get(rest::get_node)),
+        (Method::PATCH, "/db/{name}/nodes/{id}", patch(rest::update_node)),
+        (Method::DELETE, "/db/{name}/nodes/{id}", delete(rest::delete_node)),
+        (Method::GET, "/db/{name}/nodes/{id}/relationships", get(relationships::node_relationships)),
+        (Method::GET, "/db/{name}/nodes/{id}/neighbours", get(relationships::node_neighbours)),
+        (Method::GET, "/db/{name}/nodes/{id}/degree", get(relationships::node_degree)),
+        (Method::GET, "/db/{name}/labels/{label}/nodes/{key}", get(rest::get_node_by_key)),
+        (Method::PATCH, "/db/{name}/labels/{label}/nodes/{key}", patch(rest::update_node_by_key)),
+        (Method::DELETE, "/db/{name}/labels/{label}/nodes/{key}", delete(rest::delete_node_by_key)),
+        (Method::POST, "/db/{name}/relationships", post(relationships::create_relationship)),
+        (Method::GET, "/db/{name}/relationships/{id}", get(relationships::get_relationship)),
+        (Method::PATCH, "/db/{name}/relationships/{id}", patch(relationships::update_relationship)),
+        (Method::DELETE, "/db/{name}/relationships/{id}", delete(relationships::delete_relationship)),
+        (Method::POST, "/db/{name}/edges/upsert", post(relationships::upsert_edges)),
+        (Method::POST, "/db/{name}/edges/remove", post(relationships::remove_edges)),
+    ]
+}
+
+/// The application: every route, JSON errors for unknown routes and methods, the body limit, request counting.
+pub fn router(state: Arc<HttpState>, max_body_bytes: usize) -> Router {
+    let mut router: Router<Arc<HttpState>> = Router::new();
+    for (_, path, handler) in route_table() {
+        router = router.route(path, handler);
+    }
+    router
+        .fallback(error::no_such_route)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), count_request))
+        .with_state(state)
+}
+
+async fn count_request(State(state): State<Arc<HttpState>>, request: Request, next: Next) -> Response {
+    state.service.metrics.http_requests_total.fetch_add(1, Ordering::Relaxed);
+    next.run(request).await
+}
+
+/// Accepts HTTP connections until `shutdown` turns true, then lets each connection finish its request in flight
+/// and rolls back the explicit transactions still open.
+pub async fn listen(
+    listener: TcpListener,
+    state: Arc<HttpState>,
+    limits: HttpLimits,
+    tls: Option<Acceptor>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let app = router(state.clone(), limits.max_body_bytes);
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let mut connections = tokio::task::JoinSet::new();
+    let reaper = tokio::spawn(expire_transactions(state.clone(), shutdown.clone()));
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shutdown.changed() => break,
+        };
+        let Ok((socket, _peer)) = accepted else { continue };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            state.service.metrics.connections_refused.fetch_add(1, Ordering::Relaxed);
+            drop(socket);
+            continue;
+        };
+        let _ = socket.set_nodelay(true);
+        let (app, state, limits, tls, shutdown) =
+            (app.clone(), state.clone(), limits.clone(), tls.clone(), shutdown.clone());
+        connections.spawn(async move {
+            state.service.metrics.connection_opened(Protocol::Http);
+            match tls {
+                Some(acceptor) => {
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(limits.handshake_timeout, acceptor.accept(socket)).await
+                    {
+                        serve_connection(stream, app, limits.idle_timeout, shutdown).await;
+                    }
+                }
+                None => serve_connection(socket, app, limits.idle_timeout, shutdown).await,
+            }
+            state.service.metrics.connection_closed(Protocol::Http);
+            drop(permit);
+        });
+        while connections.try_join_next().is_some() {}
+    }
+    state.stopping.store(true, Ordering::Relaxed);
+    while connections.join_next().await.is_some() {}
+    let _ = reaper.await;
+    let service = state.service.clone();
+    let closing = state.clone();
+    let _ = tokio::task::spawn_blocking(move || closing.transactions.close_all(&service)).await;
+}
+
+async fn serve_connection<S>(stream: S, app: Router, idle_timeout: Duration, mut shutdown: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(idle_timeout)
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+    tokio::pin!(connection);
+    if *shutdown.borrow() {
+        connection.as_mut().graceful_shutdown();
+    }
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = shutdown.changed() => {}
+    }
+    // Finish the request in flight, if any, and close instead of waiting for the next one.
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
+}
+
+/// Rolls back idle explicit transactions a few times per timeout.
+async fn expire_transactions(state: Arc<HttpState>, mut shutdown: watch::Receiver<bool>) {
+    let period = (state.transactions.timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = shutdown.changed() => return,
+        }
+        if state.transactions.is_empty() {
+            continue;
+        }
+        let state = state.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            state.transactions.expire(&state.service, std::time::Instant::now());
+        })
+        .await;
+    }
+}
+
+/// The formats of a request's body (from `Content-Type`) and of its answer (from `Accept`).
+pub fn formats(headers: &HeaderMap) -> (Format, Format) {
+    let header = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    (Format::from_header(header(header::CONTENT_TYPE)), Format::from_header(header(header::ACCEPT)))
+}
+
+/// A JSON answer in the given format.
+pub fn json_response(status: StatusCode, format: Format, body: &serde_json::Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(format.media_type()));
+    response
+}
+
+/// Runs blocking work (queries, storage) off the event loop.
+pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Neo.DatabaseError.General.UnknownError", e.to_string())
+    })
+}
+
+/// `GET /`: the discovery document the Neo4j drivers read before their first query.
+async fn discovery(State(state): State<Arc<HttpState>>) -> Response {
+    let version = state.service.agent.trim_start_matches("Neo4j/").split(' ').next().unwrap_or("5").to_string();
+    json_response(
+        StatusCode::OK,
+        Format::Plain,
+        &json!({
+            "neo4j_version": version,
+            "neo4j_edition": "community",
+            "server": state.service.agent,
+            "query": "/db/{databaseName}/query/v2",
+            "transaction": "/db/{databaseName}/query/v2/tx",
+            "openapi": "/openapi.json",
+        }),
+    )
+}
+
+/// `GET /health`: the process is up and serving HTTP.
+async fn health() -> Response {
+    json_response(StatusCode::OK, Format::Plain, &json!({"status": "up"}))
+}
+
+/// `GET /ready`: the database is open and the server is not shutting down.
+async fn ready(State(state): State<Arc<HttpState>>) -> Response {
+    if state.stopping.load(Ordering::Relaxed) {
+        return json_response(StatusCode::SERVICE_UNAVAILABLE, Format::Plain, &json!({"status": "stopping"}));
+    }
+    let service = state.service.clone();
+    match blocking(move || service.db.read().version()).await {
+        Ok(version) => json_response(StatusCode::OK, Format::Plain, &json!({"status": "ready", "version": version})),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /metrics`: Prometheus text.
+async fn metrics(State(state): State<Arc<HttpState>>) -> Response {
+    let service = state.service.clone();
+    match blocking(move || service.metrics.render(&service.db)).await {
+        Ok(text) => {
+            let mut response = (StatusCode::OK, text).into_response();
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+            response
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /openapi.json`.
+async fn openapi() -> Response {
+    let mut response = (StatusCode::OK, OPENAPI).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_is_documented_and_every_documented_route_exists() {
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+        let paths = doc["paths"].as_object().expect("paths");
+        let table = route_table();
+        for (method, path, _) in &table {
+            let operation = &paths.get(*path).unwrap_or_else(|| panic!("{path} is not in openapi.json"))
+                [method.as_str().to_ascii_lowercase()];
+            assert!(operation.is_object(), "{method} {path} is not in openapi.json");
+        }
+        for (path, item) in paths {
+            for method in item.as_object().unwrap().keys().filter(|k| *k != "parameters") {
+                assert!(
+                    table.iter().any(|(m, p, _)| p == path && m.as_str().eq_ignore_ascii_case(method)),
+                    "openapi.json documents {method} {path}, which the server does not serve"
+                );
+            }
+        }
+    }
+}

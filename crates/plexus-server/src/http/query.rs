@@ -1,0 +1,198 @@
+//! The Neo4j Query API (v2): auto-commit statements at `POST /db/{name}/query/v2` and explicit transactions under
+//! `/db/{name}/query/v2/tx`, answered as `{"data": {"fields", "values"}, "counters", "bookmarks"}` in plain or
+//! typed JSON. A statement that fails inside an explicit transaction rolls the transaction back, as in Neo4j.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{json, Map as JsonMap, Value as Json};
+
+use super::caller::Caller;
+use super::error::ApiError;
+use super::json::{self, Format, QueryRequest};
+use super::transactions::{expiry_timestamp, not_found};
+use super::{blocking, formats, json_response, HttpState};
+use crate::service::{Outcome, ServerError, Service};
+
+type Body = Result<Bytes, BytesRejection>;
+
+/// Reads and parses a Query API request for database `name`.
+fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Result<(QueryRequest, Format), ApiError> {
+    state.service.check_database(Some(name))?;
+    let body = body?;
+    let (input, output) = formats(headers);
+    let request = json::parse_query_request(&body, input)?;
+    if request.impersonated_user.is_some() {
+        return Err(ServerError::new("Neo.ClientError.Security.Forbidden", "impersonation is not supported").into());
+    }
+    Ok((request, output))
+}
+
+/// The body of a statement's answer.
+fn result_body(outcome: &Outcome, format: Format, elapsed_ms: u64) -> JsonMap<String, Json> {
+    let result = &outcome.result;
+    let values: Vec<Json> =
+        result.rows.iter().map(|row| Json::Array(row.iter().map(|v| json::encode(v, format)).collect())).collect();
+    let mut body = JsonMap::new();
+    body.insert("data".into(), json!({"fields": result.columns, "values": values}));
+    body.insert("counters".into(), json::counters(&result.stats));
+    body.insert("bookmarks".into(), json!(outcome.bookmark.iter().collect::<Vec<_>>()));
+    body.insert("queryType".into(), json!(outcome.query_type));
+    body.insert("resultAvailableAfter".into(), json!(elapsed_ms));
+    body.insert("resultConsumedAfter".into(), json!(0));
+    body
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    started.elapsed().as_millis() as u64
+}
+
+/// `POST /db/{name}/query/v2`: one statement in its own transaction.
+pub async fn auto_commit(
+    State(state): State<Arc<HttpState>>,
+    Path(name): Path<String>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (request, format) = request(&state, &name, &headers, body)?;
+    let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
+    let service = state.service.clone();
+    let started = Instant::now();
+    let outcome = blocking(move || {
+        let interrupt = service.interrupt(None, None);
+        service.run_auto_commit(caller.role, request.access_mode, &statement, &request.parameters, &interrupt)
+    })
+    .await??;
+    let body = result_body(&outcome, format, elapsed_ms(started));
+    Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
+}
+
+/// Runs `statement` in the open transaction `id`, rolling the transaction back if it fails. Returns the answer
+/// body with the transaction's new expiry.
+fn run_in_open(
+    state: &HttpState,
+    id: &str,
+    caller: &Caller,
+    statement: Option<&str>,
+    parameters: &plexus::Params,
+    format: Format,
+) -> Result<JsonMap<String, Json>, ServerError> {
+    let service: &Service = &state.service;
+    let open = state.transactions.get(id, &caller.user)?;
+    let mut tx_state = open.state.lock();
+    let mut body = JsonMap::new();
+    if let Some(statement) = statement {
+        let tx = tx_state.live(service, id)?;
+        let started = Instant::now();
+        let interrupt = service.interrupt(None, None);
+        match service.run_in_transaction(tx, caller.role, statement, parameters, &interrupt) {
+            Ok(outcome) => body = result_body(&outcome, format, elapsed_ms(started)),
+            Err(e) => {
+                if let Some(tx) = tx_state.tx.take() {
+                    service.rollback(tx);
+                }
+                state.transactions.remove(id);
+                return Err(e);
+            }
+        }
+    } else {
+        tx_state.live(service, id)?;
+    }
+    tx_state.touch(state.transactions.timeout);
+    body.insert("transaction".into(), json!({"id": id, "expires": expiry_timestamp(tx_state.expires)}));
+    Ok(body)
+}
+
+/// `POST /db/{name}/query/v2/tx`: opens a transaction, optionally running a first statement in it.
+pub async fn open(
+    State(state): State<Arc<HttpState>>,
+    Path(name): Path<String>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (request, format) = request(&state, &name, &headers, body)?;
+    let worker = state.clone();
+    let body = blocking(move || {
+        let tx = worker.service.begin(request.access_mode);
+        let (id, _) = worker.transactions.open(&caller.user, tx);
+        let mut body = run_in_open(&worker, &id, &caller, request.statement.as_deref(), &request.parameters, format)?;
+        body.entry("bookmarks").or_insert_with(|| json!([]));
+        Ok::<_, ServerError>(body)
+    })
+    .await??;
+    Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
+}
+
+/// `POST /db/{name}/query/v2/tx/{id}`: runs a statement in an open transaction.
+pub async fn run(
+    State(state): State<Arc<HttpState>>,
+    Path((name, id)): Path<(String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (request, format) = request(&state, &name, &headers, body)?;
+    let worker = state.clone();
+    let body =
+        blocking(move || run_in_open(&worker, &id, &caller, request.statement.as_deref(), &request.parameters, format))
+            .await??;
+    Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
+}
+
+/// `POST /db/{name}/query/v2/tx/{id}/commit`: runs an optional last statement, then commits.
+pub async fn commit(
+    State(state): State<Arc<HttpState>>,
+    Path((name, id)): Path<(String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (request, format) = request(&state, &name, &headers, body)?;
+    let worker = state.clone();
+    let body = blocking(move || {
+        let mut body = JsonMap::new();
+        if request.statement.is_some() {
+            body = run_in_open(&worker, &id, &caller, request.statement.as_deref(), &request.parameters, format)?;
+            body.remove("transaction");
+        }
+        let open = worker.transactions.get(&id, &caller.user)?;
+        let mut tx_state = open.state.lock();
+        worker.transactions.remove(&id);
+        tx_state.live(&worker.service, &id)?;
+        let tx = tx_state.tx.take().ok_or_else(|| not_found(&id))?;
+        let bookmark = worker.service.commit(tx)?;
+        body.insert("bookmarks".into(), json!([bookmark]));
+        Ok::<_, ServerError>(body)
+    })
+    .await??;
+    Ok(json_response(StatusCode::OK, format, &Json::Object(body)))
+}
+
+/// `DELETE /db/{name}/query/v2/tx/{id}`: rolls back.
+pub async fn rollback(
+    State(state): State<Arc<HttpState>>,
+    Path((name, id)): Path<(String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    state.service.check_database(Some(&name))?;
+    let (_, format) = formats(&headers);
+    let worker = state.clone();
+    blocking(move || {
+        let open = worker.transactions.get(&id, &caller.user)?;
+        let mut tx_state = open.state.lock();
+        worker.transactions.remove(&id);
+        let tx = tx_state.tx.take().ok_or_else(|| not_found(&id))?;
+        worker.service.rollback(tx);
+        Ok::<_, ServerError>(())
+    })
+    .await??;
+    Ok(json_response(StatusCode::OK, format, &json!({"bookmarks": []})))
+}

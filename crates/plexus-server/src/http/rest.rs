@@ -1,0 +1,346 @@
+//! REST resources for nodes over the embedded graph API, without Cypher: by id (`/db/{name}/nodes/{id}`) and by
+//! label and unique key (`/db/{name}/labels/{label}/nodes/{key}`), plus the helpers the relationship resources in
+//! [`super::relationships`] share (ids from URL segments, entities as JSON, storage errors as HTTP errors). Writes
+//! commit before answering and are retried on write conflicts; readers may read, writers may also write.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use plexus::cypher::value::{NodeData, RelData};
+use plexus::cypher::ResultValue;
+use plexus::value::Value as Stored;
+use plexus::{Direction, LabelId, NodeId, RelId, TokenKind, TypeFilter, WriteTxn};
+use plexus_storage::{Catalog, GraphState};
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+
+use super::caller::Caller;
+use super::error::ApiError;
+use super::json::{self, Format};
+use super::{blocking, formats, json_response, HttpState};
+use crate::auth::Role;
+use crate::bolt::values::node_element_id;
+use crate::service::ServerError;
+
+pub(super) type Body = Result<Bytes, BytesRejection>;
+
+/// How many times a REST write is tried when another transaction committed a conflicting change first.
+pub(super) const WRITE_ATTEMPTS: usize = 3;
+
+/// A storage error as a client sees it.
+pub(super) fn storage_error(e: plexus::Error) -> ApiError {
+    use plexus::Error as E;
+    let code = match &e {
+        E::NodeNotFound(_) | E::RelNotFound(_) => "Neo.ClientError.Statement.EntityNotFound",
+        E::NodeHasRelationships(..) | E::ConstraintViolation(_) => "Neo.ClientError.Schema.ConstraintValidationFailed",
+        E::InvalidValue(_) => "Neo.ClientError.Statement.TypeError",
+        E::Conflict(_) => "Neo.TransientError.Transaction.Outdated",
+        _ => "Neo.DatabaseError.General.UnknownError",
+    };
+    ApiError::from(ServerError::new(code, e.to_string()))
+}
+
+pub(super) fn check(state: &HttpState, name: &str, caller: &Caller, writes: bool) -> Result<(), ApiError> {
+    state.service.check_database(Some(name))?;
+    if writes {
+        state.service.require_role(caller.role, Role::Writer, "Writing")?;
+    }
+    Ok(())
+}
+
+pub(super) fn node_id(segment: &str) -> Result<NodeId, ApiError> {
+    json::parse_node_id(segment)
+        .map(NodeId)
+        .ok_or_else(|| ApiError::bad_request(format!("'{segment}' is not a node id: use a number or 'n:<number>'")))
+}
+
+pub(super) fn rel_id(segment: &str) -> Result<RelId, ApiError> {
+    json::parse_rel_id(segment).map(RelId).ok_or_else(|| {
+        ApiError::bad_request(format!("'{segment}' is not a relationship id: use a number or 'r:<number>'"))
+    })
+}
+
+pub(super) fn no_node(id: NodeId) -> ApiError {
+    ApiError::not_found(format!("node {} does not exist", id.0))
+}
+
+pub(super) fn no_rel(id: RelId) -> ApiError {
+    ApiError::not_found(format!("relationship {} does not exist", id.0))
+}
+
+/// A stored property value as a result value.
+fn result_of(v: &Stored) -> ResultValue {
+    match v {
+        Stored::Null => ResultValue::Null,
+        Stored::Bool(b) => ResultValue::Bool(*b),
+        Stored::Int(i) => ResultValue::Int(*i),
+        Stored::Float(f) => ResultValue::Float(*f),
+        Stored::String(s) => ResultValue::String(s.clone()),
+        Stored::Bytes(b) => ResultValue::Bytes(b.clone()),
+        Stored::Date(d) => ResultValue::Date(*d),
+        Stored::LocalTime(t) => ResultValue::LocalTime(*t),
+        Stored::Time(t) => ResultValue::Time(*t),
+        Stored::LocalDateTime(t) => ResultValue::LocalDateTime(*t),
+        Stored::DateTime(t) => ResultValue::DateTime(t.clone()),
+        Stored::Duration(d) => ResultValue::Duration(*d),
+        Stored::List(items) => ResultValue::List(items.iter().map(result_of).collect()),
+    }
+}
+
+fn properties(props: Option<&plexus::PropMap>, catalog: &Catalog) -> BTreeMap<Arc<str>, ResultValue> {
+    props
+        .map(|p| {
+            p.iter()
+                .map(|(k, v)| (catalog.name(TokenKind::PropKey, k.0).unwrap_or_else(|| "?".into()), result_of(v)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A node as JSON, if it exists.
+pub(super) fn node_json(g: &GraphState, catalog: &Catalog, id: NodeId, format: Format) -> Option<Json> {
+    let mut labels: Vec<Arc<str>> =
+        g.node_labels(id)?.iter().map(|l| catalog.name(TokenKind::Label, l.0).unwrap_or_else(|| "?".into())).collect();
+    labels.sort();
+    let node = NodeData { id: id.0, labels, properties: properties(g.node_props(id).flatten(), catalog) };
+    Some(json::encode(&ResultValue::Node(Box::new(node)), format))
+}
+
+/// A relationship as JSON, if it exists.
+pub(super) fn rel_json(g: &GraphState, catalog: &Catalog, id: RelId, format: Format) -> Option<Json> {
+    let rec = g.rel(id)?;
+    let rel = RelData {
+        id: id.0,
+        start: rec.src.0,
+        end: rec.dst.0,
+        rel_type: catalog.name(TokenKind::Type, rec.ty.0).unwrap_or_else(|| "?".into()),
+        properties: properties(g.rel_props(id).flatten(), catalog),
+    };
+    Some(json::encode(&ResultValue::Rel(Box::new(rel)), format))
+}
+
+pub(super) fn committed(state: &HttpState) {
+    state.service.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Interns property names.
+pub(super) fn property_ids(tx: &WriteTxn, props: &[(String, Stored)]) -> Vec<(plexus::PropKeyId, Stored)> {
+    props.iter().map(|(k, v)| (tx.prop_key(k), v.clone())).collect()
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Nodes by id
+// ---------------------------------------------------------------------------------------------------------------
+
+/// `POST /db/{name}/nodes` with `{labels, properties}`.
+pub async fn create_node(
+    State(state): State<Arc<HttpState>>,
+    Path(name): Path<String>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, true)?;
+    let (input, output) = formats(&headers);
+    let node = json::parse_new_node(&body?, input)?;
+    let worker = state.clone();
+    let created = blocking(move || {
+        worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| {
+            let labels: Vec<LabelId> = node.labels.iter().map(|l| tx.label(l)).collect();
+            let props = property_ids(tx, &node.properties);
+            let id = tx.create_node(&labels, props)?;
+            Ok(node_json(tx, tx.catalog(), id, output))
+        })
+    })
+    .await?
+    .map_err(storage_error)?;
+    committed(&state);
+    Ok(json_response(StatusCode::CREATED, output, &created.unwrap_or(Json::Null)))
+}
+
+/// `GET /db/{name}/nodes/{id}`.
+pub async fn get_node(
+    State(state): State<Arc<HttpState>>,
+    Path((name, id)): Path<(String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, false)?;
+    let id = node_id(&id)?;
+    let (_, output) = formats(&headers);
+    let g = state.service.db.read();
+    let node = node_json(&g, g.catalog(), id, output).ok_or_else(|| no_node(id))?;
+    Ok(json_response(StatusCode::OK, output, &node))
+}
+
+/// Sets properties of node `id` (null removes one); the node as it is afterwards.
+fn update_properties(
+    state: &HttpState,
+    id: NodeId,
+    props: Vec<(String, Stored)>,
+    format: Format,
+) -> Result<Json, ApiError> {
+    let node = state
+        .service
+        .db
+        .write_with_retry(WRITE_ATTEMPTS, |tx| {
+            if !tx.node_exists(id) {
+                return Err(plexus::Error::NodeNotFound(id));
+            }
+            let props = property_ids(tx, &props);
+            tx.set_node_props(id, props)?;
+            Ok(node_json(tx, tx.catalog(), id, format))
+        })
+        .map_err(storage_error)?;
+    committed(state);
+    node.ok_or_else(|| no_node(id))
+}
+
+/// `PATCH /db/{name}/nodes/{id}` with an object of properties to set (null removes).
+pub async fn update_node(
+    State(state): State<Arc<HttpState>>,
+    Path((name, id)): Path<(String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, true)?;
+    let id = node_id(&id)?;
+    let (input, output) = formats(&headers);
+    let props = json::parse_property_update(&body?, input)?;
+    let worker = state.clone();
+    let node = blocking(move || update_properties(&worker, id, props, output)).await??;
+    Ok(json_response(StatusCode::OK, output, &node))
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct DeleteOptions {
+    /// Also delete the node's relationships (otherwise a node that has any is not deleted).
+    #[serde(default)]
+    detach: bool,
+}
+
+pub(super) fn query_error(e: QueryRejection) -> ApiError {
+    ApiError::bad_request(format!("bad query string: {}", e.body_text()))
+}
+
+/// Deletes node `id`; answers how many relationships went with it.
+fn delete(state: &HttpState, id: NodeId, detach: bool) -> Result<Json, ApiError> {
+    let removed = state
+        .service
+        .db
+        .write_with_retry(WRITE_ATTEMPTS, |tx| {
+            if !tx.node_exists(id) {
+                return Err(plexus::Error::NodeNotFound(id));
+            }
+            if detach {
+                tx.detach_delete_node(id)
+            } else {
+                let degree = tx.degree(id, Direction::Both, TypeFilter::All);
+                if degree > 0 {
+                    return Err(plexus::Error::NodeHasRelationships(id, degree));
+                }
+                tx.delete_node(id).map(|_| 0)
+            }
+        })
+        .map_err(storage_error)?;
+    committed(state);
+    Ok(json!({"deleted": node_element_id(id.0), "relationshipsDeleted": removed}))
+}
+
+/// `DELETE /db/{name}/nodes/{id}[?detach=true]`.
+pub async fn delete_node(
+    State(state): State<Arc<HttpState>>,
+    Path((name, id)): Path<(String, String)>,
+    options: Result<Query<DeleteOptions>, QueryRejection>,
+    caller: Caller,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, true)?;
+    let id = node_id(&id)?;
+    let detach = options.map_err(query_error)?.detach;
+    let worker = state.clone();
+    let body = blocking(move || delete(&worker, id, detach)).await??;
+    Ok(json_response(StatusCode::OK, Format::Plain, &body))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Nodes by label and unique key
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The node of `label` whose unique key is `key`: the key as a string, or else as an integer when it reads as one
+/// (a URL segment cannot say which it is).
+fn find_by_key(g: &GraphState, label: &str, key: &str, label_id: Option<LabelId>) -> Result<NodeId, ApiError> {
+    let missing = || ApiError::not_found(format!("no node :{label} has the key '{key}'"));
+    let label_id = label_id.ok_or_else(missing)?;
+    if g.unique_key(label_id).is_none() {
+        return Err(ApiError::bad_request(format!(
+            "label :{label} has no unique key; declare one with CREATE CONSTRAINT FOR (n:{label}) REQUIRE n.key IS UNIQUE"
+        )));
+    }
+    let as_string = Stored::String(key.into());
+    if let Some(id) = g.node_by_key(label_id, &as_string) {
+        return Ok(id);
+    }
+    key.parse::<i64>().ok().and_then(|i| g.node_by_key(label_id, &Stored::Int(i))).ok_or_else(missing)
+}
+
+/// `GET /db/{name}/labels/{label}/nodes/{key}`.
+pub async fn get_node_by_key(
+    State(state): State<Arc<HttpState>>,
+    Path((name, label, key)): Path<(String, String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, false)?;
+    let (_, output) = formats(&headers);
+    let g = state.service.db.read();
+    let id = find_by_key(&g, &label, &key, g.label_id(&label))?;
+    let node = node_json(&g, g.catalog(), id, output).ok_or_else(|| no_node(id))?;
+    Ok(json_response(StatusCode::OK, output, &node))
+}
+
+/// `PATCH /db/{name}/labels/{label}/nodes/{key}` with an object of properties to set (null removes).
+pub async fn update_node_by_key(
+    State(state): State<Arc<HttpState>>,
+    Path((name, label, key)): Path<(String, String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, true)?;
+    let (input, output) = formats(&headers);
+    let props = json::parse_property_update(&body?, input)?;
+    let worker = state.clone();
+    let node = blocking(move || {
+        let g = worker.service.db.read();
+        let id = find_by_key(&g, &label, &key, g.label_id(&label))?;
+        update_properties(&worker, id, props, output)
+    })
+    .await??;
+    Ok(json_response(StatusCode::OK, output, &node))
+}
+
+/// `DELETE /db/{name}/labels/{label}/nodes/{key}[?detach=true]`.
+pub async fn delete_node_by_key(
+    State(state): State<Arc<HttpState>>,
+    Path((name, label, key)): Path<(String, String, String)>,
+    options: Result<Query<DeleteOptions>, QueryRejection>,
+    caller: Caller,
+) -> Result<Response, ApiError> {
+    check(&state, &name, &caller, true)?;
+    let detach = options.map_err(query_error)?.detach;
+    let worker = state.clone();
+    let body = blocking(move || {
+        let g = worker.service.db.read();
+        let id = find_by_key(&g, &label, &key, g.label_id(&label))?;
+        delete(&worker, id, detach)
+    })
+    .await??;
+    Ok(json_response(StatusCode::OK, Format::Plain, &body))
+}

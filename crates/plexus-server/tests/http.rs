@@ -1,0 +1,485 @@
+//! The HTTP listener end to end: a server on a loopback port with a temporary data directory, spoken to with a
+//! minimal HTTP/1.1 client over a TCP stream (one request per connection).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use plexus_server::auth::Role;
+use plexus_server::{Server, ServerConfig};
+use serde_json::{json, Value as Json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const TYPED: &str = "application/vnd.neo4j.query";
+/// `neo4j:secret`.
+const ADMIN: &str = "Basic bmVvNGo6c2VjcmV0";
+
+struct TestServer {
+    server: Server,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+async fn start_with(auth: bool, transaction_timeout_ms: u64) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        data: dir.path().to_path_buf(),
+        bolt: String::new(),
+        http: "127.0.0.1:0".into(),
+        auth,
+        password: Some("secret".into()),
+        durability: "off".into(),
+        max_request_bytes: 64 * 1024,
+        http_transaction_timeout_ms: transaction_timeout_ms,
+        ..ServerConfig::default()
+    };
+    let server = Server::start(&config).await.unwrap();
+    let addr = server.http_addr.expect("HTTP is listening");
+    assert!(addr.ip().is_loopback() && addr.port() != 0);
+    TestServer { server, addr, _dir: dir }
+}
+
+async fn start() -> TestServer {
+    start_with(true, 30_000).await
+}
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Json {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn error_code(&self) -> String {
+        self.json()["errors"][0]["code"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// Sends one request and reads the whole answer.
+async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // A server may answer (413) before reading a large body and close: a failed write is not the test's failure.
+    let _ = stream.write_all(body).await;
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut raw)).await.expect("answered");
+    parse_reply(&raw)
+}
+
+fn parse_reply(raw: &[u8]) -> Reply {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked {
+        let mut plain = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let line_end = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..line_end]).unwrap().trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            plain.extend_from_slice(&rest[line_end + 2..line_end + 2 + size]);
+            rest = &rest[line_end + 2 + size + 2..];
+        }
+        body = plain;
+    }
+    Reply { status, headers, body }
+}
+
+async fn post(t: &TestServer, path: &str, body: &Json) -> Reply {
+    send(
+        t.addr,
+        "POST",
+        path,
+        &[("Authorization", ADMIN), ("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await
+}
+
+async fn get(t: &TestServer, path: &str) -> Reply {
+    send(t.addr, "GET", path, &[("Authorization", ADMIN)], b"").await
+}
+
+async fn query(t: &TestServer, statement: &str, parameters: Json) -> Reply {
+    post(t, "/db/neo4j/query/v2", &json!({"statement": statement, "parameters": parameters})).await
+}
+
+async fn stop(t: TestServer) {
+    t.server.shutdown(Duration::from_secs(5)).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_api_answers_in_plain_json() {
+    let t = start().await;
+    let r = query(
+        &t,
+        "CREATE (a:P {name: $n, born: date('1990-05-17')})-[:KNOWS {w: 1.5}]->(b:P {name: 'b'})",
+        json!({"n": "a"}),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let body = r.json();
+    assert_eq!(body["counters"]["nodesCreated"], 2);
+    assert_eq!(body["counters"]["relationshipsCreated"], 1);
+    assert_eq!(body["counters"]["containsUpdates"], true);
+    assert_eq!(body["bookmarks"].as_array().unwrap().len(), 1);
+
+    let r = query(&t, "MATCH p = (a:P {name: 'a'})-[r:KNOWS]->(b) RETURN a, r, p, a.born AS born, 1 AS one, 0.5 AS half, [1, 'x'] AS list, {k: null} AS map", json!({})).await;
+    let body = r.json();
+    assert_eq!(body["data"]["fields"], json!(["a", "r", "p", "born", "one", "half", "list", "map"]));
+    let row = &body["data"]["values"][0];
+    assert_eq!(row[0]["labels"], json!(["P"]));
+    assert_eq!(row[0]["properties"]["name"], "a");
+    assert!(row[0]["elementId"].as_str().unwrap().starts_with("n:"));
+    assert_eq!(row[1]["type"], "KNOWS");
+    assert_eq!(row[1]["startNodeElementId"], row[0]["elementId"]);
+    assert_eq!(row[2].as_array().unwrap().len(), 3);
+    assert_eq!(row[3], "1990-05-17");
+    assert_eq!((row[4].clone(), row[5].clone()), (json!(1), json!(0.5)));
+    assert_eq!(row[6], json!([1, "x"]));
+    assert_eq!(row[7], json!({"k": null}));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_api_speaks_typed_json_both_ways() {
+    let t = start().await;
+    let parameters = json!({
+        "i": {"$type": "Integer", "_value": "9007199254740993"},
+        "f": {"$type": "Float", "_value": "NaN"},
+        "b": {"$type": "Base64", "_value": "AAEC/w=="},
+        "d": {"$type": "Date", "_value": "2024-02-29"},
+        "t": {"$type": "Time", "_value": "12:30:00.000000001+01:00"},
+        "lt": {"$type": "LocalTime", "_value": "23:59:59"},
+        "ldt": {"$type": "LocalDateTime", "_value": "2024-01-02T03:04:05.123"},
+        "odt": {"$type": "OffsetDateTime", "_value": "2024-01-02T03:04:05-05:00"},
+        "zdt": {"$type": "ZonedDateTime", "_value": "2024-07-01T12:00:00+02:00[Europe/Berlin]"},
+        "dur": {"$type": "Duration", "_value": "P1Y2M3DT4H5M6.5S"},
+        "l": {"$type": "List", "_value": [{"$type": "String", "_value": "x"}, {"$type": "Null", "_value": null}]},
+        "m": {"$type": "Map", "_value": {"k": {"$type": "Boolean", "_value": true}}},
+    });
+    let body = json!({"statement": "RETURN $i AS i, $f AS f, $b AS b, $d AS d, $t AS t, $lt AS lt, $ldt AS ldt, $odt AS odt, $zdt AS zdt, $dur AS dur, $l AS l, $m AS m", "parameters": parameters});
+    let r = send(
+        t.addr,
+        "POST",
+        "/db/neo4j/query/v2",
+        &[("Authorization", ADMIN), ("Content-Type", TYPED), ("Accept", TYPED)],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("content-type"), Some(TYPED));
+    let row = r.json()["data"]["values"][0].clone();
+    assert_eq!(row[0], json!({"$type": "Integer", "_value": "9007199254740993"}));
+    assert_eq!(row[1], json!({"$type": "Float", "_value": "NaN"}));
+    assert_eq!(row[2], json!({"$type": "Base64", "_value": "AAEC/w=="}));
+    assert_eq!(row[3], json!({"$type": "Date", "_value": "2024-02-29"}));
+    assert_eq!(row[4], json!({"$type": "Time", "_value": "12:30:00.000000001+01:00"}));
+    assert_eq!(row[5], json!({"$type": "LocalTime", "_value": "23:59:59"}));
+    assert_eq!(row[6], json!({"$type": "LocalDateTime", "_value": "2024-01-02T03:04:05.123"}));
+    assert_eq!(row[7], json!({"$type": "OffsetDateTime", "_value": "2024-01-02T03:04:05-05:00"}));
+    assert_eq!(row[8], json!({"$type": "ZonedDateTime", "_value": "2024-07-01T12:00+02:00[Europe/Berlin]"}));
+    assert_eq!(row[9], json!({"$type": "Duration", "_value": "P1Y2M3DT4H5M6.5S"}));
+    assert_eq!(row[10]["_value"][1], json!({"$type": "Null", "_value": null}));
+    assert_eq!(row[11], json!({"$type": "Map", "_value": {"k": {"$type": "Boolean", "_value": true}}}));
+
+    let r = send(
+        t.addr,
+        "POST",
+        "/db/neo4j/query/v2",
+        &[("Authorization", ADMIN), ("Accept", TYPED)],
+        json!({"statement": "CREATE (n:T {x: 1}) RETURN n"}).to_string().as_bytes(),
+    )
+    .await;
+    let node = &r.json()["data"]["values"][0][0];
+    assert_eq!(node["$type"], "Node");
+    assert_eq!(node["_value"]["_labels"], json!(["T"]));
+    assert_eq!(node["_value"]["_properties"]["x"], json!({"$type": "Integer", "_value": "1"}));
+    stop(t).await;
+}
+
+async fn open_tx(t: &TestServer, body: &Json) -> (String, Json) {
+    let r = post(t, "/db/neo4j/query/v2/tx", body).await;
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let body = r.json();
+    (body["transaction"]["id"].as_str().unwrap().to_string(), body)
+}
+
+async fn count(t: &TestServer) -> i64 {
+    query(t, "MATCH (n) RETURN count(n) AS c", json!({})).await.json()["data"]["values"][0][0].as_i64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explicit_transactions_commit_roll_back_and_expire() {
+    let t = start_with(true, 400).await;
+    let (id, opened) = open_tx(&t, &json!({"statement": "CREATE (:Tx {n: 1}) RETURN 1 AS one"})).await;
+    assert_eq!(opened["data"]["values"], json!([[1]]));
+    assert!(opened["transaction"]["expires"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(count(&t).await, 0, "uncommitted work is invisible to others");
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": "CREATE (:Tx {n: 2})"})).await;
+    assert_eq!(r.status, 202);
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}/commit"), &json!({})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["bookmarks"].as_array().unwrap().len(), 1);
+    assert_eq!(count(&t).await, 2);
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}/commit"), &json!({})).await;
+    assert_eq!((r.status, r.error_code().as_str()), (404, "Neo.ClientError.Transaction.TransactionNotFound"));
+
+    // Rolled back explicitly.
+    let (id, _) = open_tx(&t, &json!({})).await;
+    post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": "CREATE (:Gone)"})).await;
+    let r = send(t.addr, "DELETE", &format!("/db/neo4j/query/v2/tx/{id}"), &[("Authorization", ADMIN)], b"").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(count(&t).await, 2);
+
+    // A failing statement rolls its transaction back.
+    let (id, _) = open_tx(&t, &json!({"statement": "CREATE (:Gone)"})).await;
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": "RETURN 1/0"})).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), "Neo.ClientError.Statement.ArithmeticError");
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}/commit"), &json!({})).await;
+    assert_eq!(r.status, 404);
+
+    // Read transactions refuse writes.
+    let (id, _) = open_tx(&t, &json!({"accessMode": "Read"})).await;
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": "CREATE ()"})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Statement.AccessMode");
+
+    // Idle transactions expire, whether the reaper or the next request finds them first.
+    let (id, _) = open_tx(&t, &json!({"statement": "CREATE (:Gone)"})).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": "RETURN 1"})).await;
+    assert_eq!((r.status, r.error_code().as_str()), (404, "Neo.ClientError.Transaction.TransactionNotFound"));
+    assert_eq!(count(&t).await, 2);
+    let metrics = String::from_utf8(get(&t, "/metrics").await.body).unwrap();
+    assert!(metrics.contains("plexus_transactions_rolled_back_total 4"), "{metrics}");
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_resources_read_and_write_the_graph() {
+    let t = start().await;
+    query(&t, "CREATE CONSTRAINT FOR (p:Person) REQUIRE p.key IS UNIQUE", json!({})).await;
+    let mut ids = Vec::new();
+    for key in ["ann", "bob", "cy"] {
+        let r =
+            post(&t, "/db/neo4j/nodes", &json!({"labels": ["Person"], "properties": {"key": key, "age": 30}})).await;
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        ids.push(r.json()["elementId"].as_str().unwrap().to_string());
+    }
+    let (ann, bob, cy) = (&ids[0], &ids[1], &ids[2]);
+    let r = get(&t, &format!("/db/neo4j/nodes/{ann}")).await;
+    assert_eq!(r.json()["properties"]["key"], "ann");
+    let numeric = ann.trim_start_matches("n:");
+    assert_eq!(get(&t, &format!("/db/neo4j/nodes/{numeric}")).await.json()["elementId"], ann.as_str());
+    assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/bob").await.json()["elementId"], bob.as_str());
+    assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/nobody").await.status, 404);
+
+    let r = send(
+        t.addr,
+        "PATCH",
+        "/db/neo4j/labels/Person/nodes/bob",
+        &[("Authorization", ADMIN)],
+        json!({"age": 31, "nick": "b"}).to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.json()["properties"], json!({"key": "bob", "age": 31, "nick": "b"}));
+    let r = send(t.addr, "PATCH", &format!("/db/neo4j/nodes/{bob}"), &[("Authorization", ADMIN)], b"{\"nick\": null}")
+        .await;
+    assert_eq!(r.json()["properties"], json!({"key": "bob", "age": 31}));
+
+    let r = post(
+        &t,
+        "/db/neo4j/relationships",
+        &json!({"src": ann, "type": "KNOWS", "dst": bob, "properties": {"since": 2020}}),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    let rel = r.json()["elementId"].as_str().unwrap().to_string();
+    assert_eq!(get(&t, &format!("/db/neo4j/relationships/{rel}")).await.json()["properties"]["since"], 2020);
+    post(&t, "/db/neo4j/relationships", &json!({"src": cy, "type": "LIKES", "dst": ann})).await;
+
+    let degree = |dir: &str, ty: &str| format!("/db/neo4j/nodes/{ann}/degree?direction={dir}{ty}");
+    assert_eq!(get(&t, &degree("both", "")).await.json()["degree"], 2);
+    assert_eq!(get(&t, &degree("out", "")).await.json()["degree"], 1);
+    assert_eq!(get(&t, &degree("in", "&type=LIKES")).await.json()["degree"], 1);
+    assert_eq!(get(&t, &degree("both", "&type=KNOWS,LIKES")).await.json()["degree"], 2);
+    assert_eq!(get(&t, &degree("both", "&type=NONE")).await.json()["degree"], 0);
+    assert_eq!(get(&t, &degree("sideways", "")).await.status, 400);
+    let r = get(&t, &format!("/db/neo4j/nodes/{ann}/relationships?direction=out")).await;
+    assert_eq!(r.json()["relationships"][0]["elementId"], rel.as_str());
+    let r = get(&t, &format!("/db/neo4j/nodes/{ann}/neighbours?type=LIKES")).await;
+    assert_eq!(r.json()["neighbours"][0]["elementId"], cy.as_str());
+
+    // Edge batches merge on (src, type, dst).
+    let batch = json!([{"src": ann, "type": "KNOWS", "dst": bob, "properties": {"since": 2021}}, {"src": bob, "type": "KNOWS", "dst": cy}]);
+    let r = post(&t, "/db/neo4j/edges/upsert", &batch).await;
+    assert_eq!(r.json(), json!({"created": 1, "updated": 1}));
+    assert_eq!(get(&t, &format!("/db/neo4j/relationships/{rel}")).await.json()["properties"]["since"], 2021);
+    let r = post(&t, "/db/neo4j/edges/upsert", &json!([{"src": ann, "type": "T", "dst": 999_999}])).await;
+    assert_eq!(r.status, 404);
+    let r = post(
+        &t,
+        "/db/neo4j/edges/remove",
+        &json!([{"src": bob, "type": "KNOWS", "dst": cy}, {"src": bob, "type": "NEVER", "dst": cy}]),
+    )
+    .await;
+    assert_eq!(r.json(), json!({"removed": 1}));
+
+    // Deleting: a node with relationships needs detach.
+    let r = send(t.addr, "DELETE", &format!("/db/neo4j/nodes/{ann}"), &[("Authorization", ADMIN)], b"").await;
+    assert_eq!((r.status, r.error_code().as_str()), (409, "Neo.ClientError.Schema.ConstraintValidationFailed"));
+    let r =
+        send(t.addr, "DELETE", &format!("/db/neo4j/nodes/{ann}?detach=true"), &[("Authorization", ADMIN)], b"").await;
+    assert_eq!(r.json()["relationshipsDeleted"], 2);
+    assert_eq!(get(&t, &format!("/db/neo4j/nodes/{ann}")).await.status, 404);
+    assert_eq!(get(&t, &format!("/db/neo4j/relationships/{rel}")).await.status, 404);
+    let r = send(t.addr, "DELETE", "/db/neo4j/labels/Person/nodes/cy", &[("Authorization", ADMIN)], b"").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(count(&t).await, 1);
+    assert_eq!(get(&t, "/db/other/nodes/1").await.error_code(), "Neo.ClientError.Database.DatabaseNotFound");
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authentication_and_roles_are_enforced() {
+    let t = start().await;
+    t.server.service.auth.add_user("reader", "pw", Role::Reader).unwrap();
+    let body = json!({"statement": "RETURN 1"}).to_string();
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &[], body.as_bytes()).await;
+    assert_eq!((r.status, r.error_code().as_str()), (401, "Neo.ClientError.Security.Unauthorized"));
+    let wrong = "Basic bmVvNGo6d3Jvbmc="; // neo4j:wrong
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &[("Authorization", wrong)], body.as_bytes()).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(send(t.addr, "GET", "/db/neo4j/nodes/0", &[], b"").await.status, 401);
+
+    let reader = "Basic cmVhZGVyOnB3"; // reader:pw
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &[("Authorization", reader)], body.as_bytes()).await;
+    assert_eq!(r.status, 202);
+    let create = json!({"statement": "CREATE ()"}).to_string();
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &[("Authorization", reader)], create.as_bytes()).await;
+    assert_eq!((r.status, r.error_code().as_str()), (403, "Neo.ClientError.Security.Forbidden"));
+    let r = send(t.addr, "POST", "/db/neo4j/nodes", &[("Authorization", reader)], b"{}").await;
+    assert_eq!(r.status, 403);
+
+    // Someone else's transaction does not exist for you.
+    let (id, _) = open_tx(&t, &json!({})).await;
+    let r = send(t.addr, "POST", &format!("/db/neo4j/query/v2/tx/{id}"), &[("Authorization", reader)], body.as_bytes())
+        .await;
+    assert_eq!(r.status, 404);
+
+    for path in ["/health", "/ready", "/metrics", "/openapi.json", "/"] {
+        assert_eq!(send(t.addr, "GET", path, &[], b"").await.status, 200, "{path}");
+    }
+    let metrics = String::from_utf8(send(t.addr, "GET", "/metrics", &[], b"").await.body).unwrap();
+    assert!(metrics.contains("plexus_auth_failures_total 3"), "{metrics}");
+    assert!(metrics.contains("plexus_http_requests_total "));
+    assert!(metrics.contains("# TYPE plexus_http_connections_open gauge"));
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operational_endpoints_need_no_credentials() {
+    let t = start().await;
+    assert_eq!(send(t.addr, "GET", "/health", &[], b"").await.json()["status"], "up");
+    assert_eq!(send(t.addr, "GET", "/ready", &[], b"").await.json()["status"], "ready");
+    let openapi = send(t.addr, "GET", "/openapi.json", &[], b"").await;
+    assert_eq!(openapi.body, plexus_server::http::OPENAPI.as_bytes());
+    let discovery = send(t.addr, "GET", "/", &[("Accept", "application/json")], b"").await.json();
+    assert!(discovery["neo4j_version"].as_str().unwrap().starts_with('5'));
+    let metrics = send(t.addr, "GET", "/metrics", &[], b"").await;
+    assert!(metrics.header("content-type").unwrap().starts_with("text/plain"));
+    assert!(String::from_utf8(metrics.body).unwrap().contains("# TYPE plexus_http_requests_total counter"));
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_json_errors_and_leave_the_server_unharmed() {
+    let t = start().await;
+    let auth = [("Authorization", ADMIN)];
+    let cases: Vec<(&str, &str, Vec<u8>, u16, &str)> = vec![
+        ("POST", "/db/neo4j/query/v2", b"{\"statement\": ".to_vec(), 400, "Neo.ClientError.Request.InvalidFormat"),
+        ("POST", "/db/neo4j/query/v2", b"[1, 2]".to_vec(), 400, "Neo.ClientError.Request.InvalidFormat"),
+        ("POST", "/db/neo4j/query/v2", b"{\"statement\": 42}".to_vec(), 400, "Neo.ClientError.Request.Invalid"),
+        ("POST", "/db/neo4j/query/v2", b"{}".to_vec(), 400, "Neo.ClientError.Request.Invalid"),
+        (
+            "POST",
+            "/db/neo4j/query/v2",
+            b"{\"statement\": \"RETURN 1\", \"parameters\": []}".to_vec(),
+            400,
+            "Neo.ClientError.Request.Invalid",
+        ),
+        (
+            "POST",
+            "/db/neo4j/query/v2",
+            b"{\"statement\": \"MATCH (n RETURN n\"}".to_vec(),
+            400,
+            "Neo.ClientError.Statement.SyntaxError",
+        ),
+        ("POST", "/db/neo4j/query/v2", b"\xff\xfe".to_vec(), 400, "Neo.ClientError.Request.InvalidFormat"),
+        ("POST", "/db/neo4j/nodes", b"{\"labels\": \"P\"}".to_vec(), 400, "Neo.ClientError.Request.Invalid"),
+        ("POST", "/db/neo4j/edges/upsert", b"{\"src\": 1}".to_vec(), 400, "Neo.ClientError.Request.InvalidFormat"),
+        ("GET", "/db/neo4j/nodes/abc", Vec::new(), 400, "Neo.ClientError.Request.Invalid"),
+        (
+            "GET",
+            "/db/neo4j/nodes/1/degree?direction=out&direction=in",
+            Vec::new(),
+            400,
+            "Neo.ClientError.Request.Invalid",
+        ),
+        ("GET", "/no/such/route", Vec::new(), 404, "Neo.ClientError.Request.Invalid"),
+        ("PUT", "/db/neo4j/query/v2", Vec::new(), 405, "Neo.ClientError.Request.Invalid"),
+        ("DELETE", "/health", Vec::new(), 405, "Neo.ClientError.Request.Invalid"),
+        ("POST", "/db/neo4j/query/v2", vec![b' '; 100 * 1024], 413, "Neo.ClientError.Request.TooLarge"),
+    ];
+    for (method, path, body, status, code) in cases {
+        let r = send(t.addr, method, path, &auth, &body).await;
+        assert_eq!(r.status, status, "{method} {path}: {}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.error_code(), code, "{method} {path}");
+        assert_eq!(r.header("content-type"), Some("application/json"), "{method} {path}");
+    }
+    // Garbage instead of HTTP.
+    let mut stream = TcpStream::connect(t.addr).await.unwrap();
+    stream.write_all(b"\x00\x01 not http at all\r\n\r\n").await.unwrap();
+    let mut sink = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut sink)).await;
+    assert_eq!(query(&t, "RETURN 1 AS one", json!({})).await.json()["data"]["values"], json!([[1]]));
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_authentication_everyone_is_admin() {
+    let t = start_with(false, 30_000).await;
+    let r = send(
+        t.addr,
+        "POST",
+        "/db/neo4j/query/v2",
+        &[],
+        json!({"statement": "CREATE (n) RETURN n"}).to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 202);
+    stop(t).await;
+}
