@@ -230,10 +230,12 @@ impl Database {
         Ok(d)
     }
 
+    /// Returns the database itself; leaving the ``with`` block closes it.
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
     }
 
+    /// Closes the database.
     #[pyo3(signature = (*_args))]
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
         self.close(py);
@@ -298,10 +300,12 @@ impl Transaction {
         py.detach(|| self.tx.lock().is_none())
     }
 
+    /// Returns the transaction itself.
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
     }
 
+    /// Commits when the block ended normally, rolls back when it raised.
     #[pyo3(signature = (exc_type, _exc=None, _tb=None))]
     fn __exit__(
         &self,

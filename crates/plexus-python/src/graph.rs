@@ -143,6 +143,19 @@ impl View {
         out.extend(tail);
     }
 
+    /// Number of relationships of `u` in `dir` (`Both`: out plus in), from group lengths: no relationship is read.
+    fn count(&self, u: i64, dir: Direction) -> i64 {
+        let Some(a) = self.node(u) else { return 0 };
+        let filter = self.filter();
+        match dir {
+            Direction::Both => {
+                (self.snap.degree(a, Direction::Out, filter) + self.snap.degree(a, Direction::In, filter)) as i64
+            }
+            d => self.snap.degree(a, d, filter) as i64,
+        }
+    }
+
+    /// Number of relationships and their summed weight.
     fn degree(&self, u: i64, dir: Direction) -> (i64, f64) {
         let Some(a) = self.node(u) else { return (0, 0.0) };
         let one = |d: Direction| match self.weight {
@@ -321,11 +334,10 @@ impl Graph {
             py,
             ids,
             |v, u| {
-                let (n, s) = v.degree(u, dir);
                 if weight {
-                    (n, s).into_bound_py_any(py)
+                    v.degree(u, dir).into_bound_py_any(py)
                 } else {
-                    n.into_bound_py_any(py)
+                    v.count(u, dir).into_bound_py_any(py)
                 }
             },
             |v, us| {
@@ -334,17 +346,7 @@ impl Graph {
                     let (n, s): (Vec<i64>, Vec<f64>) = pairs.into_iter().unzip();
                     (PyArray1::from_vec(py, n), PyArray1::from_vec(py, s)).into_bound_py_any(py)
                 } else {
-                    let filter = v.filter();
-                    let n = py.detach(|| {
-                        flat(us.len(), |i| match (v.node(us[i]), dir) {
-                            (None, _) => 0,
-                            (Some(a), Direction::Both) => {
-                                (v.snap.degree(a, Direction::Out, filter) + v.snap.degree(a, Direction::In, filter))
-                                    as i64
-                            }
-                            (Some(a), d) => v.snap.degree(a, d, filter) as i64,
-                        })
-                    });
+                    let n = py.detach(|| flat(us.len(), |i| v.count(us[i], dir)));
                     Ok(PyArray1::from_vec(py, n).into_any())
                 }
             },
