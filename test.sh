@@ -12,3 +12,5 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 # LDBC SNB queries on the tiny data set, checked against an independent computation (bench/ldbc/README.md).
 bench/ldbc/run.sh
+# The Python package, built into target/pyenv and tested with pytest (crates/plexus-python/run-tests.sh).
+crates/plexus-python/run-tests.sh
