@@ -14,3 +14,5 @@ cargo test --workspace --locked
 crates/plexus-server/tests/drivers/run.sh
 # LDBC SNB queries on the tiny data set, checked against an independent computation (bench/ldbc/README.md).
 bench/ldbc/run.sh
+# The Python package, built into target/pyenv and tested with pytest (crates/plexus-python/run-tests.sh).
+crates/plexus-python/run-tests.sh

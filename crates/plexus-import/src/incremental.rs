@@ -69,6 +69,15 @@ pub(crate) fn import(dir: &Path, spec: &GraphImport, progress: &Progress) -> Res
         )));
     }
     let (store, _) = Store::open(dir).map_err(ImportError::Storage)?;
+    import_into(&store, spec, progress)
+}
+
+/// Adds node and relationship files to an open database (the incremental import without opening a directory:
+/// embedding applications and language bindings hold the store open themselves).
+pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Result<ImportSummary, ImportError> {
+    if !spec.edges.is_empty() {
+        return Err(ImportError::Target("edge lists cannot be combined with an incremental import".into()));
+    }
     let catalog = store.catalog();
     let mut summary = ImportSummary::default();
     let mut inputs = Vec::with_capacity(spec.nodes.len());
@@ -111,7 +120,7 @@ pub(crate) fn import(dir: &Path, spec: &GraphImport, progress: &Progress) -> Res
 
     progress.phase("writing nodes");
     let batch_size = spec.batch_size.max(1);
-    let mut batches = Batches { store: &store, tx: None, size: batch_size, progress, commits: 0 };
+    let mut batches = Batches { store, tx: None, size: batch_size, progress, commits: 0 };
     let mut node_ids: Vec<u64> = Vec::with_capacity(count as usize);
     for group in &mut groups {
         let props = std::mem::take(&mut group.props);

@@ -382,6 +382,35 @@ impl Store {
     pub fn checkpoint(&self) -> Result<u64> {
         self.shared.checkpoint()
     }
+
+    /// Replaces the state of an empty store with `state`, built by [`crate::bulk::build_state`] with this store's
+    /// catalog (bulk loading into a new database without a transaction per entity), and on disk makes it durable
+    /// with a checkpoint. Refused while the store holds any node or relationship or a write transaction is open.
+    /// Readers that pinned the empty state keep it; until the checkpoint is written a crash leaves the store empty.
+    pub fn load_bulk(&self, mut state: GraphState) -> Result<u64> {
+        let shared = &self.shared;
+        {
+            // The commit path's lock order: head, then writers.
+            let mut head = shared.head.lock();
+            let writers = shared.writers.lock();
+            if head.state.node_count() > 0 || head.state.rel_count() > 0 || !shared.pending.lock().is_empty() {
+                return Err(StorageError::ConstraintViolation("a bulk load needs an empty database".into()));
+            }
+            if !writers.is_empty() {
+                return Err(StorageError::Conflict("a bulk load needs no open write transaction".into()));
+            }
+            // The same version as the empty state it replaces: no log record stands for the load, so the next
+            // commit's version must follow the checkpoint's directly.
+            state.version = head.state.version();
+            state.seal();
+            shared.node_ids.raise_floor(state.node_id_bound());
+            shared.rel_ids.raise_floor(state.rel_id_bound());
+            let state = Arc::new(state);
+            head.state = state.clone();
+            shared.published.store(state);
+        }
+        shared.checkpoint()
+    }
 }
 
 fn checkpoint_loop(shared: Arc<Shared>) {

@@ -1,0 +1,53 @@
+"""Plexus: an embedded property-graph database with openCypher.
+
+>>> import plexus
+>>> with plexus.Database() as db:            # in memory; plexus.Database("dir") for a durable one
+...     db.execute("CREATE (:Person {name: 'Ann'})-[:KNOWS]->(:Person {name: 'Bob'})")
+...     db.execute("MATCH (a)-[:KNOWS]->(b) RETURN a.name, b.name").tuples()
+[('Ann', 'Bob')]
+
+Main entry points: :class:`Database` (queries, transactions, bulk loading), :class:`Result` (rows, pandas,
+Arrow, NetworkX), :class:`Graph` (fast reads by id over NumPy arrays). Errors are :class:`Error` subclasses.
+"""
+
+from ._plexus import (
+    Database,
+    Graph,
+    Node,
+    Path,
+    Relationship,
+    Result,
+    Transaction,
+    __version__,
+)
+from ._types import Duration
+from .errors import (
+    ArgumentError,
+    ClosedError,
+    ConflictError,
+    ConversionError,
+    Error,
+    InputError,
+    QueryError,
+    StorageError,
+)
+
+__all__ = [
+    "Database",
+    "Transaction",
+    "Result",
+    "Graph",
+    "Node",
+    "Relationship",
+    "Path",
+    "Duration",
+    "Error",
+    "QueryError",
+    "ConflictError",
+    "StorageError",
+    "InputError",
+    "ArgumentError",
+    "ConversionError",
+    "ClosedError",
+    "__version__",
+]

@@ -1,0 +1,119 @@
+"""Builders of pandas DataFrames, Arrow tables and NetworkX graphs from what the native module exports.
+
+Columns arrive as ``(kind, length, null_count, validity, buffers, param)`` tuples (see ``columns.rs``): flat
+NumPy buffers in Arrow's layout, wrapped here without copying, or ``kind == "object"`` with a list of values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _plain(value):
+    """Nodes, relationships and paths as dicts (inside lists and maps too), for Arrow's type inference."""
+    from ._plexus import Node, Path, Relationship
+
+    if isinstance(value, Node):
+        return {"id": value.id, "labels": value.labels, "properties": _plain(value.properties)}
+    if isinstance(value, Relationship):
+        return {
+            "id": value.id,
+            "type": value.type,
+            "start": value.start,
+            "end": value.end,
+            "properties": _plain(value.properties),
+        }
+    if isinstance(value, Path):
+        return {
+            "nodes": [_plain(n) for n in value.nodes],
+            "relationships": [_plain(r) for r in value.relationships],
+        }
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _arrow_type(pa, kind, param):
+    return {
+        "int64": pa.int64,
+        "float64": pa.float64,
+        "bool": pa.bool_,
+        "string": pa.large_string,
+        "date32": pa.date32,
+        "interval": pa.month_day_nano_interval,
+    }.get(kind, lambda: None)() or {
+        "time64": lambda: pa.time64(param),
+        "timestamp": lambda: pa.timestamp(param),
+        "timestamp_utc": lambda: pa.timestamp(param, tz="UTC"),
+    }[kind]()
+
+
+def _arrow_column(pa, column):
+    kind, length, nulls, validity, buffers, param = column
+    if kind == "null":
+        return pa.nulls(length)
+    if kind == "object":
+        values = [_plain(v) for v in buffers]
+        try:
+            return pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError):
+            # Mixed types have no Arrow type: keep each value's text.
+            return pa.array([None if v is None else str(v) for v in values], type=pa.large_string())
+    valid = None if validity is None else pa.py_buffer(validity)
+    return pa.Array.from_buffers(
+        _arrow_type(pa, kind, param), length, [valid] + [pa.py_buffer(b) for b in buffers], null_count=nulls
+    )
+
+
+def table_from_columns(names, columns):
+    import pyarrow as pa
+
+    return pa.Table.from_arrays([_arrow_column(pa, c) for c in columns], names=list(names))
+
+
+def _pandas_column(pd, column):
+    kind, length, nulls, validity, buffers, param = column
+    if kind == "object":
+        return np.array(buffers + [None], dtype=object)[:-1] if length else np.array([], dtype=object)
+    if kind == "null":
+        return np.full(length, None, dtype=object)
+    mask = None
+    if validity is not None:
+        mask = ~np.unpackbits(validity, bitorder="little", count=length).astype(bool)
+    if kind == "int64":
+        return buffers[0] if mask is None else pd.arrays.IntegerArray(buffers[0], mask)
+    if kind == "float64":
+        values = buffers[0]
+        if mask is not None:
+            values = values.copy()
+            values[mask] = np.nan
+        return values
+    if kind == "bool":
+        values = np.unpackbits(buffers[0], bitorder="little", count=length).astype(bool)
+        return values if mask is None else pd.arrays.BooleanArray(values, mask)
+    if kind == "timestamp":
+        values = buffers[0].astype(f"datetime64[{param}]")
+        if mask is not None:
+            values[mask] = np.datetime64("NaT")
+        return values
+    raise AssertionError(f"unexpected column kind {kind}")
+
+
+def frame_from_columns(names, columns):
+    import pandas as pd
+
+    data = {name: _pandas_column(pd, c) for name, c in zip(names, columns)}
+    return pd.DataFrame(data, columns=list(names))
+
+
+def graph_from_entities(nodes, relationships):
+    import networkx as nx
+
+    g = nx.MultiDiGraph()
+    for n in nodes:
+        g.add_node(n.id, **{**n.properties, "labels": n.labels})
+    for r in relationships:
+        g.add_edge(r.start, r.end, key=r.id, **{**r.properties, "type": r.type})
+    return g

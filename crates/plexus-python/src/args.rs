@@ -1,0 +1,76 @@
+//! Array arguments: ids and weights arrive as Python ints or as NumPy arrays (anything NumPy can view as one:
+//! pyarrow arrays, pandas columns, lists). Contiguous int64/float64 arrays are read in place; anything else goes
+//! through `plexus._arrays`, which checks the dtype and converts with one vectorised NumPy call.
+
+use numpy::{PyReadonlyArray1, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyInt;
+
+use crate::errors;
+
+/// One id or many.
+pub enum Ids<'py> {
+    One(i64),
+    Many(PyReadonlyArray1<'py, i64>),
+}
+
+impl Ids<'_> {
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Ids::One(_) => None,
+            Ids::Many(a) => Some(a.len()),
+        }
+    }
+}
+
+fn helper<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("plexus._arrays")?.getattr(name)
+}
+
+pub fn ids<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Ids<'py>> {
+    if obj.is_instance_of::<PyInt>() {
+        return obj
+            .extract::<i64>()
+            .map(Ids::One)
+            .map_err(|_| errors::argument(format!("{name}: {obj} does not fit in 64 bits")));
+    }
+    if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i64>>() {
+        if a.is_contiguous() {
+            return Ok(Ids::Many(a));
+        }
+    }
+    // NumPy integer scalars.
+    if !obj.hasattr("__len__")? && obj.hasattr("__index__")? {
+        return obj.extract::<i64>().map(Ids::One);
+    }
+    Ok(Ids::Many(helper(obj.py(), "int64_array")?.call1((obj, name))?.extract()?))
+}
+
+/// Many ids, whatever was given.
+pub fn id_array<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, i64>> {
+    match ids(obj, name)? {
+        Ids::Many(a) => Ok(a),
+        Ids::One(_) => helper(obj.py(), "int64_array")?.call1((obj, name))?.extract(),
+    }
+}
+
+pub fn float_array<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
+    if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, f64>>() {
+        if a.is_contiguous() {
+            return Ok(a);
+        }
+    }
+    helper(obj.py(), "float64_array")?.call1((obj, name))?.extract()
+}
+
+/// Checks that arrays given together have one length.
+pub fn same_length(lengths: &[(&str, usize)]) -> PyResult<usize> {
+    let first = lengths[0].1;
+    if let Some((name, n)) = lengths.iter().find(|(_, n)| *n != first) {
+        return Err(errors::argument(format!(
+            "{} has {} elements but {} has {}: arrays given together must have the same length",
+            lengths[0].0, first, name, n
+        )));
+    }
+    Ok(first)
+}

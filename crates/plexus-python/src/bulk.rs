@@ -1,0 +1,471 @@
+//! Writes from arrays and files: `Database.import_edges` (NumPy and friends), `Database.import_csv` (the
+//! `plexus-import` engine) and the graph view's `upsert_edges` / `remove_edges`.
+//!
+//! Vertices follow `plexus import --edges`: label `Node`, integer (or string) unique key `id`, relationships of
+//! one type with an optional float `weight`. Into an empty database edges are built in one pass by storage's bulk
+//! builder and installed at once (`Store::load_bulk`, checkpointed on disk); otherwise they go through one write
+//! transaction. Everything here runs without the GIL, on slices borrowed from the caller's arrays.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use numpy::PyUntypedArrayMethods;
+use plexus::value::Value;
+use plexus::{EdgeUpsert, Error as StorageError, LabelId, NodeId, PropKeyId, RelId, RelRecord, UpsertCounts, WriteTxn};
+use plexus_import::edgelist::{self, Format, IdType, VertexIds};
+use plexus_import::import::{read_input, ImportError};
+use plexus_import::load::{GraphImport, Mode};
+use plexus_import::nodes_rels::{CsvOptions, NodeFiles, RelFiles};
+use plexus_import::progress::Progress;
+use plexus_storage::bulk::{build_state, NodeInput, RelInput};
+use plexus_storage::fxhash::FxHashMap;
+use plexus_storage::records::{Labels, PropMap};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::args;
+use crate::errors::{self, Failure};
+
+/// Label, key, relationship type and weight property names.
+pub type Names<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// What an edge load did.
+#[derive(Default)]
+pub struct Loaded {
+    pub nodes: u64,
+    pub relationships: u64,
+    pub bulk: bool,
+}
+
+/// Vertices as dense numbers: `vertices[i]` is the key of vertex `i`; edges as pairs of vertex numbers.
+struct Numbered {
+    vertices: Vec<Value>,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+}
+
+fn too_many() -> Failure {
+    Failure::Argument("more than 4,294,967,294 distinct vertices in one load".into())
+}
+
+/// Numbers integer ids: in ascending order through a flat table when they are dense, else in order of first
+/// appearance through a hash map.
+fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
+    let (Some(&min), Some(&max)) = (src.iter().chain(dst).min(), src.iter().chain(dst).max()) else {
+        return Ok(Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() });
+    };
+    let span = max as i128 - min as i128 + 1;
+    if span <= 4 * src.len() as i128 + 4096 {
+        let mut table = vec![u32::MAX; span as usize];
+        for &x in src.iter().chain(dst) {
+            table[(x - min) as usize] = 0;
+        }
+        let mut vertices = Vec::new();
+        for (i, slot) in table.iter_mut().enumerate() {
+            if *slot == 0 {
+                *slot = u32::try_from(vertices.len()).map_err(|_| too_many())?;
+                vertices.push(Value::Int(min + i as i64));
+            }
+        }
+        let map = |xs: &[i64]| xs.iter().map(|&x| table[(x - min) as usize]).collect();
+        return Ok(Numbered { vertices, src: map(src), dst: map(dst) });
+    }
+    let mut ids: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut vertices = Vec::new();
+    let mut map = |xs: &[i64]| -> Result<Vec<u32>, Failure> {
+        xs.iter()
+            .map(|&x| {
+                if let Some(&n) = ids.get(&x) {
+                    return Ok(n);
+                }
+                let n = u32::try_from(vertices.len()).map_err(|_| too_many())?;
+                vertices.push(Value::Int(x));
+                ids.insert(x, n);
+                Ok(n)
+            })
+            .collect()
+    };
+    let (s, d) = (map(src)?, map(dst)?);
+    Ok(Numbered { vertices, src: s, dst: d })
+}
+
+fn ensure_key(tx: &mut WriteTxn, label: LabelId, key: PropKeyId, names: Names) -> Result<(), Failure> {
+    match tx.unique_key(label) {
+        Some(k) if k == key => Ok(()),
+        Some(_) => Err(Failure::Argument(format!(
+            "label {} already has a unique key other than {}: vertices cannot be matched by it",
+            names.0, names.1
+        ))),
+        None => tx.declare_unique_key(label, key).map_err(Failure::Storage),
+    }
+}
+
+/// Loads numbered edges: in one bulk pass into an empty database, else in one transaction.
+fn load(db: &plexus::Database, g: Numbered, weight: Option<&[f64]>, names: Names) -> Result<Loaded, Failure> {
+    let empty = {
+        let r = db.read();
+        r.node_count() == 0 && r.rel_count() == 0
+    };
+    if empty {
+        match load_bulk(db, &g, weight, names) {
+            // Something was written meanwhile, or a write transaction is open: take the transactional path.
+            Err(Failure::Storage(StorageError::ConstraintViolation(_) | StorageError::Conflict(_))) => {}
+            other => return other,
+        }
+    }
+    load_transaction(db, &g, weight, names)
+}
+
+fn load_bulk(db: &plexus::Database, g: &Numbered, weight: Option<&[f64]>, names: Names) -> Result<Loaded, Failure> {
+    let store = db.store();
+    let catalog = store.catalog();
+    let (label, key, ty) = (catalog.label(names.0), catalog.prop_key(names.1), catalog.rel_type(names.2));
+    let wkey = catalog.prop_key(names.3);
+    let nodes: Vec<NodeInput> = g
+        .vertices
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut labels = Labels::new();
+            labels.push(label);
+            NodeInput {
+                id: NodeId(i as u64),
+                labels,
+                props: Some(Arc::new(PropMap::from_pairs(vec![(key, v.clone())]))),
+            }
+        })
+        .collect();
+    let rels: Vec<RelInput> = (0..g.src.len())
+        .map(|i| RelInput {
+            rec: RelRecord { id: RelId(i as u64), ty, src: NodeId(g.src[i].into()), dst: NodeId(g.dst[i].into()) },
+            props: weight.map(|w| Arc::new(PropMap::from_pairs(vec![(wkey, Value::Float(w[i]))]))),
+        })
+        .collect();
+    let state = build_state(0, nodes, rels, &[(label, key)])?;
+    store.load_bulk(state)?;
+    Ok(Loaded { nodes: g.vertices.len() as u64, relationships: g.src.len() as u64, bulk: true })
+}
+
+fn load_transaction(
+    db: &plexus::Database,
+    g: &Numbered,
+    weight: Option<&[f64]>,
+    names: Names,
+) -> Result<Loaded, Failure> {
+    let mut tx = db.write();
+    let (label, key, ty, wkey) = (tx.label(names.0), tx.prop_key(names.1), tx.rel_type(names.2), tx.prop_key(names.3));
+    ensure_key(&mut tx, label, key, names)?;
+    let mut loaded = Loaded::default();
+    let mut ids = Vec::with_capacity(g.vertices.len());
+    for v in &g.vertices {
+        let id = match tx.node_by_key(label, v) {
+            Some(id) => id,
+            None => {
+                loaded.nodes += 1;
+                tx.create_node(&[label], vec![(key, v.clone())])?
+            }
+        };
+        ids.push(id);
+    }
+    for i in 0..g.src.len() {
+        let props = weight.map(|w| vec![(wkey, Value::Float(w[i]))]).unwrap_or_default();
+        tx.create_rel(ids[g.src[i] as usize], ty, ids[g.dst[i] as usize], props)?;
+    }
+    loaded.relationships = g.src.len() as u64;
+    tx.commit()?;
+    Ok(loaded)
+}
+
+fn loaded_dict<'py>(py: Python<'py>, l: &Loaded) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("nodes_created", l.nodes)?;
+    d.set_item("relationships_created", l.relationships)?;
+    d.set_item("bulk", l.bulk)?;
+    Ok(d)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn import_edges<'py>(
+    py: Python<'py>,
+    db: &plexus::Database,
+    src: &Bound<'py, PyAny>,
+    dst: &Bound<'py, PyAny>,
+    weight: Option<&Bound<'py, PyAny>>,
+    rel_type: &str,
+    label: &str,
+    key: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
+    let w = weight.filter(|w| !w.is_none()).map(|w| args::float_array(w, "weight")).transpose()?;
+    let mut lengths = vec![("src", s.len()), ("dst", d.len())];
+    if let Some(w) = &w {
+        lengths.push(("weight", w.len()));
+    }
+    args::same_length(&lengths)?;
+    let (s, d) = (s.as_slice()?, d.as_slice()?);
+    let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
+    let names = (label, key, rel_type, "weight");
+    let loaded = py.detach(|| load(db, number_ints(s, d)?, w, names))?;
+    loaded_dict(py, &loaded)
+}
+
+/// Options of `Database.import_csv`.
+pub struct CsvSpec<'a> {
+    pub delimiter: Option<&'a str>,
+    pub array_delimiter: &'a str,
+    pub id_type: &'a str,
+    pub skip_bad_lines: usize,
+    pub batch_size: usize,
+    pub rel_type: &'a str,
+    pub label: &'a str,
+    pub undirected: bool,
+}
+
+fn paths(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PathBuf>> {
+    if obj.is_instance_of::<PyString>() || obj.hasattr("__fspath__")? {
+        return Ok(vec![obj.extract()?]);
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        return obj.try_iter()?.map(|p| p?.extract::<PathBuf>()).collect();
+    }
+    Err(errors::argument(format!("{what}: expected a path or a list of paths, got {}", obj.get_type().name()?)))
+}
+
+/// `{name: path or paths}` as pairs, or a bare path / list of paths with no name.
+fn named_paths(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(Option<String>, Vec<PathBuf>)>> {
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return d.iter().map(|(k, v)| Ok((Some(k.extract::<String>()?), paths(&v, what)?))).collect();
+    }
+    Ok(paths(obj, what)?.into_iter().map(|p| (None, vec![p])).collect())
+}
+
+fn one_byte(s: &str, what: &str) -> Result<u8, Failure> {
+    match s.as_bytes() {
+        [b] => Ok(*b),
+        _ if s == "\\t" || s == "tab" => Ok(b'\t'),
+        _ => Err(Failure::Argument(format!("{what} must be one character, got {s:?}"))),
+    }
+}
+
+/// Reads and parses edge-list files into one numbered edge list (vertices shared across files by id).
+fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Option<Vec<f64>>), Failure> {
+    let delimiter = spec.delimiter.map(edgelist::Delimiter::parse).transpose().map_err(Failure::Argument)?;
+    let format = Format { delimiter, header: None, id_type: None };
+    let mut ints: Option<bool> = None;
+    let (mut int_src, mut int_dst) = (Vec::new(), Vec::new());
+    let mut names: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    let mut g = Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() };
+    let mut weights: Vec<f64> = Vec::new();
+    let mut all_weighted = true;
+    for path in files {
+        let bytes = read_input(path)?;
+        let list = edgelist::parse(&bytes, &format, spec.skip_bad_lines)
+            .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
+        let is_int = matches!(list.vertices, VertexIds::Integer(_));
+        if ints.is_some_and(|k| k != is_int) {
+            return Err(Failure::Argument("some edge files have integer vertex ids and others string ids".into()));
+        }
+        ints = Some(is_int);
+        match &list.weight {
+            Some(w) => weights.extend_from_slice(w),
+            None => {
+                all_weighted = false;
+                weights.extend(std::iter::repeat_n(f64::NAN, list.src.len()));
+            }
+        }
+        match &list.vertices {
+            VertexIds::Integer(ids) => {
+                int_src.extend(list.src.iter().map(|&v| ids[v as usize]));
+                int_dst.extend(list.dst.iter().map(|&v| ids[v as usize]));
+            }
+            VertexIds::String(ids) => {
+                let mut renumber = |v: u32| -> Result<u32, Failure> {
+                    let name = &ids[v as usize];
+                    if let Some(&n) = names.get(name) {
+                        return Ok(n);
+                    }
+                    let n = u32::try_from(g.vertices.len()).map_err(|_| too_many())?;
+                    g.vertices.push(Value::from(&**name));
+                    names.insert(name.clone(), n);
+                    Ok(n)
+                };
+                for i in 0..list.src.len() {
+                    g.src.push(renumber(list.src[i])?);
+                    g.dst.push(renumber(list.dst[i])?);
+                }
+            }
+        }
+    }
+    if ints == Some(true) {
+        g = number_ints(&int_src, &int_dst)?;
+    }
+    let any_weighted = weights.iter().any(|w| !w.is_nan());
+    let weights = (all_weighted || any_weighted).then_some(weights);
+    if spec.undirected {
+        let n = g.src.len();
+        let loops: Vec<bool> = (0..n).map(|i| g.src[i] == g.dst[i]).collect();
+        let (s, d) = (g.src.clone(), g.dst.clone());
+        let mut w2 = weights.clone();
+        for i in (0..n).filter(|&i| !loops[i]) {
+            g.src.push(d[i]);
+            g.dst.push(s[i]);
+            if let (Some(w2), Some(w)) = (w2.as_mut(), weights.as_ref()) {
+                w2.push(w[i]);
+            }
+        }
+        return Ok((g, w2));
+    }
+    Ok((g, weights))
+}
+
+pub fn import_csv<'py>(
+    py: Python<'py>,
+    db: &plexus::Database,
+    edges: Option<&Bound<'py, PyAny>>,
+    nodes: Option<&Bound<'py, PyAny>>,
+    relationships: Option<&Bound<'py, PyAny>>,
+    spec: &CsvSpec,
+) -> PyResult<Bound<'py, PyDict>> {
+    let edge_files = edges.filter(|e| !e.is_none()).map(|e| paths(e, "edges")).transpose()?.unwrap_or_default();
+    let node_files: Vec<NodeFiles> = match nodes.filter(|n| !n.is_none()) {
+        None => Vec::new(),
+        Some(n) => named_paths(n, "nodes")?
+            .into_iter()
+            .map(|(labels, files)| NodeFiles {
+                files,
+                labels: labels
+                    .map(|l| l.split(':').filter(|s| !s.is_empty()).map(String::from).collect())
+                    .unwrap_or_default(),
+                ..NodeFiles::default()
+            })
+            .collect(),
+    };
+    let rel_files: Vec<RelFiles> = match relationships.filter(|r| !r.is_none()) {
+        None => Vec::new(),
+        Some(r) => named_paths(r, "relationships")?
+            .into_iter()
+            .map(|(rel_type, files)| RelFiles { files, rel_type, ..RelFiles::default() })
+            .collect(),
+    };
+    if edge_files.is_empty() && node_files.is_empty() && rel_files.is_empty() {
+        return Err(errors::argument("import_csv needs edges, nodes or relationships"));
+    }
+    let id_type = match spec.id_type {
+        "string" => IdType::String,
+        "integer" => IdType::Integer,
+        other => return Err(errors::argument(format!("unknown id_type {other:?} (expected 'string' or 'integer')"))),
+    };
+    let csv = CsvOptions {
+        delimiter: one_byte(spec.delimiter.unwrap_or(","), "delimiter")?,
+        array_delimiter: one_byte(spec.array_delimiter, "array_delimiter")?,
+        id_type,
+        skip_bad_lines: spec.skip_bad_lines,
+        ..CsvOptions::default()
+    };
+    let graph = GraphImport {
+        nodes: node_files,
+        relationships: rel_files,
+        csv,
+        mode: Mode::Incremental,
+        batch_size: spec.batch_size.max(1),
+        ..GraphImport::default()
+    };
+    let result = py.detach(|| -> Result<_, Failure> {
+        let mut out = (Loaded::default(), 0u64, Vec::new(), 0usize);
+        if !graph.nodes.is_empty() || !graph.relationships.is_empty() {
+            let summary = plexus_import::incremental::import_into(db.store(), &graph, &Progress::new())?;
+            out.0.nodes += summary.nodes;
+            out.0.relationships += summary.relationships;
+            out.1 = summary.matched;
+            out.2 = summary.notes;
+            out.3 += summary.bad_lines.len();
+        }
+        if !edge_files.is_empty() {
+            let (g, w) = parse_edge_files(&edge_files, spec)?;
+            let l = load(db, g, w.as_deref(), (spec.label, "id", spec.rel_type, "weight"))?;
+            out.0.nodes += l.nodes;
+            out.0.relationships += l.relationships;
+            out.0.bulk = l.bulk;
+        }
+        Ok(out)
+    })?;
+    let d = loaded_dict(py, &result.0)?;
+    d.set_item("nodes_matched", result.1)?;
+    d.set_item("notes", result.2)?;
+    d.set_item("bad_lines_skipped", result.3)?;
+    Ok(d)
+}
+
+/// What `upsert` did, and the versions the graph view needs to keep its id tables current.
+pub struct Upserted {
+    pub counts: UpsertCounts,
+    pub nodes: Vec<(i64, NodeId)>,
+    pub start: u64,
+    pub version: u64,
+}
+
+pub fn upsert(
+    db: &plexus::Database,
+    src: &[i64],
+    dst: &[i64],
+    weight: Option<&[f64]>,
+    names: Names,
+) -> Result<Upserted, Failure> {
+    let mut tx = db.write();
+    let (label, key, ty, wkey) = (tx.label(names.0), tx.prop_key(names.1), tx.rel_type(names.2), tx.prop_key(names.3));
+    ensure_key(&mut tx, label, key, names)?;
+    let mut created = Vec::new();
+    let mut known: FxHashMap<i64, NodeId> = FxHashMap::default();
+    let mut node = |tx: &mut WriteTxn, ext: i64| -> Result<NodeId, Failure> {
+        if let Some(&n) = known.get(&ext) {
+            return Ok(n);
+        }
+        let n = match tx.node_by_key(label, &Value::Int(ext)) {
+            Some(n) => n,
+            None => {
+                let n = tx.create_node(&[label], vec![(key, Value::Int(ext))])?;
+                created.push((ext, n));
+                n
+            }
+        };
+        known.insert(ext, n);
+        Ok(n)
+    };
+    let mut edges: Vec<EdgeUpsert> = Vec::with_capacity(src.len());
+    for i in 0..src.len() {
+        let (a, b) = (node(&mut tx, src[i])?, node(&mut tx, dst[i])?);
+        let props = weight.map(|w| vec![(wkey, Value::Float(w[i]))]).unwrap_or_default();
+        edges.push((a, ty, b, props));
+    }
+    let counts = tx.upsert_edges(&edges)?;
+    let start = tx.start_version();
+    let version = tx.commit()?;
+    Ok(Upserted { counts, nodes: created, start, version })
+}
+
+pub struct Removed {
+    pub removed: u64,
+    pub start: u64,
+    pub version: u64,
+}
+
+pub fn remove(db: &plexus::Database, src: &[i64], dst: &[i64], names: Names) -> Result<Removed, Failure> {
+    let mut tx = db.write();
+    let start = tx.start_version();
+    let (Some(label), Some(ty)) =
+        (tx.catalog().lookup(plexus::TokenKind::Label, names.0), tx.catalog().lookup(plexus::TokenKind::Type, names.2))
+    else {
+        return Ok(Removed { removed: 0, start, version: start });
+    };
+    let (label, ty) = (LabelId(label), plexus::TypeId(ty));
+    let edges: Vec<(NodeId, plexus::TypeId, NodeId)> = (0..src.len())
+        .filter_map(|i| {
+            let a = tx.node_by_key(label, &Value::Int(src[i]))?;
+            let b = tx.node_by_key(label, &Value::Int(dst[i]))?;
+            Some((a, ty, b))
+        })
+        .collect();
+    let removed = tx.remove_edges(&edges)?;
+    let version = tx.commit()?;
+    Ok(Removed { removed, start, version })
+}

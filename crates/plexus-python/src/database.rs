@@ -1,0 +1,324 @@
+//! `plexus.Database` and `plexus.Transaction`: opening and closing, queries, explicit transactions.
+//!
+//! Every call into the engine runs with the GIL released (`Python::detach`), so Python threads run queries in
+//! parallel. Locks that a detached thread may hold are only ever taken while detached too, so no thread can
+//! wait for one while holding the GIL that the holder needs to return.
+
+use std::path::PathBuf;
+
+use parking_lot::{Mutex, RwLock};
+use plexus::{Durability, Options, Params, WriteTxn};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::bulk;
+use crate::errors::{self, Failure};
+use crate::graph::Graph;
+use crate::result::QueryResult;
+use crate::values::from_py;
+
+/// An open Plexus database: in memory (``path=None``) or in a directory, created when missing.
+///
+/// ``durability`` says when a commit is acknowledged: ``"sync"`` (after fsync, the default), ``"batch"``
+/// (at once; fsync at least every 10 ms) or ``"off"`` (never fsync; survives a process crash, not an OS crash).
+/// Use it as a context manager, or call :meth:`close`.
+///
+/// >>> with plexus.Database() as db:
+/// ...     db.execute("CREATE (:Person {name: $name})", {"name": "Ann"})
+/// ...     db.execute("MATCH (p:Person) RETURN p.name AS name").tuples()
+/// [('Ann',)]
+#[pyclass(module = "plexus", frozen)]
+pub struct Database {
+    inner: RwLock<Option<plexus::Database>>,
+    path: Option<PathBuf>,
+    durability: Durability,
+}
+
+impl Database {
+    /// A handle to the open database.
+    pub fn handle(&self) -> Result<plexus::Database, Failure> {
+        self.inner.read().clone().ok_or(Failure::Closed("database"))
+    }
+
+    /// Runs `f` on the open database without cloning its handle (for calls that take well under a microsecond).
+    pub fn with<R>(&self, f: impl FnOnce(&plexus::Database) -> R) -> Result<R, Failure> {
+        self.inner.read().as_ref().map(f).ok_or(Failure::Closed("database"))
+    }
+}
+
+/// Query parameters from a dict of names to values.
+pub fn params(parameters: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
+    let mut out = Params::new();
+    let Some(p) = parameters.filter(|p| !p.is_none()) else { return Ok(out) };
+    let dict = p.cast::<PyDict>().map_err(|_| errors::argument("parameters must be a dict of names to values"))?;
+    for (k, v) in dict.iter() {
+        let name =
+            k.cast::<PyString>().map_err(|_| errors::argument(format!("parameter names must be strings, not {k}")))?;
+        out.insert(name.to_cow()?.into_owned(), from_py(&v)?);
+    }
+    Ok(out)
+}
+
+fn run(
+    py: Python<'_>,
+    db: &plexus::Database,
+    tx: Option<&Mutex<Option<WriteTxn>>>,
+    query: &str,
+    params: Params,
+) -> PyResult<QueryResult> {
+    let result = py.detach(|| {
+        let outcome = match tx {
+            None => db.execute(query, &params),
+            Some(tx) => {
+                let mut guard = tx.lock();
+                let Some(tx) = guard.as_mut() else { return Err(Failure::Closed("transaction")) };
+                db.execute_in(tx, query, &params)
+            }
+        };
+        outcome.map_err(|error| Failure::Query { error, query: query.to_string() })
+    })?;
+    Ok(QueryResult::new(result))
+}
+
+#[pymethods]
+impl Database {
+    #[new]
+    #[pyo3(signature = (path=None, durability="sync"))]
+    fn new(py: Python<'_>, path: Option<PathBuf>, durability: &str) -> PyResult<Self> {
+        let durability: Durability = durability.parse().map_err(errors::argument)?;
+        let db = match &path {
+            None => plexus::Database::in_memory(),
+            Some(dir) => {
+                let options = Options { durability, ..Options::default() };
+                py.detach(|| plexus::Database::open_with(dir, options)).map_err(Failure::Storage)?
+            }
+        };
+        Ok(Database { inner: RwLock::new(Some(db)), path, durability })
+    }
+
+    /// Runs one openCypher statement in its own transaction (committed when it succeeds, nothing left behind when
+    /// it fails) and returns its :class:`Result`. ``parameters`` maps names used as ``$name`` to values.
+    #[pyo3(signature = (query, parameters=None))]
+    fn execute(&self, py: Python<'_>, query: &str, parameters: Option<&Bound<'_, PyAny>>) -> PyResult<QueryResult> {
+        let params = params(parameters)?;
+        let db = self.handle()?;
+        run(py, &db, None, query, params)
+    }
+
+    /// Starts an explicit write transaction. Use it as a context manager: committed when the block ends normally,
+    /// rolled back when it raises. A commit that conflicts with a concurrent one raises
+    /// :class:`plexus.ConflictError`; run the whole transaction again.
+    fn transaction(&self, py: Python<'_>) -> PyResult<Transaction> {
+        let db = self.handle()?;
+        let tx = py.detach(|| db.write());
+        Ok(Transaction { db, tx: Mutex::new(Some(tx)) })
+    }
+
+    /// A NetworkX-like view for fast reads and edge upserts by external id: nodes with ``label`` identified by
+    /// their integer property ``key`` (``plexus import --edges`` and :meth:`import_edges` make label ``Node``,
+    /// key ``id``), relationships of ``type`` (all types when ``None``), weights in property ``weight``.
+    #[pyo3(signature = (label="Node", key="id", r#type=None, weight="weight"))]
+    fn graph(slf: Bound<'_, Self>, label: &str, key: &str, r#type: Option<&str>, weight: &str) -> PyResult<Graph> {
+        slf.get().handle()?;
+        Ok(Graph::new(slf.unbind(), label, key, r#type, weight))
+    }
+
+    /// Loads edges from arrays of source and target ids (NumPy arrays, pyarrow arrays or pandas columns of
+    /// integers), with optional numeric weights stored as property ``weight``. Vertices are nodes with label
+    /// ``Node`` and unique key ``id``, created when missing, as ``plexus import --edges`` makes them. Into an
+    /// empty database the graph is built in one bulk pass (and checkpointed on disk); otherwise it is added in one
+    /// transaction. Returns a dict of counts.
+    #[pyo3(signature = (src, dst, weight=None, r#type="EDGE", label="Node", key="id"))]
+    #[allow(clippy::too_many_arguments)]
+    fn import_edges<'py>(
+        &self,
+        py: Python<'py>,
+        src: &Bound<'py, PyAny>,
+        dst: &Bound<'py, PyAny>,
+        weight: Option<&Bound<'py, PyAny>>,
+        r#type: &str,
+        label: &str,
+        key: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.handle()?;
+        bulk::import_edges(py, &db, src, dst, weight, r#type, label, key)
+    }
+
+    /// Imports CSV files with the engine of ``plexus import``. ``edges``: edge-list files (``source,target[,weight]``,
+    /// header detected, delimiter too unless given, ``.gz``/``.zst`` read); ``nodes`` and ``relationships``: files in the format
+    /// of Neo4j's offline importer, given as a path, a list of paths, or a dict from label (``"A:B"``) or type to
+    /// path(s). Edge lists into an empty database are built in one bulk pass; node and relationship files are added
+    /// through transactions of ``batch_size`` operations, matching existing nodes by label and unique key.
+    /// Returns a dict of counts.
+    #[pyo3(signature = (edges=None, nodes=None, relationships=None, *, delimiter=None, array_delimiter=";", id_type="string", skip_bad_lines=0, batch_size=20000, r#type="EDGE", label="Node", undirected=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn import_csv<'py>(
+        &self,
+        py: Python<'py>,
+        edges: Option<&Bound<'py, PyAny>>,
+        nodes: Option<&Bound<'py, PyAny>>,
+        relationships: Option<&Bound<'py, PyAny>>,
+        delimiter: Option<&str>,
+        array_delimiter: &str,
+        id_type: &str,
+        skip_bad_lines: usize,
+        batch_size: usize,
+        r#type: &str,
+        label: &str,
+        undirected: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.handle()?;
+        let spec = bulk::CsvSpec {
+            delimiter,
+            array_delimiter,
+            id_type,
+            skip_bad_lines,
+            batch_size,
+            rel_type: r#type,
+            label,
+            undirected,
+        };
+        bulk::import_csv(py, &db, edges, nodes, relationships, &spec)
+    }
+
+    /// Writes a checkpoint (a compressed image of the whole graph) and retires the log it covers. Returns its
+    /// size in bytes (0 in memory).
+    fn checkpoint(&self, py: Python<'_>) -> PyResult<u64> {
+        let db = self.handle()?;
+        Ok(py.detach(|| db.checkpoint()).map_err(Failure::Storage)?)
+    }
+
+    /// Closes this handle. The files are released once transactions and graph views made from it are gone too.
+    /// Closing twice is harmless.
+    fn close(&self, py: Python<'_>) {
+        let db = self.inner.write().take();
+        // Dropping the last handle flushes the log and joins background threads: not with the GIL held.
+        py.detach(move || drop(db));
+    }
+
+    /// Whether :meth:`close` has been called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// The database directory, or ``None`` in memory.
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.path.clone()
+    }
+
+    /// ``"sync"``, ``"batch"`` or ``"off"``.
+    #[getter]
+    fn durability(&self) -> &'static str {
+        match self.durability {
+            Durability::Sync => "sync",
+            Durability::Batch => "batch",
+            Durability::Off => "off",
+        }
+    }
+
+    /// Number of nodes and relationships in the newest committed state, as a dict.
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (nodes, rels) = self.with(|db| {
+            let r = db.read();
+            (r.node_count(), r.rel_count())
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("nodes", nodes)?;
+        d.set_item("relationships", rels)?;
+        Ok(d)
+    }
+
+    /// Returns the database itself; leaving the ``with`` block closes it.
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// Closes the database.
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { ", closed" } else { "" };
+        match &self.path {
+            None => format!("Database(in memory{state})"),
+            Some(p) => format!("Database({:?}, durability={:?}{state})", p.display().to_string(), self.durability()),
+        }
+    }
+}
+
+/// An explicit write transaction (from :meth:`Database.transaction`). Its queries see its own writes; nothing is
+/// visible to others until :meth:`commit`. Dropping it uncommitted rolls it back.
+#[pyclass(module = "plexus", frozen)]
+pub struct Transaction {
+    db: plexus::Database,
+    tx: Mutex<Option<WriteTxn>>,
+}
+
+impl Transaction {
+    fn finish(&self, py: Python<'_>, commit: bool) -> PyResult<()> {
+        py.detach(|| {
+            let tx = self.tx.lock().take().ok_or(Failure::Closed("transaction"))?;
+            if commit {
+                tx.commit().map(|_| ()).map_err(Failure::Storage)
+            } else {
+                tx.rollback();
+                Ok(())
+            }
+        })?;
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Transaction {
+    /// Runs an openCypher statement inside this transaction. A failing statement leaves the transaction as it
+    /// was before the statement.
+    #[pyo3(signature = (query, parameters=None))]
+    fn execute(&self, py: Python<'_>, query: &str, parameters: Option<&Bound<'_, PyAny>>) -> PyResult<QueryResult> {
+        let params = params(parameters)?;
+        run(py, &self.db, Some(&self.tx), query, params)
+    }
+
+    /// Commits. Raises :class:`plexus.ConflictError` when a concurrent transaction wrote the same data first.
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        self.finish(py, true)
+    }
+
+    /// Discards everything the transaction did.
+    fn rollback(&self, py: Python<'_>) -> PyResult<()> {
+        self.finish(py, false)
+    }
+
+    /// Whether the transaction has been committed or rolled back.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.tx.lock().is_none())
+    }
+
+    /// Returns the transaction itself.
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// Commits when the block ended normally, rolls back when it raised.
+    #[pyo3(signature = (exc_type, _exc=None, _tb=None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        if self.closed(py) {
+            return Ok(false);
+        }
+        let failed = exc_type.is_some_and(|t| !t.is_none());
+        self.finish(py, !failed)?;
+        Ok(false)
+    }
+}

@@ -1,0 +1,591 @@
+//! `plexus.Graph`: a NetworkX-like view for the random-read operations (find an edge, edges out and in, unique
+//! neighbours, degrees with summed weight) and for edge upserts and removals, addressed by external integer ids.
+//!
+//! Every operation takes one id (answering with Python values) or NumPy arrays of ids (answering with NumPy
+//! arrays, lists of varying length as CSR `(offsets, values)`). Batches run with the GIL released, split over
+//! the cores when large. Single calls keep the GIL: they finish in well under a microsecond, less than releasing
+//! and re-acquiring it costs. Each call reads the newest committed snapshot.
+
+use std::ops::{ControlFlow, Range};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use numpy::{PyArray1, PyUntypedArrayMethods};
+use parking_lot::RwLock;
+use plexus::value::Value;
+use plexus::{Direction, LabelId, NodeId, PropKeyId, ReadTxn, RelId, TypeFilter, TypeId};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
+
+use crate::args::{self, Ids};
+use crate::database::Database;
+use crate::errors;
+use crate::idindex::{IdIndex, NO_ID};
+
+/// Batches at least this long are split over threads.
+const PARALLEL_MIN: usize = 1 << 15;
+
+/// Token ids, cached once they exist (tokens are never removed).
+#[derive(Default)]
+struct Tokens {
+    label: OnceLock<u32>,
+    key: OnceLock<u32>,
+    ty: OnceLock<u32>,
+    weight: OnceLock<u32>,
+}
+
+/// A NetworkX-like view of the nodes with one label, identified by an integer key property, and their
+/// relationships (of one type, or all). Made by :meth:`Database.graph`.
+///
+/// Methods take an id or a NumPy array of ids. With ids they return Python values; with arrays they return NumPy
+/// arrays, and results of varying length as ``(offsets, values)``, the answer for ``ids[i]`` being
+/// ``values[offsets[i]:offsets[i+1]]``. Ids that name no node have no edges, neighbours or degree. Weights are
+/// the numeric property named by the view's ``weight`` (NaN / ``None`` where absent).
+#[pyclass(module = "plexus", frozen)]
+pub struct Graph {
+    db: Py<Database>,
+    label: String,
+    key: String,
+    rel_type: Option<String>,
+    weight: String,
+    tokens: Tokens,
+    index: RwLock<Option<Arc<IdIndex>>>,
+    /// Lookups answered by storage since the tables were last rebuilt: they are rebuilt once this pays for it.
+    stale_work: AtomicU64,
+}
+
+/// What one call reads: a snapshot, and the id tables when they match it.
+struct View {
+    snap: ReadTxn,
+    index: Option<Arc<IdIndex>>,
+    label: Option<LabelId>,
+    key: Option<PropKeyId>,
+    types: Option<Vec<TypeId>>,
+    weight: Option<PropKeyId>,
+}
+
+fn direction(name: &str) -> PyResult<Direction> {
+    match name {
+        "out" => Ok(Direction::Out),
+        "in" => Ok(Direction::In),
+        "both" => Ok(Direction::Both),
+        other => Err(errors::argument(format!("unknown direction '{other}' (expected 'out', 'in' or 'both')"))),
+    }
+}
+
+impl View {
+    fn filter(&self) -> TypeFilter<'_> {
+        match &self.types {
+            None => TypeFilter::All,
+            Some(t) => TypeFilter::Only(t),
+        }
+    }
+
+    #[inline]
+    fn node(&self, ext: i64) -> Option<NodeId> {
+        match &self.index {
+            Some(index) => index.node(ext),
+            None => self.snap.node_by_key(self.label?, &Value::Int(ext)),
+        }
+    }
+
+    #[inline]
+    fn ext(&self, n: NodeId) -> i64 {
+        match &self.index {
+            Some(index) => index.ext(n),
+            None => self.key.and_then(|k| self.snap.node_prop(n, k)).and_then(Value::as_int).unwrap_or(NO_ID),
+        }
+    }
+
+    fn weight_of(&self, rel: RelId) -> f64 {
+        self.weight.and_then(|w| self.snap.rel_prop(rel, w)).and_then(Value::as_f64).unwrap_or(f64::NAN)
+    }
+
+    fn has_edge(&self, u: i64, v: i64) -> bool {
+        match (self.node(u), self.node(v)) {
+            (Some(a), Some(b)) => self.snap.has_edge(a, b, Direction::Out, self.filter()),
+            _ => false,
+        }
+    }
+
+    /// Relationships from `u` to `v`: ids into `rels`, weights into `ws`.
+    fn between(&self, u: i64, v: i64, rels: &mut Vec<i64>, ws: &mut Vec<f64>) {
+        let (Some(a), Some(b)) = (self.node(u), self.node(v)) else { return };
+        let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
+            rels.push(e.rel.0 as i64);
+            ws.push(self.weight_of(e.rel));
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Edges of `u` in `dir`: the other ends into `nbrs`, weights into `ws`.
+    fn edges(&self, u: i64, dir: Direction, nbrs: &mut Vec<i64>, ws: &mut Vec<f64>) {
+        let Some(a) = self.node(u) else { return };
+        let _ = self.snap.visit_rels::<()>(a, dir, self.filter(), |e| {
+            nbrs.push(self.ext(e.nbr));
+            ws.push(self.weight_of(e.rel));
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`.
+    fn neighbours(&self, u: i64, dir: Direction, out: &mut Vec<i64>) {
+        let Some(a) = self.node(u) else { return };
+        let start = out.len();
+        let _ = self.snap.visit_rels::<()>(a, dir, self.filter(), |e| {
+            out.push(self.ext(e.nbr));
+            ControlFlow::Continue(())
+        });
+        let mut tail = out.split_off(start);
+        tail.sort_unstable();
+        tail.dedup();
+        out.extend(tail);
+    }
+
+    /// Number of relationships of `u` in `dir` (`Both`: out plus in), from group lengths: no relationship is read.
+    fn count(&self, u: i64, dir: Direction) -> i64 {
+        let Some(a) = self.node(u) else { return 0 };
+        let filter = self.filter();
+        match dir {
+            Direction::Both => {
+                (self.snap.degree(a, Direction::Out, filter) + self.snap.degree(a, Direction::In, filter)) as i64
+            }
+            d => self.snap.degree(a, d, filter) as i64,
+        }
+    }
+
+    /// Number of relationships and their summed weight.
+    fn degree(&self, u: i64, dir: Direction) -> (i64, f64) {
+        let Some(a) = self.node(u) else { return (0, 0.0) };
+        let one = |d: Direction| match self.weight {
+            Some(w) => {
+                let (n, s) = self.snap.count_and_weight(a, d, self.filter(), w);
+                (n as i64, s)
+            }
+            None => (self.snap.degree(a, d, self.filter()) as i64, 0.0),
+        };
+        match dir {
+            // NetworkX counts a self-loop twice in `degree`: out plus in.
+            Direction::Both => {
+                let (o, i) = (one(Direction::Out), one(Direction::In));
+                (o.0 + i.0, o.1 + i.1)
+            }
+            d => one(d),
+        }
+    }
+}
+
+/// Runs `f` over `0..n` in chunks, on several threads when `n` is large; results in chunk order.
+fn chunks<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let threads = cores.min(n / PARALLEL_MIN).max(1);
+    if threads == 1 {
+        return vec![f(0..n)];
+    }
+    let per = n.div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            (0..threads).map(|t| (t * per)..((t + 1) * per).min(n)).map(|r| s.spawn(|| f(r))).collect();
+        handles.into_iter().map(|h| h.join().expect("a graph worker panicked")).collect()
+    })
+}
+
+/// Lists of varying length per query, as CSR arrays.
+fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
+    let parts = chunks(n, |r| {
+        let (mut lens, mut vals, mut ws) = (Vec::with_capacity(r.len()), Vec::new(), Vec::new());
+        for i in r {
+            let before = vals.len();
+            f(i, &mut vals, &mut ws);
+            lens.push((vals.len() - before) as i64);
+        }
+        (lens, vals, ws)
+    });
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0i64);
+    let total: usize = parts.iter().map(|p| p.1.len()).sum();
+    let (mut vals, mut ws) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (lens, v, w) in parts {
+        for l in lens {
+            offsets.push(offsets.last().copied().unwrap_or(0) + l);
+        }
+        vals.extend(v);
+        ws.extend(w);
+    }
+    (offsets, vals, ws)
+}
+
+fn flat<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    chunks(n, |r| r.map(&f).collect::<Vec<T>>()).into_iter().flatten().collect()
+}
+
+fn opt_weight(w: f64) -> Option<f64> {
+    (!w.is_nan()).then_some(w)
+}
+
+impl Graph {
+    pub fn new(db: Py<Database>, label: &str, key: &str, rel_type: Option<&str>, weight: &str) -> Graph {
+        Graph {
+            db,
+            label: label.into(),
+            key: key.into(),
+            rel_type: rel_type.map(String::from),
+            weight: weight.into(),
+            tokens: Tokens::default(),
+            index: RwLock::new(None),
+            stale_work: AtomicU64::new(0),
+        }
+    }
+
+    /// The view for a call that will make about `work` lookups.
+    fn view(&self, py: Python<'_>, work: u64) -> PyResult<View> {
+        let snap = self.db.get().with(|d| d.read())?;
+        let cached = |cell: &OnceLock<u32>, kind, name: &str| {
+            cell.get().copied().or_else(|| {
+                snap.catalog().lookup(kind, name).inspect(|&id| {
+                    let _ = cell.set(id);
+                })
+            })
+        };
+        use plexus::TokenKind::{Label, PropKey, Type};
+        let label = cached(&self.tokens.label, Label, &self.label).map(LabelId);
+        let key = cached(&self.tokens.key, PropKey, &self.key).map(PropKeyId);
+        let weight = cached(&self.tokens.weight, PropKey, &self.weight).map(PropKeyId);
+        let types = self.rel_type.as_ref().map(|t| cached(&self.tokens.ty, Type, t).map(TypeId).into_iter().collect());
+        let mut view = View { snap, index: None, label, key, types, weight };
+        let (Some(label), Some(key)) = (label, key) else { return Ok(view) };
+        let current = self.index.read().clone();
+        if let Some(index) = current.filter(|i| i.version == view.snap.version()) {
+            view.index = Some(index);
+            return Ok(view);
+        }
+        let keyed = view.snap.unique_key(label) == Some(key);
+        let done = self.stale_work.fetch_add(work, Ordering::Relaxed) + work;
+        if keyed && done < view.snap.label_count(label) / 16 {
+            return Ok(view);
+        }
+        let snap = &view.snap;
+        let index = Arc::new(py.detach(|| IdIndex::build(snap, label, key)).map_err(errors::argument)?);
+        self.stale_work.store(0, Ordering::Relaxed);
+        *self.index.write() = Some(index.clone());
+        view.index = Some(index);
+        Ok(view)
+    }
+
+    /// After a commit of this view's own writes: keeps the tables current when nothing else committed between.
+    fn adopt(&self, start: u64, version: u64, created: &[(i64, NodeId)]) {
+        let mut slot = self.index.write();
+        let Some(index) = slot.as_mut() else { return };
+        if index.version != start || version != start + 1 {
+            return;
+        }
+        let index = Arc::make_mut(index);
+        for &(ext, n) in created {
+            index.insert(ext, n);
+        }
+        index.version = version;
+    }
+
+    fn scalar_or_batch<'py, S, B>(&self, py: Python<'py>, ids: Ids<'py>, one: S, many: B) -> PyResult<Bound<'py, PyAny>>
+    where
+        S: FnOnce(&View, i64) -> PyResult<Bound<'py, PyAny>>,
+        B: FnOnce(&View, &[i64]) -> PyResult<Bound<'py, PyAny>>,
+    {
+        match ids {
+            Ids::One(u) => one(&self.view(py, 1)?, u),
+            Ids::Many(a) => {
+                let view = self.view(py, a.len() as u64)?;
+                many(&view, a.as_slice()?)
+            }
+        }
+    }
+
+    fn edge_lists<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>, dir: Direction) -> PyResult<Bound<'py, PyAny>> {
+        let ids = args::ids(ids, "ids")?;
+        self.scalar_or_batch(
+            py,
+            ids,
+            |v, u| {
+                let (mut nbrs, mut ws) = (Vec::new(), Vec::new());
+                v.edges(u, dir, &mut nbrs, &mut ws);
+                let items = nbrs.iter().zip(&ws).map(|(&x, &w)| {
+                    let (a, b) = if dir == Direction::In { (x, u) } else { (u, x) };
+                    (a, b, opt_weight(w)).into_pyobject(py)
+                });
+                Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any())
+            },
+            |v, us| {
+                let (o, n, w) = py.detach(|| csr(us.len(), |i, vals, ws| v.edges(us[i], dir, vals, ws)));
+                (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n), PyArray1::from_vec(py, w)).into_bound_py_any(py)
+            },
+        )
+    }
+
+    fn degrees<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        dir: Direction,
+        weight: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ids = args::ids(ids, "ids")?;
+        self.scalar_or_batch(
+            py,
+            ids,
+            |v, u| {
+                if weight {
+                    v.degree(u, dir).into_bound_py_any(py)
+                } else {
+                    v.count(u, dir).into_bound_py_any(py)
+                }
+            },
+            |v, us| {
+                if weight {
+                    let pairs = py.detach(|| flat(us.len(), |i| v.degree(us[i], dir)));
+                    let (n, s): (Vec<i64>, Vec<f64>) = pairs.into_iter().unzip();
+                    (PyArray1::from_vec(py, n), PyArray1::from_vec(py, s)).into_bound_py_any(py)
+                } else {
+                    let n = py.detach(|| flat(us.len(), |i| v.count(us[i], dir)));
+                    Ok(PyArray1::from_vec(py, n).into_any())
+                }
+            },
+        )
+    }
+
+    /// Source and target arrays (a scalar is repeated to the other's length).
+    fn pairs<'py>(src: &Bound<'py, PyAny>, dst: &Bound<'py, PyAny>) -> PyResult<(Ids<'py>, Ids<'py>, Option<usize>)> {
+        let (s, d) = (args::ids(src, "u")?, args::ids(dst, "v")?);
+        let n = match (s.len(), d.len()) {
+            (None, None) => None,
+            (Some(a), None) | (None, Some(a)) => Some(a),
+            (Some(a), Some(b)) => Some(args::same_length(&[("u", a), ("v", b)])?),
+        };
+        Ok((s, d, n))
+    }
+}
+
+fn id_at(ids: &Ids<'_>, i: usize) -> i64 {
+    match ids {
+        Ids::One(u) => *u,
+        Ids::Many(a) => a.as_slice().map(|s| s[i]).unwrap_or(NO_ID),
+    }
+}
+
+fn slice_of<'a>(ids: &'a Ids<'_>) -> Option<&'a [i64]> {
+    match ids {
+        Ids::One(_) => None,
+        Ids::Many(a) => a.as_slice().ok(),
+    }
+}
+
+#[pymethods]
+impl Graph {
+    /// Whether a relationship leads from ``u`` to ``v``. Ids or two arrays (an id is repeated to the array's
+    /// length) -> bool or bool array.
+    fn has_edge<'py>(
+        &self,
+        py: Python<'py>,
+        u: &Bound<'py, PyAny>,
+        v: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (s, d, n) = Self::pairs(u, v)?;
+        let Some(n) = n else {
+            return self.view(py, 2)?.has_edge(id_at(&s, 0), id_at(&d, 0)).into_bound_py_any(py);
+        };
+        let view = self.view(py, 2 * n as u64)?;
+        let (ss, ds) = (slice_of(&s), slice_of(&d));
+        let (s0, d0) = (id_at(&s, 0), id_at(&d, 0));
+        let at = |x: Option<&[i64]>, one: i64, i: usize| x.map_or(one, |x| x[i]);
+        let out = py.detach(|| flat(n, |i| view.has_edge(at(ss, s0, i), at(ds, d0, i))));
+        Ok(PyArray1::from_vec(py, out).into_any())
+    }
+
+    /// The relationships from ``u`` to ``v``: a list of ``(relationship id, weight)``, or for arrays
+    /// ``(offsets, relationship_ids, weights)``.
+    fn edges_between<'py>(
+        &self,
+        py: Python<'py>,
+        u: &Bound<'py, PyAny>,
+        v: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (s, d, n) = Self::pairs(u, v)?;
+        let Some(n) = n else {
+            let (mut rels, mut ws) = (Vec::new(), Vec::new());
+            self.view(py, 2)?.between(id_at(&s, 0), id_at(&d, 0), &mut rels, &mut ws);
+            let items = rels.iter().zip(&ws).map(|(&r, &w)| (r, opt_weight(w)).into_pyobject(py));
+            return Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any());
+        };
+        let view = self.view(py, 2 * n as u64)?;
+        let (ss, ds) = (slice_of(&s), slice_of(&d));
+        let (s0, d0) = (id_at(&s, 0), id_at(&d, 0));
+        let at = |x: Option<&[i64]>, one: i64, i: usize| x.map_or(one, |x| x[i]);
+        let (o, r, w) = py.detach(|| csr(n, |i, rels, ws| view.between(at(ss, s0, i), at(ds, d0, i), rels, ws)));
+        (PyArray1::from_vec(py, o), PyArray1::from_vec(py, r), PyArray1::from_vec(py, w)).into_bound_py_any(py)
+    }
+
+    /// Edges leaving ``u``: a list of ``(u, v, weight)``, or for an array ``(offsets, targets, weights)``.
+    fn out_edges<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.edge_lists(py, u, Direction::Out)
+    }
+
+    /// Edges entering ``v``: a list of ``(u, v, weight)``, or for an array ``(offsets, sources, weights)``.
+    fn in_edges<'py>(&self, py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.edge_lists(py, v, Direction::In)
+    }
+
+    /// Distinct neighbours, sorted: ``direction`` is ``"out"`` (successors, NetworkX's default), ``"in"`` or
+    /// ``"both"``. A list, or for an array ``(offsets, neighbours)``.
+    #[pyo3(signature = (u, direction="out"))]
+    fn neighbors<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>, direction: &str) -> PyResult<Bound<'py, PyAny>> {
+        let dir = self::direction(direction)?;
+        let ids = args::ids(u, "u")?;
+        self.scalar_or_batch(
+            py,
+            ids,
+            |v, u| {
+                let mut out = Vec::new();
+                v.neighbours(u, dir, &mut out);
+                Ok(PyList::new(py, out)?.into_any())
+            },
+            |v, us| {
+                let (o, n, _) = py.detach(|| csr(us.len(), |i, vals, _| v.neighbours(us[i], dir, vals)));
+                (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n)).into_bound_py_any(py)
+            },
+        )
+    }
+
+    /// Same as ``neighbors(u, "out")``.
+    fn successors<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.neighbors(py, u, "out")
+    }
+
+    /// Same as ``neighbors(v, "in")``.
+    fn predecessors<'py>(&self, py: Python<'py>, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.neighbors(py, v, "in")
+    }
+
+    /// Number of relationships in and out (a self-loop counts twice, as in NetworkX). With ``weight=True``,
+    /// ``(count, summed weight)``. For an array, int64 array(s).
+    #[pyo3(signature = (u, weight=false))]
+    fn degree<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
+        self.degrees(py, u, Direction::Both, weight)
+    }
+
+    /// Number of relationships entering ``v`` (with ``weight=True``: ``(count, summed weight)``).
+    #[pyo3(signature = (v, weight=false))]
+    fn in_degree<'py>(&self, py: Python<'py>, v: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
+        self.degrees(py, v, Direction::In, weight)
+    }
+
+    /// Number of relationships leaving ``u`` (with ``weight=True``: ``(count, summed weight)``).
+    #[pyo3(signature = (u, weight=false))]
+    fn out_degree<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
+        self.degrees(py, u, Direction::Out, weight)
+    }
+
+    /// Whether a node has id ``u`` (bool, or bool array).
+    fn has_node<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let ids = args::ids(u, "u")?;
+        self.scalar_or_batch(
+            py,
+            ids,
+            |v, u| v.node(u).is_some().into_bound_py_any(py),
+            |v, us| Ok(PyArray1::from_vec(py, py.detach(|| flat(us.len(), |i| v.node(us[i]).is_some()))).into_any()),
+        )
+    }
+
+    /// The ids of every node of the view, as an int64 array in node order.
+    fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let view = self.view(py, u64::MAX / 2)?;
+        let Some(label) = view.label else { return Ok(PyArray1::from_vec(py, Vec::new())) };
+        let ids = py.detach(|| {
+            let mut out = Vec::new();
+            let _ = view.snap.visit_label::<()>(label, |n| {
+                out.push(view.ext(n));
+                ControlFlow::Continue(())
+            });
+            out
+        });
+        Ok(PyArray1::from_vec(py, ids))
+    }
+
+    fn number_of_nodes(&self, py: Python<'_>) -> PyResult<u64> {
+        let view = self.view(py, 0)?;
+        Ok(view.label.map_or(0, |l| view.snap.label_count(l)))
+    }
+
+    /// Number of relationships (of the view's type when it has one; counting them then takes a scan).
+    fn number_of_edges(&self, py: Python<'_>) -> PyResult<u64> {
+        let view = self.view(py, 0)?;
+        if view.types.is_none() {
+            return Ok(view.snap.rel_count());
+        }
+        let filter = view.filter();
+        Ok(py.detach(|| {
+            let mut n = 0;
+            let _ = view.snap.visit_nodes::<()>(|a| {
+                n += view.snap.degree(a, Direction::Out, filter);
+                ControlFlow::Continue(())
+            });
+            n
+        }))
+    }
+
+    /// Creates or updates edges ``src[i] -> dst[i]`` of the view's type (``EDGE`` when the view has none),
+    /// merging on (source, type, target): an existing relationship gets the new weight, a missing one is created,
+    /// and so are missing nodes (with the view's label and key). All in one transaction. Returns
+    /// ``{"created", "updated", "nodes_created"}``.
+    #[pyo3(signature = (src, dst, weight=None))]
+    fn upsert_edges<'py>(
+        &self,
+        py: Python<'py>,
+        src: &Bound<'py, PyAny>,
+        dst: &Bound<'py, PyAny>,
+        weight: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
+        let w = weight.filter(|w| !w.is_none()).map(|w| args::float_array(w, "weight")).transpose()?;
+        let mut lengths = vec![("src", s.len()), ("dst", d.len())];
+        if let Some(w) = &w {
+            lengths.push(("weight", w.len()));
+        }
+        args::same_length(&lengths)?;
+        let (s, d) = (s.as_slice()?, d.as_slice()?);
+        let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
+        let db = self.db.get().handle()?;
+        let names =
+            (self.label.as_str(), self.key.as_str(), self.rel_type.as_deref().unwrap_or("EDGE"), self.weight.as_str());
+        let out = py.detach(|| crate::bulk::upsert(&db, s, d, w, names))?;
+        self.adopt(out.start, out.version, &out.nodes);
+        let dict = PyDict::new(py);
+        dict.set_item("created", out.counts.created)?;
+        dict.set_item("updated", out.counts.updated)?;
+        dict.set_item("nodes_created", out.nodes.len())?;
+        Ok(dict)
+    }
+
+    /// Removes every relationship ``src[i] -> dst[i]`` of the view's type (``EDGE`` when it has none), in one
+    /// transaction; returns how many were removed. Nodes stay.
+    fn remove_edges(&self, py: Python<'_>, src: &Bound<'_, PyAny>, dst: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
+        args::same_length(&[("src", s.len()), ("dst", d.len())])?;
+        let (s, d) = (s.as_slice()?, d.as_slice()?);
+        let db = self.db.get().handle()?;
+        let names =
+            (self.label.as_str(), self.key.as_str(), self.rel_type.as_deref().unwrap_or("EDGE"), self.weight.as_str());
+        let out = py.detach(|| crate::bulk::remove(&db, s, d, names))?;
+        self.adopt(out.start, out.version, &[]);
+        Ok(out.removed)
+    }
+
+    /// Builds the id tables for the newest snapshot now (otherwise they are built once enough lookups were made).
+    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
+        self.view(py, u64::MAX / 2).map(drop)
+    }
+
+    fn __repr__(&self) -> String {
+        let ty = self.rel_type.as_deref().map_or("all types".to_string(), |t| format!(":{t}"));
+        format!("Graph(:{}({}), {}, weight={:?})", self.label, self.key, ty, self.weight)
+    }
+}

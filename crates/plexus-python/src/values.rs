@@ -1,0 +1,347 @@
+//! Values between Python and Plexus: query parameters in, result values out.
+//!
+//! Temporal values map onto the `datetime` module (Python keeps microseconds, so nanoseconds are rounded down on
+//! the way out); durations that a `timedelta` cannot hold exactly become `plexus.Duration` (see its docstring).
+//! The temporal constructors are looked up once per interpreter and called by attribute, which also keeps this
+//! module within the stable ABI.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use plexus::cypher::{ResultValue, Value};
+use plexus::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use plexus::{NodeId, RelId};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+use crate::entities::{Node, Path, Relationship};
+use crate::errors;
+
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+const SECONDS_PER_DAY: i64 = 86_400;
+/// `date.toordinal()` of 1970-01-01.
+const EPOCH_ORDINAL: i64 = 719_163;
+
+/// The Python classes temporal values are made of.
+struct Temporal {
+    date: Py<PyAny>,
+    time: Py<PyAny>,
+    datetime: Py<PyAny>,
+    timedelta: Py<PyAny>,
+    timezone: Py<PyAny>,
+    utc: Py<PyAny>,
+    /// `zoneinfo.ZoneInfo`, when the interpreter has it (3.9+) and its zone data is usable.
+    zoneinfo: Option<Py<PyAny>>,
+    duration: Py<PyAny>,
+}
+
+static TEMPORAL: PyOnceLock<Temporal> = PyOnceLock::new();
+
+fn temporal(py: Python<'_>) -> PyResult<&Temporal> {
+    TEMPORAL.get_or_try_init(py, || {
+        let dt = py.import("datetime")?;
+        let get = |name: &str| dt.getattr(name).map(Bound::unbind);
+        let zoneinfo = py.import("zoneinfo").and_then(|m| m.getattr("ZoneInfo")).ok().map(Bound::unbind);
+        Ok(Temporal {
+            date: get("date")?,
+            time: get("time")?,
+            datetime: get("datetime")?,
+            timedelta: get("timedelta")?,
+            timezone: get("timezone")?,
+            utc: dt.getattr("timezone")?.getattr("utc")?.unbind(),
+            zoneinfo,
+            duration: py.import("plexus._types")?.getattr("Duration")?.unbind(),
+        })
+    })
+}
+
+/// (year, month, day) of a day count since 1970-01-01 (proleptic Gregorian).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn check_year(y: i64, what: &str) -> PyResult<()> {
+    if (1..=9999).contains(&y) {
+        Ok(())
+    } else {
+        Err(errors::conversion(format!("{what} in year {y} is outside Python's range (years 1 to 9999)")))
+    }
+}
+
+/// (hour, minute, second, microsecond) of nanoseconds since midnight.
+fn clock(nanos: i64) -> (i64, i64, i64, i64) {
+    let secs = nanos.div_euclid(NANOS_PER_SECOND);
+    let micros = nanos.rem_euclid(NANOS_PER_SECOND) / 1000;
+    (secs / 3600 % 24, secs / 60 % 60, secs % 60, micros)
+}
+
+fn offset_tz<'py>(
+    py: Python<'py>,
+    t: &Temporal,
+    offset_seconds: i32,
+    name: Option<&str>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let delta = t.timedelta.bind(py).call1((0, offset_seconds))?;
+    match name {
+        Some(n) => t.timezone.bind(py).call1((delta, n)),
+        None => t.timezone.bind(py).call1((delta,)),
+    }
+}
+
+fn naive_datetime<'py>(
+    py: Python<'py>,
+    t: &Temporal,
+    seconds: i64,
+    nanos: u32,
+    what: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (y, m, d) = civil_from_days(seconds.div_euclid(SECONDS_PER_DAY));
+    check_year(y, what)?;
+    let (h, mi, s, _) = clock(seconds.rem_euclid(SECONDS_PER_DAY) * NANOS_PER_SECOND);
+    t.datetime.bind(py).call1((y, m, d, h, mi, s, nanos / 1000))
+}
+
+/// A Cypher duration as a `timedelta` when that is exact, else as a `plexus.Duration`.
+fn duration<'py>(py: Python<'py>, t: &Temporal, d: &Duration) -> PyResult<Bound<'py, PyAny>> {
+    let exact = d.months == 0
+        && d.nanos % 1000 == 0
+        && (0..1_000_000_000).contains(&d.nanos)
+        && (0..SECONDS_PER_DAY).contains(&d.seconds)
+        && d.days.abs() <= 999_999_999;
+    if exact {
+        t.timedelta.bind(py).call1((d.days, d.seconds, d.nanos / 1000))
+    } else {
+        t.duration.bind(py).call1((d.months, d.days, d.seconds, d.nanos))
+    }
+}
+
+/// A result value as a Python object.
+pub fn to_py<'py>(py: Python<'py>, v: &ResultValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        ResultValue::Null => py.None().into_bound(py),
+        ResultValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        ResultValue::Int(i) => i.into_bound_py_any(py)?,
+        ResultValue::Float(f) => PyFloat::new(py, *f).into_any(),
+        ResultValue::String(s) => PyString::new(py, s).into_any(),
+        ResultValue::Bytes(b) => PyBytes::new(py, b).into_any(),
+        ResultValue::List(items) => {
+            let items = items.iter().map(|i| to_py(py, i)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        ResultValue::Map(m) => map_to_py(py, m)?.into_any(),
+        ResultValue::Node(n) => Bound::new(py, Node::from_data(py, n)?)?.into_any(),
+        ResultValue::Rel(r) => Bound::new(py, Relationship::from_data(py, r)?)?.into_any(),
+        ResultValue::Path(p) => Bound::new(py, Path::from_data(py, p)?)?.into_any(),
+        ResultValue::Date(d) => date(py, d)?,
+        ResultValue::LocalTime(lt) => {
+            let t = temporal(py)?;
+            let (h, m, s, us) = clock(lt.nanos);
+            t.time.bind(py).call1((h, m, s, us))?
+        }
+        ResultValue::Time(tm) => {
+            let t = temporal(py)?;
+            let (h, m, s, us) = clock(tm.nanos);
+            let tz = offset_tz(py, t, tm.offset_seconds, None)?;
+            t.time.bind(py).call1((h, m, s, us, tz))?
+        }
+        ResultValue::LocalDateTime(ldt) => {
+            naive_datetime(py, temporal(py)?, ldt.seconds, ldt.nanos, "a local datetime")?
+        }
+        ResultValue::DateTime(dt) => datetime(py, dt)?,
+        ResultValue::Duration(d) => duration(py, temporal(py)?, d)?,
+    })
+}
+
+pub fn map_to_py<'py>(py: Python<'py>, m: &BTreeMap<Arc<str>, ResultValue>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in m {
+        dict.set_item(&**k, to_py(py, v)?)?;
+    }
+    Ok(dict)
+}
+
+fn date<'py>(py: Python<'py>, d: &Date) -> PyResult<Bound<'py, PyAny>> {
+    let ordinal = d.days + EPOCH_ORDINAL;
+    if !(1..=3_652_059).contains(&ordinal) {
+        return Err(errors::conversion(format!("the date {} days from 1970-01-01 is outside Python's range", d.days)));
+    }
+    temporal(py)?.date.bind(py).call_method1("fromordinal", (ordinal,))
+}
+
+fn with_tz<'py>(naive: Bound<'py, PyAny>, tz: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = PyDict::new(naive.py());
+    kwargs.set_item("tzinfo", tz)?;
+    naive.call_method("replace", (), Some(&kwargs))
+}
+
+fn datetime<'py>(py: Python<'py>, dt: &DateTime) -> PyResult<Bound<'py, PyAny>> {
+    let t = temporal(py)?;
+    // A named zone becomes a `ZoneInfo` when the interpreter knows it; otherwise the offset in force, named.
+    if let (Some(zone), Some(zoneinfo)) = (&dt.zone, &t.zoneinfo) {
+        if let Ok(tz) = zoneinfo.bind(py).call1((&**zone,)) {
+            let utc = with_tz(naive_datetime(py, t, dt.seconds, dt.nanos, "a datetime")?, t.utc.bind(py).clone())?;
+            return utc.call_method1("astimezone", (tz,));
+        }
+    }
+    let local = dt.seconds + i64::from(dt.offset_seconds);
+    let naive = naive_datetime(py, t, local, dt.nanos, "a datetime")?;
+    with_tz(naive, offset_tz(py, t, dt.offset_seconds, dt.zone.as_deref())?)
+}
+
+fn int_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<i64> {
+    obj.getattr(name)?.extract()
+}
+
+/// Seconds of a `timedelta` (days folded in), for UTC offsets.
+fn offset_seconds(delta: &Bound<'_, PyAny>) -> PyResult<i32> {
+    let s = int_attr(delta, "days")? * SECONDS_PER_DAY + int_attr(delta, "seconds")?;
+    Ok(s as i32)
+}
+
+fn nanos_of_day(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let (h, m, s, us) =
+        (int_attr(obj, "hour")?, int_attr(obj, "minute")?, int_attr(obj, "second")?, int_attr(obj, "microsecond")?);
+    Ok(((h * 60 + m) * 60 + s) * NANOS_PER_SECOND + us * 1000)
+}
+
+/// A Python object as a query parameter value.
+pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let py = obj.py();
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj
+            .extract::<i64>()
+            .map(Value::Int)
+            .map_err(|_| errors::argument(format!("the integer {obj} does not fit in 64 bits")));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(Arc::from(&*s.to_cow()?)));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Value::Bytes(Arc::from(b.as_bytes())));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Value::Bytes(Arc::from(b.to_vec())));
+    }
+    if let Ok(list) = obj.cast::<PyList>() {
+        return Ok(Value::list(list.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));
+    }
+    if let Ok(tuple) = obj.cast::<PyTuple>() {
+        return Ok(Value::list(tuple.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let mut map = plexus::cypher::Map::new();
+        for (k, v) in dict.iter() {
+            let key =
+                k.cast::<PyString>().map_err(|_| errors::argument(format!("map keys must be strings, not {k}")))?;
+            map.insert(Arc::from(&*key.to_cow()?), from_py(&v)?);
+        }
+        return Ok(Value::map(map));
+    }
+    if let Ok(n) = obj.cast::<Node>() {
+        return Ok(Value::Node(NodeId(n.get().id)));
+    }
+    if let Ok(r) = obj.cast::<Relationship>() {
+        return Ok(Value::Rel(RelId(r.get().id)));
+    }
+    let t = temporal(py)?;
+    // `datetime` is a subclass of `date`: test it first.
+    if obj.is_instance(t.datetime.bind(py))? {
+        let days =
+            days_from_civil(int_attr(obj, "year")?, int_attr(obj, "month")? as u32, int_attr(obj, "day")? as u32);
+        let of_day = nanos_of_day(obj)?;
+        let local = days * SECONDS_PER_DAY + of_day / NANOS_PER_SECOND;
+        let nanos = (of_day % NANOS_PER_SECOND) as u32;
+        let offset = obj.call_method0("utcoffset")?;
+        if offset.is_none() {
+            return Ok(Value::LocalDateTime(LocalDateTime { seconds: local, nanos }));
+        }
+        let offset_seconds = offset_seconds(&offset)?;
+        let zone = obj.getattr("tzinfo")?.getattr("key").ok().and_then(|k| k.extract::<String>().ok());
+        return Ok(Value::DateTime(Box::new(DateTime {
+            seconds: local - i64::from(offset_seconds),
+            nanos,
+            offset_seconds,
+            zone: zone.map(Arc::from),
+        })));
+    }
+    if obj.is_instance(t.date.bind(py))? {
+        let days =
+            days_from_civil(int_attr(obj, "year")?, int_attr(obj, "month")? as u32, int_attr(obj, "day")? as u32);
+        return Ok(Value::Date(Date { days }));
+    }
+    if obj.is_instance(t.time.bind(py))? {
+        let nanos = nanos_of_day(obj)?;
+        let offset = obj.call_method0("utcoffset")?;
+        if offset.is_none() {
+            return Ok(Value::LocalTime(LocalTime { nanos }));
+        }
+        return Ok(Value::Time(Time { nanos, offset_seconds: offset_seconds(&offset)? }));
+    }
+    if obj.is_instance(t.timedelta.bind(py))? {
+        return Ok(Value::Duration(Duration {
+            months: 0,
+            days: int_attr(obj, "days")?,
+            seconds: int_attr(obj, "seconds")?,
+            nanos: (int_attr(obj, "microseconds")? * 1000) as i32,
+        }));
+    }
+    if obj.is_instance(t.duration.bind(py))? {
+        let nanos = int_attr(obj, "nanoseconds")?;
+        let (carry, nanos) = (nanos.div_euclid(NANOS_PER_SECOND), nanos.rem_euclid(NANOS_PER_SECOND));
+        return Ok(Value::Duration(Duration {
+            months: int_attr(obj, "months")?,
+            days: int_attr(obj, "days")?,
+            seconds: int_attr(obj, "seconds")? + carry,
+            nanos: nanos as i32,
+        }));
+    }
+    // NumPy scalars and arrays, and anything else that says it is a number or a sequence of them.
+    let type_name = obj.get_type().name()?.to_string();
+    if type_name == "bool_" || type_name == "bool" {
+        return Ok(Value::Bool(obj.is_truthy()?));
+    }
+    if obj.hasattr("tolist")? {
+        let plain = obj.call_method0("tolist")?;
+        if !plain.is(obj) {
+            return from_py(&plain);
+        }
+    }
+    if obj.hasattr("__index__")? {
+        return obj.extract::<i64>().map(Value::Int);
+    }
+    if obj.hasattr("__float__")? {
+        return obj.extract::<f64>().map(Value::Float);
+    }
+    Err(errors::argument(format!("a {type_name} cannot be passed to Plexus as a value")))
+}

@@ -1,0 +1,107 @@
+"""Errors: one hierarchy, positions for query errors, clear messages for bad arguments."""
+
+import numpy as np
+import pytest
+
+import plexus
+
+
+def test_hierarchy():
+    for cls in [
+        plexus.QueryError,
+        plexus.ConflictError,
+        plexus.StorageError,
+        plexus.InputError,
+        plexus.ArgumentError,
+        plexus.ConversionError,
+        plexus.ClosedError,
+    ]:
+        assert issubclass(cls, plexus.Error)
+    assert issubclass(plexus.ArgumentError, ValueError)
+    assert plexus.ConflictError.retryable
+
+
+def test_syntax_error_has_position(db):
+    with pytest.raises(plexus.QueryError) as info:
+        db.execute("MATCH (n)\nRETURN n,\n  m")
+    e = info.value
+    assert (e.code, e.detail, e.phase) == ("SyntaxError", "UndefinedVariable", "compile time")
+    assert (e.line, e.column) == (3, 3)
+    assert e.query.startswith("MATCH") and "line 3, column 3" in str(e)
+
+
+def test_parse_error_position(db):
+    with pytest.raises(plexus.QueryError) as info:
+        db.execute("RETURN 1 +")
+    assert info.value.code == "SyntaxError" and info.value.line == 1 and info.value.column is not None
+
+
+def test_runtime_errors(db):
+    with pytest.raises(plexus.QueryError) as info:
+        db.execute("RETURN 1 / 0")
+    assert info.value.code == "ArithmeticError" and info.value.phase == "runtime"
+    with pytest.raises(plexus.QueryError) as info:
+        db.execute("RETURN $missing")
+    assert info.value.code == "ParameterMissing"
+    db.execute("CREATE (a)-[:R]->(b)")
+    with pytest.raises(plexus.QueryError) as info:
+        db.execute("MATCH (n) DELETE n")
+    assert info.value.detail == "DeleteConnectedNode"
+
+
+def test_constraint_violation(db):
+    db.execute("CREATE CONSTRAINT FOR (p:P) REQUIRE p.k IS UNIQUE")
+    db.execute("CREATE (:P {k: 1})")
+    with pytest.raises(plexus.QueryError) as info:
+        db.execute("CREATE (:P {k: 1})")
+    assert info.value.code.startswith("Constraint")
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(plexus.ArgumentError, match="durability"):
+        plexus.Database(tmp_path / "db", durability="sometimes")
+    with plexus.Database() as db:
+        with pytest.raises(plexus.ArgumentError, match="dict"):
+            db.execute("RETURN 1", [1])
+        with pytest.raises(plexus.ArgumentError, match="dtype float64"):
+            db.import_edges(np.array([1.5]), np.array([2.0]))
+        with pytest.raises(plexus.ArgumentError, match="same length"):
+            db.import_edges(np.array([1, 2]), np.array([2]))
+        with pytest.raises(plexus.ArgumentError, match="one-dimensional"):
+            db.import_edges(np.zeros((2, 2), dtype=np.int64), np.zeros(4, dtype=np.int64))
+        with pytest.raises(plexus.ArgumentError, match="numbers"):
+            db.import_edges(np.array([1]), np.array([2]), weight=np.array(["x"]))
+        g = db.graph()
+        with pytest.raises(plexus.ArgumentError, match="direction"):
+            g.neighbors(1, direction="up")
+        with pytest.raises(plexus.ArgumentError, match="same length"):
+            g.has_edge(np.array([1, 2]), np.array([1, 2, 3]))
+
+
+def test_closed_database(tmp_path):
+    db = plexus.Database(tmp_path / "db")
+    db.close()
+    db.close()
+    assert db.closed
+    with pytest.raises(plexus.ClosedError):
+        db.execute("RETURN 1")
+
+
+def test_locked_directory(tmp_path):
+    with plexus.Database(tmp_path / "db"):
+        with pytest.raises(plexus.StorageError, match="locked"):
+            plexus.Database(tmp_path / "db")
+    # Released on close.
+    with plexus.Database(tmp_path / "db") as again:
+        assert again.execute("RETURN 1").scalar() == 1
+
+
+def test_import_errors_name_file_and_line(db, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1,2\n3\n4,5\n")
+    with pytest.raises(plexus.InputError) as info:
+        db.import_csv(edges=str(bad))
+    assert info.value.path.endswith("bad.csv") and info.value.line == 2
+    with pytest.raises(plexus.InputError):
+        db.import_csv(edges=str(tmp_path / "missing.csv"))
+    assert db.import_csv(edges=str(bad), skip_bad_lines=1)["relationships_created"] == 2

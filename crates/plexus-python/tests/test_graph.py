@@ -1,0 +1,210 @@
+"""The graph view and bulk loading, checked against NetworkX on the same graph."""
+
+import numpy as np
+import pytest
+
+import plexus
+
+nx = pytest.importorskip("networkx")
+
+
+@pytest.fixture
+def graph(db, edges):
+    src, dst, weight = edges
+    info = db.import_edges(src, dst, weight=weight)
+    assert info == {"nodes_created": len(set(src) | set(dst)), "relationships_created": len(src), "bulk": True}
+    return db.graph()
+
+
+def ids_of(nx_graph):
+    nodes = np.array(sorted(nx_graph.nodes), dtype=np.int64)
+    return np.concatenate([nodes, np.array([-5, 11, 10**12], dtype=np.int64)])  # and some unknown ids
+
+
+def split(offsets, values):
+    return [values[offsets[i] : offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+
+
+def test_single_calls_match_networkx(graph, nx_graph):
+    for u in ids_of(nx_graph).tolist():
+        known = u in nx_graph
+        assert graph.has_node(u) == known
+        assert graph.out_degree(u) == (nx_graph.out_degree(u) if known else 0)
+        assert graph.in_degree(u) == (nx_graph.in_degree(u) if known else 0)
+        assert graph.degree(u) == (nx_graph.degree(u) if known else 0)
+        n, w = graph.out_degree(u, weight=True)
+        assert n == graph.out_degree(u)
+        assert w == pytest.approx(nx_graph.out_degree(u, weight="weight") if known else 0)
+        assert graph.neighbors(u) == (sorted(set(nx_graph.successors(u))) if known else [])
+        assert graph.predecessors(u) == (sorted(set(nx_graph.predecessors(u))) if known else [])
+        both = sorted(set(nx_graph.successors(u)) | set(nx_graph.predecessors(u))) if known else []
+        assert graph.neighbors(u, direction="both") == both
+        out = graph.out_edges(u)
+        want = sorted((a, b, round(d["weight"], 3)) for a, b, d in nx_graph.out_edges(u, data=True)) if known else []
+        assert sorted((a, b, round(w, 3)) for a, b, w in out) == want
+        inc = graph.in_edges(u)
+        want = sorted((a, b, round(d["weight"], 3)) for a, b, d in nx_graph.in_edges(u, data=True)) if known else []
+        assert sorted((a, b, round(w, 3)) for a, b, w in inc) == want
+    nodes = sorted(nx_graph.nodes)
+    for a in nodes[:15]:
+        for b in nodes[:15]:
+            assert graph.has_edge(a, b) == nx_graph.has_edge(a, b)
+            between = graph.edges_between(a, b)
+            assert len(between) == nx_graph.number_of_edges(a, b)
+            want = sorted(d["weight"] for d in nx_graph.get_edge_data(a, b, default={}).values())
+            assert sorted(w for _, w in between) == pytest.approx(want)
+
+
+def test_batched_calls_match_single_calls(graph, nx_graph):
+    ids = ids_of(nx_graph)
+    rng = np.random.default_rng(1)
+    us, vs = rng.choice(ids, 500), rng.choice(ids, 500)
+    assert graph.has_edge(us, vs).tolist() == [graph.has_edge(int(u), int(v)) for u, v in zip(us, vs)]
+    assert graph.has_edge(us, int(us[0])).tolist() == [graph.has_edge(int(u), int(us[0])) for u in us]
+    assert graph.has_node(ids).tolist() == [graph.has_node(int(u)) for u in ids]
+    for name in ["degree", "in_degree", "out_degree"]:
+        method = getattr(graph, name)
+        counts = method(ids)
+        assert counts.dtype == np.int64 and counts.tolist() == [method(int(u)) for u in ids]
+        counts, weights = method(ids, weight=True)
+        assert counts.tolist() == [method(int(u)) for u in ids]
+        np.testing.assert_allclose(weights, [method(int(u), weight=True)[1] for u in ids])
+    for direction in ["out", "in", "both"]:
+        offsets, values = graph.neighbors(ids, direction=direction)
+        assert split(offsets, values) == [graph.neighbors(int(u), direction=direction) for u in ids]
+    offsets, targets, weights = graph.out_edges(ids)
+    assert split(offsets, targets) == [[b for _, b, _ in graph.out_edges(int(u))] for u in ids]
+    np.testing.assert_allclose(weights, [w for u in ids for *_, w in graph.out_edges(int(u))])
+    offsets, sources, _ = graph.in_edges(ids)
+    assert split(offsets, sources) == [[a for a, _, _ in graph.in_edges(int(u))] for u in ids]
+    offsets, rels, weights = graph.edges_between(us, vs)
+    assert split(offsets, rels) == [[r for r, _ in graph.edges_between(int(u), int(v))] for u, v in zip(us, vs)]
+
+
+def test_large_batches_run_in_parallel_and_agree(graph, nx_graph):
+    ids = np.resize(ids_of(nx_graph), 100_000)
+    np.random.default_rng(3).shuffle(ids)
+    counts = graph.out_degree(ids)
+    assert counts.tolist() == [nx_graph.out_degree(u) if u in nx_graph else 0 for u in ids.tolist()]
+    offsets, values = graph.neighbors(ids)
+    assert offsets[-1] == len(values) and offsets[1] - offsets[0] == len(graph.neighbors(int(ids[0])))
+
+
+def test_array_inputs_of_other_kinds(graph, nx_graph):
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    ids = ids_of(nx_graph)
+    want = graph.out_degree(ids).tolist()
+    assert graph.out_degree(ids.astype(np.int32)).tolist() == want
+    assert graph.out_degree(ids[::-1][::-1].copy()).tolist() == want
+    assert graph.out_degree(ids.reshape(1, -1)[0, ::1]).tolist() == want
+    assert graph.out_degree(np.ascontiguousarray(np.stack([ids, ids])[:, 0])).tolist() == [want[0], want[0]]
+    assert graph.out_degree(pd.Series(ids)).tolist() == want
+    assert graph.out_degree(pa.array(ids)).tolist() == want
+    assert graph.out_degree(ids.tolist()).tolist() == want
+    assert graph.out_degree(np.int64(ids[0])) == want[0]
+
+
+def test_upsert_and_remove(graph, nx_graph):
+    u, v = sorted(nx_graph.nodes)[:2]
+    before = graph.edges_between(u, v)
+    result = graph.upsert_edges(np.array([u, 1000, 1000]), np.array([v, 1001, 1001]), weight=np.array([9.0, 1.0, 2.0]))
+    # The second 1000 -> 1001 updates the edge the first one created.
+    assert result == {"created": (0 if before else 1) + 1, "updated": (1 if before else 0) + 1, "nodes_created": 2}
+    assert graph.has_edge(1000, 1001) and graph.out_degree(1000, weight=True) == (1, 2.0)
+    between = graph.edges_between(u, v)
+    assert min(r for r, _ in between) == min(r for r, _ in (before or between))
+    assert dict(between)[min(r for r, _ in between)] == 9.0
+    assert graph.neighbors(1000) == [1001] and graph.predecessors(1001) == [1000]
+    removed = graph.remove_edges(np.array([1000, 5_000_000]), np.array([1001, 1]))
+    assert removed == 1 and not graph.has_edge(1000, 1001) and graph.has_node(1000)
+    assert graph.remove_edges([u], [v]) == len(between) and not graph.has_edge(u, v)
+
+
+def test_views_follow_other_writers(db, graph):
+    db.execute("CREATE (:Node {id: 77777})-[:EDGE {weight: 2.5}]->(:Node {id: 88888})")
+    assert graph.has_edge(77777, 88888) and graph.out_edges(77777) == [(77777, 88888, 2.5)]
+    graph.refresh()
+    assert graph.neighbors(np.array([77777]))[1].tolist() == [88888]
+
+
+def test_typed_views(db):
+    db.execute("CREATE (a:Node {id: 1})-[:A]->(b:Node {id: 2}), (a)-[:B {weight: 3}]->(b), (b)-[:B]->(a)")
+    a, b, every = db.graph(type="A"), db.graph(type="B"), db.graph()
+    assert a.out_degree(1) == 1 and b.out_degree(1) == 1 and every.out_degree(1) == 2
+    assert b.degree(1, weight=True) == (2, 3.0) and a.has_edge(1, 2) and not a.has_edge(2, 1)
+    assert db.graph(type="Missing").out_degree(1) == 0 and db.graph(label="Other").has_node(1) is False
+    assert every.number_of_nodes() == 2 and every.number_of_edges() == 3 and b.number_of_edges() == 2
+    assert sorted(every.nodes().tolist()) == [1, 2]
+
+
+def test_import_edges_from_pandas_and_arrow(edges, nx_graph):
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    src, dst, weight = edges
+    frame = pd.DataFrame({"s": src, "d": dst, "w": weight})
+    with plexus.Database() as a, plexus.Database() as b:
+        a.import_edges(frame["s"], frame["d"], weight=frame["w"], type="LINK")
+        b.import_edges(pa.array(src), pa.chunked_array([dst[:100], dst[100:]]), weight=pa.array(weight))
+        ga, gb = a.graph(type="LINK"), b.graph()
+        ids = ids_of(nx_graph)
+        np.testing.assert_array_equal(ga.degree(ids), gb.degree(ids))
+        np.testing.assert_allclose(ga.out_degree(ids, weight=True)[1], gb.out_degree(ids, weight=True)[1])
+
+
+def test_import_into_a_non_empty_database_uses_a_transaction(db, edges, nx_graph):
+    src, dst, weight = edges
+    db.execute("CREATE (:Node {id: $id})", {"id": int(src[0])})
+    info = db.import_edges(src, dst, weight=weight)
+    assert info["bulk"] is False and info["nodes_created"] == nx_graph.number_of_nodes() - 1
+    g = db.graph()
+    assert g.out_degree(int(src[0])) == nx_graph.out_degree(int(src[0]))
+    # A second load adds to the first.
+    db.import_edges(src[:10], dst[:10])
+    assert g.number_of_edges() == len(src) + 10
+
+
+def test_bulk_load_on_disk_is_durable(tmp_path, edges, nx_graph):
+    src, dst, weight = edges
+    with plexus.Database(tmp_path / "db") as db:
+        assert db.import_edges(src, dst, weight=weight)["bulk"]
+        db.execute("CREATE (:Node {id: -1})-[:EDGE]->(:Node {id: -2})")
+    with plexus.Database(tmp_path / "db") as db:
+        g = db.graph()
+        ids = ids_of(nx_graph)
+        assert g.out_degree(ids).tolist() == [nx_graph.out_degree(u) if u in nx_graph else 0 for u in ids.tolist()]
+        assert g.has_edge(-1, -2) and db.counts() == {
+            "nodes": nx_graph.number_of_nodes() + 2,
+            "relationships": len(src) + 1,
+        }
+
+
+def test_import_csv_matches_import_edges(tmp_path, edges, nx_graph):
+    src, dst, weight = edges
+    path = tmp_path / "edges.csv"
+    path.write_text("source,target,weight\n" + "".join(f"{s},{d},{w}\n" for s, d, w in zip(src, dst, weight)))
+    with plexus.Database() as db:
+        info = db.import_csv(edges=path)
+        assert info["relationships_created"] == len(src) and info["bulk"]
+        g = db.graph()
+        for u in sorted(nx_graph.nodes)[:20]:
+            assert g.out_degree(u, weight=True)[1] == pytest.approx(nx_graph.out_degree(u, weight="weight"))
+    with plexus.Database() as db:
+        db.import_csv(edges=[str(path)], undirected=True)
+        u = sorted(nx_graph.nodes)[0]
+        assert db.graph().out_degree(u) == nx_graph.degree(u) - nx_graph.number_of_edges(u, u)
+
+
+def test_import_csv_nodes_and_relationships(tmp_path):
+    people = tmp_path / "people.csv"
+    people.write_text("id:ID(Person),name,born:date\n1,Ann,1990-01-02\n2,Bob,1985-03-04\n")
+    knows = tmp_path / "knows.csv"
+    knows.write_text(":START_ID(Person),:END_ID(Person),since:int\n1,2,2010\n")
+    with plexus.Database() as db:
+        info = db.import_csv(nodes={"Person": people}, relationships={"KNOWS": [knows]})
+        assert info["nodes_created"] == 2 and info["relationships_created"] == 1
+        row = db.execute("MATCH (a:Person)-[k:KNOWS]->(b) RETURN a.name, b.name, k.since, b.born").tuples()[0]
+        assert row[:3] == ("Ann", "Bob", 2010) and str(row[3]) == "1985-03-04"
+        # Again: existing people are matched by their unique key, not duplicated.
+        info = db.import_csv(nodes={"Person": people})
+        assert info["nodes_matched"] == 2 and db.execute("MATCH (p:Person) RETURN count(p)").scalar() == 2

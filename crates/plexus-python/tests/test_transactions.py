@@ -1,0 +1,135 @@
+"""Explicit transactions, rollbacks, conflicts, durability and concurrent threads."""
+
+import threading
+import time
+
+import pytest
+
+import plexus
+
+
+def count(db, label="N"):
+    return db.execute(f"MATCH (n:{label}) RETURN count(n)").scalar()
+
+
+def test_commit_on_exit(db):
+    with db.transaction() as tx:
+        tx.execute("CREATE (:N {i: 1})")
+        tx.execute("CREATE (:N {i: 2})")
+        assert tx.execute("MATCH (n:N) RETURN count(n)").scalar() == 2
+        assert count(db) == 0, "not visible outside before commit"
+    assert count(db) == 2 and tx.closed
+
+
+def test_rollback_on_exception(db):
+    with pytest.raises(RuntimeError):
+        with db.transaction() as tx:
+            tx.execute("CREATE (:N)")
+            raise RuntimeError("boom")
+    assert count(db) == 0
+
+
+def test_failed_statement_keeps_earlier_ones(db):
+    with db.transaction() as tx:
+        tx.execute("CREATE (:N)")
+        with pytest.raises(plexus.QueryError):
+            tx.execute("CREATE (:N) WITH 1 AS x RETURN 1 / 0")
+    assert count(db) == 1
+
+
+def test_explicit_rollback_and_reuse(db):
+    tx = db.transaction()
+    tx.execute("CREATE (:N)")
+    tx.rollback()
+    assert count(db) == 0
+    with pytest.raises(plexus.ClosedError):
+        tx.execute("RETURN 1")
+    with pytest.raises(plexus.ClosedError):
+        tx.commit()
+
+
+def test_conflict_is_retryable(db):
+    db.execute("CREATE (:Account {id: 1, balance: 100})")
+    a, b = db.transaction(), db.transaction()
+    a.execute("MATCH (x:Account) SET x.balance = x.balance - 10")
+    b.execute("MATCH (x:Account) SET x.balance = x.balance - 20")
+    a.commit()
+    with pytest.raises(plexus.ConflictError) as info:
+        b.commit()
+    assert info.value.retryable
+    assert db.execute("MATCH (x:Account) RETURN x.balance").scalar() == 90
+
+
+def transfer_with_retry(db, amount, attempts=50):
+    for _ in range(attempts):
+        try:
+            with db.transaction() as tx:
+                tx.execute("MATCH (x:Account) SET x.balance = x.balance + $a", {"a": amount})
+            return
+        except plexus.ConflictError:
+            continue
+    raise AssertionError("no attempt committed")
+
+
+def test_concurrent_threads_with_retries(db):
+    db.execute("CREATE (:Account {balance: 0})")
+    threads = [
+        threading.Thread(target=lambda: [transfer_with_retry(db, 1) for _ in range(25)]) for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert db.execute("MATCH (x:Account) RETURN x.balance").scalar() == 100
+
+
+def test_parallel_readers_get_the_same_answers(db):
+    db.execute("UNWIND range(1, 2000) AS i CREATE (:N {i: i})")
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                results.append(db.execute("MATCH (n:N) RETURN sum(n.i)").scalar())
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == [2000 * 2001 // 2] * 80
+
+
+def test_queries_release_the_gil(db):
+    """While one thread runs a long query, another keeps running Python code."""
+    done = threading.Event()
+    elapsed = []
+
+    def long_query():
+        start = time.perf_counter()
+        db.execute("UNWIND range(1, 3000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x)")
+        elapsed.append(time.perf_counter() - start)
+        done.set()
+
+    t = threading.Thread(target=long_query)
+    spins = 0
+    t.start()
+    while not done.is_set():
+        spins += 1
+    t.join()
+    # Holding the GIL for the whole query would leave this thread a handful of switch intervals at most.
+    assert elapsed[0] > 0.05
+    assert spins > 10000, (spins, elapsed)
+
+
+def test_durable_database_survives_reopen(tmp_path):
+    path = tmp_path / "db"
+    for durability in ["sync", "batch", "off"]:
+        with plexus.Database(path, durability=durability) as db:
+            assert db.durability == durability and db.path == path
+            db.execute("CREATE (:N {d: $d})", {"d": durability})
+    with plexus.Database(path) as db:
+        assert sorted(db.execute("MATCH (n:N) RETURN n.d").tuples()) == [("batch",), ("off",), ("sync",)]
+        assert db.checkpoint() > 0

@@ -1,0 +1,147 @@
+"""Every value type as a parameter and as a result."""
+
+import datetime as dt
+import math
+
+import numpy as np
+import pytest
+
+import plexus
+
+
+def roundtrip(db, value):
+    return db.execute("RETURN $v AS v", {"v": value}).scalar()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        False,
+        0,
+        -(2**63),
+        2**63 - 1,
+        1.5,
+        -0.0,
+        "",
+        "héllo ✓",
+        b"\x00\x01bytes",
+        [1, 2, 3],
+        ["a", None, 1.5, [True]],
+        {"a": 1, "nested": {"b": [1, "x"]}},
+        dt.date(2024, 2, 29),
+        dt.date(1, 1, 1),
+        dt.date(9999, 12, 31),
+        dt.time(13, 45, 7, 123456),
+        dt.time(23, 59, 59, tzinfo=dt.timezone(dt.timedelta(hours=-5))),
+        dt.datetime(2021, 3, 4, 5, 6, 7, 891011),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+        dt.datetime(2021, 3, 4, 5, 6, 7, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))),
+        dt.datetime(2021, 3, 4, 5, 6, 7, tzinfo=dt.timezone.utc),
+        dt.timedelta(days=3, seconds=5, microseconds=7),
+        dt.timedelta(days=-2, seconds=86399),
+        dt.timedelta(0),
+        plexus.Duration(months=14, days=3, seconds=4, nanoseconds=5),
+        plexus.Duration(seconds=-1),
+    ],
+)
+def test_parameter_round_trip(db, value):
+    got = roundtrip(db, value)
+    if isinstance(value, float) and value == 0:
+        assert got == 0 and math.copysign(1, got) == math.copysign(1, value)
+    else:
+        assert got == value and type(got) is type(value)
+
+
+def test_named_zone_round_trip(db):
+    zoneinfo = pytest.importorskip("zoneinfo")
+    try:
+        tz = zoneinfo.ZoneInfo("Europe/Paris")
+    except zoneinfo.ZoneInfoNotFoundError:
+        pytest.skip("no time-zone data")
+    value = dt.datetime(2021, 7, 1, 12, 0, tzinfo=tz)
+    got = roundtrip(db, value)
+    assert got == value and got.utcoffset() == dt.timedelta(hours=2) and str(got.tzinfo) == "Europe/Paris"
+
+
+def test_values_made_by_cypher(db):
+    row = db.execute(
+        """RETURN date('2020-02-29') AS d, localtime('12:34:56.789') AS lt, time('12:00+02:00') AS t,
+                  localdatetime('2020-01-02T03:04:05') AS ldt, datetime('2020-01-02T03:04:05Z') AS zdt,
+                  duration('P1Y2M3DT4H') AS months, duration('PT90M') AS mins, duration('PT0.000000001S') AS nano,
+                  [1, 2.5, 'x'] AS list, {k: [true]} AS map, 7 / 2 AS int, 7 / 2.0 AS float"""
+    )[0]
+    assert row["d"] == dt.date(2020, 2, 29)
+    assert row["lt"] == dt.time(12, 34, 56, 789000)
+    assert row["t"] == dt.time(12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert row["ldt"] == dt.datetime(2020, 1, 2, 3, 4, 5)
+    assert row["zdt"] == dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    assert row["months"] == plexus.Duration(months=14, days=3, seconds=4 * 3600)
+    assert row["mins"] == dt.timedelta(minutes=90)
+    # Nanoseconds a timedelta cannot hold stay exact in a Duration.
+    assert row["nano"] == plexus.Duration(nanoseconds=1)
+    assert row["list"] == [1, 2.5, "x"] and row["map"] == {"k": [True]}
+    assert row["int"] == 3 and row["float"] == 3.5
+
+
+def test_properties_keep_their_types(db):
+    props = {
+        "i": 1,
+        "f": 2.5,
+        "s": "x",
+        "b": True,
+        "bytes": b"ab",
+        "ints": [1, 2],
+        "d": dt.date(2000, 1, 1),
+        "t": dt.datetime(2000, 1, 1, 12, 0),
+        "dur": dt.timedelta(hours=1),
+    }
+    db.execute("CREATE (n:T) SET n = $props", {"props": props})
+    node = db.execute("MATCH (n:T) RETURN n").scalar()
+    assert isinstance(node, plexus.Node)
+    assert node.labels == ["T"] and node.properties == props
+    assert node["s"] == "x" and node.get("missing", 5) == 5 and "i" in node
+
+
+def test_graph_entities(db):
+    db.execute("CREATE (a:A {n: 1})-[:R {w: 2}]->(b:B {n: 2})")
+    n, r, p = db.execute("MATCH p = (a:A)-[r:R]->(b) RETURN a, r, p").tuples()[0]
+    assert isinstance(r, plexus.Relationship) and r.type == "R" and r["w"] == 2
+    assert (r.start, r.end) == (n.id, p.end_node.id)
+    assert isinstance(p, plexus.Path) and len(p) == 1 and p.nodes[0] == n and p.relationships[0] == r
+    # Entities go back in as parameters by id.
+    assert db.execute("MATCH (x) WHERE x = $n RETURN x.n", {"n": n}).scalar() == 1
+    assert hash(n) == hash(db.execute("MATCH (a:A) RETURN a").scalar())
+
+
+def test_numpy_scalars_and_arrays_as_parameters(db):
+    assert roundtrip(db, np.int32(5)) == 5
+    assert roundtrip(db, np.float32(0.5)) == 0.5
+    assert roundtrip(db, np.bool_(True)) is True
+    assert roundtrip(db, np.array([1, 2, 3])) == [1, 2, 3]
+
+
+def test_result_shapes(db):
+    db.execute("UNWIND range(1, 5) AS i CREATE (:N {i: i})")
+    r = db.execute("MATCH (n:N) RETURN n.i AS i, n.i * 2 AS j ORDER BY i")
+    assert r.columns == ["i", "j"] and len(r) == 5
+    assert list(r)[0] == {"i": 1, "j": 2} and r[-1] == {"i": 5, "j": 10}
+    assert r.tuples()[1] == (2, 4) and r.dicts()[2] == {"i": 3, "j": 6}
+    stats = db.execute("MATCH (n:N) WHERE n.i > 3 DETACH DELETE n").stats
+    assert stats["nodes_deleted"] == 2
+    assert db.execute("MATCH (n:Missing) RETURN n").scalar() is None
+
+
+def test_out_of_range_values_raise_conversion_errors(db):
+    with pytest.raises(plexus.ConversionError):
+        db.execute("RETURN date('+10000-01-01') AS d").scalar()
+
+
+def test_unsupported_parameter(db):
+    with pytest.raises(plexus.ArgumentError, match="cannot be passed"):
+        db.execute("RETURN $v", {"v": object()})
+    with pytest.raises(plexus.ArgumentError, match="64 bits"):
+        db.execute("RETURN $v", {"v": 2**64})
+    with pytest.raises(plexus.ArgumentError, match="keys must be strings"):
+        db.execute("RETURN $v", {"v": {1: 2}})
