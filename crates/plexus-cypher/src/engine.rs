@@ -282,7 +282,11 @@ fn props_map(props: Option<&plexus_storage::PropMap>, ctx: &Ctx) -> BTreeMap<Arc
     m
 }
 
-fn node_data(id: plexus_storage::NodeId, ctx: &Ctx, cache: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>) -> NodeData {
+fn node_data(
+    id: plexus_storage::NodeId,
+    ctx: &Ctx,
+    cache: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>,
+) -> NodeData {
     if let Some(n) = cache.get(&id.0) {
         return n.clone();
     }
