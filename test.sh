@@ -7,9 +7,23 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# A clean build (CI) gains nothing from incremental state, and full debug info costs compile and link time.
+if [ "${CI:-}" = "true" ]; then
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
+# The Python virtualenvs (drivers, package tests) are downloaded while cargo compiles.
+mkdir -p target
+( crates/plexus-server/tests/drivers/run.sh --prepare && crates/plexus-python/run-tests.sh --prepare ) \
+  >target/venv-prepare.log 2>&1 &
+venvs=$!
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+if ! wait "$venvs"; then
+  echo "setting up the Python virtualenvs failed:" >&2
+  cat target/venv-prepare.log >&2
+  exit 1
+fi
 # The official Neo4j Python drivers (5.x and 6.x) against a real `plexus serve`, over Bolt and HTTP.
 crates/plexus-server/tests/drivers/run.sh
 # LDBC SNB queries on the tiny data set, checked against an independent computation (bench/ldbc/README.md).

@@ -19,7 +19,8 @@ if ! command -v python3 >/dev/null 2>&1; then
   echo "LDBC check: python3 not found" >&2
   exit 1
 fi
-cargo build -p plexus-cli --locked
+# Built the way `cargo test --workspace` builds it (the same features), so after the test step this is free.
+cargo test --locked -q --workspace --no-run
 db="$(mktemp -d)"
 trap 'rm -rf "$db"' EXIT
 ./target/debug/plexus import --data "$db/db" --ldbc "$data/vanilla" --quiet

@@ -5,9 +5,25 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../../.." && pwd)"
 here="$root/crates/plexus-server/tests/drivers"
 cd "$root"
-cargo build --locked -q -p plexus-cli
-plexus="$root/target/debug/plexus"
 python="${PYTHON:-python3}"
+prepare() {
+  local series="$1" venv="$root/target/driver-venv-$1"
+  if [ ! -x "$venv/bin/pytest" ] || ! cmp -s "$here/requirements-$series.txt" "$venv/requirements.txt"; then
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements-$series.txt"
+    cp "$here/requirements-$series.txt" "$venv/requirements.txt"
+  fi
+}
+# `--prepare`: only set up the virtualenvs (test.sh does this while cargo compiles).
+if [ "${1:-}" = "--prepare" ]; then
+  prepare neo4j5
+  prepare neo4j6
+  exit 0
+fi
+# Built the way `cargo test --workspace` builds it (the same features), so after the test step this is free.
+cargo test --locked -q --workspace --no-run
+plexus="$root/target/debug/plexus"
 
 work="$(mktemp -d)"
 server_pid=""
@@ -50,12 +66,7 @@ fi
 status=0
 for series in neo4j5 neo4j6; do
   venv="$root/target/driver-venv-$series"
-  if [ ! -x "$venv/bin/pytest" ] || ! cmp -s "$here/requirements-$series.txt" "$venv/requirements.txt"; then
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements-$series.txt"
-    cp "$here/requirements-$series.txt" "$venv/requirements.txt"
-  fi
+  prepare "$series"
   echo "== Python driver $("$venv/bin/python" -c 'import neo4j; print(neo4j.__version__)') =="
   "$venv/bin/pytest" -q -p no:cacheprovider "$here" || status=1
 done
