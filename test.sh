@@ -7,9 +7,9 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
-# A clean build (CI) gains nothing from incremental state, and full debug info costs compile and link time.
+# A clean build (CI) gains nothing from incremental state, and debug info costs compile and link time.
 if [ "${CI:-}" = "true" ]; then
-  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=0
 fi
 # The Python virtualenvs (drivers, package tests) are downloaded while cargo compiles.
 mkdir -p target
