@@ -15,6 +15,9 @@ use crate::auth::Role;
 use crate::packstream::{map, Encoder, Ps};
 use crate::service::{AccessMode, Outcome, ServerError, Service, Transaction, DATABASE_NAME};
 
+/// The metadata map a client left out.
+static NULL: Ps = Ps::Null;
+
 /// Protocol versions we speak, best first.
 pub const VERSIONS: [(u8, u8); 6] = [(5, 4), (5, 3), (5, 2), (5, 1), (5, 0), (4, 4)];
 
@@ -281,13 +284,13 @@ impl Session {
         let query =
             fields.first().and_then(Ps::as_str).ok_or_else(|| ServerError::request("RUN needs a query string"))?;
         let params = self.params(fields.get(1))?;
-        let extra = fields.get(2).cloned().unwrap_or(Ps::Null);
+        let extra = fields.get(2).unwrap_or(&NULL);
         let started = Instant::now();
         let outcome = match self.state {
             State::Ready => {
                 self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
-                let mode = access_mode(&extra);
-                let interrupt = self.interrupt(tx_timeout(&extra), None);
+                let mode = access_mode(extra);
+                let interrupt = self.interrupt(tx_timeout(extra), None);
                 self.service.run_auto_commit(role, mode, query, &params, &interrupt)?
             }
             State::TxReady | State::TxStreaming => {
@@ -355,7 +358,7 @@ impl Session {
         if !matches!(self.state, State::Streaming | State::TxStreaming) {
             return Err(ServerError::request(format!("no result to pull in state {:?}", self.state)));
         }
-        let extra = fields.first().cloned().unwrap_or(Ps::Null);
+        let extra = fields.first().unwrap_or(&NULL);
         let n = extra.get("n").and_then(Ps::as_int).unwrap_or(-1);
         if n == 0 || n < -1 {
             return Err(ServerError::request("PULL/DISCARD needs n > 0 or n = -1 (all)"));
@@ -380,12 +383,6 @@ impl Session {
                 chunk(&record.buf, out);
             }
             sent += 1;
-        }
-        if discard {
-            // DISCARD n drops n rows (or all).
-            if n == -1 {
-                stream.rows.by_ref().for_each(drop);
-            }
         }
         if stream.rows.len() > 0 {
             self.success(out, map([("has_more", Ps::Bool(true))]));
@@ -426,10 +423,10 @@ impl Session {
         if self.state != State::Ready {
             return Err(ServerError::request(format!("BEGIN is not allowed in state {:?}", self.state)));
         }
-        let extra = fields.first().cloned().unwrap_or(Ps::Null);
+        let extra = fields.first().unwrap_or(&NULL);
         self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
-        let deadline = tx_timeout(&extra).map(|t| Instant::now() + t);
-        self.tx = Some(OpenTransaction { tx: self.service.begin(access_mode(&extra)), deadline });
+        let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
+        self.tx = Some(OpenTransaction { tx: self.service.begin(access_mode(extra)), deadline });
         self.next_qid = 0;
         self.state = State::TxReady;
         self.success(out, map([]));
