@@ -1,0 +1,182 @@
+"""Runs one peer on one job in this process and prints one JSON object per measurement on stdout.
+
+    python -m peerbench.worker '{"peer": "sqlite", "job": "edges", "data": DIR, "work": DIR, ...}'
+
+Jobs:
+- `edges`: import the data set's edge list, then the random-read op set, then the random-write op set, on one
+  store; the import's peak memory, bytes written and size on disk are this process's (plus the peer's server or
+  JVM, which the peer reports).
+- `likes`: the recommendation traversal on each parameter row, a fresh store per row.
+- `commits`: small durable transactions at each number of committers.
+
+Every line is `{"kind": ..., ...}`; an exception in one step is reported as `{"kind": "error", "step": ...}` and
+ends the job (later steps would run on a store in an unknown state).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any, Callable, Dict
+
+import numpy as np
+
+from .peer import Unsupported, dir_size
+from .peers import load
+
+
+def emit(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def proc_status(field: str) -> int:
+    """A `VmRSS`/`VmHWM` line of /proc/self/status, in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def reset_peak_rss() -> None:
+    """Resets VmHWM to the current RSS (Linux ≥ 4.0), so each step's peak is its own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def written_bytes() -> int:
+    """Bytes this process caused to be written to storage (`write_bytes` of /proc/self/io)."""
+    try:
+        with open("/proc/self/io") as f:
+            for line in f:
+                if line.startswith("write_bytes:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def timed(fn: Callable[[], Any]):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def plain(x: Any) -> Any:
+    """NumPy scalars and tuples to JSON-able values."""
+    if isinstance(x, (tuple, list)):
+        return [plain(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x
+
+
+def edges_job(peer, spec: Dict[str, Any]) -> None:
+    data, work = spec["data"], spec["work"]
+    q = np.load(os.path.join(data, "queries.npz"))
+    baseline = proc_status("VmRSS")
+    reset_peak_rss()
+    written0 = written_bytes()
+    peer.open(work)
+    secs, _ = timed(lambda: peer.import_edges(os.path.join(data, "edges.csv")))
+    emit(
+        kind="import",
+        seconds=secs,
+        peak_memory=max(0, proc_status("VmHWM") - baseline) + peer.extra_memory(),
+        written=written_bytes() - written0 + peer.extra_written(),
+        disk=dir_size(work),
+        edges=peer.edge_count(),
+    )
+
+    warm = int(spec.get("warmup", 1000))
+    reads = [
+        ("find_edges", lambda n: peer.find_edges(q["pair_src"][:n], q["pair_dst"][:n]), len(q["pair_src"])),
+    ]
+    for dist in ("uniform", "skewed"):
+        v = q[f"{dist}_vertices"]
+        for op in ("out_edges", "in_edges", "unique_neighbours", "out_degree_weight", "in_degree_weight"):
+            reads.append((f"{op}/{dist}", (lambda fn, v: lambda n: fn(v[:n]))(getattr(peer, op), v), len(v)))
+    for name, run, n in reads:
+        try:
+            run(min(warm, n))
+            secs, out = timed(lambda: run(n))
+            emit(kind="read", op=name, seconds=secs, ops=n, answer=plain(out))
+        except Unsupported as e:
+            emit(kind="read", op=name, unsupported=str(e))
+
+    base = peer.edge_count()
+    for batch, key in ((1, "single"), (int(spec.get("batch", 500)), "batch")):
+        s, d, w = q[f"write_{key}_src"], q[f"write_{key}_dst"], q[f"write_{key}_weight"]
+        secs, _ = timed(lambda: peer.upsert_edges(s, d, w, batch))
+        emit(kind="write", op=f"upsert/{key}", seconds=secs, ops=len(s), batch=batch, answer=peer.edge_count() - base)
+        secs, _ = timed(lambda: peer.remove_edges(s, d, batch))
+        emit(kind="write", op=f"remove/{key}", seconds=secs, ops=len(s), batch=batch, answer=peer.edge_count() - base)
+    peer.close()
+
+
+def likes_job(peer, spec: Dict[str, Any]) -> None:
+    for row in spec["rows"]:
+        work = os.path.join(spec["work"], f"row{row['index']}")
+        os.makedirs(work, exist_ok=True)
+        secs_load, _ = timed(lambda: peer.load_likes(row["csv"], work))
+        answers = [plain(peer.recommend(int(p))) for p in row["check"]]
+        people = row["time"]
+        budget = float(spec.get("budget", 2.0))
+        start = time.perf_counter()
+        done = 0
+        for p in people:
+            peer.recommend(int(p))
+            done += 1
+            if time.perf_counter() - start > budget and done >= 3:
+                break
+        secs = time.perf_counter() - start
+        emit(kind="likes", row=row["index"], load_seconds=secs_load, seconds=secs, ops=done, answer=answers)
+        peer.close()
+
+
+def commits_job(peer, spec: Dict[str, Any]) -> None:
+    peer.prepare_commits(spec["work"])
+    first = 1
+    total = 0
+    for threads in spec["threads"]:
+        try:
+            n = peer.concurrent_commits(threads, float(spec["seconds"]), first)
+        except Unsupported as e:
+            emit(kind="commits", threads=threads, unsupported=str(e))
+            continue
+        total += n
+        first += (threads + 1) * 10**9
+        emit(kind="commits", threads=threads, seconds=float(spec["seconds"]), ops=n)
+    emit(kind="commits_check", acknowledged=total + 1, present=peer.commit_count())
+    peer.close()
+
+
+JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job}
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    try:
+        peer = load(spec["peer"])
+        emit(kind="version", version=peer.version(), durable=peer.durable)
+    except Exception as e:  # the peer's package is missing or broken: reported, never dropped
+        emit(kind="error", step="load", error=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=3))
+        return
+    try:
+        JOBS[spec["job"]](peer, spec)
+    except Unsupported as e:
+        emit(kind="unsupported", job=spec["job"], error=str(e))
+    except Exception as e:
+        emit(kind="error", step=spec["job"], error=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=5))
+
+
+if __name__ == "__main__":
+    main()
