@@ -13,8 +13,9 @@ if [ "${CI:-}" = "true" ]; then
 fi
 # The Python virtualenvs (drivers, package tests) are downloaded while cargo compiles.
 mkdir -p target
-( crates/plexus-server/tests/drivers/run.sh --prepare && crates/plexus-python/run-tests.sh --prepare ) \
-  >target/venv-prepare.log 2>&1 &
+smoke_peers=plexus,sqlite,duckdb,networkx
+( crates/plexus-server/tests/drivers/run.sh --prepare && crates/plexus-python/run-tests.sh --prepare \
+  && bench/peers/run.sh --prepare --peers "$smoke_peers" ) >target/venv-prepare.log 2>&1 &
 venvs=$!
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
@@ -30,3 +31,6 @@ crates/plexus-server/tests/drivers/run.sh
 bench/ldbc/run.sh
 # The Python package, built into target/pyenv and tested with pytest (crates/plexus-python/run-tests.sh).
 crates/plexus-python/run-tests.sh
+# The peer benchmarks' smoke run: Plexus, SQLite, DuckDB and NetworkX on small data, every answer checked
+# (bench/peers/README.md; the full run is `bench/peers/run.sh`).
+bench/peers/run.sh --quick --peers "$smoke_peers" --require "$smoke_peers"

@@ -37,8 +37,6 @@ class Peer:
     title = "Peer"
     #: Whether an acknowledged write survives a crash (in-memory libraries are not).
     durable = True
-    #: Which interpreter runs the worker: a key of `peerbench.envs.INTERPRETERS`.
-    python = "py312"
     #: Whether several threads may commit at once (workload 4); a peer without it runs only one committer.
     concurrent_writers = True
 

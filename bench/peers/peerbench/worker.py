@@ -1,6 +1,8 @@
 """Runs one peer on one job in this process and prints one JSON object per measurement on stdout.
 
-    python -m peerbench.worker '{"peer": "sqlite", "job": "edges", "data": DIR, "work": DIR, ...}'
+    echo '{"peer": "sqlite", "job": "edges", "data": DIR, "work": DIR, ...}' | python -m peerbench.worker
+
+(the job's spec is read from standard input, or from the first argument when one is given).
 
 Jobs:
 - `edges`: import the data set's edge list, then the random-read op set, then the random-write op set, on one
@@ -163,7 +165,7 @@ JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job}
 
 
 def main() -> None:
-    spec = json.loads(sys.argv[1])
+    spec = json.loads(sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read())
     try:
         peer = load(spec["peer"])
         emit(kind="version", version=peer.version(), durable=peer.durable)

@@ -23,9 +23,9 @@ REGISTRY = {
     "neo4j": ("neo4j_peer", "Neo4jPeer"),
 }
 
-#: Which interpreter each peer's worker runs under (`ustore` ships wheels only up to Python 3.10,
-#: `falkordblite` only from 3.12).
-INTERPRETER = {name: ("py310" if name == "ustore" else "py312") for name in REGISTRY}
+#: Which virtualenv under `target/peers/` runs each peer's worker (`ustore` ships wheels only up to Python 3.10,
+#: `falkordblite` only from 3.12, which `main` uses when the machine has it).
+INTERPRETER = {name: ("py310" if name == "ustore" else "main") for name in REGISTRY}
 
 
 def load(name: str) -> Peer:

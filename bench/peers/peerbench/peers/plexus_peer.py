@@ -1,0 +1,125 @@
+"""Plexus, embedded through its Python package (the PyO3 extension), with its durable default (`sync`: every
+commit is fsynced before it is acknowledged, concurrent committers sharing one fsync).
+
+Paths: `Database.import_csv(edges=...)` is the bulk importer (parallel parse, the graph built in memory and
+written once as a compressed checkpoint); reads are the graph view's batch calls, which take the query ids as one
+NumPy array and return NumPy arrays (CSR offsets and values for lists), split over the cores with the GIL
+released; writes are the view's `upsert_edges`/`remove_edges`, one transaction per call; the recommendation is
+the parameterised openCypher query a user would write; commits are `CREATE` statements in explicit transactions
+from Python threads (the extension releases the GIL while it commits).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, List, Tuple
+
+import numpy as np
+
+from ..peer import Peer, chunks
+
+
+class PlexusPeer(Peer):
+    name = "plexus"
+    title = "Plexus"
+
+    def __init__(self) -> None:
+        self.db = None
+        self.g = None
+
+    def version(self) -> str:
+        import plexus
+
+        return plexus.__version__
+
+    def open(self, directory: str) -> None:
+        import plexus
+
+        self.db = plexus.Database(os.path.join(directory, "db"))
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+            self.g = None
+
+    def import_edges(self, csv_path: str) -> None:
+        self.db.import_csv(edges=csv_path)
+        self.g = self.db.graph()
+        self.g.refresh()
+
+    def find_edges(self, src: np.ndarray, dst: np.ndarray) -> int:
+        return int(np.count_nonzero(self.g.has_edge(src, dst)))
+
+    def out_edges(self, v: np.ndarray) -> Tuple[int, int, float]:
+        _offsets, targets, weights = self.g.out_edges(v)
+        return len(targets), int(targets.sum()), float(weights.sum())
+
+    def in_edges(self, v: np.ndarray) -> Tuple[int, int, float]:
+        _offsets, sources, weights = self.g.in_edges(v)
+        return len(sources), int(sources.sum()), float(weights.sum())
+
+    def unique_neighbours(self, v: np.ndarray) -> Tuple[int, int]:
+        _offsets, friends = self.g.neighbors(v, "both")
+        return len(friends), int(friends.sum())
+
+    def out_degree_weight(self, v: np.ndarray) -> Tuple[int, float]:
+        degree, weight = self.g.out_degree(v, True)
+        return int(degree.sum()), float(weight.sum())
+
+    def in_degree_weight(self, v: np.ndarray) -> Tuple[int, float]:
+        degree, weight = self.g.in_degree(v, True)
+        return int(degree.sum()), float(weight.sum())
+
+    def upsert_edges(self, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, batch: int) -> None:
+        for part in chunks(len(src), batch):
+            self.g.upsert_edges(src[part], dst[part], weight[part])
+
+    def remove_edges(self, src: np.ndarray, dst: np.ndarray, batch: int) -> None:
+        for part in chunks(len(src), batch):
+            self.g.remove_edges(src[part], dst[part])
+
+    def edge_count(self) -> int:
+        return self.g.number_of_edges()
+
+    def load_likes(self, csv_path: str, directory: str) -> None:
+        import plexus
+
+        self.db = plexus.Database(os.path.join(directory, "db"))
+        pairs = np.loadtxt(csv_path, delimiter=",", dtype=np.int64, ndmin=2)
+        people = np.unique(pairs[:, 0])
+        items = np.unique(pairs[:, 1])
+        with self.db.transaction() as tx:
+            tx.execute("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.id IS UNIQUE")
+            tx.execute("CREATE CONSTRAINT FOR (i:Item) REQUIRE i.id IS UNIQUE")
+        with self.db.transaction() as tx:
+            tx.execute("UNWIND $ids AS id CREATE (:Person {id: id})", {"ids": people.tolist()})
+            tx.execute("UNWIND $ids AS id CREATE (:Item {id: id})", {"ids": items.tolist()})
+            tx.execute(
+                "UNWIND $pairs AS pair MATCH (p:Person {id: pair[0]}), (i:Item {id: pair[1]}) CREATE (p)-[:LIKES]->(i)",
+                {"pairs": pairs.tolist()},
+            )
+
+    RECOMMEND = (
+        "MATCH (me:Person {id: $id})-[:LIKES]->(:Item)<-[:LIKES]-(other:Person)-[:LIKES]->(rec:Item) "
+        "WHERE other <> me AND NOT (me)-[:LIKES]->(rec) "
+        "RETURN rec.id AS item, count(*) AS c ORDER BY c DESC, item LIMIT 10"
+    )
+
+    def recommend(self, person: int) -> List[Tuple[int, int]]:
+        return [(row["item"], row["c"]) for row in self.db.execute(self.RECOMMEND, {"id": person})]
+
+    def prepare_commits(self, directory: str) -> None:
+        import plexus
+
+        self.db = plexus.Database(os.path.join(directory, "db"))
+        self.db.execute("CREATE CONSTRAINT FOR (n:V) REQUIRE n.id IS UNIQUE")
+        self.db.execute("CREATE (:V {id: 0})")
+
+    SMALL = "MATCH (z:V {id: 0}) CREATE (n:V {id: $id})-[:E]->(z)"
+
+    def small_transaction(self, handle: Any, node_id: int) -> None:
+        self.db.execute(self.SMALL, {"id": node_id})
+
+    def commit_count(self) -> int:
+        return self.db.execute("MATCH (n:V) RETURN count(n) AS c")[0]["c"]

@@ -1,0 +1,337 @@
+"""Turns one run's events into `peers.md` (a table per workload), `peers.json` (everything, raw) and plots.
+
+An answer is checked against the NumPy oracle before its time is shown: a wrong answer shows as **wrong** with the
+numbers, never as a rate. Ratios are to the best peer in the same table (1.00× is the best).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import subprocess
+from typing import Any, Dict, List, Optional, Tuple
+
+READ_OPS = [
+    ("find_edges", "find edge `u → v`"),
+    ("out_edges/uniform", "out edges, uniform vertex"),
+    ("out_edges/skewed", "out edges, degree-skewed vertex"),
+    ("in_edges/uniform", "in edges, uniform vertex"),
+    ("in_edges/skewed", "in edges, degree-skewed vertex"),
+    ("unique_neighbours/uniform", "unique neighbours, uniform"),
+    ("unique_neighbours/skewed", "unique neighbours, degree-skewed"),
+    ("out_degree_weight/uniform", "count + summed weight, out, uniform"),
+    ("out_degree_weight/skewed", "count + summed weight, out, degree-skewed"),
+    ("in_degree_weight/uniform", "count + summed weight, in, uniform"),
+    ("in_degree_weight/skewed", "count + summed weight, in, degree-skewed"),
+]
+WRITE_OPS = [
+    ("upsert/single", "upsert one edge per transaction"),
+    ("remove/single", "remove one edge per transaction"),
+    ("upsert/batch", "upsert, 500 edges per transaction"),
+    ("remove/batch", "remove, 500 edges per transaction"),
+]
+
+
+def machine() -> Dict[str, str]:
+    info = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+        with open("/proc/meminfo") as f:
+            kb = int(next(line.split()[1] for line in f if line.startswith("MemTotal")))
+            info["memory"] = f"{kb / 2**20:.1f} GiB"
+    except (OSError, StopIteration):
+        pass
+    info["cores"] = str(os.cpu_count())
+    info["kernel"] = os.uname().release
+    try:
+        root = os.path.dirname(os.path.abspath(__file__))
+        info["revision"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root
+        ).stdout.strip()
+    except OSError:
+        pass
+    return info
+
+
+CHECKS = {"passed": 0}
+
+
+def checked(answer: Any, expected: Any) -> bool:
+    """`same`, counted: the run ends with how many answers were checked."""
+    ok = same(answer, expected)
+    CHECKS["passed"] += ok
+    return ok
+
+
+def same(answer: Any, expected: Any) -> bool:
+    if isinstance(expected, list):
+        return isinstance(answer, list) and len(answer) == len(expected) and all(map(same, answer, expected))
+    if isinstance(expected, float):
+        return isinstance(answer, (int, float)) and math.isclose(answer, expected, rel_tol=1e-6, abs_tol=1e-6)
+    return answer == expected
+
+
+def human(x: float, unit: str = "") -> str:
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if x >= div:
+            return f"{x / div:.2f} {suffix}{unit}"
+    return f"{x:.3g} {unit}".strip() if x < 100 else f"{x:.0f} {unit}".strip()
+
+
+def size(b: float) -> str:
+    for div, suffix in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if b >= div:
+            return f"{b / div:.1f} {suffix}"
+    return f"{b:.0f} B"
+
+
+class Cell:
+    """One peer's result for one row: a rate, or why there is none."""
+
+    def __init__(self, rate: Optional[float] = None, note: str = "") -> None:
+        self.rate, self.note = rate, note
+
+
+def events(run: Dict, peer: str, job: str) -> List[Dict]:
+    return run["peers"][peer]["jobs"].get(job, [])
+
+
+def job_error(evs: List[Dict]) -> Optional[str]:
+    for e in evs:
+        if e["kind"] in ("error", "unsupported"):
+            return e.get("error", "")
+    return None
+
+
+def short(msg: str) -> str:
+    first = msg.strip().splitlines()[0] if msg.strip() else "error"
+    return first if len(first) <= 60 else first[:57] + "…"
+
+
+def table(title_row: List[str], rows: List[Tuple[str, List[Cell]]], unit: str, extra: Optional[List[str]] = None) -> List[str]:
+    """A markdown table: one row per measurement, one column per peer, `rate (ratio to best)`."""
+    lines = ["| " + " | ".join(title_row) + " |", "|---" + "|---:" * (len(title_row) - 1) + "|"]
+    for i, (name, cells) in enumerate(rows):
+        best = max((c.rate for c in cells if c.rate), default=None)
+        out = []
+        for c in cells:
+            if c.rate is not None and best:
+                ratio = c.rate / best
+                text = f"{human(c.rate, unit)} ({ratio:.2f}×)"
+                out.append(f"**{text}**" if ratio == 1.0 else text)
+            else:
+                out.append(c.note or "—")
+        if extra:
+            out.append(extra[i])
+        lines.append(f"| {name} | " + " | ".join(out) + " |")
+    return lines
+
+
+def write(run: Dict, out: str) -> List[str]:
+    """Writes the markdown, the JSON and the plots; returns the failed checks as `peer: what`."""
+    peers = list(run["peers"])
+    failures: List[str] = []
+    md: List[str] = ["# Plexus and its peers, side by side", ""]
+    md += [
+        "Produced by", "", "```sh", run["command"], "```", "",
+        "| | |", "|---|---|",
+    ]
+    m = run["machine"]
+    for k in ("date", "revision", "cpu", "cores", "memory", "kernel"):
+        if k in m:
+            md.append(f"| {k} | {m[k]} |")
+    md.append(f"| load average at start / end | {', '.join(f'{x:.2f}' for x in run['load_start'])} / "
+              f"{', '.join(f'{x:.2f}' for x in run['load_end'])} |")
+    md.append(f"| wall time | {(run['finished'] - run['started']) / 60:.1f} min |")
+    md += ["", "Rates are wall-clock, measured in one run on a machine that may be shared (compare the ratios, not "
+           "the absolute numbers). Every answer is checked against an independent NumPy oracle first; a peer that "
+           "answers wrongly shows **wrong**, one that cannot run a workload says why.", ""]
+
+    # Peers and versions.
+    md += ["## Peers", "", "| peer | version | durable | status |", "|---|---|---|---|"]
+    for p in peers:
+        version, durable, errors = "—", "—", []
+        for job, evs in run["peers"][p]["jobs"].items():
+            for e in evs:
+                if e["kind"] == "version":
+                    version, durable = e["version"], "yes" if e["durable"] else "no (in memory)"
+                if e["kind"] == "error":
+                    errors.append(f"{job}: {short(e['error'])}")
+                    failures.append(f"{p}: {job}: {e['error']}")
+        status = "; ".join(errors) if errors else "ran"
+        md.append(f"| {p} | {version} | {durable} | {status} |")
+    md.append("")
+
+    # Import and random reads/writes per data set.
+    for ds, info in run["datasets"].items():
+        exp = info["expected"]
+        md += [f"## {ds}: {exp['vertices']:,} vertices, {exp['edges']:,} edges (`plexus generate {exp['preset']} "
+               f"--scale {exp['scale']:g} --weights`, self-loops and repeated pairs dropped), "
+               f"{size(exp['file_bytes'])} of CSV", ""]
+        base = info["baseline"]
+        rows, mem, disk, written = [], [], [], []
+        for p in peers:
+            evs = events(run, p, ds)
+            imp = next((e for e in evs if e["kind"] == "import"), None)
+            if imp is None:
+                rows.append(Cell(None, short(job_error(evs) or "did not run")))
+                mem.append("—"), disk.append("—"), written.append("—")
+                continue
+            if imp["edges"] != exp["edges"]:
+                failures.append(f"{p}: {ds} import holds {imp['edges']} edges, expected {exp['edges']}")
+                rows.append(Cell(None, f"**wrong** ({imp['edges']:,} edges)"))
+            else:
+                rows.append(Cell(exp["edges"] / imp["seconds"]))
+            mem.append(size(imp["peak_memory"]))
+            disk.append(size(imp["disk"]))
+            written.append(size(imp["written"]))
+        md += [f"### Import ({ds})", ""]
+        md += table(["", *peers], [("edges/s", rows)], "")
+        md += ["| peak memory (import) | " + " | ".join(mem) + " |",
+               "| bytes written | " + " | ".join(written) + " |",
+               "| size on disk | " + " | ".join(disk) + " |", ""]
+        md.append(f"Parse-only baselines on the same file: reading its bytes {human(exp['edges'] / base['read_bytes'])} "
+                  f"edges/s; parsing it with Python's `csv` module into ints and floats "
+                  f"{human(exp['edges'] / base['python_csv'])} edges/s.")
+        md.append("")
+
+        for section, ops, kind, unit in (("Random reads", READ_OPS, "read", "ops/s"),
+                                         ("Random writes", WRITE_OPS, "write", "edges/s")):
+            rows_out = []
+            for op, label in ops:
+                cells = []
+                for p in peers:
+                    evs = events(run, p, ds)
+                    e = next((x for x in evs if x["kind"] == kind and x["op"] == op), None)
+                    if e is None:
+                        cells.append(Cell(None, "—" if job_error(evs) else "did not run"))
+                    elif "unsupported" in e:
+                        cells.append(Cell(None, f"unsupported: {e['unsupported']}"))
+                    elif not checked(e["answer"], exp[op]):
+                        failures.append(f"{p}: {ds} {op} answered {e['answer']}, expected {exp[op]}")
+                        cells.append(Cell(None, "**wrong**"))
+                    else:
+                        cells.append(Cell(e["ops"] / e["seconds"]))
+                rows_out.append((label, cells))
+            md += [f"### {section} ({ds}, {unit})", ""]
+            md += table(["operation", *peers], rows_out, "")
+            md.append("")
+        q = run["sizes"]
+        md += [f"{q['queries']:,} queries per read operation (the first {min(1000, q['queries'] // 10):,} once "
+               f"before as warm-up); edge lookups are half existing edges, half random pairs. Writes: "
+               f"{q['single_writes']:,} new edges one per transaction, then {q['batch_writes']:,} in transactions "
+               "of 500, each upserted and then removed; the edge count is checked after each step.", ""]
+
+    if run.get("likes"):
+        md += ["## GuancialeDB recommendation traversal (ops/s)", ""]
+        rows_out, extra = [], []
+        for row in run["likes"]:
+            cells = []
+            for p in peers:
+                evs = events(run, p, "likes")
+                e = next((x for x in evs if x["kind"] == "likes" and x["row"] == row["index"]), None)
+                if e is None:
+                    cells.append(Cell(None, short(job_error(evs) or "did not run")))
+                elif not checked(e["answer"], row["expected"]):
+                    failures.append(f"{p}: likes row {row['index']} answered {e['answer']}, expected {row['expected']}")
+                    cells.append(Cell(None, "**wrong**"))
+                else:
+                    cells.append(Cell(e["ops"] / e["seconds"]))
+            rows_out.append((f"{row['items']:,} items, {row['likes']} likes, {row['people']:,} people", cells))
+            extra.append(f"{row['writeup_ops']:g}")
+        md += table(["parameters", *peers, "write-up (JVM)"], rows_out, "", extra)
+        md += ["", "One op: the top 10 items liked by people who like what a random person likes, minus that "
+               "person's own, by count; each peer's answers for five people are checked first.", ""]
+
+    commit_rows = []
+    for threads in run["sizes"]["threads"]:
+        cells = []
+        for p in peers:
+            evs = events(run, p, "commits")
+            e = next((x for x in evs if x["kind"] == "commits" and x["threads"] == threads), None)
+            check = next((x for x in evs if x["kind"] == "commits_check"), None)
+            if e is None:
+                cells.append(Cell(None, short(job_error(evs) or "did not run")))
+            elif "unsupported" in e:
+                cells.append(Cell(None, f"unsupported: {e['unsupported']}"))
+            elif check is None or check["acknowledged"] != check["present"]:
+                if check is not None and threads == run["sizes"]["threads"][0]:
+                    failures.append(f"{p}: commits acknowledged {check['acknowledged']}, present {check['present']}")
+                cells.append(Cell(None, "**lost commits**" if check else "unchecked"))
+            else:
+                cells.append(Cell(e["ops"] / e["seconds"]))
+        commit_rows.append((f"{threads} committer{'s' if threads > 1 else ''}", cells))
+    if any(events(run, p, "commits") for p in peers):
+        md += ["## Small durable transactions (1 node + 1 relationship each, commits/s)", ""]
+        md += table(["", *peers], commit_rows, "")
+        md += ["", "Each committer is a thread with its own connection or session; every transaction is acknowledged "
+               "only once durable by the peer's default (fsync per commit or per group). The count of vertices "
+               "is checked against the acknowledged commits.", ""]
+
+    if failures:
+        md += ["## Failed checks", ""] + [f"- {f}" for f in failures] + [""]
+    base = os.path.splitext(out)[0]
+    plots = plot(run, base, READ_OPS, commit_rows, peers)
+    if plots:
+        md += ["## Plots", ""] + [f"![{name}]({os.path.basename(path)})" for name, path in plots] + [""]
+    md += [f"Raw events of every worker: `{os.path.basename(base)}.json`.", ""]
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w") as f:
+        f.write("\n".join(md))
+    with open(base + ".json", "w") as f:
+        json.dump(run, f, indent=1)
+    return failures
+
+
+def plot(run: Dict, base: str, read_ops, commit_rows, peers) -> List[Tuple[str, str]]:
+    """PNG bar charts of read throughput per data set and the throughput-vs-committers curve."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    for ds in run["datasets"]:
+        fig, ax = plt.subplots(figsize=(11, 4.5))
+        width = 0.8 / max(1, len(peers))
+        for i, p in enumerate(peers):
+            ys = []
+            for op, _ in read_ops:
+                e = next((x for x in events(run, p, ds) if x["kind"] == "read" and x["op"] == op and "seconds" in x), None)
+                ys.append(e["ops"] / e["seconds"] if e else 0)
+            ax.bar([k + i * width for k in range(len(read_ops))], ys, width, label=p)
+        ax.set_yscale("log")
+        ax.set_xticks([k + 0.4 - width / 2 for k in range(len(read_ops))])
+        ax.set_xticklabels([op.replace("/", "\n") for op, _ in read_ops], fontsize=7)
+        ax.set_ylabel("queries/s (log)")
+        ax.set_title(f"Random reads, {ds}")
+        ax.legend(fontsize=7, ncol=4)
+        fig.tight_layout()
+        path = f"{base}-reads-{ds}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append((f"random reads, {ds}", path))
+    threads = run["sizes"]["threads"]
+    if any(c.rate for _, cells in commit_rows for c in cells):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for i, p in enumerate(peers):
+            pts = [(t, cells[i].rate) for t, (_, cells) in zip(threads, commit_rows) if cells[i].rate]
+            if pts:
+                ax.plot([t for t, _ in pts], [r for _, r in pts], marker="o", label=p)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent committers")
+        ax.set_ylabel("durable commits/s (log)")
+        ax.set_title("Small durable transactions vs committers")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = f"{base}-commits.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append(("throughput vs committers", path))
+    return made
