@@ -39,7 +39,9 @@ final class Edges {
 
     void importEdges(Path csv) throws IOException {
         Path home = server.home();
+        long t0 = System.nanoTime();
         server.stop();
+        long t1 = System.nanoTime();
         Path input = home.resolve("import-input");
         Files.createDirectories(input);
         long[][] columns = BulkImport.distinctColumns(csv, 2);
@@ -53,8 +55,12 @@ final class Edges {
             Files.delete(input.resolve(f));
         }
         Files.delete(input);
+        long t2 = System.nanoTime();
         server.start(home);
+        long t3 = System.nanoTime();
         server.uniqueIds(V);
+        System.err.printf("import_edges: stop %.2f s, node file and bulk import %.2f s, start %.2f s, constraint %.2f s%n",
+                (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (System.nanoTime() - t3) / 1e9);
     }
 
     private GraphDatabaseService db() {
