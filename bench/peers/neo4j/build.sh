@@ -8,4 +8,4 @@ if [[ -f $jar && -d target/lib ]] && [[ -z $(find pom.xml src -newer "$jar" -pri
     exit 0
 fi
 command -v mvn >/dev/null || { echo "maven (mvn) is needed to build the Neo4j peer" >&2; exit 1; }
-mvn -q -B package
+mvn -q -B -Dstyle.color=never package

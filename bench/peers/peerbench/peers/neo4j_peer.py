@@ -1,9 +1,10 @@
 """Neo4j Community as a peer: the database embedded in a JVM (`bench/peers/neo4j`), driven over its stdin/stdout.
 
-What it owns: one JVM per worker, started on first use from `bench/peers/neo4j/target` (built there by `build.sh`
-when missing or older than the sources; Maven and a JDK 17 are needed), talking one JSON object per line each way. Query arrays go
-to the JVM as files of little-endian int64/float64 in a private temporary directory, never as JSON lists. The JVM's
-stderr (Neo4j's importer report, stack traces) is kept in that directory and quoted when a command fails.
+What it owns: one JVM per worker, started on first use from `bench/peers/neo4j/target` (built there by
+`build.sh` when missing or older than the sources; Maven and a JDK 17 are needed), talking one JSON object per
+line each way. Query arrays go to the JVM as files of little-endian int64/float64 in a private temporary
+directory, never as JSON lists. The JVM's stderr (Neo4j's importer report, the import's phases, stack traces)
+goes to a file in that directory, or the one `PEERBENCH_NEO4J_LOG` names, and is quoted when a command fails.
 
 Paths (the Java side's files say more):
 - Import: Neo4j's offline bulk importer (`neo4j-admin database import full`, run inside the JVM) on the edge list and
@@ -87,7 +88,7 @@ class Jvm:
             raise FileNotFoundError("`java` (a JDK or JRE 17 or later) is not on PATH; the Neo4j peer needs it")
         _build()
         heap = os.environ.get("PEERBENCH_NEO4J_HEAP", "8g")
-        self.log_path = os.path.join(scratch, "jvm.log")
+        self.log_path = os.environ.get("PEERBENCH_NEO4J_LOG") or os.path.join(scratch, "jvm.log")
         self._log = open(self.log_path, "ab")
         classpath = JAR + os.pathsep + os.path.join(LIB, "*")
         self.proc = subprocess.Popen(

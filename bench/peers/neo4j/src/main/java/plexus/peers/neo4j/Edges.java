@@ -59,7 +59,8 @@ final class Edges {
         server.start(home);
         long t3 = System.nanoTime();
         server.uniqueIds(V);
-        System.err.printf("import_edges: stop %.2f s, node file and bulk import %.2f s, start %.2f s, constraint %.2f s%n",
+        System.err.printf("import_edges: stop %.2f s, node file and bulk import %.2f s, start %.2f s, "
+                + "constraint %.2f s%n",
                 (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (System.nanoTime() - t3) / 1e9);
     }
 

@@ -158,8 +158,8 @@ public final class PeerServer {
                 commits.prepare(Path.of(r.get("dir").asText()));
                 return null;
             case "concurrent_commits":
-                return commits.run(r.get("threads").asInt(), Duration.ofNanos((long) (r.get("seconds").asDouble() * 1e9)),
-                        r.get("first_id").asLong());
+                Duration seconds = Duration.ofNanos((long) (r.get("seconds").asDouble() * 1e9));
+                return commits.run(r.get("threads").asInt(), seconds, r.get("first_id").asLong());
             case "commit_count":
                 return count("MATCH (n:V) RETURN count(n) AS n");
             default:
