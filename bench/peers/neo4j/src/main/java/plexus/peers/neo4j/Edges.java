@@ -3,11 +3,12 @@
  * checksums of bench/peers/peerbench/peer.py.
  *
  * Model: nodes `(:V {id: long})` behind a uniqueness constraint on `id`, relationships `[:E {weight: double}]`.
- * Import: the offline bulk importer (see BulkImport) on a node file of the distinct ids and the edge list read in
- * place, then the constraint, built and online before the import returns. Reads and writes go through the Core API:
- * a vertex is found through the constraint's index, an edge `s -> d` by walking the smaller of `s`'s outgoing and
- * `d`'s incoming `E` relationships (Neo4j has no index on node pairs); degrees come from `getDegree`, which dense
- * nodes answer from their relationship-group counts.
+ * Import: the offline bulk importer (see BulkImport), Neo4j's own fastest path for an initial load, run in this JVM
+ * from the neo4j-import-tool artifact rather than a transactional load; it reads a node file of the distinct ids and
+ * the edge list in place, then the constraint is created, built and online before the import returns.
+ * Reads and writes go through the Core API: a vertex is found through the constraint's index, an edge `s -> d` by
+ * walking the smaller of `s`'s outgoing and `d`'s incoming `E` relationships (Neo4j has no index on node pairs);
+ * degrees come from `getDegree`, which dense nodes answer from their relationship-group counts.
  */
 package plexus.peers.neo4j;
 
