@@ -39,6 +39,7 @@ def sizes(args) -> Dict[str, Any]:
             "threads": [1, 4, 16],
             "commit_seconds": 0.5,
             "timeout": 300,
+            "read_budget": 5.0,
         }
     return {
         "scales": {"patents": args.scale, "mouse-genes": args.scale},
@@ -50,6 +51,7 @@ def sizes(args) -> Dict[str, Any]:
         "threads": [1, 2, 4, 8, 16, 32, 64, 128, 256],
         "commit_seconds": 3.0,
         "timeout": args.timeout,
+        "read_budget": 30.0,
     }
 
 
@@ -144,7 +146,11 @@ def main() -> None:
         for ds, preset in DATASETS.items():
             print(f"data: {ds} at scale {size['scales'][ds]}", flush=True)
             expected = prepare_edges(args.plexus, preset, size["scales"][ds], os.path.join(data_root, ds), size)
-            run["datasets"][ds] = {"expected": expected, "baseline": baseline.parse_only(os.path.join(data_root, ds, "edges.csv"))}
+            run["datasets"][ds] = {
+                "expected": expected,
+                "dir": os.path.join(data_root, ds),
+                "baseline": baseline.parse_only(os.path.join(data_root, ds, "edges.csv")),
+            }
     if "likes" in workloads:
         run["likes"] = prepare_likes(args.plexus, os.path.join(data_root, "likes"), size["likes_people"])
 
@@ -155,7 +161,7 @@ def main() -> None:
             for ds in DATASETS:
                 print(f"{peer}: {ds}", flush=True)
                 spec = {"job": "edges", "data": os.path.join(data_root, ds), "work": fresh(os.path.join(args.work, peer)),
-                        "batch": 500, "warmup": min(1000, size["queries"] // 10)}
+                        "batch": 500, "warmup": min(1000, size["queries"] // 10), "budget": size["read_budget"]}
                 results["jobs"][ds] = run_worker(peer, spec, size["timeout"])
         if "likes" in workloads:
             print(f"{peer}: likes", flush=True)

@@ -104,7 +104,7 @@ def prepare_edges(plexus: str, preset: str, scale: float, out: str, sizes: Dict[
         write_batch_dst=w_dst[ns:],
         write_batch_weight=w_weight[ns:],
     )
-    expected = oracle(vertices, si, di, weight, existing, uniform, skewed, pair_src, pair_dst)
+    expected = oracle(vertices, si, di, weight, existing, uniform, skewed, pair_src, pair_dst, out)
     expected.update(
         {
             "upsert/single": ns,
@@ -112,6 +112,7 @@ def prepare_edges(plexus: str, preset: str, scale: float, out: str, sizes: Dict[
             "upsert/batch": want - ns,
             "remove/batch": 0,
             "import": m,
+            "queries": nq,
             "vertices": n,
             "edges": m,
             "preset": preset,
@@ -124,7 +125,9 @@ def prepare_edges(plexus: str, preset: str, scale: float, out: str, sizes: Dict[
     return expected
 
 
-def oracle(vertices, si, di, weight, existing, uniform, skewed, pair_src, pair_dst) -> Dict:
+def oracle(vertices, si, di, weight, existing, uniform, skewed, pair_src, pair_dst, out: str) -> Dict:
+    """The full answers, and per-query contributions in `oracle.npz` so that `expected_prefix` can answer for
+    the first n queries (a slow peer is timed on a prefix)."""
     n = len(vertices)
     ids = vertices.astype(np.float64)
 
@@ -141,17 +144,34 @@ def oracle(vertices, si, di, weight, existing, uniform, skewed, pair_src, pair_d
     uniq_deg = np.bincount(u_at, minlength=n).astype(np.int64)
     uniq_ids = np.bincount(u_at, weights=ids[u_other], minlength=n).astype(np.int64)
 
-    expected: Dict = {}
     ps, pd = np.searchsorted(vertices, pair_src), np.searchsorted(vertices, pair_dst)
-    expected["find_edges"] = int(sum(1 for k in (ps * n + pd).tolist() if k in existing))
+    # Per query, the columns of its answer: integer columns stay int64 so that their sums are exact.
+    parts: Dict[str, List[np.ndarray]] = {
+        "find_edges": [np.array([k in existing for k in (ps * n + pd).tolist()], dtype=np.int64)]
+    }
     for dist, v in (("uniform", uniform), ("skewed", skewed)):
         x = np.searchsorted(vertices, v)
-        expected[f"out_edges/{dist}"] = [int(out_deg[x].sum()), int(out_ids[x].sum()), float(out_w[x].sum())]
-        expected[f"in_edges/{dist}"] = [int(in_deg[x].sum()), int(in_ids[x].sum()), float(in_w[x].sum())]
-        expected[f"unique_neighbours/{dist}"] = [int(uniq_deg[x].sum()), int(uniq_ids[x].sum())]
-        expected[f"out_degree_weight/{dist}"] = [int(out_deg[x].sum()), float(out_w[x].sum())]
-        expected[f"in_degree_weight/{dist}"] = [int(in_deg[x].sum()), float(in_w[x].sum())]
-    return expected
+        parts[f"out_edges/{dist}"] = [out_deg[x], out_ids[x], out_w[x]]
+        parts[f"in_edges/{dist}"] = [in_deg[x], in_ids[x], in_w[x]]
+        parts[f"unique_neighbours/{dist}"] = [uniq_deg[x], uniq_ids[x]]
+        parts[f"out_degree_weight/{dist}"] = [out_deg[x], out_w[x]]
+        parts[f"in_degree_weight/{dist}"] = [in_deg[x], in_w[x]]
+    columns = {f"{op.replace('/', '__')}__{i}": col for op, cols in parts.items() for i, col in enumerate(cols)}
+    np.savez(os.path.join(out, "oracle.npz"), **columns)
+    return {op: prefix_answer(op, cols, len(cols[0])) for op, cols in parts.items()}
+
+
+def prefix_answer(op: str, columns: List[np.ndarray], n: int):
+    """The answer for the first `n` queries: exact sums of the integer columns, float sums of the weights."""
+    sums = [int(c[:n].sum()) if c.dtype.kind == "i" else float(c[:n].sum()) for c in columns]
+    return sums[0] if op == "find_edges" else sums
+
+
+def expected_prefix(data_dir: str, op: str, n: int):
+    with np.load(os.path.join(data_dir, "oracle.npz")) as z:
+        key = op.replace("/", "__") + "__"
+        columns = [z[k] for k in sorted((k for k in z.files if k.startswith(key)), key=lambda k: int(k.rsplit("__", 1)[1]))]
+        return prefix_answer(op, columns, n)
 
 
 # ---- the recommendation traversal -------------------------------------------------------------------------

@@ -106,10 +106,18 @@ def edges_job(peer, spec: Dict[str, Any]) -> None:
         v = q[f"{dist}_vertices"]
         for op in ("out_edges", "in_edges", "unique_neighbours", "out_degree_weight", "in_degree_weight"):
             reads.append((f"{op}/{dist}", (lambda fn, v: lambda n: fn(v[:n]))(getattr(peer, op), v), len(v)))
-    for name, run, n in reads:
+    budget = float(spec.get("budget", 30.0))
+    for name, run, total in reads:
         try:
-            run(min(warm, n))
-            secs, out = timed(lambda: run(n))
+            run(min(warm, total))
+            # A slow peer is timed on a prefix of the queries: grow it fourfold while the last run took less
+            # than a quarter of the budget (the orchestrator checks the answer for that prefix).
+            n = min(total, max(warm, 1000))
+            while True:
+                secs, out = timed(lambda: run(n))
+                if n >= total or secs * 4 > budget:
+                    break
+                n = min(total, n * 4)
             emit(kind="read", op=name, seconds=secs, ops=n, answer=plain(out))
         except Unsupported as e:
             emit(kind="read", op=name, unsupported=str(e))
