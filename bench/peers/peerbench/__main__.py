@@ -51,7 +51,7 @@ def sizes(args) -> Dict[str, Any]:
         "threads": [1, 2, 4, 8, 16, 32, 64, 128, 256],
         "commit_seconds": 3.0,
         "timeout": args.timeout,
-        "read_budget": 30.0,
+        "read_budget": 10.0,
     }
 
 
@@ -96,6 +96,20 @@ def run_worker(peer: str, spec: Dict[str, Any], timeout: float) -> List[Dict[str
         tail = " | ".join(err.strip().splitlines()[-3:])
         events.append({"kind": "error", "step": spec["job"], "error": f"worker exited with {proc.returncode}: {tail}"})
     return events
+
+
+def progress(peer: str, job: str, events: List[Dict[str, Any]]) -> None:
+    """One line per job on the terminal, so a long run shows where it is."""
+    parts = []
+    for e in events:
+        if e["kind"] == "import":
+            parts.append(f"import {e['edges'] / e['seconds']:,.0f} edges/s")
+        elif e["kind"] in ("read", "write", "likes", "commits") and "seconds" in e:
+            name = e.get("op") or e.get("row", e.get("threads"))
+            parts.append(f"{name} {e['ops'] / e['seconds']:,.0f}/s")
+        elif e["kind"] in ("error", "unsupported"):
+            parts.append(f"{e['kind']}: {e.get('error', '')[:200]}")
+    print(f"  {peer} {job}: " + "; ".join(parts), flush=True)
 
 
 def fresh(path: str) -> str:
@@ -159,19 +173,20 @@ def main() -> None:
         run["peers"][peer] = results
         if edge_jobs:
             for ds in DATASETS:
-                print(f"{peer}: {ds}", flush=True)
                 spec = {"job": "edges", "data": os.path.join(data_root, ds), "work": fresh(os.path.join(args.work, peer)),
-                        "batch": 500, "warmup": min(1000, size["queries"] // 10), "budget": size["read_budget"]}
+                        "batch": 500, "warmup": min(1000, size["queries"] // 10), "budget": size["read_budget"],
+                        "writes": "writes" in workloads}
                 results["jobs"][ds] = run_worker(peer, spec, size["timeout"])
+                progress(peer, ds, results["jobs"][ds])
         if "likes" in workloads:
-            print(f"{peer}: likes", flush=True)
             spec = {"job": "likes", "rows": run["likes"], "work": fresh(os.path.join(args.work, peer)), "budget": size["likes_budget"]}
             results["jobs"]["likes"] = run_worker(peer, spec, size["timeout"])
+            progress(peer, "likes", results["jobs"]["likes"])
         if "commits" in workloads:
-            print(f"{peer}: commits", flush=True)
             spec = {"job": "commits", "work": fresh(os.path.join(args.work, peer)), "threads": size["threads"],
                     "seconds": size["commit_seconds"]}
             results["jobs"]["commits"] = run_worker(peer, spec, size["timeout"])
+            progress(peer, "commits", results["jobs"]["commits"])
         shutil.rmtree(os.path.join(args.work, peer), ignore_errors=True)
 
     run["load_end"] = os.getloadavg()
