@@ -76,7 +76,11 @@ else
   profile=release flags=(--release)
   cargo build -q --locked --release -p plexus-cli
 fi
-"$out/main/bin/maturin" build -q "${flags[@]}" -m crates/plexus-python/Cargo.toml -o "$out/wheels-$profile" >/dev/null
+if ! "$out/main/bin/maturin" build -q "${flags[@]}" -m crates/plexus-python/Cargo.toml -o "$out/wheels-$profile" \
+  >"$out/maturin.log" 2>&1; then
+  cat "$out/maturin.log" >&2
+  exit 1
+fi
 wheel="$(ls -t "$out/wheels-$profile"/plexus-*.whl | head -1)"
 for venv in main py310; do
   [ -x "$out/$venv/bin/pip" ] && "$out/$venv/bin/pip" install -q --force-reinstall --no-deps "$wheel"
