@@ -25,12 +25,18 @@ if ! wait "$venvs"; then
   cat target/venv-prepare.log >&2
   exit 1
 fi
+# The Python package, built into target/pyenv and tested with pytest (crates/plexus-python/run-tests.sh).
+crates/plexus-python/run-tests.sh
+# The peer benchmarks' smoke run: Plexus, SQLite, DuckDB and NetworkX on small data, every answer checked
+# (bench/peers/README.md; the full run is `bench/peers/run.sh`). It runs beside the driver and LDBC checks,
+# which mostly wait on round trips; its output is shown when it ends.
+bench/peers/run.sh --quick --peers "$smoke_peers" --require "$smoke_peers" >target/peers-smoke.log 2>&1 &
+smoke=$!
 # The official Neo4j Python drivers (5.x and 6.x) against a real `plexus serve`, over Bolt and HTTP.
 crates/plexus-server/tests/drivers/run.sh
 # LDBC SNB queries on the tiny data set, checked against an independent computation (bench/ldbc/README.md).
 bench/ldbc/run.sh
-# The Python package, built into target/pyenv and tested with pytest (crates/plexus-python/run-tests.sh).
-crates/plexus-python/run-tests.sh
-# The peer benchmarks' smoke run: Plexus, SQLite, DuckDB and NetworkX on small data, every answer checked
-# (bench/peers/README.md; the full run is `bench/peers/run.sh`).
-bench/peers/run.sh --quick --peers "$smoke_peers" --require "$smoke_peers"
+smoke_status=0
+wait "$smoke" || smoke_status=$?
+cat target/peers-smoke.log
+exit "$smoke_status"
