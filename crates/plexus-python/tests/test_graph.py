@@ -128,6 +128,25 @@ def test_views_follow_other_writers(db, graph):
     assert graph.neighbors(np.array([77777]))[1].tolist() == [88888]
 
 
+def test_weights_follow_writes_after_the_weight_column_is_built(db, graph, nx_graph):
+    single = [(u, v) for u, v in nx_graph.edges() if u != v and nx_graph.number_of_edges(u, v) == 1]
+    u, v = max(single, key=lambda e: nx_graph.out_degree(e[0]))
+    graph.refresh()  # the id tables and the weight column for this snapshot
+    ids = np.array([u], dtype=np.int64)
+    _, targets, weights = graph.out_edges(ids)
+    assert dict(zip(targets.tolist(), weights.tolist()))[v] == pytest.approx(nx_graph[u][v][0]["weight"])
+    graph.upsert_edges(np.array([u]), np.array([v]), weight=np.array([123.5]))
+    db.execute("MATCH (:Node {id: $u})-[r:EDGE]->(:Node {id: $v}) SET r.weight = r.weight + 1", {"u": u, "v": v})
+    others = sum(w for _, x, w in nx_graph.out_edges(u, data="weight") if x != v)
+    for _ in range(2):  # answered from storage while the column is stale, then from a rebuilt column
+        _, targets, weights = graph.out_edges(ids)
+        assert dict(zip(targets.tolist(), weights.tolist()))[v] == 124.5
+        count, total = graph.out_degree(ids, weight=True)
+        assert count.tolist() == [nx_graph.out_degree(u)] and total[0] == pytest.approx(others + 124.5)
+        assert graph.edges_between(ids, np.array([v]))[2].tolist() == [124.5]
+        graph.refresh()
+
+
 def test_typed_views(db):
     db.execute("CREATE (a:Node {id: 1})-[:A]->(b:Node {id: 2}), (a)-[:B {weight: 3}]->(b), (b)-[:B]->(a)")
     a, b, every = db.graph(type="A"), db.graph(type="B"), db.graph()
