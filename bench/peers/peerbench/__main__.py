@@ -47,11 +47,11 @@ def sizes(args) -> Dict[str, Any]:
         "single_writes": 1_000,
         "batch_writes": 20_000,
         "likes_people": 1.0,
-        "likes_budget": 3.0,
+        "likes_budget": args.budget,
         "threads": [1, 2, 4, 8, 16, 32, 64, 128, 256],
-        "commit_seconds": 3.0,
+        "commit_seconds": args.budget,
         "timeout": args.timeout,
-        "read_budget": 10.0,
+        "read_budget": args.budget,
     }
 
 
@@ -128,6 +128,8 @@ def main() -> None:
     ap.add_argument("--work", default=os.path.join(ROOT, "target", "peers", "work"), help="scratch directory")
     ap.add_argument("--out", default=None, help="results markdown (default bench/results/peers.md, quick: under target/)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per peer and job (full run)")
+    ap.add_argument("--budget", type=float, default=5.0,
+                    help="seconds a slow peer gets per operation, recommendation row and committer count (full run)")
     ap.add_argument("--require", default="", help="peers that must pass every check (exit status 1 otherwise)")
     args = ap.parse_args()
 
@@ -188,10 +190,14 @@ def main() -> None:
             results["jobs"]["commits"] = run_worker(peer, spec, size["timeout"])
             progress(peer, "commits", results["jobs"]["commits"])
         shutil.rmtree(os.path.join(args.work, peer), ignore_errors=True)
+        # The results so far, after every peer: a long run that is stopped still leaves its tables.
+        run["load_end"] = os.getloadavg()
+        run["finished"] = time.time()
+        report.CHECKS["passed"] = 0
+        failures = report.write(run, out)
 
-    run["load_end"] = os.getloadavg()
-    run["finished"] = time.time()
-    failures = report.write(run, out)
+    if not peers:
+        failures = report.write(run, out)
     print(f"results: {os.path.relpath(out, os.getcwd())}", flush=True)
     required = [p for p in args.require.split(",") if p]
     bad = [f for f in failures if f.split(":")[0] in required]
