@@ -170,6 +170,18 @@ class Peer:
         """Vertices in the commit store (checks that every acknowledged commit is there)."""
         raise NotImplementedError
 
+    # ---- workload 5: LDBC SNB Interactive short reads (peerbench/ldbc.py) --------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        """Loads the LDBC SNB CsvComposite layout at `data_dir` (`static/` and `dynamic/` of `|`-separated files
+        with a header row, dates as epoch milliseconds) into a fresh store in `directory`, with the peer's fastest
+        honest loader and the indexes the short reads need, durable on return."""
+        raise Unsupported("LDBC SNB short reads not implemented")
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        """Runs the short read `query` (`is1` … `is7`) with `params` (`personId` or `messageId`): the rows as
+        tuples in the specification's columns, order and limit (bench/ldbc/README.md), booleans as `bool`."""
+        raise Unsupported("LDBC SNB short reads not implemented")
+
 
 def dir_size(path: str) -> int:
     """Bytes of the files under `path` (allocated size, as `du` counts)."""

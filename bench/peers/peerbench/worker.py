@@ -10,6 +10,9 @@ Jobs:
   JVM, which the peer reports).
 - `likes`: the recommendation traversal on each parameter row, a fresh store per row.
 - `commits`: small durable transactions at each number of committers.
+- `ldbc`: load an LDBC SNB data set (timed), then for each short read IS1–IS7 run every parameter of the spec and
+  compare each answer with the expected rows the spec carries (`peerbench/ldbc.py`), then time as many executions
+  as fit in the budget (at least 3), cycling over the same parameters in a shuffled order.
 
 Every line is `{"kind": ..., ...}`; an exception in one step is reported as `{"kind": "error", "step": ...}` and
 ends the job (later steps would run on a store in an unknown state).
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import time
 import traceback
@@ -161,7 +165,37 @@ def commits_job(peer, spec: Dict[str, Any]) -> None:
     peer.close()
 
 
-JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job}
+def ldbc_job(peer, spec: Dict[str, Any]) -> None:
+    from . import ldbc
+
+    secs_load, _ = timed(lambda: peer.load_ldbc(spec["data"], spec["work"]))
+    emit(kind="ldbc_load", seconds=secs_load)
+    budget = float(spec.get("budget", 2.0))
+    for q, work in spec["queries"].items():
+        params = work["params"]
+        try:
+            wrong = []
+            for p, expected in zip(params, work["expected"]):
+                problems = ldbc.compare(q, expected, peer.ldbc_short(q, p))
+                if problems:
+                    wrong.append({"params": p, "problems": problems[:2]})
+            order = random.Random(7).sample(params, len(params))
+            done = 0
+            start = time.perf_counter()
+            while done < 3 or time.perf_counter() - start < budget:
+                peer.ldbc_short(q, order[done % len(order)])
+                done += 1
+            secs = time.perf_counter() - start
+            emit(kind="ldbc", query=q, load_seconds=secs_load, seconds=secs, ops=done, checked=len(params),
+                 mismatches=len(wrong), examples=wrong[:3])
+        except Unsupported as e:
+            emit(kind="ldbc", query=q, unsupported=str(e))
+        except Exception as e:  # a query the peer cannot run; the store is read-only here, so the others go on
+            emit(kind="ldbc", query=q, error=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=5))
+    peer.close()
+
+
+JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job, "ldbc": ldbc_job}
 
 
 def main() -> None:
