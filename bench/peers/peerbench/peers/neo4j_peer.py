@@ -15,6 +15,9 @@ Paths (the Java side's files say more):
 - Likes: the bulk importer per row (`:Person`, `:Item`, `LIKES`), one parameterised Cypher query per recommendation;
   the JVM stays up across rows, so only the first row's load pays for loading Neo4j's classes (tens of seconds on a
   busy two-core machine; later rows' loads are the importer and a DBMS start, a few seconds).
+- LDBC short reads: the bulk importer on the CsvComposite layout (each file copied once with the importer's header
+  syntax; `Ldbc.java` has the mapping, the same as `plexus import --ldbc`), range indexes on `Person.id` and
+  `Message.id`, then the Cypher of `bench/ldbc/queries` as Plexus runs it, one parameterised query per call.
 - Commits: committer threads inside the JVM (`concurrent_commits` is overridden), each transaction creating a vertex
   and its edge to vertex 0.
 
@@ -37,6 +40,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from .. import ldbc
 from ..peer import Peer
 
 PROJECT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "neo4j"))
@@ -236,6 +240,14 @@ class Neo4jPeer(Peer):
 
     def recommend(self, person: int) -> List[Tuple[int, int]]:
         return [(item, count) for item, count in self._call("recommend", person=int(person))]
+
+    # ---- LDBC SNB short reads ----------------------------------------------------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        self._texts = {q: ldbc.cypher(q) for q in ldbc.QUERIES}
+        self._call("load_ldbc", data=os.path.abspath(data_dir), dir=os.path.abspath(directory))
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        return [tuple(r) for r in self._call("cypher", query=self._texts[query], params=params)]
 
     # ---- workload 4 ------------------------------------------------------------------------------------------
     def prepare_commits(self, directory: str) -> None:
