@@ -1,6 +1,6 @@
 """Runs the peer benchmarks: every peer on the same data sets in one run, answers checked before times are shown.
 
-    bench/peers/run.sh [--quick] [--peers plexus,sqlite,...] [--workloads import,reads,writes,likes,commits]
+    bench/peers/run.sh [--quick] [--peers plexus,sqlite,...] [--workloads import,reads,writes,likes,commits,ldbc]
 
 (`run.sh` makes the virtualenvs and builds Plexus; this module is what it runs.) Each (peer, job) runs in a fresh
 worker process under the peer's interpreter with a time limit; a peer that fails to install, errs, times out or
@@ -18,12 +18,12 @@ import sys
 import time
 from typing import Any, Dict, List
 
-from . import baseline, report
+from . import baseline, ldbc, report
 from .data import prepare_edges, prepare_likes
 from .peers import INTERPRETER, REGISTRY
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-ALL_WORKLOADS = ["import", "reads", "writes", "likes", "commits"]
+ALL_WORKLOADS = ["import", "reads", "writes", "likes", "commits", "ldbc"]
 DATASETS = {"patents": "patents", "mouse-genes": "mouse-genes"}
 
 
@@ -38,6 +38,9 @@ def sizes(args) -> Dict[str, Any]:
             "likes_budget": 0.5,
             "threads": [1, 4, 16],
             "commit_seconds": 0.5,
+            "snb_scale": 0.01,
+            "ldbc_params": 20,
+            "ldbc_budget": 0.3,
             "timeout": 300,
         }
     return {
@@ -49,6 +52,9 @@ def sizes(args) -> Dict[str, Any]:
         "likes_budget": 3.0,
         "threads": [1, 2, 4, 8, 16, 32, 64, 128, 256],
         "commit_seconds": 3.0,
+        "snb_scale": args.scale,
+        "ldbc_params": 100,
+        "ldbc_budget": 2.0,
         "timeout": args.timeout,
     }
 
@@ -136,6 +142,7 @@ def main() -> None:
         "peers": {},
         "datasets": {},
         "likes": None,
+        "ldbc": {},
         "started": time.time(),
     }
 
@@ -147,6 +154,10 @@ def main() -> None:
             run["datasets"][ds] = {"expected": expected, "baseline": baseline.parse_only(os.path.join(data_root, ds, "edges.csv"))}
     if "likes" in workloads:
         run["likes"] = prepare_likes(args.plexus, os.path.join(data_root, "likes"), size["likes_people"])
+    if "ldbc" in workloads:
+        print(f"data: LDBC SNB tiny and generated at scale {size['snb_scale']:g}", flush=True)
+        run["ldbc"] = ldbc.prepare(args.plexus, os.path.join(data_root, "ldbc"), size["snb_scale"], size["ldbc_params"])
+        os.environ["PEERBENCH_PLEXUS"] = os.path.abspath(args.plexus)  # the plexus peer imports with this binary
 
     for peer in peers:
         results: Dict[str, Any] = {"jobs": {}}
@@ -166,6 +177,13 @@ def main() -> None:
             spec = {"job": "commits", "work": fresh(os.path.join(args.work, peer)), "threads": size["threads"],
                     "seconds": size["commit_seconds"]}
             results["jobs"]["commits"] = run_worker(peer, spec, size["timeout"])
+        for ds, info in run["ldbc"].items():
+            if "missing" in info:
+                continue
+            print(f"{peer}: ldbc {ds}", flush=True)
+            spec = {"job": "ldbc", "data": info["vanilla"], "work": fresh(os.path.join(args.work, peer)),
+                    "queries": info["queries"], "budget": size["ldbc_budget"]}
+            results["jobs"][f"ldbc/{ds}"] = run_worker(peer, spec, size["timeout"])
         shutil.rmtree(os.path.join(args.work, peer), ignore_errors=True)
 
     run["load_end"] = os.getloadavg()

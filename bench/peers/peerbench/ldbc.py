@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import random
+import shutil
 import subprocess
 from typing import Any, Dict, List, Optional
 
@@ -114,6 +115,7 @@ def prepare(plexus: str, out: str, scale: float, count: int) -> Dict[str, Dict[s
             sets["generated"] = json.load(f)
         return sets
     vanilla = os.path.join(gen, "vanilla")
+    shutil.rmtree(vanilla, ignore_errors=True)
     proc = subprocess.run([plexus, "generate", "snb", "--scale", str(scale), "--out", vanilla],
                           capture_output=True, text=True)
     if proc.returncode != 0:
