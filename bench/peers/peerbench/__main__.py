@@ -41,6 +41,8 @@ def sizes(args) -> Dict[str, Any]:
             "snb_scale": 0.01,
             "ldbc_params": 20,
             "ldbc_budget": 0.3,
+            "ldbc_warmup": 0.15,
+            "ldbc_max_warmup": 3.0,
             "timeout": 300,
         }
     return {
@@ -55,6 +57,8 @@ def sizes(args) -> Dict[str, Any]:
         "snb_scale": args.scale,
         "ldbc_params": 100,
         "ldbc_budget": 2.0,
+        "ldbc_warmup": 2.0,
+        "ldbc_max_warmup": 60.0,
         "timeout": args.timeout,
     }
 
@@ -182,7 +186,8 @@ def main() -> None:
                 continue
             print(f"{peer}: ldbc {ds}", flush=True)
             spec = {"job": "ldbc", "data": info["vanilla"], "work": fresh(os.path.join(args.work, peer)),
-                    "queries": info["queries"], "budget": size["ldbc_budget"]}
+                    "queries": info["queries"], "budget": size["ldbc_budget"],
+                    "warmup": size["ldbc_warmup"], "max_warmup": size["ldbc_max_warmup"]}
             results["jobs"][f"ldbc/{ds}"] = run_worker(peer, spec, size["timeout"])
         shutil.rmtree(os.path.join(args.work, peer), ignore_errors=True)
 

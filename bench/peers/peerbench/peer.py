@@ -182,6 +182,11 @@ class Peer:
         tuples in the specification's columns, order and limit (bench/ldbc/README.md), booleans as `bool`."""
         raise Unsupported("LDBC SNB short reads not implemented")
 
+    def ldbc_many(self, query: str, params: List[dict]) -> List[List[tuple]]:
+        """`ldbc_short` for each of `params` in turn, one execution after the other (the timed loop calls this);
+        a peer behind a pipe (a JVM) overrides it to run the loop on its side of the pipe."""
+        return [self.ldbc_short(query, p) for p in params]
+
 
 def dir_size(path: str) -> int:
     """Bytes of the files under `path` (allocated size, as `du` counts)."""

@@ -339,9 +339,10 @@ def ldbc_section(run: Dict, peers: List[str], failures: List[str]) -> List[str]:
         params = info["queries"]["is1"]["params"], info["queries"]["is4"]["params"]
         md += [f"Parameters: {info['parameters']} ({len(params[0])} persons for IS1–IS3, {len(params[1])} messages "
                "for IS4–IS7); every answer is compared with `bench/ldbc/check.py`'s, computed from the CSV files. "
-               f"Then each query runs over the same parameters in a shuffled order, one execution at a time: "
-               f"{run['sizes']['ldbc_budget'] / 2:g} s untimed to warm up, then {run['sizes']['ldbc_budget']:g} s "
-               "timed (at least 3 executions each).", ""]
+               "Then each query runs over the same parameters in a shuffled order, one execution after the other: "
+               f"untimed in rounds of {run['sizes']['ldbc_warmup']:g} s until a round is no more than 10 % faster than "
+               f"the one before (at most {run['sizes']['ldbc_max_warmup']:g} s: Neo4j's JIT takes tens of seconds), "
+               f"then timed for {run['sizes']['ldbc_budget']:g} s.", ""]
     return md
 
 

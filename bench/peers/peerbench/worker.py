@@ -12,8 +12,7 @@ Jobs:
 - `commits`: small durable transactions at each number of committers.
 - `ldbc`: load an LDBC SNB data set (timed), then for each short read IS1–IS7 run every parameter of the spec and
   compare each answer with the expected rows the spec carries (`peerbench/ldbc.py`), then run the same parameters
-  in a shuffled order, cycling, for a warm-up (half the budget unless the spec says) and then timed for the budget
-  (at least 3 executions each).
+  in a shuffled order, cycling: an untimed warm-up until the rate stops rising, then timed for the budget.
 
 Every line is `{"kind": ..., ...}`; an exception in one step is reported as `{"kind": "error", "step": ...}` and
 ends the job (later steps would run on a store in an unknown state).
@@ -27,7 +26,7 @@ import random
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -166,13 +165,28 @@ def commits_job(peer, spec: Dict[str, Any]) -> None:
     peer.close()
 
 
+def ldbc_pass(peer, query: str, order: List[dict], seconds: float) -> Tuple[float, int]:
+    """Runs `query` over `order` (cycling) for `seconds` and at least 3 executions, in batches (`ldbc_many`) that
+    double while a batch takes under 10 ms; returns (seconds, executions)."""
+    done, batch = 0, 1
+    start = time.perf_counter()
+    while done < 3 or time.perf_counter() - start < seconds:
+        t = time.perf_counter()
+        peer.ldbc_many(query, [order[(done + i) % len(order)] for i in range(batch)])
+        done += batch
+        if time.perf_counter() - t < 0.01 and batch < 256:
+            batch *= 2
+    return time.perf_counter() - start, done
+
+
 def ldbc_job(peer, spec: Dict[str, Any]) -> None:
     from . import ldbc
 
     secs_load, _ = timed(lambda: peer.load_ldbc(spec["data"], spec["work"]))
     emit(kind="ldbc_load", seconds=secs_load)
     budget = float(spec.get("budget", 2.0))
-    warmup = float(spec.get("warmup", budget / 2))
+    warmup = float(spec.get("warmup", budget))
+    max_warmup = float(spec.get("max_warmup", 60.0))
     for q, work in spec["queries"].items():
         params = work["params"]
         try:
@@ -182,15 +196,18 @@ def ldbc_job(peer, spec: Dict[str, Any]) -> None:
                 if problems:
                     wrong.append({"params": p, "problems": problems[:2]})
             order = random.Random(7).sample(params, len(params))
-            for seconds in (warmup, budget):  # the first pass is an untimed warm-up (a JIT, caches)
-                done = 0
-                start = time.perf_counter()
-                while done < 3 or time.perf_counter() - start < seconds:
-                    peer.ldbc_short(q, order[done % len(order)])
-                    done += 1
-                secs = time.perf_counter() - start
-            emit(kind="ldbc", query=q, load_seconds=secs_load, seconds=secs, ops=done, checked=len(params),
-                 mismatches=len(wrong), examples=wrong[:3])
+            # Untimed warm-up, as a JIT compiler needs tens of seconds: rounds of `warmup` seconds until one is no
+            # more than 10 % faster than the one before (at least two rounds), at most `max_warmup` seconds.
+            warmed, previous = 0.0, None
+            while warmed < max_warmup:
+                secs, done = ldbc_pass(peer, q, order, warmup)
+                warmed += secs
+                if previous is not None and done / secs <= previous * 1.1:
+                    break
+                previous = done / secs
+            secs, done = ldbc_pass(peer, q, order, budget)
+            emit(kind="ldbc", query=q, load_seconds=secs_load, seconds=secs, ops=done, warmup_seconds=warmed,
+                 checked=len(params), mismatches=len(wrong), examples=wrong[:3])
         except Unsupported as e:
             emit(kind="ldbc", query=q, unsupported=str(e))
         except Exception as e:  # a query the peer cannot run; the store is read-only here, so the others go on

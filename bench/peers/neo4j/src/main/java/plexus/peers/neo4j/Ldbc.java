@@ -1,7 +1,8 @@
 /*
  * The LDBC SNB short reads: the CsvComposite layout (static/ and dynamic/ of `|`-separated files with a header row)
- * loaded into a fresh store with Neo4j's offline bulk importer, and a `cypher` command that runs any parameterised
- * query in a read transaction and returns its rows.
+ * loaded into a fresh store with Neo4j's offline bulk importer, and the `cypher` and `cypher_many` commands, which run
+ * a parameterised query (for one or for each of several parameter objects) in a read transaction and return its
+ * rows.
  *
  * The mapping is the one of `plexus import --ldbc` (crates/plexus-import/src/ldbc.rs) and of LDBC's Cypher
  * implementation: labels Person, Forum, Post and Comment (both also Message), Tag, TagClass, Place and Organisation
@@ -226,6 +227,15 @@ final class Ldbc {
             throw new IOException("bulk import failed (" + code + "): " + log.toString(StandardCharsets.UTF_8));
         }
         Files.deleteIfExists(home.resolve("import.report"));
+    }
+
+    /** `cypher` for each parameter object of the JSON array `params` in turn, each in its own transaction. */
+    List<List<List<Object>>> cypherMany(String query, JsonNode params) {
+        List<List<List<Object>>> out = new ArrayList<>(params.size());
+        for (JsonNode p : params) {
+            out.add(cypher(query, p));
+        }
+        return out;
     }
 
     /** Runs `query` with `params` (a JSON object) in a read transaction: its rows, each a list in column order. */

@@ -168,6 +168,8 @@ public final class PeerServer {
                 return null;
             case "cypher":
                 return ldbc.cypher(r.get("query").asText(), r.get("params"));
+            case "cypher_many":
+                return ldbc.cypherMany(r.get("query").asText(), r.get("params"));
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
