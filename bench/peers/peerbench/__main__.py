@@ -150,6 +150,7 @@ def main() -> None:
         "started": time.time(),
     }
 
+    ldbc_sets: Dict[str, Any] = {}
     edge_jobs = {"import", "reads", "writes"} & set(workloads)
     if edge_jobs:
         for ds, preset in DATASETS.items():
@@ -160,7 +161,8 @@ def main() -> None:
         run["likes"] = prepare_likes(args.plexus, os.path.join(data_root, "likes"), size["likes_people"])
     if "ldbc" in workloads:
         print(f"data: LDBC SNB tiny and generated at scale {size['snb_scale']:g}", flush=True)
-        run["ldbc"] = ldbc.prepare(args.plexus, os.path.join(data_root, "ldbc"), size["snb_scale"], size["ldbc_params"])
+        ldbc_sets = ldbc.prepare(args.plexus, os.path.join(data_root, "ldbc"), size["snb_scale"], size["ldbc_params"])
+        run["ldbc"] = ldbc.summary(ldbc_sets)
         os.environ["PEERBENCH_PLEXUS"] = os.path.abspath(args.plexus)  # the plexus peer imports with this binary
 
     for peer in peers:
@@ -181,7 +183,7 @@ def main() -> None:
             spec = {"job": "commits", "work": fresh(os.path.join(args.work, peer)), "threads": size["threads"],
                     "seconds": size["commit_seconds"]}
             results["jobs"]["commits"] = run_worker(peer, spec, size["timeout"])
-        for ds, info in run["ldbc"].items():
+        for ds, info in ldbc_sets.items():
             if "missing" in info:
                 continue
             print(f"{peer}: ldbc {ds}", flush=True)

@@ -25,6 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LDBC_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "ldbc"))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 QUERIES = ["is1", "is2", "is3", "is4", "is5", "is6", "is7"]
+#: The version of the cached `expected.json` of a generated data set (an older one is computed again).
+FORMAT = 1
 
 _check = None
 
@@ -94,7 +96,13 @@ def expected_for(vanilla: str, params_dir: Optional[str], count: int) -> Dict[st
         params = sets[q]
         queries[q] = {"params": params, "expected": [trim(q, getattr(snb, q)(**p)) for p in params]}
     stats = {"persons": len(snb.person), "messages": len(snb.message), "knows": sum(map(len, snb.knows.values())) // 2}
-    return {"vanilla": vanilla, "parameters": how, "stats": stats, "queries": queries}
+    checked = {"persons": len(sets["is1"]), "messages": len(sets["is4"])}
+    return {"vanilla": vanilla, "parameters": how, "stats": stats, "checked": checked, "queries": queries}
+
+
+def summary(sets: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """The data sets without their parameters, expected rows and paths (what the results' JSON keeps)."""
+    return {ds: {k: v for k, v in info.items() if k not in ("queries", "vanilla")} for ds, info in sets.items()}
 
 
 def prepare(plexus: str, out: str, scale: float, count: int) -> Dict[str, Dict[str, Any]]:
@@ -112,8 +120,10 @@ def prepare(plexus: str, out: str, scale: float, count: int) -> Dict[str, Dict[s
     done = os.path.join(gen, "expected.json")
     if os.path.exists(done):
         with open(done) as f:
-            sets["generated"] = json.load(f)
-        return sets
+            cached = json.load(f)
+        if cached.get("format") == FORMAT:
+            sets["generated"] = cached
+            return sets
     vanilla = os.path.join(gen, "vanilla")
     shutil.rmtree(vanilla, ignore_errors=True)
     proc = subprocess.run([plexus, "generate", "snb", "--scale", str(scale), "--out", vanilla],
@@ -123,6 +133,7 @@ def prepare(plexus: str, out: str, scale: float, count: int) -> Dict[str, Dict[s
         return sets
     sets["generated"] = expected_for(vanilla, None, count)
     sets["generated"]["title"] = f"`plexus generate snb --scale {scale:g}`"
+    sets["generated"]["format"] = FORMAT
     with open(done, "w") as f:
         json.dump(sets["generated"], f)
     return sets

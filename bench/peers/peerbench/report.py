@@ -336,8 +336,8 @@ def ldbc_section(run: Dict, peers: List[str], failures: List[str]) -> List[str]:
             e = next((x for x in events(run, p, job) if x["kind"] == "ldbc_load"), None)
             loads.append(f"{e['seconds']:.1f} s" if e else "—")
         md += ["| load (whole data set, indexes) | " + " | ".join(loads) + " |", ""]
-        params = info["queries"]["is1"]["params"], info["queries"]["is4"]["params"]
-        md += [f"Parameters: {info['parameters']} ({len(params[0])} persons for IS1–IS3, {len(params[1])} messages "
+        md += [f"Parameters: {info['parameters']} ({info['checked']['persons']} persons for IS1–IS3, "
+               f"{info['checked']['messages']} messages "
                "for IS4–IS7); every answer is compared with `bench/ldbc/check.py`'s, computed from the CSV files. "
                "Then each query runs over the same parameters in a shuffled order, one execution after the other: "
                f"untimed in rounds of {run['sizes']['ldbc_warmup']:g} s until two rounds in a row are no more than "
