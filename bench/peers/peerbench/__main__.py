@@ -1,6 +1,6 @@
 """Runs the peer benchmarks: every peer on the same data sets in one run, answers checked before times are shown.
 
-    bench/peers/run.sh [--quick] [--peers plexus,sqlite,...] [--workloads import,reads,writes,likes,commits]
+    bench/peers/run.sh [--quick] [--peers plexus,sqlite,...] [--workloads import,reads,writes,likes,commits,ldbc]
 
 (`run.sh` makes the virtualenvs and builds Plexus; this module is what it runs.) Each (peer, job) runs in a fresh
 worker process under the peer's interpreter with a time limit; a peer that fails to install, errs, times out or
@@ -18,12 +18,12 @@ import sys
 import time
 from typing import Any, Dict, List
 
-from . import baseline, report
+from . import baseline, ldbc, report
 from .data import prepare_edges, prepare_likes
 from .peers import INTERPRETER, REGISTRY
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-ALL_WORKLOADS = ["import", "reads", "writes", "likes", "commits"]
+ALL_WORKLOADS = ["import", "reads", "writes", "likes", "commits", "ldbc"]
 DATASETS = {"patents": "patents", "mouse-genes": "mouse-genes"}
 
 
@@ -38,6 +38,11 @@ def sizes(args) -> Dict[str, Any]:
             "likes_budget": 0.3,
             "threads": [1, 4, 16],
             "commit_seconds": 0.3,
+            "snb_scale": 0.01,
+            "ldbc_params": 20,
+            "ldbc_budget": 0.3,
+            "ldbc_warmup": 0.15,
+            "ldbc_max_warmup": 3.0,
             "timeout": 300,
             "read_budget": 2.0,
         }
@@ -50,6 +55,11 @@ def sizes(args) -> Dict[str, Any]:
         "likes_budget": args.budget,
         "threads": [1, 2, 4, 8, 16, 32, 64, 128, 256],
         "commit_seconds": args.budget,
+        "snb_scale": args.scale,
+        "ldbc_params": 100,
+        "ldbc_budget": 2.0,
+        "ldbc_warmup": 2.0,
+        "ldbc_max_warmup": 60.0,
         "timeout": args.timeout,
         "read_budget": args.budget,
     }
@@ -154,9 +164,11 @@ def main() -> None:
         "peers": {},
         "datasets": {},
         "likes": None,
+        "ldbc": {},
         "started": time.time(),
     }
 
+    ldbc_sets: Dict[str, Any] = {}
     edge_jobs = {"import", "reads", "writes"} & set(workloads)
     if edge_jobs:
         for ds, preset in DATASETS.items():
@@ -169,6 +181,11 @@ def main() -> None:
             }
     if "likes" in workloads:
         run["likes"] = prepare_likes(args.plexus, os.path.join(data_root, "likes"), size["likes_people"])
+    if "ldbc" in workloads:
+        print(f"data: LDBC SNB tiny and generated at scale {size['snb_scale']:g}", flush=True)
+        ldbc_sets = ldbc.prepare(args.plexus, os.path.join(data_root, "ldbc"), size["snb_scale"], size["ldbc_params"])
+        run["ldbc"] = ldbc.summary(ldbc_sets)
+        os.environ["PEERBENCH_PLEXUS"] = os.path.abspath(args.plexus)  # the plexus peer imports with this binary
 
     for peer in peers:
         results: Dict[str, Any] = {"jobs": {}}
@@ -189,6 +206,14 @@ def main() -> None:
                     "seconds": size["commit_seconds"]}
             results["jobs"]["commits"] = run_worker(peer, spec, size["timeout"])
             progress(peer, "commits", results["jobs"]["commits"])
+        for ds, info in ldbc_sets.items():
+            if "missing" in info:
+                continue
+            spec = {"job": "ldbc", "data": info["vanilla"], "work": fresh(os.path.join(args.work, peer)),
+                    "queries": info["queries"], "budget": size["ldbc_budget"],
+                    "warmup": size["ldbc_warmup"], "max_warmup": size["ldbc_max_warmup"]}
+            results["jobs"][f"ldbc/{ds}"] = run_worker(peer, spec, size["timeout"])
+            progress(peer, f"ldbc {ds}", results["jobs"][f"ldbc/{ds}"])
         shutil.rmtree(os.path.join(args.work, peer), ignore_errors=True)
         # The results so far, after every peer: a long run that is stopped still leaves its tables.
         run["load_end"] = os.getloadavg()

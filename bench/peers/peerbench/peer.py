@@ -170,6 +170,23 @@ class Peer:
         """Vertices in the commit store (checks that every acknowledged commit is there)."""
         raise NotImplementedError
 
+    # ---- workload 5: LDBC SNB Interactive short reads (peerbench/ldbc.py) --------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        """Loads the LDBC SNB CsvComposite layout at `data_dir` (`static/` and `dynamic/` of `|`-separated files
+        with a header row, dates as epoch milliseconds) into a fresh store in `directory`, with the peer's fastest
+        honest loader and the indexes the short reads need, durable on return."""
+        raise Unsupported("LDBC SNB short reads not implemented")
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        """Runs the short read `query` (`is1` … `is7`) with `params` (`personId` or `messageId`): the rows as
+        tuples in the specification's columns, order and limit (bench/ldbc/README.md), booleans as `bool`."""
+        raise Unsupported("LDBC SNB short reads not implemented")
+
+    def ldbc_many(self, query: str, params: List[dict]) -> List[List[tuple]]:
+        """`ldbc_short` for each of `params` in turn, one execution after the other (the timed loop calls this);
+        a peer behind a pipe (a JVM) overrides it to run the loop on its side of the pipe."""
+        return [self.ldbc_short(query, p) for p in params]
+
 
 def dir_size(path: str) -> int:
     """Bytes of the files under `path` (allocated size, as `du` counts)."""

@@ -28,6 +28,15 @@ READ_OPS = [
     ("in_degree_weight/uniform", "count + summed weight, in, uniform"),
     ("in_degree_weight/skewed", "count + summed weight, in, degree-skewed"),
 ]
+LDBC_QUERIES = [
+    ("is1", "IS1 profile of a person"),
+    ("is2", "IS2 a person's 10 latest messages, with their threads' posts"),
+    ("is3", "IS3 friends of a person"),
+    ("is4", "IS4 content of a message"),
+    ("is5", "IS5 creator of a message"),
+    ("is6", "IS6 forum of a message's thread"),
+    ("is7", "IS7 replies to a message"),
+]
 WRITE_OPS = [
     ("upsert/single", "upsert one edge per transaction"),
     ("remove/single", "remove one edge per transaction"),
@@ -264,6 +273,8 @@ def write(run: Dict, out: str) -> List[str]:
         md += ["", "One op: the top 10 items liked by people who like what a random person likes, minus that "
                "person's own, by count; each peer's answers for five people are checked first.", ""]
 
+    md += ldbc_section(run, peers, failures, summary)
+
     commit_rows = []
     for threads in run["sizes"]["threads"]:
         cells = []
@@ -355,6 +366,57 @@ def targets(run: Dict, peers: List[str], summary: List[Tuple[str, List[Cell], fl
     durability = ", ".join(f"{p} {'durable' if d else 'not durable'}" for p, d in durable.items())
     lines += ["", f"Databases are every peer but the in-memory libraries ({durability}).", ""]
     return lines
+
+
+def ldbc_section(run: Dict, peers: List[str], failures: List[str], summary: List) -> List[str]:
+    """The LDBC SNB short reads: a table per data set, a row per query, a column per peer; failures appended."""
+    if not run.get("ldbc"):
+        return []
+    md = ["## LDBC SNB short reads (ops/s)", ""]
+    for ds, info in run["ldbc"].items():
+        if "missing" in info:
+            md += [f"### {ds}: not run ({info['missing']})", ""]
+            continue
+        st = info["stats"]
+        md += [f"### {ds}: {info['title']}, {st['persons']:,} persons, {st['messages']:,} messages, "
+               f"{st['knows']:,} friendships", ""]
+        job = f"ldbc/{ds}"
+        rows_out = []
+        for q, label in LDBC_QUERIES:
+            cells = []
+            for p in peers:
+                evs = events(run, p, job)
+                e = next((x for x in evs if x["kind"] == "ldbc" and x["query"] == q), None)
+                if e is None:
+                    cells.append(Cell(None, short(job_error(evs) or "did not run")))
+                elif "unsupported" in e:
+                    cells.append(Cell(None, f"unsupported: {e['unsupported']}"))
+                elif "error" in e:
+                    failures.append(f"{p}: ldbc {ds} {q}: {e['error']}")
+                    cells.append(Cell(None, short(e["error"])))
+                elif not checked(e["mismatches"], 0):
+                    failures.append(f"{p}: ldbc {ds} {q}: {e['mismatches']} of {e['checked']} answers differ from "
+                                    f"the oracle, e.g. {json.dumps(e['examples'][:1])[:2000]}")
+                    cells.append(Cell(None, "**wrong**"))
+                else:
+                    cells.append(Cell(e["ops"] / e["seconds"]))
+            rows_out.append((label, cells))
+        md += table(["query", *peers], rows_out, "")
+        summary += [(f"LDBC {label}, {ds}", cells, 1.0) for label, cells in rows_out]
+        loads = []
+        for p in peers:
+            e = next((x for x in events(run, p, job) if x["kind"] == "ldbc_load"), None)
+            loads.append(f"{e['seconds']:.1f} s" if e else "—")
+        md += ["| load (whole data set, indexes) | " + " | ".join(loads) + " |", ""]
+        md += [f"Parameters: {info['parameters']} ({info['checked']['persons']} persons for IS1–IS3, "
+               f"{info['checked']['messages']} messages "
+               "for IS4–IS7); every answer is compared with `bench/ldbc/check.py`'s, computed from the CSV files. "
+               "Then each query runs over the same parameters in a shuffled order, one execution after the other: "
+               f"untimed in rounds of {run['sizes']['ldbc_warmup']:g} s until two rounds in a row are no more than "
+               f"10 % faster than the fastest before them (at most {run['sizes']['ldbc_max_warmup']:g} s: Neo4j's JIT "
+               "takes tens of seconds); once all seven have warmed up, each runs one more untimed round and is then "
+               f"timed for {run['sizes']['ldbc_budget']:g} s.", ""]
+    return md
 
 
 def plot(run: Dict, base: str, read_ops, commit_rows, peers) -> List[Tuple[str, str]]:

@@ -10,6 +10,10 @@ Jobs:
   JVM, which the peer reports).
 - `likes`: the recommendation traversal on each parameter row, a fresh store per row.
 - `commits`: small durable transactions at each number of committers.
+- `ldbc`: load an LDBC SNB data set (timed), then for each short read IS1–IS7 run every parameter of the spec and
+  compare each answer with the expected rows the spec carries (`peerbench/ldbc.py`) and warm up (the same parameters
+  in a shuffled order, cycling, until the rate stops rising); once every query has warmed up, time each for the
+  budget after one more warm-up round.
 
 Every line is `{"kind": ..., ...}`; an exception in one step is reported as `{"kind": "error", "step": ...}` and
 ends the job (later steps would run on a store in an unknown state).
@@ -19,10 +23,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -178,7 +183,64 @@ def commits_job(peer, spec: Dict[str, Any]) -> None:
     peer.close()
 
 
-JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job}
+def ldbc_pass(peer, query: str, order: List[dict], seconds: float) -> Tuple[float, int]:
+    """Runs `query` over `order` (cycling) for `seconds` and at least 3 executions, in batches (`ldbc_many`) that
+    double while a batch takes under 10 ms; returns (seconds, executions)."""
+    done, batch = 0, 1
+    start = time.perf_counter()
+    while done < 3 or time.perf_counter() - start < seconds:
+        t = time.perf_counter()
+        peer.ldbc_many(query, [order[(done + i) % len(order)] for i in range(batch)])
+        done += batch
+        if time.perf_counter() - t < 0.01 and batch < 256:
+            batch *= 2
+    return time.perf_counter() - start, done
+
+
+def ldbc_job(peer, spec: Dict[str, Any]) -> None:
+    from . import ldbc
+
+    secs_load, _ = timed(lambda: peer.load_ldbc(spec["data"], spec["work"]))
+    emit(kind="ldbc_load", seconds=secs_load)
+    budget = float(spec.get("budget", 2.0))
+    warmup = float(spec.get("warmup", budget))
+    max_warmup = float(spec.get("max_warmup", 60.0))
+    ready = {}
+    for q, work in spec["queries"].items():  # check every answer, then warm up
+        params = work["params"]
+        try:
+            wrong = []
+            for p, expected in zip(params, work["expected"]):
+                problems = ldbc.compare(q, expected, peer.ldbc_short(q, p))
+                if problems:
+                    wrong.append({"params": p, "problems": problems[:2]})
+            order = random.Random(7).sample(params, len(params))
+            # Untimed warm-up, as a JIT compiler needs tens of seconds: rounds of `warmup` seconds until two rounds in
+            # a row are no more than 10 % faster than the fastest before them, at most `max_warmup` seconds.
+            warmed, best, flat = 0.0, 0.0, 0
+            while warmed < max_warmup and flat < 2:
+                secs, done = ldbc_pass(peer, q, order, warmup)
+                warmed += secs
+                flat = flat + 1 if done / secs <= best * 1.1 else 0
+                best = max(best, done / secs)
+            ready[q] = (order, warmed, len(params), wrong)
+        except Unsupported as e:
+            emit(kind="ldbc", query=q, unsupported=str(e))
+        except Exception as e:  # a query the peer cannot run; the store is read-only here, so the others go on
+            emit(kind="ldbc", query=q, error=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=5))
+    # Timed once every query has warmed up (what a JIT compiled for the later ones serves the first ones too).
+    for q, (order, warmed, checked, wrong) in ready.items():
+        try:
+            ldbc_pass(peer, q, order, warmup)
+            secs, done = ldbc_pass(peer, q, order, budget)
+            emit(kind="ldbc", query=q, load_seconds=secs_load, seconds=secs, ops=done, warmup_seconds=warmed,
+                 checked=checked, mismatches=len(wrong), examples=wrong[:3])
+        except Exception as e:
+            emit(kind="ldbc", query=q, error=f"{type(e).__name__}: {e}", trace=traceback.format_exc(limit=5))
+    peer.close()
+
+
+JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job, "ldbc": ldbc_job}
 
 
 def main() -> None:

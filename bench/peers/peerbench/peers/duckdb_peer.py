@@ -7,6 +7,9 @@ every read is one statement over all the query vertices at once (the list passed
 joined against the table), which is its fastest honest path; the rows are fetched to the client as NumPy arrays.
 Writes: `INSERT ... ON CONFLICT DO UPDATE` in transactions of `batch` edges. Durability: DuckDB's WAL, written
 and synced at each commit (its default).
+LDBC short reads: the schema and SQL of `ldbc_sql`, each file loaded by `read_csv` (`|`, no quoting, the
+columns' types given, empty fields as NULL) in one transaction with the tables built from it; the short reads are
+point queries, each prepared once (`PREPARE`) and executed per parameter, which saves DuckDB's planning.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from ..peer import Peer, chunks
+from . import ldbc_sql
 
 
 class DuckdbPeer(Peer):
@@ -145,6 +149,32 @@ class DuckdbPeer(Peer):
 
     def recommend(self, person: int) -> List[Tuple[int, int]]:
         return [(int(i), int(c)) for i, c in self.con.execute(self.RECOMMEND, [person]).fetchall()]
+
+    # ---- LDBC SNB short reads -----------------------------------------------------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        self.open(directory)
+        con = self.con
+        con.execute("BEGIN")
+        for table, columns, files in ldbc_sql.raw_tables(data_dir):
+            con.execute(ldbc_sql.create_raw(table, columns))
+            types = ", ".join(f"'{c}': '{'VARCHAR' if t == 'TEXT' else t}'" for c, t in columns)
+            con.execute(
+                f"INSERT INTO {table} SELECT * FROM read_csv(?, delim = '|', header = true, quote = '', "
+                f"escape = '', columns = {{{types}}})",
+                [files],
+            )
+        for statement in ldbc_sql.BUILD:
+            con.execute(statement)
+        for table in ldbc_sql.FOLDED:
+            con.execute(f"DROP TABLE {table}")
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+        for q, text in ldbc_sql.QUERIES.items():
+            con.execute(f"PREPARE {q} AS {text.replace('?', '$1')}")
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        rows = self.con.execute(f"EXECUTE {query}({int(params[ldbc_sql.PARAMETER[query]])})").fetchall()
+        return ldbc_sql.shaped(query, rows)
 
     # ---- concurrent commits -------------------------------------------------------------------------------------
     def prepare_commits(self, directory: str) -> None:

@@ -15,6 +15,11 @@ Paths (the Java side's files say more):
 - Likes: the bulk importer per row (`:Person`, `:Item`, `LIKES`), one parameterised Cypher query per recommendation;
   the JVM stays up across rows, so only the first row's load pays for loading Neo4j's classes (tens of seconds on a
   busy two-core machine; later rows' loads are the importer and a DBMS start, a few seconds).
+- LDBC short reads: the bulk importer on the CsvComposite layout (each file copied once with the importer's header
+  syntax; `Ldbc.java` has the mapping, the same as `plexus import --ldbc`), range indexes on `Person.id` and
+  `Message.id`, then the Cypher of `bench/ldbc/queries` as Plexus runs it, one parameterised query per execution,
+  each in its own transaction; the timed loop hands the JVM a batch of parameters at a time (`ldbc_many`), so
+  the pipe's round trip is paid per batch, as the edge workloads pay it per array.
 - Commits: committer threads inside the JVM (`concurrent_commits` is overridden), each transaction creating a vertex
   and its edge to vertex 0.
 
@@ -37,6 +42,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from .. import ldbc
 from ..peer import Peer
 
 PROJECT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "neo4j"))
@@ -236,6 +242,18 @@ class Neo4jPeer(Peer):
 
     def recommend(self, person: int) -> List[Tuple[int, int]]:
         return [(item, count) for item, count in self._call("recommend", person=int(person))]
+
+    # ---- LDBC SNB short reads ----------------------------------------------------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        self._texts = {q: ldbc.cypher(q) for q in ldbc.QUERIES}
+        self._call("load_ldbc", data=os.path.abspath(data_dir), dir=os.path.abspath(directory))
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        return [tuple(r) for r in self._call("cypher", query=self._texts[query], params=params)]
+
+    def ldbc_many(self, query: str, params: List[dict]) -> List[List[tuple]]:
+        results = self._call("cypher_many", query=self._texts[query], params=params)
+        return [[tuple(r) for r in rows] for rows in results]
 
     # ---- workload 4 ------------------------------------------------------------------------------------------
     def prepare_commits(self, directory: str) -> None:

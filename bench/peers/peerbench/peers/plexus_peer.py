@@ -6,16 +6,20 @@ written once as a compressed checkpoint); reads are the graph view's batch calls
 NumPy array and return NumPy arrays (CSR offsets and values for lists), split over the cores with the GIL
 released; writes are the view's `upsert_edges`/`remove_edges`, one transaction per call; the recommendation is
 the parameterised openCypher query a user would write; commits are `CREATE` statements in explicit transactions
-from Python threads (the extension releases the GIL while it commits).
+from Python threads (the extension releases the GIL while it commits). LDBC short reads: `plexus import --ldbc`
+(the command line's importer for the CsvComposite layout, run on the binary `PEERBENCH_PLEXUS` names or the
+repository's release build), then the Cypher of `bench/ldbc/queries` as it is, each a parameterised `execute`.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from typing import Any, List, Tuple
 
 import numpy as np
 
+from .. import ldbc
 from ..peer import Peer, chunks
 
 
@@ -128,3 +132,19 @@ class PlexusPeer(Peer):
 
     def commit_count(self) -> int:
         return self.db.execute("MATCH (n:V) RETURN count(n) AS c")[0]["c"]
+
+    # ---- LDBC SNB short reads -----------------------------------------------------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        import plexus
+
+        binary = os.environ.get("PEERBENCH_PLEXUS") or os.path.join(ldbc.ROOT, "target", "release", "plexus")
+        db = os.path.join(directory, "db")
+        proc = subprocess.run([binary, "import", "--data", db, "--ldbc", data_dir, "--quiet"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"plexus import --ldbc failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        self.db = plexus.Database(db)
+        self.texts = {q: ldbc.cypher(q) for q in ldbc.QUERIES}
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        return self.db.execute(self.texts[query], params).tuples()

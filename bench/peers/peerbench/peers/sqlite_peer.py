@@ -5,6 +5,8 @@ table keyed by `(src, dst)`, and the reverse index `(dst, src, weight)` is built
 maintaining it row by row); reads are prepared statements in a Python loop (`sqlite3` caches them), each an index
 range scan; writes use `INSERT ... ON CONFLICT DO UPDATE`. Durability: WAL with `synchronous=FULL`, so an
 acknowledged commit survives power loss (the default `NORMAL` in WAL mode does not promise that).
+LDBC short reads: the schema and SQL of `ldbc_sql`; each file loaded with `executemany` over Python's CSV reader
+(`|`, no quoting, empty fields as NULL) in one transaction with the tables built from it, then `ANALYZE`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from ..peer import Peer, chunks
+from . import ldbc_sql
 
 
 class SqlitePeer(Peer):
@@ -150,6 +153,30 @@ class SqlitePeer(Peer):
 
     def recommend(self, person: int) -> List[Tuple[int, int]]:
         return [(i, c) for i, c in self.con.execute(self.RECOMMEND, (person,))]
+
+    # ---- LDBC SNB short reads -----------------------------------------------------------------------------------
+    def load_ldbc(self, data_dir: str, directory: str) -> None:
+        self.open(directory)
+        con = self.con
+        con.execute("BEGIN")
+        for table, columns, files in ldbc_sql.raw_tables(data_dir):
+            con.execute(ldbc_sql.create_raw(table, columns))
+            insert = f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})"
+            for path in files:
+                with open(path, newline="", encoding="utf-8") as f:
+                    rows = csv.reader(f, delimiter="|", quoting=csv.QUOTE_NONE)
+                    next(rows)
+                    con.executemany(insert, ([v if v else None for v in row] for row in rows))
+        for statement in ldbc_sql.BUILD:
+            con.execute(statement)
+        for table in ldbc_sql.FOLDED:
+            con.execute(f"DROP TABLE {table}")
+        con.execute("ANALYZE")
+        con.execute("COMMIT")
+
+    def ldbc_short(self, query: str, params: dict) -> List[tuple]:
+        rows = self.con.execute(ldbc_sql.QUERIES[query], (params[ldbc_sql.PARAMETER[query]],)).fetchall()
+        return ldbc_sql.shaped(query, rows)
 
     # ---- concurrent commits -------------------------------------------------------------------------------------
     def prepare_commits(self, directory: str) -> None:

@@ -4,7 +4,7 @@
  *
  * What it owns: at most one embedded DBMS at a time (DatabaseManagementServiceBuilder on a home directory, Neo4j's
  * defaults except that the Bolt connector is off unless a command asks for it), and the dispatch of commands to
- * Edges, Likes and Commits. Query arrays arrive as files of little-endian int64/float64 (numpy `tofile`), never as
+ * Edges, Likes, Commits and Ldbc. Query arrays arrive as files of little-endian int64/float64 (numpy `tofile`), never as
  * JSON lists. Anything else the JVM prints goes to stderr, so stdout carries only the protocol.
  */
 package plexus.peers.neo4j;
@@ -42,6 +42,7 @@ public final class PeerServer {
     private GraphDatabaseService db;
     private Path home;
     private int boltPort;
+    private final Ldbc ldbc = new Ldbc(this);
 
     /** Starts the DBMS on `home` (a fresh store if the directory is empty). */
     GraphDatabaseService start(Path dir) {
@@ -162,6 +163,13 @@ public final class PeerServer {
                 return commits.run(r.get("threads").asInt(), seconds, r.get("first_id").asLong());
             case "commit_count":
                 return count("MATCH (n:V) RETURN count(n) AS n");
+            case "load_ldbc":
+                ldbc.load(Path.of(r.get("data").asText()), Path.of(r.get("dir").asText()));
+                return null;
+            case "cypher":
+                return ldbc.cypher(r.get("query").asText(), r.get("params"));
+            case "cypher_many":
+                return ldbc.cypherMany(r.get("query").asText(), r.get("params"));
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
