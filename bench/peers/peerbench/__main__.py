@@ -114,8 +114,8 @@ def progress(peer: str, job: str, events: List[Dict[str, Any]]) -> None:
     for e in events:
         if e["kind"] == "import":
             parts.append(f"import {e['edges'] / e['seconds']:,.0f} edges/s")
-        elif e["kind"] in ("read", "write", "likes", "commits") and "seconds" in e:
-            name = e.get("op") or e.get("row", e.get("threads"))
+        elif e["kind"] in ("read", "write", "likes", "commits", "ldbc") and "seconds" in e:
+            name = e.get("op") or e.get("query") or e.get("row", e.get("threads"))
             parts.append(f"{name} {e['ops'] / e['seconds']:,.0f}/s")
         elif e["kind"] in ("error", "unsupported"):
             parts.append(f"{e['kind']}: {e.get('error', '')[:200]}")
