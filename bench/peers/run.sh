@@ -7,6 +7,7 @@
 #   bench/peers/run.sh                                                 # everything, scale 0.1, release build
 #   bench/peers/run.sh --prepare [--peers ...]                         # only install (virtualenvs, peers)
 set -euo pipefail
+caller="$PWD"
 cd "$(dirname "$0")/../.."
 root="$PWD"
 out="$root/target/peers"
@@ -86,5 +87,5 @@ for venv in main py310; do
   [ -x "$out/$venv/bin/pip" ] && "$out/$venv/bin/pip" install -q --force-reinstall --no-deps "$wheel"
 done
 
-cd "$root/bench/peers"
-PEERBENCH_COMMAND="bench/peers/run.sh $*" exec "$out/main/bin/python" -m peerbench --plexus "$root/target/$profile/plexus" "$@"
+cd "$caller"  # relative paths in the arguments are the caller's
+PYTHONPATH="$root/bench/peers${PYTHONPATH:+:$PYTHONPATH}" PEERBENCH_COMMAND="bench/peers/run.sh $*" exec "$out/main/bin/python" -m peerbench --plexus "$root/target/$profile/plexus" "$@"

@@ -1,0 +1,52 @@
+"""Merges the raw JSON of several runs on the same data (e.g. one peer rerun, or peers run separately) into one
+results file, re-checking every answer.
+
+    python -m peerbench.merge --out bench/results/peers.md target/peers/a.json target/peers/b.json
+
+A peer present in several runs is taken from the last one given. The runs must share the mode (quick or scale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from . import report
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def load(path: str) -> dict:
+    with open(path) as f:
+        run = json.load(f)
+    for info in run.get("datasets", {}).values():
+        info["dir"] = os.path.join(ROOT, info["dir"])  # stored relative to the repository
+    return run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("runs", nargs="+")
+    args = ap.parse_args()
+    runs = [load(p) for p in args.runs]
+    merged = runs[0]
+    for other in runs[1:]:
+        if other["mode"] != merged["mode"]:
+            sys.exit(f"cannot merge a {other['mode']} run into a {merged['mode']} run")
+        merged["peers"].update(other["peers"])
+        merged["command"] += "\n" + other["command"]
+        merged["started"] = min(merged["started"], other["started"])
+        merged["finished"] = max(merged["finished"], other["finished"])
+        merged["load_end"] = other["load_end"]
+        for key in ("datasets", "likes", "ldbc"):
+            if not merged.get(key) and other.get(key):
+                merged[key] = other[key]
+    failures = report.write(merged, args.out)
+    print(f"{args.out}: {len(merged['peers'])} peers, {report.CHECKS['passed']} answers checked, {len(failures)} failed")
+
+
+if __name__ == "__main__":
+    main()
