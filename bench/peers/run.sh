@@ -14,6 +14,11 @@ out="$root/target/peers"
 mkdir -p "$out"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
+if [ "${1:-}" = --merge ]; then  # joins separate runs' JSON into one results file (peerbench/merge.py)
+  shift
+  cd "$caller"
+  PYTHONPATH="$root/bench/peers" exec "$root/target/peers/main/bin/python" -m peerbench.merge "$@"
+fi
 quick=0 peers="" prepare=0
 prev=""
 for a in "$@"; do
