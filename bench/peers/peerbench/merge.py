@@ -3,7 +3,7 @@ results file, re-checking every answer.
 
     python -m peerbench.merge --out bench/results/peers.md target/peers/a.json target/peers/b.json
 
-A peer present in several runs is taken from the last one given. The runs must share the mode (quick or scale).
+A job (data set, workload) that several runs ran for the same peer is taken from the last run given. The runs must share the mode (quick or scale).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def main() -> None:
     for other in runs[1:]:
         if other["mode"] != merged["mode"]:
             sys.exit(f"cannot merge a {other['mode']} run into a {merged['mode']} run")
-        merged["peers"].update(other["peers"])
+        for peer, results in other["peers"].items():
+            merged["peers"].setdefault(peer, {"jobs": {}})["jobs"].update(results["jobs"])
         merged["command"] += "\n" + other["command"]
         merged["started"] = min(merged["started"], other["started"])
         merged["finished"] = max(merged["finished"], other["finished"])
@@ -44,6 +45,7 @@ def main() -> None:
         for key in ("datasets", "likes", "ldbc"):
             if not merged.get(key) and other.get(key):
                 merged[key] = other[key]
+    merged["merged_from"] = len(runs)
     failures = report.write(merged, args.out)
     print(f"{args.out}: {len(merged['peers'])} peers, {report.CHECKS['passed']} answers checked, {len(failures)} failed")
 

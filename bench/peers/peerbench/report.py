@@ -168,6 +168,9 @@ def write(run: Dict, out: str) -> List[str]:
     md.append(f"| load average at start / end | {', '.join(f'{x:.2f}' for x in run['load_start'])} / "
               f"{', '.join(f'{x:.2f}' for x in run['load_end'])} |")
     md.append(f"| wall time | {(run['finished'] - run['started']) / 60:.1f} min |")
+    if run.get("merged_from", 1) > 1:
+        md += ["", f"Merged from {run['merged_from']} runs on the same data (`peerbench.merge`, the commands above); "
+               "runs that overlapped in time shared the machine, which lowers the rates of both."]
     md += ["", "Rates are wall-clock, measured in one run on a machine that may be shared (compare the ratios, not "
            "the absolute numbers). Every answer is checked against an independent NumPy oracle first; a peer that "
            "answers wrongly shows **wrong**, one that cannot run a workload says why.", ""]
@@ -179,7 +182,7 @@ def write(run: Dict, out: str) -> List[str]:
         for job, evs in run["peers"][p]["jobs"].items():
             for e in evs:
                 if e["kind"] == "version":
-                    version, durable = e["version"], "yes" if e["durable"] else "no (in memory)"
+                    version, durable = e["version"], "yes" if e["durable"] else "no"
                 if e["kind"] == "error":
                     errors.append(f"{job}: {short(e['error'])}")
                     failures.append(f"{p}: {job}: {e['error']}")
