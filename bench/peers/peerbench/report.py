@@ -359,7 +359,7 @@ def targets(run: Dict, peers: List[str], summary: List[Tuple[str, List[Cell], fl
         lib_text = f"{best_lib[1]} {human(best_lib[0])}" if best_lib else "—"
         lines.append(
             f"| {name} | {human(mine)} | {db_text} | {mine / best_db[0]:.2f}× | {lib_text} | "
-            f"{(mine / best_lib[0]) if best_lib else float('nan'):.2f}× | "
+            f"{format(mine / best_lib[0], '.2f') + '×' if best_lib else '—'} | "
             f"{'≥ ' + format(factor, 'g') + '× databases' if factor > 1 else 'fastest'}, ahead of libraries | "
             f"{'yes' if ok else '**no**'} |"
             if best_db
