@@ -20,6 +20,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from ..peer import Peer, chunks
+from .sqlite_peer import RECOMMEND_SQL
 from . import ldbc_sql
 
 
@@ -136,19 +137,8 @@ class DuckdbPeer(Peer):
         )
         self.con.execute("CHECKPOINT")
 
-    RECOMMEND = """
-        SELECT rec.item, count(*) AS c
-        FROM likes mine
-        JOIN likes other ON other.item = mine.item AND other.person <> mine.person
-        JOIN likes rec ON rec.person = other.person
-        WHERE mine.person = $1
-          AND rec.item NOT IN (SELECT item FROM likes WHERE person = $1)
-        GROUP BY rec.item
-        ORDER BY c DESC, rec.item
-        LIMIT 10"""
-
     def recommend(self, person: int) -> List[Tuple[int, int]]:
-        return [(int(i), int(c)) for i, c in self.con.execute(self.RECOMMEND, [person]).fetchall()]
+        return [(int(i), int(c)) for i, c in self.con.execute(RECOMMEND_SQL, {"person": person}).fetchall()]
 
     # ---- LDBC SNB short reads -----------------------------------------------------------------------------------
     def load_ldbc(self, data_dir: str, directory: str) -> None:

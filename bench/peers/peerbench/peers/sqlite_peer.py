@@ -22,6 +22,19 @@ from ..peer import Peer, chunks
 from . import ldbc_sql
 
 
+#: The recommendation over a `likes(person, item)` table, in SQL that SQLite and DuckDB both run (`$person`).
+RECOMMEND_SQL = """
+    SELECT rec.item, count(*) AS c
+    FROM likes mine
+    JOIN likes other ON other.item = mine.item AND other.person <> mine.person
+    JOIN likes rec ON rec.person = other.person
+    WHERE mine.person = $person
+      AND NOT EXISTS (SELECT 1 FROM likes own WHERE own.person = $person AND own.item = rec.item)
+    GROUP BY rec.item
+    ORDER BY c DESC, rec.item
+    LIMIT 10"""
+
+
 class SqlitePeer(Peer):
     name = "sqlite"
     title = "SQLite"
@@ -140,19 +153,8 @@ class SqlitePeer(Peer):
         con.execute("CREATE INDEX likes_by_item ON likes (item, person)")
         con.execute("COMMIT")
 
-    RECOMMEND = """
-        SELECT rec.item, count(*) AS c
-        FROM likes mine
-        JOIN likes other ON other.item = mine.item AND other.person <> mine.person
-        JOIN likes rec ON rec.person = other.person
-        WHERE mine.person = ?1
-          AND NOT EXISTS (SELECT 1 FROM likes own WHERE own.person = ?1 AND own.item = rec.item)
-        GROUP BY rec.item
-        ORDER BY c DESC, rec.item
-        LIMIT 10"""
-
     def recommend(self, person: int) -> List[Tuple[int, int]]:
-        return [(i, c) for i, c in self.con.execute(self.RECOMMEND, (person,))]
+        return [(i, c) for i, c in self.con.execute(RECOMMEND_SQL, {"person": person})]
 
     # ---- LDBC SNB short reads -----------------------------------------------------------------------------------
     def load_ldbc(self, data_dir: str, directory: str) -> None:
