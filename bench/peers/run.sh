@@ -30,11 +30,13 @@ for a in "$@"; do
 done
 wants() { [ -z "$peers" ] || [[ ",$peers," == *",$1,"* ]]; }
 
-# An interpreter of a given minor version: on PATH, or under pyenv.
+# An interpreter of a given minor version: on PATH, or under pyenv. A pyenv shim is on PATH even when its version
+# is not selected, and then fails when run: so each candidate has to start before it is chosen.
 find_python() {
   local v="$1" p
-  if p="$(command -v "python$v")"; then echo "$p"; return; fi
-  for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python; do [ -x "$p" ] && { echo "$p"; return; }; done
+  for p in "$(command -v "python$v")" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python; do
+    [ -n "$p" ] && [ -x "$p" ] && "$p" -c '' >/dev/null 2>&1 && { echo "$p"; return; }
+  done
   return 1
 }
 
