@@ -31,7 +31,7 @@ crates/plexus-python/run-tests.sh
 # (bench/peers/README.md; the full run is `bench/peers/run.sh`). It runs beside the driver and LDBC checks,
 # which mostly wait on round trips; its output is shown when it ends.
 bench/peers/run.sh --quick --peers "$smoke_peers" --require "$smoke_peers" \
-  --workloads import,reads,writes,likes,commits >target/peers-smoke.log 2>&1 &
+  --workloads import,reads,writes,likes,commits,server >target/peers-smoke.log 2>&1 &
 smoke=$!
 # The official Neo4j Python drivers (5.x and 6.x) against a real `plexus serve`, over Bolt and HTTP.
 crates/plexus-server/tests/drivers/run.sh

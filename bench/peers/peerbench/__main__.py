@@ -18,12 +18,12 @@ import sys
 import time
 from typing import Any, Dict, List
 
-from . import baseline, ldbc, report
+from . import baseline, ldbc, report, server
 from .data import prepare_edges, prepare_likes
-from .peers import INTERPRETER, REGISTRY
+from .peers import INTERPRETER, REGISTRY, SERVERS
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-ALL_WORKLOADS = ["import", "reads", "writes", "likes", "commits", "ldbc"]
+ALL_WORKLOADS = ["import", "reads", "writes", "likes", "commits", "ldbc", "server"]
 DATASETS = {"patents": "patents", "mouse-genes": "mouse-genes"}
 
 
@@ -45,6 +45,7 @@ def sizes(args) -> Dict[str, Any]:
             "ldbc_max_warmup": 3.0,
             "timeout": 300,
             "read_budget": 2.0,
+            "server": server.settings(True, 1.0),
         }
     return {
         "scales": {"patents": args.scale, "mouse-genes": args.scale},
@@ -62,6 +63,7 @@ def sizes(args) -> Dict[str, Any]:
         "ldbc_max_warmup": 60.0,
         "timeout": args.timeout,
         "read_budget": args.budget,
+        "server": server.settings(False, args.budget),
     }
 
 
@@ -115,7 +117,11 @@ def progress(peer: str, job: str, events: List[Dict[str, Any]]) -> None:
         elif e["kind"] in ("read", "write", "likes", "commits", "ldbc") and "seconds" in e:
             name = e.get("op") or e.get("query") or e.get("row", e.get("threads"))
             parts.append(f"{name} {e['ops'] / e['seconds']:,.0f}/s")
-        elif e["kind"] in ("error", "unsupported"):
+        elif e["kind"] == "server" and "phases" in e:
+            best = server.best_phase(e["phases"], e["bound_ms"])
+            parts.append(f"{e['scenario']} " + (f"{best['achieved_rate']:,.0f}/s within {e['bound_ms']:g} ms"
+                                                 if best else f"p99 over {e['bound_ms']:g} ms from the start"))
+        elif e["kind"] in ("error", "unsupported") or (e["kind"] == "server" and "error" in e):
             parts.append(f"{e['kind']}: {e.get('error', '')[:200]}")
     print(f"  {peer} {job}: " + "; ".join(parts), flush=True)
 
@@ -163,6 +169,7 @@ def main() -> None:
         "datasets": {},
         "likes": None,
         "ldbc": {},
+        "workloads": workloads,
         "started": time.time(),
     }
 
@@ -179,10 +186,14 @@ def main() -> None:
             }
     if "likes" in workloads:
         run["likes"] = prepare_likes(args.plexus, os.path.join(data_root, "likes"), size["likes_people"])
-    if "ldbc" in workloads:
+    server_data = None
+    if "ldbc" in workloads or "server" in workloads:
         print(f"data: LDBC SNB tiny and generated at scale {size['snb_scale']:g}", flush=True)
-        ldbc_sets = ldbc.prepare(args.plexus, os.path.join(data_root, "ldbc"), size["snb_scale"], size["ldbc_params"])
-        run["ldbc"] = ldbc.summary(ldbc_sets)
+        prepared = ldbc.prepare(args.plexus, os.path.join(data_root, "ldbc"), size["snb_scale"], size["ldbc_params"])
+        if "ldbc" in workloads:
+            ldbc_sets = prepared
+            run["ldbc"] = ldbc.summary(ldbc_sets)
+        server_data = prepared.get("generated")
         os.environ["PEERBENCH_PLEXUS"] = os.path.abspath(args.plexus)  # the plexus peer imports with this binary
 
     for peer in peers:
@@ -212,6 +223,16 @@ def main() -> None:
                     "warmup": size["ldbc_warmup"], "max_warmup": size["ldbc_max_warmup"]}
             results["jobs"][f"ldbc/{ds}"] = run_worker(peer, spec, size["timeout"])
             progress(peer, f"ldbc {ds}", results["jobs"][f"ldbc/{ds}"])
+        if "server" in workloads and peer in SERVERS:
+            if server_data is None or "missing" in server_data:
+                results["jobs"]["server"] = [{"kind": "error", "step": "server", "error": "no generated SNB data: "
+                                              + (server_data or {}).get("missing", "not prepared")}]
+            else:
+                spec = {"job": "server", "work": fresh(os.path.join(args.work, peer)), "plexus": os.path.abspath(args.plexus),
+                        "ldbc_data": server_data["vanilla"], "settings": size["server"], "scenarios": server.SCENARIOS,
+                        "is1": server_data["queries"]["is1"]}
+                results["jobs"]["server"] = run_worker(peer, spec, size["timeout"])
+            progress(peer, "server", results["jobs"]["server"])
         shutil.rmtree(os.path.join(args.work, peer), ignore_errors=True)
         # The results so far, after every peer: a long run that is stopped still leaves its tables.
         run["load_end"] = os.getloadavg()

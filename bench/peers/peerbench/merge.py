@@ -42,6 +42,9 @@ def main() -> None:
         merged["started"] = min(merged["started"], other["started"])
         merged["finished"] = max(merged["finished"], other["finished"])
         merged["load_end"] = other["load_end"]
+        merged["workloads"] = list(dict.fromkeys(merged.get("workloads", []) + other.get("workloads", [])))
+        if "server" in other["sizes"]:
+            merged["sizes"].setdefault("server", other["sizes"]["server"])
         for key in ("datasets", "likes", "ldbc"):
             if not merged.get(key) and other.get(key):
                 merged[key] = other[key]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -186,6 +186,16 @@ class Peer:
         """`ldbc_short` for each of `params` in turn, one execution after the other (the timed loop calls this);
         a peer behind a pipe (a JVM) overrides it to run the loop on its side of the pipe."""
         return [self.ldbc_short(query, p) for p in params]
+
+    # ---- workload 6: server mode (peerbench/server.py) ---------------------------------------------------------
+    def start_server(self, directory: str, ldbc_data: Optional[str] = None) -> str:
+        """Starts the peer as a server speaking Bolt on loopback, on a fresh durable store in `directory` (with
+        the LDBC SNB data at `ldbc_data` loaded first, as `load_ldbc` loads it, when given); returns `HOST:PORT`
+        once it accepts connections. Auth off or any password accepted: the load generator sends none."""
+        raise Unsupported("no Bolt server")
+
+    def stop_server(self) -> None:
+        """Stops what `start_server` started, durably (a clean shutdown)."""
 
 
 def dir_size(path: str) -> int:

@@ -13,6 +13,7 @@ import os
 import subprocess
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import server
 from .data import expected_prefix
 
 READ_OPS = [
@@ -279,6 +280,7 @@ def write(run: Dict, out: str) -> List[str]:
                "person's own, by count; each peer's answers for up to five people (at least one, more while within the budget) are checked first.", ""]
 
     md += ldbc_section(run, peers, failures, summary)
+    md += server.section(run, peers, failures, summary)
 
     commit_rows = []
     for threads in run["sizes"]["threads"]:
@@ -310,11 +312,17 @@ def write(run: Dict, out: str) -> List[str]:
     if failures:
         md += ["## Failed checks", ""] + [f"- {f}" for f in failures] + [""]
     base = os.path.splitext(out)[0]
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     plots = plot(run, base, READ_OPS, commit_rows, peers)
+    try:
+        latency = server.plot(run, base, peers)
+    except ImportError:
+        latency = None
+    if latency:
+        plots.append(latency)
     if plots:
         md += ["## Plots", ""] + [f"![{name}]({os.path.basename(path)})" for name, path in plots] + [""]
     md += [f"Raw events of every worker: `{os.path.basename(base)}.json`.", ""]
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         f.write("\n".join(md))
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")) + os.sep

@@ -14,6 +14,7 @@ Jobs:
   compare each answer with the expected rows the spec carries (`peerbench/ldbc.py`) and warm up (the same parameters
   in a shuffled order, cycling, until the rate stops rising); once every query has warmed up, time each for the
   budget after one more warm-up round.
+- `server`: the server-mode scenarios (`peerbench/server.py`): the peer's Bolt server under `plexus loadgen`.
 
 Every line is `{"kind": ..., ...}`; an exception in one step is reported as `{"kind": "error", "step": ...}` and
 ends the job (later steps would run on a store in an unknown state).
@@ -247,7 +248,17 @@ def ldbc_job(peer, spec: Dict[str, Any]) -> None:
     peer.close()
 
 
-JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job, "ldbc": ldbc_job}
+def server_job(peer, spec: Dict[str, Any]) -> None:
+    from . import server
+
+    def fresh_dir(path: str) -> str:
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    server.job(peer, spec, emit, fresh_dir)
+
+
+JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job, "ldbc": ldbc_job, "server": server_job}
 
 
 def main() -> None:

@@ -23,6 +23,9 @@ REGISTRY = {
     "neo4j": ("neo4j_peer", "Neo4jPeer"),
 }
 
+#: The peers with a Bolt server for the server-mode workload (`start_server`); the others have none to load.
+SERVERS = {"plexus", "neo4j"}
+
 #: Which virtualenv under `target/peers/` runs each peer's worker (`ustore` ships wheels only up to Python 3.10,
 #: `falkordblite` only from 3.12, which `main` uses when the machine has it).
 INTERPRETER = {name: ("py310" if name == "ustore" else "main") for name in REGISTRY}

@@ -23,6 +23,9 @@ Paths (the Java side's files say more):
 - Commits: committer threads inside the JVM (`concurrent_commits` is overridden), each transaction creating a vertex
   and its edge to vertex 0.
 
+- Server mode: the same embedded DBMS with its Bolt connector on a free loopback port (auth off), on an empty store
+  or on the LDBC load above; the load generator talks Bolt to it as to Plexus.
+
 Durability and disk: Neo4j's defaults (the transaction log is forced on commit; each database, `system` included,
 preallocates a 256 MiB transaction log file, which the disk size counts).
 JVM: `-Xms64m -Xmx8g` (`PEERBENCH_NEO4J_HEAP` overrides the maximum) with the flags Neo4j's own launcher adds; the
@@ -36,8 +39,10 @@ import atexit
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -264,3 +269,27 @@ class Neo4jPeer(Peer):
 
     def commit_count(self) -> int:
         return self._call("commit_count")
+
+    # ---- server mode ---------------------------------------------------------------------------------------------
+    def start_server(self, directory: str, ldbc_data: Optional[str] = None) -> str:
+        with socket.socket() as s:  # a free port: the JVM binds it a moment later
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.enable_bolt(port)
+        if ldbc_data:
+            self.load_ldbc(ldbc_data, directory)
+        else:
+            self.open(directory)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return f"127.0.0.1:{port}"
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Neo4j's Bolt connector did not accept connections on port {port}")
+                time.sleep(0.1)
+
+    def stop_server(self) -> None:
+        self.close()
+        self.enable_bolt(0)

@@ -9,13 +9,17 @@ the parameterised openCypher query a user would write; commits are `CREATE` stat
 from Python threads (the extension releases the GIL while it commits). LDBC short reads: `plexus import --ldbc`
 (the command line's importer for the CsvComposite layout, run on the binary `PEERBENCH_PLEXUS` names or the
 repository's release build), then the Cypher of `bench/ldbc/queries` as it is, each a parameterised `execute`.
+Server mode: `plexus serve` (the same binary) on loopback with `--no-auth` and its durable default, after
+`plexus import --ldbc` when the scenario reads.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
-from typing import Any, List, Tuple
+import time
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -30,6 +34,8 @@ class PlexusPeer(Peer):
     def __init__(self) -> None:
         self.db = None
         self.g = None
+        self.server: Optional[subprocess.Popen] = None
+        self.server_peak = 0
 
     def version(self) -> str:
         import plexus
@@ -137,14 +143,74 @@ class PlexusPeer(Peer):
     def load_ldbc(self, data_dir: str, directory: str) -> None:
         import plexus
 
-        binary = os.environ.get("PEERBENCH_PLEXUS") or os.path.join(ldbc.ROOT, "target", "release", "plexus")
-        db = os.path.join(directory, "db")
-        proc = subprocess.run([binary, "import", "--data", db, "--ldbc", data_dir, "--quiet"],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"plexus import --ldbc failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        db = self._import_ldbc(data_dir, directory)
         self.db = plexus.Database(db)
         self.texts = {q: ldbc.cypher(q) for q in ldbc.QUERIES}
 
+    @staticmethod
+    def _binary() -> str:
+        return os.environ.get("PEERBENCH_PLEXUS") or os.path.join(ldbc.ROOT, "target", "release", "plexus")
+
+    def _import_ldbc(self, data_dir: str, directory: str) -> str:
+        db = os.path.join(directory, "db")
+        proc = subprocess.run([self._binary(), "import", "--data", db, "--ldbc", data_dir, "--quiet"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"plexus import --ldbc failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        return db
+
     def ldbc_short(self, query: str, params: dict) -> List[tuple]:
         return self.db.execute(self.texts[query], params).tuples()
+
+    # ---- server mode ---------------------------------------------------------------------------------------------
+    def start_server(self, directory: str, ldbc_data: Optional[str] = None) -> str:
+        db = self._import_ldbc(ldbc_data, directory) if ldbc_data else os.path.join(directory, "db")
+        log_path = os.path.join(directory, "serve.log")
+        log = open(log_path, "w")
+        self.server = subprocess.Popen(
+            [self._binary(), "serve", "--data", db, "--bolt", "127.0.0.1:0", "--http", "127.0.0.1:0", "--no-auth"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            with open(log_path) as f:
+                text = f.read()
+            if "Data in" in text:
+                for line in text.splitlines():
+                    if line.startswith("Bolt listening on bolt://"):
+                        return line.split("bolt://", 1)[1].strip()
+            if self.server.poll() is not None:
+                raise RuntimeError(f"plexus serve exited with {self.server.returncode}: {text[-2000:]}")
+            time.sleep(0.05)
+        raise RuntimeError(f"plexus serve did not start within 300 s: {text[-2000:]}")
+
+    def _sample_server(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            try:
+                with open(f"/proc/{self.server.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            self.server_peak = max(self.server_peak, int(line.split()[1]) * 1024)
+            except OSError:
+                pass
+
+    def extra_memory(self) -> int:
+        self._sample_server()
+        return self.server_peak
+
+    def stop_server(self) -> None:
+        if self.server is None:
+            return
+        self._sample_server()
+        self.server.send_signal(signal.SIGTERM)
+        try:
+            code = self.server.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
+            raise RuntimeError("plexus serve did not stop within 120 s of SIGTERM")
+        finally:
+            self.server = None
+        if code != 0:
+            raise RuntimeError(f"plexus serve exited with {code} after SIGTERM")

@@ -110,6 +110,11 @@ pub struct PhaseReport {
     pub target_rate: f64,
     pub achieved_rate: f64,
     pub completed: u64,
+    /// Records the measured, successful requests returned (a check: IS1 answers one row per person).
+    pub rows: u64,
+    /// Successful requests during the warm-up (not measured, but their writes happened: with `completed` they
+    /// account for every node the insert scenario created).
+    pub warmup_completed: u64,
     pub errors: u64,
     pub first_error: Option<String>,
     pub latency_ms: Percentiles,
@@ -127,6 +132,8 @@ enum Ids {
 struct Worker {
     overall: Histogram<u64>,
     per_second: Vec<(u64, u64, Histogram<u64>)>,
+    rows: u64,
+    warmup_completed: u64,
     errors: u64,
     first_error: Option<String>,
 }
@@ -280,7 +287,14 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
         let scenario = cfg.scenario;
         let mut rng = cfg.seed ^ (w as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         tasks.push(tokio::spawn(async move {
-            let mut worker = Worker { overall: histogram(), per_second: Vec::new(), errors: 0, first_error: None };
+            let mut worker = Worker {
+                overall: histogram(),
+                per_second: Vec::new(),
+                rows: 0,
+                warmup_completed: 0,
+                errors: 0,
+                first_error: None,
+            };
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= total {
@@ -290,6 +304,7 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
                 tokio::time::sleep_until(due.into()).await;
                 let outcome = conn.request(scenario, base + i, &ids, &mut rng).await;
                 if i < warmup {
+                    worker.warmup_completed += outcome.is_ok() as u64;
                     continue;
                 }
                 let latency = Instant::now().saturating_duration_since(due);
@@ -300,7 +315,8 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
                 }
                 let slot = worker.per_second.last_mut().expect("pushed above");
                 match outcome {
-                    Ok(_) => {
+                    Ok(rows) => {
+                        worker.rows += rows as u64;
                         worker.overall.saturating_record(micros);
                         slot.2.saturating_record(micros);
                     }
@@ -320,12 +336,14 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
     let elapsed = measured_from.elapsed().as_secs_f64();
     let workers = std::mem::take(&mut *results.lock());
     let mut overall = histogram();
-    let mut errors = 0;
+    let (mut errors, mut rows, mut warmup_completed) = (0, 0, 0);
     let mut first_error = None;
     let mut seconds: std::collections::BTreeMap<u64, (u64, Histogram<u64>)> = Default::default();
     for w in workers {
         overall.add(&w.overall).expect("same bounds");
         errors += w.errors;
+        rows += w.rows;
+        warmup_completed += w.warmup_completed;
         if first_error.is_none() {
             first_error = w.first_error;
         }
@@ -341,6 +359,8 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
         target_rate: rate,
         achieved_rate,
         completed,
+        rows,
+        warmup_completed,
         errors,
         first_error,
         latency_ms: Percentiles::of(&overall),
