@@ -6,25 +6,23 @@
 //! the cores when large. Single calls keep the GIL: they finish in well under a microsecond, less than releasing
 //! and re-acquiring it costs. Each call reads the newest committed snapshot.
 
-use std::ops::{ControlFlow, Range};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use numpy::{PyArray1, PyUntypedArrayMethods};
 use parking_lot::RwLock;
 use plexus::value::Value;
-use plexus::{Direction, LabelId, NodeId, PropKeyId, ReadTxn, RelId, TypeFilter, TypeId};
+use plexus::{Direction, IdSlice, LabelId, NodeId, PropKeyId, ReadTxn, RelId, TypeFilter, TypeId};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 
 use crate::args::{self, Ids};
+use crate::batch::{csr, exact_csr, flat};
 use crate::database::Database;
 use crate::errors;
 use crate::idindex::{IdIndex, NO_ID};
-
-/// Batches at least this long are split over threads.
-const PARALLEL_MIN: usize = 1 << 15;
 
 /// Token ids, cached once they exist (tokens are never removed).
 #[derive(Default)]
@@ -160,6 +158,57 @@ impl View {
         });
     }
 
+    /// External ids of the nodes in `ns` into `out` (as long as `ns`).
+    #[inline]
+    fn exts_into(&self, ns: IdSlice, out: &mut [i64]) {
+        let mut i = 0;
+        match &self.index {
+            Some(index) => ns.for_each(|n| {
+                out[i] = index.ext(NodeId(n));
+                i += 1;
+            }),
+            None => ns.for_each(|n| {
+                out[i] = self.ext(NodeId(n));
+                i += 1;
+            }),
+        }
+    }
+
+    /// Weights of the relationships in `rs` into `out` (as long as `rs`).
+    #[inline]
+    fn weights_into(&self, rs: IdSlice, out: &mut [f64]) {
+        let mut i = 0;
+        match &self.weights {
+            Some(column) => rs.for_each(|r| {
+                out[i] = column.values.get(r as usize).copied().unwrap_or(f64::NAN);
+                i += 1;
+            }),
+            None => rs.for_each(|r| {
+                out[i] = self.weight_of(RelId(r));
+                i += 1;
+            }),
+        }
+    }
+
+    /// Edges of `u` in `dir` (`Out` or `In`) written into `nbrs` and `ws`, which are exactly `count(u, dir)` long:
+    /// the adjacency is copied run by run from the CSR, with no per-edge call and no growing vector. Returns how
+    /// many were written.
+    fn fill_edges(&self, u: i64, dir: Direction, nbrs: &mut [i64], ws: &mut [f64]) -> usize {
+        let Some(a) = self.node(u) else { return 0 };
+        let mut k = 0;
+        let _ = self.snap.visit_rel_slices::<()>(a, dir, self.filter(), |ns, rs| {
+            let m = ns.len();
+            if k + m > nbrs.len() {
+                return ControlFlow::Break(());
+            }
+            self.exts_into(ns, &mut nbrs[k..k + m]);
+            self.weights_into(rs, &mut ws[k..k + m]);
+            k += m;
+            ControlFlow::Continue(())
+        });
+        k
+    }
+
     /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`.
     fn neighbours(&self, u: i64, dir: Direction, out: &mut Vec<i64>) {
         let Some(a) = self.node(u) else { return };
@@ -189,24 +238,26 @@ impl View {
     /// Number of relationships and their summed weight.
     fn degree(&self, u: i64, dir: Direction) -> (i64, f64) {
         let Some(a) = self.node(u) else { return (0, 0.0) };
-        let one = |d: Direction| match self.weight {
-            Some(_) if self.weights.is_some() => {
+        let one = |d: Direction| match (self.weight, &self.weights) {
+            (Some(_), Some(column)) => {
                 let (mut n, mut sum) = (0i64, 0.0);
-                let _ = self.snap.visit_rels::<()>(a, d, self.filter(), |e| {
-                    n += 1;
-                    let w = self.weight_of(e.rel);
-                    if !w.is_nan() {
-                        sum += w;
-                    }
+                let _ = self.snap.visit_rel_slices::<()>(a, d, self.filter(), |_, rs| {
+                    n += rs.len() as i64;
+                    rs.for_each(|r| {
+                        let w = column.values.get(r as usize).copied().unwrap_or(f64::NAN);
+                        if !w.is_nan() {
+                            sum += w;
+                        }
+                    });
                     ControlFlow::Continue(())
                 });
                 (n, sum)
             }
-            Some(w) => {
+            (Some(w), None) => {
                 let (n, s) = self.snap.count_and_weight(a, d, self.filter(), w);
                 (n as i64, s)
             }
-            None => (self.snap.degree(a, d, self.filter()) as i64, 0.0),
+            (None, _) => (self.snap.degree(a, d, self.filter()) as i64, 0.0),
         };
         match dir {
             // NetworkX counts a self-loop twice in `degree`: out plus in.
@@ -217,50 +268,6 @@ impl View {
             d => one(d),
         }
     }
-}
-
-/// Runs `f` over `0..n` in chunks, on several threads when `n` is large; results in chunk order.
-fn chunks<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let threads = cores.min(n / PARALLEL_MIN).max(1);
-    if threads == 1 {
-        return vec![f(0..n)];
-    }
-    let per = n.div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            (0..threads).map(|t| (t * per)..((t + 1) * per).min(n)).map(|r| s.spawn(|| f(r))).collect();
-        handles.into_iter().map(|h| h.join().expect("a graph worker panicked")).collect()
-    })
-}
-
-/// Lists of varying length per query, as CSR arrays.
-fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
-    let parts = chunks(n, |r| {
-        let (mut lens, mut vals, mut ws) = (Vec::with_capacity(r.len()), Vec::new(), Vec::new());
-        for i in r {
-            let before = vals.len();
-            f(i, &mut vals, &mut ws);
-            lens.push((vals.len() - before) as i64);
-        }
-        (lens, vals, ws)
-    });
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0i64);
-    let total: usize = parts.iter().map(|p| p.1.len()).sum();
-    let (mut vals, mut ws) = (Vec::with_capacity(total), Vec::with_capacity(total));
-    for (lens, v, w) in parts {
-        for l in lens {
-            offsets.push(offsets.last().copied().unwrap_or(0) + l);
-        }
-        vals.extend(v);
-        ws.extend(w);
-    }
-    (offsets, vals, ws)
-}
-
-fn flat<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    chunks(n, |r| r.map(&f).collect::<Vec<T>>()).into_iter().flatten().collect()
 }
 
 fn opt_weight(w: f64) -> Option<f64> {
@@ -397,7 +404,10 @@ impl Graph {
                 Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any())
             },
             |v, us| {
-                let (o, n, w) = py.detach(|| csr(us.len(), |i, vals, ws| v.edges(us[i], dir, vals, ws)));
+                let (o, n, w) = py.detach(|| {
+                    let counts = flat(us.len(), |i| v.count(us[i], dir));
+                    exact_csr(&counts, |i, vals, ws| v.fill_edges(us[i], dir, vals, ws))
+                });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n), PyArray1::from_vec(py, w)).into_bound_py_any(py)
             },
         )

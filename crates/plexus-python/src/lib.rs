@@ -9,6 +9,7 @@
 //! - [`errors`]: the exception each failure becomes
 
 mod args;
+mod batch;
 mod bulk;
 mod columns;
 mod database;

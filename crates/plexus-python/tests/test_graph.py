@@ -88,6 +88,15 @@ def test_large_batches_run_in_parallel_and_agree(graph, nx_graph):
     assert counts.tolist() == [nx_graph.out_degree(u) if u in nx_graph else 0 for u in ids.tolist()]
     offsets, values = graph.neighbors(ids)
     assert offsets[-1] == len(values) and offsets[1] - offsets[0] == len(graph.neighbors(int(ids[0])))
+    # Edge lists are written straight into arrays sized from the degrees, split over threads by edge count.
+    for method, end in ((graph.out_edges, 1), (graph.in_edges, 0)):
+        offsets, others, weights = method(ids)
+        degrees = graph.out_degree(ids) if end == 1 else graph.in_degree(ids)
+        assert np.diff(offsets).tolist() == degrees.tolist() and len(others) == len(weights) == offsets[-1]
+        for i in np.random.default_rng(4).choice(len(ids), 300).tolist():
+            want = method(int(ids[i]))
+            assert others[offsets[i] : offsets[i + 1]].tolist() == [e[end] for e in want]
+            np.testing.assert_allclose(weights[offsets[i] : offsets[i + 1]], [e[2] for e in want])
 
 
 def test_array_inputs_of_other_kinds(graph, nx_graph):
@@ -119,6 +128,10 @@ def test_upsert_and_remove(graph, nx_graph):
     removed = graph.remove_edges(np.array([1000, 5_000_000]), np.array([1001, 1]))
     assert removed == 1 and not graph.has_edge(1000, 1001) and graph.has_node(1000)
     assert graph.remove_edges([u], [v]) == len(between) and not graph.has_edge(u, v)
+    # Batched lists over adjacency with removals match single calls.
+    offsets, targets, _ = graph.out_edges(np.array([u, 1000]))
+    assert split(offsets, targets) == [[b for _, b, _ in graph.out_edges(x)] for x in (u, 1000)]
+    assert v not in targets.tolist()
 
 
 def test_views_follow_other_writers(db, graph):

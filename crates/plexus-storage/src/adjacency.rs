@@ -300,6 +300,47 @@ impl AdjLeaf {
         ControlFlow::Continue(())
     }
 
+    /// Calls `f` with the neighbour and relationship ids of `slot` passing `filter`, as parallel runs of equal length:
+    /// a live base group is handed over as two slices straight from the CSR (what `visit_nbr_slices` does for
+    /// neighbours alone), so a reader that needs both, such as weights by relationship, loops over plain memory.
+    #[inline]
+    pub fn visit_rel_slices<B>(
+        &self,
+        slot: usize,
+        filter: TypeFilter,
+        mut f: impl FnMut(IdSlice, IdSlice) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let delta = self.delta(slot);
+        let removals = delta.filter(|d| !d.removed.is_empty());
+        let base = &*self.base;
+        for g in base.groups(slot) {
+            let ty = base.group_type(g);
+            if !filter.accepts(ty) {
+                continue;
+            }
+            let range = base.group_range(g);
+            match removals {
+                None => f(base.nbr.slice(range.clone()), base.rel.slice(range))?,
+                Some(d) => {
+                    for i in range {
+                        let e = AdjEntry { ty, nbr: base.nbr.get(i), rel: base.rel.get(i) };
+                        if !d.is_removed(&e) {
+                            f(IdSlice::one(&e.nbr), IdSlice::one(&e.rel))?;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(d) = delta {
+            for e in &d.added {
+                if filter.accepts(e.ty) {
+                    f(IdSlice::one(&e.nbr), IdSlice::one(&e.rel))?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     /// Calls `f` for every relationship of `slot` to neighbour `nbr` passing `filter`.
     pub fn visit_to<B>(
         &self,
@@ -493,6 +534,16 @@ mod tests {
                     leaf.degree(slot, TypeFilter::Only(&only1)),
                     expected.iter().filter(|x| x.ty == TypeId(1)).count() as u64
                 );
+                let mut pairs = Vec::new();
+                let _ = leaf.visit_rel_slices::<()>(slot, TypeFilter::Only(&only1), |ns, rs| {
+                    assert_eq!(ns.len(), rs.len());
+                    pairs.extend(ns.iter().zip(rs.iter()));
+                    ControlFlow::Continue(())
+                });
+                pairs.sort();
+                let mut want: Vec<_> = expected.iter().filter(|x| x.ty == TypeId(1)).map(|x| (x.nbr, x.rel)).collect();
+                want.sort();
+                prop_assert_eq!(pairs, want);
                 for nbr in 0..6 {
                     let mut got = Vec::new();
                     let _ = leaf.visit_to::<()>(slot, nbr, TypeFilter::All, |x| { got.push(x); ControlFlow::Continue(()) });

@@ -232,6 +232,39 @@ impl GraphState {
         }
     }
 
+    /// Calls `f` with the neighbour and relationship ids of `node`'s relationships in `dir` as parallel runs of
+    /// contiguous memory (see [`crate::adjacency::AdjLeaf::visit_rel_slices`]). With `Both`, a self-loop appears
+    /// once.
+    #[inline]
+    pub fn visit_rel_slices<B>(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(IdSlice, IdSlice) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return ControlFlow::Continue(()) };
+        match dir {
+            Direction::Out => leaf.out.visit_rel_slices(slot, filter, f),
+            Direction::In => leaf.inc.visit_rel_slices(slot, filter, f),
+            Direction::Both => {
+                leaf.out.visit_rel_slices(slot, filter, &mut f)?;
+                leaf.inc.visit_rel_slices(slot, filter, |nbrs, rels| {
+                    if !nbrs.contains(node.0) {
+                        return f(nbrs, rels);
+                    }
+                    for i in 0..nbrs.len() {
+                        let (n, r) = (nbrs.get(i), rels.get(i));
+                        if n != node.0 {
+                            f(IdSlice::one(&n), IdSlice::one(&r))?;
+                        }
+                    }
+                    ControlFlow::Continue(())
+                })
+            }
+        }
+    }
+
     /// One more than the largest node id that can be live (a bound for dense per-node arrays).
     pub fn node_id_bound(&self) -> u64 {
         self.nodes.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)

@@ -41,6 +41,7 @@ pub use catalog::{Catalog, TokenKind};
 pub use error::{Result, StorageError};
 pub use graph::{GraphState, RelEntry, RelRecord};
 pub use ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
+pub use idvec::IdSlice;
 pub use index::{IndexKey, PropertyIndex};
 pub use records::PropMap;
 pub use recovery::RecoveryReport;

@@ -34,9 +34,9 @@ pub use plexus_cypher::{CypherError, Params, QueryResult, QueryStats, ResultValu
 
 pub use plexus_storage::value;
 pub use plexus_storage::{
-    Direction, Durability, EdgeUpsert, IndexKey, LabelId, NodeId, Options, PropKeyId, PropMap, PropertyIndex, ReadTxn,
-    RecoveryReport, RelEntry, RelId, RelRecord, Result, Savepoint, StorageError as Error, TokenKind, TypeFilter,
-    TypeId, UpsertCounts, Value, WriteTxn,
+    Direction, Durability, EdgeUpsert, IdSlice, IndexKey, LabelId, NodeId, Options, PropKeyId, PropMap, PropertyIndex,
+    ReadTxn, RecoveryReport, RelEntry, RelId, RelRecord, Result, Savepoint, StorageError as Error, TokenKind,
+    TypeFilter, TypeId, UpsertCounts, Value, WriteTxn,
 };
 
 /// An open Plexus database. Cloning gives another handle to the same database.
