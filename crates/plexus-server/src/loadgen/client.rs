@@ -48,12 +48,16 @@ impl BoltClient {
             ("principal", Ps::String(user.into())),
             ("credentials", Ps::String(password.into())),
         ];
+        let mut hello = vec![("user_agent".to_string(), Ps::String("plexus-loadgen/1".into()))];
+        if v[2] >= 3 {
+            // Bolt 5.3 made `bolt_agent` a required part of HELLO (Neo4j refuses a HELLO without it).
+            hello.push(("bolt_agent".to_string(), map([("product", Ps::String("plexus-loadgen/1".into()))])));
+        }
         if v[2] == 0 {
-            let mut hello = vec![("user_agent".to_string(), Ps::String("plexus-loadgen/1".into()))];
             hello.extend(auth.into_iter().map(|(k, v)| (k.to_string(), v)));
             c.send(0x01, vec![Ps::Map(hello)]);
         } else {
-            c.send(0x01, vec![map([("user_agent", Ps::String("plexus-loadgen/1".into()))])]);
+            c.send(0x01, vec![Ps::Map(hello)]);
             c.send(0x6A, vec![map(auth)]);
         }
         c.flush().await?;
