@@ -37,10 +37,11 @@ def settings(quick: bool, budget: float) -> Dict[str, Dict[str, Any]]:
     phase = 1.0 if quick else max(2.0, budget)
     warm = 0.0 if quick else 20.0
     return {
-        "insert": {"rate": 500 if quick else 1000, "factor": 2.0 if quick else 1.5, "max_rate": 4000 if quick else 40000,
+        # Full runs start low enough for Neo4j's sustainable rates to show, and step finely.
+        "insert": {"rate": 500 if quick else 200, "factor": 2.0 if quick else 1.5, "max_rate": 4000 if quick else 40000,
                    "bound_ms": 10.0, "connections": 16 if quick else 64, "duration": phase,
                    "phase_warmup": 0.5 if quick else 1.0, "warmup": warm},
-        "is1": {"rate": 1000 if quick else 2000, "factor": 2.0 if quick else 1.4, "max_rate": 8000 if quick else 200000,
+        "is1": {"rate": 1000 if quick else 400, "factor": 2.0 if quick else 1.5, "max_rate": 8000 if quick else 200000,
                 "bound_ms": 5.0, "connections": 16 if quick else 32, "duration": phase,
                 "phase_warmup": 0.5 if quick else 1.0, "warmup": warm},
     }
@@ -57,7 +58,7 @@ def loadgen(plexus: str, addr: str, scenario: str, cfg: Dict[str, Any], step: bo
         if step:
             cmd += ["--duration", f"{cfg['duration']:g}", "--warmup", f"{cfg['phase_warmup']:g}",
                     "--step-factor", f"{cfg['factor']:g}", "--max-rate", f"{cfg['max_rate']:g}",
-                    "--p99-bound-ms", f"{cfg['bound_ms']:g}"]
+                    "--p99-bound-ms", f"{cfg['bound_ms']:g}", "--step-retry"]
         else:
             cmd += ["--duration", f"{cfg['warmup']:g}", "--warmup", "0"]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PLEXUS_PASSWORD=""))
@@ -170,8 +171,9 @@ def section(run: Dict, peers: List[str], failures: List[str], summary: List) -> 
                 continue
             best = best_phase(e["phases"], e["bound_ms"])
             errors = sum(ph["errors"] for ph in e["phases"])
-            if best is None:
-                first = e["phases"][0]
+            if best is None:  # the lowest p99 at the starting rate (it may have been run twice)
+                start = [ph for ph in e["phases"] if ph["target_rate"] == e["phases"][0]["target_rate"]]
+                first = min(start, key=lambda ph: ph["latency_ms"]["p99"])
                 cells.append(cell(None, f"p99 {first['latency_ms']['p99']:.1f} ms at {first['target_rate']:g}/s"))
                 lat.append("—")
             else:
@@ -193,7 +195,7 @@ def section(run: Dict, peers: List[str], failures: List[str], summary: List) -> 
            f"then phases of {i['duration']:g} s (after {i['phase_warmup']:g} s unmeasured) with the rate multiplied "
            f"by {i['factor']:g} (inserts, from {i['rate']:g}/s, {i['connections']} connections) or {c['factor']:g} "
            f"(IS1, from {c['rate']:g}/s, {c['connections']} connections) while p99 stays within the bound and the "
-           "achieved rate keeps up. Server and load generator share the machine. IS1 runs on the generated SNB graph of "
+           "achieved rate keeps up (a phase that misses is run once more at the same rate before stepping stops). Server and load generator share the machine. IS1 runs on the generated SNB graph of "
            "the LDBC section; its answers for the sampled persons are checked over Bolt with the official driver "
            "before the load, and the inserted nodes are counted against the acknowledged requests after it.", ""]
     return md

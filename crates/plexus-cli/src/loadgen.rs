@@ -49,6 +49,9 @@ pub struct LoadgenArgs {
     /// The p99 bound for step mode, in milliseconds.
     #[arg(long, default_value_t = 10.0)]
     p99_bound_ms: f64,
+    /// Step mode: run a phase that misses the bound once more at the same rate before stopping.
+    #[arg(long)]
+    step_retry: bool,
     /// Highest rate step mode tries.
     #[arg(long, default_value_t = 1e7)]
     max_rate: f64,
@@ -88,6 +91,7 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
             factor: factor.max(1.01),
             max_rate: args.max_rate,
             p99_bound: Duration::from_secs_f64(args.p99_bound_ms / 1e3),
+            retry: args.step_retry,
         }),
         seed: args.seed,
     };
