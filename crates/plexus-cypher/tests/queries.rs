@@ -171,3 +171,21 @@ fn property_indexes_serve_equality_and_ranges() {
     assert_eq!(db.run("MATCH (n:Item) WHERE n.price > 999 RETURN count(n)"), vec![vec![int(4)]]);
     assert!(db.run("SHOW INDEXES").is_empty());
 }
+
+#[test]
+fn order_by_with_limit_keeps_what_a_full_sort_keeps() {
+    let db = Db::new();
+    // Many ties (i % 7) and enough rows for several bounded cuts: the first rows of the full, stable sort.
+    let full = db.run("UNWIND range(1, 2000) AS i WITH i, (i * 7919) % 13 AS g RETURN g, i ORDER BY g DESC");
+    for (skip, limit) in [(0, 0), (0, 1), (0, 10), (3, 10), (0, 40), (25, 100), (1990, 100), (0, 5000)] {
+        let q = format!(
+            "UNWIND range(1, 2000) AS i WITH i, (i * 7919) % 13 AS g RETURN g, i ORDER BY g DESC SKIP {skip} LIMIT {limit}"
+        );
+        let want: Vec<_> = full.iter().skip(skip).take(limit).cloned().collect();
+        assert_eq!(db.run(&q), want, "{q}");
+    }
+    let rows =
+        db.run_with("UNWIND range(1, 100) AS i RETURN i ORDER BY i % 10, i DESC LIMIT $n", &[("n", Value::Int(3))]);
+    assert_eq!(rows, vec![vec![int(100)], vec![int(90)], vec![int(80)]]);
+    assert_eq!(db.err("UNWIND [1, 2] AS i RETURN i ORDER BY i LIMIT -1").kind, ErrorKind::SyntaxError);
+}

@@ -129,9 +129,24 @@ fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 Ok(out)
             }))
         }
-        P::Sort { input, keys } => Box::new(Sort { input: open(input, arg), keys, output: None }),
+        P::Sort { input, keys } => Box::new(Sort::new(open(input, arg), keys, None, None)),
         P::Skip { input, count } => Box::new(Skip { input: open(input, arg), count, remaining: None }),
-        P::Limit { input, count } => Box::new(Limit { input: open(input, arg), count, remaining: None, pulled: false }),
+        P::Limit { input, count } => {
+            // ORDER BY ... [SKIP s] LIMIT n keeps only the first s + n rows while it sorts.
+            let below = match &**input {
+                P::Sort { input: rows, keys } => Box::new(Sort::new(open(rows, arg), keys, None, Some(count))) as Op,
+                P::Skip { input: sorted, count: skip } => match &**sorted {
+                    P::Sort { input: rows, keys } => Box::new(Skip {
+                        input: Box::new(Sort::new(open(rows, arg), keys, Some(skip), Some(count))),
+                        count: skip,
+                        remaining: None,
+                    }),
+                    _ => open(input, arg),
+                },
+                _ => open(input, arg),
+            };
+            Box::new(Limit { input: below, count, remaining: None, pulled: false })
+        }
         P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
             Box::new(update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
@@ -357,33 +372,87 @@ impl RowExpander for Unwind<'_> {
     }
 }
 
+/// ORDER BY: a stable sort of every row, or under a LIMIT a bounded one that keeps only the first `skip + limit`.
 struct Sort<'p> {
     input: Op<'p>,
     keys: &'p [(crate::expr::CExpr, bool)],
+    skip: Option<&'p crate::expr::CExpr>,
+    limit: Option<&'p crate::expr::CExpr>,
     output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl<'p> Sort<'p> {
+    fn new(
+        input: Op<'p>,
+        keys: &'p [(crate::expr::CExpr, bool)],
+        skip: Option<&'p crate::expr::CExpr>,
+        limit: Option<&'p crate::expr::CExpr>,
+    ) -> Self {
+        Sort { input, keys, skip, limit, output: None }
+    }
+
+    fn order(&self, a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+        for (i, (_, desc)) in self.keys.iter().enumerate() {
+            let o = compare::order(&a[i], &b[i]);
+            let o = if *desc { o.reverse() } else { o };
+            if o != std::cmp::Ordering::Equal {
+                return o;
+            }
+        }
+        std::cmp::Ordering::Equal
+    }
+
+    /// Every input row in order, or only the first `keep`. With a bound, rows accumulate to twice the bound and
+    /// are then sorted and cut back to it, and a row that does not sort before the last row kept is dropped
+    /// without being stored; the sort is stable, so ties keep their input order exactly as a full sort would.
+    fn sorted(&mut self, ctx: &mut Ctx, keep: Option<usize>) -> Result<Vec<Row>> {
+        let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
+        let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
+        let mut key: Vec<Value> = Vec::with_capacity(self.keys.len());
+        while let Some(batch) = self.input.next(ctx)? {
+            for row in batch {
+                key.clear();
+                for (e, _) in self.keys {
+                    key.push(e.eval(&row, ctx)?);
+                }
+                if let Some(k) = keep {
+                    if k == 0 || (full && self.order(&key, &keyed[k - 1].0) != std::cmp::Ordering::Less) {
+                        continue;
+                    }
+                }
+                keyed.push((std::mem::replace(&mut key, Vec::with_capacity(self.keys.len())), row));
+                if let Some(k) = keep {
+                    if keyed.len() >= 2 * k.max(16) {
+                        keyed.sort_by(|(a, _), (b, _)| self.order(a, b));
+                        keyed.truncate(k);
+                        full = true;
+                    }
+                }
+            }
+        }
+        keyed.sort_by(|(a, _), (b, _)| self.order(a, b));
+        if let Some(k) = keep {
+            keyed.truncate(k);
+        }
+        Ok(keyed.into_iter().map(|(_, r)| r).collect())
+    }
 }
 
 impl Operator for Sort<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.output.is_none() {
-            let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
-            while let Some(batch) = self.input.next(ctx)? {
-                for row in batch {
-                    let key = self.keys.iter().map(|(e, _)| e.eval(&row, ctx)).collect::<Result<Vec<_>>>()?;
-                    keyed.push((key, row));
+            let keep = match self.limit {
+                Some(limit) => {
+                    let skip = match self.skip {
+                        Some(s) => count_value(s, ctx, "SKIP")?,
+                        None => 0,
+                    };
+                    Some(skip.saturating_add(count_value(limit, ctx, "LIMIT")?))
                 }
-            }
-            keyed.sort_by(|(a, _), (b, _)| {
-                for (i, (_, desc)) in self.keys.iter().enumerate() {
-                    let o = compare::order(&a[i], &b[i]);
-                    let o = if *desc { o.reverse() } else { o };
-                    if o != std::cmp::Ordering::Equal {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
-            });
-            self.output = Some(keyed.into_iter().map(|(_, r)| r).collect::<Vec<_>>().into_iter());
+                None => None,
+            };
+            let rows = self.sorted(ctx, keep)?;
+            self.output = Some(rows.into_iter());
         }
         let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
         Ok(if out.is_empty() { None } else { Some(out) })
