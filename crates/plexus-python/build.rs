@@ -1,0 +1,2 @@
+//! Empty: present so that Cargo resolves this crate's `[build-dependencies]` (feature alignment, see Cargo.toml).
+fn main() {}
