@@ -25,15 +25,7 @@ pub(crate) struct Ctx<'a> {
     pub deleted: std::sync::Arc<Deleted>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
-    /// Tokens (property keys, labels, types) this context has resolved by name. Expressions and patterns name
-    /// them; the catalog answers under a lock with a SipHash per lookup, a tenth of a point query's instructions.
-    /// Tokens are never removed and keep their ids, so a found one stays valid; a missing one is looked up again
-    /// (it may be created meanwhile).
-    tokens: std::cell::RefCell<Vec<(TokenKind, Box<str>, u32)>>,
 }
-
-/// Tokens a context remembers (queries name few; a linear scan of short strings beats hashing).
-const TOKEN_CACHE: usize = 32;
 
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
 #[derive(Clone, Debug, Default)]
@@ -52,7 +44,6 @@ impl<'a> Ctx<'a> {
             width,
             deleted: Default::default(),
             interrupt: None,
-            tokens: Default::default(),
         }
     }
 
@@ -65,7 +56,6 @@ impl<'a> Ctx<'a> {
             width,
             deleted: Default::default(),
             interrupt: None,
-            tokens: Default::default(),
         }
     }
 
@@ -79,7 +69,6 @@ impl<'a> Ctx<'a> {
             width: self.width,
             deleted: self.deleted.clone(),
             interrupt: self.interrupt.clone(),
-            tokens: Default::default(),
         }
     }
 
@@ -107,29 +96,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn token(&self, kind: TokenKind, name: &str) -> Option<u32> {
-        let cached = self.tokens.borrow().iter().find(|(k, known, _)| *k == kind && &**known == name).map(|t| t.2);
-        if cached.is_some() {
-            return cached;
-        }
-        let id = self.catalog().lookup(kind, name)?;
-        let mut cache = self.tokens.borrow_mut();
-        if cache.len() < TOKEN_CACHE {
-            cache.push((kind, name.into(), id));
-        }
-        Some(id)
-    }
-
     pub fn prop_key(&self, name: &str) -> Option<PropKeyId> {
-        self.token(TokenKind::PropKey, name).map(PropKeyId)
+        self.catalog().lookup(TokenKind::PropKey, name).map(PropKeyId)
     }
 
     pub fn label_id(&self, name: &str) -> Option<LabelId> {
-        self.token(TokenKind::Label, name).map(LabelId)
+        self.catalog().lookup(TokenKind::Label, name).map(LabelId)
     }
 
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
-        self.token(TokenKind::Type, name).map(TypeId)
+        self.catalog().lookup(TokenKind::Type, name).map(TypeId)
     }
 
     pub fn label_name(&self, id: LabelId) -> std::sync::Arc<str> {
