@@ -223,12 +223,13 @@ def plot(run: Dict, base: str, peers: List[str]) -> Optional[Tuple[str, str]]:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(SCENARIOS), figsize=(12, 4.5))
+    plotted = [p for p in peers if any((s, p) in series for s in SCENARIOS)]
     for ax, scenario in zip(axes, SCENARIOS):
-        for i, p in enumerate(peers):
+        for i, p in enumerate(plotted):
             pts = series.get((scenario, p))
             if not pts:
                 continue
-            color = f"C{i}"
+            color = f"C{i % 10}"
             ax.plot([x[0] for x in pts], [x[2] for x in pts], color=color, label=f"{p} p99")
             ax.plot([x[0] for x in pts], [x[1] for x in pts], color=color, linestyle="--", label=f"{p} p50")
         ax.set_yscale("log")
