@@ -269,35 +269,7 @@ impl AdjLeaf {
         filter: TypeFilter,
         mut f: impl FnMut(IdSlice) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
-        let delta = self.delta(slot);
-        let removals = delta.filter(|d| !d.removed.is_empty());
-        let base = &*self.base;
-        for g in base.groups(slot) {
-            let ty = base.group_type(g);
-            if !filter.accepts(ty) {
-                continue;
-            }
-            let range = base.group_range(g);
-            match removals {
-                None => f(base.nbr.slice(range))?,
-                Some(d) => {
-                    for i in range {
-                        let e = AdjEntry { ty, nbr: base.nbr.get(i), rel: base.rel.get(i) };
-                        if !d.is_removed(&e) {
-                            f(IdSlice::one(&e.nbr))?;
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(d) = delta {
-            for e in &d.added {
-                if filter.accepts(e.ty) {
-                    f(IdSlice::one(&e.nbr))?;
-                }
-            }
-        }
-        ControlFlow::Continue(())
+        self.visit_rel_slices(slot, filter, |nbrs, _| f(nbrs))
     }
 
     /// Calls `f` with the neighbour and relationship ids of `slot` passing `filter`, as parallel runs of equal length:

@@ -213,23 +213,7 @@ impl GraphState {
         filter: TypeFilter,
         mut f: impl FnMut(IdSlice) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
-        let Some((leaf, slot)) = self.node_leaf(node) else { return ControlFlow::Continue(()) };
-        match dir {
-            Direction::Out => leaf.out.visit_nbr_slices(slot, filter, f),
-            Direction::In => leaf.inc.visit_nbr_slices(slot, filter, f),
-            Direction::Both => {
-                leaf.out.visit_nbr_slices(slot, filter, &mut f)?;
-                leaf.inc.visit_nbr_slices(slot, filter, |nbrs| {
-                    if !nbrs.contains(node.0) {
-                        return f(nbrs);
-                    }
-                    for n in nbrs.iter().filter(|&n| n != node.0) {
-                        f(IdSlice::one(&n))?;
-                    }
-                    ControlFlow::Continue(())
-                })
-            }
-        }
+        self.visit_rel_slices(node, dir, filter, |nbrs, _| f(nbrs))
     }
 
     /// Calls `f` with the neighbour and relationship ids of `node`'s relationships in `dir` as parallel runs of
