@@ -198,6 +198,26 @@ class Peer:
         """Stops what `start_server` started, durably (a clean shutdown)."""
 
 
+def proc_fields(pid, path: str, fields: Tuple[str, ...]) -> List[int]:
+    """The numbers of `fields` in `/proc/<pid>/<path>` (`status` in kB, `io` in bytes; `pid` may be "self"), 0 for
+    a field that is missing or a process that is gone."""
+    out = [0] * len(fields)
+    try:
+        with open(f"/proc/{pid}/{path}") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in fields:
+                    out[fields.index(key)] = int(rest.split()[0])
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def proc_field(pid, path: str, field: str) -> int:
+    """One field of `proc_fields`."""
+    return proc_fields(pid, path, (field,))[0]
+
+
 def dir_size(path: str) -> int:
     """Bytes of the files under `path` (allocated size, as `du` counts)."""
     total = 0

@@ -84,14 +84,15 @@ def best_phase(phases: List[Dict[str, Any]], bound_ms: float) -> Optional[Dict[s
     return max(ok, key=lambda p: p["achieved_rate"], default=None)
 
 
-def job(peer, spec: Dict[str, Any], emit, fresh_dir) -> None:
+def job(peer, spec: Dict[str, Any], emit) -> None:
     """The worker's `server` job: each scenario on a fresh store and server."""
     from . import ldbc
 
     plexus = spec["plexus"]
     for scenario in spec["scenarios"]:
         cfg = spec["settings"][scenario]
-        work = fresh_dir(os.path.join(spec["work"], scenario))
+        work = os.path.join(spec["work"], scenario)
+        os.makedirs(work, exist_ok=True)
         try:
             addr = peer.start_server(work, spec["ldbc_data"] if scenario == "is1" else None)
         except Exception as e:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
-from .peer import Unsupported, dir_size
+from .peer import Unsupported, dir_size, proc_field
 from .peers import load
 
 
@@ -42,11 +42,7 @@ def emit(**fields: Any) -> None:
 
 def proc_status(field: str) -> int:
     """A `VmRSS`/`VmHWM` line of /proc/self/status, in bytes."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return proc_field("self", "status", field) * 1024
 
 
 def reset_peak_rss() -> None:
@@ -60,14 +56,7 @@ def reset_peak_rss() -> None:
 
 def written_bytes() -> int:
     """Bytes this process caused to be written to storage (`write_bytes` of /proc/self/io)."""
-    try:
-        with open("/proc/self/io") as f:
-            for line in f:
-                if line.startswith("write_bytes:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return proc_field("self", "io", "write_bytes")
 
 
 def timed(fn: Callable[[], Any]):
@@ -251,11 +240,7 @@ def ldbc_job(peer, spec: Dict[str, Any]) -> None:
 def server_job(peer, spec: Dict[str, Any]) -> None:
     from . import server
 
-    def fresh_dir(path: str) -> str:
-        os.makedirs(path, exist_ok=True)
-        return path
-
-    server.job(peer, spec, emit, fresh_dir)
+    server.job(peer, spec, emit)
 
 
 JOBS = {"edges": edges_job, "likes": likes_job, "commits": commits_job, "ldbc": ldbc_job, "server": server_job}

@@ -41,7 +41,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ..data import read_edges
-from ..peer import Peer, chunks
+from ..peer import Peer, chunks, proc_field
 
 try:
     import redis
@@ -54,17 +54,6 @@ READ_CHUNK = 2000
 #: Rows per `UNWIND` import query.
 LOAD_CHUNK = 10000
 GRAPH = "g"
-
-
-def _proc_field(pid: int, path: str, field: str) -> int:
-    try:
-        with open(f"/proc/{pid}/{path}") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
 
 
 class FalkordbPeer(Peer):
@@ -103,7 +92,7 @@ class FalkordbPeer(Peer):
         self.graph = self.db.select_graph(GRAPH)
         self.pid = int(self.db.client.pid)
         self.peak = 0
-        self.written0 = _proc_field(self.pid, "io", "write_bytes")
+        self.written0 = proc_field(self.pid, "io", "write_bytes")
         atexit.register(self.close)
 
     def open(self, directory: str) -> None:
@@ -119,13 +108,13 @@ class FalkordbPeer(Peer):
 
     def extra_memory(self) -> int:
         if self.db is not None:
-            self.peak = max(self.peak, _proc_field(self.pid, "status", "VmHWM") * 1024)
+            self.peak = max(self.peak, proc_field(self.pid, "status", "VmHWM") * 1024)
         return self.peak
 
     def extra_written(self) -> int:
         if self.db is None:
             return 0
-        return _proc_field(self.pid, "io", "write_bytes") - self.written0
+        return proc_field(self.pid, "io", "write_bytes") - self.written0
 
     def _rows(self, query: str, params: Optional[dict] = None) -> List[list]:
         return self.graph.query(query, params).result_set

@@ -48,7 +48,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .. import ldbc
-from ..peer import Peer
+from ..peer import Peer, proc_field
 
 PROJECT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "neo4j"))
 JAR = os.path.join(PROJECT, "target", "neo4j-peer.jar")
@@ -69,17 +69,6 @@ JVM_FLAGS = [
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
 ]
-
-
-def _proc_field(pid: int, path: str, field: str) -> int:
-    try:
-        with open(f"/proc/{pid}/{path}") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
 
 
 def _build() -> None:
@@ -127,8 +116,8 @@ class Jvm:
     def sample(self) -> None:
         """Keeps the JVM's peak resident memory and bytes written while it is alive to be read."""
         if self.proc.poll() is None:
-            self.peak = max(self.peak, _proc_field(self.proc.pid, "status", "VmHWM") * 1024)
-            self.written = max(self.written, _proc_field(self.proc.pid, "io", "write_bytes"))
+            self.peak = max(self.peak, proc_field(self.proc.pid, "status", "VmHWM") * 1024)
+            self.written = max(self.written, proc_field(self.proc.pid, "io", "write_bytes"))
 
     def _tail(self) -> str:
         self._log.flush()

@@ -24,7 +24,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .. import ldbc
-from ..peer import Peer, chunks
+from ..peer import Peer, chunks, proc_field
 
 
 class PlexusPeer(Peer):
@@ -187,13 +187,7 @@ class PlexusPeer(Peer):
 
     def _sample_server(self) -> None:
         if self.server is not None and self.server.poll() is None:
-            try:
-                with open(f"/proc/{self.server.pid}/status") as f:
-                    for line in f:
-                        if line.startswith("VmHWM:"):
-                            self.server_peak = max(self.server_peak, int(line.split()[1]) * 1024)
-            except OSError:
-                pass
+            self.server_peak = max(self.server_peak, proc_field(self.server.pid, "status", "VmHWM") * 1024)
 
     def extra_memory(self) -> int:
         self._sample_server()

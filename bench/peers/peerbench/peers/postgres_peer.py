@@ -43,7 +43,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from ..peer import Peer, chunks
+from ..peer import Peer, chunks, proc_fields
 
 try:
     import psycopg
@@ -63,19 +63,6 @@ def _binary(name: str) -> str:
     for path in sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True):
         return path
     raise FileNotFoundError(f"PostgreSQL's `{name}` is neither on PATH nor under /usr/lib/postgresql/*/bin")
-
-
-def _proc_fields(pid: int, path: str, fields: Tuple[str, ...]) -> List[int]:
-    out = [0] * len(fields)
-    try:
-        with open(f"/proc/{pid}/{path}") as f:
-            for line in f:
-                key, _, rest = line.partition(":")
-                if key in fields:
-                    out[fields.index(key)] = int(rest.split()[0])
-    except (OSError, ValueError):
-        pass
-    return out
 
 
 class Cluster:
@@ -162,14 +149,14 @@ class Cluster:
             return self.peak_memory
         private, shared = 0, 0
         for pid in self._pids():
-            hwm, shmem = _proc_fields(pid, "status", ("VmHWM", "RssShmem"))
+            hwm, shmem = proc_fields(pid, "status", ("VmHWM", "RssShmem"))
             private += max(0, hwm - shmem) * 1024
             shared = max(shared, shmem * 1024)
         self.peak_memory = max(self.peak_memory, private + shared)
         return self.peak_memory
 
     def _written(self) -> int:
-        return sum(_proc_fields(pid, "io", ("write_bytes",))[0] for pid in self._pids())
+        return sum(proc_fields(pid, "io", ("write_bytes",))[0] for pid in self._pids())
 
     def written(self) -> int:
         return self._written() - self.written0 if self.running else 0
