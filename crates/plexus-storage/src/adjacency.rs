@@ -23,6 +23,14 @@ pub struct AdjEntry {
     pub rel: u64,
 }
 
+/// An [`AdjEntry`] whose ids fit 32 bits, as the bulk loader sorts them (same field order, so the same order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NarrowEntry {
+    pub ty: u32,
+    pub nbr: u32,
+    pub rel: u32,
+}
+
 /// Which relationship types a read wants: all of them, or the listed ones.
 #[derive(Clone, Copy, Debug)]
 pub enum TypeFilter<'a> {
@@ -97,6 +105,32 @@ impl AdjBase {
         base.groups = groups.into_boxed_slice();
         base.nbr = IdVec::from_vec(nbr);
         base.rel = IdVec::from_vec(rel);
+        base
+    }
+
+    /// Builds a base from each slot's entries with 32-bit ids, which must be sorted: the bulk loader's path,
+    /// writing the narrow arrays directly instead of widening and narrowing again.
+    pub fn build_narrow<'a>(mut entries_of: impl FnMut(usize) -> &'a [NarrowEntry]) -> AdjBase {
+        let mut base = AdjBase::default();
+        let total: usize = (0..LEAF_SIZE).map(|slot| entries_of(slot).len()).sum();
+        let mut groups: Vec<Group> = Vec::new();
+        let mut nbr: Vec<u32> = Vec::with_capacity(total);
+        let mut rel: Vec<u32> = Vec::with_capacity(total);
+        for slot in 0..LEAF_SIZE {
+            let first_group = groups.len();
+            for e in entries_of(slot) {
+                if groups.len() == first_group || groups.last().expect("group exists").ty.0 != e.ty {
+                    groups.push(Group { ty: TypeId(e.ty), end: nbr.len() as u32 });
+                }
+                nbr.push(e.nbr);
+                rel.push(e.rel);
+                groups.last_mut().expect("group exists").end += 1;
+            }
+            base.node_groups[slot + 1] = groups.len() as u32;
+        }
+        base.groups = groups.into_boxed_slice();
+        base.nbr = IdVec::Narrow(nbr.into_boxed_slice());
+        base.rel = IdVec::Narrow(rel.into_boxed_slice());
         base
     }
 

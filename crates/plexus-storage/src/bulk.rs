@@ -8,7 +8,7 @@ use crate::adjacency::{AdjBase, AdjEntry, AdjLeaf};
 use crate::error::{Result, StorageError};
 use crate::graph::{GraphState, RelRecord};
 use crate::ids::{LabelId, NodeId, PropKeyId};
-use crate::records::{Labels, PropMap, BITS_PER_LEAF};
+use crate::records::{BitLeaf, Labels, PropMap, BITS_PER_LEAF};
 use crate::{LEAF_BITS, LEAF_SIZE};
 
 /// A node to load.
@@ -33,66 +33,152 @@ pub fn build_state(
 ) -> Result<GraphState> {
     let mut state = GraphState::new();
     state.version = version;
-    nodes.sort_unstable_by_key(|n| n.id);
-    rels.sort_unstable_by_key(|r| r.rec.id);
+    // Importers and checkpoints hand records over in id order already: checking is one pass, sorting is not.
+    if !nodes.is_sorted_by_key(|n| n.id) {
+        nodes.sort_unstable_by_key(|n| n.id);
+    }
+    if !rels.is_sorted_by_key(|r| r.rec.id) {
+        rels.sort_unstable_by_key(|r| r.rec.id);
+    }
     if let Some(w) = nodes.windows(2).find(|w| w[0].id == w[1].id) {
         return Err(StorageError::ConstraintViolation(format!("{} appears twice", w[0].id)));
     }
     if let Some(w) = rels.windows(2).find(|w| w[0].rec.id == w[1].rec.id) {
         return Err(StorageError::ConstraintViolation(format!("{} appears twice", w[0].rec.id)));
     }
-    let mut label_bits: Vec<crate::graph::LabelIndex> = Vec::new();
-    for n in nodes {
-        let (leaf_index, slot) = (n.id.0 >> LEAF_BITS, (n.id.0 as usize) & (LEAF_SIZE - 1));
-        for &l in &n.labels {
-            if label_bits.len() <= l.0 as usize {
-                label_bits.resize_with(l.0 as usize + 1, Default::default);
-            }
-            let index = &mut label_bits[l.0 as usize];
-            let bit = (n.id.0 % BITS_PER_LEAF as u64) as usize;
-            index.bits.get_mut(n.id.0 / BITS_PER_LEAF as u64).0[bit / 64] |= 1 << (bit % 64);
-            index.count += 1;
+    let live = fill_nodes(&mut state, nodes);
+    let exists = |n: NodeId| match &live {
+        Some(live) => {
+            live.get((n.0 >> LEAF_BITS) as usize).is_some_and(|w| w >> (n.0 & (LEAF_SIZE as u64 - 1)) & 1 == 1)
         }
-        let leaf = state.nodes.get_mut(leaf_index);
-        leaf.live |= 1 << slot;
-        if !n.labels.is_empty() {
-            *leaf.labels_mut(slot) = n.labels;
-        }
-        if n.props.is_some() {
-            *leaf.props_mut(slot) = n.props;
-        }
-        state.node_count += 1;
-    }
-    state.labels = Arc::new(label_bits);
+        None => state.node_exists(n),
+    };
     for r in &rels {
         for end in [r.rec.src, r.rec.dst] {
-            if !state.node_exists(end) {
+            if !exists(end) {
                 return Err(StorageError::NodeNotFound(end));
             }
         }
     }
     let node_bound = state.node_id_bound() as usize;
-    install_adjacency(&mut state, &rels, node_bound, true);
-    install_adjacency(&mut state, &rels, node_bound, false);
-    for r in rels {
-        let (leaf_index, slot) = (r.rec.id.0 >> LEAF_BITS, (r.rec.id.0 as usize) & (LEAF_SIZE - 1));
-        let leaf = state.rels.get_mut(leaf_index);
-        leaf.ensure_slots();
-        leaf.live |= 1 << slot;
-        leaf.ty[slot] = r.rec.ty;
-        leaf.set_ends(slot, r.rec.src.0, r.rec.dst.0);
-        if r.props.is_some() {
-            *leaf.props_mut(slot) = r.props;
+    let narrow = node_bound <= 1 << 32 && rels.last().is_none_or(|r| r.rec.id.0 <= u32::MAX as u64);
+    if narrow {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (out, inc) = crate::bulk_adjacency::build_both(&Records(&rels), node_bound, threads);
+        for (built, outgoing) in [(out, true), (inc, false)] {
+            for l in built {
+                let leaf = state.nodes.get_mut(l.leaf);
+                leaf.loops |= l.loops;
+                *(if outgoing { &mut leaf.out } else { &mut leaf.inc }) = AdjLeaf::from_base(l.base);
+            }
         }
-        state.rel_count += 1;
+    } else {
+        install_adjacency(&mut state, &rels, node_bound, true);
+        install_adjacency(&mut state, &rels, node_bound, false);
     }
+    fill_rels(&mut state, rels);
     for &(label, key) in unique_keys {
         state.apply(&crate::ops::Op::DeclareUniqueKey { label, key })?;
     }
     Ok(state)
 }
 
-/// Fills every node leaf's adjacency base for one direction: a counting sort of the relationships by node (two
+/// Relationship records as the bulk adjacency builder reads them (only used when every id fits 32 bits).
+struct Records<'a>(&'a [RelInput]);
+
+impl crate::bulk_adjacency::EdgeSource for Records<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    #[inline]
+    fn edge(&self, i: usize) -> (u32, u32, u32, u32) {
+        let r = &self.0[i].rec;
+        (r.src.0 as u32, r.dst.0 as u32, r.ty.0, r.id.0 as u32)
+    }
+}
+
+/// Fills the node leaves and label bitmaps from nodes sorted by id, one leaf at a time. Returns each leaf's live
+/// mask by leaf index, for checking relationship ends without walking the spine, unless ids are too sparse for
+/// a flat table.
+fn fill_nodes(state: &mut GraphState, nodes: Vec<NodeInput>) -> Option<Vec<u64>> {
+    let leaves = nodes.last().map_or(0, |n| (n.id.0 >> LEAF_BITS) + 1);
+    let mut live = (leaves <= 4 * (nodes.len() as u64 / LEAF_SIZE as u64 + 1024)).then(Vec::new);
+    if let Some(live) = &mut live {
+        live.resize(leaves as usize, 0);
+    }
+    // One bitmap leaf per label is filled at a time and stored when the ids move past it (ids only grow).
+    struct Pending {
+        leaf: u64,
+        bits: BitLeaf,
+    }
+    let mut label_bits: Vec<crate::graph::LabelIndex> = Vec::new();
+    let mut pending: Vec<Option<Pending>> = Vec::new();
+    let mut nodes = nodes.into_iter().peekable();
+    while let Some(first) = nodes.peek() {
+        let leaf_index = first.id.0 >> LEAF_BITS;
+        let leaf = state.nodes.get_mut(leaf_index);
+        while let Some(n) = nodes.next_if(|n| n.id.0 >> LEAF_BITS == leaf_index) {
+            let slot = (n.id.0 as usize) & (LEAF_SIZE - 1);
+            for &l in &n.labels {
+                let l = l.0 as usize;
+                if label_bits.len() <= l {
+                    label_bits.resize_with(l + 1, Default::default);
+                    pending.resize_with(l + 1, || None);
+                }
+                let bit_leaf = n.id.0 / BITS_PER_LEAF as u64;
+                if pending[l].as_ref().is_some_and(|p| p.leaf != bit_leaf) {
+                    let p = pending[l].take().expect("pending leaf");
+                    *label_bits[l].bits.get_mut(p.leaf) = p.bits;
+                }
+                let p = pending[l].get_or_insert_with(|| Pending { leaf: bit_leaf, bits: BitLeaf::default() });
+                let bit = (n.id.0 % BITS_PER_LEAF as u64) as usize;
+                p.bits.0[bit / 64] |= 1 << (bit % 64);
+                label_bits[l].count += 1;
+            }
+            leaf.live |= 1 << slot;
+            if !n.labels.is_empty() {
+                *leaf.labels_mut(slot) = n.labels;
+            }
+            if n.props.is_some() {
+                *leaf.props_mut(slot) = n.props;
+            }
+            state.node_count += 1;
+        }
+        if let Some(live) = &mut live {
+            live[leaf_index as usize] = leaf.live;
+        }
+    }
+    for (l, p) in pending.into_iter().enumerate() {
+        if let Some(p) = p {
+            *label_bits[l].bits.get_mut(p.leaf) = p.bits;
+        }
+    }
+    state.labels = Arc::new(label_bits);
+    live
+}
+
+/// Fills the relationship leaves from relationships sorted by id, one leaf at a time.
+fn fill_rels(state: &mut GraphState, rels: Vec<RelInput>) {
+    let mut rels = rels.into_iter().peekable();
+    while let Some(first) = rels.peek() {
+        let leaf_index = first.rec.id.0 >> LEAF_BITS;
+        let leaf = state.rels.get_mut(leaf_index);
+        leaf.ensure_slots();
+        while let Some(r) = rels.next_if(|r| r.rec.id.0 >> LEAF_BITS == leaf_index) {
+            let slot = (r.rec.id.0 as usize) & (LEAF_SIZE - 1);
+            leaf.live |= 1 << slot;
+            leaf.ty[slot] = r.rec.ty;
+            leaf.set_ends(slot, r.rec.src.0, r.rec.dst.0);
+            if r.props.is_some() {
+                *leaf.props_mut(slot) = r.props;
+            }
+            state.rel_count += 1;
+        }
+    }
+}
+
+/// Fills every node leaf's adjacency base for one direction (ids wider than 32 bits): a counting sort of the relationships by node (two
 /// linear passes), then a sort of each node's own short run by (type, neighbour, id).
 fn install_adjacency(state: &mut GraphState, rels: &[RelInput], node_bound: usize, outgoing: bool) {
     let ends = |r: &RelInput| if outgoing { (r.rec.src.0, r.rec.dst.0) } else { (r.rec.dst.0, r.rec.src.0) };

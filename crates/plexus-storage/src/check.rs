@@ -105,7 +105,7 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
         }
     }
     for u in state.unique.iter() {
-        for (value, &id) in u.map.iter() {
+        u.map.for_each(|value, id| {
             let node = NodeId(id);
             if !state.node_has_label(node, u.label) || state.node_prop(node, u.key) != Some(value) {
                 push(format!(
@@ -113,7 +113,7 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
                     u.label.0, u.key.0
                 ));
             }
-        }
+        });
         let _ = state.visit_label::<()>(u.label, |n| {
             if let Some(v) = state.node_prop(n, u.key) {
                 if u.map.get(v) != Some(&n.0) {

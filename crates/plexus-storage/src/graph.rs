@@ -32,7 +32,7 @@ pub struct LabelIndex {
 pub struct UniqueIndex {
     pub label: LabelId,
     pub key: PropKeyId,
-    pub map: imbl::HashMap<Value, u64>,
+    pub map: crate::keymap::KeyMap,
 }
 
 /// A relationship as seen from one of its ends.
@@ -893,22 +893,18 @@ impl GraphState {
                 label.0, existing.key.0
             )));
         }
-        let mut map = imbl::HashMap::new();
-        let mut duplicate = None;
-        let _ = self.visit_label(label, |n| {
+        let mut entries = Vec::new();
+        let _ = self.visit_label::<()>(label, |n| {
             if let Some(v) = self.node_prop(n, key) {
-                if let Some(other) = map.insert(v.clone(), n.0) {
-                    duplicate = Some((other, n.0, v.clone()));
-                    return ControlFlow::Break(());
-                }
+                entries.push((v.clone(), n.0));
             }
             ControlFlow::Continue(())
         });
-        if let Some((a, b, v)) = duplicate {
-            return Err(StorageError::ConstraintViolation(format!(
+        let map = crate::keymap::KeyMap::build(entries).map_err(|(a, b, v)| {
+            StorageError::ConstraintViolation(format!(
                 "cannot declare the unique key: nodes {a} and {b} share the value {v:?}"
-            )));
-        }
+            ))
+        })?;
         Arc::make_mut(&mut self.unique).push(UniqueIndex { label, key, map });
         Ok(())
     }

@@ -11,6 +11,7 @@
 
 pub mod adjacency;
 pub mod bulk;
+mod bulk_adjacency;
 pub mod catalog;
 pub mod check;
 pub mod checkpoint;
@@ -20,7 +21,9 @@ pub mod fxhash;
 pub mod graph;
 pub mod ids;
 pub mod idvec;
+pub mod image;
 pub mod index;
+pub mod keymap;
 pub mod ops;
 pub mod pset;
 pub mod pvec;

@@ -198,6 +198,33 @@ impl<L: Clone + Default> PVec<L> {
         }
     }
 
+    /// Calls `f` with every present leaf whose index is in `range`, in order (a part of a parallel scan).
+    pub fn for_each_in<'a>(&'a self, range: std::ops::Range<u64>, mut f: impl FnMut(u64, &'a L)) {
+        fn walk<'a, L>(
+            b: &'a Branch<L>,
+            level: u32,
+            base: u64,
+            range: &std::ops::Range<u64>,
+            f: &mut impl FnMut(u64, &'a L),
+        ) {
+            let span_bits = FANOUT_BITS * level;
+            for (slot, child) in b.children.iter().enumerate() {
+                let index = base | ((slot as u64) << span_bits);
+                if index >= range.end || index + (1u64 << span_bits) <= range.start {
+                    continue;
+                }
+                match child {
+                    None => {}
+                    Some(Child::Leaf(l)) => f(index, l),
+                    Some(Child::Branch(c)) => walk(c, level - 1, index, range, f),
+                }
+            }
+        }
+        if let Some(root) = &self.root {
+            walk(root, self.height, 0, &range, &mut f);
+        }
+    }
+
     /// Indexes of present leaves at or after `from`, in order (for resumable scans).
     pub fn next_leaf_at_or_after(&self, from: u64) -> Option<u64> {
         fn walk<L>(b: &Branch<L>, level: u32, base: u64, from: u64) -> Option<u64> {
@@ -262,6 +289,22 @@ mod tests {
                 }
                 prop_assert_eq!(snap.last_leaf(), m.keys().next_back().copied());
             }
+        }
+
+        #[test]
+        fn range_scans_see_exactly_the_leaves_in_range(
+            keys in proptest::collection::btree_set(0u64..100_000, 0..100),
+            start in 0u64..110_000,
+            len in 0u64..50_000,
+        ) {
+            let mut v: PVec<u64> = PVec::new();
+            for &k in &keys {
+                *v.get_mut(k) = k;
+            }
+            let mut seen = Vec::new();
+            v.for_each_in(start..start + len, |i, l| seen.push((i, *l)));
+            let expected: Vec<_> = keys.range(start..start + len).map(|&k| (k, k)).collect();
+            prop_assert_eq!(seen, expected);
         }
     }
 }

@@ -320,9 +320,11 @@ fn checkpoint_bodies_never_panic() {
 
 #[test]
 fn checkpoint_body_with_an_absurd_label_is_refused() {
-    // No tokens, no keys, one node (id 0) with one label, u32::MAX: its label index would need 128 GiB.
-    let body = [0u8, 0, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0];
-    assert!(decode_body(&body, &Catalog::new(), 1).is_err());
+    // No tokens, no keys, one segment of one node (id 0) with one label, u32::MAX: its label index would need
+    // 128 GiB. Then no relationships, no relationship properties, no indexes.
+    let body = [0u8, 0, 1, 1, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 1, 0, 1, 0, 0];
+    let err = decode_body(&body, &Catalog::new(), 1).err().expect("refused");
+    assert!(err.0.contains("not in the catalog"), "{}", err.0);
 }
 
 #[test]

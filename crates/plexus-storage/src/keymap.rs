@@ -1,0 +1,236 @@
+//! The map behind a unique key: property value → node id, persistent like the rest of a snapshot.
+//!
+//! A persistent hash trie per key costs an allocation per few entries and dozens of bytes per entry, and
+//! building one for millions of imported nodes took seconds. Here the bulk of the entries sits in an immutable
+//! open-addressing table built in one pass (two cache misses per probe: the slot, then the entry), shared by
+//! every snapshot; changes since it was built sit in a small persistent map on top (a value newly taken, or a
+//! value of the table released). When the changes outgrow a fraction of the table, the next change folds them
+//! into a new table, so the cost of a fold is amortised over the changes that made it necessary.
+//!
+//! Values come from users, so the table hashes with a randomly keyed SipHash (`RandomState`), as the
+//! persistent map does, and a crafted set of keys cannot make probes degrade.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+
+use crate::value::Value;
+
+/// The value → node map of one unique key.
+#[derive(Clone, Default)]
+pub struct KeyMap {
+    base: Arc<Table>,
+    /// Changes since `base` was built: `Some(node)` takes a value, `None` releases one the table holds.
+    delta: imbl::HashMap<Value, Option<u64>>,
+}
+
+/// An immutable open-addressing table with linear probing.
+#[derive(Default)]
+struct Table {
+    hasher: RandomState,
+    entries: Box<[(Value, u64)]>,
+    /// Index + 1 into `entries`, 0 for an empty slot; a power of two long, at most half full.
+    slots: Box<[u32]>,
+}
+
+impl Table {
+    /// Builds a table; on a repeated value returns the two nodes that share it and the value.
+    fn build(entries: Vec<(Value, u64)>) -> Result<Table, (u64, u64, Value)> {
+        let hasher = RandomState::new();
+        let len = (entries.len() * 2).next_power_of_two().max(16);
+        let mut slots = vec![0u32; len].into_boxed_slice();
+        let mask = len - 1;
+        for (i, (value, node)) in entries.iter().enumerate() {
+            let mut at = hasher.hash_one(value) as usize & mask;
+            loop {
+                match slots[at] {
+                    0 => {
+                        slots[at] = i as u32 + 1;
+                        break;
+                    }
+                    taken => {
+                        let (other_value, other) = &entries[taken as usize - 1];
+                        if other_value == value {
+                            return Err((*other, *node, value.clone()));
+                        }
+                    }
+                }
+                at = (at + 1) & mask;
+            }
+        }
+        Ok(Table { hasher, entries: entries.into_boxed_slice(), slots })
+    }
+
+    #[inline]
+    fn get(&self, value: &Value) -> Option<&u64> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = self.hasher.hash_one(value) as usize & mask;
+        loop {
+            match self.slots[at] {
+                0 => return None,
+                i => {
+                    let (v, node) = &self.entries[i as usize - 1];
+                    if v == value {
+                        return Some(node);
+                    }
+                }
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+impl KeyMap {
+    /// Tables index entries with 32 bits; beyond that everything stays in the persistent map.
+    const TABLE_LIMIT: usize = u32::MAX as usize - 1;
+
+    pub fn new() -> KeyMap {
+        KeyMap::default()
+    }
+
+    /// Builds a map from `(value, node)` pairs in one pass; on a repeated value returns the two nodes that share
+    /// it and the value.
+    pub fn build(entries: Vec<(Value, u64)>) -> Result<KeyMap, (u64, u64, Value)> {
+        if entries.len() > Self::TABLE_LIMIT {
+            let mut map = KeyMap::new();
+            for (value, node) in entries {
+                if let Some(&other) = map.get(&value) {
+                    return Err((other, node, value));
+                }
+                map.delta.insert(value, Some(node));
+            }
+            return Ok(map);
+        }
+        Ok(KeyMap { base: Arc::new(Table::build(entries)?), delta: imbl::HashMap::new() })
+    }
+
+    /// The node holding `value`.
+    #[inline]
+    pub fn get(&self, value: &Value) -> Option<&u64> {
+        if !self.delta.is_empty() {
+            if let Some(change) = self.delta.get(value) {
+                return change.as_ref();
+            }
+        }
+        self.base.get(value)
+    }
+
+    /// Maps `value` to `node`.
+    pub fn insert(&mut self, value: Value, node: u64) {
+        if self.base.get(&value) == Some(&node) {
+            self.delta.remove(&value);
+        } else {
+            self.delta.insert(value, Some(node));
+        }
+        self.fold_if_large();
+    }
+
+    /// Unmaps `value`.
+    pub fn remove(&mut self, value: &Value) {
+        if self.base.get(value).is_some() {
+            self.delta.insert(value.clone(), None);
+        } else {
+            self.delta.remove(value);
+        }
+        self.fold_if_large();
+    }
+
+    /// Number of values mapped.
+    pub fn len(&self) -> usize {
+        let mut n = self.base.entries.len();
+        for (value, change) in self.delta.iter() {
+            match (self.base.get(value).is_some(), change.is_some()) {
+                (true, false) => n -= 1,
+                (false, true) => n += 1,
+                _ => {}
+            }
+        }
+        n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with every `(value, node)` mapped, in no particular order.
+    pub fn for_each(&self, mut f: impl FnMut(&Value, u64)) {
+        for (value, node) in self.base.entries.iter() {
+            if !self.delta.contains_key(value) {
+                f(value, *node);
+            }
+        }
+        for (value, change) in self.delta.iter() {
+            if let Some(node) = change {
+                f(value, *node);
+            }
+        }
+    }
+
+    fn fold_if_large(&mut self) {
+        if self.delta.len() <= 1024 + self.base.entries.len() / 2 {
+            return;
+        }
+        let mut entries = Vec::with_capacity(self.base.entries.len() + self.delta.len());
+        self.for_each(|value, node| entries.push((value.clone(), node)));
+        if entries.len() > Self::TABLE_LIMIT {
+            return;
+        }
+        *self = KeyMap::build(entries).expect("a map's entries are distinct values");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_map_across_folds_and_clones(
+            initial in proptest::collection::hash_map(0i64..5000, 0u64..100, 0..300),
+            ops in proptest::collection::vec((0i64..5000, proptest::option::of(0u64..100)), 0..3000),
+        ) {
+            let mut map = KeyMap::build(initial.iter().map(|(&k, &v)| (Value::Int(k), v)).collect()).unwrap();
+            let mut model: HashMap<i64, u64> = initial.clone();
+            let mut snapshots = Vec::new();
+            for (i, (key, node)) in ops.into_iter().enumerate() {
+                match node {
+                    Some(node) => {
+                        map.insert(Value::Int(key), node);
+                        model.insert(key, node);
+                    }
+                    None => {
+                        map.remove(&Value::Int(key));
+                        model.remove(&key);
+                    }
+                }
+                if i % 500 == 0 {
+                    snapshots.push((map.clone(), model.clone()));
+                }
+            }
+            snapshots.push((map, model));
+            for (map, model) in snapshots {
+                prop_assert_eq!(map.len(), model.len());
+                for key in 0..5000 {
+                    prop_assert_eq!(map.get(&Value::Int(key)), model.get(&key));
+                }
+                let mut seen = HashMap::new();
+                map.for_each(|v, n| {
+                    let Value::Int(k) = v else { panic!("only integer keys") };
+                    assert!(seen.insert(*k, n).is_none(), "{k} listed twice");
+                });
+                prop_assert_eq!(seen, model);
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_value_is_refused_with_both_nodes() {
+        let entries = vec![(Value::from("a"), 1), (Value::from("b"), 2), (Value::from("a"), 3)];
+        let (first, second, value) = KeyMap::build(entries).err().expect("a repeated value");
+        assert_eq!((first, second, value), (1, 3, Value::from("a")));
+    }
+}
