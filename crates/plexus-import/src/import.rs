@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plexus_storage::bulk::{build_state, NodeInput, RelInput};
+use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::records::{Labels, PropMap};
-use plexus_storage::{Catalog, NodeId, RelId, RelRecord, Store, Value};
+use plexus_storage::{Catalog, Store, Value};
 
 use crate::edgelist::{self, EdgeList, Format, VertexIds};
 
@@ -144,10 +143,10 @@ pub fn import_edge_lists(
     let lists = parse_edge_files(files, options, &mut summary, &mut progress)?;
     let start = Instant::now();
     let catalog = Catalog::new();
-    let (state_nodes, state_rels, keys) = to_records(&catalog, lists, options)?;
-    summary.nodes = state_nodes.len() as u64;
-    summary.relationships = state_rels.len() as u64;
-    let state = build_state(1, state_nodes, state_rels, &keys).map_err(ImportError::Storage)?;
+    let graph = to_edge_list_graph(&catalog, lists, options)?;
+    summary.nodes = graph.keys.len() as u64;
+    summary.relationships = graph.src.len() as u64;
+    let state = build_edge_list(1, graph).map_err(ImportError::Storage)?;
     summary.build = start.elapsed();
     progress(&format!(
         "built {} nodes and {} relationships in {:.2?}",
@@ -191,13 +190,12 @@ pub(crate) fn parse_edge_files(
     Ok(lists)
 }
 
-type Records = (Vec<NodeInput>, Vec<RelInput>, Vec<(plexus_storage::LabelId, plexus_storage::PropKeyId)>);
-
-pub(crate) fn to_records(
+/// The parsed edge lists as one keyed edge-list graph (several files are numbered through their external ids).
+pub(crate) fn to_edge_list_graph(
     catalog: &Catalog,
     lists: Vec<EdgeList>,
     options: &EdgeImport,
-) -> Result<Records, ImportError> {
+) -> Result<EdgeListGraph, ImportError> {
     let label = catalog.label(&options.label);
     let key = catalog.prop_key(&options.key);
     let ty = catalog.rel_type(&options.rel_type);
@@ -238,41 +236,41 @@ pub(crate) fn to_records(
         }
         (keys, numbering)
     };
-    let nodes: Vec<NodeInput> = vertices
+    let keys: Vec<Value> = vertices
         .into_iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let value = match k {
-                VertexKey::Int(v) => Value::Int(v),
-                VertexKey::Str(s) => Value::String(Arc::from(&*s)),
-            };
-            let mut labels = Labels::new();
-            labels.push(label);
-            NodeInput { id: NodeId(i as u64), labels, props: Some(Arc::new(PropMap::from_pairs(vec![(key, value)]))) }
+        .map(|k| match k {
+            VertexKey::Int(v) => Value::Int(v),
+            VertexKey::Str(s) => Value::String(Arc::from(&*s)),
         })
         .collect();
-    let total: usize = lists.iter().map(|l| l.src.len() * if options.undirected { 2 } else { 1 }).sum();
-    let mut rels: Vec<RelInput> = Vec::with_capacity(total);
-    for (list, numbers) in lists.iter().zip(&numbering) {
-        let map = |v: u32| if numbers.is_empty() { v as u64 } else { numbers[v as usize] as u64 };
-        for i in 0..list.src.len() {
-            let (s, d) = (map(list.src[i]), map(list.dst[i]));
-            let props =
-                list.weight.as_ref().map(|w| Arc::new(PropMap::from_pairs(vec![(weight_key, Value::Float(w[i]))])));
-            let mut push = |src: u64, dst: u64| {
-                let id = RelId(rels.len() as u64);
-                rels.push(RelInput {
-                    rec: RelRecord { id, ty, src: NodeId(src), dst: NodeId(dst) },
-                    props: props.clone(),
-                });
-            };
-            push(s, d);
-            if options.undirected && s != d {
-                push(d, s);
+    let weighted = lists.iter().any(|l| l.weight.is_some());
+    let single = lists.len() == 1 && !options.undirected;
+    let (src, dst, weight) = if single {
+        // One file, one direction: its columns are the graph's.
+        let list = lists.into_iter().next().expect("one list");
+        (list.src, list.dst, list.weight)
+    } else {
+        let total: usize = lists.iter().map(|l| l.src.len() * if options.undirected { 2 } else { 1 }).sum();
+        let (mut src, mut dst) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        let mut weight = weighted.then(|| Vec::with_capacity(total));
+        for (list, numbers) in lists.iter().zip(&numbering) {
+            let map = |v: u32| if numbers.is_empty() { v } else { numbers[v as usize] };
+            for i in 0..list.src.len() {
+                let (s, d) = (map(list.src[i]), map(list.dst[i]));
+                let w = list.weight.as_ref().map_or(f64::NAN, |w| w[i]);
+                let ends: &[(u32, u32)] = if options.undirected && s != d { &[(s, d), (d, s)] } else { &[(s, d)] };
+                for &(a, b) in ends {
+                    src.push(a);
+                    dst.push(b);
+                    if let Some(weight) = &mut weight {
+                        weight.push(w);
+                    }
+                }
             }
         }
-    }
-    Ok((nodes, rels, vec![(label, key)]))
+        (src, dst, weight)
+    };
+    Ok(EdgeListGraph { label, key, keys, ty, src, dst, weight: weight.map(|w| (weight_key, w)) })
 }
 
 #[cfg(test)]

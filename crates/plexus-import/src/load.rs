@@ -16,7 +16,9 @@ use plexus_storage::fxhash::FxHashSet;
 use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, RelId, RelRecord, Store, Value};
 
 use crate::edgelist::{BadLine, ParseError};
-use crate::import::{parse_edge_files, prepare_target, read_input, to_records, EdgeImport, ImportError, ImportSummary};
+use crate::import::{
+    parse_edge_files, prepare_target, read_input, to_edge_list_graph, EdgeImport, ImportError, ImportSummary,
+};
 use crate::nodes_rels::{parse_node_group, parse_rel_group, CsvOptions, IdMaps, Input, NodeFiles, NodeGroup, RelFiles};
 use crate::progress::Progress;
 
@@ -286,7 +288,9 @@ fn add_edge_lists(
     }
     let lists = parse_edge_files(&spec.edges, &spec.edge_options, summary, &mut |_| {})?;
     let start = Instant::now();
-    let (edge_nodes, edge_rels, edge_keys) = to_records(catalog, lists, &spec.edge_options)?;
+    let graph = to_edge_list_graph(catalog, lists, &spec.edge_options)?;
+    let edge_keys = [(graph.label, graph.key)];
+    let (edge_nodes, edge_rels) = graph.into_records();
     let (node_base, rel_base) = (nodes.len() as u64, rels.len() as u64);
     nodes.extend(edge_nodes.into_iter().map(|mut n| {
         n.id = NodeId(n.id.0 + node_base);

@@ -7,19 +7,17 @@
 //! transaction. Everything here runs without the GIL, on slices borrowed from the caller's arrays.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use numpy::PyUntypedArrayMethods;
 use plexus::value::Value;
-use plexus::{EdgeUpsert, Error as StorageError, LabelId, NodeId, PropKeyId, RelId, RelRecord, UpsertCounts, WriteTxn};
+use plexus::{EdgeUpsert, Error as StorageError, LabelId, NodeId, PropKeyId, UpsertCounts, WriteTxn};
 use plexus_import::edgelist::{self, Format, IdType, VertexIds};
 use plexus_import::import::{read_input, ImportError};
 use plexus_import::load::{GraphImport, Mode};
 use plexus_import::nodes_rels::{CsvOptions, NodeFiles, RelFiles};
 use plexus_import::progress::Progress;
-use plexus_storage::bulk::{build_state, NodeInput, RelInput};
+use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::records::{Labels, PropMap};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
@@ -121,27 +119,17 @@ fn load_bulk(db: &plexus::Database, g: &Numbered, weight: Option<&[f64]>, names:
     let catalog = store.catalog();
     let (label, key, ty) = (catalog.label(names.0), catalog.prop_key(names.1), catalog.rel_type(names.2));
     let wkey = catalog.prop_key(names.3);
-    let nodes: Vec<NodeInput> = g
-        .vertices
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let mut labels = Labels::new();
-            labels.push(label);
-            NodeInput {
-                id: NodeId(i as u64),
-                labels,
-                props: Some(Arc::new(PropMap::from_pairs(vec![(key, v.clone())]))),
-            }
-        })
-        .collect();
-    let rels: Vec<RelInput> = (0..g.src.len())
-        .map(|i| RelInput {
-            rec: RelRecord { id: RelId(i as u64), ty, src: NodeId(g.src[i].into()), dst: NodeId(g.dst[i].into()) },
-            props: weight.map(|w| Arc::new(PropMap::from_pairs(vec![(wkey, Value::Float(w[i]))]))),
-        })
-        .collect();
-    let state = build_state(0, nodes, rels, &[(label, key)])?;
+    // The columns are copied: the transactional path still needs them if another writer got there first.
+    let graph = EdgeListGraph {
+        label,
+        key,
+        keys: g.vertices.clone(),
+        ty,
+        src: g.src.clone(),
+        dst: g.dst.clone(),
+        weight: weight.map(|w| (wkey, w.to_vec())),
+    };
+    let state = build_edge_list(0, graph)?;
     store.load_bulk(state)?;
     Ok(Loaded { nodes: g.vertices.len() as u64, relationships: g.src.len() as u64, bulk: true })
 }
