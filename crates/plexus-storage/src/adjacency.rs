@@ -134,6 +134,21 @@ impl AdjBase {
         base
     }
 
+    /// Gives this base's relationships new ids `*next, *next + 1, ...` in entry order, calling `f(slot, neighbour,
+    /// old id)` for each first (the bulk loader numbers an edge list's relationships in source order this way).
+    pub(crate) fn renumber_rels(&mut self, next: &mut u64, mut f: impl FnMut(usize, u64, u64)) {
+        for slot in 0..LEAF_SIZE {
+            for g in self.groups(slot) {
+                for i in self.group_range(g) {
+                    f(slot, self.nbr.get(i), self.rel.get(i));
+                }
+            }
+        }
+        let ids: Vec<u64> = (*next..*next + self.rel.len() as u64).collect();
+        *next += ids.len() as u64;
+        self.rel = IdVec::from_vec(ids);
+    }
+
     #[inline]
     fn groups(&self, slot: usize) -> std::ops::Range<usize> {
         self.node_groups[slot] as usize..self.node_groups[slot + 1] as usize
