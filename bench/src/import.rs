@@ -121,3 +121,70 @@ pub fn patents(cfg: &Config) -> Table {
     ));
     t
 }
+
+/// I2: the human-brain-shaped edge list (`plexus generate human-brain`: edges in random order, as the command line
+/// writes them), imported through the same path as `plexus import --edges`.
+pub fn human_brain(cfg: &Config) -> Table {
+    use plexus_import::generate::{generate_file, Graph, Options, Preset};
+    let work = cfg.durable_dir.with_extension("import-brain");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("create the import work directory");
+    let csv = work.join("human-brain.csv");
+    let graph = Graph::Preset { preset: Preset::HumanBrain, scale: cfg.scale };
+    let options = Options { seed: cfg.seed, ..Options::default() };
+    let generated = generate_file(&graph, &options, &csv, &mut |_| {}).expect("generate the edge list");
+    let (nodes, edges) = (generated.nodes, generated.edges);
+
+    let (start, cpu) = (Instant::now(), crate::process_cpu_secs());
+    let bytes = read_input(&csv).expect("read the edge list");
+    let parsed = edgelist::parse(&bytes, &Format::default(), 0).expect("parse the edge list");
+    let (parse_secs, parse_cpu) = (start.elapsed().as_secs_f64(), crate::process_cpu_secs() - cpu);
+    assert_eq!(parsed.src.len() as u64, edges);
+    drop((parsed, bytes));
+
+    let db = work.join("db");
+    let rss_before = crate::report::rss_bytes();
+    reset_peak_rss();
+    let (start, cpu) = (Instant::now(), crate::process_cpu_secs());
+    let summary = import_edge_lists(&db, std::slice::from_ref(&csv), &EdgeImport::default(), |_| {}).expect("import");
+    let (import_secs, import_cpu) = (start.elapsed().as_secs_f64(), crate::process_cpu_secs() - cpu);
+    let peak = peak_rss();
+    let peak_growth = peak.saturating_sub(rss_before);
+    let on_disk = dir_size(&db);
+    let _ = std::fs::remove_dir_all(&work);
+
+    let mut t = Table::new("i2", "import the human-brain-shaped edge list");
+    t.setup.push(format!(
+        "`plexus generate human-brain` at scale {}: {nodes} vertices, {edges} edges in random order, {} bytes of \
+         CSV, in the repository target dir; `plexus import` defaults",
+        cfg.scale, generated.bytes
+    ));
+    t.setup.push(format!(
+        "phases of the import: read {:.2} s, parse {:.2} s, build {:.2} s, write {:.2} s",
+        summary.read.as_secs_f64(),
+        summary.parse.as_secs_f64(),
+        summary.build.as_secs_f64(),
+        summary.write.as_secs_f64()
+    ));
+    t.rows.push(Row::rate(
+        "import, end to end",
+        Rate::new(edges, import_secs, import_cpu),
+        "edges/s",
+        Target::AtLeast(5e6),
+    ));
+    t.rows.push(Row::rate("read + parse only", Rate::new(edges, parse_secs, parse_cpu), "edges/s", Target::Info));
+    t.rows.push(Row::new(
+        "peak resident memory of the process",
+        peak as f64 / (1u64 << 30) as f64,
+        "GiB",
+        Target::AtMost(6.0 * 1e9 / (1u64 << 30) as f64),
+    ));
+    t.rows.push(Row::new(
+        "peak memory growth during the import",
+        peak_growth as f64 / (1u64 << 30) as f64,
+        "GiB",
+        Target::Info,
+    ));
+    t.rows.push(Row::new("size on disk per relationship", on_disk as f64 / edges as f64, "bytes", Target::AtMost(5.0)));
+    t
+}

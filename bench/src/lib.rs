@@ -243,6 +243,9 @@ pub fn run_suite(cfg: &Config, suite: Suite) -> Report {
         if cfg.wants("i1") {
             emit(import::patents(cfg), &mut tables);
         }
+        if cfg.wants("i2") {
+            emit(import::human_brain(cfg), &mut tables);
+        }
     } else if suite == Suite::Storage && cfg.wants("w1") {
         emit(txns::create_empty_nodes(cfg), &mut tables);
     }

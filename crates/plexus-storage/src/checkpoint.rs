@@ -72,7 +72,7 @@ pub fn write(
     let parts = image::parts(state, threads);
     let compressed = image::parallel_map(&parts, threads, |part| {
         let raw = image::encode_part(state, catalog, part);
-        raw.chunks(BLOCK_RAW).map(|c| (c.len(), zstd::bulk::compress(c, 3))).collect::<Vec<_>>()
+        raw.chunks(BLOCK_RAW).map(|c| (c.len(), zstd::bulk::compress(c, 1))).collect::<Vec<_>>()
     });
     let mut out = Vec::new();
     out.extend_from_slice(&header(db_id, state.version(), next_node, next_rel));
