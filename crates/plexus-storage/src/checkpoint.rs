@@ -96,6 +96,9 @@ pub fn write(
     Ok((final_path, out.len() as u64))
 }
 
+/// One block to check and decompress: its number, compressed bytes, checksum and place in the image.
+type BlockWork<'a> = (usize, &'a [u8], u32, &'a mut [u8]);
+
 /// Reads and verifies a checkpoint; any damage is an error naming the file.
 pub fn load(path: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Loaded> {
     let bytes = read_file(path)?;
@@ -129,15 +132,16 @@ pub fn load(path: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Loaded> 
     let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
     let (version, next_node, next_rel) = (u64_at(24), u64_at(32), u64_at(40));
     let mut r = Reader::new(&bytes[HEADER_LEN..]);
-    let mut body = Vec::new();
-    let mut blocks = 0u32;
+    // Block headers first (lengths and checksums), then every block checked and decompressed in parallel into
+    // its place in one buffer sized up front.
+    let mut blocks: Vec<(usize, &[u8], u32)> = Vec::new();
     loop {
         let raw = r.u32_le().map_err(|e| corrupt(format!("truncated block header: {e}")))? as usize;
         let comp = r.u32_le().map_err(|e| corrupt(format!("truncated block header: {e}")))? as usize;
         let crc = r.u32_le().map_err(|e| corrupt(format!("truncated block header: {e}")))?;
         if raw == 0 && comp == 0 {
-            if crc != blocks {
-                return Err(corrupt(format!("end block counts {crc} blocks, found {blocks}")));
+            if crc as usize != blocks.len() {
+                return Err(corrupt(format!("end block counts {crc} blocks, found {}", blocks.len())));
             }
             break;
         }
@@ -145,18 +149,45 @@ pub fn load(path: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Loaded> 
             return Err(corrupt(format!("block of {raw} bytes exceeds the format's limit")));
         }
         let data = r.take(comp).map_err(|e| corrupt(format!("truncated block: {e}")))?;
-        if crc32fast::hash(data) != crc {
-            return Err(corrupt(format!("block {blocks} checksum mismatch")));
-        }
-        let raw_bytes = zstd::bulk::decompress(data, raw).map_err(|e| corrupt(format!("block {blocks}: {e}")))?;
-        if raw_bytes.len() != raw {
-            return Err(corrupt(format!("block {blocks} decompressed to the wrong size")));
-        }
-        body.extend_from_slice(&raw_bytes);
-        blocks += 1;
+        blocks.push((raw, data, crc));
     }
     if !r.is_empty() {
         return Err(corrupt(format!("{} unexpected bytes after the end block", r.remaining())));
+    }
+    let mut body = vec![0u8; blocks.iter().map(|b| b.0).sum()];
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, blocks.len().max(1));
+    let mut work: Vec<Vec<BlockWork>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut rest = &mut body[..];
+    for (i, &(raw, data, crc)) in blocks.iter().enumerate() {
+        let (place, tail) = std::mem::take(&mut rest).split_at_mut(raw);
+        rest = tail;
+        work[i % threads].push((i, data, crc, place));
+    }
+    let failures: Vec<(usize, String)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = work
+            .into_iter()
+            .map(|blocks| {
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for (i, data, crc, place) in blocks {
+                        if crc32fast::hash(data) != crc {
+                            failures.push((i, format!("block {i} checksum mismatch")));
+                            continue;
+                        }
+                        match zstd::bulk::decompress_to_buffer(data, place) {
+                            Ok(n) if n == place.len() => {}
+                            Ok(_) => failures.push((i, format!("block {i} decompressed to the wrong size"))),
+                            Err(e) => failures.push((i, format!("block {i}: {e}"))),
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("checkpoint decompression thread")).collect()
+    });
+    if let Some((_, message)) = failures.into_iter().min_by_key(|(i, _)| *i) {
+        return Err(corrupt(message));
     }
     let state =
         image::decode_body_format(&body, catalog, version, format).map_err(|e| corrupt(format!("graph body: {e}")))?;

@@ -129,6 +129,7 @@ pub fn put_value(buf: &mut Vec<u8>, v: &Value) {
 }
 
 /// A cursor over bytes being decoded.
+#[derive(Clone)]
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
-use crate::bulk::{build_state, NodeInput, RelInput};
+use crate::bulk::{build_state, build_state_packed, NodeInput, PackedRel, RelInput};
 use crate::catalog::{Catalog, TokenKind};
 use crate::codec::{put_ivarint, put_str, put_u8, put_value, put_varint, DecodeError, DecodeResult, Reader};
 use crate::graph::{GraphState, RelRecord};
@@ -267,12 +267,23 @@ pub(crate) fn decode_body_format(body: &[u8], catalog: &Catalog, version: u64, f
         keys.push((LabelId(r.u32v()?), PropKeyId(r.u32v()?)));
     }
     let nodes = decode_nodes(&mut r, label_tokens, segmented)?;
-    let mut rels = decode_rels(&mut r, segmented)?;
+    // Format 2 relationships decode packed (16 bytes each) unless some id needs more than 32 bits.
+    let mut rels = Rels::Records(Vec::new());
     if segmented {
-        if !rels.is_sorted_by_key(|r| r.rec.id) {
-            rels.sort_unstable_by_key(|r| r.rec.id);
+        let mut packed_reader = r.clone();
+        if let Some(packed) = decode_rels_packed(&mut packed_reader)? {
+            r = packed_reader;
+            rels = Rels::Packed(packed, read_rel_props(&mut r)?);
         }
-        attach_rel_props(&mut r, &mut rels)?;
+    }
+    if let Rels::Records(records) = &mut rels {
+        *records = decode_rels(&mut r, segmented)?;
+        if segmented {
+            if !records.is_sorted_by_key(|r| r.rec.id) {
+                records.sort_unstable_by_key(|r| r.rec.id);
+            }
+            attach_rel_props(&mut r, records)?;
+        }
     }
     let mut indexes = Vec::new();
     if !r.is_empty() {
@@ -289,7 +300,11 @@ pub(crate) fn decode_body_format(body: &[u8], catalog: &Catalog, version: u64, f
     if !r.is_empty() {
         return Err(DecodeError(format!("{} trailing bytes after the graph", r.remaining())));
     }
-    let mut state = build_state(version, nodes, rels, &keys).map_err(|e| DecodeError(e.to_string()))?;
+    let built = match rels {
+        Rels::Packed(rels, props) => build_state_packed(version, nodes, rels, props, &keys),
+        Rels::Records(rels) => build_state(version, nodes, rels, &keys),
+    };
+    let mut state = built.map_err(|e| DecodeError(e.to_string()))?;
     for (label, key) in indexes {
         state.apply(&crate::ops::Op::CreateIndex { label, key }).map_err(|e| DecodeError(e.to_string()))?;
     }
@@ -364,6 +379,60 @@ fn decode_rels(r: &mut Reader, segmented: bool) -> DecodeResult<Vec<RelInput>> {
         }
     }
     Ok(rels)
+}
+
+/// Decoded relationships: packed when every id fits 32 bits (with their properties apart), else records.
+enum Rels {
+    Packed(Vec<PackedRel>, Vec<(u64, Option<Arc<PropMap>>)>),
+    Records(Vec<RelInput>),
+}
+
+/// Format 2 relationships as packed records, or `None` when some id needs more than 32 bits.
+fn decode_rels_packed(r: &mut Reader) -> DecodeResult<Option<Vec<PackedRel>>> {
+    let mut rels = Vec::new();
+    let narrow = |v: u64| u32::try_from(v).ok();
+    for _ in 0..segments(r, true)? {
+        let n = r.count(4)?;
+        rels.reserve(n);
+        let (mut prev_src, mut prev_ty, mut prev_dst, mut next_id) = (0u64, u32::MAX, 0u64, 0u64);
+        for _ in 0..n {
+            let src_delta = r.varint()?;
+            let src = prev_src.checked_add(src_delta).ok_or_else(|| DecodeError("source id overflow".into()))?;
+            let ty = r.u32v()?;
+            let dst_field = r.varint()?;
+            let dst = if src_delta == 0 && ty == prev_ty {
+                prev_dst.checked_add(dst_field).ok_or_else(|| DecodeError("target id overflow".into()))?
+            } else {
+                dst_field
+            };
+            let id = next_id.wrapping_add(r.ivarint()? as u64);
+            let (Some(id32), Some(src32), Some(dst32)) = (narrow(id), narrow(src), narrow(dst)) else {
+                return Ok(None);
+            };
+            rels.push(PackedRel { id: id32, ty, src: src32, dst: dst32 });
+            (prev_src, prev_ty, prev_dst, next_id) = (src, ty, dst, id.wrapping_add(1));
+        }
+    }
+    Ok(Some(rels))
+}
+
+/// The relationship-property section: `(id, properties)` in id order.
+fn read_rel_props(r: &mut Reader) -> DecodeResult<Vec<(u64, Option<Arc<PropMap>>)>> {
+    let mut out = Vec::new();
+    let mut last: Option<u64> = None;
+    for _ in 0..segments(r, true)? {
+        let n = r.count(2)?;
+        let mut id = 0u64;
+        for _ in 0..n {
+            id = id.checked_add(r.varint()?).ok_or_else(|| DecodeError("relationship id overflow".into()))?;
+            if last.is_some_and(|l| id <= l) {
+                return Err(DecodeError("relationship property ids out of order".into()));
+            }
+            last = Some(id);
+            out.push((id, read_props(r)?));
+        }
+    }
+    Ok(out)
 }
 
 /// Reads the relationship-property section onto `rels`, which are sorted by id.
