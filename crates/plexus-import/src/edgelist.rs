@@ -401,10 +401,13 @@ fn int_pair(chunk: &[u8], pos: usize, sep: u8) -> Option<(i64, i64, usize, bool)
             if d > 9 {
                 break;
             }
+            if i - start == 18 {
+                return None;
+            }
             v = v * 10 + d as i64;
             i += 1;
         }
-        (i > start && i - start <= 18).then_some((v, i))
+        (i > start).then_some((v, i))
     };
     let (a, i) = number(pos)?;
     if chunk.get(i) != Some(&sep) {
