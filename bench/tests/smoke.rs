@@ -22,12 +22,16 @@ fn every_workload_runs_and_reports() {
     assert!(md.contains("## W7: resident memory") && md.contains("| pass/miss |"));
     assert!(!dir.exists(), "the durable workload cleans up after itself");
     let import = plexus_bench::run_suite(&cfg, plexus_bench::Suite::Import);
-    assert_eq!(import.tables.iter().map(|t| t.id).collect::<Vec<_>>(), ["i1"]);
-    for r in &import.tables[0].rows {
-        assert!(r.value.is_finite() && r.value >= 0.0, "i1 / {}: {}", r.name, r.value);
+    assert_eq!(import.tables.iter().map(|t| t.id).collect::<Vec<_>>(), ["i1", "i2"]);
+    for t in &import.tables {
+        for r in &t.rows {
+            assert!(r.value.is_finite() && r.value >= 0.0, "{} / {}: {}", t.id, r.name, r.value);
+        }
     }
     assert!(import.render(None).starts_with("# Plexus import benchmarks"));
-    assert!(!dir.with_extension("import").exists(), "the import workload cleans up after itself");
+    for work in ["import", "import-brain"] {
+        assert!(!dir.with_extension(work).exists(), "the {work} workload cleans up after itself");
+    }
     let cypher = plexus_bench::run_suite(&cfg, plexus_bench::Suite::Cypher);
     assert_eq!(cypher.tables.iter().map(|t| t.id).collect::<Vec<_>>(), ["c1", "c2", "c3"]);
     for t in &cypher.tables {

@@ -381,7 +381,7 @@ impl EdgeListGraph {
             .map(|(i, value)| NodeInput {
                 id: NodeId(i as u64),
                 labels: Labels::from_slice(&[label]),
-                props: Some(Arc::new(PropMap::from_pairs(vec![(key, value)]))),
+                props: Some(Arc::new(PropMap::single(key, value))),
             })
             .collect();
         let weight = self.weight.as_ref();
@@ -393,7 +393,7 @@ impl EdgeListGraph {
                     src: NodeId(self.src[i] as u64),
                     dst: NodeId(self.dst[i] as u64),
                 },
-                props: weight.map(|(k, w)| Arc::new(PropMap::from_pairs(vec![(*k, Value::Float(w[i]))]))),
+                props: weight.map(|(k, w)| Arc::new(PropMap::single(*k, Value::Float(w[i])))),
             })
             .collect();
         (nodes, rels)
@@ -461,7 +461,7 @@ pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState>
             leaf.ty[slot] = g.ty;
             leaf.set_ends(slot, g.src[i] as u64, g.dst[i] as u64);
             if let Some((k, w)) = &g.weight {
-                *leaf.props_mut(slot) = Some(Arc::new(PropMap::from_pairs(vec![(*k, Value::Float(w[i]))])));
+                *leaf.props_mut(slot) = Some(Arc::new(PropMap::single(*k, Value::Float(w[i]))));
             }
         }
     }
@@ -494,7 +494,7 @@ fn build_keyed_nodes(label: LabelId, key: PropKeyId, keys: Vec<Value>) -> KeyedN
             leaf.live |= 1 << slot;
             *leaf.labels_mut(slot) = Labels::from_slice(&[label]);
             let value = keys.next().expect("one key per vertex");
-            *leaf.props_mut(slot) = Some(Arc::new(PropMap::from_pairs(vec![(key, value)])));
+            *leaf.props_mut(slot) = Some(Arc::new(PropMap::single(key, value)));
         }
     }
     (nodes, labels, map)

@@ -12,9 +12,11 @@ use crate::LEAF_SIZE;
 pub type Labels = SmallVec<[LabelId; 2]>;
 
 /// A property map, sorted by key. Shared between snapshots; replaced, never mutated in place once published.
+/// One entry is stored inline: an imported node with only its key, or an edge with only its weight, is then one
+/// allocation (the shared pointer's) instead of two.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PropMap {
-    entries: Vec<(PropKeyId, Value)>,
+    entries: SmallVec<[(PropKeyId, Value); 1]>,
 }
 
 impl PropMap {
@@ -30,7 +32,16 @@ impl PropMap {
             }
         });
         pairs.retain(|p| !p.1.is_null());
-        PropMap { entries: pairs }
+        PropMap { entries: SmallVec::from_vec(pairs) }
+    }
+
+    /// A map of one property (nothing when `value` is null).
+    pub fn single(key: PropKeyId, value: Value) -> PropMap {
+        let mut entries = SmallVec::new();
+        if !value.is_null() {
+            entries.push((key, value));
+        }
+        PropMap { entries }
     }
 
     pub fn get(&self, key: PropKeyId) -> Option<&Value> {
