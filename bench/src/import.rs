@@ -52,6 +52,17 @@ fn write_csv(path: &Path, edges: &[(u32, u32)]) {
     std::fs::write(path, out).expect("write the edge list");
 }
 
+/// The setup line naming the time of each import phase.
+fn phases(summary: &plexus_import::import::ImportSummary) -> String {
+    format!(
+        "phases of the import: read {:.2} s, parse {:.2} s, build {:.2} s, write {:.2} s",
+        summary.read.as_secs_f64(),
+        summary.parse.as_secs_f64(),
+        summary.build.as_secs_f64(),
+        summary.write.as_secs_f64()
+    )
+}
+
 /// I1: the patents-shaped edge list.
 pub fn patents(cfg: &Config) -> Table {
     let nodes = cfg.scaled(PATENT_NODES, 1000);
@@ -91,13 +102,7 @@ pub fn patents(cfg: &Config) -> Table {
         "R-MAT edge list, {nodes} vertices, {edges} edges, sorted by source, {file_bytes} bytes of CSV, in the \
          repository target dir; `plexus import` defaults (label `Node` with unique key `id`, type `EDGE`)"
     ));
-    t.setup.push(format!(
-        "phases of the import: read {:.2} s, parse {:.2} s, build {:.2} s, write {:.2} s",
-        summary.read.as_secs_f64(),
-        summary.parse.as_secs_f64(),
-        summary.build.as_secs_f64(),
-        summary.write.as_secs_f64()
-    ));
+    t.setup.push(phases(&summary));
     t.rows.push(Row::rate(
         "import, end to end",
         Rate::new(edges, import_secs, import_cpu),
@@ -159,13 +164,7 @@ pub fn human_brain(cfg: &Config) -> Table {
          CSV, in the repository target dir; `plexus import` defaults",
         cfg.scale, generated.bytes
     ));
-    t.setup.push(format!(
-        "phases of the import: read {:.2} s, parse {:.2} s, build {:.2} s, write {:.2} s",
-        summary.read.as_secs_f64(),
-        summary.parse.as_secs_f64(),
-        summary.build.as_secs_f64(),
-        summary.write.as_secs_f64()
-    ));
+    t.setup.push(phases(&summary));
     t.rows.push(Row::rate(
         "import, end to end",
         Rate::new(edges, import_secs, import_cpu),

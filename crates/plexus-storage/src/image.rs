@@ -350,13 +350,17 @@ fn decode_nodes(r: &mut Reader, label_tokens: usize, segmented: bool) -> DecodeR
     Ok(nodes)
 }
 
-fn decode_rels(r: &mut Reader, segmented: bool) -> DecodeResult<Vec<RelInput>> {
-    let mut rels = Vec::new();
+/// Walks the relationship section, calling `f(record, properties)` for each relationship (properties inline in
+/// format 1 only); `f` returns false to stop early, and so does this walk.
+fn walk_rels(
+    r: &mut Reader,
+    segmented: bool,
+    mut f: impl FnMut(RelRecord, Option<Arc<PropMap>>, usize) -> bool,
+) -> DecodeResult<bool> {
     for _ in 0..segments(r, segmented)? {
         let n = r.count(4)?;
-        rels.reserve(n);
         let (mut prev_src, mut prev_ty, mut prev_dst, mut next_id) = (0u64, u32::MAX, 0u64, 0u64);
-        for _ in 0..n {
+        for i in 0..n {
             let src_delta = r.varint()?;
             let src = prev_src.checked_add(src_delta).ok_or_else(|| DecodeError("source id overflow".into()))?;
             let ty = r.u32v()?;
@@ -371,13 +375,24 @@ fn decode_rels(r: &mut Reader, segmented: bool) -> DecodeResult<Vec<RelInput>> {
             } else {
                 (r.varint()?, read_props(r)?)
             };
-            rels.push(RelInput {
-                rec: RelRecord { id: RelId(id), ty: TypeId(ty), src: NodeId(src), dst: NodeId(dst) },
-                props,
-            });
+            let rec = RelRecord { id: RelId(id), ty: TypeId(ty), src: NodeId(src), dst: NodeId(dst) };
+            // The segment's remaining count, so the caller can reserve room.
+            if !f(rec, props, n - i) {
+                return Ok(false);
+            }
             (prev_src, prev_ty, prev_dst, next_id) = (src, ty, dst, id.wrapping_add(1));
         }
     }
+    Ok(true)
+}
+
+fn decode_rels(r: &mut Reader, segmented: bool) -> DecodeResult<Vec<RelInput>> {
+    let mut rels = Vec::new();
+    walk_rels(r, segmented, |rec, props, remaining| {
+        rels.reserve(remaining);
+        rels.push(RelInput { rec, props });
+        true
+    })?;
     Ok(rels)
 }
 
@@ -391,29 +406,15 @@ enum Rels {
 fn decode_rels_packed(r: &mut Reader) -> DecodeResult<Option<Vec<PackedRel>>> {
     let mut rels = Vec::new();
     let narrow = |v: u64| u32::try_from(v).ok();
-    for _ in 0..segments(r, true)? {
-        let n = r.count(4)?;
-        rels.reserve(n);
-        let (mut prev_src, mut prev_ty, mut prev_dst, mut next_id) = (0u64, u32::MAX, 0u64, 0u64);
-        for _ in 0..n {
-            let src_delta = r.varint()?;
-            let src = prev_src.checked_add(src_delta).ok_or_else(|| DecodeError("source id overflow".into()))?;
-            let ty = r.u32v()?;
-            let dst_field = r.varint()?;
-            let dst = if src_delta == 0 && ty == prev_ty {
-                prev_dst.checked_add(dst_field).ok_or_else(|| DecodeError("target id overflow".into()))?
-            } else {
-                dst_field
-            };
-            let id = next_id.wrapping_add(r.ivarint()? as u64);
-            let (Some(id32), Some(src32), Some(dst32)) = (narrow(id), narrow(src), narrow(dst)) else {
-                return Ok(None);
-            };
-            rels.push(PackedRel { id: id32, ty, src: src32, dst: dst32 });
-            (prev_src, prev_ty, prev_dst, next_id) = (src, ty, dst, id.wrapping_add(1));
-        }
-    }
-    Ok(Some(rels))
+    let complete = walk_rels(r, true, |rec, _, remaining| {
+        let (Some(id), Some(src), Some(dst)) = (narrow(rec.id.0), narrow(rec.src.0), narrow(rec.dst.0)) else {
+            return false;
+        };
+        rels.reserve(remaining);
+        rels.push(PackedRel { id, ty: rec.ty.0, src, dst });
+        true
+    })?;
+    Ok(complete.then_some(rels))
 }
 
 /// The relationship-property section: `(id, properties)` in id order.
