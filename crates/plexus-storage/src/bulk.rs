@@ -1,6 +1,8 @@
-//! Building a whole graph state at once from node and relationship records (checkpoint load, bulk import,
-//! compaction): leaves are filled directly and every adjacency base is built in one sorted pass per direction,
-//! without going through per-relationship deltas.
+//! Building a whole graph state at once (checkpoint load, bulk import): leaves are filled directly and every
+//! adjacency base comes from one bucketed sort per direction ([`crate::bulk_adjacency`]), without transactions or
+//! per-relationship deltas. Three entry points, by how the relationships arrive: records ([`build_state`], any
+//! ids), packed 32-bit records with properties apart ([`build_state_packed`], checkpoint loading), and keyed edge
+//! lists as columns ([`build_edge_list`], `plexus import --edges` and the Python `import_edges`).
 
 use std::sync::Arc;
 
