@@ -184,6 +184,11 @@ fn node_live(state: &GraphState, live: &Option<Vec<u64>>, n: NodeId) -> bool {
 fn install_built_adjacency<E: crate::bulk_adjacency::EdgeSource>(state: &mut GraphState, edges: &E, node_bound: usize) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (out, inc) = crate::bulk_adjacency::build_both(edges, node_bound, threads);
+    install_leaves(state, out, inc);
+}
+
+/// Installs built leaf bases of both directions into the state's node leaves.
+fn install_leaves(state: &mut GraphState, out: Vec<LeafAdjacency>, inc: Vec<LeafAdjacency>) {
     for (built, outgoing) in [(out, true), (inc, false)] {
         for l in built {
             let leaf = state.nodes.get_mut(l.leaf);
@@ -446,13 +451,7 @@ pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState>
     state.nodes = nodes;
     state.labels = Arc::new(labels);
     state.node_count = n as u64;
-    for (built, outgoing) in [(out, true), (inc, false)] {
-        for l in built {
-            let leaf = state.nodes.get_mut(l.leaf);
-            leaf.loops |= l.loops;
-            *(if outgoing { &mut leaf.out } else { &mut leaf.inc }) = AdjLeaf::from_base(l.base);
-        }
-    }
+    install_leaves(&mut state, out, inc);
     // Relationships, a leaf at a time.
     for first in (0..m).step_by(LEAF_SIZE) {
         let leaf = state.rels.get_mut((first / LEAF_SIZE) as u64);

@@ -439,24 +439,13 @@ fn read_rel_props(r: &mut Reader) -> DecodeResult<Vec<(u64, Option<Arc<PropMap>>
 /// Reads the relationship-property section onto `rels`, which are sorted by id.
 fn attach_rel_props(r: &mut Reader, rels: &mut [RelInput]) -> DecodeResult<()> {
     let mut at = 0usize;
-    let mut last: Option<u64> = None;
-    for _ in 0..segments(r, true)? {
-        let n = r.count(2)?;
-        let mut id = 0u64;
-        for _ in 0..n {
-            id = id.checked_add(r.varint()?).ok_or_else(|| DecodeError("relationship id overflow".into()))?;
-            if last.is_some_and(|l| id <= l) {
-                return Err(DecodeError("relationship property ids out of order".into()));
-            }
-            last = Some(id);
-            let props = read_props(r)?;
-            while at < rels.len() && rels[at].rec.id.0 < id {
-                at += 1;
-            }
-            match rels.get_mut(at) {
-                Some(rel) if rel.rec.id.0 == id => rel.props = props,
-                _ => return Err(DecodeError(format!("properties for relationship {id}, which is not in the image"))),
-            }
+    for (id, props) in read_rel_props(r)? {
+        while at < rels.len() && rels[at].rec.id.0 < id {
+            at += 1;
+        }
+        match rels.get_mut(at) {
+            Some(rel) if rel.rec.id.0 == id => rel.props = props,
+            _ => return Err(DecodeError(format!("properties for relationship {id}, which is not in the image"))),
         }
     }
     Ok(())
