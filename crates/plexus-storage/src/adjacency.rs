@@ -192,31 +192,58 @@ impl AdjBase {
     }
 }
 
-/// Changes to one node's adjacency since the base was built.
-#[derive(Clone, Debug, Default)]
-pub struct NodeDelta {
-    /// Entries not in the base; sorted when `sorted` is set, else in insertion order (inside a transaction).
-    added: Vec<AdjEntry>,
-    /// Base entries that no longer exist; always sorted.
-    removed: Vec<AdjEntry>,
-    sorted: bool,
+/// An [`AdjEntry`] of a leaf delta, tagged with its node's slot; ordered by slot, then as the entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct SlotEntry {
+    slot: u32,
+    ty: TypeId,
+    nbr: u64,
+    rel: u64,
 }
 
-impl NodeDelta {
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.added.len() + self.removed.len()
+impl SlotEntry {
+    #[inline]
+    fn new(slot: usize, e: AdjEntry) -> Self {
+        SlotEntry { slot: slot as u32, ty: e.ty, nbr: e.nbr, rel: e.rel }
     }
 
+    #[inline]
+    fn entry(&self) -> AdjEntry {
+        AdjEntry { ty: self.ty, nbr: self.nbr, rel: self.rel }
+    }
+}
+
+/// Changes to a leaf's adjacency since its base was built, for all its nodes in two flat sorted arrays: copying
+/// it (the first change a transaction makes to a shared leaf does) is two allocations and two `memcpy`s, with no
+/// reference count or pointer per node to chase. Its size is bounded by the fold threshold of the leaf.
+#[derive(Clone, Debug, Default)]
+struct LeafDelta {
+    /// Entries not in the base.
+    added: Vec<SlotEntry>,
+    /// Base entries that no longer exist.
+    removed: Vec<SlotEntry>,
+}
+
+/// The range of `v` holding the entries of `slot`.
+#[inline]
+fn slot_range(v: &[SlotEntry], slot: usize) -> &[SlotEntry] {
+    let slot = slot as u32;
+    let lo = v.partition_point(|e| e.slot < slot);
+    let len = v[lo..].partition_point(|e| e.slot == slot);
+    &v[lo..lo + len]
+}
+
+/// One node's view of its leaf's delta.
+#[derive(Clone, Copy)]
+struct SlotDelta<'a> {
+    added: &'a [SlotEntry],
+    removed: &'a [SlotEntry],
+}
+
+impl SlotDelta<'_> {
+    #[inline]
     fn is_removed(&self, e: &AdjEntry) -> bool {
-        !self.removed.is_empty() && self.removed.binary_search(e).is_ok()
-    }
-
-    fn seal(&mut self) {
-        if !self.sorted {
-            self.added.sort_unstable();
-            self.sorted = true;
-        }
+        !self.removed.is_empty() && self.removed.binary_search_by(|x| x.entry().cmp(e)).is_ok()
     }
 }
 
@@ -230,31 +257,48 @@ fn empty_base() -> Arc<AdjBase> {
 #[derive(Clone, Debug)]
 pub struct AdjLeaf {
     base: Arc<AdjBase>,
-    /// Per-slot deltas; absent until the first change after a rebuild. Boxed (one word) so that a node leaf's
-    /// live mask and both adjacency headers share one cache line.
-    deltas: Option<Box<[Option<Arc<NodeDelta>>; LEAF_SIZE]>>,
-    delta_entries: usize,
+    /// Bit `s` is set when slot `s` has entries in the delta: reads of a node without changes never leave the
+    /// leaf header.
+    delta_mask: u64,
+    delta: Option<Arc<LeafDelta>>,
 }
 
 impl Default for AdjLeaf {
     fn default() -> Self {
-        AdjLeaf { base: empty_base(), deltas: None, delta_entries: 0 }
+        AdjLeaf { base: empty_base(), delta_mask: 0, delta: None }
     }
 }
 
 impl AdjLeaf {
     pub fn from_base(base: AdjBase) -> Self {
-        AdjLeaf { base: Arc::new(base), deltas: None, delta_entries: 0 }
+        AdjLeaf { base: Arc::new(base), delta_mask: 0, delta: None }
     }
 
     #[inline]
-    fn delta(&self, slot: usize) -> Option<&NodeDelta> {
-        self.deltas.as_ref().and_then(|d| d[slot].as_deref())
+    fn delta(&self, slot: usize) -> Option<SlotDelta<'_>> {
+        if self.delta_mask & (1u64 << slot) == 0 {
+            return None;
+        }
+        let d = self.delta.as_deref()?;
+        Some(SlotDelta { added: slot_range(&d.added, slot), removed: slot_range(&d.removed, slot) })
     }
 
-    fn delta_mut(&mut self, slot: usize) -> &mut NodeDelta {
-        let deltas = self.deltas.get_or_insert_with(|| Box::new(std::array::from_fn(|_| None)));
-        Arc::make_mut(deltas[slot].get_or_insert_with(|| Arc::new(NodeDelta { sorted: true, ..Default::default() })))
+    fn delta_mut(&mut self) -> &mut LeafDelta {
+        Arc::make_mut(self.delta.get_or_insert_with(Default::default))
+    }
+
+    /// Clears the mask bit of `slot` when its last delta entry went away.
+    fn refresh_mask(&mut self, slot: usize) {
+        let d = self.delta.as_deref().expect("a slot with a mask bit has a delta");
+        if slot_range(&d.added, slot).is_empty() && slot_range(&d.removed, slot).is_empty() {
+            self.delta_mask &= !(1u64 << slot);
+        }
+    }
+
+    /// The delta size past which the leaf folds it into a new base: about twice the square root of the base, so
+    /// that a commit copies a bounded delta and rebuilding is amortised over many changes.
+    fn fold_threshold(&self) -> usize {
+        32 + 2 * (self.base.len() as f64).sqrt() as usize
     }
 
     /// Whether `slot` has changes not yet folded into the base (reads then merge two sources).
@@ -300,9 +344,9 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in &d.added {
+            for e in d.added {
                 if filter.accepts(e.ty) {
-                    f(*e)?;
+                    f(e.entry())?;
                 }
             }
         }
@@ -353,7 +397,7 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in &d.added {
+            for e in d.added {
                 if filter.accepts(e.ty) {
                     f(IdSlice::one(&e.nbr), IdSlice::one(&e.rel))?;
                 }
@@ -394,9 +438,9 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in &d.added {
+            for e in d.added {
                 if e.nbr == nbr && filter.accepts(e.ty) {
-                    f(*e)?;
+                    f(e.entry())?;
                 }
             }
         }
@@ -404,16 +448,27 @@ impl AdjLeaf {
     }
 
     pub fn add(&mut self, slot: usize, e: AdjEntry) {
-        let d = self.delta_mut(slot);
-        if d.sorted && d.added.last().is_some_and(|last| *last > e) {
-            d.sorted = false;
+        let entry = SlotEntry::new(slot, e);
+        let d = self.delta_mut();
+        let pos = d.added.partition_point(|x| *x < entry);
+        d.added.insert(pos, entry);
+        self.delta_mask |= 1u64 << slot;
+        // Folding here as well as at commit keeps one large transaction from growing a delta without bound.
+        if self.delta_len() > 2 * self.fold_threshold() {
+            self.rebuild();
         }
-        d.added.push(e);
-        self.delta_entries += 1;
     }
 
     /// Removes an entry; returns false when it was not present.
     pub fn remove(&mut self, slot: usize, e: AdjEntry) -> bool {
+        let entry = SlotEntry::new(slot, e);
+        if let Some(d) = self.delta.as_deref() {
+            if let Ok(pos) = d.added.binary_search(&entry) {
+                self.delta_mut().added.remove(pos);
+                self.refresh_mask(slot);
+                return true;
+            }
+        }
         let in_base = {
             let base = &*self.base;
             base.groups(slot).any(|g| {
@@ -428,45 +483,30 @@ impl AdjLeaf {
                     .any(|i| base.rel.get(range.start + i) == e.rel)
             })
         };
-        let d = self.delta_mut(slot);
-        if let Some(pos) = d.added.iter().position(|x| *x == e) {
-            if d.sorted {
-                d.added.remove(pos);
-            } else {
-                d.added.swap_remove(pos);
-            }
-            self.delta_entries -= 1;
-            return true;
-        }
         if !in_base {
             return false;
         }
-        match d.removed.binary_search(&e) {
+        let d = self.delta_mut();
+        match d.removed.binary_search(&entry) {
             Ok(_) => false,
             Err(pos) => {
-                d.removed.insert(pos, e);
-                self.delta_entries += 1;
+                d.removed.insert(pos, entry);
+                self.delta_mask |= 1u64 << slot;
                 true
             }
         }
     }
 
-    /// Sorts deltas left unsorted by a transaction and rebuilds the base when the deltas have grown too large.
+    /// Folds the delta into a new base when it has grown past the threshold (called when a commit is sealed).
     pub fn seal(&mut self) {
-        for d in self.deltas.iter_mut().flat_map(|d| d.iter_mut()).flatten() {
-            if !d.sorted {
-                Arc::make_mut(d).seal();
-            }
-        }
-        let threshold = 32 + 2 * (self.base.len() as f64).sqrt() as usize;
-        if self.delta_entries > threshold {
+        if self.delta_len() > self.fold_threshold() {
             self.rebuild();
         }
     }
 
     /// Folds every delta into a new base.
     pub fn rebuild(&mut self) {
-        if self.deltas.is_none() {
+        if self.delta.is_none() {
             return;
         }
         let base = AdjBase::build(|slot| self.merged_sorted(slot));
@@ -475,13 +515,11 @@ impl AdjLeaf {
 
     /// All live entries of `slot`, sorted.
     pub fn merged_sorted(&self, slot: usize) -> Vec<AdjEntry> {
-        let mut v: Vec<AdjEntry> = match self.delta(slot) {
-            None => return self.base.entries(slot).collect(),
-            Some(d) => self.base.entries(slot).filter(|e| !d.is_removed(e)).collect(),
+        let Some(d) = self.delta(slot) else {
+            return self.base.entries(slot).collect();
         };
-        if let Some(d) = self.delta(slot) {
-            v.extend_from_slice(&d.added);
-        }
+        let mut v: Vec<AdjEntry> = self.base.entries(slot).filter(|e| !d.is_removed(e)).collect();
+        v.extend(d.added.iter().map(SlotEntry::entry));
         v.sort_unstable();
         v
     }
@@ -495,12 +533,13 @@ impl AdjLeaf {
             + std::mem::size_of::<AdjBase>()
     }
 
+    /// Entries in the delta, added and removed.
     pub fn delta_len(&self) -> usize {
-        self.delta_entries
+        self.delta.as_deref().map_or(0, |d| d.added.len() + d.removed.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.base.is_empty() && self.delta_entries == 0
+        self.base.is_empty() && self.delta_len() == 0
     }
 
     /// Whether slot has any live entry (used to refuse deleting a connected node).
@@ -508,9 +547,15 @@ impl AdjLeaf {
         self.degree(slot, TypeFilter::All) > 0
     }
 
+    /// Whether the mask names exactly the slots with delta entries, and both arrays are sorted.
     #[cfg(test)]
     fn check_delta_counts(&self) -> bool {
-        self.deltas.iter().flat_map(|d| d.iter()).flatten().map(|d| d.len()).sum::<usize>() == self.delta_entries
+        let Some(d) = self.delta.as_deref() else { return self.delta_mask == 0 };
+        let mut mask = 0u64;
+        for e in d.added.iter().chain(&d.removed) {
+            mask |= 1u64 << e.slot;
+        }
+        mask == self.delta_mask && d.added.is_sorted() && d.removed.is_sorted()
     }
 }
 

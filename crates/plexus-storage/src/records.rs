@@ -106,8 +106,10 @@ pub struct NodeLeaf {
     pub loops: u64,
     pub out: AdjLeaf,
     pub inc: AdjLeaf,
-    labels: Vec<Labels>,
-    props: Vec<Props>,
+    /// Columns shared between copies of the leaf: an edge write copies the leaf for its adjacency, and must not
+    /// pay a label and a reference count for each of its 64 nodes to do so.
+    labels: Option<Arc<Vec<Labels>>>,
+    props: Option<Arc<Vec<Props>>>,
 }
 
 impl NodeLeaf {
@@ -118,36 +120,34 @@ impl NodeLeaf {
 
     #[inline]
     pub fn labels(&self, slot: usize) -> &[LabelId] {
-        self.labels.get(slot).map_or(&[], |l| &l[..])
+        self.labels.as_ref().map_or(&[], |l| &l[slot][..])
     }
 
+    /// The labels of `slot`, copying the column first if another snapshot shares it.
     pub fn labels_mut(&mut self, slot: usize) -> &mut Labels {
-        if self.labels.is_empty() {
-            self.labels = vec![Labels::new(); LEAF_SIZE];
-        }
-        &mut self.labels[slot]
+        let column = self.labels.get_or_insert_with(|| Arc::new(vec![Labels::new(); LEAF_SIZE]));
+        &mut Arc::make_mut(column)[slot]
     }
 
     #[inline]
     pub fn props(&self, slot: usize) -> &Props {
         static NONE: Props = None;
-        self.props.get(slot).unwrap_or(&NONE)
+        self.props.as_ref().map_or(&NONE, |p| &p[slot])
     }
 
+    /// The properties of `slot`, copying the column first if another snapshot shares it.
     pub fn props_mut(&mut self, slot: usize) -> &mut Props {
-        if self.props.is_empty() {
-            self.props = vec![None; LEAF_SIZE];
-        }
-        &mut self.props[slot]
+        let column = self.props.get_or_insert_with(|| Arc::new(vec![None; LEAF_SIZE]));
+        &mut Arc::make_mut(column)[slot]
     }
 
     /// Forgets a deleted node's labels and properties.
     pub fn clear_slot(&mut self, slot: usize) {
-        if let Some(l) = self.labels.get_mut(slot) {
-            *l = Labels::new();
+        if self.labels.as_ref().is_some_and(|l| !l[slot].is_empty()) {
+            self.labels_mut(slot).clear();
         }
-        if let Some(p) = self.props.get_mut(slot) {
-            *p = None;
+        if self.props.as_ref().is_some_and(|p| p[slot].is_some()) {
+            *self.props_mut(slot) = None;
         }
     }
 
