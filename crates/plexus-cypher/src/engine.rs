@@ -443,7 +443,7 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             }
         }
         SchemaCommand::ShowConstraints | SchemaCommand::ShowIndexes => {
-            result.columns = vec!["name".into(), "type".into(), "labelsOrTypes".into(), "properties".into()];
+            result.columns = vec!["name".into(), "type".into(), "labelsOrTypes".into(), "properties".into()].into();
             let row = |name: String, kind: &str, label: Arc<str>, key: Arc<str>| {
                 vec![
                     ResultValue::String(name.into()),

@@ -14,6 +14,7 @@ use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
 use crate::plan::PlanNode;
+use crate::token::Token;
 use crate::value::{Map, Path, Value};
 use crate::{arith, functions, temporal};
 
@@ -55,7 +56,7 @@ pub(crate) enum CExpr {
     Const(Value),
     Param(Arc<str>),
     Slot(usize),
-    Property(Box<CExpr>, Arc<str>),
+    Property(Box<CExpr>, Token),
     List(Vec<CExpr>),
     Map(Vec<(Arc<str>, CExpr)>),
     Index(Box<CExpr>, Box<CExpr>),
@@ -68,7 +69,7 @@ pub(crate) enum CExpr {
     Xor(Box<CExpr>, Box<CExpr>),
     Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
     IsNull(Box<CExpr>, bool),
-    HasLabels(Box<CExpr>, Vec<Arc<str>>),
+    HasLabels(Box<CExpr>, Vec<Token>),
     Scalar(Arc<str>, Vec<CExpr>),
     Graph(GraphFn, Vec<CExpr>),
     Case {
@@ -144,7 +145,7 @@ impl CExpr {
             CExpr::Slot(i) => row[*i].clone(),
             CExpr::Property(base, key) => {
                 let base = base.eval(row, ctx)?;
-                property(&base, key, ctx)?
+                property_resolved(&base, key, |ctx| ctx.prop_token(key), ctx)?
             }
             CExpr::List(items) => Value::list(items.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?),
             CExpr::Map(entries) => {
@@ -202,7 +203,7 @@ impl CExpr {
                 Value::Null => Value::Null,
                 Value::Node(n) => {
                     let g = ctx.g();
-                    Value::Bool(labels.iter().all(|l| ctx.label_id(l).is_some_and(|id| g.node_has_label(n, id))))
+                    Value::Bool(labels.iter().all(|l| ctx.label_token(l).is_some_and(|id| g.node_has_label(n, id))))
                 }
                 other => {
                     return Err(CypherError::type_error(
@@ -469,23 +470,34 @@ fn deleted() -> CypherError {
 
 /// `base.key`.
 pub(crate) fn property(base: &Value, key: &str, ctx: &Ctx) -> Result<Value> {
+    property_resolved(base, key, |ctx| ctx.prop_key(key), ctx)
+}
+
+/// [`property`] with the way to find the key's id, which entities need and maps and temporals do not.
+#[inline]
+fn property_resolved(
+    base: &Value,
+    key: &str,
+    key_id: impl Fn(&Ctx) -> Option<plexus_storage::PropKeyId>,
+    ctx: &Ctx,
+) -> Result<Value> {
     Ok(match base {
         Value::Null => Value::Null,
         Value::Node(n) => {
-            if ctx.deleted.nodes.contains(n) && !ctx.g().node_exists(*n) {
+            if ctx.deleted_node(*n) && !ctx.g().node_exists(*n) {
                 return Err(deleted());
             }
-            let Some(k) = ctx.prop_key(key) else { return Ok(Value::Null) };
+            let Some(k) = key_id(ctx) else { return Ok(Value::Null) };
             match ctx.g().node_prop(*n, k) {
                 Some(v) => Value::from_stored(v),
                 None => Value::Null,
             }
         }
         Value::Rel(r) => {
-            if ctx.deleted.rels.contains_key(r) && !ctx.g().rel_exists(*r) {
+            if ctx.deleted_rel(*r).is_some() && !ctx.g().rel_exists(*r) {
                 return Err(deleted());
             }
-            let Some(k) = ctx.prop_key(key) else { return Ok(Value::Null) };
+            let Some(k) = key_id(ctx) else { return Ok(Value::Null) };
             match ctx.g().rel_prop(*r, k) {
                 Some(v) => Value::from_stored(v),
                 None => Value::Null,
@@ -657,7 +669,7 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
         GraphFn::Type => match arg {
             Value::Rel(r) => match g.rel(*r) {
                 Some(rec) => Value::String(ctx.type_name(rec.ty)),
-                None => Value::String(ctx.type_name(*ctx.deleted.rels.get(r).ok_or_else(deleted)?)),
+                None => Value::String(ctx.type_name(ctx.deleted_rel(*r).ok_or_else(deleted)?)),
             },
             _ => return Err(wrong("type")),
         },

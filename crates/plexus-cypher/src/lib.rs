@@ -22,6 +22,7 @@ mod plan;
 pub mod procedures;
 mod regex;
 pub mod temporal;
+mod token;
 pub mod value;
 
 use std::collections::BTreeMap;
@@ -60,7 +61,8 @@ impl QueryStats {
 /// The answer to a query: column names, rows of resolved values, and what it changed.
 #[derive(Clone, Debug, Default)]
 pub struct QueryResult {
-    pub columns: Vec<String>,
+    /// Shared with the cached plan, so a repeated query does not copy its column names.
+    pub columns: std::sync::Arc<[String]>,
     pub rows: Vec<Vec<ResultValue>>,
     pub stats: QueryStats,
     /// The plan, for `EXPLAIN` and `PROFILE` (with rows and time per operator for the latter).

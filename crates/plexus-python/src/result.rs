@@ -71,7 +71,7 @@ impl QueryResult {
     /// The column names, in order.
     #[getter]
     fn columns(&self) -> Vec<String> {
-        self.inner.columns.clone()
+        self.inner.columns.to_vec()
     }
 
     /// What the statement changed, as a dict of counters (``nodes_created``, ``properties_set``, ...).

@@ -52,14 +52,29 @@ impl Namespace {
 }
 
 /// Interned names; shared by every snapshot of a database.
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct Catalog {
     spaces: RwLock<[Namespace; 3]>,
+    /// Tells catalogs apart, so that a compiled query can cache the ids it resolved (ids never change once
+    /// interned) and still notice when it runs against another database.
+    uid: u32,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        static NEXT_UID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        Catalog { spaces: Default::default(), uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed) }
+    }
 }
 
 impl Catalog {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A number no other catalog of this process has.
+    pub fn uid(&self) -> u32 {
+        self.uid
     }
 
     pub fn intern(&self, kind: TokenKind, name: &str) -> u32 {

@@ -128,7 +128,7 @@ pub fn check_result(expected: &ExpectedTable, actual: &QueryResult, order: Resul
             render_rows(&actual.columns, &actual_rows)
         )
     };
-    if expected.columns != actual.columns {
+    if expected.columns[..] != actual.columns[..] {
         return Err(format!("columns differ\n{}", show()));
     }
     if expected.rows.len() != actual_rows.len() {

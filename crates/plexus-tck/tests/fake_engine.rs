@@ -25,7 +25,7 @@ fn fake(db: &Database, query: &str, params: &Params) -> Result<QueryResult, Cyph
             tx.commit().unwrap();
         }
         "MATCH (n) RETURN n" => {
-            result.columns = vec!["n".into()];
+            result.columns = vec!["n".into()].into();
             let txn = db.read();
             let _ = txn.visit_nodes(|id| {
                 let labels = txn
@@ -44,7 +44,7 @@ fn fake(db: &Database, query: &str, params: &Params) -> Result<QueryResult, Cyph
             });
         }
         "RETURN $p AS p" => {
-            result.columns = vec!["p".into()];
+            result.columns = vec!["p".into()].into();
             let value = match params.get("p") {
                 Some(Value::Int(i)) => ResultValue::Int(*i),
                 Some(Value::List(items)) => {

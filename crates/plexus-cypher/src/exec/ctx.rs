@@ -6,6 +6,7 @@ use plexus_storage::{GraphState, LabelId, PropKeyId, ReadTxn, TokenKind, TypeId,
 
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::temporal::Clock;
+use crate::token::Token;
 use crate::{Params, QueryStats};
 
 pub(crate) enum Graph<'a> {
@@ -22,7 +23,8 @@ pub(crate) struct Ctx<'a> {
     pub width: usize,
     /// Entities this statement deleted, with each relationship's type, so that reading them can say so and
     /// `type(r)` still answers.
-    pub deleted: std::sync::Arc<Deleted>,
+    /// `None` until the statement deletes something (most never do, and a read should not allocate for it).
+    pub deleted: Option<std::sync::Arc<Deleted>>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
 }
@@ -42,7 +44,7 @@ impl<'a> Ctx<'a> {
             clock,
             stats: QueryStats::default(),
             width,
-            deleted: Default::default(),
+            deleted: None,
             interrupt: None,
         }
     }
@@ -54,9 +56,26 @@ impl<'a> Ctx<'a> {
             clock,
             stats: QueryStats::default(),
             width,
-            deleted: Default::default(),
+            deleted: None,
             interrupt: None,
         }
+    }
+
+    /// Whether this statement deleted node `n`.
+    #[inline]
+    pub fn deleted_node(&self, n: plexus_storage::NodeId) -> bool {
+        self.deleted.as_ref().is_some_and(|d| d.nodes.contains(&n))
+    }
+
+    /// The type of relationship `r` if this statement deleted it.
+    #[inline]
+    pub fn deleted_rel(&self, r: plexus_storage::RelId) -> Option<TypeId> {
+        self.deleted.as_ref().and_then(|d| d.rels.get(&r).copied())
+    }
+
+    /// The record of what this statement deleted, for adding to it.
+    pub fn deleted_mut(&mut self) -> &mut Deleted {
+        std::sync::Arc::make_mut(self.deleted.get_or_insert_with(Default::default))
     }
 
     /// A read-only context over the same state, for subqueries inside expressions.
@@ -106,6 +125,22 @@ impl<'a> Ctx<'a> {
 
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
         self.catalog().lookup(TokenKind::Type, name).map(TypeId)
+    }
+
+    /// [`Ctx::prop_key`] for a name of the plan, resolved once per catalog.
+    #[inline]
+    pub fn prop_token(&self, token: &Token) -> Option<PropKeyId> {
+        token.resolve(self.catalog(), TokenKind::PropKey).map(PropKeyId)
+    }
+
+    #[inline]
+    pub fn label_token(&self, token: &Token) -> Option<LabelId> {
+        token.resolve(self.catalog(), TokenKind::Label).map(LabelId)
+    }
+
+    #[inline]
+    pub fn type_token(&self, token: &Token) -> Option<TypeId> {
+        token.resolve(self.catalog(), TokenKind::Type).map(TypeId)
     }
 
     pub fn label_name(&self, id: LabelId) -> std::sync::Arc<str> {

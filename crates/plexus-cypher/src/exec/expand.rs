@@ -9,6 +9,7 @@ use super::ctx::Ctx;
 use super::{Batch, Row, RowExpander, BATCH};
 use crate::error::Result;
 use crate::plan::PlanNode;
+use crate::token::Token;
 use crate::value::{Path, Value};
 
 pub(crate) struct Expander<'p> {
@@ -25,8 +26,8 @@ impl<'p> Expander<'p> {
     }
 }
 
-fn resolve_types(ctx: &Ctx, names: &[std::sync::Arc<str>]) -> Vec<TypeId> {
-    names.iter().filter_map(|n| ctx.type_id(n)).collect()
+fn resolve_types(ctx: &Ctx, names: &[Token]) -> Vec<TypeId> {
+    names.iter().filter_map(|n| ctx.type_token(n)).collect()
 }
 
 fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {

@@ -3,7 +3,6 @@
 //! for is not there (plans are cached across schema changes, so the choice is made when the operator runs).
 
 use std::ops::Bound;
-use std::sync::Arc;
 
 use plexus_storage::{LabelId, NodeId, PropKeyId};
 
@@ -12,6 +11,7 @@ use super::{Batch, Row, RowExpander, Scan};
 use crate::compare;
 use crate::error::Result;
 use crate::expr::CExpr;
+use crate::token::Token;
 use crate::value::Value;
 
 pub(crate) struct NodeById<'p> {
@@ -44,8 +44,8 @@ enum Access {
     Nothing,
 }
 
-fn choose(ctx: &Ctx, slot: usize, label: &Arc<str>, key: &Arc<str>, equality: bool) -> Access {
-    let (Some(l), Some(k)) = (ctx.label_id(label), ctx.prop_key(key)) else { return Access::Nothing };
+fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) -> Access {
+    let (Some(l), Some(k)) = (ctx.label_token(label), ctx.prop_token(key)) else { return Access::Nothing };
     let g = ctx.g();
     if equality && g.unique_key(l) == Some(k) {
         Access::UniqueKey(l)
@@ -66,14 +66,14 @@ fn push(row: &Row, slot: usize, nodes: impl IntoIterator<Item = NodeId>, out: &m
 
 pub(crate) struct KeyLookup<'p> {
     slot: usize,
-    label: &'p Arc<str>,
-    key: &'p Arc<str>,
+    label: &'p Token,
+    key: &'p Token,
     value: &'p CExpr,
     access: Option<Access>,
 }
 
 impl<'p> KeyLookup<'p> {
-    pub fn new(slot: usize, label: &'p Arc<str>, key: &'p Arc<str>, value: &'p CExpr) -> Self {
+    pub fn new(slot: usize, label: &'p Token, key: &'p Token, value: &'p CExpr) -> Self {
         KeyLookup { slot, label, key, value, access: None }
     }
 }
@@ -108,7 +108,7 @@ impl RowExpander for KeyLookup<'_> {
                 Ok(false)
             }
             Access::Scan(scan) => {
-                let key = ctx.prop_key(self.key);
+                let key = ctx.prop_token(self.key);
                 let mut found = Vec::new();
                 let more = scan.expand(row, ctx, &mut found)?;
                 for r in found {
@@ -126,8 +126,8 @@ impl RowExpander for KeyLookup<'_> {
 
 pub(crate) struct IndexRange<'p> {
     slot: usize,
-    label: &'p Arc<str>,
-    key: &'p Arc<str>,
+    label: &'p Token,
+    key: &'p Token,
     lower: Option<&'p (CExpr, bool)>,
     upper: Option<&'p (CExpr, bool)>,
     access: Option<Access>,
@@ -136,8 +136,8 @@ pub(crate) struct IndexRange<'p> {
 impl<'p> IndexRange<'p> {
     pub fn new(
         slot: usize,
-        label: &'p Arc<str>,
-        key: &'p Arc<str>,
+        label: &'p Token,
+        key: &'p Token,
         lower: Option<&'p (CExpr, bool)>,
         upper: Option<&'p (CExpr, bool)>,
     ) -> Self {

@@ -38,7 +38,11 @@ pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: 
     let mut op = open(plan, arg);
     let mut rows = Vec::new();
     while let Some(batch) = op.next(ctx)? {
-        rows.extend(batch);
+        if rows.is_empty() {
+            rows = batch;
+        } else {
+            rows.extend(batch);
+        }
         if limit.is_some_and(|l| rows.len() >= l) {
             break;
         }
@@ -49,12 +53,18 @@ pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: 
 /// Instantiates the operators of `plan`; `arg` is the row a subquery starts from. Every operator checks for an
 /// interrupt before each batch, so a stopped query ends within one batch of work wherever it is.
 pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
-    Box::new(Interruptible(open_operator(plan, arg)))
+    open_operator(plan, arg)
 }
 
-struct Interruptible<'p>(Op<'p>);
+/// Wraps an operator with the interrupt check, in the same allocation (a query opens its operators every time
+/// it runs, so a point query pays for each box).
+fn boxed<'p, O: Operator + 'p>(op: O) -> Op<'p> {
+    Box::new(Interruptible(op))
+}
 
-impl Operator for Interruptible<'_> {
+struct Interruptible<O>(O);
+
+impl<O: Operator> Operator for Interruptible<O> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if let Some(interrupt) = &ctx.interrupt {
             interrupt.check()?;
@@ -66,43 +76,44 @@ impl Operator for Interruptible<'_> {
 fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
     use PlanNode as P;
     match plan {
-        P::Start => Box::new(Start { row: Some(arg), done: false }),
+        P::Start => boxed(Start { row: Some(arg), done: false }),
         P::ScanNodes { input, slot, label } => {
-            Box::new(FlatMap::new(open(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
+            boxed(FlatMap::new(open(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
         }
         P::KeyLookup { input, slot, label, key, value } => {
-            Box::new(FlatMap::new(open(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
+            boxed(FlatMap::new(open(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
         }
-        P::NodeById { input, slot, id } => {
-            Box::new(FlatMap::new(open(input, arg), lookup::NodeById { slot: *slot, id }))
-        }
-        P::IndexRange { input, slot, label, key, lower, upper } => Box::new(FlatMap::new(
+        P::NodeById { input, slot, id } => boxed(FlatMap::new(open(input, arg), lookup::NodeById { slot: *slot, id })),
+        P::IndexRange { input, slot, label, key, lower, upper } => boxed(FlatMap::new(
             open(input, arg),
             lookup::IndexRange::new(*slot, label, key, lower.as_ref(), upper.as_ref()),
         )),
         P::Expand { .. } | P::VarExpand { .. } | P::ShortestPath { .. } => {
             let input = open(plan.input().unwrap(), arg);
-            Box::new(FlatMap::new(input, expand::Expander::new(plan)))
+            boxed(FlatMap::new(input, expand::Expander::new(plan)))
         }
         P::Filter { input, predicate } => {
-            Box::new(MapBatch::new(open(input, arg), move |batch: Batch, ctx: &mut Ctx| {
-                let mut out = Vec::with_capacity(batch.len());
-                for row in batch {
-                    if predicate.is_true(&row, ctx)? {
-                        out.push(row);
+            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
+                // In place: kept rows move to the front.
+                let mut kept = 0;
+                for i in 0..batch.len() {
+                    if predicate.is_true(&batch[i], ctx)? {
+                        batch.swap(kept, i);
+                        kept += 1;
                     }
                 }
-                Ok(out)
+                batch.truncate(kept);
+                Ok(batch)
             }))
         }
-        P::Optional { input, inner } => Box::new(FlatMap::new(open(input, arg), Optional { inner })),
-        P::Apply { input, inner, returns } => Box::new(FlatMap::new(open(input, arg), Apply { inner, returns })),
+        P::Optional { input, inner } => boxed(FlatMap::new(open(input, arg), Optional { inner })),
+        P::Apply { input, inner, returns } => boxed(FlatMap::new(open(input, arg), Apply { inner, returns })),
         P::Unwind { input, list, slot } => {
-            Box::new(FlatMap::new(open(input, arg), Unwind { list, slot: *slot, pending: None }))
+            boxed(FlatMap::new(open(input, arg), Unwind { list, slot: *slot, pending: None }))
         }
         P::Project { input, items } => {
-            Box::new(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
-                let mut values = Vec::with_capacity(items.len());
+            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
+                let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(items.len());
                 for row in batch.iter_mut() {
                     values.clear();
                     for (e, _) in items {
@@ -115,10 +126,10 @@ fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 Ok(batch)
             }))
         }
-        P::Aggregate { input, keys, aggs } => Box::new(aggregate::Aggregate::new(open(input, arg), keys, aggs)),
+        P::Aggregate { input, keys, aggs } => boxed(aggregate::Aggregate::new(open(input, arg), keys, aggs)),
         P::Distinct { input, slots } => {
             let mut seen: HashSet<Vec<Equivalent>> = HashSet::new();
-            Box::new(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
+            boxed(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
                 let mut out = Vec::with_capacity(batch.len());
                 for row in batch {
                     let key: Vec<Equivalent> = slots.iter().map(|s| Equivalent(row[*s].clone())).collect();
@@ -129,14 +140,14 @@ fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 Ok(out)
             }))
         }
-        P::Sort { input, keys } => Box::new(Sort::new(open(input, arg), keys, None, None)),
-        P::Skip { input, count } => Box::new(Skip { input: open(input, arg), count, remaining: None }),
+        P::Sort { input, keys } => boxed(Sort::new(open(input, arg), keys, None, None)),
+        P::Skip { input, count } => boxed(Skip { input: open(input, arg), count, remaining: None }),
         P::Limit { input, count } => {
             // ORDER BY ... [SKIP s] LIMIT n keeps only the first s + n rows while it sorts.
             let below = match &**input {
-                P::Sort { input: rows, keys } => Box::new(Sort::new(open(rows, arg), keys, None, Some(count))) as Op,
+                P::Sort { input: rows, keys } => boxed(Sort::new(open(rows, arg), keys, None, Some(count))) as Op,
                 P::Skip { input: sorted, count: skip } => match &**sorted {
-                    P::Sort { input: rows, keys } => Box::new(Skip {
+                    P::Sort { input: rows, keys } => boxed(Skip {
                         input: Box::new(Sort::new(open(rows, arg), keys, Some(skip), Some(count))),
                         count: skip,
                         remaining: None,
@@ -145,27 +156,28 @@ fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 },
                 _ => open(input, arg),
             };
-            Box::new(Limit { input: below, count, remaining: None, pulled: false })
+            boxed(Limit { input: below, count, remaining: None, pulled: false })
         }
         P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
-            Box::new(update::Update::new(open(plan.input().unwrap(), arg), plan))
+            boxed(update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
         P::Call { input, procedure, args, yields } => {
-            Box::new(FlatMap::new(open(input, arg), update::ProcedureCall { procedure, args, yields }))
+            boxed(FlatMap::new(open(input, arg), update::ProcedureCall { procedure, args, yields }))
         }
-        P::Produce { input, columns } => Box::new(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
-            Ok(batch
-                .into_iter()
-                .map(|mut row| columns.iter().map(|c| std::mem::take(&mut row[*c])).collect())
-                .collect())
+        P::Produce { input, columns } => boxed(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
+            let mut batch = batch;
+            let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(columns.len());
+            for row in batch.iter_mut() {
+                // Reuses the row's allocation: the columns are taken out, then written back in order.
+                values.extend(columns.iter().map(|c| std::mem::take(&mut row[*c])));
+                row.clear();
+                row.extend(values.drain(..));
+            }
+            Ok(batch)
         })),
-        P::Union { parts, all } => Box::new(Union {
-            parts,
-            arg,
-            current: None,
-            index: 0,
-            seen: if *all { None } else { Some(HashSet::new()) },
-        }),
+        P::Union { parts, all } => {
+            boxed(Union { parts, arg, current: None, index: 0, seen: if *all { None } else { Some(HashSet::new()) } })
+        }
     }
 }
 
@@ -231,7 +243,8 @@ impl<'p, E> FlatMap<'p, E> {
 
 impl<E: RowExpander> Operator for FlatMap<'_, E> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        let mut out = Vec::new();
+        // Sized for a few rows up front: growing from empty reallocates several times for the common small result.
+        let mut out = Vec::with_capacity(8);
         loop {
             if let Some(row) = &self.current {
                 let more = self.expander.expand(row, ctx, &mut out)?;
@@ -257,7 +270,7 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
 /// Node scan (all nodes or one label). The candidates are read once: they do not depend on the row.
 pub(crate) struct Scan {
     pub slot: usize,
-    pub label: Option<std::sync::Arc<str>>,
+    pub label: Option<crate::token::Token>,
     pub candidates: Option<(Vec<NodeId>, usize)>,
 }
 
@@ -274,7 +287,7 @@ impl RowExpander for Scan {
                     });
                     ids
                 }
-                Some(l) => ctx.label_id(l).map(|l| g.nodes_with_label(l)).unwrap_or_default(),
+                Some(l) => ctx.label_token(l).map(|l| g.nodes_with_label(l)).unwrap_or_default(),
             };
             (ids, 0)
         });

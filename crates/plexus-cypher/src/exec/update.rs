@@ -405,7 +405,7 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
         let tx = ctx.tx()?;
         if let Some(rec) = tx.rel(r) {
             tx.delete_rel(r)?;
-            std::sync::Arc::make_mut(&mut ctx.deleted).rels.insert(r, rec.ty);
+            ctx.deleted_mut().rels.insert(r, rec.ty);
             ctx.stats.relationships_deleted += 1;
         }
     }
@@ -416,7 +416,7 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
         }
         if detach {
             let rels = tx.rels_of(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All);
-            let deleted = std::sync::Arc::make_mut(&mut ctx.deleted);
+            let deleted = ctx.deleted_mut();
             deleted.rels.extend(rels.iter().map(|e| (e.rel, e.ty)));
             let tx = ctx.tx()?;
             let removed = tx.detach_delete_node(n)?;
@@ -433,7 +433,7 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             }
             tx.delete_node(n)?;
         }
-        std::sync::Arc::make_mut(&mut ctx.deleted).nodes.insert(n);
+        ctx.deleted_mut().nodes.insert(n);
         ctx.stats.nodes_deleted += 1;
     }
     Ok(())

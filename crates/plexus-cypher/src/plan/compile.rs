@@ -10,6 +10,7 @@ use crate::error::{CypherError, Position, Result};
 use crate::expr::{CExpr, GraphFn, MapProjItem, SubqueryKind};
 use crate::functions;
 use crate::lexer::Span;
+use crate::token::Token;
 
 const TEMPORAL_FUNCTIONS: [&str; 6] = ["date", "localtime", "time", "localdatetime", "datetime", "duration"];
 
@@ -171,7 +172,7 @@ impl Planner<'_> {
                     ));
                 }
                 let b = self.expr(base, scope, agg)?;
-                CExpr::Property(Box::new(b), Arc::from(key.name.as_str()))
+                CExpr::Property(Box::new(b), Token::new(key.name.as_str()))
             }
             ExprKind::List(items) => {
                 CExpr::List(items.iter().map(|i| self.expr(i, scope, agg)).collect::<Result<_>>()?)
@@ -243,7 +244,7 @@ impl Planner<'_> {
             ExprKind::IsNull { expr, negated } => CExpr::IsNull(Box::new(self.expr(expr, scope, agg)?), *negated),
             ExprKind::HasLabels(a, labels) => CExpr::HasLabels(
                 Box::new(self.expr(a, scope, agg)?),
-                labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                labels.iter().map(|l| Token::new(l.name.as_str())).collect(),
             ),
             ExprKind::CountStar => match agg {
                 AggMode::Collect(specs) => {

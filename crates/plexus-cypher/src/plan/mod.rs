@@ -14,6 +14,7 @@ use std::sync::Arc;
 use plexus_storage::Direction;
 
 use crate::expr::CExpr;
+pub(crate) use crate::token::Token;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AggFn {
@@ -152,15 +153,15 @@ pub(crate) enum PlanNode {
     ScanNodes {
         input: Box<PlanNode>,
         slot: usize,
-        label: Option<Arc<str>>,
+        label: Option<Token>,
     },
     /// Nodes found by equality on `key`: through the label's unique key or a property index when there is one,
     /// otherwise a label scan filtered on the property.
     KeyLookup {
         input: Box<PlanNode>,
         slot: usize,
-        label: Arc<str>,
-        key: Arc<str>,
+        label: Token,
+        key: Token,
         value: CExpr,
     },
     /// Nodes of a label whose property lies in a range, through a property index when there is one (else a label
@@ -168,8 +169,8 @@ pub(crate) enum PlanNode {
     IndexRange {
         input: Box<PlanNode>,
         slot: usize,
-        label: Arc<str>,
-        key: Arc<str>,
+        label: Token,
+        key: Token,
         lower: Option<(CExpr, bool)>,
         upper: Option<(CExpr, bool)>,
     },
@@ -185,7 +186,7 @@ pub(crate) enum PlanNode {
         rel: usize,
         to: usize,
         dir: Direction,
-        types: Vec<Arc<str>>,
+        types: Vec<Token>,
         to_bound: bool,
         rel_bound: bool,
         /// Relationship slots bound earlier in the same MATCH: the new relationship must differ from them.
@@ -198,7 +199,7 @@ pub(crate) enum PlanNode {
         rel: usize,
         to: usize,
         dir: Direction,
-        types: Vec<Arc<str>>,
+        types: Vec<Token>,
         min: u64,
         max: Option<u64>,
         to_bound: bool,
@@ -218,7 +219,7 @@ pub(crate) enum PlanNode {
         rel: usize,
         path: Option<usize>,
         dir: Direction,
-        types: Vec<Arc<str>>,
+        types: Vec<Token>,
         min: u64,
         max: Option<u64>,
         all: bool,
@@ -353,7 +354,7 @@ impl PlanNode {
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub root: PlanNode,
-    pub columns: Vec<String>,
+    pub columns: std::sync::Arc<[String]>,
     /// Slots per row.
     pub width: usize,
     /// Whether the statement writes (then it needs a write transaction).

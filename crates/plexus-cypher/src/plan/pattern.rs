@@ -13,6 +13,7 @@ use super::PlanNode;
 use crate::ast::*;
 use crate::error::{CypherError, Result};
 use crate::expr::CExpr;
+use crate::token::Token;
 
 /// Splits `a AND b AND c` into its conjuncts.
 fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
@@ -231,8 +232,8 @@ impl Planner<'_> {
         skip_prop: Option<&str>,
         scope: &Scope,
     ) -> Result<PlanNode> {
-        let labels: Vec<Arc<str>> =
-            np.labels.iter().skip(usize::from(skip_label)).map(|l| Arc::from(l.name.as_str())).collect();
+        let labels: Vec<Token> =
+            np.labels.iter().skip(usize::from(skip_label)).map(|l| Token::new(l.name.as_str())).collect();
         if !labels.is_empty() {
             plan = PlanNode::Filter {
                 input: Box::new(plan),
@@ -482,6 +483,7 @@ impl Planner<'_> {
                         }
                         _ => None,
                     };
+                    let (label, key) = (Token::new(label), Token::new(key));
                     plan = PlanNode::KeyLookup { input: Box::new(plan), slot: s, label, key, value };
                     plan = self.node_filters(plan, start_np, s, true, skip_prop.as_deref(), scope)?;
                 }
@@ -490,9 +492,10 @@ impl Planner<'_> {
                         (Some(v), Some(_)) => self.range_lookup(&v.name, pending, bound, declared, scope)?,
                         _ => None,
                     };
-                    let label = start_np.labels.first().map(|l| Arc::from(l.name.as_str()));
+                    let label = start_np.labels.first().map(|l| Token::new(l.name.as_str()));
                     plan = match (range, label) {
                         (Some((key, lower, upper)), Some(label)) => {
+                            let key = Token::new(key);
                             PlanNode::IndexRange { input: Box::new(plan), slot: s, label, key, lower, upper }
                         }
                         (_, label) => PlanNode::ScanNodes { input: Box::new(plan), slot: s, label },
@@ -516,7 +519,7 @@ impl Planner<'_> {
             let to_np = nodes[to];
             let to_bound = is_bound(to_np, bound);
             let rel_bound = rp.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
-            let types: Vec<Arc<str>> = rp.types.iter().map(|t| Arc::from(t.name.as_str())).collect();
+            let types: Vec<Token> = rp.types.iter().map(|t| Token::new(t.name.as_str())).collect();
             let dir = to_dir(rp.direction, reversed);
             let distinct_from = rels_here.clone();
             match rp.length {
@@ -612,7 +615,7 @@ impl Planner<'_> {
         for (i, np) in ends.iter().enumerate() {
             let is_bound = np.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
             if !is_bound {
-                let label = np.labels.first().map(|l| Arc::from(l.name.as_str()));
+                let label = np.labels.first().map(|l| Token::new(l.name.as_str()));
                 plan = PlanNode::ScanNodes { input: Box::new(plan), slot: node_slots[i], label };
                 plan = self.node_filters(plan, np, node_slots[i], true, None, scope)?;
                 if let Some(v) = &np.variable {
@@ -633,7 +636,7 @@ impl Planner<'_> {
             rel: rel_slots[0],
             path,
             dir: to_dir(rp.direction, false),
-            types: rp.types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
+            types: rp.types.iter().map(|t| Token::new(t.name.as_str())).collect(),
             min: min.unwrap_or(1),
             max,
             all: part.kind == PathKind::AllShortest,

@@ -98,7 +98,7 @@ pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedur
         substitutions: Vec::new(),
     };
     let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
-    Ok(Plan { root, columns, width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
+    Ok(Plan { root, columns: columns.into(), width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
 }
 
 fn is_update(c: &Clause) -> bool {

@@ -323,7 +323,7 @@ impl Session {
         let profile = result.plan.is_some() && query.trim_start().to_ascii_uppercase().starts_with("PROFILE");
         self.streams.push(Stream {
             qid,
-            columns: result.columns,
+            columns: result.columns.to_vec(),
             rows: result.rows.into_iter(),
             stats: result.stats,
             plan: result.plan,

@@ -39,7 +39,7 @@ fn result_body(outcome: &Outcome, format: Format, elapsed_ms: u64) -> JsonMap<St
     let values: Vec<Json> =
         result.rows.iter().map(|row| Json::Array(row.iter().map(|v| json::encode(v, format)).collect())).collect();
     let mut body = JsonMap::new();
-    body.insert("data".into(), json!({"fields": result.columns, "values": values}));
+    body.insert("data".into(), json!({"fields": &*result.columns, "values": values}));
     body.insert("counters".into(), json::counters(&result.stats));
     body.insert("bookmarks".into(), json!(outcome.bookmark.iter().collect::<Vec<_>>()));
     body.insert("queryType".into(), json!(outcome.query_type));
