@@ -13,7 +13,6 @@ use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
 use crate::plan::{explain, planner, Plan};
-use crate::temporal::Clock;
 use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
 use crate::{Interrupt, Params, QueryResult, QueryStats};
 
@@ -112,13 +111,13 @@ impl Engine {
                 }
                 if plan.writes {
                     let mut tx = store.write();
-                    let ctx = Ctx::write(&mut tx, params, Clock::now(), plan.width);
+                    let ctx = Ctx::write(&mut tx, params, plan.width);
                     let result = run(plan, statement.mode, ctx, interrupt)?;
                     tx.commit()?;
                     Ok(result)
                 } else {
                     let snapshot: ReadTxn = store.read();
-                    run(plan, statement.mode, Ctx::read(&snapshot, params, Clock::now(), plan.width), interrupt)
+                    run(plan, statement.mode, Ctx::read(&snapshot, params, plan.width), interrupt)
                 }
             }
         }
@@ -146,10 +145,10 @@ impl Engine {
                     return Ok(explained(plan));
                 }
                 if !plan.writes {
-                    return run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width), interrupt);
+                    return run(plan, statement.mode, Ctx::write(tx, params, plan.width), interrupt);
                 }
                 let mark = tx.savepoint();
-                match run(plan, statement.mode, Ctx::write(tx, params, Clock::now(), plan.width), interrupt) {
+                match run(plan, statement.mode, Ctx::write(tx, params, plan.width), interrupt) {
                     Ok(r) => Ok(r),
                     Err(e) => {
                         tx.rollback_to(mark);
@@ -179,7 +178,7 @@ impl Engine {
                 if statement.mode == RunMode::Explain {
                     return Ok(explained(plan));
                 }
-                run(plan, statement.mode, Ctx::read(snapshot, params, Clock::now(), plan.width), interrupt)
+                run(plan, statement.mode, Ctx::read(snapshot, params, plan.width), interrupt)
             }
             _ => Err(CypherError::new(
                 ErrorKind::SemanticError,

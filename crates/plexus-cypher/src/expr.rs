@@ -214,7 +214,7 @@ impl CExpr {
             },
             CExpr::Scalar(name, args) => {
                 let args = args.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
-                if let Some(r) = temporal::call_function(name, &args, &ctx.clock) {
+                if let Some(r) = temporal::call_function(name, &args, ctx.clock()) {
                     return r;
                 }
                 match functions::call(name, &args) {
@@ -642,7 +642,10 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
         CypherError::type_error("InvalidArgumentType", format!("{name}() cannot take a {}", arg.type_name()))
     };
     Ok(match f {
-        GraphFn::Timestamp => Value::Int(ctx.clock.seconds * 1000 + (ctx.clock.nanos / 1_000_000) as i64),
+        GraphFn::Timestamp => {
+            let clock = ctx.clock();
+            Value::Int(clock.seconds * 1000 + (clock.nanos / 1_000_000) as i64)
+        }
         GraphFn::RandomUuid => {
             let (a, b): (u64, u64) = (crate::random_u64(), crate::random_u64());
             let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;

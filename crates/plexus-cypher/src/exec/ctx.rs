@@ -17,7 +17,9 @@ pub(crate) enum Graph<'a> {
 pub(crate) struct Ctx<'a> {
     pub graph: Graph<'a>,
     pub params: &'a Params,
-    pub clock: Clock,
+    /// The statement's instant, read from the system clock the first time a temporal function asks for it (most
+    /// statements never do) and shared with the contexts of subqueries.
+    clock: StatementClock<'a>,
     pub stats: QueryStats,
     /// Slots per row.
     pub width: usize,
@@ -29,6 +31,19 @@ pub(crate) struct Ctx<'a> {
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
 }
 
+#[derive(Default)]
+struct StatementClock<'a> {
+    own: std::cell::OnceCell<Clock>,
+    /// The parent statement's clock, for a subquery's context.
+    shared: Option<&'a std::cell::OnceCell<Clock>>,
+}
+
+impl StatementClock<'_> {
+    fn cell(&self) -> &std::cell::OnceCell<Clock> {
+        self.shared.unwrap_or(&self.own)
+    }
+}
+
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deleted {
@@ -37,11 +52,11 @@ pub(crate) struct Deleted {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn read(txn: &'a ReadTxn, params: &'a Params, clock: Clock, width: usize) -> Ctx<'a> {
+    pub fn read(txn: &'a ReadTxn, params: &'a Params, width: usize) -> Ctx<'a> {
         Ctx {
             graph: Graph::Read { state: txn, catalog: txn.catalog() },
             params,
-            clock,
+            clock: StatementClock::default(),
             stats: QueryStats::default(),
             width,
             deleted: None,
@@ -49,11 +64,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub fn write(txn: &'a mut WriteTxn, params: &'a Params, clock: Clock, width: usize) -> Ctx<'a> {
+    pub fn write(txn: &'a mut WriteTxn, params: &'a Params, width: usize) -> Ctx<'a> {
         Ctx {
             graph: Graph::Write(txn),
             params,
-            clock,
+            clock: StatementClock::default(),
             stats: QueryStats::default(),
             width,
             deleted: None,
@@ -83,12 +98,17 @@ impl<'a> Ctx<'a> {
         Ctx {
             graph: Graph::Read { state: self.g(), catalog: self.catalog() },
             params: self.params,
-            clock: self.clock,
+            clock: StatementClock { own: std::cell::OnceCell::new(), shared: Some(self.clock.cell()) },
             stats: QueryStats::default(),
             width: self.width,
             deleted: self.deleted.clone(),
             interrupt: self.interrupt.clone(),
         }
+    }
+
+    /// The statement's instant (the same for every call within one statement).
+    pub fn clock(&self) -> &Clock {
+        self.clock.cell().get_or_init(Clock::now)
     }
 
     #[inline]

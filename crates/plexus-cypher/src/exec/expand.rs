@@ -56,7 +56,9 @@ impl RowExpander for Expander<'_> {
             return Ok(false);
         }
         let filter = if any_type { TypeFilter::All } else { TypeFilter::Only(types) };
-        let mut results = Vec::new();
+        // Rows go straight into the output batch; what overflows it waits in `pending`.
+        let limit = BATCH.max(out.len() + 1);
+        let results: &mut Batch = out;
         match self.plan {
             PlanNode::Expand { from, rel, to, dir, to_bound, rel_bound, distinct_from, .. } => {
                 let Value::Node(start) = row[*from] else { return Ok(false) };
@@ -206,13 +208,10 @@ impl RowExpander for Expander<'_> {
             }
             _ => unreachable!(),
         }
-        let room = BATCH.saturating_sub(out.len()).max(1);
-        if results.len() <= room {
-            out.extend(results);
+        if results.len() <= limit {
             Ok(false)
         } else {
-            self.pending = results.split_off(room);
-            out.extend(results);
+            self.pending = results.split_off(limit);
             Ok(true)
         }
     }
