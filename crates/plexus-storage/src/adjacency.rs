@@ -213,15 +213,86 @@ impl SlotEntry {
     }
 }
 
-/// Changes to a leaf's adjacency since its base was built, for all its nodes in two flat sorted arrays: copying
-/// it (the first change a transaction makes to a shared leaf does) is two allocations and two `memcpy`s, with no
-/// reference count or pointer per node to chase. Its size is bounded by the fold threshold of the leaf.
+/// Changes to a leaf's adjacency since its base was built, for all its nodes in two flat arrays: copying it (the
+/// first change a transaction makes to a shared leaf does) is two allocations and two `memcpy`s, with no reference
+/// count or pointer per node to chase.
 #[derive(Clone, Debug, Default)]
 struct LeafDelta {
     /// Entries not in the base.
-    added: Vec<SlotEntry>,
+    added: Run,
     /// Base entries that no longer exist.
-    removed: Vec<SlotEntry>,
+    removed: Run,
+}
+
+/// Entries ordered by slot and entry, except a short unsorted tail that a transaction appends to: inserting in
+/// order would move half the array each time, and a large transaction adds thousands of entries to one leaf. The
+/// tail is merged in when it outgrows a few times the square root of the sorted part (so both a merge per insert and a scan of
+/// the tail per read stay near the square root) and whenever a commit is sealed.
+#[derive(Clone, Debug, Default)]
+struct Run {
+    entries: Vec<SlotEntry>,
+    sorted: usize,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    fn of_slot(&self, slot: usize) -> RunSlice<'_> {
+        let (sorted, tail) = self.entries.split_at(self.sorted);
+        RunSlice { sorted: slot_range(sorted, slot), tail, slot: slot as u32 }
+    }
+
+    fn insert(&mut self, e: SlotEntry) {
+        self.entries.push(e);
+        if self.entries.len() - self.sorted > 64 + 4 * (self.sorted as f64).sqrt() as usize {
+            self.normalize();
+        }
+    }
+
+    fn position(&self, e: &SlotEntry) -> Option<usize> {
+        match self.entries[..self.sorted].binary_search(e) {
+            Ok(i) => Some(i),
+            Err(_) => self.entries[self.sorted..].iter().position(|x| x == e).map(|i| self.sorted + i),
+        }
+    }
+
+    fn remove_at(&mut self, i: usize) {
+        if i < self.sorted {
+            self.entries.remove(i);
+            self.sorted -= 1;
+        } else {
+            self.entries.swap_remove(i);
+        }
+    }
+
+    /// Sorts the tail and merges it into the rest from the back, moving only the entries after the tail's
+    /// smallest (none at all when the transaction appended in order).
+    fn normalize(&mut self) {
+        let n = self.sorted;
+        if n == self.entries.len() {
+            return;
+        }
+        self.entries[n..].sort_unstable();
+        self.sorted = self.entries.len();
+        if n == 0 || self.entries[n - 1] <= self.entries[n] {
+            return;
+        }
+        let tail: Vec<SlotEntry> = self.entries[n..].to_vec();
+        let (mut i, mut j, mut w) = (n, tail.len(), self.entries.len());
+        while j > 0 {
+            w -= 1;
+            if i > 0 && self.entries[i - 1] > tail[j - 1] {
+                self.entries[w] = self.entries[i - 1];
+                i -= 1;
+            } else {
+                self.entries[w] = tail[j - 1];
+                j -= 1;
+            }
+        }
+    }
 }
 
 /// The range of `v` holding the entries of `slot`.
@@ -233,17 +304,44 @@ fn slot_range(v: &[SlotEntry], slot: usize) -> &[SlotEntry] {
     &v[lo..lo + len]
 }
 
+/// One node's entries in a [`Run`]: a sorted range and the tail's entries of that node.
+#[derive(Clone, Copy)]
+struct RunSlice<'a> {
+    sorted: &'a [SlotEntry],
+    tail: &'a [SlotEntry],
+    slot: u32,
+}
+
+impl<'a> RunSlice<'a> {
+    #[inline]
+    fn iter(self) -> impl Iterator<Item = &'a SlotEntry> {
+        let slot = self.slot;
+        self.sorted.iter().chain(self.tail.iter().filter(move |e| e.slot == slot))
+    }
+
+    #[inline]
+    fn is_empty(self) -> bool {
+        self.sorted.is_empty() && !self.tail.iter().any(|e| e.slot == self.slot)
+    }
+
+    #[inline]
+    fn contains(self, e: &AdjEntry) -> bool {
+        (!self.sorted.is_empty() && self.sorted.binary_search_by(|x| x.entry().cmp(e)).is_ok())
+            || self.tail.iter().any(|x| x.slot == self.slot && x.entry() == *e)
+    }
+}
+
 /// One node's view of its leaf's delta.
 #[derive(Clone, Copy)]
 struct SlotDelta<'a> {
-    added: &'a [SlotEntry],
-    removed: &'a [SlotEntry],
+    added: RunSlice<'a>,
+    removed: RunSlice<'a>,
 }
 
 impl SlotDelta<'_> {
     #[inline]
     fn is_removed(&self, e: &AdjEntry) -> bool {
-        !self.removed.is_empty() && self.removed.binary_search_by(|x| x.entry().cmp(e)).is_ok()
+        self.removed.contains(e)
     }
 }
 
@@ -280,7 +378,7 @@ impl AdjLeaf {
             return None;
         }
         let d = self.delta.as_deref()?;
-        Some(SlotDelta { added: slot_range(&d.added, slot), removed: slot_range(&d.removed, slot) })
+        Some(SlotDelta { added: d.added.of_slot(slot), removed: d.removed.of_slot(slot) })
     }
 
     fn delta_mut(&mut self) -> &mut LeafDelta {
@@ -290,7 +388,7 @@ impl AdjLeaf {
     /// Clears the mask bit of `slot` when its last delta entry went away.
     fn refresh_mask(&mut self, slot: usize) {
         let d = self.delta.as_deref().expect("a slot with a mask bit has a delta");
-        if slot_range(&d.added, slot).is_empty() && slot_range(&d.removed, slot).is_empty() {
+        if d.added.of_slot(slot).is_empty() && d.removed.of_slot(slot).is_empty() {
             self.delta_mask &= !(1u64 << slot);
         }
     }
@@ -344,7 +442,7 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in d.added {
+            for e in d.added.iter() {
                 if filter.accepts(e.ty) {
                     f(e.entry())?;
                 }
@@ -397,7 +495,7 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in d.added {
+            for e in d.added.iter() {
                 if filter.accepts(e.ty) {
                     f(IdSlice::one(&e.nbr), IdSlice::one(&e.rel))?;
                 }
@@ -438,7 +536,7 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in d.added {
+            for e in d.added.iter() {
                 if e.nbr == nbr && filter.accepts(e.ty) {
                     f(e.entry())?;
                 }
@@ -450,21 +548,16 @@ impl AdjLeaf {
     pub fn add(&mut self, slot: usize, e: AdjEntry) {
         let entry = SlotEntry::new(slot, e);
         let d = self.delta_mut();
-        let pos = d.added.partition_point(|x| *x < entry);
-        d.added.insert(pos, entry);
+        d.added.insert(entry);
         self.delta_mask |= 1u64 << slot;
-        // Folding here as well as at commit keeps one large transaction from growing a delta without bound.
-        if self.delta_len() > 2 * self.fold_threshold() {
-            self.rebuild();
-        }
     }
 
     /// Removes an entry; returns false when it was not present.
     pub fn remove(&mut self, slot: usize, e: AdjEntry) -> bool {
         let entry = SlotEntry::new(slot, e);
         if let Some(d) = self.delta.as_deref() {
-            if let Ok(pos) = d.added.binary_search(&entry) {
-                self.delta_mut().added.remove(pos);
+            if let Some(pos) = d.added.position(&entry) {
+                self.delta_mut().added.remove_at(pos);
                 self.refresh_mask(slot);
                 return true;
             }
@@ -487,27 +580,37 @@ impl AdjLeaf {
             return false;
         }
         let d = self.delta_mut();
-        match d.removed.binary_search(&entry) {
-            Ok(_) => false,
-            Err(pos) => {
-                d.removed.insert(pos, entry);
-                self.delta_mask |= 1u64 << slot;
-                true
-            }
+        if d.removed.position(&entry).is_some() {
+            return false;
         }
+        d.removed.insert(entry);
+        self.delta_mask |= 1u64 << slot;
+        true
     }
 
     /// Folds the delta into a new base when it has grown past the threshold (called when a commit is sealed).
     pub fn seal(&mut self) {
         if self.delta_len() > self.fold_threshold() {
             self.rebuild();
+        } else if self
+            .delta
+            .as_deref()
+            .is_some_and(|d| d.added.sorted < d.added.len() || d.removed.sorted < d.removed.len())
+        {
+            let d = self.delta_mut();
+            d.added.normalize();
+            d.removed.normalize();
         }
     }
 
     /// Folds every delta into a new base.
     pub fn rebuild(&mut self) {
-        if self.delta.is_none() {
-            return;
+        let Some(d) = self.delta.as_deref() else { return };
+        if d.added.sorted < d.added.len() || d.removed.sorted < d.removed.len() {
+            // Each slot's entries are then one binary search away, not a scan of the tail per slot.
+            let d = self.delta_mut();
+            d.added.normalize();
+            d.removed.normalize();
         }
         let base = AdjBase::build(|slot| self.merged_sorted(slot));
         *self = if base.is_empty() { AdjLeaf::default() } else { AdjLeaf::from_base(base) };
@@ -552,10 +655,11 @@ impl AdjLeaf {
     fn check_delta_counts(&self) -> bool {
         let Some(d) = self.delta.as_deref() else { return self.delta_mask == 0 };
         let mut mask = 0u64;
-        for e in d.added.iter().chain(&d.removed) {
+        for e in d.added.entries.iter().chain(&d.removed.entries) {
             mask |= 1u64 << e.slot;
         }
-        mask == self.delta_mask && d.added.is_sorted() && d.removed.is_sorted()
+        let sorted = |r: &Run| r.entries[..r.sorted].is_sorted();
+        mask == self.delta_mask && sorted(&d.added) && sorted(&d.removed)
     }
 }
 
@@ -571,7 +675,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn matches_a_set_model(ops in proptest::collection::vec((0usize..4, 0u32..3, 0u64..6, 0u64..30, any::<bool>(), 0u8..10), 1..300)) {
+        fn matches_a_set_model(ops in proptest::collection::vec((0usize..4, 0u32..3, 0u64..6, 0u64..200, any::<bool>(), 0u8..60), 1..800)) {
             let mut leaf = AdjLeaf::default();
             let mut model: Vec<BTreeSet<AdjEntry>> = vec![BTreeSet::new(); LEAF_SIZE];
             for (slot, ty, nbr, rel, add, action) in ops {

@@ -108,8 +108,9 @@ pub struct NodeLeaf {
     pub inc: AdjLeaf,
     /// Columns shared between copies of the leaf: an edge write copies the leaf for its adjacency, and must not
     /// pay a label and a reference count for each of its 64 nodes to do so.
-    labels: Option<Arc<Vec<Labels>>>,
-    props: Option<Arc<Vec<Props>>>,
+    /// Fixed-size arrays, so that a read goes from the leaf to the column's allocation and no further.
+    labels: Option<Arc<[Labels; LEAF_SIZE]>>,
+    props: Option<Arc<[Props; LEAF_SIZE]>>,
 }
 
 impl NodeLeaf {
@@ -125,7 +126,7 @@ impl NodeLeaf {
 
     /// The labels of `slot`, copying the column first if another snapshot shares it.
     pub fn labels_mut(&mut self, slot: usize) -> &mut Labels {
-        let column = self.labels.get_or_insert_with(|| Arc::new(vec![Labels::new(); LEAF_SIZE]));
+        let column = self.labels.get_or_insert_with(|| Arc::new(std::array::from_fn(|_| Labels::new())));
         &mut Arc::make_mut(column)[slot]
     }
 
@@ -137,7 +138,7 @@ impl NodeLeaf {
 
     /// The properties of `slot`, copying the column first if another snapshot shares it.
     pub fn props_mut(&mut self, slot: usize) -> &mut Props {
-        let column = self.props.get_or_insert_with(|| Arc::new(vec![None; LEAF_SIZE]));
+        let column = self.props.get_or_insert_with(|| Arc::new(std::array::from_fn(|_| None)));
         &mut Arc::make_mut(column)[slot]
     }
 
