@@ -27,10 +27,6 @@ use std::time::{Duration, Instant};
 
 use report::{Report, Table};
 
-// The allocator of the `plexus` command and server, so their numbers are the ones these benchmarks report.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// What to run and how big.
 #[derive(Clone, Debug)]
 pub struct Config {

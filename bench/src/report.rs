@@ -208,7 +208,6 @@ pub fn machine() -> Vec<(String, String)> {
         ("cores".into(), format!("{logical} logical ({usable} usable by this process)")),
         ("memory".into(), format!("{:.1} GiB", mem_kb / (1024.0 * 1024.0))),
         ("load average at start (1, 5, 15 min)".into(), load.join(", ")),
-        ("allocator".into(), "mimalloc (as in the plexus command and server)".into()),
     ]
 }
 
