@@ -58,7 +58,7 @@ pub(crate) enum CExpr {
     Slot(usize),
     Property(Box<CExpr>, Token),
     List(Vec<CExpr>),
-    Map(Vec<(Arc<str>, CExpr)>),
+    Map(Vec<(Token, CExpr)>),
     Index(Box<CExpr>, Box<CExpr>),
     Slice(Box<CExpr>, Option<Box<CExpr>>, Option<Box<CExpr>>),
     Not(Box<CExpr>),
@@ -151,7 +151,7 @@ impl CExpr {
             CExpr::Map(entries) => {
                 let mut m = Map::new();
                 for (k, e) in entries {
-                    m.insert(k.clone(), e.eval(row, ctx)?);
+                    m.insert(k.name().clone(), e.eval(row, ctx)?);
                 }
                 Value::map(m)
             }

@@ -22,16 +22,41 @@ impl Token {
         Token { name: name.into(), resolved: AtomicU64::new(0) }
     }
 
+    /// The name, shared.
+    pub fn name(&self) -> &Arc<str> {
+        &self.name
+    }
+
+    #[inline]
+    fn cached(&self, catalog: &Catalog) -> Option<u32> {
+        let cached = self.resolved.load(Ordering::Relaxed);
+        (cached != 0 && (cached >> 32) as u32 == catalog.uid()).then(|| cached as u32 - 1)
+    }
+
+    fn remember(&self, catalog: &Catalog, id: u32) {
+        self.resolved.store(u64::from(catalog.uid()) << 32 | (u64::from(id) + 1), Ordering::Relaxed);
+    }
+
     /// The id of this name in `catalog`, if it exists there.
     #[inline]
     pub fn resolve(&self, catalog: &Catalog, kind: TokenKind) -> Option<u32> {
-        let cached = self.resolved.load(Ordering::Relaxed);
-        if cached != 0 && (cached >> 32) as u32 == catalog.uid() {
-            return Some(cached as u32 - 1);
+        if let Some(id) = self.cached(catalog) {
+            return Some(id);
         }
         let id = catalog.lookup(kind, &self.name)?;
-        self.resolved.store(u64::from(catalog.uid()) << 32 | (u64::from(id) + 1), Ordering::Relaxed);
+        self.remember(catalog, id);
         Some(id)
+    }
+
+    /// The id of this name in `catalog`, creating the token if it does not exist (for writes).
+    #[inline]
+    pub fn intern(&self, catalog: &Catalog, kind: TokenKind) -> u32 {
+        if let Some(id) = self.cached(catalog) {
+            return id;
+        }
+        let id = catalog.intern(kind, &self.name);
+        self.remember(catalog, id);
+        id
     }
 }
 
@@ -78,5 +103,7 @@ mod tests {
         assert_ne!(id_a, id_b);
         assert_eq!(t.resolve(&b, TokenKind::PropKey), Some(id_b));
         assert_eq!(t.resolve(&a, TokenKind::PropKey), Some(id_a));
+        let fresh = Catalog::new();
+        assert_eq!(t.intern(&fresh, TokenKind::PropKey), fresh.lookup(TokenKind::PropKey, "name").unwrap());
     }
 }

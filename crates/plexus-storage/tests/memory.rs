@@ -16,7 +16,7 @@ fn deleting_most_of_a_graph_and_checkpointing_returns_memory() {
     let options = Options { durability: Durability::Off, checkpoint_after_bytes: 0 };
     let (store, _) = Store::open_with(dir.path(), options).unwrap();
     let baseline = resident_bytes();
-    let nodes_total = 100_000u64;
+    let nodes_total = 200_000u64;
     let mut ids = Vec::with_capacity(nodes_total as usize);
     let mut tx = store.write();
     let (label, ty, name) = (tx.label("N"), tx.rel_type("E"), tx.prop_key("name"));

@@ -6,13 +6,14 @@
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
-use plexus_storage::{NodeId, PropKeyId, RelId, TokenKind};
+use plexus_storage::{LabelId, NodeId, PropKeyId, RelId, TokenKind, TypeId};
 
 use super::ctx::Ctx;
 use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
 use crate::plan::{Builtin, CreateNode, CreateRel, PlanNode, Procedure, SetOp};
+use crate::token::Token;
 use crate::value::{Map, Value};
 
 pub(crate) struct Update<'p> {
@@ -126,6 +127,12 @@ fn null_merge_error(what: &str) -> CypherError {
     )
 }
 
+/// A property key as a statement names it: written in the pattern (resolved once per plan) or from a map value.
+enum Key<'a> {
+    Token(&'a Token),
+    Name(&'a str),
+}
+
 /// Evaluates a property map for CREATE/MERGE into storable pairs (null values are skipped).
 fn eval_props(
     e: &Option<CExpr>,
@@ -136,7 +143,7 @@ fn eval_props(
 ) -> Result<Vec<(PropKeyId, plexus_storage::Value)>> {
     let Some(e) = e else { return Ok(Vec::new()) };
     let mut out = Vec::new();
-    let mut put = |k: &str, v: Value, ctx: &mut Ctx| -> Result<()> {
+    let mut put = |k: Key, v: Value, ctx: &mut Ctx| -> Result<()> {
         if v.is_null() {
             if merge {
                 return Err(null_merge_error(what));
@@ -144,14 +151,19 @@ fn eval_props(
             return Ok(());
         }
         let stored = v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))?;
-        out.push((ctx.tx()?.prop_key(k), stored));
+        let tx = ctx.tx()?;
+        let key = match k {
+            Key::Name(name) => tx.prop_key(name),
+            Key::Token(token) => PropKeyId(token.intern(tx.catalog(), TokenKind::PropKey)),
+        };
+        out.push((key, stored));
         Ok(())
     };
     // A map written in the pattern is evaluated entry by entry, without building the map.
     if let CExpr::Map(entries) = e {
         for (k, x) in entries {
             let v = x.eval(row, ctx)?;
-            put(k, v, ctx)?;
+            put(Key::Token(k), v, ctx)?;
         }
         out.sort_by_key(|(k, _)| *k);
         out.dedup_by_key(|(k, _)| *k);
@@ -160,7 +172,7 @@ fn eval_props(
     match e.eval(row, ctx)? {
         Value::Map(m) => {
             for (k, v) in m.iter() {
-                put(k, v.clone(), ctx)?;
+                put(Key::Name(k), v.clone(), ctx)?;
             }
         }
         Value::Null => {}
@@ -197,7 +209,7 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
         }
         let props = eval_props(&n.properties, row, ctx, merge, "node")?;
         let tx = ctx.tx()?;
-        let labels: Vec<_> = n.labels.iter().map(|l| tx.label(l)).collect();
+        let labels: Vec<_> = n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label))).collect();
         let nprops = props.len() as u64;
         let id = tx.create_node(&labels, props)?;
         ctx.stats.nodes_created += 1;
@@ -217,7 +229,7 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
         let (from, to) = (*from, *to);
         let props = eval_props(&r.properties, row, ctx, merge, "relationship")?;
         let tx = ctx.tx()?;
-        let ty = tx.rel_type(&r.rel_type);
+        let ty = TypeId(r.rel_type.intern(tx.catalog(), TokenKind::Type));
         let nprops = props.len() as u64;
         if !tx.node_exists(from) || !tx.node_exists(to) {
             return Err(deleted_node());

@@ -180,7 +180,7 @@ impl Planner<'_> {
             ExprKind::Map(entries) => {
                 let mut out = Vec::with_capacity(entries.len());
                 for (k, v) in entries {
-                    out.push((Arc::from(k.name.as_str()), self.expr(v, scope, agg)?));
+                    out.push((Token::new(k.name.as_str()), self.expr(v, scope, agg)?));
                 }
                 CExpr::Map(out)
             }

@@ -64,7 +64,7 @@ pub(crate) struct AggSpec {
 pub(crate) struct CreateNode {
     pub slot: usize,
     pub bound: bool,
-    pub labels: Vec<Arc<str>>,
+    pub labels: Vec<Token>,
     pub properties: Option<CExpr>,
 }
 
@@ -73,7 +73,7 @@ pub(crate) struct CreateRel {
     pub slot: usize,
     pub from: usize,
     pub to: usize,
-    pub rel_type: Arc<str>,
+    pub rel_type: Token,
     pub properties: Option<CExpr>,
 }
 

@@ -263,7 +263,7 @@ impl Planner<'_> {
                 }
                 let mut out = Vec::new();
                 for (k, v) in &entries {
-                    out.push((Arc::from(k.name.as_str()), self.expr(v, scope, &mut AggMode::Forbidden)?));
+                    out.push((Token::new(k.name.as_str()), self.expr(v, scope, &mut AggMode::Forbidden)?));
                 }
                 CExpr::Map(out)
             }
