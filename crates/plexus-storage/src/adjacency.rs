@@ -1,11 +1,12 @@
-//! Adjacency of one direction for the nodes of one leaf: an immutable base plus a small per-node delta.
+//! Adjacency of one direction for the nodes of one leaf: an immutable base plus a small delta for the leaf.
 //!
 //! The base is a compressed-sparse-row block: every node's relationships grouped by type, sorted by neighbour,
-//! in flat arrays shared by every snapshot. Changes since the base was built sit in per-node deltas (entries
-//! added, base entries removed). Reads merge the two; degree by type is computed from group lengths and delta
-//! counts without touching entries. When a leaf's deltas outgrow about twice the square root of its base, the
-//! committer folds them into a new base, which bounds both the copy a commit makes of a delta and the amortised
-//! cost of rebuilding (the LSM idea applied to adjacency lists, at the granularity of a leaf).
+//! in flat arrays shared by every snapshot. Changes since the base was built sit in the leaf's delta: entries
+//! added and base entries removed, each a flat array ordered by (slot, entry), with a mask of the slots that have
+//! any. Reads merge the two; degree by type is computed from group lengths and delta counts without touching
+//! entries. When the delta outgrows about twice the square root of the base, the committer folds it into a new
+//! base, which bounds both the copy a commit makes of a delta and the amortised cost of rebuilding (the LSM idea
+//! applied to adjacency lists, at the granularity of a leaf).
 
 use std::ops::ControlFlow;
 // Without a weak count, the uniqueness check before each delta write is a plain load (see `pvec`).

@@ -490,7 +490,7 @@ mod tests {
             tx.create_rel(a, t[i % 2], b, props).unwrap();
         }
         tx.commit().unwrap();
-        // Later changes leave per-node deltas on top of the bases.
+        // Later changes leave deltas on top of the leaves' bases.
         let mut tx = store.write();
         for (i, &n) in nodes.iter().enumerate().take(40) {
             tx.create_rel(n, t[0], n, vec![(w, Value::Int(1))]).unwrap();
