@@ -227,8 +227,8 @@ struct LeafDelta {
 
 /// Entries ordered by slot and entry, except a short unsorted tail that a transaction appends to: inserting in
 /// order would move half the array each time, and a large transaction adds thousands of entries to one leaf. The
-/// tail is merged in when it outgrows a few times the square root of the sorted part (so both a merge per insert and a scan of
-/// the tail per read stay near the square root) and whenever a commit is sealed.
+/// tail is merged in when it outgrows a few times the square root of the sorted part (so both the merging work per
+/// insert and the scan of the tail per read stay near the square root) and whenever a commit is sealed.
 #[derive(Clone, Debug, Default)]
 struct Run {
     entries: Vec<SlotEntry>,
@@ -238,6 +238,10 @@ struct Run {
 impl Run {
     fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    fn has_tail(&self) -> bool {
+        self.sorted < self.entries.len()
     }
 
     #[inline]
@@ -593,11 +597,14 @@ impl AdjLeaf {
     pub fn seal(&mut self) {
         if self.delta_len() > self.fold_threshold() {
             self.rebuild();
-        } else if self
-            .delta
-            .as_deref()
-            .is_some_and(|d| d.added.sorted < d.added.len() || d.removed.sorted < d.removed.len())
-        {
+        } else {
+            self.merge_tails();
+        }
+    }
+
+    /// Merges the unsorted tails of the delta into its sorted parts, copying a shared delta only if there are any.
+    fn merge_tails(&mut self) {
+        if self.delta.as_deref().is_some_and(|d| d.added.has_tail() || d.removed.has_tail()) {
             let d = self.delta_mut();
             d.added.normalize();
             d.removed.normalize();
@@ -606,13 +613,11 @@ impl AdjLeaf {
 
     /// Folds every delta into a new base.
     pub fn rebuild(&mut self) {
-        let Some(d) = self.delta.as_deref() else { return };
-        if d.added.sorted < d.added.len() || d.removed.sorted < d.removed.len() {
-            // Each slot's entries are then one binary search away, not a scan of the tail per slot.
-            let d = self.delta_mut();
-            d.added.normalize();
-            d.removed.normalize();
+        if self.delta.is_none() {
+            return;
         }
+        // Each slot's entries are then one binary search away, not a scan of the tail per slot.
+        self.merge_tails();
         let base = AdjBase::build(|slot| self.merged_sorted(slot));
         *self = if base.is_empty() { AdjLeaf::default() } else { AdjLeaf::from_base(base) };
     }

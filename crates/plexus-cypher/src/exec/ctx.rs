@@ -24,8 +24,8 @@ pub(crate) struct Ctx<'a> {
     /// Slots per row.
     pub width: usize,
     /// Entities this statement deleted, with each relationship's type, so that reading them can say so and
-    /// `type(r)` still answers.
-    /// `None` until the statement deletes something (most never do, and a read should not allocate for it).
+    /// `type(r)` still answers; `None` until the statement deletes something (most never do, and a read should
+    /// not allocate for it).
     pub deleted: Option<std::sync::Arc<Deleted>>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
