@@ -50,12 +50,6 @@ pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: 
     Ok(rows)
 }
 
-/// Instantiates the operators of `plan`; `arg` is the row a subquery starts from. Every operator checks for an
-/// interrupt before each batch, so a stopped query ends within one batch of work wherever it is.
-pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
-    open_operator(plan, arg)
-}
-
 /// Wraps an operator with the interrupt check, in the same allocation (a query opens its operators every time
 /// it runs, so a point query pays for each box).
 fn boxed<'p, O: Operator + 'p>(op: O) -> Op<'p> {
@@ -73,7 +67,9 @@ impl<O: Operator> Operator for Interruptible<O> {
     }
 }
 
-fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
+/// Instantiates the operators of `plan`; `arg` is the row a subquery starts from. Every operator checks for an
+/// interrupt before each batch, so a stopped query ends within one batch of work wherever it is.
+pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
     use PlanNode as P;
     match plan {
         P::Start => boxed(Start { row: Some(arg), done: false }),
@@ -143,11 +139,12 @@ fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::Sort { input, keys } => boxed(Sort::new(open(input, arg), keys, None, None)),
         P::Skip { input, count } => boxed(Skip { input: open(input, arg), count, remaining: None }),
         P::Limit { input, count } => {
-            // ORDER BY ... [SKIP s] LIMIT n keeps only the first s + n rows while it sorts.
+            // ORDER BY ... [SKIP s] LIMIT n keeps only the first s + n rows while it sorts (the Limit wrapped around
+            // these checks for interrupts).
             let below = match &**input {
-                P::Sort { input: rows, keys } => boxed(Sort::new(open(rows, arg), keys, None, Some(count))) as Op,
+                P::Sort { input: rows, keys } => Box::new(Sort::new(open(rows, arg), keys, None, Some(count))) as Op,
                 P::Skip { input: sorted, count: skip } => match &**sorted {
-                    P::Sort { input: rows, keys } => boxed(Skip {
+                    P::Sort { input: rows, keys } => Box::new(Skip {
                         input: Box::new(Sort::new(open(rows, arg), keys, Some(skip), Some(count))),
                         count: skip,
                         remaining: None,
@@ -164,17 +161,18 @@ fn open_operator(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::Call { input, procedure, args, yields } => {
             boxed(FlatMap::new(open(input, arg), update::ProcedureCall { procedure, args, yields }))
         }
-        P::Produce { input, columns } => boxed(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
-            let mut batch = batch;
-            let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(columns.len());
-            for row in batch.iter_mut() {
-                // Reuses the row's allocation: the columns are taken out, then written back in order.
-                values.extend(columns.iter().map(|c| std::mem::take(&mut row[*c])));
-                row.clear();
-                row.extend(values.drain(..));
-            }
-            Ok(batch)
-        })),
+        P::Produce { input, columns } => {
+            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
+                let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(columns.len());
+                for row in batch.iter_mut() {
+                    // Reuses the row's allocation: the columns are taken out, then written back in order.
+                    values.extend(columns.iter().map(|c| std::mem::take(&mut row[*c])));
+                    row.clear();
+                    row.extend(values.drain(..));
+                }
+                Ok(batch)
+            }))
+        }
         P::Union { parts, all } => {
             boxed(Union { parts, arg, current: None, index: 0, seen: if *all { None } else { Some(HashSet::new()) } })
         }
