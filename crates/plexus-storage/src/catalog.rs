@@ -119,7 +119,7 @@ impl Catalog {
             }
         };
         match op {
-            Op::Token { .. } | Op::DeleteNode { .. } | Op::DeleteRel { .. } => Ok(()),
+            Op::Token { .. } | Op::CreateEmptyNodes { .. } | Op::DeleteNode { .. } | Op::DeleteRel { .. } => Ok(()),
             Op::CreateNode { labels, props, .. } => {
                 labels.iter().try_for_each(|l| known(TokenKind::Label, l.0))?;
                 props.iter().try_for_each(|(k, _)| known(TokenKind::PropKey, k.0))

@@ -55,6 +55,13 @@ pub struct RelRecord {
     pub dst: NodeId,
 }
 
+/// The bits of `count` slots from `slot` (`slot + count` at most the leaf size).
+#[inline]
+fn slot_mask(slot: usize, count: u64) -> u64 {
+    let run = if count >= 64 { u64::MAX } else { (1u64 << count) - 1 };
+    run << slot
+}
+
 #[inline]
 fn split(id: u64) -> (u64, usize) {
     (id >> LEAF_BITS, (id as usize) & (LEAF_SIZE - 1))
@@ -518,6 +525,7 @@ impl GraphState {
         match op {
             Op::Token { .. } => Ok(()),
             Op::CreateNode { id, labels, props } => self.create_node(*id, labels, props),
+            Op::CreateEmptyNodes { first, count } => self.create_empty_nodes(*first, *count),
             Op::SetNodeProp { id, key, value } => self.set_node_prop(*id, *key, value.clone()),
             Op::AddLabel { id, label } => self.add_label(*id, *label),
             Op::RemoveLabel { id, label } => self.remove_label(*id, *label),
@@ -699,6 +707,54 @@ impl GraphState {
             *leaf.props_mut(slot) = Some(Arc::new(map));
         }
         self.node_count += 1;
+        Ok(())
+    }
+
+    /// Creates the nodes `first .. first + count` without labels or properties, a leaf at a time; all or none.
+    pub(crate) fn create_empty_nodes(&mut self, first: NodeId, count: u64) -> Result<()> {
+        let end = first.0.checked_add(count).ok_or_else(|| {
+            StorageError::InvalidValue(format!("{count} node ids from {} run past the largest id", first.0))
+        })?;
+        let taken = |leaf: &NodeLeaf, id: u64, slot: usize, mask: u64| {
+            let bit = (leaf.live & mask).trailing_zeros() as u64;
+            StorageError::ConstraintViolation(format!("{} already exists", NodeId(id - slot as u64 + bit)))
+        };
+        let (leaf_index, slot) = split(first.0);
+        if slot as u64 + count > LEAF_SIZE as u64 {
+            // Check every leaf before changing any, so that a refused run leaves the state as it was.
+            let mut id = first.0;
+            while id < end {
+                let (leaf_index, slot) = split(id);
+                let n = (LEAF_SIZE as u64 - slot as u64).min(end - id);
+                let mask = slot_mask(slot, n);
+                if let Some(leaf) = self.nodes.get(leaf_index).filter(|l| l.live & mask != 0) {
+                    return Err(taken(leaf, id, slot, mask));
+                }
+                id += n;
+            }
+        } else {
+            // One leaf (a single node, usually): one walk down the spine, checked before anything changes.
+            let mask = slot_mask(slot, count);
+            let leaf = self.nodes.get_mut(leaf_index);
+            if leaf.live & mask != 0 {
+                return Err(taken(leaf, first.0, slot, mask));
+            }
+            leaf.live |= mask;
+            leaf.clear_slots(mask);
+            self.node_count += count;
+            return Ok(());
+        }
+        let mut id = first.0;
+        while id < end {
+            let (leaf_index, slot) = split(id);
+            let n = (LEAF_SIZE as u64 - slot as u64).min(end - id);
+            let mask = slot_mask(slot, n);
+            let leaf = self.nodes.get_mut(leaf_index);
+            leaf.live |= mask;
+            leaf.clear_slots(mask);
+            id += n;
+        }
+        self.node_count += count;
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 //! lock, never I/O, so a writer can never stall waiting for ids (the JanusGraph write-up's p99 lesson). A block is
 //! one storage leaf wide, so the nodes one thread creates share a leaf and a commit copies few leaves.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -53,9 +53,16 @@ pub const ID_BLOCK: u64 = 64;
 
 static NEXT_ALLOCATOR_ID: AtomicU64 = AtomicU64::new(1);
 
+/// How many allocators (databases) a thread keeps a block of at once.
+const THREAD_BLOCKS: usize = 8;
+
 thread_local! {
-    /// (allocator id, next, end) for every allocator this thread has drawn from.
-    static BLOCKS: RefCell<Vec<(u64, u64, u64)>> = const { RefCell::new(Vec::new()) };
+    /// (allocator id, next, end) of the block this thread holds in each allocator it drew from lately; allocator
+    /// id 0 marks a free entry. Plain cells with a constant initialiser: reaching them is a load from the thread's
+    /// own storage, with no lazy setup or destructor registration to check on every id.
+    static BLOCKS: [Cell<(u64, u64, u64)>; THREAD_BLOCKS] = const { [const { Cell::new((0, 0, 0)) }; THREAD_BLOCKS] };
+    /// The entry to give up next when all are taken.
+    static EVICT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// A lock-free id allocator with per-thread blocks.
@@ -87,22 +94,27 @@ impl IdAllocator {
 
     pub fn allocate(&self) -> u64 {
         BLOCKS.with(|blocks| {
-            let mut blocks = blocks.borrow_mut();
-            if let Some(entry) = blocks.iter_mut().find(|e| e.0 == self.id) {
-                if entry.1 < entry.2 {
-                    entry.1 += 1;
-                    return entry.1 - 1;
+            let entry = match blocks.iter().find(|e| e.get().0 == self.id) {
+                Some(entry) => {
+                    let (id, next, end) = entry.get();
+                    if next < end {
+                        entry.set((id, next + 1, end));
+                        return next;
+                    }
+                    entry
                 }
-                let start = self.next_block.fetch_add(ID_BLOCK, Ordering::AcqRel);
-                *entry = (self.id, start + 1, start + ID_BLOCK);
-                return start;
-            }
-            // Forget allocators of databases that were dropped long ago so the list stays short.
-            if blocks.len() >= 16 {
-                blocks.remove(0);
-            }
+                // A new allocator takes a free entry, or the oldest one (that block's other ids are never used).
+                None => blocks.iter().find(|e| e.get().0 == 0).unwrap_or_else(|| {
+                    let k = EVICT.with(|evict| {
+                        let k = evict.get();
+                        evict.set((k + 1) % THREAD_BLOCKS);
+                        k
+                    });
+                    &blocks[k]
+                }),
+            };
             let start = self.next_block.fetch_add(ID_BLOCK, Ordering::AcqRel);
-            blocks.push((self.id, start + 1, start + ID_BLOCK));
+            entry.set((self.id, start + 1, start + ID_BLOCK));
             start
         })
     }
@@ -134,6 +146,17 @@ mod tests {
         for h in handles {
             for id in h.join().unwrap() {
                 assert!(seen.insert(id), "duplicate id {id}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_thread_drawing_from_many_allocators_keeps_each_unique() {
+        let allocators: Vec<IdAllocator> = (0..3 * THREAD_BLOCKS).map(|_| IdAllocator::new(0)).collect();
+        let mut seen: Vec<HashSet<u64>> = vec![HashSet::new(); allocators.len()];
+        for round in 0..200 {
+            for (k, a) in allocators.iter().enumerate().filter(|(k, _)| round % (k % 5 + 1) == 0) {
+                assert!(seen[k].insert(a.allocate()), "allocator {k} repeated an id");
             }
         }
     }

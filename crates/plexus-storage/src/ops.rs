@@ -22,6 +22,12 @@ pub enum Op {
         labels: Vec<LabelId>,
         props: Vec<(PropKeyId, Value)>,
     },
+    /// Creates `count` nodes with the consecutive ids from `first`, none with labels or properties. Ids come in
+    /// runs from a thread's block, so a transaction creating many bare nodes records one operation, not one each.
+    CreateEmptyNodes {
+        first: NodeId,
+        count: u64,
+    },
     /// Sets a node property; `Value::Null` removes it.
     SetNodeProp {
         id: NodeId,
@@ -87,6 +93,7 @@ const OP_DECLARE_KEY: u8 = 10;
 const OP_DROP_KEY: u8 = 11;
 const OP_CREATE_INDEX: u8 = 12;
 const OP_DROP_INDEX: u8 = 13;
+const OP_CREATE_EMPTY_NODES: u8 = 14;
 
 fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
     put_varint(buf, props.len() as u64);
@@ -122,6 +129,11 @@ impl Op {
                     put_varint(buf, l.0 as u64);
                 }
                 put_props(buf, props);
+            }
+            Op::CreateEmptyNodes { first, count } => {
+                put_u8(buf, OP_CREATE_EMPTY_NODES);
+                put_varint(buf, first.0);
+                put_varint(buf, *count);
             }
             Op::SetNodeProp { id, key, value } => {
                 put_u8(buf, OP_SET_NODE_PROP);
@@ -185,6 +197,14 @@ impl Op {
                 }
                 Op::CreateNode { id, labels, props: read_props(r)? }
             }
+            OP_CREATE_EMPTY_NODES => {
+                let first = r.varint()?;
+                let count = r.varint()?;
+                if count == 0 || first.checked_add(count).is_none() {
+                    return Err(DecodeError(format!("a run of {count} nodes from {first} is not a valid id range")));
+                }
+                Op::CreateEmptyNodes { first: NodeId(first), count }
+            }
             OP_SET_NODE_PROP => {
                 Op::SetNodeProp { id: NodeId(r.varint()?), key: PropKeyId(r.u32v()?), value: r.value()? }
             }
@@ -247,6 +267,7 @@ mod tests {
         let ops = vec![
             Op::Token { kind: TokenKind::Label, id: 0, name: "Person".into() },
             Op::CreateNode { id: NodeId(5), labels: vec![LabelId(0)], props: vec![(PropKeyId(1), Value::from("x"))] },
+            Op::CreateEmptyNodes { first: NodeId(64), count: 1000 },
             Op::CreateRel { id: RelId(9), ty: TypeId(0), src: NodeId(5), dst: NodeId(5), props: vec![] },
             Op::SetRelProp { id: RelId(9), key: PropKeyId(0), value: Value::Float(1.5) },
             Op::AddLabel { id: NodeId(5), label: LabelId(2) },
@@ -277,6 +298,18 @@ mod tests {
         Op::DropUniqueKey { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
         Op::CreateIndex { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
         Op::DropIndex { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
-        assert_eq!(buf, [10, 1, 2, 11, 1, 2, 12, 1, 2, 13, 1, 2]);
+        Op::CreateEmptyNodes { first: NodeId(3), count: 4 }.encode(&mut buf);
+        assert_eq!(buf, [10, 1, 2, 11, 1, 2, 12, 1, 2, 13, 1, 2, 14, 3, 4]);
+    }
+
+    #[test]
+    fn empty_runs_and_overflowing_runs_are_refused() {
+        for (first, count) in [(5, 0), (u64::MAX - 1, 2)] {
+            let mut buf = Vec::new();
+            put_u8(&mut buf, OP_CREATE_EMPTY_NODES);
+            put_varint(&mut buf, first);
+            put_varint(&mut buf, count);
+            assert!(Op::decode(&mut Reader::new(&buf)).is_err(), "{first} + {count}");
+        }
     }
 }

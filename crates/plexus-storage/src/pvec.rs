@@ -9,6 +9,22 @@
 // instead of two atomic read-modify-writes; a commit does that check on every branch of every path it writes.
 use triomphe::Arc;
 
+/// The value behind `arc` for writing, copied first if shared. Unlike `Arc::make_mut`, the common unshared case
+/// stays inline in the caller (one load and a compare), with the copy out of line.
+#[inline(always)]
+fn unique<T: Clone>(arc: &mut Arc<T>) -> &mut T {
+    if !arc.is_unique() {
+        copy_shared(arc);
+    }
+    Arc::get_mut(arc).expect("unshared after the copy")
+}
+
+#[cold]
+#[inline(never)]
+fn copy_shared<T: Clone>(arc: &mut Arc<T>) {
+    *arc = Arc::new(T::clone(arc));
+}
+
 /// Branch width. Every commit copies the branches on the path to each leaf it changes, and copying a branch
 /// touches the reference count of every child: 16 children keep that copy cheap, while the extra level a
 /// narrower tree needs is among the few that stay in cache.
@@ -112,7 +128,7 @@ impl<L: Clone + Default> PVec<L> {
         if self.root.is_none() {
             self.root = Some(Arc::new(Branch::empty()));
         }
-        let mut branch = Arc::make_mut(self.root.as_mut().expect("root exists"));
+        let mut branch = unique(self.root.as_mut().expect("root exists"));
         let mut level = self.height;
         loop {
             let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
@@ -123,7 +139,7 @@ impl<L: Clone + Default> PVec<L> {
                     self.leaves += 1;
                 }
                 match child {
-                    Some(Child::Leaf(l)) => return Arc::make_mut(l),
+                    Some(Child::Leaf(l)) => return unique(l),
                     _ => unreachable!("level 0 holds leaves"),
                 }
             }
@@ -132,7 +148,7 @@ impl<L: Clone + Default> PVec<L> {
                 *child = Some(Child::Branch(Arc::new(Branch::empty())));
             }
             branch = match child {
-                Some(Child::Branch(b)) => Arc::make_mut(b),
+                Some(Child::Branch(b)) => unique(b),
                 _ => unreachable!("upper levels hold branches"),
             };
             level -= 1;
@@ -164,7 +180,7 @@ impl<L: Clone + Default> PVec<L> {
         if self.get(index).is_none() {
             return;
         }
-        let mut branch = Arc::make_mut(self.root.as_mut().expect("leaf exists"));
+        let mut branch = unique(self.root.as_mut().expect("leaf exists"));
         let mut level = self.height;
         loop {
             let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
@@ -174,7 +190,7 @@ impl<L: Clone + Default> PVec<L> {
                 return;
             }
             branch = match &mut branch.children[slot] {
-                Some(Child::Branch(b)) => Arc::make_mut(b),
+                Some(Child::Branch(b)) => unique(b),
                 _ => unreachable!("path checked by get"),
             };
             level -= 1;

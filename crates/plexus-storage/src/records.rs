@@ -142,6 +142,18 @@ impl NodeLeaf {
         &mut Arc::make_mut(column)[slot]
     }
 
+    /// Forgets the labels and properties of the slots in `mask` (nothing to do in a leaf without those columns).
+    pub fn clear_slots(&mut self, mask: u64) {
+        if self.labels.is_none() && self.props.is_none() {
+            return;
+        }
+        let mut bits = mask;
+        while bits != 0 {
+            self.clear_slot(bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+
     /// Forgets a deleted node's labels and properties.
     pub fn clear_slot(&mut self, slot: usize) {
         if self.labels.as_ref().is_some_and(|l| !l[slot].is_empty()) {

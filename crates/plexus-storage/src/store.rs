@@ -348,6 +348,7 @@ impl Store {
             start_version: start,
             state: (*snapshot).clone(),
             ops: Vec::new(),
+            op_count: 0,
             writes: Vec::new(),
             created: Default::default(),
             token_counts: [0; 3],

@@ -97,6 +97,8 @@ pub struct WriteTxn {
     pub(crate) start_version: u64,
     pub(crate) state: GraphState,
     pub(crate) ops: Vec<Op>,
+    /// Operations recorded, counting each node of a [`Op::CreateEmptyNodes`] run.
+    pub(crate) op_count: usize,
     pub(crate) writes: Vec<WriteKey>,
     /// Nodes this transaction created: nobody else can have seen them, so their keys cannot conflict.
     pub(crate) created: IdRanges,
@@ -128,7 +130,7 @@ impl WriteTxn {
 
     /// Number of operations recorded so far.
     pub fn op_count(&self) -> usize {
-        self.ops.len()
+        self.op_count
     }
 
     pub fn label(&self, name: &str) -> LabelId {
@@ -158,6 +160,7 @@ impl WriteTxn {
         self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
         self.state.apply(&op)?;
         self.ops.push(op);
+        self.op_count += 1;
         Ok(())
     }
 
@@ -194,11 +197,28 @@ impl WriteTxn {
     }
 
     pub fn create_node(&mut self, labels: &[LabelId], props: Vec<(PropKeyId, Value)>) -> Result<NodeId> {
+        if labels.is_empty() && props.is_empty() {
+            return self.create_empty_node();
+        }
         let id = NodeId(self.shared.node_ids.allocate());
         self.record(Op::CreateNode { id, labels: labels.to_vec(), props })?;
         self.created.insert(id.0);
         let keys = self.node_unique_keys(id, None);
         self.writes.extend(keys);
+        Ok(id)
+    }
+
+    /// A node without labels or properties: no tokens to check, no unique keys, and consecutive ids extend the
+    /// last operation instead of recording one each.
+    fn create_empty_node(&mut self) -> Result<NodeId> {
+        let id = NodeId(self.shared.node_ids.allocate());
+        self.state.create_empty_nodes(id, 1)?;
+        match self.ops.last_mut() {
+            Some(Op::CreateEmptyNodes { first, count }) if first.0 + *count == id.0 => *count += 1,
+            _ => self.ops.push(Op::CreateEmptyNodes { first: id, count: 1 }),
+        }
+        self.op_count += 1;
+        self.created.insert(id.0);
         Ok(id)
     }
 
@@ -433,6 +453,11 @@ impl WriteTxn {
         Savepoint {
             state: self.state.clone(),
             ops: self.ops.len(),
+            last_run: match self.ops.last() {
+                Some(Op::CreateEmptyNodes { count, .. }) => *count,
+                _ => 0,
+            },
+            op_count: self.op_count,
             writes: self.writes.len(),
             created: self.created.clone(),
             schema: self.schema_change,
@@ -443,6 +468,11 @@ impl WriteTxn {
     pub fn rollback_to(&mut self, mark: Savepoint) {
         self.state = mark.state;
         self.ops.truncate(mark.ops);
+        // A run of created nodes may have grown since the mark: shorten it back.
+        if let Some(Op::CreateEmptyNodes { count, .. }) = self.ops.last_mut() {
+            *count = mark.last_run;
+        }
+        self.op_count = mark.op_count;
         self.writes.truncate(mark.writes);
         self.created = mark.created;
         self.schema_change = mark.schema;
@@ -500,6 +530,9 @@ impl IdRanges {
 pub struct Savepoint {
     state: GraphState,
     ops: usize,
+    /// The length of the last operation, when it is a run of created nodes.
+    last_run: u64,
+    op_count: usize,
     writes: usize,
     created: IdRanges,
     schema: bool,
