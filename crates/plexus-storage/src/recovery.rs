@@ -106,11 +106,24 @@ pub(crate) fn has_data_files(dir: &Path) -> Result<bool> {
     Ok(!c.is_empty() || !s.is_empty())
 }
 
+/// Raises the id floors past the ids `op` creates. Every operation is listed, so that one added later cannot be
+/// missed (a missed one hands out ids that exist after a restart).
 fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
     match op {
         Op::CreateNode { id, .. } => *next_node = (*next_node).max(id.0 + 1),
+        Op::CreateEmptyNodes { first, count } => *next_node = (*next_node).max(first.0 + count),
         Op::CreateRel { id, .. } => *next_rel = (*next_rel).max(id.0 + 1),
-        _ => {}
+        Op::Token { .. }
+        | Op::SetNodeProp { .. }
+        | Op::AddLabel { .. }
+        | Op::RemoveLabel { .. }
+        | Op::DeleteNode { .. }
+        | Op::SetRelProp { .. }
+        | Op::DeleteRel { .. }
+        | Op::DeclareUniqueKey { .. }
+        | Op::DropUniqueKey { .. }
+        | Op::CreateIndex { .. }
+        | Op::DropIndex { .. } => {}
     }
 }
 

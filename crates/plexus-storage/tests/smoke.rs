@@ -225,4 +225,10 @@ fn runs_of_bare_nodes_roll_back_replay_and_recover() {
         assert!(!r.node_exists(d), "{d} stays rolled back");
     }
     assert!(r.check().is_empty(), "{:?}", r.check());
+    // Ids handed out after recovery lie past every recovered run.
+    let mut tx = store.write();
+    let fresh = tx.create_node(&[], vec![]).unwrap();
+    assert!(kept.iter().chain(&other).all(|id| id.0 < fresh.0), "{fresh} reuses a recovered id");
+    tx.commit().unwrap();
+    assert_eq!(store.read().node_count(), 164);
 }
