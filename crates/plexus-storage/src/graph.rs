@@ -596,6 +596,17 @@ impl GraphState {
     }
 
     /// Sorts the adjacency deltas touched since the last seal and folds oversized ones into their bases.
+    /// Folds unique-key maps that a transaction grew a lot (see [`crate::keymap::KeyMap::wants_fold_at_commit`]).
+    /// Called by the committing transaction before it takes the commit lock, so other committers never wait
+    /// for a fold.
+    pub(crate) fn fold_large_key_maps(&mut self) {
+        if self.unique.iter().any(|u| u.map.wants_fold_at_commit()) {
+            for u in Arc::make_mut(&mut self.unique).iter_mut().filter(|u| u.map.wants_fold_at_commit()) {
+                u.map.fold();
+            }
+        }
+    }
+
     pub fn seal(&mut self) {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();

@@ -168,16 +168,28 @@ impl KeyMap {
         }
     }
 
-    fn fold_if_large(&mut self) {
-        if self.delta.len() <= 1024 + self.base.entries.len() / 2 {
-            return;
-        }
+    /// Whether the changes are worth folding when a transaction commits: each lookup of a value the table holds
+    /// first misses in the persistent map, whose cost grows with its depth and its cache misses, so a large
+    /// batch of inserts (a bulk load through transactions) is folded as its transaction commits rather than left
+    /// to slow every later lookup.
+    pub fn wants_fold_at_commit(&self) -> bool {
+        self.delta.len() > 4096 + self.base.entries.len() / 8
+    }
+
+    /// Folds the changes into a new table (see [`KeyMap::wants_fold_at_commit`]).
+    pub fn fold(&mut self) {
         let mut entries = Vec::with_capacity(self.base.entries.len() + self.delta.len());
         self.for_each(|value, node| entries.push((value.clone(), node)));
         if entries.len() > Self::TABLE_LIMIT {
             return;
         }
         *self = KeyMap::build(entries).expect("a map's entries are distinct values");
+    }
+
+    fn fold_if_large(&mut self) {
+        if self.delta.len() > 1024 + self.base.entries.len() / 2 {
+            self.fold();
+        }
     }
 }
 
@@ -211,6 +223,9 @@ mod tests {
                     snapshots.push((map.clone(), model.clone()));
                 }
             }
+            let mut sealed = map.clone();
+            sealed.fold();
+            snapshots.push((sealed, model.clone()));
             snapshots.push((map, model));
             for (map, model) in snapshots {
                 prop_assert_eq!(map.len(), model.len());

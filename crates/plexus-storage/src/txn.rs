@@ -481,6 +481,7 @@ impl WriteTxn {
     /// Commits: validates against transactions committed since this one began, logs, and publishes. Returns
     /// the commit version. On a write-write conflict returns a retryable [`StorageError::Conflict`].
     pub fn commit(mut self) -> Result<u64> {
+        self.state.fold_large_key_maps();
         let shared = self.shared.clone();
         shared.commit(&mut self)
     }

@@ -39,7 +39,7 @@ fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
 }
 
 impl RowExpander for Expander<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         if !self.pending.is_empty() {
             let take = (BATCH - out.len().min(BATCH)).max(1).min(self.pending.len());
             out.extend(self.pending.drain(..take));
@@ -79,14 +79,19 @@ impl RowExpander for Expander<'_> {
                     None
                 };
                 let g = ctx.g();
+                // Each match is written out when the next one arrives; the last takes the row itself, so a
+                // node with one match (the common case in point queries) copies nothing.
+                let mut last: Option<(RelId, NodeId)> = None;
                 let mut emit = |e: plexus_storage::RelEntry| {
                     if bound_rel.is_some_and(|r| r != e.rel) || rel_in(row, distinct_from, e.rel) {
                         return ControlFlow::<()>::Continue(());
                     }
-                    let mut r = row.clone();
-                    r[*rel] = Value::Rel(e.rel);
-                    r[*to] = Value::Node(e.nbr);
-                    results.push(r);
+                    if let Some((prev_rel, prev_nbr)) = last.replace((e.rel, e.nbr)) {
+                        let mut r = row.clone();
+                        r[*rel] = Value::Rel(prev_rel);
+                        r[*to] = Value::Node(prev_nbr);
+                        results.push(r);
+                    }
                     ControlFlow::Continue(())
                 };
                 match bound_to {
@@ -98,6 +103,12 @@ impl RowExpander for Expander<'_> {
                     None => {
                         let _ = g.visit_rels(start, *dir, filter, &mut emit);
                     }
+                }
+                if let Some((last_rel, last_nbr)) = last {
+                    let mut r = std::mem::take(row);
+                    r[*rel] = Value::Rel(last_rel);
+                    r[*to] = Value::Node(last_nbr);
+                    results.push(r);
                 }
             }
             PlanNode::VarExpand {

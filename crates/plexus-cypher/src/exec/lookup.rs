@@ -20,14 +20,14 @@ pub(crate) struct NodeById<'p> {
 }
 
 impl RowExpander for NodeById<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let id = match self.id.eval(row, ctx)? {
             Value::Int(i) if i >= 0 => NodeId(i as u64),
             Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => NodeId(f as u64),
             _ => return Ok(false),
         };
         if ctx.g().node_exists(id) {
-            let mut r = row.clone();
+            let mut r = std::mem::take(row);
             r[self.slot] = Value::Node(id);
             out.push(r);
         }
@@ -56,9 +56,11 @@ fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) ->
     }
 }
 
-fn push(row: &Row, slot: usize, nodes: impl IntoIterator<Item = NodeId>, out: &mut Batch) {
-    for n in nodes {
-        let mut r = row.clone();
+/// One output row per node; the last one takes `row` itself.
+fn push(row: &mut Row, slot: usize, nodes: impl IntoIterator<Item = NodeId>, out: &mut Batch) {
+    let mut nodes = nodes.into_iter().peekable();
+    while let Some(n) = nodes.next() {
+        let mut r = if nodes.peek().is_some() { row.clone() } else { std::mem::take(row) };
         r[slot] = Value::Node(n);
         out.push(r);
     }
@@ -79,7 +81,7 @@ impl<'p> KeyLookup<'p> {
 }
 
 impl RowExpander for KeyLookup<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         if self.access.is_none() {
             self.access = Some(choose(ctx, self.slot, self.label, self.key, true));
         }
@@ -151,7 +153,7 @@ fn bound(b: Option<&(CExpr, bool)>, row: &Row, ctx: &Ctx) -> Result<Option<(plex
 }
 
 impl RowExpander for IndexRange<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         if self.access.is_none() {
             self.access = Some(choose(ctx, self.slot, self.label, self.key, false));
         }

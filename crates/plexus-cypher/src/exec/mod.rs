@@ -74,18 +74,20 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
     match plan {
         P::Start => boxed(Start { row: Some(arg), done: false }),
         P::ScanNodes { input, slot, label } => {
-            boxed(FlatMap::new(open(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
+            boxed(FlatMap::new(source(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
         }
         P::KeyLookup { input, slot, label, key, value } => {
-            boxed(FlatMap::new(open(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
+            boxed(FlatMap::new(source(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
         }
-        P::NodeById { input, slot, id } => boxed(FlatMap::new(open(input, arg), lookup::NodeById { slot: *slot, id })),
+        P::NodeById { input, slot, id } => {
+            boxed(FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))
+        }
         P::IndexRange { input, slot, label, key, lower, upper } => boxed(FlatMap::new(
-            open(input, arg),
+            source(input, arg),
             lookup::IndexRange::new(*slot, label, key, lower.as_ref(), upper.as_ref()),
         )),
         P::Expand { .. } | P::VarExpand { .. } | P::ShortestPath { .. } => {
-            let input = open(plan.input().unwrap(), arg);
+            let input = source(plan.input().unwrap(), arg);
             boxed(FlatMap::new(input, expand::Expander::new(plan)))
         }
         P::Filter { input, predicate } => {
@@ -102,10 +104,10 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 Ok(batch)
             }))
         }
-        P::Optional { input, inner } => boxed(FlatMap::new(open(input, arg), Optional { inner })),
-        P::Apply { input, inner, returns } => boxed(FlatMap::new(open(input, arg), Apply { inner, returns })),
+        P::Optional { input, inner } => boxed(FlatMap::new(source(input, arg), Optional { inner })),
+        P::Apply { input, inner, returns } => boxed(FlatMap::new(source(input, arg), Apply { inner, returns })),
         P::Unwind { input, list, slot } => {
-            boxed(FlatMap::new(open(input, arg), Unwind { list, slot: *slot, pending: None }))
+            boxed(FlatMap::new(source(input, arg), Unwind { list, slot: *slot, pending: None }))
         }
         P::Project { input, items } => {
             boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
@@ -159,7 +161,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             boxed(update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
         P::Call { input, procedure, args, yields } => {
-            boxed(FlatMap::new(open(input, arg), update::ProcedureCall { procedure, args, yields }))
+            boxed(FlatMap::new(source(input, arg), update::ProcedureCall { procedure, args, yields }))
         }
         P::Produce { input, columns } => {
             boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
@@ -223,28 +225,49 @@ impl<F: FnMut(Batch, &mut Ctx) -> Result<Batch>> Operator for MapBatch<'_, F> {
 /// same row while it returns `true` ("more to come").
 pub(crate) trait RowExpander {
     /// Appends output rows for `row` to `out`; returns `true` if it stopped early and must be called again.
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool>;
+    /// An expander may move `row` into its last output row (leaving it empty) once it will not read it again:
+    /// a lookup or an expansion that yields one row per input then copies no rows at all.
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool>;
+}
+
+/// Where a [`FlatMap`]'s input rows come from: an operator, or the starting row itself when the input is
+/// `Start` (the first operator of most queries), which then costs no operator and no batch around one row.
+enum Source<'p> {
+    Op(Op<'p>),
+    /// The starting row (`None` inside: a row of nulls), until taken.
+    Start(Option<Option<Row>>),
+}
+
+fn source(input: &PlanNode, arg: Option<Row>) -> Source<'_> {
+    match input {
+        PlanNode::Start => Source::Start(Some(arg)),
+        _ => Source::Op(open(input, arg)),
+    }
 }
 
 struct FlatMap<'p, E> {
-    input: Op<'p>,
+    input: Source<'p>,
     expander: E,
     pending: std::vec::IntoIter<Row>,
     current: Option<Row>,
 }
 
 impl<'p, E> FlatMap<'p, E> {
-    fn new(input: Op<'p>, expander: E) -> Self {
+    fn new(input: Source<'p>, expander: E) -> Self {
         FlatMap { input, expander, pending: Vec::new().into_iter(), current: None }
     }
 }
 
 impl<E: RowExpander> Operator for FlatMap<'_, E> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        // Sized for a few rows up front: growing from empty reallocates several times for the common small result.
-        let mut out = Vec::with_capacity(8);
+        let mut out = Vec::new();
         loop {
-            if let Some(row) = &self.current {
+            if let Some(row) = &mut self.current {
+                // Sized for a few rows once there is something to expand (the last call, which finds the input
+                // exhausted, allocates nothing): growing from empty reallocates several times for a small result.
+                if out.capacity() == 0 {
+                    out.reserve(8);
+                }
                 let more = self.expander.expand(row, ctx, &mut out)?;
                 if !more {
                     self.current = None;
@@ -254,10 +277,17 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
                 }
                 continue;
             }
-            match self.pending.next() {
-                Some(row) => self.current = Some(row),
-                None => match self.input.next(ctx)? {
+            if let Some(row) = self.pending.next() {
+                self.current = Some(row);
+                continue;
+            }
+            match &mut self.input {
+                Source::Op(input) => match input.next(ctx)? {
                     Some(batch) => self.pending = batch.into_iter(),
+                    None => return Ok(if out.is_empty() { None } else { Some(out) }),
+                },
+                Source::Start(start) => match start.take() {
+                    Some(arg) => self.current = Some(arg.unwrap_or_else(|| vec![Value::Null; ctx.width])),
                     None => return Ok(if out.is_empty() { None } else { Some(out) }),
                 },
             }
@@ -273,7 +303,7 @@ pub(crate) struct Scan {
 }
 
 impl RowExpander for Scan {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let (candidates, pos) = self.candidates.get_or_insert_with(|| {
             let g = ctx.g();
             let ids = match &self.label {
@@ -312,7 +342,7 @@ struct Optional<'p> {
 }
 
 impl RowExpander for Optional<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
         if rows.is_empty() {
             out.push(row.clone());
@@ -329,7 +359,7 @@ struct Apply<'p> {
 }
 
 impl RowExpander for Apply<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
         if self.returns.is_empty() {
             out.push(row.clone());
@@ -354,7 +384,7 @@ struct Unwind<'p> {
 }
 
 impl RowExpander for Unwind<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let (items, start) = match self.pending.take() {
             Some(p) => p,
             None => match self.list.eval(row, ctx)? {

@@ -480,7 +480,7 @@ fn builtin_rows(which: Builtin, ctx: &Ctx) -> Vec<Vec<Value>> {
 }
 
 impl RowExpander for ProcedureCall<'_> {
-    fn expand(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = match self.procedure {
             Procedure::Builtin(b) => builtin_rows(*b, ctx),
             Procedure::User(p) => {
