@@ -68,6 +68,16 @@ impl TopK {
         self.best.truncate(self.k);
     }
 
+    /// The smallest count that can still enter: the worst kept once `k` are kept, else 0.
+    #[inline]
+    fn floor(&self) -> u32 {
+        if self.best.len() == self.k {
+            self.best.last().map_or(0, |b| b.0)
+        } else {
+            0
+        }
+    }
+
     fn into_sorted(self) -> Vec<(NodeId, u64)> {
         self.best.into_iter().map(|(count, id)| (NodeId(id), count as u64)).collect()
     }
@@ -113,9 +123,12 @@ pub fn recommend(snapshot: &ReadTxn, person: NodeId, likes: TypeId, limit: usize
             }
         }
         let mut top = TopK::new(limit);
+        // Once the top is full, a count below its worst cannot enter it: most items are skipped with one compare.
+        let mut floor = 1;
         counter.drain(|id, n| {
-            if n > 0 {
+            if n >= floor {
                 top.offer(n, id);
+                floor = top.floor().max(1);
             }
         });
         ranked = top.into_sorted();
@@ -146,5 +159,47 @@ mod tests {
         let recs = recommend(&r, people[0], likes, 10);
         assert_eq!(recs, vec![(items[2], 2), (items[1], 1), (items[3], 1)]);
         assert_eq!(recommend(&r, people[0], likes, 1), vec![(items[2], 2)]);
+    }
+
+    /// Against counting every path person → item ← co-liker → item, on a random graph with many tied counts.
+    #[test]
+    fn matches_counting_every_path() {
+        let db = Database::in_memory();
+        let mut tx = db.write();
+        let likes = tx.rel_type("LIKES");
+        let items: Vec<NodeId> = (0..40).map(|_| tx.create_node(&[], vec![]).unwrap()).collect();
+        let people: Vec<NodeId> = (0..60).map(|_| tx.create_node(&[], vec![]).unwrap()).collect();
+        let mut liked: Vec<Vec<usize>> = Vec::new();
+        let mut state = 7u64;
+        for &p in &people {
+            let mut mine = Vec::new();
+            for (i, &item) in items.iter().enumerate() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if (state >> 33).is_multiple_of(7) {
+                    tx.create_rel(p, likes, item, vec![]).unwrap();
+                    mine.push(i);
+                }
+            }
+            liked.push(mine);
+        }
+        tx.commit().unwrap();
+        let r = db.read();
+        for (me, mine) in liked.iter().enumerate() {
+            let mut counts = std::collections::BTreeMap::<usize, u64>::new();
+            for theirs in liked.iter().enumerate().filter(|(o, _)| *o != me).map(|(_, t)| t) {
+                let shared = mine.iter().filter(|i| theirs.contains(i)).count() as u64;
+                for &i in theirs.iter().filter(|i| !mine.contains(i)) {
+                    if shared > 0 {
+                        *counts.entry(i).or_default() += shared;
+                    }
+                }
+            }
+            let mut expected: Vec<(NodeId, u64)> = counts.into_iter().map(|(i, n)| (items[i], n)).collect();
+            expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            for limit in [0, 1, 3, 10, 100] {
+                let want: Vec<(NodeId, u64)> = expected.iter().copied().take(limit).collect();
+                assert_eq!(recommend(&r, people[me], likes, limit), want, "person {me}, limit {limit}");
+            }
+        }
     }
 }
