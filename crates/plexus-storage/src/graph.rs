@@ -595,7 +595,6 @@ impl GraphState {
         }
     }
 
-    /// Sorts the adjacency deltas touched since the last seal and folds oversized ones into their bases.
     /// Folds unique-key maps that a transaction grew a lot (see [`crate::keymap::KeyMap::wants_fold_at_commit`]).
     /// Called by the committing transaction before it takes the commit lock, so other committers never wait
     /// for a fold.
@@ -607,6 +606,7 @@ impl GraphState {
         }
     }
 
+    /// Sorts the adjacency deltas touched since the last seal and folds oversized ones into their bases.
     pub fn seal(&mut self) {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();

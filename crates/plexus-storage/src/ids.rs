@@ -103,7 +103,8 @@ impl IdAllocator {
                     }
                     entry
                 }
-                // A new allocator takes a free entry, or the oldest one (that block's other ids are never used).
+                // A new allocator takes a free entry, or the next one in turn (the ids left in that block are
+                // never used).
                 None => blocks.iter().find(|e| e.get().0 == 0).unwrap_or_else(|| {
                     let k = EVICT.with(|evict| {
                         let k = evict.get();

@@ -174,6 +174,7 @@ impl KeyMap {
     /// to slow every later lookup.
     pub fn wants_fold_at_commit(&self) -> bool {
         self.delta.len() > 4096 + self.base.entries.len() / 8
+            && self.base.entries.len() + self.delta.len() <= Self::TABLE_LIMIT
     }
 
     /// Folds the changes into a new table (see [`KeyMap::wants_fold_at_commit`]).
