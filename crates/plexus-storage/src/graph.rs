@@ -726,44 +726,40 @@ impl GraphState {
         let end = first.0.checked_add(count).ok_or_else(|| {
             StorageError::InvalidValue(format!("{count} node ids from {} run past the largest id", first.0))
         })?;
-        let taken = |leaf: &NodeLeaf, id: u64, slot: usize, mask: u64| {
+        // (leaf index, first id in the leaf, the run's slots there), one per leaf the run touches.
+        let chunks = || {
+            let mut id = first.0;
+            std::iter::from_fn(move || {
+                (id < end).then(|| {
+                    let (leaf_index, slot) = split(id);
+                    let n = (LEAF_SIZE as u64 - slot as u64).min(end - id);
+                    let chunk = (leaf_index, id, slot_mask(slot, n));
+                    id += n;
+                    chunk
+                })
+            })
+        };
+        let taken = |leaf: &NodeLeaf, id: u64, mask: u64| {
+            let slot = (id as usize) & (LEAF_SIZE - 1);
             let bit = (leaf.live & mask).trailing_zeros() as u64;
             StorageError::ConstraintViolation(format!("{} already exists", NodeId(id - slot as u64 + bit)))
         };
-        let (leaf_index, slot) = split(first.0);
-        if slot as u64 + count > LEAF_SIZE as u64 {
-            // Check every leaf before changing any, so that a refused run leaves the state as it was.
-            let mut id = first.0;
-            while id < end {
-                let (leaf_index, slot) = split(id);
-                let n = (LEAF_SIZE as u64 - slot as u64).min(end - id);
-                let mask = slot_mask(slot, n);
+        // A run over several leaves is checked before any changes, so a refused one leaves the state as it was;
+        // a run in one leaf (a single node, usually) is checked below, in the one walk down the spine.
+        if chunks().nth(1).is_some() {
+            for (leaf_index, id, mask) in chunks() {
                 if let Some(leaf) = self.nodes.get(leaf_index).filter(|l| l.live & mask != 0) {
-                    return Err(taken(leaf, id, slot, mask));
+                    return Err(taken(leaf, id, mask));
                 }
-                id += n;
             }
-        } else {
-            // One leaf (a single node, usually): one walk down the spine, checked before anything changes.
-            let mask = slot_mask(slot, count);
+        }
+        for (leaf_index, id, mask) in chunks() {
             let leaf = self.nodes.get_mut(leaf_index);
             if leaf.live & mask != 0 {
-                return Err(taken(leaf, first.0, slot, mask));
+                return Err(taken(leaf, id, mask));
             }
             leaf.live |= mask;
             leaf.clear_slots(mask);
-            self.node_count += count;
-            return Ok(());
-        }
-        let mut id = first.0;
-        while id < end {
-            let (leaf_index, slot) = split(id);
-            let n = (LEAF_SIZE as u64 - slot as u64).min(end - id);
-            let mask = slot_mask(slot, n);
-            let leaf = self.nodes.get_mut(leaf_index);
-            leaf.live |= mask;
-            leaf.clear_slots(mask);
-            id += n;
         }
         self.node_count += count;
         Ok(())
