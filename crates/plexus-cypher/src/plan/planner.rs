@@ -10,6 +10,7 @@ use crate::ast::*;
 use crate::error::{CypherError, Result};
 use crate::expr::CExpr;
 use crate::lexer::Span;
+use crate::token::Token;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum VarKind {
@@ -789,7 +790,7 @@ impl Planner<'_> {
                 nodes.push(CreateNode {
                     slot,
                     bound: false,
-                    labels: np.labels.iter().map(|l| crate::token::Token::new(l.name.as_str())).collect(),
+                    labels: np.labels.iter().map(|l| Token::new(l.name.as_str())).collect(),
                     properties,
                 });
                 Ok(slot)
@@ -855,13 +856,7 @@ impl Planner<'_> {
                 }
                 let properties =
                     rp.properties.as_ref().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
-                rels.push(CreateRel {
-                    slot,
-                    from,
-                    to,
-                    rel_type: crate::token::Token::new(rp.types[0].name.as_str()),
-                    properties,
-                });
+                rels.push(CreateRel { slot, from, to, rel_type: Token::new(rp.types[0].name.as_str()), properties });
                 rel_slots.push(slot);
                 node_slots.push(next);
                 prev = next;
