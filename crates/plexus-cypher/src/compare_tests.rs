@@ -123,10 +123,10 @@ fn equality_of_entities_and_temporals() {
     assert_eq!(equals(&d(3), &d(3)), Some(true));
     assert_eq!(equals(&d(3), &d(4)), Some(false));
     assert_eq!(equals(&d(3), &Value::LocalTime(LocalTime { nanos: 3 })), Some(false));
-    let dur = |days| Value::Duration(Duration { months: 0, days, seconds: 0, nanos: 0 });
+    let dur = |days| Value::duration(Duration { months: 0, days, seconds: 0, nanos: 0 });
     assert_eq!(equals(&dur(1), &dur(1)), Some(true));
     assert_eq!(
-        equals(&dur(1), &Value::Duration(Duration { months: 0, days: 0, seconds: 86400, nanos: 0 })),
+        equals(&dur(1), &Value::duration(Duration { months: 0, days: 0, seconds: 86400, nanos: 0 })),
         Some(false)
     );
 }
@@ -250,7 +250,7 @@ fn comparing_temporals() {
     let t = |nanos, offset_seconds| Value::Time(Time { nanos, offset_seconds });
     // 12:00+01:00 is 11:00Z, before 11:30Z.
     assert_eq!(compare(&t(12 * 3600 * NANOS_PER_SECOND, 3600), &t(41400 * NANOS_PER_SECOND, 0)), Some(Ordering::Less));
-    let dur = Value::Duration(Duration { months: 0, days: 1, seconds: 0, nanos: 0 });
+    let dur = Value::duration(Duration { months: 0, days: 1, seconds: 0, nanos: 0 });
     assert_eq!(compare(&dur, &dur), None);
     assert_eq!(compare_op(CompareOp::Le, &dur, &dur), None);
 }
@@ -267,7 +267,7 @@ fn global_sort_order() {
         p,
         Value::Date(Date { days: 0 }),
         Value::LocalTime(LocalTime { nanos: 0 }),
-        Value::Duration(Duration { months: 0, days: 0, seconds: 0, nanos: 0 }),
+        Value::duration(Duration { months: 0, days: 0, seconds: 0, nanos: 0 }),
         s("text"),
         Value::Bool(false),
         Value::Bool(true),
@@ -324,7 +324,7 @@ fn arb_value() -> impl Strategy<Value = Value> {
         (0i64..3).prop_map(|days| Value::Date(Date { days })),
         (0i64..2, -1i32..2)
             .prop_map(|(h, o)| Value::Time(Time { nanos: h * 3600 * NANOS_PER_SECOND, offset_seconds: o * 3600 })),
-        (0i64..2, 0i64..2).prop_map(|(months, days)| Value::Duration(Duration { months, days, seconds: 0, nanos: 0 })),
+        (0i64..2, 0i64..2).prop_map(|(months, days)| Value::duration(Duration { months, days, seconds: 0, nanos: 0 })),
     ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![

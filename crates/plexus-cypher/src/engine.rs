@@ -328,7 +328,7 @@ fn plain(v: Value) -> ResultValue {
         Value::Time(t) => ResultValue::Time(t),
         Value::LocalDateTime(t) => ResultValue::LocalDateTime(t),
         Value::DateTime(t) => ResultValue::DateTime(t),
-        Value::Duration(d) => ResultValue::Duration(d),
+        Value::Duration(d) => ResultValue::Duration(*d),
         Value::Node(_) | Value::Rel(_) | Value::Path(_) => ResultValue::Null,
     }
 }

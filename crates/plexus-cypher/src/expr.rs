@@ -4,6 +4,7 @@
 //! aggregation wrote, and subqueries (pattern predicates, EXISTS, COUNT, COLLECT, pattern comprehensions) become
 //! plans run with the current row as their argument.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use plexus_storage::RelId;
@@ -118,7 +119,7 @@ pub(crate) enum CExpr {
         from: usize,
         to: Option<usize>,
         dir: plexus_storage::Direction,
-        types: Vec<Arc<str>>,
+        types: Vec<Token>,
     },
 }
 
@@ -138,13 +139,24 @@ fn as_bool(v: &Value, what: &str) -> Result<Option<bool>> {
 }
 
 impl CExpr {
+    /// Evaluates without cloning when the expression is a row slot or a constant: comparisons, label tests
+    /// and property reads on a variable then borrow it instead of copying it out of the row and dropping it.
+    #[inline]
+    fn eval_ref<'a>(&'a self, row: &'a [Value], ctx: &Ctx) -> Result<Cow<'a, Value>> {
+        Ok(match self {
+            CExpr::Slot(i) => Cow::Borrowed(&row[*i]),
+            CExpr::Const(v) => Cow::Borrowed(v),
+            other => Cow::Owned(other.eval(row, ctx)?),
+        })
+    }
+
     pub fn eval(&self, row: &[Value], ctx: &Ctx) -> Result<Value> {
         Ok(match self {
             CExpr::Const(v) => v.clone(),
             CExpr::Param(name) => ctx.param(name)?,
             CExpr::Slot(i) => row[*i].clone(),
             CExpr::Property(base, key) => {
-                let base = base.eval(row, ctx)?;
+                let base = base.eval_ref(row, ctx)?;
                 property_resolved(&base, key, |ctx| ctx.prop_token(key), ctx)?
             }
             CExpr::List(items) => Value::list(items.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?),
@@ -197,11 +209,11 @@ impl CExpr {
                     _ => Value::Null,
                 }
             }
-            CExpr::Binary(op, a, b) => binary(*op, &a.eval(row, ctx)?, &b.eval(row, ctx)?)?,
-            CExpr::IsNull(e, negated) => Value::Bool(e.eval(row, ctx)?.is_null() != *negated),
-            CExpr::HasLabels(e, labels) => match e.eval(row, ctx)? {
+            CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
+            CExpr::IsNull(e, negated) => Value::Bool(e.eval_ref(row, ctx)?.is_null() != *negated),
+            CExpr::HasLabels(e, labels) => match e.eval_ref(row, ctx)?.as_ref() {
                 Value::Null => Value::Null,
-                Value::Node(n) => {
+                &Value::Node(n) => {
                     let g = ctx.g();
                     Value::Bool(labels.iter().all(|l| ctx.label_token(l).is_some_and(|id| g.node_has_label(n, id))))
                 }
@@ -376,7 +388,7 @@ impl CExpr {
                 // Resolved per row without allocating: a pattern names few types.
                 let mut buf = [plexus_storage::TypeId(0); 8];
                 let mut n = 0;
-                for t in types.iter().filter_map(|t| ctx.type_id(t)) {
+                for t in types.iter().filter_map(|t| ctx.type_token(t)) {
                     if n == buf.len() {
                         break;
                     }

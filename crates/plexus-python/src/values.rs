@@ -309,7 +309,7 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         return Ok(Value::Time(Time { nanos, offset_seconds: offset_seconds(&offset)? }));
     }
     if obj.is_instance(t.timedelta.bind(py))? {
-        return Ok(Value::Duration(Duration {
+        return Ok(Value::duration(Duration {
             months: 0,
             days: int_attr(obj, "days")?,
             seconds: int_attr(obj, "seconds")?,
@@ -319,7 +319,7 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if obj.is_instance(t.duration.bind(py))? {
         let nanos = int_attr(obj, "nanoseconds")?;
         let (carry, nanos) = (nanos.div_euclid(NANOS_PER_SECOND), nanos.rem_euclid(NANOS_PER_SECOND));
-        return Ok(Value::Duration(Duration {
+        return Ok(Value::duration(Duration {
             months: int_attr(obj, "months")?,
             days: int_attr(obj, "days")?,
             seconds: int_attr(obj, "seconds")? + carry,

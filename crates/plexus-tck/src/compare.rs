@@ -22,7 +22,7 @@ fn temporal_text(value: &ResultValue) -> Option<String> {
         ResultValue::Time(t) => Value::Time(*t),
         ResultValue::LocalDateTime(t) => Value::LocalDateTime(*t),
         ResultValue::DateTime(t) => Value::DateTime(t.clone()),
-        ResultValue::Duration(d) => Value::Duration(*d),
+        ResultValue::Duration(d) => Value::duration(*d),
         _ => return None,
     };
     Some(plexus_cypher::temporal::to_string(&v).unwrap_or_else(|| format!("{v:?}")))

@@ -1,6 +1,8 @@
 //! Grouping and aggregate functions: count, sum, avg, min, max, collect, stDev(P), percentileCont/Disc.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use plexus_storage::fxhash::FxHashMap;
 
 use super::ctx::Ctx;
 use super::{Batch, Op, Operator, Row, BATCH};
@@ -169,27 +171,36 @@ impl<'p> Aggregate<'p> {
     }
 
     fn compute(&mut self, ctx: &mut Ctx) -> Result<Vec<Row>> {
-        // Group key → (first row of the group, accumulators). Groups keep their first-seen order.
-        let mut index: HashMap<Vec<Equivalent>, usize> = HashMap::new();
+        // Group key → (first row of the group, accumulators). Groups keep their first-seen order. The key of
+        // each row is built in one reused buffer and looked up as a slice, so only a new group allocates.
+        let mut index: FxHashMap<Vec<Equivalent>, usize> = FxHashMap::default();
         let mut groups: Vec<(Row, Vec<Acc>)> = Vec::new();
         let mut percentiles: Vec<Option<f64>> = vec![None; self.aggs.len()];
+        let mut key: Vec<Equivalent> = Vec::with_capacity(self.keys.len());
         while let Some(batch) = self.input.next(ctx)? {
             for row in batch {
-                let mut key_values = Vec::with_capacity(self.keys.len());
-                for (e, _) in self.keys {
-                    key_values.push(e.eval(&row, ctx)?);
-                }
-                let key: Vec<Equivalent> = key_values.iter().cloned().map(Equivalent).collect();
-                let g = match index.get(&key) {
-                    Some(&g) => g,
-                    None => {
-                        let mut first = row.clone();
-                        for ((_, slot), v) in self.keys.iter().zip(key_values) {
-                            first[*slot] = v;
+                let g = if self.keys.is_empty() {
+                    // One group for the whole input: nothing to hash.
+                    if groups.is_empty() {
+                        groups.push((row.clone(), self.aggs.iter().map(Acc::new).collect()));
+                    }
+                    0
+                } else {
+                    key.clear();
+                    for (e, _) in self.keys {
+                        key.push(Equivalent(e.eval(&row, ctx)?));
+                    }
+                    match index.get(key.as_slice()) {
+                        Some(&g) => g,
+                        None => {
+                            let mut first = row.clone();
+                            for ((_, slot), v) in self.keys.iter().zip(&key) {
+                                first[*slot] = v.0.clone();
+                            }
+                            groups.push((first, self.aggs.iter().map(Acc::new).collect()));
+                            index.insert(key.clone(), groups.len() - 1);
+                            groups.len() - 1
                         }
-                        groups.push((first, self.aggs.iter().map(Acc::new).collect()));
-                        index.insert(key, groups.len() - 1);
-                        groups.len() - 1
                     }
                 };
                 for (i, spec) in self.aggs.iter().enumerate() {

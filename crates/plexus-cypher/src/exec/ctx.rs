@@ -143,10 +143,6 @@ impl<'a> Ctx<'a> {
         self.catalog().lookup(TokenKind::Label, name).map(LabelId)
     }
 
-    pub fn type_id(&self, name: &str) -> Option<TypeId> {
-        self.catalog().lookup(TokenKind::Type, name).map(TypeId)
-    }
-
     /// [`Ctx::prop_key`] for a name of the plan, resolved once per catalog.
     #[inline]
     pub fn prop_token(&self, token: &Token) -> Option<PropKeyId> {

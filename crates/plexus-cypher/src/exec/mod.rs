@@ -12,6 +12,7 @@ pub(crate) mod update;
 
 use std::collections::HashSet;
 
+use plexus_storage::fxhash::FxHashSet;
 use plexus_storage::NodeId;
 
 use crate::compare::{self, Equivalent};
@@ -126,16 +127,22 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Aggregate { input, keys, aggs } => boxed(aggregate::Aggregate::new(open(input, arg), keys, aggs)),
         P::Distinct { input, slots } => {
-            let mut seen: HashSet<Vec<Equivalent>> = HashSet::new();
-            boxed(MapBatch::new(open(input, arg), move |batch: Batch, _: &mut Ctx| {
-                let mut out = Vec::with_capacity(batch.len());
-                for row in batch {
-                    let key: Vec<Equivalent> = slots.iter().map(|s| Equivalent(row[*s].clone())).collect();
-                    if seen.insert(key) {
-                        out.push(row);
+            // The key of each row is built in one reused buffer; only a row not seen before allocates its own.
+            let mut seen: FxHashSet<Vec<Equivalent>> = FxHashSet::default();
+            let mut key: Vec<Equivalent> = Vec::with_capacity(slots.len());
+            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
+                let mut kept = 0;
+                for i in 0..batch.len() {
+                    key.clear();
+                    key.extend(slots.iter().map(|s| Equivalent(batch[i][*s].clone())));
+                    if !seen.contains(key.as_slice()) {
+                        seen.insert(key.clone());
+                        batch.swap(kept, i);
+                        kept += 1;
                     }
                 }
-                Ok(out)
+                batch.truncate(kept);
+                Ok(batch)
             }))
         }
         P::Sort { input, keys } => boxed(Sort::new(open(input, arg), keys, None, None)),

@@ -427,7 +427,7 @@ impl Planner<'_> {
             RelDirection::In => plexus_storage::Direction::In,
             RelDirection::Both => plexus_storage::Direction::Both,
         };
-        Some(CExpr::HasEdge { from, to, dir, types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect() })
+        Some(CExpr::HasEdge { from, to, dir, types: rel.types.iter().map(|t| Token::new(t.name.as_str())).collect() })
     }
 
     /// Arithmetic on the elements of a literal list of strings or booleans is a type error found at compile

@@ -22,7 +22,7 @@ pub fn apply(op: ArithOp, a: &Value, b: &Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    let dur = |d: Duration| Ok(Value::Duration(d));
+    let dur = |d: Duration| Ok(Value::duration(d));
     match (op, a, b) {
         (Add, Value::Duration(x), Value::Duration(y)) => dur(duration::add(x, y)?),
         (Sub, Value::Duration(x), Value::Duration(y)) => dur(duration::sub(x, y)?),

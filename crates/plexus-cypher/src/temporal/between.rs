@@ -32,7 +32,7 @@ pub fn between(unit: Unit, a: &Value, b: &Value) -> Result<Value> {
         Parts::from_value(v)
             .ok_or_else(|| wrong_type(format!("duration.between() expects temporal instants, got {}", v.type_name())))
     };
-    Ok(Value::Duration(between_parts(unit, parts(a)?, parts(b)?)?))
+    Ok(Value::duration(between_parts(unit, parts(a)?, parts(b)?)?))
 }
 
 fn between_parts(unit: Unit, mut from: Parts, mut to: Parts) -> Result<Duration> {

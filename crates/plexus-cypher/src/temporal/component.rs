@@ -262,7 +262,7 @@ mod tests {
             ints(&neg, &["days", "seconds", "nanosecondsOfSecond", "milliseconds"]),
             [0, -86400, 100_000_000, -86_399_900]
         );
-        let huge = Value::Duration(Duration { months: 0, days: 0, seconds: i64::MAX, nanos: 0 });
+        let huge = Value::duration(Duration { months: 0, days: 0, seconds: i64::MAX, nanos: 0 });
         assert_eq!(get(&huge, "nanoseconds").unwrap_err().detail, "NumberOutOfRange");
         assert!(get(&d, "year").is_err());
     }

@@ -201,9 +201,9 @@ pub fn div(d: &Duration, divisor: f64) -> Result<Duration> {
 pub fn construct(arg: &Value) -> Result<Value> {
     match arg {
         Value::Null => Ok(Value::Null),
-        Value::String(s) => Ok(Value::Duration(super::parse::duration(s)?)),
-        Value::Map(m) => Ok(Value::Duration(from_map(m)?)),
-        Value::Duration(d) => Ok(Value::Duration(canonical(d))),
+        Value::String(s) => Ok(Value::duration(super::parse::duration(s)?)),
+        Value::Map(m) => Ok(Value::duration(from_map(m)?)),
+        Value::Duration(d) => Ok(Value::duration(canonical(d))),
         other => Err(wrong_type(format!("duration() expects a string or a map, got {}", other.type_name()))),
     }
 }

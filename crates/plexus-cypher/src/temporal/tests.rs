@@ -433,7 +433,7 @@ proptest! {
         seconds in prop_oneof![Just(0i64), any::<i64>(), -1_000_000i64..1_000_000],
         nanos in prop_oneof![Just(0i32), 0..1_000_000_000i32],
     ) {
-        round_trip("duration", Value::Duration(Duration { months, days, seconds, nanos }))?;
+        round_trip("duration", Value::duration(Duration { months, days, seconds, nanos }))?;
     }
 
     #[test]
@@ -451,9 +451,9 @@ proptest! {
             2 => Value::Time(Time { nanos: a, offset_seconds: o }),
             3 => Value::LocalDateTime(LocalDateTime { seconds: a, nanos: n }),
             4 => Value::DateTime(Box::new(DateTime { seconds: a, nanos: n, offset_seconds: o, zone: None })),
-            _ => Value::Duration(Duration { months: a, days: b, seconds: a, nanos: o }),
+            _ => Value::duration(Duration { months: a, days: b, seconds: a, nanos: o }),
         };
-        let dur = Value::Duration(Duration { months: b, days: b, seconds: b, nanos: 0 });
+        let dur = Value::duration(Duration { months: b, days: b, seconds: b, nanos: 0 });
         let _ = to_string(&v);
         let _ = property(&v, key);
         let _ = compare(&v, &v);

@@ -281,7 +281,7 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
         tag::DURATION => {
             arity(4)?;
             let nanos = i32::try_from(int(3)?).map_err(|_| "duration nanoseconds out of range".to_string())?;
-            Value::Duration(Duration { months: int(0)?, days: int(1)?, seconds: int(2)?, nanos })
+            Value::duration(Duration { months: int(0)?, days: int(1)?, seconds: int(2)?, nanos })
         }
         tag::POINT_2D | tag::POINT_3D => return Err("spatial points are not supported by Plexus".into()),
         tag::NODE | tag::RELATIONSHIP | tag::UNBOUND_RELATIONSHIP | tag::PATH => {

@@ -88,7 +88,7 @@ fn temporal_string(v: &ResultValue) -> Option<String> {
         ResultValue::Time(t) => Value::Time(*t),
         ResultValue::LocalDateTime(t) => Value::LocalDateTime(*t),
         ResultValue::DateTime(t) => Value::DateTime(t.clone()),
-        ResultValue::Duration(d) => Value::Duration(*d),
+        ResultValue::Duration(d) => Value::duration(*d),
         _ => return None,
     };
     temporal::to_string(&value)
@@ -570,7 +570,7 @@ mod tests {
             DateTime { seconds: 1_700_000_000, nanos: 5, offset_seconds: 3600, zone: Some("Europe/Paris".into()) };
         assert_eq!(round_trip(ResultValue::DateTime(Box::new(zoned.clone()))), Value::DateTime(Box::new(zoned)));
         let d = Duration { months: 14, days: 3, seconds: -5, nanos: 250 };
-        assert_eq!(round_trip(ResultValue::Duration(d)), Value::Duration(d));
+        assert_eq!(round_trip(ResultValue::Duration(d)), Value::duration(d));
         let list = ResultValue::List(vec![ResultValue::Null, ResultValue::String("x".into())]);
         assert_eq!(round_trip(list), Value::list(vec![Value::Null, Value::string("x")]));
     }
