@@ -56,6 +56,15 @@ struct Group {
     end: u32,
 }
 
+/// Where a slot's groups and entries start in a base (a slot's end is the next slot's start). Both in one
+/// word, so the number of a node's relationships over all types is read from the line that locates its groups.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+struct SlotStart {
+    group: u32,
+    entry: u32,
+}
+
 /// The immutable CSR block of one leaf and direction. `repr(C)` keeps the array pointers in the block's first
 /// cache line, next to the start of the inline group index.
 #[derive(Debug)]
@@ -65,14 +74,20 @@ pub struct AdjBase {
     groups: Box<[Group]>,
     nbr: IdVec,
     rel: IdVec,
-    /// Groups of slot `s` are `node_groups[s]..node_groups[s + 1]`. Inline, so finding a node's groups costs no
-    /// pointer chase beyond the block itself.
-    node_groups: [u32; LEAF_SIZE + 1],
+    /// Groups of slot `s` are `slots[s].group..slots[s + 1].group`, its entries `slots[s].entry..slots[s + 1].entry`.
+    /// Inline, so finding a node's groups costs no pointer chase beyond the block itself, and its degree over all
+    /// types none at all.
+    slots: [SlotStart; LEAF_SIZE + 1],
 }
 
 impl Default for AdjBase {
     fn default() -> Self {
-        AdjBase { groups: Box::new([]), nbr: IdVec::default(), rel: IdVec::default(), node_groups: [0; LEAF_SIZE + 1] }
+        AdjBase {
+            groups: Box::new([]),
+            nbr: IdVec::default(),
+            rel: IdVec::default(),
+            slots: [SlotStart::default(); LEAF_SIZE + 1],
+        }
     }
 }
 
@@ -101,7 +116,7 @@ impl AdjBase {
                 rel.push(e.rel);
                 groups.last_mut().expect("group exists").end += 1;
             }
-            base.node_groups[slot + 1] = groups.len() as u32;
+            base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
         }
         base.groups = groups.into_boxed_slice();
         base.nbr = IdVec::from_vec(nbr);
@@ -127,7 +142,7 @@ impl AdjBase {
                 rel.push(e.rel);
                 groups.last_mut().expect("group exists").end += 1;
             }
-            base.node_groups[slot + 1] = groups.len() as u32;
+            base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
         }
         base.groups = groups.into_boxed_slice();
         base.nbr = IdVec::Narrow(nbr.into_boxed_slice());
@@ -152,7 +167,7 @@ impl AdjBase {
 
     #[inline]
     fn groups(&self, slot: usize) -> std::ops::Range<usize> {
-        self.node_groups[slot] as usize..self.node_groups[slot + 1] as usize
+        self.slots[slot].group as usize..self.slots[slot + 1].group as usize
     }
 
     #[inline]
@@ -167,14 +182,8 @@ impl AdjBase {
     }
 
     fn count(&self, slot: usize, filter: TypeFilter) -> u64 {
-        let groups = self.groups(slot);
-        if groups.is_empty() {
-            return 0;
-        }
         if let TypeFilter::All = filter {
-            // All groups of a slot are contiguous: one subtraction, no walk.
-            let start = if groups.start == 0 { 0 } else { self.groups[groups.start - 1].end };
-            return (self.groups[groups.end - 1].end - start) as u64;
+            return u64::from(self.slots[slot + 1].entry - self.slots[slot].entry);
         }
         let mut n = 0;
         for g in self.groups(slot) {
