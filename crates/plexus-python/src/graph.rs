@@ -19,7 +19,7 @@ use pyo3::types::{PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 
 use crate::args::{self, Ids};
-use crate::batch::{csr, exact_csr, flat};
+use crate::batch::{chunks, csr, exact_csr, flat};
 use crate::database::Database;
 use crate::errors;
 use crate::idindex::{IdIndex, NO_ID};
@@ -98,6 +98,12 @@ fn direction(name: &str) -> PyResult<Direction> {
         other => Err(errors::argument(format!("unknown direction '{other}' (expected 'out', 'in' or 'both')"))),
     }
 }
+
+/// How far ahead of the read a batch requests a node's leaf, its adjacency once the leaf has arrived, and its
+/// first entries once that has.
+const LEAF_AHEAD: usize = 32;
+const ADJACENCY_AHEAD: usize = 16;
+const ENTRIES_AHEAD: usize = 8;
 
 impl View {
     fn filter(&self) -> TypeFilter<'_> {
@@ -225,7 +231,75 @@ impl View {
 
     /// Number of relationships of `u` in `dir` (`Both`: out plus in), from group lengths: no relationship is read.
     fn count(&self, u: i64, dir: Direction) -> i64 {
-        let Some(a) = self.node(u) else { return 0 };
+        self.node(u).map_or(0, |a| self.count_of(a, dir))
+    }
+
+    /// The nodes of external ids `us` (`None`: no such node), each id-table line requested ahead of its read.
+    fn resolve(&self, us: &[i64]) -> Vec<Option<NodeId>> {
+        match &self.index {
+            Some(index) => (0..us.len())
+                .map(|i| {
+                    if let Some(&ahead) = us.get(i + LEAF_AHEAD) {
+                        index.prefetch(ahead);
+                    }
+                    index.node(us[i])
+                })
+                .collect(),
+            None => us.iter().map(|&u| self.node(u)).collect(),
+        }
+    }
+
+    /// `f(i, nodes[i])` for each node in order, with the storage lines of the nodes some positions ahead
+    /// requested first (their leaf, then their adjacency in `dir`, then with `entries` their first group and
+    /// neighbours): the cache misses of a batch overlap instead of following one another.
+    fn pipelined<T>(
+        &self,
+        nodes: &[Option<NodeId>],
+        dir: Direction,
+        entries: bool,
+        mut f: impl FnMut(usize, Option<NodeId>) -> T,
+    ) -> Vec<T> {
+        let g = &*self.snap;
+        let mut out = Vec::with_capacity(nodes.len());
+        for (i, &node) in nodes.iter().enumerate() {
+            if let Some(Some(n)) = nodes.get(i + LEAF_AHEAD) {
+                g.prefetch_node(*n);
+            }
+            if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
+                g.prefetch_adjacency(*n, dir);
+            }
+            if entries {
+                if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+                    g.prefetch_entries(*n, dir);
+                }
+            }
+            out.push(f(i, node));
+        }
+        out
+    }
+
+    /// [`View::count`] for each of `us`, pipelined.
+    fn counts(&self, us: &[i64], dir: Direction) -> Vec<i64> {
+        self.pipelined(&self.resolve(us), dir, false, |_, n| n.map_or(0, |a| self.count_of(a, dir)))
+    }
+
+    /// [`View::degree`] for each of `us`, pipelined.
+    fn degrees(&self, us: &[i64], dir: Direction) -> Vec<(i64, f64)> {
+        self.pipelined(&self.resolve(us), dir, true, |_, n| n.map_or((0, 0.0), |a| self.degree_of(a, dir)))
+    }
+
+    /// [`View::has_edge`] for each pair of `us` and `vs` (equally long), pipelined on `us`.
+    fn has_edges(&self, us: &[i64], vs: &[i64]) -> Vec<bool> {
+        let targets = self.resolve(vs);
+        let filter = self.filter();
+        self.pipelined(&self.resolve(us), Direction::Out, true, |i, a| match (a, targets[i]) {
+            (Some(a), Some(b)) => self.snap.has_edge(a, b, Direction::Out, filter),
+            _ => false,
+        })
+    }
+
+    #[inline]
+    fn count_of(&self, a: NodeId, dir: Direction) -> i64 {
         let filter = self.filter();
         match dir {
             Direction::Both => {
@@ -237,7 +311,10 @@ impl View {
 
     /// Number of relationships and their summed weight.
     fn degree(&self, u: i64, dir: Direction) -> (i64, f64) {
-        let Some(a) = self.node(u) else { return (0, 0.0) };
+        self.node(u).map_or((0, 0.0), |a| self.degree_of(a, dir))
+    }
+
+    fn degree_of(&self, a: NodeId, dir: Direction) -> (i64, f64) {
         let one = |d: Direction| match (self.weight, &self.weights) {
             (Some(_), Some(column)) => {
                 let (mut n, mut sum) = (0i64, 0.0);
@@ -405,7 +482,7 @@ impl Graph {
             },
             |v, us| {
                 let (o, n, w) = py.detach(|| {
-                    let counts = flat(us.len(), |i| v.count(us[i], dir));
+                    let counts = chunks(us.len(), |r| v.counts(&us[r], dir)).concat();
                     exact_csr(&counts, |i, vals, ws| v.fill_edges(us[i], dir, vals, ws))
                 });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n), PyArray1::from_vec(py, w)).into_bound_py_any(py)
@@ -434,11 +511,11 @@ impl Graph {
             },
             |v, us| {
                 if weight {
-                    let pairs = py.detach(|| flat(us.len(), |i| v.degree(us[i], dir)));
+                    let pairs = py.detach(|| chunks(us.len(), |r| v.degrees(&us[r], dir)).concat());
                     let (n, s): (Vec<i64>, Vec<f64>) = pairs.into_iter().unzip();
                     (PyArray1::from_vec(py, n), PyArray1::from_vec(py, s)).into_bound_py_any(py)
                 } else {
-                    let n = py.detach(|| flat(us.len(), |i| v.count(us[i], dir)));
+                    let n = py.detach(|| chunks(us.len(), |r| v.counts(&us[r], dir)).concat());
                     Ok(PyArray1::from_vec(py, n).into_any())
                 }
             },
@@ -488,8 +565,12 @@ impl Graph {
         let view = self.view(py, 2 * n as u64)?;
         let (ss, ds) = (slice_of(&s), slice_of(&d));
         let (s0, d0) = (id_at(&s, 0), id_at(&d, 0));
-        let at = |x: Option<&[i64]>, one: i64, i: usize| x.map_or(one, |x| x[i]);
-        let out = py.detach(|| flat(n, |i| view.has_edge(at(ss, s0, i), at(ds, d0, i))));
+        let out = py.detach(|| {
+            // A scalar side is repeated to the other's length.
+            let (src, dst) =
+                (ss.map_or_else(|| vec![s0; n], <[i64]>::to_vec), ds.map_or_else(|| vec![d0; n], <[i64]>::to_vec));
+            chunks(n, |r| view.has_edges(&src[r.clone()], &dst[r])).concat()
+        });
         Ok(PyArray1::from_vec(py, out).into_any())
     }
 

@@ -68,6 +68,16 @@ impl IdIndex {
         Ok(IdIndex { version: snap.version(), lookup, ext_of })
     }
 
+    /// Requests the table line that [`IdIndex::node`] will read for `ext`, without waiting for it.
+    #[inline]
+    pub fn prefetch(&self, ext: i64) {
+        if let Lookup::Dense { min, table } = &self.lookup {
+            if let Some(entry) = table.get(ext.wrapping_sub(*min) as u64 as usize) {
+                plexus_storage::prefetch::prefetch(entry);
+            }
+        }
+    }
+
     #[inline]
     pub fn node(&self, ext: i64) -> Option<NodeId> {
         let n = match &self.lookup {

@@ -81,6 +81,26 @@ def test_batched_calls_match_single_calls(graph, nx_graph):
     assert split(offsets, rels) == [[r for r, _ in graph.edges_between(int(u), int(v))] for u, v in zip(us, vs)]
 
 
+def test_batched_reads_of_unknown_ids(graph, nx_graph):
+    # Batches read ahead of the id they answer: unknown ids anywhere in the batch, the first and the last
+    # included, answer as single calls do and disturb no neighbour's answer.
+    ids = ids_of(nx_graph)
+    rng = np.random.default_rng(5)
+    mixed = rng.choice(ids, 300)
+    mixed[rng.choice(300, 40, replace=False)] = rng.choice([-7, 10**12, max(ids) + 1], 40)
+    mixed[0], mixed[-1] = -7, 10**12
+    for name in ["degree", "in_degree", "out_degree"]:
+        method = getattr(graph, name)
+        assert method(mixed).tolist() == [method(int(u)) for u in mixed]
+        counts, weights = method(mixed, weight=True)
+        assert counts.tolist() == [method(int(u)) for u in mixed]
+        np.testing.assert_allclose(weights, [method(int(u), weight=True)[1] for u in mixed])
+    other = mixed[::-1].copy()
+    assert graph.has_edge(mixed, other).tolist() == [graph.has_edge(int(u), int(v)) for u, v in zip(mixed, other)]
+    offsets, targets, _ = graph.out_edges(mixed)
+    assert split(offsets, targets) == [[b for _, b, _ in graph.out_edges(int(u))] for u in mixed]
+
+
 def test_large_batches_run_in_parallel_and_agree(graph, nx_graph):
     ids = np.resize(ids_of(nx_graph), 100_000)
     np.random.default_rng(3).shuffle(ids)

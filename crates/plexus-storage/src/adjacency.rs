@@ -418,6 +418,24 @@ impl AdjLeaf {
         self.delta(slot).is_some()
     }
 
+    /// Requests the line of the base that locates `slot`'s relationships (and holds its degree), without
+    /// waiting for it.
+    #[inline]
+    pub fn prefetch(&self, slot: usize) {
+        crate::prefetch::prefetch(&self.base.slots[slot]);
+    }
+
+    /// Once the line of [`AdjLeaf::prefetch`] has arrived: requests `slot`'s first group and first neighbours.
+    #[inline]
+    pub fn prefetch_entries(&self, slot: usize) {
+        let base = &*self.base;
+        let start = base.slots[slot];
+        if let Some(group) = base.groups.get(start.group as usize) {
+            crate::prefetch::prefetch(group);
+        }
+        base.nbr.prefetch(start.entry as usize);
+    }
+
     /// Number of relationships of `slot` whose type passes `filter`.
     pub fn degree(&self, slot: usize, filter: TypeFilter) -> u64 {
         let mut n = self.base.count(slot, filter);

@@ -152,6 +152,40 @@ impl GraphState {
     }
 
     /// Number of relationships of `node` in direction `dir` passing `filter`; a self-loop counts once for `Both`.
+    /// First of two prefetch steps for reading `node`'s adjacency a little later: requests its leaf. A batch
+    /// reader calls this some positions ahead, [`GraphState::prefetch_adjacency`] fewer positions ahead, and
+    /// reads at the current one, so each read finds its lines arriving instead of missing one after another.
+    #[inline]
+    pub fn prefetch_node(&self, node: NodeId) {
+        self.nodes.prefetch(split(node.0).0);
+    }
+
+    /// Second prefetch step, once the leaf has been requested: requests the line of `node`'s adjacency in
+    /// `dir` that its degree and its groups are found from.
+    #[inline]
+    pub fn prefetch_adjacency(&self, node: NodeId, dir: Direction) {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return };
+        if dir != Direction::In {
+            leaf.out.prefetch(slot);
+        }
+        if dir != Direction::Out {
+            leaf.inc.prefetch(slot);
+        }
+    }
+
+    /// Third prefetch step, once the adjacency line has arrived: requests `node`'s first group and first
+    /// neighbours in `dir`, which a search for a neighbour or a walk of the relationships reads next.
+    #[inline]
+    pub fn prefetch_entries(&self, node: NodeId, dir: Direction) {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return };
+        if dir != Direction::In {
+            leaf.out.prefetch_entries(slot);
+        }
+        if dir != Direction::Out {
+            leaf.inc.prefetch_entries(slot);
+        }
+    }
+
     pub fn degree(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> u64 {
         let Some((leaf, slot)) = self.node_leaf(node) else {
             return 0;

@@ -45,6 +45,15 @@ impl IdVec {
         }
     }
 
+    /// Requests the line holding id `i` without waiting for it (nothing when `i` is past the end).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        match self {
+            IdVec::Narrow(v) => v.get(i).map(|p| crate::prefetch::prefetch(p)),
+            IdVec::Wide(v) => v.get(i).map(|p| crate::prefetch::prefetch(p)),
+        };
+    }
+
     #[inline]
     pub fn slice(&self, range: std::ops::Range<usize>) -> IdSlice<'_> {
         match self {

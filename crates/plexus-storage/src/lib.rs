@@ -25,6 +25,7 @@ pub mod image;
 pub mod index;
 pub mod keymap;
 pub mod ops;
+pub mod prefetch;
 pub mod pset;
 pub mod pvec;
 pub mod records;

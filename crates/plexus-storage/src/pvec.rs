@@ -114,6 +114,33 @@ impl<L: Clone + Default> PVec<L> {
         }
     }
 
+    /// Requests the first two cache lines of the leaf at `index` without waiting for them: the branches on the
+    /// way are read (few, and usually cached), the leaf itself only asked for.
+    #[inline]
+    pub fn prefetch(&self, index: u64) {
+        if index >= self.capacity() {
+            return;
+        }
+        let Some(mut branch) = self.root.as_deref() else { return };
+        let mut level = self.height;
+        loop {
+            let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
+            match &branch.children[slot] {
+                Some(Child::Branch(b)) => {
+                    branch = b;
+                    level -= 1;
+                }
+                Some(Child::Leaf(l)) => {
+                    let p: *const L = &**l;
+                    crate::prefetch::prefetch(p);
+                    crate::prefetch::prefetch(p.cast::<u8>().wrapping_add(64));
+                    return;
+                }
+                None => return,
+            }
+        }
+    }
+
     /// The leaf at `index` for writing, created empty if absent; shared branches and the leaf are copied first.
     pub fn get_mut(&mut self, index: u64) -> &mut L {
         while index >= self.capacity() {
