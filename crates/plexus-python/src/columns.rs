@@ -66,6 +66,10 @@ fn kind_of(rows: &[Vec<ResultValue>], c: usize, target: Target) -> Kind {
             return kind;
         }
     }
+    for_target(kind, target)
+}
+
+fn for_target(kind: Kind, target: Target) -> Kind {
     let pandas_objects = matches!(kind, Kind::Str | Kind::Date | Kind::LocalTime | Kind::Duration | Kind::DateTime);
     if target == Target::Pandas && pandas_objects {
         Kind::Objects
@@ -138,22 +142,35 @@ fn fixed<T: Default + Copy>(
 fn timestamps(
     rows: &[Vec<ResultValue>],
     c: usize,
-    parts: impl Fn(&ResultValue) -> (i64, u32),
+    parts: impl Fn(&ResultValue) -> Option<(i64, u32)>,
 ) -> Option<(Vec<i64>, Validity, &'static str)> {
     let ns = fixed(rows, c, |v| {
-        let (s, n) = parts(v);
+        let (s, n) = parts(v)?;
         s.checked_mul(1_000_000_000)?.checked_add(i64::from(n))
     });
     if let Some((v, valid)) = ns {
         return Some((v, valid, "ns"));
     }
     let us = fixed(rows, c, |v| {
-        let (s, n) = parts(v);
+        let (s, n) = parts(v)?;
         s.checked_mul(1_000_000)?.checked_add(i64::from(n / 1000))
     })?;
     Some((us.0, us.1, "us"))
 }
 
+/// Column `c` in Arrow's layout, or `None` when it has none. Built first as the kind of its first non-null
+/// value, in one pass over the rows; a column whose values turn out to differ in kind is then classified and
+/// built again.
+fn column(rows: &[Vec<ResultValue>], c: usize, target: Target) -> Option<Built> {
+    let first = rows.iter().map(|r| kind_of_value(&r[c])).find(|&k| k != Kind::Null).unwrap_or(Kind::Null);
+    match for_target(first, target) {
+        Kind::Objects => None,
+        guess => build(rows, c, guess).or_else(|| build(rows, c, kind_of(rows, c, target))),
+    }
+}
+
+/// Builds column `c` as `kind`; `None` when a value does not have that kind (an integer in a float column
+/// does) or does not fit its layout.
 fn build(rows: &[Vec<ResultValue>], c: usize, kind: Kind) -> Option<Built> {
     Some(match kind {
         Kind::Null => Validity { bits: Vec::new(), nulls: rows.len() }.finish("null", None, Vec::new()),
@@ -178,7 +195,8 @@ fn build(rows: &[Vec<ResultValue>], c: usize, kind: Kind) -> Option<Built> {
                         bits[i / 8] |= u8::from(*b) << (i % 8);
                         valid.set(i, true);
                     }
-                    _ => valid.set(i, false),
+                    ResultValue::Null => valid.set(i, false),
+                    _ => return None,
                 }
             }
             valid.finish("bool", None, vec![Buf::U8(bits)])
@@ -189,11 +207,13 @@ fn build(rows: &[Vec<ResultValue>], c: usize, kind: Kind) -> Option<Built> {
             let mut valid = Validity::new(rows.len());
             offsets.push(0i64);
             for (i, row) in rows.iter().enumerate() {
-                if let ResultValue::String(s) = &row[c] {
-                    data.extend_from_slice(s.as_bytes());
-                    valid.set(i, true);
-                } else {
-                    valid.set(i, false);
+                match &row[c] {
+                    ResultValue::String(s) => {
+                        data.extend_from_slice(s.as_bytes());
+                        valid.set(i, true);
+                    }
+                    ResultValue::Null => valid.set(i, false),
+                    _ => return None,
                 }
                 offsets.push(data.len() as i64);
             }
@@ -210,15 +230,15 @@ fn build(rows: &[Vec<ResultValue>], c: usize, kind: Kind) -> Option<Built> {
         }
         Kind::LocalDateTime => {
             let (v, valid, unit) = timestamps(rows, c, |v| match v {
-                ResultValue::LocalDateTime(t) => (t.seconds, t.nanos),
-                _ => (0, 0),
+                ResultValue::LocalDateTime(t) => Some((t.seconds, t.nanos)),
+                _ => None,
             })?;
             valid.finish("timestamp", Some(unit), vec![Buf::I64(v)])
         }
         Kind::DateTime => {
             let (v, valid, unit) = timestamps(rows, c, |v| match v {
-                ResultValue::DateTime(t) => (t.seconds, t.nanos),
-                _ => (0, 0),
+                ResultValue::DateTime(t) => Some((t.seconds, t.nanos)),
+                _ => None,
             })?;
             valid.finish("timestamp_utc", Some(unit), vec![Buf::I64(v)])
         }
@@ -240,6 +260,37 @@ fn build(rows: &[Vec<ResultValue>], c: usize, kind: Kind) -> Option<Built> {
     })
 }
 
+/// Every column, built on as many threads as there are cores and columns when the result is large: each
+/// column is its own pass over the rows.
+fn columns_in_parallel(rows: &[Vec<ResultValue>], columns: usize, target: Target) -> Vec<Option<Built>> {
+    const PARALLEL_ROWS: usize = 1 << 15;
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let threads = cores.min(columns);
+    if threads <= 1 || rows.len() < PARALLEL_ROWS {
+        return (0..columns).map(|c| column(rows, c, target)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut built: Vec<(usize, Option<Built>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if c >= columns {
+                            return mine;
+                        }
+                        mine.push((c, column(rows, c, target)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a column worker panicked")).collect()
+    });
+    built.sort_by_key(|(c, _)| *c);
+    built.into_iter().map(|(_, b)| b).collect()
+}
+
 fn buffer<'py>(py: Python<'py>, b: Buf) -> Bound<'py, PyAny> {
     match b {
         Buf::I64(v) => PyArray1::from_vec(py, v).into_any(),
@@ -254,8 +305,7 @@ fn buffer<'py>(py: Python<'py>, b: Buf) -> Bound<'py, PyAny> {
 pub fn export<'py>(py: Python<'py>, result: &QueryResult, target: Target) -> PyResult<Bound<'py, PyList>> {
     let rows = &result.rows;
     let n = rows.len();
-    let built: Vec<Option<Built>> =
-        py.detach(|| (0..result.columns.len()).map(|c| build(rows, c, kind_of(rows, c, target))).collect());
+    let built: Vec<Option<Built>> = py.detach(|| columns_in_parallel(rows, result.columns.len(), target));
     let mut out = Vec::with_capacity(built.len());
     for (c, b) in built.into_iter().enumerate() {
         let item = match b {

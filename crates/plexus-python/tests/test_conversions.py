@@ -134,3 +134,24 @@ def test_arrow_large_result(db):
     t = r.arrow()
     assert t.num_rows == n and t["i"].to_numpy()[-1] == n - 1 and t["s"][12345].as_py() == "12345"
     assert t["f"].to_numpy().sum() == pytest.approx(0.5 * n * (n - 1) / 2)
+
+
+def test_arrow_columns_whose_kind_changes_late(db):
+    # Columns are built as the kind of their first value; one that changes kind at its last row is built again
+    # (large enough to take the parallel path).
+    n = 50_000
+    t = db.execute(
+        """UNWIND range(0, $n - 1) AS i
+           RETURN CASE WHEN i = $n - 1 THEN 0.5 ELSE i END AS num,
+                  CASE WHEN i = $n - 1 THEN 7 ELSE toString(i) END AS s,
+                  CASE WHEN i = $n - 1 THEN 1 ELSE i % 2 = 0 END AS b, i AS plain""",
+        {"n": n},
+    ).arrow()
+    schema = {f.name: f.type for f in t.schema}
+    assert schema["num"] == pa.float64() and schema["plain"] == pa.int64()
+    assert t["num"].to_pylist()[-2:] == [n - 2, 0.5]
+    assert t["s"].to_pylist()[-2:] == [str(n - 2), "7"]
+    assert t["b"].to_pylist()[-2:] == ["True", "1"]
+    assert t["plain"].to_numpy()[-1] == n - 1
+    for col in t.columns:
+        col.validate(full=True)
