@@ -6,6 +6,7 @@
 //! the cores when large. Single calls keep the GIL: they finish in well under a microsecond, less than releasing
 //! and re-acquiring it costs. Each call reads the newest committed snapshot.
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -566,9 +567,11 @@ impl Graph {
         let (ss, ds) = (slice_of(&s), slice_of(&d));
         let (s0, d0) = (id_at(&s, 0), id_at(&d, 0));
         let out = py.detach(|| {
-            // A scalar side is repeated to the other's length.
-            let (src, dst) =
-                (ss.map_or_else(|| vec![s0; n], <[i64]>::to_vec), ds.map_or_else(|| vec![d0; n], <[i64]>::to_vec));
+            // A scalar side is repeated to the other's length; an array side is read in place.
+            fn side(x: Option<&[i64]>, one: i64, n: usize) -> Cow<'_, [i64]> {
+                x.map_or_else(|| Cow::Owned(vec![one; n]), Cow::Borrowed)
+            }
+            let (src, dst) = (side(ss, s0, n), side(ds, d0, n));
             chunks(n, |r| view.has_edges(&src[r.clone()], &dst[r])).concat()
         });
         Ok(PyArray1::from_vec(py, out).into_any())

@@ -9,7 +9,7 @@
 use std::ops::{Bound, ControlFlow};
 use std::sync::Arc;
 
-use crate::adjacency::{AdjEntry, TypeFilter};
+use crate::adjacency::{AdjEntry, AdjLeaf, TypeFilter};
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::idvec::IdSlice;
@@ -151,10 +151,10 @@ impl GraphState {
         self.rel_leaf(id).and_then(|(l, s)| props_get(l.props(s), key))
     }
 
-    /// Number of relationships of `node` in direction `dir` passing `filter`; a self-loop counts once for `Both`.
-    /// First of two prefetch steps for reading `node`'s adjacency a little later: requests its leaf. A batch
-    /// reader calls this some positions ahead, [`GraphState::prefetch_adjacency`] fewer positions ahead, and
-    /// reads at the current one, so each read finds its lines arriving instead of missing one after another.
+    /// First of three prefetch steps for reading `node`'s adjacency a little later: requests its leaf. A batch
+    /// reader calls this some positions ahead, [`GraphState::prefetch_adjacency`] fewer positions ahead,
+    /// [`GraphState::prefetch_entries`] fewer still, and reads at the current one, so each read finds its lines
+    /// arriving instead of missing one after another.
     #[inline]
     pub fn prefetch_node(&self, node: NodeId) {
         self.nodes.prefetch(split(node.0).0);
@@ -164,28 +164,29 @@ impl GraphState {
     /// `dir` that its degree and its groups are found from.
     #[inline]
     pub fn prefetch_adjacency(&self, node: NodeId, dir: Direction) {
-        let Some((leaf, slot)) = self.node_leaf(node) else { return };
-        if dir != Direction::In {
-            leaf.out.prefetch(slot);
-        }
-        if dir != Direction::Out {
-            leaf.inc.prefetch(slot);
-        }
+        self.each_adjacency(node, dir, AdjLeaf::prefetch);
     }
 
     /// Third prefetch step, once the adjacency line has arrived: requests `node`'s first group and first
     /// neighbours in `dir`, which a search for a neighbour or a walk of the relationships reads next.
     #[inline]
     pub fn prefetch_entries(&self, node: NodeId, dir: Direction) {
+        self.each_adjacency(node, dir, AdjLeaf::prefetch_entries);
+    }
+
+    /// `f(adjacency, slot)` for `node`'s adjacency in each direction `dir` covers.
+    #[inline]
+    fn each_adjacency(&self, node: NodeId, dir: Direction, f: impl Fn(&AdjLeaf, usize)) {
         let Some((leaf, slot)) = self.node_leaf(node) else { return };
         if dir != Direction::In {
-            leaf.out.prefetch_entries(slot);
+            f(&leaf.out, slot);
         }
         if dir != Direction::Out {
-            leaf.inc.prefetch_entries(slot);
+            f(&leaf.inc, slot);
         }
     }
 
+    /// Number of relationships of `node` in direction `dir` passing `filter`; a self-loop counts once for `Both`.
     pub fn degree(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> u64 {
         let Some((leaf, slot)) = self.node_leaf(node) else {
             return 0;
