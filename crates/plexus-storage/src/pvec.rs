@@ -115,29 +115,14 @@ impl<L: Clone + Default> PVec<L> {
     }
 
     /// Requests the first two cache lines of the leaf at `index` without waiting for them: the branches on the
-    /// way are read (few, and usually cached), the leaf itself only asked for.
+    /// way are read (few, and usually cached), the leaf itself only asked for (`get` returns its address without
+    /// reading it).
     #[inline]
     pub fn prefetch(&self, index: u64) {
-        if index >= self.capacity() {
-            return;
-        }
-        let Some(mut branch) = self.root.as_deref() else { return };
-        let mut level = self.height;
-        loop {
-            let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
-            match &branch.children[slot] {
-                Some(Child::Branch(b)) => {
-                    branch = b;
-                    level -= 1;
-                }
-                Some(Child::Leaf(l)) => {
-                    let p: *const L = &**l;
-                    crate::prefetch::prefetch(p);
-                    crate::prefetch::prefetch(p.cast::<u8>().wrapping_add(64));
-                    return;
-                }
-                None => return,
-            }
+        if let Some(leaf) = self.get(index) {
+            let p: *const L = leaf;
+            crate::prefetch::prefetch(p);
+            crate::prefetch::prefetch(p.cast::<u8>().wrapping_add(64));
         }
     }
 
