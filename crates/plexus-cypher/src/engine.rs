@@ -78,7 +78,7 @@ impl Engine {
     pub fn explain(&self, query: &str) -> Result<String> {
         let s = self.compile(query)?;
         Ok(match &s.compiled {
-            Compiled::Query(plan) => explain::render(&plan.root),
+            Compiled::Query(plan) => explain::render(&plan.root, None),
             Compiled::Schema(cmd) => format!("+SchemaCommand({cmd:?})\n"),
         })
     }
@@ -217,7 +217,7 @@ fn explained(plan: &Plan) -> QueryResult {
         columns: plan.columns.clone(),
         rows: vec![],
         stats: QueryStats::default(),
-        plan: Some(explain::render(&plan.root)),
+        plan: Some(explain::render(&plan.root, None)),
     }
 }
 
@@ -232,6 +232,9 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
         ));
     }
     let started = (mode == RunMode::Profile).then(Instant::now);
+    if mode == RunMode::Profile {
+        ctx.profile = Some(Default::default());
+    }
     let rows = if plan.columns.is_empty() {
         // Nothing is returned: run for the side effects without keeping rows.
         let mut op = crate::exec::open(&plan.root, None);
@@ -244,7 +247,7 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
     let plan_text = (mode == RunMode::Profile).then(|| {
         format!(
             "{}rows: {}, time: {:.3} ms\n",
-            explain::render(&plan.root),
+            explain::render(&plan.root, ctx.profile.as_ref().map(|p| p.borrow()).as_deref()),
             rows.len(),
             started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1e3)
         )

@@ -189,3 +189,26 @@ fn order_by_with_limit_keeps_what_a_full_sort_keeps() {
     assert_eq!(rows, vec![vec![int(100)], vec![int(90)], vec![int(80)]]);
     assert_eq!(db.err("UNWIND [1, 2] AS i RETURN i ORDER BY i LIMIT -1").kind, ErrorKind::SyntaxError);
 }
+
+#[test]
+fn profile_reports_rows_per_operator() {
+    let db = Db::new();
+    db.run("UNWIND range(1, 6) AS i CREATE (:P {i: i})-[:R]->(:Q)");
+    let profiled =
+        db.engine.execute(&db.store, "PROFILE MATCH (p:P)-[:R]->(q) WHERE p.i % 2 = 0 RETURN q", &Params::new());
+    let result = profiled.expect("profile");
+    assert_eq!(result.rows.len(), 3, "PROFILE still returns the rows");
+    let plan = result.plan.expect("a profile");
+    let rows_of = |operator: &str| -> u64 {
+        let line = plan.lines().find(|l| l.contains(operator)).unwrap_or_else(|| panic!("{operator} in {plan}"));
+        let figures = line.split("rows: ").nth(1).unwrap_or_else(|| panic!("no rows on {line}"));
+        figures.split(',').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(rows_of("NodeByLabelScan(:P)"), 6);
+    assert_eq!(rows_of("Filter"), 3);
+    assert_eq!(rows_of("ProduceResults"), 3);
+    assert!(plan.lines().last().is_some_and(|l| l.starts_with("rows: 3, time: ")), "{plan}");
+    // EXPLAIN runs nothing, so it has no figures.
+    let explained = db.engine.execute(&db.store, "EXPLAIN MATCH (p:P) RETURN p", &Params::new()).expect("explain");
+    assert!(explained.rows.is_empty() && !explained.plan.expect("a plan").contains("rows: "));
+}

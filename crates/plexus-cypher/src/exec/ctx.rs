@@ -29,6 +29,34 @@ pub(crate) struct Ctx<'a> {
     pub deleted: Option<std::sync::Arc<Deleted>>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
+    /// Under PROFILE: rows and time per operator, shared with the contexts of subqueries.
+    pub profile: Option<std::rc::Rc<std::cell::RefCell<Profile>>>,
+}
+
+/// What each operator of a profiled statement produced, keyed by its plan node.
+#[derive(Default)]
+pub(crate) struct Profile {
+    ops: plexus_storage::fxhash::FxHashMap<*const crate::plan::PlanNode, OperatorProfile>,
+}
+
+/// Rows an operator produced and the time spent in it, its inputs included, over all its runs (an operator
+/// of a subquery runs once per outer row).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct OperatorProfile {
+    pub rows: u64,
+    pub time: std::time::Duration,
+}
+
+impl Profile {
+    pub fn record(&mut self, node: &crate::plan::PlanNode, rows: usize, time: std::time::Duration) {
+        let entry = self.ops.entry(node as *const _).or_default();
+        entry.rows += rows as u64;
+        entry.time += time;
+    }
+
+    pub fn of(&self, node: &crate::plan::PlanNode) -> Option<OperatorProfile> {
+        self.ops.get(&(node as *const _)).copied()
+    }
 }
 
 #[derive(Default)]
@@ -61,6 +89,7 @@ impl<'a> Ctx<'a> {
             width,
             deleted: None,
             interrupt: None,
+            profile: None,
         }
     }
 
@@ -73,6 +102,7 @@ impl<'a> Ctx<'a> {
             width,
             deleted: None,
             interrupt: None,
+            profile: None,
         }
     }
 
@@ -103,6 +133,7 @@ impl<'a> Ctx<'a> {
             width: self.width,
             deleted: self.deleted.clone(),
             interrupt: self.interrupt.clone(),
+            profile: self.profile.clone(),
         }
     }
 

@@ -51,20 +51,29 @@ pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: 
     Ok(rows)
 }
 
-/// Wraps an operator with the interrupt check, in the same allocation (a query opens its operators every time
-/// it runs, so a point query pays for each box).
-fn boxed<'p, O: Operator + 'p>(op: O) -> Op<'p> {
-    Box::new(Interruptible(op))
+/// Wraps the operator of plan node `node` with the interrupt check (and, under PROFILE, its counters), in the
+/// same allocation (a query opens its operators every time it runs, so a point query pays for each box).
+fn boxed<'p, O: Operator + 'p>(node: &'p PlanNode, op: O) -> Op<'p> {
+    Box::new(Interruptible { node, op })
 }
 
-struct Interruptible<O>(O);
+struct Interruptible<'p, O> {
+    node: &'p PlanNode,
+    op: O,
+}
 
-impl<O: Operator> Operator for Interruptible<O> {
+impl<O: Operator> Operator for Interruptible<'_, O> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if let Some(interrupt) = &ctx.interrupt {
             interrupt.check()?;
         }
-        self.0.next(ctx)
+        let Some(profile) = ctx.profile.clone() else {
+            return self.op.next(ctx);
+        };
+        let started = std::time::Instant::now();
+        let batch = self.op.next(ctx)?;
+        profile.borrow_mut().record(self.node, batch.as_ref().map_or(0, Vec::len), started.elapsed());
+        Ok(batch)
     }
 }
 
@@ -73,45 +82,52 @@ impl<O: Operator> Operator for Interruptible<O> {
 pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
     use PlanNode as P;
     match plan {
-        P::Start => boxed(Start { row: Some(arg), done: false }),
+        P::Start => boxed(plan, Start { row: Some(arg), done: false }),
         P::ScanNodes { input, slot, label } => {
-            boxed(FlatMap::new(source(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
+            boxed(plan, FlatMap::new(source(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
         }
         P::KeyLookup { input, slot, label, key, value } => {
-            boxed(FlatMap::new(source(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
+            boxed(plan, FlatMap::new(source(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
         }
         P::NodeById { input, slot, id } => {
-            boxed(FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))
+            boxed(plan, FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))
         }
-        P::IndexRange { input, slot, label, key, lower, upper } => boxed(FlatMap::new(
-            source(input, arg),
-            lookup::IndexRange::new(*slot, label, key, lower.as_ref(), upper.as_ref()),
-        )),
+        P::IndexRange { input, slot, label, key, lower, upper } => boxed(
+            plan,
+            FlatMap::new(
+                source(input, arg),
+                lookup::IndexRange::new(*slot, label, key, lower.as_ref(), upper.as_ref()),
+            ),
+        ),
         P::Expand { .. } | P::VarExpand { .. } | P::ShortestPath { .. } => {
             let input = source(plan.input().unwrap(), arg);
-            boxed(FlatMap::new(input, expand::Expander::new(plan)))
+            boxed(plan, FlatMap::new(input, expand::Expander::new(plan)))
         }
         P::Filter { input, predicate } => {
-            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
-                // In place: kept rows move to the front.
-                let mut kept = 0;
-                for i in 0..batch.len() {
-                    if predicate.is_true(&batch[i], ctx)? {
-                        batch.swap(kept, i);
-                        kept += 1;
+            boxed(
+                plan,
+                MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
+                    // In place: kept rows move to the front.
+                    let mut kept = 0;
+                    for i in 0..batch.len() {
+                        if predicate.is_true(&batch[i], ctx)? {
+                            batch.swap(kept, i);
+                            kept += 1;
+                        }
                     }
-                }
-                batch.truncate(kept);
-                Ok(batch)
-            }))
+                    batch.truncate(kept);
+                    Ok(batch)
+                }),
+            )
         }
-        P::Optional { input, inner } => boxed(FlatMap::new(source(input, arg), Optional { inner })),
-        P::Apply { input, inner, returns } => boxed(FlatMap::new(source(input, arg), Apply { inner, returns })),
+        P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
+        P::Apply { input, inner, returns } => boxed(plan, FlatMap::new(source(input, arg), Apply { inner, returns })),
         P::Unwind { input, list, slot } => {
-            boxed(FlatMap::new(source(input, arg), Unwind { list, slot: *slot, pending: None }))
+            boxed(plan, FlatMap::new(source(input, arg), Unwind { list, slot: *slot, pending: None }))
         }
-        P::Project { input, items } => {
-            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
+        P::Project { input, items } => boxed(
+            plan,
+            MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
                 let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(items.len());
                 for row in batch.iter_mut() {
                     values.clear();
@@ -123,30 +139,33 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                     }
                 }
                 Ok(batch)
-            }))
-        }
-        P::Aggregate { input, keys, aggs } => boxed(aggregate::Aggregate::new(open(input, arg), keys, aggs)),
+            }),
+        ),
+        P::Aggregate { input, keys, aggs } => boxed(plan, aggregate::Aggregate::new(open(input, arg), keys, aggs)),
         P::Distinct { input, slots } => {
             // The key of each row is built in one reused buffer; only a row not seen before allocates its own.
             let mut seen: FxHashSet<Vec<Equivalent>> = FxHashSet::default();
             let mut key: Vec<Equivalent> = Vec::with_capacity(slots.len());
-            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
-                let mut kept = 0;
-                for i in 0..batch.len() {
-                    key.clear();
-                    key.extend(slots.iter().map(|s| Equivalent(batch[i][*s].clone())));
-                    if !seen.contains(key.as_slice()) {
-                        seen.insert(key.clone());
-                        batch.swap(kept, i);
-                        kept += 1;
+            boxed(
+                plan,
+                MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
+                    let mut kept = 0;
+                    for i in 0..batch.len() {
+                        key.clear();
+                        key.extend(slots.iter().map(|s| Equivalent(batch[i][*s].clone())));
+                        if !seen.contains(key.as_slice()) {
+                            seen.insert(key.clone());
+                            batch.swap(kept, i);
+                            kept += 1;
+                        }
                     }
-                }
-                batch.truncate(kept);
-                Ok(batch)
-            }))
+                    batch.truncate(kept);
+                    Ok(batch)
+                }),
+            )
         }
-        P::Sort { input, keys } => boxed(Sort::new(open(input, arg), keys, None, None)),
-        P::Skip { input, count } => boxed(Skip { input: open(input, arg), count, remaining: None }),
+        P::Sort { input, keys } => boxed(plan, Sort::new(open(input, arg), keys, None, None)),
+        P::Skip { input, count } => boxed(plan, Skip { input: open(input, arg), count, remaining: None }),
         P::Limit { input, count } => {
             // ORDER BY ... [SKIP s] LIMIT n keeps only the first s + n rows while it sorts (the Limit wrapped around
             // these checks for interrupts).
@@ -162,29 +181,33 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 },
                 _ => open(input, arg),
             };
-            boxed(Limit { input: below, count, remaining: None, pulled: false })
+            boxed(plan, Limit { input: below, count, remaining: None, pulled: false })
         }
         P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
-            boxed(update::Update::new(open(plan.input().unwrap(), arg), plan))
+            boxed(plan, update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
         P::Call { input, procedure, args, yields } => {
-            boxed(FlatMap::new(source(input, arg), update::ProcedureCall { procedure, args, yields }))
+            boxed(plan, FlatMap::new(source(input, arg), update::ProcedureCall { procedure, args, yields }))
         }
         P::Produce { input, columns } => {
-            boxed(MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
-                let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(columns.len());
-                for row in batch.iter_mut() {
-                    // Reuses the row's allocation: the columns are taken out, then written back in order.
-                    values.extend(columns.iter().map(|c| std::mem::take(&mut row[*c])));
-                    row.clear();
-                    row.extend(values.drain(..));
-                }
-                Ok(batch)
-            }))
+            boxed(
+                plan,
+                MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
+                    let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(columns.len());
+                    for row in batch.iter_mut() {
+                        // Reuses the row's allocation: the columns are taken out, then written back in order.
+                        values.extend(columns.iter().map(|c| std::mem::take(&mut row[*c])));
+                        row.clear();
+                        row.extend(values.drain(..));
+                    }
+                    Ok(batch)
+                }),
+            )
         }
-        P::Union { parts, all } => {
-            boxed(Union { parts, arg, current: None, index: 0, seen: if *all { None } else { Some(HashSet::new()) } })
-        }
+        P::Union { parts, all } => boxed(
+            plan,
+            Union { parts, arg, current: None, index: 0, seen: if *all { None } else { Some(HashSet::new()) } },
+        ),
     }
 }
 

@@ -1,8 +1,10 @@
-//! EXPLAIN: the plan as an indented operator tree, leaf last, one operator per line.
+//! EXPLAIN and PROFILE: the plan as an indented operator tree, leaf last, one operator per line; under PROFILE
+//! each line also gives the rows the operator produced and the time spent in it with its inputs.
 
 use std::fmt::Write;
 
 use super::PlanNode;
+use crate::exec::ctx::Profile;
 
 /// One line describing the operator at the top of `node` (not its inputs).
 pub(crate) fn describe(node: &PlanNode) -> String {
@@ -48,22 +50,29 @@ pub(crate) fn describe(node: &PlanNode) -> String {
 }
 
 /// The whole tree, root first, with nested plans (OPTIONAL MATCH, subqueries, MERGE) indented under their
-/// operator.
-pub(crate) fn render(root: &PlanNode) -> String {
+/// operator; with `profile`, each operator's rows and time (operators that ran inside another one, such as a
+/// sort under its LIMIT, have no line of figures of their own).
+pub(crate) fn render(root: &PlanNode, profile: Option<&Profile>) -> String {
     let mut out = String::new();
-    render_into(root, 0, &mut out);
+    render_into(root, 0, profile, &mut out);
     out
 }
 
-fn render_into(node: &PlanNode, depth: usize, out: &mut String) {
+fn render_into(node: &PlanNode, depth: usize, profile: Option<&Profile>, out: &mut String) {
     let mut current = Some(node);
     while let Some(n) = current {
-        let _ = writeln!(out, "{}+{}", "| ".repeat(depth), describe(n));
+        let _ = write!(out, "{}+{}", "| ".repeat(depth), describe(n));
+        if let Some(p) = profile.and_then(|p| p.of(n)) {
+            let _ = write!(out, "  rows: {}, time: {:.3} ms", p.rows, p.time.as_secs_f64() * 1e3);
+        }
+        out.push('\n');
         match n {
-            PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => render_into(inner, depth + 1, out),
-            PlanNode::Merge { matcher, .. } => render_into(matcher, depth + 1, out),
-            PlanNode::Foreach { body, .. } => render_into(body, depth + 1, out),
-            PlanNode::Union { parts, .. } => parts.iter().for_each(|p| render_into(p, depth + 1, out)),
+            PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
+                render_into(inner, depth + 1, profile, out)
+            }
+            PlanNode::Merge { matcher, .. } => render_into(matcher, depth + 1, profile, out),
+            PlanNode::Foreach { body, .. } => render_into(body, depth + 1, profile, out),
+            PlanNode::Union { parts, .. } => parts.iter().for_each(|p| render_into(p, depth + 1, profile, out)),
             _ => {}
         }
         current = n.input();
