@@ -218,6 +218,7 @@ fn explained(plan: &Plan) -> QueryResult {
         rows: vec![],
         stats: QueryStats::default(),
         plan: Some(explain::render(&plan.root, None)),
+        plan_tree: Some(explain::tree(&plan.root, None)),
     }
 }
 
@@ -244,15 +245,18 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
         let rows = run_plan(&plan.root, None, &mut ctx, None)?;
         materialize(rows, &ctx)?
     };
-    let plan_text = (mode == RunMode::Profile).then(|| {
+    let profile = ctx.profile.as_ref().map(|p| p.borrow());
+    let plan_text = profile.as_ref().map(|profile| {
         format!(
             "{}rows: {}, time: {:.3} ms\n",
-            explain::render(&plan.root, ctx.profile.as_ref().map(|p| p.borrow()).as_deref()),
+            explain::render(&plan.root, Some(profile)),
             rows.len(),
             started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1e3)
         )
     });
-    Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text })
+    let plan_tree = profile.as_ref().map(|profile| explain::tree(&plan.root, Some(profile)));
+    drop(profile);
+    Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text, plan_tree })
 }
 
 fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {

@@ -67,6 +67,19 @@ pub struct QueryResult {
     pub stats: QueryStats,
     /// The plan, for `EXPLAIN` and `PROFILE` (with rows and time per operator for the latter).
     pub plan: Option<String>,
+    /// The same plan as a tree of operators, for clients that show plans as trees (Bolt drivers).
+    pub plan_tree: Option<PlanTree>,
+}
+
+/// One operator of a plan and the operators it reads from: its input first, then any nested plan (an
+/// OPTIONAL MATCH, a subquery, a MERGE pattern). Under PROFILE, the rows it produced and the time spent in it
+/// with its inputs; `None` under EXPLAIN, and for an operator that ran inside another (a sort under its LIMIT).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlanTree {
+    pub operator: String,
+    pub rows: Option<u64>,
+    pub time: Option<std::time::Duration>,
+    pub children: Vec<PlanTree>,
 }
 
 /// A random 64-bit number for `rand()` and `randomUUID()`: a per-thread SplitMix64 stream seeded from the clock.

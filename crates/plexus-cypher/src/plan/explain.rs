@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::PlanNode;
 use crate::exec::ctx::Profile;
+use crate::PlanTree;
 
 /// One line describing the operator at the top of `node` (not its inputs).
 pub(crate) fn describe(node: &PlanNode) -> String {
@@ -77,4 +78,18 @@ fn render_into(node: &PlanNode, depth: usize, profile: Option<&Profile>, out: &m
         }
         current = n.input();
     }
+}
+
+/// The plan as a tree (see [`PlanTree`]), with `profile`'s figures on each operator that has them.
+pub(crate) fn tree(node: &PlanNode, profile: Option<&Profile>) -> PlanTree {
+    let figures = profile.and_then(|p| p.of(node));
+    let mut children: Vec<PlanTree> = node.input().map(|input| tree(input, profile)).into_iter().collect();
+    match node {
+        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => children.push(tree(inner, profile)),
+        PlanNode::Merge { matcher, .. } => children.push(tree(matcher, profile)),
+        PlanNode::Foreach { body, .. } => children.push(tree(body, profile)),
+        PlanNode::Union { parts, .. } => children.extend(parts.iter().map(|p| tree(p, profile))),
+        _ => {}
+    }
+    PlanTree { operator: describe(node), rows: figures.map(|f| f.rows), time: figures.map(|f| f.time), children }
 }

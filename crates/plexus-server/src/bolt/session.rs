@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plexus::cypher::{Interrupt, ResultValue};
+use plexus::cypher::{Interrupt, PlanTree, ResultValue};
 use plexus::{Params, QueryStats};
 
 use super::connection::Liveness;
@@ -74,6 +74,7 @@ struct Stream {
     rows: std::vec::IntoIter<Vec<ResultValue>>,
     stats: QueryStats,
     plan: Option<String>,
+    plan_tree: Option<PlanTree>,
     profile: bool,
     bookmark: Option<String>,
     query_type: &'static str,
@@ -327,6 +328,7 @@ impl Session {
             rows: result.rows.into_iter(),
             stats: result.stats,
             plan: result.plan,
+            plan_tree: result.plan_tree,
             profile,
             bookmark,
             query_type,
@@ -413,7 +415,8 @@ impl Session {
         }
         if let Some(plan) = stream.plan {
             let key = if stream.profile { "profile" } else { "plan" };
-            m.push((key.to_string(), plan_map(&plan, &stream.columns, stream.profile)));
+            let tree = stream.plan_tree.unwrap_or_default();
+            m.push((key.to_string(), plan_map(&tree, Some(&plan), &stream.columns, stream.profile)));
         }
         Ps::Map(m)
     }
@@ -565,18 +568,25 @@ fn stats(s: &QueryStats) -> Ps {
     Ps::Map(entries)
 }
 
-/// The plan as drivers expect it: an operator tree. Ours is rendered text, so it is one operator carrying it.
-fn plan_map(plan: &str, columns: &[String], profile: bool) -> Ps {
+/// The plan as drivers expect it: a tree of operators, each with its arguments and children, and under
+/// PROFILE the rows it produced and its time (nanoseconds, its inputs included). The root also carries the
+/// whole plan as text, as Neo4j's does.
+fn plan_map(node: &PlanTree, text: Option<&str>, columns: &[String], profile: bool) -> Ps {
+    let mut args = vec![("Details".to_string(), Ps::String(node.operator.clone()))];
+    if let Some(text) = text {
+        args.push(("string-representation".to_string(), Ps::String(text.to_string())));
+    }
+    let name = node.operator.split(['(', ' ']).next().unwrap_or("Operator");
     let mut entries = vec![
-        ("operatorType".to_string(), Ps::String("Plan@plexus".into())),
+        ("operatorType".to_string(), Ps::String(format!("{name}@plexus"))),
         ("identifiers".to_string(), Ps::List(columns.iter().map(|c| Ps::String(c.clone())).collect())),
-        ("args".to_string(), map([("string-representation", Ps::String(plan.to_string()))])),
-        ("children".to_string(), Ps::List(vec![])),
+        ("args".to_string(), Ps::Map(args)),
+        ("children".to_string(), Ps::List(node.children.iter().map(|c| plan_map(c, None, &[], profile)).collect())),
     ];
     if profile {
         entries.push(("dbHits".into(), Ps::Int(0)));
-        let rows = plan.lines().rev().find_map(|l| l.strip_prefix("rows: ")?.split(',').next()?.parse::<i64>().ok());
-        entries.push(("rows".into(), Ps::Int(rows.unwrap_or(0))));
+        entries.push(("rows".into(), Ps::Int(node.rows.unwrap_or(0) as i64)));
+        entries.push(("time".into(), Ps::Int(node.time.map_or(0, |t| t.as_nanos() as i64))));
     }
     Ps::Map(entries)
 }

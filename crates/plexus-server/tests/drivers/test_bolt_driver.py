@@ -324,11 +324,24 @@ def test_transaction_timeouts(driver):
         assert session.run("RETURN 1 AS one").single()["one"] == 1
 
 
+def operators(plan):
+    """The operators of a plan tree, root first along the first children, as (type, rows)."""
+    out = []
+    while plan:
+        out.append((plan["operatorType"], plan.get("rows")))
+        plan = plan["children"][0] if plan["children"] else None
+    return out
+
+
 def test_explain_and_profile(driver):
-    summary = driver.execute_query("EXPLAIN MATCH (n) RETURN n").summary
-    assert summary.plan is not None
-    summary = driver.execute_query("PROFILE UNWIND range(1, 5) AS x RETURN x").summary
-    assert summary.profile is not None
+    plan = driver.execute_query("EXPLAIN MATCH (n) RETURN n").summary.plan
+    types = [t for t, _ in operators(plan)]
+    assert types[0] == "ProduceResults@plexus" and "AllNodesScan@plexus" in types
+    assert "string-representation" in plan["args"]
+    profile = driver.execute_query("PROFILE UNWIND range(1, 5) AS x WITH x WHERE x > 2 RETURN x").summary.profile
+    ops = operators(profile)
+    assert ops[0] == ("ProduceResults@plexus", 3) and ("Filter@plexus", 3) in ops and ("Unwind@plexus", 5) in ops
+    assert profile["time"] >= 0 and "dbHits" in profile
 
 
 def test_tls(auth):
