@@ -67,14 +67,8 @@ fn render_into(node: &PlanNode, depth: usize, profile: Option<&Profile>, out: &m
             let _ = write!(out, "  rows: {}, time: {:.3} ms", p.rows, p.time.as_secs_f64() * 1e3);
         }
         out.push('\n');
-        match n {
-            PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
-                render_into(inner, depth + 1, profile, out)
-            }
-            PlanNode::Merge { matcher, .. } => render_into(matcher, depth + 1, profile, out),
-            PlanNode::Foreach { body, .. } => render_into(body, depth + 1, profile, out),
-            PlanNode::Union { parts, .. } => parts.iter().for_each(|p| render_into(p, depth + 1, profile, out)),
-            _ => {}
+        for nested in nested_plans(n) {
+            render_into(nested, depth + 1, profile, out);
         }
         current = n.input();
     }
@@ -83,13 +77,18 @@ fn render_into(node: &PlanNode, depth: usize, profile: Option<&Profile>, out: &m
 /// The plan as a tree (see [`PlanTree`]), with `profile`'s figures on each operator that has them.
 pub(crate) fn tree(node: &PlanNode, profile: Option<&Profile>) -> PlanTree {
     let figures = profile.and_then(|p| p.of(node));
-    let mut children: Vec<PlanTree> = node.input().map(|input| tree(input, profile)).into_iter().collect();
-    match node {
-        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => children.push(tree(inner, profile)),
-        PlanNode::Merge { matcher, .. } => children.push(tree(matcher, profile)),
-        PlanNode::Foreach { body, .. } => children.push(tree(body, profile)),
-        PlanNode::Union { parts, .. } => children.extend(parts.iter().map(|p| tree(p, profile))),
-        _ => {}
-    }
+    let children = node.input().into_iter().chain(nested_plans(node)).map(|child| tree(child, profile)).collect();
     PlanTree { operator: describe(node), rows: figures.map(|f| f.rows), time: figures.map(|f| f.time), children }
+}
+
+/// The plans an operator runs besides its input: OPTIONAL MATCH and subquery bodies, a MERGE pattern, a
+/// FOREACH body, the parts of a UNION.
+fn nested_plans(node: &PlanNode) -> &[PlanNode] {
+    match node {
+        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => std::slice::from_ref(&**inner),
+        PlanNode::Merge { matcher, .. } => std::slice::from_ref(&**matcher),
+        PlanNode::Foreach { body, .. } => std::slice::from_ref(&**body),
+        PlanNode::Union { parts, .. } => parts,
+        _ => &[],
+    }
 }
