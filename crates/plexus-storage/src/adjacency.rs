@@ -74,6 +74,9 @@ pub struct AdjBase {
     groups: Box<[Group]>,
     nbr: IdVec,
     rel: IdVec,
+    /// The type of every group when they all have one ([`MIXED`] otherwise), as a bulk-loaded edge list's do:
+    /// a read then finds a node's entries from its slot alone, without reading the groups.
+    uniform: u32,
     /// Groups of slot `s` are `slots[s].group..slots[s + 1].group`, its entries `slots[s].entry..slots[s + 1].entry`.
     /// Inline, so finding a node's groups costs no pointer chase beyond the block itself, and its degree over all
     /// types none at all.
@@ -86,6 +89,7 @@ impl Default for AdjBase {
             groups: Box::new([]),
             nbr: IdVec::default(),
             rel: IdVec::default(),
+            uniform: MIXED,
             slots: [SlotStart::default(); LEAF_SIZE + 1],
         }
     }
@@ -118,7 +122,7 @@ impl AdjBase {
             }
             base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
         }
-        base.groups = groups.into_boxed_slice();
+        base.set_groups(groups);
         base.nbr = IdVec::from_vec(nbr);
         base.rel = IdVec::from_vec(rel);
         base
@@ -144,18 +148,26 @@ impl AdjBase {
             }
             base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
         }
-        base.groups = groups.into_boxed_slice();
+        base.set_groups(groups);
         base.nbr = IdVec::Narrow(nbr.into_boxed_slice());
         base.rel = IdVec::Narrow(rel.into_boxed_slice());
         base
+    }
+
+    fn set_groups(&mut self, groups: Vec<Group>) {
+        self.uniform = match groups.first() {
+            Some(first) if groups.iter().all(|g| g.ty == first.ty) && first.ty.0 != MIXED => first.ty.0,
+            _ => MIXED,
+        };
+        self.groups = groups.into_boxed_slice();
     }
 
     /// Gives this base's relationships new ids `*next, *next + 1, ...` in entry order, calling `f(slot, neighbour,
     /// old id)` for each first (the bulk loader numbers an edge list's relationships in source order this way).
     pub(crate) fn renumber_rels(&mut self, next: &mut u64, mut f: impl FnMut(usize, u64, u64)) {
         for slot in 0..LEAF_SIZE {
-            for g in self.groups(slot) {
-                for i in self.group_range(g) {
+            for (_, range) in self.groups(slot) {
+                for i in range {
                     f(slot, self.nbr.get(i), self.rel.get(i));
                 }
             }
@@ -165,20 +177,11 @@ impl AdjBase {
         self.rel = IdVec::from_vec(ids);
     }
 
+    /// The groups of `slot`: each one's type and range of entries.
     #[inline]
-    fn groups(&self, slot: usize) -> std::ops::Range<usize> {
-        self.slots[slot].group as usize..self.slots[slot + 1].group as usize
-    }
-
-    #[inline]
-    fn group_type(&self, g: usize) -> TypeId {
-        self.groups[g].ty
-    }
-
-    #[inline]
-    fn group_range(&self, g: usize) -> std::ops::Range<usize> {
-        let start = if g == 0 { 0 } else { self.groups[g - 1].end as usize };
-        start..self.groups[g].end as usize
+    fn groups(&self, slot: usize) -> Groups<'_> {
+        let (from, to) = (self.slots[slot], self.slots[slot + 1]);
+        Groups { base: self, next: from.group as usize, end: to.group as usize, start: from.entry, slot_end: to.entry }
     }
 
     fn count(&self, slot: usize, filter: TypeFilter) -> u64 {
@@ -186,19 +189,53 @@ impl AdjBase {
             return u64::from(self.slots[slot + 1].entry - self.slots[slot].entry);
         }
         let mut n = 0;
-        for g in self.groups(slot) {
-            if filter.accepts(self.group_type(g)) {
-                n += self.group_range(g).len() as u64;
+        for (ty, range) in self.groups(slot) {
+            if filter.accepts(ty) {
+                n += range.len() as u64;
             }
         }
         n
     }
 
     fn entries(&self, slot: usize) -> impl Iterator<Item = AdjEntry> + '_ {
-        self.groups(slot).flat_map(move |g| {
-            let ty = self.group_type(g);
-            self.group_range(g).map(move |i| AdjEntry { ty, nbr: self.nbr.get(i), rel: self.rel.get(i) })
+        self.groups(slot).flat_map(move |(ty, range)| {
+            range.map(move |i| AdjEntry { ty, nbr: self.nbr.get(i), rel: self.rel.get(i) })
         })
+    }
+}
+
+/// [`AdjBase::uniform`] when the groups' types differ.
+const MIXED: u32 = u32::MAX;
+
+/// Iterator over one slot's groups, from [`AdjBase::groups`].
+struct Groups<'a> {
+    base: &'a AdjBase,
+    next: usize,
+    end: usize,
+    /// Where the next group's entries start: the previous group's end, or the slot's first entry.
+    start: u32,
+    slot_end: u32,
+}
+
+impl Iterator for Groups<'_> {
+    type Item = (TypeId, std::ops::Range<usize>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next == self.end {
+            return None;
+        }
+        let (ty, stop) = if self.base.uniform != MIXED {
+            // One type throughout: a slot has one group at most, holding all its entries.
+            (TypeId(self.base.uniform), self.slot_end)
+        } else {
+            let g = &self.base.groups[self.next];
+            (g.ty, g.end)
+        };
+        let range = self.start as usize..stop as usize;
+        self.next += 1;
+        self.start = stop;
+        Some((ty, range))
     }
 }
 
@@ -430,8 +467,10 @@ impl AdjLeaf {
     pub fn prefetch_entries(&self, slot: usize) {
         let base = &*self.base;
         let start = base.slots[slot];
-        if let Some(group) = base.groups.get(start.group as usize) {
-            crate::prefetch::prefetch(group);
+        if base.uniform == MIXED {
+            if let Some(group) = base.groups.get(start.group as usize) {
+                crate::prefetch::prefetch(group);
+            }
         }
         base.nbr.prefetch(start.entry as usize);
     }
@@ -456,12 +495,10 @@ impl AdjLeaf {
     ) -> ControlFlow<B> {
         let delta = self.delta(slot);
         let base = &*self.base;
-        for g in base.groups(slot) {
-            let ty = base.group_type(g);
+        for (ty, range) in base.groups(slot) {
             if !filter.accepts(ty) {
                 continue;
             }
-            let range = base.group_range(g);
             let (nbrs, rels) = (base.nbr.slice(range.clone()), base.rel.slice(range));
             for (nbr, rel) in nbrs.iter().zip(rels.iter()) {
                 let e = AdjEntry { ty, nbr, rel };
@@ -508,12 +545,10 @@ impl AdjLeaf {
         let delta = self.delta(slot);
         let removals = delta.filter(|d| !d.removed.is_empty());
         let base = &*self.base;
-        for g in base.groups(slot) {
-            let ty = base.group_type(g);
+        for (ty, range) in base.groups(slot) {
             if !filter.accepts(ty) {
                 continue;
             }
-            let range = base.group_range(g);
             match removals {
                 None => f(base.nbr.slice(range.clone()), base.rel.slice(range))?,
                 Some(d) => {
@@ -546,12 +581,10 @@ impl AdjLeaf {
     ) -> ControlFlow<B> {
         let delta = self.delta(slot);
         let base = &*self.base;
-        for g in base.groups(slot) {
-            let ty = base.group_type(g);
+        for (ty, range) in base.groups(slot) {
             if !filter.accepts(ty) {
                 continue;
             }
-            let range = base.group_range(g);
             let nbrs = base.nbr.slice(range.clone());
             let first = nbrs.lower_bound(nbr);
             for i in first..nbrs.len() {
@@ -596,11 +629,10 @@ impl AdjLeaf {
         }
         let in_base = {
             let base = &*self.base;
-            base.groups(slot).any(|g| {
-                if base.group_type(g) != e.ty {
+            base.groups(slot).any(|(ty, range)| {
+                if ty != e.ty {
                     return false;
                 }
-                let range = base.group_range(g);
                 let nbrs = base.nbr.slice(range.clone());
                 let first = nbrs.lower_bound(e.nbr);
                 (first..nbrs.len())
@@ -708,11 +740,16 @@ mod tests {
 
     proptest! {
         #[test]
-        fn matches_a_set_model(ops in proptest::collection::vec((0usize..4, 0u32..3, 0u64..6, 0u64..200, any::<bool>(), 0u8..60), 1..800)) {
+        fn matches_a_set_model(
+            // How many types the entries use, and the first: bases of one type read without their groups.
+            types in 1u32..4,
+            first_type in 0u32..2,
+            ops in proptest::collection::vec((0usize..4, 0u32..3, 0u64..6, 0u64..200, any::<bool>(), 0u8..60), 1..800),
+        ) {
             let mut leaf = AdjLeaf::default();
             let mut model: Vec<BTreeSet<AdjEntry>> = vec![BTreeSet::new(); LEAF_SIZE];
             for (slot, ty, nbr, rel, add, action) in ops {
-                let entry = e(ty, nbr, rel);
+                let entry = e(first_type + ty % types, nbr, rel);
                 if action == 0 {
                     leaf.seal();
                 } else if action == 1 {
