@@ -452,14 +452,24 @@ impl Graph {
         S: FnOnce(&View, i64) -> PyResult<Bound<'py, PyAny>>,
         B: FnOnce(&View, &[i64]) -> PyResult<Bound<'py, PyAny>>,
     {
+        // A call reads about a degree's worth of weights per id.
+        let per_id = |view: &View| (view.snap.rel_count() / view.snap.node_count().max(1)).max(1);
         match ids {
-            Ids::One(u) => one(&self.view(py, 1)?, u),
+            Ids::One(u) => {
+                let mut view = self.view(py, 1)?;
+                if weights {
+                    // Single calls count towards building the weight column too: with it, a weight is one
+                    // read of an array instead of a walk to the relationship's property map.
+                    let work = per_id(&view);
+                    view = self.with_weights(py, view, work)?;
+                }
+                one(&view, u)
+            }
             Ids::Many(a) => {
                 let mut view = self.view(py, a.len() as u64)?;
                 if weights {
-                    // A batch reads about a degree's worth of weights per id.
-                    let per_id = view.snap.rel_count() / view.snap.node_count().max(1);
-                    view = self.with_weights(py, view, a.len() as u64 * per_id.max(1))?;
+                    let work = a.len() as u64 * per_id(&view);
+                    view = self.with_weights(py, view, work)?;
                 }
                 many(&view, a.as_slice()?)
             }
@@ -588,7 +598,8 @@ impl Graph {
         let (s, d, n) = Self::pairs(u, v)?;
         let Some(n) = n else {
             let (mut rels, mut ws) = (Vec::new(), Vec::new());
-            self.view(py, 2)?.between(id_at(&s, 0), id_at(&d, 0), &mut rels, &mut ws);
+            let view = self.view(py, 2)?;
+            self.with_weights(py, view, 1)?.between(id_at(&s, 0), id_at(&d, 0), &mut rels, &mut ws);
             let items = rels.iter().zip(&ws).map(|(&r, &w)| (r, opt_weight(w)).into_pyobject(py));
             return Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any());
         };

@@ -177,6 +177,10 @@ def test_weights_follow_writes_after_the_weight_column_is_built(db, graph, nx_gr
         count, total = graph.out_degree(ids, weight=True)
         assert count.tolist() == [nx_graph.out_degree(u)] and total[0] == pytest.approx(others + 124.5)
         assert graph.edges_between(ids, np.array([v]))[2].tolist() == [124.5]
+        # Single calls read the same column (or storage, while it is stale).
+        assert dict(((b, w) for _, b, w in graph.out_edges(u)))[v] == 124.5
+        assert graph.out_degree(u, weight=True) == pytest.approx((nx_graph.out_degree(u), others + 124.5))
+        assert [w for _, w in graph.edges_between(u, v)] == [124.5]
         graph.refresh()
 
 
