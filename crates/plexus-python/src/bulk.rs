@@ -49,9 +49,16 @@ fn too_many() -> Failure {
 /// Numbers integer ids: in ascending order through a flat table when they are dense, else in order of first
 /// appearance through a hash map.
 fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
-    let (Some(&min), Some(&max)) = (src.iter().chain(dst).min(), src.iter().chain(dst).max()) else {
+    // The two columns are scanned and mapped on two threads.
+    let bounds = |xs: &[i64]| xs.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let ((src_lo, src_hi), (dst_lo, dst_hi)) = std::thread::scope(|scope| {
+        let d = scope.spawn(|| bounds(dst));
+        (bounds(src), d.join().expect("bounds thread"))
+    });
+    let (min, max) = (src_lo.min(dst_lo), src_hi.max(dst_hi));
+    if min > max {
         return Ok(Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() });
-    };
+    }
     let span = max as i128 - min as i128 + 1;
     if span <= 4 * src.len() as i128 + 4096 {
         let mut table = vec![u32::MAX; span as usize];
@@ -65,8 +72,13 @@ fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
                 vertices.push(Value::Int(min + i as i64));
             }
         }
-        let map = |xs: &[i64]| xs.iter().map(|&x| table[(x - min) as usize]).collect();
-        return Ok(Numbered { vertices, src: map(src), dst: map(dst) });
+        let table = &table;
+        let map = move |xs: &[i64]| -> Vec<u32> { xs.iter().map(|&x| table[(x - min) as usize]).collect() };
+        let (src, dst) = std::thread::scope(|scope| {
+            let d = scope.spawn(move || map(dst));
+            (map(src), d.join().expect("numbering thread"))
+        });
+        return Ok(Numbered { vertices, src, dst });
     }
     let mut ids: FxHashMap<i64, u32> = FxHashMap::default();
     let mut vertices = Vec::new();
