@@ -144,6 +144,16 @@ struct Pending {
     last_version: u64,
 }
 
+#[derive(Default)]
+struct FlushState {
+    /// Whether a leader is writing (and fsyncing) now.
+    flushing: bool,
+    /// The end LSN of what the flush in progress writes.
+    target: u64,
+    /// Number of the flush in progress, or of the next one.
+    epoch: u64,
+}
+
 struct Segment {
     file: File,
     path: PathBuf,
@@ -158,9 +168,12 @@ pub struct Wal {
     pending: Mutex<Pending>,
     segment: Mutex<Segment>,
     durable_lsn: AtomicU64,
-    /// Whether a leader is writing and fsyncing now; followers wait on `flushed` instead of queueing on a mutex.
-    flushing: Mutex<bool>,
-    flushed: Condvar,
+    /// The flush in progress, if any; followers wait on `covered` instead of queueing on a mutex.
+    flush: Mutex<FlushState>,
+    /// Followers covered by flush `e` wait on `covered[e % 2]`, the others on the other one: a flush wakes only
+    /// the commits it made durable (and one more to lead the next), instead of every follower, most of which would
+    /// go back to sleep. With 64 committers, waking all of them cost more context switches than the commits.
+    covered: [Condvar; 2],
     poisoned: AtomicBool,
     fsyncs: AtomicU64,
 }
@@ -175,8 +188,8 @@ impl Wal {
             pending: Mutex::new(Pending { bytes: Vec::new(), end_lsn: 0, last_version: next_version - 1 }),
             segment: Mutex::new(segment),
             durable_lsn: AtomicU64::new(0),
-            flushing: Mutex::new(false),
-            flushed: Condvar::new(),
+            flush: Mutex::new(FlushState::default()),
+            covered: [Condvar::new(), Condvar::new()],
             poisoned: AtomicBool::new(false),
             fsyncs: AtomicU64::new(0),
         })
@@ -215,46 +228,60 @@ impl Wal {
     /// Makes everything up to `lsn` durable (group commit); with `fsync` false, only writes it to the OS.
     ///
     /// Leader/follower: the first committer to find no flush in progress becomes the leader, takes everything
-    /// buffered so far and writes and fsyncs it; the others sleep on a condition variable and are all woken at
-    /// once when it finishes. Whoever is still not covered then becomes the next leader, taking everything
-    /// appended during the previous fsync, so one fsync serves as many commits as arrive while it runs.
+    /// buffered so far and writes and fsyncs it; the others sleep on a condition variable, and those it covers
+    /// are all woken at once when it finishes. One of those it does not cover is woken too and becomes the next
+    /// leader, taking everything appended during the previous fsync, so one fsync serves as many commits as
+    /// arrive while it runs.
     pub fn sync_to(&self, lsn: u64, fsync: bool) -> Result<()> {
         if self.durable_lsn.load(Ordering::Acquire) >= lsn {
             return Ok(());
         }
-        let mut flushing = self.flushing.lock();
+        let mut state = self.flush.lock();
         loop {
             if self.durable_lsn.load(Ordering::Acquire) >= lsn {
                 return Ok(());
             }
             self.check_poisoned()?;
-            if *flushing {
-                self.flushed.wait(&mut flushing);
+            if state.flushing {
+                let epoch = if lsn <= state.target { state.epoch } else { state.epoch + 1 };
+                self.covered[(epoch % 2) as usize].wait(&mut state);
                 continue;
             }
-            *flushing = true;
-            drop(flushing);
-            let result = self.flush_pending(fsync);
-            flushing = self.flushing.lock();
-            *flushing = false;
-            self.flushed.notify_all();
-            result?;
+            // Lead: take everything buffered, so that `target` says exactly which followers this flush covers.
+            state.flushing = true;
+            let mut seg = self.segment.lock();
+            let (bytes, end_lsn, last_version) = {
+                let mut p = self.pending.lock();
+                (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
+            };
+            state.target = end_lsn;
+            drop(state);
+            let result = self.write_out(&mut seg, &bytes, fsync, last_version);
+            drop(seg);
+            state = self.flush.lock();
+            let epoch = state.epoch;
+            state.flushing = false;
+            state.epoch += 1;
+            match result {
+                Ok(()) => {
+                    self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
+                    self.covered[(epoch % 2) as usize].notify_all();
+                    // One of those who need the next flush leads it.
+                    self.covered[((epoch + 1) % 2) as usize].notify_one();
+                }
+                Err(e) => {
+                    self.poisoned.store(true, Ordering::Release);
+                    self.wake_all();
+                    return Err(e);
+                }
+            }
         }
     }
 
-    /// Writes (and optionally fsyncs) everything buffered; the caller is the only flusher.
-    fn flush_pending(&self, fsync: bool) -> Result<()> {
-        let mut seg = self.segment.lock();
-        let (bytes, end_lsn, last_version) = {
-            let mut p = self.pending.lock();
-            (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
-        };
-        if let Err(e) = self.write_out(&mut seg, &bytes, fsync, last_version) {
-            self.poisoned.store(true, Ordering::Release);
-            return Err(e);
+    fn wake_all(&self) {
+        for cv in &self.covered {
+            cv.notify_all();
         }
-        self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
-        Ok(())
     }
 
     fn write_out(&self, seg: &mut Segment, bytes: &[u8], fsync: bool, last_version: u64) -> Result<()> {
@@ -286,15 +313,18 @@ impl Wal {
             *seg = new;
             Ok(seg.seq)
         });
+        drop(seg);
         match result {
             Ok(seq) => {
                 self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
-                let _flushing = self.flushing.lock();
-                self.flushed.notify_all();
+                let _flush = self.flush.lock();
+                self.wake_all();
                 Ok(seq)
             }
             Err(e) => {
                 self.poisoned.store(true, Ordering::Release);
+                let _flush = self.flush.lock();
+                self.wake_all();
                 Err(e)
             }
         }
