@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use triomphe::Arc;
 
 use crate::ids::TypeId;
-use crate::idvec::{IdSlice, IdVec};
+use crate::idvec::{IdSlice, IdVec, SharedArray, SharedIds};
 use crate::LEAF_SIZE;
 
 /// One relationship as seen from one end: its type, the node at the other end, and its id.
@@ -67,7 +67,7 @@ struct SlotStart {
 
 /// The immutable CSR block of one leaf and direction. `repr(C)` keeps the array pointers in the block's first
 /// cache line, next to the start of the inline group index.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 #[repr(C)]
 pub struct AdjBase {
     /// Entries of group `g` are `groups[g - 1].end..groups[g].end` (from 0 for the first group).
@@ -128,30 +128,54 @@ impl AdjBase {
         base
     }
 
-    /// Builds a base from each slot's entries with 32-bit ids, which must be sorted: the bulk loader's path,
-    /// writing the narrow arrays directly instead of widening and narrowing again.
-    pub fn build_narrow<'a>(mut entries_of: impl FnMut(usize) -> &'a [NarrowEntry]) -> AdjBase {
+    /// Builds a base from each slot's entries with 32-bit ids, which must be sorted: the bulk loader's path. The
+    /// ids are written to `nbr_out` and `rel_out` (exactly as long as the entries), a run of arrays that the
+    /// base then refers to through [`AdjBase::share_ids`] once they are complete.
+    pub(crate) fn build_narrow_into<'a>(
+        mut entries_of: impl FnMut(usize) -> &'a [NarrowEntry],
+        nbr_out: &mut [u32],
+        rel_out: &mut [u32],
+    ) -> AdjBase {
         let mut base = AdjBase::default();
-        let total: usize = (0..LEAF_SIZE).map(|slot| entries_of(slot).len()).sum();
         let mut groups: Vec<Group> = Vec::new();
-        let mut nbr: Vec<u32> = Vec::with_capacity(total);
-        let mut rel: Vec<u32> = Vec::with_capacity(total);
+        let mut len = 0usize;
         for slot in 0..LEAF_SIZE {
             let first_group = groups.len();
             for e in entries_of(slot) {
                 if groups.len() == first_group || groups.last().expect("group exists").ty.0 != e.ty {
-                    groups.push(Group { ty: TypeId(e.ty), end: nbr.len() as u32 });
+                    groups.push(Group { ty: TypeId(e.ty), end: len as u32 });
                 }
-                nbr.push(e.nbr);
-                rel.push(e.rel);
+                nbr_out[len] = e.nbr;
+                rel_out[len] = e.rel;
+                len += 1;
                 groups.last_mut().expect("group exists").end += 1;
             }
-            base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
+            base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: len as u32 };
         }
+        assert_eq!(len, nbr_out.len(), "the run holds the entries exactly");
         base.set_groups(groups);
-        base.nbr = IdVec::Narrow(nbr.into_boxed_slice());
-        base.rel = IdVec::Narrow(rel.into_boxed_slice());
         base
+    }
+
+    /// Points a base made by [`AdjBase::build_narrow_into`] at its run `start..` of the completed arrays.
+    pub(crate) fn share_ids(&mut self, nbr: &SharedArray, rel: &SharedArray, start: usize) {
+        let end = start + self.slots[LEAF_SIZE].entry as usize;
+        self.nbr = IdVec::Shared(SharedIds::new(nbr.clone(), start..end));
+        self.rel = IdVec::Shared(SharedIds::new(rel.clone(), start..end));
+    }
+
+    /// Replaces the relationship ids with the run `start..` of `rel` (the bulk loader renumbering them).
+    pub(crate) fn share_rel_ids(&mut self, rel: &SharedArray, start: usize) {
+        let end = start + self.slots[LEAF_SIZE].entry as usize;
+        self.rel = IdVec::Shared(SharedIds::new(rel.clone(), start..end));
+    }
+
+    /// The shared arrays this base's ids are a run of, and where the run starts.
+    pub(crate) fn shared_ids(&self) -> Option<(&SharedArray, &SharedArray, usize)> {
+        match (&self.nbr, &self.rel) {
+            (IdVec::Shared(n), IdVec::Shared(r)) if n.start() == r.start() => Some((n.array(), r.array(), n.start())),
+            _ => None,
+        }
     }
 
     fn set_groups(&mut self, groups: Vec<Group>) {
@@ -162,9 +186,24 @@ impl AdjBase {
         self.groups = groups.into_boxed_slice();
     }
 
-    /// Gives this base's relationships new ids `*next, *next + 1, ...` in entry order, calling `f(slot, neighbour,
-    /// old id)` for each first (the bulk loader numbers an edge list's relationships in source order this way).
-    pub(crate) fn renumber_rels(&mut self, next: &mut u64, mut f: impl FnMut(usize, u64, u64)) {
+    /// The one type of every entry, when they share one.
+    pub(crate) fn uniform_type(&self) -> Option<TypeId> {
+        (self.uniform != MIXED).then_some(TypeId(self.uniform))
+    }
+
+    /// Where `slot`'s entries start (`slot == LEAF_SIZE`: the end of the last).
+    #[inline]
+    pub(crate) fn entry_start(&self, slot: usize) -> usize {
+        self.slots[slot].entry as usize
+    }
+
+    /// The neighbour and relationship arrays (a block taking its ids back from shared arrays).
+    pub(crate) fn ids_mut(&mut self) -> (&mut IdVec, &mut IdVec) {
+        (&mut self.nbr, &mut self.rel)
+    }
+
+    /// Calls `f(slot, neighbour, relationship id)` for every entry, in entry order.
+    pub(crate) fn for_each_entry(&self, mut f: impl FnMut(usize, u64, u64)) {
         for slot in 0..LEAF_SIZE {
             for (_, range) in self.groups(slot) {
                 for i in range {
@@ -172,9 +211,6 @@ impl AdjBase {
                 }
             }
         }
-        let ids: Vec<u64> = (*next..*next + self.rel.len() as u64).collect();
-        *next += ids.len() as u64;
-        self.rel = IdVec::from_vec(ids);
     }
 
     /// The groups of `slot`: each one's type and range of entries.
@@ -421,6 +457,27 @@ impl Default for AdjLeaf {
 impl AdjLeaf {
     pub fn from_base(base: AdjBase) -> Self {
         AdjLeaf { base: Arc::new(base), delta_mask: 0, delta: None }
+    }
+
+    /// The base, read-only.
+    pub(crate) fn base(&self) -> &AdjBase {
+        &self.base
+    }
+
+    /// Whether the base's ids are a run of a shared array (the flat adjacency's).
+    pub(crate) fn has_shared_base(&self) -> bool {
+        self.base.nbr.is_shared() || self.base.rel.is_shared()
+    }
+
+    /// Gives the base ids of its own instead of a run of a shared array, so the array can be freed.
+    pub(crate) fn own_base(&mut self) {
+        if !self.has_shared_base() {
+            return;
+        }
+        let base = Arc::make_mut(&mut self.base);
+        let (nbr, rel) = base.ids_mut();
+        *nbr = IdVec::Narrow(nbr.take_narrow().expect("shared runs are narrow"));
+        *rel = IdVec::Narrow(rel.take_narrow().expect("shared runs are narrow"));
     }
 
     #[inline]

@@ -11,6 +11,7 @@ use crate::bulk_adjacency::LeafAdjacency;
 use crate::error::{Result, StorageError};
 use crate::graph::{GraphState, RelRecord};
 use crate::ids::{LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::idvec::SharedArray;
 use crate::keymap::KeyMap;
 use crate::pvec::PVec;
 use crate::records::{BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
@@ -61,6 +62,8 @@ pub fn build_state(
         install_adjacency(&mut state, &rels, node_bound, false);
     }
     fill_rels(&mut state, rels);
+    // A graph of one relationship type also gets flat arrays its reads can go to directly.
+    crate::flat::FlatAdjacency::attach(&mut state);
     Ok(state)
 }
 
@@ -125,6 +128,8 @@ pub fn build_state_packed(
             "properties for relationship {id}, which does not exist"
         )));
     }
+    // A graph of one relationship type also gets flat arrays its reads can go to directly.
+    crate::flat::FlatAdjacency::attach(&mut state);
     Ok(state)
 }
 
@@ -457,6 +462,8 @@ pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState>
     }
     state.rel_count = m as u64;
     Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label: g.label, key: g.key, map });
+    // A graph of one relationship type also gets flat arrays its reads can go to directly.
+    crate::flat::FlatAdjacency::attach(&mut state);
     Ok(state)
 }
 
@@ -505,16 +512,20 @@ fn numbered_adjacency(
     // Where each relationship was in the input, for the weights: gathered afterwards, since a gather from an
     // input in random order is a cache miss per edge, which prefetching and both cores hide.
     let mut order: Vec<u32> = Vec::with_capacity(if g.weight.is_some() { m } else { 0 });
-    let mut next = 0u64;
+    // Relationship ids follow the outgoing bases: the entry at position `p` of the direction's arrays gets id
+    // `p`, so the outgoing relationship ids of every base are a run of one array holding 0, 1, 2, ...
+    let ids: SharedArray = Arc::new((0..m as u32).collect());
     for l in &mut out {
         let first = l.leaf * LEAF_SIZE as u64;
-        l.base.renumber_rels(&mut next, |slot, nbr, old| {
+        l.base.for_each_entry(|slot, nbr, old| {
             src.push((first + slot as u64) as u32);
             dst.push(nbr as u32);
             if order.capacity() > 0 {
                 order.push(old as u32);
             }
         });
+        debug_assert_eq!(l.start, src.len() - l.base.len());
+        l.base.share_rel_ids(&ids, l.start);
     }
     let weight = g.weight.as_ref().map(|(k, from)| (*k, gather(from, &order, threads)));
     drop(order);

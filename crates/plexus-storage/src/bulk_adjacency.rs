@@ -9,6 +9,8 @@
 //! neighbour, id) and builds the bucket's leaf bases. Buckets are independent, so the second pass spreads over
 //! threads, and the two directions build side by side.
 
+use std::sync::Arc;
+
 use crate::adjacency::{AdjBase, NarrowEntry};
 use crate::LEAF_SIZE;
 
@@ -28,6 +30,8 @@ pub(crate) struct LeafAdjacency {
     pub leaf: u64,
     pub base: AdjBase,
     pub loops: u64,
+    /// Where the base's run starts in the direction's shared arrays.
+    pub start: usize,
 }
 
 /// An edge staged in its bucket: the node whose adjacency it belongs to, and the entry as that node sees it.
@@ -96,34 +100,57 @@ pub(crate) fn build_direction<E: EdgeSource>(
         ranges.push(first..last);
         first = last;
     }
-    let build_range = |range: std::ops::Range<usize>| {
+    // Every base's ids are a run of two arrays for the whole direction, filled in place: bucket `b` owns
+    // entries `starts[b]..starts[b + 1]`, so each thread writes its own part.
+    let mut nbr = vec![0u32; edges.len()];
+    let mut rel = vec![0u32; edges.len()];
+    let build_range = |range: std::ops::Range<usize>, nbr: &mut [u32], rel: &mut [u32]| {
         let mut out = Vec::new();
-        let mut scratch: Vec<NarrowEntry> = Vec::new();
-        let mut offsets = vec![0u32; BUCKET_NODES + 1];
+        let mut scratch = (Vec::new(), vec![0u32; BUCKET_NODES + 1]);
+        let first = starts[range.start];
         for b in range {
-            let bucket = &staged[starts[b]..starts[b + 1]];
-            if !bucket.is_empty() {
-                build_bucket(b, bucket, node_bound, &mut scratch, &mut offsets, &mut out);
+            let (from, to) = (starts[b], starts[b + 1]);
+            if from < to {
+                let ids = (&mut nbr[from - first..to - first], &mut rel[from - first..to - first]);
+                build_bucket(b, &staged[from..to], node_bound, &mut scratch, ids, from, &mut out);
             }
         }
         out
     };
-    if ranges.len() == 1 {
-        return build_range(ranges.pop().expect("one range"));
+    let mut jobs = Vec::with_capacity(ranges.len());
+    let (mut nbr_rest, mut rel_rest) = (&mut nbr[..], &mut rel[..]);
+    for range in ranges {
+        let len = starts[range.end] - starts[range.start];
+        let (n, nr) = std::mem::take(&mut nbr_rest).split_at_mut(len);
+        let (r, rr) = std::mem::take(&mut rel_rest).split_at_mut(len);
+        (nbr_rest, rel_rest) = (nr, rr);
+        jobs.push((range, n, r));
     }
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = ranges.into_iter().map(|r| scope.spawn(|| build_range(r))).collect();
-        workers.into_iter().flat_map(|w| w.join().expect("adjacency builder thread")).collect()
-    })
+    let mut leaves: Vec<LeafAdjacency> = if jobs.len() == 1 {
+        let (range, n, r) = jobs.pop().expect("one job");
+        build_range(range, n, r)
+    } else {
+        std::thread::scope(|scope| {
+            let build_range = &build_range;
+            let workers: Vec<_> =
+                jobs.into_iter().map(|(range, n, r)| scope.spawn(move || build_range(range, n, r))).collect();
+            workers.into_iter().flat_map(|w| w.join().expect("adjacency builder thread")).collect()
+        })
+    };
+    let (nbr, rel) = (Arc::new(nbr.into_boxed_slice()), Arc::new(rel.into_boxed_slice()));
+    for l in &mut leaves {
+        l.base.share_ids(&nbr, &rel, l.start);
+    }
+    leaves
 }
 
-/// Sorts one bucket's edges by node in `scratch` and appends the bases of its leaves to `out`.
 fn build_bucket(
     bucket_index: usize,
     bucket: &[Staged],
     node_bound: usize,
-    scratch: &mut Vec<NarrowEntry>,
-    offsets: &mut [u32],
+    (scratch, offsets): &mut (Vec<NarrowEntry>, Vec<u32>),
+    (nbr, rel): (&mut [u32], &mut [u32]),
+    global_start: usize,
     out: &mut Vec<LeafAdjacency>,
 ) {
     let first_node = bucket_index << BUCKET_BITS;
@@ -165,8 +192,14 @@ fn build_bucket(
             }
         }
         let scratch = &scratch[..];
-        let base = AdjBase::build_narrow(|slot| if slot < slots { &scratch[run(first_slot + slot)] } else { &[] });
-        out.push(LeafAdjacency { leaf: ((first_node + first_slot) / LEAF_SIZE) as u64, base, loops });
+        let ids = offsets[first_slot] as usize..offsets[first_slot + slots] as usize;
+        let base = AdjBase::build_narrow_into(
+            |slot| if slot < slots { &scratch[run(first_slot + slot)] } else { &[] },
+            &mut nbr[ids.clone()],
+            &mut rel[ids.clone()],
+        );
+        let start = global_start + ids.start;
+        out.push(LeafAdjacency { leaf: ((first_node + first_slot) / LEAF_SIZE) as u64, base, loops, start });
     }
 }
 

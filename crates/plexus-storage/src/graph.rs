@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::adjacency::{AdjEntry, AdjLeaf, TypeFilter};
 use crate::error::{Result, StorageError};
+use crate::flat::FlatAdjacency;
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::idvec::IdSlice;
 use crate::index::PropertyIndex;
@@ -78,6 +79,8 @@ pub struct GraphState {
     pub(crate) indexes: Arc<Vec<PropertyIndex>>,
     /// Node leaves changed since the last seal.
     pub(crate) dirty: Vec<u64>,
+    /// The flat adjacency of a bulk-loaded graph, shared by its snapshots ([`crate::flat`]).
+    pub(crate) flat: Option<Arc<FlatAdjacency>>,
     /// The commit version this state reflects.
     pub(crate) version: u64,
 }
@@ -100,6 +103,17 @@ impl GraphState {
     }
 
     // ----- reads -----
+
+    /// The flat adjacency, when it holds `node`'s relationships as this state sees them.
+    #[inline]
+    fn flat_for(&self, node: NodeId) -> Option<&FlatAdjacency> {
+        self.flat.as_deref().filter(|f| f.covers(node.0, self.version))
+    }
+
+    /// The flat adjacency, if the graph has one (whether it covers a node depends on the node).
+    pub fn flat(&self) -> Option<&FlatAdjacency> {
+        self.flat.as_deref()
+    }
 
     #[inline]
     fn node_leaf(&self, id: NodeId) -> Option<(&NodeLeaf, usize)> {
@@ -157,21 +171,29 @@ impl GraphState {
     /// arriving instead of missing one after another.
     #[inline]
     pub fn prefetch_node(&self, node: NodeId) {
-        self.nodes.prefetch(split(node.0).0);
+        match self.flat_for(node) {
+            Some(flat) => flat.prefetch_offsets(node.0, Direction::Both),
+            None => self.nodes.prefetch(split(node.0).0),
+        }
     }
 
     /// Second prefetch step, once the leaf has been requested: requests the line of `node`'s adjacency in
     /// `dir` that its degree and its groups are found from.
     #[inline]
     pub fn prefetch_adjacency(&self, node: NodeId, dir: Direction) {
-        self.each_adjacency(node, dir, AdjLeaf::prefetch);
+        match self.flat_for(node) {
+            Some(flat) => flat.prefetch_entries(node.0, dir),
+            None => self.each_adjacency(node, dir, AdjLeaf::prefetch),
+        }
     }
 
     /// Third prefetch step, once the adjacency line has arrived: requests `node`'s first group and first
     /// neighbours in `dir`, which a search for a neighbour or a walk of the relationships reads next.
     #[inline]
     pub fn prefetch_entries(&self, node: NodeId, dir: Direction) {
-        self.each_adjacency(node, dir, AdjLeaf::prefetch_entries);
+        if self.flat_for(node).is_none() {
+            self.each_adjacency(node, dir, AdjLeaf::prefetch_entries);
+        }
     }
 
     /// `f(adjacency, slot)` for `node`'s adjacency in each direction `dir` covers.
@@ -188,6 +210,9 @@ impl GraphState {
 
     /// Number of relationships of `node` in direction `dir` passing `filter`; a self-loop counts once for `Both`.
     pub fn degree(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> u64 {
+        if let Some(flat) = self.flat_for(node) {
+            return flat.degree(node.0, dir, filter);
+        }
         let Some((leaf, slot)) = self.node_leaf(node) else {
             return 0;
         };
@@ -224,6 +249,15 @@ impl GraphState {
         filter: TypeFilter,
         mut f: impl FnMut(RelEntry) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
+        if let Some(flat) = self.flat_for(node) {
+            let ty = flat.rel_type();
+            return flat.visit_slices(node.0, dir, filter, |nbrs, rels, dir| {
+                for i in 0..nbrs.len() {
+                    f(RelEntry { rel: RelId(rels.get(i)), ty, nbr: NodeId(nbrs.get(i)), dir })?;
+                }
+                ControlFlow::Continue(())
+            });
+        }
         let Some((leaf, slot)) = self.node_leaf(node) else {
             return ControlFlow::Continue(());
         };
@@ -269,6 +303,9 @@ impl GraphState {
         filter: TypeFilter,
         mut f: impl FnMut(IdSlice, IdSlice) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
+        if let Some(flat) = self.flat_for(node) {
+            return flat.visit_slices(node.0, dir, filter, |nbrs, rels, _| f(nbrs, rels));
+        }
         let Some((leaf, slot)) = self.node_leaf(node) else { return ControlFlow::Continue(()) };
         match dir {
             Direction::Out => leaf.out.visit_rel_slices(slot, filter, f),
@@ -323,6 +360,11 @@ impl GraphState {
         filter: TypeFilter,
         mut f: impl FnMut(RelEntry) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
+        if let Some(flat) = self.flat_for(a) {
+            let ty = flat.rel_type();
+            return flat
+                .visit_between(a.0, b.0, dir, filter, |rel, dir| f(RelEntry { rel: RelId(rel), ty, nbr: b, dir }));
+        }
         let Some((leaf, slot)) = self.node_leaf(a) else {
             return ControlFlow::Continue(());
         };
@@ -625,6 +667,9 @@ impl GraphState {
     }
 
     fn mark_dirty(&mut self, leaf: u64) {
+        if let Some(flat) = &self.flat {
+            flat.mark_changed(leaf, self.version);
+        }
         if self.dirty.last() != Some(&leaf) {
             self.dirty.push(leaf);
         }
@@ -656,6 +701,29 @@ impl GraphState {
             if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
                 self.nodes.remove(leaf_index);
             }
+        }
+        if self.flat.as_ref().is_some_and(|f| f.mostly_changed()) {
+            self.drop_flat();
+        }
+    }
+
+    /// Detaches the flat adjacency, giving every leaf block that shares its arrays ids of its own, so that the
+    /// arrays are freed once the snapshots that still use them are gone (deleting most of a bulk-loaded graph
+    /// must return its memory). Costs a copy of the unchanged leaves' ids, once.
+    pub(crate) fn drop_flat(&mut self) {
+        if self.flat.take().is_none() {
+            return;
+        }
+        let mut shared = Vec::new();
+        self.nodes.for_each(|index, leaf| {
+            if leaf.out.has_shared_base() || leaf.inc.has_shared_base() {
+                shared.push(index);
+            }
+        });
+        for index in shared {
+            let leaf = self.nodes.get_mut(index);
+            leaf.out.own_base();
+            leaf.inc.own_base();
         }
     }
 

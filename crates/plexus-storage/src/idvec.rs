@@ -2,12 +2,51 @@
 //!
 //! Adjacency is most of a graph's memory. Most graphs have fewer than four billion nodes and relationships, so
 //! each CSR block picks the narrow form when it can: half the bytes, and twice the neighbours per cache line.
+//! A block of a bulk-loaded graph holds its ids as a run of one array shared with the graph's flat adjacency
+//! ([`crate::flat`]), so that the flat copy costs no second copy of the ids.
+
+use std::sync::Arc;
 
 /// An immutable array of ids.
 #[derive(Debug, Clone)]
 pub enum IdVec {
     Narrow(Box<[u32]>),
     Wide(Box<[u64]>),
+    Shared(SharedIds),
+}
+
+/// An array of narrow ids that many blocks hold runs of.
+pub type SharedArray = Arc<Box<[u32]>>;
+
+/// Ids `start..start + len` of an array shared by many blocks; narrow.
+#[derive(Debug, Clone)]
+pub struct SharedIds {
+    ids: SharedArray,
+    start: u32,
+    len: u32,
+}
+
+impl SharedIds {
+    pub fn new(ids: SharedArray, range: std::ops::Range<usize>) -> SharedIds {
+        assert!(range.end <= ids.len() && range.end <= u32::MAX as usize, "a run inside the shared array");
+        SharedIds { ids, start: range.start as u32, len: range.len() as u32 }
+    }
+
+    /// The whole shared array.
+    pub fn array(&self) -> &SharedArray {
+        &self.ids
+    }
+
+    /// Where the run starts in the array.
+    pub fn start(&self) -> usize {
+        self.start as usize
+    }
+
+    #[inline]
+    fn ids(&self) -> &[u32] {
+        let start = self.start as usize;
+        &self.ids[start..start + self.len as usize]
+    }
 }
 
 impl Default for IdVec {
@@ -30,6 +69,7 @@ impl IdVec {
         match self {
             IdVec::Narrow(v) => v.len(),
             IdVec::Wide(v) => v.len(),
+            IdVec::Shared(v) => v.len as usize,
         }
     }
 
@@ -42,6 +82,7 @@ impl IdVec {
         match self {
             IdVec::Narrow(v) => v[i] as u64,
             IdVec::Wide(v) => v[i],
+            IdVec::Shared(v) => v.ids()[i] as u64,
         }
     }
 
@@ -51,6 +92,7 @@ impl IdVec {
         match self {
             IdVec::Narrow(v) => v.get(i).map(|p| crate::prefetch::prefetch(p)),
             IdVec::Wide(v) => v.get(i).map(|p| crate::prefetch::prefetch(p)),
+            IdVec::Shared(v) => v.ids().get(i).map(|p| crate::prefetch::prefetch(p)),
         };
     }
 
@@ -59,14 +101,34 @@ impl IdVec {
         match self {
             IdVec::Narrow(v) => IdSlice::Narrow(&v[range]),
             IdVec::Wide(v) => IdSlice::Wide(&v[range]),
+            IdVec::Shared(v) => IdSlice::Narrow(&v.ids()[range]),
         }
     }
 
+    /// Bytes of heap this array holds (a shared run counts its own ids).
     pub fn heap_bytes(&self) -> usize {
         match self {
             IdVec::Narrow(v) => v.len() * 4,
             IdVec::Wide(v) => v.len() * 8,
+            IdVec::Shared(v) => v.len as usize * 4,
         }
+    }
+
+    /// The ids as a narrow array of their own, when they are narrow (a shared run is copied out).
+    pub fn take_narrow(&mut self) -> Option<Box<[u32]>> {
+        match std::mem::take(self) {
+            IdVec::Narrow(v) => Some(v),
+            IdVec::Shared(v) => Some(v.ids().into()),
+            wide @ IdVec::Wide(_) => {
+                *self = wide;
+                None
+            }
+        }
+    }
+
+    /// Whether this is a run of a shared array.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, IdVec::Shared(_))
     }
 }
 

@@ -17,6 +17,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod codec;
 pub mod error;
+pub mod flat;
 pub mod fxhash;
 pub mod graph;
 pub mod ids;

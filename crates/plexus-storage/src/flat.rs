@@ -1,0 +1,309 @@
+//! The flat adjacency of a bulk-loaded graph: one compressed-sparse-row array per direction over every node, read
+//! without going through the node's leaf.
+//!
+//! A random read through the leaves is a chain of dependent cache misses: the radix spine, the node leaf, its
+//! adjacency block, the block's slot index, then the neighbours. A graph that arrives in bulk (an edge list,
+//! a checkpoint) with one relationship type keeps, beside its leaves, per direction an array of where each
+//! node's relationships start, and the neighbour and relationship ids of all nodes in node order, which the
+//! leaves' blocks share instead of holding copies (a block's ids are a run of the flat arrays, see
+//! [`crate::idvec::SharedIds`]). A read of a node whose leaf is unchanged goes straight to the offsets and the
+//! ids: two misses instead of five or six.
+//!
+//! Writes change leaves, not the flat arrays. Each node leaf has a stamp, shared by every snapshot of the graph:
+//! the lowest version of a state in which the leaf may have changed (`u64::MAX` while it has not). A write
+//! lowers the stamp to the version of the state it changes, before that state can be published, so a snapshot
+//! uses the flat arrays for a leaf only while its version is below the stamp, that is, while its leaf is still
+//! the one the arrays were made from. A transaction that rolls back leaves its stamps lowered: the leaf is then
+//! read through the leaf, which is always right, only slower.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::adjacency::TypeFilter;
+use crate::graph::GraphState;
+use crate::ids::TypeId;
+use crate::idvec::{IdSlice, SharedArray};
+use crate::{Direction, LEAF_BITS, LEAF_SIZE};
+
+/// One direction: node `n`'s relationships are entries `offsets[n]..offsets[n + 1]`.
+#[derive(Debug)]
+struct FlatSide {
+    offsets: Box<[u32]>,
+    nbr: SharedArray,
+    rel: SharedArray,
+}
+
+impl FlatSide {
+    #[inline]
+    fn range(&self, node: usize) -> std::ops::Range<usize> {
+        self.offsets[node] as usize..self.offsets[node + 1] as usize
+    }
+
+    #[inline]
+    fn slices(&self, node: usize) -> (IdSlice<'_>, IdSlice<'_>) {
+        let range = self.range(node);
+        (IdSlice::Narrow(&self.nbr[range.clone()]), IdSlice::Narrow(&self.rel[range]))
+    }
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct FlatAdjacency {
+    /// The type of every relationship; `None` when there are several (the arrays then serve no reads).
+    ty: Option<TypeId>,
+    /// Nodes `0..nodes` are covered.
+    nodes: u64,
+    out: FlatSide,
+    inc: FlatSide,
+    /// Per node leaf, the slots that may have a self-loop (the leaves' `loops` when the arrays were made).
+    loops: Box<[u64]>,
+    /// Per node leaf, the lowest version of a state in which the leaf may differ from the arrays.
+    changed: Box<[AtomicU64]>,
+    /// How many stamps are set.
+    changed_count: AtomicUsize,
+}
+
+impl FlatAdjacency {
+    /// Attaches flat arrays to a freshly built state whose leaf blocks hold their ids as consecutive runs of one
+    /// pair of arrays per direction (what the bulk builder makes) and have no deltas; returns false, leaving the
+    /// state as it was, for any other state. With more than one relationship type the arrays serve no reads
+    /// (a node's entries would need their groups), but still track changes, so that [`GraphState::seal`] gives
+    /// the leaves their own ids and frees the arrays once most of them have changed.
+    pub(crate) fn attach(state: &mut GraphState) -> bool {
+        if state.flat.is_some() {
+            return false;
+        }
+        let nodes = state.node_id_bound();
+        let leaves = (nodes >> LEAF_BITS) as usize;
+        let mut ty: Option<Option<TypeId>> = None;
+        let mut loops = vec![0u64; leaves];
+        let mut sides: [Option<(SharedArray, SharedArray)>; 2] = [None, None];
+        let mut offsets: [Vec<u32>; 2] =
+            [Vec::with_capacity(nodes as usize + 1), Vec::with_capacity(nodes as usize + 1)];
+        let mut ends = [0usize; 2];
+        let mut ok = true;
+        for index in 0..leaves as u64 {
+            let leaf = state.nodes.get(index);
+            if let Some(leaf) = leaf {
+                loops[index as usize] = leaf.loops;
+            }
+            for (side, out) in [true, false].into_iter().enumerate() {
+                let next = ends[side];
+                let adjacency = leaf.map(|l| l.adjacency(out));
+                let base = adjacency.map(|a| a.base()).filter(|b| !b.is_empty());
+                let Some(base) = base else {
+                    ok &= adjacency.is_none_or(|a| a.delta_len() == 0);
+                    offsets[side].extend(std::iter::repeat_n(next as u32, LEAF_SIZE));
+                    continue;
+                };
+                let Some((nbr, rel, start)) = base.shared_ids() else { return false };
+                let arrays = sides[side].get_or_insert_with(|| (nbr.clone(), rel.clone()));
+                // One pair of arrays, the runs in leaf order and back to back, no changes yet.
+                ok &= Arc::ptr_eq(&arrays.0, nbr)
+                    && Arc::ptr_eq(&arrays.1, rel)
+                    && start == next
+                    && adjacency.is_some_and(|a| a.delta_len() == 0);
+                // `Some(None)` once the types differ, between blocks or within one.
+                let this = base.uniform_type();
+                match ty {
+                    None => ty = Some(this),
+                    Some(t) if t != this => ty = Some(None),
+                    _ => {}
+                }
+                offsets[side].extend((0..LEAF_SIZE).map(|slot| (start + base.entry_start(slot)) as u32));
+                ends[side] = start + base.len();
+                if !ok {
+                    return false;
+                }
+            }
+        }
+        let [Some(out), Some(inc)] = sides else { return false };
+        let [out_offsets, inc_offsets] = [0, 1].map(|side| {
+            let mut o = std::mem::take(&mut offsets[side]);
+            o.push(ends[side] as u32);
+            o.into_boxed_slice()
+        });
+        if *out_offsets.last().expect("an end") as usize != out.0.len()
+            || *inc_offsets.last().expect("an end") as usize != inc.0.len()
+        {
+            return false;
+        }
+        let changed = (0..leaves).map(|_| AtomicU64::new(u64::MAX)).collect();
+        state.flat = Some(Arc::new(FlatAdjacency {
+            ty: ty.flatten(),
+            nodes,
+            out: FlatSide { offsets: out_offsets, nbr: out.0, rel: out.1 },
+            inc: FlatSide { offsets: inc_offsets, nbr: inc.0, rel: inc.1 },
+            loops: loops.into_boxed_slice(),
+            changed,
+            changed_count: AtomicUsize::new(0),
+        }));
+        true
+    }
+
+    /// Whether a state at `version` reads `node`'s relationships from here.
+    #[inline]
+    pub fn covers(&self, node: u64, version: u64) -> bool {
+        node < self.nodes
+            && self.ty.is_some()
+            && self.changed[(node >> LEAF_BITS) as usize].load(Ordering::Relaxed) > version
+    }
+
+    /// Whether reads go to the arrays (a graph of one relationship type) or only through the leaves.
+    pub fn serves_reads(&self) -> bool {
+        self.ty.is_some()
+    }
+
+    /// Records that node leaf `leaf` changes in a state at `version`.
+    #[inline]
+    pub(crate) fn mark_changed(&self, leaf: u64, version: u64) {
+        if let Some(stamp) = self.changed.get(leaf as usize) {
+            if stamp.fetch_min(version, Ordering::Relaxed) == u64::MAX {
+                self.changed_count.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Number of node leaves changed (or changed by a transaction that rolled back) since the arrays were made.
+    pub fn changed_leaves(&self) -> usize {
+        self.changed_count.load(Ordering::Relaxed)
+    }
+
+    /// Whether most leaves have changed: the arrays then serve few reads, and the leaves that still share them
+    /// keep all of them in memory.
+    pub(crate) fn mostly_changed(&self) -> bool {
+        self.changed_leaves() * 2 > self.changed.len()
+    }
+
+    fn side(&self, out: bool) -> &FlatSide {
+        if out {
+            &self.out
+        } else {
+            &self.inc
+        }
+    }
+
+    #[inline]
+    fn may_loop(&self, node: u64) -> bool {
+        self.loops[(node >> LEAF_BITS) as usize] & (1 << (node as usize & (LEAF_SIZE - 1))) != 0
+    }
+
+    /// Requests the lines locating `node`'s relationships in each direction `dir` covers.
+    #[inline]
+    pub fn prefetch_offsets(&self, node: u64, dir: Direction) {
+        for out in sides(dir) {
+            crate::prefetch::prefetch(&self.side(out).offsets[node as usize]);
+        }
+    }
+
+    /// Requests `node`'s first neighbours in each direction `dir` covers (once its offsets have arrived).
+    #[inline]
+    pub fn prefetch_entries(&self, node: u64, dir: Direction) {
+        for out in sides(dir) {
+            let side = self.side(out);
+            if let Some(first) = side.nbr.get(side.offsets[node as usize] as usize) {
+                crate::prefetch::prefetch(first);
+            }
+        }
+    }
+
+    /// [`GraphState::degree`] for a covered node.
+    #[inline]
+    pub(crate) fn degree(&self, node: u64, dir: Direction, filter: TypeFilter) -> u64 {
+        if !filter.accepts(self.rel_type()) {
+            return 0;
+        }
+        let n = node as usize;
+        match dir {
+            Direction::Out => self.out.range(n).len() as u64,
+            Direction::In => self.inc.range(n).len() as u64,
+            Direction::Both => {
+                let loops = if self.may_loop(node) { self.count_to(n, true, node) } else { 0 };
+                (self.out.range(n).len() + self.inc.range(n).len()) as u64 - loops
+            }
+        }
+    }
+
+    fn count_to(&self, node: usize, out: bool, other: u64) -> u64 {
+        let (nbrs, _) = self.side(out).slices(node);
+        let first = nbrs.lower_bound(other);
+        (first..nbrs.len()).take_while(|&i| nbrs.get(i) == other).count() as u64
+    }
+
+    /// [`GraphState::visit_rel_slices`] for a covered node: `f(neighbours, relationships, direction)` per side.
+    #[inline]
+    pub(crate) fn visit_slices<B>(
+        &self,
+        node: u64,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(IdSlice, IdSlice, Direction) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        if !filter.accepts(self.rel_type()) {
+            return ControlFlow::Continue(());
+        }
+        let n = node as usize;
+        if dir != Direction::In {
+            let (nbrs, rels) = self.out.slices(n);
+            f(nbrs, rels, Direction::Out)?;
+        }
+        if dir != Direction::Out {
+            let (nbrs, rels) = self.inc.slices(n);
+            // With `Both`, a self-loop is reported once, as outgoing.
+            if dir == Direction::Both && self.may_loop(node) && nbrs.contains(node) {
+                for i in 0..nbrs.len() {
+                    let (m, r) = (nbrs.get(i), rels.get(i));
+                    if m != node {
+                        f(IdSlice::one(&m), IdSlice::one(&r), Direction::In)?;
+                    }
+                }
+            } else {
+                f(nbrs, rels, Direction::In)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// [`GraphState::visit_rels_between`] for a covered `a`: `f(relationship, direction)` for each relationship
+    /// joining `a` and `b` in `dir`.
+    #[inline]
+    pub(crate) fn visit_between<B>(
+        &self,
+        a: u64,
+        b: u64,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(u64, Direction) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        if !filter.accepts(self.rel_type()) {
+            return ControlFlow::Continue(());
+        }
+        for out in sides(dir) {
+            if !out && dir == Direction::Both && a == b {
+                break;
+            }
+            let (nbrs, rels) = self.side(out).slices(a as usize);
+            let first = nbrs.lower_bound(b);
+            for i in first..nbrs.len() {
+                if nbrs.get(i) != b {
+                    break;
+                }
+                f(rels.get(i), if out { Direction::Out } else { Direction::In })?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The type of every relationship.
+    #[inline]
+    pub fn rel_type(&self) -> TypeId {
+        self.ty.unwrap_or(TypeId(u32::MAX))
+    }
+}
+
+/// The sides a direction reads: outgoing (`true`) and/or incoming.
+#[inline]
+fn sides(dir: Direction) -> impl Iterator<Item = bool> {
+    [true, false].into_iter().filter(move |&out| if out { dir != Direction::In } else { dir != Direction::Out })
+}

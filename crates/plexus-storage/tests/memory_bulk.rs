@@ -1,0 +1,56 @@
+//! Memory is returned for a bulk-loaded graph too, whose leaves share the flat adjacency's arrays
+//! ([`plexus_storage::flat`]): after most of it is deleted and a checkpoint runs, resident memory falls.
+//! A test file of its own, so no other test shares the process whose memory it measures.
+
+use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
+use plexus_storage::*;
+
+fn resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn deleting_most_of_a_bulk_loaded_graph_and_checkpointing_returns_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 0 };
+    let (store, _) = Store::open_with(dir.path(), options).unwrap();
+    let baseline = resident_bytes();
+    let nodes = 400_000u32;
+    let (label, key, ty) = {
+        let tx = store.write();
+        (tx.label("N"), tx.prop_key("id"), tx.rel_type("E"))
+    };
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for i in 0..nodes {
+        for k in 1..=8u32 {
+            src.push(i);
+            dst.push(i.wrapping_mul(7).wrapping_add(k * 13) % nodes);
+        }
+    }
+    let graph =
+        EdgeListGraph { label, key, keys: (0..nodes as i64).map(Value::Int).collect(), ty, src, dst, weight: None };
+    store.load_bulk(build_edge_list(0, graph).unwrap()).unwrap();
+    assert!(store.read().flat().is_some(), "the bulk-loaded graph reads through flat arrays");
+    let full = resident_bytes();
+    for chunk in (0..nodes as u64 * 9 / 10).collect::<Vec<_>>().chunks(40_000) {
+        let mut tx = store.write();
+        for &id in chunk {
+            tx.detach_delete_node(NodeId(id)).unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    store.checkpoint().unwrap();
+    let after = resident_bytes();
+    let r = store.read();
+    assert!(r.flat().is_none(), "most leaves changed: the flat arrays are dropped");
+    assert_eq!(r.node_count(), nodes as u64 / 10);
+    assert!(r.check().is_empty());
+    let grown = full.saturating_sub(baseline);
+    let kept = after.saturating_sub(baseline);
+    println!("baseline {baseline}, full {full}, after delete+checkpoint {after}");
+    assert!(grown > 25 << 20, "the graph should take real memory, grew only {grown} bytes");
+    assert!(kept < grown / 2, "resident memory did not fall enough: grew {grown}, kept {kept}");
+}
