@@ -514,7 +514,10 @@ fn numbered_adjacency(
     let mut order: Vec<u32> = Vec::with_capacity(if g.weight.is_some() { m } else { 0 });
     // Relationship ids follow the outgoing bases: the entry at position `p` of the direction's arrays gets id
     // `p`, so the outgoing relationship ids of every base are a run of one array holding 0, 1, 2, ...
-    let ids: SharedArray = Arc::new((0..m as u32).collect());
+    let mut ids = Vec::with_capacity(m);
+    crate::prefetch::advise_huge_pages(&ids);
+    ids.extend(0..m as u32);
+    let ids: SharedArray = Arc::new(ids.into_boxed_slice());
     for l in &mut out {
         let first = l.leaf * LEAF_SIZE as u64;
         l.base.for_each_entry(|slot, nbr, old| {

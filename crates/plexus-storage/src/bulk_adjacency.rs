@@ -104,6 +104,8 @@ pub(crate) fn build_direction<E: EdgeSource>(
     // entries `starts[b]..starts[b + 1]`, so each thread writes its own part.
     let mut nbr = vec![0u32; edges.len()];
     let mut rel = vec![0u32; edges.len()];
+    crate::prefetch::advise_huge_pages(&nbr);
+    crate::prefetch::advise_huge_pages(&rel);
     let build_range = |range: std::ops::Range<usize>, nbr: &mut [u32], rel: &mut [u32]| {
         let mut out = Vec::new();
         let mut scratch = (Vec::new(), vec![0u32; BUCKET_NODES + 1]);

@@ -81,6 +81,7 @@ impl FlatAdjacency {
         let mut sides: [Option<(SharedArray, SharedArray)>; 2] = [None, None];
         let mut offsets: [Vec<u32>; 2] =
             [Vec::with_capacity(nodes as usize + 1), Vec::with_capacity(nodes as usize + 1)];
+        offsets.iter().for_each(crate::prefetch::advise_huge_pages);
         let mut ends = [0usize; 2];
         let mut ok = true;
         for index in 0..leaves as u64 {
