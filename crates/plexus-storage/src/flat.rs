@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
-use crate::ids::TypeId;
+use crate::ids::{NodeId, TypeId};
 use crate::idvec::{IdSlice, SharedArray};
 use crate::{Direction, LEAF_BITS, LEAF_SIZE};
 
@@ -264,6 +264,48 @@ impl FlatAdjacency {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// [`GraphState::neighbours`] for a covered node: each side is sorted by neighbour already, so this is a
+    /// merge without a sort.
+    pub(crate) fn neighbours(&self, node: u64, dir: Direction, filter: TypeFilter) -> Vec<NodeId> {
+        if !filter.accepts(self.rel_type()) {
+            return Vec::new();
+        }
+        let n = node as usize;
+        let ids = |out: bool| {
+            let range = self.side(out).range(n);
+            &self.side(out).nbr[range]
+        };
+        let (a, b): (&[u32], &[u32]) = match dir {
+            Direction::Out => (ids(true), &[]),
+            Direction::In => (ids(false), &[]),
+            Direction::Both => (ids(true), ids(false)),
+        };
+        let mut merged = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let next = match (a.get(i), b.get(j)) {
+                (Some(&x), Some(&y)) if x <= y => {
+                    i += 1;
+                    j += usize::from(x == y);
+                    x
+                }
+                (Some(_), Some(&y)) | (None, Some(&y)) => {
+                    j += 1;
+                    y
+                }
+                (Some(&x), None) => {
+                    i += 1;
+                    x
+                }
+                (None, None) => unreachable!("one side has more"),
+            };
+            if merged.last() != Some(&NodeId(next as u64)) {
+                merged.push(NodeId(next as u64));
+            }
+        }
+        merged
     }
 
     /// [`GraphState::visit_rels_between`] for a covered `a`: `f(relationship, direction)` for each relationship

@@ -408,6 +408,9 @@ impl GraphState {
 
     /// Distinct neighbours of `node`, sorted.
     pub fn neighbours(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> Vec<NodeId> {
+        if let Some(flat) = self.flat_for(node) {
+            return flat.neighbours(node.0, dir, filter);
+        }
         let mut out = Vec::with_capacity(self.degree(node, dir, filter) as usize);
         let _ = self.visit_rels::<()>(node, dir, filter, |e| {
             out.push(e.nbr);

@@ -72,6 +72,10 @@ fn check_filtered(state: &GraphState, model: &Model, nodes: u64, filter: TypeFil
             });
             slices.sort();
             assert_eq!(slices, want, "{ctx}, slices {dir:?}");
+            let mut distinct: Vec<u64> = want.iter().map(|e| e.0).collect();
+            distinct.dedup();
+            let got: Vec<u64> = state.neighbours(node, dir, filter).iter().map(|m| m.0).collect();
+            assert_eq!(got, distinct, "{ctx}, neighbours {dir:?}");
         }
         let mut both = 0;
         let _ = state.visit_rels::<()>(node, Direction::Both, filter, |_| {
