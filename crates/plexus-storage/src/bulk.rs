@@ -538,7 +538,7 @@ fn numbered_adjacency(
 }
 
 /// `values[order[i]]` for every `i`, on `threads` threads, each requesting the values a few positions ahead.
-fn gather(values: &[f64], order: &[u32], threads: usize) -> Vec<f64> {
+pub(crate) fn gather(values: &[f64], order: &[u32], threads: usize) -> Vec<f64> {
     const AHEAD: usize = 16;
     let mut out = vec![0.0; order.len()];
     let chunk = order.len().div_ceil(threads.max(1)).max(1);

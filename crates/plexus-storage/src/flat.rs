@@ -22,8 +22,9 @@ use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
-use crate::ids::{NodeId, TypeId};
+use crate::ids::{NodeId, PropKeyId, TypeId};
 use crate::idvec::{IdSlice, SharedArray};
+use crate::value::Value;
 use crate::{Direction, LEAF_BITS, LEAF_SIZE};
 
 /// One direction: node `n`'s relationships are entries `offsets[n]..offsets[n + 1]`.
@@ -62,6 +63,21 @@ pub struct FlatAdjacency {
     changed: Box<[AtomicU64]>,
     /// How many stamps are set.
     changed_count: AtomicUsize,
+    /// What the relationships' properties were when the arrays were made (a change to one stamps both ends).
+    props: RelProps,
+}
+
+/// The properties of a bulk-loaded graph's relationships, as the flat arrays know them.
+#[derive(Debug)]
+enum RelProps {
+    /// No relationship has any.
+    None,
+    /// Every relationship has at most one, `key`, numeric: its value for each entry of each side, in entry
+    /// order (NaN where absent), so that a count with summed weight reads one run instead of a property map per
+    /// relationship (what an edge list's weight column loads as).
+    Weights { key: PropKeyId, out: Box<[f64]>, inc: Box<[f64]> },
+    /// Anything else: read through the relationship leaves.
+    Other,
 }
 
 impl FlatAdjacency {
@@ -131,6 +147,7 @@ impl FlatAdjacency {
             return false;
         }
         let changed = (0..leaves).map(|_| AtomicU64::new(u64::MAX)).collect();
+        let props = Self::rel_props(state, &out.1, &inc.1);
         state.flat = Some(Arc::new(FlatAdjacency {
             ty: ty.flatten(),
             nodes,
@@ -139,8 +156,82 @@ impl FlatAdjacency {
             loops: loops.into_boxed_slice(),
             changed,
             changed_count: AtomicUsize::new(0),
+            props,
         }));
         true
+    }
+
+    /// What the relationships' properties are, and for a single numeric key its values in entry order.
+    fn rel_props(state: &GraphState, out_rel: &[u32], inc_rel: &[u32]) -> RelProps {
+        let mut key: Option<PropKeyId> = None;
+        let mut other = false;
+        state.rels.for_each(|_, leaf| {
+            for slot in 0..LEAF_SIZE {
+                if other || !leaf.is_live(slot) {
+                    continue;
+                }
+                let Some(map) = leaf.props(slot) else { continue };
+                let mut entries = map.iter();
+                match (entries.next(), entries.next()) {
+                    (None, _) => {}
+                    (Some((k, v)), None) if *key.get_or_insert(k) == k => {
+                        // A stored NaN could not be told from an absent value.
+                        other |= v.as_f64().is_none_or(f64::is_nan);
+                    }
+                    _ => other = true,
+                }
+            }
+        });
+        let key = match (key, other) {
+            (_, true) => return RelProps::Other,
+            (None, false) => return RelProps::None,
+            (Some(key), false) => key,
+        };
+        let bound = out_rel.iter().chain(inc_rel).map(|&r| r as usize + 1).max().unwrap_or(0);
+        let mut by_rel = vec![f64::NAN; bound];
+        state.rels.for_each(|index, leaf| {
+            for slot in 0..LEAF_SIZE {
+                let id = (index as usize) << LEAF_BITS | slot;
+                if id < bound && leaf.is_live(slot) {
+                    if let Some(w) = leaf.props(slot).as_deref().and_then(|m| m.get(key)).and_then(Value::as_f64) {
+                        by_rel[id] = w;
+                    }
+                }
+            }
+        });
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let out = crate::bulk::gather(&by_rel, out_rel, threads).into_boxed_slice();
+        let inc = crate::bulk::gather(&by_rel, inc_rel, threads).into_boxed_slice();
+        RelProps::Weights { key, out, inc }
+    }
+
+    /// [`GraphState::count_and_weight`] for a covered node, when the arrays can answer it.
+    #[inline]
+    pub(crate) fn count_and_weight(
+        &self,
+        node: u64,
+        dir: Direction,
+        filter: TypeFilter,
+        key: PropKeyId,
+    ) -> Option<(u64, f64)> {
+        if matches!(self.props, RelProps::Other) || (dir == Direction::Both && self.may_loop(node)) {
+            return None;
+        }
+        if !filter.accepts(self.rel_type()) {
+            return Some((0, 0.0));
+        }
+        let (mut n, mut sum) = (0u64, 0.0);
+        for out in sides(dir) {
+            let range = self.side(out).range(node as usize);
+            n += range.len() as u64;
+            if let RelProps::Weights { key: k, out: w_out, inc: w_in } = &self.props {
+                if *k == key {
+                    let weights = if out { &w_out[range] } else { &w_in[range] };
+                    sum += weights.iter().filter(|w| !w.is_nan()).sum::<f64>();
+                }
+            }
+        }
+        Some((n, sum))
     }
 
     /// Whether a state at `version` reads `node`'s relationships from here.

@@ -423,6 +423,9 @@ impl GraphState {
 
     /// Number of relationships and the sum of their numeric property `weight` (missing or non-numeric counts 0).
     pub fn count_and_weight(&self, node: NodeId, dir: Direction, filter: TypeFilter, weight: PropKeyId) -> (u64, f64) {
+        if let Some(answer) = self.flat_for(node).and_then(|f| f.count_and_weight(node.0, dir, filter, weight)) {
+            return answer;
+        }
         let mut n = 0u64;
         let mut sum = 0.0;
         // A node's relationships often have neighbouring ids (created or imported together): remember the last
@@ -1007,6 +1010,11 @@ impl GraphState {
         value.validate().map_err(StorageError::InvalidValue)?;
         if !self.rel_exists(id) {
             return Err(StorageError::RelNotFound(id));
+        }
+        if let (Some(flat), Some(rec)) = (&self.flat, self.rel(id)) {
+            // The flat arrays may hold this relationship's properties for both its ends.
+            flat.mark_changed(split(rec.src.0).0, self.version);
+            flat.mark_changed(split(rec.dst.0).0, self.version);
         }
         let (leaf_index, slot) = split(id.0);
         let leaf = self.rels.get_mut(leaf_index);

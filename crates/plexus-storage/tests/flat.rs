@@ -9,8 +9,8 @@ use plexus_storage::bulk::{self, build_edge_list, EdgeListGraph};
 use plexus_storage::*;
 use proptest::prelude::*;
 
-/// Live relationships: id → (source, target, type).
-type Model = BTreeMap<u64, (u64, u64, TypeId)>;
+/// Live relationships: id → (source, target, type, weight).
+type Model = BTreeMap<u64, (u64, u64, TypeId, Option<f64>)>;
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -18,6 +18,8 @@ enum Step {
     /// Deletes the live relationship at this position (modulo their number).
     Delete(usize),
     DetachDelete(u64),
+    /// Sets (or with `None` removes) the weight of the live relationship at this position.
+    SetWeight(usize, Option<i8>),
     /// Ends the transaction: commit, or roll back.
     End {
         commit: bool,
@@ -30,12 +32,35 @@ fn step(nodes: u64) -> impl Strategy<Value = Step> {
         4 => (0..nodes, 0..nodes).prop_map(|(a, b)| Step::Create(a, b)),
         3 => any::<usize>().prop_map(Step::Delete),
         1 => (0..nodes).prop_map(Step::DetachDelete),
+        2 => (any::<usize>(), proptest::option::of(any::<i8>())).prop_map(|(i, w)| Step::SetWeight(i, w)),
         2 => (any::<bool>(), any::<bool>()).prop_map(|(commit, keep_snapshot)| Step::End { commit, keep_snapshot }),
     ]
 }
 
 /// Checks every read that has a flat path against the model, for every node, with every type filter.
-fn check(state: &GraphState, model: &Model, nodes: u64, types: &[TypeId], what: &str) {
+fn check(state: &GraphState, model: &Model, nodes: u64, types: &[TypeId], weight: PropKeyId, what: &str) {
+    let all = [TypeFilter::All, TypeFilter::Only(types)];
+    for n in 0..nodes {
+        for dir in [Direction::Out, Direction::In, Direction::Both] {
+            for filter in all {
+                let (mut count, mut sum) = (0u64, 0.0);
+                for e in model.values().filter(|e| filter.accepts(e.2)) {
+                    let hit = match dir {
+                        Direction::Out => e.0 == n,
+                        Direction::In => e.1 == n,
+                        Direction::Both => e.0 == n || e.1 == n,
+                    };
+                    if hit {
+                        count += 1;
+                        sum += e.3.unwrap_or(0.0);
+                    }
+                }
+                let got = state.count_and_weight(NodeId(n), dir, filter, weight);
+                assert_eq!(got.0, count, "{what}, node {n}, {dir:?}, count");
+                assert!((got.1 - sum).abs() < 1e-9, "{what}, node {n}, {dir:?}: weight {} instead of {sum}", got.1);
+            }
+        }
+    }
     let absent = [TypeId(types.iter().map(|t| t.0).max().unwrap() + 1)];
     let firsts = [types[0]];
     for filter in [TypeFilter::All, TypeFilter::Only(&firsts), TypeFilter::Only(&absent), TypeFilter::Only(types)] {
@@ -116,9 +141,9 @@ proptest! {
         steps in proptest::collection::vec(step(200), 0..60),
     ) {
         let store = Store::in_memory();
-        let (label, key, types) = {
+        let (label, key, types, wkey) = {
             let tx = store.write();
-            (tx.label("N"), tx.prop_key("id"), [tx.rel_type("E"), tx.rel_type("F")])
+            (tx.label("N"), tx.prop_key("id"), [tx.rel_type("E"), tx.rel_type("F")], tx.prop_key("weight"))
         };
         let types = &types[..type_count];
         let ty = types[0];
@@ -130,7 +155,8 @@ proptest! {
             ty,
             src: edges.iter().map(|e| e.0 as u32).collect(),
             dst: edges.iter().map(|e| e.1 as u32).collect(),
-            weight: None,
+            // Weights on even-sized lists, to cover both kinds of edge list.
+            weight: edges.len().is_multiple_of(2).then(|| (wkey, (0..edges.len()).map(|i| (i % 7) as f64 - 2.0).collect())),
         };
         let state = if type_count == 1 {
             // The edge-list builder, as `import_edges` and `plexus import --edges` load.
@@ -149,11 +175,12 @@ proptest! {
         prop_assert_eq!(flat.serves_reads(), type_count == 1, "only a one-type graph reads from them");
         let mut model: Model = BTreeMap::new();
         let _ = first.visit_all_rels::<()>(|r| {
-            model.insert(r.id.0, (r.src.0, r.dst.0, r.ty));
+            let w = first.rel_prop(r.id, wkey).and_then(Value::as_f64);
+            model.insert(r.id.0, (r.src.0, r.dst.0, r.ty, w));
             ControlFlow::Continue(())
         });
         prop_assert_eq!(model.len(), edges.len());
-        check(&first, &model, nodes, types, "after the load");
+        check(&first, &model, nodes, types, wkey, "after the load");
         let mut kept = vec![(first, model.clone())];
         let mut tx = store.write();
         let mut pending = model.clone();
@@ -163,7 +190,7 @@ proptest! {
                 Step::Create(a, b) if a < nodes && b < nodes && !deleted.contains(&a) && !deleted.contains(&b) => {
                     let t = types[(a + b) as usize % types.len()];
                     let id = tx.create_rel(NodeId(a), t, NodeId(b), vec![]).unwrap();
-                    pending.insert(id.0, (a, b, t));
+                    pending.insert(id.0, (a, b, t, None));
                 }
                 Step::Create(..) => {}
                 Step::Delete(i) if !pending.is_empty() => {
@@ -178,8 +205,15 @@ proptest! {
                     deleted.push(n);
                 }
                 Step::DetachDelete(_) => {}
+                Step::SetWeight(i, w) if !pending.is_empty() => {
+                    let id = *pending.keys().nth(i % pending.len()).unwrap();
+                    let value = w.map_or(Value::Null, |w| Value::Float(w as f64));
+                    tx.set_rel_prop(RelId(id), wkey, value).unwrap();
+                    pending.get_mut(&id).unwrap().3 = w.map(f64::from);
+                }
+                Step::SetWeight(..) => {}
                 Step::End { commit, keep_snapshot } => {
-                    check(&tx, &pending, nodes, types, "inside the transaction");
+                    check(&tx, &pending, nodes, types, wkey, "inside the transaction");
                     if commit {
                         tx.commit().unwrap();
                         model = pending.clone();
@@ -199,7 +233,7 @@ proptest! {
         drop(tx);
         kept.push((store.read(), model.clone()));
         for (i, (snapshot, seen)) in kept.iter().enumerate() {
-            check(snapshot, seen, nodes, types, &format!("snapshot {i}"));
+            check(snapshot, seen, nodes, types, wkey, &format!("snapshot {i}"));
         }
     }
 }

@@ -5,7 +5,15 @@
 use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
 use plexus_storage::*;
 
+/// Resident bytes once the allocator has handed back what it holds free: the builder's threads leave freed
+/// memory in their own allocator arenas, which glibc returns only on request, and this test is about what the
+/// engine frees, not about when the allocator returns it.
 fn resident_bytes() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
     line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
@@ -52,5 +60,13 @@ fn deleting_most_of_a_bulk_loaded_graph_and_checkpointing_returns_memory() {
     let kept = after.saturating_sub(baseline);
     println!("baseline {baseline}, full {full}, after delete+checkpoint {after}");
     assert!(grown > 25 << 20, "the graph should take real memory, grew only {grown} bytes");
-    assert!(kept < grown / 2, "resident memory did not fall enough: grew {grown}, kept {kept}");
+    // Resident memory also counts what the allocator keeps in pages it cannot return (free blocks beside live
+    // ones), which varies from run to run; what the engine still holds is measured apart, where glibc says.
+    assert!(kept < grown * 2 / 3, "resident memory did not fall enough: grew {grown}, kept {kept}");
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's statistics.
+        let in_use = unsafe { libc::mallinfo2() }.uordblks as u64;
+        assert!(in_use < grown / 4, "the engine still holds {in_use} bytes of the {grown} the graph took");
+    }
 }
