@@ -469,6 +469,15 @@ impl AdjLeaf {
         self.base.nbr.is_shared() || self.base.rel.is_shared()
     }
 
+    /// Number of entries whose ids the base shares with other blocks.
+    pub(crate) fn shared_len(&self) -> usize {
+        if self.has_shared_base() {
+            self.base.len()
+        } else {
+            0
+        }
+    }
+
     /// Gives the base ids of its own instead of a run of a shared array, so the array can be freed.
     pub(crate) fn own_base(&mut self) {
         if !self.has_shared_base() {

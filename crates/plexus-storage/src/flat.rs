@@ -61,8 +61,9 @@ pub struct FlatAdjacency {
     loops: Box<[u64]>,
     /// Per node leaf, the lowest version of a state in which the leaf may differ from the arrays.
     changed: Box<[AtomicU64]>,
-    /// How many stamps are set.
-    changed_count: AtomicUsize,
+    /// How many entries (of both sides) no leaf block shares any more: blocks folded into ids of their own, or
+    /// removed with their leaf.
+    released: AtomicUsize,
     /// What the relationships' properties were when the arrays were made (a change to one stamps both ends).
     props: RelProps,
 }
@@ -155,7 +156,7 @@ impl FlatAdjacency {
             inc: FlatSide { offsets: inc_offsets, nbr: inc.0, rel: inc.1 },
             loops: loops.into_boxed_slice(),
             changed,
-            changed_count: AtomicUsize::new(0),
+            released: AtomicUsize::new(0),
             props,
         }));
         true
@@ -251,21 +252,16 @@ impl FlatAdjacency {
     #[inline]
     pub(crate) fn mark_changed(&self, leaf: u64, version: u64) {
         if let Some(stamp) = self.changed.get(leaf as usize) {
-            if stamp.fetch_min(version, Ordering::Relaxed) == u64::MAX {
-                self.changed_count.fetch_add(1, Ordering::Relaxed);
-            }
+            stamp.fetch_min(version, Ordering::Relaxed);
         }
     }
 
-    /// Number of node leaves changed (or changed by a transaction that rolled back) since the arrays were made.
-    pub fn changed_leaves(&self) -> usize {
-        self.changed_count.load(Ordering::Relaxed)
-    }
-
-    /// Whether most leaves have changed: the arrays then serve few reads, and the leaves that still share them
-    /// keep all of them in memory.
-    pub(crate) fn mostly_changed(&self) -> bool {
-        self.changed_leaves() * 2 > self.changed.len()
+    /// Records that `entries` entries are no longer shared by any block (counted once, by the commit that
+    /// folded or removed them); true once that is most of them: the arrays then hold mostly dead ids, kept
+    /// alive by the blocks that still share them.
+    pub(crate) fn release(&self, entries: usize) -> bool {
+        let released = self.released.fetch_add(entries, Ordering::Relaxed) + entries;
+        released * 2 > self.out.nbr.len() + self.inc.nbr.len()
     }
 
     fn side(&self, out: bool) -> &FlatSide {

@@ -697,18 +697,24 @@ impl GraphState {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         dirty.dedup();
+        // Entries of the flat arrays that no block shares any more after this seal.
+        let mut released = 0;
         for leaf_index in dirty {
             if self.nodes.get(leaf_index).is_none() {
                 continue;
             }
             let leaf = self.nodes.get_mut(leaf_index);
+            let shared = leaf.out.shared_len() + leaf.inc.shared_len();
             leaf.out.seal();
             leaf.inc.seal();
             if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
                 self.nodes.remove(leaf_index);
+                released += shared;
+            } else {
+                released += shared - (leaf.out.shared_len() + leaf.inc.shared_len());
             }
         }
-        if self.flat.as_ref().is_some_and(|f| f.mostly_changed()) {
+        if released > 0 && self.flat.as_ref().is_some_and(|f| f.release(released)) {
             self.drop_flat();
         }
     }
