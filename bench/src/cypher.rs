@@ -8,7 +8,7 @@ use plexus::{Database, Params};
 use crate::gen::SplitMix;
 use crate::likes::{build, LIMIT, ROWS};
 use crate::report::{Row, Table, Target};
-use crate::{rate, Config};
+use crate::{rate, thread_cpu_secs, Config, Rate};
 
 /// The IS1-like point query: a person by key, their properties and their city.
 pub const POINT_QUERY: &str = "MATCH (p:Person {id: $id})-[:IS_LOCATED_IN]->(c:City) \
@@ -128,7 +128,8 @@ pub fn bulk_create(cfg: &Config) -> Table {
     let n = cfg.scaled(1_000_000, 1000);
     t.setup.push(format!(
         "one op = `UNWIND $rows AS r CREATE (:Person {{id: r.id, city: r.city}})` with {n} rows of `{{id, city}}` \
-         maps as a parameter, committed with durability off; rate = nodes per second of the whole statement"
+         maps as a parameter, committed with durability off, into a new database each time; rate = nodes per second \
+         of the whole statement (creating and dropping the database are not timed)"
     ));
     t.setup.push("target: ≥ 1M nodes/s".into());
     let rows: Vec<Value> = (0..n as i64)
@@ -140,11 +141,20 @@ pub fn bulk_create(cfg: &Config) -> Table {
         })
         .collect();
     let p = params(&[("rows", Value::list(rows))]);
-    let nodes = rate(cfg.budget, 1, || {
+    // Each op runs on a new database; the clock covers the statement, not creating and dropping the database
+    // (dropping a million nodes' records took longer than creating them, and is not part of the statement).
+    let (mut ops, mut wall, mut cpu) = (0u64, 0.0f64, 0.0f64);
+    while ops == 0 || wall < cfg.budget.as_secs_f64() {
         let db = Database::in_memory();
+        let (start, cpu_start) = (std::time::Instant::now(), thread_cpu_secs());
         let r = db.execute("UNWIND $rows AS r CREATE (:Person {id: r.id, city: r.city})", &p).expect("bulk create");
-        r.stats.nodes_created
-    });
+        wall += start.elapsed().as_secs_f64();
+        cpu += thread_cpu_secs() - cpu_start;
+        ops += r.stats.nodes_created;
+        drop(r);
+        drop(db);
+    }
+    let nodes = Rate::new(ops, wall, cpu);
     t.rows.push(Row::rate("UNWIND $rows CREATE", nodes, "nodes/s", Target::AtLeast(1_000_000.0)));
     t
 }
