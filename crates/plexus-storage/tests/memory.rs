@@ -3,11 +3,8 @@
 
 use plexus_storage::*;
 
-fn resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-}
+mod support;
+use support::resident_bytes;
 
 #[test]
 #[cfg(target_os = "linux")]

@@ -5,19 +5,11 @@
 use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
 use plexus_storage::*;
 
-/// Resident bytes once the allocator has handed back what it holds free: the builder's threads leave freed
-/// memory in their own allocator arenas, which glibc returns only on request, and this test is about what the
-/// engine frees, not about when the allocator returns it.
-fn resident_bytes() -> u64 {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-}
+mod support;
+
+/// Resident memory once the allocator has returned what it holds free: the builder's threads leave freed memory
+/// in their own arenas, and this test is about what the engine frees, not about when the allocator returns it.
+use support::trimmed_resident_bytes as resident_bytes;
 
 #[test]
 #[cfg(target_os = "linux")]
