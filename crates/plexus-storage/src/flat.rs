@@ -136,7 +136,7 @@ impl FlatAdjacency {
                 }
             }
         }
-        let [Some(out), Some(inc)] = sides else { return false };
+        let ([Some(out), Some(inc)], true) = (sides, ok) else { return false };
         let [out_offsets, inc_offsets] = [0, 1].map(|side| {
             let mut o = std::mem::take(&mut offsets[side]);
             o.push(ends[side] as u32);
@@ -227,8 +227,11 @@ impl FlatAdjacency {
             n += range.len() as u64;
             if let RelProps::Weights { key: k, out: w_out, inc: w_in } = &self.props {
                 if *k == key {
+                    // One running sum in visit order, as the leaves' path adds them, so both give the same bits.
                     let weights = if out { &w_out[range] } else { &w_in[range] };
-                    sum += weights.iter().filter(|w| !w.is_nan()).sum::<f64>();
+                    for &w in weights.iter().filter(|w| !w.is_nan()) {
+                        sum += w;
+                    }
                 }
             }
         }
@@ -254,6 +257,11 @@ impl FlatAdjacency {
         if let Some(stamp) = self.changed.get(leaf as usize) {
             stamp.fetch_min(version, Ordering::Relaxed);
         }
+    }
+
+    /// Whether any leaf has changed since the arrays were made.
+    pub(crate) fn any_changed(&self) -> bool {
+        self.changed.iter().any(|s| s.load(Ordering::Relaxed) != u64::MAX)
     }
 
     /// Records that `entries` entries are no longer shared by any block (counted once, by the commit that

@@ -697,23 +697,37 @@ impl GraphState {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         dirty.dedup();
-        // Entries of the flat arrays that no block shares any more after this seal.
         let mut released = 0;
         for leaf_index in dirty {
-            if self.nodes.get(leaf_index).is_none() {
-                continue;
-            }
-            let leaf = self.nodes.get_mut(leaf_index);
-            let shared = leaf.out.shared_len() + leaf.inc.shared_len();
-            leaf.out.seal();
-            leaf.inc.seal();
-            if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
-                self.nodes.remove(leaf_index);
-                released += shared;
-            } else {
-                released += shared - (leaf.out.shared_len() + leaf.inc.shared_len());
+            if self.nodes.get(leaf_index).is_some() {
+                released += self.settle_leaf(leaf_index, false);
             }
         }
+        self.release_flat(released);
+    }
+
+    /// Seals node leaf `index`'s adjacency (with `rebuild`, folds every delta into a new base), and removes the
+    /// leaf once it holds nothing. Returns how many entries of the flat arrays its blocks stopped sharing.
+    pub(crate) fn settle_leaf(&mut self, index: u64, rebuild: bool) -> usize {
+        let leaf = self.nodes.get_mut(index);
+        let shared = leaf.out.shared_len() + leaf.inc.shared_len();
+        if rebuild {
+            leaf.out.rebuild();
+            leaf.inc.rebuild();
+        } else {
+            leaf.out.seal();
+            leaf.inc.seal();
+        }
+        if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
+            self.nodes.remove(index);
+            shared
+        } else {
+            shared - (leaf.out.shared_len() + leaf.inc.shared_len())
+        }
+    }
+
+    /// Counts `released` entries of the flat arrays as no longer shared, and drops the arrays once most are.
+    pub(crate) fn release_flat(&mut self, released: usize) {
         if released > 0 && self.flat.as_ref().is_some_and(|f| f.release(released)) {
             self.drop_flat();
         }

@@ -28,7 +28,8 @@ pub struct SharedIds {
 
 impl SharedIds {
     pub fn new(ids: SharedArray, range: std::ops::Range<usize>) -> SharedIds {
-        assert!(range.end <= ids.len() && range.end <= u32::MAX as usize, "a run inside the shared array");
+        assert!(range.end <= ids.len(), "a run inside the shared array");
+        assert!(range.start <= u32::MAX as usize && range.len() <= u32::MAX as usize, "32-bit start and length");
         SharedIds { ids, start: range.start as u32, len: range.len() as u32 }
     }
 

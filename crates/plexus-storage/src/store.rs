@@ -402,6 +402,10 @@ impl Store {
             }
             // The same version as the empty state it replaces: no log record stands for the load, so the next
             // commit's version must follow the checkpoint's directly.
+            if state.version != head.state.version() && state.flat.as_ref().is_some_and(|f| f.any_changed()) {
+                // Stamps are versions of the state as built; under another version they would mislead reads.
+                state.drop_flat();
+            }
             state.version = head.state.version();
             state.seal();
             shared.node_ids.raise_floor(state.node_id_bound());
@@ -646,14 +650,9 @@ fn compact(state: &GraphState) -> GraphState {
             leaves.push(i);
         }
     });
-    for i in leaves {
-        let leaf = copy.nodes.get_mut(i);
-        leaf.out.rebuild();
-        leaf.inc.rebuild();
-        if leaf.live == 0 && leaf.out.is_empty() && leaf.inc.is_empty() {
-            copy.nodes.remove(i);
-        }
-    }
+    // Rebuilt blocks hold ids of their own: counted, so the flat arrays go once most are no longer shared.
+    let released = leaves.into_iter().map(|i| copy.settle_leaf(i, true)).sum();
+    copy.release_flat(released);
     copy
 }
 
