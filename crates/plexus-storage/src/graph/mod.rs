@@ -1,0 +1,107 @@
+//! The graph state of one version: nodes, relationships, adjacency both ways, label, unique-key and property
+//! indexes.
+//!
+//! A `GraphState` is a value: cloning it is cheap (a handful of reference counts) and a clone never sees changes
+//! made to the other. Snapshots are published clones; transactions and the committer mutate private clones, and
+//! only the leaves they touch are copied. Every mutation goes through [`GraphState::apply`], which checks an
+//! operation completely before changing anything, so a failed operation leaves the state as it was.
+
+use std::ops::{Bound, ControlFlow};
+use std::sync::Arc;
+
+use crate::adjacency::{AdjEntry, AdjLeaf, TypeFilter};
+use crate::error::{Result, StorageError};
+use crate::flat::FlatAdjacency;
+use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::idvec::IdSlice;
+use crate::index::PropertyIndex;
+use crate::ops::Op;
+use crate::pvec::PVec;
+use crate::records::{props_get, props_set, BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
+use crate::value::Value;
+use crate::{LEAF_BITS, LEAF_SIZE};
+
+mod read;
+mod write;
+
+/// Nodes carrying one label, as a persistent bitmap.
+#[derive(Clone, Default)]
+pub struct LabelIndex {
+    pub bits: PVec<BitLeaf>,
+    pub count: u64,
+}
+
+/// A declared unique key `(label, property)` and its hash index from value to node.
+#[derive(Clone)]
+pub struct UniqueIndex {
+    pub label: LabelId,
+    pub key: PropKeyId,
+    pub map: crate::keymap::KeyMap,
+}
+
+/// A relationship as seen from one of its ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RelEntry {
+    pub rel: RelId,
+    pub ty: TypeId,
+    /// The node at the other end.
+    pub nbr: NodeId,
+    /// `Out` when the relationship leaves the node the read started from.
+    pub dir: Direction,
+}
+
+/// A relationship record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RelRecord {
+    pub id: RelId,
+    pub ty: TypeId,
+    pub src: NodeId,
+    pub dst: NodeId,
+}
+
+/// The bits of `count` slots from `slot` (`slot + count` at most the leaf size).
+#[inline]
+fn slot_mask(slot: usize, count: u64) -> u64 {
+    let run = if count >= 64 { u64::MAX } else { (1u64 << count) - 1 };
+    run << slot
+}
+
+#[inline]
+fn split(id: u64) -> (u64, usize) {
+    (id >> LEAF_BITS, (id as usize) & (LEAF_SIZE - 1))
+}
+
+#[derive(Clone, Default)]
+pub struct GraphState {
+    pub(crate) nodes: PVec<NodeLeaf>,
+    pub(crate) rels: PVec<RelLeaf>,
+    pub(crate) node_count: u64,
+    pub(crate) rel_count: u64,
+    pub(crate) labels: Arc<Vec<LabelIndex>>,
+    pub(crate) unique: Arc<Vec<UniqueIndex>>,
+    pub(crate) indexes: Arc<Vec<PropertyIndex>>,
+    /// Node leaves changed since the last seal.
+    pub(crate) dirty: Vec<u64>,
+    /// The flat adjacency of a bulk-loaded graph, shared by its snapshots ([`crate::flat`]).
+    pub(crate) flat: Option<Arc<FlatAdjacency>>,
+    /// The commit version this state reflects.
+    pub(crate) version: u64,
+}
+
+impl GraphState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn node_count(&self) -> u64 {
+        self.node_count
+    }
+
+    pub fn rel_count(&self) -> u64 {
+        self.rel_count
+    }
+}

@@ -1,0 +1,503 @@
+//! Reads of a [`GraphState`]: records, adjacency (through the flat arrays when they cover a node, else through
+//! its leaf), labels, keys and indexes.
+
+use super::*;
+
+impl GraphState {
+    /// The flat adjacency, when it holds `node`'s relationships as this state sees them.
+    #[inline]
+    fn flat_for(&self, node: NodeId) -> Option<&FlatAdjacency> {
+        self.flat.as_deref().filter(|f| f.covers(node.0, self.version))
+    }
+
+    /// The flat adjacency, if the graph has one (whether it covers a node depends on the node).
+    pub fn flat(&self) -> Option<&FlatAdjacency> {
+        self.flat.as_deref()
+    }
+
+    #[inline]
+    pub(super) fn node_leaf(&self, id: NodeId) -> Option<(&NodeLeaf, usize)> {
+        let (leaf, slot) = split(id.0);
+        let l = self.nodes.get(leaf)?;
+        l.is_live(slot).then_some((l, slot))
+    }
+
+    #[inline]
+    fn rel_leaf(&self, id: RelId) -> Option<(&RelLeaf, usize)> {
+        let (leaf, slot) = split(id.0);
+        let l = self.rels.get(leaf)?;
+        l.is_live(slot).then_some((l, slot))
+    }
+
+    pub fn node_exists(&self, id: NodeId) -> bool {
+        self.node_leaf(id).is_some()
+    }
+
+    pub fn node_labels(&self, id: NodeId) -> Option<&[LabelId]> {
+        self.node_leaf(id).map(|(l, s)| l.labels(s))
+    }
+
+    pub fn node_has_label(&self, id: NodeId, label: LabelId) -> bool {
+        self.node_labels(id).is_some_and(|ls| ls.contains(&label))
+    }
+
+    pub fn node_props(&self, id: NodeId) -> Option<Option<&PropMap>> {
+        self.node_leaf(id).map(|(l, s)| l.props(s).as_deref())
+    }
+
+    pub fn node_prop(&self, id: NodeId, key: PropKeyId) -> Option<&Value> {
+        self.node_leaf(id).and_then(|(l, s)| props_get(l.props(s), key))
+    }
+
+    pub fn rel_exists(&self, id: RelId) -> bool {
+        self.rel_leaf(id).is_some()
+    }
+
+    pub fn rel(&self, id: RelId) -> Option<RelRecord> {
+        self.rel_leaf(id).map(|(l, s)| RelRecord { id, ty: l.ty[s], src: NodeId(l.src(s)), dst: NodeId(l.dst(s)) })
+    }
+
+    pub fn rel_props(&self, id: RelId) -> Option<Option<&PropMap>> {
+        self.rel_leaf(id).map(|(l, s)| l.props(s).as_deref())
+    }
+
+    pub fn rel_prop(&self, id: RelId, key: PropKeyId) -> Option<&Value> {
+        self.rel_leaf(id).and_then(|(l, s)| props_get(l.props(s), key))
+    }
+
+    /// First of three prefetch steps for reading `node`'s adjacency a little later: requests its leaf. A batch
+    /// reader calls this some positions ahead, [`GraphState::prefetch_adjacency`] fewer positions ahead,
+    /// [`GraphState::prefetch_entries`] fewer still, and reads at the current one, so each read finds its lines
+    /// arriving instead of missing one after another.
+    #[inline]
+    pub fn prefetch_node(&self, node: NodeId) {
+        match self.flat_for(node) {
+            Some(flat) => flat.prefetch_offsets(node.0, Direction::Both),
+            None => self.nodes.prefetch(split(node.0).0),
+        }
+    }
+
+    /// Second prefetch step, once the leaf has been requested: requests the line of `node`'s adjacency in
+    /// `dir` that its degree and its groups are found from.
+    #[inline]
+    pub fn prefetch_adjacency(&self, node: NodeId, dir: Direction) {
+        match self.flat_for(node) {
+            Some(flat) => flat.prefetch_entries(node.0, dir),
+            None => self.each_adjacency(node, dir, AdjLeaf::prefetch),
+        }
+    }
+
+    /// Third prefetch step, once the adjacency line has arrived: requests `node`'s first group and first
+    /// neighbours in `dir`, which a search for a neighbour or a walk of the relationships reads next.
+    #[inline]
+    pub fn prefetch_entries(&self, node: NodeId, dir: Direction) {
+        if self.flat_for(node).is_none() {
+            self.each_adjacency(node, dir, AdjLeaf::prefetch_entries);
+        }
+    }
+
+    /// `f(adjacency, slot)` for `node`'s adjacency in each direction `dir` covers.
+    #[inline]
+    fn each_adjacency(&self, node: NodeId, dir: Direction, f: impl Fn(&AdjLeaf, usize)) {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return };
+        if dir != Direction::In {
+            f(&leaf.out, slot);
+        }
+        if dir != Direction::Out {
+            f(&leaf.inc, slot);
+        }
+    }
+
+    /// Number of relationships of `node` in direction `dir` passing `filter`; a self-loop counts once for `Both`.
+    pub fn degree(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> u64 {
+        if let Some(flat) = self.flat_for(node) {
+            return flat.degree(node.0, dir, filter);
+        }
+        let Some((leaf, slot)) = self.node_leaf(node) else {
+            return 0;
+        };
+        match dir {
+            Direction::Out => leaf.out.degree(slot, filter),
+            Direction::In => leaf.inc.degree(slot, filter),
+            Direction::Both => {
+                let loops = if leaf.loops & (1 << slot) == 0 {
+                    0
+                } else {
+                    self.count_between_one_way(leaf, slot, node, true, filter)
+                };
+                leaf.out.degree(slot, filter) + leaf.inc.degree(slot, filter) - loops
+            }
+        }
+    }
+
+    fn count_between_one_way(&self, leaf: &NodeLeaf, slot: usize, other: NodeId, out: bool, filter: TypeFilter) -> u64 {
+        let mut n = 0;
+        let _ = leaf.adjacency(out).visit_to::<()>(slot, other.0, filter, |_| {
+            n += 1;
+            ControlFlow::Continue(())
+        });
+        n
+    }
+
+    /// Calls `f` for each relationship of `node` in `dir` passing `filter`, until it breaks. With `Both`, a
+    /// self-loop is reported once (as outgoing).
+    #[inline]
+    pub fn visit_rels<B>(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(RelEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        if let Some(flat) = self.flat_for(node) {
+            let ty = flat.rel_type();
+            return flat.visit_slices(node.0, dir, filter, |nbrs, rels, dir| {
+                for i in 0..nbrs.len() {
+                    f(RelEntry { rel: RelId(rels.get(i)), ty, nbr: NodeId(nbrs.get(i)), dir })?;
+                }
+                ControlFlow::Continue(())
+            });
+        }
+        let Some((leaf, slot)) = self.node_leaf(node) else {
+            return ControlFlow::Continue(());
+        };
+        if matches!(dir, Direction::Out | Direction::Both) {
+            leaf.out.visit(slot, filter, |e| {
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: NodeId(e.nbr), dir: Direction::Out })
+            })?;
+        }
+        if matches!(dir, Direction::In | Direction::Both) {
+            let skip_loops = dir == Direction::Both;
+            leaf.inc.visit(slot, filter, |e| {
+                if skip_loops && e.nbr == node.0 {
+                    return ControlFlow::Continue(());
+                }
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: NodeId(e.nbr), dir: Direction::In })
+            })?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Calls `f` with the neighbour ids of `node` in runs of contiguous memory (see
+    /// [`crate::adjacency::AdjLeaf::visit_nbr_slices`]); one id per relationship, so a neighbour joined twice appears
+    /// twice. With `Both`, a self-loop appears once.
+    #[inline]
+    pub fn visit_neighbour_slices<B>(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(IdSlice) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        self.visit_rel_slices(node, dir, filter, |nbrs, _| f(nbrs))
+    }
+
+    /// Calls `f` with the neighbour and relationship ids of `node`'s relationships in `dir` as parallel runs of
+    /// contiguous memory (see [`crate::adjacency::AdjLeaf::visit_rel_slices`]). With `Both`, a self-loop appears
+    /// once.
+    #[inline]
+    pub fn visit_rel_slices<B>(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(IdSlice, IdSlice) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        if let Some(flat) = self.flat_for(node) {
+            return flat.visit_slices(node.0, dir, filter, |nbrs, rels, _| f(nbrs, rels));
+        }
+        let Some((leaf, slot)) = self.node_leaf(node) else { return ControlFlow::Continue(()) };
+        match dir {
+            Direction::Out => leaf.out.visit_rel_slices(slot, filter, f),
+            Direction::In => leaf.inc.visit_rel_slices(slot, filter, f),
+            Direction::Both => {
+                leaf.out.visit_rel_slices(slot, filter, &mut f)?;
+                leaf.inc.visit_rel_slices(slot, filter, |nbrs, rels| {
+                    if !nbrs.contains(node.0) {
+                        return f(nbrs, rels);
+                    }
+                    for i in 0..nbrs.len() {
+                        let (n, r) = (nbrs.get(i), rels.get(i));
+                        if n != node.0 {
+                            f(IdSlice::one(&n), IdSlice::one(&r))?;
+                        }
+                    }
+                    ControlFlow::Continue(())
+                })
+            }
+        }
+    }
+
+    /// One more than the largest node id that can be live (a bound for dense per-node arrays).
+    pub fn node_id_bound(&self) -> u64 {
+        self.nodes.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)
+    }
+
+    /// One more than the largest relationship id that can be live.
+    pub fn rel_id_bound(&self) -> u64 {
+        self.rels.last_leaf().map_or(0, |leaf| (leaf + 1) << LEAF_BITS)
+    }
+
+    /// Calls `f` with the outgoing relationships of `node` sorted by (type, target, id) (checkpoints rely on it).
+    pub fn visit_out_sorted(&self, node: NodeId, mut f: impl FnMut(AdjEntry)) {
+        let Some((leaf, slot)) = self.node_leaf(node) else { return };
+        if leaf.out.has_delta(slot) {
+            leaf.out.merged_sorted(slot).into_iter().for_each(f);
+        } else {
+            let _ = leaf.out.visit::<()>(slot, TypeFilter::All, |e| {
+                f(e);
+                ControlFlow::Continue(())
+            });
+        }
+    }
+
+    /// Calls `f` for each relationship between `a` and `b` (leaving `a` for `Out`, entering `a` for `In`).
+    pub fn visit_rels_between<B>(
+        &self,
+        a: NodeId,
+        b: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        mut f: impl FnMut(RelEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        if let Some(flat) = self.flat_for(a) {
+            let ty = flat.rel_type();
+            return flat
+                .visit_between(a.0, b.0, dir, filter, |rel, dir| f(RelEntry { rel: RelId(rel), ty, nbr: b, dir }));
+        }
+        let Some((leaf, slot)) = self.node_leaf(a) else {
+            return ControlFlow::Continue(());
+        };
+        if matches!(dir, Direction::Out | Direction::Both) {
+            leaf.out.visit_to(slot, b.0, filter, |e| {
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: b, dir: Direction::Out })
+            })?;
+        }
+        if matches!(dir, Direction::In | Direction::Both) && !(dir == Direction::Both && a == b) {
+            leaf.inc.visit_to(slot, b.0, filter, |e| {
+                f(RelEntry { rel: RelId(e.rel), ty: e.ty, nbr: b, dir: Direction::In })
+            })?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The relationships of `node`, collected.
+    pub fn rels_of(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> Vec<RelEntry> {
+        let mut out = Vec::new();
+        let _ = self.visit_rels::<()>(node, dir, filter, |e| {
+            out.push(e);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// The relationships between `a` and `b`, collected.
+    pub fn rels_between(&self, a: NodeId, b: NodeId, dir: Direction, filter: TypeFilter) -> Vec<RelEntry> {
+        let mut out = Vec::new();
+        let _ = self.visit_rels_between::<()>(a, b, dir, filter, |e| {
+            out.push(e);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// Whether any relationship joins `a` to `b` in `dir`.
+    pub fn has_edge(&self, a: NodeId, b: NodeId, dir: Direction, filter: TypeFilter) -> bool {
+        self.visit_rels_between(a, b, dir, filter, |_| ControlFlow::Break(())).is_break()
+    }
+
+    /// Distinct neighbours of `node`, sorted.
+    pub fn neighbours(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> Vec<NodeId> {
+        if let Some(flat) = self.flat_for(node) {
+            return flat.neighbours(node.0, dir, filter);
+        }
+        let mut out = Vec::with_capacity(self.degree(node, dir, filter) as usize);
+        let _ = self.visit_rels::<()>(node, dir, filter, |e| {
+            out.push(e.nbr);
+            ControlFlow::Continue(())
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Number of relationships and the sum of their numeric property `weight` (missing or non-numeric counts 0).
+    pub fn count_and_weight(&self, node: NodeId, dir: Direction, filter: TypeFilter, weight: PropKeyId) -> (u64, f64) {
+        if let Some(answer) = self.flat_for(node).and_then(|f| f.count_and_weight(node.0, dir, filter, weight)) {
+            return answer;
+        }
+        let mut n = 0u64;
+        let mut sum = 0.0;
+        // A node's relationships often have neighbouring ids (created or imported together): remember the last
+        // relationship leaf instead of walking the spine for each one.
+        let mut cached: Option<(u64, Option<&RelLeaf>)> = None;
+        let _ = self.visit_rels::<()>(node, dir, filter, |e| {
+            n += 1;
+            let (leaf_index, slot) = split(e.rel.0);
+            let leaf = match cached {
+                Some((i, leaf)) if i == leaf_index => leaf,
+                _ => {
+                    let leaf = self.rels.get(leaf_index);
+                    cached = Some((leaf_index, leaf));
+                    leaf
+                }
+            };
+            if let Some(w) = leaf.and_then(|l| props_get(l.props(slot), weight)).and_then(Value::as_f64) {
+                sum += w;
+            }
+            ControlFlow::Continue(())
+        });
+        (n, sum)
+    }
+
+    /// Calls `f` with every live node id, in id order.
+    pub fn visit_nodes<B>(&self, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+        let mut result = ControlFlow::Continue(());
+        self.nodes.for_each(|leaf_index, leaf| {
+            if result.is_break() {
+                return;
+            }
+            let mut live = leaf.live;
+            while live != 0 {
+                let slot = live.trailing_zeros() as u64;
+                live &= live - 1;
+                if let ControlFlow::Break(b) = f(NodeId((leaf_index << LEAF_BITS) | slot)) {
+                    result = ControlFlow::Break(b);
+                    return;
+                }
+            }
+        });
+        result
+    }
+
+    /// Calls `f` with every live relationship, in id order.
+    pub fn visit_all_rels<B>(&self, mut f: impl FnMut(RelRecord) -> ControlFlow<B>) -> ControlFlow<B> {
+        let mut result = ControlFlow::Continue(());
+        self.rels.for_each(|leaf_index, leaf| {
+            if result.is_break() {
+                return;
+            }
+            let mut live = leaf.live;
+            while live != 0 {
+                let slot = live.trailing_zeros() as usize;
+                live &= live - 1;
+                let rec = RelRecord {
+                    id: RelId((leaf_index << LEAF_BITS) | slot as u64),
+                    ty: leaf.ty[slot],
+                    src: NodeId(leaf.src(slot)),
+                    dst: NodeId(leaf.dst(slot)),
+                };
+                if let ControlFlow::Break(b) = f(rec) {
+                    result = ControlFlow::Break(b);
+                    return;
+                }
+            }
+        });
+        result
+    }
+
+    /// Calls `f` with every node carrying `label`, in id order.
+    pub fn visit_label<B>(&self, label: LabelId, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+        let Some(index) = self.labels.get(label.0 as usize) else {
+            return ControlFlow::Continue(());
+        };
+        let mut result = ControlFlow::Continue(());
+        index.bits.for_each(|leaf_index, bits| {
+            if result.is_break() {
+                return;
+            }
+            for (w, word) in bits.0.iter().enumerate() {
+                let mut word = *word;
+                while word != 0 {
+                    let bit = word.trailing_zeros() as u64;
+                    word &= word - 1;
+                    let id = leaf_index * BITS_PER_LEAF as u64 + (w as u64) * 64 + bit;
+                    if let ControlFlow::Break(b) = f(NodeId(id)) {
+                        result = ControlFlow::Break(b);
+                        return;
+                    }
+                }
+            }
+        });
+        result
+    }
+
+    pub fn label_count(&self, label: LabelId) -> u64 {
+        self.labels.get(label.0 as usize).map_or(0, |i| i.count)
+    }
+
+    pub fn nodes_with_label(&self, label: LabelId) -> Vec<NodeId> {
+        let mut out = Vec::with_capacity(self.label_count(label) as usize);
+        let _ = self.visit_label::<()>(label, |n| {
+            out.push(n);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// The node with `label` whose unique key equals `value`, when the label declares a unique key.
+    pub fn node_by_key(&self, label: LabelId, value: &Value) -> Option<NodeId> {
+        self.unique.iter().find(|u| u.label == label).and_then(|u| u.map.get(value)).map(|&id| NodeId(id))
+    }
+
+    /// The unique key declared for `label`.
+    pub fn unique_key(&self, label: LabelId) -> Option<PropKeyId> {
+        self.unique.iter().find(|u| u.label == label).map(|u| u.key)
+    }
+
+    pub fn unique_keys(&self) -> Vec<(LabelId, PropKeyId)> {
+        self.unique.iter().map(|u| (u.label, u.key)).collect()
+    }
+
+    /// The property indexes, as `(label, key)`, in creation order.
+    pub fn indexes(&self) -> Vec<(LabelId, PropKeyId)> {
+        self.indexes.iter().map(|i| (i.label, i.key)).collect()
+    }
+
+    pub fn has_index(&self, label: LabelId, key: PropKeyId) -> bool {
+        self.property_index(label, key).is_some()
+    }
+
+    /// The property index on `(label, key)`, for visitors and statistics (see [`PropertyIndex`]).
+    pub fn property_index(&self, label: LabelId, key: PropKeyId) -> Option<&PropertyIndex> {
+        self.indexes.iter().find(|i| i.label == label && i.key == key)
+    }
+
+    /// Number of entries in the index on `(label, key)`: the nodes of `label` holding `key`.
+    pub fn index_len(&self, label: LabelId, key: PropKeyId) -> Option<usize> {
+        self.property_index(label, key).map(PropertyIndex::len)
+    }
+
+    /// The nodes of `label` whose property `key` equals `value` under Cypher's `=` (so `1` finds `1.0`; `null`
+    /// and `NaN` find nothing), by node id. Empty when there is no such index.
+    pub fn index_seek(&self, label: LabelId, key: PropKeyId, value: &Value) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.property_index(label, key) {
+            let _ = index.visit_eq::<()>(value, |n| {
+                out.push(n);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+
+    /// The nodes of `label` whose property `key` lies between `lower` and `upper` under Cypher's `<`, `<=`,
+    /// ascending by value, then node id. A range never leaves the type of its bounds (numbers, strings, booleans,
+    /// one temporal type, lists); see [`PropertyIndex::visit_range`]. Empty when there is no such index.
+    pub fn index_range(
+        &self,
+        label: LabelId,
+        key: PropKeyId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.property_index(label, key) {
+            let _ = index.visit_range::<()>(lower, upper, |n| {
+                out.push(n);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+}
