@@ -23,8 +23,7 @@ use std::sync::Arc;
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
 use crate::ids::{NodeId, PropKeyId, TypeId};
-use crate::idvec::{IdSlice, SharedArray};
-use crate::value::Value;
+use crate::idvec::{without_neighbour, IdSlice, SharedArray};
 use crate::{Direction, LEAF_BITS, LEAF_SIZE};
 
 /// One direction: node `n`'s relationships are entries `offsets[n]..offsets[n + 1]`.
@@ -164,9 +163,10 @@ impl FlatAdjacency {
 
     /// What the relationships' properties are, and for a single numeric key its values in entry order.
     fn rel_props(state: &GraphState, out_rel: &[u32], inc_rel: &[u32]) -> RelProps {
-        let mut key: Option<PropKeyId> = None;
+        // One pass: the key and its values by relationship id, until a relationship shows otherwise.
+        let mut weights: Option<(PropKeyId, Vec<f64>)> = None;
         let mut other = false;
-        state.rels.for_each(|_, leaf| {
+        state.rels.for_each(|index, leaf| {
             for slot in 0..LEAF_SIZE {
                 if other || !leaf.is_live(slot) {
                     continue;
@@ -175,31 +175,24 @@ impl FlatAdjacency {
                 let mut entries = map.iter();
                 match (entries.next(), entries.next()) {
                     (None, _) => {}
-                    (Some((k, v)), None) if *key.get_or_insert(k) == k => {
+                    (Some((k, v)), None) => {
+                        let (key, by_rel) =
+                            weights.get_or_insert_with(|| (k, vec![f64::NAN; state.rel_id_bound() as usize]));
                         // A stored NaN could not be told from an absent value.
-                        other |= v.as_f64().is_none_or(f64::is_nan);
+                        match v.as_f64().filter(|w| !w.is_nan()) {
+                            Some(w) if *key == k => by_rel[(index as usize) << LEAF_BITS | slot] = w,
+                            _ => other = true,
+                        }
                     }
                     _ => other = true,
                 }
             }
         });
-        let key = match (key, other) {
+        let (key, by_rel) = match (weights, other) {
             (_, true) => return RelProps::Other,
             (None, false) => return RelProps::None,
-            (Some(key), false) => key,
+            (Some(weights), false) => weights,
         };
-        let bound = out_rel.iter().chain(inc_rel).map(|&r| r as usize + 1).max().unwrap_or(0);
-        let mut by_rel = vec![f64::NAN; bound];
-        state.rels.for_each(|index, leaf| {
-            for slot in 0..LEAF_SIZE {
-                let id = (index as usize) << LEAF_BITS | slot;
-                if id < bound && leaf.is_live(slot) {
-                    if let Some(w) = leaf.props(slot).as_deref().and_then(|m| m.get(key)).and_then(Value::as_f64) {
-                        by_rel[id] = w;
-                    }
-                }
-            }
-        });
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let out = crate::bulk::gather(&by_rel, out_rel, threads).into_boxed_slice();
         let inc = crate::bulk::gather(&by_rel, inc_rel, threads).into_boxed_slice();
@@ -347,13 +340,8 @@ impl FlatAdjacency {
         if dir != Direction::Out {
             let (nbrs, rels) = self.inc.slices(n);
             // With `Both`, a self-loop is reported once, as outgoing.
-            if dir == Direction::Both && self.may_loop(node) && nbrs.contains(node) {
-                for i in 0..nbrs.len() {
-                    let (m, r) = (nbrs.get(i), rels.get(i));
-                    if m != node {
-                        f(IdSlice::one(&m), IdSlice::one(&r), Direction::In)?;
-                    }
-                }
+            if dir == Direction::Both && self.may_loop(node) {
+                without_neighbour(nbrs, rels, node, |n, r| f(n, r, Direction::In))?;
             } else {
                 f(nbrs, rels, Direction::In)?;
             }

@@ -5,6 +5,7 @@
 //! A block of a bulk-loaded graph holds its ids as a run of one array shared with the graph's flat adjacency
 //! ([`crate::flat`]), so that the flat copy costs no second copy of the ids.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// An immutable array of ids.
@@ -131,6 +132,27 @@ impl IdVec {
     pub fn is_shared(&self) -> bool {
         matches!(self, IdVec::Shared(_))
     }
+}
+
+/// Calls `f` with parallel runs of neighbour and relationship ids, leaving out the entries whose neighbour is
+/// `skip` (a self-loop seen from its other side): the runs as they are when none is, else one entry at a time.
+#[inline]
+pub fn without_neighbour<B>(
+    nbrs: IdSlice,
+    rels: IdSlice,
+    skip: u64,
+    mut f: impl FnMut(IdSlice, IdSlice) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    if !nbrs.contains(skip) {
+        return f(nbrs, rels);
+    }
+    for i in 0..nbrs.len() {
+        let (n, r) = (nbrs.get(i), rels.get(i));
+        if n != skip {
+            f(IdSlice::one(&n), IdSlice::one(&r))?;
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// A borrowed run of ids, narrow or wide.

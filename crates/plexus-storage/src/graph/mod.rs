@@ -13,7 +13,7 @@ use crate::adjacency::{AdjEntry, AdjLeaf, TypeFilter};
 use crate::error::{Result, StorageError};
 use crate::flat::FlatAdjacency;
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
-use crate::idvec::IdSlice;
+use crate::idvec::{without_neighbour, IdSlice};
 use crate::index::PropertyIndex;
 use crate::ops::Op;
 use crate::pvec::PVec;

@@ -212,18 +212,7 @@ impl GraphState {
             Direction::In => leaf.inc.visit_rel_slices(slot, filter, f),
             Direction::Both => {
                 leaf.out.visit_rel_slices(slot, filter, &mut f)?;
-                leaf.inc.visit_rel_slices(slot, filter, |nbrs, rels| {
-                    if !nbrs.contains(node.0) {
-                        return f(nbrs, rels);
-                    }
-                    for i in 0..nbrs.len() {
-                        let (n, r) = (nbrs.get(i), rels.get(i));
-                        if n != node.0 {
-                            f(IdSlice::one(&n), IdSlice::one(&r))?;
-                        }
-                    }
-                    ControlFlow::Continue(())
-                })
+                leaf.inc.visit_rel_slices(slot, filter, |nbrs, rels| without_neighbour(nbrs, rels, node.0, &mut f))
             }
         }
     }

@@ -432,8 +432,9 @@ impl GraphState {
         if !self.rel_exists(id) {
             return Err(StorageError::RelNotFound(id));
         }
-        if let (Some(flat), Some(rec)) = (&self.flat, self.rel(id)) {
+        if let Some(flat) = &self.flat {
             // The flat arrays may hold this relationship's properties for both its ends.
+            let rec = self.rel(id).expect("checked above");
             flat.mark_changed(split(rec.src.0).0, self.version);
             flat.mark_changed(split(rec.dst.0).0, self.version);
         }
