@@ -4,7 +4,8 @@
 //! Layers, bottom up:
 //! - [`value`], [`codec`]: what a property can hold and how values are written to disk.
 //! - [`pvec`], [`adjacency`], [`records`]: the copy-on-write structures a snapshot is made of.
-//! - [`graph`]: one version of the graph, with every read and the checked application of redo [`ops`];
+//! - [`graph`]: one version of the graph, with every read and the checked application of redo [`ops`]; [`flat`]:
+//!   the flat adjacency a bulk-loaded graph reads from while its leaves are unchanged;
 //!   [`index`]: the ordered property indexes it maintains.
 //! - [`txn`], [`store`]: transactions, conflict detection, the commit path and publication of snapshots.
 //! - [`wal`], [`checkpoint`], [`recovery`]: durability.
