@@ -172,7 +172,9 @@ proptest! {
         store.load_bulk(state).unwrap();
         let first = store.read();
         let flat = first.flat().expect("a bulk-built graph gets flat arrays");
-        prop_assert_eq!(flat.serves_reads(), type_count == 1, "only a one-type graph reads from them");
+        // Types take turns over the edges, so a list shorter than the type count uses fewer types.
+        let types_used = type_count.min(edges.len());
+        prop_assert_eq!(flat.serves_reads(), types_used == 1, "only a one-type graph reads from them");
         let mut model: Model = BTreeMap::new();
         let _ = first.visit_all_rels::<()>(|r| {
             let w = first.rel_prop(r.id, wkey).and_then(Value::as_f64);
