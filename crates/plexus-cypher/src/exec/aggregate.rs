@@ -148,13 +148,92 @@ impl Acc {
     }
 }
 
-fn check_number(v: &Value, what: &str) -> Result<()> {
+pub(super) fn check_number(v: &Value, what: &str) -> Result<()> {
     match v {
         Value::Int(_) | Value::Float(_) | Value::Duration(_) => Ok(()),
         other => Err(CypherError::type_error(
             "InvalidArgumentType",
             format!("{what}() expects numbers, got {}", other.type_name()),
         )),
+    }
+}
+
+/// Groups rows by key and folds each group's aggregates: the work of [`Aggregate`], fed one row at a time so
+/// that operators producing rows they never materialise (see [`super::expand_aggregate`]) can share it.
+pub(crate) struct Grouper<'p> {
+    keys: &'p [(CExpr, usize)],
+    aggs: &'p [AggSpec],
+    /// Group key → index in `groups`. The key of each row is built in one reused buffer and looked up as a
+    /// slice, so only a new group allocates.
+    index: FxHashMap<Vec<Equivalent>, usize>,
+    /// First row of each group (its key slots set) and its accumulators, in first-seen order.
+    groups: Vec<(Row, Vec<Acc>)>,
+    percentiles: Vec<Option<f64>>,
+    key: Vec<Equivalent>,
+}
+
+impl<'p> Grouper<'p> {
+    pub fn new(keys: &'p [(CExpr, usize)], aggs: &'p [AggSpec]) -> Self {
+        Grouper {
+            keys,
+            aggs,
+            index: FxHashMap::default(),
+            groups: Vec::new(),
+            percentiles: vec![None; aggs.len()],
+            key: Vec::with_capacity(keys.len()),
+        }
+    }
+
+    pub fn add(&mut self, row: &[Value], ctx: &Ctx) -> Result<()> {
+        let g = if self.keys.is_empty() {
+            // One group for the whole input: nothing to hash.
+            if self.groups.is_empty() {
+                self.groups.push((row.to_vec(), self.aggs.iter().map(Acc::new).collect()));
+            }
+            0
+        } else {
+            self.key.clear();
+            for (e, _) in self.keys {
+                self.key.push(Equivalent(e.eval(row, ctx)?));
+            }
+            match self.index.get(self.key.as_slice()) {
+                Some(&g) => g,
+                None => {
+                    let mut first = row.to_vec();
+                    for ((_, slot), v) in self.keys.iter().zip(&self.key) {
+                        first[*slot] = v.0.clone();
+                    }
+                    self.groups.push((first, self.aggs.iter().map(Acc::new).collect()));
+                    self.index.insert(self.key.clone(), self.groups.len() - 1);
+                    self.groups.len() - 1
+                }
+            }
+        };
+        for (i, spec) in self.aggs.iter().enumerate() {
+            let v = spec.arg.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
+            if let Some(extra) = &spec.extra {
+                if self.percentiles[i].is_none() {
+                    self.percentiles[i] = Some(percentile_arg(&extra.eval(row, ctx)?)?);
+                }
+            }
+            self.groups[g].1[i].add(spec, v)?;
+        }
+        Ok(())
+    }
+
+    /// One row per group; with no keys and no input, the one row of empty aggregates.
+    pub fn finish(mut self, width: usize) -> Result<Vec<Row>> {
+        if self.groups.is_empty() && self.keys.is_empty() {
+            self.groups.push((vec![Value::Null; width], self.aggs.iter().map(Acc::new).collect()));
+        }
+        let mut out = Vec::with_capacity(self.groups.len());
+        for (mut row, accs) in self.groups {
+            for ((spec, acc), p) in self.aggs.iter().zip(accs).zip(&self.percentiles) {
+                row[spec.slot] = acc.finish(spec, *p)?;
+            }
+            out.push(row);
+        }
+        Ok(out)
     }
 }
 
@@ -171,60 +250,13 @@ impl<'p> Aggregate<'p> {
     }
 
     fn compute(&mut self, ctx: &mut Ctx) -> Result<Vec<Row>> {
-        // Group key → (first row of the group, accumulators). Groups keep their first-seen order. The key of
-        // each row is built in one reused buffer and looked up as a slice, so only a new group allocates.
-        let mut index: FxHashMap<Vec<Equivalent>, usize> = FxHashMap::default();
-        let mut groups: Vec<(Row, Vec<Acc>)> = Vec::new();
-        let mut percentiles: Vec<Option<f64>> = vec![None; self.aggs.len()];
-        let mut key: Vec<Equivalent> = Vec::with_capacity(self.keys.len());
+        let mut grouper = Grouper::new(self.keys, self.aggs);
         while let Some(batch) = self.input.next(ctx)? {
-            for row in batch {
-                let g = if self.keys.is_empty() {
-                    // One group for the whole input: nothing to hash.
-                    if groups.is_empty() {
-                        groups.push((row.clone(), self.aggs.iter().map(Acc::new).collect()));
-                    }
-                    0
-                } else {
-                    key.clear();
-                    for (e, _) in self.keys {
-                        key.push(Equivalent(e.eval(&row, ctx)?));
-                    }
-                    match index.get(key.as_slice()) {
-                        Some(&g) => g,
-                        None => {
-                            let mut first = row.clone();
-                            for ((_, slot), v) in self.keys.iter().zip(&key) {
-                                first[*slot] = v.0.clone();
-                            }
-                            groups.push((first, self.aggs.iter().map(Acc::new).collect()));
-                            index.insert(key.clone(), groups.len() - 1);
-                            groups.len() - 1
-                        }
-                    }
-                };
-                for (i, spec) in self.aggs.iter().enumerate() {
-                    let v = spec.arg.as_ref().map(|e| e.eval(&row, ctx)).transpose()?;
-                    if let Some(extra) = &spec.extra {
-                        if percentiles[i].is_none() {
-                            percentiles[i] = Some(percentile_arg(&extra.eval(&row, ctx)?)?);
-                        }
-                    }
-                    groups[g].1[i].add(spec, v)?;
-                }
+            for row in &batch {
+                grouper.add(row, ctx)?;
             }
         }
-        if groups.is_empty() && self.keys.is_empty() {
-            groups.push((vec![Value::Null; ctx.width], self.aggs.iter().map(Acc::new).collect()));
-        }
-        let mut out = Vec::with_capacity(groups.len());
-        for (mut row, accs) in groups {
-            for ((spec, acc), p) in self.aggs.iter().zip(accs).zip(&percentiles) {
-                row[spec.slot] = acc.finish(spec, *p)?;
-            }
-            out.push(row);
-        }
-        Ok(out)
+        grouper.finish(ctx.width)
     }
 }
 

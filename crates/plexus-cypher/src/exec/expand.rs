@@ -30,7 +30,7 @@ fn resolve_types(ctx: &Ctx, names: &[Token]) -> Vec<TypeId> {
     names.iter().filter_map(|n| ctx.type_token(n)).collect()
 }
 
-fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
+pub(super) fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
     slots.iter().any(|s| match &row[*s] {
         Value::Rel(r) => *r == rel,
         Value::List(items) => items.iter().any(|v| matches!(v, Value::Rel(r) if *r == rel)),

@@ -7,7 +7,9 @@
 pub(crate) mod aggregate;
 pub(crate) mod ctx;
 pub(crate) mod expand;
+pub(crate) mod expand_aggregate;
 pub(crate) mod lookup;
+pub(crate) mod nodemap;
 pub(crate) mod update;
 
 use std::collections::HashSet;
@@ -142,6 +144,10 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             }),
         ),
         P::Aggregate { input, keys, aggs } => boxed(plan, aggregate::Aggregate::new(open(input, arg), keys, aggs)),
+        P::ExpandAggregate { expand, .. } => {
+            let input = open(expand.input().expect("an expand has an input"), arg);
+            boxed(plan, expand_aggregate::ExpandAggregate::new(plan, input))
+        }
         P::Distinct { input, slots } => {
             // The key of each row is built in one reused buffer; only a row not seen before allocates its own.
             let mut seen: FxHashSet<Vec<Equivalent>> = FxHashSet::default();

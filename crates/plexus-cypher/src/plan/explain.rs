@@ -35,6 +35,13 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::Unwind { slot, .. } => format!("Unwind -> #{slot}"),
         P::Project { items, .. } => format!("Projection({} item(s))", items.len()),
         P::Aggregate { keys, aggs, .. } => format!("Aggregation({} key(s), {} aggregate(s))", keys.len(), aggs.len()),
+        P::ExpandAggregate { keys, aggs, filters, shape, .. } => format!(
+            "ExpandAggregation({} key(s), {} aggregate(s), {} filter(s){})",
+            keys.len(),
+            aggs.len(),
+            filters.len(),
+            if shape.is_some() { ", counted per neighbour" } else { "" }
+        ),
         P::Distinct { .. } => "Distinct".into(),
         P::Sort { keys, .. } => format!("Sort({} key(s))", keys.len()),
         P::Skip { .. } => "Skip".into(),

@@ -6,6 +6,7 @@
 
 pub(crate) mod compile;
 pub(crate) mod explain;
+pub(crate) mod fuse;
 pub(crate) mod pattern;
 pub(crate) mod planner;
 
@@ -253,6 +254,17 @@ pub(crate) enum PlanNode {
         keys: Vec<(CExpr, usize)>,
         aggs: Vec<AggSpec>,
     },
+    /// An `Aggregate` directly over `Filter`s over a single-hop `Expand` (`expand`, which keeps its own input),
+    /// run as one operator that never materialises the expanded rows (see [`fuse`]).
+    ExpandAggregate {
+        expand: Box<PlanNode>,
+        /// The predicates of the filters between the expand and the aggregation, innermost first.
+        filters: Vec<CExpr>,
+        keys: Vec<(CExpr, usize)>,
+        aggs: Vec<AggSpec>,
+        /// How the work splits between the input rows and the relationships, when the aggregation allows it.
+        shape: Option<Box<fuse::CountShape>>,
+    },
     Distinct {
         input: Box<PlanNode>,
         slots: Vec<usize>,
@@ -335,6 +347,39 @@ impl PlanNode {
             | Unwind { input, .. }
             | Project { input, .. }
             | Aggregate { input, .. }
+            | ExpandAggregate { expand: input, .. }
+            | Distinct { input, .. }
+            | Sort { input, .. }
+            | Skip { input, .. }
+            | Limit { input, .. }
+            | Create { input, .. }
+            | Merge { input, .. }
+            | Set { input, .. }
+            | Delete { input, .. }
+            | Foreach { input, .. }
+            | Call { input, .. }
+            | Produce { input, .. } => Some(input),
+        }
+    }
+
+    pub fn input_mut(&mut self) -> Option<&mut PlanNode> {
+        use PlanNode::*;
+        match self {
+            Start | Union { .. } => None,
+            ScanNodes { input, .. }
+            | KeyLookup { input, .. }
+            | NodeById { input, .. }
+            | IndexRange { input, .. }
+            | Expand { input, .. }
+            | VarExpand { input, .. }
+            | ShortestPath { input, .. }
+            | Filter { input, .. }
+            | Optional { input, .. }
+            | Apply { input, .. }
+            | Unwind { input, .. }
+            | Project { input, .. }
+            | Aggregate { input, .. }
+            | ExpandAggregate { expand: input, .. }
             | Distinct { input, .. }
             | Sort { input, .. }
             | Skip { input, .. }

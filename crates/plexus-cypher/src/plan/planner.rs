@@ -98,7 +98,8 @@ pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedur
         anonymous: 0,
         substitutions: Vec::new(),
     };
-    let (root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
+    let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
+    super::fuse::fuse(&mut root);
     Ok(Plan { root, columns: columns.into(), width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
 }
 

@@ -1,0 +1,239 @@
+//! Rewrites of a finished plan. One so far: an aggregation directly over a single-hop expand (and the filters
+//! between them) becomes one [`PlanNode::ExpandAggregate`], which folds each relationship into its group as
+//! it is visited instead of building a row for it. Recommendation-style queries
+//! (`MATCH (a)-[:R]->(b) ... RETURN b, count(*)`) spend most of their time in exactly these rows.
+//!
+//! When the keys and aggregates allow it, the plan also records a [`CountShape`]: what can be computed once
+//! per input row (keys not involving the neighbour, the aggregates' arguments, filters not involving it), what
+//! can be remembered per neighbour (costly filters on the neighbour and the input row, such as a pattern
+//! predicate), and what is left per relationship (the neighbour key, counting and summing).
+
+use std::sync::Arc;
+
+use super::{AggFn, AggSpec, PlanNode};
+use crate::expr::{CExpr, GraphFn, MapProjItem};
+
+/// The split of an aggregation over an expand that lets [`crate::exec::expand_aggregate`] count per
+/// neighbour. Indices point into the operator's `keys` and `filters`.
+#[derive(Clone, Debug)]
+pub(crate) struct CountShape {
+    /// Keys read from the input row alone.
+    pub outer_keys: Vec<usize>,
+    /// The key that is the neighbour itself: its index and whether it is `id(neighbour)` (else the node).
+    pub neighbour_key: Option<(usize, bool)>,
+    /// Filters that read neither the neighbour nor the relationship: decided once per input row.
+    pub row_filters: Vec<usize>,
+    /// Costly filters that read the neighbour but not the relationship: remembered per neighbour while the
+    /// input slots in `memo_deps` keep their values.
+    pub memo_filters: Vec<usize>,
+    pub memo_deps: Vec<usize>,
+    /// Filters `neighbour <> x` for an input slot `x` (filter index, `x`): an id comparison when `x` holds a
+    /// node.
+    pub not_equal: Vec<(usize, usize)>,
+    /// Everything else, evaluated for each relationship.
+    pub rel_filters: Vec<usize>,
+}
+
+/// Applies the rewrites to `node` and everything under it.
+pub(crate) fn fuse(node: &mut PlanNode) {
+    match node {
+        PlanNode::Union { parts, .. } => parts.iter_mut().for_each(fuse),
+        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
+            if let Some(inner) = Arc::get_mut(inner) {
+                fuse(inner)
+            }
+        }
+        _ => {}
+    }
+    if let Some(input) = node.input_mut() {
+        fuse(input);
+    }
+    if is_fusable(node) {
+        let PlanNode::Aggregate { input, keys, aggs } = std::mem::replace(node, PlanNode::Start) else {
+            unreachable!("checked by is_fusable")
+        };
+        let mut expand = *input;
+        let mut filters = Vec::new();
+        while let PlanNode::Filter { input, predicate } = expand {
+            filters.push(predicate);
+            expand = *input;
+        }
+        filters.reverse();
+        let PlanNode::Expand { to, rel, .. } = &expand else { unreachable!("checked by is_fusable") };
+        let shape = count_shape(*to, *rel, &filters, &keys, &aggs);
+        let shape = shape.map(Box::new);
+        *node = PlanNode::ExpandAggregate { expand: Box::new(expand), filters, keys, aggs, shape };
+    }
+}
+
+/// An aggregation over filters over an expand to a new node along a new relationship.
+fn is_fusable(node: &PlanNode) -> bool {
+    let PlanNode::Aggregate { input, .. } = node else { return false };
+    let mut below: &PlanNode = input;
+    while let PlanNode::Filter { input, .. } = below {
+        below = input;
+    }
+    matches!(below, PlanNode::Expand { to_bound: false, rel_bound: false, .. })
+}
+
+fn count_shape(
+    to: usize,
+    rel: usize,
+    filters: &[CExpr],
+    keys: &[(CExpr, usize)],
+    aggs: &[AggSpec],
+) -> Option<CountShape> {
+    let reads_new = |deps: &[usize]| deps.iter().any(|&s| s == to || s == rel);
+    for spec in aggs {
+        if !matches!(spec.func, AggFn::Count | AggFn::Sum) || spec.distinct || spec.extra.is_some() {
+            return None;
+        }
+        if let Some(arg) = &spec.arg {
+            if reads_new(&slot_deps(arg)?) {
+                return None;
+            }
+        }
+    }
+    let mut shape = CountShape {
+        outer_keys: Vec::new(),
+        neighbour_key: None,
+        row_filters: Vec::new(),
+        memo_filters: Vec::new(),
+        memo_deps: Vec::new(),
+        not_equal: Vec::new(),
+        rel_filters: Vec::new(),
+    };
+    for (i, (key, _)) in keys.iter().enumerate() {
+        let neighbour = match key {
+            CExpr::Slot(s) if *s == to => Some(false),
+            CExpr::Graph(GraphFn::Id, args) if matches!(args.as_slice(), [CExpr::Slot(s)] if *s == to) => Some(true),
+            _ => None,
+        };
+        match neighbour {
+            Some(as_id) if shape.neighbour_key.is_none() => shape.neighbour_key = Some((i, as_id)),
+            Some(_) => return None,
+            None if reads_new(&slot_deps(key)?) => return None,
+            None => shape.outer_keys.push(i),
+        }
+    }
+    for (i, f) in filters.iter().enumerate() {
+        if let CExpr::Binary(crate::ast::BinaryOp::Ne, a, b) = f {
+            let other = match (&**a, &**b) {
+                (CExpr::Slot(x), CExpr::Slot(y)) if *x == to => Some(*y),
+                (CExpr::Slot(x), CExpr::Slot(y)) if *y == to => Some(*x),
+                _ => None,
+            };
+            if let Some(x) = other.filter(|&x| x != to && x != rel) {
+                shape.not_equal.push((i, x));
+                continue;
+            }
+        }
+        match slot_deps(f) {
+            Some(deps) if !reads_new(&deps) => shape.row_filters.push(i),
+            Some(deps) if !deps.contains(&rel) && worth_remembering(f) => {
+                shape.memo_filters.push(i);
+                for d in deps {
+                    if d != to && !shape.memo_deps.contains(&d) {
+                        shape.memo_deps.push(d);
+                    }
+                }
+            }
+            _ => shape.rel_filters.push(i),
+        }
+    }
+    Some(shape)
+}
+
+/// Whether evaluating `e` costs more than a hash probe: it reads the graph or calls a function.
+fn worth_remembering(e: &CExpr) -> bool {
+    let mut costly = false;
+    walk(e, &mut |e| {
+        costly |= matches!(
+            e,
+            CExpr::HasEdge { .. }
+                | CExpr::Property(..)
+                | CExpr::HasLabels(..)
+                | CExpr::Scalar(..)
+                | CExpr::Graph(..)
+                | CExpr::PropsMatch(..)
+        );
+        true
+    });
+    costly
+}
+
+/// The row slots `e` reads, or `None` when that cannot be known (a subquery sees the whole row) or `e` may
+/// give a different answer each time (`rand()`), so that it must be evaluated on every row as written.
+pub(crate) fn slot_deps(e: &CExpr) -> Option<Vec<usize>> {
+    let mut deps = Vec::new();
+    let known = walk(e, &mut |e| {
+        match e {
+            CExpr::Slot(s) => deps.push(*s),
+            CExpr::PathOf { nodes, rels } => deps.extend(nodes.iter().chain(rels)),
+            CExpr::HasEdge { from, to, .. } => deps.extend(std::iter::once(*from).chain(*to)),
+            CExpr::Subquery { .. } => return false,
+            CExpr::Scalar(name, _) if matches!(name.to_ascii_lowercase().as_str(), "rand" | "randomuuid") => {
+                return false
+            }
+            CExpr::Graph(GraphFn::RandomUuid | GraphFn::Timestamp, _) => return false,
+            _ => {}
+        }
+        true
+    });
+    known.then_some(deps)
+}
+
+/// Calls `visit` on `e` and every expression inside it until `visit` returns false; returns whether it never
+/// did.
+fn walk(e: &CExpr, visit: &mut dyn FnMut(&CExpr) -> bool) -> bool {
+    if !visit(e) {
+        return false;
+    }
+    let mut all = |es: &mut dyn Iterator<Item = &CExpr>| {
+        for e in es {
+            if !walk(e, visit) {
+                return false;
+            }
+        }
+        true
+    };
+    match e {
+        CExpr::Const(_)
+        | CExpr::Param(_)
+        | CExpr::Slot(_)
+        | CExpr::Subquery { .. }
+        | CExpr::PathOf { .. }
+        | CExpr::HasEdge { .. } => true,
+        CExpr::Property(b, _)
+        | CExpr::Not(b)
+        | CExpr::Neg(b)
+        | CExpr::Plus(b)
+        | CExpr::IsNull(b, _)
+        | CExpr::HasLabels(b, _) => all(&mut std::iter::once(&**b)),
+        CExpr::List(items) | CExpr::Scalar(_, items) | CExpr::Graph(_, items) => all(&mut items.iter()),
+        CExpr::Map(entries) => all(&mut entries.iter().map(|(_, e)| e)),
+        CExpr::Index(a, b)
+        | CExpr::And(a, b)
+        | CExpr::Or(a, b)
+        | CExpr::Xor(a, b)
+        | CExpr::Binary(_, a, b)
+        | CExpr::PropsMatch(a, b) => all(&mut [&**a, &**b].into_iter()),
+        CExpr::Slice(base, from, to) => all(&mut std::iter::once(&**base).chain(from.as_deref()).chain(to.as_deref())),
+        CExpr::Case { operand, whens, otherwise } => all(&mut operand
+            .as_deref()
+            .into_iter()
+            .chain(whens.iter().flat_map(|(w, t)| [w, t]))
+            .chain(otherwise.as_deref())),
+        CExpr::ListComprehension { list, filter, map, .. } => {
+            all(&mut std::iter::once(&**list).chain(filter.as_deref()).chain(map.as_deref()))
+        }
+        CExpr::Quantified { list, predicate, .. } => all(&mut [&**list, &**predicate].into_iter()),
+        CExpr::Reduce { init, list, expr, .. } => all(&mut [&**init, &**list, &**expr].into_iter()),
+        CExpr::MapProjection { base, items } => {
+            all(&mut std::iter::once(&**base).chain(items.iter().filter_map(|item| match item {
+                MapProjItem::Entry(_, e) => Some(e),
+                MapProjItem::Property(_) | MapProjItem::AllProperties => None,
+            })))
+        }
+    }
+}
