@@ -9,6 +9,7 @@ pub(crate) mod ctx;
 pub(crate) mod expand;
 pub(crate) mod expand_aggregate;
 pub(crate) mod lookup;
+pub(crate) mod neighbour_counts;
 pub(crate) mod nodemap;
 pub(crate) mod update;
 

@@ -1,0 +1,434 @@
+//! Counts and sums per (group of the input row, neighbour) for [`super::expand_aggregate`], following a
+//! [`CountShape`]: what the plan can decide once per input row is decided once, costly filters on the
+//! neighbour are remembered per neighbour, and each relationship then costs a few array reads.
+//!
+//! Two paths share the state. [`NeighbourCounts::visit`] handles any relationship and evaluates whatever
+//! expression it needs. Once a row's keys, arguments and filters are known, the common case (integer
+//! counts or sums, the first group of input rows, dense arrays) runs [`NeighbourCounts::run_dense`]: a loop
+//! over a run of neighbour ids that falls back to `visit` only for a neighbour it has not judged yet.
+
+use plexus_storage::fxhash::FxHashMap;
+use plexus_storage::{IdSlice, NodeId, RelId};
+
+use super::aggregate::check_number;
+use super::ctx::Ctx;
+use super::expand::rel_in;
+use super::nodemap::NodeMap;
+use super::Row;
+use crate::arith;
+use crate::compare::Equivalent;
+use crate::error::Result;
+use crate::expr::CExpr;
+use crate::plan::fuse::CountShape;
+use crate::plan::{AggFn, AggSpec};
+use crate::value::Value;
+
+/// What the current input row contributes, worked out when first needed: the row filters at its first
+/// relationship, its group and addends at the first relationship that passes every filter (a row without one
+/// must not raise the errors its keys or arguments might).
+struct RowState {
+    decided: bool,
+    /// The row filters passed.
+    passes: bool,
+    /// `group`, `addends` and `int_addends` are set.
+    ready: bool,
+    group: u32,
+    /// Per aggregate, what each of the row's relationships adds (`None`: a null argument, nothing).
+    addends: Vec<Option<Value>>,
+    /// The same as integers (null as 0), when they all are.
+    int_addends: Option<Vec<i64>>,
+    /// The ids of the nodes the neighbour must differ from (the `not_equal` filters), when all hold nodes.
+    excluded: Option<Vec<u64>>,
+}
+
+/// The cells' values, one per aggregate, in the order the cells were created: integers while every addend
+/// is one, values once any is not.
+enum Cells {
+    Ints(Vec<i64>),
+    Values(Vec<Value>),
+}
+
+pub(crate) struct NeighbourCounts<'p> {
+    shape: &'p CountShape,
+    filters: &'p [CExpr],
+    keys: &'p [(CExpr, usize)],
+    aggs: &'p [AggSpec],
+    /// Groups of input rows by their outer keys, and each group's key values.
+    outer_index: FxHashMap<Vec<Equivalent>, u32>,
+    outer_keys: Vec<Vec<Value>>,
+    /// Cells of the first outer group (usually the only one) by neighbour id, and of the others by (group,
+    /// neighbour id).
+    first_cells: NodeMap,
+    other_cells: FxHashMap<(u32, u64), u32>,
+    cell_keys: Vec<(u32, u64)>,
+    cells: Cells,
+    /// Verdicts (1: pass) of the remembered filters per neighbour, valid while `memo_values` are the row's
+    /// values of the slots they read.
+    memo: NodeMap,
+    memo_values: Vec<Value>,
+    row: RowState,
+    key: Vec<Equivalent>,
+}
+
+impl<'p> NeighbourCounts<'p> {
+    pub fn new(
+        shape: &'p CountShape,
+        filters: &'p [CExpr],
+        keys: &'p [(CExpr, usize)],
+        aggs: &'p [AggSpec],
+        node_bound: u64,
+    ) -> Self {
+        NeighbourCounts {
+            shape,
+            filters,
+            keys,
+            aggs,
+            outer_index: FxHashMap::default(),
+            outer_keys: Vec::new(),
+            first_cells: NodeMap::new(if shape.neighbour_key.is_some() { node_bound } else { 1 }),
+            other_cells: FxHashMap::default(),
+            cell_keys: Vec::new(),
+            cells: Cells::Ints(Vec::new()),
+            memo: NodeMap::new(if shape.memo_filters.is_empty() { 0 } else { node_bound }),
+            memo_values: Vec::new(),
+            row: RowState {
+                decided: false,
+                passes: false,
+                ready: false,
+                group: 0,
+                addends: Vec::with_capacity(aggs.len()),
+                int_addends: None,
+                excluded: None,
+            },
+            key: Vec::with_capacity(keys.len()),
+        }
+    }
+
+    /// Forgets the remembered verdicts (operators below may have written to the graph).
+    pub fn forget(&mut self) {
+        self.memo.clear();
+        self.memo_values.clear();
+    }
+
+    pub fn start_row(&mut self, row: &Row) {
+        self.row.decided = false;
+        self.row.ready = false;
+        let deps = &self.shape.memo_deps;
+        if !deps.is_empty()
+            && (self.memo_values.len() != deps.len() || deps.iter().zip(&self.memo_values).any(|(&s, v)| row[s] != *v))
+        {
+            self.memo.clear();
+            self.memo_values.clear();
+            self.memo_values.extend(deps.iter().map(|&s| row[s].clone()));
+        }
+        self.row.excluded = self
+            .shape
+            .not_equal
+            .iter()
+            .map(|&(_, slot)| match row[slot] {
+                Value::Node(n) => Some(n.0),
+                _ => None,
+            })
+            .collect();
+    }
+
+    /// Folds a run of the current row's relationships (parallel neighbour and relationship ids); false when
+    /// the rest of the row's relationships can be skipped (a row filter failed).
+    pub fn visit_run(
+        &mut self,
+        row: &mut Row,
+        slots: (usize, usize),
+        distinct_from: &[usize],
+        nbrs: IdSlice,
+        rels: IdSlice,
+        ctx: &Ctx,
+    ) -> Result<bool> {
+        let mut i = 0;
+        while i < nbrs.len() {
+            if self.dense_ready() {
+                i = match nbrs {
+                    IdSlice::Narrow(ids) => self.run_dense(row, distinct_from, ids, rels, i)?,
+                    IdSlice::Wide(ids) => self.run_dense(row, distinct_from, ids, rels, i)?,
+                };
+                if i == nbrs.len() {
+                    break;
+                }
+            }
+            let rel = RelId(rels.get(i));
+            let distinct = distinct_from.is_empty() || !rel_in(row, distinct_from, rel);
+            if distinct && !self.visit(row, slots, rel, NodeId(nbrs.get(i)), ctx)? {
+                return Ok(false);
+            }
+            i += 1;
+        }
+        Ok(true)
+    }
+
+    /// Whether the current row can go through [`Self::run_dense`].
+    fn dense_ready(&self) -> bool {
+        self.row.ready
+            && self.row.group == 0
+            && self.row.int_addends.is_some()
+            && self.row.excluded.is_some()
+            && self.shape.rel_filters.is_empty()
+            && matches!(self.cells, Cells::Ints(_))
+            && matches!(self.first_cells, NodeMap::Dense { .. })
+            && (self.shape.memo_filters.is_empty() || matches!(self.memo, NodeMap::Dense { .. }))
+    }
+
+    /// The common case as a plain loop from `from`: returns the index of the first relationship it cannot
+    /// decide (a neighbour not judged yet, or beyond the arrays), or the run's length.
+    #[inline(never)]
+    fn run_dense<T: Copy + Into<u64>>(
+        &mut self,
+        row: &Row,
+        distinct_from: &[usize],
+        nbrs: &[T],
+        rels: IdSlice,
+        from: usize,
+    ) -> Result<usize> {
+        let (Cells::Ints(ints), NodeMap::Dense { slots: cell_slots, set: cell_set }) =
+            (&mut self.cells, &mut self.first_cells)
+        else {
+            unreachable!("checked by dense_ready")
+        };
+        let memo: Option<&[u32]> = match &self.memo {
+            NodeMap::Dense { slots, .. } if !self.shape.memo_filters.is_empty() => Some(slots),
+            _ => None,
+        };
+        let excluded = self.row.excluded.as_deref().unwrap_or_default();
+        let addends = self.row.int_addends.as_deref().unwrap_or_default();
+        let by_neighbour = self.shape.neighbour_key.is_some();
+        for (i, &nbr) in nbrs.iter().enumerate().skip(from) {
+            let nbr: u64 = nbr.into();
+            if !distinct_from.is_empty() && rel_in(row, distinct_from, RelId(rels.get(i))) {
+                continue;
+            }
+            if excluded.contains(&nbr) {
+                continue;
+            }
+            if let Some(memo) = memo {
+                // Stored verdict plus one: 2 passes, 1 fails, 0 not judged yet.
+                match memo.get(nbr as usize) {
+                    Some(2) => {}
+                    Some(1) => continue,
+                    _ => return Ok(i),
+                }
+            }
+            let key = if by_neighbour { nbr } else { 0 };
+            let cell = match cell_slots.get(key as usize) {
+                Some(&c) if c != 0 => (c - 1) as usize,
+                Some(_) => {
+                    let c = self.cell_keys.len();
+                    cell_slots[key as usize] = c as u32 + 1;
+                    cell_set.push(key);
+                    self.cell_keys.push((0, key));
+                    ints.extend(std::iter::repeat_n(0, addends.len()));
+                    c
+                }
+                None => return Ok(i),
+            };
+            let width = addends.len();
+            for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(addends) {
+                match acc.checked_add(a) {
+                    Some(sum) => *acc = sum,
+                    None => return Err(arith::add(&Value::Int(*acc), &Value::Int(a)).expect_err("overflows")),
+                }
+            }
+        }
+        Ok(nbrs.len())
+    }
+
+    /// Folds one relationship of the current row; false when the rest of the row's relationships can be
+    /// skipped (a row filter failed). The relationship and neighbour slots of `row` are written only when an
+    /// expression is about to read them.
+    fn visit(&mut self, row: &mut Row, slots: (usize, usize), rel: RelId, nbr: NodeId, ctx: &Ctx) -> Result<bool> {
+        let (rel_slot, to_slot) = slots;
+        let mut written = false;
+        let mut write = |row: &mut Row| {
+            if !written {
+                row[rel_slot] = Value::Rel(rel);
+                row[to_slot] = Value::Node(nbr);
+                written = true;
+            }
+        };
+        if !self.row.decided {
+            // Row filters read neither slot.
+            self.row.passes = self.all_true(&self.shape.row_filters, row, ctx)?;
+            self.row.decided = true;
+        }
+        if !self.row.passes {
+            return Ok(false);
+        }
+        for &(i, slot) in &self.shape.not_equal {
+            let pass = match row[slot] {
+                Value::Node(other) => other != nbr,
+                _ => {
+                    write(row);
+                    self.filters[i].is_true(row, ctx)?
+                }
+            };
+            if !pass {
+                return Ok(true);
+            }
+        }
+        if !self.shape.memo_filters.is_empty() {
+            let pass = match self.memo.get(nbr.0) {
+                Some(verdict) => verdict == 1,
+                None => {
+                    write(row);
+                    let pass = self.all_true(&self.shape.memo_filters, row, ctx)?;
+                    self.memo.insert(nbr.0, u32::from(pass));
+                    pass
+                }
+            };
+            if !pass {
+                return Ok(true);
+            }
+        }
+        if !self.shape.rel_filters.is_empty() {
+            write(row);
+            if !self.all_true(&self.shape.rel_filters, row, ctx)? {
+                return Ok(true);
+            }
+        }
+        if !self.row.ready {
+            self.prepare_row(row, ctx)?;
+        }
+        let cell = self.cell(nbr.0);
+        let width = self.aggs.len();
+        if let (Cells::Ints(ints), Some(addends)) = (&mut self.cells, &self.row.int_addends) {
+            for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(addends) {
+                *acc = match acc.checked_add(a) {
+                    Some(sum) => sum,
+                    None => return Err(arith::add(&Value::Int(*acc), &Value::Int(a)).expect_err("overflows")),
+                };
+            }
+            return Ok(true);
+        }
+        if let Cells::Ints(ints) = &self.cells {
+            self.cells = Cells::Values(ints.iter().map(|&i| Value::Int(i)).collect());
+        }
+        let Cells::Values(values) = &mut self.cells else { unreachable!("converted above") };
+        for (acc, addend) in values[cell * width..cell * width + width].iter_mut().zip(&self.row.addends) {
+            if let Some(b) = addend {
+                *acc = arith::add(acc, b)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Keys and arguments are evaluated for rows that pass every filter, as in the unfused plan; but only
+    /// once per input row (they read neither the relationship nor the neighbour).
+    fn prepare_row(&mut self, row: &Row, ctx: &Ctx) -> Result<()> {
+        self.row.group = self.outer_group(row, ctx)?;
+        self.row.addends.clear();
+        for spec in self.aggs {
+            let addend = match &spec.arg {
+                None => Some(Value::Int(1)),
+                Some(arg) => match arg.eval(row, ctx)? {
+                    Value::Null => None,
+                    _ if spec.func == AggFn::Count => Some(Value::Int(1)),
+                    v => {
+                        check_number(&v, "sum")?;
+                        Some(v)
+                    }
+                },
+            };
+            self.row.addends.push(addend);
+        }
+        self.row.int_addends = self
+            .row
+            .addends
+            .iter()
+            .map(|a| match a {
+                None => Some(0),
+                Some(Value::Int(i)) => Some(*i),
+                Some(_) => None,
+            })
+            .collect();
+        self.row.ready = true;
+        Ok(())
+    }
+
+    /// The cell of neighbour `nbr` in the current row's group, created if new.
+    fn cell(&mut self, nbr: u64) -> usize {
+        let group = self.row.group;
+        let nbr = if self.shape.neighbour_key.is_some() { nbr } else { 0 };
+        let found = if group == 0 { self.first_cells.get(nbr) } else { self.other_cells.get(&(group, nbr)).copied() };
+        if let Some(c) = found {
+            return c as usize;
+        }
+        let c = self.cell_keys.len() as u32;
+        if group == 0 {
+            self.first_cells.insert(nbr, c);
+        } else {
+            self.other_cells.insert((group, nbr), c);
+        }
+        self.cell_keys.push((group, nbr));
+        let width = self.aggs.len();
+        match &mut self.cells {
+            Cells::Ints(ints) => ints.extend(std::iter::repeat_n(0, width)),
+            Cells::Values(values) => values.extend(std::iter::repeat_n(Value::Int(0), width)),
+        }
+        c as usize
+    }
+
+    fn all_true(&self, which: &[usize], row: &Row, ctx: &Ctx) -> Result<bool> {
+        for &i in which {
+            if !self.filters[i].is_true(row, ctx)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn outer_group(&mut self, row: &Row, ctx: &Ctx) -> Result<u32> {
+        if self.shape.outer_keys.is_empty() && !self.outer_keys.is_empty() {
+            return Ok(0);
+        }
+        self.key.clear();
+        for &k in &self.shape.outer_keys {
+            self.key.push(Equivalent(self.keys[k].0.eval(row, ctx)?));
+        }
+        if let Some(&g) = self.outer_index.get(self.key.as_slice()) {
+            return Ok(g);
+        }
+        self.outer_keys.push(self.key.iter().map(|k| k.0.clone()).collect());
+        let g = (self.outer_keys.len() - 1) as u32;
+        self.outer_index.insert(self.key.clone(), g);
+        Ok(g)
+    }
+
+    /// One row per cell; with no keys and no relationship counted, the one row of zero counts.
+    pub fn finish(self, width: usize) -> Result<Vec<Row>> {
+        if self.cell_keys.is_empty() && self.keys.is_empty() {
+            let mut row = vec![Value::Null; width];
+            for spec in self.aggs {
+                row[spec.slot] = Value::Int(0);
+            }
+            return Ok(vec![row]);
+        }
+        let n = self.aggs.len();
+        let mut out = Vec::with_capacity(self.cell_keys.len());
+        for (c, (group, nbr)) in self.cell_keys.into_iter().enumerate() {
+            // Only the key and aggregate slots are in scope after an aggregation: the rest stay null.
+            let mut row = Vec::with_capacity(width);
+            row.resize_with(width, || Value::Null);
+            for (&k, v) in self.shape.outer_keys.iter().zip(&self.outer_keys[group as usize]) {
+                row[self.keys[k].1] = v.clone();
+            }
+            if let Some((k, as_id)) = self.shape.neighbour_key {
+                row[self.keys[k].1] = if as_id { Value::Int(nbr as i64) } else { Value::Node(NodeId(nbr)) };
+            }
+            for (i, spec) in self.aggs.iter().enumerate() {
+                row[spec.slot] = match &self.cells {
+                    Cells::Ints(ints) => Value::Int(ints[c * n + i]),
+                    Cells::Values(values) => values[c * n + i].clone(),
+                };
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+}
