@@ -139,7 +139,9 @@ impl Drop for Flusher {
             let _ = t.join();
         }
         if let Some(disk) = &self.shared.disk {
-            let _ = disk.wal.sync_to(disk.wal.end_lsn(), true);
+            if disk.wal.sync_to(disk.wal.end_lsn(), true).is_ok() {
+                let _ = disk.wal.trim_zeroed();
+            }
         }
     }
 }

@@ -7,12 +7,20 @@
 //! throughput grows with concurrency, as in the Bitsy write-up, and there is never a seek.
 //!
 //! Segment layout: a 48-byte header (magic, database id, segment number, first version, CRC), then records
-//! `[payload length: u32 LE][CRC32 of payload: u32 LE][payload]`. A segment is never rewritten; recovery cuts a
-//! torn tail off the last one.
+//! `[payload length: u32 LE][CRC32 of payload: u32 LE][payload]`, then zeros up to the file's end. A segment is
+//! never rewritten; recovery cuts a torn tail off the last one.
+//!
+//! **Zeroed ahead.** The file is extended with zeros ahead of the records (from 64 KiB up to 4 MiB at a time,
+//! growing with the segment) and records are written over them. An `fdatasync` of a file whose size changed
+//! must also write its inode (on ext4 without a journal a second synchronous write, with a journal a journal
+//! commit); over bytes already there it writes the data alone. On the benchmark machine that made an fsync
+//! 1.4× faster (7.8k against 11k appends+fsyncs a second). The price is writing each byte of the log twice.
+//! A record length of zero with nothing but zeros after it is the clean end of a segment.
 
 use parking_lot::{Condvar, Mutex};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -24,6 +32,9 @@ pub const SEGMENT_HEADER_LEN: usize = 48;
 pub const MAX_RECORD: usize = 1 << 30;
 /// Start a new segment once the current one passes this size.
 const SEGMENT_TARGET: u64 = 64 << 20;
+/// Bounds of how far ahead of its records a segment is zeroed (a quarter of its size, within these).
+const ZEROED_AHEAD_MIN: u64 = 64 << 10;
+const ZEROED_AHEAD_MAX: u64 = 4 << 20;
 
 pub fn segment_name(seq: u64) -> String {
     format!("wal-{seq:016}.log")
@@ -94,6 +105,9 @@ pub fn read_segment(bytes: &[u8]) -> (Vec<&[u8]>, u64, TailState) {
     let mut records = Vec::new();
     let mut pos = SEGMENT_HEADER_LEN;
     while pos < bytes.len() {
+        if bytes.len() - pos < 8 && bytes[pos..].iter().all(|&b| b == 0) {
+            return (records, pos as u64, TailState::Clean);
+        }
         if bytes.len() - pos < 8 {
             return (
                 records,
@@ -103,6 +117,10 @@ pub fn read_segment(bytes: &[u8]) -> (Vec<&[u8]>, u64, TailState) {
         }
         let len = u32::from_le_bytes(bytes[pos..pos + 4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(bytes[pos + 4..pos + 8].try_into().expect("4 bytes"));
+        if len == 0 && bytes[pos..].iter().all(|&b| b == 0) {
+            // The zeroed space ahead of the records: the segment ends here.
+            return (records, pos as u64, TailState::Clean);
+        }
         if len > MAX_RECORD || len == 0 {
             let reason = format!("implausible record length {len}");
             return (records, pos as u64, TailState::Damaged { offset: pos as u64, reason });
@@ -158,7 +176,10 @@ struct Segment {
     file: File,
     path: PathBuf,
     seq: u64,
+    /// End of the records.
     size: u64,
+    /// Length of the file: zeros from `size` to here.
+    allocated: u64,
 }
 
 /// The open log of a database.
@@ -202,7 +223,8 @@ impl Wal {
         file.write_all(&encode_header(db_id, seq, first_version)).map_err(|e| StorageError::io(&path, e))?;
         file.sync_all().map_err(|e| StorageError::io(&path, e))?;
         sync_dir(dir)?;
-        Ok(Segment { file, path, seq, size: SEGMENT_HEADER_LEN as u64 })
+        let size = SEGMENT_HEADER_LEN as u64;
+        Ok(Segment { file, path, seq, size, allocated: size })
     }
 
     pub fn check_poisoned(&self) -> Result<()> {
@@ -286,8 +308,16 @@ impl Wal {
 
     fn write_out(&self, seg: &mut Segment, bytes: &[u8], fsync: bool, last_version: u64) -> Result<()> {
         if !bytes.is_empty() {
-            seg.file.write_all(bytes).map_err(|e| StorageError::io(&seg.path, e))?;
-            seg.size += bytes.len() as u64;
+            let end = seg.size + bytes.len() as u64;
+            seg.file.write_all_at(bytes, seg.size).map_err(|e| StorageError::io(&seg.path, e))?;
+            seg.size = end;
+            if end > seg.allocated {
+                // Past the zeroed space: zero the next stretch now, so that the fsyncs until it is used up
+                // find the file's size unchanged. A segment about to be left zeroes nothing more.
+                let ahead = if end >= SEGMENT_TARGET { 0 } else { (end / 4).clamp(ZEROED_AHEAD_MIN, ZEROED_AHEAD_MAX) };
+                zero_fill(&seg.file, end, end + ahead).map_err(|e| StorageError::io(&seg.path, e))?;
+                seg.allocated = end + ahead;
+            }
         }
         if fsync {
             seg.file.sync_data().map_err(|e| StorageError::io(&seg.path, e))?;
@@ -330,6 +360,18 @@ impl Wal {
         }
     }
 
+    /// Cuts the zeroed space off the current segment, for a database being closed (it holds no record, and
+    /// the next session starts a segment of its own).
+    pub fn trim_zeroed(&self) -> Result<()> {
+        let mut seg = self.segment.lock();
+        if seg.allocated > seg.size {
+            seg.file.set_len(seg.size).map_err(|e| StorageError::io(&seg.path, e))?;
+            seg.file.sync_all().map_err(|e| StorageError::io(&seg.path, e))?;
+            seg.allocated = seg.size;
+        }
+        Ok(())
+    }
+
     pub fn current_segment(&self) -> u64 {
         self.segment.lock().seq
     }
@@ -341,6 +383,18 @@ impl Wal {
     pub fn end_lsn(&self) -> u64 {
         self.pending.lock().end_lsn
     }
+}
+
+/// Writes zeros over `from..to` of `file`.
+fn zero_fill(file: &File, from: u64, to: u64) -> std::io::Result<()> {
+    static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(ZEROS.len() as u64) as usize;
+        file.write_all_at(&ZEROS[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -356,6 +410,52 @@ mod tests {
         let mut bad = h;
         bad[30] ^= 1;
         assert!(decode_header(&bad).is_err());
+    }
+
+    #[test]
+    fn zeros_after_the_records_end_a_segment_cleanly() {
+        let mut seg = encode_header(&[1; 16], 0, 1).to_vec();
+        for i in 0..3u8 {
+            frame(&mut seg, &[i + 1; 20]);
+        }
+        let end = seg.len() as u64;
+        for pad in [1, 7, 8, 9, 4096] {
+            let mut padded = seg.clone();
+            padded.resize(seg.len() + pad, 0);
+            let (recs, good_end, state) = read_segment(&padded);
+            assert_eq!((recs.len(), good_end, state), (3, end, TailState::Clean), "{pad} zeros");
+            // Anything but zeros there is damage after the last record.
+            for at in [0, pad / 2, pad - 1] {
+                let mut bad = padded.clone();
+                bad[seg.len() + at] = 0x10;
+                let (recs, good_end, state) = read_segment(&bad);
+                assert_eq!((recs.len(), good_end), (3, end), "{pad} zeros, byte {at} set");
+                assert!(matches!(state, TailState::Damaged { .. }), "{pad} zeros, byte {at} set");
+            }
+        }
+    }
+
+    #[test]
+    fn records_are_written_over_zeros_written_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = Wal::create(dir.path(), [3; 16], 1, 1).unwrap();
+        let mut expected = 0;
+        for v in 1..=50u64 {
+            let payload = vec![v as u8; 100 + v as usize];
+            let lsn = wal.append(&payload, v);
+            wal.sync_to(lsn, v % 2 == 0).unwrap();
+            expected += 1;
+            let bytes = read_file(&dir.path().join(segment_name(1))).unwrap();
+            let (recs, good_end, state) = read_segment(&bytes);
+            assert_eq!((recs.len(), state), (expected, TailState::Clean));
+            assert!(bytes.len() as u64 > good_end, "zeros ahead of the records");
+            assert_eq!(recs.last().unwrap(), &payload.as_slice());
+        }
+        let file_len = std::fs::metadata(dir.path().join(segment_name(1))).unwrap().len();
+        assert!(file_len >= ZEROED_AHEAD_MIN, "zeroed ahead: {file_len} bytes");
+        wal.trim_zeroed().unwrap();
+        let bytes = read_file(&dir.path().join(segment_name(1))).unwrap();
+        assert_eq!(read_segment(&bytes).1, bytes.len() as u64, "trimmed to the records");
     }
 
     #[test]
