@@ -31,6 +31,11 @@ use crate::txn::{ReadTxn, WriteKey, WriteTxn};
 use crate::wal::{sync_dir, Wal};
 use crate::LEAF_SIZE;
 
+mod group;
+
+/// Tokens (kind, id, name) created since the last log record, which the next record carries.
+type UnloggedTokens = Vec<(crate::catalog::TokenKind, u32, Arc<str>)>;
+
 /// When a commit is acknowledged relative to the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
@@ -101,6 +106,9 @@ pub(crate) struct Shared {
     head: Mutex<Head>,
     /// Committed but not yet durable states, in version order, with the log position that makes each durable.
     pending: Mutex<VecDeque<(u64, Arc<GraphState>)>>,
+    /// `sync` commits waiting for a combiner, and the combiner's role ([`group`]).
+    queue: Mutex<Vec<group::Request>>,
+    combiner: Mutex<()>,
     /// Start versions of open write transactions (for pruning conflict history).
     writers: Mutex<BTreeMap<u64, usize>>,
     disk: Option<Disk>,
@@ -304,6 +312,8 @@ impl Store {
                 log_bytes_since_checkpoint: 0,
             }),
             pending: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(Vec::new()),
+            combiner: Mutex::new(()),
             writers: Mutex::new(BTreeMap::new()),
             disk,
             options,
@@ -458,14 +468,18 @@ impl Shared {
     }
 
     fn check_conflicts(head: &Head, txn: &WriteTxn) -> Result<()> {
-        let start = txn.start_version;
+        Self::check_conflicts_of(head, txn.start_version, txn.schema_change, &txn.writes)
+    }
+
+    /// Whether a transaction that began at `start` and wrote `writes` may commit on top of `head`.
+    fn check_conflicts_of(head: &Head, start: u64, schema_change: bool, writes: &[WriteKey]) -> Result<()> {
         if head.state.version() == start {
             return Ok(());
         }
-        if txn.schema_change || head.last_schema_change > start {
+        if schema_change || head.last_schema_change > start {
             return Err(StorageError::Conflict("the schema (a unique key declaration)".into()));
         }
-        for key in &txn.writes {
+        for key in writes {
             for other in key.conflicts_with().into_iter().flatten() {
                 if head.last_write.get(&other).is_some_and(|&v| v > start) {
                     return Err(StorageError::Conflict(describe(other)));
@@ -481,6 +495,9 @@ impl Shared {
         }
         if let Some(disk) = &self.disk {
             disk.wal.check_poisoned()?;
+            if self.options.durability == Durability::Sync {
+                return self.commit_grouped(txn, disk);
+            }
         }
         let mut head = self.head.lock();
         if head.commits_since_prune >= 4096 || head.last_write.len() > 1 << 16 {
@@ -503,22 +520,7 @@ impl Shared {
         let next = Arc::new(next);
         let mut lsn = 0;
         if let Some(disk) = &self.disk {
-            let tokens = self.catalog.take_unlogged();
-            let mut payload = Vec::with_capacity(64 + txn.ops.len() * 16);
-            let token_ops: Vec<Op> = tokens
-                .iter()
-                .map(|(kind, id, name)| Op::Token { kind: *kind, id: *id, name: name.to_string() })
-                .collect();
-            encode_commit_with_tokens(&mut payload, version, &token_ops, &txn.ops);
-            debug_assert!(decode_commit(&payload).is_ok());
-            if payload.len() > crate::wal::MAX_RECORD {
-                self.catalog.return_unlogged(&tokens);
-                return Err(StorageError::InvalidValue(format!(
-                    "the transaction's log record would be {} bytes; split it (at most {} bytes)",
-                    payload.len(),
-                    crate::wal::MAX_RECORD
-                )));
-            }
+            let (payload, _) = self.log_record(version, &txn.ops)?;
             lsn = disk.wal.append(&payload, version);
             head.log_bytes_since_checkpoint += payload.len() as u64 + 8;
         }
@@ -529,37 +531,26 @@ impl Shared {
         head.commits_since_prune += 1;
         let want_checkpoint = self.options.checkpoint_after_bytes > 0
             && head.log_bytes_since_checkpoint >= self.options.checkpoint_after_bytes;
-        let sync = self.disk.is_some() && self.options.durability == Durability::Sync;
-        if !sync {
-            self.published.store(next.clone());
-        }
+        // Without `sync` (those commits go through `commit_grouped`), a commit is visible at once.
+        self.published.store(next);
         // The written keys only serve writers that started before this version. Once it is published, a writer
         // starting now starts at or after it; so if no other writer is open, nobody can ever need these keys.
         let others_open = {
             let writers = self.writers.lock();
             writers.iter().any(|(&start, &n)| start < version && (start != txn.start_version || n > 1))
         };
-        if sync || others_open {
+        if others_open {
             for key in txn.writes.drain(..) {
                 head.last_write.insert(key, version);
             }
         }
-        match &self.disk {
-            Some(disk) if sync => {
-                self.pending.lock().push_back((lsn, next));
-                drop(head);
-                disk.wal.sync_to(lsn, true)?;
-                self.publish_durable(lsn);
+        drop(head);
+        if let Some(disk) = &self.disk {
+            // Hand the record to the OS before acknowledging: that is what lets it survive a process crash.
+            // Concurrent committers still share one write, as with group commit.
+            if self.options.durability == Durability::Off {
+                disk.wal.sync_to(lsn, false)?;
             }
-            Some(disk) => {
-                drop(head);
-                // Hand the record to the OS before acknowledging: that is what lets it survive a process crash.
-                // Concurrent committers still share one write, as with group commit.
-                if self.options.durability == Durability::Off {
-                    disk.wal.sync_to(lsn, false)?;
-                }
-            }
-            None => drop(head),
         }
         txn.registered = false;
         self.unregister_writer(txn.start_version);
@@ -568,6 +559,27 @@ impl Shared {
             self.checkpoint_cv.notify_one();
         }
         Ok(version)
+    }
+
+    /// The log record of a commit at `version` of `ops`, preceded by the tokens created since the last record
+    /// (taken from the catalog, and returned with the record so that a commit failing later can give them
+    /// back). A record too large for the log is refused and changes nothing.
+    fn log_record(&self, version: u64, ops: &[Op]) -> Result<(Vec<u8>, UnloggedTokens)> {
+        let tokens = self.catalog.take_unlogged();
+        let mut payload = Vec::with_capacity(64 + ops.len() * 16);
+        let token_ops: Vec<Op> =
+            tokens.iter().map(|(kind, id, name)| Op::Token { kind: *kind, id: *id, name: name.to_string() }).collect();
+        encode_commit_with_tokens(&mut payload, version, &token_ops, ops);
+        debug_assert!(decode_commit(&payload).is_ok());
+        if payload.len() > crate::wal::MAX_RECORD {
+            self.catalog.return_unlogged(&tokens);
+            return Err(StorageError::InvalidValue(format!(
+                "the transaction's log record would be {} bytes; split it (at most {} bytes)",
+                payload.len(),
+                crate::wal::MAX_RECORD
+            )));
+        }
+        Ok((payload, tokens))
     }
 
     /// Publishes the newest pending state whose log records are durable up to `durable_lsn`.
