@@ -146,8 +146,8 @@ impl View {
     }
 
     /// Relationships from `u` to `v`: ids into `rels`, weights into `ws`.
-    fn between(&self, u: i64, v: i64, rels: &mut Vec<i64>, ws: &mut Vec<f64>) {
-        let (Some(a), Some(b)) = (self.node(u), self.node(v)) else { return };
+    fn between(&self, a: Option<NodeId>, b: Option<NodeId>, rels: &mut Vec<i64>, ws: &mut Vec<f64>) {
+        let (Some(a), Some(b)) = (a, b) else { return };
         let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
             rels.push(e.rel.0 as i64);
             ws.push(self.weight_of(e.rel));
@@ -200,8 +200,8 @@ impl View {
     /// Edges of `u` in `dir` (`Out` or `In`) written into `nbrs` and `ws`, which are exactly `count(u, dir)` long:
     /// the adjacency is copied run by run from the CSR, with no per-edge call and no growing vector. Returns how
     /// many were written.
-    fn fill_edges(&self, u: i64, dir: Direction, nbrs: &mut [i64], ws: &mut [f64]) -> usize {
-        let Some(a) = self.node(u) else { return 0 };
+    fn fill_edges(&self, a: Option<NodeId>, dir: Direction, nbrs: &mut [i64], ws: &mut [f64]) -> usize {
+        let Some(a) = a else { return 0 };
         let mut k = 0;
         let _ = self.snap.visit_rel_slices::<()>(a, dir, self.filter(), |ns, rs| {
             let m = ns.len();
@@ -216,18 +216,31 @@ impl View {
         k
     }
 
-    /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`.
-    fn neighbours(&self, u: i64, dir: Direction, out: &mut Vec<i64>) {
-        let Some(a) = self.node(u) else { return };
+    /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`. Neighbours come in runs straight from the
+    /// adjacency and are translated run by run; a node's runs are usually sorted already (external ids are
+    /// numbered in ascending order on import), so most calls skip the sort and only drop repeats.
+    fn neighbours(&self, a: Option<NodeId>, dir: Direction, out: &mut Vec<i64>) {
+        let Some(a) = a else { return };
         let start = out.len();
-        let _ = self.snap.visit_rels::<()>(a, dir, self.filter(), |e| {
-            out.push(self.ext(e.nbr));
+        let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
+            let at = out.len();
+            out.resize(at + ns.len(), 0);
+            self.exts_into(ns, &mut out[at..]);
             ControlFlow::Continue(())
         });
-        let mut tail = out.split_off(start);
-        tail.sort_unstable();
-        tail.dedup();
-        out.extend(tail);
+        let found = &mut out[start..];
+        if !found.is_sorted() {
+            found.sort_unstable();
+        }
+        // Repeats (parallel relationships, or a neighbour both ways) are adjacent now: keep the first of each.
+        let mut kept = start;
+        for i in start..out.len() {
+            if kept == start || out[i] != out[kept - 1] {
+                out[kept] = out[i];
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
     }
 
     /// Number of relationships of `u` in `dir` (`Both`: out plus in), from group lengths: no relationship is read.
@@ -493,8 +506,23 @@ impl Graph {
             },
             |v, us| {
                 let (o, n, w) = py.detach(|| {
-                    let counts = chunks(us.len(), |r| v.counts(&us[r], dir)).concat();
-                    exact_csr(&counts, |i, vals, ws| v.fill_edges(us[i], dir, vals, ws))
+                    let nodes = chunks(us.len(), |r| v.resolve(&us[r])).concat();
+                    let counts = chunks(nodes.len(), |r| {
+                        v.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| v.count_of(a, dir)))
+                    })
+                    .concat();
+                    // The fill walks the nodes in order on each thread: the lines of those a few positions
+                    // ahead are requested first, so their misses overlap (as in `pipelined`).
+                    let g = &*v.snap;
+                    exact_csr(&counts, |i, vals, ws| {
+                        if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
+                            g.prefetch_node(*n);
+                        }
+                        if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+                            g.prefetch_adjacency(*n, dir);
+                        }
+                        v.fill_edges(nodes[i], dir, vals, ws)
+                    })
                 });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n), PyArray1::from_vec(py, w)).into_bound_py_any(py)
             },
@@ -599,7 +627,8 @@ impl Graph {
         let Some(n) = n else {
             let (mut rels, mut ws) = (Vec::new(), Vec::new());
             let view = self.view(py, 2)?;
-            self.with_weights(py, view, 1)?.between(id_at(&s, 0), id_at(&d, 0), &mut rels, &mut ws);
+            let view = self.with_weights(py, view, 1)?;
+            view.between(view.node(id_at(&s, 0)), view.node(id_at(&d, 0)), &mut rels, &mut ws);
             let items = rels.iter().zip(&ws).map(|(&r, &w)| (r, opt_weight(w)).into_pyobject(py));
             return Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any());
         };
@@ -607,8 +636,24 @@ impl Graph {
         let view = self.with_weights(py, view, n as u64)?;
         let (ss, ds) = (slice_of(&s), slice_of(&d));
         let (s0, d0) = (id_at(&s, 0), id_at(&d, 0));
-        let at = |x: Option<&[i64]>, one: i64, i: usize| x.map_or(one, |x| x[i]);
-        let (o, r, w) = py.detach(|| csr(n, |i, rels, ws| view.between(at(ss, s0, i), at(ds, d0, i), rels, ws)));
+        let (o, r, w) = py.detach(|| {
+            let resolve = |x: Option<&[i64]>, one: i64| match x {
+                Some(x) => chunks(n, |r| view.resolve(&x[r])).concat(),
+                None => vec![view.node(one); n],
+            };
+            let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
+            let g = &*view.snap;
+            // Each thread walks its pairs in order: request the lines of the sources ahead first.
+            csr(n, |i, rels, ws| {
+                if let Some(Some(a)) = froms.get(i + ADJACENCY_AHEAD) {
+                    g.prefetch_node(*a);
+                }
+                if let Some(Some(a)) = froms.get(i + ENTRIES_AHEAD) {
+                    g.prefetch_adjacency(*a, Direction::Out);
+                }
+                view.between(froms[i], tos[i], rels, ws)
+            })
+        });
         (PyArray1::from_vec(py, o), PyArray1::from_vec(py, r), PyArray1::from_vec(py, w)).into_bound_py_any(py)
     }
 
@@ -634,11 +679,24 @@ impl Graph {
             false,
             |v, u| {
                 let mut out = Vec::new();
-                v.neighbours(u, dir, &mut out);
+                v.neighbours(v.node(u), dir, &mut out);
                 Ok(PyList::new(py, out)?.into_any())
             },
             |v, us| {
-                let (o, n, _) = py.detach(|| csr(us.len(), |i, vals, _| v.neighbours(us[i], dir, vals)));
+                let (o, n, _) = py.detach(|| {
+                    let nodes = chunks(us.len(), |r| v.resolve(&us[r])).concat();
+                    let g = &*v.snap;
+                    // Each thread walks its nodes in order: request the lines of those ahead first.
+                    csr(nodes.len(), |i, vals, _| {
+                        if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
+                            g.prefetch_node(*n);
+                        }
+                        if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+                            g.prefetch_adjacency(*n, dir);
+                        }
+                        v.neighbours(nodes[i], dir, vals)
+                    })
+                });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n)).into_bound_py_any(py)
             },
         )
