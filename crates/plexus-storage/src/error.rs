@@ -34,7 +34,7 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the database is closed after an I/O failure and must be reopened: {0}")]
+    #[error("the database refuses writes until it is reopened: {0}")]
     Poisoned(String),
 }
 

@@ -109,6 +109,9 @@ pub(crate) struct Shared {
     /// `sync` commits waiting for a combiner, and the combiner's role ([`group`]).
     queue: Mutex<Vec<group::Request>>,
     combiner: Mutex<()>,
+    /// Set when a combiner failed part-way: the head state may hold part of a transaction, so no commit is
+    /// accepted any more (readers keep the published, consistent states).
+    broken: AtomicBool,
     /// Start versions of open write transactions (for pruning conflict history).
     writers: Mutex<BTreeMap<u64, usize>>,
     disk: Option<Disk>,
@@ -314,6 +317,7 @@ impl Store {
             pending: Mutex::new(VecDeque::new()),
             queue: Mutex::new(Vec::new()),
             combiner: Mutex::new(()),
+            broken: AtomicBool::new(false),
             writers: Mutex::new(BTreeMap::new()),
             disk,
             options,
@@ -493,6 +497,9 @@ impl Shared {
         if txn.ops.is_empty() {
             return Ok(txn.start_version);
         }
+        if self.broken.load(Ordering::Acquire) {
+            return Err(StorageError::Poisoned(group::BROKEN.into()));
+        }
         if let Some(disk) = &self.disk {
             disk.wal.check_poisoned()?;
             if self.options.durability == Durability::Sync {
@@ -615,6 +622,10 @@ impl Shared {
         let Some(disk) = &self.disk else {
             return Ok(0);
         };
+        if self.broken.load(Ordering::Acquire) {
+            // The head may hold part of a transaction: never write it out, the log still recovers everything.
+            return Err(StorageError::Poisoned(group::BROKEN.into()));
+        }
         // Freeze a version boundary: every record at or below it goes to the segments we are about to retire.
         let (state, new_segment) = {
             let mut head = self.head.lock();

@@ -229,7 +229,7 @@ impl Wal {
 
     pub fn check_poisoned(&self) -> Result<()> {
         if self.poisoned.load(Ordering::Acquire) {
-            return Err(StorageError::Poisoned("an earlier write to the log failed".into()));
+            return Err(StorageError::Poisoned("an earlier write to the log failed (an I/O error)".into()));
         }
         Ok(())
     }

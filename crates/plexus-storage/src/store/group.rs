@@ -12,6 +12,7 @@
 //! Each transaction still gets its own version and log record, so recovery, conflict detection and the log
 //! format are those of single commits.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,11 +95,15 @@ impl Shared {
     /// a checkpoint.
     fn combine(&self, role: MutexGuard<'_, ()>, disk: &Disk) {
         let mut role = Some(role);
+        // If anything below panics (a bug), the committers of this group must not wait forever, and the working
+        // state may hold part of a transaction: answer them and refuse further commits.
+        let mut unanswered = Unanswered { shared: self, slots: Vec::new() };
         let mut done: Vec<(Arc<Slot>, u64)> = Vec::new();
         let mut last_lsn = 0;
         let mut want_checkpoint = false;
         while let Some(guard) = role.take() {
             let batch = std::mem::take(&mut *self.queue.lock());
+            unanswered.slots.extend(batch.iter().map(|req| req.slot.clone()));
             if !batch.is_empty() {
                 let mut head = self.head.lock();
                 if let Some(lsn) = self.apply_group(&mut head, batch, disk, &mut done) {
@@ -133,6 +138,7 @@ impl Shared {
                 }
             }
         }
+        unanswered.slots.clear();
         if want_checkpoint {
             *self.checkpoint_wanted.lock() = true;
             self.checkpoint_cv.notify_one();
@@ -178,6 +184,13 @@ impl Shared {
         applied: &[(Vec<Op>, u64)],
     ) -> Result<(u64, u64)> {
         disk.wal.check_poisoned()?;
+        if self.broken.load(Ordering::Acquire) {
+            return Err(StorageError::Poisoned(BROKEN.into()));
+        }
+        #[cfg(test)]
+        if tests::PANIC_IN_APPLY.swap(false, Ordering::SeqCst) {
+            panic!("injected failure while applying a group");
+        }
         if head.commits_since_prune >= 4096 || head.last_write.len() > 1 << 16 {
             self.prune(head);
         }
@@ -217,5 +230,82 @@ impl Shared {
             head.last_write.insert(key, version);
         }
         Ok((version, lsn))
+    }
+}
+
+/// The slots of a group being combined; if the combiner unwinds, each slot not yet answered gets an error, and
+/// the store refuses further commits.
+struct Unanswered<'a> {
+    shared: &'a Shared,
+    slots: Vec<Arc<Slot>>,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.slots.is_empty() {
+            return;
+        }
+        self.shared.broken.store(true, Ordering::Release);
+        for slot in &self.slots {
+            let mut result = slot.result.lock();
+            if result.is_none() {
+                *result = Some(Err(StorageError::Poisoned(BROKEN.into())));
+                slot.ready.notify_one();
+            }
+        }
+    }
+}
+
+/// Why commits are refused after a combiner failed part-way.
+pub(super) const BROKEN: &str = "a commit failed part-way through applying its group (a bug, please report it)";
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::store::Store;
+    use crate::value::Value;
+
+    /// Makes the next request applied by a combiner panic.
+    pub(super) static PANIC_IN_APPLY: AtomicBool = AtomicBool::new(false);
+
+    #[test]
+    fn a_combiner_that_fails_answers_its_group_and_the_store_refuses_further_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::open(dir.path()).unwrap();
+        let label = store.write().label("N");
+        let key = store.write().prop_key("i");
+        let commit = |i: i64| {
+            let mut tx = store.write();
+            tx.create_node(&[label], vec![(key, Value::Int(i))]).unwrap();
+            tx.commit()
+        };
+        commit(0).unwrap();
+        PANIC_IN_APPLY.store(true, Ordering::SeqCst);
+        // The committer that combines panics; whatever it had taken from the queue is answered with an error
+        // instead of leaving its committers waiting.
+        let outcomes: Vec<std::thread::Result<Result<u64>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..=8).map(|i| s.spawn(move || commit(i))).collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        let panicked = outcomes.iter().filter(|o| o.is_err()).count();
+        assert_eq!(panicked, 1, "exactly the combiner that failed panics");
+        for outcome in outcomes.iter().flatten() {
+            if let Err(e) = outcome {
+                assert!(matches!(e, StorageError::Poisoned(_)), "{e}");
+            }
+        }
+        // No further commit, and no checkpoint of a state that may hold part of a transaction.
+        assert!(matches!(commit(100), Err(StorageError::Poisoned(_))));
+        assert!(matches!(store.checkpoint(), Err(StorageError::Poisoned(_))));
+        let acknowledged = outcomes.iter().filter(|o| matches!(o, Ok(Ok(_)))).count() as u64;
+        drop(store);
+        // What was acknowledged survives a reopen, and the database accepts commits again.
+        let (store, _) = Store::open(dir.path()).unwrap();
+        assert_eq!(store.read().label_count(label), 1 + acknowledged);
+        let mut tx = store.write();
+        tx.create_node(&[label], vec![]).unwrap();
+        tx.commit().unwrap();
     }
 }
