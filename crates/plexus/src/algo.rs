@@ -7,34 +7,44 @@ use crate::{Direction, NodeId, ReadTxn, TypeFilter, TypeId};
 
 /// Counts per node id in a dense array, reset by walking only the touched entries, so a traversal that visits
 /// k relationships costs O(k) and no hashing. Kept per thread and reused between calls.
+///
+/// Most ids are touched once per traversal, so recording a touch is on the hot path: `touched` is as long as
+/// `counts` and filled up to `len`, an indexed store instead of a push that checks for growth. An id is
+/// recorded when its count leaves zero, and counts only grow, so `len` never passes the number of ids.
 #[derive(Default)]
 struct DenseCounter {
     counts: Vec<u32>,
     touched: Vec<u64>,
+    len: usize,
 }
 
 impl DenseCounter {
     fn reserve(&mut self, bound: u64) {
         if self.counts.len() < bound as usize {
             self.counts.resize(bound as usize, 0);
+            self.touched.resize(bound as usize, 0);
         }
     }
 
+    /// Adds `n` (at least 1) to the count of `id`.
     #[inline]
     fn add(&mut self, id: u64, n: u32) {
+        debug_assert!(n > 0, "a zero count would be recorded twice");
         let count = &mut self.counts[id as usize];
         if *count == 0 {
-            self.touched.push(id);
+            self.touched[self.len] = id;
+            self.len += 1;
         }
         *count += n;
     }
 
     fn drain(&mut self, mut f: impl FnMut(u64, u32)) {
-        for &id in &self.touched {
-            f(id, self.counts[id as usize]);
-            self.counts[id as usize] = 0;
+        for &id in &self.touched[..self.len] {
+            let count = &mut self.counts[id as usize];
+            f(id, *count);
+            *count = 0;
         }
-        self.touched.clear();
+        self.len = 0;
     }
 }
 
