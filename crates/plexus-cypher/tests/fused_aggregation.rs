@@ -54,6 +54,14 @@ const QUERIES: &[(&str, &str)] = &[
          RETURN a.w AS k, id(b) AS b, sum(a.w * 2) AS s",
     ),
     (
+        "MATCH (a)-[r:R]->(b) WHERE (a)-[:S]-(b) AND a <> b RETURN a, count(*) AS c",
+        "MATCH (a)-[r:R]->(b) WITH a, r, b, 0 AS z WHERE (a)-[:S]-(b) AND a <> b RETURN a, count(*) AS c",
+    ),
+    (
+        "MATCH (a)<-[r]-(b) WHERE NOT (b)<-[:R]-(a) RETURN id(b) AS k, count(*) AS c",
+        "MATCH (a)<-[r]-(b) WITH a, r, b, 0 AS z WHERE NOT (b)<-[:R]-(a) RETURN id(b) AS k, count(*) AS c",
+    ),
+    (
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) RETURN b, count(r) AS c",
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z RETURN b, count(r) AS c",
     ),

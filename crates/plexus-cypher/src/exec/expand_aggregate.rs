@@ -92,7 +92,7 @@ impl<'p> ExpandAggregate<'p> {
                         });
                     }
                     Fold::Counts(counts) => {
-                        counts.start_row(&row);
+                        counts.start_row(&row, ctx);
                         // Runs of neighbour and relationship ids straight from the adjacency: no entry is decoded
                         // one at a time.
                         let _ = g.visit_rel_slices(start, *dir, filter, |nbrs, rels| {

@@ -7,8 +7,10 @@
 //! counts or sums, the first group of input rows, dense arrays) runs [`NeighbourCounts::run_dense`]: a loop
 //! over a run of neighbour ids that falls back to `visit` only for a neighbour it has not judged yet.
 
+use std::ops::ControlFlow;
+
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::{IdSlice, NodeId, RelId};
+use plexus_storage::{IdSlice, NodeId, RelId, TypeFilter, TypeId};
 
 use super::aggregate::check_number;
 use super::ctx::Ctx;
@@ -39,6 +41,8 @@ struct RowState {
     int_addends: Option<Vec<i64>>,
     /// The ids of the nodes the neighbour must differ from (the `not_equal` filters), when all hold nodes.
     excluded: Option<Vec<u64>>,
+    /// Every `adjacent` filter asks about a node (so its set answers it).
+    adjacent_ready: bool,
 }
 
 /// The cells' values, one per aggregate, in the order the cells were created: integers while every addend
@@ -66,6 +70,8 @@ pub(crate) struct NeighbourCounts<'p> {
     /// values of the slots they read.
     memo: NodeMap,
     memo_values: Vec<Value>,
+    /// Per `adjacent` filter of the shape, the neighbours of the node it asks about (and which node that is).
+    adjacent: Vec<(Option<NodeId>, NodeMap)>,
     row: RowState,
     key: Vec<Equivalent>,
 }
@@ -91,6 +97,7 @@ impl<'p> NeighbourCounts<'p> {
             cells: Cells::Ints(Vec::new()),
             memo: NodeMap::new(if shape.memo_filters.is_empty() { 0 } else { node_bound }),
             memo_values: Vec::new(),
+            adjacent: shape.adjacent.iter().map(|_| (None, NodeMap::new(node_bound))).collect(),
             row: RowState {
                 decided: false,
                 passes: false,
@@ -99,18 +106,41 @@ impl<'p> NeighbourCounts<'p> {
                 addends: Vec::with_capacity(aggs.len()),
                 int_addends: None,
                 excluded: None,
+                adjacent_ready: false,
             },
             key: Vec::with_capacity(keys.len()),
         }
     }
 
-    /// Forgets the remembered verdicts (operators below may have written to the graph).
+    /// Forgets the remembered verdicts and neighbour sets (operators below may have written to the graph).
     pub fn forget(&mut self) {
         self.memo.clear();
         self.memo_values.clear();
+        for (of, _) in &mut self.adjacent {
+            *of = None;
+        }
     }
 
-    pub fn start_row(&mut self, row: &Row) {
+    pub fn start_row(&mut self, row: &Row, ctx: &Ctx) {
+        self.row.adjacent_ready = true;
+        for (spec, (of, set)) in self.shape.adjacent.iter().zip(&mut self.adjacent) {
+            let Value::Node(node) = row[spec.from] else {
+                self.row.adjacent_ready = false;
+                continue;
+            };
+            if *of != Some(node) {
+                set.clear();
+                let ids: Vec<TypeId> = spec.types.iter().filter_map(|t| ctx.type_token(t)).collect();
+                if spec.types.is_empty() || !ids.is_empty() {
+                    let filter = if spec.types.is_empty() { TypeFilter::All } else { TypeFilter::Only(&ids) };
+                    let _ = ctx.g().visit_neighbour_slices::<()>(node, spec.dir, filter, |nbrs| {
+                        nbrs.for_each(|n| set.insert(n, 0));
+                        ControlFlow::Continue(())
+                    });
+                }
+                *of = Some(node);
+            }
+        }
         self.row.decided = false;
         self.row.ready = false;
         let deps = &self.shape.memo_deps;
@@ -171,6 +201,12 @@ impl<'p> NeighbourCounts<'p> {
             && self.row.int_addends.is_some()
             && self.row.excluded.is_some()
             && self.shape.rel_filters.is_empty()
+            && self.row.adjacent_ready
+            && match self.adjacent.as_slice() {
+                [] => true,
+                [(_, set)] => matches!(set, NodeMap::Dense { .. }),
+                _ => false,
+            }
             && matches!(self.cells, Cells::Ints(_))
             && matches!(self.first_cells, NodeMap::Dense { .. })
             && (self.shape.memo_filters.is_empty() || matches!(self.memo, NodeMap::Dense { .. }))
@@ -192,6 +228,11 @@ impl<'p> NeighbourCounts<'p> {
         else {
             unreachable!("checked by dense_ready")
         };
+        // At most one neighbour set (checked by `dense_ready`), complete: absent means not adjacent.
+        let adjacency: Option<(&[u32], bool)> = match (self.adjacent.first(), self.shape.adjacent.first()) {
+            (Some((_, NodeMap::Dense { slots, .. })), Some(spec)) => Some((slots, spec.negated)),
+            _ => None,
+        };
         let memo: Option<&[u32]> = match &self.memo {
             NodeMap::Dense { slots, .. } if !self.shape.memo_filters.is_empty() => Some(slots),
             _ => None,
@@ -206,6 +247,12 @@ impl<'p> NeighbourCounts<'p> {
             }
             if excluded.contains(&nbr) {
                 continue;
+            }
+            if let Some((set, negated)) = adjacency {
+                let adjacent = set.get(nbr as usize).is_some_and(|&v| v != 0);
+                if adjacent == negated {
+                    continue;
+                }
             }
             if let Some(memo) = memo {
                 // Stored verdict plus one: 2 passes, 1 fails, 0 not judged yet.
@@ -267,6 +314,17 @@ impl<'p> NeighbourCounts<'p> {
                     write(row);
                     self.filters[i].is_true(row, ctx)?
                 }
+            };
+            if !pass {
+                return Ok(true);
+            }
+        }
+        for (spec, (_, set)) in self.shape.adjacent.iter().zip(&self.adjacent) {
+            let pass = if self.row.adjacent_ready {
+                set.get(nbr.0).is_some() != spec.negated
+            } else {
+                write(row);
+                self.filters[spec.filter].is_true(row, ctx)?
             };
             if !pass {
                 return Ok(true);

@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use super::{AggFn, AggSpec, PlanNode};
+use plexus_storage::Direction;
+
+use super::{AggFn, AggSpec, PlanNode, Token};
 use crate::expr::{CExpr, GraphFn, MapProjItem};
 
 /// The split of an aggregation over an expand that lets [`crate::exec::expand_aggregate`] count per
@@ -30,8 +32,23 @@ pub(crate) struct CountShape {
     /// Filters `neighbour <> x` for an input slot `x` (filter index, `x`): an id comparison when `x` holds a
     /// node.
     pub not_equal: Vec<(usize, usize)>,
+    /// Pattern predicates `(x)-[:T]->(neighbour)`, or their negation, for an input slot `x`: a lookup in the
+    /// set of `x`'s neighbours, gathered once per value of `x`.
+    pub adjacent: Vec<Adjacent>,
     /// Everything else, evaluated for each relationship.
     pub rel_filters: Vec<usize>,
+}
+
+/// A filter that asks whether the neighbour is adjacent to the node in an input slot.
+#[derive(Clone, Debug)]
+pub(crate) struct Adjacent {
+    /// Index of the filter (evaluated as written when the slot does not hold a node).
+    pub filter: usize,
+    pub from: usize,
+    pub dir: Direction,
+    pub types: Vec<Token>,
+    /// `NOT (x)-->(neighbour)`.
+    pub negated: bool,
 }
 
 /// Applies the rewrites to `node` and everything under it.
@@ -101,6 +118,7 @@ fn count_shape(
         memo_filters: Vec::new(),
         memo_deps: Vec::new(),
         not_equal: Vec::new(),
+        adjacent: Vec::new(),
         rel_filters: Vec::new(),
     };
     for (i, (key, _)) in keys.iter().enumerate() {
@@ -125,6 +143,16 @@ fn count_shape(
             };
             if let Some(x) = other.filter(|&x| x != to && x != rel) {
                 shape.not_equal.push((i, x));
+                continue;
+            }
+        }
+        let (negated, pattern) = match f {
+            CExpr::Not(inner) => (true, &**inner),
+            other => (false, other),
+        };
+        if let CExpr::HasEdge { from, to: Some(t), dir, types } = pattern {
+            if *t == to && *from != to && *from != rel {
+                shape.adjacent.push(Adjacent { filter: i, from: *from, dir: *dir, types: types.clone(), negated });
                 continue;
             }
         }
