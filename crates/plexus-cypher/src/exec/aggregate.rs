@@ -280,10 +280,14 @@ fn percentile_arg(v: &Value) -> Result<f64> {
 impl Operator for Aggregate<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.output.is_none() {
-            let rows = self.compute(ctx)?;
-            self.output = Some(rows.into_iter());
+            self.output = Some(self.compute(ctx)?.into_iter());
         }
-        let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
-        Ok(if out.is_empty() { None } else { Some(out) })
+        Ok(next_batch(self.output.as_mut()))
     }
+}
+
+/// The next batch of an aggregation's finished rows (`None` once they are all out).
+pub(super) fn next_batch(rows: Option<&mut std::vec::IntoIter<Row>>) -> Option<Batch> {
+    let out: Batch = rows?.take(BATCH).collect();
+    (!out.is_empty()).then_some(out)
 }

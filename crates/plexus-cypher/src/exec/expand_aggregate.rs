@@ -11,11 +11,11 @@ use std::ops::ControlFlow;
 
 use plexus_storage::{TypeFilter, TypeId};
 
-use super::aggregate::Grouper;
+use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::neighbour_counts::NeighbourCounts;
-use super::{Batch, Op, Operator, Row, BATCH};
+use super::{Batch, Op, Operator, Row};
 use crate::error::{CypherError, Result};
 use crate::expr::CExpr;
 use crate::plan::fuse::CountShape;
@@ -122,11 +122,9 @@ impl<'p> ExpandAggregate<'p> {
 impl Operator for ExpandAggregate<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.output.is_none() {
-            let rows = self.compute(ctx)?;
-            self.output = Some(rows.into_iter());
+            self.output = Some(self.compute(ctx)?.into_iter());
         }
-        let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
-        Ok(if out.is_empty() { None } else { Some(out) })
+        Ok(next_batch(self.output.as_mut()))
     }
 }
 

@@ -329,69 +329,50 @@ pub(crate) enum PlanNode {
     },
 }
 
+/// `$then` with `$input` bound to the operator's input (an `ExpandAggregate`'s expand, which holds the input
+/// in turn), or `$otherwise` for the operators without one; shared by [`PlanNode::input`] and
+/// [`PlanNode::input_mut`], so the list of operators is written once.
+macro_rules! with_input {
+    ($node:expr, $input:ident => $then:expr, $otherwise:expr) => {{
+        use PlanNode::*;
+        match $node {
+            Start | Union { .. } => $otherwise,
+            ScanNodes { input: $input, .. }
+            | KeyLookup { input: $input, .. }
+            | NodeById { input: $input, .. }
+            | IndexRange { input: $input, .. }
+            | Expand { input: $input, .. }
+            | VarExpand { input: $input, .. }
+            | ShortestPath { input: $input, .. }
+            | Filter { input: $input, .. }
+            | Optional { input: $input, .. }
+            | Apply { input: $input, .. }
+            | Unwind { input: $input, .. }
+            | Project { input: $input, .. }
+            | Aggregate { input: $input, .. }
+            | ExpandAggregate { expand: $input, .. }
+            | Distinct { input: $input, .. }
+            | Sort { input: $input, .. }
+            | Skip { input: $input, .. }
+            | Limit { input: $input, .. }
+            | Create { input: $input, .. }
+            | Merge { input: $input, .. }
+            | Set { input: $input, .. }
+            | Delete { input: $input, .. }
+            | Foreach { input: $input, .. }
+            | Call { input: $input, .. }
+            | Produce { input: $input, .. } => $then,
+        }
+    }};
+}
+
 impl PlanNode {
     pub fn input(&self) -> Option<&PlanNode> {
-        use PlanNode::*;
-        match self {
-            Start | Union { .. } => None,
-            ScanNodes { input, .. }
-            | KeyLookup { input, .. }
-            | NodeById { input, .. }
-            | IndexRange { input, .. }
-            | Expand { input, .. }
-            | VarExpand { input, .. }
-            | ShortestPath { input, .. }
-            | Filter { input, .. }
-            | Optional { input, .. }
-            | Apply { input, .. }
-            | Unwind { input, .. }
-            | Project { input, .. }
-            | Aggregate { input, .. }
-            | ExpandAggregate { expand: input, .. }
-            | Distinct { input, .. }
-            | Sort { input, .. }
-            | Skip { input, .. }
-            | Limit { input, .. }
-            | Create { input, .. }
-            | Merge { input, .. }
-            | Set { input, .. }
-            | Delete { input, .. }
-            | Foreach { input, .. }
-            | Call { input, .. }
-            | Produce { input, .. } => Some(input),
-        }
+        with_input!(self, input => Some(&**input), None)
     }
 
     pub fn input_mut(&mut self) -> Option<&mut PlanNode> {
-        use PlanNode::*;
-        match self {
-            Start | Union { .. } => None,
-            ScanNodes { input, .. }
-            | KeyLookup { input, .. }
-            | NodeById { input, .. }
-            | IndexRange { input, .. }
-            | Expand { input, .. }
-            | VarExpand { input, .. }
-            | ShortestPath { input, .. }
-            | Filter { input, .. }
-            | Optional { input, .. }
-            | Apply { input, .. }
-            | Unwind { input, .. }
-            | Project { input, .. }
-            | Aggregate { input, .. }
-            | ExpandAggregate { expand: input, .. }
-            | Distinct { input, .. }
-            | Sort { input, .. }
-            | Skip { input, .. }
-            | Limit { input, .. }
-            | Create { input, .. }
-            | Merge { input, .. }
-            | Set { input, .. }
-            | Delete { input, .. }
-            | Foreach { input, .. }
-            | Call { input, .. }
-            | Produce { input, .. } => Some(input),
-        }
+        with_input!(self, input => Some(&mut **input), None)
     }
 }
 
