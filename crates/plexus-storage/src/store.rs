@@ -634,8 +634,14 @@ impl Shared {
             head.log_bytes_since_checkpoint = 0;
             // Everything logged is now durable: publish it so new readers see the state we checkpoint.
             let state = head.state.clone();
-            self.pending.lock().clear();
-            self.published.store(state.clone());
+            {
+                // Under the lock `publish_durable` stores under, so that a commit made durable by the rotation
+                // and published by its committer cannot slip between the clearing and the store: its committer
+                // either publishes first (an older state, replaced next) or finds the newer one published.
+                let mut pending = self.pending.lock();
+                pending.clear();
+                self.published.store(state.clone());
+            }
             self.prune(&mut head);
             (state, seg)
         };
