@@ -212,3 +212,16 @@ fn profile_reports_rows_per_operator() {
     let explained = db.engine.execute(&db.store, "EXPLAIN MATCH (p:P) RETURN p", &Params::new()).expect("explain");
     assert!(explained.rows.is_empty() && !explained.plan.expect("a plan").contains("rows: "));
 }
+
+#[test]
+fn a_pattern_predicate_naming_many_types_checks_every_one() {
+    let db = Db::new();
+    db.run(
+        "CREATE (a:A), (b:B), (a)-[:T1]->(a), (a)-[:T2]->(a), (a)-[:T3]->(a), (a)-[:T4]->(a), (a)-[:T5]->(a), \
+         (a)-[:T6]->(a), (a)-[:T7]->(a), (a)-[:T8]->(a), (a)-[:T9]->(b)",
+    );
+    let q = "MATCH (a:A), (b:B) WHERE (a)-[:T1|T2|T3|T4|T5|T6|T7|T8|T9]->(b) RETURN count(*) AS n";
+    assert_eq!(db.run(q), vec![vec![int(1)]], "the ninth type joins a to b");
+    let q = "MATCH (a:A), (b:B) WHERE NOT (a)-[:T1|T2|T3|T4|T5|T6|T7|T8|T9]->(b) RETURN count(*) AS n";
+    assert_eq!(db.run(q), vec![vec![int(0)]]);
+}
