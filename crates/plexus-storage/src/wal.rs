@@ -324,6 +324,7 @@ impl Wal {
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
         if seg.size >= SEGMENT_TARGET {
+            trim(seg);
             *seg = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, last_version + 1)?;
         }
         Ok(())
@@ -339,6 +340,7 @@ impl Wal {
             (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
         };
         let result = self.write_out(&mut seg, &bytes, true, last_version).and_then(|_| {
+            trim(&mut seg);
             let new = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, next_version)?;
             *seg = new;
             Ok(seg.seq)
@@ -382,6 +384,15 @@ impl Wal {
 
     pub fn end_lsn(&self) -> u64 {
         self.pending.lock().end_lsn
+    }
+}
+
+/// Cuts the zeroed space off a segment being left for a new one. Nothing depends on it (zeros end a segment
+/// cleanly, and a crash before the new length is on disk leaves them), so a failure is ignored; it only keeps
+/// the retired segments small until a checkpoint removes them.
+fn trim(seg: &mut Segment) {
+    if seg.allocated > seg.size && seg.file.set_len(seg.size).is_ok() {
+        seg.allocated = seg.size;
     }
 }
 
@@ -453,9 +464,16 @@ mod tests {
         }
         let file_len = std::fs::metadata(dir.path().join(segment_name(1))).unwrap().len();
         assert!(file_len >= ZEROED_AHEAD_MIN, "zeroed ahead: {file_len} bytes");
-        wal.trim_zeroed().unwrap();
+        // A segment left for a new one is cut to its records.
+        assert_eq!(wal.rotate(51).unwrap(), 2);
         let bytes = read_file(&dir.path().join(segment_name(1))).unwrap();
-        assert_eq!(read_segment(&bytes).1, bytes.len() as u64, "trimmed to the records");
+        assert_eq!(read_segment(&bytes).1, bytes.len() as u64, "trimmed to the records at rotation");
+        let lsn = wal.append(b"after the rotation", 51);
+        wal.sync_to(lsn, true).unwrap();
+        assert!(std::fs::metadata(dir.path().join(segment_name(2))).unwrap().len() >= ZEROED_AHEAD_MIN);
+        wal.trim_zeroed().unwrap();
+        let bytes = read_file(&dir.path().join(segment_name(2))).unwrap();
+        assert_eq!(read_segment(&bytes).1, bytes.len() as u64, "trimmed to the records on close");
     }
 
     #[test]
