@@ -263,6 +263,24 @@ impl View {
         }
     }
 
+    /// [`View::resolve`] on every core, for a batch that then walks the nodes in order.
+    fn resolve_all(&self, us: &[i64]) -> Vec<Option<NodeId>> {
+        chunks(us.len(), |r| self.resolve(&us[r])).concat()
+    }
+
+    /// For a thread walking `nodes` in order, at position `i`: requests the lines of the nodes a few positions
+    /// ahead (their offsets or leaf, then their adjacency in `dir`), so that their misses overlap with the
+    /// work at hand instead of following it (the fill-time counterpart of [`View::pipelined`]).
+    #[inline]
+    fn prefetch_ahead(&self, nodes: &[Option<NodeId>], i: usize, dir: Direction) {
+        if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
+            self.snap.prefetch_node(*n);
+        }
+        if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+            self.snap.prefetch_adjacency(*n, dir);
+        }
+    }
+
     /// `f(i, nodes[i])` for each node in order, with the storage lines of the nodes some positions ahead
     /// requested first (their leaf, then their adjacency in `dir`, then with `entries` their first group and
     /// neighbours): the cache misses of a batch overlap instead of following one another.
@@ -506,21 +524,13 @@ impl Graph {
             },
             |v, us| {
                 let (o, n, w) = py.detach(|| {
-                    let nodes = chunks(us.len(), |r| v.resolve(&us[r])).concat();
+                    let nodes = v.resolve_all(us);
                     let counts = chunks(nodes.len(), |r| {
                         v.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| v.count_of(a, dir)))
                     })
                     .concat();
-                    // The fill walks the nodes in order on each thread: the lines of those a few positions
-                    // ahead are requested first, so their misses overlap (as in `pipelined`).
-                    let g = &*v.snap;
                     exact_csr(&counts, |i, vals, ws| {
-                        if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
-                            g.prefetch_node(*n);
-                        }
-                        if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
-                            g.prefetch_adjacency(*n, dir);
-                        }
+                        v.prefetch_ahead(&nodes, i, dir);
                         v.fill_edges(nodes[i], dir, vals, ws)
                     })
                 });
@@ -638,19 +648,12 @@ impl Graph {
         let (s0, d0) = (id_at(&s, 0), id_at(&d, 0));
         let (o, r, w) = py.detach(|| {
             let resolve = |x: Option<&[i64]>, one: i64| match x {
-                Some(x) => chunks(n, |r| view.resolve(&x[r])).concat(),
+                Some(x) => view.resolve_all(x),
                 None => vec![view.node(one); n],
             };
             let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
-            let g = &*view.snap;
-            // Each thread walks its pairs in order: request the lines of the sources ahead first.
             csr(n, |i, rels, ws| {
-                if let Some(Some(a)) = froms.get(i + ADJACENCY_AHEAD) {
-                    g.prefetch_node(*a);
-                }
-                if let Some(Some(a)) = froms.get(i + ENTRIES_AHEAD) {
-                    g.prefetch_adjacency(*a, Direction::Out);
-                }
+                view.prefetch_ahead(&froms, i, Direction::Out);
                 view.between(froms[i], tos[i], rels, ws)
             })
         });
@@ -684,16 +687,9 @@ impl Graph {
             },
             |v, us| {
                 let (o, n, _) = py.detach(|| {
-                    let nodes = chunks(us.len(), |r| v.resolve(&us[r])).concat();
-                    let g = &*v.snap;
-                    // Each thread walks its nodes in order: request the lines of those ahead first.
+                    let nodes = v.resolve_all(us);
                     csr(nodes.len(), |i, vals, _| {
-                        if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
-                            g.prefetch_node(*n);
-                        }
-                        if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
-                            g.prefetch_adjacency(*n, dir);
-                        }
+                        v.prefetch_ahead(&nodes, i, dir);
                         v.neighbours(nodes[i], dir, vals)
                     })
                 });

@@ -367,9 +367,8 @@ impl Wal {
     pub fn trim_zeroed(&self) -> Result<()> {
         let mut seg = self.segment.lock();
         if seg.allocated > seg.size {
-            seg.file.set_len(seg.size).map_err(|e| StorageError::io(&seg.path, e))?;
+            trim(&mut seg);
             seg.file.sync_all().map_err(|e| StorageError::io(&seg.path, e))?;
-            seg.allocated = seg.size;
         }
         Ok(())
     }

@@ -277,10 +277,7 @@ impl<'p> NeighbourCounts<'p> {
             };
             let width = addends.len();
             for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(addends) {
-                match acc.checked_add(a) {
-                    Some(sum) => *acc = sum,
-                    None => return Err(arith::add(&Value::Int(*acc), &Value::Int(a)).expect_err("overflows")),
-                }
+                add_int(acc, a)?;
             }
         }
         Ok(nbrs.len())
@@ -357,10 +354,7 @@ impl<'p> NeighbourCounts<'p> {
         let width = self.aggs.len();
         if let (Cells::Ints(ints), Some(addends)) = (&mut self.cells, &self.row.int_addends) {
             for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(addends) {
-                *acc = match acc.checked_add(a) {
-                    Some(sum) => sum,
-                    None => return Err(arith::add(&Value::Int(*acc), &Value::Int(a)).expect_err("overflows")),
-                };
+                add_int(acc, a)?;
             }
             return Ok(true);
         }
@@ -488,5 +482,17 @@ impl<'p> NeighbourCounts<'p> {
             out.push(row);
         }
         Ok(out)
+    }
+}
+
+/// Adds an integer addend to an integer cell, with Cypher's overflow error.
+#[inline]
+fn add_int(acc: &mut i64, a: i64) -> Result<()> {
+    match acc.checked_add(a) {
+        Some(sum) => {
+            *acc = sum;
+            Ok(())
+        }
+        None => Err(arith::add(&Value::Int(*acc), &Value::Int(a)).expect_err("an overflowing sum is an error")),
     }
 }
