@@ -297,6 +297,21 @@ impl FlatAdjacency {
         }
     }
 
+    /// [`FlatAdjacency::prefetch_entries`], plus the line of the first relationship ids next to them.
+    #[inline]
+    pub fn prefetch_rel_entries(&self, node: u64, dir: Direction) {
+        for out in sides(dir) {
+            let side = self.side(out);
+            let first = side.offsets[node as usize] as usize;
+            if let Some(nbr) = side.nbr.get(first) {
+                crate::prefetch::prefetch(nbr);
+            }
+            if let Some(rel) = side.rel.get(first) {
+                crate::prefetch::prefetch(rel);
+            }
+        }
+    }
+
     /// [`GraphState::degree`] for a covered node.
     #[inline]
     pub(crate) fn degree(&self, node: u64, dir: Direction, filter: TypeFilter) -> u64 {
@@ -392,7 +407,10 @@ impl FlatAdjacency {
     }
 
     /// [`GraphState::visit_rels_between`] for a covered `a`: `f(relationship, direction)` for each relationship
-    /// joining `a` and `b` in `dir`.
+    /// joining `a` and `b` in `dir`. With `b_covered`, a long list of `a`'s is not searched when `b`'s list on
+    /// the other side is shorter: a hub's list costs a cache miss per step of a binary search, and an edge picked
+    /// at random usually joins a hub to a node of small degree. Both lists order a pair's parallel
+    /// relationships by id, so the answer is the same either way.
     #[inline]
     pub(crate) fn visit_between<B>(
         &self,
@@ -400,8 +418,11 @@ impl FlatAdjacency {
         b: u64,
         dir: Direction,
         filter: TypeFilter,
+        b_covered: bool,
         mut f: impl FnMut(u64, Direction) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
+        /// Lists up to this long (one cache line of ids) are searched without looking at the other end.
+        const SHORT_LIST: usize = 16;
         if !filter.accepts(self.rel_type()) {
             return ControlFlow::Continue(());
         }
@@ -409,13 +430,21 @@ impl FlatAdjacency {
             if !out && dir == Direction::Both && a == b {
                 break;
             }
-            let (nbrs, rels) = self.side(out).slices(a as usize);
-            let first = nbrs.lower_bound(b);
+            let side = if out { Direction::Out } else { Direction::In };
+            let (mut nbrs, mut rels) = self.side(out).slices(a as usize);
+            let mut wanted = b;
+            if b_covered && nbrs.len() > SHORT_LIST {
+                let (other_nbrs, other_rels) = self.side(!out).slices(b as usize);
+                if other_nbrs.len() < nbrs.len() {
+                    (nbrs, rels, wanted) = (other_nbrs, other_rels, a);
+                }
+            }
+            let first = nbrs.lower_bound(wanted);
             for i in first..nbrs.len() {
-                if nbrs.get(i) != b {
+                if nbrs.get(i) != wanted {
                     break;
                 }
-                f(rels.get(i), if out { Direction::Out } else { Direction::In })?;
+                f(rels.get(i), side)?;
             }
         }
         ControlFlow::Continue(())

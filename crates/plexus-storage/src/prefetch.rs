@@ -40,3 +40,19 @@ pub fn advise_huge_pages<T>(v: &Vec<T>) {
         }
     }
 }
+
+/// `len` copies of `value` in a buffer advised for huge pages before it is written (see [`advise_huge_pages`]):
+/// for the tables that batches of random reads index.
+pub fn filled_on_huge_pages<T: Clone>(value: T, len: usize) -> Vec<T> {
+    let mut v = with_capacity_on_huge_pages(len);
+    v.resize(len, value);
+    v
+}
+
+/// An empty vector with room for `capacity` values, advised for huge pages (see [`advise_huge_pages`]): for
+/// large results assembled by appending.
+pub fn with_capacity_on_huge_pages<T>(capacity: usize) -> Vec<T> {
+    let v = Vec::with_capacity(capacity);
+    advise_huge_pages(&v);
+    v
+}

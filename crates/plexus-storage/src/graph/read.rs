@@ -96,6 +96,16 @@ impl GraphState {
         }
     }
 
+    /// [`GraphState::prefetch_adjacency`] for a walk that reads relationship ids as well as neighbours: in a
+    /// bulk-loaded adjacency those are a separate array, whose line is requested too.
+    #[inline]
+    pub fn prefetch_rel_entries(&self, node: NodeId, dir: Direction) {
+        match self.flat_for(node) {
+            Some(flat) => flat.prefetch_rel_entries(node.0, dir),
+            None => self.each_adjacency(node, dir, AdjLeaf::prefetch),
+        }
+    }
+
     /// `f(adjacency, slot)` for `node`'s adjacency in each direction `dir` covers.
     #[inline]
     fn each_adjacency(&self, node: NodeId, dir: Direction, f: impl Fn(&AdjLeaf, usize)) {
@@ -251,8 +261,10 @@ impl GraphState {
     ) -> ControlFlow<B> {
         if let Some(flat) = self.flat_for(a) {
             let ty = flat.rel_type();
-            return flat
-                .visit_between(a.0, b.0, dir, filter, |rel, dir| f(RelEntry { rel: RelId(rel), ty, nbr: b, dir }));
+            let b_covered = self.flat_for(b).is_some();
+            return flat.visit_between(a.0, b.0, dir, filter, b_covered, |rel, dir| {
+                f(RelEntry { rel: RelId(rel), ty, nbr: b, dir })
+            });
         }
         let Some((leaf, slot)) = self.node_leaf(a) else {
             return ControlFlow::Continue(());
