@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use plexus_storage::prefetch::{filled_on_huge_pages, with_capacity_on_huge_pages};
+
 /// Batches at least this long are split over threads.
 pub const PARALLEL_MIN: usize = 1 << 15;
 
@@ -35,7 +37,7 @@ pub fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> 
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0i64);
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
-    let (mut vals, mut ws) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    let (mut vals, mut ws) = (with_capacity_on_huge_pages(total), with_capacity_on_huge_pages(total));
     for (lens, v, w) in parts {
         for l in lens {
             offsets.push(offsets.last().copied().unwrap_or(0) + l);
@@ -59,7 +61,7 @@ pub fn exact_csr(
         offsets.push(offsets[offsets.len() - 1] + c);
     }
     let total = offsets[n] as usize;
-    let (mut vals, mut ws) = (vec![0i64; total], vec![0f64; total]);
+    let (mut vals, mut ws) = (filled_on_huge_pages(0i64, total), filled_on_huge_pages(0f64, total));
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     // Split by edges, not queries: one query of a hub can be most of the work.
     let threads = cores.min(total / PARALLEL_MIN).max(1);

@@ -19,6 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 
+use plexus_storage::prefetch::filled_on_huge_pages;
+
 use crate::args::{self, Ids};
 use crate::batch::{chunks, csr, exact_csr, flat};
 use crate::database::Database;
@@ -69,7 +71,7 @@ struct WeightColumn {
 
 impl WeightColumn {
     fn build(snap: &ReadTxn, key: PropKeyId) -> WeightColumn {
-        let mut values = vec![f64::NAN; snap.rel_id_bound() as usize];
+        let mut values = filled_on_huge_pages(f64::NAN, snap.rel_id_bound() as usize);
         let _ = snap.visit_all_rels::<()>(|r| {
             if let Some(w) = snap.rel_prop(r.id, key).and_then(Value::as_f64) {
                 values[r.id.0 as usize] = w;
@@ -105,6 +107,19 @@ fn direction(name: &str) -> PyResult<Direction> {
 const LEAF_AHEAD: usize = 32;
 const ADJACENCY_AHEAD: usize = 16;
 const ENTRIES_AHEAD: usize = 8;
+const LOOKUPS_AHEAD: usize = 4;
+
+/// What a batch reads of each node after its adjacency, so that [`View::prefetch_ahead`] requests those lines too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// A search of the adjacency for the relationships to a given node, read with their weights (see
+    /// [`View::prefetch_between`] for the last step).
+    Search,
+    /// Every neighbour, translated to its external id.
+    Neighbours,
+    /// Every relationship: its neighbour's external id and its weight.
+    Edges,
+}
 
 impl View {
     fn filter(&self) -> TypeFilter<'_> {
@@ -222,15 +237,25 @@ impl View {
     fn neighbours(&self, a: Option<NodeId>, dir: Direction, out: &mut Vec<i64>) {
         let Some(a) = a else { return };
         let start = out.len();
+        // Where the second run starts (the other direction, or another type's group), if there is one; a third
+        // run makes `runs` false and the list is sorted instead of merged.
+        let (mut second, mut runs) = (None, true);
         let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
             let at = out.len();
+            if at > start {
+                runs = runs && second.is_none();
+                second = Some(at);
+            }
             out.resize(at + ns.len(), 0);
             self.exts_into(ns, &mut out[at..]);
             ControlFlow::Continue(())
         });
         let found = &mut out[start..];
         if !found.is_sorted() {
-            found.sort_unstable();
+            let merged = matches!(second, Some(mid) if runs && merge_sorted_runs(found, mid - start));
+            if !merged {
+                found.sort_unstable();
+            }
         }
         // Repeats (parallel relationships, or a neighbour both ways) are adjacent now: keep the first of each.
         let mut kept = start;
@@ -272,13 +297,59 @@ impl View {
     /// ahead (their offsets or leaf, then their adjacency in `dir`), so that their misses overlap with the
     /// work at hand instead of following it (the fill-time counterpart of [`View::pipelined`]).
     #[inline]
-    fn prefetch_ahead(&self, nodes: &[Option<NodeId>], i: usize, dir: Direction) {
+    fn prefetch_ahead(&self, nodes: &[Option<NodeId>], i: usize, dir: Direction, reads: Reads) {
         if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
             self.snap.prefetch_node(*n);
         }
         if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
-            self.snap.prefetch_adjacency(*n, dir);
+            match reads {
+                Reads::Edges | Reads::Search => self.snap.prefetch_rel_entries(*n, dir),
+                Reads::Neighbours => self.snap.prefetch_adjacency(*n, dir),
+            }
         }
+        if reads != Reads::Search {
+            if let Some(Some(n)) = nodes.get(i + LOOKUPS_AHEAD) {
+                self.prefetch_lookups(*n, dir, reads == Reads::Edges);
+            }
+        }
+    }
+
+    /// Last prefetch step of a batch of [`View::between`], once `a`'s adjacency has arrived: searches it now
+    /// (from the cache) and requests the weights of the relationships found, which the answer reads next.
+    #[inline]
+    fn prefetch_between(&self, a: Option<NodeId>, b: Option<NodeId>) {
+        let (Some(a), Some(b), Some(column)) = (a, b, self.weights.as_ref()) else { return };
+        let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
+            prefetch_entry(&column.values, e.rel.0);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Last prefetch step, once a node's adjacency has arrived: requests the external-id entry of each of its
+    /// neighbours and, with `weights`, the weight of each of its relationships: the per-edge reads of a fill,
+    /// which land on scattered lines of tables too large for the caches.
+    #[inline]
+    fn prefetch_lookups(&self, node: NodeId, dir: Direction, weights: bool) {
+        let exts = self.index.as_ref().map(|index| index.ext_table());
+        let values = self.weights.as_ref().filter(|_| weights).map(|column| &column.values[..]);
+        if values.is_none() {
+            if let Some(table) = exts {
+                let _ = self.snap.visit_neighbour_slices::<()>(node, dir, self.filter(), |ns| {
+                    ns.for_each(|n| prefetch_entry(table, n));
+                    ControlFlow::Continue(())
+                });
+            }
+            return;
+        }
+        let _ = self.snap.visit_rel_slices::<()>(node, dir, self.filter(), |ns, rs| {
+            if let Some(table) = exts {
+                ns.for_each(|n| prefetch_entry(table, n));
+            }
+            if let Some(values) = values {
+                rs.for_each(|r| prefetch_entry(values, r));
+            }
+            ControlFlow::Continue(())
+        });
     }
 
     /// `f(i, nodes[i])` for each node in order, with the storage lines of the nodes some positions ahead
@@ -530,7 +601,7 @@ impl Graph {
                     })
                     .concat();
                     exact_csr(&counts, |i, vals, ws| {
-                        v.prefetch_ahead(&nodes, i, dir);
+                        v.prefetch_ahead(&nodes, i, dir, Reads::Edges);
                         v.fill_edges(nodes[i], dir, vals, ws)
                     })
                 });
@@ -653,7 +724,13 @@ impl Graph {
             };
             let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
             csr(n, |i, rels, ws| {
-                view.prefetch_ahead(&froms, i, Direction::Out);
+                // Both ends ahead: the search reads the shorter of the source's outgoing and the target's
+                // incoming lists.
+                view.prefetch_ahead(&froms, i, Direction::Out, Reads::Search);
+                view.prefetch_ahead(&tos, i, Direction::In, Reads::Search);
+                if let (Some(&a), Some(&b)) = (froms.get(i + LOOKUPS_AHEAD), tos.get(i + LOOKUPS_AHEAD)) {
+                    view.prefetch_between(a, b);
+                }
                 view.between(froms[i], tos[i], rels, ws)
             })
         });
@@ -689,7 +766,7 @@ impl Graph {
                 let (o, n, _) = py.detach(|| {
                     let nodes = v.resolve_all(us);
                     csr(nodes.len(), |i, vals, _| {
-                        v.prefetch_ahead(&nodes, i, dir);
+                        v.prefetch_ahead(&nodes, i, dir, Reads::Neighbours);
                         v.neighbours(nodes[i], dir, vals)
                     })
                 });
@@ -834,4 +911,44 @@ impl Graph {
         let ty = self.rel_type.as_deref().map_or("all types".to_string(), |t| format!(":{t}"));
         format!("Graph(:{}({}), {}, weight={:?})", self.label, self.key, ty, self.weight)
     }
+}
+
+/// Requests `table[i]`'s line, if `i` is in range, without waiting for it.
+#[inline]
+fn prefetch_entry<T>(table: &[T], i: u64) {
+    if let Some(entry) = table.get(i as usize) {
+        plexus_storage::prefetch::prefetch(entry);
+    }
+}
+
+/// Merges `v[..mid]` and `v[mid..]` in place when both are sorted (returns false, leaving `v` as it was,
+/// otherwise). A node's neighbours arrive as one sorted run per direction, so a merge replaces a sort.
+fn merge_sorted_runs(v: &mut [i64], mid: usize) -> bool {
+    const SHORT: usize = 64;
+    let (a, b) = v.split_at(mid);
+    if !a.is_sorted() || !b.is_sorted() {
+        return false;
+    }
+    let mut short = [0i64; SHORT];
+    let long;
+    let first: &[i64] = if mid <= SHORT {
+        short[..mid].copy_from_slice(a);
+        &short[..mid]
+    } else {
+        long = a.to_vec();
+        &long
+    };
+    let (mut i, mut j, mut k) = (0, mid, 0);
+    // The write position never passes the read position in the second run: k = i + (j - mid) <= j.
+    // Branch-free: which run an element comes from is data, not a jump to predict.
+    while i < mid && j < v.len() {
+        let (x, y) = (first[i], v[j]);
+        let from_first = x <= y;
+        v[k] = if from_first { x } else { y };
+        i += usize::from(from_first);
+        j += usize::from(!from_first);
+        k += 1;
+    }
+    v[k..k + (mid - i)].copy_from_slice(&first[i..]);
+    true
 }

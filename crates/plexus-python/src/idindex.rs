@@ -11,6 +11,7 @@ use std::ops::ControlFlow;
 use plexus::value::Value;
 use plexus::{LabelId, NodeId, PropKeyId, ReadTxn};
 use plexus_storage::fxhash::FxHashMap;
+use plexus_storage::prefetch::filled_on_huge_pages;
 
 /// The external id reported for a node that has none (outside the view's label, or a non-integer key).
 pub const NO_ID: i64 = -1;
@@ -51,13 +52,13 @@ impl IdIndex {
         if let Some(message) = bad {
             return Err(format!("a graph view needs integer ids: {message}"));
         }
-        let mut ext_of = vec![NO_ID; snap.node_id_bound() as usize];
+        let mut ext_of = filled_on_huge_pages(NO_ID, snap.node_id_bound() as usize);
         for &(ext, n) in &pairs {
             ext_of[n as usize] = ext;
         }
         let lookup = match (pairs.iter().map(|p| p.0).min(), pairs.iter().map(|p| p.0).max()) {
             (Some(min), Some(max)) if dense_enough(min, max, pairs.len()) => {
-                let mut table = vec![NONE; (max - min + 1) as usize];
+                let mut table = filled_on_huge_pages(NONE, (max - min + 1) as usize);
                 for &(ext, n) in &pairs {
                     table[(ext - min) as usize] = n;
                 }
@@ -88,6 +89,11 @@ impl IdIndex {
             Lookup::Hash(map) => *map.get(&ext)?,
         };
         (n != NONE).then_some(NodeId(n))
+    }
+
+    /// External ids by node id, for prefetching.
+    pub fn ext_table(&self) -> &[i64] {
+        &self.ext_of
     }
 
     #[inline]
