@@ -112,8 +112,8 @@ const LOOKUPS_AHEAD: usize = 4;
 /// What a batch reads of each node after its adjacency, so that [`View::prefetch_ahead`] requests those lines too.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reads {
-    /// A search of the adjacency for the relationships to a given node, read with their weights (see
-    /// [`View::prefetch_between`] for the last step).
+    /// A search of the adjacency for the relationships to a given node (requesting what the search finds ahead
+    /// of time, or the other end's list, measured no faster).
     Search,
     /// Every neighbour, translated to its external id.
     Neighbours,
@@ -314,17 +314,6 @@ impl View {
         }
     }
 
-    /// Last prefetch step of a batch of [`View::between`], once `a`'s adjacency has arrived: searches it now
-    /// (from the cache) and requests the weights of the relationships found, which the answer reads next.
-    #[inline]
-    fn prefetch_between(&self, a: Option<NodeId>, b: Option<NodeId>) {
-        let (Some(a), Some(b), Some(column)) = (a, b, self.weights.as_ref()) else { return };
-        let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
-            prefetch_entry(&column.values, e.rel.0);
-            ControlFlow::Continue(())
-        });
-    }
-
     /// Last prefetch step, once a node's adjacency has arrived: requests the external-id entry of each of its
     /// neighbours and, with `weights`, the weight of each of its relationships: the per-edge reads of a fill,
     /// which land on scattered lines of tables too large for the caches.
@@ -332,15 +321,6 @@ impl View {
     fn prefetch_lookups(&self, node: NodeId, dir: Direction, weights: bool) {
         let exts = self.index.as_ref().map(|index| index.ext_table());
         let values = self.weights.as_ref().filter(|_| weights).map(|column| &column.values[..]);
-        if values.is_none() {
-            if let Some(table) = exts {
-                let _ = self.snap.visit_neighbour_slices::<()>(node, dir, self.filter(), |ns| {
-                    ns.for_each(|n| prefetch_entry(table, n));
-                    ControlFlow::Continue(())
-                });
-            }
-            return;
-        }
         let _ = self.snap.visit_rel_slices::<()>(node, dir, self.filter(), |ns, rs| {
             if let Some(table) = exts {
                 ns.for_each(|n| prefetch_entry(table, n));
@@ -724,13 +704,7 @@ impl Graph {
             };
             let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
             csr(n, |i, rels, ws| {
-                // Both ends ahead: the search reads the shorter of the source's outgoing and the target's
-                // incoming lists.
                 view.prefetch_ahead(&froms, i, Direction::Out, Reads::Search);
-                view.prefetch_ahead(&tos, i, Direction::In, Reads::Search);
-                if let (Some(&a), Some(&b)) = (froms.get(i + LOOKUPS_AHEAD), tos.get(i + LOOKUPS_AHEAD)) {
-                    view.prefetch_between(a, b);
-                }
                 view.between(froms[i], tos[i], rels, ws)
             })
         });

@@ -289,24 +289,24 @@ impl FlatAdjacency {
     /// Requests `node`'s first neighbours in each direction `dir` covers (once its offsets have arrived).
     #[inline]
     pub fn prefetch_entries(&self, node: u64, dir: Direction) {
-        for out in sides(dir) {
-            let side = self.side(out);
-            if let Some(first) = side.nbr.get(side.offsets[node as usize] as usize) {
-                crate::prefetch::prefetch(first);
-            }
-        }
+        self.prefetch_first(node, dir, false);
     }
 
     /// [`FlatAdjacency::prefetch_entries`], plus the line of the first relationship ids next to them.
     #[inline]
     pub fn prefetch_rel_entries(&self, node: u64, dir: Direction) {
+        self.prefetch_first(node, dir, true);
+    }
+
+    #[inline]
+    fn prefetch_first(&self, node: u64, dir: Direction, rels: bool) {
         for out in sides(dir) {
             let side = self.side(out);
             let first = side.offsets[node as usize] as usize;
             if let Some(nbr) = side.nbr.get(first) {
                 crate::prefetch::prefetch(nbr);
             }
-            if let Some(rel) = side.rel.get(first) {
+            if let Some(rel) = side.rel.get(first).filter(|_| rels) {
                 crate::prefetch::prefetch(rel);
             }
         }
