@@ -237,25 +237,24 @@ impl View {
     fn neighbours(&self, a: Option<NodeId>, dir: Direction, out: &mut Vec<i64>) {
         let Some(a) = a else { return };
         let start = out.len();
-        // Where the second run starts (the other direction, or another type's group), if there is one; a third
-        // run makes `runs` false and the list is sorted instead of merged.
-        let (mut second, mut runs) = (None, true);
+        // Runs after the first non-empty one (the other direction, or another type's group) and where the first
+        // of them starts: two runs are merged, more are sorted.
+        let (mut later_runs, mut second) = (0, start);
         let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
             let at = out.len();
             if at > start {
-                runs = runs && second.is_none();
-                second = Some(at);
+                later_runs += 1;
+                if later_runs == 1 {
+                    second = at;
+                }
             }
             out.resize(at + ns.len(), 0);
             self.exts_into(ns, &mut out[at..]);
             ControlFlow::Continue(())
         });
         let found = &mut out[start..];
-        if !found.is_sorted() {
-            let merged = matches!(second, Some(mid) if runs && merge_sorted_runs(found, mid - start));
-            if !merged {
-                found.sort_unstable();
-            }
+        if !found.is_sorted() && (later_runs != 1 || !merge_sorted_runs(found, second - start)) {
+            found.sort_unstable();
         }
         // Repeats (parallel relationships, or a neighbour both ways) are adjacent now: keep the first of each.
         let mut kept = start;
