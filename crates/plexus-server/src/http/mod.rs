@@ -4,7 +4,8 @@
 //!
 //! This module owns the listener (accepting connections, optional TLS, serving each with hyper, connection limits
 //! and graceful shutdown), the shared state, the route table and the operational endpoints. [`query`] serves the
-//! Query API with [`transactions`] holding its open transactions, [`rest`] and [`relationships`] the REST resources, [`json`] converts
+//! Query API with [`transactions`] holding its open transactions and [`quick`] choosing which statements run on the
+//! event loop, [`rest`] and [`relationships`] the REST resources, [`json`] converts
 //! values and parses bodies, [`caller`] authenticates, [`error`] shapes failures. Every route is listed once in
 //! [`route_table`] and described in `openapi.json`; a test keeps the two in step.
 
@@ -12,6 +13,7 @@ pub mod caller;
 pub mod error;
 pub mod json;
 pub mod query;
+pub mod quick;
 pub mod relationships;
 pub mod rest;
 pub mod transactions;
@@ -75,6 +77,7 @@ pub struct HttpState {
     pub service: Arc<Service>,
     pub transactions: Transactions,
     pub credentials: CredentialCache,
+    pub quick: quick::QuickStatements,
     /// Set when shutdown begins, so `/ready` turns away new work.
     pub stopping: AtomicBool,
 }
@@ -85,6 +88,7 @@ impl HttpState {
             service,
             transactions: Transactions::new(limits.transaction_timeout),
             credentials: CredentialCache::default(),
+            quick: quick::QuickStatements::default(),
             stopping: AtomicBool::new(false),
         })
     }

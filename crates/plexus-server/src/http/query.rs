@@ -62,13 +62,22 @@ pub async fn auto_commit(
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
     let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
-    let service = state.service.clone();
     let started = Instant::now();
-    let outcome = blocking(move || {
-        let interrupt = service.interrupt(None, None);
-        service.run_auto_commit(caller.role, request.access_mode, &statement, &request.parameters, &interrupt)
-    })
-    .await??;
+    let quick = state.quick.is_quick(&statement);
+    let run = {
+        let (state, service) = (state.clone(), state.service.clone());
+        move || {
+            let interrupt = service.interrupt(None, None);
+            let began = Instant::now();
+            let outcome =
+                service.run_auto_commit(caller.role, request.access_mode, &statement, &request.parameters, &interrupt);
+            if let Ok(o) = &outcome {
+                state.quick.record(&statement, began.elapsed(), o.query_type == "r");
+            }
+            outcome
+        }
+    };
+    let outcome = if quick { run()? } else { blocking(run).await?? };
     let body = result_body(&outcome, format, elapsed_ms(started));
     Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
 }
