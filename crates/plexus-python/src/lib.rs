@@ -19,6 +19,7 @@ mod graph;
 mod idindex;
 mod result;
 mod values;
+mod view;
 
 use pyo3::prelude::*;
 

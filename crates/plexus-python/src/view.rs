@@ -1,0 +1,413 @@
+//! What one call of `plexus.Graph` reads: a snapshot with the id tables and weight column that match it, and the
+//! read paths of single and batched calls over it, with the read-ahead that lets a batch's cache misses overlap.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use plexus::value::Value;
+use plexus::{Direction, IdSlice, LabelId, NodeId, PropKeyId, ReadTxn, RelId, TypeFilter, TypeId};
+use plexus_storage::prefetch::filled_on_huge_pages;
+
+use crate::batch::chunks;
+use crate::idindex::{IdIndex, NO_ID};
+
+/// The view's weights by relationship id for one snapshot version (NaN where a relationship has none). Reading a
+/// weight from storage walks to the relationship's leaf and then its property map, several dependent cache
+/// misses per edge; the column makes it one load, so edge lists and weighted degrees of high-degree vertices
+/// cost what their adjacency costs. 8 bytes per relationship, built in one sequential pass when enough weight
+/// reads pay for it (like the id tables), and not used for a snapshot it was not built from.
+pub(crate) struct WeightColumn {
+    pub(crate) version: u64,
+    pub(crate) values: Vec<f64>,
+}
+
+impl WeightColumn {
+    pub(crate) fn build(snap: &ReadTxn, key: PropKeyId) -> WeightColumn {
+        let mut values = filled_on_huge_pages(f64::NAN, snap.rel_id_bound() as usize);
+        let _ = snap.visit_all_rels::<()>(|r| {
+            if let Some(w) = snap.rel_prop(r.id, key).and_then(Value::as_f64) {
+                values[r.id.0 as usize] = w;
+            }
+            ControlFlow::Continue(())
+        });
+        WeightColumn { version: snap.version(), values }
+    }
+}
+
+/// What one call reads: a snapshot, and the id tables when they match it.
+pub(crate) struct View {
+    pub(crate) snap: ReadTxn,
+    pub(crate) index: Option<Arc<IdIndex>>,
+    pub(crate) label: Option<LabelId>,
+    pub(crate) key: Option<PropKeyId>,
+    pub(crate) types: Option<Vec<TypeId>>,
+    pub(crate) weight: Option<PropKeyId>,
+    pub(crate) weights: Option<Arc<WeightColumn>>,
+}
+
+/// How far ahead of the read a batch requests a node's leaf, its adjacency once the leaf has arrived, and its
+/// first entries once that has.
+const LEAF_AHEAD: usize = 32;
+const ADJACENCY_AHEAD: usize = 16;
+const ENTRIES_AHEAD: usize = 8;
+const LOOKUPS_AHEAD: usize = 4;
+
+/// What a batch reads of each node after its adjacency, so that [`View::prefetch_ahead`] requests those lines too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// A search of the adjacency for the relationships to a given node (requesting what the search finds ahead
+    /// of time, or the other end's list, measured no faster).
+    Search,
+    /// Every neighbour, translated to its external id.
+    Neighbours,
+    /// Every relationship: its neighbour's external id and its weight.
+    Edges,
+}
+
+impl View {
+    pub(crate) fn filter(&self) -> TypeFilter<'_> {
+        match &self.types {
+            None => TypeFilter::All,
+            Some(t) => TypeFilter::Only(t),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn node(&self, ext: i64) -> Option<NodeId> {
+        match &self.index {
+            Some(index) => index.node(ext),
+            None => self.snap.node_by_key(self.label?, &Value::Int(ext)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn ext(&self, n: NodeId) -> i64 {
+        match &self.index {
+            Some(index) => index.ext(n),
+            None => self.key.and_then(|k| self.snap.node_prop(n, k)).and_then(Value::as_int).unwrap_or(NO_ID),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn weight_of(&self, rel: RelId) -> f64 {
+        if let Some(column) = &self.weights {
+            return column.values.get(rel.0 as usize).copied().unwrap_or(f64::NAN);
+        }
+        self.weight.and_then(|w| self.snap.rel_prop(rel, w)).and_then(Value::as_f64).unwrap_or(f64::NAN)
+    }
+
+    pub(crate) fn has_edge(&self, u: i64, v: i64) -> bool {
+        match (self.node(u), self.node(v)) {
+            (Some(a), Some(b)) => self.snap.has_edge(a, b, Direction::Out, self.filter()),
+            _ => false,
+        }
+    }
+
+    /// Relationships from `u` to `v`: ids into `rels`, weights into `ws`.
+    pub(crate) fn between(&self, a: Option<NodeId>, b: Option<NodeId>, rels: &mut Vec<i64>, ws: &mut Vec<f64>) {
+        let (Some(a), Some(b)) = (a, b) else { return };
+        let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
+            rels.push(e.rel.0 as i64);
+            ws.push(self.weight_of(e.rel));
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Edges of `u` in `dir`: the other ends into `nbrs`, weights into `ws`.
+    pub(crate) fn edges(&self, u: i64, dir: Direction, nbrs: &mut Vec<i64>, ws: &mut Vec<f64>) {
+        let Some(a) = self.node(u) else { return };
+        let _ = self.snap.visit_rels::<()>(a, dir, self.filter(), |e| {
+            nbrs.push(self.ext(e.nbr));
+            ws.push(self.weight_of(e.rel));
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// External ids of the nodes in `ns` into `out` (as long as `ns`).
+    #[inline]
+    pub(crate) fn exts_into(&self, ns: IdSlice, out: &mut [i64]) {
+        let mut i = 0;
+        match &self.index {
+            Some(index) => ns.for_each(|n| {
+                out[i] = index.ext(NodeId(n));
+                i += 1;
+            }),
+            None => ns.for_each(|n| {
+                out[i] = self.ext(NodeId(n));
+                i += 1;
+            }),
+        }
+    }
+
+    /// Weights of the relationships in `rs` into `out` (as long as `rs`).
+    #[inline]
+    pub(crate) fn weights_into(&self, rs: IdSlice, out: &mut [f64]) {
+        let mut i = 0;
+        match &self.weights {
+            Some(column) => rs.for_each(|r| {
+                out[i] = column.values.get(r as usize).copied().unwrap_or(f64::NAN);
+                i += 1;
+            }),
+            None => rs.for_each(|r| {
+                out[i] = self.weight_of(RelId(r));
+                i += 1;
+            }),
+        }
+    }
+
+    /// Edges of `u` in `dir` (`Out` or `In`) written into `nbrs` and `ws`, which are exactly `count(u, dir)` long:
+    /// the adjacency is copied run by run from the CSR, with no per-edge call and no growing vector. Returns how
+    /// many were written.
+    pub(crate) fn fill_edges(&self, a: Option<NodeId>, dir: Direction, nbrs: &mut [i64], ws: &mut [f64]) -> usize {
+        let Some(a) = a else { return 0 };
+        let mut k = 0;
+        let _ = self.snap.visit_rel_slices::<()>(a, dir, self.filter(), |ns, rs| {
+            let m = ns.len();
+            if k + m > nbrs.len() {
+                return ControlFlow::Break(());
+            }
+            self.exts_into(ns, &mut nbrs[k..k + m]);
+            self.weights_into(rs, &mut ws[k..k + m]);
+            k += m;
+            ControlFlow::Continue(())
+        });
+        k
+    }
+
+    /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`. Neighbours come in runs straight from the
+    /// adjacency and are translated run by run; a node's runs are usually sorted already (external ids are
+    /// numbered in ascending order on import), so most calls skip the sort and only drop repeats.
+    pub(crate) fn neighbours(&self, a: Option<NodeId>, dir: Direction, out: &mut Vec<i64>) {
+        let Some(a) = a else { return };
+        let start = out.len();
+        // Runs after the first non-empty one (the other direction, or another type's group) and where the first
+        // of them starts: two runs are merged, more are sorted.
+        let (mut later_runs, mut second) = (0, start);
+        let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
+            let at = out.len();
+            if at > start {
+                later_runs += 1;
+                if later_runs == 1 {
+                    second = at;
+                }
+            }
+            out.resize(at + ns.len(), 0);
+            self.exts_into(ns, &mut out[at..]);
+            ControlFlow::Continue(())
+        });
+        let found = &mut out[start..];
+        if !found.is_sorted() && (later_runs != 1 || !merge_sorted_runs(found, second - start)) {
+            found.sort_unstable();
+        }
+        // Repeats (parallel relationships, or a neighbour both ways) are adjacent now: keep the first of each.
+        let mut kept = start;
+        for i in start..out.len() {
+            if kept == start || out[i] != out[kept - 1] {
+                out[kept] = out[i];
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
+    }
+
+    /// Number of relationships of `u` in `dir` (`Both`: out plus in), from group lengths: no relationship is read.
+    pub(crate) fn count(&self, u: i64, dir: Direction) -> i64 {
+        self.node(u).map_or(0, |a| self.count_of(a, dir))
+    }
+
+    /// The nodes of external ids `us` (`None`: no such node), each id-table line requested ahead of its read.
+    pub(crate) fn resolve(&self, us: &[i64]) -> Vec<Option<NodeId>> {
+        match &self.index {
+            Some(index) => (0..us.len())
+                .map(|i| {
+                    if let Some(&ahead) = us.get(i + LEAF_AHEAD) {
+                        index.prefetch(ahead);
+                    }
+                    index.node(us[i])
+                })
+                .collect(),
+            None => us.iter().map(|&u| self.node(u)).collect(),
+        }
+    }
+
+    /// [`View::resolve`] on every core, for a batch that then walks the nodes in order.
+    pub(crate) fn resolve_all(&self, us: &[i64]) -> Vec<Option<NodeId>> {
+        chunks(us.len(), |r| self.resolve(&us[r])).concat()
+    }
+
+    /// For a thread walking `nodes` in order, at position `i`: requests the lines of the nodes a few positions
+    /// ahead (their offsets or leaf, then their adjacency in `dir`), so that their misses overlap with the
+    /// work at hand instead of following it (the fill-time counterpart of [`View::pipelined`]).
+    #[inline]
+    pub(crate) fn prefetch_ahead(&self, nodes: &[Option<NodeId>], i: usize, dir: Direction, reads: Reads) {
+        if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
+            self.snap.prefetch_node(*n);
+        }
+        if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+            match reads {
+                Reads::Edges | Reads::Search => self.snap.prefetch_rel_entries(*n, dir),
+                Reads::Neighbours => self.snap.prefetch_adjacency(*n, dir),
+            }
+        }
+        if reads != Reads::Search {
+            if let Some(Some(n)) = nodes.get(i + LOOKUPS_AHEAD) {
+                self.prefetch_lookups(*n, dir, reads == Reads::Edges);
+            }
+        }
+    }
+
+    /// Last prefetch step, once a node's adjacency has arrived: requests the external-id entry of each of its
+    /// neighbours and, with `weights`, the weight of each of its relationships: the per-edge reads of a fill,
+    /// which land on scattered lines of tables too large for the caches.
+    #[inline]
+    pub(crate) fn prefetch_lookups(&self, node: NodeId, dir: Direction, weights: bool) {
+        let exts = self.index.as_ref().map(|index| index.ext_table());
+        let values = self.weights.as_ref().filter(|_| weights).map(|column| &column.values[..]);
+        let _ = self.snap.visit_rel_slices::<()>(node, dir, self.filter(), |ns, rs| {
+            if let Some(table) = exts {
+                ns.for_each(|n| prefetch_entry(table, n));
+            }
+            if let Some(values) = values {
+                rs.for_each(|r| prefetch_entry(values, r));
+            }
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// `f(i, nodes[i])` for each node in order, with the storage lines of the nodes some positions ahead
+    /// requested first (their leaf, then their adjacency in `dir`, then with `entries` their first group and
+    /// neighbours): the cache misses of a batch overlap instead of following one another.
+    pub(crate) fn pipelined<T>(
+        &self,
+        nodes: &[Option<NodeId>],
+        dir: Direction,
+        entries: bool,
+        mut f: impl FnMut(usize, Option<NodeId>) -> T,
+    ) -> Vec<T> {
+        let g = &*self.snap;
+        let mut out = Vec::with_capacity(nodes.len());
+        for (i, &node) in nodes.iter().enumerate() {
+            if let Some(Some(n)) = nodes.get(i + LEAF_AHEAD) {
+                g.prefetch_node(*n);
+            }
+            if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
+                g.prefetch_adjacency(*n, dir);
+            }
+            if entries {
+                if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+                    g.prefetch_entries(*n, dir);
+                }
+            }
+            out.push(f(i, node));
+        }
+        out
+    }
+
+    /// [`View::count`] for each of `us`, pipelined.
+    pub(crate) fn counts(&self, us: &[i64], dir: Direction) -> Vec<i64> {
+        self.pipelined(&self.resolve(us), dir, false, |_, n| n.map_or(0, |a| self.count_of(a, dir)))
+    }
+
+    /// [`View::degree`] for each of `us`, pipelined.
+    pub(crate) fn degrees(&self, us: &[i64], dir: Direction) -> Vec<(i64, f64)> {
+        self.pipelined(&self.resolve(us), dir, true, |_, n| n.map_or((0, 0.0), |a| self.degree_of(a, dir)))
+    }
+
+    /// [`View::has_edge`] for each pair of `us` and `vs` (equally long), pipelined on `us`.
+    pub(crate) fn has_edges(&self, us: &[i64], vs: &[i64]) -> Vec<bool> {
+        let targets = self.resolve(vs);
+        let filter = self.filter();
+        self.pipelined(&self.resolve(us), Direction::Out, true, |i, a| match (a, targets[i]) {
+            (Some(a), Some(b)) => self.snap.has_edge(a, b, Direction::Out, filter),
+            _ => false,
+        })
+    }
+
+    #[inline]
+    pub(crate) fn count_of(&self, a: NodeId, dir: Direction) -> i64 {
+        let filter = self.filter();
+        match dir {
+            Direction::Both => {
+                (self.snap.degree(a, Direction::Out, filter) + self.snap.degree(a, Direction::In, filter)) as i64
+            }
+            d => self.snap.degree(a, d, filter) as i64,
+        }
+    }
+
+    /// Number of relationships and their summed weight.
+    pub(crate) fn degree(&self, u: i64, dir: Direction) -> (i64, f64) {
+        self.node(u).map_or((0, 0.0), |a| self.degree_of(a, dir))
+    }
+
+    pub(crate) fn degree_of(&self, a: NodeId, dir: Direction) -> (i64, f64) {
+        let one = |d: Direction| match (self.weight, &self.weights) {
+            (Some(_), Some(column)) => {
+                let (mut n, mut sum) = (0i64, 0.0);
+                let _ = self.snap.visit_rel_slices::<()>(a, d, self.filter(), |_, rs| {
+                    n += rs.len() as i64;
+                    rs.for_each(|r| {
+                        let w = column.values.get(r as usize).copied().unwrap_or(f64::NAN);
+                        if !w.is_nan() {
+                            sum += w;
+                        }
+                    });
+                    ControlFlow::Continue(())
+                });
+                (n, sum)
+            }
+            (Some(w), None) => {
+                let (n, s) = self.snap.count_and_weight(a, d, self.filter(), w);
+                (n as i64, s)
+            }
+            (None, _) => (self.snap.degree(a, d, self.filter()) as i64, 0.0),
+        };
+        match dir {
+            // NetworkX counts a self-loop twice in `degree`: out plus in.
+            Direction::Both => {
+                let (o, i) = (one(Direction::Out), one(Direction::In));
+                (o.0 + i.0, o.1 + i.1)
+            }
+            d => one(d),
+        }
+    }
+}
+
+/// Requests `table[i]`'s line, if `i` is in range, without waiting for it.
+#[inline]
+fn prefetch_entry<T>(table: &[T], i: u64) {
+    if let Some(entry) = table.get(i as usize) {
+        plexus_storage::prefetch::prefetch(entry);
+    }
+}
+
+/// Merges `v[..mid]` and `v[mid..]` in place when both are sorted (returns false, leaving `v` as it was,
+/// otherwise). A node's neighbours arrive as one sorted run per direction, so a merge replaces a sort.
+fn merge_sorted_runs(v: &mut [i64], mid: usize) -> bool {
+    const SHORT: usize = 64;
+    let (a, b) = v.split_at(mid);
+    if !a.is_sorted() || !b.is_sorted() {
+        return false;
+    }
+    let mut short = [0i64; SHORT];
+    let long;
+    let first: &[i64] = if mid <= SHORT {
+        short[..mid].copy_from_slice(a);
+        &short[..mid]
+    } else {
+        long = a.to_vec();
+        &long
+    };
+    let (mut i, mut j, mut k) = (0, mid, 0);
+    // The write position never passes the read position in the second run: k = i + (j - mid) <= j.
+    // Branch-free: which run an element comes from is data, not a jump to predict.
+    while i < mid && j < v.len() {
+        let (x, y) = (first[i], v[j]);
+        let from_first = x <= y;
+        v[k] = if from_first { x } else { y };
+        i += usize::from(from_first);
+        j += usize::from(!from_first);
+        k += 1;
+    }
+    v[k..k + (mid - i)].copy_from_slice(&first[i..]);
+    true
+}
