@@ -1,0 +1,253 @@
+//! The planner's update clauses: CREATE (nodes, relationships and paths to create), MERGE, and the items of SET
+//! and REMOVE.
+
+use super::*;
+
+impl Planner<'_> {
+    pub(super) fn create(&mut self, input: PlanNode, patterns: &[PatternPart], scope: &mut Scope) -> Result<PlanNode> {
+        let (nodes, rels, paths) = self.creation(patterns, scope, false)?;
+        let mut plan = PlanNode::Create { input: Box::new(input), nodes, rels };
+        if !paths.is_empty() {
+            plan = PlanNode::Project { input: Box::new(plan), items: paths };
+        }
+        Ok(plan)
+    }
+
+    /// What CREATE (or the creating half of MERGE) makes of patterns: nodes, relationships, path projections.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn creation(
+        &mut self,
+        patterns: &[PatternPart],
+        scope: &mut Scope,
+        merging: bool,
+    ) -> Result<(Vec<CreateNode>, Vec<CreateRel>, Vec<(CExpr, usize)>)> {
+        let mut nodes = Vec::new();
+        let mut rels = Vec::new();
+        let mut paths = Vec::new();
+        let mut created_here: HashSet<String> = HashSet::new();
+        for part in patterns {
+            if part.kind != PathKind::Normal {
+                return Err(self.error(
+                    part.span,
+                    CypherError::syntax("InvalidClauseComposition", "shortestPath cannot be used to create"),
+                ));
+            }
+            let mut node_slots = Vec::new();
+            let mut rel_slots = Vec::new();
+            let mut node = |p: &mut Self,
+                            np: &NodePattern,
+                            scope: &mut Scope,
+                            nodes: &mut Vec<CreateNode>|
+             -> Result<usize> {
+                if let Some(v) = &np.variable {
+                    if let Some(existing) = scope.get(&v.name) {
+                        let (slot, kind) = (existing.slot, existing.kind);
+                        if !np.labels.is_empty() || np.properties.is_some() {
+                            return Err(p.error(
+                                v.span,
+                                CypherError::semantic(
+                                    "VariableAlreadyBound",
+                                    format!("variable `{}` already declared", v.name),
+                                ),
+                            ));
+                        }
+                        if kind != VarKind::Node && kind != VarKind::Unknown {
+                            return Err(p.error(
+                                v.span,
+                                CypherError::semantic("VariableTypeConflict", format!("`{}` is not a node", v.name)),
+                            ));
+                        }
+                        if !created_here.contains(&v.name) {
+                            nodes.push(CreateNode { slot, bound: true, labels: vec![], properties: None });
+                        }
+                        return Ok(slot);
+                    }
+                }
+                let slot = p.slot();
+                if let Some(v) = &np.variable {
+                    scope.add(&v.name, slot, VarKind::Node);
+                    created_here.insert(v.name.clone());
+                }
+                let properties =
+                    np.properties.as_ref().map(|e| p.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
+                nodes.push(CreateNode {
+                    slot,
+                    bound: false,
+                    labels: np.labels.iter().map(|l| Token::new(l.name.as_str())).collect(),
+                    properties,
+                });
+                Ok(slot)
+            };
+            if part.element.chain.is_empty() {
+                if let Some(v) = &part.element.start.variable {
+                    if scope.get(&v.name).is_some() {
+                        return Err(self.error(
+                            v.span,
+                            CypherError::semantic(
+                                "VariableAlreadyBound",
+                                format!("variable `{}` already declared", v.name),
+                            ),
+                        ));
+                    }
+                }
+            }
+            let mut prev = node(self, &part.element.start, scope, &mut nodes)?;
+            node_slots.push(prev);
+            for (rp, np) in &part.element.chain {
+                let next = node(self, np, scope, &mut nodes)?;
+                if rp.types.len() != 1 {
+                    return Err(self.error(
+                        rp.span,
+                        CypherError::syntax(
+                            "NoSingleRelationshipType",
+                            "a relationship must have exactly one type to be created",
+                        ),
+                    ));
+                }
+                if rp.length.is_some() {
+                    return Err(self.error(
+                        rp.span,
+                        CypherError::syntax("CreatingVarLength", "variable length relationships cannot be created"),
+                    ));
+                }
+                let (from, to) = match rp.direction {
+                    RelDirection::Out => (prev, next),
+                    RelDirection::In => (next, prev),
+                    RelDirection::Both if merging => (prev, next),
+                    RelDirection::Both => {
+                        return Err(self.error(
+                            rp.span,
+                            CypherError::syntax(
+                                "RequiresDirectedRelationship",
+                                "only directed relationships are supported in CREATE",
+                            ),
+                        ))
+                    }
+                };
+                let slot = self.slot();
+                if let Some(v) = &rp.variable {
+                    if scope.get(&v.name).is_some() {
+                        return Err(self.error(
+                            v.span,
+                            CypherError::semantic(
+                                "VariableAlreadyBound",
+                                format!("variable `{}` already declared", v.name),
+                            ),
+                        ));
+                    }
+                    scope.add(&v.name, slot, VarKind::Rel);
+                }
+                let properties =
+                    rp.properties.as_ref().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
+                rels.push(CreateRel { slot, from, to, rel_type: Token::new(rp.types[0].name.as_str()), properties });
+                rel_slots.push(slot);
+                node_slots.push(next);
+                prev = next;
+            }
+            if let Some(p) = &part.variable {
+                self.check_new(scope, p)?;
+                let slot = self.slot();
+                scope.add(&p.name, slot, VarKind::Path);
+                paths.push((CExpr::PathOf { nodes: node_slots, rels: rel_slots }, slot));
+            }
+        }
+        Ok((nodes, rels, paths))
+    }
+
+    pub(super) fn merge(
+        &mut self,
+        input: PlanNode,
+        pattern: &PatternPart,
+        on_create: &[SetItem],
+        on_match: &[SetItem],
+        scope: &mut Scope,
+    ) -> Result<PlanNode> {
+        // Every element gets a name, so the match half and the create half bind the same slots.
+        let pattern = &name_anonymous(pattern, &mut self.anonymous);
+        let mut match_scope = scope.clone();
+        let matcher =
+            self.match_patterns(PlanNode::Start, std::slice::from_ref(pattern), None, &mut match_scope, true)?;
+        let mut create_scope = scope.clone();
+        let (mut nodes, mut rels, mut paths) = self.creation(std::slice::from_ref(pattern), &mut create_scope, true)?;
+        let mut remap = std::collections::HashMap::new();
+        for v in &create_scope.vars {
+            if let Some(m) = match_scope.get(&v.name) {
+                remap.insert(v.slot, m.slot);
+            }
+        }
+        let map = |s: &mut usize| {
+            if let Some(t) = remap.get(s) {
+                *s = *t;
+            }
+        };
+        for n in nodes.iter_mut() {
+            map(&mut n.slot);
+        }
+        for r in rels.iter_mut() {
+            map(&mut r.slot);
+            map(&mut r.from);
+            map(&mut r.to);
+        }
+        for (path, slot) in paths.iter_mut() {
+            map(slot);
+            if let CExpr::PathOf { nodes, rels } = path {
+                nodes.iter_mut().for_each(map);
+                rels.iter_mut().for_each(map);
+            }
+        }
+        *scope = match_scope;
+        let on_create = on_create.iter().map(|i| self.set_item(i, scope)).collect::<Result<Vec<_>>>()?;
+        let on_match = on_match.iter().map(|i| self.set_item(i, scope)).collect::<Result<Vec<_>>>()?;
+        let mut plan =
+            PlanNode::Merge { input: Box::new(input), matcher: Arc::new(matcher), nodes, rels, on_create, on_match };
+        if !paths.is_empty() {
+            plan = PlanNode::Project { input: Box::new(plan), items: paths };
+        }
+        Ok(plan)
+    }
+
+    pub(super) fn set_item(&mut self, item: &SetItem, scope: &Scope) -> Result<SetOp> {
+        Ok(match item {
+            SetItem::Property { value, .. } if matches!(value.kind, ExprKind::PatternPredicate(_)) => {
+                return Err(self
+                    .error(value.span, CypherError::syntax("UnexpectedSyntax", "a pattern cannot be used as a value")))
+            }
+            SetItem::Property { target, key, value } => SetOp::Property {
+                target: self.expr(target, scope, &mut AggMode::Forbidden)?,
+                key: Arc::from(key.name.as_str()),
+                value: self.expr(value, scope, &mut AggMode::Forbidden)?,
+            },
+            SetItem::Properties { variable, value, merge } => {
+                let Some(v) = scope.get(&variable.name) else {
+                    return Err(self.undefined(&variable.name, variable.span));
+                };
+                let slot = v.slot;
+                SetOp::Properties { slot, value: self.expr(value, scope, &mut AggMode::Forbidden)?, merge: *merge }
+            }
+            SetItem::Labels { variable, labels } => {
+                let Some(v) = scope.get(&variable.name) else {
+                    return Err(self.undefined(&variable.name, variable.span));
+                };
+                SetOp::Labels { slot: v.slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect() }
+            }
+        })
+    }
+
+    pub(super) fn remove_item(&mut self, item: &RemoveItem, scope: &Scope) -> Result<SetOp> {
+        Ok(match item {
+            RemoveItem::Property { target, key } => SetOp::RemoveProperty {
+                target: self.expr(target, scope, &mut AggMode::Forbidden)?,
+                key: Arc::from(key.name.as_str()),
+            },
+            RemoveItem::Labels { variable, labels } => {
+                let Some(v) = scope.get(&variable.name) else {
+                    return Err(self.undefined(&variable.name, variable.span));
+                };
+                SetOp::RemoveLabels {
+                    slot: v.slot,
+                    labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                }
+            }
+        })
+    }
+}
