@@ -80,15 +80,7 @@ impl Planner<'_> {
             };
             if part.element.chain.is_empty() {
                 if let Some(v) = &part.element.start.variable {
-                    if scope.get(&v.name).is_some() {
-                        return Err(self.error(
-                            v.span,
-                            CypherError::semantic(
-                                "VariableAlreadyBound",
-                                format!("variable `{}` already declared", v.name),
-                            ),
-                        ));
-                    }
+                    self.check_new(scope, v)?;
                 }
             }
             let mut prev = node(self, &part.element.start, scope, &mut nodes)?;
@@ -126,15 +118,7 @@ impl Planner<'_> {
                 };
                 let slot = self.slot();
                 if let Some(v) = &rp.variable {
-                    if scope.get(&v.name).is_some() {
-                        return Err(self.error(
-                            v.span,
-                            CypherError::semantic(
-                                "VariableAlreadyBound",
-                                format!("variable `{}` already declared", v.name),
-                            ),
-                        ));
-                    }
+                    self.check_new(scope, v)?;
                     scope.add(&v.name, slot, VarKind::Rel);
                 }
                 let properties =
