@@ -125,7 +125,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Query(args) => query::run(args),
         Command::Shell(args) => shell::run(args),
         Command::Serve(args) => {
-            allocator_without_huge_pages();
+            without_transparent_huge_pages();
             serve::run(args).map(|_| ExitCode::SUCCESS)
         }
         Command::Loadgen(args) => loadgen::run(args).map(|_| ExitCode::SUCCESS),
@@ -190,15 +190,13 @@ fn info(db: &Database) {
     }
 }
 
-// The engine allocates many small, short-lived objects (rows, values, persistent-tree nodes); mimalloc serves
-// them from thread-local pages, which the server profile showed the system allocator did not.
 /// Turns transparent huge pages off for the server process. Under durable inserts the first touch of each 2 MiB
 /// page mimalloc had mapped zeroed it inside whichever request touched it: 8 % of the server's samples, and p99
-/// of 10-160 ms at 20,000 requests/s against 4-6 ms without. mimalloc's own switch for this is read when the
-/// process starts (setting it later changes nothing: its arena is already mapped), so the whole process opts out,
-/// which also costs the engine's large arrays their huge pages in the server. Bulk import keeps them (it measured
-/// 15-20 % faster with them).
-fn allocator_without_huge_pages() {
+/// of 27-37 ms at 20,000 requests/s on 64 connections against 9-14 ms without (`bench/results/server.md`).
+/// mimalloc's own switch for this is read when the process starts (setting it later changes nothing: its arena is
+/// already mapped), so the whole process opts out, which also costs the engine's large arrays their huge pages in
+/// the server. Bulk import keeps them (it measured 15-20 % faster with them).
+fn without_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only this process's page policy.
     unsafe {
@@ -206,6 +204,8 @@ fn allocator_without_huge_pages() {
     };
 }
 
+// The engine allocates many small, short-lived objects (rows, values, persistent-tree nodes); mimalloc serves
+// them from thread-local pages, which the server profile showed the system allocator did not.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -89,7 +89,7 @@ impl View {
     }
 
     #[inline]
-    pub(crate) fn weight_of(&self, rel: RelId) -> f64 {
+    fn weight_of(&self, rel: RelId) -> f64 {
         if let Some(column) = &self.weights {
             return column.values.get(rel.0 as usize).copied().unwrap_or(f64::NAN);
         }
@@ -125,7 +125,7 @@ impl View {
 
     /// External ids of the nodes in `ns` into `out` (as long as `ns`).
     #[inline]
-    pub(crate) fn exts_into(&self, ns: IdSlice, out: &mut [i64]) {
+    fn exts_into(&self, ns: IdSlice, out: &mut [i64]) {
         let mut i = 0;
         match &self.index {
             Some(index) => ns.for_each(|n| {
@@ -141,7 +141,7 @@ impl View {
 
     /// Weights of the relationships in `rs` into `out` (as long as `rs`).
     #[inline]
-    pub(crate) fn weights_into(&self, rs: IdSlice, out: &mut [f64]) {
+    fn weights_into(&self, rs: IdSlice, out: &mut [f64]) {
         let mut i = 0;
         match &self.weights {
             Some(column) => rs.for_each(|r| {
@@ -216,7 +216,7 @@ impl View {
     }
 
     /// The nodes of external ids `us` (`None`: no such node), each id-table line requested ahead of its read.
-    pub(crate) fn resolve(&self, us: &[i64]) -> Vec<Option<NodeId>> {
+    fn resolve(&self, us: &[i64]) -> Vec<Option<NodeId>> {
         match &self.index {
             Some(index) => (0..us.len())
                 .map(|i| {
@@ -260,7 +260,7 @@ impl View {
     /// neighbours and, with `weights`, the weight of each of its relationships: the per-edge reads of a fill,
     /// which land on scattered lines of tables too large for the caches.
     #[inline]
-    pub(crate) fn prefetch_lookups(&self, node: NodeId, dir: Direction, weights: bool) {
+    fn prefetch_lookups(&self, node: NodeId, dir: Direction, weights: bool) {
         let exts = self.index.as_ref().map(|index| index.ext_table());
         let values = self.weights.as_ref().filter(|_| weights).map(|column| &column.values[..]);
         let _ = self.snap.visit_rel_slices::<()>(node, dir, self.filter(), |ns, rs| {
@@ -339,7 +339,7 @@ impl View {
         self.node(u).map_or((0, 0.0), |a| self.degree_of(a, dir))
     }
 
-    pub(crate) fn degree_of(&self, a: NodeId, dir: Direction) -> (i64, f64) {
+    fn degree_of(&self, a: NodeId, dir: Direction) -> (i64, f64) {
         let one = |d: Direction| match (self.weight, &self.weights) {
             (Some(_), Some(column)) => {
                 let (mut n, mut sum) = (0i64, 0.0);

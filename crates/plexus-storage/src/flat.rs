@@ -306,8 +306,10 @@ impl FlatAdjacency {
             if let Some(nbr) = side.nbr.get(first) {
                 crate::prefetch::prefetch(nbr);
             }
-            if let Some(rel) = side.rel.get(first).filter(|_| rels) {
-                crate::prefetch::prefetch(rel);
+            if rels {
+                if let Some(rel) = side.rel.get(first) {
+                    crate::prefetch::prefetch(rel);
+                }
             }
         }
     }

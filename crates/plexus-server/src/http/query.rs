@@ -65,8 +65,9 @@ pub async fn auto_commit(
     let started = Instant::now();
     let quick = state.quick.is_quick(&statement);
     let run = {
-        let (state, service) = (state.clone(), state.service.clone());
+        let state = state.clone();
         move || {
+            let service = &state.service;
             let interrupt = service.interrupt(None, None);
             let began = Instant::now();
             let outcome =
