@@ -16,11 +16,12 @@ use numpy::{PyArray1, PyUntypedArrayMethods};
 use parking_lot::RwLock;
 use plexus::{Direction, LabelId, NodeId, PropKeyId, TypeId};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
+use smallvec::SmallVec;
 
 use crate::args::{self, Ids};
-use crate::batch::{chunks, csr, exact_csr, flat};
+use crate::batch::{bounded_csr, chunks, csr, exact_csr, flat};
 use crate::database::Database;
 use crate::errors;
 use crate::idindex::{IdIndex, NO_ID};
@@ -202,13 +203,18 @@ impl Graph {
             ids,
             true,
             |v, u| {
-                let (mut nbrs, mut ws) = (Vec::new(), Vec::new());
+                let (mut nbrs, mut ws) = (SmallVec::<[i64; 32]>::new(), SmallVec::<[f64; 32]>::new());
                 v.edges(u, dir, &mut nbrs, &mut ws);
-                let items = nbrs.iter().zip(&ws).map(|(&x, &w)| {
-                    let (a, b) = if dir == Direction::In { (x, u) } else { (u, x) };
-                    (a, b, opt_weight(w)).into_pyobject(py)
-                });
-                Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any())
+                // Every tuple holds the queried id: one Python int shared by all of them.
+                let me = u.into_pyobject(py)?.into_any();
+                let mut items = SmallVec::<[Bound<'py, PyTuple>; 32]>::with_capacity(nbrs.len());
+                for (&x, &w) in nbrs.iter().zip(&ws) {
+                    let x = x.into_pyobject(py)?.into_any();
+                    let w = opt_weight(w).into_pyobject(py)?.into_any();
+                    let (a, b) = if dir == Direction::In { (x, me.clone()) } else { (me.clone(), x) };
+                    items.push(PyTuple::new(py, [a, b, w])?);
+                }
+                Ok(PyList::new(py, items)?.into_any())
             },
             |v, us| {
                 let (o, n, w) = py.detach(|| {
@@ -340,7 +346,7 @@ impl Graph {
                 None => vec![view.node(one); n],
             };
             let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
-            csr(n, |i, rels, ws| {
+            csr(n, 1.0, |i, rels, ws| {
                 view.prefetch_ahead(&froms, i, Direction::Out, Reads::Search);
                 view.between(froms[i], tos[i], rels, ws)
             })
@@ -369,16 +375,31 @@ impl Graph {
             ids,
             false,
             |v, u| {
-                let mut out = Vec::new();
-                v.neighbours(v.node(u), dir, &mut out);
-                Ok(PyList::new(py, out)?.into_any())
+                // A buffer kept per thread: a single call then allocates only its Python objects.
+                thread_local!(static FOUND: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
+                FOUND.with_borrow_mut(|found| {
+                    found.clear();
+                    v.neighbours(v.node(u), dir, found);
+                    Ok(PyList::new(py, found.iter())?.into_any())
+                })
             },
             |v, us| {
-                let (o, n, _) = py.detach(|| {
+                let (o, n, _, _) = py.detach(|| {
                     let nodes = v.resolve_all(us);
-                    csr(nodes.len(), |i, vals, _| {
+                    // A node's distinct neighbours are at most its degree: written in place, then closed up.
+                    let bounds = chunks(nodes.len(), |r| {
+                        v.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| v.count_of(a, dir)))
+                    })
+                    .concat();
+                    bounded_csr(&bounds, false, |i, vals, _| {
                         v.prefetch_ahead(&nodes, i, dir, Reads::Neighbours);
-                        v.neighbours(nodes[i], dir, vals)
+                        thread_local!(static FOUND: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
+                        FOUND.with_borrow_mut(|found| {
+                            found.clear();
+                            v.neighbours(nodes[i], dir, found);
+                            vals[..found.len()].copy_from_slice(found);
+                            found.len()
+                        })
                     })
                 });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n)).into_bound_py_any(py)

@@ -24,7 +24,91 @@ enum Lookup {
         min: i64,
         table: Vec<u64>,
     },
+    /// When external ids are too sparse for a flat table but not very sparse (R-MAT graphs leave over half the
+    /// ids of their range unused): a bitmap of the ids present and a running count per word, small enough to
+    /// stay in the cache (under a quarter of a byte per id in the range), instead of a hash table whose probe
+    /// is two dependent cache misses.
+    Ranked(Ranked),
     Hash(FxHashMap<i64, u64>),
+}
+
+/// External ids as ranks in a bitmap over `min..`: the node of the `r`-th smallest id is `first + r` when node
+/// ids follow the external ids' order (as every bulk import numbers them), else `by_rank[r]`.
+#[derive(Clone)]
+struct Ranked {
+    min: i64,
+    words: Vec<u64>,
+    /// Number of ids present before each word.
+    ranks: Vec<u32>,
+    first: u64,
+    by_rank: Option<Vec<u64>>,
+    /// Nodes created after the tables were built.
+    extra: FxHashMap<i64, u64>,
+}
+
+impl Ranked {
+    /// From `(external id, node)` pairs sorted by external id, without repeats.
+    fn build(sorted: &[(i64, u64)]) -> Ranked {
+        let min = sorted.first().map_or(0, |p| p.0);
+        let span = sorted.last().map_or(0, |p| (p.0 - min) as usize + 1);
+        let mut words = vec![0u64; span.div_ceil(64)];
+        for &(ext, _) in sorted {
+            let i = (ext - min) as usize;
+            words[i / 64] |= 1 << (i % 64);
+        }
+        let mut ranks = Vec::with_capacity(words.len());
+        let mut seen = 0u32;
+        for w in &words {
+            ranks.push(seen);
+            seen += w.count_ones();
+        }
+        let first = sorted.first().map_or(0, |p| p.1);
+        let sequential = sorted.iter().enumerate().all(|(r, p)| p.1 == first + r as u64);
+        let by_rank = (!sequential).then(|| sorted.iter().map(|p| p.1).collect());
+        Ranked { min, words, ranks, first, by_rank, extra: FxHashMap::default() }
+    }
+
+    #[inline]
+    fn word_of(&self, ext: i64) -> Option<(usize, u32)> {
+        let i = ext.wrapping_sub(self.min) as u64;
+        let w = (i / 64) as usize;
+        (w < self.words.len()).then_some((w, (i % 64) as u32))
+    }
+
+    fn in_bitmap(&self, ext: i64) -> bool {
+        self.word_of(ext).is_some_and(|(w, bit)| self.words[w] >> bit & 1 == 1)
+    }
+
+    /// Every `(external id, node)` held, the bitmap's in order, then the others.
+    fn pairs(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
+        let bitmap = self.words.iter().enumerate().flat_map(move |(w, &word)| {
+            (0..64u32)
+                .filter(move |bit| word >> bit & 1 == 1)
+                .map(move |bit| self.min + (w * 64) as i64 + i64::from(bit))
+        });
+        bitmap
+            .enumerate()
+            .map(|(rank, ext)| (ext, self.by_rank.as_ref().map_or(self.first + rank as u64, |nodes| nodes[rank])))
+            .chain(self.extra.iter().map(|(&e, &n)| (e, n)))
+    }
+
+    #[inline]
+    fn node(&self, ext: i64) -> Option<u64> {
+        if let Some((w, bit)) = self.word_of(ext) {
+            let word = self.words[w];
+            if word >> bit & 1 == 1 {
+                let rank = u64::from(self.ranks[w]) + u64::from((word & ((1u64 << bit) - 1)).count_ones());
+                return Some(match &self.by_rank {
+                    None => self.first + rank,
+                    Some(nodes) => nodes[rank as usize],
+                });
+            }
+        }
+        if self.extra.is_empty() {
+            return None;
+        }
+        self.extra.get(&ext).copied()
+    }
 }
 
 #[derive(Clone)]
@@ -64,6 +148,21 @@ impl IdIndex {
                 }
                 Lookup::Dense { min, table }
             }
+            (Some(min), Some(max)) if ranked_enough(min, max, pairs.len()) => {
+                // A label's nodes come in node order, and bulk-imported ids ascend with it: usually sorted already.
+                if !pairs.is_sorted() {
+                    pairs.sort_unstable();
+                }
+                // A repeated id (possible only without a unique key) maps to its largest node, as the hash does.
+                let mut deduped: Vec<(i64, u64)> = Vec::with_capacity(pairs.len());
+                for p in pairs {
+                    match deduped.last_mut() {
+                        Some(last) if last.0 == p.0 => *last = p,
+                        _ => deduped.push(p),
+                    }
+                }
+                Lookup::Ranked(Ranked::build(&deduped))
+            }
             _ => Lookup::Hash(pairs.into_iter().collect()),
         };
         Ok(IdIndex { version: snap.version(), lookup, ext_of })
@@ -72,10 +171,19 @@ impl IdIndex {
     /// Requests the table line that [`IdIndex::node`] will read for `ext`, without waiting for it.
     #[inline]
     pub fn prefetch(&self, ext: i64) {
-        if let Lookup::Dense { min, table } = &self.lookup {
-            if let Some(entry) = table.get(ext.wrapping_sub(*min) as u64 as usize) {
-                plexus_storage::prefetch::prefetch(entry);
+        match &self.lookup {
+            Lookup::Dense { min, table } => {
+                if let Some(entry) = table.get(ext.wrapping_sub(*min) as u64 as usize) {
+                    plexus_storage::prefetch::prefetch(entry);
+                }
             }
+            Lookup::Ranked(ranked) => {
+                if let Some((w, _)) = ranked.word_of(ext) {
+                    plexus_storage::prefetch::prefetch(&ranked.words[w]);
+                    plexus_storage::prefetch::prefetch(&ranked.ranks[w]);
+                }
+            }
+            Lookup::Hash(_) => {}
         }
     }
 
@@ -86,6 +194,7 @@ impl IdIndex {
                 let i = ext.wrapping_sub(*min) as u64;
                 *table.get(i as usize)?
             }
+            Lookup::Ranked(ranked) => ranked.node(ext)?,
             Lookup::Hash(map) => *map.get(&ext)?,
         };
         (n != NONE).then_some(NodeId(n))
@@ -129,8 +238,20 @@ impl IdIndex {
                 table.iter().enumerate().filter(|(_, &v)| v != NONE).map(|(i, &v)| (*min + i as i64, v)).collect();
             self.lookup = Lookup::Hash(map);
         }
-        if let Lookup::Hash(map) = &mut self.lookup {
-            map.insert(ext, n.0);
+        match &mut self.lookup {
+            Lookup::Hash(map) => {
+                map.insert(ext, n.0);
+            }
+            // An id the bitmap already holds (its node was deleted and the id reused) cannot be overridden there.
+            Lookup::Ranked(ranked) if ranked.in_bitmap(ext) => {
+                let mut map: FxHashMap<i64, u64> = ranked.pairs().collect();
+                map.insert(ext, n.0);
+                self.lookup = Lookup::Hash(map);
+            }
+            Lookup::Ranked(ranked) => {
+                ranked.extra.insert(ext, n.0);
+            }
+            Lookup::Dense { .. } => {}
         }
     }
 }
@@ -139,4 +260,10 @@ impl IdIndex {
 fn dense_enough(min: i64, max: i64, count: usize) -> bool {
     let span = (max as i128 - min as i128 + 1) as u128;
     span <= 2 * count as u128 + 4096
+}
+
+/// Whether ids spanning `min..=max` for `count` nodes suit a [`Ranked`] bitmap: smaller than a hash table.
+fn ranked_enough(min: i64, max: i64, count: usize) -> bool {
+    let span = (max as i128 - min as i128 + 1) as u128;
+    span <= 64 * count as u128 && span < 1 << 40
 }

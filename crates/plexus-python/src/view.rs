@@ -7,6 +7,7 @@ use std::sync::Arc;
 use plexus::value::Value;
 use plexus::{Direction, IdSlice, LabelId, NodeId, PropKeyId, ReadTxn, RelId, TypeFilter, TypeId};
 use plexus_storage::prefetch::filled_on_huge_pages;
+use smallvec::SmallVec;
 
 use crate::batch::chunks;
 use crate::idindex::{IdIndex, NO_ID};
@@ -113,12 +114,17 @@ impl View {
         });
     }
 
-    /// Edges of `u` in `dir`: the other ends into `nbrs`, weights into `ws`.
-    pub(crate) fn edges(&self, u: i64, dir: Direction, nbrs: &mut Vec<i64>, ws: &mut Vec<f64>) {
+    /// Edges of `u` in `dir`: the other ends into `nbrs`, weights into `ws`. Runs come straight from the
+    /// adjacency and are translated in tight loops, so the reads of the ids and weights of a run (scattered over
+    /// tables) overlap instead of waiting one by one.
+    pub(crate) fn edges(&self, u: i64, dir: Direction, nbrs: &mut SmallVec<[i64; 32]>, ws: &mut SmallVec<[f64; 32]>) {
         let Some(a) = self.node(u) else { return };
-        let _ = self.snap.visit_rels::<()>(a, dir, self.filter(), |e| {
-            nbrs.push(self.ext(e.nbr));
-            ws.push(self.weight_of(e.rel));
+        let _ = self.snap.visit_rel_slices::<()>(a, dir, self.filter(), |ns, rs| {
+            let at = nbrs.len();
+            nbrs.resize(at + ns.len(), 0);
+            ws.resize(at + ns.len(), 0.0);
+            self.exts_into(ns, &mut nbrs[at..]);
+            self.weights_into(rs, &mut ws[at..]);
             ControlFlow::Continue(())
         });
     }
