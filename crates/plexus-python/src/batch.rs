@@ -1,10 +1,9 @@
 //! Batch calls of the graph view split over threads: the helpers that run a per-query function over a NumPy
 //! array of ids and assemble the answers as flat arrays (one value per query, or CSR offsets and values).
 
-use std::mem::MaybeUninit;
 use std::ops::Range;
 
-use plexus_storage::prefetch::with_capacity_on_huge_pages;
+use plexus_storage::prefetch::{filled_on_huge_pages, with_capacity_on_huge_pages};
 
 /// Batches at least this long are split over threads.
 pub const PARALLEL_MIN: usize = 1 << 15;
@@ -24,18 +23,10 @@ pub fn chunks<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T>
     })
 }
 
-/// Lists of varying length per query, as CSR arrays. `per_query` is the expected length of a list: each thread
-/// reserves room for its share up front (on huge pages) instead of growing its buffer by copies, and the threads
-/// then copy their parts into the result side by side.
-pub fn csr(
-    n: usize,
-    per_query: f64,
-    f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync,
-) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
+/// Lists of varying length per query, as CSR arrays.
+pub fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
     let parts = chunks(n, |r| {
-        let expected = (r.len() as f64 * per_query * 1.25) as usize;
-        let (mut lens, mut vals, mut ws) =
-            (Vec::with_capacity(r.len()), with_capacity_on_huge_pages(expected), Vec::new());
+        let (mut lens, mut vals, mut ws) = (Vec::with_capacity(r.len()), Vec::new(), Vec::new());
         for i in r {
             let before = vals.len();
             f(i, &mut vals, &mut ws);
@@ -45,39 +36,16 @@ pub fn csr(
     });
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0i64);
-    for (lens, _, _) in &parts {
-        for &l in lens {
+    let total: usize = parts.iter().map(|p| p.1.len()).sum();
+    let (mut vals, mut ws) = (with_capacity_on_huge_pages(total), with_capacity_on_huge_pages(total));
+    for (lens, v, w) in parts {
+        for l in lens {
             offsets.push(offsets.last().copied().unwrap_or(0) + l);
         }
+        vals.extend(v);
+        ws.extend(w);
     }
-    let vals = concat_parts(parts.iter().map(|p| &p.1[..]).collect());
-    let ws = concat_parts(parts.iter().map(|p| &p.2[..]).collect());
     (offsets, vals, ws)
-}
-
-/// The parts one after the other, each copied by a thread of its own when there are several.
-fn concat_parts<T: Copy + Default + Send + Sync>(parts: Vec<&[T]>) -> Vec<T> {
-    let total = parts.iter().map(|p| p.len()).sum();
-    if parts.len() == 1 || total < PARALLEL_MIN {
-        return parts.concat();
-    }
-    let mut out: Vec<T> = with_capacity_on_huge_pages(total);
-    let spare = &mut out.spare_capacity_mut()[..total];
-    std::thread::scope(|s| {
-        let mut rest = spare;
-        for part in parts {
-            let (mine, after) = rest.split_at_mut(part.len());
-            rest = after;
-            s.spawn(move || {
-                for (slot, &v) in mine.iter_mut().zip(part) {
-                    slot.write(v);
-                }
-            });
-        }
-    });
-    // SAFETY: the threads above wrote each of the first `total` slots (the parts' lengths add up to it).
-    unsafe { out.set_len(total) };
-    out
 }
 
 /// Edge lists per query as CSR arrays, sized exactly from the degrees first, so each thread writes its queries'
@@ -93,9 +61,8 @@ pub fn exact_csr(
 
 /// Lists per query as CSR arrays, given a bound on each list's length (`fill` writes at most that many values
 /// and returns how many): each thread writes its queries' lists straight into the final arrays, which are then
-/// closed up where lists came out shorter. Also returns whether every list met its bound. Each thread first
-/// zeroes its own part of the arrays, so the page faults of a large answer are taken on every core. `ws` is left
-/// empty unless `weights`.
+/// closed up where lists came out shorter. Also returns whether every list met its bound. `ws` is left empty
+/// unless `weights`.
 pub fn bounded_csr(
     bounds: &[i64],
     weights: bool,
@@ -108,8 +75,10 @@ pub fn bounded_csr(
         offsets.push(offsets[offsets.len() - 1] + c);
     }
     let total = offsets[n] as usize;
-    let mut vals: Vec<i64> = with_capacity_on_huge_pages(total);
-    let mut ws: Vec<f64> = with_capacity_on_huge_pages(if weights { total } else { 0 });
+    // Zeroed here, on one thread, before the workers start: faulting in fresh huge pages from two threads at
+    // once was measured to stall one of them for tens of milliseconds now and then.
+    let mut vals: Vec<i64> = filled_on_huge_pages(0, total);
+    let mut ws: Vec<f64> = filled_on_huge_pages(0.0, if weights { total } else { 0 });
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     // Split by values, not queries: one query of a hub can be most of the work.
     let threads = cores.min(total / PARALLEL_MIN).max(1);
@@ -121,9 +90,7 @@ pub fn bounded_csr(
     cuts.push(n);
     // Per query, the length its list came out at.
     let mut lens = vec![0i64; n];
-    let fill_range = |r: Range<usize>, vals: &mut [MaybeUninit<i64>], ws: &mut [MaybeUninit<f64>], lens: &mut [i64]| {
-        let vals = zeroed(vals);
-        let ws = zeroed(ws);
+    let fill_range = |r: Range<usize>, vals: &mut [i64], ws: &mut [f64], lens: &mut [i64]| {
         let base = offsets[r.start] as usize;
         for (k, i) in r.enumerate() {
             let (from, to) = (offsets[i] as usize - base, offsets[i + 1] as usize - base);
@@ -132,7 +99,7 @@ pub fn bounded_csr(
         }
     };
     std::thread::scope(|s| {
-        let (mut rest_v, mut rest_w) = (&mut vals.spare_capacity_mut()[..total], &mut ws.spare_capacity_mut()[..]);
+        let (mut rest_v, mut rest_w) = (&mut vals[..], &mut ws[..]);
         let mut rest_l = &mut lens[..];
         let mut handles = Vec::new();
         for w in cuts.windows(2) {
@@ -153,13 +120,6 @@ pub fn bounded_csr(
             h.join().expect("a graph worker panicked");
         }
     });
-    // SAFETY: every thread zeroed its whole part before filling it, and the parts cover `0..total`.
-    unsafe {
-        vals.set_len(total);
-        if weights {
-            ws.set_len(total);
-        }
-    }
     let exact = lens.iter().zip(bounds).all(|(l, b)| l == b);
     if exact {
         return (offsets, vals, ws, true);
@@ -179,21 +139,6 @@ pub fn bounded_csr(
     vals.truncate(kept);
     ws.truncate(if weights { kept } else { 0 });
     (packed, vals, ws, false)
-}
-
-/// Numbers whose all-zero bytes are a valid value (zero).
-trait Zeroable: Copy {}
-impl Zeroable for i64 {}
-impl Zeroable for f64 {}
-
-/// `slots` zeroed, as initialised values.
-fn zeroed<T: Zeroable>(slots: &mut [MaybeUninit<T>]) -> &mut [T] {
-    // SAFETY: every byte is written, all-zero bytes are a valid `T` (`Zeroable`), and `MaybeUninit<T>` has
-    // `T`'s layout.
-    unsafe {
-        std::ptr::write_bytes(slots.as_mut_ptr(), 0, slots.len());
-        std::slice::from_raw_parts_mut(slots.as_mut_ptr().cast::<T>(), slots.len())
-    }
 }
 
 pub fn flat<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {

@@ -16,7 +16,7 @@ use numpy::{PyArray1, PyUntypedArrayMethods};
 use parking_lot::RwLock;
 use plexus::{Direction, LabelId, NodeId, PropKeyId, TypeId};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 use pyo3::IntoPyObjectExt;
 use smallvec::SmallVec;
 
@@ -65,6 +65,52 @@ fn direction(name: &str) -> PyResult<Direction> {
         "in" => Ok(Direction::In),
         "both" => Ok(Direction::Both),
         other => Err(errors::argument(format!("unknown direction '{other}' (expected 'out', 'in' or 'both')"))),
+    }
+}
+
+/// A list of `(me, other, weight)` tuples (`(other, me, weight)` when `incoming`), weight `None` for NaN, built
+/// with CPython's constructors directly: a single call's cost is mostly these objects.
+fn edge_tuples<'py>(
+    py: Python<'py>,
+    me: &Bound<'py, PyAny>,
+    others: &[i64],
+    weights: &[f64],
+    incoming: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::ffi;
+    // SAFETY: with the GIL held (`py`), each object is checked for NULL right after it is made, and every
+    // reference is either stolen by the container it is set in or released on the error path.
+    unsafe {
+        let list = ffi::PyList_New(others.len() as ffi::Py_ssize_t);
+        let list = Bound::from_owned_ptr_or_err(py, list)?;
+        for (i, (&x, &w)) in others.iter().zip(weights).enumerate() {
+            let tuple = Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(3))?;
+            let other = Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(x))?;
+            let weight = match opt_weight(w) {
+                Some(w) => Bound::from_owned_ptr_or_err(py, ffi::PyFloat_FromDouble(w))?,
+                None => py.None().into_bound(py),
+            };
+            let (a, b) = if incoming { (other, me.clone()) } else { (me.clone(), other) };
+            ffi::PyTuple_SetItem(tuple.as_ptr(), 0, a.into_ptr());
+            ffi::PyTuple_SetItem(tuple.as_ptr(), 1, b.into_ptr());
+            ffi::PyTuple_SetItem(tuple.as_ptr(), 2, weight.into_ptr());
+            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, tuple.into_ptr());
+        }
+        Ok(list)
+    }
+}
+
+/// A list of ints, built with CPython's constructors directly (see [`edge_tuples`]).
+fn int_list<'py>(py: Python<'py>, values: &[i64]) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::ffi;
+    // SAFETY: as in `edge_tuples`.
+    unsafe {
+        let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(values.len() as ffi::Py_ssize_t))?;
+        for (i, &v) in values.iter().enumerate() {
+            let int = Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(v))?;
+            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int.into_ptr());
+        }
+        Ok(list)
     }
 }
 
@@ -207,14 +253,7 @@ impl Graph {
                 v.edges(u, dir, &mut nbrs, &mut ws);
                 // Every tuple holds the queried id: one Python int shared by all of them.
                 let me = u.into_pyobject(py)?.into_any();
-                let mut items = SmallVec::<[Bound<'py, PyTuple>; 32]>::with_capacity(nbrs.len());
-                for (&x, &w) in nbrs.iter().zip(&ws) {
-                    let x = x.into_pyobject(py)?.into_any();
-                    let w = opt_weight(w).into_pyobject(py)?.into_any();
-                    let (a, b) = if dir == Direction::In { (x, me.clone()) } else { (me.clone(), x) };
-                    items.push(PyTuple::new(py, [a, b, w])?);
-                }
-                Ok(PyList::new(py, items)?.into_any())
+                edge_tuples(py, &me, &nbrs, &ws, dir == Direction::In)
             },
             |v, us| {
                 let (o, n, w) = py.detach(|| {
@@ -346,7 +385,7 @@ impl Graph {
                 None => vec![view.node(one); n],
             };
             let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
-            csr(n, 1.0, |i, rels, ws| {
+            csr(n, |i, rels, ws| {
                 view.prefetch_ahead(&froms, i, Direction::Out, Reads::Search);
                 view.between(froms[i], tos[i], rels, ws)
             })
@@ -380,7 +419,7 @@ impl Graph {
                 FOUND.with_borrow_mut(|found| {
                     found.clear();
                     v.neighbours(v.node(u), dir, found);
-                    Ok(PyList::new(py, found.iter())?.into_any())
+                    int_list(py, found)
                 })
             },
             |v, us| {
