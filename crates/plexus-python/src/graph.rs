@@ -385,10 +385,12 @@ impl Graph {
                 None => vec![view.node(one); n],
             };
             let (froms, tos) = (resolve(ss, s0), resolve(ds, d0));
-            csr(n, |i, rels, ws| {
+            let (offsets, rels, _) = csr(n, |i, rels, _| {
                 view.prefetch_ahead(&froms, i, Direction::Out, Reads::Search);
-                view.between(froms[i], tos[i], rels, ws)
-            })
+                view.rels_between(froms[i], tos[i], rels)
+            });
+            let weights = view.weights_of_all(&rels);
+            (offsets, rels, weights)
         });
         (PyArray1::from_vec(py, o), PyArray1::from_vec(py, r), PyArray1::from_vec(py, w)).into_bound_py_any(py)
     }

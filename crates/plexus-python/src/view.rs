@@ -104,6 +104,15 @@ impl View {
         }
     }
 
+    /// Relationships from `u` to `v`: ids into `rels`.
+    pub(crate) fn rels_between(&self, a: Option<NodeId>, b: Option<NodeId>, rels: &mut Vec<i64>) {
+        let (Some(a), Some(b)) = (a, b) else { return };
+        let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
+            rels.push(e.rel.0 as i64);
+            ControlFlow::Continue(())
+        });
+    }
+
     /// Relationships from `u` to `v`: ids into `rels`, weights into `ws`.
     pub(crate) fn between(&self, a: Option<NodeId>, b: Option<NodeId>, rels: &mut Vec<i64>, ws: &mut Vec<f64>) {
         let (Some(a), Some(b)) = (a, b) else { return };
@@ -143,6 +152,27 @@ impl View {
                 i += 1;
             }),
         }
+    }
+
+    /// Weights of relationships `rels`, each weight's line requested some positions ahead: a batch finds its
+    /// relationships first and gathers their weights in this second pass, whose reads then overlap.
+    pub(crate) fn weights_of_all(&self, rels: &[i64]) -> Vec<f64> {
+        const AHEAD: usize = 16;
+        chunks(rels.len(), |r| {
+            let rels = &rels[r];
+            match &self.weights {
+                Some(column) => (0..rels.len())
+                    .map(|i| {
+                        if let Some(&ahead) = rels.get(i + AHEAD) {
+                            prefetch_entry(&column.values, ahead as u64);
+                        }
+                        column.values.get(rels[i] as usize).copied().unwrap_or(f64::NAN)
+                    })
+                    .collect::<Vec<f64>>(),
+                None => rels.iter().map(|&rel| self.weight_of(RelId(rel as u64))).collect(),
+            }
+        })
+        .concat()
     }
 
     /// Weights of the relationships in `rs` into `out` (as long as `rs`).
