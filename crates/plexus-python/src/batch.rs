@@ -90,12 +90,17 @@ pub fn bounded_csr(
     cuts.push(n);
     // Per query, the length its list came out at.
     let mut lens = vec![0i64; n];
+    // Each thread writes its lists one after the other from the start of its part: a list shorter than its
+    // bound leaves no gap inside the part (the write position never passes the list's own bound), so closing up
+    // afterwards moves whole parts, not every list.
     let fill_range = |r: Range<usize>, vals: &mut [i64], ws: &mut [f64], lens: &mut [i64]| {
-        let base = offsets[r.start] as usize;
+        let mut at = 0;
         for (k, i) in r.enumerate() {
-            let (from, to) = (offsets[i] as usize - base, offsets[i + 1] as usize - base);
-            let w = if weights { &mut ws[from..to] } else { &mut [][..] };
-            lens[k] = fill(i, &mut vals[from..to], w) as i64;
+            let bound = bounds[i] as usize;
+            let w = if weights { &mut ws[at..at + bound] } else { &mut [][..] };
+            let len = fill(i, &mut vals[at..at + bound], w);
+            lens[k] = len as i64;
+            at += len;
         }
     };
     std::thread::scope(|s| {
@@ -124,16 +129,19 @@ pub fn bounded_csr(
     if exact {
         return (offsets, vals, ws, true);
     }
-    // Close up the gaps, front to back: a list only ever moves towards the front.
+    // Close up the gaps between the parts, front to back: a part only ever moves towards the front.
     let mut packed = Vec::with_capacity(n + 1);
     packed.push(0i64);
-    for (i, &len) in lens.iter().enumerate() {
-        let (from, to) = (offsets[i] as usize, packed[i] as usize);
-        vals.copy_within(from..from + len as usize, to);
+    for &len in &lens {
+        packed.push(packed[packed.len() - 1] + len);
+    }
+    for w in cuts.windows(2).skip(1) {
+        let (from, to) = (offsets[w[0]] as usize, packed[w[0]] as usize);
+        let len = (packed[w[1]] - packed[w[0]]) as usize;
+        vals.copy_within(from..from + len, to);
         if weights {
-            ws.copy_within(from..from + len as usize, to);
+            ws.copy_within(from..from + len, to);
         }
-        packed.push(packed[i] + len);
     }
     let kept = packed[n] as usize;
     vals.truncate(kept);

@@ -434,13 +434,8 @@ impl Graph {
                     .concat();
                     bounded_csr(&bounds, false, |i, vals, _| {
                         v.prefetch_ahead(&nodes, i, dir, Reads::Neighbours);
-                        thread_local!(static FOUND: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
-                        FOUND.with_borrow_mut(|found| {
-                            found.clear();
-                            v.neighbours(nodes[i], dir, found);
-                            vals[..found.len()].copy_from_slice(found);
-                            found.len()
-                        })
+                        thread_local!(static RUNS: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
+                        RUNS.with_borrow_mut(|runs| v.neighbours_into(nodes[i], dir, runs, vals))
                     })
                 });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n)).into_bound_py_any(py)

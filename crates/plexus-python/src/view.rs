@@ -210,6 +210,41 @@ impl View {
         k
     }
 
+    /// [`View::neighbours`] written into `out` (at least the node's degree in `dir` long), for batches: the runs
+    /// are gathered into `scratch` and merged into `out` with repeats dropped on the way, one pass instead of a
+    /// merge, a pass dropping repeats and a copy. Returns how many were written.
+    pub(crate) fn neighbours_into(
+        &self,
+        a: Option<NodeId>,
+        dir: Direction,
+        scratch: &mut Vec<i64>,
+        out: &mut [i64],
+    ) -> usize {
+        let Some(a) = a else { return 0 };
+        scratch.clear();
+        let (mut runs, mut second) = (0, 0);
+        let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
+            let at = scratch.len();
+            if !ns.is_empty() {
+                runs += 1;
+                if runs == 2 {
+                    second = at;
+                }
+            }
+            scratch.resize(at + ns.len(), 0);
+            self.exts_into(ns, &mut scratch[at..]);
+            ControlFlow::Continue(())
+        });
+        let (first, rest) = scratch.split_at(if runs == 2 { second } else { scratch.len() });
+        if runs == 2 && first.is_sorted() && rest.is_sorted() {
+            return merge_distinct(first, rest, out);
+        }
+        if !scratch.is_sorted() {
+            scratch.sort_unstable();
+        }
+        merge_distinct(scratch, &[], out)
+    }
+
     /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`. Neighbours come in runs straight from the
     /// adjacency and are translated run by run; a node's runs are usually sorted already (external ids are
     /// numbered in ascending order on import), so most calls skip the sort and only drop repeats.
@@ -414,6 +449,34 @@ fn prefetch_entry<T>(table: &[T], i: u64) {
     if let Some(entry) = table.get(i as usize) {
         plexus_storage::prefetch::prefetch(entry);
     }
+}
+
+/// The values of sorted `a` and `b` into `out`, sorted and each once; returns how many. Branch-free: which
+/// run a value comes from, and whether it repeats the last one written, are data, not jumps to predict.
+fn merge_distinct(a: &[i64], b: &[i64], out: &mut [i64]) -> usize {
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    let mut last = i64::MIN;
+    let mut any = false;
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let v = x.min(y);
+        out[k] = v;
+        let new = !any || v != last;
+        k += usize::from(new);
+        last = v;
+        any = true;
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    for &v in a[i..].iter().chain(&b[j..]) {
+        if !any || v != last {
+            out[k] = v;
+            k += 1;
+        }
+        last = v;
+        any = true;
+    }
+    k
 }
 
 /// Merges `v[..mid]` and `v[mid..]` in place when both are sorted (returns false, leaving `v` as it was,
