@@ -130,6 +130,11 @@ impl View {
         let Some(a) = self.node(u) else { return };
         let _ = self.snap.visit_rel_slices::<()>(a, dir, self.filter(), |ns, rs| {
             let at = nbrs.len();
+            // The weights' lines are requested first: they are scattered for incoming relationships, and the
+            // translation of the neighbours' ids then covers their wait.
+            if let Some(column) = &self.weights {
+                rs.for_each(|r| prefetch_entry(&column.values, r));
+            }
             nbrs.resize(at + ns.len(), 0);
             ws.resize(at + ns.len(), 0.0);
             self.exts_into(ns, &mut nbrs[at..]);
