@@ -22,14 +22,27 @@ impl DenseCounter {
     fn reserve(&mut self, bound: u64) {
         if self.counts.len() < bound as usize {
             self.counts.resize(bound as usize, 0);
-            self.touched.resize(bound as usize, 0);
+            // One spare slot: `add` writes the next slot before it knows whether the id is new.
+            self.touched.resize(bound as usize + 1, 0);
         }
     }
 
-    /// Adds `n` (at least 1) to the count of `id`.
+    /// Adds `n` (at least 1) to the count of `id`. Branch-free: whether an id is new is as likely as not, so a
+    /// branch on it would be mispredicted half the time; the id is written to the next slot either way and the
+    /// slot kept only when the count was zero.
     #[inline]
     fn add(&mut self, id: u64, n: u32) {
         debug_assert!(n > 0, "a zero count would be recorded twice");
+        let count = &mut self.counts[id as usize];
+        self.touched[self.len] = id;
+        self.len += usize::from(*count == 0);
+        *count += n;
+    }
+
+    /// [`DenseCounter::add`] with a branch on whether the id is new: cheaper when nearly every id repeats (the
+    /// branch is then predicted right), as when many people like a few items.
+    #[inline]
+    fn add_mostly_seen(&mut self, id: u64, n: u32) {
         let count = &mut self.counts[id as usize];
         if *count == 0 {
             self.touched[self.len] = id;
@@ -78,14 +91,10 @@ impl TopK {
         self.best.truncate(self.k);
     }
 
-    /// The smallest count that can still enter: the worst kept once `k` are kept, else 0.
+    /// The worst pair kept once `k` are kept: only a better pair can still enter.
     #[inline]
-    fn floor(&self) -> u32 {
-        if self.best.len() == self.k {
-            self.best.last().map_or(0, |b| b.0)
-        } else {
-            0
-        }
+    fn floor(&self) -> Option<(u32, u64)> {
+        (self.best.len() == self.k).then(|| self.best.last().copied()).flatten()
     }
 
     fn into_sorted(self) -> Vec<(NodeId, u64)> {
@@ -118,10 +127,19 @@ pub fn recommend(snapshot: &ReadTxn, person: NodeId, likes: TypeId, limit: usize
                 ControlFlow::Continue(())
             });
         }
+        // Whether an item is new to the counter: unpredictable while few have been seen, nearly always "no" once
+        // the adds far outnumber the distinct items (few items, many likes). Each co-liker's run picks the add
+        // that suits what the counts so far show.
+        let mut adds = 0usize;
         co_likers.drain(|liker, shared| {
             if liker != person.0 {
                 let _ = snapshot.visit_neighbour_slices::<()>(NodeId(liker), Direction::Out, filter, |items| {
-                    items.for_each(|other| counter.add(other, shared));
+                    if counter.len * 8 < adds {
+                        items.for_each(|other| counter.add_mostly_seen(other, shared));
+                    } else {
+                        items.for_each(|other| counter.add(other, shared));
+                    }
+                    adds += items.len();
                     ControlFlow::Continue(())
                 });
             }
@@ -133,12 +151,15 @@ pub fn recommend(snapshot: &ReadTxn, person: NodeId, likes: TypeId, limit: usize
             }
         }
         let mut top = TopK::new(limit);
-        // Once the top is full, a count below its worst cannot enter it: most items are skipped with one compare.
-        let mut floor = 1;
+        // Once the top is full, only a pair better than its worst can enter it: most items are skipped with a
+        // compare or two (ties are common, so the id takes part).
+        let mut floor = (1, u64::MAX);
         counter.drain(|id, n| {
-            if n >= floor {
+            if n > floor.0 || (n == floor.0 && id < floor.1) {
                 top.offer(n, id);
-                floor = top.floor().max(1);
+                if let Some(worst) = top.floor() {
+                    floor = worst;
+                }
             }
         });
         ranked = top.into_sorted();
