@@ -359,18 +359,7 @@ impl Store {
         let start = snapshot.version();
         *writers.entry(start).or_insert(0) += 1;
         drop(writers);
-        WriteTxn {
-            shared: self.shared.clone(),
-            start_version: start,
-            state: (*snapshot).clone(),
-            ops: Vec::new(),
-            op_count: 0,
-            writes: Vec::new(),
-            created: Default::default(),
-            token_counts: [0; 3],
-            schema_change: false,
-            registered: true,
-        }
+        WriteTxn::new(self.shared.clone(), start, (*snapshot).clone())
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -513,6 +502,7 @@ impl Shared {
         Self::check_conflicts(&head, txn)?;
         let version = head.state.version() + 1;
         let mut next = if head.state.version() == txn.start_version {
+            txn.settle();
             std::mem::take(&mut txn.state)
         } else {
             let mut next = (*head.state).clone();

@@ -1,10 +1,15 @@
 //! Transactions. A read transaction is a pinned snapshot. A write transaction works on a private copy of its
 //! snapshot (so it reads its own writes through the same code as everyone else), records redo operations and the
 //! keys it wrote, and hands both to the committer.
+//!
+//! Creating an empty node or a relationship is checked without changing the private copy: the operation waits
+//! until the transaction next reads, or does anything else, and is applied then. A small transaction that only
+//! creates (one node and one relationship, say) thus never copies the leaves it touches: under concurrent
+//! durable commits its operations are applied once, by the group's combiner, instead of twice.
 
 use std::hash::{Hash, Hasher};
 use std::ops::{ControlFlow, Deref};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::adjacency::TypeFilter;
 use crate::error::{Result, StorageError};
@@ -95,8 +100,15 @@ pub struct UpsertCounts {
 pub struct WriteTxn {
     pub(crate) shared: Arc<Shared>,
     pub(crate) start_version: u64,
+    /// The state with `ops[..settled]` applied; later operations are pending (see the module documentation).
     pub(crate) state: GraphState,
     pub(crate) ops: Vec<Op>,
+    pub(crate) settled: usize,
+    /// Nodes created by pending operations.
+    pending_nodes: IdRanges,
+    /// The state with every operation applied, built by the first read while some are pending, and taken over
+    /// by the next write.
+    view: OnceLock<GraphState>,
     /// Operations recorded, counting each node of a [`Op::CreateEmptyNodes`] run.
     pub(crate) op_count: usize,
     pub(crate) writes: Vec<WriteKey>,
@@ -111,7 +123,16 @@ pub struct WriteTxn {
 impl Deref for WriteTxn {
     type Target = GraphState;
     fn deref(&self) -> &GraphState {
-        &self.state
+        if self.settled == self.ops.len() {
+            return &self.state;
+        }
+        self.view.get_or_init(|| {
+            let mut state = self.state.clone();
+            for op in &self.ops[self.settled..] {
+                state.apply(op).expect("a pending operation was checked when it was recorded");
+            }
+            state
+        })
     }
 }
 
@@ -124,6 +145,48 @@ impl Drop for WriteTxn {
 }
 
 impl WriteTxn {
+    pub(crate) fn new(shared: Arc<Shared>, start_version: u64, state: GraphState) -> WriteTxn {
+        WriteTxn {
+            shared,
+            start_version,
+            state,
+            ops: Vec::new(),
+            settled: 0,
+            pending_nodes: IdRanges::default(),
+            view: OnceLock::new(),
+            op_count: 0,
+            writes: Vec::new(),
+            created: Default::default(),
+            token_counts: [0; 3],
+            schema_change: false,
+            registered: true,
+        }
+    }
+
+    /// Takes over the state a read built while operations were pending.
+    fn take_view(&mut self) {
+        if let Some(view) = self.view.take() {
+            self.state = view;
+            self.settled = self.ops.len();
+            self.pending_nodes = IdRanges::default();
+        }
+    }
+
+    /// Applies the pending operations to the private state.
+    pub(crate) fn settle(&mut self) {
+        self.take_view();
+        for op in &self.ops[self.settled..] {
+            self.state.apply(op).expect("a pending operation was checked when it was recorded");
+        }
+        self.settled = self.ops.len();
+        self.pending_nodes = IdRanges::default();
+    }
+
+    /// Whether `id` exists counting pending creations (which are never deletions).
+    fn node_exists_now(&self, id: NodeId) -> bool {
+        self.pending_nodes.contains(id.0) || self.state.node_exists(id)
+    }
+
     pub fn start_version(&self) -> u64 {
         self.start_version
     }
@@ -157,9 +220,11 @@ impl WriteTxn {
     }
 
     fn record(&mut self, op: Op) -> Result<()> {
+        self.settle();
         self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
         self.state.apply(&op)?;
         self.ops.push(op);
+        self.settled = self.ops.len();
         self.op_count += 1;
         Ok(())
     }
@@ -210,19 +275,24 @@ impl WriteTxn {
 
     /// A node without labels or properties: no tokens to check, no unique keys, and consecutive ids extend the
     /// last operation instead of recording one each.
+    /// Pending (see the module documentation): the id is fresh, so there is nothing to check.
     fn create_empty_node(&mut self) -> Result<NodeId> {
+        self.take_view();
         let id = NodeId(self.shared.node_ids.allocate());
-        self.state.create_empty_nodes(id, 1)?;
+        let pending = self.ops.len() - self.settled;
         match self.ops.last_mut() {
-            Some(Op::CreateEmptyNodes { first, count }) if first.0 + *count == id.0 => *count += 1,
+            // Only a pending run grows: a settled one is already in the state as it is.
+            Some(Op::CreateEmptyNodes { first, count }) if pending > 0 && first.0 + *count == id.0 => *count += 1,
             _ => self.ops.push(Op::CreateEmptyNodes { first: id, count: 1 }),
         }
         self.op_count += 1;
         self.created.insert(id.0);
+        self.pending_nodes.insert(id.0);
         Ok(id)
     }
 
     pub fn set_node_prop(&mut self, id: NodeId, key: PropKeyId, value: Value) -> Result<()> {
+        self.settle();
         let labels = self.state.node_labels(id).ok_or(StorageError::NodeNotFound(id))?.to_vec();
         let mut keys = Vec::new();
         if let Some(old) = self.state.node_prop(id, key) {
@@ -256,6 +326,7 @@ impl WriteTxn {
     }
 
     pub fn remove_label(&mut self, id: NodeId, label: LabelId) -> Result<()> {
+        self.settle();
         let keys = self.node_unique_keys(id, Some(label));
         self.record(Op::RemoveLabel { id, label })?;
         self.key(WriteKey::NodeRecord(id.0));
@@ -265,6 +336,7 @@ impl WriteTxn {
 
     /// Deletes a node; fails if it still has relationships.
     pub fn delete_node(&mut self, id: NodeId) -> Result<()> {
+        self.settle();
         let keys = self.node_unique_keys(id, None);
         self.record(Op::DeleteNode { id })?;
         self.key(WriteKey::NodeRecord(id.0));
@@ -275,6 +347,7 @@ impl WriteTxn {
 
     /// Deletes a node and every relationship attached to it (both directions); returns how many were removed.
     pub fn detach_delete_node(&mut self, id: NodeId) -> Result<u64> {
+        self.settle();
         if !self.state.node_exists(id) {
             return Err(StorageError::NodeNotFound(id));
         }
@@ -295,8 +368,21 @@ impl WriteTxn {
         dst: NodeId,
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<RelId> {
-        let id = RelId(self.shared.rel_ids.allocate());
-        self.record(Op::CreateRel { id, ty, src, dst, props })?;
+        // Pending (see the module documentation): checked here as `GraphState::apply` would check it, the id
+        // being fresh.
+        self.take_view();
+        let op = Op::CreateRel { id: RelId(self.shared.rel_ids.allocate()), ty, src, dst, props };
+        self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
+        for end in [src, dst] {
+            if !self.node_exists_now(end) {
+                return Err(StorageError::NodeNotFound(end));
+            }
+        }
+        let Op::CreateRel { id, props, .. } = &op else { unreachable!("built above") };
+        GraphState::validate_props(props)?;
+        let id = *id;
+        self.ops.push(op);
+        self.op_count += 1;
         // The new relationship's own record cannot conflict (its id is fresh); linking its ends can.
         self.key(WriteKey::NodeLinked(src.0));
         self.key(WriteKey::NodeLinked(dst.0));
@@ -310,6 +396,7 @@ impl WriteTxn {
     }
 
     pub fn delete_rel(&mut self, id: RelId) -> Result<()> {
+        self.settle();
         let rec = self.state.rel(id).ok_or(StorageError::RelNotFound(id))?;
         self.record(Op::DeleteRel { id })?;
         self.key(WriteKey::RelRecord(id.0));
@@ -321,6 +408,7 @@ impl WriteTxn {
     /// Creates or updates edges merging on `(src, type, dst)`: when such a relationship exists its properties are
     /// set (the first one found, by id), otherwise one is created. All or nothing.
     pub fn upsert_edges(&mut self, edges: &[EdgeUpsert]) -> Result<UpsertCounts> {
+        self.settle();
         // Checked up front so that the batch cannot fail half-way: all or nothing without a savepoint.
         for (src, _, dst, props) in edges {
             self.check_edge_input(*src, *dst, props)?;
@@ -356,6 +444,7 @@ impl WriteTxn {
         dst: NodeId,
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<bool> {
+        self.settle();
         self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
         let only = [ty];
         let mut existing: Option<RelId> = None;
@@ -379,6 +468,7 @@ impl WriteTxn {
 
     /// Removes every relationship matching each `(src, type, dst)`; returns how many were removed. All or nothing.
     pub fn remove_edges(&mut self, edges: &[(NodeId, TypeId, NodeId)]) -> Result<u64> {
+        self.settle();
         let mut removed = 0;
         for &(src, ty, dst) in edges {
             self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
@@ -428,6 +518,7 @@ impl WriteTxn {
 
     /// Deletes the node with `label` whose unique key is `value`; returns whether it existed.
     pub fn delete_node_by_key(&mut self, label: LabelId, value: &Value, detach: bool) -> Result<bool> {
+        self.settle();
         match self.state.node_by_key(label, value) {
             None => Ok(false),
             Some(id) if detach => self.detach_delete_node(id).map(|_| true),
@@ -442,6 +533,7 @@ impl WriteTxn {
         value: &Value,
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<Option<NodeId>> {
+        self.settle();
         match self.state.node_by_key(label, value) {
             None => Ok(None),
             Some(id) => self.set_node_props(id, props).map(|_| Some(id)),
@@ -451,7 +543,7 @@ impl WriteTxn {
     /// A point to roll back to within this transaction.
     pub fn savepoint(&self) -> Savepoint {
         Savepoint {
-            state: self.state.clone(),
+            state: (**self).clone(),
             ops: self.ops.len(),
             last_run: match self.ops.last() {
                 Some(Op::CreateEmptyNodes { count, .. }) => *count,
@@ -466,8 +558,11 @@ impl WriteTxn {
 
     /// Undoes everything done since `mark` (the statement-level atomicity a query engine needs).
     pub fn rollback_to(&mut self, mark: Savepoint) {
+        self.view = OnceLock::new();
         self.state = mark.state;
         self.ops.truncate(mark.ops);
+        self.settled = self.ops.len();
+        self.pending_nodes = IdRanges::default();
         // A run of created nodes may have grown since the mark: shorten it back.
         if let Some(Op::CreateEmptyNodes { count, .. }) = self.ops.last_mut() {
             *count = mark.last_run;
@@ -542,8 +637,119 @@ pub struct Savepoint {
 #[cfg(test)]
 mod tests {
     use super::IdRanges;
+    use crate::adjacency::TypeFilter;
+    use crate::error::StorageError;
+    use crate::ids::{Direction, NodeId};
+    use crate::store::Store;
+    use crate::value::Value;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
+
+    /// Creations wait in the transaction (see the module documentation); every read sees them all the same.
+    #[test]
+    fn a_transaction_reads_its_pending_creations() {
+        let store = Store::in_memory();
+        let mut tx = store.write();
+        let ty = tx.rel_type("T");
+        let a = tx.create_node(&[], vec![]).unwrap();
+        let b = tx.create_node(&[], vec![]).unwrap();
+        let r = tx.create_rel(a, ty, b, vec![]).unwrap();
+        assert!(tx.settled < tx.ops.len(), "the creations are pending");
+        assert!(tx.node_exists(a) && tx.node_exists(b));
+        assert_eq!(tx.rel(r).map(|rec| (rec.src, rec.dst)), Some((a, b)));
+        assert_eq!(tx.degree(a, Direction::Out, TypeFilter::All), 1);
+        // A write after a read continues from what the read built, and reads again see everything.
+        let c = tx.create_node(&[], vec![]).unwrap();
+        let r2 = tx.create_rel(b, ty, c, vec![]).unwrap();
+        assert_eq!(tx.rels_of(b, Direction::Both, TypeFilter::All).len(), 2);
+        tx.delete_rel(r).unwrap();
+        assert_eq!(tx.rels_of(b, Direction::Both, TypeFilter::All).len(), 1);
+        tx.commit().unwrap();
+        let snap = store.read();
+        assert_eq!((snap.node_count(), snap.rel_count()), (3, 1));
+        assert!(snap.rel(r).is_none() && snap.rel(r2).is_some());
+    }
+
+    #[test]
+    fn a_pending_relationship_is_checked_when_it_is_created() {
+        let store = Store::in_memory();
+        let mut tx = store.write();
+        let ty = tx.rel_type("T");
+        let a = tx.create_node(&[], vec![]).unwrap();
+        let missing = NodeId(1_000_000);
+        assert!(matches!(tx.create_rel(a, ty, missing, vec![]), Err(StorageError::NodeNotFound(n)) if n == missing));
+        assert!(matches!(tx.create_rel(missing, ty, a, vec![]), Err(StorageError::NodeNotFound(n)) if n == missing));
+        let bad = vec![(tx.prop_key("w"), Value::Float(f64::NAN))];
+        let eager = {
+            let mut other = store.write();
+            let x = other.create_node(&[], vec![]).unwrap();
+            other.settle();
+            other.create_rel(x, ty, x, bad).is_ok()
+        };
+        // Whatever the eager path decides about a value, the pending path decides the same.
+        assert_eq!(tx.create_rel(a, ty, a, vec![(tx.prop_key("w"), Value::Float(f64::NAN))]).is_ok(), eager);
+        let b = tx.create_node(&[], vec![]).unwrap();
+        tx.create_rel(a, ty, b, vec![]).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(store.read().degree(a, Direction::Out, TypeFilter::All), 1 + u64::from(eager));
+    }
+
+    #[test]
+    fn rolling_back_to_a_savepoint_drops_pending_creations() {
+        let store = Store::in_memory();
+        let mut tx = store.write();
+        let ty = tx.rel_type("T");
+        let a = tx.create_node(&[], vec![]).unwrap();
+        let mark = tx.savepoint();
+        let b = tx.create_node(&[], vec![]).unwrap();
+        tx.create_rel(a, ty, b, vec![]).unwrap();
+        tx.rollback_to(mark);
+        assert!(tx.node_exists(a) && !tx.node_exists(b));
+        assert_eq!(tx.degree(a, Direction::Both, TypeFilter::All), 0);
+        let c = tx.create_node(&[], vec![]).unwrap();
+        tx.create_rel(c, ty, a, vec![]).unwrap();
+        tx.commit().unwrap();
+        let snap = store.read();
+        assert_eq!((snap.node_count(), snap.rel_count()), (2, 1));
+        assert!(!snap.node_exists(b) && snap.node_exists(c));
+    }
+
+    /// Durable commits adopt a transaction's own state when nothing committed since it began (its pending
+    /// creations applied first) and replay its operations otherwise; both survive a reopen.
+    #[test]
+    fn pending_creations_commit_durably_alone_and_in_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::open(dir.path()).unwrap();
+        let ty = store.write().rel_type("T");
+        let hub = {
+            let mut tx = store.write();
+            let hub = tx.create_node(&[], vec![]).unwrap();
+            tx.commit().unwrap();
+            hub
+        };
+        let mut tx = store.write();
+        let n = tx.create_node(&[], vec![]).unwrap();
+        tx.create_rel(n, ty, hub, vec![]).unwrap();
+        tx.commit().unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        let mut tx = store.write();
+                        let n = tx.create_node(&[], vec![]).unwrap();
+                        tx.create_rel(n, ty, hub, vec![]).unwrap();
+                        tx.commit().unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(store.read().degree(hub, Direction::In, TypeFilter::All), 401);
+        drop(store);
+        let (store, _) = Store::open(dir.path()).unwrap();
+        let snap = store.read();
+        assert_eq!((snap.node_count(), snap.rel_count()), (402, 401));
+        assert_eq!(snap.degree(hub, Direction::In, TypeFilter::All), 401);
+    }
 
     proptest! {
         #[test]

@@ -209,7 +209,7 @@ impl GraphState {
         }
     }
 
-    fn validate_props(props: &[(PropKeyId, Value)]) -> Result<()> {
+    pub(crate) fn validate_props(props: &[(PropKeyId, Value)]) -> Result<()> {
         for (_, v) in props {
             v.validate().map_err(StorageError::InvalidValue)?;
         }

@@ -30,8 +30,10 @@ pub(super) struct Request {
     schema_change: bool,
     ops: Vec<Op>,
     writes: Vec<WriteKey>,
-    /// The transaction's own state, adopted as is when nothing committed since it began.
+    /// The transaction's own state, adopted when nothing committed since it began, once its pending operations
+    /// (`ops[settled..]`, see [`crate::txn`]) are applied to it.
     state: Option<GraphState>,
+    settled: usize,
     slot: Arc<Slot>,
 }
 
@@ -63,6 +65,7 @@ impl Shared {
             ops: std::mem::take(&mut txn.ops),
             writes: std::mem::take(&mut txn.writes),
             state: Some(std::mem::take(&mut txn.state)),
+            settled: txn.settled,
             slot: slot.clone(),
         });
         let result = loop {
@@ -200,6 +203,9 @@ impl Shared {
         let (payload, tokens) = self.log_record(version, &req.ops)?;
         if head.state.version() == req.start_version {
             let mut own = req.state.take().expect("a request's state is taken once");
+            for op in &req.ops[req.settled..] {
+                own.apply(op).expect("a pending operation was checked when it was recorded");
+            }
             own.version = version;
             head.state = Arc::new(own);
         } else {
