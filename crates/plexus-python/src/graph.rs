@@ -416,12 +416,13 @@ impl Graph {
             ids,
             false,
             |v, u| {
-                // A buffer kept per thread: a single call then allocates only its Python objects.
-                thread_local!(static FOUND: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
-                FOUND.with_borrow_mut(|found| {
-                    found.clear();
-                    v.neighbours(v.node(u), dir, found);
-                    int_list(py, found)
+                // Buffers kept per thread: a single call then allocates only its Python objects.
+                thread_local!(static BUFFERS: std::cell::RefCell<(Vec<i64>, Vec<i64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) });
+                BUFFERS.with_borrow_mut(|(runs, found)| {
+                    let a = v.node(u);
+                    found.resize(a.map_or(0, |a| v.count_of(a, dir)) as usize, 0);
+                    let n = v.neighbours_into(a, dir, runs, found);
+                    int_list(py, &found[..n])
                 })
             },
             |v, us| {

@@ -215,9 +215,10 @@ impl View {
         k
     }
 
-    /// [`View::neighbours`] written into `out` (at least the node's degree in `dir` long), for batches: the runs
-    /// are gathered into `scratch` and merged into `out` with repeats dropped on the way, one pass instead of a
-    /// merge, a pass dropping repeats and a copy. Returns how many were written.
+    /// Distinct neighbours of `a` in `dir`, sorted, written into `out` (at least the node's degree in `dir` long);
+    /// returns how many. Neighbours come in runs straight from the adjacency, translated into `scratch`; a node's
+    /// runs are usually sorted already (external ids are numbered in ascending order on import), so its two runs
+    /// (one per direction) are merged into `out` with repeats dropped on the way, and only other cases sort.
     pub(crate) fn neighbours_into(
         &self,
         a: Option<NodeId>,
@@ -248,42 +249,6 @@ impl View {
             scratch.sort_unstable();
         }
         merge_distinct(scratch, &[], out)
-    }
-
-    /// Distinct neighbours of `u` in `dir`, sorted, appended to `out`. Neighbours come in runs straight from the
-    /// adjacency and are translated run by run; a node's runs are usually sorted already (external ids are
-    /// numbered in ascending order on import), so most calls skip the sort and only drop repeats.
-    pub(crate) fn neighbours(&self, a: Option<NodeId>, dir: Direction, out: &mut Vec<i64>) {
-        let Some(a) = a else { return };
-        let start = out.len();
-        // Runs after the first non-empty one (the other direction, or another type's group) and where the first
-        // of them starts: two runs are merged, more are sorted.
-        let (mut later_runs, mut second) = (0, start);
-        let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
-            let at = out.len();
-            if at > start {
-                later_runs += 1;
-                if later_runs == 1 {
-                    second = at;
-                }
-            }
-            out.resize(at + ns.len(), 0);
-            self.exts_into(ns, &mut out[at..]);
-            ControlFlow::Continue(())
-        });
-        let found = &mut out[start..];
-        if !found.is_sorted() && (later_runs != 1 || !merge_sorted_runs(found, second - start)) {
-            found.sort_unstable();
-        }
-        // Repeats (parallel relationships, or a neighbour both ways) are adjacent now: keep the first of each.
-        let mut kept = start;
-        for i in start..out.len() {
-            if kept == start || out[i] != out[kept - 1] {
-                out[kept] = out[i];
-                kept += 1;
-            }
-        }
-        out.truncate(kept);
     }
 
     /// Number of relationships of `u` in `dir` (`Both`: out plus in), from group lengths: no relationship is read.
@@ -482,36 +447,4 @@ fn merge_distinct(a: &[i64], b: &[i64], out: &mut [i64]) -> usize {
         any = true;
     }
     k
-}
-
-/// Merges `v[..mid]` and `v[mid..]` in place when both are sorted (returns false, leaving `v` as it was,
-/// otherwise). A node's neighbours arrive as one sorted run per direction, so a merge replaces a sort.
-fn merge_sorted_runs(v: &mut [i64], mid: usize) -> bool {
-    const SHORT: usize = 64;
-    let (a, b) = v.split_at(mid);
-    if !a.is_sorted() || !b.is_sorted() {
-        return false;
-    }
-    let mut short = [0i64; SHORT];
-    let long;
-    let first: &[i64] = if mid <= SHORT {
-        short[..mid].copy_from_slice(a);
-        &short[..mid]
-    } else {
-        long = a.to_vec();
-        &long
-    };
-    let (mut i, mut j, mut k) = (0, mid, 0);
-    // The write position never passes the read position in the second run: k = i + (j - mid) <= j.
-    // Branch-free: which run an element comes from is data, not a jump to predict.
-    while i < mid && j < v.len() {
-        let (x, y) = (first[i], v[j]);
-        let from_first = x <= y;
-        v[k] = if from_first { x } else { y };
-        i += usize::from(from_first);
-        j += usize::from(!from_first);
-        k += 1;
-    }
-    v[k..k + (mid - i)].copy_from_slice(&first[i..]);
-    true
 }
