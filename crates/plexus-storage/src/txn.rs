@@ -109,6 +109,9 @@ pub struct WriteTxn {
     /// The state with every operation applied, built by the first read while some are pending, and taken over
     /// by the next write.
     view: OnceLock<GraphState>,
+    /// Set once a read came between writes: from then on every operation is applied at once, since each read
+    /// that found operations pending would copy the leaves they touch all over again.
+    eager: bool,
     /// Operations recorded, counting each node of a [`Op::CreateEmptyNodes`] run.
     pub(crate) op_count: usize,
     pub(crate) writes: Vec<WriteKey>,
@@ -154,6 +157,7 @@ impl WriteTxn {
             settled: 0,
             pending_nodes: IdRanges::default(),
             view: OnceLock::new(),
+            eager: false,
             op_count: 0,
             writes: Vec::new(),
             created: Default::default(),
@@ -163,9 +167,11 @@ impl WriteTxn {
         }
     }
 
-    /// Takes over the state a read built while operations were pending.
+    /// Takes over the state a read built while operations were pending (and applies operations at once from then
+    /// on, see `eager`).
     fn take_view(&mut self) {
         if let Some(view) = self.view.take() {
+            self.eager = true;
             self.state = view;
             self.settled = self.ops.len();
             self.pending_nodes = IdRanges::default();
@@ -278,16 +284,26 @@ impl WriteTxn {
     /// Pending (see the module documentation): the id is fresh, so there is nothing to check.
     fn create_empty_node(&mut self) -> Result<NodeId> {
         self.take_view();
+        if self.eager {
+            self.settle();
+        }
         let id = NodeId(self.shared.node_ids.allocate());
-        let pending = self.ops.len() - self.settled;
+        if self.eager {
+            self.state.create_empty_nodes(id, 1)?;
+        }
+        // A run grows when its operation is pending, or when the state gets the node too (eager).
+        let grows = self.eager || self.ops.len() > self.settled;
         match self.ops.last_mut() {
-            // Only a pending run grows: a settled one is already in the state as it is.
-            Some(Op::CreateEmptyNodes { first, count }) if pending > 0 && first.0 + *count == id.0 => *count += 1,
+            Some(Op::CreateEmptyNodes { first, count }) if grows && first.0 + *count == id.0 => *count += 1,
             _ => self.ops.push(Op::CreateEmptyNodes { first: id, count: 1 }),
+        }
+        if self.eager {
+            self.settled = self.ops.len();
+        } else {
+            self.pending_nodes.insert(id.0);
         }
         self.op_count += 1;
         self.created.insert(id.0);
-        self.pending_nodes.insert(id.0);
         Ok(id)
     }
 
@@ -368,9 +384,16 @@ impl WriteTxn {
         dst: NodeId,
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<RelId> {
+        self.take_view();
+        if self.eager {
+            let id = RelId(self.shared.rel_ids.allocate());
+            self.record(Op::CreateRel { id, ty, src, dst, props })?;
+            self.key(WriteKey::NodeLinked(src.0));
+            self.key(WriteKey::NodeLinked(dst.0));
+            return Ok(id);
+        }
         // Pending (see the module documentation): checked here as `GraphState::apply` would check it, the id
         // being fresh.
-        self.take_view();
         let op = Op::CreateRel { id: RelId(self.shared.rel_ids.allocate()), ty, src, dst, props };
         self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
         for end in [src, dst] {
@@ -658,9 +681,11 @@ mod tests {
         assert!(tx.node_exists(a) && tx.node_exists(b));
         assert_eq!(tx.rel(r).map(|rec| (rec.src, rec.dst)), Some((a, b)));
         assert_eq!(tx.degree(a, Direction::Out, TypeFilter::All), 1);
-        // A write after a read continues from what the read built, and reads again see everything.
+        // A write after a read continues from what the read built, and from then on writes are applied at once
+        // (a read between every two writes would otherwise copy the touched leaves each time); reads see all.
         let c = tx.create_node(&[], vec![]).unwrap();
         let r2 = tx.create_rel(b, ty, c, vec![]).unwrap();
+        assert!(tx.eager && tx.settled == tx.ops.len());
         assert_eq!(tx.rels_of(b, Direction::Both, TypeFilter::All).len(), 2);
         tx.delete_rel(r).unwrap();
         assert_eq!(tx.rels_of(b, Direction::Both, TypeFilter::All).len(), 1);
