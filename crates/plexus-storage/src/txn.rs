@@ -5,7 +5,8 @@
 //! Creating an empty node or a relationship is checked without changing the private copy: the operation waits
 //! until the transaction next reads, or does anything else, and is applied then. A small transaction that only
 //! creates (one node and one relationship, say) thus never copies the leaves it touches: under concurrent
-//! durable commits its operations are applied once, by the group's combiner, instead of twice.
+//! durable commits its operations are applied once, by the group's combiner, instead of twice. A transaction
+//! whose reads come between its writes applies everything at once after its first such read (see `eager`).
 
 use std::hash::{Hash, Hasher};
 use std::ops::{ControlFlow, Deref};
@@ -281,7 +282,8 @@ impl WriteTxn {
 
     /// A node without labels or properties: no tokens to check, no unique keys, and consecutive ids extend the
     /// last operation instead of recording one each.
-    /// Pending (see the module documentation): the id is fresh, so there is nothing to check.
+    /// Pending unless the transaction is `eager` (see the module documentation): the id is fresh, so there is
+    /// nothing to check.
     fn create_empty_node(&mut self) -> Result<NodeId> {
         self.take_view();
         if self.eager {
