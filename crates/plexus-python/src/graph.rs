@@ -258,10 +258,7 @@ impl Graph {
             |v, us| {
                 let (o, n, w) = py.detach(|| {
                     let nodes = v.resolve_all(us);
-                    let counts = chunks(nodes.len(), |r| {
-                        v.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| v.count_of(a, dir)))
-                    })
-                    .concat();
+                    let counts = v.counts_of_all(&nodes, dir);
                     exact_csr(&counts, |i, vals, ws| {
                         v.prefetch_ahead(&nodes, i, dir, Reads::Edges);
                         v.fill_edges(nodes[i], dir, vals, ws)
@@ -416,12 +413,12 @@ impl Graph {
             ids,
             false,
             |v, u| {
-                // Buffers kept per thread: a single call then allocates only its Python objects.
-                thread_local!(static BUFFERS: std::cell::RefCell<(Vec<i64>, Vec<i64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) });
-                BUFFERS.with_borrow_mut(|(runs, found)| {
+                // A buffer kept per thread: a single call then allocates only its Python objects.
+                thread_local!(static FOUND: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
+                FOUND.with_borrow_mut(|found| {
                     let a = v.node(u);
                     found.resize(a.map_or(0, |a| v.count_of(a, dir)) as usize, 0);
-                    let n = v.neighbours_into(a, dir, runs, found);
+                    let n = v.neighbours_into(a, dir, found);
                     int_list(py, &found[..n])
                 })
             },
@@ -429,14 +426,10 @@ impl Graph {
                 let (o, n, _, _) = py.detach(|| {
                     let nodes = v.resolve_all(us);
                     // A node's distinct neighbours are at most its degree: written in place, then closed up.
-                    let bounds = chunks(nodes.len(), |r| {
-                        v.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| v.count_of(a, dir)))
-                    })
-                    .concat();
+                    let bounds = v.counts_of_all(&nodes, dir);
                     bounded_csr(&bounds, false, |i, vals, _| {
                         v.prefetch_ahead(&nodes, i, dir, Reads::Neighbours);
-                        thread_local!(static RUNS: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) });
-                        RUNS.with_borrow_mut(|runs| v.neighbours_into(nodes[i], dir, runs, vals))
+                        v.neighbours_into(nodes[i], dir, vals)
                     })
                 });
                 (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n)).into_bound_py_any(py)

@@ -1,6 +1,7 @@
 //! What one call of `plexus.Graph` reads: a snapshot with the id tables and weight column that match it, and the
 //! read paths of single and batched calls over it, with the read-ahead that lets a batch's cache misses overlap.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -115,12 +116,9 @@ impl View {
 
     /// Relationships from `u` to `v`: ids into `rels`, weights into `ws`.
     pub(crate) fn between(&self, a: Option<NodeId>, b: Option<NodeId>, rels: &mut Vec<i64>, ws: &mut Vec<f64>) {
-        let (Some(a), Some(b)) = (a, b) else { return };
-        let _ = self.snap.visit_rels_between::<()>(a, b, Direction::Out, self.filter(), |e| {
-            rels.push(e.rel.0 as i64);
-            ws.push(self.weight_of(e.rel));
-            ControlFlow::Continue(())
-        });
+        let start = rels.len();
+        self.rels_between(a, b, rels);
+        ws.extend(rels[start..].iter().map(|&rel| self.weight_of(RelId(rel as u64))));
     }
 
     /// Edges of `u` in `dir`: the other ends into `nbrs`, weights into `ws`. Runs come straight from the
@@ -165,17 +163,14 @@ impl View {
         const AHEAD: usize = 16;
         chunks(rels.len(), |r| {
             let rels = &rels[r];
-            match &self.weights {
-                Some(column) => (0..rels.len())
-                    .map(|i| {
-                        if let Some(&ahead) = rels.get(i + AHEAD) {
-                            prefetch_entry(&column.values, ahead as u64);
-                        }
-                        column.values.get(rels[i] as usize).copied().unwrap_or(f64::NAN)
-                    })
-                    .collect::<Vec<f64>>(),
-                None => rels.iter().map(|&rel| self.weight_of(RelId(rel as u64))).collect(),
-            }
+            (0..rels.len())
+                .map(|i| {
+                    if let (Some(column), Some(&ahead)) = (&self.weights, rels.get(i + AHEAD)) {
+                        prefetch_entry(&column.values, ahead as u64);
+                    }
+                    self.weight_of(RelId(rels[i] as u64))
+                })
+                .collect::<Vec<f64>>()
         })
         .concat()
     }
@@ -216,17 +211,18 @@ impl View {
     }
 
     /// Distinct neighbours of `a` in `dir`, sorted, written into `out` (at least the node's degree in `dir` long);
-    /// returns how many. Neighbours come in runs straight from the adjacency, translated into `scratch`; a node's
+    /// returns how many. Neighbours come in runs straight from the adjacency, translated into a buffer; a node's
     /// runs are usually sorted already (external ids are numbered in ascending order on import), so its two runs
     /// (one per direction) are merged into `out` with repeats dropped on the way, and only other cases sort.
-    pub(crate) fn neighbours_into(
-        &self,
-        a: Option<NodeId>,
-        dir: Direction,
-        scratch: &mut Vec<i64>,
-        out: &mut [i64],
-    ) -> usize {
+    pub(crate) fn neighbours_into(&self, a: Option<NodeId>, dir: Direction, out: &mut [i64]) -> usize {
         let Some(a) = a else { return 0 };
+        // The runs' buffer is kept per thread: a call then allocates nothing.
+        thread_local!(static RUNS: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) });
+        RUNS.with_borrow_mut(|scratch| self.merge_neighbour_runs(a, dir, scratch, out))
+    }
+
+    #[inline]
+    fn merge_neighbour_runs(&self, a: NodeId, dir: Direction, scratch: &mut Vec<i64>, out: &mut [i64]) -> usize {
         scratch.clear();
         let (mut runs, mut second) = (0, 0);
         let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
@@ -342,6 +338,12 @@ impl View {
             out.push(f(i, node));
         }
         out
+    }
+
+    /// [`View::count_of`] for each of `nodes`, pipelined, on every core.
+    pub(crate) fn counts_of_all(&self, nodes: &[Option<NodeId>], dir: Direction) -> Vec<i64> {
+        chunks(nodes.len(), |r| self.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| self.count_of(a, dir))))
+            .concat()
     }
 
     /// [`View::count`] for each of `us`, pipelined.
