@@ -124,6 +124,13 @@ pub struct WriteTxn {
     pub(crate) registered: bool,
 }
 
+/// Applies operations recorded as pending: they were checked when recorded, as `GraphState::apply` checks them.
+pub(crate) fn apply_pending(state: &mut GraphState, ops: &[Op]) {
+    for op in ops {
+        state.apply(op).expect("a pending operation was checked when it was recorded");
+    }
+}
+
 impl Deref for WriteTxn {
     type Target = GraphState;
     fn deref(&self) -> &GraphState {
@@ -132,9 +139,7 @@ impl Deref for WriteTxn {
         }
         self.view.get_or_init(|| {
             let mut state = self.state.clone();
-            for op in &self.ops[self.settled..] {
-                state.apply(op).expect("a pending operation was checked when it was recorded");
-            }
+            apply_pending(&mut state, &self.ops[self.settled..]);
             state
         })
     }
@@ -182,9 +187,7 @@ impl WriteTxn {
     /// Applies the pending operations to the private state.
     pub(crate) fn settle(&mut self) {
         self.take_view();
-        for op in &self.ops[self.settled..] {
-            self.state.apply(op).expect("a pending operation was checked when it was recorded");
-        }
+        apply_pending(&mut self.state, &self.ops[self.settled..]);
         self.settled = self.ops.len();
         self.pending_nodes = IdRanges::default();
     }
@@ -387,27 +390,24 @@ impl WriteTxn {
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<RelId> {
         self.take_view();
+        let id = RelId(self.shared.rel_ids.allocate());
+        let op = Op::CreateRel { id, ty, src, dst, props };
         if self.eager {
-            let id = RelId(self.shared.rel_ids.allocate());
-            self.record(Op::CreateRel { id, ty, src, dst, props })?;
-            self.key(WriteKey::NodeLinked(src.0));
-            self.key(WriteKey::NodeLinked(dst.0));
-            return Ok(id);
-        }
-        // Pending (see the module documentation): checked here as `GraphState::apply` would check it, the id
-        // being fresh.
-        let op = Op::CreateRel { id: RelId(self.shared.rel_ids.allocate()), ty, src, dst, props };
-        self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
-        for end in [src, dst] {
-            if !self.node_exists_now(end) {
-                return Err(StorageError::NodeNotFound(end));
+            self.record(op)?;
+        } else {
+            // Pending (see the module documentation): checked here as `GraphState::apply` would check it, the id
+            // being fresh.
+            self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
+            for end in [src, dst] {
+                if !self.node_exists_now(end) {
+                    return Err(StorageError::NodeNotFound(end));
+                }
             }
+            let Op::CreateRel { props, .. } = &op else { unreachable!("built above") };
+            GraphState::validate_props(props)?;
+            self.ops.push(op);
+            self.op_count += 1;
         }
-        let Op::CreateRel { id, props, .. } = &op else { unreachable!("built above") };
-        GraphState::validate_props(props)?;
-        let id = *id;
-        self.ops.push(op);
-        self.op_count += 1;
         // The new relationship's own record cannot conflict (its id is fresh); linking its ends can.
         self.key(WriteKey::NodeLinked(src.0));
         self.key(WriteKey::NodeLinked(dst.0));

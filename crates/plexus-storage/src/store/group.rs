@@ -203,9 +203,7 @@ impl Shared {
         let (payload, tokens) = self.log_record(version, &req.ops)?;
         if head.state.version() == req.start_version {
             let mut own = req.state.take().expect("a request's state is taken once");
-            for op in &req.ops[req.settled..] {
-                own.apply(op).expect("a pending operation was checked when it was recorded");
-            }
+            crate::txn::apply_pending(&mut own, &req.ops[req.settled..]);
             own.version = version;
             head.state = Arc::new(own);
         } else {
