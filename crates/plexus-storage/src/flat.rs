@@ -87,6 +87,19 @@ impl FlatAdjacency {
     /// (a node's entries would need their groups), but still track changes, so that [`GraphState::seal`] gives
     /// the leaves their own ids and frees the arrays once most of them have changed.
     pub(crate) fn attach(state: &mut GraphState) -> bool {
+        Self::attach_with(state, None)
+    }
+
+    /// [`FlatAdjacency::attach`] for an edge list just built with relationship ids in list order: `weights`
+    /// (its weight column in that order, if any) says what the relationships' properties are, so they need not
+    /// be read back from every relationship leaf.
+    pub(crate) fn attach_edge_list(state: &mut GraphState, weights: Option<(PropKeyId, &[f64])>) -> bool {
+        Self::attach_with(state, Some(weights))
+    }
+
+    /// `known`: `None` to find the properties by reading the relationship leaves, else what the builder knows
+    /// they are.
+    fn attach_with(state: &mut GraphState, known: Option<Option<(PropKeyId, &[f64])>>) -> bool {
         if state.flat.is_some() {
             return false;
         }
@@ -147,7 +160,11 @@ impl FlatAdjacency {
             return false;
         }
         let changed = (0..leaves).map(|_| AtomicU64::new(u64::MAX)).collect();
-        let props = Self::rel_props(state, &out.1, &inc.1);
+        let props = match known {
+            None => Self::rel_props(state, &out.1, &inc.1),
+            Some(None) => RelProps::None,
+            Some(Some((key, by_rel))) => Self::weights(key, by_rel, &out.1, &inc.1),
+        };
         state.flat = Some(Arc::new(FlatAdjacency {
             ty: ty.flatten(),
             nodes,
@@ -188,14 +205,22 @@ impl FlatAdjacency {
                 }
             }
         });
-        let (key, by_rel) = match (weights, other) {
-            (_, true) => return RelProps::Other,
-            (None, false) => return RelProps::None,
-            (Some(weights), false) => weights,
-        };
+        match (weights, other) {
+            (_, true) => RelProps::Other,
+            (None, false) => RelProps::None,
+            (Some((key, by_rel)), false) => Self::weights(key, &by_rel, out_rel, inc_rel),
+        }
+    }
+
+    /// Properties that are one numeric `key` per relationship, `by_rel` (by relationship id), gathered into each
+    /// side's entry order. A NaN could not be told from an absent value there: then the leaves answer.
+    fn weights(key: PropKeyId, by_rel: &[f64], out_rel: &[u32], inc_rel: &[u32]) -> RelProps {
+        if by_rel.iter().any(|w| w.is_nan()) {
+            return RelProps::Other;
+        }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let out = crate::bulk::gather(&by_rel, out_rel, threads).into_boxed_slice();
-        let inc = crate::bulk::gather(&by_rel, inc_rel, threads).into_boxed_slice();
+        let out = crate::bulk::gather(by_rel, out_rel, threads).into_boxed_slice();
+        let inc = crate::bulk::gather(by_rel, inc_rel, threads).into_boxed_slice();
         RelProps::Weights { key, out, inc }
     }
 
@@ -364,6 +389,25 @@ impl FlatAdjacency {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// A covered node's neighbour ids in `dir` as two runs straight from the arrays, each sorted (outgoing, then
+    /// incoming; empty for a side `dir` leaves out or a `filter` that rejects the type). A neighbour joined
+    /// more than once, or on both sides (a self-loop too), appears each time.
+    #[inline]
+    pub(crate) fn sorted_runs(&self, node: u64, dir: Direction, filter: TypeFilter) -> (&[u32], &[u32]) {
+        if !filter.accepts(self.rel_type()) {
+            return (&[], &[]);
+        }
+        let run = |out: bool| {
+            let side = self.side(out);
+            &side.nbr[side.range(node as usize)]
+        };
+        match dir {
+            Direction::Out => (run(true), &[]),
+            Direction::In => (&[], run(false)),
+            Direction::Both => (run(true), run(false)),
+        }
     }
 
     /// [`GraphState::neighbours`] for a covered node: each side is sorted by neighbour already, so this is a
