@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use plexus_storage::prefetch::{filled_on_huge_pages, with_capacity_on_huge_pages};
+use crate::bufpool;
 
 /// Batches at least this long are split over threads.
 pub const PARALLEL_MIN: usize = 1 << 15;
@@ -34,16 +34,20 @@ pub fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> 
         }
         (lens, vals, ws)
     });
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0i64);
+    let mut offsets: Vec<i64> = bufpool::take(n + 1);
+    offsets[0] = 0;
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
-    let (mut vals, mut ws) = (with_capacity_on_huge_pages(total), with_capacity_on_huge_pages(total));
+    let total_w: usize = parts.iter().map(|p| p.2.len()).sum();
+    let (mut vals, mut ws): (Vec<i64>, Vec<f64>) = (bufpool::take(total), bufpool::take(total_w));
+    let (mut i, mut at, mut at_w) = (0, 0, 0);
     for (lens, v, w) in parts {
         for l in lens {
-            offsets.push(offsets.last().copied().unwrap_or(0) + l);
+            offsets[i + 1] = offsets[i] + l;
+            i += 1;
         }
-        vals.extend(v);
-        ws.extend(w);
+        vals[at..at + v.len()].copy_from_slice(&v);
+        ws[at_w..at_w + w.len()].copy_from_slice(&w);
+        (at, at_w) = (at + v.len(), at_w + w.len());
     }
     (offsets, vals, ws)
 }
@@ -69,16 +73,17 @@ pub fn bounded_csr(
     fill: impl Fn(usize, &mut [i64], &mut [f64]) -> usize + Sync,
 ) -> (Vec<i64>, Vec<i64>, Vec<f64>, bool) {
     let n = bounds.len();
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0i64);
-    for &c in bounds {
-        offsets.push(offsets[offsets.len() - 1] + c);
+    let mut offsets: Vec<i64> = bufpool::take(n + 1);
+    offsets[0] = 0;
+    for (i, &c) in bounds.iter().enumerate() {
+        offsets[i + 1] = offsets[i] + c;
     }
     let total = offsets[n] as usize;
-    // Zeroed here, on one thread, before the workers start: faulting in fresh huge pages from two threads at
-    // once was measured to stall one of them for tens of milliseconds now and then.
-    let mut vals: Vec<i64> = filled_on_huge_pages(0, total);
-    let mut ws: Vec<f64> = filled_on_huge_pages(0.0, if weights { total } else { 0 });
+    // Taken here, on one thread, before the workers start: faulting in fresh huge pages from two threads at
+    // once was measured to stall one of them for tens of milliseconds now and then. Recycled memory keeps its
+    // old values: every value a list keeps is written by `fill`.
+    let mut vals: Vec<i64> = bufpool::take(total);
+    let mut ws: Vec<f64> = bufpool::take(if weights { total } else { 0 });
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     // Split by values, not queries: one query of a hub can be most of the work.
     let threads = cores.min(total / PARALLEL_MIN).max(1);
@@ -89,7 +94,7 @@ pub fn bounded_csr(
     }
     cuts.push(n);
     // Per query, the length its list came out at.
-    let mut lens = vec![0i64; n];
+    let mut lens: Vec<i64> = bufpool::take(n);
     // Each thread writes its lists one after the other from the start of its part: a list shorter than its
     // bound leaves no gap inside the part (the write position never passes the list's own bound), so closing up
     // afterwards moves whole parts, not every list.
@@ -127,14 +132,16 @@ pub fn bounded_csr(
     });
     let exact = lens.iter().zip(bounds).all(|(l, b)| l == b);
     if exact {
+        bufpool::give(lens);
         return (offsets, vals, ws, true);
     }
     // Close up the gaps between the parts, front to back: a part only ever moves towards the front.
-    let mut packed = Vec::with_capacity(n + 1);
-    packed.push(0i64);
-    for &len in &lens {
-        packed.push(packed[packed.len() - 1] + len);
+    let mut packed: Vec<i64> = bufpool::take(n + 1);
+    packed[0] = 0;
+    for (i, &len) in lens.iter().enumerate() {
+        packed[i + 1] = packed[i] + len;
     }
+    bufpool::give(lens);
     for w in cuts.windows(2).skip(1) {
         let (from, to) = (offsets[w[0]] as usize, packed[w[0]] as usize);
         let len = (packed[w[1]] - packed[w[0]]) as usize;
@@ -143,6 +150,7 @@ pub fn bounded_csr(
             ws.copy_within(from..from + len, to);
         }
     }
+    bufpool::give(offsets);
     let kept = packed[n] as usize;
     vals.truncate(kept);
     ws.truncate(if weights { kept } else { 0 });

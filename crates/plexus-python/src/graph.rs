@@ -22,6 +22,7 @@ use smallvec::SmallVec;
 
 use crate::args::{self, Ids};
 use crate::batch::{bounded_csr, chunks, csr, exact_csr, flat};
+use crate::bufpool;
 use crate::database::Database;
 use crate::errors;
 use crate::idindex::{IdIndex, NO_ID};
@@ -264,7 +265,8 @@ impl Graph {
                         v.fill_edges(nodes[i], dir, vals, ws)
                     })
                 });
-                (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n), PyArray1::from_vec(py, w)).into_bound_py_any(py)
+                (bufpool::into_numpy(py, o)?, bufpool::into_numpy(py, n)?, bufpool::into_numpy(py, w)?)
+                    .into_bound_py_any(py)
             },
         )
     }
@@ -389,7 +391,7 @@ impl Graph {
             let weights = view.weights_of_all(&rels);
             (offsets, rels, weights)
         });
-        (PyArray1::from_vec(py, o), PyArray1::from_vec(py, r), PyArray1::from_vec(py, w)).into_bound_py_any(py)
+        (bufpool::into_numpy(py, o)?, bufpool::into_numpy(py, r)?, bufpool::into_numpy(py, w)?).into_bound_py_any(py)
     }
 
     /// Edges leaving ``u``: a list of ``(u, v, weight)``, or for an array ``(offsets, targets, weights)``.
@@ -432,7 +434,7 @@ impl Graph {
                         v.neighbours_into(nodes[i], dir, vals)
                     })
                 });
-                (PyArray1::from_vec(py, o), PyArray1::from_vec(py, n)).into_bound_py_any(py)
+                (bufpool::into_numpy(py, o)?, bufpool::into_numpy(py, n)?).into_bound_py_any(py)
             },
         )
     }

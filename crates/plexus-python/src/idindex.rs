@@ -118,7 +118,13 @@ pub struct IdIndex {
     lookup: Lookup,
     /// External id by node id (`NO_ID` when none).
     ext_of: Vec<i64>,
+    /// Whether external ids ascend with node ids (as every bulk import numbers them): then a node's neighbours,
+    /// sorted by node id in storage, are sorted by external id as well.
+    in_node_order: bool,
 }
+
+/// How far [`IdIndex::insert`] looks for the nodes around a new one before assuming the order broken.
+const ORDER_LOOK: usize = 64;
 
 impl IdIndex {
     /// Tables for the nodes of `label` keyed by integer property `key` in `snap`.
@@ -165,7 +171,8 @@ impl IdIndex {
             }
             _ => Lookup::Hash(pairs.into_iter().collect()),
         };
-        Ok(IdIndex { version: snap.version(), lookup, ext_of })
+        let in_node_order = ext_of.iter().filter(|&&e| e != NO_ID).is_sorted_by(|a, b| a < b);
+        Ok(IdIndex { version: snap.version(), lookup, ext_of, in_node_order })
     }
 
     /// Requests the table line that [`IdIndex::node`] will read for `ext`, without waiting for it.
@@ -205,6 +212,12 @@ impl IdIndex {
         &self.ext_of
     }
 
+    /// Whether external ids ascend with node ids (see the field).
+    #[inline]
+    pub fn in_node_order(&self) -> bool {
+        self.in_node_order
+    }
+
     #[inline]
     pub fn ext(&self, n: NodeId) -> i64 {
         self.ext_of.get(n.0 as usize).copied().unwrap_or(NO_ID)
@@ -217,6 +230,17 @@ impl IdIndex {
             self.ext_of.resize(slot + 1, NO_ID);
         }
         self.ext_of[slot] = ext;
+        if self.in_node_order {
+            // The nearest nodes with ids on either side must keep their places (within a bounded look).
+            let below = self.ext_of[slot.saturating_sub(ORDER_LOOK)..slot].iter().rev().find(|&&e| e != NO_ID);
+            let above_end = (slot + 1 + ORDER_LOOK).min(self.ext_of.len());
+            let above = self.ext_of[slot + 1..above_end].iter().find(|&&e| e != NO_ID);
+            let looked_far_enough = slot < ORDER_LOOK || below.is_some();
+            self.in_node_order = looked_far_enough
+                && below.is_none_or(|&b| b < ext)
+                && above.is_none_or(|&a| a > ext)
+                && (above.is_some() || above_end == self.ext_of.len());
+        }
         if let Lookup::Dense { min, table } = &mut self.lookup {
             let count = table.len();
             let (lo, hi) = (ext.min(*min), ext.max(*min + count as i64 - 1));

@@ -10,6 +10,7 @@
 
 mod args;
 mod batch;
+mod bufpool;
 mod bulk;
 mod columns;
 mod database;

@@ -223,6 +223,15 @@ impl View {
 
     #[inline]
     fn merge_neighbour_runs(&self, a: NodeId, dir: Direction, scratch: &mut Vec<i64>, out: &mut [i64]) -> usize {
+        // With external ids in node order, the storage's sorted runs are merged as they are and only the
+        // neighbours kept are translated, straight into `out`.
+        if let Some(index) = self.index.as_ref().filter(|index| index.in_node_order()) {
+            if let Some((first, second)) = self.snap.sorted_neighbour_runs(a, dir, self.filter()) {
+                if let Some(n) = merge_distinct_translated(first, second, index.ext_table(), out) {
+                    return n;
+                }
+            }
+        }
         scratch.clear();
         let (mut runs, mut second) = (0, 0);
         let _ = self.snap.visit_neighbour_slices::<()>(a, dir, self.filter(), |ns| {
@@ -421,6 +430,41 @@ fn prefetch_entry<T>(table: &[T], i: u64) {
     if let Some(entry) = table.get(i as usize) {
         plexus_storage::prefetch::prefetch(entry);
     }
+}
+
+/// [`merge_distinct`] of node ids, each written as its external id `exts[node]` (ascending with node ids);
+/// `None` if some neighbour has no external id (then its place in the order is the caller's to find).
+#[inline]
+fn merge_distinct_translated(a: &[u32], b: &[u32], exts: &[i64], out: &mut [i64]) -> Option<usize> {
+    if out.is_empty() {
+        return (a.is_empty() && b.is_empty()).then_some(0);
+    }
+    // `out` is as long as both runs (a degree counts a self-loop on each side), so a write is always in bounds;
+    // should it not be, a repeat is written over the value it repeats, in the last place.
+    let top = out.len() - 1;
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    let mut last = u32::MAX;
+    let mut any = false;
+    let mut missing = false;
+    let mut put = |v: u32, k: &mut usize| {
+        let new = !any || v != last;
+        let ext = exts.get(v as usize).copied().unwrap_or(NO_ID);
+        missing |= ext == NO_ID;
+        out[(*k).min(top)] = ext;
+        *k += usize::from(new);
+        last = v;
+        any = true;
+    };
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        put(x.min(y), &mut k);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    for &v in a[i..].iter().chain(&b[j..]) {
+        put(v, &mut k);
+    }
+    (!missing).then_some(k)
 }
 
 /// The values of sorted `a` and `b` into `out`, sorted and each once; returns how many. Branch-free: which

@@ -297,3 +297,26 @@ def test_views_of_ids_created_out_of_order(db):
     # Nodes the view's own writes create are found before the tables are rebuilt.
     graph.upsert_edges(np.array([ids[0], 10**9 + 7 * 11 * 600]), np.array([10**9 + 7 * 11 * 600, ids[1]]))
     assert graph.has_edge(int(ids[0]), 10**9 + 7 * 11 * 600) and graph.has_edge(10**9 + 7 * 11 * 600, int(ids[1]))
+
+
+def test_neighbours_of_self_loops_and_parallel_edges(db):
+    # Node 5 has two self-loops and nothing else, 6 one; 7 and 8 are joined both ways and 7 loops too. A node's
+    # runs then hold a neighbour more often than its degree counts it.
+    src, dst = np.array([5, 5, 6, 7, 7, 8, 7]), np.array([5, 5, 6, 8, 7, 7, 8])
+    db.import_edges(src, dst)
+    graph = db.graph()
+    graph.refresh()
+    ids = np.array([5, 6, 7, 8, 9])
+    want = {
+        "out": [[5], [6], [7, 8], [7], []],
+        "in": [[5], [6], [7, 8], [7], []],
+        "both": [[5], [6], [7, 8], [7], []],
+    }
+    for direction, lists in want.items():
+        offsets, values = graph.neighbors(ids, direction=direction)
+        assert split(offsets, values) == lists
+        assert [graph.neighbors(int(u), direction=direction) for u in ids[:4]] == lists[:4]
+    # A node the view creates with an id below the others: every list stays sorted by id.
+    graph.upsert_edges(np.array([1]), np.array([7]))
+    assert graph.neighbors(7, direction="both") == [1, 7, 8]
+    assert split(*graph.neighbors(np.array([1, 5, 7]), direction="both")) == [[7], [5], [1, 7, 8]]
