@@ -643,6 +643,25 @@ mod tests {
                 let [a, b] = [&built, &reference].map(|g| g.count_and_weight(NodeId(v), dir, TypeFilter::All, wkey));
                 assert_eq!((a.0, a.1.to_bits()), (b.0, b.1.to_bits()), "node {v} {dir:?}");
             }
+            // The runs with weights beside the neighbours say what the relationship records say.
+            for dir in [Direction::Out, Direction::In] {
+                let runs = built.weighted_neighbour_runs(NodeId(v), dir, TypeFilter::All, wkey).expect("covered");
+                let mut got: Vec<(u64, u64)> = runs
+                    .iter()
+                    .flat_map(|(ns, ws)| ns.iter().zip(ws.iter()).map(|(&n, &w)| (u64::from(n), w.to_bits())))
+                    .collect();
+                let mut want: Vec<(u64, u64)> = reference
+                    .rels_of(NodeId(v), dir, TypeFilter::All)
+                    .iter()
+                    .map(|e| {
+                        let w = reference.rel_props(e.rel).flatten().and_then(|p| p.get(wkey)).and_then(Value::as_f64);
+                        (e.nbr.0, w.expect("every relationship has a weight").to_bits())
+                    })
+                    .collect();
+                got.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(got, want, "node {v} {dir:?}");
+            }
         }
         assert!(crate::check::check_state(&built, 10).is_empty(), "{:?}", crate::check::check_state(&built, 10));
         assert_eq!((built.node_count(), built.rel_count()), (n as u64, 5000));

@@ -410,6 +410,37 @@ impl FlatAdjacency {
         }
     }
 
+    /// A covered node's neighbour ids in `dir` as runs (outgoing, then incoming) with each relationship's value
+    /// of `key` beside its neighbour (NaN where it has none), when the arrays hold that key's values; `None`
+    /// otherwise, and for `Both` at a node with a self-loop (which the other reads report once).
+    #[inline]
+    pub(crate) fn weighted_runs(
+        &self,
+        node: u64,
+        dir: Direction,
+        filter: TypeFilter,
+        key: PropKeyId,
+    ) -> Option<[(&[u32], &[f64]); 2]> {
+        let RelProps::Weights { key: k, out: w_out, inc: w_in } = &self.props else { return None };
+        if *k != key || (dir == Direction::Both && self.may_loop(node)) {
+            return None;
+        }
+        if !filter.accepts(self.rel_type()) {
+            return Some([(&[], &[]), (&[], &[])]);
+        }
+        let run = |out: bool| {
+            let range = self.side(out).range(node as usize);
+            let weights = if out { &w_out[range.clone()] } else { &w_in[range.clone()] };
+            (&self.side(out).nbr[range], weights)
+        };
+        let none: (&[u32], &[f64]) = (&[], &[]);
+        Some(match dir {
+            Direction::Out => [run(true), none],
+            Direction::In => [none, run(false)],
+            Direction::Both => [run(true), run(false)],
+        })
+    }
+
     /// [`GraphState::neighbours`] for a covered node: each side is sorted by neighbour already, so this is a
     /// merge without a sort.
     pub(crate) fn neighbours(&self, node: u64, dir: Direction, filter: TypeFilter) -> Vec<NodeId> {

@@ -202,6 +202,30 @@ impl GraphState {
         self.visit_rel_slices(node, dir, filter, |nbrs, _| f(nbrs))
     }
 
+    /// `node`'s neighbour ids in `dir` as two sorted runs borrowed from the flat arrays (outgoing, then incoming),
+    /// when those cover the node; `None` otherwise (then [`GraphState::visit_neighbour_slices`] reads them).
+    /// Repeats are left in: a neighbour joined twice, or on both sides, appears each time.
+    #[inline]
+    pub fn sorted_neighbour_runs(&self, node: NodeId, dir: Direction, filter: TypeFilter) -> Option<(&[u32], &[u32])> {
+        self.flat_for(node).map(|flat| flat.sorted_runs(node.0, dir, filter))
+    }
+
+    /// `node`'s neighbour ids in `dir` as runs from the flat arrays (outgoing, then incoming) with each
+    /// relationship's value of `key` beside its neighbour (NaN where it has none): one contiguous read per run
+    /// instead of a read per relationship. `None` when the arrays do not cover the node or do not hold that
+    /// key's values, and for `Both` at a node with a self-loop; then [`GraphState::visit_rel_slices`] and the
+    /// relationships' properties answer.
+    #[inline]
+    pub fn weighted_neighbour_runs(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        key: PropKeyId,
+    ) -> Option<[(&[u32], &[f64]); 2]> {
+        self.flat_for(node)?.weighted_runs(node.0, dir, filter, key)
+    }
+
     /// Calls `f` with the neighbour and relationship ids of `node`'s relationships in `dir` as parallel runs of
     /// contiguous memory (see [`crate::adjacency::AdjLeaf::visit_rel_slices`]). With `Both`, a self-loop appears
     /// once.
