@@ -54,6 +54,17 @@ const ADJACENCY_AHEAD: usize = 16;
 const ENTRIES_AHEAD: usize = 8;
 const LOOKUPS_AHEAD: usize = 4;
 
+/// What [`View::pipelined`] requests of each node after its offsets or leaf and its adjacency line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ahead {
+    /// Nothing more (counts read the adjacency line alone).
+    Offsets,
+    /// The first entries (a search or a walk of the relationships).
+    Entries,
+    /// The node's stored sums of weights (a count with summed weight the flat arrays answer).
+    WeightSums,
+}
+
 /// What a batch reads of each node after its adjacency, so that [`View::prefetch_ahead`] requests those lines too.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reads {
@@ -345,7 +356,7 @@ impl View {
         &self,
         nodes: &[Option<NodeId>],
         dir: Direction,
-        entries: bool,
+        ahead: Ahead,
         mut f: impl FnMut(usize, Option<NodeId>) -> T,
     ) -> Vec<T> {
         let g = &*self.snap;
@@ -357,9 +368,11 @@ impl View {
             if let Some(Some(n)) = nodes.get(i + ADJACENCY_AHEAD) {
                 g.prefetch_adjacency(*n, dir);
             }
-            if entries {
-                if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
-                    g.prefetch_entries(*n, dir);
+            if let Some(Some(n)) = nodes.get(i + ENTRIES_AHEAD) {
+                match ahead {
+                    Ahead::Offsets => {}
+                    Ahead::Entries => g.prefetch_entries(*n, dir),
+                    Ahead::WeightSums => g.prefetch_weight_sums(*n, dir),
                 }
             }
             out.push(f(i, node));
@@ -369,25 +382,30 @@ impl View {
 
     /// [`View::count_of`] for each of `nodes`, pipelined, on every core.
     pub(crate) fn counts_of_all(&self, nodes: &[Option<NodeId>], dir: Direction) -> Vec<i64> {
-        chunks(nodes.len(), |r| self.pipelined(&nodes[r], dir, false, |_, n| n.map_or(0, |a| self.count_of(a, dir))))
-            .concat()
+        chunks(nodes.len(), |r| {
+            self.pipelined(&nodes[r], dir, Ahead::Offsets, |_, n| n.map_or(0, |a| self.count_of(a, dir)))
+        })
+        .concat()
     }
 
     /// [`View::count`] for each of `us`, pipelined.
     pub(crate) fn counts(&self, us: &[i64], dir: Direction) -> Vec<i64> {
-        self.pipelined(&self.resolve(us), dir, false, |_, n| n.map_or(0, |a| self.count_of(a, dir)))
+        self.pipelined(&self.resolve(us), dir, Ahead::Offsets, |_, n| n.map_or(0, |a| self.count_of(a, dir)))
     }
 
     /// [`View::degree`] for each of `us`, pipelined.
     pub(crate) fn degrees(&self, us: &[i64], dir: Direction) -> Vec<(i64, f64)> {
-        self.pipelined(&self.resolve(us), dir, true, |_, n| n.map_or((0, 0.0), |a| self.degree_of(a, dir)))
+        // Sums stored with the flat arrays are read instead of the entries: their lines are the ones to request.
+        let sums = self.weight.is_some_and(|w| self.snap.flat().is_some_and(|f| f.holds_weights_of(w)));
+        let ahead = if sums { Ahead::WeightSums } else { Ahead::Entries };
+        self.pipelined(&self.resolve(us), dir, ahead, |_, n| n.map_or((0, 0.0), |a| self.degree_of(a, dir)))
     }
 
     /// [`View::has_edge`] for each pair of `us` and `vs` (equally long), pipelined on `us`.
     pub(crate) fn has_edges(&self, us: &[i64], vs: &[i64]) -> Vec<bool> {
         let targets = self.resolve(vs);
         let filter = self.filter();
-        self.pipelined(&self.resolve(us), Direction::Out, true, |i, a| match (a, targets[i]) {
+        self.pipelined(&self.resolve(us), Direction::Out, Ahead::Entries, |i, a| match (a, targets[i]) {
             (Some(a), Some(b)) => self.snap.has_edge(a, b, Direction::Out, filter),
             _ => false,
         })
@@ -410,8 +428,14 @@ impl View {
     }
 
     fn degree_of(&self, a: NodeId, dir: Direction) -> (i64, f64) {
-        let one = |d: Direction| match (self.weight, &self.weights) {
-            (Some(_), Some(column)) => {
+        let flat = |d: Direction| {
+            let (n, sum) = self.snap.flat_count_and_weight(a, d, self.filter(), self.weight?)?;
+            Some((n as i64, sum))
+        };
+        let one = |d: Direction| match (self.weight, &self.weights, flat(d)) {
+            // Storage's flat arrays keep each node's sum: two loads instead of a read per relationship.
+            (_, _, Some(answer)) => answer,
+            (Some(_), Some(column), None) => {
                 let (mut n, mut sum) = (0i64, 0.0);
                 let _ = self.snap.visit_rel_slices::<()>(a, d, self.filter(), |_, rs| {
                     n += rs.len() as i64;
@@ -425,11 +449,11 @@ impl View {
                 });
                 (n, sum)
             }
-            (Some(w), None) => {
+            (Some(w), None, None) => {
                 let (n, s) = self.snap.count_and_weight(a, d, self.filter(), w);
                 (n as i64, s)
             }
-            (None, _) => (self.snap.degree(a, d, self.filter()) as i64, 0.0),
+            (None, _, None) => (self.snap.degree(a, d, self.filter()) as i64, 0.0),
         };
         match dir {
             // NetworkX counts a self-loop twice in `degree`: out plus in.

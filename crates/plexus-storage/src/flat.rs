@@ -75,7 +75,9 @@ enum RelProps {
     /// Every relationship has at most one, `key`, numeric: its value for each entry of each side, in entry
     /// order (NaN where absent), so that a count with summed weight reads one run instead of a property map per
     /// relationship (what an edge list's weight column loads as).
-    Weights { key: PropKeyId, out: Box<[f64]>, inc: Box<[f64]> },
+    /// `sums`: per side, each node's sum of its values (NaN skipped), added in entry order from 0 as a walk of
+    /// the entries would, so a count with summed weight in one direction is two loads.
+    Weights { key: PropKeyId, out: Box<[f64]>, inc: Box<[f64]>, sums: [Box<[f64]>; 2] },
     /// Anything else: read through the relationship leaves.
     Other,
 }
@@ -161,9 +163,11 @@ impl FlatAdjacency {
         }
         let changed = (0..leaves).map(|_| AtomicU64::new(u64::MAX)).collect();
         let props = match known {
-            None => Self::rel_props(state, &out.1, &inc.1),
+            None => Self::rel_props(state, [&out.1, &inc.1], [&out_offsets, &inc_offsets]),
             Some(None) => RelProps::None,
-            Some(Some((key, by_rel))) => Self::weights(key, by_rel, &out.1, &inc.1),
+            // A stored NaN could not be told from an absent value: then the leaves answer.
+            Some(Some((_, by_rel))) if by_rel.iter().any(|w| w.is_nan()) => RelProps::Other,
+            Some(Some((key, by_rel))) => Self::weights(key, by_rel, [&out.1, &inc.1], [&out_offsets, &inc_offsets]),
         };
         state.flat = Some(Arc::new(FlatAdjacency {
             ty: ty.flatten(),
@@ -179,7 +183,7 @@ impl FlatAdjacency {
     }
 
     /// What the relationships' properties are, and for a single numeric key its values in entry order.
-    fn rel_props(state: &GraphState, out_rel: &[u32], inc_rel: &[u32]) -> RelProps {
+    fn rel_props(state: &GraphState, rels: [&[u32]; 2], offsets: [&[u32]; 2]) -> RelProps {
         // One pass: the key and its values by relationship id, until a relationship shows otherwise.
         let mut weights: Option<(PropKeyId, Vec<f64>)> = None;
         let mut other = false;
@@ -208,20 +212,19 @@ impl FlatAdjacency {
         match (weights, other) {
             (_, true) => RelProps::Other,
             (None, false) => RelProps::None,
-            (Some((key, by_rel)), false) => Self::weights(key, &by_rel, out_rel, inc_rel),
+            (Some((key, by_rel)), false) => Self::weights(key, &by_rel, rels, offsets),
         }
     }
 
-    /// Properties that are one numeric `key` per relationship, `by_rel` (by relationship id), gathered into each
-    /// side's entry order. A NaN could not be told from an absent value there: then the leaves answer.
-    fn weights(key: PropKeyId, by_rel: &[f64], out_rel: &[u32], inc_rel: &[u32]) -> RelProps {
-        if by_rel.iter().any(|w| w.is_nan()) {
-            return RelProps::Other;
-        }
+    /// Properties that are one numeric `key` per relationship, `by_rel` (by relationship id, NaN where absent),
+    /// gathered into each side's entry order (`rels`: each side's relationship ids), with each node's sum per
+    /// side (`offsets`: each side's runs).
+    fn weights(key: PropKeyId, by_rel: &[f64], rels: [&[u32]; 2], offsets: [&[u32]; 2]) -> RelProps {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let out = crate::bulk::gather(by_rel, out_rel, threads).into_boxed_slice();
-        let inc = crate::bulk::gather(by_rel, inc_rel, threads).into_boxed_slice();
-        RelProps::Weights { key, out, inc }
+        let [out, inc] = rels.map(|rel| crate::bulk::gather(by_rel, rel, threads).into_boxed_slice());
+        let out_sums = run_sums(&out, offsets[0], threads);
+        let inc_sums = run_sums(&inc, offsets[1], threads);
+        RelProps::Weights { key, out, inc, sums: [out_sums, inc_sums] }
     }
 
     /// [`GraphState::count_and_weight`] for a covered node, when the arrays can answer it.
@@ -240,12 +243,17 @@ impl FlatAdjacency {
             return Some((0, 0.0));
         }
         let (mut n, mut sum) = (0u64, 0.0);
-        for out in sides(dir) {
+        for (side, out) in sides(dir).enumerate() {
             let range = self.side(out).range(node as usize);
             n += range.len() as u64;
-            if let RelProps::Weights { key: k, out: w_out, inc: w_in } = &self.props {
+            if let RelProps::Weights { key: k, out: w_out, inc: w_in, sums } = &self.props {
                 if *k == key {
-                    // One running sum in visit order, as the leaves' path adds them, so both give the same bits.
+                    // One running sum in visit order, as the leaves' path adds them, so both give the same bits:
+                    // the first side's is the node's stored sum, the second side's values are added to it.
+                    if side == 0 {
+                        sum = sums[usize::from(!out)][node as usize];
+                        continue;
+                    }
                     let weights = if out { &w_out[range] } else { &w_in[range] };
                     for &w in weights.iter().filter(|w| !w.is_nan()) {
                         sum += w;
@@ -308,6 +316,23 @@ impl FlatAdjacency {
     pub fn prefetch_offsets(&self, node: u64, dir: Direction) {
         for out in sides(dir) {
             crate::prefetch::prefetch(&self.side(out).offsets[node as usize]);
+        }
+    }
+
+    /// Whether the arrays hold every relationship's value of `key` (and each node's sums of them).
+    pub fn holds_weights_of(&self, key: PropKeyId) -> bool {
+        matches!(&self.props, RelProps::Weights { key: k, .. } if *k == key)
+    }
+
+    /// Requests the lines of `node`'s sums of weights in each direction `dir` covers.
+    #[inline]
+    pub fn prefetch_weight_sums(&self, node: u64, dir: Direction) {
+        if let RelProps::Weights { sums, .. } = &self.props {
+            for out in sides(dir) {
+                if let Some(sum) = sums[usize::from(!out)].get(node as usize) {
+                    crate::prefetch::prefetch(sum);
+                }
+            }
         }
     }
 
@@ -421,7 +446,7 @@ impl FlatAdjacency {
         filter: TypeFilter,
         key: PropKeyId,
     ) -> Option<[(&[u32], &[f64]); 2]> {
-        let RelProps::Weights { key: k, out: w_out, inc: w_in } = &self.props else { return None };
+        let RelProps::Weights { key: k, out: w_out, inc: w_in, .. } = &self.props else { return None };
         if *k != key || (dir == Direction::Both && self.may_loop(node)) {
             return None;
         }
@@ -532,6 +557,26 @@ impl FlatAdjacency {
     pub fn rel_type(&self) -> TypeId {
         self.ty.unwrap_or(TypeId(u32::MAX))
     }
+}
+
+/// Each node's sum of `values` over its run (`offsets[node]..offsets[node + 1]`), NaN skipped, added in order
+/// from 0; nodes split over `threads`.
+fn run_sums(values: &[f64], offsets: &[u32], threads: usize) -> Box<[f64]> {
+    let nodes = offsets.len().saturating_sub(1);
+    let mut sums = vec![0.0; nodes];
+    let per = nodes.div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        for (part, chunk) in sums.chunks_mut(per).enumerate() {
+            scope.spawn(move || {
+                for (i, sum) in chunk.iter_mut().enumerate() {
+                    let node = part * per + i;
+                    let run = &values[offsets[node] as usize..offsets[node + 1] as usize];
+                    *sum = run.iter().filter(|w| !w.is_nan()).fold(0.0, |s, w| s + w);
+                }
+            });
+        }
+    });
+    sums.into_boxed_slice()
 }
 
 /// The sides a direction reads: outgoing (`true`) and/or incoming.

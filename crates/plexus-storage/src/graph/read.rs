@@ -346,6 +346,27 @@ impl GraphState {
         out
     }
 
+    /// [`GraphState::count_and_weight`] when the flat arrays answer it (in one direction, from two loads: the
+    /// node's offsets and its stored sum); `None` otherwise.
+    #[inline]
+    pub fn flat_count_and_weight(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        filter: TypeFilter,
+        weight: PropKeyId,
+    ) -> Option<(u64, f64)> {
+        self.flat_for(node)?.count_and_weight(node.0, dir, filter, weight)
+    }
+
+    /// Requests the lines [`GraphState::flat_count_and_weight`] reads for `node` beyond its offsets.
+    #[inline]
+    pub fn prefetch_weight_sums(&self, node: NodeId, dir: Direction) {
+        if let Some(flat) = self.flat_for(node) {
+            flat.prefetch_weight_sums(node.0, dir);
+        }
+    }
+
     /// Number of relationships and the sum of their numeric property `weight` (missing or non-numeric counts 0).
     pub fn count_and_weight(&self, node: NodeId, dir: Direction, filter: TypeFilter, weight: PropKeyId) -> (u64, f64) {
         if let Some(answer) = self.flat_for(node).and_then(|f| f.count_and_weight(node.0, dir, filter, weight)) {
