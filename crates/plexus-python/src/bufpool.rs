@@ -19,10 +19,16 @@ use parking_lot::Mutex;
 use plexus_storage::prefetch::filled_on_huge_pages;
 use pyo3::prelude::*;
 
-/// Buffers smaller than this many values are left to the allocator, which reuses small blocks by itself.
-pub const MIN_POOLED: usize = 1 << 17;
+/// Buffers smaller than this many values (32 MiB) are left to the allocator: glibc's allocator serves blocks up
+/// to that size from memory freed earlier once it has seen one freed (its mapping threshold adapts up to 32 MiB),
+/// and a pool holding them back was measured to make calls of a size it could not serve fault in fresh pages
+/// instead (three to four times slower). Larger blocks glibc always maps fresh and unmaps on free.
+pub const MIN_POOLED: usize = 4 << 20;
+/// Fresh buffers of at least this many values (2 MiB) are advised onto huge pages: an answer's scattered
+/// writes and its reader's pass then take fewer TLB misses.
+const HUGE_PAGES_MIN: usize = 1 << 18;
 /// At most this much idle memory is kept for reuse.
-pub const MAX_POOLED_BYTES: usize = 512 << 20;
+pub const MAX_POOLED_BYTES: usize = 768 << 20;
 /// At most this many idle buffers are kept (a call returns up to three arrays, and a loop holds the previous
 /// call's answer while it makes the next).
 const MAX_POOLED_BUFFERS: usize = 12;
@@ -55,8 +61,12 @@ fn cast<A, B>(v: Vec<A>) -> Vec<B> {
 }
 
 /// A vector of `len` values: recycled memory when the pool has a buffer that fits (its contents are left as
-/// they were: the caller overwrites what it uses), else fresh memory filled with zeros.
+/// they were: the caller overwrites what it uses), else fresh memory filled with zeros (advised onto huge pages
+/// from [`HUGE_PAGES_MIN`]; a smaller block shares pages with others on the allocator's heap).
 pub fn take<T: Word>(len: usize) -> Vec<T> {
+    if len < HUGE_PAGES_MIN {
+        return vec![T::ZERO; len];
+    }
     if len >= MIN_POOLED {
         let mut pool = POOL.lock();
         // The smallest buffer that holds `len`, and not one more than twice its size (that one may fit a larger

@@ -25,6 +25,12 @@ pub(crate) struct WeightColumn {
 
 impl WeightColumn {
     pub(crate) fn build(snap: &ReadTxn, key: PropKeyId) -> WeightColumn {
+        // A bulk-loaded graph nothing has changed yet: the flat arrays hold the values already, a pass over an
+        // array instead of a walk to every relationship's property map.
+        let bound = snap.rel_id_bound() as usize;
+        if let Some(values) = snap.flat().and_then(|f| f.weights_by_rel(key, snap.version(), bound)) {
+            return WeightColumn { version: snap.version(), values };
+        }
         let mut values = filled_on_huge_pages(f64::NAN, snap.rel_id_bound() as usize);
         let _ = snap.visit_all_rels::<()>(|r| {
             if let Some(w) = snap.rel_prop(r.id, key).and_then(Value::as_f64) {

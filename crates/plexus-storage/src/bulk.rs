@@ -639,6 +639,12 @@ mod tests {
         assert_eq!(edges_by_node(&built, wkey), edges_by_node(&reference, wkey));
         // The flat arrays' weights come from the column here and from the relationship leaves there.
         assert!(built.flat.is_some() && reference.flat.is_some());
+        let bound = built.rel_id_bound() as usize;
+        let by_rel = built.flat().unwrap().weights_by_rel(wkey, built.version, bound).expect("nothing changed");
+        for (rel, w) in by_rel.iter().enumerate() {
+            let stored = built.rel_props(RelId(rel as u64)).flatten().and_then(|p| p.get(wkey)).and_then(Value::as_f64);
+            assert_eq!(stored.map(f64::to_bits), (!w.is_nan()).then(|| w.to_bits()), "relationship {rel}");
+        }
         for v in 0..n as u64 {
             for dir in [Direction::Out, Direction::In, Direction::Both] {
                 let [a, b] = [&built, &reference].map(|g| g.count_and_weight(NodeId(v), dir, TypeFilter::All, wkey));

@@ -319,6 +319,21 @@ impl FlatAdjacency {
         }
     }
 
+    /// Every relationship's value of `key` by relationship id (NaN where it has none), `bound` long, straight from
+    /// the outgoing side, when the arrays hold that key's values and no node has changed by `version` (then every
+    /// relationship is in them as it was loaded); `None` otherwise.
+    pub fn weights_by_rel(&self, key: PropKeyId, version: u64, bound: usize) -> Option<Vec<f64>> {
+        let RelProps::Weights { key: k, out: w_out, .. } = &self.props else { return None };
+        if *k != key || self.changed.iter().any(|c| c.load(Ordering::Relaxed) <= version) {
+            return None;
+        }
+        let mut by_rel = crate::prefetch::filled_on_huge_pages(f64::NAN, bound);
+        for (&rel, &w) in self.out.rel.iter().zip(w_out.iter()) {
+            *by_rel.get_mut(rel as usize)? = w;
+        }
+        Some(by_rel)
+    }
+
     /// Whether the arrays hold every relationship's value of `key` (and each node's sums of them).
     pub fn holds_weights_of(&self, key: PropKeyId) -> bool {
         matches!(&self.props, RelProps::Weights { key: k, .. } if *k == key)
