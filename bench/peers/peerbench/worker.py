@@ -113,6 +113,12 @@ def edges_job(peer, spec: Dict[str, Any]) -> None:
                 if n >= total or secs * 4 > budget:
                     break
                 n = min(total, n * 4)
+            # The best of up to three calls at that size, as long as they fit the budget: one call's time moved
+            # by up to 6x between runs with the memory the kernel handed it (fresh pages faulted in or not).
+            for _ in range(2):
+                if secs * 2 > budget:
+                    break
+                secs = min(secs, timed(lambda: run(n))[0])
             emit(kind="read", op=name, seconds=secs, ops=n, answer=plain(out))
         except Unsupported as e:
             emit(kind="read", op=name, unsupported=str(e))
