@@ -3,7 +3,9 @@ results file, re-checking every answer.
 
     python -m peerbench.merge --out bench/results/peers.md target/peers/a.json target/peers/b.json
 
-A job (data set, workload) that several runs ran for the same peer is taken from the last run given. The runs must share the mode (quick or scale).
+A job (data set, workload) that several runs ran for the same peer is taken from the last run given, keeping the
+earlier runs' measurements of operations the last one did not run (e.g. the write rows of an edge-list job whose
+reads alone were rerun). The runs must share the mode (quick or scale).
 """
 
 from __future__ import annotations
@@ -26,6 +28,17 @@ def load(path: str) -> dict:
     return run
 
 
+def merge_events(earlier, later):
+    """A job's events from a later run, plus the earlier run's measurements of operations the later one did not
+    run (a rerun of the reads of an edge-list job keeps that job's write rows)."""
+    if not isinstance(earlier, list) or not isinstance(later, list):
+        return later
+    ran = {(e.get("kind"), e.get("op")) for e in later if isinstance(e, dict)}
+    kept = [e for e in earlier if isinstance(e, dict) and e.get("kind") in ("read", "write", "import")
+            and (e.get("kind"), e.get("op")) not in ran]
+    return later + kept
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -37,7 +50,9 @@ def main() -> None:
         if other["mode"] != merged["mode"]:
             sys.exit(f"cannot merge a {other['mode']} run into a {merged['mode']} run")
         for peer, results in other["peers"].items():
-            merged["peers"].setdefault(peer, {"jobs": {}})["jobs"].update(results["jobs"])
+            jobs = merged["peers"].setdefault(peer, {"jobs": {}})["jobs"]
+            for name, events in results["jobs"].items():
+                jobs[name] = merge_events(jobs.get(name), events)
         merged["command"] += "\n" + other["command"]
         merged["started"] = min(merged["started"], other["started"])
         merged["finished"] = max(merged["finished"], other["finished"])
