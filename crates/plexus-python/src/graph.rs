@@ -260,8 +260,9 @@ impl Graph {
                 let (o, n, w) = py.detach(|| {
                     let nodes = v.resolve_all(us);
                     let counts = v.counts_of_all(&nodes, dir);
+                    let reads = if v.weights_beside_entries() { Reads::WeightedEdges } else { Reads::Edges };
                     exact_csr(&counts, |i, vals, ws| {
-                        v.prefetch_ahead(&nodes, i, dir, Reads::Edges);
+                        v.prefetch_ahead(&nodes, i, dir, reads);
                         v.fill_edges(nodes[i], dir, vals, ws)
                     })
                 });

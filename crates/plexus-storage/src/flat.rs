@@ -363,6 +363,21 @@ impl FlatAdjacency {
         self.prefetch_first(node, dir, true);
     }
 
+    /// Requests `node`'s first neighbours in each direction `dir` covers and the line of their weights beside
+    /// them (what [`FlatAdjacency::weighted_runs`] reads), once its offsets have arrived.
+    #[inline]
+    pub fn prefetch_weighted_entries(&self, node: u64, dir: Direction) {
+        self.prefetch_first(node, dir, false);
+        if let RelProps::Weights { out: w_out, inc: w_in, .. } = &self.props {
+            for out in sides(dir) {
+                let first = self.side(out).offsets[node as usize] as usize;
+                if let Some(w) = if out { w_out.get(first) } else { w_in.get(first) } {
+                    crate::prefetch::prefetch(w);
+                }
+            }
+        }
+    }
+
     #[inline]
     fn prefetch_first(&self, node: u64, dir: Direction, rels: bool) {
         for out in sides(dir) {

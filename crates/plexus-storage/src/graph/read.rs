@@ -106,6 +106,16 @@ impl GraphState {
         }
     }
 
+    /// [`GraphState::prefetch_rel_entries`] for a walk that reads weights from the flat arrays
+    /// ([`GraphState::weighted_neighbour_runs`]) instead of relationship ids.
+    #[inline]
+    pub fn prefetch_weighted_entries(&self, node: NodeId, dir: Direction) {
+        match self.flat_for(node) {
+            Some(flat) => flat.prefetch_weighted_entries(node.0, dir),
+            None => self.each_adjacency(node, dir, AdjLeaf::prefetch),
+        }
+    }
+
     /// `f(adjacency, slot)` for `node`'s adjacency in each direction `dir` covers.
     #[inline]
     fn each_adjacency(&self, node: NodeId, dir: Direction, f: impl Fn(&AdjLeaf, usize)) {
