@@ -150,8 +150,8 @@ impl View {
             for (ns, run_ws) in runs {
                 let at = nbrs.len();
                 nbrs.resize(at + ns.len(), 0);
-                self.exts_into(IdSlice::Narrow(ns), &mut nbrs[at..]);
-                ws.extend_from_slice(run_ws);
+                ws.resize(at + ns.len(), 0.0);
+                self.exts_and_weights_into(ns, run_ws, &mut nbrs[at..], &mut ws[at..]);
             }
             return;
         }
