@@ -26,10 +26,8 @@ pub fn chunks<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T>
 /// Lists of varying length per query, as CSR arrays.
 pub fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
     let parts = chunks(n, |r| {
-        // Room for one value per query, in recycled memory when there is some: growing from empty faulted in
-        // fresh pages at every doubling.
-        let (mut vals, mut ws): (Vec<i64>, Vec<f64>) = (bufpool::take(r.len()), Vec::new());
-        vals.clear();
+        // Room for one value per query: growing from empty faulted in fresh pages at every doubling.
+        let (mut vals, mut ws): (Vec<i64>, Vec<f64>) = (Vec::with_capacity(r.len()), Vec::new());
         let mut lens = Vec::with_capacity(r.len());
         for i in r {
             let before = vals.len();
@@ -52,7 +50,6 @@ pub fn csr(n: usize, f: impl Fn(usize, &mut Vec<i64>, &mut Vec<f64>) + Sync) -> 
         vals[at..at + v.len()].copy_from_slice(&v);
         ws[at_w..at_w + w.len()].copy_from_slice(&w);
         (at, at_w) = (at + v.len(), at_w + w.len());
-        bufpool::give(v);
     }
     (offsets, vals, ws)
 }

@@ -31,7 +31,7 @@ impl WeightColumn {
         if let Some(values) = snap.flat().and_then(|f| f.weights_by_rel(key, snap.version(), bound)) {
             return WeightColumn { version: snap.version(), values };
         }
-        let mut values = filled_on_huge_pages(f64::NAN, snap.rel_id_bound() as usize);
+        let mut values = filled_on_huge_pages(f64::NAN, bound);
         let _ = snap.visit_all_rels::<()>(|r| {
             if let Some(w) = snap.rel_prop(r.id, key).and_then(Value::as_f64) {
                 values[r.id.0 as usize] = w;
@@ -190,20 +190,18 @@ impl View {
     /// the long runs of high-degree nodes (this machine's AMD EPYC).
     #[inline]
     fn exts_and_weights_into(&self, ns: &[u32], run_ws: &[f64], out: &mut [i64], out_ws: &mut [f64]) {
+        // One loop per way of finding an external id, so the choice is made once per run, not per edge.
+        #[inline(always)]
+        fn fill(ext: impl Fn(NodeId) -> i64, ns: &[u32], run_ws: &[f64], out: &mut [i64], out_ws: &mut [f64]) {
+            for (((o, w), &n), &x) in out.iter_mut().zip(out_ws.iter_mut()).zip(ns).zip(run_ws) {
+                *o = ext(NodeId(u64::from(n)));
+                *w = x;
+            }
+        }
         let (out, out_ws) = (&mut out[..ns.len()], &mut out_ws[..ns.len()]);
         match &self.index {
-            Some(index) => {
-                for (((o, w), &n), &x) in out.iter_mut().zip(out_ws.iter_mut()).zip(ns).zip(run_ws) {
-                    *o = index.ext(NodeId(u64::from(n)));
-                    *w = x;
-                }
-            }
-            None => {
-                for (((o, w), &n), &x) in out.iter_mut().zip(out_ws.iter_mut()).zip(ns).zip(run_ws) {
-                    *o = self.ext(NodeId(u64::from(n)));
-                    *w = x;
-                }
-            }
+            Some(index) => fill(|n| index.ext(n), ns, run_ws, out, out_ws),
+            None => fill(|n| self.ext(n), ns, run_ws, out, out_ws),
         }
     }
 

@@ -354,42 +354,44 @@ impl FlatAdjacency {
     /// Requests `node`'s first neighbours in each direction `dir` covers (once its offsets have arrived).
     #[inline]
     pub fn prefetch_entries(&self, node: u64, dir: Direction) {
-        self.prefetch_first(node, dir, false);
+        self.prefetch_first(node, dir, Beside::Nothing);
     }
 
     /// [`FlatAdjacency::prefetch_entries`], plus the line of the first relationship ids next to them.
     #[inline]
     pub fn prefetch_rel_entries(&self, node: u64, dir: Direction) {
-        self.prefetch_first(node, dir, true);
+        self.prefetch_first(node, dir, Beside::Rels);
     }
 
     /// Requests `node`'s first neighbours in each direction `dir` covers and the line of their weights beside
     /// them (what [`FlatAdjacency::weighted_runs`] reads), once its offsets have arrived.
     #[inline]
     pub fn prefetch_weighted_entries(&self, node: u64, dir: Direction) {
-        self.prefetch_first(node, dir, false);
-        if let RelProps::Weights { out: w_out, inc: w_in, .. } = &self.props {
-            for out in sides(dir) {
-                let first = self.side(out).offsets[node as usize] as usize;
-                if let Some(w) = if out { w_out.get(first) } else { w_in.get(first) } {
-                    crate::prefetch::prefetch(w);
-                }
-            }
-        }
+        self.prefetch_first(node, dir, Beside::Weights);
     }
 
+    /// Requests the line of `node`'s first neighbour in each direction `dir` covers, and of what `beside` names
+    /// at the same entry.
     #[inline]
-    fn prefetch_first(&self, node: u64, dir: Direction, rels: bool) {
+    fn prefetch_first(&self, node: u64, dir: Direction, beside: Beside) {
         for out in sides(dir) {
             let side = self.side(out);
             let first = side.offsets[node as usize] as usize;
             if let Some(nbr) = side.nbr.get(first) {
                 crate::prefetch::prefetch(nbr);
             }
-            if rels {
-                if let Some(rel) = side.rel.get(first) {
-                    crate::prefetch::prefetch(rel);
+            match (beside, &self.props) {
+                (Beside::Rels, _) => {
+                    if let Some(rel) = side.rel.get(first) {
+                        crate::prefetch::prefetch(rel);
+                    }
                 }
+                (Beside::Weights, RelProps::Weights { out: w_out, inc: w_in, .. }) => {
+                    if let Some(w) = if out { w_out.get(first) } else { w_in.get(first) } {
+                        crate::prefetch::prefetch(w);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -499,19 +501,7 @@ impl FlatAdjacency {
     /// [`GraphState::neighbours`] for a covered node: each side is sorted by neighbour already, so this is a
     /// merge without a sort.
     pub(crate) fn neighbours(&self, node: u64, dir: Direction, filter: TypeFilter) -> Vec<NodeId> {
-        if !filter.accepts(self.rel_type()) {
-            return Vec::new();
-        }
-        let n = node as usize;
-        let ids = |out: bool| {
-            let range = self.side(out).range(n);
-            &self.side(out).nbr[range]
-        };
-        let (a, b): (&[u32], &[u32]) = match dir {
-            Direction::Out => (ids(true), &[]),
-            Direction::In => (ids(false), &[]),
-            Direction::Both => (ids(true), ids(false)),
-        };
+        let (a, b) = self.sorted_runs(node, dir, filter);
         let mut merged = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
         while i < a.len() || j < b.len() {
@@ -607,6 +597,14 @@ fn run_sums(values: &[f64], offsets: &[u32], threads: usize) -> Box<[f64]> {
         }
     });
     sums.into_boxed_slice()
+}
+
+/// What [`FlatAdjacency::prefetch_first`] requests beside a node's first neighbour.
+#[derive(Clone, Copy)]
+enum Beside {
+    Nothing,
+    Rels,
+    Weights,
 }
 
 /// The sides a direction reads: outgoing (`true`) and/or incoming.
