@@ -313,7 +313,7 @@ fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> RelData {
             start: rec.src.0,
             end: rec.dst.0,
             rel_type: ctx.type_name(rec.ty),
-            properties: props_map(g.rel_props(id).flatten(), ctx),
+            properties: props_map(g.rel_props(id).flatten().as_deref(), ctx),
         },
         None => RelData { id: id.0, start: 0, end: 0, rel_type: "".into(), properties: BTreeMap::new() },
     }

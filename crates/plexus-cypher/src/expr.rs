@@ -511,7 +511,7 @@ fn property_resolved(
             }
             let Some(k) = key_id(ctx) else { return Ok(Value::Null) };
             match ctx.g().rel_prop(*r, k) {
-                Some(v) => Value::from_stored(v),
+                Some(v) => Value::from_stored(&v),
                 None => Value::Null,
             }
         }
@@ -534,7 +534,7 @@ pub(crate) fn properties_of(v: &Value, ctx: &Ctx) -> Result<Value> {
     let props = match v {
         Value::Null => return Ok(Value::Null),
         Value::Map(_) => return Ok(v.clone()),
-        Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?,
+        Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?.map(std::borrow::Cow::Borrowed),
         Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted)?,
         other => {
             return Err(CypherError::type_error(

@@ -69,10 +69,10 @@ fn fixture_maps_like_the_reference_implementation() {
     let ty = |name: &str| r.type_id(name).unwrap_or_else(|| panic!("type {name}"));
     let bob = r.node_by_key(label("Person"), &Value::Int(101)).unwrap();
     let knows = r.rels_between(ann, bob, Direction::Out, TypeFilter::Only(&[ty("KNOWS")]));
-    assert_eq!(r.rel_prop(knows[0].rel, key("creationDate")), Some(&Value::Int(1_262_563_200_000)));
+    assert_eq!(r.rel_prop(knows[0].rel, key("creationDate")), Some(Value::Int(1_262_563_200_000)));
     let tu = r.node_by_key(label("University"), &Value::Int(1)).unwrap();
     let study = r.rels_between(ann, tu, Direction::Out, TypeFilter::Only(&[ty("STUDY_AT")]));
-    assert_eq!(r.rel_prop(study[0].rel, key("classYear")), Some(&Value::Int(2008)));
+    assert_eq!(r.rel_prop(study[0].rel, key("classYear")), Some(Value::Int(2008)));
     let reply = r.node_by_key(label("Comment"), &Value::Int(401)).unwrap();
     let first = r.node_by_key(label("Comment"), &Value::Int(400)).unwrap();
     assert!(r.has_edge(reply, first, Direction::Out, TypeFilter::Only(&[ty("REPLY_OF")])));

@@ -103,7 +103,7 @@ fn typed_values_round_trip() {
     let (knows, friend) = (r.type_id("KNOWS").unwrap(), r.type_id("FRIEND").unwrap());
     let ab = r.rels_between(ann, bob, Direction::Out, TypeFilter::All);
     assert_eq!((ab.len(), ab[0].ty), (1, knows), "an empty :TYPE field takes the file's type");
-    assert_eq!(r.rel_prop(ab[0].rel, key("since")), Some(&Value::Int(2001)));
+    assert_eq!(r.rel_prop(ab[0].rel, key("since")), Some(Value::Int(2001)));
     let bc = r.rels_between(bob, cleo, Direction::Out, TypeFilter::All);
     assert_eq!((bc.len(), bc[0].ty), (1, friend));
     assert_eq!(r.rel_prop(bc[0].rel, key("since")), None);
@@ -277,7 +277,7 @@ fn incremental_import_adds_to_an_existing_database_and_survives_reopen() {
     assert_eq!(r.node_prop(node(2), name), Some(&Value::from("Bob")), "matched nodes are left unchanged");
     assert_eq!(r.node_prop(node(3), name), Some(&Value::from("Cleo")));
     let e = r.rels_between(node(3), node(1), Direction::Out, TypeFilter::All);
-    assert_eq!(r.rel_prop(e[0].rel, since), Some(&Value::Int(2020)));
+    assert_eq!(r.rel_prop(e[0].rel, since), Some(Value::Int(2020)));
     assert_eq!(r.degree(node(2), Direction::Both, TypeFilter::All), 3);
     let likes = r.type_id("LIKES").unwrap();
     assert!(r.has_edge(node(1), node(4), Direction::Out, TypeFilter::Only(&[likes])));

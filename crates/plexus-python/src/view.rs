@@ -33,7 +33,7 @@ impl WeightColumn {
         }
         let mut values = filled_on_huge_pages(f64::NAN, bound);
         let _ = snap.visit_all_rels::<()>(|r| {
-            if let Some(w) = snap.rel_prop(r.id, key).and_then(Value::as_f64) {
+            if let Some(w) = snap.rel_prop_f64(r.id, key) {
                 values[r.id.0 as usize] = w;
             }
             ControlFlow::Continue(())
@@ -115,7 +115,7 @@ impl View {
         if let Some(column) = &self.weights {
             return column.values.get(rel.0 as usize).copied().unwrap_or(f64::NAN);
         }
-        self.weight.and_then(|w| self.snap.rel_prop(rel, w)).and_then(Value::as_f64).unwrap_or(f64::NAN)
+        self.weight.and_then(|w| self.snap.rel_prop_f64(rel, w)).unwrap_or(f64::NAN)
     }
 
     pub(crate) fn has_edge(&self, u: i64, v: i64) -> bool {

@@ -82,7 +82,7 @@ pub fn build_state_packed(
     version: u64,
     nodes: Vec<NodeInput>,
     mut rels: Vec<PackedRel>,
-    rel_props: Vec<(u64, Option<Arc<PropMap>>)>,
+    rel_props: Vec<(u64, Option<PropMap>)>,
     unique_keys: &[(LabelId, PropKeyId)],
 ) -> Result<GraphState> {
     if !rels.is_sorted_by_key(|r| r.id) {
@@ -116,8 +116,8 @@ pub fn build_state_packed(
                         "properties for relationship {id}, which does not exist"
                     )));
                 }
-                if p.is_some() {
-                    *leaf.props_mut(slot) = p;
+                if let Some(map) = p {
+                    leaf.set_prop_map(slot, map);
                 }
             }
         }
@@ -306,7 +306,7 @@ fn fill_rels(state: &mut GraphState, rels: Vec<RelInput>) {
             leaf.ty[slot] = r.rec.ty;
             leaf.set_ends(slot, r.rec.src.0, r.rec.dst.0);
             if r.props.is_some() {
-                *leaf.props_mut(slot) = r.props;
+                leaf.set_shared_props(slot, r.props);
             }
             state.rel_count += 1;
         }
@@ -574,7 +574,7 @@ fn rel_leaves(g: &EdgeListGraph) -> Vec<RelLeaf> {
                 leaf.ty[slot] = g.ty;
                 leaf.set_ends(slot, g.src[i] as u64, g.dst[i] as u64);
                 if let Some((k, w)) = &g.weight {
-                    *leaf.props_mut(slot) = Some(Arc::new(PropMap::single(*k, Value::Float(w[i]))));
+                    leaf.set_prop(slot, *k, Value::Float(w[i]));
                 }
             }
             leaf
@@ -596,7 +596,7 @@ mod tests {
                 let mut v: Vec<(u64, String)> = state
                     .rels_of(n, dir, TypeFilter::All)
                     .iter()
-                    .map(|e| (e.nbr.0, format!("{:?}", state.rel_props(e.rel).flatten().and_then(|p| p.get(weight)))))
+                    .map(|e| (e.nbr.0, format!("{:?}", state.rel_prop(e.rel, weight))))
                     .collect();
                 v.sort();
                 out.push(v);
@@ -642,7 +642,7 @@ mod tests {
         let bound = built.rel_id_bound() as usize;
         let by_rel = built.flat().unwrap().weights_by_rel(wkey, built.version, bound).expect("nothing changed");
         for (rel, w) in by_rel.iter().enumerate() {
-            let stored = built.rel_props(RelId(rel as u64)).flatten().and_then(|p| p.get(wkey)).and_then(Value::as_f64);
+            let stored = built.rel_prop(RelId(rel as u64), wkey).and_then(|v| v.as_f64());
             assert_eq!(stored.map(f64::to_bits), (!w.is_nan()).then(|| w.to_bits()), "relationship {rel}");
         }
         for v in 0..n as u64 {
@@ -653,7 +653,7 @@ mod tests {
                 let (mut count, mut sum) = (0, 0.0);
                 let _ = reference.visit_rels::<()>(NodeId(v), dir, TypeFilter::All, |e| {
                     count += 1;
-                    let w = reference.rel_props(e.rel).flatten().and_then(|p| p.get(wkey)).and_then(Value::as_f64);
+                    let w = reference.rel_prop(e.rel, wkey).and_then(|v| v.as_f64());
                     sum += w.expect("every relationship has a weight");
                     std::ops::ControlFlow::Continue(())
                 });
@@ -670,7 +670,7 @@ mod tests {
                     .rels_of(NodeId(v), dir, TypeFilter::All)
                     .iter()
                     .map(|e| {
-                        let w = reference.rel_props(e.rel).flatten().and_then(|p| p.get(wkey)).and_then(Value::as_f64);
+                        let w = reference.rel_prop(e.rel, wkey).and_then(|v| v.as_f64());
                         (e.nbr.0, w.expect("every relationship has a weight").to_bits())
                     })
                     .collect();

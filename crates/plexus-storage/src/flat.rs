@@ -188,6 +188,30 @@ impl FlatAdjacency {
         let mut weights: Option<(PropKeyId, Vec<f64>)> = None;
         let mut other = false;
         state.rels.for_each(|index, leaf| {
+            if other {
+                return;
+            }
+            if let Some((k, present)) = leaf.number_key() {
+                // A number column: read straight from it, no map per relationship.
+                if present & leaf.live == 0 {
+                    return;
+                }
+                let (key, by_rel) = weights.get_or_insert_with(|| (k, vec![f64::NAN; state.rel_id_bound() as usize]));
+                if *key != k {
+                    other = true;
+                    return;
+                }
+                let mut slots = present & leaf.live;
+                while slots != 0 && !other {
+                    let slot = slots.trailing_zeros() as usize;
+                    slots &= slots - 1;
+                    match leaf.prop_f64(slot, k).filter(|w| !w.is_nan()) {
+                        Some(w) => by_rel[(index as usize) << LEAF_BITS | slot] = w,
+                        None => other = true,
+                    }
+                }
+                return;
+            }
             for slot in 0..LEAF_SIZE {
                 if other || !leaf.is_live(slot) {
                     continue;

@@ -50,15 +50,24 @@ fn put_props(buf: &mut Vec<u8>, props: Option<&PropMap>) {
 }
 
 fn read_props(r: &mut Reader) -> DecodeResult<Option<Arc<PropMap>>> {
+    Ok(read_prop_map(r)?.map(Arc::new))
+}
+
+/// A property map, unshared: a relationship's single number goes into its leaf's column without an allocation.
+fn read_prop_map(r: &mut Reader) -> DecodeResult<Option<PropMap>> {
     let n = r.count(2)?;
     if n == 0 {
         return Ok(None);
+    }
+    if n == 1 {
+        let key = PropKeyId(r.u32v()?);
+        return Ok(Some(PropMap::single(key, r.value()?)));
     }
     let mut pairs = Vec::with_capacity(n);
     for _ in 0..n {
         pairs.push((PropKeyId(r.u32v()?), r.value()?));
     }
-    Ok(Some(Arc::new(PropMap::from_pairs(pairs))))
+    Ok(Some(PropMap::from_pairs(pairs)))
 }
 
 /// One independently encoded piece of an image; the image is their concatenation in order.
@@ -167,14 +176,14 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
             }
             let mut count = 0u64;
             state.rels.for_each_in(leaves.clone(), |_, leaf| {
-                if !leaf.props.is_empty() {
-                    for_each_slot(leaf.live, |slot| count += leaf.props(slot).is_some() as u64);
+                if !leaf.props_empty() {
+                    for_each_slot(leaf.live, |slot| count += leaf.has_props(slot) as u64);
                 }
             });
             put_varint(&mut buf, count);
             let mut prev = 0u64;
             state.rels.for_each_in(leaves.clone(), |leaf_index, leaf| {
-                if leaf.props.is_empty() {
+                if leaf.props_empty() {
                     return;
                 }
                 for_each_slot(leaf.live, |slot| {
@@ -398,7 +407,7 @@ fn decode_rels(r: &mut Reader, segmented: bool) -> DecodeResult<Vec<RelInput>> {
 
 /// Decoded relationships: packed when every id fits 32 bits (with their properties apart), else records.
 enum Rels {
-    Packed(Vec<PackedRel>, Vec<(u64, Option<Arc<PropMap>>)>),
+    Packed(Vec<PackedRel>, Vec<(u64, Option<PropMap>)>),
     Records(Vec<RelInput>),
 }
 
@@ -418,7 +427,7 @@ fn decode_rels_packed(r: &mut Reader) -> DecodeResult<Option<Vec<PackedRel>>> {
 }
 
 /// The relationship-property section: `(id, properties)` in id order.
-fn read_rel_props(r: &mut Reader) -> DecodeResult<Vec<(u64, Option<Arc<PropMap>>)>> {
+fn read_rel_props(r: &mut Reader) -> DecodeResult<Vec<(u64, Option<PropMap>)>> {
     let mut out = Vec::new();
     let mut last: Option<u64> = None;
     for _ in 0..segments(r, true)? {
@@ -430,7 +439,7 @@ fn read_rel_props(r: &mut Reader) -> DecodeResult<Vec<(u64, Option<Arc<PropMap>>
                 return Err(DecodeError("relationship property ids out of order".into()));
             }
             last = Some(id);
-            out.push((id, read_props(r)?));
+            out.push((id, read_prop_map(r)?));
         }
     }
     Ok(out)
@@ -444,7 +453,7 @@ fn attach_rel_props(r: &mut Reader, rels: &mut [RelInput]) -> DecodeResult<()> {
             at += 1;
         }
         match rels.get_mut(at) {
-            Some(rel) if rel.rec.id.0 == id => rel.props = props,
+            Some(rel) if rel.rec.id.0 == id => rel.props = props.map(Arc::new),
             _ => return Err(DecodeError(format!("properties for relationship {id}, which is not in the image"))),
         }
     }

@@ -3,7 +3,7 @@
 //!
 //! Layers, bottom up:
 //! - [`value`], [`codec`]: what a property can hold and how values are written to disk.
-//! - [`pvec`], [`adjacency`], [`records`]: the copy-on-write structures a snapshot is made of.
+//! - [`pvec`], [`adjacency`], [`records`], [`rel_props`]: the copy-on-write structures a snapshot is made of.
 //! - [`graph`]: one version of the graph, with every read and the checked application of redo [`ops`]; [`flat`]:
 //!   the flat adjacency a bulk-loaded graph reads from while its leaves are unchanged;
 //!   [`index`]: the ordered property indexes it maintains.
@@ -32,6 +32,7 @@ pub mod pset;
 pub mod pvec;
 pub mod records;
 pub mod recovery;
+pub mod rel_props;
 pub mod store;
 pub mod txn;
 pub mod value;

@@ -379,8 +379,8 @@ fn verify(dir: &Path, acked: &BTreeMap<(u32, usize), u64>, seed: u64, round: u32
         assert_eq!(next.len(), 1, "{}", ctx(format!("{name}: NEXT relationships {next:?}")));
         assert_eq!(next[0].nbr, expected_target, "{}", ctx(format!("{name}: NEXT target")));
         assert_eq!(
-            r.rel_prop(next[0].rel, key).and_then(Value::as_str),
-            Some(name.as_str()),
+            r.rel_prop(next[0].rel, key),
+            Some(Value::String(name.as_str().into())),
             "{}",
             ctx(format!("{name}: NEXT relationship without its property"))
         );

@@ -177,7 +177,7 @@ proptest! {
         prop_assert_eq!(flat.serves_reads(), types_used == 1, "only a one-type graph reads from them");
         let mut model: Model = BTreeMap::new();
         let _ = first.visit_all_rels::<()>(|r| {
-            let w = first.rel_prop(r.id, wkey).and_then(Value::as_f64);
+            let w = first.rel_prop_f64(r.id, wkey);
             model.insert(r.id.0, (r.src.0, r.dst.0, r.ty, w));
             ControlFlow::Continue(())
         });

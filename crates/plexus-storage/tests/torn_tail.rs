@@ -42,7 +42,7 @@ fn dump(r: &ReadTxn) -> Vec<String> {
         ControlFlow::Continue(())
     });
     let _ = r.visit_all_rels::<()>(|rel| {
-        let props = props(r.rel_props(rel.id).flatten());
+        let props = props(r.rel_props(rel.id).flatten().as_deref());
         let ty = name(TokenKind::Type, rel.ty.0);
         out.push(format!("rel {} {}-[{ty}]->{} {{{props}}}", rel.id.0, rel.src.0, rel.dst.0));
         ControlFlow::Continue(())

@@ -120,7 +120,7 @@ pub(super) fn rel_json(g: &GraphState, catalog: &Catalog, id: RelId, format: For
         start: rec.src.0,
         end: rec.dst.0,
         rel_type: catalog.name(TokenKind::Type, rec.ty.0).unwrap_or_else(|| "?".into()),
-        properties: properties(g.rel_props(id).flatten(), catalog),
+        properties: properties(g.rel_props(id).flatten().as_deref(), catalog),
     };
     Some(json::encode(&ResultValue::Rel(Box::new(rel)), format))
 }

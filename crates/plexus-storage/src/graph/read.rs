@@ -2,6 +2,7 @@
 //! its leaf), labels, keys and indexes.
 
 use super::*;
+use std::borrow::Cow;
 
 impl GraphState {
     /// The flat adjacency, when it holds `node`'s relationships as this state sees them.
@@ -57,12 +58,17 @@ impl GraphState {
         self.rel_leaf(id).map(|(l, s)| RelRecord { id, ty: l.ty[s], src: NodeId(l.src(s)), dst: NodeId(l.dst(s)) })
     }
 
-    pub fn rel_props(&self, id: RelId) -> Option<Option<&PropMap>> {
-        self.rel_leaf(id).map(|(l, s)| l.props(s).as_deref())
+    pub fn rel_props(&self, id: RelId) -> Option<Option<Cow<'_, PropMap>>> {
+        self.rel_leaf(id).map(|(l, s)| l.props(s))
     }
 
-    pub fn rel_prop(&self, id: RelId, key: PropKeyId) -> Option<&Value> {
-        self.rel_leaf(id).and_then(|(l, s)| props_get(l.props(s), key))
+    pub fn rel_prop(&self, id: RelId, key: PropKeyId) -> Option<Value> {
+        self.rel_leaf(id).and_then(|(l, s)| l.prop(s, key))
+    }
+
+    /// A relationship's property as a float, when it is a number (an edge's weight).
+    pub fn rel_prop_f64(&self, id: RelId, key: PropKeyId) -> Option<f64> {
+        self.rel_leaf(id).and_then(|(l, s)| l.prop_f64(s, key))
     }
 
     /// First of three prefetch steps for reading `node`'s adjacency a little later: requests its leaf. A batch
@@ -398,7 +404,7 @@ impl GraphState {
                     leaf
                 }
             };
-            if let Some(w) = leaf.and_then(|l| props_get(l.props(slot), weight)).and_then(Value::as_f64) {
+            if let Some(w) = leaf.and_then(|l| l.prop_f64(slot, weight)) {
                 sum += w;
             }
             ControlFlow::Continue(())

@@ -407,12 +407,7 @@ impl GraphState {
         leaf.live |= 1 << slot;
         leaf.ty[slot] = ty;
         leaf.set_ends(slot, src.0, dst.0);
-        let map = PropMap::from_pairs(props.to_vec());
-        if !map.is_empty() {
-            *leaf.props_mut(slot) = Some(Arc::new(map));
-        } else if !leaf.props.is_empty() {
-            leaf.props[slot] = None;
-        }
+        leaf.set_prop_map(slot, PropMap::from_pairs(props.to_vec()));
         let (src_leaf, src_slot) = split(src.0);
         let leaf = self.nodes.get_mut(src_leaf);
         leaf.out.add(src_slot, AdjEntry { ty, nbr: dst.0, rel: id.0 });
@@ -439,11 +434,10 @@ impl GraphState {
             flat.mark_changed(split(rec.dst.0).0, self.version);
         }
         let (leaf_index, slot) = split(id.0);
-        let leaf = self.rels.get_mut(leaf_index);
-        if value.is_null() && leaf.props.is_empty() {
+        if value.is_null() && self.rels.get(leaf_index).is_none_or(|l| !l.has_props(slot)) {
             return Ok(());
         }
-        props_set(leaf.props_mut(slot), key, value);
+        self.rels.get_mut(leaf_index).set_prop(slot, key, value);
         Ok(())
     }
 
@@ -452,9 +446,7 @@ impl GraphState {
         let (leaf_index, slot) = split(id.0);
         let leaf = self.rels.get_mut(leaf_index);
         leaf.live &= !(1 << slot);
-        if !leaf.props.is_empty() {
-            leaf.props[slot] = None;
-        }
+        leaf.clear_props(slot);
         if leaf.live == 0 {
             self.rels.remove(leaf_index);
         }
