@@ -542,7 +542,8 @@ impl Graph {
         let db = self.db.get().handle()?;
         let names =
             (self.label.as_str(), self.key.as_str(), self.rel_type.as_deref().unwrap_or("EDGE"), self.weight.as_str());
-        let out = py.detach(|| crate::bulk::upsert(&db, s, d, w, names))?;
+        let index = self.index.read().clone();
+        let out = py.detach(|| crate::bulk::upsert(&db, s, d, w, names, index.as_deref()))?;
         self.adopt(out.start, out.version, &out.nodes);
         let dict = PyDict::new(py);
         dict.set_item("created", out.counts.created)?;
@@ -560,7 +561,8 @@ impl Graph {
         let db = self.db.get().handle()?;
         let names =
             (self.label.as_str(), self.key.as_str(), self.rel_type.as_deref().unwrap_or("EDGE"), self.weight.as_str());
-        let out = py.detach(|| crate::bulk::remove(&db, s, d, names))?;
+        let index = self.index.read().clone();
+        let out = py.detach(|| crate::bulk::remove(&db, s, d, names, index.as_deref()))?;
         self.adopt(out.start, out.version, &[]);
         Ok(out.removed)
     }

@@ -161,6 +161,19 @@ def test_upsert_and_remove(graph, nx_graph):
     assert v not in targets.tolist()
 
 
+def test_writes_through_the_id_tables_match_key_lookups(db, graph, nx_graph):
+    graph.refresh()  # the id tables of this snapshot: writes then translate ids through them
+    u, v = sorted(nx_graph.nodes)[:2]
+    out = graph.upsert_edges(np.array([u, 2000, 2001]), np.array([2000, 2001, v]), weight=np.array([1.0, 2.0, 3.0]))
+    assert out == {"created": 3, "updated": 0, "nodes_created": 2}
+    # Another writer's node is not in the tables: the next write must find it by its key, not create it again.
+    db.execute("CREATE (:Node {id: 3000})")
+    out = graph.upsert_edges(np.array([3000]), np.array([2000]))
+    assert out == {"created": 1, "updated": 0, "nodes_created": 0} and graph.has_edge(3000, 2000)
+    assert graph.remove_edges(np.array([u, 2000, 3000, 2999]), np.array([2000, 2001, 2000, u])) == 3
+    assert not graph.has_edge(u, 2000) and not graph.has_edge(3000, 2000) and graph.has_edge(2001, v)
+
+
 def test_views_follow_other_writers(db, graph):
     db.execute("CREATE (:Node {id: 77777})-[:EDGE {weight: 2.5}]->(:Node {id: 88888})")
     assert graph.has_edge(77777, 88888) and graph.out_edges(77777) == [(77777, 88888, 2.5)]
