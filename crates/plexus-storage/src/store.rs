@@ -15,7 +15,7 @@ use crate::fxhash::FxHashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -114,6 +114,11 @@ pub(crate) struct Shared {
     broken: AtomicBool,
     /// Start versions of open write transactions (for pruning conflict history).
     writers: Mutex<BTreeMap<u64, usize>>,
+    /// How many write transactions are open (the sum of `writers`), and how many of them are committing with
+    /// `sync` durability (queued, being applied, or waiting for their fsync): read without locks by a combiner
+    /// deciding whether to wait for more committers ([`group`]).
+    open_writers: AtomicUsize,
+    committing: AtomicUsize,
     disk: Option<Disk>,
     options: Options,
     stop: AtomicBool,
@@ -319,6 +324,8 @@ impl Store {
             combiner: Mutex::new(()),
             broken: AtomicBool::new(false),
             writers: Mutex::new(BTreeMap::new()),
+            open_writers: AtomicUsize::new(0),
+            committing: AtomicUsize::new(0),
             disk,
             options,
             stop: AtomicBool::new(false),
@@ -358,6 +365,7 @@ impl Store {
         let snapshot = self.shared.published.load_full();
         let start = snapshot.version();
         *writers.entry(start).or_insert(0) += 1;
+        self.shared.open_writers.fetch_add(1, Ordering::Relaxed);
         drop(writers);
         WriteTxn::new(self.shared.clone(), start, (*snapshot).clone())
     }
@@ -453,6 +461,7 @@ impl Shared {
     pub(crate) fn unregister_writer(&self, start: u64) {
         let mut writers = self.writers.lock();
         if let Some(n) = writers.get_mut(&start) {
+            self.open_writers.fetch_sub(1, Ordering::Relaxed);
             *n -= 1;
             if *n == 0 {
                 writers.remove(&start);
