@@ -121,20 +121,17 @@ impl Shared {
                 role = Some(guard);
                 continue;
             }
+            drop(guard);
             // While more than half the open writers are outside this group, give the core away once before the
-            // fsync: on a machine with fewer cores than committers, those of the previous group (woken by its
-            // fsync) and the rest reach their next commit meanwhile and join this group, so one fsync (about
-            // 60 µs of CPU in the kernel here) serves several times as many (PostgreSQL's `commit_delay` does
-            // the same with a sleep).
+            // fsync (PostgreSQL's `commit_delay` sleeps instead): on a machine with fewer cores than committers,
+            // those of the previous group (woken by its fsync) and the rest reach their next commit meanwhile,
+            // and one fsync (about 60 µs of CPU in the kernel here) covers them too. The role is given up first,
+            // so that a long wait for the core (hundreds of runnable committers) never stalls the others: one of
+            // them combines the next requests instead, and the log's flush covers both groups' records.
             if !waited && !done.is_empty() && self.open_writers.load(Ordering::Relaxed) > 2 * done.len() {
                 waited = true;
                 std::thread::yield_now();
-                if !self.queue.lock().is_empty() {
-                    role = Some(guard);
-                    continue;
-                }
             }
-            drop(guard);
             // A request queued while we held the role found it taken and waits for a combiner: us, unless
             // another committer takes the role now.
             if !self.queue.lock().is_empty() {
