@@ -127,7 +127,7 @@ impl Value {
             stored::Value::Time(t) => Value::Time(*t),
             stored::Value::LocalDateTime(t) => Value::LocalDateTime(*t),
             stored::Value::DateTime(t) => Value::DateTime(t.clone()),
-            stored::Value::Duration(d) => Value::duration(*d),
+            stored::Value::Duration(d) => Value::duration(**d),
             stored::Value::List(items) => Value::list(items.iter().map(Value::from_stored).collect()),
         }
     }
@@ -146,7 +146,7 @@ impl Value {
             Value::Time(t) => stored::Value::Time(*t),
             Value::LocalDateTime(t) => stored::Value::LocalDateTime(*t),
             Value::DateTime(t) => stored::Value::DateTime(t.clone()),
-            Value::Duration(d) => stored::Value::Duration(**d),
+            Value::Duration(d) => stored::Value::Duration(d.clone()),
             Value::List(items) => {
                 let items = items.iter().map(|v| v.to_stored()).collect::<Result<Vec<_>, _>>()?;
                 let list = stored::Value::List(items.into());

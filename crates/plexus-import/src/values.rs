@@ -135,7 +135,7 @@ pub fn parse_scalar(ty: ScalarType, text: &[u8]) -> Result<Value, String> {
             .map(|(seconds, nanos)| Value::from(LocalDateTime { seconds, nanos }))
             .ok_or_else(bad),
         ScalarType::DateTime => parse_datetime(text).ok_or_else(bad)?,
-        ScalarType::Duration => parse_duration(text).map(Value::Duration).ok_or_else(bad),
+        ScalarType::Duration => parse_duration(text).map(Value::from).ok_or_else(bad),
     }
 }
 
@@ -394,11 +394,11 @@ mod tests {
         assert!(parse_scalar(ScalarType::DateTime, b"1970-01-01T00:00[Europe/Berlin]").unwrap_err().contains("offset"));
         assert_eq!(
             ok(ScalarType::Duration, "P1Y2M3W4DT5H6M7.5S"),
-            Value::Duration(Duration { months: 14, days: 25, seconds: 5 * 3600 + 6 * 60 + 7, nanos: 500_000_000 })
+            Value::from(Duration { months: 14, days: 25, seconds: 5 * 3600 + 6 * 60 + 7, nanos: 500_000_000 })
         );
         assert_eq!(
             ok(ScalarType::Duration, "-PT1S"),
-            Value::Duration(Duration { months: 0, days: 0, seconds: -1, nanos: 0 })
+            Value::from(Duration { months: 0, days: 0, seconds: -1, nanos: 0 })
         );
         assert!(parse_scalar(ScalarType::Duration, b"P").is_err());
         assert!(parse_scalar(ScalarType::Duration, b"1D").is_err());

@@ -81,7 +81,7 @@ fn typed_values_round_trip() {
         prop(ann, "at"),
         Some(Value::from(DateTime { seconds: 1_577_876_400, nanos: 0, offset_seconds: 3600, zone: None }))
     );
-    assert_eq!(prop(ann, "took"), Some(Value::Duration(Duration { months: 0, days: 0, seconds: 5400, nanos: 0 })));
+    assert_eq!(prop(ann, "took"), Some(Value::from(Duration { months: 0, days: 0, seconds: 5400, nanos: 0 })));
     assert_eq!(prop(ann, "tags"), Some(Value::from(vec!["a", "b"])));
     assert_eq!(prop(ann, "lucky"), Some(Value::from(vec![7i64, 11])));
     let labels: Vec<String> = r

@@ -258,7 +258,7 @@ impl<'a> Reader<'a> {
                 let zone = if tag == TAG_DATETIME_ZONE { Some(Arc::from(self.str()?)) } else { None };
                 Value::DateTime(Box::new(DateTime { seconds, nanos, offset_seconds, zone }))
             }
-            TAG_DURATION => Value::Duration(Duration {
+            TAG_DURATION => Value::from(Duration {
                 months: self.ivarint()?,
                 days: self.ivarint()?,
                 seconds: self.ivarint()?,
@@ -307,7 +307,7 @@ mod tests {
                 })
             ),
             (any::<i64>(), any::<i64>(), any::<i64>(), any::<i32>())
-                .prop_map(|(m, d, s, n)| { Value::Duration(Duration { months: m, days: d, seconds: s, nanos: n }) }),
+                .prop_map(|(m, d, s, n)| { Value::from(Duration { months: m, days: d, seconds: s, nanos: n }) }),
         ]
     }
 

@@ -70,7 +70,9 @@ pub enum Value {
     Time(Time),
     LocalDateTime(LocalDateTime),
     DateTime(Box<DateTime>),
-    Duration(Duration),
+    /// Boxed, like `DateTime`: inline, its 28 bytes made every value 40 bytes instead of 24, and every property
+    /// of every node and relationship paid for it.
+    Duration(Box<Duration>),
     /// A homogeneous list: every element has the same type and none is null (checked by [`Value::validate`]).
     List(Arc<[Value]>),
 }
@@ -279,7 +281,7 @@ impl From<Date> for Value {
 }
 impl From<Duration> for Value {
     fn from(v: Duration) -> Self {
-        Value::Duration(v)
+        Value::Duration(Box::new(v))
     }
 }
 impl From<DateTime> for Value {
@@ -338,5 +340,14 @@ mod tests {
         assert_eq!(Value::Float(0.0), Value::Float(-0.0));
         assert_eq!(Value::Float(f64::NAN), Value::Float(f64::NAN));
         assert_ne!(Value::Int(1), Value::Float(1.0));
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Every stored property pays for the largest variant: keep it at three words.
+    #[test]
+    fn a_value_is_three_words() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 24);
     }
 }

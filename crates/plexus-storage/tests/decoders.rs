@@ -49,7 +49,7 @@ fn sample_values() -> Vec<Value> {
         Value::LocalDateTime(LocalDateTime { seconds: 1_700_000_000, nanos: 999_999_999 }),
         Value::from(DateTime { seconds: 1_700_000_000, nanos: 5, offset_seconds: 3600, zone: None }),
         Value::from(DateTime { seconds: -1, nanos: 0, offset_seconds: 0, zone: Some(Arc::from("Europe/Paris")) }),
-        Value::Duration(Duration { months: 14, days: -3, seconds: 7200, nanos: -5 }),
+        Value::from(Duration { months: 14, days: -3, seconds: 7200, nanos: -5 }),
         Value::from(vec![1i64, 2, 3]),
         Value::from(vec!["a", "bc"]),
         Value::from(vec![1.5f64, -0.0]),

@@ -88,7 +88,7 @@ fn result_of(v: &Stored) -> ResultValue {
         Stored::Time(t) => ResultValue::Time(*t),
         Stored::LocalDateTime(t) => ResultValue::LocalDateTime(*t),
         Stored::DateTime(t) => ResultValue::DateTime(t.clone()),
-        Stored::Duration(d) => ResultValue::Duration(*d),
+        Stored::Duration(d) => ResultValue::Duration(**d),
         Stored::List(items) => ResultValue::List(items.iter().map(result_of).collect()),
     }
 }
