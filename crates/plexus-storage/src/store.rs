@@ -432,6 +432,7 @@ impl Store {
 }
 
 fn checkpoint_loop(shared: Arc<Shared>) {
+    lower_priority();
     loop {
         let mut wanted = shared.checkpoint_wanted.lock();
         while !*wanted && !shared.stop.load(Ordering::Acquire) {
@@ -444,6 +445,20 @@ fn checkpoint_loop(shared: Arc<Shared>) {
         drop(wanted);
         // A failure here (the disk) poisons the log, and the next commit reports it.
         let _ = shared.checkpoint();
+    }
+}
+
+/// Automatic checkpoints run at a lower CPU priority than the commits and queries they serve (the threads a
+/// checkpoint starts to encode its segments inherit it): on a machine with few cores, encoding and compressing
+/// the whole graph on every core otherwise stalls everything else while it runs (a server phase of 16,000
+/// inserts a second that overlapped one had p99 716 ms instead of 5-12 ms). Explicit checkpoints, and the one
+/// taken at shutdown, keep the caller's priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority changes a nice value and nothing else; on Linux, PRIO_PROCESS with `who` 0 means the
+    // calling thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
