@@ -44,16 +44,54 @@ const INDEXED_KEY: u32 = 1;
 
 #[derive(Clone, Debug)]
 enum Step {
-    CreateNode { labels: Vec<u32>, props: Vec<(u32, i64)> },
-    SetNodeProp { node: usize, key: u32, value: Option<i64> },
-    AddLabel { node: usize, label: u32 },
-    RemoveLabel { node: usize, label: u32 },
-    DeleteNode { node: usize, detach: bool },
-    CreateRel { src: usize, dst: usize, ty: u32, weight: Option<i64> },
-    SetRelProp { rel: usize, value: Option<i64> },
-    DeleteRel { rel: usize },
-    UpsertEdge { src: usize, dst: usize, ty: u32, value: i64 },
-    RemoveEdges { src: usize, dst: usize, ty: u32 },
+    CreateNode {
+        labels: Vec<u32>,
+        props: Vec<(u32, i64)>,
+    },
+    SetNodeProp {
+        node: usize,
+        key: u32,
+        value: Option<i64>,
+    },
+    AddLabel {
+        node: usize,
+        label: u32,
+    },
+    RemoveLabel {
+        node: usize,
+        label: u32,
+    },
+    DeleteNode {
+        node: usize,
+        detach: bool,
+    },
+    CreateRel {
+        src: usize,
+        dst: usize,
+        ty: u32,
+        weight: Option<i64>,
+    },
+    /// `kind` 0 sets the usual integer under key 3; 1 a float under key 3 and 2 a string under key 4, which turn
+    /// a leaf's number column into maps (kept apart from key 3's sums: the weights compared are key 3's).
+    SetRelProp {
+        rel: usize,
+        value: Option<i64>,
+        kind: u8,
+    },
+    DeleteRel {
+        rel: usize,
+    },
+    UpsertEdge {
+        src: usize,
+        dst: usize,
+        ty: u32,
+        value: i64,
+    },
+    RemoveEdges {
+        src: usize,
+        dst: usize,
+        ty: u32,
+    },
     Commit,
     Abort,
     Checkpoint,
@@ -71,7 +109,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (any::<usize>(), any::<bool>()).prop_map(|(node, detach)| Step::DeleteNode { node, detach }),
         5 => (any::<usize>(), any::<usize>(), 0u32..2, proptest::option::of(0i64..10))
             .prop_map(|(src, dst, ty, weight)| Step::CreateRel { src, dst, ty, weight }),
-        1 => (any::<usize>(), proptest::option::of(0i64..10)).prop_map(|(rel, value)| Step::SetRelProp { rel, value }),
+        2 => (any::<usize>(), proptest::option::of(0i64..10), prop_oneof![4 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8)])
+            .prop_map(|(rel, value, kind)| Step::SetRelProp { rel, value, kind }),
         2 => any::<usize>().prop_map(|rel| Step::DeleteRel { rel }),
         2 => (any::<usize>(), any::<usize>(), 0u32..2, 0i64..10)
             .prop_map(|(src, dst, ty, value)| Step::UpsertEdge { src, dst, ty, value }),
@@ -219,7 +258,7 @@ impl Harness {
         for name in ["T0", "T1"] {
             tx.rel_type(name);
         }
-        for name in ["k0", "k1", "k2", "weight"] {
+        for name in ["k0", "k1", "k2", "weight", "note"] {
             tx.prop_key(name);
         }
         tx.declare_unique_key(LabelId(KEYED_LABEL), PropKeyId(KEY)).unwrap();
@@ -308,14 +347,19 @@ impl Harness {
                 let props = props.into_iter().map(|(k, v)| (k.0, v)).collect();
                 self.working.rels.insert(id.0, ModelRel { ty, src: s, dst: d, props });
             }
-            Step::SetRelProp { rel, value } => {
+            Step::SetRelProp { rel, value, kind } => {
                 let Some(id) = nth_key(&self.working.rels, rel) else { return Ok(()) };
-                let v = value.map_or(Value::Null, Value::Int);
-                self.tx().set_rel_prop(RelId(id), PropKeyId(3), v).unwrap();
+                let (key, v) = match (kind, value) {
+                    (_, None) => (if kind == 2 { 4 } else { 3 }, Value::Null),
+                    (1, Some(v)) => (3, Value::Float(v as f64 + 0.5)),
+                    (2, Some(v)) => (4, Value::from(format!("s{v}"))),
+                    (_, Some(v)) => (3, Value::Int(v)),
+                };
+                self.tx().set_rel_prop(RelId(id), PropKeyId(key), v.clone()).unwrap();
                 let props = &mut self.working.rels.get_mut(&id).unwrap().props;
-                match value {
-                    Some(v) => props.insert(3, Value::Int(v)),
-                    None => props.remove(&3),
+                match v {
+                    Value::Null => props.remove(&key),
+                    v => props.insert(key, v),
                 };
             }
             Step::DeleteRel { rel } => {
