@@ -713,7 +713,16 @@ impl AdjLeaf {
                 let d = self.delta_mut();
                 d.added.remove_at(pos);
                 d.changes = d.changes.saturating_add(1);
-                self.refresh_mask(slot);
+                // A neighbour in the sorted part of the same slot keeps the slot's mask bit: no search needed.
+                let sorted = &d.added.entries[..d.added.sorted];
+                let slot_kept = pos < sorted.len()
+                    && [pos.checked_sub(1), Some(pos)]
+                        .into_iter()
+                        .flatten()
+                        .any(|i| sorted.get(i).is_some_and(|x| x.slot == slot as u32));
+                if !slot_kept {
+                    self.refresh_mask(slot);
+                }
                 return true;
             }
         }
