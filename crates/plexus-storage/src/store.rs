@@ -114,11 +114,9 @@ pub(crate) struct Shared {
     broken: AtomicBool,
     /// Start versions of open write transactions (for pruning conflict history).
     writers: Mutex<BTreeMap<u64, usize>>,
-    /// How many write transactions are open (the sum of `writers`), and how many of them are committing with
-    /// `sync` durability (queued, being applied, or waiting for their fsync): read without locks by a combiner
+    /// How many write transactions are open (the sum of `writers`), read without its lock by a combiner
     /// deciding whether to wait for more committers ([`group`]).
     open_writers: AtomicUsize,
-    committing: AtomicUsize,
     disk: Option<Disk>,
     options: Options,
     stop: AtomicBool,
@@ -325,7 +323,6 @@ impl Store {
             broken: AtomicBool::new(false),
             writers: Mutex::new(BTreeMap::new()),
             open_writers: AtomicUsize::new(0),
-            committing: AtomicUsize::new(0),
             disk,
             options,
             stop: AtomicBool::new(false),

@@ -59,7 +59,6 @@ impl Shared {
     /// Commits `txn` with `sync` durability through the group (see the module documentation).
     pub(super) fn commit_grouped(&self, txn: &mut WriteTxn, disk: &Disk) -> Result<u64> {
         let slot = Arc::new(Slot::default());
-        self.committing.fetch_add(1, Ordering::Relaxed);
         self.queue.lock().push(Request {
             start_version: txn.start_version,
             schema_change: txn.schema_change,
@@ -86,7 +85,6 @@ impl Shared {
                 break result;
             }
         };
-        self.committing.fetch_sub(1, Ordering::Relaxed);
         if result.is_ok() {
             txn.registered = false;
             self.unregister_writer(txn.start_version);
