@@ -412,6 +412,15 @@ fn current_index<'a>(tx: &WriteTxn, index: Option<&'a IdIndex>, label: LabelId, 
     index.filter(|i| i.version == tx.start_version() && tx.unique_key(label) == Some(key))
 }
 
+/// The node with external id `ext`: from the id table when it is current (it then answers as the key map did at
+/// the start of `tx`; callers remember the nodes they create), else from the key map.
+fn node_by_ext(tx: &WriteTxn, index: Option<&IdIndex>, label: LabelId, ext: i64) -> Option<NodeId> {
+    match index {
+        Some(index) => index.node(ext),
+        None => tx.node_by_key(label, &Value::Int(ext)),
+    }
+}
+
 pub fn upsert(
     db: &plexus::Database,
     src: &[i64],
@@ -430,11 +439,7 @@ pub fn upsert(
         if let Some(&n) = known.get(&ext) {
             return Ok(n);
         }
-        let found = match index {
-            Some(index) => index.node(ext),
-            None => tx.node_by_key(label, &Value::Int(ext)),
-        };
-        let n = match found {
+        let n = match node_by_ext(tx, index, label, ext) {
             Some(n) => n,
             None => {
                 let n = tx.create_node(&[label], vec![(key, Value::Int(ext))])?;
@@ -480,10 +485,7 @@ pub fn remove(
     let (label, ty) = (LabelId(label), plexus::TypeId(ty));
     let key = tx.catalog().lookup(plexus::TokenKind::PropKey, names.1).map(PropKeyId);
     let index = key.and_then(|key| current_index(&tx, index, label, key));
-    let node = |ext: i64| match index {
-        Some(index) => index.node(ext),
-        None => tx.node_by_key(label, &Value::Int(ext)),
-    };
+    let node = |ext: i64| node_by_ext(&tx, index, label, ext);
     let edges: Vec<(NodeId, plexus::TypeId, NodeId)> =
         (0..src.len()).filter_map(|i| Some((node(src[i])?, ty, node(dst[i])?))).collect();
     let removed = tx.remove_edges(&edges)?;

@@ -106,26 +106,12 @@ impl AdjBase {
 
     /// Builds a base from each slot's entries, which must be sorted.
     pub fn build<S: AsRef<[AdjEntry]>>(mut entries_of: impl FnMut(usize) -> S) -> AdjBase {
-        let mut base = AdjBase::default();
-        let mut groups: Vec<Group> = Vec::new();
-        let mut nbr: Vec<u64> = Vec::new();
-        let mut rel: Vec<u64> = Vec::new();
+        let mut builder = BaseBuilder::with_capacity(0);
         for slot in 0..LEAF_SIZE {
-            let first_group = groups.len();
-            for &e in entries_of(slot).as_ref() {
-                if groups.len() == first_group || groups.last().expect("group exists").ty != e.ty {
-                    groups.push(Group { ty: e.ty, end: nbr.len() as u32 });
-                }
-                nbr.push(e.nbr);
-                rel.push(e.rel);
-                groups.last_mut().expect("group exists").end += 1;
-            }
-            base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
+            entries_of(slot).as_ref().iter().for_each(|&e| builder.push(e));
+            builder.end_slot(slot);
         }
-        base.set_groups(groups);
-        base.nbr = IdVec::from_vec(nbr);
-        base.rel = IdVec::from_vec(rel);
-        base
+        builder.finish()
     }
 
     /// Builds a base from each slot's entries with 32-bit ids, which must be sorted: the bulk loader's path. The
@@ -237,6 +223,57 @@ impl AdjBase {
         self.groups(slot).flat_map(move |(ty, range)| {
             range.map(move |i| AdjEntry { ty, nbr: self.nbr.get(i), rel: self.rel.get(i) })
         })
+    }
+}
+
+/// A base being written slot by slot, each slot's entries in order.
+struct BaseBuilder {
+    base: AdjBase,
+    groups: Vec<Group>,
+    nbr: Vec<u64>,
+    rel: Vec<u64>,
+    /// Where the current slot's groups start: a group never spans two slots.
+    slot_groups: usize,
+}
+
+impl BaseBuilder {
+    fn with_capacity(entries: usize) -> Self {
+        BaseBuilder {
+            base: AdjBase::default(),
+            groups: Vec::new(),
+            nbr: Vec::with_capacity(entries),
+            rel: Vec::with_capacity(entries),
+            slot_groups: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, e: AdjEntry) {
+        if self.groups.len() == self.slot_groups || self.groups.last().expect("group exists").ty != e.ty {
+            self.groups.push(Group { ty: e.ty, end: self.nbr.len() as u32 });
+        }
+        self.nbr.push(e.nbr);
+        self.rel.push(e.rel);
+        self.groups.last_mut().expect("group exists").end += 1;
+    }
+
+    /// Appends a whole group of another base (a slot's groups arrive in type order, so it starts a group).
+    fn push_group(&mut self, ty: TypeId, nbr: IdSlice<'_>, rel: IdSlice<'_>) {
+        extend_ids(&mut self.nbr, nbr);
+        extend_ids(&mut self.rel, rel);
+        self.groups.push(Group { ty, end: self.nbr.len() as u32 });
+    }
+
+    fn end_slot(&mut self, slot: usize) {
+        self.base.slots[slot + 1] = SlotStart { group: self.groups.len() as u32, entry: self.nbr.len() as u32 };
+        self.slot_groups = self.groups.len();
+    }
+
+    fn finish(mut self) -> AdjBase {
+        self.base.set_groups(self.groups);
+        self.base.nbr = IdVec::from_vec(self.nbr);
+        self.base.rel = IdVec::from_vec(self.rel);
+        self.base
     }
 }
 
@@ -360,6 +397,12 @@ impl Run {
             Ok(i) => Some(i),
             Err(_) => self.entries[self.sorted..].iter().position(|x| x == e).map(|i| self.sorted + i),
         }
+    }
+
+    /// Whether the sorted entries around `i` (where one was just removed) include one of `slot`.
+    fn sorted_neighbour_of(&self, i: usize, slot: usize) -> bool {
+        let sorted = &self.entries[..self.sorted];
+        i < sorted.len() && sorted[i.saturating_sub(1)..=i].iter().any(|x| x.slot == slot as u32)
     }
 
     fn remove_at(&mut self, i: usize) {
@@ -713,14 +756,8 @@ impl AdjLeaf {
                 let d = self.delta_mut();
                 d.added.remove_at(pos);
                 d.changes = d.changes.saturating_add(1);
-                // A neighbour in the sorted part of the same slot keeps the slot's mask bit: no search needed.
-                let sorted = &d.added.entries[..d.added.sorted];
-                let slot_kept = pos < sorted.len()
-                    && [pos.checked_sub(1), Some(pos)]
-                        .into_iter()
-                        .flatten()
-                        .any(|i| sorted.get(i).is_some_and(|x| x.slot == slot as u32));
-                if !slot_kept {
+                // A sorted neighbour of the same slot keeps the slot's mask bit: no search needed.
+                if !d.added.sorted_neighbour_of(pos, slot) {
                     self.refresh_mask(slot);
                 }
                 return true;
@@ -789,27 +826,13 @@ impl AdjLeaf {
         let delta = self.delta.as_deref().expect("a leaf being rebuilt has a delta");
         let old = &*self.base;
         let capacity = (old.len() + delta.added.len()).saturating_sub(delta.removed.len());
-        let mut groups: Vec<Group> = Vec::new();
-        let mut nbr: Vec<u64> = Vec::with_capacity(capacity);
-        let mut rel: Vec<u64> = Vec::with_capacity(capacity);
-        let mut base = AdjBase::default();
+        let mut builder = BaseBuilder::with_capacity(capacity);
         for slot in 0..LEAF_SIZE {
             if self.delta_mask & (1u64 << slot) == 0 {
                 for (ty, range) in old.groups(slot) {
-                    extend_ids(&mut nbr, old.nbr.slice(range.clone()));
-                    extend_ids(&mut rel, old.rel.slice(range));
-                    groups.push(Group { ty, end: nbr.len() as u32 });
+                    builder.push_group(ty, old.nbr.slice(range.clone()), old.rel.slice(range));
                 }
             } else {
-                let first_group = groups.len();
-                let mut push = |e: AdjEntry| {
-                    if groups.len() == first_group || groups.last().expect("group exists").ty != e.ty {
-                        groups.push(Group { ty: e.ty, end: nbr.len() as u32 });
-                    }
-                    nbr.push(e.nbr);
-                    rel.push(e.rel);
-                    groups.last_mut().expect("group exists").end += 1;
-                };
                 let mut added = delta.added.of_slot(slot).sorted.iter().map(SlotEntry::entry).peekable();
                 let mut removed = delta.removed.of_slot(slot).sorted.iter().map(SlotEntry::entry).peekable();
                 for e in old.entries(slot) {
@@ -818,18 +841,15 @@ impl AdjLeaf {
                         continue;
                     }
                     while let Some(a) = added.next_if(|a| *a < e) {
-                        push(a);
+                        builder.push(a);
                     }
-                    push(e);
+                    builder.push(e);
                 }
-                added.for_each(&mut push);
+                added.for_each(|a| builder.push(a));
             }
-            base.slots[slot + 1] = SlotStart { group: groups.len() as u32, entry: nbr.len() as u32 };
+            builder.end_slot(slot);
         }
-        base.set_groups(groups);
-        base.nbr = IdVec::from_vec(nbr);
-        base.rel = IdVec::from_vec(rel);
-        base
+        builder.finish()
     }
 
     /// All live entries of `slot`, sorted.

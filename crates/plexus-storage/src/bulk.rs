@@ -117,7 +117,7 @@ pub fn build_state_packed(
                     )));
                 }
                 if let Some(map) = p {
-                    leaf.set_prop_map(slot, map);
+                    leaf.props_mut().set_map(slot, map);
                 }
             }
         }
@@ -306,7 +306,7 @@ fn fill_rels(state: &mut GraphState, rels: Vec<RelInput>) {
             leaf.ty[slot] = r.rec.ty;
             leaf.set_ends(slot, r.rec.src.0, r.rec.dst.0);
             if r.props.is_some() {
-                leaf.set_shared_props(slot, r.props);
+                leaf.props_mut().set_shared(slot, r.props);
             }
             state.rel_count += 1;
         }
@@ -574,7 +574,7 @@ fn rel_leaves(g: &EdgeListGraph) -> Vec<RelLeaf> {
                 leaf.ty[slot] = g.ty;
                 leaf.set_ends(slot, g.src[i] as u64, g.dst[i] as u64);
                 if let Some((k, w)) = &g.weight {
-                    leaf.set_prop(slot, *k, Value::Float(w[i]));
+                    leaf.props_mut().set(slot, *k, Value::Float(w[i]));
                 }
             }
             leaf

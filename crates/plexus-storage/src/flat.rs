@@ -191,7 +191,7 @@ impl FlatAdjacency {
             if other {
                 return;
             }
-            if let Some((k, present)) = leaf.number_key() {
+            if let Some((k, present)) = leaf.props().number_key() {
                 // A number column: read straight from it, no map per relationship.
                 if present & leaf.live == 0 {
                     return;
@@ -205,7 +205,7 @@ impl FlatAdjacency {
                 while slots != 0 && !other {
                     let slot = slots.trailing_zeros() as usize;
                     slots &= slots - 1;
-                    match leaf.prop_f64(slot, k).filter(|w| !w.is_nan()) {
+                    match leaf.props().number(slot, k).filter(|w| !w.is_nan()) {
                         Some(w) => by_rel[(index as usize) << LEAF_BITS | slot] = w,
                         None => other = true,
                     }
@@ -216,7 +216,7 @@ impl FlatAdjacency {
                 if other || !leaf.is_live(slot) {
                     continue;
                 }
-                let Some(map) = leaf.props(slot) else { continue };
+                let Some(map) = leaf.props().get(slot) else { continue };
                 let mut entries = map.iter();
                 match (entries.next(), entries.next()) {
                     (None, _) => {}

@@ -176,18 +176,18 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
             }
             let mut count = 0u64;
             state.rels.for_each_in(leaves.clone(), |_, leaf| {
-                if !leaf.props_empty() {
-                    for_each_slot(leaf.live, |slot| count += leaf.has_props(slot) as u64);
+                if !leaf.props().is_empty() {
+                    for_each_slot(leaf.live, |slot| count += leaf.props().has(slot) as u64);
                 }
             });
             put_varint(&mut buf, count);
             let mut prev = 0u64;
             state.rels.for_each_in(leaves.clone(), |leaf_index, leaf| {
-                if leaf.props_empty() {
+                if leaf.props().is_empty() {
                     return;
                 }
                 for_each_slot(leaf.live, |slot| {
-                    if let Some(p) = leaf.props(slot).as_deref() {
+                    if let Some(p) = leaf.props().get(slot).as_deref() {
                         let id = (leaf_index << LEAF_BITS) | slot as u64;
                         put_varint(&mut buf, id - prev);
                         prev = id;

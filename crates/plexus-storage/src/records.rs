@@ -1,7 +1,6 @@
 //! Leaf records: the nodes and relationships of one `LEAF_SIZE`-wide id range, and property maps.
 
 use smallvec::SmallVec;
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::adjacency::AdjLeaf;
@@ -245,55 +244,14 @@ impl RelLeaf {
         }
     }
 
-    /// The properties of `slot` (built without allocating when the leaf keeps them as a number column).
+    /// The relationships' properties ([`RelPropColumn`]: reads, and loaders filling a fresh leaf).
     #[inline]
-    pub fn props(&self, slot: usize) -> Option<Cow<'_, PropMap>> {
-        self.props.get(slot)
+    pub fn props(&self) -> &RelPropColumn {
+        &self.props
     }
 
-    /// One property of `slot`.
-    #[inline]
-    pub fn prop(&self, slot: usize, key: PropKeyId) -> Option<Value> {
-        self.props.value(slot, key)
-    }
-
-    /// One property of `slot` as a float, when it is a number.
-    #[inline]
-    pub fn prop_f64(&self, slot: usize, key: PropKeyId) -> Option<f64> {
-        self.props.number(slot, key)
-    }
-
-    /// The key of the leaf's number column and the slots with a number in it, when it keeps one.
-    pub fn number_key(&self) -> Option<(PropKeyId, u64)> {
-        self.props.number_key()
-    }
-
-    pub fn has_props(&self, slot: usize) -> bool {
-        self.props.has(slot)
-    }
-
-    /// Whether no relationship of the leaf has properties.
-    pub fn props_empty(&self) -> bool {
-        self.props.is_empty()
-    }
-
-    /// Sets one property of `slot` (null removes it); returns the previous value.
-    pub fn set_prop(&mut self, slot: usize, key: PropKeyId, value: Value) -> Option<Value> {
-        self.props.set(slot, key, value)
-    }
-
-    /// Replaces the properties of `slot`.
-    pub fn set_prop_map(&mut self, slot: usize, map: PropMap) {
-        self.props.set_map(slot, map)
-    }
-
-    /// Replaces the properties of `slot` with a shared map (loading).
-    pub fn set_shared_props(&mut self, slot: usize, props: Props) {
-        self.props.set_shared(slot, props)
-    }
-
-    pub fn clear_props(&mut self, slot: usize) {
-        self.props.clear(slot)
+    pub fn props_mut(&mut self) -> &mut RelPropColumn {
+        &mut self.props
     }
 }
 

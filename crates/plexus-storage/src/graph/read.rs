@@ -59,16 +59,16 @@ impl GraphState {
     }
 
     pub fn rel_props(&self, id: RelId) -> Option<Option<Cow<'_, PropMap>>> {
-        self.rel_leaf(id).map(|(l, s)| l.props(s))
+        self.rel_leaf(id).map(|(l, s)| l.props().get(s))
     }
 
     pub fn rel_prop(&self, id: RelId, key: PropKeyId) -> Option<Value> {
-        self.rel_leaf(id).and_then(|(l, s)| l.prop(s, key))
+        self.rel_leaf(id).and_then(|(l, s)| l.props().value(s, key))
     }
 
     /// A relationship's property as a float, when it is a number (an edge's weight).
     pub fn rel_prop_f64(&self, id: RelId, key: PropKeyId) -> Option<f64> {
-        self.rel_leaf(id).and_then(|(l, s)| l.prop_f64(s, key))
+        self.rel_leaf(id).and_then(|(l, s)| l.props().number(s, key))
     }
 
     /// First of three prefetch steps for reading `node`'s adjacency a little later: requests its leaf. A batch
@@ -404,7 +404,7 @@ impl GraphState {
                     leaf
                 }
             };
-            if let Some(w) = leaf.and_then(|l| l.prop_f64(slot, weight)) {
+            if let Some(w) = leaf.and_then(|l| l.props().number(slot, weight)) {
                 sum += w;
             }
             ControlFlow::Continue(())

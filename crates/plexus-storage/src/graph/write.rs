@@ -407,7 +407,7 @@ impl GraphState {
         leaf.live |= 1 << slot;
         leaf.ty[slot] = ty;
         leaf.set_ends(slot, src.0, dst.0);
-        leaf.set_prop_map(slot, PropMap::from_pairs(props.to_vec()));
+        leaf.props_mut().set_map(slot, PropMap::from_pairs(props.to_vec()));
         let (src_leaf, src_slot) = split(src.0);
         let leaf = self.nodes.get_mut(src_leaf);
         leaf.out.add(src_slot, AdjEntry { ty, nbr: dst.0, rel: id.0 });
@@ -434,10 +434,10 @@ impl GraphState {
             flat.mark_changed(split(rec.dst.0).0, self.version);
         }
         let (leaf_index, slot) = split(id.0);
-        if value.is_null() && self.rels.get(leaf_index).is_none_or(|l| !l.has_props(slot)) {
+        if value.is_null() && self.rels.get(leaf_index).is_none_or(|l| !l.props().has(slot)) {
             return Ok(());
         }
-        self.rels.get_mut(leaf_index).set_prop(slot, key, value);
+        self.rels.get_mut(leaf_index).props_mut().set(slot, key, value);
         Ok(())
     }
 
@@ -446,7 +446,7 @@ impl GraphState {
         let (leaf_index, slot) = split(id.0);
         let leaf = self.rels.get_mut(leaf_index);
         leaf.live &= !(1 << slot);
-        leaf.clear_props(slot);
+        leaf.props_mut().clear(slot);
         if leaf.live == 0 {
             self.rels.remove(leaf_index);
         }
