@@ -65,6 +65,24 @@ const QUERIES: &[(&str, &str)] = &[
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) RETURN b, count(r) AS c",
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z RETURN b, count(r) AS c",
     ),
+    // Groups lent one at a time to a sort that keeps a few (and to one that keeps them all).
+    (
+        "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me AND o <> me WITH me, o, count(*) AS shared \
+         MATCH (o)-[:S]->(c) WHERE NOT (me)-[:R]->(c) \
+         RETURN id(c) AS c, sum(shared) AS score ORDER BY score DESC, c LIMIT 3",
+        "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me WITH me, r1, r2, m, o, 0 AS z WHERE o <> me \
+         WITH me, o, count(*) AS shared MATCH (o)-[s:S]->(c) WITH me, o, s, c, shared, 0 AS z \
+         WHERE NOT (me)-[:R]->(c) RETURN id(c) AS c, sum(shared) AS score ORDER BY score DESC, c LIMIT 3",
+    ),
+    (
+        "MATCH (a)-[r]->(b) WITH b, count(*) AS n MATCH (b)<-[:R]-(c) RETURN c.w AS w, sum(n) AS s ORDER BY s",
+        "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH b, count(*) AS n MATCH (b)<-[q:R]-(c) \
+         WITH b, n, q, c, 0 AS z RETURN c.w AS w, sum(n) AS s ORDER BY s",
+    ),
+    (
+        "MATCH (a:B)-[r:S]->(b) RETURN count(*) AS c ORDER BY c LIMIT 1",
+        "MATCH (a:B)-[r:S]->(b) WITH a, r, b, 0 AS z RETURN count(*) AS c ORDER BY c LIMIT 1",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -15,7 +15,7 @@ use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::neighbour_counts::NeighbourCounts;
-use super::{Batch, Op, Operator, Row};
+use super::{lend_batches, Batch, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
 use crate::expr::CExpr;
 use crate::plan::fuse::CountShape;
@@ -40,8 +40,9 @@ impl<'p> ExpandAggregate<'p> {
         ExpandAggregate { input, expand, filters, keys, aggs, shape: shape.as_deref(), output: None }
     }
 
-    fn compute(&mut self, ctx: &mut Ctx) -> Result<Vec<Row>> {
-        let PlanNode::Expand { from, rel, to, dir, types, distinct_from, .. } = self.expand else {
+    /// Folds every input row's relationships into the groups.
+    fn fold(&mut self, ctx: &mut Ctx) -> Result<Fold<'p>> {
+        let PlanNode::Expand { from, rel, to, dir, types, distinct_from, input, .. } = self.expand else {
             unreachable!("an ExpandAggregate expands one hop")
         };
         let ids: Vec<TypeId> = types.iter().filter_map(|n| ctx.type_token(n)).collect();
@@ -57,74 +58,105 @@ impl<'p> ExpandAggregate<'p> {
             ))),
             None => Fold::Rows(Grouper::new(self.keys, self.aggs)),
         };
+        let filters = self.filters;
+        let step = |fold: &mut Fold<'p>, row: &mut Row, ctx: &Ctx| -> Result<()> {
+            if nothing_matches {
+                return Ok(());
+            }
+            let Value::Node(start) = row[*from] else { return Ok(()) };
+            let mut failed: Option<CypherError> = None;
+            let g = ctx.g();
+            match fold {
+                Fold::Rows(grouper) => {
+                    let _ = g.visit_rels(start, *dir, filter, |e| {
+                        if rel_in(row, distinct_from, e.rel) {
+                            return ControlFlow::Continue(());
+                        }
+                        row[*rel] = Value::Rel(e.rel);
+                        row[*to] = Value::Node(e.nbr);
+                        let step =
+                            filters.iter().try_fold(true, |pass, f| Ok::<_, CypherError>(pass && f.is_true(row, ctx)?));
+                        match step.and_then(|pass| if pass { grouper.add(row, ctx) } else { Ok(()) }) {
+                            Ok(()) => ControlFlow::Continue(()),
+                            Err(e) => {
+                                failed = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        }
+                    });
+                }
+                Fold::Counts(counts) => {
+                    counts.start_row(row, ctx);
+                    // Runs of neighbour and relationship ids straight from the adjacency: no entry is decoded
+                    // one at a time.
+                    let _ = g.visit_rel_slices(start, *dir, filter, |nbrs, rels| {
+                        match counts.visit_run(row, (*rel, *to), distinct_from, nbrs, rels, ctx) {
+                            Ok(true) => ControlFlow::Continue(()),
+                            Ok(false) => ControlFlow::Break(()),
+                            Err(e) => {
+                                failed = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        }
+                    });
+                }
+            }
+            failed.map_or(Ok(()), Err)
+        };
+        if lends_groups(input) {
+            // The input computed its groups before lending the first: nothing writes while they are read.
+            self.input.for_each_row(ctx, &mut |row, ctx| {
+                step(&mut fold, row, ctx)?;
+                Ok(ControlFlow::Continue(()))
+            })?;
+            return Ok(fold);
+        }
         while let Some(batch) = self.input.next(ctx)? {
             if let Fold::Counts(counts) = &mut fold {
                 // Operators below may write between batches: what was remembered about neighbours may be stale.
                 counts.forget();
             }
-            if nothing_matches {
-                continue;
-            }
             for mut row in batch {
-                let Value::Node(start) = row[*from] else { continue };
-                let mut failed: Option<CypherError> = None;
-                let ctx: &Ctx = ctx;
-                let g = ctx.g();
-                match &mut fold {
-                    Fold::Rows(grouper) => {
-                        let _ = g.visit_rels(start, *dir, filter, |e| {
-                            if rel_in(&row, distinct_from, e.rel) {
-                                return ControlFlow::Continue(());
-                            }
-                            row[*rel] = Value::Rel(e.rel);
-                            row[*to] = Value::Node(e.nbr);
-                            let step = self
-                                .filters
-                                .iter()
-                                .try_fold(true, |pass, f| Ok::<_, CypherError>(pass && f.is_true(&row, ctx)?));
-                            match step.and_then(|pass| if pass { grouper.add(&row, ctx) } else { Ok(()) }) {
-                                Ok(()) => ControlFlow::Continue(()),
-                                Err(e) => {
-                                    failed = Some(e);
-                                    ControlFlow::Break(())
-                                }
-                            }
-                        });
-                    }
-                    Fold::Counts(counts) => {
-                        counts.start_row(&row, ctx);
-                        // Runs of neighbour and relationship ids straight from the adjacency: no entry is decoded
-                        // one at a time.
-                        let _ = g.visit_rel_slices(start, *dir, filter, |nbrs, rels| {
-                            match counts.visit_run(&mut row, (*rel, *to), distinct_from, nbrs, rels, ctx) {
-                                Ok(true) => ControlFlow::Continue(()),
-                                Ok(false) => ControlFlow::Break(()),
-                                Err(e) => {
-                                    failed = Some(e);
-                                    ControlFlow::Break(())
-                                }
-                            }
-                        });
-                    }
-                }
-                if let Some(e) = failed {
-                    return Err(e);
-                }
+                step(&mut fold, &mut row, ctx)?;
             }
         }
-        match fold {
-            Fold::Rows(grouper) => grouper.finish(ctx.width),
-            Fold::Counts(counts) => counts.finish(ctx.width),
-        }
+        Ok(fold)
+    }
+}
+
+/// Whether the operator of `plan` lends rows it builds itself, all computed before the first is lent: a
+/// fused count's groups, possibly projected.
+fn lends_groups(plan: &PlanNode) -> bool {
+    match plan {
+        PlanNode::Project { input, .. } => lends_groups(input),
+        PlanNode::ExpandAggregate { shape, .. } => shape.is_some(),
+        _ => false,
     }
 }
 
 impl Operator for ExpandAggregate<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.output.is_none() {
-            self.output = Some(self.compute(ctx)?.into_iter());
+            let rows = match self.fold(ctx)? {
+                Fold::Rows(grouper) => grouper.finish(ctx.width)?,
+                Fold::Counts(counts) => counts.finish(ctx.width)?,
+            };
+            self.output = Some(rows.into_iter());
         }
         Ok(next_batch(self.output.as_mut()))
+    }
+
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        if self.output.is_some() || self.shape.is_none() {
+            return lend_batches(self, ctx, sink);
+        }
+        match self.fold(ctx)? {
+            Fold::Counts(counts) => counts.lend(ctx, sink),
+            Fold::Rows(grouper) => {
+                self.output = Some(grouper.finish(ctx.width)?.into_iter());
+                lend_batches(self, ctx, sink)
+            }
+        }
     }
 }
 

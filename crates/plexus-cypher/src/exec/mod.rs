@@ -14,6 +14,7 @@ pub(crate) mod nodemap;
 pub(crate) mod update;
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 
 use plexus_storage::fxhash::FxHashSet;
 use plexus_storage::NodeId;
@@ -30,9 +31,33 @@ pub(crate) type Batch = Vec<Row>;
 /// Rows per batch passed between operators.
 pub(crate) const BATCH: usize = 1024;
 
+/// What an operator does with each row lent to it by [`Operator::for_each_row`]: `Break` stops the input early.
+pub(crate) type RowSink<'a> = dyn FnMut(&mut Row, &Ctx) -> Result<ControlFlow<()>> + 'a;
+
 pub(crate) trait Operator {
     /// The next batch (never empty), or `None` when done.
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>>;
+
+    /// Lends each remaining row to `sink` instead of handing batches over. An operator that builds its rows
+    /// (the groups of a fused aggregation) writes them one after another into one reused row, so a consumer
+    /// that keeps few rows (a top-k sort, another aggregation) allocates nothing per row. The sink may take
+    /// the row (`std::mem::take`); otherwise the lender overwrites its in-scope slots for the next row and
+    /// leaves the other slots as the sink left them, so a sink must write a slot before reading it again.
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        lend_batches(self, ctx, sink)
+    }
+}
+
+/// [`Operator::for_each_row`] over the operator's own batches.
+fn lend_batches<O: Operator + ?Sized>(op: &mut O, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+    while let Some(batch) = op.next(ctx)? {
+        for mut row in batch {
+            if sink(&mut row, ctx)?.is_break() {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }
 
 type Op<'p> = Box<dyn Operator + 'p>;
@@ -77,6 +102,17 @@ impl<O: Operator> Operator for Interruptible<'_, O> {
         let batch = self.op.next(ctx)?;
         profile.borrow_mut().record(self.node, batch.as_ref().map_or(0, Vec::len), started.elapsed());
         Ok(batch)
+    }
+
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        if let Some(interrupt) = &ctx.interrupt {
+            interrupt.check()?;
+        }
+        if ctx.profile.is_some() {
+            // Through batches, so that PROFILE counts each operator's rows and time.
+            return lend_batches(self, ctx, sink);
+        }
+        self.op.for_each_row(ctx, sink)
     }
 }
 
@@ -128,22 +164,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::Unwind { input, list, slot } => {
             boxed(plan, FlatMap::new(source(input, arg), Unwind { list, slot: *slot, pending: None }))
         }
-        P::Project { input, items } => boxed(
-            plan,
-            MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
-                let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(items.len());
-                for row in batch.iter_mut() {
-                    values.clear();
-                    for (e, _) in items {
-                        values.push(e.eval(row, ctx)?);
-                    }
-                    for ((_, slot), v) in items.iter().zip(values.drain(..)) {
-                        row[*slot] = v;
-                    }
-                }
-                Ok(batch)
-            }),
-        ),
+        P::Project { input, items } => boxed(plan, Project { input: open(input, arg), items }),
         P::Aggregate { input, keys, aggs } => boxed(plan, aggregate::Aggregate::new(open(input, arg), keys, aggs)),
         P::ExpandAggregate { expand, .. } => {
             let input = open(expand.input().expect("an expand has an input"), arg);
@@ -231,6 +252,46 @@ impl Operator for Start {
         self.done = true;
         let row = self.row.take().flatten().unwrap_or_else(|| vec![Value::Null; ctx.width]);
         Ok(Some(vec![row]))
+    }
+}
+
+/// Evaluates the projected items of each row into their slots, in place.
+struct Project<'p> {
+    input: Op<'p>,
+    items: &'p [(crate::expr::CExpr, usize)],
+}
+
+/// Writes the projection `items` of `row` into their slots (all evaluated before any is written).
+fn project(items: &[(crate::expr::CExpr, usize)], row: &mut Row, ctx: &Ctx) -> Result<()> {
+    if let [(e, slot)] = items {
+        row[*slot] = e.eval(row, ctx)?;
+        return Ok(());
+    }
+    let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(items.len());
+    for (e, _) in items {
+        values.push(e.eval(row, ctx)?);
+    }
+    for ((_, slot), v) in items.iter().zip(values) {
+        row[*slot] = v;
+    }
+    Ok(())
+}
+
+impl Operator for Project<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        let Some(mut batch) = self.input.next(ctx)? else { return Ok(None) };
+        for row in batch.iter_mut() {
+            project(self.items, row, ctx)?;
+        }
+        Ok(Some(batch))
+    }
+
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        let items = self.items;
+        self.input.for_each_row(ctx, &mut |row, ctx| {
+            project(items, row, ctx)?;
+            sink(row, ctx)
+        })
     }
 }
 
@@ -469,46 +530,46 @@ impl<'p> Sort<'p> {
         Sort { input, keys, skip, limit, output: None }
     }
 
-    fn order(&self, a: &[Value], b: &[Value]) -> std::cmp::Ordering {
-        for (i, (_, desc)) in self.keys.iter().enumerate() {
-            let o = compare::order(&a[i], &b[i]);
-            let o = if *desc { o.reverse() } else { o };
-            if o != std::cmp::Ordering::Equal {
-                return o;
-            }
-        }
-        std::cmp::Ordering::Equal
-    }
-
     /// Every input row in order, or only the first `keep`. With a bound, rows accumulate to twice the bound and
     /// are then sorted and cut back to it, and a row that does not sort before the last row kept is dropped
-    /// without being stored; the sort is stable, so ties keep their input order exactly as a full sort would.
+    /// without being stored (or taken from its lender); the sort is stable, so ties keep their input order
+    /// exactly as a full sort would.
     fn sorted(&mut self, ctx: &mut Ctx, keep: Option<usize>) -> Result<Vec<Row>> {
-        let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
-        let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
-        let mut key: Vec<Value> = Vec::with_capacity(self.keys.len());
-        while let Some(batch) = self.input.next(ctx)? {
-            for row in batch {
-                key.clear();
-                for (e, _) in self.keys {
-                    key.push(e.eval(&row, ctx)?);
-                }
-                if let Some(k) = keep {
-                    if k == 0 || (full && self.order(&key, &keyed[k - 1].0) != std::cmp::Ordering::Less) {
-                        continue;
-                    }
-                }
-                keyed.push((std::mem::replace(&mut key, Vec::with_capacity(self.keys.len())), row));
-                if let Some(k) = keep {
-                    if keyed.len() >= 2 * k.max(16) {
-                        keyed.sort_by(|(a, _), (b, _)| self.order(a, b));
-                        keyed.truncate(k);
-                        full = true;
-                    }
+        let keys = self.keys;
+        let order = |a: &[Value], b: &[Value]| {
+            for (i, (_, desc)) in keys.iter().enumerate() {
+                let o = compare::order(&a[i], &b[i]);
+                let o = if *desc { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
                 }
             }
-        }
-        keyed.sort_by(|(a, _), (b, _)| self.order(a, b));
+            std::cmp::Ordering::Equal
+        };
+        let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
+        let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
+        let mut key: Vec<Value> = Vec::with_capacity(keys.len());
+        self.input.for_each_row(ctx, &mut |row, ctx| {
+            key.clear();
+            for (e, _) in keys {
+                key.push(e.eval(row, ctx)?);
+            }
+            if let Some(k) = keep {
+                if k == 0 || (full && order(&key, &keyed[k - 1].0) != std::cmp::Ordering::Less) {
+                    return Ok(ControlFlow::Continue(()));
+                }
+            }
+            keyed.push((std::mem::replace(&mut key, Vec::with_capacity(keys.len())), std::mem::take(row)));
+            if let Some(k) = keep {
+                if keyed.len() >= 2 * k.max(16) {
+                    keyed.sort_by(|(a, _), (b, _)| order(a, b));
+                    keyed.truncate(k);
+                    full = true;
+                }
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
+        keyed.sort_by(|(a, _), (b, _)| order(a, b));
         if let Some(k) = keep {
             keyed.truncate(k);
         }

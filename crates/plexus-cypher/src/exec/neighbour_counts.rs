@@ -16,7 +16,7 @@ use super::aggregate::check_number;
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::nodemap::NodeMap;
-use super::Row;
+use super::{Row, RowSink};
 use crate::arith;
 use crate::compare::Equivalent;
 use crate::error::Result;
@@ -37,10 +37,13 @@ struct RowState {
     group: u32,
     /// Per aggregate, what each of the row's relationships adds (`None`: a null argument, nothing).
     addends: Vec<Option<Value>>,
-    /// The same as integers (null as 0), when they all are.
-    int_addends: Option<Vec<i64>>,
-    /// The ids of the nodes the neighbour must differ from (the `not_equal` filters), when all hold nodes.
-    excluded: Option<Vec<u64>>,
+    /// The same as integers (null as 0), valid when `all_ints` (they all are).
+    int_addends: Vec<i64>,
+    all_ints: bool,
+    /// The ids of the nodes the neighbour must differ from (the `not_equal` filters), valid when
+    /// `excluded_ready` (all hold nodes).
+    excluded: Vec<u64>,
+    excluded_ready: bool,
     /// Every `adjacent` filter asks about a node (so its set answers it).
     adjacent_ready: bool,
 }
@@ -104,8 +107,10 @@ impl<'p> NeighbourCounts<'p> {
                 ready: false,
                 group: 0,
                 addends: Vec::with_capacity(aggs.len()),
-                int_addends: None,
-                excluded: None,
+                int_addends: Vec::with_capacity(aggs.len()),
+                all_ints: false,
+                excluded: Vec::new(),
+                excluded_ready: false,
                 adjacent_ready: false,
             },
             key: Vec::with_capacity(keys.len()),
@@ -151,15 +156,14 @@ impl<'p> NeighbourCounts<'p> {
             self.memo_values.clear();
             self.memo_values.extend(deps.iter().map(|&s| row[s].clone()));
         }
-        self.row.excluded = self
-            .shape
-            .not_equal
-            .iter()
-            .map(|&(_, slot)| match row[slot] {
-                Value::Node(n) => Some(n.0),
-                _ => None,
-            })
-            .collect();
+        self.row.excluded.clear();
+        self.row.excluded_ready = true;
+        for &(_, slot) in &self.shape.not_equal {
+            match row[slot] {
+                Value::Node(n) => self.row.excluded.push(n.0),
+                _ => self.row.excluded_ready = false,
+            }
+        }
     }
 
     /// Folds a run of the current row's relationships (parallel neighbour and relationship ids); false when
@@ -198,8 +202,8 @@ impl<'p> NeighbourCounts<'p> {
     fn dense_ready(&self) -> bool {
         self.row.ready
             && self.row.group == 0
-            && self.row.int_addends.is_some()
-            && self.row.excluded.is_some()
+            && self.row.all_ints
+            && self.row.excluded_ready
             && self.shape.rel_filters.is_empty()
             && self.row.adjacent_ready
             && match self.adjacent.as_slice() {
@@ -213,7 +217,8 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     /// The common case as a plain loop from `from`: returns the index of the first relationship it cannot
-    /// decide (a neighbour not judged yet, or beyond the arrays), or the run's length.
+    /// decide (a neighbour not judged yet, or beyond the arrays), or the run's length. The loop is compiled
+    /// once per combination of the checks a row needs, so a row pays only for its own.
     #[inline(never)]
     fn run_dense<T: Copy + Into<u64>>(
         &mut self,
@@ -237,50 +242,41 @@ impl<'p> NeighbourCounts<'p> {
             NodeMap::Dense { slots, .. } if !self.shape.memo_filters.is_empty() => Some(slots),
             _ => None,
         };
-        let excluded = self.row.excluded.as_deref().unwrap_or_default();
-        let addends = self.row.int_addends.as_deref().unwrap_or_default();
-        let by_neighbour = self.shape.neighbour_key.is_some();
-        for (i, &nbr) in nbrs.iter().enumerate().skip(from) {
-            let nbr: u64 = nbr.into();
-            if !distinct_from.is_empty() && rel_in(row, distinct_from, RelId(rels.get(i))) {
-                continue;
-            }
-            if excluded.contains(&nbr) {
-                continue;
-            }
-            if let Some((set, negated)) = adjacency {
-                let adjacent = set.get(nbr as usize).is_some_and(|&v| v != 0);
-                if adjacent == negated {
-                    continue;
-                }
-            }
-            if let Some(memo) = memo {
-                // Stored verdict plus one: 2 passes, 1 fails, 0 not judged yet.
-                match memo.get(nbr as usize) {
-                    Some(2) => {}
-                    Some(1) => continue,
-                    _ => return Ok(i),
-                }
-            }
-            let key = if by_neighbour { nbr } else { 0 };
-            let cell = match cell_slots.get(key as usize) {
-                Some(&c) if c != 0 => (c - 1) as usize,
-                Some(_) => {
-                    let c = self.cell_keys.len();
-                    cell_slots[key as usize] = c as u32 + 1;
-                    cell_set.push(key);
-                    self.cell_keys.push((0, key));
-                    ints.extend(std::iter::repeat_n(0, addends.len()));
-                    c
-                }
-                None => return Ok(i),
-            };
-            let width = addends.len();
-            for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(addends) {
-                add_int(acc, a)?;
+        // The relationships already bound in the row, which this one must differ from.
+        let mut bound_rels: smallvec::SmallVec<[u64; 4]> = smallvec::SmallVec::new();
+        for &slot in distinct_from {
+            match &row[slot] {
+                Value::Rel(r) => bound_rels.push(r.0),
+                Value::List(_) => return Ok(from), // a variable-length path's list: `visit` checks it
+                _ => {}
             }
         }
-        Ok(nbrs.len())
+        let mut run = DenseRun {
+            nbrs,
+            rels,
+            bound_rels: &bound_rels,
+            excluded: self.row.excluded.as_slice(),
+            adjacency: adjacency.map_or((&[][..], false), |a| a),
+            memo,
+            addends: &self.row.int_addends,
+            by_neighbour: self.shape.neighbour_key.is_some(),
+            cell_slots,
+            cell_set,
+            cell_keys: &mut self.cell_keys,
+            ints,
+        };
+        let distinct = !bound_rels.is_empty();
+        let one = run.addends.len() == 1;
+        match (distinct, adjacency.is_some(), one) {
+            (false, false, true) => run.fold::<false, false, true>(from),
+            (false, true, true) => run.fold::<false, true, true>(from),
+            (true, false, true) => run.fold::<true, false, true>(from),
+            (true, true, true) => run.fold::<true, true, true>(from),
+            (false, false, false) => run.fold::<false, false, false>(from),
+            (false, true, false) => run.fold::<false, true, false>(from),
+            (true, false, false) => run.fold::<true, false, false>(from),
+            (true, true, false) => run.fold::<true, true, false>(from),
+        }
     }
 
     /// Folds one relationship of the current row; false when the rest of the row's relationships can be
@@ -352,8 +348,8 @@ impl<'p> NeighbourCounts<'p> {
         }
         let cell = self.cell(nbr.0);
         let width = self.aggs.len();
-        if let (Cells::Ints(ints), Some(addends)) = (&mut self.cells, &self.row.int_addends) {
-            for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(addends) {
+        if let (Cells::Ints(ints), true) = (&mut self.cells, self.row.all_ints) {
+            for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(&self.row.int_addends) {
                 add_int(acc, a)?;
             }
             return Ok(true);
@@ -389,16 +385,15 @@ impl<'p> NeighbourCounts<'p> {
             };
             self.row.addends.push(addend);
         }
-        self.row.int_addends = self
-            .row
-            .addends
-            .iter()
-            .map(|a| match a {
-                None => Some(0),
-                Some(Value::Int(i)) => Some(*i),
-                Some(_) => None,
-            })
-            .collect();
+        self.row.int_addends.clear();
+        self.row.all_ints = true;
+        for a in &self.row.addends {
+            match a {
+                None => self.row.int_addends.push(0),
+                Some(Value::Int(i)) => self.row.int_addends.push(*i),
+                Some(_) => self.row.all_ints = false,
+            }
+        }
         self.row.ready = true;
         Ok(())
     }
@@ -455,33 +450,143 @@ impl<'p> NeighbourCounts<'p> {
     /// One row per cell; with no keys and no relationship counted, the one row of zero counts.
     pub fn finish(self, width: usize) -> Result<Vec<Row>> {
         if self.cell_keys.is_empty() && self.keys.is_empty() {
-            let mut row = vec![Value::Null; width];
-            for spec in self.aggs {
-                row[spec.slot] = Value::Int(0);
-            }
-            return Ok(vec![row]);
+            return Ok(vec![self.zero_row(width)]);
         }
-        let n = self.aggs.len();
         let mut out = Vec::with_capacity(self.cell_keys.len());
-        for (c, (group, nbr)) in self.cell_keys.into_iter().enumerate() {
+        for c in 0..self.cell_keys.len() {
             // Only the key and aggregate slots are in scope after an aggregation: the rest stay null.
             let mut row = Vec::with_capacity(width);
             row.resize_with(width, || Value::Null);
-            for (&k, v) in self.shape.outer_keys.iter().zip(&self.outer_keys[group as usize]) {
-                row[self.keys[k].1] = v.clone();
-            }
-            if let Some((k, as_id)) = self.shape.neighbour_key {
-                row[self.keys[k].1] = if as_id { Value::Int(nbr as i64) } else { Value::Node(NodeId(nbr)) };
-            }
-            for (i, spec) in self.aggs.iter().enumerate() {
-                row[spec.slot] = match &self.cells {
-                    Cells::Ints(ints) => Value::Int(ints[c * n + i]),
-                    Cells::Values(values) => values[c * n + i].clone(),
-                };
-            }
+            self.write_group(c, &mut row);
             out.push(row);
         }
         Ok(out)
+    }
+
+    /// The rows of [`Self::finish`] lent to `sink` one after another in one reused row.
+    pub fn lend(&self, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        if self.cell_keys.is_empty() && self.keys.is_empty() {
+            let _ = sink(&mut self.zero_row(ctx.width), ctx)?;
+            return Ok(());
+        }
+        let mut row: Row = Vec::new();
+        for c in 0..self.cell_keys.len() {
+            if c % super::BATCH == super::BATCH - 1 {
+                if let Some(interrupt) = &ctx.interrupt {
+                    interrupt.check()?;
+                }
+            }
+            if row.len() != ctx.width {
+                // New, or taken by the sink.
+                row = vec![Value::Null; ctx.width];
+            }
+            self.write_group(c, &mut row);
+            if sink(&mut row, ctx)?.is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn zero_row(&self, width: usize) -> Row {
+        let mut row = vec![Value::Null; width];
+        for spec in self.aggs {
+            row[spec.slot] = Value::Int(0);
+        }
+        row
+    }
+
+    /// Writes cell `c`'s keys and aggregates into their slots of `row`.
+    fn write_group(&self, c: usize, row: &mut Row) {
+        let (group, nbr) = self.cell_keys[c];
+        for (&k, v) in self.shape.outer_keys.iter().zip(&self.outer_keys[group as usize]) {
+            row[self.keys[k].1] = v.clone();
+        }
+        if let Some((k, as_id)) = self.shape.neighbour_key {
+            row[self.keys[k].1] = if as_id { Value::Int(nbr as i64) } else { Value::Node(NodeId(nbr)) };
+        }
+        let n = self.aggs.len();
+        for (i, spec) in self.aggs.iter().enumerate() {
+            row[spec.slot] = match &self.cells {
+                Cells::Ints(ints) => Value::Int(ints[c * n + i]),
+                Cells::Values(values) => values[c * n + i].clone(),
+            };
+        }
+    }
+}
+
+/// What [`NeighbourCounts::run_dense`] reads and writes, borrowed apart so that its loop can be
+/// specialised.
+struct DenseRun<'a, T> {
+    nbrs: &'a [T],
+    rels: IdSlice<'a>,
+    bound_rels: &'a [u64],
+    /// Node ids the neighbour must differ from.
+    excluded: &'a [u64],
+    /// The one neighbour set a filter asks about (complete: absent means not adjacent), and whether the
+    /// filter wants the neighbour absent from it.
+    adjacency: (&'a [u32], bool),
+    /// Remembered verdicts per neighbour, plus one (0: not judged yet).
+    memo: Option<&'a [u32]>,
+    addends: &'a [i64],
+    by_neighbour: bool,
+    cell_slots: &'a mut Vec<u32>,
+    cell_set: &'a mut Vec<u64>,
+    cell_keys: &'a mut Vec<(u32, u64)>,
+    ints: &'a mut Vec<i64>,
+}
+
+impl<T: Copy + Into<u64>> DenseRun<'_, T> {
+    /// The loop of [`NeighbourCounts::run_dense`]; `DISTINCT`: relationships are checked against
+    /// `bound_rels`, `ADJACENT`: the neighbour set is consulted, `ONE`: a single aggregate.
+    #[inline(always)]
+    fn fold<const DISTINCT: bool, const ADJACENT: bool, const ONE: bool>(&mut self, from: usize) -> Result<usize> {
+        let width = self.addends.len();
+        let (set, negated) = self.adjacency;
+        for i in from..self.nbrs.len() {
+            let nbr: u64 = self.nbrs[i].into();
+            if DISTINCT && self.bound_rels.contains(&self.rels.get(i)) {
+                continue;
+            }
+            if self.excluded.contains(&nbr) {
+                continue;
+            }
+            // Whether the neighbour passes the adjacency filter; a failing neighbour that already has a cell
+            // adds zero to it rather than branching on a verdict that is often a coin toss.
+            let passes = !ADJACENT || (set.get(nbr as usize).is_some_and(|&v| v != 0) != negated);
+            if let Some(memo) = self.memo {
+                // Stored verdict plus one: 2 passes, 1 fails, 0 not judged yet.
+                match memo.get(nbr as usize) {
+                    Some(2) => {}
+                    Some(1) => continue,
+                    _ => return Ok(i),
+                }
+            }
+            let key = if self.by_neighbour { nbr } else { 0 };
+            let cell = match self.cell_slots.get(key as usize) {
+                Some(&c) if c != 0 => (c - 1) as usize,
+                Some(_) if !passes => continue,
+                Some(_) => {
+                    let c = self.cell_keys.len();
+                    self.cell_slots[key as usize] = c as u32 + 1;
+                    self.cell_set.push(key);
+                    self.cell_keys.push((0, key));
+                    self.ints.extend(std::iter::repeat_n(0, width));
+                    c
+                }
+                None => return Ok(i),
+            };
+            if ONE {
+                // A mask rather than a branch (see `passes`).
+                let a = self.addends[0] & (passes as i64).wrapping_neg();
+                add_int(&mut self.ints[cell], a)?;
+            } else if passes {
+                for (acc, &a) in self.ints[cell * width..cell * width + width].iter_mut().zip(self.addends) {
+                    add_int(acc, a)?;
+                }
+            }
+        }
+        Ok(self.nbrs.len())
     }
 }
 
