@@ -164,6 +164,16 @@ impl<'p> NeighbourCounts<'p> {
                 _ => self.row.excluded_ready = false,
             }
         }
+        // The row's verdict, group and addends read neither the relationship nor the neighbour: worked out now,
+        // the dense loop takes the row from its first relationship. An error is not raised here but left to
+        // `visit`, which raises it where the unfused plan would: at the first relationship that gets that far.
+        if let Ok(passes) = self.all_true(&self.shape.row_filters, row, ctx) {
+            self.row.decided = true;
+            self.row.passes = passes;
+            if passes && self.prepare_row(row, ctx).is_err() {
+                self.row.ready = false;
+            }
+        }
     }
 
     /// Folds a run of the current row's relationships (parallel neighbour and relationship ids); false when
