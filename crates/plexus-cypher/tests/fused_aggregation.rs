@@ -65,6 +65,26 @@ const QUERIES: &[(&str, &str)] = &[
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) RETURN b, count(r) AS c",
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z RETURN b, count(r) AS c",
     ),
+    // Two nodes and two relationships the neighbour must differ from (checked in the dense loop), and three
+    // of each (checked one relationship at a time).
+    (
+        "MATCH (a)-[r1]->(b)<-[r2]-(c)-[r3]-(d) WHERE id(a) = $me AND d <> a AND d <> b \
+         RETURN id(d) AS d, count(*) AS n",
+        "MATCH (a)-[r1]->(b)<-[r2]-(c)-[r3]-(d) WHERE id(a) = $me WITH a, b, c, d, r1, r2, r3, 0 AS z \
+         WHERE d <> a AND d <> b RETURN id(d) AS d, count(*) AS n",
+    ),
+    (
+        "MATCH (a)-[r1]->(b)<-[r2]-(c)-[r3]-(d) WHERE id(a) = $me RETURN id(d) AS d, count(*) AS n",
+        "MATCH (a)-[r1]->(b)<-[r2]-(c)-[r3]-(d) WHERE id(a) = $me WITH a, b, c, d, r1, r2, r3, 0 AS z \
+         RETURN id(d) AS d, count(*) AS n",
+    ),
+    (
+        "MATCH (a)-[r1]->(b)<-[r2]-(c)-[r3]-(d)-[r4]-(e) WHERE id(a) = $me AND e <> a AND e <> b AND e <> c \
+         RETURN id(e) AS e, count(*) AS n",
+        "MATCH (a)-[r1]->(b)<-[r2]-(c)-[r3]-(d)-[r4]-(e) WHERE id(a) = $me \
+         WITH a, b, c, d, e, r1, r2, r3, r4, 0 AS z WHERE e <> a AND e <> b AND e <> c \
+         RETURN id(e) AS e, count(*) AS n",
+    ),
     // Groups lent one at a time to a sort that keeps a few (and to one that keeps them all).
     (
         "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me AND o <> me WITH me, o, count(*) AS shared \

@@ -261,11 +261,16 @@ impl<'p> NeighbourCounts<'p> {
                 _ => {}
             }
         }
+        // Up to two of each as pairs padded with an id no entry has (more go through `visit`), so that each
+        // check is two compares rather than a loop.
+        let (Some(bound_pair), Some(excluded_pair)) = (pair(&bound_rels), pair(&self.row.excluded)) else {
+            return Ok(from);
+        };
         let mut run = DenseRun {
             nbrs,
             rels,
-            bound_rels: &bound_rels,
-            excluded: self.row.excluded.as_slice(),
+            bound_rels: bound_pair,
+            excluded: excluded_pair,
             adjacency: adjacency.map_or((&[][..], false), |a| a),
             memo,
             addends: &self.row.int_addends,
@@ -525,14 +530,24 @@ impl<'p> NeighbourCounts<'p> {
     }
 }
 
+/// Up to two ids as a pair padded with `u64::MAX` (no node or relationship has that id); `None` for more.
+fn pair(ids: &[u64]) -> Option<[u64; 2]> {
+    match *ids {
+        [] => Some([u64::MAX; 2]),
+        [a] => Some([a, u64::MAX]),
+        [a, b] => Some([a, b]),
+        _ => None,
+    }
+}
+
 /// What [`NeighbourCounts::run_dense`] reads and writes, borrowed apart so that its loop can be
 /// specialised.
 struct DenseRun<'a, T> {
     nbrs: &'a [T],
     rels: IdSlice<'a>,
-    bound_rels: &'a [u64],
+    bound_rels: [u64; 2],
     /// Node ids the neighbour must differ from.
-    excluded: &'a [u64],
+    excluded: [u64; 2],
     /// The one neighbour set a filter asks about (complete: absent means not adjacent), and whether the
     /// filter wants the neighbour absent from it.
     adjacency: (&'a [u32], bool),
@@ -555,10 +570,13 @@ impl<T: Copy + Into<u64>> DenseRun<'_, T> {
         let (set, negated) = self.adjacency;
         for i in from..self.nbrs.len() {
             let nbr: u64 = self.nbrs[i].into();
-            if DISTINCT && self.bound_rels.contains(&self.rels.get(i)) {
-                continue;
+            if DISTINCT {
+                let rel = self.rels.get(i);
+                if rel == self.bound_rels[0] || rel == self.bound_rels[1] {
+                    continue;
+                }
             }
-            if self.excluded.contains(&nbr) {
+            if nbr == self.excluded[0] || nbr == self.excluded[1] {
                 continue;
             }
             // Whether the neighbour passes the adjacency filter; a failing neighbour that already has a cell
@@ -573,30 +591,44 @@ impl<T: Copy + Into<u64>> DenseRun<'_, T> {
                 }
             }
             let key = if self.by_neighbour { nbr } else { 0 };
-            let cell = match self.cell_slots.get(key as usize) {
-                Some(&c) if c != 0 => (c - 1) as usize,
-                Some(_) if !passes => continue,
-                Some(_) => {
-                    let c = self.cell_keys.len();
-                    self.cell_slots[key as usize] = c as u32 + 1;
-                    self.cell_set.push(key);
-                    self.cell_keys.push((0, key));
-                    self.ints.extend(std::iter::repeat_n(0, width));
-                    c
-                }
-                None => return Ok(i),
-            };
+            let Some(&slot) = self.cell_slots.get(key as usize) else { return Ok(i) };
             if ONE {
-                // A mask rather than a branch (see `passes`).
+                // Whether the neighbour has a cell is as unpredictable as whether it passes (a neighbour that
+                // fails never gets one), so neither is branched on: only creating a cell is, which is rare. A
+                // neighbour without a cell that fails adds zero to cell 0 instead.
+                let slot = if (slot == 0) & passes { self.create(key, width) } else { slot };
+                if self.ints.is_empty() {
+                    continue;
+                }
+                let cell = (slot as usize).saturating_sub(1);
                 let a = self.addends[0] & (passes as i64).wrapping_neg();
                 add_int(&mut self.ints[cell], a)?;
-            } else if passes {
+                continue;
+            }
+            let cell = match slot {
+                0 if !passes => continue,
+                0 => self.create(key, width),
+                c => c,
+            } as usize
+                - 1;
+            if passes {
                 for (acc, &a) in self.ints[cell * width..cell * width + width].iter_mut().zip(self.addends) {
                     add_int(acc, a)?;
                 }
             }
         }
         Ok(self.nbrs.len())
+    }
+
+    /// A new cell of the first group for `key`; returns its slot value (index plus one).
+    #[cold]
+    fn create(&mut self, key: u64, width: usize) -> u32 {
+        let c = self.cell_keys.len() as u32;
+        self.cell_slots[key as usize] = c + 1;
+        self.cell_set.push(key);
+        self.cell_keys.push((0, key));
+        self.ints.extend(std::iter::repeat_n(0, width));
+        c + 1
     }
 }
 
