@@ -105,6 +105,40 @@ const QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// (sort over the groups, the same sort on an expression the groups cannot answer): the first lends only the
+/// groups that sort into its bound, the second every group. Both must return the same rows in the same order,
+/// ties included (the sort is stable, so ties keep the order the groups are lent in).
+const TOP_QUERIES: &[(&str, &str)] = &[
+    (
+        "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c ORDER BY c DESC LIMIT 2",
+        "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c ORDER BY c + 0 DESC LIMIT 2",
+    ),
+    (
+        "MATCH (a)<-[r:R]-(b) RETURN id(b) AS k, count(*) AS c ORDER BY c, k SKIP 1 LIMIT 2",
+        "MATCH (a)<-[r:R]-(b) RETURN id(b) AS k, count(*) AS c ORDER BY c + 0, k SKIP 1 LIMIT 2",
+    ),
+    (
+        "MATCH (a)-[r]-(b) RETURN id(b) AS k, count(*) AS c ORDER BY k DESC LIMIT 3",
+        "MATCH (a)-[r]-(b) RETURN id(b) AS k, count(*) AS c ORDER BY k + 0 DESC LIMIT 3",
+    ),
+    (
+        "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me AND o <> me WITH me, o, count(*) AS shared \
+         MATCH (o)-[:S]->(c) WHERE NOT (me)-[:R]->(c) RETURN id(c) AS c, sum(shared) AS score \
+         ORDER BY score DESC LIMIT $me",
+        "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me AND o <> me WITH me, o, count(*) AS shared \
+         MATCH (o)-[:S]->(c) WHERE NOT (me)-[:R]->(c) RETURN id(c) AS c, sum(shared) AS score \
+         ORDER BY score * 1 DESC LIMIT $me",
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c, sum(a.w) AS s ORDER BY s DESC, c LIMIT 2",
+        "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c, sum(a.w) AS s ORDER BY s DESC, c + 0 LIMIT 2",
+    ),
+    (
+        "MATCH (a)-[r:S]->(b) WITH id(b) AS k, count(*) AS c RETURN k AS key, c AS n ORDER BY n DESC, key LIMIT 2",
+        "MATCH (a)-[r:S]->(b) WITH id(b) AS k, count(*) AS c RETURN k AS key, c AS n ORDER BY n DESC, key + 0 LIMIT 2",
+    ),
+];
+
 #[derive(Debug, Clone)]
 struct Graph {
     /// Per node: label (0 none, 1 A, 2 B) and property `w` as a Cypher literal (an integer, sometimes one
@@ -147,13 +181,16 @@ fn load(g: &Graph) -> (Store, Engine) {
 }
 
 fn run(engine: &Engine, store: &Store, q: &str, me: i64) -> Result<Vec<String>, String> {
+    run_in_order(engine, store, q, me).map(|mut rows| {
+        rows.sort();
+        rows
+    })
+}
+
+fn run_in_order(engine: &Engine, store: &Store, q: &str, me: i64) -> Result<Vec<String>, String> {
     let params: Params = [("me".to_string(), Value::Int(me))].into_iter().collect();
     match engine.execute(store, q, &params) {
-        Ok(r) => {
-            let mut rows: Vec<String> = r.rows.iter().map(|row| format!("{:?}", row as &Vec<ResultValue>)).collect();
-            rows.sort();
-            Ok(rows)
-        }
+        Ok(r) => Ok(r.rows.iter().map(|row| format!("{:?}", row as &Vec<ResultValue>)).collect()),
         Err(e) => Err(format!("{:?}", e.kind)),
     }
 }
@@ -168,6 +205,30 @@ proptest! {
             let b = run(&engine, &store, unfused, me);
             prop_assert_eq!(&a, &b, "{} vs {}", fused, unfused);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #[test]
+    fn a_sort_over_the_top_groups_returns_what_it_returns_over_all(g in graph(), me in 0i64..10) {
+        let (store, engine) = load(&g);
+        for (top, all) in TOP_QUERIES {
+            let a = run_in_order(&engine, &store, top, me);
+            let b = run_in_order(&engine, &store, all, me);
+            prop_assert_eq!(&a, &b, "{} vs {}", top, all);
+        }
+    }
+}
+
+#[test]
+fn sorts_over_groups_lend_only_the_top_groups() {
+    let engine = Engine::new();
+    for (top, all) in TOP_QUERIES {
+        let plan = engine.explain(top).expect("explain");
+        assert!(plan.contains("top groups for the sort"), "{top}\n{plan}");
+        let plan = engine.explain(all).expect("explain");
+        assert!(plan.contains("counted per neighbour") && !plan.contains("top groups"), "{all}\n{plan}");
     }
 }
 

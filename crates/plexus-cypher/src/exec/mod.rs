@@ -599,7 +599,7 @@ impl Operator for Sort<'_> {
 }
 
 /// Evaluates a SKIP/LIMIT count: a non-negative integer that may not depend on the row.
-fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Result<usize> {
+pub(crate) fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Result<usize> {
     let empty = vec![Value::Null; ctx.width];
     let invalid = |detail: &'static str, got: String| {
         Err(CypherError::syntax(detail, format!("{what} must be a non-negative integer, got {got}"))

@@ -21,7 +21,7 @@ use crate::arith;
 use crate::compare::Equivalent;
 use crate::error::Result;
 use crate::expr::CExpr;
-use crate::plan::fuse::CountShape;
+use crate::plan::fuse::{CountShape, TopKey};
 use crate::plan::{AggFn, AggSpec};
 use crate::value::Value;
 
@@ -484,9 +484,14 @@ impl<'p> NeighbourCounts<'p> {
             let _ = sink(&mut self.zero_row(ctx.width), ctx)?;
             return Ok(());
         }
+        let top = self.top_cells(ctx);
+        let cells: Box<dyn Iterator<Item = usize>> = match top {
+            Some(cells) => Box::new(cells.into_iter()),
+            None => Box::new(0..self.cell_keys.len()),
+        };
         let mut row: Row = Vec::new();
-        for c in 0..self.cell_keys.len() {
-            if c % super::BATCH == super::BATCH - 1 {
+        for (n, c) in cells.enumerate() {
+            if n % super::BATCH == super::BATCH - 1 {
                 if let Some(interrupt) = &ctx.interrupt {
                     interrupt.check()?;
                 }
@@ -501,6 +506,45 @@ impl<'p> NeighbourCounts<'p> {
             }
         }
         Ok(())
+    }
+
+    /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
+    /// cell order, as the stable sort above breaks them), in cell order; `None` to lend every cell.
+    fn top_cells(&self, ctx: &Ctx) -> Option<Vec<usize>> {
+        let top = self.shape.top.as_ref()?;
+        let Cells::Ints(ints) = &self.cells else { return None };
+        // The sort evaluates its bound before it reads a row, so an invalid one has failed already.
+        let skip = match &top.skip {
+            Some(s) => super::count_value(s, ctx, "SKIP").ok()?,
+            None => 0,
+        };
+        let keep = skip.saturating_add(super::count_value(&top.limit, ctx, "LIMIT").ok()?);
+        let n = self.cell_keys.len();
+        if keep >= n {
+            return None;
+        }
+        let width = self.aggs.len();
+        let key = |c: usize, k: TopKey| match k {
+            TopKey::Aggregate(i) => ints[c * width + i],
+            TopKey::NeighbourId => self.cell_keys[c].1 as i64,
+        };
+        let order = |&a: &usize, &b: &usize| {
+            for &(k, desc) in &top.keys {
+                let o = key(a, k).cmp(&key(b, k));
+                let o = if desc { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            a.cmp(&b)
+        };
+        let mut cells: Vec<usize> = (0..n).collect();
+        if keep > 0 {
+            cells.select_nth_unstable_by(keep - 1, order);
+        }
+        cells.truncate(keep);
+        cells.sort_unstable();
+        Some(cells)
     }
 
     fn zero_row(&self, width: usize) -> Row {

@@ -40,7 +40,11 @@ pub(crate) fn describe(node: &PlanNode) -> String {
             keys.len(),
             aggs.len(),
             filters.len(),
-            if shape.is_some() { ", counted per neighbour" } else { "" }
+            match shape {
+                Some(shape) if shape.top.is_some() => ", counted per neighbour, top groups for the sort",
+                Some(_) => ", counted per neighbour",
+                None => "",
+            }
         ),
         P::Distinct { .. } => "Distinct".into(),
         P::Sort { keys, .. } => format!("Sort({} key(s))", keys.len()),

@@ -37,6 +37,26 @@ pub(crate) struct CountShape {
     pub adjacent: Vec<Adjacent>,
     /// Everything else, evaluated for each relationship.
     pub rel_filters: Vec<usize>,
+    /// Set when the groups go (through projections of slots) to an ORDER BY ... LIMIT on aggregates and the
+    /// neighbour's id: only the groups that sort into the first `skip + limit` need to be lent.
+    pub top: Option<TopGroups>,
+}
+
+/// The ORDER BY keys and the bound of a sort over a fused count's groups, in terms of the groups' cells.
+#[derive(Clone, Debug)]
+pub(crate) struct TopGroups {
+    /// Each key and whether it sorts descending.
+    pub keys: Vec<(TopKey, bool)>,
+    pub skip: Option<CExpr>,
+    pub limit: CExpr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TopKey {
+    /// The value of aggregate `i`.
+    Aggregate(usize),
+    /// `id(neighbour)`.
+    NeighbourId,
 }
 
 /// A filter that asks whether the neighbour is adjacent to the node in an input slot.
@@ -81,6 +101,53 @@ pub(crate) fn fuse(node: &mut PlanNode) {
         let shape = shape.map(Box::new);
         *node = PlanNode::ExpandAggregate { expand: Box::new(expand), filters, keys, aggs, shape };
     }
+    push_top_groups(node);
+}
+
+/// Under `LIMIT` over `ORDER BY` (with or without `SKIP`) over projections of slots over a fused count whose
+/// sort keys are its aggregates and the neighbour's id, records the sort in the count's shape
+/// ([`CountShape::top`]). The sort stays in the plan: the count only leaves out groups it would drop.
+fn push_top_groups(node: &mut PlanNode) {
+    let PlanNode::Limit { input, count: limit } = node else { return };
+    let limit = limit.clone();
+    let (sort, skip) = match &mut **input {
+        PlanNode::Skip { input: sorted, count } if matches!(**sorted, PlanNode::Sort { .. }) => {
+            (&mut **sorted, Some(count.clone()))
+        }
+        other => (other, None),
+    };
+    let PlanNode::Sort { input, keys } = sort else { return };
+    let mut slots = Vec::with_capacity(keys.len());
+    for (key, _) in keys.iter() {
+        let CExpr::Slot(s) = key else { return };
+        slots.push(*s);
+    }
+    let descending: Vec<bool> = keys.iter().map(|(_, desc)| *desc).collect();
+    // Down through projections, following each key to the slot it was copied from.
+    let mut below: &mut PlanNode = input;
+    while let PlanNode::Project { input, items } = below {
+        for s in &mut slots {
+            match items.iter().find(|(_, written)| written == s) {
+                Some((CExpr::Slot(from), _)) => *s = *from,
+                Some(_) => return,
+                None => {}
+            }
+        }
+        below = input;
+    }
+    let PlanNode::ExpandAggregate { keys, aggs, shape: Some(shape), .. } = below else { return };
+    let mut top = Vec::with_capacity(slots.len());
+    for (s, desc) in slots.into_iter().zip(descending) {
+        let key = if let Some(i) = aggs.iter().position(|spec| spec.slot == s) {
+            TopKey::Aggregate(i)
+        } else if shape.neighbour_key.is_some_and(|(k, as_id)| as_id && keys[k].1 == s) {
+            TopKey::NeighbourId
+        } else {
+            return;
+        };
+        top.push((key, desc));
+    }
+    shape.top = Some(TopGroups { keys: top, skip, limit });
 }
 
 /// An aggregation over filters over an expand to a new node along a new relationship.
@@ -120,6 +187,7 @@ fn count_shape(
         not_equal: Vec::new(),
         adjacent: Vec::new(),
         rel_filters: Vec::new(),
+        top: None,
     };
     for (i, (key, _)) in keys.iter().enumerate() {
         let neighbour = match key {
