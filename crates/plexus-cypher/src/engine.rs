@@ -527,3 +527,33 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     result.stats = stats;
     Ok(result)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compiled form of `query`'s plan, as text.
+    fn plan_debug(query: &str) -> String {
+        let engine = Engine::new();
+        let statement = engine.compile(query).expect("compiles");
+        match &statement.compiled {
+            Compiled::Query(plan) => format!("{:?}", plan.root),
+            Compiled::Schema(cmd) => format!("{cmd:?}"),
+        }
+    }
+
+    #[test]
+    fn exists_of_one_relationship_compiles_to_an_adjacency_check() {
+        let fast = plan_debug("MATCH (a), (b) WHERE NOT EXISTS { (a)-[:T]->(b) } RETURN a");
+        assert!(fast.contains("HasEdge") && fast.contains("exists: true") && !fast.contains("Subquery"), "{fast}");
+        // Anything more than one relationship between bound nodes still runs as a subquery.
+        for query in [
+            "MATCH (a), (b) WHERE EXISTS { (a)-[:T]->(b:L) } RETURN a",
+            "MATCH (a) WHERE EXISTS { (a)-[:T]->(c) } RETURN a",
+            "MATCH (a), (b) WHERE EXISTS { (a)-[:T]->(b) WHERE a.x > 1 } RETURN a",
+            "MATCH (a), (b) WHERE EXISTS { MATCH (a)-[:T]->(b) RETURN 1 } RETURN a",
+        ] {
+            assert!(plan_debug(query).contains("Subquery"), "{query}");
+        }
+    }
+}

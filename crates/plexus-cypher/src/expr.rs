@@ -120,6 +120,9 @@ pub(crate) enum CExpr {
         to: Option<usize>,
         dir: plexus_storage::Direction,
         types: Vec<Token>,
+        /// `EXISTS { ... }` rather than a pattern predicate: a null endpoint matches nothing (false) instead
+        /// of making the predicate null.
+        exists: bool,
     },
 }
 
@@ -383,8 +386,9 @@ impl CExpr {
                 Value::map(m)
             }
             CExpr::PathOf { nodes, rels } => build_path(row, nodes, rels, ctx)?,
-            CExpr::HasEdge { from, to, dir, types } => {
-                let Value::Node(a) = row[*from] else { return Ok(Value::Null) };
+            CExpr::HasEdge { from, to, dir, types, exists } => {
+                let unknown = if *exists { Value::Bool(false) } else { Value::Null };
+                let Value::Node(a) = row[*from] else { return Ok(unknown) };
                 // Resolved per row without allocating: a pattern names few types.
                 let mut buf = [plexus_storage::TypeId(0); 8];
                 let mut n = 0;
@@ -408,7 +412,7 @@ impl CExpr {
                 match to {
                     Some(to) => match row[*to] {
                         Value::Node(b) => Value::Bool(g.has_edge(a, b, *dir, filter)),
-                        _ => Value::Null,
+                        _ => unknown,
                     },
                     None => Value::Bool(g.degree(a, *dir, filter) > 0),
                 }

@@ -225,3 +225,21 @@ fn a_pattern_predicate_naming_many_types_checks_every_one() {
     let q = "MATCH (a:A), (b:B) WHERE NOT (a)-[:T1|T2|T3|T4|T5|T6|T7|T8|T9]->(b) RETURN count(*) AS n";
     assert_eq!(db.run(q), vec![vec![int(0)]]);
 }
+
+#[test]
+fn an_exists_of_one_relationship_is_answered_from_the_adjacency_with_subquery_semantics() {
+    let db = Db::new();
+    db.run("CREATE (a:P {n: 1})-[:T]->(b:Q {n: 2}), (c:P {n: 3}), (:Q {n: 4})");
+    let pairs = "MATCH (a:P), (b:Q) WHERE EXISTS { (a)-[:T]->(b) } RETURN a.n, b.n";
+    assert_eq!(db.run(pairs), vec![vec![int(1), int(2)]]);
+    let any = "MATCH (a:P) WHERE NOT EXISTS { (a)-[:T]->() } RETURN a.n";
+    assert_eq!(db.run(any), vec![vec![int(3)]]);
+    // A null endpoint: the subquery matches nothing (false), where the pattern predicate is null.
+    let exists = "MATCH (a:P) OPTIONAL MATCH (a)-[:T]->(b) WITH a, b WHERE NOT EXISTS { (b)-[:T]->(a) } \
+                  RETURN a.n ORDER BY a.n";
+    assert_eq!(db.run(exists), vec![vec![int(1)], vec![int(3)]]);
+    let pattern = "MATCH (a:P) OPTIONAL MATCH (a)-[:T]->(b) WITH a, b WHERE NOT (b)-[:T]->(a) RETURN a.n ORDER BY a.n";
+    assert_eq!(db.run(pattern), vec![vec![int(1)]]);
+    let value = "MATCH (a:P {n: 3}) OPTIONAL MATCH (a)-[:T]->(b) RETURN EXISTS { (a)-[:T]->(b) } AS e";
+    assert_eq!(db.run(value), vec![vec![ResultValue::Bool(false)]]);
+}

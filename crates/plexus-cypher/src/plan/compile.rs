@@ -367,6 +367,23 @@ impl Planner<'_> {
                         ),
                     ));
                 }
+                // `EXISTS { (a)-[:T]->(b) }` over bound nodes is the pattern predicate `(a)-[:T]->(b)`: answered
+                // from the adjacency instead of running a subquery per row.
+                if kind == SubqueryKind::Exists {
+                    if let [SingleQuery { clauses }] = q.parts.as_slice() {
+                        if let [Clause::Match { optional: false, patterns, predicate: None, .. }] = clauses.as_slice() {
+                            if let [PatternPart { variable: None, kind: PathKind::Normal, element, .. }] =
+                                patterns.as_slice()
+                            {
+                                if let Some(CExpr::HasEdge { from, to, dir, types, .. }) =
+                                    self.single_edge_predicate(element, scope)
+                                {
+                                    return Ok(CExpr::HasEdge { from, to, dir, types, exists: true });
+                                }
+                            }
+                        }
+                    }
+                }
                 let (plan, columns) = self.subquery(q, scope)?;
                 if kind == SubqueryKind::Collect && columns.len() != 1 {
                     return Err(self.error(
@@ -427,7 +444,8 @@ impl Planner<'_> {
             RelDirection::In => plexus_storage::Direction::In,
             RelDirection::Both => plexus_storage::Direction::Both,
         };
-        Some(CExpr::HasEdge { from, to, dir, types: rel.types.iter().map(|t| Token::new(t.name.as_str())).collect() })
+        let types = rel.types.iter().map(|t| Token::new(t.name.as_str())).collect();
+        Some(CExpr::HasEdge { from, to, dir, types, exists: false })
     }
 
     /// Arithmetic on the elements of a literal list of strings or booleans is a type error found at compile

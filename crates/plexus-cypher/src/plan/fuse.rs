@@ -218,7 +218,7 @@ fn count_shape(
             CExpr::Not(inner) => (true, &**inner),
             other => (false, other),
         };
-        if let CExpr::HasEdge { from, to: Some(t), dir, types } = pattern {
+        if let CExpr::HasEdge { from, to: Some(t), dir, types, .. } = pattern {
             if *t == to && *from != to && *from != rel {
                 shape.adjacent.push(Adjacent { filter: i, from: *from, dir: *dir, types: types.clone(), negated });
                 continue;
