@@ -509,7 +509,8 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
-    /// cell order, as the stable sort above breaks them), in cell order; `None` to lend every cell.
+    /// cell order, as the stable sort above breaks them; with more sort keys than it knows, every cell tied
+    /// with the last of those), in cell order; `None` to lend every cell.
     fn top_cells(&self, ctx: &Ctx) -> Option<Vec<usize>> {
         let top = self.shape.top.as_ref()?;
         let Cells::Ints(ints) = &self.cells else { return None };
@@ -528,7 +529,7 @@ impl<'p> NeighbourCounts<'p> {
             TopKey::Aggregate(i) => ints[c * width + i],
             TopKey::NeighbourId => self.cell_keys[c].1 as i64,
         };
-        let order = |&a: &usize, &b: &usize| {
+        let on_keys = |a: usize, b: usize| {
             for &(k, desc) in &top.keys {
                 let o = key(a, k).cmp(&key(b, k));
                 let o = if desc { o.reverse() } else { o };
@@ -536,14 +537,21 @@ impl<'p> NeighbourCounts<'p> {
                     return o;
                 }
             }
-            a.cmp(&b)
+            std::cmp::Ordering::Equal
         };
-        let mut cells: Vec<usize> = (0..n).collect();
-        if keep > 0 {
-            cells.select_nth_unstable_by(keep - 1, order);
+        if keep == 0 {
+            return Some(Vec::new());
         }
-        cells.truncate(keep);
-        cells.sort_unstable();
+        let mut cells: Vec<usize> = (0..n).collect();
+        if top.exact {
+            cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
+            cells.truncate(keep);
+            cells.sort_unstable();
+        } else {
+            // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
+            let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b));
+            cells = (0..n).filter(|&c| on_keys(c, last) != std::cmp::Ordering::Greater).collect();
+        }
         Some(cells)
     }
 

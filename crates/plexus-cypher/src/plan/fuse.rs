@@ -45,8 +45,11 @@ pub(crate) struct CountShape {
 /// The ORDER BY keys and the bound of a sort over a fused count's groups, in terms of the groups' cells.
 #[derive(Clone, Debug)]
 pub(crate) struct TopGroups {
-    /// Each key and whether it sorts descending.
+    /// The first sort keys (at least one) and whether each sorts descending.
     pub keys: Vec<(TopKey, bool)>,
+    /// `keys` are all the sort keys; otherwise the later ones are expressions the groups cannot answer, and
+    /// groups tied with the last one kept on `keys` are lent too, for the sort to decide between.
+    pub exact: bool,
     pub skip: Option<CExpr>,
     pub limit: CExpr,
 }
@@ -101,11 +104,65 @@ pub(crate) fn fuse(node: &mut PlanNode) {
         let shape = shape.map(Box::new);
         *node = PlanNode::ExpandAggregate { expand: Box::new(expand), filters, keys, aggs, shape };
     }
+    push_group_filter(node);
     push_top_groups(node);
 }
 
+/// A filter over a fused count's groups that is a pattern predicate between two grouping keys holding bare
+/// variables keeps or drops whole groups, and cannot fail; so it moves below the count and drops the groups'
+/// rows before they are counted instead (`WITH me, rec, sum(x) AS n WHERE NOT EXISTS { (me)-[:R]->(rec) }`).
+/// Between the input node and the neighbour it is then a lookup in the count's neighbour set.
+fn push_group_filter(node: &mut PlanNode) {
+    let PlanNode::Filter { input, predicate } = node else { return };
+    let edge = match predicate {
+        CExpr::Not(inner) => &**inner,
+        other => other,
+    };
+    let CExpr::HasEdge { from, to: Some(to), .. } = edge else { return };
+    // Down through projections that copy slots, to the count's output slots.
+    let mut slots = [*from, *to];
+    let mut below: &PlanNode = input;
+    while let PlanNode::Project { input, items } = below {
+        for s in &mut slots {
+            match items.iter().find(|(_, written)| written == s) {
+                Some((CExpr::Slot(copied), _)) => *s = *copied,
+                Some(_) => return,
+                None => {}
+            }
+        }
+        below = input;
+    }
+    let PlanNode::ExpandAggregate { keys, .. } = below else { return };
+    for s in &mut slots {
+        match keys.iter().find(|(_, out)| out == s) {
+            Some((CExpr::Slot(x), _)) => *s = *x,
+            _ => return,
+        }
+    }
+    let PlanNode::Filter { input, mut predicate } = std::mem::replace(node, PlanNode::Start) else {
+        unreachable!("matched above")
+    };
+    let edge = match &mut predicate {
+        CExpr::Not(inner) => &mut **inner,
+        other => other,
+    };
+    if let CExpr::HasEdge { from, to, .. } = edge {
+        *from = slots[0];
+        *to = Some(slots[1]);
+    }
+    *node = *input;
+    let mut below: &mut PlanNode = node;
+    while let PlanNode::Project { input, .. } = below {
+        below = input;
+    }
+    let PlanNode::ExpandAggregate { expand, filters, keys, aggs, shape } = below else { unreachable!("found above") };
+    let PlanNode::Expand { to, rel, .. } = &**expand else { unreachable!("an ExpandAggregate expands one hop") };
+    filters.push(predicate);
+    *shape = count_shape(*to, *rel, filters, keys, aggs).map(Box::new);
+}
+
 /// Under `LIMIT` over `ORDER BY` (with or without `SKIP`) over projections of slots over a fused count whose
-/// sort keys are its aggregates and the neighbour's id, records the sort in the count's shape
+/// first sort keys are its aggregates and the neighbour's id, records the sort in the count's shape
 /// ([`CountShape::top`]). The sort stays in the plan: the count only leaves out groups it would drop.
 fn push_top_groups(node: &mut PlanNode) {
     let PlanNode::Limit { input, count: limit } = node else { return };
@@ -117,20 +174,30 @@ fn push_top_groups(node: &mut PlanNode) {
         other => (other, None),
     };
     let PlanNode::Sort { input, keys } = sort else { return };
-    let mut slots = Vec::with_capacity(keys.len());
-    for (key, _) in keys.iter() {
-        let CExpr::Slot(s) = key else { return };
-        slots.push(*s);
-    }
+    // Each key's slot while it is one (`None` from the first key that is another expression on).
+    let mut slots: Vec<Option<usize>> = keys
+        .iter()
+        .scan(true, |plain, (key, _)| {
+            let slot = match key {
+                CExpr::Slot(s) if *plain => Some(*s),
+                _ => None,
+            };
+            *plain = slot.is_some();
+            Some(slot)
+        })
+        .collect();
     let descending: Vec<bool> = keys.iter().map(|(_, desc)| *desc).collect();
+    let sort_keys = keys.len();
     // Down through projections, following each key to the slot it was copied from.
     let mut below: &mut PlanNode = input;
     while let PlanNode::Project { input, items } = below {
         for s in &mut slots {
-            match items.iter().find(|(_, written)| written == s) {
-                Some((CExpr::Slot(from), _)) => *s = *from,
-                Some(_) => return,
-                None => {}
+            if let Some(slot) = s {
+                match items.iter().find(|(_, written)| written == slot) {
+                    Some((CExpr::Slot(from), _)) => *slot = *from,
+                    Some(_) => *s = None,
+                    None => {}
+                }
             }
         }
         below = input;
@@ -138,16 +205,20 @@ fn push_top_groups(node: &mut PlanNode) {
     let PlanNode::ExpandAggregate { keys, aggs, shape: Some(shape), .. } = below else { return };
     let mut top = Vec::with_capacity(slots.len());
     for (s, desc) in slots.into_iter().zip(descending) {
-        let key = if let Some(i) = aggs.iter().position(|spec| spec.slot == s) {
-            TopKey::Aggregate(i)
-        } else if shape.neighbour_key.is_some_and(|(k, as_id)| as_id && keys[k].1 == s) {
-            TopKey::NeighbourId
-        } else {
-            return;
+        let key = match s {
+            Some(s) if aggs.iter().any(|spec| spec.slot == s) => {
+                TopKey::Aggregate(aggs.iter().position(|spec| spec.slot == s).expect("found"))
+            }
+            Some(s) if shape.neighbour_key.is_some_and(|(k, as_id)| as_id && keys[k].1 == s) => TopKey::NeighbourId,
+            _ => break,
         };
         top.push((key, desc));
     }
-    shape.top = Some(TopGroups { keys: top, skip, limit });
+    if top.is_empty() {
+        return;
+    }
+    let exact = top.len() == sort_keys;
+    shape.top = Some(TopGroups { keys: top, exact, skip, limit });
 }
 
 /// An aggregation over filters over an expand to a new node along a new relationship.
