@@ -65,6 +65,12 @@ const QUERIES: &[(&str, &str)] = &[
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) RETURN b, count(r) AS c",
         "OPTIONAL MATCH (a:B) WITH a MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z RETURN b, count(r) AS c",
     ),
+    // Counts and sums of an integer slot of the input row.
+    (
+        "MATCH (a)-[r]->(b) WITH b, count(*) AS n MATCH (b)-[:S]->(c) RETURN id(c) AS k, count(n) AS c, sum(n) AS s",
+        "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH b, count(*) AS n MATCH (b)-[q:S]->(c) \
+         WITH b, n, q, c, 0 AS z RETURN id(c) AS k, count(n) AS c, sum(n) AS s",
+    ),
     // Two nodes and two relationships the neighbour must differ from (checked in the dense loop), and three
     // of each (checked one relationship at a time).
     (

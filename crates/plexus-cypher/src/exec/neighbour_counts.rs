@@ -389,6 +389,11 @@ impl<'p> NeighbourCounts<'p> {
         for spec in self.aggs {
             let addend = match &spec.arg {
                 None => Some(Value::Int(1)),
+                // The common argument, a slot holding an integer (`sum(shared)`), without evaluating it.
+                Some(CExpr::Slot(s)) if matches!(row[*s], Value::Int(_)) => match spec.func {
+                    AggFn::Count => Some(Value::Int(1)),
+                    _ => Some(row[*s].clone()),
+                },
                 Some(arg) => match arg.eval(row, ctx)? {
                     Value::Null => None,
                     _ if spec.func == AggFn::Count => Some(Value::Int(1)),
