@@ -146,6 +146,8 @@ pub fn import_edge_lists(
     let graph = to_edge_list_graph(&catalog, lists, options)?;
     summary.nodes = graph.keys.len() as u64;
     summary.relationships = graph.src.len() as u64;
+    // The graph is only written out and dropped: ordinary pages (see `write_only_build`).
+    let write_only = plexus_storage::prefetch::write_only_build();
     let state = build_edge_list(1, graph).map_err(ImportError::Storage)?;
     summary.build = start.elapsed();
     progress(&format!(
@@ -154,6 +156,7 @@ pub fn import_edge_lists(
     ));
     let start = Instant::now();
     summary.bytes_on_disk = Store::create_from_state(dir, state, &catalog).map_err(ImportError::Storage)?;
+    drop(write_only);
     summary.write = start.elapsed();
     progress(&format!("wrote {} bytes in {:.2?}", summary.bytes_on_disk, summary.write));
     Ok(summary)

@@ -23,7 +23,7 @@ pub fn prefetch<T>(p: *const T) {
 pub fn advise_huge_pages<T>(v: &Vec<T>) {
     const HUGE: usize = 2 << 20;
     let bytes = v.capacity() * std::mem::size_of::<T>();
-    if bytes < 2 * HUGE {
+    if bytes < 2 * HUGE || !advising() {
         return;
     }
     #[cfg(target_os = "linux")]
@@ -41,6 +41,32 @@ pub fn advise_huge_pages<T>(v: &Vec<T>) {
     }
 }
 
+static WRITE_ONLY_BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// While the returned guard lives, [`advise_huge_pages`] advises nothing: for a graph built only to be written
+/// out (an import into a directory, dropped once its checkpoint is written). Faulting in a huge page zeroes
+/// 2 MiB at once and may wait for the kernel to compact memory; that cost only pays off through random reads,
+/// which such a graph never serves (the patents import built in 0.85 s instead of 1.23 s without them).
+/// Process-wide, since a build runs on several threads: a graph built meanwhile for reading gets ordinary pages.
+pub fn write_only_build() -> WriteOnlyBuild {
+    WRITE_ONLY_BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    WriteOnlyBuild(())
+}
+
+/// See [`write_only_build`].
+pub struct WriteOnlyBuild(());
+
+/// Whether [`advise_huge_pages`] advises at all now.
+fn advising() -> bool {
+    WRITE_ONLY_BUILDS.load(std::sync::atomic::Ordering::Relaxed) == 0
+}
+
+impl Drop for WriteOnlyBuild {
+    fn drop(&mut self) {
+        WRITE_ONLY_BUILDS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// `len` copies of `value` in a buffer advised for huge pages before it is written (see [`advise_huge_pages`]):
 /// for the tables that batches of random reads index.
 pub fn filled_on_huge_pages<T: Clone>(value: T, len: usize) -> Vec<T> {
@@ -55,4 +81,21 @@ pub fn with_capacity_on_huge_pages<T>(capacity: usize) -> Vec<T> {
     let v = Vec::with_capacity(capacity);
     advise_huge_pages(&v);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_only_builds_turn_the_advice_off_until_the_last_one_ends() {
+        assert!(advising());
+        let outer = write_only_build();
+        let inner = write_only_build();
+        assert!(!advising());
+        drop(inner);
+        assert!(!advising(), "one build still runs");
+        drop(outer);
+        assert!(advising());
+    }
 }
