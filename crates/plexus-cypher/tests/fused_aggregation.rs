@@ -163,6 +163,32 @@ const TOP_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// (a sort over an expand, which lends it each match; the same with an UNWIND of one element between them,
+/// which hands batches over instead): the same rows in the same order.
+const LENT_EXPANSIONS: &[(&str, &str)] = &[
+    (
+        "MATCH (a)-[r]->(b) RETURN id(a) AS x, id(b) AS y, id(r) AS z ORDER BY y DESC LIMIT 3",
+        "MATCH (a)-[r]->(b) UNWIND [1] AS one RETURN id(a) AS x, id(b) AS y, id(r) AS z ORDER BY y DESC LIMIT 3",
+    ),
+    (
+        "MATCH (a)-[r1]->(b)-[r2]-(c) RETURN id(r1) AS p, id(r2) AS q ORDER BY q, p LIMIT 4",
+        "MATCH (a)-[r1]->(b)-[r2]-(c) UNWIND [1] AS one RETURN id(r1) AS p, id(r2) AS q ORDER BY q, p LIMIT 4",
+    ),
+    (
+        "MATCH (a)<-[r:R]-(b) WHERE b:A RETURN id(b) AS k ORDER BY k DESC SKIP 1 LIMIT 2",
+        "MATCH (a)<-[r:R]-(b) UNWIND [1] AS one WITH a, r, b WHERE b:A RETURN id(b) AS k ORDER BY k DESC SKIP 1 LIMIT 2",
+    ),
+    (
+        "MATCH (a)-[r]->(b) WITH b, count(*) AS c MATCH (b)-[s]->(d) RETURN id(d) AS d, c ORDER BY c DESC LIMIT 3",
+        "MATCH (a)-[r]->(b) WITH b, count(*) AS c MATCH (b)-[s]->(d) UNWIND [1] AS one \
+         RETURN id(d) AS d, c ORDER BY c DESC LIMIT 3",
+    ),
+    (
+        "MATCH (a)-[r]->(b) RETURN id(b) AS k, b.w AS w ORDER BY k",
+        "MATCH (a)-[r]->(b) UNWIND [1] AS one RETURN id(b) AS k, b.w AS w ORDER BY k",
+    ),
+];
+
 /// (a filter on grouping keys moved below the count, the same filter kept above it): the same rows.
 const GROUP_FILTERS: &[(&str, &str)] = &[
     (
@@ -273,6 +299,19 @@ proptest! {
             let a = run(&engine, &store, below, me);
             let b = run(&engine, &store, above, me);
             prop_assert_eq!(&a, &b, "{} vs {}", below, above);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #[test]
+    fn a_sort_lent_each_match_of_an_expand_returns_what_it_returns_over_batches(g in graph(), me in 0i64..10) {
+        let (store, engine) = load(&g);
+        for (lent, batched) in LENT_EXPANSIONS {
+            let a = run_in_order(&engine, &store, lent, me);
+            let b = run_in_order(&engine, &store, batched, me);
+            prop_assert_eq!(&a, &b, "{} vs {}", lent, batched);
         }
     }
 }

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 
 use super::ctx::Ctx;
-use super::{Batch, Row, RowExpander, BATCH};
+use super::{Batch, Row, RowExpander, RowSink, BATCH};
 use crate::error::Result;
 use crate::plan::PlanNode;
 use crate::token::Token;
@@ -39,6 +39,54 @@ pub(super) fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
 }
 
 impl RowExpander for Expander<'_> {
+    fn lends(&self) -> bool {
+        matches!(self.plan, PlanNode::Expand { to_bound: false, rel_bound: false, .. })
+    }
+
+    /// A single hop to a new node along a new relationship: each match is written into `row` and lent, so a
+    /// sort under a LIMIT (`MATCH (p)<-[:HAS_CREATOR]-(m) ... ORDER BY m.date LIMIT 10`) copies only the rows
+    /// it keeps. The input row is copied once, to restore it when the sink takes it.
+    fn lend(&mut self, row: &mut Row, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
+        let PlanNode::Expand { from, rel, to, dir, distinct_from, types: names, .. } = self.plan else {
+            unreachable!("lends only for a single hop")
+        };
+        let types = self.types.get_or_insert_with(|| resolve_types(ctx, names));
+        if !names.is_empty() && types.is_empty() {
+            return Ok(ControlFlow::Continue(()));
+        }
+        let filter = if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(types) };
+        let Value::Node(start) = row[*from] else { return Ok(ControlFlow::Continue(())) };
+        let original = row.clone();
+        let mut outcome = Ok(ControlFlow::Continue(()));
+        let mut lent = 0usize;
+        let _ = ctx.g().visit_rels(start, *dir, filter, |e| {
+            if rel_in(&original, distinct_from, e.rel) {
+                return ControlFlow::Continue(());
+            }
+            lent += 1;
+            if lent.is_multiple_of(BATCH) {
+                if let Some(Err(err)) = ctx.interrupt.as_ref().map(|i| i.check()) {
+                    outcome = Err(err);
+                    return ControlFlow::Break(());
+                }
+            }
+            if row.len() != original.len() {
+                // Taken by the sink.
+                *row = original.clone();
+            }
+            row[*rel] = Value::Rel(e.rel);
+            row[*to] = Value::Node(e.nbr);
+            match sink(row, ctx) {
+                Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
+                other => {
+                    outcome = other;
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        outcome
+    }
+
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         if !self.pending.is_empty() {
             let take = (BATCH - out.len().min(BATCH)).max(1).min(self.pending.len());

@@ -142,23 +142,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             let input = source(plan.input().unwrap(), arg);
             boxed(plan, FlatMap::new(input, expand::Expander::new(plan)))
         }
-        P::Filter { input, predicate } => {
-            boxed(
-                plan,
-                MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
-                    // In place: kept rows move to the front.
-                    let mut kept = 0;
-                    for i in 0..batch.len() {
-                        if predicate.is_true(&batch[i], ctx)? {
-                            batch.swap(kept, i);
-                            kept += 1;
-                        }
-                    }
-                    batch.truncate(kept);
-                    Ok(batch)
-                }),
-            )
-        }
+        P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
         P::Apply { input, inner, returns } => boxed(plan, FlatMap::new(source(input, arg), Apply { inner, returns })),
         P::Unwind { input, list, slot } => {
@@ -255,6 +239,43 @@ impl Operator for Start {
     }
 }
 
+/// Keeps the rows for which the predicate is true.
+struct Filter<'p> {
+    input: Op<'p>,
+    predicate: &'p crate::expr::CExpr,
+}
+
+impl Operator for Filter<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        while let Some(mut batch) = self.input.next(ctx)? {
+            // In place: kept rows move to the front.
+            let mut kept = 0;
+            for i in 0..batch.len() {
+                if self.predicate.is_true(&batch[i], ctx)? {
+                    batch.swap(kept, i);
+                    kept += 1;
+                }
+            }
+            batch.truncate(kept);
+            if !batch.is_empty() {
+                return Ok(Some(batch));
+            }
+        }
+        Ok(None)
+    }
+
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        let predicate = self.predicate;
+        self.input.for_each_row(ctx, &mut |row, ctx| {
+            if predicate.is_true(row, ctx)? {
+                sink(row, ctx)
+            } else {
+                Ok(ControlFlow::Continue(()))
+            }
+        })
+    }
+}
+
 /// Evaluates the projected items of each row into their slots, in place.
 struct Project<'p> {
     input: Op<'p>,
@@ -326,6 +347,17 @@ pub(crate) trait RowExpander {
     /// An expander may move `row` into its last output row (leaving it empty) once it will not read it again:
     /// a lookup or an expansion that yields one row per input then copies no rows at all.
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool>;
+
+    /// Whether [`RowExpander::lend`] serves this expander.
+    fn lends(&self) -> bool {
+        false
+    }
+
+    /// Lends each output row for `row` to `sink` (see [`Operator::for_each_row`]) instead of appending it to
+    /// a batch; `Break` when the sink stopped. Only called when [`RowExpander::lends`].
+    fn lend(&mut self, _row: &mut Row, _ctx: &Ctx, _sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
+        unreachable!("lend is only called on an expander that lends")
+    }
 }
 
 /// Where a [`FlatMap`]'s input rows come from: an operator, or the starting row itself when the input is
@@ -357,6 +389,23 @@ impl<'p, E> FlatMap<'p, E> {
 }
 
 impl<E: RowExpander> Operator for FlatMap<'_, E> {
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        if !self.expander.lends() || self.current.is_some() || self.pending.len() != 0 {
+            return lend_batches(self, ctx, sink);
+        }
+        let expander = &mut self.expander;
+        match &mut self.input {
+            Source::Start(start) => {
+                if let Some(arg) = start.take() {
+                    let mut row = arg.unwrap_or_else(|| vec![Value::Null; ctx.width]);
+                    let _ = expander.lend(&mut row, ctx, sink)?;
+                }
+                Ok(())
+            }
+            Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend(row, ctx, sink)),
+        }
+    }
+
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         let mut out = Vec::new();
         loop {
