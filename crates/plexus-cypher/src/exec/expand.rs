@@ -45,7 +45,7 @@ impl RowExpander for Expander<'_> {
 
     /// A single hop to a new node along a new relationship: each match is written into `row` and lent, so a
     /// sort under a LIMIT (`MATCH (p)<-[:HAS_CREATOR]-(m) ... ORDER BY m.date LIMIT 10`) copies only the rows
-    /// it keeps. The input row is copied once, to restore it when the sink takes it.
+    /// it keeps. The input row is copied once, at its first match, to restore it when the sink takes it.
     fn lend(&mut self, row: &mut Row, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
         let PlanNode::Expand { from, rel, to, dir, distinct_from, types: names, .. } = self.plan else {
             unreachable!("lends only for a single hop")
@@ -56,11 +56,13 @@ impl RowExpander for Expander<'_> {
         }
         let filter = if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(types) };
         let Value::Node(start) = row[*from] else { return Ok(ControlFlow::Continue(())) };
-        let original = row.clone();
+        // Copied at the first match (a row without one copies nothing).
+        let mut original: Option<Row> = None;
         let mut outcome = Ok(ControlFlow::Continue(()));
         let mut lent = 0usize;
         let _ = ctx.g().visit_rels(start, *dir, filter, |e| {
-            if rel_in(&original, distinct_from, e.rel) {
+            // The sink writes only slots of its own, never the bound relationships.
+            if rel_in(original.as_ref().unwrap_or(row), distinct_from, e.rel) {
                 return ControlFlow::Continue(());
             }
             lent += 1;
@@ -70,6 +72,7 @@ impl RowExpander for Expander<'_> {
                     return ControlFlow::Break(());
                 }
             }
+            let original = original.get_or_insert_with(|| row.clone());
             if row.len() != original.len() {
                 // Taken by the sink.
                 *row = original.clone();
