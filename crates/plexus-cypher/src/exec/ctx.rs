@@ -123,6 +123,14 @@ impl<'a> Ctx<'a> {
         std::sync::Arc::make_mut(self.deleted.get_or_insert_with(Default::default))
     }
 
+    /// Fails when the query was stopped (time limit, cancellation, result size).
+    pub fn check_interrupt(&self) -> Result<()> {
+        match &self.interrupt {
+            Some(interrupt) => interrupt.check(),
+            None => Ok(()),
+        }
+    }
+
     /// A read-only context over the same state, for subqueries inside expressions.
     pub fn reader(&self) -> Ctx<'_> {
         Ctx {

@@ -67,7 +67,7 @@ impl RowExpander for Expander<'_> {
             }
             lent += 1;
             if lent.is_multiple_of(BATCH) {
-                if let Some(Err(err)) = ctx.interrupt.as_ref().map(|i| i.check()) {
+                if let Err(err) = ctx.check_interrupt() {
                     outcome = Err(err);
                     return ControlFlow::Break(());
                 }

@@ -86,7 +86,7 @@ impl<'p> ExpandAggregate<'p> {
                     });
                 }
                 Fold::Counts(counts) => {
-                    counts.start_row(row, ctx);
+                    counts.start_row(row, distinct_from, ctx);
                     // Runs of neighbour and relationship ids straight from the adjacency: no entry is decoded
                     // one at a time.
                     let _ = g.visit_rel_slices(start, *dir, filter, |nbrs, rels| {

@@ -92,9 +92,7 @@ struct Interruptible<'p, O> {
 
 impl<O: Operator> Operator for Interruptible<'_, O> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        if let Some(interrupt) = &ctx.interrupt {
-            interrupt.check()?;
-        }
+        ctx.check_interrupt()?;
         let Some(profile) = ctx.profile.clone() else {
             return self.op.next(ctx);
         };
@@ -105,9 +103,7 @@ impl<O: Operator> Operator for Interruptible<'_, O> {
     }
 
     fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
-        if let Some(interrupt) = &ctx.interrupt {
-            interrupt.check()?;
-        }
+        ctx.check_interrupt()?;
         if ctx.profile.is_some() {
             // Through batches, so that PROFILE counts each operator's rows and time.
             return lend_batches(self, ctx, sink);

@@ -40,10 +40,12 @@ struct RowState {
     /// The same as integers (null as 0), valid when `all_ints` (they all are).
     int_addends: Vec<i64>,
     all_ints: bool,
-    /// The ids of the nodes the neighbour must differ from (the `not_equal` filters), valid when
-    /// `excluded_ready` (all hold nodes).
-    excluded: Vec<u64>,
-    excluded_ready: bool,
+    /// The ids of the nodes the neighbour must differ from (the `not_equal` filters) and of the relationships
+    /// already bound in the row (which this one must differ from), as pairs padded with `u64::MAX`; `None`
+    /// when there are more than two, or one is not a node (a relationship) or is a path's list: then `visit`
+    /// decides.
+    excluded: Option<[u64; 2]>,
+    bound_rels: Option<[u64; 2]>,
     /// Every `adjacent` filter asks about a node (so its set answers it).
     adjacent_ready: bool,
 }
@@ -109,8 +111,8 @@ impl<'p> NeighbourCounts<'p> {
                 addends: Vec::with_capacity(aggs.len()),
                 int_addends: Vec::with_capacity(aggs.len()),
                 all_ints: false,
-                excluded: Vec::new(),
-                excluded_ready: false,
+                excluded: None,
+                bound_rels: None,
                 adjacent_ready: false,
             },
             key: Vec::with_capacity(keys.len()),
@@ -126,7 +128,7 @@ impl<'p> NeighbourCounts<'p> {
         }
     }
 
-    pub fn start_row(&mut self, row: &Row, ctx: &Ctx) {
+    pub fn start_row(&mut self, row: &Row, distinct_from: &[usize], ctx: &Ctx) {
         self.row.adjacent_ready = true;
         for (spec, (of, set)) in self.shape.adjacent.iter().zip(&mut self.adjacent) {
             let Value::Node(node) = row[spec.from] else {
@@ -156,14 +158,15 @@ impl<'p> NeighbourCounts<'p> {
             self.memo_values.clear();
             self.memo_values.extend(deps.iter().map(|&s| row[s].clone()));
         }
-        self.row.excluded.clear();
-        self.row.excluded_ready = true;
-        for &(_, slot) in &self.shape.not_equal {
-            match row[slot] {
-                Value::Node(n) => self.row.excluded.push(n.0),
-                _ => self.row.excluded_ready = false,
-            }
-        }
+        self.row.excluded = pair(self.shape.not_equal.iter().map(|&(_, slot)| match row[slot] {
+            Value::Node(n) => Some(n.0),
+            _ => None,
+        }));
+        self.row.bound_rels = pair(distinct_from.iter().filter_map(|&slot| match &row[slot] {
+            Value::Rel(r) => Some(Some(r.0)),
+            Value::List(_) => Some(None),
+            _ => None,
+        }));
         // The row's verdict, group and addends read neither the relationship nor the neighbour: worked out now,
         // the dense loop takes the row from its first relationship. An error is not raised here but left to
         // `visit`, which raises it where the unfused plan would: at the first relationship that gets that far.
@@ -191,8 +194,8 @@ impl<'p> NeighbourCounts<'p> {
         while i < nbrs.len() {
             if self.dense_ready() {
                 i = match nbrs {
-                    IdSlice::Narrow(ids) => self.run_dense(row, distinct_from, ids, rels, i)?,
-                    IdSlice::Wide(ids) => self.run_dense(row, distinct_from, ids, rels, i)?,
+                    IdSlice::Narrow(ids) => self.run_dense(ids, rels, i)?,
+                    IdSlice::Wide(ids) => self.run_dense(ids, rels, i)?,
                 };
                 if i == nbrs.len() {
                     break;
@@ -213,7 +216,8 @@ impl<'p> NeighbourCounts<'p> {
         self.row.ready
             && self.row.group == 0
             && self.row.all_ints
-            && self.row.excluded_ready
+            && self.row.excluded.is_some()
+            && self.row.bound_rels.is_some()
             && self.shape.rel_filters.is_empty()
             && self.row.adjacent_ready
             && match self.adjacent.as_slice() {
@@ -230,14 +234,7 @@ impl<'p> NeighbourCounts<'p> {
     /// decide (a neighbour not judged yet, or beyond the arrays), or the run's length. The loop is compiled
     /// once per combination of the checks a row needs, so a row pays only for its own.
     #[inline(never)]
-    fn run_dense<T: Copy + Into<u64>>(
-        &mut self,
-        row: &Row,
-        distinct_from: &[usize],
-        nbrs: &[T],
-        rels: IdSlice,
-        from: usize,
-    ) -> Result<usize> {
+    fn run_dense<T: Copy + Into<u64>>(&mut self, nbrs: &[T], rels: IdSlice, from: usize) -> Result<usize> {
         let (Cells::Ints(ints), NodeMap::Dense { slots: cell_slots, set: cell_set }) =
             (&mut self.cells, &mut self.first_cells)
         else {
@@ -252,25 +249,14 @@ impl<'p> NeighbourCounts<'p> {
             NodeMap::Dense { slots, .. } if !self.shape.memo_filters.is_empty() => Some(slots),
             _ => None,
         };
-        // The relationships already bound in the row, which this one must differ from.
-        let mut bound_rels: smallvec::SmallVec<[u64; 4]> = smallvec::SmallVec::new();
-        for &slot in distinct_from {
-            match &row[slot] {
-                Value::Rel(r) => bound_rels.push(r.0),
-                Value::List(_) => return Ok(from), // a variable-length path's list: `visit` checks it
-                _ => {}
-            }
-        }
-        // Up to two of each as pairs padded with an id no entry has (more go through `visit`), so that each
-        // check is two compares rather than a loop.
-        let (Some(bound_pair), Some(excluded_pair)) = (pair(&bound_rels), pair(&self.row.excluded)) else {
-            return Ok(from);
+        let (Some(bound_rels), Some(excluded)) = (self.row.bound_rels, self.row.excluded) else {
+            unreachable!("checked by dense_ready")
         };
         let mut run = DenseRun {
             nbrs,
             rels,
-            bound_rels: bound_pair,
-            excluded: excluded_pair,
+            bound_rels,
+            excluded,
             adjacency: adjacency.map_or((&[][..], false), |a| a),
             memo,
             addends: &self.row.int_addends,
@@ -280,7 +266,7 @@ impl<'p> NeighbourCounts<'p> {
             cell_keys: &mut self.cell_keys,
             ints,
         };
-        let distinct = !bound_rels.is_empty();
+        let distinct = bound_rels[0] != u64::MAX;
         let one = run.addends.len() == 1;
         match (distinct, adjacency.is_some(), one) {
             (false, false, true) => run.fold::<false, false, true>(from),
@@ -587,14 +573,14 @@ impl<'p> NeighbourCounts<'p> {
     }
 }
 
-/// Up to two ids as a pair padded with `u64::MAX` (no node or relationship has that id); `None` for more.
-fn pair(ids: &[u64]) -> Option<[u64; 2]> {
-    match *ids {
-        [] => Some([u64::MAX; 2]),
-        [a] => Some([a, u64::MAX]),
-        [a, b] => Some([a, b]),
-        _ => None,
+/// Up to two ids as a pair padded with `u64::MAX` (no node or relationship has that id); `None` for more, or
+/// when one is `None`.
+fn pair(ids: impl Iterator<Item = Option<u64>>) -> Option<[u64; 2]> {
+    let mut out = [u64::MAX; 2];
+    for (i, id) in ids.enumerate() {
+        *out.get_mut(i)? = id?;
     }
+    Some(out)
 }
 
 /// What [`NeighbourCounts::run_dense`] reads and writes, borrowed apart so that its loop can be

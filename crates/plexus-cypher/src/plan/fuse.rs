@@ -124,11 +124,8 @@ fn push_group_filter(node: &mut PlanNode) {
     let mut below: &PlanNode = input;
     while let PlanNode::Project { input, items } = below {
         for s in &mut slots {
-            match items.iter().find(|(_, written)| written == s) {
-                Some((CExpr::Slot(copied), _)) => *s = *copied,
-                Some(_) => return,
-                None => {}
-            }
+            let Some(source) = source_before(items, *s) else { return };
+            *s = source;
         }
         below = input;
     }
@@ -192,25 +189,18 @@ fn push_top_groups(node: &mut PlanNode) {
     let mut below: &mut PlanNode = input;
     while let PlanNode::Project { input, items } = below {
         for s in &mut slots {
-            if let Some(slot) = s {
-                match items.iter().find(|(_, written)| written == slot) {
-                    Some((CExpr::Slot(from), _)) => *slot = *from,
-                    Some(_) => *s = None,
-                    None => {}
-                }
-            }
+            *s = s.and_then(|slot| source_before(items, slot));
         }
         below = input;
     }
     let PlanNode::ExpandAggregate { keys, aggs, shape: Some(shape), .. } = below else { return };
     let mut top = Vec::with_capacity(slots.len());
     for (s, desc) in slots.into_iter().zip(descending) {
-        let key = match s {
-            Some(s) if aggs.iter().any(|spec| spec.slot == s) => {
-                TopKey::Aggregate(aggs.iter().position(|spec| spec.slot == s).expect("found"))
-            }
-            Some(s) if shape.neighbour_key.is_some_and(|(k, as_id)| as_id && keys[k].1 == s) => TopKey::NeighbourId,
-            _ => break,
+        let Some(s) = s else { break };
+        let key = match aggs.iter().position(|spec| spec.slot == s) {
+            Some(i) => TopKey::Aggregate(i),
+            None if shape.neighbour_key.is_some_and(|(k, as_id)| as_id && keys[k].1 == s) => TopKey::NeighbourId,
+            None => break,
         };
         top.push((key, desc));
     }
@@ -219,6 +209,16 @@ fn push_top_groups(node: &mut PlanNode) {
     }
     let exact = top.len() == sort_keys;
     shape.top = Some(TopGroups { keys: top, exact, skip, limit });
+}
+
+/// The slot whose value a projection's `items` leave in `slot`: the one it copies from, `slot` itself when
+/// no item writes it, `None` when an item computes it.
+fn source_before(items: &[(CExpr, usize)], slot: usize) -> Option<usize> {
+    match items.iter().find(|(_, written)| *written == slot) {
+        Some((CExpr::Slot(from), _)) => Some(*from),
+        Some(_) => None,
+        None => Some(slot),
+    }
 }
 
 /// An aggregation over filters over an expand to a new node along a new relationship.
