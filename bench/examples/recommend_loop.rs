@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Arguments: items, likes per person, people, seconds, and `native` to run `plexus::algo::recommend` instead
-//! of the Cypher query. `PLEXUS_QUERY` replaces the query text (its parameter `$id` is the person's node id).
+//! of the Cypher query. `PLEXUS_QUERY` replaces the query text (its parameter `$id` is the person's node id);
+//! `PLEXUS_PROFILE=1` prints the profiled plan of one run first.
 
 use plexus::cypher::Value;
 use plexus::{Database, Params};
@@ -23,6 +24,11 @@ fn main() {
     let (people_ids, likes_type) = build(&db, items, likes, people, 7);
     let snapshot = db.read();
     let mut params = Params::new();
+    if std::env::var_os("PLEXUS_PROFILE").is_some() {
+        params.insert("id".into(), Value::Int(people_ids[0].0 as i64));
+        let profiled = db.execute(&format!("PROFILE {query}"), &params).expect("the query runs");
+        println!("{}", profiled.plan.unwrap_or_default());
+    }
     let started = std::time::Instant::now();
     let mut done = 0usize;
     while started.elapsed().as_secs_f64() < secs as f64 {

@@ -320,6 +320,43 @@ fn filters_on_grouping_keys_move_below_the_count() {
     }
 }
 
+/// Top groups on a graph with hundreds of groups: bounds kept by insertion into a short sorted list, and bounds
+/// past it that select over every group, each against the same sort over all groups.
+#[test]
+fn top_groups_on_many_groups_match_a_sort_over_all() {
+    // A fixed pseudo-random graph (xorshift), so a failure reproduces.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let nodes: Vec<(u8, Option<String>)> = (0..400).map(|i| ((i % 3) as u8, Some((i % 7).to_string()))).collect();
+    let rels = (0..3000).map(|_| (next(40), next(400), next(4) == 0, Some(next(5) as i64))).collect();
+    let g = Graph { nodes, rels };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for bound in ["LIMIT 1", "LIMIT 10", "SKIP 5 LIMIT 59", "LIMIT 64", "LIMIT 65", "SKIP 30 LIMIT 100", "LIMIT 390"] {
+        for (order, all) in [
+            ("c DESC, k", "c + 0 DESC, k"),
+            // Ties on the only key: the groups' order decides.
+            ("c DESC", "c + 0 DESC"),
+            ("c, k DESC", "c + 0, k DESC"),
+            ("k DESC", "k + 0 DESC"),
+            ("c DESC, k % 5", "c + 0 DESC, k % 5"),
+        ] {
+            let q = |o: &str| format!("MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c ORDER BY {o} {bound}");
+            pairs.push((q(order), q(all)));
+        }
+    }
+    let pairs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    pairs_agree(&g, 0, &pairs, Compare::InOrder).expect("the same rows");
+    let engine = Engine::new();
+    for (top, _) in &pairs {
+        assert!(engine.explain(top).expect("explain").contains("top groups for the sort"), "{top}");
+    }
+}
+
 #[test]
 fn sorts_over_groups_lend_only_the_top_groups() {
     let engine = Engine::new();

@@ -7,6 +7,7 @@
 //! counts or sums, the first group of input rows, dense arrays) runs [`NeighbourCounts::run_dense`]: a loop
 //! over a run of neighbour ids that falls back to `visit` only for a neighbour it has not judged yet.
 
+use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
 use plexus_storage::fxhash::FxHashMap;
@@ -24,6 +25,22 @@ use crate::expr::CExpr;
 use crate::plan::fuse::{CountShape, TopKey};
 use crate::plan::{AggFn, AggSpec};
 use crate::value::Value;
+
+/// Up to this many top groups are kept by insertion into a sorted list as the cells are scanned; more by
+/// selection over all of them.
+const TOP_BY_INSERTION: usize = 64;
+
+/// Cell arrays up to this many cells go back to the pool when a count is done.
+const POOLED_CELLS_MAX: usize = 1 << 16;
+
+/// A count's cell keys (group, neighbour) and integer values.
+type CellArrays = (Vec<(u32, u64)>, Vec<i64>);
+
+thread_local! {
+    /// Emptied cell arrays (keys, integer values) ready for reuse: a query counting a few hundred groups
+    /// would otherwise spend more on growing them than on counting.
+    static CELL_POOL: std::cell::RefCell<Vec<CellArrays>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// What the current input row contributes, worked out when first needed: the row filters at its first
 /// relationship, its group and addends at the first relationship that passes every filter (a row without one
@@ -89,6 +106,7 @@ impl<'p> NeighbourCounts<'p> {
         aggs: &'p [AggSpec],
         node_bound: u64,
     ) -> Self {
+        let (cell_keys, ints) = CELL_POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
         NeighbourCounts {
             shape,
             filters,
@@ -98,8 +116,8 @@ impl<'p> NeighbourCounts<'p> {
             outer_keys: Vec::new(),
             first_cells: NodeMap::new(if shape.neighbour_key.is_some() { node_bound } else { 1 }),
             other_cells: FxHashMap::default(),
-            cell_keys: Vec::new(),
-            cells: Cells::Ints(Vec::new()),
+            cell_keys,
+            cells: Cells::Ints(ints),
             memo: NodeMap::new(if shape.memo_filters.is_empty() { 0 } else { node_bound }),
             memo_values: Vec::new(),
             adjacent: shape.adjacent.iter().map(|_| (None, NodeMap::new(node_bound))).collect(),
@@ -524,25 +542,57 @@ impl<'p> NeighbourCounts<'p> {
             for &(k, desc) in &top.keys {
                 let o = key(a, k).cmp(&key(b, k));
                 let o = if desc { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
+                if o != Ordering::Equal {
                     return o;
                 }
             }
-            std::cmp::Ordering::Equal
+            Ordering::Equal
         };
         if keep == 0 {
             return Some(Vec::new());
         }
-        let mut cells: Vec<usize> = (0..n).collect();
-        if top.exact {
-            cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
-            cells.truncate(keep);
-            cells.sort_unstable();
+        if keep > TOP_BY_INSERTION {
+            let mut cells: Vec<usize> = (0..n).collect();
+            if top.exact {
+                cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
+                cells.truncate(keep);
+                cells.sort_unstable();
+            } else {
+                // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
+                let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b));
+                cells = (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect();
+            }
+            return Some(cells);
+        }
+        // The best `keep` cells in sort order (ties in cell order), found in one pass: once there are `keep`, a
+        // cell enters only if it sorts before the worst of them, which most cells fail at the first key.
+        let (first, first_desc) = top.keys[0];
+        let mut best: Vec<usize> = Vec::with_capacity(keep + 1);
+        let mut floor = i64::MIN;
+        for c in 0..n {
+            if best.len() == keep {
+                let v = key(c, first);
+                let o = if first_desc { floor.cmp(&v) } else { v.cmp(&floor) };
+                // A later cell tied on every key sorts after the kept one.
+                if o == Ordering::Greater || (o == Ordering::Equal && on_keys(c, best[keep - 1]) != Ordering::Less) {
+                    continue;
+                }
+            }
+            let at = best.partition_point(|&b| on_keys(b, c) != Ordering::Greater);
+            best.insert(at, c);
+            best.truncate(keep);
+            if best.len() == keep {
+                floor = key(best[keep - 1], first);
+            }
+        }
+        let cells = if top.exact {
+            best.sort_unstable();
+            best
         } else {
             // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
-            let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b));
-            cells = (0..n).filter(|&c| on_keys(c, last) != std::cmp::Ordering::Greater).collect();
-        }
+            let last = best[keep - 1];
+            (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect()
+        };
         Some(cells)
     }
 
@@ -569,6 +619,21 @@ impl<'p> NeighbourCounts<'p> {
                 Cells::Ints(ints) => Value::Int(ints[c * n + i]),
                 Cells::Values(values) => values[c * n + i].clone(),
             };
+        }
+    }
+}
+
+impl Drop for NeighbourCounts<'_> {
+    fn drop(&mut self) {
+        let mut keys = std::mem::take(&mut self.cell_keys);
+        if let Cells::Ints(ints) = &mut self.cells {
+            let mut ints = std::mem::take(ints);
+            // Arrays grown by a huge aggregation are let go rather than held by the thread.
+            if keys.capacity() <= POOLED_CELLS_MAX {
+                keys.clear();
+                ints.clear();
+                CELL_POOL.with(|p| p.borrow_mut().push((keys, ints)));
+            }
         }
     }
 }
@@ -670,7 +735,11 @@ impl<T: Copy + Into<u64>> DenseRun<'_, T> {
         self.cell_slots[key as usize] = c + 1;
         self.cell_set.push(key);
         self.cell_keys.push((0, key));
-        self.ints.extend(std::iter::repeat_n(0, width));
+        if width == 1 {
+            self.ints.push(0);
+        } else {
+            self.ints.resize(self.ints.len() + width, 0);
+        }
         c + 1
     }
 }

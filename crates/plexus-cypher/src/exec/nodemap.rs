@@ -11,8 +11,8 @@ use plexus_storage::fxhash::FxHashMap;
 const DENSE_LIMIT: u64 = 1 << 24;
 
 thread_local! {
-    /// Zeroed arrays ready for reuse.
-    static POOL: RefCell<Vec<Vec<u32>>> = const { RefCell::new(Vec::new()) };
+    /// Zeroed arrays, with empty lists of set ids, ready for reuse.
+    static POOL: RefCell<Vec<(Vec<u32>, Vec<u64>)>> = const { RefCell::new(Vec::new()) };
 }
 
 pub(crate) enum NodeMap {
@@ -30,11 +30,11 @@ impl NodeMap {
         if bound > DENSE_LIMIT {
             return NodeMap::Hash(FxHashMap::default());
         }
-        let mut slots = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        let (mut slots, set) = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
         if slots.len() < bound as usize {
             slots.resize(bound as usize, 0);
         }
-        NodeMap::Dense { slots, set: Vec::new() }
+        NodeMap::Dense { slots, set }
     }
 
     #[inline]
@@ -90,10 +90,11 @@ impl NodeMap {
 impl Drop for NodeMap {
     fn drop(&mut self) {
         self.clear();
-        if let NodeMap::Dense { slots, .. } = self {
+        if let NodeMap::Dense { slots, set } = self {
             let slots = std::mem::take(slots);
             if !slots.is_empty() {
-                POOL.with(|p| p.borrow_mut().push(slots));
+                let set = std::mem::take(set);
+                POOL.with(|p| p.borrow_mut().push((slots, set)));
             }
         }
     }
