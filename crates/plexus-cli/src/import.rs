@@ -39,8 +39,8 @@ pub struct ImportArgs {
     /// implementation does.
     #[arg(long, value_name = "SNB_DIR", conflicts_with_all = ["delimiter", "array_delimiter", "id_type"])]
     ldbc: Option<PathBuf>,
-    /// Field separator: one character, or comma, tab, space [node and relationship files: comma; edge lists:
-    /// detected].
+    /// Field separator: comma, tab or space for edge lists [default: detected]; any one character (or comma,
+    /// tab) for node and relationship files [default: comma].
     #[arg(long)]
     delimiter: Option<String>,
     /// Separator of array values and labels inside a field of node and relationship files [default: ;].
@@ -158,6 +158,34 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
     Ok((spec, notes))
 }
 
+/// Makes Ctrl-C and SIGTERM remove the partly written database before the process exits: the target only
+/// ever appears complete, and nothing is left beside it. Called before any other thread starts, so that every
+/// thread inherits the blocked signals and only the waiting thread receives them.
+fn clean_up_when_interrupted(target: &std::path::Path) {
+    let temp = plexus_import::import::temp_dir_for(target);
+    // SAFETY: plain libc calls on a signal set owned by this function.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        std::thread::spawn(move || {
+            let mut signal: libc::c_int = 0;
+            if libc::sigwait(&set, &mut signal) == 0 {
+                if std::fs::remove_dir_all(&temp).is_ok() {
+                    eprintln!("plexus import: interrupted; the partly written database was removed");
+                } else {
+                    eprintln!("plexus import: interrupted");
+                }
+                std::process::exit(128 + signal);
+            }
+        });
+    }
+}
+
 pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     if args.edges.is_empty() && args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none() {
         return Err("nothing to import: give --edges, --nodes and --relationships, or --ldbc".into());
@@ -167,6 +195,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             eprintln!("plexus import: {line}");
         }
     };
+    if args.mode == ModeArg::Create {
+        clean_up_when_interrupted(&args.data);
+    }
     let start = Instant::now();
     let edges_only = args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none();
     let summary: ImportSummary = if edges_only && args.mode == ModeArg::Create {
@@ -217,15 +248,18 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             rate
         );
     } else {
+        let per_relationship = match summary.relationships {
+            0 => String::new(),
+            n => format!(", {:.2} bytes per relationship", summary.bytes_on_disk as f64 / n as f64),
+        };
         println!(
-            "imported {} nodes and {} relationships into {} in {:.2} s ({:.2} M edges/s; {} bytes on disk, {:.2} bytes per relationship)",
+            "imported {} nodes and {} relationships into {} in {:.2} s ({:.2} M edges/s; {} bytes on disk{per_relationship})",
             summary.nodes,
             summary.relationships,
             args.data.display(),
             secs,
             rate,
             summary.bytes_on_disk,
-            summary.bytes_on_disk as f64 / summary.relationships.max(1) as f64
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -76,7 +76,39 @@ enum Command {
     User(user::UserArgs),
 }
 
+/// Opens the database in `data`, creating it if there is none (as `sqlite3` does), and says so when it does:
+/// a mistyped directory should not pass unnoticed.
 pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
+    let created = !is_database(data);
+    let db = open_database(data)?;
+    if created {
+        eprintln!("plexus: created a new, empty database in {}", data.display());
+    }
+    Ok(db)
+}
+
+/// Opens an existing database: commands that inspect one (`info`, `check`, `checkpoint`) must not create an
+/// empty database where there was none and report it as fine.
+fn open_existing(data: &PathBuf) -> Result<Database, String> {
+    if !is_database(data) {
+        let what = if data.exists() { "holds no Plexus database" } else { "does not exist" };
+        return Err(format!("{} {what}", data.display()));
+    }
+    open_database(data)
+}
+
+/// Whether `data` holds a database, or what is left of one (its metadata, log or checkpoint files: opening
+/// a directory with the latter but not the former reports the damage).
+fn is_database(data: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(data) else { return false };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name == "plexus.meta" || name.starts_with("wal-") || name.starts_with("checkpoint-")
+    })
+}
+
+fn open_database(data: &PathBuf) -> Result<Database, String> {
     let db = Database::open(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
     if !db.recovery_report().is_clean() {
         eprintln!("plexus: recovery: {}", db.recovery_report());
@@ -93,13 +125,28 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Import(args) => import::run(args),
         Command::Info { data } => {
-            let db = open(&data)?;
+            let db = open_existing(&data)?;
             info(&db);
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { data } => {
             let start = Instant::now();
-            let db = open(&data)?;
+            if !is_database(&data) {
+                return open_existing(&data).map(|_| ExitCode::from(2));
+            }
+            let db = match Database::open(&data) {
+                Ok(db) => db,
+                // Damage that keeps the database from opening is what `check` is for: status 1, like the rest.
+                Err(e @ (plexus::Error::Corrupt { .. } | plexus::Error::ForeignFile { .. })) => {
+                    println!("damage: {e}");
+                    println!("checked {}: DAMAGED (it does not open)", data.display());
+                    return Ok(ExitCode::from(1));
+                }
+                Err(e) => return Err(format!("cannot open {}: {e}", data.display())),
+            };
+            if !db.recovery_report().is_clean() {
+                eprintln!("plexus: recovery: {}", db.recovery_report());
+            }
             let snapshot = db.read();
             let problems = snapshot.check();
             for p in &problems {
@@ -115,7 +162,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Checkpoint { data } => {
-            let db = open(&data)?;
+            let db = open_existing(&data)?;
             let start = Instant::now();
             let bytes = db.checkpoint().map_err(|e| e.to_string())?;
             println!("checkpoint written: {bytes} bytes in {:.2?}", start.elapsed());

@@ -36,7 +36,10 @@ pub fn parse_params(db: &Database, specs: &[String]) -> Result<Params, String> {
 }
 
 /// Evaluates a literal (`42`, `'text'`, `[1, 2]`, `{a: 1}`, `date('2020-01-01')`) to a parameter value.
+/// It must parse as one constant expression on its own, so nothing but a value is ever run, and a syntax
+/// error points into the literal as written.
 pub fn literal_value(db: &Database, literal: &str) -> Result<plexus::cypher::Value, String> {
+    plexus::cypher::parser::parse_constant(literal).map_err(|e| show_error(literal, &e))?;
     let result = db.execute(&format!("RETURN {literal} AS v"), &Params::new()).map_err(|e| e.to_string())?;
     let v: ResultValue = result.rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or_default();
     Ok(v.into_value())
@@ -61,7 +64,12 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
         Ok(result) => {
             print!("{}", render(&result, args.format));
             if let Some(plan) = &result.plan {
-                print!("{plan}");
+                // JSON and CSV on stdout stay parseable: the plan goes beside them.
+                if args.format == Format::Table {
+                    print!("{plan}");
+                } else {
+                    eprint!("{plan}");
+                }
             }
             if args.format == Format::Table {
                 eprintln!("{}", summary(&result, start.elapsed()));

@@ -214,12 +214,16 @@ fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
     });
     let first_fields = fields(first, delimiter);
     let header = format.header.unwrap_or_else(|| {
-        let named = first_fields.iter().any(|(f, _)| {
+        // Both ids named like columns (`source,target`, `from,to`): a header. One such name is not enough, since
+        // vertices may be called `start` or `end`.
+        let is_name = |f: &[u8]| {
             let name = String::from_utf8_lossy(f).to_ascii_lowercase();
-            let name = name.split(':').next().unwrap_or("");
-            HEADER_NAMES.contains(&name)
-        });
-        let numeric_first = first_fields.first().is_some_and(|(f, _)| parse_int(f).is_some());
+            let name = name.split(':').next().unwrap_or("").trim().to_string();
+            HEADER_NAMES.contains(&name.as_str())
+        };
+        let named = first_fields.len() >= 2 && first_fields.iter().take(2).all(|(f, _)| is_name(f));
+        // Or a first field that is no number at all above lines that start with integers.
+        let numeric_first = first_fields.first().is_some_and(|(f, _)| parse_float(f).is_some());
         let numeric_second = lines
             .clone()
             .next()
@@ -346,7 +350,10 @@ fn parse_chunk<'a>(
                 IdType::Integer => parse_int(field).map(RawId::Int).ok_or_else(|| {
                     bad(col, format!("'{}' is not an integer vertex id", String::from_utf8_lossy(field)))
                 }),
-                IdType::String => Ok(RawId::Str(field)),
+                IdType::String => match std::str::from_utf8(field) {
+                    Ok(_) => Ok(RawId::Str(field)),
+                    Err(_) => Err(bad(col, format!("'{}' is not valid UTF-8", String::from_utf8_lossy(field)))),
+                },
             }
         };
         let pair = id(f.get(0)).and_then(|s| id(f.get(1)).map(|d| (s, d)));

@@ -104,10 +104,30 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
         let mut file = file;
         file.read_to_end(&mut bytes).map_err(io)?;
     }
+    // A byte-order mark (spreadsheets write one) is not part of the first field.
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
+    }
+    // Lines ended by a carriage return alone would read as one long line.
+    let head = &bytes[..bytes.len().min(1 << 20)];
+    if head.contains(&b'\r') && !head.contains(&b'\n') {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "lines end in a carriage return alone: convert them to \\n or \\r\\n line ends",
+        )));
+    }
     Ok(bytes)
 }
 
-/// Refuses a target that holds anything; removes an empty one so the new database can be renamed into place.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Where an import into `dir` by this process writes the database before renaming it into place: what to
+/// remove if the process is interrupted.
+pub fn temp_dir_for(dir: &Path) -> std::path::PathBuf {
+    Store::import_temp_dir(dir)
+}
+
+/// Refuses a target that holds anything (an empty one is replaced by the new database when it is complete).
 pub(crate) fn prepare_target(dir: &Path) -> Result<(), ImportError> {
     match std::fs::read_dir(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -119,7 +139,7 @@ pub(crate) fn prepare_target(dir: &Path) -> Result<(), ImportError> {
                     dir.display()
                 )));
             }
-            std::fs::remove_dir(dir).map_err(|error| ImportError::Io { path: dir.to_path_buf(), error })
+            Ok(())
         }
     }
 }
@@ -143,7 +163,7 @@ pub fn import_edge_lists(
     let lists = parse_edge_files(files, options, &mut summary, &mut progress)?;
     let start = Instant::now();
     let catalog = Catalog::new();
-    let graph = to_edge_list_graph(&catalog, lists, options)?;
+    let graph = to_edge_list_graph(&catalog, files, lists, options)?;
     summary.nodes = graph.keys.len() as u64;
     summary.relationships = graph.src.len() as u64;
     // The graph is only written out and dropped: ordinary pages (see `write_only_build`).
@@ -181,6 +201,13 @@ pub(crate) fn parse_edge_files(
             .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
         summary.parse += start.elapsed();
         progress(&format!("parsed {} edges in {:.2?}", list.src.len(), start.elapsed()));
+        if list.header && options.format.header.is_none() {
+            // Guessed, so say so: a first edge taken for a header would otherwise vanish unnoticed.
+            summary.notes.push(format!(
+                "{}: the first line was read as a header (--no-header reads it as an edge)",
+                path.display()
+            ));
+        }
         summary.bad_lines.extend(list.bad_lines.iter().map(|b| (path.clone(), b.clone())));
         lists.push(list);
     }
@@ -196,9 +223,33 @@ pub(crate) fn parse_edge_files(
 /// The parsed edge lists as one keyed edge-list graph (several files are numbered through their external ids).
 pub(crate) fn to_edge_list_graph(
     catalog: &Catalog,
+    files: &[PathBuf],
     lists: Vec<EdgeList>,
     options: &EdgeImport,
 ) -> Result<EdgeListGraph, ImportError> {
+    // Files that hold edges must agree on their columns: a weight cannot be made up for the edges of a file
+    // without one, nor an id of one kind read as the other.
+    let holding: Vec<(&PathBuf, &EdgeList)> = files.iter().zip(&lists).filter(|(_, l)| !l.src.is_empty()).collect();
+    if let (Some(with), Some(without)) =
+        (holding.iter().find(|(_, l)| l.weight.is_some()), holding.iter().find(|(_, l)| l.weight.is_none()))
+    {
+        return Err(ImportError::Target(format!(
+            "{} has a weight column and {} does not: give every edge list the same columns (or import them \
+             one after another with --mode incremental)",
+            with.0.display(),
+            without.0.display()
+        )));
+    }
+    if let (Some(ints), Some(strings)) = (
+        holding.iter().find(|(_, l)| matches!(l.vertices, VertexIds::Integer(_))),
+        holding.iter().find(|(_, l)| matches!(l.vertices, VertexIds::String(_))),
+    ) {
+        return Err(ImportError::Target(format!(
+            "{} has integer vertex ids and {} string ids: pass --id-type string to read them all as strings",
+            ints.0.display(),
+            strings.0.display()
+        )));
+    }
     let label = catalog.label(&options.label);
     let key = catalog.prop_key(&options.key);
     let ty = catalog.rel_type(&options.rel_type);
@@ -211,12 +262,6 @@ pub(crate) fn to_edge_list_graph(
         };
         (keys, vec![Vec::new()])
     } else {
-        let kinds: Vec<bool> = lists.iter().map(|l| matches!(l.vertices, VertexIds::Integer(_))).collect();
-        if kinds.iter().any(|&k| k != kinds[0]) {
-            return Err(ImportError::Target(
-                "some files have integer vertex ids and others string ids: pass --id-type string".into(),
-            ));
-        }
         let mut global: FxHashMap<VertexKey, u32> = FxHashMap::default();
         let mut keys = Vec::new();
         let mut numbering = Vec::new();

@@ -7,8 +7,10 @@
 //! by `(label, unique key)`: the labels of the id space's node files, or, for an id space no node file of this
 //! import uses, the label named like the space (`:START_ID(Person)` finds `(:Person {id: ...})`).
 //!
-//! Each batch is its own transaction: an interrupted incremental import leaves the batches committed before the
-//! interruption in place. Running it again matches the nodes they created, but adds their relationships again.
+//! Every file is parsed and every relationship's ends resolved before the first write, so bad input (a bad
+//! value, an unknown id) fails the import with the database unchanged. Then each batch is its own
+//! transaction: an import interrupted while writing leaves the batches committed before the interruption in
+//! place. Running it again matches the nodes they created, but adds their relationships again.
 
 use std::path::Path;
 use std::time::Instant;
@@ -95,58 +97,10 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     let maps = IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
     let (keys, notes) = unique_keys(&groups, catalog);
     summary.notes = notes;
-    let write_start = Instant::now();
-    let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
-    for (label, key) in keys {
-        match store.read().unique_key(label) {
-            Some(k) if k == key => {}
-            Some(k) => summary.notes.push(format!(
-                "label {} already has the unique key {}; rows are matched by it, not by {}",
-                name(TokenKind::Label, label.0),
-                name(TokenKind::PropKey, k.0),
-                name(TokenKind::PropKey, key.0)
-            )),
-            None => {
-                let mut tx = store.write();
-                match tx.declare_unique_key(label, key).and_then(|_| tx.commit()) {
-                    Ok(_) => summary.unique_keys.push(crate::load::key_names(&[(label, key)], catalog).remove(0)),
-                    Err(e) => summary
-                        .notes
-                        .push(format!("no unique key declared for label {}: {e}", name(TokenKind::Label, label.0))),
-                }
-            }
-        }
-    }
 
-    progress.phase("writing nodes");
-    let batch_size = spec.batch_size.max(1);
-    let mut batches = Batches { store, tx: None, size: batch_size, progress, commits: 0 };
-    let mut node_ids: Vec<u64> = Vec::with_capacity(count as usize);
-    for group in &mut groups {
-        let props = std::mem::take(&mut group.props);
-        for (row, props) in props.into_iter().enumerate() {
-            let labels = group.labels_of(row);
-            let tx = batches.tx();
-            let existing = group.id_key.and_then(|key| existing_node(tx, &labels, key, group.id_value(row)?));
-            match existing {
-                Some(id) => {
-                    summary.matched += 1;
-                    node_ids.push(id.0);
-                }
-                None => {
-                    let pairs: Vec<(PropKeyId, Value)> =
-                        props.map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
-                    let id = tx.create_node(&labels, pairs).map_err(ImportError::Storage)?;
-                    summary.nodes += 1;
-                    node_ids.push(id.0);
-                }
-            }
-            batches.tick()?;
-        }
-    }
-    batches.commit()?;
-
-    // Labels to look ids up by, per id space.
+    // Every relationship file is parsed and its ends resolved before anything is written: an unknown id or a
+    // bad value fails the import with the database unchanged. Ends are rows of this import (by the id maps) or
+    // nodes the database held before it (by their unique key).
     let mut space_labels: FxHashMap<Option<String>, Vec<LabelId>> = FxHashMap::default();
     for group in &groups {
         let labels = space_labels.entry(group.header.space().map(String::from)).or_default();
@@ -174,7 +128,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         };
         labels.iter().find_map(|&l| snapshot.node_by_key(l, &value)).map(|n| n.0 | EXISTING)
     };
-    let node = |v: u64| NodeId(if v & EXISTING != 0 { v & !EXISTING } else { node_ids[v as usize] });
+    let mut rel_groups = Vec::with_capacity(spec.relationships.len());
     for r in &spec.relationships {
         let inputs = read_group(&r.files, &mut summary, progress)?;
         let start = Instant::now();
@@ -183,7 +137,90 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         drop(inputs);
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
         summary.parse += start.elapsed();
-        progress.phase("writing relationships");
+        rel_groups.push(columns);
+    }
+    drop(snapshot);
+
+    let write_start = Instant::now();
+    let mut batches = Batches { store, tx: None, size: spec.batch_size.max(1), progress, commits: 0 };
+    let written = write(store, keys, &mut groups, count, rel_groups, &mut batches, &mut summary);
+    summary.write = write_start.elapsed();
+    if let Err(e) = written {
+        if batches.commits == 0 {
+            return Err(e);
+        }
+        // The input was valid, but a write failed (a constraint, a full disk) after some batches committed.
+        return Err(ImportError::Target(format!(
+            "{e}; before it, {} transactions committed {} nodes and {} relationships, which stay in the database",
+            batches.commits, summary.nodes, summary.relationships
+        )));
+    }
+    summary.notes.push(format!("{} transactions committed", batches.commits));
+    Ok(summary)
+}
+
+/// Declares the unique keys, then writes the nodes and the relationships of an incremental import in batches.
+fn write(
+    store: &Store,
+    keys: Vec<(LabelId, PropKeyId)>,
+    groups: &mut [crate::nodes_rels::NodeGroup<'_>],
+    count: u64,
+    rel_groups: Vec<crate::nodes_rels::RelColumns>,
+    batches: &mut Batches<'_>,
+    summary: &mut ImportSummary,
+) -> Result<(), ImportError> {
+    let catalog = store.catalog();
+    let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
+    for (label, key) in keys {
+        match store.read().unique_key(label) {
+            Some(k) if k == key => {}
+            Some(k) => summary.notes.push(format!(
+                "label {} already has the unique key {}; rows are matched by it, not by {}",
+                name(TokenKind::Label, label.0),
+                name(TokenKind::PropKey, k.0),
+                name(TokenKind::PropKey, key.0)
+            )),
+            None => {
+                let mut tx = store.write();
+                match tx.declare_unique_key(label, key).and_then(|_| tx.commit()) {
+                    Ok(_) => summary.unique_keys.push(crate::load::key_names(&[(label, key)], catalog).remove(0)),
+                    Err(e) => summary
+                        .notes
+                        .push(format!("no unique key declared for label {}: {e}", name(TokenKind::Label, label.0))),
+                }
+            }
+        }
+    }
+
+    batches.progress.phase("writing nodes");
+    let mut node_ids: Vec<u64> = Vec::with_capacity(count as usize);
+    for group in groups.iter_mut() {
+        let props = std::mem::take(&mut group.props);
+        for (row, props) in props.into_iter().enumerate() {
+            let labels = group.labels_of(row);
+            let tx = batches.tx();
+            let existing = group.id_key.and_then(|key| existing_node(tx, &labels, key, group.id_value(row)?));
+            match existing {
+                Some(id) => {
+                    summary.matched += 1;
+                    node_ids.push(id.0);
+                }
+                None => {
+                    let pairs: Vec<(PropKeyId, Value)> =
+                        props.map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
+                    let id = tx.create_node(&labels, pairs).map_err(ImportError::Storage)?;
+                    summary.nodes += 1;
+                    node_ids.push(id.0);
+                }
+            }
+            batches.tick()?;
+        }
+    }
+    batches.commit()?;
+
+    let node = |v: u64| NodeId(if v & EXISTING != 0 { v & !EXISTING } else { node_ids[v as usize] });
+    batches.progress.phase("writing relationships");
+    for mut columns in rel_groups {
         let mut props = std::mem::take(&mut columns.props).into_iter();
         for i in 0..columns.len() {
             let pairs: Vec<(PropKeyId, Value)> =
@@ -195,9 +232,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         }
         batches.commit()?;
     }
-    summary.write = write_start.elapsed().saturating_sub(summary.parse);
-    summary.notes.push(format!("{} transactions committed", batches.commits));
-    Ok(summary)
+    Ok(())
 }
 
 /// The existing node with one of `labels` whose unique key `key` equals `value`.

@@ -291,7 +291,7 @@ fn add_edge_lists(
     }
     let lists = parse_edge_files(&spec.edges, &spec.edge_options, summary, &mut |_| {})?;
     let start = Instant::now();
-    let graph = to_edge_list_graph(catalog, lists, &spec.edge_options)?;
+    let graph = to_edge_list_graph(catalog, &spec.edges, lists, &spec.edge_options)?;
     let edge_keys = [(graph.label, graph.key)];
     let (edge_nodes, edge_rels) = graph.into_records();
     let (node_base, rel_base) = (nodes.len() as u64, rels.len() as u64);

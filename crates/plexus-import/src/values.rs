@@ -81,15 +81,20 @@ pub fn parse_int(field: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 19 {
         return None;
     }
+    // Accumulated negatively: the most negative i64 has no positive counterpart.
     let mut v: i64 = 0;
     for &b in digits {
         let d = b.wrapping_sub(b'0');
         if d > 9 {
             return None;
         }
-        v = v.checked_mul(10)?.checked_add(d as i64)?;
+        v = v.checked_mul(10)?.checked_sub(d as i64)?;
     }
-    Some(if neg { -v } else { v })
+    if neg {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
 }
 
 fn utf8(text: &[u8]) -> Result<&str, String> {
@@ -174,7 +179,8 @@ fn parse_date(text: &[u8]) -> Option<i64> {
         _ => (1, text),
     };
     let dash = rest.iter().position(|&b| b == b'-')?;
-    if dash < 4 || rest.len() != dash + 6 || rest[dash + 3] != b'-' {
+    // Years have four to nine digits: the range of Cypher's temporal values (±999,999,999).
+    if !(4..=9).contains(&dash) || rest.len() != dash + 6 || rest[dash + 3] != b'-' {
         return None;
     }
     let year = sign * digits(&rest[..dash], dash)?;
@@ -349,6 +355,15 @@ mod tests {
     #[test]
     fn numbers_booleans_and_strings() {
         assert_eq!(ok(ScalarType::Long, "-9000000000"), Value::Int(-9_000_000_000));
+        assert_eq!(ok(ScalarType::Long, "-9223372036854775808"), Value::Int(i64::MIN));
+        assert_eq!(ok(ScalarType::Long, "9223372036854775807"), Value::Int(i64::MAX));
+        assert!(parse_scalar(ScalarType::Long, b"9223372036854775808").is_err());
+        assert!(parse_scalar(ScalarType::Long, b"-9223372036854775809").is_err());
+        assert!(parse_scalar(ScalarType::Date, b"999999999-12-31").is_ok());
+        assert!(parse_scalar(ScalarType::Date, b"-999999999-01-01").is_ok());
+        assert!(parse_scalar(ScalarType::Date, b"1000000000-01-01").is_err());
+        assert!(parse_scalar(ScalarType::Date, b"99999999999999999999-01-01").is_err());
+        assert!(parse_scalar(ScalarType::LocalDateTime, b"99999999999999999-01-01T00:00").is_err());
         assert_eq!(ok(ScalarType::Int, "+42"), Value::Int(42));
         assert!(parse_scalar(ScalarType::Int, b"3000000000").unwrap_err().contains("out of range"));
         assert!(parse_scalar(ScalarType::Byte, b"128").is_err());

@@ -200,6 +200,22 @@ fn read_meta(dir: &Path) -> Result<[u8; 16]> {
     Ok(bytes[8..24].try_into().expect("16 bytes"))
 }
 
+/// Removes what imports into `dir` by processes that no longer run left behind (killed before they could
+/// clean up). Best effort: a directory that cannot be removed is left for the next attempt.
+fn remove_abandoned_imports(parent: &Path, dir: &Path) {
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else { return };
+    let prefix = format!(".{name}.importing-");
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 impl Store {
     /// A database that lives only in memory.
     pub fn in_memory() -> Store {
@@ -213,24 +229,27 @@ impl Store {
         Self::from_parts(state, catalog, next_node, next_rel, None, Options::default())
     }
 
-    /// Writes a new database holding `state` into `dir`, which must not exist yet: the files are written into a
-    /// sibling temporary directory, fsynced, and the directory is renamed into place, so `dir` appears complete
+    /// Writes a new database holding `state` into `dir`, which must not exist yet or be an empty directory:
+    /// the files are written into a sibling temporary directory ([`Self::import_temp_dir`]), fsynced, and the
+    /// directory is renamed into place (an empty `dir` is replaced in the same step), so `dir` appears complete
     /// or not at all (bulk import). Returns the checkpoint's size in bytes.
     pub fn create_from_state(dir: impl AsRef<Path>, mut state: GraphState, catalog: &Catalog) -> Result<u64> {
         let dir = dir.as_ref();
-        if dir.exists() {
+        let occupied = match std::fs::read_dir(dir) {
+            Ok(mut entries) => entries.next().is_some(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(_) => dir.exists(),
+        };
+        if occupied {
             return Err(StorageError::io(
                 dir,
-                std::io::Error::new(std::io::ErrorKind::AlreadyExists, "already exists"),
+                std::io::Error::new(std::io::ErrorKind::AlreadyExists, "already exists and is not empty"),
             ));
         }
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "plexus".into());
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let tmp = Self::import_temp_dir(dir);
+        let parent = tmp.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         std::fs::create_dir_all(&parent).map_err(|e| StorageError::io(&parent, e))?;
-        let tmp = parent.join(format!(".{name}.importing-{}", std::process::id()));
+        remove_abandoned_imports(&parent, dir);
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
         }
@@ -250,6 +269,18 @@ impl Store {
             let _ = std::fs::remove_dir_all(&tmp);
         }
         result
+    }
+
+    /// Where [`Self::create_from_state`] builds the database for `dir` in this process: a hidden sibling
+    /// named after it and the process id, so that an interrupted import can be cleaned up (by a handler of
+    /// the interrupt, or by the next import into `dir` once the process is gone).
+    pub fn import_temp_dir(dir: &Path) -> PathBuf {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "plexus".into());
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        parent.join(format!(".{name}.importing-{}", std::process::id()))
     }
 
     /// Opens (creating if needed) the database in `dir` with default options.

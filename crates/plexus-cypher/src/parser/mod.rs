@@ -25,6 +25,38 @@ pub fn parse(text: &str) -> Result<Statement> {
     Ok(statement)
 }
 
+/// Parses `text` as one constant expression, the value of a parameter given on a command line: literals, lists
+/// and maps of them, operators and function calls over them (`date('2024-01-01')`, `-1`, `[1, 2]`). Anything
+/// that reads a variable, a parameter or the graph, or any text after the expression, is a syntax error
+/// positioned in `text` itself.
+pub fn parse_constant(text: &str) -> Result<Expr> {
+    let tokens = tokenize(text)?;
+    let mut p = Parser { text, tokens, pos: 0 };
+    let expr = p.expr()?;
+    if !p.at(&Tok::Eof) {
+        return Err(p.unexpected("the end of the value"));
+    }
+    if let Some(span) = not_constant(&expr) {
+        return Err(p.error_at(span, "UnexpectedSyntax", "expected a constant value (a literal, list or map)"));
+    }
+    Ok(expr)
+}
+
+/// The span of the first part of `e` that is not a constant, if any.
+fn not_constant(e: &Expr) -> Option<Span> {
+    match &e.kind {
+        ExprKind::Literal(_) => None,
+        ExprKind::List(items) => items.iter().find_map(not_constant),
+        ExprKind::Map(entries) => entries.iter().find_map(|(_, v)| not_constant(v)),
+        ExprKind::Unary(_, a) => not_constant(a),
+        ExprKind::Binary(_, a, b) => not_constant(a).or_else(|| not_constant(b)),
+        ExprKind::Index(a, b) => not_constant(a).or_else(|| not_constant(b)),
+        ExprKind::Property(a, _) => not_constant(a),
+        ExprKind::Function { args, .. } => args.iter().find_map(not_constant),
+        _ => Some(e.span),
+    }
+}
+
 pub(crate) struct Parser<'a> {
     text: &'a str,
     tokens: Vec<Token>,

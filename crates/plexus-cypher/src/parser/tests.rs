@@ -69,3 +69,22 @@ fn errors_say_where_and_what() {
     assert_eq!(e.position.unwrap().line, 2);
     assert!(parse("RETURN 9223372036854775808").is_err());
 }
+
+#[test]
+fn constants_are_values_and_nothing_else() {
+    for ok in ["1", "-9223372036854775808", "'a'", "[1, [2.5, null]]", "{a: {b: true}}", "date('2024-01-02')", "1 + 2"]
+    {
+        assert!(super::parse_constant(ok).is_ok(), "{ok}");
+    }
+    for (bad, column) in [
+        ("1 AS v UNION MATCH (n) DETACH DELETE n RETURN 1", 3),
+        ("1 2", 3),
+        ("n.a", 1),
+        ("[1, $p]", 5),
+        ("COUNT { MATCH (n) RETURN n }", 1),
+        ("[x IN [1] | x]", 1),
+    ] {
+        let e = super::parse_constant(bad).unwrap_err();
+        assert_eq!(e.position.map(|p| p.column), Some(column), "{bad}: {}", e.message);
+    }
+}

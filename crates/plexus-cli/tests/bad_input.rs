@@ -1,0 +1,182 @@
+//! The command line against input a user gets wrong: parameters that are not values, directories that hold no
+//! database, edge lists whose first line or columns are ambiguous, imports that fail half-way. Each must give a
+//! clear error (or a note) and leave the data as it was.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn plexus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plexus")).args(args).output().expect("run plexus")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+/// The one value of a one-row, one-column query, as CSV.
+fn scalar(db: &str, query: &str) -> String {
+    let out = plexus(&["query", "--data", db, "--format", "csv", query]);
+    assert!(out.status.success(), "{query}: {}", text(&out.stderr));
+    text(&out.stdout).lines().nth(1).unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_parameter_is_a_value_never_a_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    assert!(plexus(&["query", "--data", &db, "CREATE (:N {a: 1}), (:N {a: 2})"]).status.success());
+    let out = plexus(&["query", "--data", &db, "-p", "x=1 AS v UNION MATCH (n) DETACH DELETE n RETURN 1", "RETURN $x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("column 3"), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "-p", "x=COUNT { MATCH (n) RETURN n }", "RETURN $x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "2");
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "-p", "x=[1, {b: date('2024-01-02')}]", "RETURN $x"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_plan_does_not_break_json_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let out = plexus(&["query", "--data", &db, "--format", "json", "EXPLAIN MATCH (n) RETURN n"]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stdout).trim().starts_with('{') && text(&out.stdout).trim().ends_with('}'),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stderr).contains("NodeScan") || text(&out.stderr).contains("Scan"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn inspecting_a_directory_without_a_database_is_an_error_that_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    for command in ["info", "check", "checkpoint"] {
+        let missing = path(tmp.path(), "typo");
+        let out = plexus(&[command, "--data", &missing]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(text(&out.stderr).contains("does not exist"), "{command}: {}", text(&out.stderr));
+        assert!(!tmp.path().join("typo").exists(), "{command}");
+    }
+    // A database that does not open is damage: `check` says so with status 1.
+    let db = path(tmp.path(), "db");
+    assert!(plexus(&["query", "--data", &db, "CREATE (:N)"]).status.success());
+    std::fs::write(tmp.path().join("db").join("plexus.meta"), b"not the metadata").unwrap();
+    let out = plexus(&["check", "--data", &db]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("DAMAGED"));
+}
+
+#[test]
+fn a_failed_import_keeps_an_empty_target_and_a_good_one_fills_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = path(tmp.path(), "db");
+    std::fs::create_dir(&target).unwrap();
+    let out = plexus(&["import", "--data", &target, "--edges", &path(tmp.path(), "missing.csv")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(Path::new(&target).is_dir(), "the user's directory stays");
+    // What a killed import left beside the target goes with the next import.
+    let leftover = tmp.path().join(".db.importing-4000000");
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(tmp.path().join("e.csv"), "1,2\n2,3\n").unwrap();
+    let out = plexus(&["import", "--data", &target, "--edges", &path(tmp.path(), "e.csv")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(scalar(&target, "MATCH ()-[r]->() RETURN count(r)"), "2");
+    assert!(!leftover.exists());
+}
+
+#[test]
+fn edge_lists_keep_their_first_edge_unless_it_reads_as_a_header() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str, bool); 5] = [
+        ("bom.csv", b"\xef\xbb\xbf1,2\n2,3\n", "2", false),
+        ("float.csv", b"1.5,2\n3,4\n", "2", false),
+        ("names.csv", b"start,idle\nidle,end\n", "2", false),
+        ("header.csv", b"source,target\n1,2\n", "1", true),
+        ("tabs.tsv", b"from\tto\tweight\na\tb\t1\n", "1", true),
+    ];
+    for (name, bytes, edges, noted) in cases {
+        std::fs::write(tmp.path().join(name), bytes).unwrap();
+        let db = path(tmp.path(), &format!("db-{name}"));
+        let out = plexus(&["import", "--data", &db, "--edges", &path(tmp.path(), name)]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert_eq!(scalar(&db, "MATCH ()-[r]->() RETURN count(r)"), edges, "{name}");
+        assert_eq!(text(&out.stderr).contains("read as a header"), noted, "{name}: {}", text(&out.stderr));
+    }
+    let db = path(tmp.path(), "db-bom.csv");
+    assert_eq!(scalar(&db, "MATCH (n {id: 1}) RETURN count(n)"), "1", "the mark is not part of the id");
+}
+
+#[test]
+fn edge_lists_must_agree_on_columns_and_be_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("weighted.csv"), "1,2,0.5\n").unwrap();
+    std::fs::write(tmp.path().join("plain.csv"), "3,4\n").unwrap();
+    let db = path(tmp.path(), "db");
+    let out = plexus(&[
+        "import",
+        "--data",
+        &db,
+        "--edges",
+        &path(tmp.path(), "weighted.csv"),
+        "--edges",
+        &path(tmp.path(), "plain.csv"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("weighted.csv has a weight column and") && err.contains("plain.csv does not"), "{err}");
+    assert!(!tmp.path().join("db").exists());
+    for (name, bytes, message) in [
+        ("latin1.csv", &b"M\xfcller,Bob\n"[..], "line 1, column 1: 'M\u{fffd}ller' is not valid UTF-8"),
+        ("mac.csv", &b"1,2\r2,3\r"[..], "carriage return alone"),
+    ] {
+        std::fs::write(tmp.path().join(name), bytes).unwrap();
+        let out = plexus(&["import", "--data", &db, "--edges", &path(tmp.path(), name)]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(text(&out.stderr).contains(message), "{name}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn an_incremental_import_with_bad_input_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    std::fs::write(tmp.path().join("a.csv"), "id:ID\n1\n").unwrap();
+    std::fs::write(tmp.path().join("b.csv"), "id:ID\n2\n").unwrap();
+    std::fs::write(tmp.path().join("r.csv"), ":START_ID,:END_ID\n2,99\n").unwrap();
+    let out = plexus(&["import", "--data", &db, "--nodes", &format!("N={}", path(tmp.path(), "a.csv"))]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = plexus(&[
+        "import",
+        "--data",
+        &db,
+        "--mode",
+        "incremental",
+        "--nodes",
+        &format!("N={}", path(tmp.path(), "b.csv")),
+        "--relationships",
+        &format!("R={}", path(tmp.path(), "r.csv")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown end id '99'"), "{}", text(&out.stderr));
+    assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "1");
+}
+
+#[test]
+fn typed_values_out_of_range_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("n.csv"), "id:ID,v:long,d:date\n1,-9223372036854775808,2024-02-29\n").unwrap();
+    let db = path(tmp.path(), "db");
+    let out = plexus(&["import", "--data", &db, "--nodes", &path(tmp.path(), "n.csv")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(scalar(&db, "MATCH (n) RETURN n.v"), "-9223372036854775808");
+    std::fs::write(tmp.path().join("bad.csv"), "id:ID,d:date\n1,99999999999999999999-01-01\n").unwrap();
+    let out = plexus(&["import", "--data", &path(tmp.path(), "db2"), "--nodes", &path(tmp.path(), "bad.csv")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("line 2, column 3"), "{}", text(&out.stderr));
+}
