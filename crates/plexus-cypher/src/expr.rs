@@ -232,6 +232,9 @@ impl CExpr {
                 if let Some(r) = temporal::call_function(name, &args, ctx.clock()) {
                     return r;
                 }
+                if &**name == "range" {
+                    check_range_memory(&args, ctx)?;
+                }
                 match functions::call(name, &args) {
                     Some(r) => r?,
                     None => return Err(CypherError::semantic("UnknownFunction", format!("unknown function '{name}'"))),
@@ -344,9 +347,18 @@ impl CExpr {
                     Value::List(items) => items,
                     other => return Err(not_a_list(&other)),
                 };
-                for item in items.iter() {
+                // `reduce` is the one way to nest values without bound (`[acc]` per item), and a value nested
+                // deeply enough overflows the stack of whatever recurses through it next (dropping it, encoding
+                // it): the accumulator's nesting is kept under a limit.
+                let mut depth = nesting(&scratch[*acc], None)?;
+                for (n, item) in items.iter().enumerate() {
                     scratch[*slot] = item.clone();
-                    scratch[*acc] = expr.eval(&scratch, ctx)?;
+                    let next = expr.eval(&scratch, ctx)?;
+                    depth = nesting(&next, Some((&scratch[*acc], depth)))?;
+                    scratch[*acc] = next;
+                    if n % 1024 == 1023 {
+                        ctx.check_interrupt()?;
+                    }
                 }
                 std::mem::take(&mut scratch[*acc])
             }
@@ -444,6 +456,69 @@ impl CExpr {
     pub fn is_true(&self, row: &[Value], ctx: &Ctx) -> Result<bool> {
         Ok(matches!(self.eval(row, ctx)?, Value::Bool(true)))
     }
+}
+
+/// `range()` builds its whole list at once, up to 100 million integers (2.4 GB): under a memory limit, a
+/// list that alone would exceed it fails before it is built, instead of the allocation failing the process.
+fn check_range_memory(args: &[Value], ctx: &Ctx) -> Result<()> {
+    let Some(interrupt) = &ctx.interrupt else { return Ok(()) };
+    let (Some(Value::Int(start)), Some(Value::Int(end))) = (args.first(), args.get(1)) else { return Ok(()) };
+    let step = match args.get(2) {
+        Some(Value::Int(step)) => *step,
+        _ => 1,
+    };
+    let Ok(len) = crate::functions::list::range_len(*start, *end, step) else { return Ok(()) };
+    let bytes = (len as usize).saturating_mul(std::mem::size_of::<Value>());
+    match interrupt.max_result_bytes {
+        Some(limit) if bytes > limit => Err(CypherError::new(
+            crate::error::ErrorKind::MemoryLimit,
+            crate::error::Phase::Runtime,
+            "MemoryLimitExceeded",
+            format!("range() of {len} integers needs {bytes} bytes, more than the query's memory limit of {limit}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// How deeply values may nest lists and maps (see `reduce`).
+pub const MAX_VALUE_NESTING: usize = 1000;
+
+/// The nesting depth of `v` (0 for a scalar), given that of a value it may share parts with (`known`: the
+/// previous accumulator, whose depth is not worked out again); an error beyond [`MAX_VALUE_NESTING`].
+fn nesting(v: &Value, known: Option<(&Value, usize)>) -> Result<usize> {
+    fn depth(v: &Value, known: Option<(&Value, usize)>, level: usize) -> std::result::Result<usize, ()> {
+        if level > MAX_VALUE_NESTING {
+            return Err(());
+        }
+        let same = |a: &Value| match (a, v) {
+            (Value::List(a), Value::List(b)) => Arc::ptr_eq(a, b),
+            (Value::Map(a), Value::Map(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        if let Some((prev, d)) = known {
+            if same(prev) {
+                return if level + d > MAX_VALUE_NESTING { Err(()) } else { Ok(d) };
+            }
+        }
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::List(items) => Box::new(items.iter()),
+            Value::Map(map) => Box::new(map.values()),
+            _ => return Ok(0),
+        };
+        let mut deepest = 0;
+        for child in children {
+            if matches!(child, Value::List(_) | Value::Map(_)) {
+                deepest = deepest.max(depth(child, known, level + 1)?);
+            }
+        }
+        Ok(deepest + 1)
+    }
+    depth(v, known, 0).map_err(|()| {
+        CypherError::argument(
+            "NestingTooDeep",
+            format!("reduce built a value with lists or maps nested more than {MAX_VALUE_NESTING} deep"),
+        )
+    })
 }
 
 fn not_a_list(v: &Value) -> CypherError {

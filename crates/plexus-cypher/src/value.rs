@@ -134,6 +134,17 @@ impl Value {
 
     /// Converts to a value that can be stored as a property, or explains why it cannot.
     pub fn to_stored(&self) -> Result<stored::Value, String> {
+        let value = self.to_lookup()?;
+        if let stored::Value::List(_) = &value {
+            value.validate()?;
+        }
+        Ok(value)
+    }
+
+    /// The value as a storage value to look stored properties up by (an index seek or range, a unique key):
+    /// like [`Value::to_stored`], but a list need not be one a property could hold, since `[1.0, 2]` equals the
+    /// stored `[1, 2]` under Cypher's `=`.
+    pub fn to_lookup(&self) -> Result<stored::Value, String> {
         Ok(match self {
             Value::Null => stored::Value::Null,
             Value::Bool(b) => stored::Value::Bool(*b),
@@ -148,10 +159,8 @@ impl Value {
             Value::DateTime(t) => stored::Value::DateTime(t.clone()),
             Value::Duration(d) => stored::Value::Duration(d.clone()),
             Value::List(items) => {
-                let items = items.iter().map(|v| v.to_stored()).collect::<Result<Vec<_>, _>>()?;
-                let list = stored::Value::List(items.into());
-                list.validate()?;
-                list
+                let items = items.iter().map(|v| v.to_lookup()).collect::<Result<Vec<_>, _>>()?;
+                stored::Value::List(items.into())
             }
             other => return Err(format!("a property cannot hold a {}", other.type_name())),
         })

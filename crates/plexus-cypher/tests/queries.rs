@@ -243,3 +243,38 @@ fn an_exists_of_one_relationship_is_answered_from_the_adjacency_with_subquery_se
     let value = "MATCH (a:P {n: 3}) OPTIONAL MATCH (a)-[:T]->(b) RETURN EXISTS { (a)-[:T]->(b) } AS e";
     assert_eq!(db.run(value), vec![vec![ResultValue::Bool(false)]]);
 }
+
+#[test]
+fn reduce_cannot_nest_values_without_bound() {
+    let db = Db::new();
+    let e = db.err("RETURN size(reduce(acc = 1, i IN range(1, 100000) | [acc])) AS x");
+    assert_eq!(e.kind, ErrorKind::ArgumentError, "{e}");
+    let e = db.err("RETURN size(reduce(acc = {}, i IN range(1, 100000) | {a: acc})) AS x");
+    assert_eq!(e.kind, ErrorKind::ArgumentError, "{e}");
+    assert_eq!(db.run("RETURN size(reduce(acc = 1, i IN range(1, 500) | [acc, [acc]])) AS x"), vec![vec![int(2)]]);
+    assert_eq!(db.run("RETURN size(reduce(acc = [], i IN range(1, 3000) | acc + [i])) AS x"), vec![vec![int(3000)]]);
+}
+
+#[test]
+fn keys_and_indexes_compare_numbers_as_equality_does() {
+    let db = Db::new();
+    db.run("CREATE CONSTRAINT FOR (n:W) REQUIRE n.k IS UNIQUE");
+    db.run("CREATE INDEX FOR (n:X) ON (n.p)");
+    db.run("CREATE (:W {k: 1}), (:W {k: [1, 2]}), (:X {p: [1, 2]}), (:X {p: 3})");
+    assert_eq!(db.err("CREATE (:W {k: 1.0})").kind, ErrorKind::ConstraintValidationFailed);
+    assert_eq!(db.err("CREATE (:W {k: [1.0, 2.0]})").kind, ErrorKind::ConstraintValidationFailed);
+    assert_eq!(db.run("MATCH (n:W {k: 1.0}) RETURN n.k"), vec![vec![int(1)]]);
+    assert_eq!(db.run("MATCH (n:W) WHERE n.k = [1.0, 2] RETURN size(n.k)"), vec![vec![int(2)]]);
+    assert_eq!(db.run("MATCH (n:X) WHERE n.p = [1.0, 2] RETURN size(n.p)"), vec![vec![int(2)]]);
+    assert_eq!(db.run("MATCH (n:X) WHERE n.p = 3.0 RETURN n.p"), vec![vec![int(3)]]);
+}
+
+#[test]
+fn a_range_larger_than_the_memory_limit_fails_before_it_is_built() {
+    let db = Db::new();
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, Some(1 << 20)));
+    let run = |q: &str| db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt));
+    let e = run("RETURN size(range(1, 100000000)) AS n").expect_err("over the limit");
+    assert_eq!(e.kind, ErrorKind::MemoryLimit, "{e}");
+    assert_eq!(run("RETURN size(range(1, 1000)) AS n").expect("under the limit").rows, vec![vec![int(1000)]]);
+}

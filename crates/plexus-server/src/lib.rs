@@ -140,7 +140,8 @@ impl Server {
 /// Runs a server until SIGTERM or Ctrl-C, printing where it listens. The entry point of `plexus serve`.
 pub fn run(config: ServerConfig) -> Result<(), String> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all().max_blocking_threads(config.query_threads.max(1));
+    // HTTP queries run on the blocking threads: the stack of a Bolt connection's thread, for the same reason.
+    builder.enable_all().max_blocking_threads(config.query_threads.max(1)).thread_stack_size(bolt::QUERY_STACK);
     if let Some(n) = config.worker_threads {
         builder.worker_threads(n.max(1));
     }

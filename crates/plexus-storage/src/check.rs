@@ -107,7 +107,8 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
     for u in state.unique.iter() {
         u.map.for_each(|value, id| {
             let node = NodeId(id);
-            if !state.node_has_label(node, u.label) || state.node_prop(node, u.key) != Some(value) {
+            let matches = state.node_prop(node, u.key).is_some_and(|p| *crate::keymap::key_form(p) == *value);
+            if !state.node_has_label(node, u.label) || !matches {
                 push(format!(
                     "unique index ({}, {}) maps {value:?} to {node}, which does not match",
                     u.label.0, u.key.0

@@ -10,10 +10,26 @@
 //! Values come from users, so the table hashes with a randomly keyed SipHash (`RandomState`), as the
 //! persistent map does, and a crafted set of keys cannot make probes degrade.
 
+use std::borrow::Cow;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use crate::value::Value;
+
+/// The form a value takes as a unique key: numbers equal in Cypher (`1 = 1.0`, `0 = -0.0`) are one key, so
+/// a float with an integral value is keyed as that integer (in lists too). Only the map sees this form; the
+/// property keeps the value it was given.
+pub fn key_form(value: &Value) -> Cow<'_, Value> {
+    match value {
+        Value::Float(f) if f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(f) => {
+            Cow::Owned(Value::Int(*f as i64))
+        }
+        Value::List(items) if items.iter().any(|v| matches!(key_form(v), Cow::Owned(_))) => {
+            Cow::Owned(Value::List(items.iter().map(|v| key_form(v).into_owned()).collect()))
+        }
+        _ => Cow::Borrowed(value),
+    }
+}
 
 /// The value → node map of one unique key.
 #[derive(Clone, Default)]
@@ -92,7 +108,12 @@ impl KeyMap {
 
     /// Builds a map from `(value, node)` pairs in one pass; on a repeated value returns the two nodes that share
     /// it and the value.
-    pub fn build(entries: Vec<(Value, u64)>) -> Result<KeyMap, (u64, u64, Value)> {
+    pub fn build(mut entries: Vec<(Value, u64)>) -> Result<KeyMap, (u64, u64, Value)> {
+        for (value, _) in &mut entries {
+            if let Cow::Owned(key) = key_form(value) {
+                *value = key;
+            }
+        }
         if entries.len() > Self::TABLE_LIMIT {
             let mut map = KeyMap::new();
             for (value, node) in entries {
@@ -109,6 +130,7 @@ impl KeyMap {
     /// The node holding `value`.
     #[inline]
     pub fn get(&self, value: &Value) -> Option<&u64> {
+        let value = &*key_form(value);
         if !self.delta.is_empty() {
             if let Some(change) = self.delta.get(value) {
                 return change.as_ref();
@@ -119,6 +141,10 @@ impl KeyMap {
 
     /// Maps `value` to `node`.
     pub fn insert(&mut self, value: Value, node: u64) {
+        let value = match key_form(&value) {
+            Cow::Owned(key) => key,
+            Cow::Borrowed(_) => value,
+        };
         if self.base.get(&value) == Some(&node) {
             self.delta.remove(&value);
         } else {
@@ -129,6 +155,7 @@ impl KeyMap {
 
     /// Unmaps `value`.
     pub fn remove(&mut self, value: &Value) {
+        let value = &*key_form(value);
         if self.base.get(value).is_some() {
             self.delta.insert(value.clone(), None);
         } else {
@@ -199,6 +226,25 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn numbers_equal_in_cypher_are_one_key() {
+        let list = |items: Vec<Value>| Value::List(items.into());
+        let mut map = KeyMap::build(vec![(Value::Int(1), 10), (Value::Float(2.5), 11)]).unwrap();
+        map.insert(list(vec![Value::Int(1), Value::Int(2)]), 12);
+        map.insert(Value::Float(0.0), 13);
+        assert_eq!(map.get(&Value::Float(1.0)), Some(&10));
+        assert_eq!(map.get(&Value::Float(2.5)), Some(&11));
+        assert_eq!(map.get(&Value::Int(2)), None);
+        assert_eq!(map.get(&list(vec![Value::Float(1.0), Value::Float(2.0)])), Some(&12));
+        assert_eq!(map.get(&Value::Int(0)), Some(&13));
+        assert_eq!(map.get(&Value::Float(-0.0)), Some(&13));
+        map.remove(&Value::Float(1.0));
+        assert_eq!(map.get(&Value::Int(1)), None);
+        assert!(KeyMap::build(vec![(Value::Int(3), 1), (Value::Float(3.0), 2)]).is_err());
+        // Beyond the integers, a float stays a float.
+        assert_eq!(*key_form(&Value::Float(1e300)), Value::Float(1e300));
+    }
 
     proptest! {
         #[test]

@@ -92,20 +92,13 @@ impl RowExpander for KeyLookup<'_> {
         match self.access.as_mut().expect("chosen") {
             Access::Nothing => Ok(false),
             Access::UniqueKey(l) => {
-                let Ok(stored) = wanted.to_stored() else { return Ok(false) };
-                let g = ctx.g();
-                let found = g.node_by_key(*l, &stored).or_else(|| match &wanted {
-                    // The key index is keyed by stored identity: an integer-valued float finds an integer key
-                    // and back, as Cypher's `=` does.
-                    Value::Float(f) if f.fract() == 0.0 => g.node_by_key(*l, &plexus_storage::Value::Int(*f as i64)),
-                    Value::Int(i) => g.node_by_key(*l, &plexus_storage::Value::Float(*i as f64)),
-                    _ => None,
-                });
-                push(row, self.slot, found, out);
+                let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
+                // The key map keys numbers by value (`key_form`): `1.0` finds the node keyed `1`, as `=` does.
+                push(row, self.slot, ctx.g().node_by_key(*l, &stored), out);
                 Ok(false)
             }
             Access::Index(l, k) => {
-                let Ok(stored) = wanted.to_stored() else { return Ok(false) };
+                let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
                 push(row, self.slot, ctx.g().index_seek(*l, *k, &stored), out);
                 Ok(false)
             }
@@ -149,7 +142,7 @@ impl<'p> IndexRange<'p> {
 
 fn bound(b: Option<&(CExpr, bool)>, row: &Row, ctx: &Ctx) -> Result<Option<(plexus_storage::Value, bool)>> {
     let Some((e, inclusive)) = b else { return Ok(None) };
-    Ok(e.eval(row, ctx)?.to_stored().ok().map(|v| (v, *inclusive)))
+    Ok(e.eval(row, ctx)?.to_lookup().ok().map(|v| (v, *inclusive)))
 }
 
 impl RowExpander for IndexRange<'_> {

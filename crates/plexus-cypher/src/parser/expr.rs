@@ -9,43 +9,102 @@ use crate::error::Result;
 use crate::lexer::{Span, Tok};
 use crate::value::Value;
 
+/// How deeply expressions may nest (parentheses, lists, maps, arguments, prefix operators): parsing,
+/// planning and evaluating recurse once per level, and a query must fail with an error long before it could
+/// exhaust a thread's stack (2 MiB by default).
+pub(super) const MAX_NESTING: u32 = 200;
+
+/// How many operands one chain of a left-associative operator (`a + b + ...`) may have: each is a level of
+/// the tree that evaluation recurses through. (`AND`, `OR` and `XOR` chains are built balanced instead, so
+/// that a generated `a = 1 OR a = 2 OR ...` of any length stays shallow.)
+const MAX_CHAIN: usize = 500;
+
 fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
     let span = l.span.to(r.span);
     Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
 }
 
+/// `terms` joined by an associative operator as a balanced tree, operands in their order.
+fn balanced(op: BinaryOp, mut terms: Vec<Expr>) -> Expr {
+    while terms.len() > 1 {
+        let mut joined = Vec::with_capacity(terms.len().div_ceil(2));
+        let mut pairs = terms.into_iter();
+        while let Some(a) = pairs.next() {
+            joined.push(match pairs.next() {
+                Some(b) => binary(op, a, b),
+                None => a,
+            });
+        }
+        terms = joined;
+    }
+    terms.pop().expect("at least one term")
+}
+
 impl Parser<'_> {
     pub(super) fn expr(&mut self) -> Result<Expr> {
-        let mut left = self.xor_expr()?;
-        while self.eat_kw("OR") {
-            let right = self.xor_expr()?;
-            left = binary(BinaryOp::Or, left, right);
+        self.nest()?;
+        let result = self.or_expr();
+        self.depth -= 1;
+        result
+    }
+
+    /// Enters one more level of nesting, or fails when there are too many.
+    fn nest(&mut self) -> Result<()> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.error_at(
+                self.span(),
+                "UnexpectedSyntax",
+                format!("the expression is nested too deeply (more than {MAX_NESTING} levels)"),
+            ));
         }
-        Ok(left)
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Counts one more operand of a left-associative chain.
+    fn chain(&self, operands: &mut usize) -> Result<()> {
+        *operands += 1;
+        if *operands > MAX_CHAIN {
+            return Err(self.error_at(
+                self.span(),
+                "UnexpectedSyntax",
+                format!("too many operands in one chain of operators (more than {MAX_CHAIN})"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn or_expr(&mut self) -> Result<Expr> {
+        let mut terms = vec![self.xor_expr()?];
+        while self.eat_kw("OR") {
+            terms.push(self.xor_expr()?);
+        }
+        Ok(balanced(BinaryOp::Or, terms))
     }
 
     fn xor_expr(&mut self) -> Result<Expr> {
-        let mut left = self.and_expr()?;
+        let mut terms = vec![self.and_expr()?];
         while self.eat_kw("XOR") {
-            let right = self.and_expr()?;
-            left = binary(BinaryOp::Xor, left, right);
+            terms.push(self.and_expr()?);
         }
-        Ok(left)
+        Ok(balanced(BinaryOp::Xor, terms))
     }
 
     fn and_expr(&mut self) -> Result<Expr> {
-        let mut left = self.not_expr()?;
+        let mut terms = vec![self.not_expr()?];
         while self.eat_kw("AND") {
-            let right = self.not_expr()?;
-            left = binary(BinaryOp::And, left, right);
+            terms.push(self.not_expr()?);
         }
-        Ok(left)
+        Ok(balanced(BinaryOp::And, terms))
     }
 
     fn not_expr(&mut self) -> Result<Expr> {
         if self.at_kw("NOT") {
             let start = self.bump().span;
-            let inner = self.not_expr()?;
+            self.nest()?;
+            let inner = self.not_expr();
+            self.depth -= 1;
+            let inner = inner?;
             let span = start.to(inner.span);
             return Ok(Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), span));
         }
@@ -57,6 +116,7 @@ impl Parser<'_> {
         let first = self.predicate_expr()?;
         let mut result: Option<Expr> = None;
         let mut left = first.clone();
+        let mut operands = 1;
         loop {
             let op = match self.peek() {
                 Tok::Eq => BinaryOp::Eq,
@@ -68,6 +128,7 @@ impl Parser<'_> {
                 Tok::LeftArrow => {
                     // `a<-1` lexes as an arrow; it is `a < -1`.
                     let span = self.bump().span;
+                    self.chain(&mut operands)?;
                     let operand = self.predicate_expr()?;
                     let neg = Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(operand)), span.to(self.prev_span()));
                     let cmp = binary(BinaryOp::Lt, left.clone(), neg.clone());
@@ -81,6 +142,7 @@ impl Parser<'_> {
                 _ => break,
             };
             self.bump();
+            self.chain(&mut operands)?;
             let right = self.predicate_expr()?;
             let cmp = binary(op, left.clone(), right.clone());
             result = Some(match result {
@@ -95,7 +157,9 @@ impl Parser<'_> {
     /// `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IN`, `=~`, `IS [NOT] NULL`.
     fn predicate_expr(&mut self) -> Result<Expr> {
         let mut left = self.additive()?;
+        let mut operands = 1;
         loop {
+            self.chain(&mut operands)?;
             if self.at_kw("STARTS") && self.at_kw_ahead(1, "WITH") {
                 self.bump();
                 self.bump();
@@ -129,12 +193,14 @@ impl Parser<'_> {
 
     fn additive(&mut self) -> Result<Expr> {
         let mut left = self.multiplicative()?;
+        let mut operands = 1;
         loop {
             let op = match self.peek() {
                 Tok::Plus => BinaryOp::Add,
                 Tok::Minus => BinaryOp::Sub,
                 _ => return Ok(left),
             };
+            self.chain(&mut operands)?;
             self.bump();
             let right = self.multiplicative()?;
             left = binary(op, left, right);
@@ -143,6 +209,7 @@ impl Parser<'_> {
 
     fn multiplicative(&mut self) -> Result<Expr> {
         let mut left = self.power()?;
+        let mut operands = 1;
         loop {
             let op = match self.peek() {
                 Tok::Star => BinaryOp::Mul,
@@ -150,6 +217,7 @@ impl Parser<'_> {
                 Tok::Percent => BinaryOp::Mod,
                 _ => return Ok(left),
             };
+            self.chain(&mut operands)?;
             self.bump();
             let right = self.power()?;
             left = binary(op, left, right);
@@ -158,7 +226,9 @@ impl Parser<'_> {
 
     fn power(&mut self) -> Result<Expr> {
         let mut left = self.unary()?;
+        let mut operands = 1;
         while self.eat(&Tok::Caret) {
+            self.chain(&mut operands)?;
             let right = self.unary()?;
             left = binary(BinaryOp::Pow, left, right);
         }
@@ -183,13 +253,19 @@ impl Parser<'_> {
                         return self.postfix(Expr::new(ExprKind::Literal(Value::Int(i64::MIN)), start.to(end)));
                     }
                 }
-                let inner = self.unary()?;
+                self.nest()?;
+                let inner = self.unary();
+                self.depth -= 1;
+                let inner = inner?;
                 let span = start.to(inner.span);
                 Ok(Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), span))
             }
             Tok::Plus => {
                 let start = self.bump().span;
-                let inner = self.unary()?;
+                self.nest()?;
+                let inner = self.unary();
+                self.depth -= 1;
+                let inner = inner?;
                 let span = start.to(inner.span);
                 Ok(Expr::new(ExprKind::Unary(UnaryOp::Plus, Box::new(inner)), span))
             }
@@ -203,7 +279,11 @@ impl Parser<'_> {
     }
 
     fn postfix(&mut self, mut expr: Expr) -> Result<Expr> {
+        let mut operands = 1;
         loop {
+            if matches!(self.peek(), Tok::Dot | Tok::LBracket | Tok::Colon) {
+                self.chain(&mut operands)?;
+            }
             match self.peek() {
                 Tok::Dot => {
                     self.bump();

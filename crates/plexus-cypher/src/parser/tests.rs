@@ -88,3 +88,28 @@ fn constants_are_values_and_nothing_else() {
         assert_eq!(e.position.map(|p| p.column), Some(column), "{bad}: {}", e.message);
     }
 }
+
+#[test]
+fn nesting_and_chains_are_bounded_and_or_chains_stay_shallow() {
+    let nested = |n: usize| format!("RETURN {}1{} AS x", "(".repeat(n), ")".repeat(n));
+    assert!(parse(&nested(150)).is_ok());
+    let e = parse(&nested(300)).unwrap_err();
+    assert!(e.message.contains("nested too deeply"), "{}", e.message);
+    assert!(parse(&format!("RETURN {}true", "NOT ".repeat(300))).is_err());
+    assert!(parse(&format!("RETURN {}1", "- ".repeat(300))).is_err());
+    assert!(parse(&format!("RETURN 1{}", "+1".repeat(400))).is_ok());
+    let e = parse(&format!("RETURN 1{}", "+1".repeat(600))).unwrap_err();
+    assert!(e.message.contains("too many operands"), "{}", e.message);
+    // A long OR is a balanced tree: about log2(n) deep.
+    let ors = (0..5000).map(|i| format!("x = {i}")).collect::<Vec<_>>().join(" OR ");
+    let q = query(&format!("WITH 1 AS x WHERE {ors} RETURN x"));
+    fn depth(e: &Expr) -> usize {
+        match &e.kind {
+            ExprKind::Binary(_, a, b) => 1 + depth(a).max(depth(b)),
+            _ => 1,
+        }
+    }
+    let Clause::With(p) = &q.parts[0].clauses[0] else { panic!() };
+    let predicate = p.predicate.as_ref().expect("a WHERE");
+    assert!(depth(predicate) < 20, "{}", depth(predicate));
+}

@@ -23,8 +23,11 @@ use crate::service::Service;
 use crate::tls::Acceptor;
 pub use connection::ConnectionLimits;
 
-/// Stack of a connection thread: queries recurse (parser, planner, expression evaluation), but not deeply.
-const CONNECTION_STACK: usize = 2 << 20;
+/// Stack of a connection thread. Queries recurse (parser, planner, expression evaluation, and encoding and
+/// dropping nested values): the parser bounds the nesting of a query's text, but a value built at run time
+/// (`reduce` wrapping a list in a list) can nest thousands deep, and a thread that overflows its stack takes
+/// the whole server down. The memory is reserved, not committed: only pages a query touches are used.
+pub(crate) const QUERY_STACK: usize = 64 << 20;
 
 /// Open connections, so shutdown can wake the idle ones and wait for the busy ones.
 #[derive(Default)]
@@ -125,14 +128,13 @@ fn accept_loop(
         let _ = socket.set_nodelay(true);
         let (service, limits, local, conns) = (service.clone(), limits.clone(), local.clone(), connections.clone());
         let tls = tls.clone();
-        let spawned =
-            std::thread::Builder::new().name(format!("bolt-{id}")).stack_size(CONNECTION_STACK).spawn(move || {
-                service.metrics.connection_opened(Protocol::Bolt);
-                serve_socket(socket, &service, &limits, local, id, tls);
-                service.metrics.connection_closed(Protocol::Bolt);
-                conns.open.lock().remove(&id);
-                conns.closed.notify_all();
-            });
+        let spawned = std::thread::Builder::new().name(format!("bolt-{id}")).stack_size(QUERY_STACK).spawn(move || {
+            service.metrics.connection_opened(Protocol::Bolt);
+            serve_socket(socket, &service, &limits, local, id, tls);
+            service.metrics.connection_closed(Protocol::Bolt);
+            conns.open.lock().remove(&id);
+            conns.closed.notify_all();
+        });
         if spawned.is_err() {
             connections.open.lock().remove(&id);
         }
