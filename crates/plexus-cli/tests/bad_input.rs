@@ -2,20 +2,11 @@
 //! database, edge lists whose first line or columns are ambiguous, imports that fail half-way. Each must give a
 //! clear error (or a note) and leave the data as it was.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn plexus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plexus")).args(args).output().expect("run plexus")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).to_str().unwrap().to_string()
-}
+use common::{path, plexus, text};
 
 /// The one value of a one-row, one-column query, as CSV.
 fn scalar(db: &str, query: &str) -> String {

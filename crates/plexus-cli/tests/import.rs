@@ -1,20 +1,11 @@
 //! `plexus import` through the built binary: node and relationship files, the LDBC layout, incremental mode, and
 //! errors giving exit status 2 with file, line and column.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn plexus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plexus")).args(args).output().expect("run plexus")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).to_str().unwrap().to_string()
-}
+use common::{path, plexus, text};
 
 #[test]
 fn nodes_and_relationships_then_incremental() {
