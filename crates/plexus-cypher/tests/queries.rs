@@ -278,3 +278,13 @@ fn a_range_larger_than_the_memory_limit_fails_before_it_is_built() {
     assert_eq!(e.kind, ErrorKind::MemoryLimit, "{e}");
     assert_eq!(run("RETURN size(range(1, 1000)) AS n").expect("under the limit").rows, vec![vec![int(1000)]]);
 }
+
+#[test]
+fn a_sort_under_the_largest_limit_keeps_every_row() {
+    let db = Db::new();
+    let q = "UNWIND [3, 1, 2] AS x RETURN x ORDER BY x SKIP 1 LIMIT 9223372036854775807";
+    assert_eq!(db.run(q), vec![vec![int(2)], vec![int(3)]]);
+    let rows = db.run("UNWIND range(1, 100) AS x RETURN x ORDER BY x DESC LIMIT 9223372036854775807");
+    assert_eq!(rows.len(), 100);
+    assert_eq!(rows[0], vec![int(100)]);
+}

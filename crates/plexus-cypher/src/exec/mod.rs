@@ -606,7 +606,7 @@ impl<'p> Sort<'p> {
             }
             keyed.push((std::mem::replace(&mut key, Vec::with_capacity(keys.len())), std::mem::take(row)));
             if let Some(k) = keep {
-                if keyed.len() >= 2 * k.max(16) {
+                if keyed.len() >= k.max(16).saturating_mul(2) {
                     keyed.sort_by(|(a, _), (b, _)| order(a, b));
                     keyed.truncate(k);
                     full = true;

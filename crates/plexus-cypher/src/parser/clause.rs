@@ -69,9 +69,15 @@ impl Parser<'_> {
             let list = self.expr()?;
             self.expect(&Tok::Pipe, "'|' in FOREACH")?;
             let mut body = Vec::new();
-            while let Some(clause) = self.clause()? {
-                body.push(clause);
-            }
+            self.nest()?;
+            let clauses: Result<()> = (|| {
+                while let Some(clause) = self.clause()? {
+                    body.push(clause);
+                }
+                Ok(())
+            })();
+            self.depth -= 1;
+            clauses?;
             self.expect(&Tok::RParen, "')' closing FOREACH")?;
             Clause::Foreach { variable, list, body }
         } else if self.at_kw("CALL") {

@@ -49,7 +49,7 @@ impl Parser<'_> {
     }
 
     /// Enters one more level of nesting, or fails when there are too many.
-    fn nest(&mut self) -> Result<()> {
+    pub(super) fn nest(&mut self) -> Result<()> {
         if self.depth >= MAX_NESTING {
             return Err(self.error_at(
                 self.span(),

@@ -191,6 +191,14 @@ impl<'a> Parser<'a> {
 
     /// `single (UNION [ALL] single)*`.
     fn query(&mut self) -> Result<Query> {
+        // Subqueries (`CALL { ... }`, `EXISTS { ... }`) nest queries: they count as levels of nesting too.
+        self.nest()?;
+        let query = self.union();
+        self.depth -= 1;
+        query
+    }
+
+    fn union(&mut self) -> Result<Query> {
         let mut parts = vec![self.single_query()?];
         let mut union_all = Vec::new();
         while self.eat_kw("UNION") {

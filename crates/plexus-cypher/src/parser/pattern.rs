@@ -46,7 +46,10 @@ impl Parser<'_> {
         // Extra parentheses around a whole element are allowed: `((a)-->(b))`.
         if matches!(self.peek(), Tok::LParen) && matches!(self.peek_at(1), Tok::LParen) {
             self.bump();
-            let e = self.pattern_element()?;
+            self.nest()?;
+            let e = self.pattern_element();
+            self.depth -= 1;
+            let e = e?;
             self.expect(&Tok::RParen, "')'")?;
             return Ok(e);
         }

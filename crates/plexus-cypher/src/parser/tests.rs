@@ -100,6 +100,17 @@ fn nesting_and_chains_are_bounded_and_or_chains_stay_shallow() {
     assert!(parse(&format!("RETURN 1{}", "+1".repeat(400))).is_ok());
     let e = parse(&format!("RETURN 1{}", "+1".repeat(600))).unwrap_err();
     assert!(e.message.contains("too many operands"), "{}", e.message);
+    // Patterns, subqueries and FOREACH bodies nest too.
+    for deep in [
+        format!("MATCH {}(a)-->(b){} RETURN a", "(".repeat(300), ")".repeat(300)),
+        format!("{}RETURN 1 AS x{} RETURN x", "CALL { ".repeat(300), " }".repeat(300)),
+        format!("{}CREATE (){}", "FOREACH (i IN [1] | ".repeat(300), ")".repeat(300)),
+        format!("RETURN {}true{}", "EXISTS { MATCH (n) WHERE ".repeat(300), " }".repeat(300)),
+    ] {
+        let e = parse(&deep).unwrap_err();
+        assert!(e.message.contains("nested too deeply"), "{}", e.message);
+    }
+    assert!(parse(&format!("{}RETURN 1 AS x{} RETURN x", "CALL { ".repeat(20), " }".repeat(20))).is_ok());
     // A long OR is a balanced tree: about log2(n) deep.
     let ors = (0..5000).map(|i| format!("x = {i}")).collect::<Vec<_>>().join(" OR ");
     let q = query(&format!("WITH 1 AS x WHERE {ors} RETURN x"));
