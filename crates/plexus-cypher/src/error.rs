@@ -166,7 +166,7 @@ impl From<plexus_storage::StorageError> for CypherError {
             return CypherError::new(ErrorKind::Conflict, Phase::Runtime, "", message);
         }
         match e {
-            S::ConstraintViolation(_) => {
+            S::ConstraintViolation(_) | S::UniqueKeyTaken { .. } => {
                 CypherError::new(ErrorKind::ConstraintValidationFailed, Phase::Runtime, "", message)
             }
             S::NodeHasRelationships(..) => CypherError::new(

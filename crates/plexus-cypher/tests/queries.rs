@@ -288,3 +288,45 @@ fn a_sort_under_the_largest_limit_keeps_every_row() {
     assert_eq!(rows.len(), 100);
     assert_eq!(rows[0], vec![int(100)]);
 }
+
+#[test]
+fn a_type_created_earlier_in_the_query_is_matched() {
+    let db = Db::new();
+    assert_eq!(db.run("CREATE (a:A)-[:T]->(:B) WITH a MATCH (a)-[:T]->(x) RETURN count(x)"), vec![vec![int(1)]]);
+    let q = "UNWIND [1, 2] AS i CREATE (a:C {i: i})-[:U]->(:D) WITH a MATCH (a)-[:U]->(x) RETURN a.i, count(x) ORDER BY a.i";
+    assert_eq!(db.run(q), vec![vec![int(1), int(1)], vec![int(2), int(1)]]);
+}
+
+#[test]
+fn a_path_of_zero_hops_needs_no_relationship_of_the_type() {
+    let db = Db::new();
+    db.run("CREATE (:A {id: 1})");
+    assert_eq!(db.run("MATCH (a:A)-[:NOPE*0..1]->(b) RETURN b.id"), vec![vec![int(1)]]);
+    assert_eq!(db.run("MATCH (a:A) RETURN COUNT { (a)-[:NOPE*0..1]->() }"), vec![vec![int(1)]]);
+    assert_eq!(db.run("MATCH (a:A)-[:NOPE*1..2]->(b) RETURN b.id"), Vec::<Vec<ResultValue>>::new());
+}
+
+#[test]
+fn percentile_disc_answers_one_of_the_values() {
+    let db = Db::new();
+    let rows = db.run("UNWIND [1, 2, 3] AS x RETURN percentileDisc(x, 0.5), percentileDisc(toFloat(x), 0.5)");
+    assert_eq!(rows, vec![vec![int(2), ResultValue::Float(2.0)]]);
+}
+
+#[test]
+fn the_most_clauses_a_query_may_have_run_on_a_small_stack() {
+    // Planning and running recurse once per clause: the limit (1,000) must fit a thread's default 2 MiB stack,
+    // even in a debug build.
+    let many_withs = format!("WITH 1 AS x {}RETURN x", "WITH x ".repeat(998));
+    let many_creates = format!("{}RETURN 1", "CREATE () ".repeat(999));
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let db = Db::new();
+            assert_eq!(db.run(&many_withs), vec![vec![int(1)]]);
+            assert_eq!(db.run(&many_creates), vec![vec![int(1)]]);
+        })
+        .unwrap()
+        .join()
+        .expect("no overflow");
+}

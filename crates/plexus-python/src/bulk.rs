@@ -120,7 +120,9 @@ fn load(db: &plexus::Database, g: Numbered, weight: Option<&[f64]>, names: Names
     if empty {
         match load_bulk(db, &g, weight, names) {
             // Something was written meanwhile, or a write transaction is open: take the transactional path.
-            Err(Failure::Storage(StorageError::ConstraintViolation(_) | StorageError::Conflict(_))) => {}
+            Err(Failure::Storage(
+                StorageError::ConstraintViolation(_) | StorageError::UniqueKeyTaken { .. } | StorageError::Conflict(_),
+            )) => {}
             other => return other,
         }
     }

@@ -23,6 +23,8 @@ enum Lookup {
     Dense {
         min: i64,
         table: Vec<u64>,
+        /// Entries of `table` in use: how dense it is (the table is longer, and may grow only with them).
+        filled: usize,
     },
     /// When external ids are too sparse for a flat table but not very sparse (R-MAT graphs leave over half the
     /// ids of their range unused): a bitmap of the ids present and a running count per word, small enough to
@@ -152,7 +154,7 @@ impl IdIndex {
                 for &(ext, n) in &pairs {
                     table[(ext - min) as usize] = n;
                 }
-                Lookup::Dense { min, table }
+                Lookup::Dense { min, table, filled: pairs.len() }
             }
             (Some(min), Some(max)) if ranked_enough(min, max, pairs.len()) => {
                 // A label's nodes come in node order, and bulk-imported ids ascend with it: usually sorted already.
@@ -179,7 +181,7 @@ impl IdIndex {
     #[inline]
     pub fn prefetch(&self, ext: i64) {
         match &self.lookup {
-            Lookup::Dense { min, table } => {
+            Lookup::Dense { min, table, .. } => {
                 if let Some(entry) = table.get(ext.wrapping_sub(*min) as u64 as usize) {
                     plexus_storage::prefetch::prefetch(entry);
                 }
@@ -197,7 +199,7 @@ impl IdIndex {
     #[inline]
     pub fn node(&self, ext: i64) -> Option<NodeId> {
         let n = match &self.lookup {
-            Lookup::Dense { min, table } => {
+            Lookup::Dense { min, table, .. } => {
                 let i = ext.wrapping_sub(*min) as u64;
                 *table.get(i as usize)?
             }
@@ -241,10 +243,10 @@ impl IdIndex {
                 && above.is_none_or(|&a| a > ext)
                 && (above.is_some() || above_end == self.ext_of.len());
         }
-        if let Lookup::Dense { min, table } = &mut self.lookup {
-            let count = table.len();
-            let (lo, hi) = (ext.min(*min), ext.max(*min + count as i64 - 1));
-            if dense_enough(lo, hi, count) {
+        if let Lookup::Dense { min, table, filled } = &mut self.lookup {
+            let (lo, hi) = (ext.min(*min), ext.max(*min + table.len() as i64 - 1));
+            // Judged by the ids held, not the table's length: ids far apart would otherwise double it each time.
+            if dense_enough(lo, hi, *filled + 1) {
                 if lo < *min {
                     let mut grown = vec![NONE; (*min - lo) as usize];
                     grown.append(table);
@@ -254,6 +256,9 @@ impl IdIndex {
                 let i = (ext - *min) as usize;
                 if i >= table.len() {
                     table.resize(i + 1, NONE);
+                }
+                if table[i] == NONE {
+                    *filled += 1;
                 }
                 table[i] = n.0;
                 return;

@@ -228,10 +228,51 @@ fn nanos_of_day(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
 
 /// A Python object as a query parameter value.
 pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    from_py_at(obj, 0)
+}
+
+/// A NumPy `datetime64` as a local date-time (NumPy's times have no zone), at its own precision; `NaT` is null.
+fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let py = obj.py();
+    let numpy = py.import("numpy")?;
+    if numpy.call_method1("isnat", (obj,))?.is_truthy()? {
+        return Ok(Value::Null);
+    }
+    let (unit, count): (String, i64) = numpy.call_method1("datetime_data", (obj.getattr("dtype")?,))?.extract()?;
+    let ticks = obj.call_method1("astype", ("int64",))?.extract::<i64>()?;
+    let nanos_per_tick: i64 = match unit.as_str() {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "D" => 86_400_000_000_000,
+        _ => return Err(errors::argument(format!("a datetime64 in units of '{unit}' cannot be passed to Plexus"))),
+    };
+    let per_tick = i128::from(nanos_per_tick) * i128::from(count.max(1));
+    let nanos = i128::from(ticks) * per_tick;
+    let seconds = nanos.div_euclid(i128::from(NANOS_PER_SECOND));
+    let seconds = i64::try_from(seconds).map_err(|_| errors::argument("a datetime64 out of range"))?;
+    let nanos = nanos.rem_euclid(i128::from(NANOS_PER_SECOND)) as u32;
+    Ok(Value::LocalDateTime(LocalDateTime { seconds, nanos }))
+}
+
+/// How deeply a value passed in may nest lists, tuples and dicts: conversion recurses once per level, and a
+/// list that contains itself would recurse until the stack overflows.
+const MAX_NESTING: usize = 200;
+
+fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     let py = obj.py();
     if obj.is_none() {
         return Ok(Value::Null);
     }
+    if depth > MAX_NESTING {
+        return Err(errors::argument(format!(
+            "a value nests lists or dicts more than {MAX_NESTING} levels deep (or contains itself)"
+        )));
+    }
+    let from_py = |item: &Bound<'_, PyAny>| from_py_at(item, depth + 1);
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Value::Bool(b.is_true()));
     }
@@ -277,6 +318,10 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     let t = temporal(py)?;
     // `datetime` is a subclass of `date`: test it first.
     if obj.is_instance(t.datetime.bind(py))? {
+        // pandas' missing time is a `datetime` too.
+        if obj.get_type().name()? == "NaTType" {
+            return Ok(Value::Null);
+        }
         let days =
             days_from_civil(int_attr(obj, "year")?, int_attr(obj, "month")? as u32, int_attr(obj, "day")? as u32);
         let of_day = nanos_of_day(obj)?;
@@ -331,10 +376,17 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if type_name == "bool_" || type_name == "bool" {
         return Ok(Value::Bool(obj.is_truthy()?));
     }
+    if type_name == "datetime64" {
+        return numpy_datetime(obj);
+    }
+    if type_name == "ndarray" && obj.getattr("dtype")?.getattr("kind")?.extract::<String>()? == "M" {
+        // Element by element: `tolist` turns nanosecond times into plain integers.
+        return Ok(Value::list(obj.try_iter()?.map(|item| from_py(&item?)).collect::<PyResult<_>>()?));
+    }
     if obj.hasattr("tolist")? {
         let plain = obj.call_method0("tolist")?;
         if !plain.is(obj) {
-            return from_py(&plain);
+            return from_py_at(&plain, depth);
         }
     }
     if obj.hasattr("__index__")? {

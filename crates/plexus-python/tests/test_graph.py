@@ -333,3 +333,22 @@ def test_neighbours_of_self_loops_and_parallel_edges(db):
     graph.upsert_edges(np.array([1]), np.array([7]))
     assert graph.neighbors(7, direction="both") == [1, 7, 8]
     assert split(*graph.neighbors(np.array([1, 5, 7]), direction="both")) == [[7], [5], [1, 7, 8]]
+
+
+def test_far_apart_ids_do_not_grow_the_view_without_bound(db):
+    def rss_mib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 >> 20
+
+    db.import_edges(list(range(10)), list(range(1, 11)))
+    g = db.graph()
+    g.refresh()
+    before = rss_mib()
+    x = 10
+    for _ in range(16):
+        # Each id about twice the last: a flat table judged by its own length doubled every time.
+        x = 2 * (x + 1) + 4000
+        g.upsert_edges([x], [x])
+    assert g.number_of_nodes() == 11 + 16
+    assert g.has_edge(x, x)
+    assert rss_mib() - before < 200

@@ -122,6 +122,32 @@ def test_numpy_scalars_and_arrays_as_parameters(db):
     assert roundtrip(db, np.array([1, 2, 3])) == [1, 2, 3]
 
 
+def test_numpy_and_pandas_times_as_parameters(db):
+    assert roundtrip(db, np.datetime64("2020-01-01T00:00:00.123456789", "ns")) == dt.datetime(2020, 1, 1, 0, 0, 0, 123456)
+    assert roundtrip(db, np.datetime64("2020-01-02", "D")) == dt.datetime(2020, 1, 2)
+    times = np.array(["2020-01-01T00:00", "NaT"], dtype="datetime64[ns]")
+    assert roundtrip(db, times) == [dt.datetime(2020, 1, 1), None]
+    import pandas as pd
+
+    assert roundtrip(db, pd.NaT) is None
+
+
+def test_parameters_nested_without_end_are_refused(db):
+    looped = []
+    looped.append(looped)
+    with pytest.raises(plexus.ArgumentError, match="levels deep"):
+        db.execute("RETURN 1", {"v": looped})
+    deep = []
+    for _ in range(20000):
+        deep = [deep]
+    with pytest.raises(plexus.ArgumentError, match="levels deep"):
+        db.execute("RETURN 1", {"v": deep})
+    nested = {"a": [1]}
+    for _ in range(50):
+        nested = {"a": [nested]}
+    assert db.execute("RETURN 1 AS one", {"v": nested}).scalar() == 1
+
+
 def test_result_shapes(db):
     db.execute("UNWIND range(1, 5) AS i CREATE (:N {i: i})")
     r = db.execute("MATCH (n:N) RETURN n.i AS i, n.i * 2 AS j ORDER BY i")

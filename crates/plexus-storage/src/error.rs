@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::ids::{NodeId, RelId};
+use crate::ids::{LabelId, NodeId, PropKeyId, RelId};
+use crate::value::Value;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -14,6 +15,11 @@ pub enum StorageError {
     NodeHasRelationships(NodeId, u64),
     #[error("constraint violation: {0}")]
     ConstraintViolation(String),
+    /// A unique key's value is held by another node. A write transaction names the label and key in its
+    /// message ([`StorageError::ConstraintViolation`]); this form, with token ids, is for code without the
+    /// catalog.
+    #[error("constraint violation: {holder} already has label {} with key {} = {value:?}", label.0, key.0)]
+    UniqueKeyTaken { holder: NodeId, label: LabelId, key: PropKeyId, value: Value },
     #[error("invalid value: {0}")]
     InvalidValue(String),
     #[error(

@@ -232,11 +232,30 @@ impl WriteTxn {
     fn record(&mut self, op: Op) -> Result<()> {
         self.settle();
         self.shared.catalog.check_op_cached(&op, &mut self.token_counts).map_err(StorageError::InvalidValue)?;
-        self.state.apply(&op)?;
+        self.state.apply(&op).map_err(|e| self.named(e))?;
         self.ops.push(op);
         self.settled = self.ops.len();
         self.op_count += 1;
         Ok(())
+    }
+
+    /// `e` with token ids replaced by names, for the user.
+    fn named(&self, e: StorageError) -> StorageError {
+        let StorageError::UniqueKeyTaken { holder, label, key, value } = e else { return e };
+        let catalog = &self.shared.catalog;
+        let name = |kind, id: u32| catalog.name(kind, id).map_or_else(|| id.to_string(), |n| n.to_string());
+        let value = match &value {
+            Value::String(s) => format!("'{s}'"),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => f.to_string(),
+            Value::Bool(b) => b.to_string(),
+            other => format!("{other:?}"),
+        };
+        StorageError::ConstraintViolation(format!(
+            "{holder} already has label {} with {} = {value}, which must be unique",
+            name(crate::catalog::TokenKind::Label, label.0),
+            name(crate::catalog::TokenKind::PropKey, key.0),
+        ))
     }
 
     fn unique_keys_of(&self, labels: &[LabelId], key: PropKeyId, value: &Value) -> Vec<WriteKey> {

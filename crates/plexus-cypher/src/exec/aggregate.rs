@@ -16,10 +16,14 @@ use crate::value::Value;
 enum State {
     Count(i64),
     Sum(Value),
-    Avg { sum: Value, n: i64 },
+    Avg {
+        sum: Value,
+        n: i64,
+    },
     MinMax(Option<Value>),
     Collect(Vec<Value>),
-    Numbers(Vec<f64>),
+    /// The numbers, and whether every one was an integer (`percentileDisc` then answers an integer).
+    Numbers(Vec<f64>, bool),
 }
 
 struct Acc {
@@ -35,7 +39,9 @@ impl Acc {
             AggFn::Avg => State::Avg { sum: Value::Int(0), n: 0 },
             AggFn::Min | AggFn::Max => State::MinMax(None),
             AggFn::Collect => State::Collect(Vec::new()),
-            AggFn::StDev | AggFn::StDevP | AggFn::PercentileCont | AggFn::PercentileDisc => State::Numbers(Vec::new()),
+            AggFn::StDev | AggFn::StDevP | AggFn::PercentileCont | AggFn::PercentileDisc => {
+                State::Numbers(Vec::new(), true)
+            }
         };
         Acc { state, seen: spec.distinct.then(HashSet::new) }
     }
@@ -84,9 +90,12 @@ impl Acc {
                 }
             }
             State::Collect(items) => items.push(value),
-            State::Numbers(xs) => match value {
+            State::Numbers(xs, ints) => match value {
                 Value::Int(i) => xs.push(i as f64),
-                Value::Float(f) => xs.push(f),
+                Value::Float(f) => {
+                    *ints = false;
+                    xs.push(f)
+                }
                 other => {
                     return Err(CypherError::type_error(
                         "InvalidArgumentType",
@@ -115,7 +124,7 @@ impl Acc {
             }
             State::MinMax(v) => v.unwrap_or(Value::Null),
             State::Collect(items) => Value::list(items),
-            State::Numbers(mut xs) => match spec.func {
+            State::Numbers(mut xs, ints) => match spec.func {
                 AggFn::StDev | AggFn::StDevP => {
                     let n = xs.len() as f64;
                     let sample = spec.func == AggFn::StDev;
@@ -136,7 +145,12 @@ impl Acc {
                     if spec.func == AggFn::PercentileDisc {
                         let idx = ((p * xs.len() as f64).ceil() as usize).saturating_sub(1).min(xs.len() - 1);
                         let x = xs[if p == 0.0 { 0 } else { idx }];
-                        Value::Float(x)
+                        // One of the values, so of their type.
+                        if ints {
+                            Value::Int(x as i64)
+                        } else {
+                            Value::Float(x)
+                        }
                     } else {
                         let pos = p * (xs.len() - 1) as f64;
                         let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);

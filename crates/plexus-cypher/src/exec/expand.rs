@@ -30,6 +30,16 @@ fn resolve_types(ctx: &Ctx, names: &[Token]) -> Vec<TypeId> {
     names.iter().filter_map(|n| ctx.type_token(n)).collect()
 }
 
+/// The ids of the relationship types `names`, kept in `cache` once every name has one: a name without one
+/// yet is looked up again for the next row, since a write earlier in the query (`CREATE (a)-[:NEW]->(b)
+/// WITH a MATCH (a)-[:NEW]->(x)`) may create the type while the query runs.
+pub(super) fn cached_types<'c>(cache: &'c mut Option<Vec<TypeId>>, ctx: &Ctx, names: &[Token]) -> &'c [TypeId] {
+    if cache.as_ref().is_none_or(|ids| ids.len() < names.len()) {
+        *cache = Some(resolve_types(ctx, names));
+    }
+    cache.as_deref().unwrap_or_default()
+}
+
 pub(super) fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
     slots.iter().any(|s| match &row[*s] {
         Value::Rel(r) => *r == rel,
@@ -50,7 +60,7 @@ impl RowExpander for Expander<'_> {
         let PlanNode::Expand { from, rel, to, dir, distinct_from, types: names, .. } = self.plan else {
             unreachable!("lends only for a single hop")
         };
-        let types = self.types.get_or_insert_with(|| resolve_types(ctx, names));
+        let types = cached_types(&mut self.types, ctx, names);
         if !names.is_empty() && types.is_empty() {
             return Ok(ControlFlow::Continue(()));
         }
@@ -96,14 +106,17 @@ impl RowExpander for Expander<'_> {
             out.extend(self.pending.drain(..take));
             return Ok(!self.pending.is_empty());
         }
-        let (names, any_type) = match self.plan {
-            PlanNode::Expand { types, .. }
-            | PlanNode::VarExpand { types, .. }
-            | PlanNode::ShortestPath { types, .. } => (types, types.is_empty()),
+        let (names, any_type, single_hop) = match self.plan {
+            PlanNode::Expand { types, .. } => (types, types.is_empty(), true),
+            PlanNode::VarExpand { types, .. } | PlanNode::ShortestPath { types, .. } => {
+                (types, types.is_empty(), false)
+            }
             _ => unreachable!(),
         };
-        let types = self.types.get_or_insert_with(|| resolve_types(ctx, names));
-        if !any_type && types.is_empty() {
+        let types = cached_types(&mut self.types, ctx, names);
+        // No relationship has one of the types: a single hop has no match, but a path of zero hops still does
+        // (an empty type list below lets none through).
+        if !any_type && types.is_empty() && single_hop {
             return Ok(false);
         }
         let filter = if any_type { TypeFilter::All } else { TypeFilter::Only(types) };

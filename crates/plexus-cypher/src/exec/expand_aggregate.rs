@@ -13,7 +13,7 @@ use plexus_storage::{TypeFilter, TypeId};
 
 use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
-use super::expand::rel_in;
+use super::expand::{cached_types, rel_in};
 use super::neighbour_counts::NeighbourCounts;
 use super::{lend_batches, Batch, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
@@ -45,9 +45,8 @@ impl<'p> ExpandAggregate<'p> {
         let PlanNode::Expand { from, rel, to, dir, types, distinct_from, input, .. } = self.expand else {
             unreachable!("an ExpandAggregate expands one hop")
         };
-        let ids: Vec<TypeId> = types.iter().filter_map(|n| ctx.type_token(n)).collect();
-        let nothing_matches = !types.is_empty() && ids.is_empty();
-        let filter = if types.is_empty() { TypeFilter::All } else { TypeFilter::Only(&ids) };
+        // Looked up at each row until every type has an id: the input may create one (see `cached_types`).
+        let mut ids: Option<Vec<TypeId>> = None;
         let mut fold = match self.shape {
             Some(shape) => Fold::Counts(Box::new(NeighbourCounts::new(
                 shape,
@@ -59,10 +58,12 @@ impl<'p> ExpandAggregate<'p> {
             None => Fold::Rows(Grouper::new(self.keys, self.aggs)),
         };
         let filters = self.filters;
-        let step = |fold: &mut Fold<'p>, row: &mut Row, ctx: &Ctx| -> Result<()> {
-            if nothing_matches {
+        let mut step = |fold: &mut Fold<'p>, row: &mut Row, ctx: &Ctx| -> Result<()> {
+            let ids = cached_types(&mut ids, ctx, types);
+            if !types.is_empty() && ids.is_empty() {
                 return Ok(());
             }
+            let filter = if types.is_empty() { TypeFilter::All } else { TypeFilter::Only(ids) };
             let Value::Node(start) = row[*from] else { return Ok(()) };
             let mut failed: Option<CypherError> = None;
             let g = ctx.g();

@@ -19,6 +19,10 @@ pub(super) const MAX_NESTING: u32 = 200;
 /// that a generated `a = 1 OR a = 2 OR ...` of any length stays shallow.)
 const MAX_CHAIN: usize = 500;
 
+/// How many clauses one query may have: each is a level of the plan that planning and execution recurse
+/// through, but a generated script of hundreds of `CREATE` clauses is ordinary (the TCK has one of 760).
+pub(super) const MAX_CLAUSES: usize = 1000;
+
 fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
     let span = l.span.to(r.span);
     Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
@@ -61,15 +65,16 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// Counts one more operand of a left-associative chain.
-    fn chain(&self, operands: &mut usize) -> Result<()> {
-        *operands += 1;
-        if *operands > MAX_CHAIN {
-            return Err(self.error_at(
-                self.span(),
-                "UnexpectedSyntax",
-                format!("too many operands in one chain of operators (more than {MAX_CHAIN})"),
-            ));
+    /// Counts one more operand of a left-associative chain (or hop of a pattern).
+    pub(super) fn chain(&self, operands: &mut usize) -> Result<()> {
+        self.count(operands, MAX_CHAIN, "operands of one operator or hops of one pattern")
+    }
+
+    /// Counts one more of something there may be at most `limit` of.
+    pub(super) fn count(&self, n: &mut usize, limit: usize, what: &str) -> Result<()> {
+        *n += 1;
+        if *n > limit {
+            return Err(self.error_at(self.span(), "UnexpectedSyntax", format!("too long: more than {limit} {what}")));
         }
         Ok(())
     }

@@ -210,7 +210,9 @@ impl<'a> Parser<'a> {
 
     fn single_query(&mut self) -> Result<SingleQuery> {
         let mut clauses = Vec::new();
+        let mut count = 0;
         while let Some(clause) = self.clause()? {
+            self.count(&mut count, expr::MAX_CLAUSES, "clauses in one query")?;
             clauses.push(clause);
         }
         if clauses.is_empty() {

@@ -55,7 +55,9 @@ impl Parser<'_> {
         }
         let start = self.node_pattern()?;
         let mut chain = Vec::new();
+        let mut hops = 0;
         while matches!(self.peek(), Tok::Minus | Tok::LeftArrow | Tok::Lt) {
+            self.chain(&mut hops)?;
             let rel = self.rel_pattern()?;
             let node = self.node_pattern()?;
             chain.push((rel, node));

@@ -99,7 +99,11 @@ fn nesting_and_chains_are_bounded_and_or_chains_stay_shallow() {
     assert!(parse(&format!("RETURN {}1", "- ".repeat(300))).is_err());
     assert!(parse(&format!("RETURN 1{}", "+1".repeat(400))).is_ok());
     let e = parse(&format!("RETURN 1{}", "+1".repeat(600))).unwrap_err();
-    assert!(e.message.contains("too many operands"), "{}", e.message);
+    assert!(e.message.contains("more than 500 operands"), "{}", e.message);
+    assert!(parse(&format!("WITH 1 AS x {}RETURN x", "WITH x ".repeat(1001)))
+        .unwrap_err()
+        .message
+        .contains("1000 clauses"));
     // Patterns, subqueries and FOREACH bodies nest too.
     for deep in [
         format!("MATCH {}(a)-->(b){} RETURN a", "(".repeat(300), ")".repeat(300)),

@@ -159,10 +159,12 @@ impl GraphState {
             if u.key == key && labels.contains(&u.label) {
                 if let Some(&holder) = u.map.get(value) {
                     if holder != id.0 {
-                        return Err(StorageError::ConstraintViolation(format!(
-                            "node {holder} already has label {} and key {} = {value:?}",
-                            u.label.0, u.key.0
-                        )));
+                        return Err(StorageError::UniqueKeyTaken {
+                            holder: NodeId(holder),
+                            label: u.label,
+                            key: u.key,
+                            value: value.clone(),
+                        });
                     }
                 }
             }
