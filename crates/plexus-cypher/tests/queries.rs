@@ -330,3 +330,35 @@ fn the_most_clauses_a_query_may_have_run_on_a_small_stack() {
         .join()
         .expect("no overflow");
 }
+
+#[test]
+fn a_variable_length_path_as_long_as_the_graph_runs_on_a_small_stack() {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let db = Db::new();
+            db.run("CREATE INDEX FOR (n:C) ON (n.i)");
+            db.run("UNWIND range(0, 7999) AS i CREATE (:C {i: i})");
+            db.run("UNWIND range(0, 7998) AS i MATCH (a:C {i: i}), (b:C {i: i + 1}) CREATE (a)-[:NEXT]->(b)");
+            let rows = db.run("MATCH (a:C {i: 0})-[:NEXT*]->(b) RETURN count(*), max(b.i)");
+            assert_eq!(rows, vec![vec![int(7999), int(7999)]]);
+        })
+        .unwrap()
+        .join()
+        .expect("no overflow");
+}
+
+#[test]
+fn the_paths_of_one_row_stop_at_the_time_limit() {
+    let db = Db::new();
+    // A complete graph of 12 nodes: billions of relationship-unique paths from one node.
+    db.run("UNWIND range(1, 12) AS i CREATE (:K {i: i})");
+    db.run("MATCH (a:K), (b:K) WHERE a <> b CREATE (a)-[:E]->(b)");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(Some(deadline), None));
+    let started = std::time::Instant::now();
+    let q = "MATCH (a:K {i: 1})-[*]->(b) RETURN count(*)";
+    let e = db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt)).expect_err("stopped");
+    assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+}

@@ -251,7 +251,7 @@ impl RowExpander for Expander<'_> {
                     &mut scratch,
                     &mut |end, rels| {
                         if target.is_some_and(|t| t != end) {
-                            return;
+                            return Ok(());
                         }
                         let mut r = row.clone();
                         let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
@@ -261,6 +261,15 @@ impl RowExpander for Expander<'_> {
                         r[*rel] = Value::list(list);
                         r[*to] = Value::Node(end);
                         results.push(r);
+                        // One row's paths are held until the row is done: under a memory limit, their size is
+                        // checked as they grow (a rough count: the row's values and the path's relationships).
+                        if results.len().is_multiple_of(BATCH) {
+                            if let Some(interrupt) = &ctx.interrupt {
+                                let bytes = results.len() * (row.len() + rels.len()) * std::mem::size_of::<Value>();
+                                interrupt.check_result_size(bytes)?;
+                            }
+                        }
+                        Ok(())
                     },
                 )?;
             }
@@ -301,7 +310,9 @@ struct VarSpec<'a> {
 }
 
 /// Depth-first enumeration of relationship-unique paths from `node`, reporting each whose length is within
-/// bounds.
+/// bounds, in depth-first order. The walk keeps its own stack rather than recursing, since a path may be as long
+/// as the graph (`-[*]->` along a chain of a million nodes), and it checks the query's interrupt as it goes: the
+/// paths of one row can be more than a query is allowed the time for.
 #[allow(clippy::too_many_arguments)]
 fn var_expand(
     ctx: &Ctx,
@@ -312,17 +323,30 @@ fn var_expand(
     node: NodeId,
     path: &mut Vec<RelId>,
     scratch: &mut Row,
-    emit: &mut dyn FnMut(NodeId, &[RelId]),
+    emit: &mut dyn FnMut(NodeId, &[RelId]) -> Result<()>,
 ) -> Result<()> {
-    let depth = path.len() as u64;
-    if depth >= spec.min {
-        emit(node, path);
+    let g = ctx.g();
+    if spec.min == 0 {
+        emit(node, path)?;
     }
-    if depth >= spec.max {
+    if spec.max == 0 {
         return Ok(());
     }
-    let entries = ctx.g().rels_of(node, spec.dir, spec.filter);
-    for e in entries {
+    // One frame per node of the path so far (the start, then one per relationship in `path`): the relationships
+    // out of it and how many of them have been tried.
+    let mut frames = vec![(g.rels_of(node, spec.dir, spec.filter), 0usize)];
+    let mut steps = 0usize;
+    while let Some((entries, next)) = frames.last_mut() {
+        let Some(&e) = entries.get(*next) else {
+            frames.pop();
+            path.pop();
+            continue;
+        };
+        *next += 1;
+        steps += 1;
+        if steps.is_multiple_of(BATCH) {
+            ctx.check_interrupt()?;
+        }
         if path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) {
             continue;
         }
@@ -333,8 +357,15 @@ fn var_expand(
             }
         }
         path.push(e.rel);
-        var_expand(ctx, spec, rel_filter, row, distinct_from, e.nbr, path, scratch, emit)?;
-        path.pop();
+        let depth = path.len() as u64;
+        if depth >= spec.min {
+            emit(e.nbr, path)?;
+        }
+        if depth < spec.max {
+            frames.push((g.rels_of(e.nbr, spec.dir, spec.filter), 0));
+        } else {
+            path.pop();
+        }
     }
     Ok(())
 }
