@@ -362,3 +362,12 @@ fn the_paths_of_one_row_stop_at_the_time_limit() {
     assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
 }
+
+#[test]
+fn sums_and_averages_of_durations_are_durations() {
+    let db = Db::new();
+    let rows =
+        db.run("UNWIND [duration('P2DT3H'), duration('PT1H45S')] AS d RETURN toString(sum(d)), toString(avg(d))");
+    assert_eq!(rows, vec![vec![s("P2DT4H45S"), s("P1DT2H22.5S")]]);
+    assert_eq!(db.err("UNWIND [1, duration('P1D')] AS d RETURN sum(d)").kind, ErrorKind::TypeError);
+}

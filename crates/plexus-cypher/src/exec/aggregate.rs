@@ -66,11 +66,11 @@ impl Acc {
             State::Count(n) => *n += 1,
             State::Sum(s) => {
                 check_number(&value, "sum")?;
-                *s = arith::add(s, &value)?
+                *s = add_to_sum(s, &value)?
             }
             State::Avg { sum, n } => {
                 check_number(&value, "avg")?;
-                *sum = arith::add(sum, &value)?;
+                *sum = add_to_sum(sum, &value)?;
                 *n += 1;
             }
             State::MinMax(current) => {
@@ -159,6 +159,15 @@ impl Acc {
                 }
             },
         })
+    }
+}
+
+/// `sum + value` for `sum()` and `avg()`, whose sum starts as the integer 0: the first duration replaces that
+/// 0 (sums of durations are durations), since `0 + duration` is a type error.
+pub(super) fn add_to_sum(sum: &Value, value: &Value) -> Result<Value> {
+    match (sum, value) {
+        (Value::Int(0), Value::Duration(_)) => Ok(value.clone()),
+        _ => arith::add(sum, value),
     }
 }
 

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use plexus_storage::fxhash::FxHashMap;
 use plexus_storage::{IdSlice, NodeId, RelId, TypeFilter, TypeId};
 
-use super::aggregate::check_number;
+use super::aggregate::{add_to_sum, check_number};
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::nodemap::NodeMap;
@@ -379,7 +379,7 @@ impl<'p> NeighbourCounts<'p> {
         let Cells::Values(values) = &mut self.cells else { unreachable!("converted above") };
         for (acc, addend) in values[cell * width..cell * width + width].iter_mut().zip(&self.row.addends) {
             if let Some(b) = addend {
-                *acc = arith::add(acc, b)?;
+                *acc = add_to_sum(acc, b)?;
             }
         }
         Ok(true)
