@@ -161,8 +161,9 @@ impl QueryResult {
 
     /// The nodes and relationships anywhere in the result (also inside paths, lists and maps) as a
     /// ``networkx.MultiDiGraph``: nodes keyed by id with attribute ``labels`` and their properties, edges
-    /// ``(start, end, key=relationship id)`` with attribute ``type`` and their properties. Ends of relationships
-    /// whose nodes are not in the result appear as nodes without attributes.
+    /// ``(start, end, key=relationship id)`` with attribute ``type`` and their properties (a property named
+    /// ``labels`` or ``type`` keeps its name, and the labels or type go under ``_labels`` or ``_type``). Ends of
+    /// relationships whose nodes are not in the result appear as nodes without attributes.
     fn networkx<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let (nodes, rels) = self.entities(py)?;
         helper(py, "graph_from_entities")?.call1((nodes, rels))

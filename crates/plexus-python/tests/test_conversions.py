@@ -34,6 +34,22 @@ def test_networkx_matches_the_input_graph(loaded, nx_graph):
     assert all(d["labels"] == ["Node"] for _, d in g.nodes(data=True))
 
 
+def test_arrow_keeps_the_offsets_of_times(db):
+    t = db.execute("UNWIND [time('01:00+05:00'), time('01:00-05:00'), null] AS t RETURN t").arrow()
+    assert t.column("t").to_pylist() == ["01:00:00+05:00", "01:00:00-05:00", None]
+
+
+def test_networkx_keeps_properties_named_like_its_arguments(db):
+    db.execute(
+        "CREATE (:A {labels: 'mine', node_for_adding: 1})-[:R {key: 7, type: 'own'}]->(:B {name: 'b'})"
+    )
+    g = db.execute("MATCH (a)-[r]->(b) RETURN a, r, b").networkx()
+    (a, b, key, edge), = g.edges(keys=True, data=True)
+    assert edge == {"key": 7, "type": "own", "_type": "R"}
+    assert g.nodes[a] == {"labels": "mine", "node_for_adding": 1, "_labels": ["A"]}
+    assert g.nodes[b] == {"name": "b", "labels": ["B"]}
+
+
 def test_cypher_answers_match_networkx(loaded, nx_graph):
     degrees = loaded.execute(
         "MATCH (a:Node) RETURN a.id AS id, COUNT { (a)-->() } AS out, COUNT { (a)<--() } AS inc"

@@ -6,6 +6,8 @@ NumPy buffers in Arrow's layout, wrapped here without copying, or ``kind == "obj
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 
 
@@ -56,6 +58,10 @@ def _arrow_column(pa, column):
         return pa.nulls(length)
     if kind == "object":
         values = [_plain(v) for v in buffers]
+        # Arrow's times have no offset, and would drop it: times with one keep it as text (`01:00:00+05:00`).
+        if any(isinstance(v, dt.time) and v.tzinfo is not None for v in values):
+            text = [None if v is None else v.isoformat() if isinstance(v, dt.time) else str(v) for v in values]
+            return pa.array(text, type=pa.large_string())
         try:
             return pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError):
@@ -112,8 +118,16 @@ def graph_from_entities(nodes, relationships):
     import networkx as nx
 
     g = nx.MultiDiGraph()
+    # Attributes are set as dicts, not keyword arguments: a property may be called `key` or `node_for_adding`.
+    # A property called `labels` (`type`) keeps its name; the labels (type) then go under `_labels` (`_type`).
     for n in nodes:
-        g.add_node(n.id, **{**n.properties, "labels": n.labels})
+        g.add_node(n.id)
+        attrs = g.nodes[n.id]
+        attrs.update(n.properties)
+        attrs["_labels" if "labels" in n.properties else "labels"] = n.labels
     for r in relationships:
-        g.add_edge(r.start, r.end, key=r.id, **{**r.properties, "type": r.type})
+        g.add_edge(r.start, r.end, key=r.id)
+        attrs = g.edges[r.start, r.end, r.id]
+        attrs.update(r.properties)
+        attrs["_type" if "type" in r.properties else "type"] = r.type
     return g
