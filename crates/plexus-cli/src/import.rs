@@ -107,6 +107,10 @@ fn edge_options(args: &ImportArgs) -> Result<EdgeImport, String> {
     };
     let id_type = args.id_type.as_deref().map(|t| if t == "integer" { IdType::Integer } else { IdType::String });
     let delimiter = args.delimiter.as_deref().map(Delimiter::parse).transpose()?;
+    // Cypher cannot name an empty label or type, so nothing imported under one could be queried.
+    if args.label.trim().is_empty() || args.rel_type.trim().is_empty() {
+        return Err("--label and --type must not be empty".into());
+    }
     Ok(EdgeImport {
         label: args.label.clone(),
         key: "id".into(),

@@ -122,6 +122,9 @@ fn edge_lists_must_agree_on_columns_and_be_text() {
     let err = text(&out.stderr);
     assert!(err.contains("weighted.csv has a weight column and") && err.contains("plain.csv does not"), "{err}");
     assert!(!tmp.path().join("db").exists());
+    let out = plexus(&["import", "--data", &db, "--edges", &path(tmp.path(), "plain.csv"), "--label", ""]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("must not be empty"), "{}", text(&out.stderr));
     for (name, bytes, message) in [
         ("latin1.csv", &b"M\xfcller,Bob\n"[..], "line 1, column 1: 'M\u{fffd}ller' is not valid UTF-8"),
         ("mac.csv", &b"1,2\r2,3\r"[..], "carriage return alone"),

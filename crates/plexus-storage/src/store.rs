@@ -494,7 +494,9 @@ fn batch_flush_loop(shared: Arc<Shared>) {
     let disk = shared.disk.as_ref().expect("batch mode has a disk");
     while !shared.stop.load(Ordering::Acquire) {
         std::thread::park_timeout(BATCH_INTERVAL);
-        if disk.wal.sync_to(disk.wal.end_lsn(), true).is_err() {
+        // Commits have written their records already; anything still buffered is written, then all of it
+        // fsynced.
+        if disk.wal.sync_to(disk.wal.end_lsn(), false).and_then(|()| disk.wal.fsync_written()).is_err() {
             return;
         }
     }
@@ -600,9 +602,10 @@ impl Shared {
         // since those decrements pull into the other core cache lines this thread touches again next.
         drop((replaced, unpublished));
         if let Some(disk) = &self.disk {
-            // Hand the record to the OS before acknowledging: that is what lets it survive a process crash.
-            // Concurrent committers still share one write, as with group commit.
-            if self.options.durability == Durability::Off {
+            // Hand the record to the OS before acknowledging: that is what lets it survive a process crash
+            // (`batch` fsyncs it within its interval on top). Concurrent committers still share one write, as
+            // with group commit.
+            if matches!(self.options.durability, Durability::Off | Durability::Batch) {
                 disk.wal.sync_to(lsn, false)?;
             }
         }

@@ -178,6 +178,8 @@ struct Segment {
     seq: u64,
     /// End of the records.
     size: u64,
+    /// End of the records known to be on disk (fsynced).
+    synced: u64,
     /// Length of the file: zeros from `size` to here.
     allocated: u64,
 }
@@ -224,7 +226,7 @@ impl Wal {
         file.sync_all().map_err(|e| StorageError::io(&path, e))?;
         sync_dir(dir)?;
         let size = SEGMENT_HEADER_LEN as u64;
-        Ok(Segment { file, path, seq, size, allocated: size })
+        Ok(Segment { file, path, seq, size, synced: size, allocated: size })
     }
 
     pub fn check_poisoned(&self) -> Result<()> {
@@ -319,8 +321,10 @@ impl Wal {
                 seg.allocated = end + ahead;
             }
         }
-        if fsync {
+        // A segment being left is made durable first: only the current one is fsynced later (`fsync_written`).
+        if fsync || (seg.size >= SEGMENT_TARGET && seg.synced < seg.size) {
             seg.file.sync_data().map_err(|e| StorageError::io(&seg.path, e))?;
+            seg.synced = seg.size;
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
         if seg.size >= SEGMENT_TARGET {
@@ -360,6 +364,22 @@ impl Wal {
                 Err(e)
             }
         }
+    }
+
+    /// Fsyncs the records already written to the OS but not yet made durable: with `batch` durability, commits
+    /// write their records at once (so a crash of the process loses none, as with `off`), and this runs every
+    /// few milliseconds (so a crash of the machine loses only those since).
+    pub fn fsync_written(&self) -> Result<()> {
+        let mut seg = self.segment.lock();
+        if seg.synced < seg.size {
+            if let Err(e) = seg.file.sync_data() {
+                self.poisoned.store(true, Ordering::Release);
+                return Err(StorageError::io(&seg.path, e));
+            }
+            seg.synced = seg.size;
+            self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Cuts the zeroed space off the current segment, for a database being closed (it holds no record, and

@@ -10,7 +10,8 @@
 //!
 //! Some rounds checkpoint concurrently (explicitly and through `checkpoint_after_bytes`), so recovery also starts
 //! from a checkpoint plus the log. Some rounds kill the child while it is still opening (recovering) the database.
-//! Every eighth round commits with durability `Off`, which also promises to survive a process crash. After each
+//! Every eighth round commits with durability `Off`, and every eighth another with `Batch`: both also promise to
+//! survive a process crash (`Batch` writes each record at once and only defers the fsync). After each
 //! reopen no checkpoint temporary file may remain, and while a child runs a second open must be `Locked`.
 //!
 //! The test binary is its own child: `crash_child` does nothing unless `PLEXUS_CRASH_CHILD` names a directory.
@@ -60,7 +61,11 @@ fn round_plan(seed: u64, round: u32) -> Plan {
     let mut rng = StdRng::seed_from_u64(seed ^ (u64::from(round) << 32));
     let auto_checkpoint_bytes = if rng.gen_bool(0.3) { rng.gen_range(8 << 10..64 << 10) } else { 0 };
     // `Off` skips fsync but still promises to survive a process crash, which is all SIGKILL tests.
-    let durability = if round % 8 == 7 { Durability::Off } else { Durability::Sync };
+    let durability = match round % 8 {
+        7 => Durability::Off,
+        3 => Durability::Batch,
+        _ => Durability::Sync,
+    };
     Plan { concurrent_checkpoints: round % 3 == 2, auto_checkpoint_bytes, durability }
 }
 
