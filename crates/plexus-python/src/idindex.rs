@@ -129,20 +129,22 @@ pub struct IdIndex {
 const ORDER_LOOK: usize = 64;
 
 impl IdIndex {
-    /// Tables for the nodes of `label` keyed by integer property `key` in `snap`.
+    /// Tables for the nodes of `label` keyed by integer property `key` in `snap`. A node whose key is not an
+    /// integer is not in the view (as when the view looks nodes up by the unique key before it has tables);
+    /// when no node has an integer key but some have another, the view cannot answer anything, and says so.
     pub fn build(snap: &ReadTxn, label: LabelId, key: PropKeyId) -> Result<IdIndex, String> {
         let mut pairs: Vec<(i64, u64)> = Vec::with_capacity(snap.label_count(label) as usize);
-        let mut bad = None;
+        let mut other_key = None;
         let _ = snap.visit_label::<()>(label, |n| {
             match snap.node_prop(n, key) {
                 Some(Value::Int(i)) => pairs.push((*i, n.0)),
-                Some(other) if bad.is_none() => bad = Some(format!("{n} has a non-integer key {other:?}")),
+                Some(other) if other_key.is_none() => other_key = Some(format!("{n} has the key {other:?}")),
                 _ => {}
             }
             ControlFlow::Continue(())
         });
-        if let Some(message) = bad {
-            return Err(format!("a graph view needs integer ids: {message}"));
+        if let (true, Some(example)) = (pairs.is_empty(), other_key) {
+            return Err(format!("a graph view needs integer ids, and no node has one: {example}"));
         }
         let mut ext_of = filled_on_huge_pages(NO_ID, snap.node_id_bound() as usize);
         for &(ext, n) in &pairs {

@@ -98,7 +98,13 @@ impl View {
     pub(crate) fn node(&self, ext: i64) -> Option<NodeId> {
         match &self.index {
             Some(index) => index.node(ext),
-            None => self.snap.node_by_key(self.label?, &Value::Int(ext)),
+            // Without tables, the label's unique key answers, but only when it is the view's key: a key no
+            // node has (`key` is `None`) finds nothing.
+            None => {
+                let label = self.label?;
+                (self.snap.unique_key(label) == Some(self.key?))
+                    .then(|| self.snap.node_by_key(label, &Value::Int(ext)))?
+            }
         }
     }
 
