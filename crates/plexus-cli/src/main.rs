@@ -79,7 +79,7 @@ enum Command {
 /// Opens the database in `data`, creating it if there is none (as `sqlite3` does), and says so when it does:
 /// a mistyped directory should not pass unnoticed.
 pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
-    let created = !is_database(data);
+    let created = !Database::exists(data);
     let db = open_database(data)?;
     if created {
         eprintln!("plexus: created a new, empty database in {}", data.display());
@@ -90,22 +90,11 @@ pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
 /// Opens an existing database: commands that inspect one (`info`, `check`, `checkpoint`) must not create an
 /// empty database where there was none and report it as fine.
 fn open_existing(data: &PathBuf) -> Result<Database, String> {
-    if !is_database(data) {
+    if !Database::exists(data) {
         let what = if data.exists() { "holds no Plexus database" } else { "does not exist" };
         return Err(format!("{} {what}", data.display()));
     }
     open_database(data)
-}
-
-/// Whether `data` holds a database, or what is left of one (its metadata, log or checkpoint files: opening
-/// a directory with the latter but not the former reports the damage).
-fn is_database(data: &std::path::Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(data) else { return false };
-    entries.flatten().any(|e| {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        name == "plexus.meta" || name.starts_with("wal-") || name.starts_with("checkpoint-")
-    })
 }
 
 fn open_database(data: &PathBuf) -> Result<Database, String> {
@@ -131,7 +120,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Check { data } => {
             let start = Instant::now();
-            if !is_database(&data) {
+            if !Database::exists(&data) {
                 return open_existing(&data).map(|_| ExitCode::from(2));
             }
             let db = match Database::open(&data) {

@@ -356,7 +356,7 @@ impl CExpr {
                     let next = expr.eval(&scratch, ctx)?;
                     depth = nesting(&next, Some((&scratch[*acc], depth)))?;
                     scratch[*acc] = next;
-                    if n % 1024 == 1023 {
+                    if (n + 1).is_multiple_of(crate::exec::BATCH) {
                         ctx.check_interrupt()?;
                     }
                 }
@@ -469,15 +469,9 @@ fn check_range_memory(args: &[Value], ctx: &Ctx) -> Result<()> {
     };
     let Ok(len) = crate::functions::list::range_len(*start, *end, step) else { return Ok(()) };
     let bytes = (len as usize).saturating_mul(std::mem::size_of::<Value>());
-    match interrupt.max_result_bytes {
-        Some(limit) if bytes > limit => Err(CypherError::new(
-            crate::error::ErrorKind::MemoryLimit,
-            crate::error::Phase::Runtime,
-            "MemoryLimitExceeded",
-            format!("range() of {len} integers needs {bytes} bytes, more than the query's memory limit of {limit}"),
-        )),
-        _ => Ok(()),
-    }
+    interrupt.check_memory(bytes, |limit| {
+        format!("range() of {len} integers needs {bytes} bytes, more than the query's memory limit of {limit}")
+    })
 }
 
 /// How deeply values may nest lists and maps (see `reduce`).
@@ -500,18 +494,16 @@ fn nesting(v: &Value, known: Option<(&Value, usize)>) -> Result<usize> {
                 return if level + d > MAX_VALUE_NESTING { Err(()) } else { Ok(d) };
             }
         }
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::List(items) => Box::new(items.iter()),
-            Value::Map(map) => Box::new(map.values()),
-            _ => return Ok(0),
+        let deepest = |children: &mut dyn Iterator<Item = &Value>| {
+            children
+                .filter(|c| matches!(c, Value::List(_) | Value::Map(_)))
+                .try_fold(0, |d, c| Ok(d.max(depth(c, known, level + 1)?)))
         };
-        let mut deepest = 0;
-        for child in children {
-            if matches!(child, Value::List(_) | Value::Map(_)) {
-                deepest = deepest.max(depth(child, known, level + 1)?);
-            }
+        match v {
+            Value::List(items) => Ok(deepest(&mut items.iter())? + 1),
+            Value::Map(map) => Ok(deepest(&mut map.values())? + 1),
+            _ => Ok(0),
         }
-        Ok(deepest + 1)
     }
     depth(v, known, 0).map_err(|()| {
         CypherError::argument(

@@ -92,13 +92,17 @@ impl Interrupt {
 
     /// An error if a result of `bytes` is over the limit.
     pub fn check_result_size(&self, bytes: usize) -> Result<()> {
+        self.check_memory(bytes, |limit| {
+            format!("the result needs more than its memory limit of {limit} bytes; add a LIMIT or return less")
+        })
+    }
+
+    /// An error saying `message(limit)` if `bytes` are over the memory limit.
+    pub fn check_memory(&self, bytes: usize, message: impl FnOnce(usize) -> String) -> Result<()> {
         match self.max_result_bytes {
-            Some(limit) if bytes > limit => Err(CypherError::new(
-                ErrorKind::MemoryLimit,
-                Phase::Runtime,
-                "MemoryLimitExceeded",
-                format!("the result needs more than its memory limit of {limit} bytes; add a LIMIT or return less"),
-            )),
+            Some(limit) if bytes > limit => {
+                Err(CypherError::new(ErrorKind::MemoryLimit, Phase::Runtime, "MemoryLimitExceeded", message(limit)))
+            }
             _ => Ok(()),
         }
     }

@@ -200,12 +200,21 @@ fn read_meta(dir: &Path) -> Result<[u8; 16]> {
     Ok(bytes[8..24].try_into().expect("16 bytes"))
 }
 
+/// The directory the temporary directories of imports into `dir` go in, and their names before the process id.
+fn import_temp_prefix(dir: &Path) -> (PathBuf, String) {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "plexus".into());
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    (parent, format!(".{name}.importing-"))
+}
+
 /// Removes what imports into `dir` by processes that no longer run left behind (killed before they could
 /// clean up). Best effort: a directory that cannot be removed is left for the next attempt.
-fn remove_abandoned_imports(parent: &Path, dir: &Path) {
-    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else { return };
-    let prefix = format!(".{name}.importing-");
-    let Ok(entries) = std::fs::read_dir(parent) else { return };
+fn remove_abandoned_imports(dir: &Path) {
+    let (parent, prefix) = import_temp_prefix(dir);
+    let Ok(entries) = std::fs::read_dir(&parent) else { return };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
         let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else { continue };
@@ -249,7 +258,7 @@ impl Store {
         let tmp = Self::import_temp_dir(dir);
         let parent = tmp.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         std::fs::create_dir_all(&parent).map_err(|e| StorageError::io(&parent, e))?;
-        remove_abandoned_imports(&parent, dir);
+        remove_abandoned_imports(dir);
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
         }
@@ -275,12 +284,15 @@ impl Store {
     /// named after it and the process id, so that an interrupted import can be cleaned up (by a handler of
     /// the interrupt, or by the next import into `dir` once the process is gone).
     pub fn import_temp_dir(dir: &Path) -> PathBuf {
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "plexus".into());
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        parent.join(format!(".{name}.importing-{}", std::process::id()))
+        let (parent, prefix) = import_temp_prefix(dir);
+        parent.join(format!("{prefix}{}", std::process::id()))
+    }
+
+    /// Whether `dir` holds a database, or what is left of one (its metadata, log or checkpoint files): opening a
+    /// directory without them creates a new, empty database.
+    pub fn holds_database(dir: impl AsRef<Path>) -> bool {
+        let dir = dir.as_ref();
+        dir.join(META_FILE).exists() || recovery::has_data_files(dir).unwrap_or(false)
     }
 
     /// Opens (creating if needed) the database in `dir` with default options.

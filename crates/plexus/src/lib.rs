@@ -53,6 +53,12 @@ impl Database {
         Self::open_with(dir, Options::default())
     }
 
+    /// Whether `dir` holds a database (or what is left of one), which [`Database::open`] would open rather
+    /// than create.
+    pub fn exists(dir: impl AsRef<Path>) -> bool {
+        plexus_storage::Store::holds_database(dir)
+    }
+
     /// Opens or creates the database in `dir`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
         let (store, recovery) = plexus_storage::Store::open_with(dir, options)?;

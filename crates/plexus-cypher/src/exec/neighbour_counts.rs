@@ -551,46 +551,43 @@ impl<'p> NeighbourCounts<'p> {
         if keep == 0 {
             return Some(Vec::new());
         }
-        if keep > TOP_BY_INSERTION {
+        // The first `keep` cells in sort order, ties in cell order, and the last of them.
+        let (mut best, last) = if keep > TOP_BY_INSERTION {
             let mut cells: Vec<usize> = (0..n).collect();
-            if top.exact {
-                cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
-                cells.truncate(keep);
-                cells.sort_unstable();
-            } else {
-                // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
-                let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b));
-                cells = (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect();
-            }
-            return Some(cells);
-        }
-        // The best `keep` cells in sort order (ties in cell order), found in one pass: once there are `keep`, a
-        // cell enters only if it sorts before the worst of them, which most cells fail at the first key.
-        let (first, first_desc) = top.keys[0];
-        let mut best: Vec<usize> = Vec::with_capacity(keep + 1);
-        let mut floor = i64::MIN;
-        for c in 0..n {
-            if best.len() == keep {
-                let v = key(c, first);
-                let o = if first_desc { floor.cmp(&v) } else { v.cmp(&floor) };
-                // A later cell tied on every key sorts after the kept one.
-                if o == Ordering::Greater || (o == Ordering::Equal && on_keys(c, best[keep - 1]) != Ordering::Less) {
-                    continue;
+            let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
+            cells.truncate(keep);
+            (cells, last)
+        } else {
+            // Found in one pass: once there are `keep`, a cell enters only if it sorts before the worst of them,
+            // which most cells fail at the first key.
+            let (first, first_desc) = top.keys[0];
+            let mut best: Vec<usize> = Vec::with_capacity(keep + 1);
+            let mut floor = i64::MIN;
+            for c in 0..n {
+                if best.len() == keep {
+                    let v = key(c, first);
+                    let o = if first_desc { floor.cmp(&v) } else { v.cmp(&floor) };
+                    // A later cell tied on every key sorts after the kept one.
+                    if o == Ordering::Greater || (o == Ordering::Equal && on_keys(c, best[keep - 1]) != Ordering::Less)
+                    {
+                        continue;
+                    }
+                }
+                let at = best.partition_point(|&b| on_keys(b, c) != Ordering::Greater);
+                best.insert(at, c);
+                best.truncate(keep);
+                if best.len() == keep {
+                    floor = key(best[keep - 1], first);
                 }
             }
-            let at = best.partition_point(|&b| on_keys(b, c) != Ordering::Greater);
-            best.insert(at, c);
-            best.truncate(keep);
-            if best.len() == keep {
-                floor = key(best[keep - 1], first);
-            }
-        }
+            let last = best[keep - 1];
+            (best, last)
+        };
         let cells = if top.exact {
             best.sort_unstable();
             best
         } else {
             // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
-            let last = best[keep - 1];
             (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect()
         };
         Some(cells)

@@ -68,16 +68,13 @@ impl Parser<'_> {
             self.expect_kw("IN")?;
             let list = self.expr()?;
             self.expect(&Tok::Pipe, "'|' in FOREACH")?;
-            let mut body = Vec::new();
-            self.nest()?;
-            let clauses: Result<()> = (|| {
-                while let Some(clause) = self.clause()? {
+            let body = self.nested(|p| {
+                let mut body = Vec::new();
+                while let Some(clause) = p.clause()? {
                     body.push(clause);
                 }
-                Ok(())
-            })();
-            self.depth -= 1;
-            clauses?;
+                Ok(body)
+            })?;
             self.expect(&Tok::RParen, "')' closing FOREACH")?;
             Clause::Foreach { variable, list, body }
         } else if self.at_kw("CALL") {

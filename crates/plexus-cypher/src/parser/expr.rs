@@ -46,14 +46,11 @@ fn balanced(op: BinaryOp, mut terms: Vec<Expr>) -> Expr {
 
 impl Parser<'_> {
     pub(super) fn expr(&mut self) -> Result<Expr> {
-        self.nest()?;
-        let result = self.or_expr();
-        self.depth -= 1;
-        result
+        self.nested(Self::or_expr)
     }
 
-    /// Enters one more level of nesting, or fails when there are too many.
-    pub(super) fn nest(&mut self) -> Result<()> {
+    /// Runs `parse` one level of nesting deeper, or fails when there are too many levels.
+    pub(super) fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.depth >= MAX_NESTING {
             return Err(self.error_at(
                 self.span(),
@@ -62,7 +59,9 @@ impl Parser<'_> {
             ));
         }
         self.depth += 1;
-        Ok(())
+        let result = parse(self);
+        self.depth -= 1;
+        result
     }
 
     /// Counts one more operand of a left-associative chain (or hop of a pattern).
@@ -106,10 +105,7 @@ impl Parser<'_> {
     fn not_expr(&mut self) -> Result<Expr> {
         if self.at_kw("NOT") {
             let start = self.bump().span;
-            self.nest()?;
-            let inner = self.not_expr();
-            self.depth -= 1;
-            let inner = inner?;
+            let inner = self.nested(Self::not_expr)?;
             let span = start.to(inner.span);
             return Ok(Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), span));
         }
@@ -258,19 +254,13 @@ impl Parser<'_> {
                         return self.postfix(Expr::new(ExprKind::Literal(Value::Int(i64::MIN)), start.to(end)));
                     }
                 }
-                self.nest()?;
-                let inner = self.unary();
-                self.depth -= 1;
-                let inner = inner?;
+                let inner = self.nested(Self::unary)?;
                 let span = start.to(inner.span);
                 Ok(Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), span))
             }
             Tok::Plus => {
                 let start = self.bump().span;
-                self.nest()?;
-                let inner = self.unary();
-                self.depth -= 1;
-                let inner = inner?;
+                let inner = self.nested(Self::unary)?;
                 let span = start.to(inner.span);
                 Ok(Expr::new(ExprKind::Unary(UnaryOp::Plus, Box::new(inner)), span))
             }

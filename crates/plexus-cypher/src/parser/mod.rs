@@ -192,10 +192,7 @@ impl<'a> Parser<'a> {
     /// `single (UNION [ALL] single)*`.
     fn query(&mut self) -> Result<Query> {
         // Subqueries (`CALL { ... }`, `EXISTS { ... }`) nest queries: they count as levels of nesting too.
-        self.nest()?;
-        let query = self.union();
-        self.depth -= 1;
-        query
+        self.nested(Self::union)
     }
 
     fn union(&mut self) -> Result<Query> {

@@ -46,10 +46,7 @@ impl Parser<'_> {
         // Extra parentheses around a whole element are allowed: `((a)-->(b))`.
         if matches!(self.peek(), Tok::LParen) && matches!(self.peek_at(1), Tok::LParen) {
             self.bump();
-            self.nest()?;
-            let e = self.pattern_element();
-            self.depth -= 1;
-            let e = e?;
+            let e = self.nested(Self::pattern_element)?;
             self.expect(&Tok::RParen, "')'")?;
             return Ok(e);
         }
