@@ -319,33 +319,28 @@ fn the_most_clauses_a_query_may_have_run_on_a_small_stack() {
     // even in a debug build.
     let many_withs = format!("WITH 1 AS x {}RETURN x", "WITH x ".repeat(998));
     let many_creates = format!("{}RETURN 1", "CREATE () ".repeat(999));
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let db = Db::new();
-            assert_eq!(db.run(&many_withs), vec![vec![int(1)]]);
-            assert_eq!(db.run(&many_creates), vec![vec![int(1)]]);
-        })
-        .unwrap()
-        .join()
-        .expect("no overflow");
+    on_a_small_stack(move || {
+        let db = Db::new();
+        assert_eq!(db.run(&many_withs), vec![vec![int(1)]]);
+        assert_eq!(db.run(&many_creates), vec![vec![int(1)]]);
+    });
+}
+
+/// Runs `f` on a thread with the default stack of a spawned thread (2 MiB), failing if it overflows.
+fn on_a_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new().stack_size(2 << 20).spawn(f).unwrap().join().expect("no overflow");
 }
 
 #[test]
 fn a_variable_length_path_as_long_as_the_graph_runs_on_a_small_stack() {
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(|| {
-            let db = Db::new();
-            db.run("CREATE INDEX FOR (n:C) ON (n.i)");
-            db.run("UNWIND range(0, 7999) AS i CREATE (:C {i: i})");
-            db.run("UNWIND range(0, 7998) AS i MATCH (a:C {i: i}), (b:C {i: i + 1}) CREATE (a)-[:NEXT]->(b)");
-            let rows = db.run("MATCH (a:C {i: 0})-[:NEXT*]->(b) RETURN count(*), max(b.i)");
-            assert_eq!(rows, vec![vec![int(7999), int(7999)]]);
-        })
-        .unwrap()
-        .join()
-        .expect("no overflow");
+    on_a_small_stack(|| {
+        let db = Db::new();
+        db.run("CREATE INDEX FOR (n:C) ON (n.i)");
+        db.run("UNWIND range(0, 7999) AS i CREATE (:C {i: i})");
+        db.run("UNWIND range(0, 7998) AS i MATCH (a:C {i: i}), (b:C {i: i + 1}) CREATE (a)-[:NEXT]->(b)");
+        let rows = db.run("MATCH (a:C {i: 0})-[:NEXT*]->(b) RETURN count(*), max(b.i)");
+        assert_eq!(rows, vec![vec![int(7999), int(7999)]]);
+    });
 }
 
 #[test]
