@@ -1,6 +1,6 @@
 //! Traversal operators: single-hop expand, variable-length expand and shortest paths.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::ControlFlow;
 
 use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
@@ -273,21 +273,62 @@ impl RowExpander for Expander<'_> {
                     },
                 )?;
             }
-            PlanNode::ShortestPath { from, to, rel, path, dir, min, max, all, .. } => {
+            PlanNode::ShortestPath {
+                from,
+                to,
+                rel,
+                path,
+                dir,
+                min,
+                max,
+                all,
+                rel_scratch,
+                rel_filters,
+                path_filters,
+                ..
+            } => {
                 let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
-                for rels in shortest_paths(ctx, *a, *b, *dir, filter, *min, max.unwrap_or(u64::MAX), *all) {
+                let (a, b) = (*a, *b);
+                let mut scratch = row.clone();
+                let mut rel_ok = |r: RelId| -> Result<bool> {
+                    scratch[*rel_scratch] = Value::Rel(r);
+                    for f in rel_filters {
+                        if !f.is_true(&scratch, ctx)? {
+                            return Ok(false);
+                        }
+                    }
+                    Ok(true)
+                };
+                let search = Search { a, b, dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), all: *all };
+                let path_row = |rels: &[RelId]| {
                     let mut r = row.clone();
                     if let Some(p) = path {
-                        let mut nodes = vec![*a];
-                        for x in &rels {
+                        let mut nodes = vec![a];
+                        for x in rels {
                             let rec = ctx.g().rel(*x).expect("relationship on a path exists");
                             let last = *nodes.last().unwrap();
                             nodes.push(if rec.src == last { rec.dst } else { rec.src });
                         }
-                        r[*p] = Value::Path(std::sync::Arc::new(Path { nodes, rels: rels.clone() }));
+                        r[*p] = Value::Path(std::sync::Arc::new(Path { nodes, rels: rels.to_vec() }));
                     }
-                    r[*rel] = Value::list(rels.into_iter().map(Value::Rel).collect());
-                    results.push(r);
+                    r[*rel] = Value::list(rels.iter().map(|x| Value::Rel(*x)).collect());
+                    r
+                };
+                if path_filters.is_empty() {
+                    for rels in shortest_paths(ctx, &search, &mut rel_ok)? {
+                        results.push(path_row(&rels));
+                    }
+                } else {
+                    shortest_paths_passing(ctx, &search, &mut rel_ok, &mut |rels| {
+                        let r = path_row(rels);
+                        for f in path_filters {
+                            if !f.is_true(&r, ctx)? {
+                                return Ok(false);
+                            }
+                        }
+                        results.push(r);
+                        Ok(true)
+                    })?;
                 }
             }
             _ => unreachable!(),
@@ -370,21 +411,25 @@ fn var_expand(
     Ok(())
 }
 
-/// Breadth-first search for the shortest paths from `a` to `b` (one, or all of the shortest length).
-#[allow(clippy::too_many_arguments)]
-fn shortest_paths(
-    ctx: &Ctx,
+/// What a shortest-path search looks for: paths from `a` to `b` along relationships of `filter` in `dir`, of
+/// `min..=max` relationships; one of the shortest, or `all` of them.
+struct Search<'t> {
     a: NodeId,
     b: NodeId,
     dir: Direction,
-    filter: TypeFilter,
+    filter: TypeFilter<'t>,
     min: u64,
     max: u64,
     all: bool,
-) -> Vec<Vec<RelId>> {
+}
+
+/// Breadth-first search for the shortest paths from `a` to `b` (one, or all of the shortest length), following
+/// only relationships that pass `rel_ok`.
+fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut dyn FnMut(RelId) -> Result<bool>) -> Result<Vec<Vec<RelId>>> {
     let g = ctx.g();
+    let (a, b) = (s.a, s.b);
     if a == b {
-        return if min == 0 { vec![vec![]] } else { vec![] };
+        return Ok(if s.min == 0 { vec![vec![]] } else { vec![] });
     }
     // parents[n] = the (relationship, previous node) pairs reaching n at its BFS depth.
     let mut parents: HashMap<NodeId, Vec<(RelId, NodeId)>> = HashMap::new();
@@ -392,14 +437,22 @@ fn shortest_paths(
     depth_of.insert(a, 0);
     let mut frontier = VecDeque::from([a]);
     let mut found_depth = None;
+    let mut steps = 0usize;
     while let Some(n) = frontier.pop_front() {
         let d = depth_of[&n];
-        if found_depth.is_some_and(|f| d >= f) || d >= max {
+        if found_depth.is_some_and(|f| d >= f) || d >= s.max {
             continue;
         }
-        for e in g.rels_of(n, dir, filter) {
+        for e in g.rels_of(n, s.dir, s.filter) {
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
             match depth_of.get(&e.nbr) {
                 None => {
+                    if !rel_ok(e.rel)? {
+                        continue;
+                    }
                     depth_of.insert(e.nbr, d + 1);
                     parents.entry(e.nbr).or_default().push((e.rel, n));
                     if e.nbr == b {
@@ -408,14 +461,16 @@ fn shortest_paths(
                         frontier.push_back(e.nbr);
                     }
                 }
-                Some(&dn) if dn == d + 1 && all => parents.entry(e.nbr).or_default().push((e.rel, n)),
+                Some(&dn) if dn == d + 1 && s.all && rel_ok(e.rel)? => {
+                    parents.entry(e.nbr).or_default().push((e.rel, n));
+                }
                 _ => {}
             }
         }
     }
-    let Some(len) = found_depth else { return vec![] };
-    if len < min {
-        return vec![];
+    let Some(len) = found_depth else { return Ok(vec![]) };
+    if len < s.min {
+        return Ok(vec![]);
     }
     let mut out = Vec::new();
     let mut stack: Vec<(NodeId, Vec<RelId>)> = vec![(b, vec![])];
@@ -424,7 +479,7 @@ fn shortest_paths(
             let mut rels = rels;
             rels.reverse();
             out.push(rels);
-            if !all {
+            if !s.all {
                 break;
             }
             continue;
@@ -435,5 +490,100 @@ fn shortest_paths(
             stack.push((*prev, r));
         }
     }
-    out
+    Ok(out)
+}
+
+/// The shortest paths from `a` to `b` that `accept` takes: paths are offered shortest first, every path of one
+/// length before any longer one, and the search stops after the length at which `accept` took one (after the
+/// first it takes, unless `all`). Offering paths in length order is what makes a `WHERE` on the path part of
+/// the search, as openCypher asks: the shortest path that passes, not the shortest path if it passes.
+///
+/// Paths of each length are enumerated depth first (relationships distinct within a path), cut off where the
+/// node reached is further from `b` than the hops left; distances to `b` come from one backward search first.
+/// That is exhaustive when many paths fail, so the query's interrupt is checked as it goes.
+fn shortest_paths_passing(
+    ctx: &Ctx,
+    s: &Search,
+    rel_ok: &mut dyn FnMut(RelId) -> Result<bool>,
+    accept: &mut dyn FnMut(&[RelId]) -> Result<bool>,
+) -> Result<()> {
+    let g = ctx.g();
+    let (a, b) = (s.a, s.b);
+    if a == b {
+        if s.min == 0 {
+            accept(&[])?;
+        }
+        return Ok(());
+    }
+    let backward = match s.dir {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
+    };
+    // Hops from each node to `b`, and the relationships that lie on some walk to `b`: no path to `b` can be
+    // longer than there are of them.
+    let mut to_b: HashMap<NodeId, u64> = HashMap::from([(b, 0)]);
+    let mut on_walks: HashSet<RelId> = HashSet::new();
+    let mut frontier = VecDeque::from([b]);
+    let mut steps = 0usize;
+    while let Some(n) = frontier.pop_front() {
+        let d = to_b[&n];
+        if d >= s.max {
+            continue;
+        }
+        for e in g.rels_of(n, backward, s.filter) {
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            if on_walks.contains(&e.rel) || !rel_ok(e.rel)? {
+                continue;
+            }
+            on_walks.insert(e.rel);
+            to_b.entry(e.nbr).or_insert_with(|| {
+                frontier.push_back(e.nbr);
+                d + 1
+            });
+        }
+    }
+    let Some(&nearest) = to_b.get(&a) else { return Ok(()) };
+    let longest = s.max.min(on_walks.len() as u64);
+    let mut path: Vec<RelId> = Vec::new();
+    for len in nearest.max(s.min)..=longest {
+        let mut found = false;
+        // One frame per node of the path so far: the relationships out of it and how many have been tried.
+        let mut frames = vec![(g.rels_of(a, s.dir, s.filter), 0usize)];
+        while let Some((entries, next)) = frames.last_mut() {
+            let Some(&e) = entries.get(*next) else {
+                frames.pop();
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            let hops_left = len - path.len() as u64 - 1;
+            if to_b.get(&e.nbr).is_none_or(|&d| d > hops_left) || path.contains(&e.rel) || !on_walks.contains(&e.rel) {
+                continue;
+            }
+            path.push(e.rel);
+            if hops_left == 0 {
+                if accept(&path)? {
+                    found = true;
+                    if !s.all {
+                        return Ok(());
+                    }
+                }
+                path.pop();
+            } else {
+                frames.push((g.rels_of(e.nbr, s.dir, s.filter), 0));
+            }
+        }
+        if found {
+            return Ok(());
+        }
+    }
+    Ok(())
 }

@@ -26,9 +26,11 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::VarExpand { from, to, dir, min, max, .. } => {
             format!("VarLengthExpand(#{from} {:?} *{min}..{} #{to})", dir, max.map_or("".into(), |m| m.to_string()))
         }
-        P::ShortestPath { from, to, all, .. } => {
-            format!("{}(#{from}, #{to})", if *all { "AllShortestPaths" } else { "ShortestPath" })
-        }
+        P::ShortestPath { from, to, all, path_filters, .. } => format!(
+            "{}(#{from}, #{to}){}",
+            if *all { "AllShortestPaths" } else { "ShortestPath" },
+            if path_filters.is_empty() { "" } else { " of the paths passing the WHERE" }
+        ),
         P::Filter { .. } => "Filter".into(),
         P::Optional { .. } => "Optional".into(),
         P::Apply { .. } => "Apply".into(),

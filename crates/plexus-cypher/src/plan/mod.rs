@@ -224,6 +224,14 @@ pub(crate) enum PlanNode {
         min: u64,
         max: Option<u64>,
         all: bool,
+        /// A scratch slot holding each candidate relationship while `rel_filters` are evaluated.
+        rel_scratch: usize,
+        /// Conditions every relationship of the path must meet (its property map, and `WHERE all(r IN
+        /// relationships(p) WHERE ...)`), checked as the search goes.
+        rel_filters: Vec<CExpr>,
+        /// The rest of the `WHERE` conjuncts that mention the path or its relationships: the shortest paths
+        /// sought are the shortest of those that pass them, not the shortest that happen to.
+        path_filters: Vec<CExpr>,
     },
     Filter {
         input: Box<PlanNode>,
