@@ -222,6 +222,31 @@ fn explained(plan: &Plan) -> QueryResult {
     }
 }
 
+/// The first node or relationship inside parameter value `v` that `g` does not hold, named. A parameter can
+/// carry one only from an embedding program (the Python package passes its `Node` objects back); one deleted
+/// since would otherwise read as an empty entity in some places and fail in others.
+fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Node(n) if !g.node_exists(*n) => return Some(format!("node {}", n.0)),
+            Value::Rel(r) if !g.rel_exists(*r) => return Some(format!("relationship {}", r.0)),
+            Value::Path(p) => {
+                if let Some(n) = p.nodes.iter().find(|n| !g.node_exists(**n)) {
+                    return Some(format!("a path through node {}", n.0));
+                }
+                if let Some(r) = p.rels.iter().find(|r| !g.rel_exists(**r)) {
+                    return Some(format!("a path along relationship {}", r.0));
+                }
+            }
+            Value::List(items) => stack.extend(items.iter()),
+            Value::Map(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    None
+}
+
 fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrupt>>) -> Result<QueryResult> {
     ctx.interrupt = interrupt.cloned();
     if let Some(missing) = plan.params.iter().find(|p| !ctx.params.contains_key(p.as_str())) {
@@ -231,6 +256,16 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
             "MissingParameter",
             format!("expected parameter ${missing}"),
         ));
+    }
+    for name in &plan.params {
+        if let Some(missing) = ctx.params.get(name.as_str()).and_then(|v| missing_entity(v, ctx.g())) {
+            return Err(CypherError::new(
+                ErrorKind::EntityNotFound,
+                Phase::Runtime,
+                "DeletedEntityAccess",
+                format!("parameter ${name} holds {missing}, which does not exist (it was deleted, or is from another database)"),
+            ));
+        }
     }
     let started = (mode == RunMode::Profile).then(Instant::now);
     if mode == RunMode::Profile {

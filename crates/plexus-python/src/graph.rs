@@ -43,7 +43,9 @@ struct Tokens {
 /// Methods take an id or a NumPy array of ids. With ids they return Python values; with arrays they return NumPy
 /// arrays, and results of varying length as ``(offsets, values)``, the answer for ``ids[i]`` being
 /// ``values[offsets[i]:offsets[i+1]]``. Ids that name no node have no edges, neighbours or degree. Weights are
-/// the numeric property named by the view's ``weight`` (NaN / ``None`` where absent).
+/// the numeric property named by the view's ``weight`` (NaN / ``None`` where absent). A neighbour outside the
+/// view (without its label, or with a key that is not an integer) is ``None`` in lists and ``plexus.NO_ID``
+/// (-2**63) in arrays; that id is reserved, so it never names a node of the view.
 #[pyclass(module = "plexus", frozen)]
 pub struct Graph {
     db: Py<Database>,
@@ -86,7 +88,7 @@ fn edge_tuples<'py>(
         let list = Bound::from_owned_ptr_or_err(py, list)?;
         for (i, (&x, &w)) in others.iter().zip(weights).enumerate() {
             let tuple = Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(3))?;
-            let other = Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(x))?;
+            let other = int_or_none(py, x)?;
             let weight = match opt_weight(w) {
                 Some(w) => Bound::from_owned_ptr_or_err(py, ffi::PyFloat_FromDouble(w))?,
                 None => py.None().into_bound(py),
@@ -101,15 +103,25 @@ fn edge_tuples<'py>(
     }
 }
 
-/// A list of ints, built with CPython's constructors directly (see [`edge_tuples`]).
+/// An external id as a Python int, or `None` for a node without one ([`NO_ID`]).
+#[inline]
+fn int_or_none(py: Python<'_>, ext: i64) -> PyResult<Bound<'_, PyAny>> {
+    if ext == NO_ID {
+        return Ok(py.None().into_bound(py));
+    }
+    // SAFETY: with the GIL held (`py`); the new reference is checked for NULL.
+    unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyLong_FromLongLong(ext)) }
+}
+
+/// A list of ints (`None` for neighbours without an id), built with CPython's constructors directly (see
+/// [`edge_tuples`]).
 fn int_list<'py>(py: Python<'py>, values: &[i64]) -> PyResult<Bound<'py, PyAny>> {
     use pyo3::ffi;
     // SAFETY: as in `edge_tuples`.
     unsafe {
         let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(values.len() as ffi::Py_ssize_t))?;
         for (i, &v) in values.iter().enumerate() {
-            let int = Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(v))?;
-            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int.into_ptr());
+            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int_or_none(py, v)?.into_ptr());
         }
         Ok(list)
     }
@@ -488,7 +500,10 @@ impl Graph {
         let ids = py.detach(|| {
             let mut out = Vec::new();
             let _ = view.snap.visit_label::<()>(label, |n| {
-                out.push(view.ext(n));
+                let ext = view.ext(n);
+                if ext != NO_ID {
+                    out.push(ext);
+                }
                 ControlFlow::Continue(())
             });
             out
@@ -538,6 +553,11 @@ impl Graph {
         }
         args::same_length(&lengths)?;
         let (s, d) = (s.as_slice()?, d.as_slice()?);
+        if s.contains(&NO_ID) || d.contains(&NO_ID) {
+            return Err(errors::argument(format!(
+                "id {NO_ID} is reserved: a graph view reports it (as plexus.NO_ID) for neighbours without an id"
+            )));
+        }
         let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
         let db = self.db.get().handle()?;
         let names =

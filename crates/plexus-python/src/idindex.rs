@@ -13,8 +13,10 @@ use plexus::{LabelId, NodeId, PropKeyId, ReadTxn};
 use plexus_storage::fxhash::FxHashMap;
 use plexus_storage::prefetch::filled_on_huge_pages;
 
-/// The external id reported for a node that has none (outside the view's label, or a non-integer key).
-pub const NO_ID: i64 = -1;
+/// The external id reported in arrays for a neighbour that has none (outside the view's label, or a key that is
+/// not an integer); Python lists hold `None` there. Reserved: a node whose key is this value is outside the view,
+/// and the view refuses to create one, so it never stands for a real node.
+pub const NO_ID: i64 = i64::MIN;
 const NONE: u64 = u64::MAX;
 
 #[derive(Clone)]
@@ -137,7 +139,7 @@ impl IdIndex {
         let mut other_key = None;
         let _ = snap.visit_label::<()>(label, |n| {
             match snap.node_prop(n, key) {
-                Some(Value::Int(i)) => pairs.push((*i, n.0)),
+                Some(Value::Int(i)) if *i != NO_ID => pairs.push((*i, n.0)),
                 Some(other) if other_key.is_none() => other_key = Some(format!("{n} has the key {other:?}")),
                 _ => {}
             }
@@ -200,6 +202,9 @@ impl IdIndex {
 
     #[inline]
     pub fn node(&self, ext: i64) -> Option<NodeId> {
+        if ext == NO_ID {
+            return None;
+        }
         let n = match &self.lookup {
             Lookup::Dense { min, table, .. } => {
                 let i = ext.wrapping_sub(*min) as u64;

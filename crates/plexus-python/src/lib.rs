@@ -35,5 +35,6 @@ fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<entities::Path>()?;
     m.add_class::<graph::Graph>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("NO_ID", idindex::NO_ID)?;
     Ok(())
 }

@@ -101,7 +101,7 @@ impl View {
             // Without tables, the label's unique key answers, but only when it is the view's key: a key no
             // node has (`key` is `None`) finds nothing.
             None => {
-                let label = self.label?;
+                let label = self.label.filter(|_| ext != NO_ID)?;
                 (self.snap.unique_key(label) == Some(self.key?))
                     .then(|| self.snap.node_by_key(label, &Value::Int(ext)))?
             }

@@ -371,3 +371,27 @@ def test_a_key_no_node_has_finds_nothing(db):
     assert not g.has_node(1)
     db.execute("CREATE (:Other {ext: 5})")
     assert not db.graph(key="ext").has_node(1)
+
+
+def test_neighbours_outside_the_view_are_none_or_no_id_and_never_a_real_id(db):
+    import numpy as np
+
+    # A real node with id -1, a neighbour with a string key and one without the view's label.
+    db.execute(
+        "CREATE (a:Node {id: 1})-[:EDGE]->(:Node {id: -1}), (a)-[:EDGE]->(:Node {id: 'x'}), (a)-[:EDGE]->(:Other)"
+    )
+    g = db.graph()
+    # Distinct neighbours by id: the two without one are one None.
+    assert sorted(g.successors(1), key=lambda v: (v is not None, v)) == [None, -1]
+    assert sorted((v for _, v, _ in g.out_edges(1)), key=lambda v: (v is not None, v)) == [None, None, -1]
+    offsets, values = g.neighbors(np.array([1]))
+    assert sorted(values.tolist()) == [plexus.NO_ID, -1]
+    offsets, targets, weights = g.out_edges(np.array([1]))
+    assert sorted(targets.tolist()) == [plexus.NO_ID, plexus.NO_ID, -1]
+    assert plexus.NO_ID == -(2**63) and not g.has_node(plexus.NO_ID)
+    assert sorted(g.nodes().tolist()) == [-1, 1]
+    with pytest.raises(plexus.ArgumentError, match="reserved"):
+        g.upsert_edges([plexus.NO_ID], [1])
+    # A node whose key is the reserved id is outside the view.
+    db.execute("CREATE (:Node {id: -9223372036854775808})-[:EDGE]->(:Node {id: 7})")
+    assert db.graph().predecessors(7) == [None]

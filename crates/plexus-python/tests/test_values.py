@@ -171,3 +171,13 @@ def test_unsupported_parameter(db):
         db.execute("RETURN $v", {"v": 2**64})
     with pytest.raises(plexus.ArgumentError, match="keys must be strings"):
         db.execute("RETURN $v", {"v": {1: 2}})
+
+
+def test_entities_as_parameters_must_still_exist(db):
+    n = db.execute("CREATE (n:P {x: 1}) RETURN n").scalar()
+    r = db.execute("MATCH (n:P) CREATE (n)-[r:R]->(:P) RETURN r").scalar()
+    assert db.execute("RETURN $n.x AS x, type($r) AS t", {"n": n, "r": r}).tuples() == [(1, "R")]
+    db.execute("MATCH (n:P {x: 1}) DETACH DELETE n")
+    for params in ({"n": n}, {"n": [1, {"k": n}]}, {"n": r}):
+        with pytest.raises(plexus.QueryError, match="does not exist"):
+            db.execute("RETURN $n AS n", params)

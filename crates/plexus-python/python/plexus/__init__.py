@@ -18,6 +18,7 @@ from ._plexus import (
     Relationship,
     Result,
     Transaction,
+    NO_ID,
     __version__,
 )
 from ._types import Duration
@@ -49,5 +50,6 @@ __all__ = [
     "ArgumentError",
     "ConversionError",
     "ClosedError",
+    "NO_ID",
     "__version__",
 ]
