@@ -129,8 +129,12 @@ fn header_of(
     Ok((fields, reader.pos, reader.line))
 }
 
+/// A header error at field `e.column` (1-based), placed like a data error: at the character where that field
+/// starts (counted in the fields as read, one delimiter between each; quotes are not counted).
 fn header_error(e: HeaderError, fields: &[String]) -> BadLine {
-    BadLine { line: 1, column: e.column, message: format!("header: {}", e.message), text: fields.join(",") }
+    let before = &fields[..e.column.saturating_sub(1).min(fields.len())];
+    let column = 1 + before.iter().map(|f| f.chars().count() + 1).sum::<usize>();
+    BadLine { line: 1, column, message: format!("header: {}", e.message), text: fields.join(",") }
 }
 
 /// A node id as read: an integer, or the bytes of a string (borrowed from the input unless it was unescaped).
@@ -543,7 +547,8 @@ impl<'a> IdMaps<'a> {
                     _ => String::new(),
                 };
                 let space = group.header.space().map_or("the global id space".to_string(), |s| format!("id space {s}"));
-                format!("duplicate node id {shown} in {space}: {} and {first}", group.place(row))
+                let column = group.header.id.map_or(String::new(), |i| format!(" (field {} of each line)", i + 1));
+                format!("duplicate node id {shown} in {space}{column}: {} and {first}", group.place(row))
             };
             match (&mut maps.maps[s], &group.ids) {
                 (SpaceMap::Int(map), Ids::Int(ids)) => {

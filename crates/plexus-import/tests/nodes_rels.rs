@@ -172,6 +172,18 @@ fn unknown_relationship_ids_are_errors_and_leave_nothing_behind() {
     let err = run(&db, &spec).unwrap_err();
     assert!(err.contains("typed.csv: line 3, column 3: 'abc' is not a valid int in \"b,abc\""), "{err}");
     assert!(!db.exists());
+    // A header error is placed the same way: at the character where the bad field starts.
+    let header = write(
+        tmp.path(),
+        "header.csv",
+        "id:ID,name,age:itn
+a,b,1
+",
+    );
+    let spec = GraphImport { nodes: vec![nodes(&["P"], &header)], ..Default::default() };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("header.csv: line 1, column 12: header: 'age:itn': unknown type 'itn'"), "{err}");
+    assert!(!db.exists());
 }
 
 #[test]
@@ -185,7 +197,7 @@ fn duplicate_ids_are_errors_but_id_spaces_are_separate() {
     let spec =
         GraphImport { nodes: vec![nodes(&["A"], &a), nodes(&["B"], &b)], csv: csv.clone(), ..Default::default() };
     let err = run(&db, &spec).unwrap_err();
-    assert!(err.contains("duplicate node id 2 in id space P"), "{err}");
+    assert!(err.contains("duplicate node id 2 in id space P (field 1 of each line)"), "{err}");
     assert!(err.contains("b.csv: line 3") && err.contains("a.csv: line 3"), "{err}");
     assert!(!db.exists());
     // The same ids in another space are other nodes; a label spanning both spaces keeps its key only while
