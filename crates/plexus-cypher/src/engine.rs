@@ -249,6 +249,7 @@ fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
 
 fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrupt>>) -> Result<QueryResult> {
     ctx.interrupt = interrupt.cloned();
+    ctx.writes_per_row = plan.writes_per_row;
     if let Some(missing) = plan.params.iter().find(|p| !ctx.params.contains_key(p.as_str())) {
         return Err(CypherError::new(
             ErrorKind::ParameterMissing,

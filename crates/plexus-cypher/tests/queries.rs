@@ -366,3 +366,29 @@ fn sums_and_averages_of_durations_are_durations() {
     assert_eq!(rows, vec![vec![s("P2DT4H45S"), s("P1DT2H22.5S")]]);
     assert_eq!(db.err("UNWIND [1, duration('P1D')] AS d RETURN sum(d)").kind, ErrorKind::TypeError);
 }
+
+#[test]
+fn a_limit_stops_the_paths_of_one_row_early() {
+    let db = Db::new();
+    // Billions of relationship-unique paths from one node of a complete graph of 12 nodes: building them all
+    // for the row before LIMIT sees any would run into the memory limit.
+    db.run("UNWIND range(1, 12) AS i CREATE (:K {i: i})");
+    db.run("MATCH (a:K), (b:K) WHERE a <> b CREATE (a)-[:E]->(b)");
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, Some(16 << 20)));
+    let run = |q: &str| db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt));
+    let rows = run("MATCH p = (a:K {i: 1})-[*]->(b) RETURN length(p) AS l LIMIT 3").expect("stops early").rows;
+    assert_eq!(rows, vec![vec![int(1)], vec![int(2)], vec![int(3)]]);
+    // Across batches the walk goes on where it paused: the first 5,000 paths, depth first, have the lengths a
+    // walk that is never paused gives them.
+    let q = "MATCH p = (a:K {i: 1})-[*..4]->(b) WITH length(p) AS l LIMIT 5000 RETURN l, count(*) ORDER BY l";
+    let streamed = run(q).expect("streamed").rows;
+    let whole =
+        run(&q.replace("WITH length(p) AS l LIMIT 5000", "WITH collect(length(p))[..5000] AS ls UNWIND ls AS l"))
+            .expect("whole")
+            .rows;
+    assert_eq!(streamed, whole);
+    // A subquery that writes per row keeps each row's walk whole (here, bounded by the memory limit).
+    let e = run("MATCH p = (a:K {i: 1})-[*]->(b) WITH p LIMIT 3 CALL { CREATE (:M) } RETURN length(p)")
+        .expect_err("over the limit");
+    assert_eq!(e.kind, ErrorKind::MemoryLimit, "{e}");
+}

@@ -31,6 +31,11 @@ pub(crate) struct Ctx<'a> {
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
     /// Under PROFILE: rows and time per operator, shared with the contexts of subqueries.
     pub profile: Option<std::rc::Rc<std::cell::RefCell<Profile>>>,
+    /// Whether the statement may write while its reading operators are part-way through their input
+    /// ([`crate::plan::PlanNode::writes_per_row`]). When it cannot, a variable-length expansion hands a row's
+    /// paths on a batch at a time, keeping its walk between batches; when it can, the walk finishes first, so
+    /// that what it finds does not depend on writes made while it was under way.
+    pub writes_per_row: bool,
 }
 
 /// What each operator of a profiled statement produced, keyed by its plan node.
@@ -90,6 +95,7 @@ impl<'a> Ctx<'a> {
             deleted: None,
             interrupt: None,
             profile: None,
+            writes_per_row: false,
         }
     }
 
@@ -103,6 +109,7 @@ impl<'a> Ctx<'a> {
             deleted: None,
             interrupt: None,
             profile: None,
+            writes_per_row: true,
         }
     }
 
@@ -142,6 +149,7 @@ impl<'a> Ctx<'a> {
             deleted: self.deleted.clone(),
             interrupt: self.interrupt.clone(),
             profile: self.profile.clone(),
+            writes_per_row: false,
         }
     }
 

@@ -18,11 +18,13 @@ pub(crate) struct Expander<'p> {
     types: Option<Vec<TypeId>>,
     /// Results for the current row not yet emitted (a high-degree node can exceed a batch).
     pending: Vec<Row>,
+    /// A variable-length walk paused with a full batch, to go on from where it stopped for the same row.
+    walk: Option<VarWalk>,
 }
 
 impl<'p> Expander<'p> {
     pub fn new(plan: &'p PlanNode) -> Self {
-        Expander { plan, types: None, pending: Vec::new() }
+        Expander { plan, types: None, pending: Vec::new(), walk: None }
     }
 }
 
@@ -104,7 +106,7 @@ impl RowExpander for Expander<'_> {
         if !self.pending.is_empty() {
             let take = (BATCH - out.len().min(BATCH)).max(1).min(self.pending.len());
             out.extend(self.pending.drain(..take));
-            return Ok(!self.pending.is_empty());
+            return Ok(!self.pending.is_empty() || self.walk.is_some());
         }
         let (names, any_type, single_hop) = match self.plan {
             PlanNode::Expand { types, .. } => (types, types.is_empty(), true),
@@ -238,40 +240,46 @@ impl RowExpander for Expander<'_> {
                 } else {
                     None
                 };
-                let mut path: Vec<RelId> = Vec::new();
-                let mut scratch = row.clone();
-                var_expand(
-                    ctx,
-                    &VarSpec { dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), rel_scratch: *rel_scratch },
-                    rel_filter.as_ref(),
-                    row,
-                    distinct_from,
-                    start,
-                    &mut path,
-                    &mut scratch,
-                    &mut |end, rels| {
-                        if target.is_some_and(|t| t != end) {
-                            return Ok(());
+                let spec =
+                    VarSpec { dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), rel_scratch: *rel_scratch };
+                // Unless a subquery may write between rows, a row's paths leave a batch at a time: a LIMIT above
+                // stops the walk, and memory holds a batch of paths rather than all of them.
+                let stream = !ctx.writes_per_row;
+                let mut emit = |end: NodeId, rels: &[RelId]| -> Result<bool> {
+                    if target.is_some_and(|t| t != end) {
+                        return Ok(false);
+                    }
+                    let mut r = row.clone();
+                    let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
+                    if *reverse {
+                        list.reverse();
+                    }
+                    r[*rel] = Value::list(list);
+                    r[*to] = Value::Node(end);
+                    results.push(r);
+                    if stream {
+                        return Ok(results.len() >= limit);
+                    }
+                    // Otherwise one row's paths are held until the row is done: under a memory limit, their
+                    // size is checked as they grow (a rough count: the row's values and the path's relationships).
+                    if results.len().is_multiple_of(BATCH) {
+                        if let Some(interrupt) = &ctx.interrupt {
+                            let bytes = results.len() * (row.len() + rels.len()) * std::mem::size_of::<Value>();
+                            interrupt.check_result_size(bytes)?;
                         }
-                        let mut r = row.clone();
-                        let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
-                        if *reverse {
-                            list.reverse();
-                        }
-                        r[*rel] = Value::list(list);
-                        r[*to] = Value::Node(end);
-                        results.push(r);
-                        // One row's paths are held until the row is done: under a memory limit, their size is
-                        // checked as they grow (a rough count: the row's values and the path's relationships).
-                        if results.len().is_multiple_of(BATCH) {
-                            if let Some(interrupt) = &ctx.interrupt {
-                                let bytes = results.len() * (row.len() + rels.len()) * std::mem::size_of::<Value>();
-                                interrupt.check_result_size(bytes)?;
-                            }
-                        }
-                        Ok(())
+                    }
+                    Ok(false)
+                };
+                let mut walk = match self.walk.take() {
+                    Some(walk) => walk,
+                    None => match VarWalk::start(ctx, &spec, start, row, &mut emit)? {
+                        Some(walk) => walk,
+                        None => return Ok(false),
                     },
-                )?;
+                };
+                if !walk.go_on(ctx, &spec, rel_filter.as_ref(), row, distinct_from, &mut emit)? {
+                    self.walk = Some(walk);
+                }
             }
             PlanNode::ShortestPath {
                 from,
@@ -334,7 +342,7 @@ impl RowExpander for Expander<'_> {
             _ => unreachable!(),
         }
         if results.len() <= limit {
-            Ok(false)
+            Ok(self.walk.is_some())
         } else {
             self.pending = results.split_off(limit);
             Ok(true)
@@ -350,65 +358,83 @@ struct VarSpec<'a> {
     rel_scratch: usize,
 }
 
-/// Depth-first enumeration of relationship-unique paths from `node`, reporting each whose length is within
+/// Depth-first enumeration of relationship-unique paths from one node, reporting each whose length is within
 /// bounds, in depth-first order. The walk keeps its own stack rather than recursing, since a path may be as long
 /// as the graph (`-[*]->` along a chain of a million nodes), and it checks the query's interrupt as it goes: the
-/// paths of one row can be more than a query is allowed the time for.
-#[allow(clippy::too_many_arguments)]
-fn var_expand(
-    ctx: &Ctx,
-    spec: &VarSpec,
-    rel_filter: Option<&crate::expr::CExpr>,
-    row: &Row,
-    distinct_from: &[usize],
-    node: NodeId,
-    path: &mut Vec<RelId>,
-    scratch: &mut Row,
-    emit: &mut dyn FnMut(NodeId, &[RelId]) -> Result<()>,
-) -> Result<()> {
-    let g = ctx.g();
-    if spec.min == 0 {
-        emit(node, path)?;
-    }
-    if spec.max == 0 {
-        return Ok(());
-    }
-    // One frame per node of the path so far (the start, then one per relationship in `path`): the relationships
-    // out of it and how many of them have been tried.
-    let mut frames = vec![(g.rels_of(node, spec.dir, spec.filter), 0usize)];
-    let mut steps = 0usize;
-    while let Some((entries, next)) = frames.last_mut() {
-        let Some(&e) = entries.get(*next) else {
-            frames.pop();
-            path.pop();
-            continue;
-        };
-        *next += 1;
-        steps += 1;
-        if steps.is_multiple_of(BATCH) {
-            ctx.check_interrupt()?;
+/// paths of one row can be more than a query is allowed the time for. It pauses when `emit` says its batch is
+/// full, and goes on from there when called again.
+struct VarWalk {
+    /// One frame per node of the path so far (the start, then one per relationship in `path`): the relationships
+    /// out of it and how many of them have been tried.
+    frames: Vec<(Vec<plexus_storage::RelEntry>, usize)>,
+    path: Vec<RelId>,
+    /// The input row with each candidate relationship in the scratch slot, for the relationship filter.
+    scratch: Row,
+    steps: usize,
+}
+
+/// Reports a path (its end and relationships); returns whether the batch is full and the walk should pause.
+type Emit<'e> = dyn FnMut(NodeId, &[RelId]) -> Result<bool> + 'e;
+
+impl VarWalk {
+    /// A walk from `node`, after reporting the path of no relationships if the bounds allow it; `None` when no
+    /// longer path is wanted.
+    fn start(ctx: &Ctx, spec: &VarSpec, node: NodeId, row: &Row, emit: &mut Emit) -> Result<Option<VarWalk>> {
+        if spec.min == 0 {
+            emit(node, &[])?;
         }
-        if path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) {
-            continue;
+        if spec.max == 0 {
+            return Ok(None);
         }
-        if let Some(f) = rel_filter {
-            scratch[spec.rel_scratch] = Value::Rel(e.rel);
-            if !f.is_true(scratch, ctx)? {
+        let frames = vec![(ctx.g().rels_of(node, spec.dir, spec.filter), 0usize)];
+        Ok(Some(VarWalk { frames, path: Vec::new(), scratch: row.clone(), steps: 0 }))
+    }
+
+    /// Walks on until every path is reported (`true`) or `emit` asks for a pause (`false`).
+    fn go_on(
+        &mut self,
+        ctx: &Ctx,
+        spec: &VarSpec,
+        rel_filter: Option<&crate::expr::CExpr>,
+        row: &Row,
+        distinct_from: &[usize],
+        emit: &mut Emit,
+    ) -> Result<bool> {
+        let g = ctx.g();
+        while let Some((entries, next)) = self.frames.last_mut() {
+            let Some(&e) = entries.get(*next) else {
+                self.frames.pop();
+                self.path.pop();
+                continue;
+            };
+            *next += 1;
+            self.steps += 1;
+            if self.steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            if self.path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) {
                 continue;
             }
+            if let Some(f) = rel_filter {
+                self.scratch[spec.rel_scratch] = Value::Rel(e.rel);
+                if !f.is_true(&self.scratch, ctx)? {
+                    continue;
+                }
+            }
+            self.path.push(e.rel);
+            let depth = self.path.len() as u64;
+            let full = depth >= spec.min && emit(e.nbr, &self.path)?;
+            if depth < spec.max {
+                self.frames.push((g.rels_of(e.nbr, spec.dir, spec.filter), 0));
+            } else {
+                self.path.pop();
+            }
+            if full {
+                return Ok(false);
+            }
         }
-        path.push(e.rel);
-        let depth = path.len() as u64;
-        if depth >= spec.min {
-            emit(e.nbr, path)?;
-        }
-        if depth < spec.max {
-            frames.push((g.rels_of(e.nbr, spec.dir, spec.filter), 0));
-        } else {
-            path.pop();
-        }
+        Ok(true)
     }
-    Ok(())
 }
 
 /// What a shortest-path search looks for: paths from `a` to `b` along relationships of `filter` in `dir`, of

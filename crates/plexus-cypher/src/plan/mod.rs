@@ -382,6 +382,49 @@ impl PlanNode {
     pub fn input_mut(&mut self) -> Option<&mut PlanNode> {
         with_input!(self, input => Some(&mut **input), None)
     }
+
+    /// Whether this operator, one below it or a plan inside one of them writes.
+    fn writes_anywhere(&self) -> bool {
+        let mut node = Some(self);
+        while let Some(n) = node {
+            let writes = match n {
+                PlanNode::Create { .. }
+                | PlanNode::Merge { .. }
+                | PlanNode::Set { .. }
+                | PlanNode::Delete { .. }
+                | PlanNode::Foreach { .. } => true,
+                PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => inner.writes_anywhere(),
+                PlanNode::Union { parts, .. } => parts.iter().any(PlanNode::writes_anywhere),
+                _ => false,
+            };
+            if writes {
+                return true;
+            }
+            node = n.input();
+        }
+        false
+    }
+
+    /// Whether a write can happen while an operator below is part-way through its input. Updating operators
+    /// read all their input before writing, but a subquery (`CALL { }`, an OPTIONAL MATCH's inner plan) runs once
+    /// per row as rows stream past, so one that writes does so between the rows of the operators under it.
+    pub fn writes_per_row(&self) -> bool {
+        let mut node = Some(self);
+        while let Some(n) = node {
+            let writes = match n {
+                PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
+                    inner.writes_anywhere() || inner.writes_per_row()
+                }
+                PlanNode::Union { parts, .. } => parts.iter().any(PlanNode::writes_per_row),
+                _ => false,
+            };
+            if writes {
+                return true;
+            }
+            node = n.input();
+        }
+        false
+    }
 }
 
 /// A compiled statement.
@@ -393,6 +436,8 @@ pub(crate) struct Plan {
     pub width: usize,
     /// Whether the statement writes (then it needs a write transaction).
     pub writes: bool,
+    /// Whether it may write while a reading operator is part-way through its input ([`PlanNode::writes_per_row`]).
+    pub writes_per_row: bool,
     /// The parameters it uses.
     pub params: Vec<String>,
 }

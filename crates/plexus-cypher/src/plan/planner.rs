@@ -104,7 +104,15 @@ pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedur
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
-    Ok(Plan { root, columns: columns.into(), width: p.width, writes: p.writes, params: p.params.into_iter().collect() })
+    let writes_per_row = root.writes_per_row();
+    Ok(Plan {
+        root,
+        columns: columns.into(),
+        width: p.width,
+        writes: p.writes,
+        writes_per_row,
+        params: p.params.into_iter().collect(),
+    })
 }
 
 fn is_update(c: &Clause) -> bool {
