@@ -75,9 +75,9 @@ fn is_temporal(v: &Value) -> bool {
     )
 }
 
-/// Values that `+` concatenates to a string as text.
+/// Values that `+` concatenates to a string as text (not booleans: `'a' + true` is a type error, as in Neo4j).
 fn concatenates_to_string(v: &Value) -> bool {
-    matches!(v, Value::String(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)) || is_temporal(v)
+    matches!(v, Value::String(_) | Value::Int(_) | Value::Float(_)) || is_temporal(v)
 }
 
 /// Both operands as floats, when both are numbers and at least one is a float.
@@ -349,7 +349,7 @@ mod tests {
         assert_eq!(ok(add(&Value::from("ab"), &Value::from("cd"))), "'abcd'");
         assert_eq!(ok(add(&Value::from("a"), &i(1))), "'a1'");
         assert_eq!(ok(add(&f(1.5), &Value::from("a"))), "'1.5a'");
-        assert_eq!(ok(add(&Value::from("a"), &Value::Bool(true))), "'atrue'");
+        assert_eq!(err(add(&Value::from("a"), &Value::Bool(true))).0, ErrorKind::TypeError);
     }
 
     #[test]

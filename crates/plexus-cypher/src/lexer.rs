@@ -364,11 +364,27 @@ fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
                         _ => return Err(err_at(text, at, "invalid unicode escape in string")),
                     }
                 }
-                let ch = u32::from_str_radix(&code, 16)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .ok_or_else(|| err_at(text, at, "invalid unicode escape in string"))?;
-                out.push(ch);
+                let invalid = || err_at(text, at, "invalid unicode escape in string");
+                let unit = u32::from_str_radix(&code, 16).map_err(|_| invalid())?;
+                // A UTF-16 surrogate pair written as two escapes (`\uD83D\uDE00`) is one character.
+                if (0xD800..0xDC00).contains(&unit) && e == 'u' {
+                    let mut low = String::new();
+                    let mut ahead = chars.clone();
+                    if matches!(ahead.next(), Some((_, '\\'))) && matches!(ahead.next(), Some((_, 'u'))) {
+                        for _ in 0..4 {
+                            match ahead.next() {
+                                Some((_, d)) if d.is_ascii_hexdigit() => low.push(d),
+                                _ => break,
+                            }
+                        }
+                    }
+                    let low = u32::from_str_radix(&low, 16).ok().filter(|l| (0xDC00..0xE000).contains(l));
+                    let Some(low) = low else { return Err(invalid()) };
+                    chars = ahead;
+                    out.push(char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)).ok_or_else(invalid)?);
+                    continue;
+                }
+                out.push(char::from_u32(unit).ok_or_else(invalid)?);
             }
             other => return Err(err_at(text, at, format!("invalid escape sequence '\\{other}' in string"))),
         }

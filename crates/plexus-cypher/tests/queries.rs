@@ -392,3 +392,45 @@ fn a_limit_stops_the_paths_of_one_row_early() {
         .expect_err("over the limit");
     assert_eq!(e.kind, ErrorKind::MemoryLimit, "{e}");
 }
+
+#[test]
+fn call_subqueries_see_only_what_their_importing_with_names() {
+    let db = Db::new();
+    db.run("CREATE (n0 {id: 0}), (n1 {id: 1}), (n2 {id: 2}), (n0)-[:R]->(n1), (n2)-[:R]->(n0)");
+    // Uncorrelated: `a` inside is a new variable, matching every node with an outgoing relationship.
+    assert_eq!(db.run("MATCH (a {id: 0}) CALL { MATCH (a)-->(b) RETURN count(*) AS x } RETURN x"), vec![vec![int(2)]]);
+    let mut rows = db.run(
+        "MATCH (a {id: 0}) CALL { WITH a MATCH (a)-->(b) RETURN b.id AS x UNION MATCH (a)<--(b) RETURN b.id AS x } \
+         RETURN x",
+    );
+    rows.sort_by_key(|r| format!("{r:?}"));
+    assert_eq!(rows, vec![vec![int(0)], vec![int(1)], vec![int(2)]]);
+    assert_eq!(db.err("UNWIND [1, 2] AS a CALL { RETURN a AS x } RETURN a, x").kind, ErrorKind::SyntaxError);
+    assert_eq!(db.err("UNWIND [1] AS a CALL { WITH a AS b RETURN b AS x } RETURN x").kind, ErrorKind::SyntaxError);
+    assert_eq!(
+        db.run("UNWIND [1, 2] AS a CALL { WITH a RETURN a * 10 AS x } RETURN x"),
+        vec![vec![int(10)], vec![int(20)]]
+    );
+    assert_eq!(db.run("UNWIND [3] AS a CALL { WITH * RETURN a + 1 AS x } RETURN x"), vec![vec![int(4)]]);
+}
+
+#[test]
+fn numeric_edge_cases_of_aggregates_and_conversions() {
+    let db = Db::new();
+    let one = |q: &str| db.run(q).remove(0).remove(0);
+    // percentileDisc answers one of the values, unchanged.
+    assert_eq!(one("UNWIND [9007199254740993, 1] AS x RETURN percentileDisc(x, 1.0)"), int(9007199254740993));
+    assert_eq!(one("UNWIND [1, 2.5] AS x RETURN percentileDisc(x, 0)"), int(1));
+    assert_eq!(one("UNWIND [1e308, 1e308] AS x RETURN avg(x)"), ResultValue::Float(1e308));
+    assert_eq!(one("UNWIND [0.1, 0.1, 0.1] AS x RETURN stDev(x)"), ResultValue::Float(0.0));
+    assert_eq!(db.err("UNWIND [1, duration('P1D')] AS d RETURN avg(d)").kind, ErrorKind::TypeError);
+    // An integer out of range is no integer, not the nearest one.
+    for q in ["RETURN toInteger('9223372036854775808')", "RETURN toInteger('-1e30')", "RETURN toInteger(0.0 / 0.0)"] {
+        assert_eq!(one(q), ResultValue::Null, "{q}");
+    }
+    assert_eq!(one("RETURN toInteger('-9223372036854775808')"), int(i64::MIN));
+    assert_eq!(one("RETURN split('', '')"), ResultValue::List(vec![s("")]));
+    assert_eq!(db.err("RETURN 'a' + true").kind, ErrorKind::TypeError);
+    assert_eq!(one("RETURN '\\uD83D\\uDE00' AS s"), s("\u{1F600}"));
+    assert_eq!(db.err("RETURN '\\uD83D' AS s").kind, ErrorKind::SyntaxError);
+}

@@ -16,14 +16,17 @@ use crate::value::Value;
 enum State {
     Count(i64),
     Sum(Value),
+    /// Numbers are averaged as a running mean, which cannot overflow where their sum would (`avg([1e308,
+    /// 1e308])` is 1e308); durations as a sum divided at the end.
     Avg {
-        sum: Value,
+        mean: f64,
+        durations: Value,
         n: i64,
     },
     MinMax(Option<Value>),
     Collect(Vec<Value>),
-    /// The numbers, and whether every one was an integer (`percentileDisc` then answers an integer).
-    Numbers(Vec<f64>, bool),
+    /// The numbers as given (`percentileDisc` answers one of them, unchanged).
+    Numbers(Vec<Value>),
 }
 
 struct Acc {
@@ -36,12 +39,10 @@ impl Acc {
         let state = match spec.func {
             AggFn::Count => State::Count(0),
             AggFn::Sum => State::Sum(Value::Int(0)),
-            AggFn::Avg => State::Avg { sum: Value::Int(0), n: 0 },
+            AggFn::Avg => State::Avg { mean: 0.0, durations: Value::Int(0), n: 0 },
             AggFn::Min | AggFn::Max => State::MinMax(None),
             AggFn::Collect => State::Collect(Vec::new()),
-            AggFn::StDev | AggFn::StDevP | AggFn::PercentileCont | AggFn::PercentileDisc => {
-                State::Numbers(Vec::new(), true)
-            }
+            AggFn::StDev | AggFn::StDevP | AggFn::PercentileCont | AggFn::PercentileDisc => State::Numbers(Vec::new()),
         };
         Acc { state, seen: spec.distinct.then(HashSet::new) }
     }
@@ -68,9 +69,22 @@ impl Acc {
                 check_number(&value, "sum")?;
                 *s = add_to_sum(s, &value)?
             }
-            State::Avg { sum, n } => {
+            State::Avg { mean, durations, n } => {
                 check_number(&value, "avg")?;
-                *sum = add_to_sum(sum, &value)?;
+                match value {
+                    Value::Int(_) | Value::Float(_) if !matches!(durations, Value::Duration(_)) => {
+                        let x = if let Value::Int(i) = value { i as f64 } else { as_f64(&value) };
+                        *mean += (x - *mean) / (*n + 1) as f64;
+                    }
+                    // A duration, or a number among durations (which the sum refuses).
+                    _ if *n > 0 && !matches!(durations, Value::Duration(_)) => {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            "avg() cannot mix numbers and durations",
+                        ))
+                    }
+                    _ => *durations = add_to_sum(durations, &value)?,
+                }
                 *n += 1;
             }
             State::MinMax(current) => {
@@ -90,12 +104,8 @@ impl Acc {
                 }
             }
             State::Collect(items) => items.push(value),
-            State::Numbers(xs, ints) => match value {
-                Value::Int(i) => xs.push(i as f64),
-                Value::Float(f) => {
-                    *ints = false;
-                    xs.push(f)
-                }
+            State::Numbers(xs) => match value {
+                Value::Int(_) | Value::Float(_) => xs.push(value),
                 other => {
                     return Err(CypherError::type_error(
                         "InvalidArgumentType",
@@ -111,47 +121,43 @@ impl Acc {
         Ok(match self.state {
             State::Count(n) => Value::Int(n),
             State::Sum(s) => s,
-            State::Avg { sum, n } => {
-                if n == 0 {
-                    Value::Null
-                } else {
-                    match sum {
-                        Value::Int(i) => Value::Float(i as f64 / n as f64),
-                        Value::Float(f) => Value::Float(f / n as f64),
-                        other => arith::div(&other, &Value::Int(n))?,
-                    }
-                }
-            }
+            State::Avg { mean, durations, n } => match durations {
+                _ if n == 0 => Value::Null,
+                Value::Duration(_) => arith::div(&durations, &Value::Int(n))?,
+                _ => Value::Float(mean),
+            },
             State::MinMax(v) => v.unwrap_or(Value::Null),
             State::Collect(items) => Value::list(items),
-            State::Numbers(mut xs, ints) => match spec.func {
+            State::Numbers(mut values) => match spec.func {
                 AggFn::StDev | AggFn::StDevP => {
-                    let n = xs.len() as f64;
                     let sample = spec.func == AggFn::StDev;
-                    if xs.is_empty() || (sample && xs.len() < 2) {
+                    if values.is_empty() || (sample && values.len() < 2) {
                         Value::Float(0.0)
                     } else {
-                        let mean = xs.iter().sum::<f64>() / n;
-                        let ss = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
-                        Value::Float((ss / if sample { n - 1.0 } else { n }).sqrt())
+                        // Welford's running mean and squared deviations: equal values give exactly 0.
+                        let (mut mean, mut squares) = (0.0f64, 0.0f64);
+                        for (k, v) in values.iter().enumerate() {
+                            let x = as_f64(v);
+                            let delta = x - mean;
+                            mean += delta / (k + 1) as f64;
+                            squares += delta * (x - mean);
+                        }
+                        let n = values.len() as f64;
+                        Value::Float((squares / if sample { n - 1.0 } else { n }).sqrt())
                     }
                 }
                 _ => {
-                    if xs.is_empty() {
+                    if values.is_empty() {
                         return Ok(Value::Null);
                     }
                     let p = percentile.unwrap_or(0.5);
-                    xs.sort_by(|a, b| a.total_cmp(b));
+                    values.sort_by(compare::order);
                     if spec.func == AggFn::PercentileDisc {
-                        let idx = ((p * xs.len() as f64).ceil() as usize).saturating_sub(1).min(xs.len() - 1);
-                        let x = xs[if p == 0.0 { 0 } else { idx }];
-                        // One of the values, so of their type.
-                        if ints {
-                            Value::Int(x as i64)
-                        } else {
-                            Value::Float(x)
-                        }
+                        let idx = ((p * values.len() as f64).ceil() as usize).saturating_sub(1).min(values.len() - 1);
+                        // One of the values, unchanged (an integer beyond 2^53 is not rounded through a float).
+                        values.swap_remove(if p == 0.0 { 0 } else { idx })
                     } else {
+                        let xs: Vec<f64> = values.iter().map(as_f64).collect();
                         let pos = p * (xs.len() - 1) as f64;
                         let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
                         Value::Float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64))
@@ -159,6 +165,15 @@ impl Acc {
                 }
             },
         })
+    }
+}
+
+/// A number as a float.
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
     }
 }
 

@@ -31,20 +31,31 @@ pub fn parse_float(s: &str) -> Option<f64> {
     s.parse().ok()
 }
 
-/// Parses an integer: digits with an optional sign, or failing that a float (truncated towards zero).
+/// Parses an integer: digits with an optional sign, or failing that a float (truncated towards zero). A number
+/// outside the integer range has no integer: `None`, never the nearest one.
 pub fn parse_integer(s: &str) -> Option<i64> {
-    if let Ok(i) = s.parse::<i64>() {
-        return Some(i);
+    match s.parse::<i64>() {
+        Ok(i) => return Some(i),
+        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow) => {
+            return None
+        }
+        Err(_) => {}
     }
-    parse_float(s).filter(|f| f.is_finite()).map(|f| f as i64)
+    parse_float(s).and_then(float_to_integer)
+}
+
+/// A float truncated towards zero, if that is an integer (not NaN, an infinity or beyond 64 bits).
+fn float_to_integer(f: f64) -> Option<i64> {
+    // 2^63 is exact as a float; every float below it and at least -2^63 truncates into range.
+    (f.is_finite() && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)).then_some(f as i64)
 }
 
 fn integer(v: &Value) -> Option<Result<Value>> {
     Some(Ok(match v {
         Value::Null => Value::Null,
         Value::Int(_) => v.clone(),
-        // Truncates; saturates beyond the integer range.
-        Value::Float(f) => Value::Int(*f as i64),
+        // Truncates; NaN, infinities and floats beyond the integer range have no integer.
+        Value::Float(f) => float_to_integer(*f).map_or(Value::Null, Value::Int),
         Value::Bool(b) => Value::Int(*b as i64),
         Value::String(s) => parse_integer(s).map_or(Value::Null, Value::Int),
         _ => return None,

@@ -148,6 +148,10 @@ pub fn split(args: &[Value]) -> Result<Value> {
     };
     let non_empty: Vec<&str> = delimiters.iter().copied().filter(|d| !d.is_empty()).collect();
     if non_empty.is_empty() && !delimiters.is_empty() {
+        // Into characters; the empty string is one empty part, as with any other delimiter.
+        if s.is_empty() {
+            return Ok(Value::list(vec![Value::from("")]));
+        }
         return Ok(Value::list(s.chars().map(|c| Value::from(c.to_string())).collect()));
     }
     let mut parts = Vec::new();

@@ -91,6 +91,35 @@ pub(crate) struct Planner<'t> {
     pub substitutions: Vec<(String, usize)>,
 }
 
+/// The outer variables a part of a `CALL { }` subquery sees: those its leading importing `WITH` names (`WITH a,
+/// b` or `WITH *`, plain variables with nothing after them). Without one the subquery is uncorrelated and sees
+/// none: an outer name used inside is a new variable there, or an undefined one.
+fn imported_scope(part: &SingleQuery, outer: &Scope) -> Scope {
+    let Some(Clause::With(p)) = part.clauses.first() else { return Scope::default() };
+    let plain = |item: &ProjectionItem| matches!(&item.expr.kind, ExprKind::Variable(v) if item.alias.as_ref().is_none_or(|a| a.name == *v));
+    let importing = !p.distinct
+        && p.order_by.is_empty()
+        && p.skip.is_none()
+        && p.limit.is_none()
+        && p.predicate.is_none()
+        && p.items.iter().all(plain);
+    if !importing {
+        return Scope::default();
+    }
+    if p.star {
+        return outer.clone();
+    }
+    let mut scope = Scope::default();
+    for item in &p.items {
+        if let ExprKind::Variable(v) = &item.expr.kind {
+            if let Some(var) = outer.get(v) {
+                scope.vars.push(var.clone());
+            }
+        }
+    }
+    scope
+}
+
 /// Plans a query statement.
 pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedures::ProcedureRegistry) -> Result<Plan> {
     let mut p = Planner {
@@ -160,8 +189,19 @@ impl Planner<'_> {
         scope: &Scope,
         top: bool,
     ) -> Result<(PlanNode, Vec<String>)> {
+        self.union_of(q, start, vec![scope.clone(); q.parts.len()], top)
+    }
+
+    /// Plans the parts of `q`, each over its own scope, and their union.
+    fn union_of(
+        &mut self,
+        q: &Query,
+        start: PlanNode,
+        scopes: Vec<Scope>,
+        top: bool,
+    ) -> Result<(PlanNode, Vec<String>)> {
         if q.parts.len() == 1 {
-            return self.single_query(&q.parts[0], start, scope, top);
+            return self.single_query(&q.parts[0], start, &scopes[0], top);
         }
         let all = q.union_all[0];
         if q.union_all.iter().any(|a| *a != all) {
@@ -169,7 +209,7 @@ impl Planner<'_> {
         }
         let mut parts = Vec::new();
         let mut columns: Option<Vec<String>> = None;
-        for part in &q.parts {
+        for (part, scope) in q.parts.iter().zip(&scopes) {
             let (plan, cols) = self.single_query(part, start.clone(), scope, top)?;
             if let Some(c) = &columns {
                 if *c != cols {
@@ -319,7 +359,8 @@ impl Planner<'_> {
                     p
                 }
                 Clause::Subquery { query, .. } => {
-                    let (inner, cols) = self.query(query, PlanNode::Start, &scope, false)?;
+                    let scopes = query.parts.iter().map(|part| imported_scope(part, &scope)).collect();
+                    let (inner, cols) = self.union_of(query, PlanNode::Start, scopes, false)?;
                     let mut returns = Vec::new();
                     for c in &cols {
                         if scope.get(c).is_some() {
