@@ -137,7 +137,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 eprintln!("plexus: recovery: {}", db.recovery_report());
             }
             let snapshot = db.read();
-            let problems = snapshot.check();
+            let mut problems = snapshot.check();
+            // Commits lost to damage in the log are damage, whether this run's recovery dropped them or an
+            // earlier one set them aside (a torn last write, with no whole commit in it, is not).
+            let lost_now = db.recovery_report().lost_commits();
+            if lost_now > 0 {
+                problems.push(format!("recovery dropped {lost_now} intact commits that followed damage in the log"));
+            }
+            for (file, intact) in Database::set_aside_log(&data).map_err(|e| e.to_string())? {
+                if intact > 0 {
+                    problems.push(format!(
+                        "{} holds {intact} intact commits that a recovery set aside after damage in the log",
+                        file.display()
+                    ));
+                }
+            }
             for p in &problems {
                 println!("damage: {p}");
             }

@@ -90,7 +90,15 @@ impl Database {
             None => plexus::Database::in_memory(),
             Some(dir) => {
                 let options = Options { durability, ..Options::default() };
-                py.detach(|| plexus::Database::open_with(dir, options)).map_err(Failure::Storage)?
+                let db = py.detach(|| plexus::Database::open_with(dir, options)).map_err(Failure::Storage)?;
+                let report = db.recovery_report();
+                if !report.is_clean() {
+                    // Recovery dropped log data: a torn last write after a crash, or (with intact commits among
+                    // it) damage. Python shows a warning once per call site; `recovery` keeps the details.
+                    let warnings = py.import("warnings")?;
+                    warnings.call_method1("warn", (format!("plexus: recovery of {}: {report}", dir.display()),))?;
+                }
+                db
             }
         };
         Ok(Database { inner: RwLock::new(Some(db)), path, durability })
@@ -194,6 +202,31 @@ impl Database {
         let db = self.inner.write().take();
         // Dropping the last handle flushes the log and joins background threads: not with the GIL held.
         py.detach(move || drop(db));
+    }
+
+    /// What opening the database recovered: ``{"checkpoint_version", "replayed", "version", "dropped"}``, where
+    /// each dropped stretch of log is ``{"file", "offset", "bytes", "reason", "intact_commits", "kept_in"}``
+    /// (``intact_commits`` above zero means commits were lost to damage, not just a torn last write).
+    #[getter]
+    fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let report = self.with(|db| db.recovery_report().clone())?;
+        let out = pyo3::types::PyDict::new(py);
+        out.set_item("checkpoint_version", report.checkpoint_version)?;
+        out.set_item("replayed", report.replayed)?;
+        out.set_item("version", report.version)?;
+        let dropped = pyo3::types::PyList::empty(py);
+        for d in &report.dropped {
+            let item = pyo3::types::PyDict::new(py);
+            item.set_item("file", d.file.display().to_string())?;
+            item.set_item("offset", d.offset)?;
+            item.set_item("bytes", d.bytes)?;
+            item.set_item("reason", &d.reason)?;
+            item.set_item("intact_commits", d.intact_commits)?;
+            item.set_item("kept_in", d.kept_in.as_ref().map(|p| p.display().to_string()))?;
+            dropped.append(item)?;
+        }
+        out.set_item("dropped", dropped)?;
+        Ok(out)
     }
 
     /// Whether :meth:`close` has been called.

@@ -43,6 +43,8 @@ pub struct ServerConfig {
     pub http_transaction_timeout_ms: u64,
     /// Checkpoint when the server stops.
     pub checkpoint_on_shutdown: bool,
+    /// Checkpoint automatically once this many bytes of log accumulate (0: only at shutdown).
+    pub checkpoint_after_bytes: u64,
     pub tls: Option<TlsConfig>,
 }
 
@@ -71,6 +73,7 @@ impl Default for ServerConfig {
             max_request_bytes: 64 << 20,
             http_transaction_timeout_ms: 30_000,
             checkpoint_on_shutdown: true,
+            checkpoint_after_bytes: plexus::Options::default().checkpoint_after_bytes,
             tls: None,
         }
     }

@@ -42,12 +42,23 @@ impl Server {
     /// Opens the database and starts the listeners (port 0 picks a free port; see `bolt_addr`/`http_addr`).
     pub async fn start(config: &ServerConfig) -> Result<Server, String> {
         config.validate()?;
-        let options = plexus::Options { durability: config.durability()?, ..plexus::Options::default() };
+        let options =
+            plexus::Options { durability: config.durability()?, checkpoint_after_bytes: config.checkpoint_after_bytes };
         let data = config.data.clone();
         let db = tokio::task::spawn_blocking(move || plexus::Database::open_with(&data, options))
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("cannot open the database in {}: {e}", config.data.display()))?;
+        // What recovery dropped goes to the operator's log, loudly when whole commits were among it.
+        let report = db.recovery_report();
+        if report.lost_commits() > 0 {
+            eprintln!(
+                "plexus: WARNING: recovery dropped {} intact commits after damage to the log: {report}",
+                report.lost_commits()
+            );
+        } else if !report.is_clean() {
+            eprintln!("plexus: recovery: {report}");
+        }
         let (auth, generated_password) = if config.auth {
             let (a, g) = auth::Auth::open(&config.data, config.password.as_deref()).map_err(|e| e.to_string())?;
             (a, g)

@@ -2,9 +2,13 @@
 //!
 //! The newest checkpoint is loaded (a damaged one is refused: the log it replaced is gone, so opening without it
 //! would silently lose data). Then the segments are replayed in order, skipping records the checkpoint already
-//! holds. Replay stops at the first torn or corrupt record: that segment is cut there, any later segment is set
-//! aside as `*.dropped`, and the report says what was dropped. A segment of another database, a gap in the
-//! versions or a record that does not apply is refused with an error naming the file.
+//! holds. Replay stops at the first torn or corrupt record: the bytes from there on are copied aside (as
+//! `*.log.dropped-at-OFFSET`) before the segment is cut, any later segment is set aside as `*.log.dropped`, and
+//! the report says what was dropped and how many intact commits were among it: none after a torn write, some
+//! after damage in the middle of the log. Nothing is deleted, so an operator can still look at what was lost.
+//! Later segments are set aside before the damaged one is cut, so a recovery interrupted part-way and run again
+//! reaches the same state. A segment of another database, a gap in the versions or a record that does not apply
+//! is refused with an error naming the file.
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -27,6 +31,8 @@ pub struct RecoveryReport {
     pub version: u64,
     /// Torn or corrupt log data that was dropped: (file, offset, bytes dropped, reason).
     pub dropped: Vec<DroppedTail>,
+    /// Bytes of log the database opened with (what the next checkpoint retires).
+    pub log_bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,11 +41,21 @@ pub struct DroppedTail {
     pub offset: u64,
     pub bytes: u64,
     pub reason: String,
+    /// Whole, checksum-valid commit records among the dropped bytes: commits that were acknowledged once and are
+    /// now lost (zero for the torn last write of a crash).
+    pub intact_commits: u64,
+    /// Where the dropped bytes were set aside.
+    pub kept_in: Option<PathBuf>,
 }
 
 impl RecoveryReport {
     pub fn is_clean(&self) -> bool {
         self.dropped.is_empty()
+    }
+
+    /// Whether recovery dropped commits that were whole: damage to the log, not the torn end of a crash.
+    pub fn lost_commits(&self) -> u64 {
+        self.dropped.iter().map(|d| d.intact_commits).sum()
     }
 }
 
@@ -52,6 +68,12 @@ impl std::fmt::Display for RecoveryReport {
         write!(f, ", replayed {} commits, now at version {}", self.replayed, self.version)?;
         for d in &self.dropped {
             write!(f, "; dropped {} bytes of {} from offset {}: {}", d.bytes, d.file.display(), d.offset, d.reason)?;
+            if d.intact_commits > 0 {
+                write!(f, " (LOST: {} intact commits were among them)", d.intact_commits)?;
+            }
+            if let Some(kept) = &d.kept_in {
+                write!(f, " (kept in {})", kept.display())?;
+            }
         }
         Ok(())
     }
@@ -141,30 +163,8 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
         }
         None => (GraphState::new(), 0, 0),
     };
-    let mut next_segment = 0;
-    let mut stop_after: Option<usize> = None;
+    let next_segment = segments.last().map_or(0, |(seq, _)| seq + 1);
     for (index, (seq, path)) in segments.iter().enumerate() {
-        next_segment = seq + 1;
-        if let Some(stop) = stop_after {
-            if index > stop {
-                // Never overwrite what an earlier recovery set aside.
-                let mut aside = path.with_extension("log.dropped");
-                let mut n = 1;
-                while aside.exists() {
-                    aside = path.with_extension(format!("log.dropped.{n}"));
-                    n += 1;
-                }
-                let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-                std::fs::rename(path, &aside).map_err(|e| StorageError::io(path, e))?;
-                report.dropped.push(DroppedTail {
-                    file: path.clone(),
-                    offset: 0,
-                    bytes,
-                    reason: format!("follows a damaged segment; set aside as {}", aside.display()),
-                });
-                continue;
-            }
-        }
         let bytes = read_file(path)?;
         let corrupt = |m: String| StorageError::Corrupt { path: path.clone(), message: m };
         let header = match decode_header(&bytes) {
@@ -172,7 +172,14 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
             Err(reason) if index + 1 == segments.len() && bytes.len() < crate::wal::SEGMENT_HEADER_LEN => {
                 // A segment whose creation was cut short holds no commit: drop it.
                 std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
-                report.dropped.push(DroppedTail { file: path.clone(), offset: 0, bytes: bytes.len() as u64, reason });
+                report.dropped.push(DroppedTail {
+                    file: path.clone(),
+                    offset: 0,
+                    bytes: bytes.len() as u64,
+                    reason,
+                    intact_commits: 0,
+                    kept_in: None,
+                });
                 continue;
             }
             Err(reason) => return Err(corrupt(reason)),
@@ -222,18 +229,106 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
             state.seal();
             report.replayed += 1;
         }
+        report.log_bytes += good_end;
         if let TailState::Damaged { offset, reason } = tail {
-            let dropped = bytes.len() as u64 - good_end;
+            // Keep what is dropped, then set the later segments aside, and only then cut this one: run again
+            // after a crash at any point, recovery finds the same damage and makes the same choice.
+            let dropped = &bytes[good_end as usize..];
+            let kept = set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?;
+            report.dropped.push(DroppedTail {
+                file: path.clone(),
+                offset,
+                bytes: dropped.len() as u64,
+                reason,
+                intact_commits: intact_commits_after(dropped),
+                kept_in: Some(kept),
+            });
+            for (_, later) in &segments[index + 1..] {
+                let later_bytes = read_file(later)?;
+                let kept = set_aside(later, "log.dropped", None)?;
+                let intact = read_segment(&later_bytes).0.len() as u64;
+                report.dropped.push(DroppedTail {
+                    file: later.clone(),
+                    offset: 0,
+                    bytes: later_bytes.len() as u64,
+                    reason: "follows a damaged segment".into(),
+                    intact_commits: intact,
+                    kept_in: Some(kept),
+                });
+            }
+            sync_dir(dir)?;
             let file = OpenOptions::new().write(true).open(path).map_err(|e| StorageError::io(path, e))?;
             file.set_len(good_end).map_err(|e| StorageError::io(path, e))?;
             file.sync_all().map_err(|e| StorageError::io(path, e))?;
-            report.dropped.push(DroppedTail { file: path.clone(), offset, bytes: dropped, reason });
-            stop_after = Some(index);
+            break;
         }
     }
     sync_dir(dir)?;
     report.version = state.version();
     Ok(Recovered { state, next_node, next_rel, next_segment, report })
+}
+
+/// Sets `path` aside under a new extension `ext` (`.1`, `.2`, ... appended if taken, so nothing set aside before
+/// is overwritten): a copy of `contents` when given (the file itself is about to be cut), else the file, renamed.
+fn set_aside(path: &Path, ext: &str, contents: Option<&[u8]>) -> Result<PathBuf> {
+    let mut aside = path.with_extension(ext);
+    let mut n = 1;
+    while aside.exists() {
+        aside = path.with_extension(format!("{ext}.{n}"));
+        n += 1;
+    }
+    match contents {
+        Some(bytes) => {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&aside)
+                .map_err(|e| StorageError::io(&aside, e))?;
+            std::io::Write::write_all(&mut file, bytes).map_err(|e| StorageError::io(&aside, e))?;
+            file.sync_all().map_err(|e| StorageError::io(&aside, e))?;
+        }
+        None => std::fs::rename(path, &aside).map_err(|e| StorageError::io(path, e))?,
+    }
+    Ok(aside)
+}
+
+/// Log data an earlier recovery set aside in `dir` (`wal-*.log.dropped*`), with the intact commit records each
+/// holds: evidence of damage that stays until an operator removes it.
+pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
+        let path = entry.map_err(|e| StorageError::io(dir, e))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with("wal-") && name.contains(".log.dropped") {
+            let bytes = read_file(&path)?;
+            // A whole segment set aside starts with its header; a cut-off tail starts at a damaged record.
+            let intact = match decode_header(&bytes) {
+                Ok(_) => read_segment(&bytes).0.len() as u64,
+                Err(_) => intact_commits_after(&bytes),
+            };
+            out.push((path, intact));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Whole, checksum-valid records in `dropped` (the bytes from a damaged record on), found by trying every
+/// offset: after a torn write there are none, after damage in the middle of the log the commits that followed.
+fn intact_commits_after(dropped: &[u8]) -> u64 {
+    let mut count = 0;
+    let mut pos = 1;
+    while pos + 8 <= dropped.len() {
+        let len = u32::from_le_bytes(dropped[pos..pos + 4].try_into().expect("4 bytes")) as usize;
+        let crc = u32::from_le_bytes(dropped[pos + 4..pos + 8].try_into().expect("4 bytes"));
+        if len > 0 && len <= dropped.len() - pos - 8 && crc32fast::hash(&dropped[pos + 8..pos + 8 + len]) == crc {
+            count += 1;
+            pos += 8 + len;
+        } else {
+            pos += 1;
+        }
+    }
+    count
 }
 
 /// After a checkpoint at `keep` is durable: removes older checkpoints, segments before `first_live_segment`,

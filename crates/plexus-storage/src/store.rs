@@ -95,6 +95,7 @@ pub(crate) struct Disk {
     db_id: [u8; 16],
     wal: Wal,
     _lock: File,
+    _dir_lock: File,
 }
 
 /// State shared by a store's handles and transactions.
@@ -303,6 +304,10 @@ impl Store {
     /// Opens the database in `dir`: takes the directory lock, loads the newest checkpoint, replays the log.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<(Store, RecoveryReport)> {
         let dir = dir.as_ref().to_path_buf();
+        if dir.exists() && !dir.is_dir() {
+            let not_a_dir = std::io::Error::other("not a directory: a database is a directory of files");
+            return Err(StorageError::io(&dir, not_a_dir));
+        }
         std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
         let lock_path = dir.join(LOCK_FILE);
         let lock = OpenOptions::new()
@@ -311,10 +316,15 @@ impl Store {
             .write(true)
             .open(&lock_path)
             .map_err(|e| StorageError::io(&lock_path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { path: dir }),
-            Err(std::fs::TryLockError::Error(e)) => return Err(StorageError::io(&lock_path, e)),
+        // The directory itself is locked too: deleting the lock file (by hand, or a cleanup script) must not let
+        // a second process in, whose recovery would remove the running one's current log segment.
+        let dir_lock = File::open(&dir).map_err(|e| StorageError::io(&dir, e))?;
+        for (file, path) in [(&lock, &lock_path), (&dir_lock, &dir)] {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { path: dir.clone() }),
+                Err(std::fs::TryLockError::Error(e)) => return Err(StorageError::io(path, e)),
+            }
         }
         let db_id = if dir.join(META_FILE).exists() {
             read_meta(&dir)?
@@ -332,9 +342,12 @@ impl Store {
         let catalog = Catalog::new();
         let recovered = recovery::recover(&dir, &db_id, &catalog)?;
         let wal = Wal::create(&dir, db_id, recovered.next_segment, recovered.state.version() + 1)?;
-        let disk = Disk { dir, db_id, wal, _lock: lock };
+        let disk = Disk { dir, db_id, wal, _lock: lock, _dir_lock: dir_lock };
         let store =
             Self::from_parts(recovered.state, catalog, recovered.next_node, recovered.next_rel, Some(disk), options);
+        // The log kept from before counts towards the next automatic checkpoint: otherwise a database reopened
+        // often (a crashing process, short sessions) would grow its log without bound.
+        store.shared.head.lock().log_bytes_since_checkpoint = recovered.report.log_bytes;
         Ok((store, recovered.report))
     }
 
@@ -618,7 +631,13 @@ impl Shared {
             // (`batch` fsyncs it within its interval on top). Concurrent committers still share one write, as
             // with group commit.
             if matches!(self.options.durability, Durability::Off | Durability::Batch) {
-                disk.wal.sync_to(lsn, false)?;
+                disk.wal.sync_to(lsn, false).map_err(|e| {
+                    // Readers may already see this commit, but its record may not be in the log (a full disk
+                    // refuses it before writing any of it): say that its outcome after a reopen is unknown.
+                    StorageError::Poisoned(format!(
+                        "{e}; this commit is visible until the database is reopened, but it may be absent after that"
+                    ))
+                })?;
             }
         }
         txn.registered = false;

@@ -311,15 +311,18 @@ impl Wal {
     fn write_out(&self, seg: &mut Segment, bytes: &[u8], fsync: bool, last_version: u64) -> Result<()> {
         if !bytes.is_empty() {
             let end = seg.size + bytes.len() as u64;
-            seg.file.write_all_at(bytes, seg.size).map_err(|e| StorageError::io(&seg.path, e))?;
-            seg.size = end;
             if end > seg.allocated {
-                // Past the zeroed space: zero the next stretch now, so that the fsyncs until it is used up
-                // find the file's size unchanged. A segment about to be left zeroes nothing more.
+                // Past the zeroed space: zero the records' space and the next stretch first, so that the fsyncs
+                // until it is used up find the file's size unchanged, and so that a full disk fails the commit
+                // before any of its bytes are in the log (a record written, then refused the space after it,
+                // would come back at the next open although its commit was reported failed). A segment about to
+                // be left zeroes nothing beyond its records.
                 let ahead = if end >= SEGMENT_TARGET { 0 } else { (end / 4).clamp(ZEROED_AHEAD_MIN, ZEROED_AHEAD_MAX) };
-                zero_fill(&seg.file, end, end + ahead).map_err(|e| StorageError::io(&seg.path, e))?;
+                zero_fill(&seg.file, seg.allocated, end + ahead).map_err(|e| StorageError::io(&seg.path, e))?;
                 seg.allocated = end + ahead;
             }
+            seg.file.write_all_at(bytes, seg.size).map_err(|e| StorageError::io(&seg.path, e))?;
+            seg.size = end;
         }
         // A segment being left is made durable first: only the current one is fsynced later (`fsync_written`).
         if fsync || (seg.size >= SEGMENT_TARGET && seg.synced < seg.size) {

@@ -269,6 +269,7 @@ fn torn_tails(checkpoint: bool) {
         if mid_record {
             let d = report.dropped.first().unwrap_or_else(|| panic!("{what}: no dropped tail reported: {report}"));
             assert_eq!(d.file.file_name(), Some(seg_name.as_os_str()), "{what}: {report}");
+            assert_eq!(report.lost_commits(), 0, "{what}: a torn last write holds no whole commit: {report}");
             if cut >= SEGMENT_HEADER_LEN {
                 assert_eq!((d.offset, d.bytes), (bounds[whole] as u64, (cut - bounds[whole]) as u64), "{what}");
             }
@@ -360,11 +361,24 @@ fn damage_in_an_earlier_segment_sets_later_ones_aside() {
         let mut damaged = first.clone();
         damaged[offset] ^= 0x04;
         std::fs::write(copy.path().join(segments[0].file_name().unwrap()), &damaged).unwrap();
+        // A recovery cut short after setting the later segment aside, before cutting this one, must end where
+        // a whole one does: the same damage is found again and the same state opens.
+        let interrupted = copy_dir(copy.path());
+        let later = segments[1].file_name().unwrap().to_str().unwrap();
+        std::fs::rename(interrupted.path().join(later), interrupted.path().join(format!("{later}.dropped"))).unwrap();
         let (store, report) = open(copy.path(), &what).unwrap_or_else(|e| panic!("{what}: open failed: {e}"));
         assert_state(&b, &store, &report, index, &what);
         assert_eq!(report.dropped.len(), 2, "{what}: the cut and the segment set aside: {report}");
-        let later = segments[1].file_name().unwrap().to_str().unwrap();
         assert!(copy.path().join(format!("{later}.dropped")).exists(), "{what}: later segment not kept aside");
+        // The commits after the damaged record were whole: reported as lost, and kept.
+        let lost = (bounds.len() - 2 - index) + (b.states.len() - bounds.len());
+        assert_eq!(report.lost_commits() as usize, lost, "{what}: {report}");
+        let cut = &report.dropped[0];
+        let kept = std::fs::read(cut.kept_in.as_ref().expect("kept")).unwrap();
+        assert_eq!(kept, damaged[start..], "{what}: the dropped bytes are kept as they were");
+        let (again, again_report) =
+            open(interrupted.path(), &what).unwrap_or_else(|e| panic!("{what}: interrupted: open failed: {e}"));
+        assert_state(&b, &again, &again_report, index, &format!("{what}, after an interrupted recovery"));
         commit_and_reopen(copy.path(), store, &what);
     }
 }
@@ -463,7 +477,42 @@ fn second_open_is_locked() {
         Err(e) => panic!("expected Locked, got {e:?}"),
         Ok(_) => panic!("a directory was opened twice"),
     }
+    // The directory itself is locked: removing the lock file does not let a second process in.
+    std::fs::remove_file(b.dir.path().join("LOCK")).unwrap();
+    assert!(matches!(Store::open(b.dir.path()), Err(StorageError::Locked { .. })), "opened without its lock file");
     drop(store);
     let (store, report) = Store::open(b.dir.path()).unwrap();
     assert_state(&b, &store, &report, b.states.len() - 1, "reopen after the lock is released");
+}
+
+/// The log a database reopens with counts towards its next automatic checkpoint: a process that opens, writes a
+/// little and stops, again and again, must not grow the log without bound.
+#[test]
+fn log_kept_from_earlier_sessions_counts_towards_the_next_checkpoint() {
+    use plexus_storage::{Durability, Options};
+    let dir = tempfile::tempdir().unwrap();
+    let write_some = |store: &Store, n: usize| {
+        for i in 0..n {
+            let mut tx = store.write();
+            let (label, key) = (tx.label("N"), tx.prop_key("text"));
+            tx.create_node(&[label], vec![(key, Value::from("x".repeat(200) + &i.to_string()))]).unwrap();
+            tx.commit().unwrap();
+        }
+    };
+    let never = Options { durability: Durability::Off, checkpoint_after_bytes: 0 };
+    for _ in 0..3 {
+        let (store, _) = Store::open_with(dir.path(), never.clone()).unwrap();
+        write_some(&store, 20);
+    }
+    let checkpoints = || files_named(dir.path(), |n| n.starts_with("checkpoint-") && n.ends_with(".plx")).len();
+    assert_eq!(checkpoints(), 0);
+    let soon = Options { durability: Durability::Off, checkpoint_after_bytes: 8 << 10 };
+    let (store, report) = Store::open_with(dir.path(), soon).unwrap();
+    assert!(report.log_bytes > 8 << 10, "{report:?}");
+    write_some(&store, 1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while checkpoints() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no checkpoint after reopening with a long log");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

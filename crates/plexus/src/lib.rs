@@ -59,6 +59,11 @@ impl Database {
         plexus_storage::Store::holds_database(dir)
     }
 
+    /// Log data that recoveries of the database in `dir` set aside, with the intact commits each file holds.
+    pub fn set_aside_log(dir: impl AsRef<Path>) -> Result<Vec<(std::path::PathBuf, u64)>> {
+        plexus_storage::recovery::set_aside_files(dir.as_ref())
+    }
+
     /// Opens or creates the database in `dir`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
         let (store, recovery) = plexus_storage::Store::open_with(dir, options)?;
