@@ -383,21 +383,11 @@ impl PlanNode {
         with_input!(self, input => Some(&mut **input), None)
     }
 
-    /// Whether this operator, one below it or a plan inside one of them writes.
-    fn writes_anywhere(&self) -> bool {
+    /// Whether `test` holds for this operator or one below it (the chain of inputs).
+    fn any_below(&self, test: impl Fn(&PlanNode) -> bool) -> bool {
         let mut node = Some(self);
         while let Some(n) = node {
-            let writes = match n {
-                PlanNode::Create { .. }
-                | PlanNode::Merge { .. }
-                | PlanNode::Set { .. }
-                | PlanNode::Delete { .. }
-                | PlanNode::Foreach { .. } => true,
-                PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => inner.writes_anywhere(),
-                PlanNode::Union { parts, .. } => parts.iter().any(PlanNode::writes_anywhere),
-                _ => false,
-            };
-            if writes {
+            if test(n) {
                 return true;
             }
             node = n.input();
@@ -405,25 +395,31 @@ impl PlanNode {
         false
     }
 
+    /// Whether this operator, one below it or a plan inside one of them writes.
+    fn writes_anywhere(&self) -> bool {
+        self.any_below(|n| match n {
+            PlanNode::Create { .. }
+            | PlanNode::Merge { .. }
+            | PlanNode::Set { .. }
+            | PlanNode::Delete { .. }
+            | PlanNode::Foreach { .. } => true,
+            PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => inner.writes_anywhere(),
+            PlanNode::Union { parts, .. } => parts.iter().any(PlanNode::writes_anywhere),
+            _ => false,
+        })
+    }
+
     /// Whether a write can happen while an operator below is part-way through its input. Updating operators
     /// read all their input before writing, but a subquery (`CALL { }`, an OPTIONAL MATCH's inner plan) runs once
     /// per row as rows stream past, so one that writes does so between the rows of the operators under it.
     pub fn writes_per_row(&self) -> bool {
-        let mut node = Some(self);
-        while let Some(n) = node {
-            let writes = match n {
-                PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
-                    inner.writes_anywhere() || inner.writes_per_row()
-                }
-                PlanNode::Union { parts, .. } => parts.iter().any(PlanNode::writes_per_row),
-                _ => false,
-            };
-            if writes {
-                return true;
+        self.any_below(|n| match n {
+            PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
+                inner.writes_anywhere() || inner.writes_per_row()
             }
-            node = n.input();
-        }
-        false
+            PlanNode::Union { parts, .. } => parts.iter().any(PlanNode::writes_per_row),
+            _ => false,
+        })
     }
 }
 
