@@ -32,7 +32,13 @@ pub struct Database {
     inner: RwLock<Option<plexus::Database>>,
     path: Option<PathBuf>,
     durability: Durability,
+    /// Explicit transactions begun here and perhaps still open: `close` rolls them back, since each holds the
+    /// database open (and its directory locked) for as long as it lives.
+    transactions: Mutex<Vec<std::sync::Weak<TxSlot>>>,
 }
+
+/// An explicit transaction's state: `None` once committed, rolled back, or ended by `Database.close`.
+type TxSlot = Mutex<Option<WriteTxn>>;
 
 impl Database {
     /// A handle to the open database.
@@ -101,7 +107,7 @@ impl Database {
                 db
             }
         };
-        Ok(Database { inner: RwLock::new(Some(db)), path, durability })
+        Ok(Database { inner: RwLock::new(Some(db)), path, durability, transactions: Mutex::new(Vec::new()) })
     }
 
     /// Runs one openCypher statement in its own transaction (committed when it succeeds, nothing left behind when
@@ -116,10 +122,15 @@ impl Database {
     /// Starts an explicit write transaction. Use it as a context manager: committed when the block ends normally,
     /// rolled back when it raises. A commit that conflicts with a concurrent one raises
     /// :class:`plexus.ConflictError`; run the whole transaction again.
-    fn transaction(&self, py: Python<'_>) -> PyResult<Transaction> {
-        let db = self.handle()?;
-        let tx = py.detach(|| db.write());
-        Ok(Transaction { db, tx: Mutex::new(Some(tx)) })
+    fn transaction(slf: Bound<'_, Self>, py: Python<'_>) -> PyResult<Transaction> {
+        let this = slf.get();
+        let db = this.handle()?;
+        let tx = std::sync::Arc::new(Mutex::new(Some(py.detach(|| db.write()))));
+        let mut open = this.transactions.lock();
+        open.retain(|t| t.strong_count() > 0);
+        open.push(std::sync::Arc::downgrade(&tx));
+        drop(open);
+        Ok(Transaction { owner: slf.unbind(), tx })
     }
 
     /// A NetworkX-like view for fast reads and edge upserts by external id: nodes with ``label`` identified by
@@ -200,6 +211,16 @@ impl Database {
     /// Closing twice is harmless.
     fn close(&self, py: Python<'_>) {
         let db = self.inner.write().take();
+        // Transactions still open end here, rolled back: otherwise one could commit after `close`, and the
+        // directory would stay locked until the garbage collector got to it.
+        let open: Vec<_> = self.transactions.lock().drain(..).filter_map(|t| t.upgrade()).collect();
+        py.detach(|| {
+            for tx in open {
+                if let Some(tx) = tx.lock().take() {
+                    tx.rollback();
+                }
+            }
+        });
         // Dropping the last handle flushes the log and joins background threads: not with the GIL held.
         py.detach(move || drop(db));
     }
@@ -288,8 +309,8 @@ impl Database {
 /// visible to others until :meth:`commit`. Dropping it uncommitted rolls it back.
 #[pyclass(module = "plexus", frozen)]
 pub struct Transaction {
-    db: plexus::Database,
-    tx: Mutex<Option<WriteTxn>>,
+    owner: Py<Database>,
+    tx: std::sync::Arc<TxSlot>,
 }
 
 impl Transaction {
@@ -314,7 +335,11 @@ impl Transaction {
     #[pyo3(signature = (query, parameters=None))]
     fn execute(&self, py: Python<'_>, query: &str, parameters: Option<&Bound<'_, PyAny>>) -> PyResult<QueryResult> {
         let params = params(parameters)?;
-        run(py, &self.db, Some(&self.tx), query, params)
+        if self.tx.lock().is_none() {
+            return Err(Failure::Closed("transaction").into());
+        }
+        let db = self.owner.get().handle()?;
+        run(py, &db, Some(&self.tx), query, params)
     }
 
     /// Commits. Raises :class:`plexus.ConflictError` when a concurrent transaction wrote the same data first.

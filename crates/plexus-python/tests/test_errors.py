@@ -105,3 +105,17 @@ def test_import_errors_name_file_and_line(db, tmp_path):
     with pytest.raises(plexus.InputError):
         db.import_csv(edges=str(tmp_path / "missing.csv"))
     assert db.import_csv(edges=str(bad), skip_bad_lines=1)["relationships_created"] == 2
+
+
+def test_close_ends_open_transactions(tmp_path):
+    db = plexus.Database(tmp_path / "db")
+    tx = db.transaction()
+    tx.execute("CREATE (:T)")
+    db.close()
+    # The transaction was rolled back by close: it cannot commit, and the directory is free again.
+    with pytest.raises(plexus.ClosedError):
+        tx.commit()
+    with pytest.raises(plexus.ClosedError):
+        tx.execute("RETURN 1")
+    with plexus.Database(tmp_path / "db") as again:
+        assert again.execute("MATCH (t:T) RETURN count(t)").scalar() == 0
