@@ -401,3 +401,81 @@ fn bolt_4_4_speaks_without_element_ids() {
         other => panic!("{other:?}"),
     }
 }
+
+/// RUN and PULL of `query` in one write, as drivers send them.
+fn run_and_pull(c: &mut Client, query: &str) {
+    let mut both = Vec::new();
+    for message in [
+        Ps::Struct(0x10, vec![Ps::String(query.into()), map([]), map([])]),
+        Ps::Struct(0x3F, vec![map([("n", Ps::Int(-1))])]),
+    ] {
+        let mut e = Encoder::new();
+        e.value(&message);
+        chunk(&e.buf, &mut both);
+    }
+    c.stream.write_all(&both).unwrap();
+}
+
+/// Reads a PULL's answer and returns how many nodes its summary says were created.
+fn nodes_created(c: &mut Client) -> Ps {
+    match c.responses().pop() {
+        Some(Ps::Struct(0x70, f)) => {
+            f[0].get("stats").and_then(|s| s.get("nodes-created")).cloned().unwrap_or(Ps::Null)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn stopping_the_server_finishes_running_writes_and_closes_idle_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        data: dir.path().to_path_buf(),
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = runtime.block_on(Server::start(&config)).unwrap();
+    let addr = server.bolt_addr.unwrap();
+    let service = server.service.clone();
+    let mut idle = Client::ready(addr);
+    // Long enough to be running when the server stops, in a debug build as in a release one (about a second).
+    const NODES: i64 = 1_000_000;
+    // One client sends RUN and PULL together: the server reads both at once, so the running query's probe finds
+    // nothing left in the socket, which it took for a client that hung up when stopping shut the read side.
+    let mut pipelined = Client::ready(addr);
+    run_and_pull(&mut pipelined, &format!("UNWIND range(1, {NODES}) AS i CREATE (:A {{i: i}})"));
+    // The other sends its PULL only once the RUN has been answered, after the server began to stop.
+    let mut stepwise = Client::ready(addr);
+    let write = format!("UNWIND range(1, {NODES}) AS i CREATE (:B {{i: i}})");
+    stepwise.send(0x10, vec![Ps::String(write), map([]), map([])]);
+    std::thread::sleep(Duration::from_millis(100));
+    let answered = |s: &Service| {
+        s.metrics.queries_succeeded.load(std::sync::atomic::Ordering::Relaxed)
+            + s.metrics.queries_failed.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(answered(&service), 0, "the writes should still be running when the server stops");
+    drop(service);
+    let stopping = std::thread::spawn(move || runtime.block_on(server.shutdown(Duration::from_secs(10))));
+    // The idle connection is closed at once: an end of file, not the client's read timeout.
+    let mut byte = [0u8; 1];
+    assert!(matches!(idle.stream.read(&mut byte), Ok(0)), "the idle connection was not closed");
+    // The running writes are finished, committed and answered, summary and all; then their connections close.
+    let run = pipelined.responses();
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    assert_eq!(nodes_created(&mut pipelined), Ps::Int(NODES));
+    assert!(pipelined.is_closed());
+    let run = stepwise.responses();
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    stepwise.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    assert_eq!(nodes_created(&mut stepwise), Ps::Int(NODES));
+    assert!(stepwise.is_closed());
+    stopping.join().unwrap().unwrap();
+    let db = plexus::Database::open(dir.path()).unwrap();
+    for label in ["A", "B"] {
+        let count = db.execute(&format!("MATCH (n:{label}) RETURN count(n)"), &plexus::Params::new()).unwrap();
+        assert_eq!(count.rows, vec![vec![plexus::ResultValue::Int(NODES)]], "{label}");
+    }
+}

@@ -1,16 +1,23 @@
 //! One Bolt connection's I/O, on its own thread: the version handshake, de-chunking request messages with size
 //! limits and idle timeouts, and serving each batch of complete messages with the [`Session`] right there. While a
 //! query runs, its interrupt probes the socket now and then, so a client that went away (or sent RESET) stops it.
+//! [`Standing`] is what the connection and its listener share, so that stopping the server finishes running work.
 
 use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::session::{Control, Session, VERSIONS};
+use super::session::{Control, Session, State, VERSIONS};
 use crate::packstream;
 use crate::service::Service;
 
 const MAGIC: [u8; 4] = [0x60, 0x60, 0xB0, 0x17];
+
+/// How long a stopping server waits for the PULL of an auto-commit result it has already committed. Drivers send
+/// RUN and PULL together, so the PULL has usually arrived with the RUN and this wait is the exception.
+const OWED_PULL_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Per-connection limits.
 #[derive(Clone, Debug)]
@@ -85,12 +92,74 @@ pub fn take_message(buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, St
     }
 }
 
+/// A connection's standing with its listener, so that stopping the server closes idle connections at once and
+/// lets busy ones finish what they run.
+///
+/// Stopping used to shut the read side of every connection, which a running query's probe cannot tell from a
+/// client that hung up: the query was cancelled instead of finished. Now the listener shuts only connections that
+/// wait for a request, and a busy connection looks at `stopping` itself when its work is done.
+pub struct Standing {
+    stopping: Arc<AtomicBool>,
+    /// The connection's thread waits (or is about to wait) for the client's next request.
+    waiting: AtomicBool,
+    /// The listener shut the read side: an end of file then says nothing about the client.
+    read_shut: AtomicBool,
+}
+
+impl Standing {
+    /// A connection that waits for its handshake, of a listener that stops when `stopping` is set.
+    pub fn new(stopping: Arc<AtomicBool>) -> Standing {
+        Standing { stopping, waiting: AtomicBool::new(true), read_shut: AtomicBool::new(false) }
+    }
+
+    /// Called before waiting for the next request: false when the server is stopping, in which case the
+    /// connection stays marked busy and decides for itself whether anything is still owed to the client.
+    fn may_wait(&self) -> bool {
+        // Each side stores its own flag before it loads the other's (both sequentially consistent), so either
+        // this thread sees `stopping` or the listener sees `waiting` and shuts the read side, or both.
+        self.waiting.store(true, Ordering::SeqCst);
+        if self.stopping.load(Ordering::SeqCst) {
+            self.waiting.store(false, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// Called when a request arrived: the connection is busy until it waits again.
+    fn serving(&self) {
+        self.waiting.store(false, Ordering::SeqCst);
+    }
+
+    /// Called by the stopping listener (after it set `stopping`): shuts the read side of `socket` when the
+    /// connection waits for a request, so that its thread wakes to an end of file and closes. A busy connection
+    /// is left alone.
+    pub fn close_if_waiting(&self, socket: &TcpStream) {
+        if self.waiting.load(Ordering::SeqCst) {
+            self.read_shut.store(true, Ordering::SeqCst);
+            let _ = socket.shutdown(Shutdown::Read);
+        }
+    }
+
+    /// What a probe of the socket means for a running query: a closed socket whose read side the listener shut
+    /// (a request that arrived just as the server began to stop) is not a client that went away.
+    pub fn judge(&self, seen: Liveness) -> Liveness {
+        if seen == Liveness::Gone && self.read_shut.load(Ordering::SeqCst) {
+            Liveness::Alive
+        } else {
+            seen
+        }
+    }
+}
+
 /// A byte stream a connection thread serves: plain TCP or TLS over it.
 pub trait Transport: Read + Write + Send {}
 impl<T: Read + Write + Send> Transport for T {}
 
 /// Serves one connection until it closes, on the calling thread. `probe` tells whether the client is still
 /// there (and whether it sent a RESET) while a query runs; the connection's query is cancelled when it is not.
+/// When the server stops (`standing`), a request being served is finished and answered before the connection
+/// closes.
+#[allow(clippy::too_many_arguments)]
 pub fn serve(
     stream: &mut dyn Transport,
     service: Arc<Service>,
@@ -99,6 +168,7 @@ pub fn serve(
     id: u64,
     set_timeout: &dyn Fn(Option<Duration>),
     probe: Arc<dyn Fn() -> Liveness + Send + Sync>,
+    standing: &Standing,
 ) {
     set_timeout(Some(limits.handshake_timeout));
     let mut hello = [0u8; 20];
@@ -146,9 +216,21 @@ pub fn serve(
         if served && stream.write_all(&out).and_then(|_| stream.flush()).is_err() {
             return;
         }
+        if !standing.may_wait() {
+            // The server is stopping and what was asked has been answered. The rows of a committed auto-commit
+            // result are still owed to the client, so wait a little for its PULL; anything else closes now (an
+            // open explicit transaction is rolled back, as when any connection closes).
+            if session.state() != State::Streaming {
+                return;
+            }
+            set_timeout(Some(OWED_PULL_TIMEOUT));
+        }
         match stream.read(&mut readbuf) {
             Ok(0) | Err(_) => return,
-            Ok(n) => inbuf.extend_from_slice(&readbuf[..n]),
+            Ok(n) => {
+                standing.serving();
+                inbuf.extend_from_slice(&readbuf[..n]);
+            }
         }
     }
 }

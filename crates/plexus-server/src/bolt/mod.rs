@@ -22,6 +22,7 @@ use crate::metrics::Protocol;
 use crate::service::Service;
 use crate::tls::Acceptor;
 pub use connection::ConnectionLimits;
+use connection::Standing;
 
 /// Stack of a connection thread. Queries recurse (parser, planner, expression evaluation, and encoding and
 /// dropping nested values): the parser bounds the nesting of a query's text, but a value built at run time
@@ -32,8 +33,13 @@ pub(crate) const QUERY_STACK: usize = 64 << 20;
 /// Open connections, so shutdown can wake the idle ones and wait for the busy ones.
 #[derive(Default)]
 struct Connections {
-    open: Mutex<HashMap<u64, TcpStream>>,
+    open: Mutex<HashMap<u64, OpenConnection>>,
     closed: Condvar,
+}
+
+struct OpenConnection {
+    socket: TcpStream,
+    standing: Arc<Standing>,
 }
 
 /// A running Bolt listener.
@@ -68,7 +74,8 @@ impl BoltListener {
         self.addr
     }
 
-    /// Stops accepting, closes idle connections, and waits up to `grace` for busy ones to finish their request.
+    /// Stops accepting, closes idle connections, and waits up to `grace` for busy ones to finish their request
+    /// (a running query, its commit and its answer) and close.
     pub fn stop(mut self, grace: Duration) {
         self.stopping.store(true, Ordering::SeqCst);
         // Wake the blocking accept with a connection of our own.
@@ -78,14 +85,16 @@ impl BoltListener {
         }
         let deadline = Instant::now() + grace;
         let mut open = self.connections.open.lock();
-        // A read shut down returns end-of-file: idle connections close at once, busy ones after their response.
-        for s in open.values() {
-            let _ = s.shutdown(Shutdown::Read);
+        // Idle connections wake to an end of file and close at once. Busy ones are not touched (a query's probe
+        // would take a shut read side for a client that hung up, and cancel it): they see `stopping` themselves
+        // once they have answered.
+        for c in open.values() {
+            c.standing.close_if_waiting(&c.socket);
         }
         while !open.is_empty() {
             if self.connections.closed.wait_until(&mut open, deadline).timed_out() {
-                for s in open.values() {
-                    let _ = s.shutdown(Shutdown::Both);
+                for c in open.values() {
+                    let _ = c.socket.shutdown(Shutdown::Both);
                 }
                 break;
             }
@@ -114,6 +123,7 @@ fn accept_loop(
             continue;
         };
         let id = ids.fetch_add(1, Ordering::Relaxed);
+        let standing = Arc::new(Standing::new(stopping.clone()));
         {
             let mut open = connections.open.lock();
             if open.len() >= max_connections {
@@ -121,7 +131,7 @@ fn accept_loop(
                 continue;
             }
             match socket.try_clone() {
-                Ok(handle) => open.insert(id, handle),
+                Ok(handle) => open.insert(id, OpenConnection { socket: handle, standing: standing.clone() }),
                 Err(_) => continue,
             };
         }
@@ -130,7 +140,7 @@ fn accept_loop(
         let tls = tls.clone();
         let spawned = std::thread::Builder::new().name(format!("bolt-{id}")).stack_size(QUERY_STACK).spawn(move || {
             service.metrics.connection_opened(Protocol::Bolt);
-            serve_socket(socket, &service, &limits, local, id, tls);
+            serve_socket(socket, &service, &limits, local, id, tls, standing);
             service.metrics.connection_closed(Protocol::Bolt);
             conns.open.lock().remove(&id);
             conns.closed.notify_all();
@@ -148,6 +158,7 @@ fn serve_socket(
     local: String,
     id: u64,
     tls: Option<Acceptor>,
+    standing: Arc<Standing>,
 ) {
     let Ok(probe_handle) = socket.try_clone() else { return };
     let timeouts = socket.try_clone().ok();
@@ -160,8 +171,9 @@ fn serve_socket(
     let probe: Arc<dyn Fn() -> connection::Liveness + Send + Sync> = {
         use std::os::fd::AsRawFd;
         let encrypted = tls.is_some();
+        let standing = standing.clone();
         Arc::new(move || {
-            let seen = connection::probe_socket(probe_handle.as_raw_fd());
+            let seen = standing.judge(connection::probe_socket(probe_handle.as_raw_fd()));
             // Under TLS the bytes are records, not messages: only a closed socket tells anything.
             if encrypted && seen == connection::Liveness::Reset {
                 connection::Liveness::Alive
@@ -180,11 +192,11 @@ fn serve_socket(
             let Ok(conn) = rustls::ServerConnection::new(acceptor.config().clone()) else { return };
             set_timeout(Some(limits.handshake_timeout));
             let mut stream = rustls::StreamOwned::new(conn, socket);
-            connection::serve(&mut stream, service.clone(), limits, local, id, &set_timeout, probe);
+            connection::serve(&mut stream, service.clone(), limits, local, id, &set_timeout, probe, &standing);
         }
         None => {
             let mut socket = socket;
-            connection::serve(&mut socket, service.clone(), limits, local, id, &set_timeout, probe);
+            connection::serve(&mut socket, service.clone(), limits, local, id, &set_timeout, probe, &standing);
         }
     }
 }
