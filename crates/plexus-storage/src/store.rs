@@ -439,6 +439,15 @@ impl Store {
         self.shared.disk.as_ref().map(|d| d.dir.as_path())
     }
 
+    /// Why every commit is refused until the database is reopened, if it is: a write to the log failed (a full
+    /// disk, an I/O error), or a commit failed part-way. Two atomic loads, for health checks to ask often.
+    pub fn refusing_writes(&self) -> Option<StorageError> {
+        if self.shared.broken.load(Ordering::Acquire) {
+            return Some(StorageError::Poisoned(group::BROKEN.into()));
+        }
+        self.shared.disk.as_ref().and_then(|d| d.wal.check_poisoned().err())
+    }
+
     /// Number of fsyncs the log has made (group commit makes this far lower than the number of commits).
     pub fn wal_fsyncs(&self) -> u64 {
         self.shared.disk.as_ref().map_or(0, |d| d.wal.fsync_count())

@@ -153,6 +153,12 @@ impl Database {
         self.store.path()
     }
 
+    /// Why every commit is refused until the database is reopened, if it is (a write to the log failed, say on
+    /// a full disk). Cheap enough for a health check.
+    pub fn refusing_writes(&self) -> Option<Error> {
+        self.store.refusing_writes()
+    }
+
     /// Number of log fsyncs so far.
     pub fn wal_fsyncs(&self) -> u64 {
         self.store.wal_fsyncs()

@@ -281,10 +281,17 @@ async fn health() -> Response {
     json_response(StatusCode::OK, Format::Plain, &json!({"status": "up"}))
 }
 
-/// `GET /ready`: the database is open and the server is not shutting down.
+/// `GET /ready`: the database is open and takes writes, and the server is not shutting down. A database whose
+/// storage refuses every commit until it is reopened (a write to its log failed, on a full disk say) is not
+/// ready, though the process is alive (`/health`) and reads still work: a load balancer should send work elsewhere
+/// and an operator restart it.
 async fn ready(State(state): State<Arc<HttpState>>) -> Response {
     if state.stopping.load(Ordering::Relaxed) {
         return json_response(StatusCode::SERVICE_UNAVAILABLE, Format::Plain, &json!({"status": "stopping"}));
+    }
+    if let Some(refusal) = state.service.db.refusing_writes() {
+        let body = json!({"status": "refusing_writes", "reason": refusal.to_string()});
+        return json_response(StatusCode::SERVICE_UNAVAILABLE, Format::Plain, &body);
     }
     let service = state.service.clone();
     match blocking(move || service.db.read().version()).await {

@@ -297,6 +297,7 @@ mod tests {
             tx.commit()
         };
         commit(0).unwrap();
+        assert!(store.refusing_writes().is_none());
         PANIC_IN_APPLY.store(true, Ordering::SeqCst);
         // The committer that combines panics; whatever it had taken from the queue is answered with an error
         // instead of leaving its committers waiting.
@@ -311,13 +312,16 @@ mod tests {
                 assert!(matches!(e, StorageError::Poisoned(_)), "{e}");
             }
         }
-        // No further commit, and no checkpoint of a state that may hold part of a transaction.
+        // No further commit, and no checkpoint of a state that may hold part of a transaction; health checks
+        // can ask why without trying to commit.
+        assert!(matches!(store.refusing_writes(), Some(StorageError::Poisoned(_))));
         assert!(matches!(commit(100), Err(StorageError::Poisoned(_))));
         assert!(matches!(store.checkpoint(), Err(StorageError::Poisoned(_))));
         let acknowledged = outcomes.iter().filter(|o| matches!(o, Ok(Ok(_)))).count() as u64;
         drop(store);
         // What was acknowledged survives a reopen, and the database accepts commits again.
         let (store, _) = Store::open(dir.path()).unwrap();
+        assert!(store.refusing_writes().is_none());
         assert_eq!(store.read().label_count(label), 1 + acknowledged);
         let mut tx = store.write();
         tx.create_node(&[label], vec![]).unwrap();
