@@ -66,7 +66,7 @@ fn main() {
 
     let before = LIVE.load(Ordering::Relaxed);
     let t = Instant::now();
-    state.apply(&Op::CreateIndex { label, key }).expect("index");
+    state.apply(&Op::CreateIndex { label, key, name: None }).expect("index");
     let build = t.elapsed();
     let bytes = LIVE.load(Ordering::Relaxed) - before;
     let entries = state.index_len(label, key).expect("index") as f64;

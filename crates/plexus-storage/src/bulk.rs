@@ -163,7 +163,7 @@ fn node_state(
     for (&(label, key), entries) in unique_keys.iter().zip(entries) {
         if state.unique.iter().any(|u| u.label == label) {
             // A repeated declaration: let the state's own check judge it.
-            state.apply(&crate::ops::Op::DeclareUniqueKey { label, key })?;
+            state.apply(&crate::ops::Op::DeclareUniqueKey { label, key, name: None })?;
             continue;
         }
         let map = KeyMap::build(entries).map_err(|(a, b, v)| {
@@ -171,7 +171,7 @@ fn node_state(
                 "cannot declare the unique key: nodes {a} and {b} share the value {v:?}"
             ))
         })?;
-        Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label, key, map });
+        Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label, key, map, name: None });
     }
     Ok((state, live))
 }
@@ -461,7 +461,7 @@ pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState>
         *state.rels.get_mut(index as u64) = leaf;
     }
     state.rel_count = m as u64;
-    Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label: g.label, key: g.key, map });
+    Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label: g.label, key: g.key, map, name: None });
     // A graph of one relationship type also gets flat arrays its reads can go to directly. The weights come
     // from the column: reading them back from every relationship leaf took a fifth of an import's time.
     crate::flat::FlatAdjacency::attach_edge_list(&mut state, g.weight.as_ref().map(|(k, w)| (*k, &w[..])));

@@ -130,9 +130,9 @@ impl Catalog {
                 known(TokenKind::Type, ty.0)?;
                 props.iter().try_for_each(|(k, _)| known(TokenKind::PropKey, k.0))
             }
-            Op::DeclareUniqueKey { label, key }
+            Op::DeclareUniqueKey { label, key, .. }
             | Op::DropUniqueKey { label, key }
-            | Op::CreateIndex { label, key }
+            | Op::CreateIndex { label, key, .. }
             | Op::DropIndex { label, key } => {
                 known(TokenKind::Label, label.0)?;
                 known(TokenKind::PropKey, key.0)

@@ -7,7 +7,10 @@
 //!    (source, type) run, id as a signed delta from the previous id plus one);
 //! 4. relationship properties in id order: segments of (id delta, properties), only for relationships that have
 //!    any;
-//! 5. the property indexes as `(label, key)` pairs (optional: absent from images written before they existed).
+//! 5. the property indexes as `(label, key)` pairs (optional: absent from images written before they existed);
+//! 6. the names given to unique keys and indexes, as `(kind, label, key, name)` (optional: written only when some
+//!    unique key or index has a name, so that an image without names is still read by builds from before names
+//!    were kept; without it every unique key and index reads back unnamed).
 //!
 //! Every segment restarts its deltas from zero, so segments (ranges of leaves) are encoded, and compressed, in
 //! parallel. Keeping relationship properties apart lets the relationship section be written from adjacency alone,
@@ -32,6 +35,10 @@ use crate::LEAF_BITS;
 /// Image formats this build reads; it writes the last.
 pub const FORMAT_V1: u8 = 1;
 pub const FORMAT_V2: u8 = 2;
+
+/// The kinds of the entries of the names section.
+const NAMED_UNIQUE_KEY: u8 = 0;
+const NAMED_INDEX: u8 = 1;
 
 /// Segments per section and thread: enough that threads finish together although leaves differ in weight.
 const SEGMENTS_PER_THREAD: u64 = 8;
@@ -199,9 +206,25 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
         Part::Tail => {
             let indexes = state.indexes();
             put_varint(&mut buf, indexes.len() as u64);
-            for (l, k) in indexes {
+            for &(l, k) in &indexes {
                 put_varint(&mut buf, l.0 as u64);
                 put_varint(&mut buf, k.0 as u64);
+            }
+            let keys = state
+                .unique_keys()
+                .into_iter()
+                .filter_map(|(l, k)| state.unique_key_name(l).map(|name| (NAMED_UNIQUE_KEY, l, k, name)));
+            let index_names =
+                indexes.into_iter().filter_map(|(l, k)| state.index_name(l, k).map(|name| (NAMED_INDEX, l, k, name)));
+            let names: Vec<_> = keys.chain(index_names).collect();
+            if !names.is_empty() {
+                put_varint(&mut buf, names.len() as u64);
+                for (kind, l, k, name) in names {
+                    put_u8(&mut buf, kind);
+                    put_varint(&mut buf, l.0 as u64);
+                    put_varint(&mut buf, k.0 as u64);
+                    put_str(&mut buf, &name);
+                }
             }
         }
     }
@@ -306,6 +329,21 @@ pub(crate) fn decode_body_format(body: &[u8], catalog: &Catalog, version: u64, f
             indexes.push((LabelId(label), PropKeyId(key)));
         }
     }
+    let mut key_names = Vec::new();
+    let mut index_names = Vec::new();
+    if !r.is_empty() {
+        let n = r.count(4)?;
+        for _ in 0..n {
+            let kind = r.u8()?;
+            let (label, key) = (LabelId(r.u32v()?), PropKeyId(r.u32v()?));
+            let name = r.str()?.to_string();
+            match kind {
+                NAMED_UNIQUE_KEY if keys.contains(&(label, key)) => key_names.push((label, name)),
+                NAMED_INDEX if indexes.contains(&(label, key)) => index_names.push(((label, key), name)),
+                _ => return Err(DecodeError(format!("a name ({name}) for no unique key or index of the image"))),
+            }
+        }
+    }
     if !r.is_empty() {
         return Err(DecodeError(format!("{} trailing bytes after the graph", r.remaining())));
     }
@@ -314,8 +352,15 @@ pub(crate) fn decode_body_format(body: &[u8], catalog: &Catalog, version: u64, f
         Rels::Records(rels) => build_state(version, nodes, rels, &keys),
     };
     let mut state = built.map_err(|e| DecodeError(e.to_string()))?;
+    for (label, name) in key_names {
+        let unique = Arc::make_mut(&mut state.unique);
+        if let Some(u) = unique.iter_mut().find(|u| u.label == label) {
+            u.name = Some(name.into());
+        }
+    }
     for (label, key) in indexes {
-        state.apply(&crate::ops::Op::CreateIndex { label, key }).map_err(|e| DecodeError(e.to_string()))?;
+        let name = index_names.iter().find(|(of, _)| *of == (label, key)).map(|(_, name)| name.clone());
+        state.apply(&crate::ops::Op::CreateIndex { label, key, name }).map_err(|e| DecodeError(e.to_string()))?;
     }
     Ok(state)
 }
@@ -519,6 +564,38 @@ mod tests {
             assert_eq!(decoded.node_by_key(l, &Value::Int(5)), Some(nodes[5]));
             assert!(crate::check::check_state(&decoded, 10).is_empty());
         }
+    }
+
+    #[test]
+    fn names_of_unique_keys_and_indexes_round_trip_and_are_left_out_when_there_are_none() {
+        let store = Store::in_memory();
+        let mut tx = store.write();
+        let (l, m, k, p) = (tx.label("L"), tx.label("M"), tx.prop_key("k"), tx.prop_key("p"));
+        tx.declare_named_unique_key(l, k, Some("l_key")).unwrap();
+        tx.declare_unique_key(m, k).unwrap();
+        tx.create_named_index(l, p, Some("l p")).unwrap();
+        tx.create_index(m, p).unwrap();
+        tx.commit().unwrap();
+        let state: GraphState = (*store.read()).clone();
+        let decoded = decode_body(&encode_body(&state, store.catalog()), &Catalog::new(), state.version()).unwrap();
+        assert_eq!(decoded.unique_key_name(l).as_deref(), Some("l_key"));
+        assert_eq!(decoded.unique_key_name(m), None);
+        assert_eq!(decoded.index_name(l, p).as_deref(), Some("l p"));
+        assert_eq!(decoded.index_name(m, p), None);
+        assert_eq!(decoded.indexes(), state.indexes());
+        // A name is refused while another unique key or index has it.
+        let mut tx = store.write();
+        assert!(tx.create_named_index(m, k, Some("l_key")).is_err());
+        assert!(tx.create_named_index(m, k, Some("l p")).is_err());
+        tx.create_named_index(m, k, Some("m_k")).unwrap();
+        drop(tx);
+        // Without names the image ends with the index list, as before names were kept.
+        let store = Store::in_memory();
+        let mut tx = store.write();
+        let (l, k) = (tx.label("L"), tx.prop_key("k"));
+        tx.create_index(l, k).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(encode_part(&store.read(), store.catalog(), &Part::Tail), [1, l.0 as u8, k.0 as u8]);
     }
 
     #[test]

@@ -228,6 +228,8 @@ pub struct PropertyIndex {
     pub label: LabelId,
     pub key: PropKeyId,
     pub entries: PSet<IndexEntry>,
+    /// The name its creator gave, if any.
+    pub name: Option<Arc<str>>,
 }
 
 impl PropertyIndex {
@@ -235,7 +237,7 @@ impl PropertyIndex {
     pub fn build(label: LabelId, key: PropKeyId, mut entries: Vec<IndexEntry>) -> PropertyIndex {
         entries.sort_unstable();
         entries.dedup();
-        PropertyIndex { label, key, entries: PSet::from_sorted(entries) }
+        PropertyIndex { label, key, entries: PSet::from_sorted(entries), name: None }
     }
 
     pub fn len(&self) -> usize {

@@ -61,18 +61,23 @@ pub enum Op {
     DeleteRel {
         id: RelId,
     },
+    /// Declares a unique key; `name` is the one its creator gave, if any (the schema's reader derives one
+    /// otherwise).
     DeclareUniqueKey {
         label: LabelId,
         key: PropKeyId,
+        name: Option<String>,
     },
     DropUniqueKey {
         label: LabelId,
         key: PropKeyId,
     },
-    /// Creates a property index on `(label, key)` over the nodes that exist when it applies.
+    /// Creates a property index on `(label, key)` over the nodes that exist when it applies; `name` is the one
+    /// its creator gave, if any.
     CreateIndex {
         label: LabelId,
         key: PropKeyId,
+        name: Option<String>,
     },
     DropIndex {
         label: LabelId,
@@ -94,6 +99,10 @@ const OP_DROP_KEY: u8 = 11;
 const OP_CREATE_INDEX: u8 = 12;
 const OP_DROP_INDEX: u8 = 13;
 const OP_CREATE_EMPTY_NODES: u8 = 14;
+/// A unique key or index with a name. Without one they keep the tags above, so logs written before names existed
+/// read as they were, and a log with no name in it is still read by builds from before.
+const OP_DECLARE_NAMED_KEY: u8 = 15;
+const OP_CREATE_NAMED_INDEX: u8 = 16;
 
 fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
     put_varint(buf, props.len() as u64);
@@ -168,13 +177,23 @@ impl Op {
                 put_u8(buf, OP_DELETE_REL);
                 put_varint(buf, id.0);
             }
-            Op::DeclareUniqueKey { label, key } | Op::DropUniqueKey { label, key } => {
-                put_u8(buf, if matches!(self, Op::DeclareUniqueKey { .. }) { OP_DECLARE_KEY } else { OP_DROP_KEY });
+            Op::DeclareUniqueKey { label, key, name } | Op::CreateIndex { label, key, name } => {
+                let key_op = matches!(self, Op::DeclareUniqueKey { .. });
+                let tag = match (key_op, name.is_some()) {
+                    (true, false) => OP_DECLARE_KEY,
+                    (true, true) => OP_DECLARE_NAMED_KEY,
+                    (false, false) => OP_CREATE_INDEX,
+                    (false, true) => OP_CREATE_NAMED_INDEX,
+                };
+                put_u8(buf, tag);
                 put_varint(buf, label.0 as u64);
                 put_varint(buf, key.0 as u64);
+                if let Some(name) = name {
+                    put_str(buf, name);
+                }
             }
-            Op::CreateIndex { label, key } | Op::DropIndex { label, key } => {
-                put_u8(buf, if matches!(self, Op::CreateIndex { .. }) { OP_CREATE_INDEX } else { OP_DROP_INDEX });
+            Op::DropUniqueKey { label, key } | Op::DropIndex { label, key } => {
+                put_u8(buf, if matches!(self, Op::DropUniqueKey { .. }) { OP_DROP_KEY } else { OP_DROP_INDEX });
                 put_varint(buf, label.0 as u64);
                 put_varint(buf, key.0 as u64);
             }
@@ -220,9 +239,17 @@ impl Op {
             },
             OP_SET_REL_PROP => Op::SetRelProp { id: RelId(r.varint()?), key: PropKeyId(r.u32v()?), value: r.value()? },
             OP_DELETE_REL => Op::DeleteRel { id: RelId(r.varint()?) },
-            OP_DECLARE_KEY => Op::DeclareUniqueKey { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_DECLARE_KEY | OP_DECLARE_NAMED_KEY => {
+                let (label, key) = (LabelId(r.u32v()?), PropKeyId(r.u32v()?));
+                let name = if tag == OP_DECLARE_NAMED_KEY { Some(r.str()?.to_string()) } else { None };
+                Op::DeclareUniqueKey { label, key, name }
+            }
             OP_DROP_KEY => Op::DropUniqueKey { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
-            OP_CREATE_INDEX => Op::CreateIndex { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_CREATE_INDEX | OP_CREATE_NAMED_INDEX => {
+                let (label, key) = (LabelId(r.u32v()?), PropKeyId(r.u32v()?));
+                let name = if tag == OP_CREATE_NAMED_INDEX { Some(r.str()?.to_string()) } else { None };
+                Op::CreateIndex { label, key, name }
+            }
             OP_DROP_INDEX => Op::DropIndex { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
             other => return Err(DecodeError(format!("unknown operation tag {other}"))),
         })
@@ -275,9 +302,11 @@ mod tests {
             Op::SetNodeProp { id: NodeId(5), key: PropKeyId(1), value: Value::Null },
             Op::DeleteRel { id: RelId(9) },
             Op::DeleteNode { id: NodeId(5) },
-            Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(1) },
+            Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(1), name: None },
+            Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(1), name: Some("person_id".into()) },
             Op::DropUniqueKey { label: LabelId(0), key: PropKeyId(1) },
-            Op::CreateIndex { label: LabelId(0), key: PropKeyId(1) },
+            Op::CreateIndex { label: LabelId(0), key: PropKeyId(1), name: None },
+            Op::CreateIndex { label: LabelId(0), key: PropKeyId(1), name: Some("by name".into()) },
             Op::DropIndex { label: LabelId(3), key: PropKeyId(200) },
         ];
         let mut buf = Vec::new();
@@ -294,12 +323,16 @@ mod tests {
     #[test]
     fn encodings_are_stable() {
         let mut buf = Vec::new();
-        Op::DeclareUniqueKey { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
+        Op::DeclareUniqueKey { label: LabelId(1), key: PropKeyId(2), name: None }.encode(&mut buf);
         Op::DropUniqueKey { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
-        Op::CreateIndex { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
+        Op::CreateIndex { label: LabelId(1), key: PropKeyId(2), name: None }.encode(&mut buf);
         Op::DropIndex { label: LabelId(1), key: PropKeyId(2) }.encode(&mut buf);
         Op::CreateEmptyNodes { first: NodeId(3), count: 4 }.encode(&mut buf);
         assert_eq!(buf, [10, 1, 2, 11, 1, 2, 12, 1, 2, 13, 1, 2, 14, 3, 4]);
+        buf.clear();
+        Op::DeclareUniqueKey { label: LabelId(1), key: PropKeyId(2), name: Some("k".into()) }.encode(&mut buf);
+        Op::CreateIndex { label: LabelId(1), key: PropKeyId(2), name: Some("i".into()) }.encode(&mut buf);
+        assert_eq!(buf, [15, 1, 2, 1, b'k', 16, 1, 2, 1, b'i']);
     }
 
     #[test]

@@ -532,7 +532,13 @@ impl WriteTxn {
 
     /// Declares `(label, key)` a unique key: lookups by it become hash probes and duplicates are refused.
     pub fn declare_unique_key(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
-        self.record(Op::DeclareUniqueKey { label, key })?;
+        self.declare_named_unique_key(label, key, None)
+    }
+
+    /// [`WriteTxn::declare_unique_key`] with the name its creator gave it, if any, kept with it (and durably):
+    /// a name some index or unique key already has is refused.
+    pub fn declare_named_unique_key(&mut self, label: LabelId, key: PropKeyId, name: Option<&str>) -> Result<()> {
+        self.record(Op::DeclareUniqueKey { label, key, name: name.map(str::to_owned) })?;
         self.schema_change = true;
         Ok(())
     }
@@ -548,7 +554,13 @@ impl WriteTxn {
     /// of data do not conflict with either (replaying their operations maintains the index, and replaying the
     /// creation indexes what they wrote).
     pub fn create_index(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
-        self.record(Op::CreateIndex { label, key })?;
+        self.create_named_index(label, key, None)
+    }
+
+    /// [`WriteTxn::create_index`] with the name its creator gave it, if any, kept with it (and durably): a name
+    /// some index or unique key already has is refused.
+    pub fn create_named_index(&mut self, label: LabelId, key: PropKeyId, name: Option<&str>) -> Result<()> {
+        self.record(Op::CreateIndex { label, key, name: name.map(str::to_owned) })?;
         self.writes.push(WriteKey::Index(hash_of((label, key))));
         Ok(())
     }

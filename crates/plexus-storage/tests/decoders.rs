@@ -80,7 +80,7 @@ fn sample_ops() -> Vec<Vec<Op>> {
         vec![
             Op::Token { kind: TokenKind::Label, id: 0, name: "Person".into() },
             Op::Token { kind: TokenKind::PropKey, id: 0, name: "name".into() },
-            Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(0) },
+            Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(0), name: None },
             Op::CreateNode { id: NodeId(1), labels: vec![LabelId(0)], props: vec![(PropKeyId(0), v[9].clone())] },
         ],
         vec![
@@ -105,7 +105,7 @@ fn sample_ops() -> Vec<Vec<Op>> {
             Op::DeleteRel { id: RelId(5) },
             Op::DeleteNode { id: NodeId(70) },
             Op::DropUniqueKey { label: LabelId(0), key: PropKeyId(0) },
-            Op::CreateIndex { label: LabelId(0), key: PropKeyId(3) },
+            Op::CreateIndex { label: LabelId(0), key: PropKeyId(3), name: Some("by_name".into()) },
             Op::DropIndex { label: LabelId(0), key: PropKeyId(3) },
         ],
     ]

@@ -37,6 +37,8 @@ pub struct UniqueIndex {
     pub label: LabelId,
     pub key: PropKeyId,
     pub map: crate::keymap::KeyMap,
+    /// The name its creator gave, if any.
+    pub name: Option<Arc<str>>,
 }
 
 /// A relationship as seen from one of its ends.

@@ -511,6 +511,16 @@ impl GraphState {
         self.unique.iter().map(|u| (u.label, u.key)).collect()
     }
 
+    /// The name the unique key of `label` was given when it was declared, if it has one.
+    pub fn unique_key_name(&self, label: LabelId) -> Option<Arc<str>> {
+        self.unique.iter().find(|u| u.label == label).and_then(|u| u.name.clone())
+    }
+
+    /// The name the index on `(label, key)` was given when it was created, if it has one.
+    pub fn index_name(&self, label: LabelId, key: PropKeyId) -> Option<Arc<str>> {
+        self.property_index(label, key).and_then(|i| i.name.clone())
+    }
+
     /// The property indexes, as `(label, key)`, in creation order.
     pub fn indexes(&self) -> Vec<(LabelId, PropKeyId)> {
         self.indexes.iter().map(|i| (i.label, i.key)).collect()

@@ -17,14 +17,14 @@ impl GraphState {
             Op::CreateRel { id, ty, src, dst, props } => self.create_rel(*id, *ty, *src, *dst, props),
             Op::SetRelProp { id, key, value } => self.set_rel_prop(*id, *key, value.clone()),
             Op::DeleteRel { id } => self.delete_rel(*id),
-            Op::DeclareUniqueKey { label, key } => self.declare_unique_key(*label, *key),
+            Op::DeclareUniqueKey { label, key, name } => self.declare_unique_key(*label, *key, name.as_deref()),
             Op::DropUniqueKey { label, key } => {
                 let mut unique = (*self.unique).clone();
                 unique.retain(|u| !(u.label == *label && u.key == *key));
                 self.unique = Arc::new(unique);
                 Ok(())
             }
-            Op::CreateIndex { label, key } => self.create_index(*label, *key),
+            Op::CreateIndex { label, key, name } => self.create_index(*label, *key, name.as_deref()),
             Op::DropIndex { label, key } => {
                 if !self.has_index(*label, *key) {
                     return Err(StorageError::ConstraintViolation(format!(
@@ -38,13 +38,30 @@ impl GraphState {
         }
     }
 
-    fn create_index(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+    /// Refuses a name some index or unique key already has: names identify them to whoever drops them.
+    fn check_name_free(&self, name: Option<&str>) -> Result<()> {
+        let Some(name) = name else { return Ok(()) };
+        let taken = self
+            .indexes
+            .iter()
+            .filter_map(|i| i.name.as_deref())
+            .chain(self.unique.iter().filter_map(|u| u.name.as_deref()));
+        if taken.into_iter().any(|n| n == name) {
+            return Err(StorageError::ConstraintViolation(format!(
+                "an index or constraint named '{name}' already exists"
+            )));
+        }
+        Ok(())
+    }
+
+    fn create_index(&mut self, label: LabelId, key: PropKeyId, name: Option<&str>) -> Result<()> {
         if self.has_index(label, key) {
             return Err(StorageError::ConstraintViolation(format!(
                 "an index on label {} and key {} already exists",
                 label.0, key.0
             )));
         }
+        self.check_name_free(name)?;
         let mut entries = Vec::new();
         let _ = self.visit_label::<()>(label, |n| {
             if let Some(k) = self.node_prop(n, key).and_then(crate::index::IndexKey::from_value) {
@@ -52,7 +69,9 @@ impl GraphState {
             }
             ControlFlow::Continue(())
         });
-        Arc::make_mut(&mut self.indexes).push(PropertyIndex::build(label, key, entries));
+        let mut index = PropertyIndex::build(label, key, entries);
+        index.name = name.map(Arc::from);
+        Arc::make_mut(&mut self.indexes).push(index);
         Ok(())
     }
 
@@ -476,7 +495,8 @@ impl GraphState {
         Ok(())
     }
 
-    fn declare_unique_key(&mut self, label: LabelId, key: PropKeyId) -> Result<()> {
+    /// Declares a unique key; declaring it again is nothing (it keeps the name it had).
+    fn declare_unique_key(&mut self, label: LabelId, key: PropKeyId, name: Option<&str>) -> Result<()> {
         if let Some(existing) = self.unique.iter().find(|u| u.label == label) {
             if existing.key == key {
                 return Ok(());
@@ -486,6 +506,7 @@ impl GraphState {
                 label.0, existing.key.0
             )));
         }
+        self.check_name_free(name)?;
         let mut entries = Vec::new();
         let _ = self.visit_label::<()>(label, |n| {
             if let Some(v) = self.node_prop(n, key) {
@@ -498,7 +519,7 @@ impl GraphState {
                 "cannot declare the unique key: nodes {a} and {b} share the value {v:?}"
             ))
         })?;
-        Arc::make_mut(&mut self.unique).push(UniqueIndex { label, key, map });
+        Arc::make_mut(&mut self.unique).push(UniqueIndex { label, key, map, name: name.map(Arc::from) });
         Ok(())
     }
 
