@@ -394,44 +394,111 @@ fn resolve(v: Value, ctx: &Ctx, nodes: &mut plexus_storage::fxhash::FxHashMap<u6
     })
 }
 
+/// The name of a uniqueness constraint created without one.
 fn constraint_name(label: &str, key: &str) -> String {
     format!("constraint_{label}_{key}")
 }
 
-/// Index names are derived from what they index (storage keeps no names).
+/// The name of an index created without one.
 fn index_name(label: &str, key: &str) -> String {
     format!("index_{label}_{key}")
 }
 
-/// Which of `existing` (label, key) pairs a DROP names: by label and property, or by its derived name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SchemaKind {
+    Index,
+    /// A uniqueness constraint (storage's unique key), which SHOW INDEXES lists too, as its backing index.
+    Constraint,
+}
+
+/// An index or uniqueness constraint as Cypher sees it: what it covers and what it is called, the name its
+/// creator gave (kept by storage) or else one derived from what it covers.
+struct SchemaObject {
+    kind: SchemaKind,
+    label: LabelId,
+    key: PropKeyId,
+    name: String,
+}
+
+/// Every uniqueness constraint, then every index in creation order.
+fn schema_objects(tx: &WriteTxn) -> Vec<SchemaObject> {
+    let names =
+        |l: LabelId, k: PropKeyId| (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
+    let constraints = tx.unique_keys().into_iter().map(|(label, key)| {
+        let name = tx.unique_key_name(label).map_or_else(
+            || {
+                let (l, k) = names(label, key);
+                constraint_name(&l, &k)
+            },
+            |n| n.to_string(),
+        );
+        SchemaObject { kind: SchemaKind::Constraint, label, key, name }
+    });
+    let indexes = tx.indexes().into_iter().map(|(label, key)| {
+        let name = tx.index_name(label, key).map_or_else(
+            || {
+                let (l, k) = names(label, key);
+                index_name(&l, &k)
+            },
+            |n| n.to_string(),
+        );
+        SchemaObject { kind: SchemaKind::Index, label, key, name }
+    });
+    constraints.chain(indexes).collect()
+}
+
+/// Which object of `kind` a DROP names: by label and property, or by name.
 fn schema_target(
     tx: &WriteTxn,
-    existing: Vec<(LabelId, PropKeyId)>,
+    kind: SchemaKind,
     name: Option<&str>,
     label: Option<&str>,
     key: Option<&str>,
-    naming: fn(&str, &str) -> String,
 ) -> Option<(LabelId, PropKeyId)> {
-    existing.into_iter().find(|(l, k)| {
-        let (l, k) = (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
-        match (label, key, name) {
-            (Some(label), Some(key), _) => *l == *label && *k == *key,
-            (_, _, Some(name)) => naming(&l, &k) == name,
+    schema_objects(tx)
+        .into_iter()
+        .filter(|o| o.kind == kind)
+        .find(|o| match (label, key, name) {
+            (Some(label), Some(key), _) => {
+                *token_name(tx, TokenKind::Label, o.label.0) == *label
+                    && *token_name(tx, TokenKind::PropKey, o.key.0) == *key
+            }
+            (_, _, Some(name)) => o.name == name,
             _ => false,
-        }
-    })
+        })
+        .map(|o| (o.label, o.key))
+}
+
+/// The error for a CREATE whose name another index or constraint already has.
+fn name_taken(holder: &SchemaObject) -> CypherError {
+    let (code, what) = match holder.kind {
+        SchemaKind::Index => ("IndexWithNameAlreadyExists", "an index"),
+        SchemaKind::Constraint => ("ConstraintWithNameAlreadyExists", "a constraint"),
+    };
+    CypherError::new(
+        ErrorKind::SemanticError,
+        Phase::Runtime,
+        code,
+        format!("there already is {what} named '{}'", holder.name),
+    )
 }
 
 fn token_name(tx: &WriteTxn, kind: TokenKind, id: u32) -> Arc<str> {
     tx.catalog().name(kind, id).unwrap_or_default()
 }
 
+/// Runs a schema command. As in Neo4j, a name given to an index or constraint is how SHOW lists it and DROP
+/// finds it, no two have the same name, and `IF NOT EXISTS` makes a CREATE do nothing when an index or
+/// constraint of the same name, or on the same schema, exists.
 fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     let mut stats = QueryStats::default();
     let mut result = QueryResult::default();
     match cmd {
-        SchemaCommand::CreateUnique { label, property, if_not_exists, .. } => {
+        SchemaCommand::CreateUnique { name: given, label, property, if_not_exists } => {
             let (l, k) = (tx.label(label), tx.prop_key(property));
+            let name = given.clone().unwrap_or_else(|| constraint_name(label, property));
+            let objects = schema_objects(tx);
+            let holder = objects.iter().find(|o| o.name == name);
             match tx.unique_key(l) {
                 Some(existing) if existing == k => {
                     if !*if_not_exists {
@@ -443,6 +510,11 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         ));
                     }
                 }
+                _ if holder.is_some() => {
+                    if !*if_not_exists {
+                        return Err(name_taken(holder.expect("checked")));
+                    }
+                }
                 Some(_) => {
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
@@ -452,7 +524,7 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                     ))
                 }
                 None => {
-                    tx.declare_unique_key(l, k).map_err(|e| {
+                    tx.declare_named_unique_key(l, k, given.as_deref()).map_err(|e| {
                         CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, "", e.to_string())
                     })?;
                     stats.constraints_added = 1;
@@ -460,14 +532,8 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             }
         }
         SchemaCommand::DropConstraint { name, label, property, if_exists } => {
-            let found = schema_target(
-                tx,
-                tx.unique_keys(),
-                name.as_deref(),
-                label.as_deref(),
-                property.as_deref(),
-                constraint_name,
-            );
+            let found =
+                schema_target(tx, SchemaKind::Constraint, name.as_deref(), label.as_deref(), property.as_deref());
             match found {
                 Some((l, k)) => {
                     tx.drop_unique_key(l, k)?;
@@ -486,27 +552,25 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
         }
         SchemaCommand::ShowConstraints | SchemaCommand::ShowIndexes => {
             result.columns = vec!["name".into(), "type".into(), "labelsOrTypes".into(), "properties".into()].into();
-            let row = |name: String, kind: &str, label: Arc<str>, key: Arc<str>| {
-                vec![
-                    ResultValue::String(name.into()),
+            let show_indexes = matches!(cmd, SchemaCommand::ShowIndexes);
+            for o in schema_objects(tx) {
+                let kind = match o.kind {
+                    SchemaKind::Constraint if show_indexes => "UNIQUE HASH",
+                    SchemaKind::Constraint => "UNIQUENESS",
+                    SchemaKind::Index if show_indexes => "RANGE",
+                    SchemaKind::Index => continue,
+                };
+                let (label, key) =
+                    (token_name(tx, TokenKind::Label, o.label.0), token_name(tx, TokenKind::PropKey, o.key.0));
+                result.rows.push(vec![
+                    ResultValue::String(o.name.into()),
                     ResultValue::String(kind.into()),
                     ResultValue::List(vec![ResultValue::String(label)]),
                     ResultValue::List(vec![ResultValue::String(key)]),
-                ]
-            };
-            for (l, k) in tx.unique_keys() {
-                let (label, key) = (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
-                let kind = if matches!(cmd, SchemaCommand::ShowIndexes) { "UNIQUE HASH" } else { "UNIQUENESS" };
-                result.rows.push(row(constraint_name(&label, &key), kind, label, key));
-            }
-            if matches!(cmd, SchemaCommand::ShowIndexes) {
-                for (l, k) in tx.indexes() {
-                    let (label, key) = (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
-                    result.rows.push(row(index_name(&label, &key), "RANGE", label, key));
-                }
+                ]);
             }
         }
-        SchemaCommand::CreateIndex { label, properties, if_not_exists, .. } => {
+        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists } => {
             if properties.len() != 1 {
                 return Err(CypherError::new(
                     ErrorKind::SemanticError,
@@ -516,6 +580,9 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 ));
             }
             let (l, k) = (tx.label(label), tx.prop_key(&properties[0]));
+            let name = given.clone().unwrap_or_else(|| index_name(label, &properties[0]));
+            let objects = schema_objects(tx);
+            let holder = objects.iter().find(|o| o.name == name);
             if tx.has_index(l, k) {
                 if !*if_not_exists {
                     return Err(CypherError::new(
@@ -525,14 +592,18 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         format!("an index on :{label}({}) already exists", properties[0]),
                     ));
                 }
+            } else if let Some(holder) = holder {
+                if !*if_not_exists {
+                    return Err(name_taken(holder));
+                }
             } else {
-                tx.create_index(l, k)?;
+                tx.create_named_index(l, k, given.as_deref())?;
                 stats.indexes_added = 1;
             }
         }
         SchemaCommand::DropIndex { name, label, properties, if_exists } => {
             let key = if properties.len() == 1 { Some(properties[0].as_str()) } else { None };
-            let target = schema_target(tx, tx.indexes(), name.as_deref(), label.as_deref(), key, index_name);
+            let target = schema_target(tx, SchemaKind::Index, name.as_deref(), label.as_deref(), key);
             match target {
                 Some((l, k)) => {
                     tx.drop_index(l, k)?;
@@ -540,21 +611,16 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
                 None if *if_exists => {}
                 None => {
-                    let names: Vec<String> = tx
-                        .indexes()
+                    let names: Vec<String> = schema_objects(tx)
                         .into_iter()
-                        .map(|(l, k)| {
-                            index_name(&token_name(tx, TokenKind::Label, l.0), &token_name(tx, TokenKind::PropKey, k.0))
-                        })
+                        .filter(|o| o.kind == SchemaKind::Index)
+                        .map(|o| o.name)
                         .collect();
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,
                         "IndexNotFound",
-                        format!(
-                            "no such index; indexes are named index_<Label>_<property>, and these exist: [{}]",
-                            names.join(", ")
-                        ),
+                        format!("no such index; these exist: [{}]", names.join(", ")),
                     ));
                 }
             }

@@ -154,7 +154,7 @@ fn property_indexes_serve_equality_and_ranges() {
     db.run("UNWIND range(1, 200) AS i CREATE (:Item {price: i % 50, name: 'item' + toString(i)})");
     let before = db.run("MATCH (n:Item) WHERE n.price >= 10 AND n.price < 12 RETURN count(n)");
     let eq_before = db.run("MATCH (n:Item {price: 7}) RETURN count(n)");
-    db.run("CREATE INDEX item_price FOR (n:Item) ON (n.price)");
+    db.run("CREATE INDEX FOR (n:Item) ON (n.price)");
     let shown = db.run("SHOW INDEXES");
     assert!(shown.iter().any(|r| r[0] == s("index_Item_price") && r[1] == s("RANGE")), "{shown:?}");
     assert_eq!(db.run("MATCH (n:Item) WHERE n.price >= 10 AND n.price < 12 RETURN count(n)"), before);
@@ -170,6 +170,64 @@ fn property_indexes_serve_equality_and_ranges() {
     db.run("DROP INDEX index_Item_price");
     assert_eq!(db.run("MATCH (n:Item) WHERE n.price > 999 RETURN count(n)"), vec![vec![int(4)]]);
     assert!(db.run("SHOW INDEXES").is_empty());
+}
+
+#[test]
+fn indexes_and_constraints_keep_the_names_they_are_given() {
+    let db = Db::new();
+    let shown = |what: &str| db.run(&format!("SHOW {what}")).into_iter().map(|r| r[0].clone()).collect::<Vec<_>>();
+    db.run("CREATE INDEX my_idx FOR (n:L) ON (n.p)");
+    db.run("CREATE CONSTRAINT my_con FOR (n:L) REQUIRE n.k IS UNIQUE");
+    db.run("CREATE INDEX FOR (n:M) ON (n.p)");
+    db.run("CREATE CONSTRAINT FOR (n:M) REQUIRE n.k IS UNIQUE");
+    assert_eq!(shown("INDEXES"), [s("my_con"), s("constraint_M_k"), s("my_idx"), s("index_M_p")]);
+    assert_eq!(shown("CONSTRAINTS"), [s("my_con"), s("constraint_M_k")]);
+    // The constraint is enforced whatever its name.
+    db.run("CREATE (:L {k: 1})");
+    assert_eq!(db.err("CREATE (:L {k: 1})").kind, ErrorKind::ConstraintValidationFailed);
+
+    // A name belongs to one index or constraint, given or generated.
+    for taken in [
+        "CREATE INDEX my_idx FOR (n:N) ON (n.p)",
+        "CREATE INDEX my_con FOR (n:N) ON (n.p)",
+        "CREATE INDEX index_M_p FOR (n:N) ON (n.p)",
+        "CREATE CONSTRAINT my_idx FOR (n:N) REQUIRE n.k IS UNIQUE",
+        "CREATE CONSTRAINT constraint_M_k FOR (n:N) REQUIRE n.k IS UNIQUE",
+    ] {
+        let e = db.err(taken);
+        assert!(e.message.contains("already"), "{taken}: {e}");
+    }
+    // The same schema under another name is refused as well, ...
+    assert!(db.err("CREATE INDEX other FOR (n:L) ON (n.p)").message.contains("already exists"));
+    assert!(db.err("CREATE CONSTRAINT other FOR (n:L) REQUIRE n.k IS UNIQUE").message.contains("already exists"));
+    // ... and IF NOT EXISTS does nothing when the name or the schema is taken.
+    for nothing in [
+        "CREATE INDEX my_idx IF NOT EXISTS FOR (n:N) ON (n.p)",
+        "CREATE INDEX my_con IF NOT EXISTS FOR (n:N) ON (n.p)",
+        "CREATE INDEX other IF NOT EXISTS FOR (n:L) ON (n.p)",
+        "CREATE CONSTRAINT my_con IF NOT EXISTS FOR (n:N) REQUIRE n.k IS UNIQUE",
+        "CREATE CONSTRAINT other IF NOT EXISTS FOR (n:L) REQUIRE n.k IS UNIQUE",
+    ] {
+        let result = db.engine.execute(&db.store, nothing, &Params::new()).unwrap_or_else(|e| panic!("{nothing}: {e}"));
+        assert!(!result.stats.contains_updates(), "{nothing}");
+    }
+    assert_eq!(shown("INDEXES"), [s("my_con"), s("constraint_M_k"), s("my_idx"), s("index_M_p")]);
+    let created = db.engine.execute(&db.store, "CREATE INDEX fresh IF NOT EXISTS FOR (n:N) ON (n.p)", &Params::new());
+    assert_eq!(created.unwrap().stats.indexes_added, 1);
+
+    // DROP finds them by the name they were given, and only by it.
+    assert!(db.err("DROP INDEX index_L_p").message.contains("my_idx"));
+    assert_eq!(db.err("DROP CONSTRAINT constraint_L_k").kind, ErrorKind::SemanticError);
+    assert_eq!(db.err("DROP INDEX my_con").kind, ErrorKind::SemanticError, "a constraint is dropped as one");
+    db.run("DROP INDEX my_idx");
+    db.run("DROP CONSTRAINT my_con");
+    db.run("DROP INDEX index_M_p");
+    db.run("DROP CONSTRAINT constraint_M_k");
+    db.run("DROP INDEX my_idx IF EXISTS");
+    assert_eq!(shown("INDEXES"), [s("fresh")]);
+    // A dropped name is free again.
+    db.run("CREATE INDEX my_con FOR (n:L) ON (n.p)");
+    assert_eq!(shown("INDEXES"), [s("fresh"), s("my_con")]);
 }
 
 #[test]
