@@ -74,6 +74,11 @@ impl std::fmt::Display for ServerError {
 impl From<CypherError> for ServerError {
     fn from(e: CypherError) -> ServerError {
         let code = match e.kind {
+            // Schema commands that clash with what exists carry Neo4j's own codes, which drivers name.
+            _ if e.detail == "IndexWithNameAlreadyExists" => "Neo.ClientError.Schema.IndexWithNameAlreadyExists",
+            _ if e.detail == "ConstraintWithNameAlreadyExists" => {
+                "Neo.ClientError.Schema.ConstraintWithNameAlreadyExists"
+            }
             ErrorKind::SyntaxError | ErrorKind::SemanticError => "Neo.ClientError.Statement.SyntaxError",
             ErrorKind::ParameterMissing => "Neo.ClientError.Statement.ParameterMissing",
             ErrorKind::TypeError => "Neo.ClientError.Statement.TypeError",
