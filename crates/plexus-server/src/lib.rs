@@ -124,10 +124,14 @@ impl Server {
     /// connections, and checkpoints the database.
     pub async fn shutdown(self, grace: Duration) -> Result<(), String> {
         let _ = self.shutdown.send(true);
-        let service = self.service.clone();
+        // Weak: an aborted task is dropped later, on a worker thread, and must not keep the database open past
+        // the return of `shutdown`.
+        let service = Arc::downgrade(&self.service);
         let canceller = tokio::spawn(async move {
             tokio::time::sleep(grace).await;
-            service.cancel_all();
+            if let Some(service) = service.upgrade() {
+                service.cancel_all();
+            }
         });
         for l in self.listeners {
             let _ = l.await;

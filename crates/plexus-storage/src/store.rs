@@ -94,8 +94,10 @@ pub(crate) struct Disk {
     dir: PathBuf,
     db_id: [u8; 16],
     wal: Wal,
-    _lock: File,
+    // Released in this order (fields drop in order): the directory's lock before the lock file's, since an
+    // opener takes the lock file's first, and so never finds the directory still locked after getting it.
     _dir_lock: File,
+    _lock: File,
 }
 
 /// State shared by a store's handles and transactions.
