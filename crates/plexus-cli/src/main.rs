@@ -140,16 +140,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let mut problems = snapshot.check();
             // Commits lost to damage in the log are damage, whether this run's recovery dropped them or an
             // earlier one set them aside (a torn last write, with no whole commit in it, is not).
-            let lost_now = db.recovery_report().lost_commits();
-            if lost_now > 0 {
-                problems.push(format!("recovery dropped {lost_now} intact commits that followed damage in the log"));
+            if db.recovery_report().lost_data() {
+                problems.push(format!("recovery dropped committed data after damage: {}", db.recovery_report()));
             }
             for (file, intact) in Database::set_aside_log(&data).map_err(|e| e.to_string())? {
-                if intact > 0 {
-                    problems.push(format!(
-                        "{} holds {intact} intact commits that a recovery set aside after damage in the log",
+                match intact {
+                    Some(0) => {}
+                    Some(n) => problems.push(format!(
+                        "{} holds {n} intact commits that a recovery set aside after damage in the log",
                         file.display()
-                    ));
+                    )),
+                    None => problems.push(format!(
+                        "{} is a log segment cut inside its header, set aside by a recovery: its commits are lost",
+                        file.display()
+                    )),
                 }
             }
             for p in &problems {

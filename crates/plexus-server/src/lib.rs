@@ -51,11 +51,8 @@ impl Server {
             .map_err(|e| format!("cannot open the database in {}: {e}", config.data.display()))?;
         // What recovery dropped goes to the operator's log, loudly when whole commits were among it.
         let report = db.recovery_report();
-        if report.lost_commits() > 0 {
-            eprintln!(
-                "plexus: WARNING: recovery dropped {} intact commits after damage to the log: {report}",
-                report.lost_commits()
-            );
+        if report.lost_data() {
+            eprintln!("plexus: WARNING: recovery dropped committed data after damage to the log: {report}");
         } else if !report.is_clean() {
             eprintln!("plexus: recovery: {report}");
         }

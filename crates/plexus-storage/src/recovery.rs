@@ -46,6 +46,8 @@ pub struct DroppedTail {
     pub intact_commits: u64,
     /// Where the dropped bytes were set aside.
     pub kept_in: Option<PathBuf>,
+    /// Commits were lost but how many cannot be told (a segment cut inside its header).
+    pub unknown_loss: bool,
 }
 
 impl RecoveryReport {
@@ -53,9 +55,14 @@ impl RecoveryReport {
         self.dropped.is_empty()
     }
 
-    /// Whether recovery dropped commits that were whole: damage to the log, not the torn end of a crash.
+    /// Whole commits recovery dropped: damage to the log, not the torn end of a crash.
     pub fn lost_commits(&self) -> u64 {
         self.dropped.iter().map(|d| d.intact_commits).sum()
+    }
+
+    /// Whether recovery dropped committed data: whole commits, or a segment too damaged to count them in.
+    pub fn lost_data(&self) -> bool {
+        self.lost_commits() > 0 || self.dropped.iter().any(|d| d.unknown_loss)
     }
 }
 
@@ -70,6 +77,9 @@ impl std::fmt::Display for RecoveryReport {
             write!(f, "; dropped {} bytes of {} from offset {}: {}", d.bytes, d.file.display(), d.offset, d.reason)?;
             if d.intact_commits > 0 {
                 write!(f, " (LOST: {} intact commits were among them)", d.intact_commits)?;
+            }
+            if d.unknown_loss {
+                write!(f, " (LOST: the commits it held, how many is unknown)")?;
             }
             if let Some(kept) = &d.kept_in {
                 write!(f, " (kept in {})", kept.display())?;
@@ -108,14 +118,15 @@ fn list(dir: &Path) -> Result<NumberedFiles> {
     Ok((checkpoints, segments))
 }
 
-/// Removes checkpoints whose writing was cut short (`checkpoint-*.plx.tmp`). Call only with the directory lock
+/// Removes checkpoints and log segments whose writing was cut short (`checkpoint-*.plx.tmp`, `wal-*.log.tmp`). Call only with the directory lock
 /// held and no checkpoint in progress: then no such file is being written.
 fn remove_temporary_files(dir: &Path) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
         let entry = entry.map_err(|e| StorageError::io(dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name.strip_suffix(".tmp").and_then(parse_checkpoint_name).is_some() {
+        let temporary = name.strip_suffix(".tmp");
+        if temporary.is_some_and(|n| parse_checkpoint_name(n).is_some() || parse_segment_name(n).is_some()) {
             let path = entry.path();
             std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
         }
@@ -170,15 +181,18 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
         let header = match decode_header(&bytes) {
             Ok(h) => h,
             Err(reason) if index + 1 == segments.len() && bytes.len() < crate::wal::SEGMENT_HEADER_LEN => {
-                // A segment whose creation was cut short holds no commit: drop it.
-                std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+                // Segments are created whole (renamed into place with their header), so a short one was cut
+                // by damage and its commits are lost; an empty one is from a build that created them in place,
+                // cut short by a crash, and held none. Either way it is set aside, not deleted.
+                let kept = set_aside(path, "log.dropped", None)?;
                 report.dropped.push(DroppedTail {
                     file: path.clone(),
                     offset: 0,
                     bytes: bytes.len() as u64,
                     reason,
                     intact_commits: 0,
-                    kept_in: None,
+                    kept_in: Some(kept),
+                    unknown_loss: !bytes.is_empty(),
                 });
                 continue;
             }
@@ -242,6 +256,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
                 reason,
                 intact_commits: intact_commits_after(dropped),
                 kept_in: Some(kept),
+                unknown_loss: false,
             });
             for (_, later) in &segments[index + 1..] {
                 let later_bytes = read_file(later)?;
@@ -254,6 +269,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
                     reason: "follows a damaged segment".into(),
                     intact_commits: intact,
                     kept_in: Some(kept),
+                    unknown_loss: false,
                 });
             }
             sync_dir(dir)?;
@@ -293,18 +309,21 @@ fn set_aside(path: &Path, ext: &str, contents: Option<&[u8]>) -> Result<PathBuf>
 }
 
 /// Log data an earlier recovery set aside in `dir` (`wal-*.log.dropped*`), with the intact commit records each
-/// holds: evidence of damage that stays until an operator removes it.
-pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
+/// holds (`None`: some, but how many cannot be told): evidence of damage that stays until an operator removes it.
+pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
         let path = entry.map_err(|e| StorageError::io(dir, e))?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         if name.starts_with("wal-") && name.contains(".log.dropped") {
             let bytes = read_file(&path)?;
-            // A whole segment set aside starts with its header; a cut-off tail starts at a damaged record.
+            // A whole segment set aside starts with its header, a cut-off tail at a damaged record; a segment
+            // cut inside its header held commits that cannot be counted (`None`).
             let intact = match decode_header(&bytes) {
-                Ok(_) => read_segment(&bytes).0.len() as u64,
-                Err(_) => intact_commits_after(&bytes),
+                Ok(_) => Some(read_segment(&bytes).0.len() as u64),
+                Err(_) if name.contains(".log.dropped-at-") => Some(intact_commits_after(&bytes)),
+                Err(_) if bytes.is_empty() => Some(0),
+                Err(_) => None,
             };
             out.push((path, intact));
         }

@@ -218,12 +218,24 @@ impl Wal {
         })
     }
 
+    /// Creates segment `seq` whole or not at all: its header is written and fsynced under a temporary name, then
+    /// renamed. So a segment shorter than its header is always damage, never a creation cut short by a crash.
     fn new_segment(dir: &Path, db_id: &[u8; 16], seq: u64, first_version: u64) -> Result<Segment> {
         let path = dir.join(segment_name(seq));
-        let mut file =
-            OpenOptions::new().create_new(true).write(true).open(&path).map_err(|e| StorageError::io(&path, e))?;
-        file.write_all(&encode_header(db_id, seq, first_version)).map_err(|e| StorageError::io(&path, e))?;
-        file.sync_all().map_err(|e| StorageError::io(&path, e))?;
+        if path.exists() {
+            let taken = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the segment exists already");
+            return Err(StorageError::io(&path, taken));
+        }
+        let temporary = path.with_extension("log.tmp");
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&temporary)
+            .map_err(|e| StorageError::io(&temporary, e))?;
+        file.write_all(&encode_header(db_id, seq, first_version)).map_err(|e| StorageError::io(&temporary, e))?;
+        file.sync_all().map_err(|e| StorageError::io(&temporary, e))?;
+        std::fs::rename(&temporary, &path).map_err(|e| StorageError::io(&path, e))?;
         sync_dir(dir)?;
         let size = SEGMENT_HEADER_LEN as u64;
         Ok(Segment { file, path, seq, size, synced: size, allocated: size })

@@ -516,3 +516,24 @@ fn log_kept_from_earlier_sessions_counts_towards_the_next_checkpoint() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Segments are created whole (renamed into place with their header): one cut inside its header lost the
+/// commits it held, which recovery reports as lost and sets aside; a segment whose creation a crash cut short is
+/// a temporary file, removed.
+#[test]
+fn a_segment_cut_inside_its_header_is_lost_data_and_a_temporary_one_is_removed() {
+    let b = build(false);
+    let segment = last_segment(b.dir.path());
+    let copy = copy_dir(b.dir.path());
+    let seg = copy.path().join(segment.file_name().unwrap());
+    std::fs::OpenOptions::new().write(true).open(&seg).unwrap().set_len(20).unwrap();
+    std::fs::write(copy.path().join("wal-0000000000000099.log.tmp"), [1u8; 10]).unwrap();
+    let (store, report) = open(copy.path(), "cut inside the header").unwrap();
+    assert!(report.lost_data() && report.lost_commits() == 0, "{report}");
+    assert!(report.to_string().contains("how many is unknown"), "{report}");
+    let aside = plexus_storage::recovery::set_aside_files(copy.path()).unwrap();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert_eq!(aside[0].1, None, "{aside:?}");
+    assert!(!copy.path().join("wal-0000000000000099.log.tmp").exists());
+    commit_and_reopen(copy.path(), store, "after a segment cut inside its header");
+}

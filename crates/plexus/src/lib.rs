@@ -59,8 +59,9 @@ impl Database {
         plexus_storage::Store::holds_database(dir)
     }
 
-    /// Log data that recoveries of the database in `dir` set aside, with the intact commits each file holds.
-    pub fn set_aside_log(dir: impl AsRef<Path>) -> Result<Vec<(std::path::PathBuf, u64)>> {
+    /// Log data that recoveries of the database in `dir` set aside, with the intact commits each file holds
+    /// (`None`: some, but how many cannot be told).
+    pub fn set_aside_log(dir: impl AsRef<Path>) -> Result<Vec<(std::path::PathBuf, Option<u64>)>> {
         plexus_storage::recovery::set_aside_files(dir.as_ref())
     }
 
