@@ -90,6 +90,9 @@ impl std::fmt::Display for RecoveryReport {
 }
 
 pub(crate) struct Recovered {
+    /// Segments that hold no commit, to remove once the next segment has started (removing them first could
+    /// leave the recorded newest segment missing after a crash).
+    pub empty_segments: Vec<PathBuf>,
     pub state: GraphState,
     pub next_node: u64,
     pub next_rel: u64,
@@ -175,6 +178,23 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
         None => (GraphState::new(), 0, 0),
     };
     let next_segment = segments.last().map_or(0, |(seq, _)| seq + 1);
+    // The newest segment ever started must be here, or have been set aside by a recovery: a log that ends
+    // before it lost its last commits, and opening would hide that.
+    if let Some(head) = crate::wal::recorded_head(dir) {
+        let newest = segments.iter().map(|(seq, _)| *seq).chain(set_aside_segment_numbers(dir)?).max();
+        if newest.is_none_or(|n| n < head) {
+            let missing = dir.join(crate::wal::segment_name(head));
+            return Err(StorageError::Corrupt {
+                path: missing,
+                message: format!(
+                    "missing: the log reached segment {head}, so commits in it would be lost; restore it, or remove {} \
+                     to open without it",
+                    crate::wal::HEAD_FILE
+                ),
+            });
+        }
+    }
+    let mut empty_segments = Vec::new();
     for (index, (seq, path)) in segments.iter().enumerate() {
         let bytes = read_file(path)?;
         let corrupt = |m: String| StorageError::Corrupt { path: path.clone(), message: m };
@@ -218,7 +238,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
         let (records, good_end, tail) = read_segment(&bytes);
         if records.is_empty() && tail == TailState::Clean {
             // A segment with no commit (a session that wrote nothing): nothing to keep.
-            std::fs::remove_file(path).map_err(|e| StorageError::io(path, e))?;
+            empty_segments.push(path.clone());
             continue;
         }
         for payload in records {
@@ -281,7 +301,21 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
     }
     sync_dir(dir)?;
     report.version = state.version();
-    Ok(Recovered { state, next_node, next_rel, next_segment, report })
+    Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, report })
+}
+
+/// Numbers of the segments a recovery set aside whole (`wal-N.log.dropped*`).
+fn set_aside_segment_numbers(dir: &Path) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
+        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
+        let name = entry.file_name();
+        let Some((base, _)) = name.to_str().and_then(|n| n.split_once(".log.dropped")) else { continue };
+        if let Some(seq) = parse_segment_name(&format!("{base}.log")) {
+            out.push(seq);
+        }
+    }
+    Ok(out)
 }
 
 /// Sets `path` aside under a new extension `ext` (`.1`, `.2`, ... appended if taken, so nothing set aside before

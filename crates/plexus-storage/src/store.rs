@@ -344,6 +344,9 @@ impl Store {
         let catalog = Catalog::new();
         let recovered = recovery::recover(&dir, &db_id, &catalog)?;
         let wal = Wal::create(&dir, db_id, recovered.next_segment, recovered.state.version() + 1)?;
+        for empty in &recovered.empty_segments {
+            std::fs::remove_file(empty).map_err(|e| StorageError::io(empty, e))?;
+        }
         let disk = Disk { dir, db_id, wal, _lock: lock, _dir_lock: dir_lock };
         let store =
             Self::from_parts(recovered.state, catalog, recovered.next_node, recovered.next_rel, Some(disk), options);

@@ -36,6 +36,30 @@ const SEGMENT_TARGET: u64 = 64 << 20;
 const ZEROED_AHEAD_MIN: u64 = 64 << 10;
 const ZEROED_AHEAD_MAX: u64 = 4 << 20;
 
+/// The file recording the newest segment ever started (its number and a CRC of it), so that recovery can tell
+/// a newest segment that is missing (deleted by hand, lost with a disk) from one that never existed.
+pub const HEAD_FILE: &str = "wal.head";
+
+/// Records `seq` as the newest segment started, atomically (a temporary file, fsynced, then renamed).
+fn record_head(dir: &Path, seq: u64) -> Result<()> {
+    let mut bytes = seq.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&crc32fast::hash(&seq.to_le_bytes()).to_le_bytes());
+    let (path, temporary) = (dir.join(HEAD_FILE), dir.join(format!("{HEAD_FILE}.tmp")));
+    let mut file = File::create(&temporary).map_err(|e| StorageError::io(&temporary, e))?;
+    file.write_all(&bytes).and_then(|()| file.sync_all()).map_err(|e| StorageError::io(&temporary, e))?;
+    std::fs::rename(&temporary, &path).map_err(|e| StorageError::io(&path, e))?;
+    sync_dir(dir)
+}
+
+/// The newest segment started, as recorded; `None` for a database from before the record (or a damaged one,
+/// which then checks nothing).
+pub fn recorded_head(dir: &Path) -> Option<u64> {
+    let bytes = std::fs::read(dir.join(HEAD_FILE)).ok()?;
+    let seq: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    let crc = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);
+    (bytes.len() == 12 && crc32fast::hash(&seq) == crc).then_some(u64::from_le_bytes(seq))
+}
+
 pub fn segment_name(seq: u64) -> String {
     format!("wal-{seq:016}.log")
 }
@@ -237,6 +261,7 @@ impl Wal {
         file.sync_all().map_err(|e| StorageError::io(&temporary, e))?;
         std::fs::rename(&temporary, &path).map_err(|e| StorageError::io(&path, e))?;
         sync_dir(dir)?;
+        record_head(dir, seq)?;
         let size = SEGMENT_HEADER_LEN as u64;
         Ok(Segment { file, path, seq, size, synced: size, allocated: size })
     }

@@ -537,3 +537,31 @@ fn a_segment_cut_inside_its_header_is_lost_data_and_a_temporary_one_is_removed()
     assert!(!copy.path().join("wal-0000000000000099.log.tmp").exists());
     commit_and_reopen(copy.path(), store, "after a segment cut inside its header");
 }
+
+/// The newest segment is recorded when it starts: if it goes missing (deleted, lost with a disk), opening is
+/// refused with an error naming it, instead of opening at an older state as if its commits never happened.
+#[test]
+fn a_missing_newest_segment_is_refused() {
+    let b = build(false);
+    let copy = copy_dir(b.dir.path());
+    std::fs::remove_file(copy.path().join(last_segment(b.dir.path()).file_name().unwrap())).unwrap();
+    match open(copy.path(), "newest segment deleted") {
+        Err(StorageError::Corrupt { path, message }) => {
+            assert!(message.contains("missing"), "{message}");
+            assert_eq!(path.file_name(), last_segment(b.dir.path()).file_name());
+        }
+        Ok((_, report)) => panic!("opened without its newest segment: {report}"),
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
+    // Opening without it is the operator's choice: remove the record.
+    std::fs::remove_file(copy.path().join(plexus_storage::wal::HEAD_FILE)).unwrap();
+    let (store, _) = open(copy.path(), "record removed").unwrap();
+    assert!(store.read().check().is_empty());
+    // Sessions that write nothing leave no empty segments behind, and never trip the check.
+    drop(store);
+    for _ in 0..3 {
+        open(copy.path(), "empty session").unwrap();
+    }
+    let segments = files_named(copy.path(), |n| n.starts_with("wal-") && n.ends_with(".log"));
+    assert_eq!(segments.len(), 2, "{segments:?}");
+}
