@@ -226,6 +226,10 @@ fn explained(plan: &Plan) -> QueryResult {
 /// carry one only from an embedding program (the Python package passes its `Node` objects back); one deleted
 /// since would otherwise read as an empty entity in some places and fail in others.
 fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
+    // Most parameters are scalars: no walk, no allocation (this runs for every parameter of every query).
+    if !matches!(v, Value::Node(_) | Value::Rel(_) | Value::Path(_) | Value::List(_) | Value::Map(_)) {
+        return None;
+    }
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
