@@ -492,3 +492,14 @@ fn numeric_edge_cases_of_aggregates_and_conversions() {
     assert_eq!(one("RETURN '\\uD83D\\uDE00' AS s"), s("\u{1F600}"));
     assert_eq!(db.err("RETURN '\\uD83D' AS s").kind, ErrorKind::SyntaxError);
 }
+
+#[test]
+fn setting_properties_from_null_is_an_error_not_a_wipe() {
+    let db = Db::new();
+    db.run("CREATE (:P {a: 1, b: 2})");
+    for q in ["MATCH (n:P) SET n = null", "MATCH (n:P) SET n += null", "MATCH (n:P) SET n = $missing"] {
+        let e = db.engine.execute(&db.store, q, &[("missing".to_string(), Value::Null)].into_iter().collect());
+        assert_eq!(e.expect_err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+    assert_eq!(db.run("MATCH (n:P) RETURN n.a + n.b"), vec![vec![int(3)]]);
+}

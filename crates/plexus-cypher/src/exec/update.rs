@@ -315,7 +315,7 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
                     Value::Map(m) => (*m).clone(),
                     _ => Map::new(),
                 },
-                Value::Null => Map::new(),
+                // Not an empty map: `SET n = $props` with a missing value would otherwise remove every property.
                 other => {
                     return Err(CypherError::type_error(
                         "InvalidArgumentType",
