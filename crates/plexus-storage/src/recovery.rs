@@ -3,9 +3,10 @@
 //! The newest checkpoint is loaded (a damaged one is refused: the log it replaced is gone, so opening without it
 //! would silently lose data). Then the segments are replayed in order, skipping records the checkpoint already
 //! holds. Replay stops at the first torn or corrupt record: the bytes from there on are copied aside (as
-//! `*.log.dropped-at-OFFSET`) before the segment is cut, any later segment is set aside as `*.log.dropped`, and
-//! the report says what was dropped and how many intact commits were among it: none after a torn write, some
-//! after damage in the middle of the log. Nothing is deleted, so an operator can still look at what was lost.
+//! `*.log.dropped-at-OFFSET`, unless they are only the torn last write of a crash) before the segment is cut,
+//! any later segment is set aside as `*.log.dropped`, and the report says what was dropped and how many intact
+//! commits were among it: none after a torn write, some after damage in the middle of the log. No committed
+//! data is deleted, so an operator can still look at what was lost.
 //! Later segments are set aside before the damaged one is cut, so a recovery interrupted part-way and run again
 //! reaches the same state. A segment of another database, a gap in the versions or a record that does not apply
 //! is refused with an error naming the file.
@@ -266,16 +267,23 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
         report.log_bytes += good_end;
         if let TailState::Damaged { offset, reason } = tail {
             // Keep what is dropped, then set the later segments aside, and only then cut this one: run again
-            // after a crash at any point, recovery finds the same damage and makes the same choice.
+            // after a crash at any point, recovery finds the same damage and makes the same choice. The torn last
+            // write of a crash (no whole commit after it, no later segment) is not worth a file of its own: it
+            // would leave one behind after every crash.
             let dropped = &bytes[good_end as usize..];
-            let kept = set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?;
+            let intact = intact_commits_after(dropped);
+            let kept = if intact > 0 || index + 1 < segments.len() {
+                Some(set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?)
+            } else {
+                None
+            };
             report.dropped.push(DroppedTail {
                 file: path.clone(),
                 offset,
                 bytes: dropped.len() as u64,
                 reason,
-                intact_commits: intact_commits_after(dropped),
-                kept_in: Some(kept),
+                intact_commits: intact,
+                kept_in: kept,
                 unknown_loss: false,
             });
             for (_, later) in &segments[index + 1..] {
