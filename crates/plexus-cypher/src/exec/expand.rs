@@ -297,8 +297,12 @@ impl RowExpander for Expander<'_> {
             } => {
                 let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
                 let (a, b) = (*a, *b);
-                let mut scratch = row.clone();
+                // The row with each candidate relationship in the scratch slot, made only if a filter reads it.
+                let mut scratch = if rel_filters.is_empty() { Vec::new() } else { row.clone() };
                 let mut rel_ok = |r: RelId| -> Result<bool> {
+                    if rel_filters.is_empty() {
+                        return Ok(true);
+                    }
                     scratch[*rel_scratch] = Value::Rel(r);
                     for f in rel_filters {
                         if !f.is_true(&scratch, ctx)? {
