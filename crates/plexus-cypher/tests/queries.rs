@@ -503,3 +503,12 @@ fn setting_properties_from_null_is_an_error_not_a_wipe() {
     }
     assert_eq!(db.run("MATCH (n:P) RETURN n.a + n.b"), vec![vec![int(3)]]);
 }
+
+#[test]
+fn union_parts_may_name_the_same_columns_in_another_order() {
+    let db = Db::new();
+    let q = "RETURN 1 AS a, 2 AS b UNION RETURN 2 AS b, 1 AS a UNION RETURN 4 AS b, 3 AS a";
+    assert_eq!(db.run(q), vec![vec![int(1), int(2)], vec![int(3), int(4)]]);
+    assert_eq!(db.err("RETURN 1 AS a UNION RETURN 1 AS b").kind, ErrorKind::SyntaxError);
+    assert_eq!(db.err("RETURN 1 AS a, 2 AS b UNION RETURN 1 AS a").kind, ErrorKind::SyntaxError);
+}

@@ -210,13 +210,24 @@ impl Planner<'_> {
         let mut parts = Vec::new();
         let mut columns: Option<Vec<String>> = None;
         for (part, scope) in q.parts.iter().zip(&scopes) {
-            let (plan, cols) = self.single_query(part, start.clone(), scope, top)?;
+            let (mut plan, mut cols) = self.single_query(part, start.clone(), scope, top)?;
             if let Some(c) = &columns {
-                if *c != cols {
-                    return Err(CypherError::semantic(
-                        "DifferentColumnsInUnion",
-                        "all sub queries in a UNION must have the same return column names",
-                    ));
+                let same_names = c.len() == cols.len() && c.iter().all(|n| cols.contains(n));
+                match &mut plan {
+                    _ if *c == cols => {}
+                    // The same names in another order (as Neo4j allows): this part's columns go out in the first
+                    // part's order.
+                    PlanNode::Produce { columns: slots, .. } if same_names => {
+                        *slots =
+                            c.iter().map(|n| slots[cols.iter().position(|m| m == n).expect("same names")]).collect();
+                        cols = c.clone();
+                    }
+                    _ => {
+                        return Err(CypherError::semantic(
+                            "DifferentColumnsInUnion",
+                            "all sub queries in a UNION must have the same return column names",
+                        ))
+                    }
                 }
             }
             columns = Some(cols);
