@@ -8,6 +8,7 @@ use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 use super::ctx::Ctx;
 use super::{Batch, Row, RowExpander, RowSink, BATCH};
 use crate::error::Result;
+use crate::expr::CExpr;
 use crate::plan::PlanNode;
 use crate::token::Token;
 use crate::value::{Path, Value};
@@ -19,7 +20,7 @@ pub(crate) struct Expander<'p> {
     /// Results for the current row not yet emitted (a high-degree node can exceed a batch).
     pending: Vec<Row>,
     /// A variable-length walk paused with a full batch, to go on from where it stopped for the same row.
-    walk: Option<VarWalk>,
+    walk: Option<VarWalk<'p>>,
 }
 
 impl<'p> Expander<'p> {
@@ -240,8 +241,7 @@ impl RowExpander for Expander<'_> {
                 } else {
                     None
                 };
-                let spec =
-                    VarSpec { dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), rel_scratch: *rel_scratch };
+                let spec = VarSpec { dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX) };
                 // Unless a subquery may write between rows, a row's paths leave a batch at a time: a LIMIT above
                 // stops the walk, and memory holds a batch of paths rather than all of them.
                 let stream = !ctx.writes_per_row;
@@ -272,12 +272,15 @@ impl RowExpander for Expander<'_> {
                 };
                 let mut walk = match self.walk.take() {
                     Some(walk) => walk,
-                    None => match VarWalk::start(ctx, &spec, start, row, &mut emit)? {
-                        Some(walk) => walk,
-                        None => return Ok(false),
-                    },
+                    None => {
+                        let check = RelCheck::new(rel_filter.as_slice(), *rel_scratch, row);
+                        match VarWalk::start(ctx, &spec, start, check, &mut emit)? {
+                            Some(walk) => walk,
+                            None => return Ok(false),
+                        }
+                    }
                 };
-                if !walk.go_on(ctx, &spec, rel_filter.as_ref(), row, distinct_from, &mut emit)? {
+                if !walk.go_on(ctx, &spec, row, distinct_from, &mut emit)? {
                     self.walk = Some(walk);
                 }
             }
@@ -297,20 +300,8 @@ impl RowExpander for Expander<'_> {
             } => {
                 let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
                 let (a, b) = (*a, *b);
-                // The row with each candidate relationship in the scratch slot, made only if a filter reads it.
-                let mut scratch = if rel_filters.is_empty() { Vec::new() } else { row.clone() };
-                let mut rel_ok = |r: RelId| -> Result<bool> {
-                    if rel_filters.is_empty() {
-                        return Ok(true);
-                    }
-                    scratch[*rel_scratch] = Value::Rel(r);
-                    for f in rel_filters {
-                        if !f.is_true(&scratch, ctx)? {
-                            return Ok(false);
-                        }
-                    }
-                    Ok(true)
-                };
+                let mut check = RelCheck::new(rel_filters, *rel_scratch, row);
+                let mut rel_ok = |r: RelId| check.passes(r, ctx);
                 let search = Search { a, b, dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), all: *all };
                 let path_row = |rels: &[RelId]| {
                     let mut r = row.clone();
@@ -359,7 +350,34 @@ struct VarSpec<'a> {
     filter: TypeFilter<'a>,
     min: u64,
     max: u64,
-    rel_scratch: usize,
+}
+
+/// Conditions every relationship of a walk must meet (a pattern's property map, a pushed-down `all(...)`),
+/// evaluated on a copy of the input row with the candidate relationship in a scratch slot. The copy is made only
+/// when there are conditions.
+struct RelCheck<'p> {
+    filters: &'p [CExpr],
+    slot: usize,
+    scratch: Row,
+}
+
+impl<'p> RelCheck<'p> {
+    fn new(filters: &'p [CExpr], slot: usize, row: &Row) -> RelCheck<'p> {
+        RelCheck { filters, slot, scratch: if filters.is_empty() { Vec::new() } else { row.clone() } }
+    }
+
+    fn passes(&mut self, rel: RelId, ctx: &Ctx) -> Result<bool> {
+        if self.filters.is_empty() {
+            return Ok(true);
+        }
+        self.scratch[self.slot] = Value::Rel(rel);
+        for f in self.filters {
+            if !f.is_true(&self.scratch, ctx)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
 /// Depth-first enumeration of relationship-unique paths from one node, reporting each whose length is within
@@ -367,23 +385,28 @@ struct VarSpec<'a> {
 /// as the graph (`-[*]->` along a chain of a million nodes), and it checks the query's interrupt as it goes: the
 /// paths of one row can be more than a query is allowed the time for. It pauses when `emit` says its batch is
 /// full, and goes on from there when called again.
-struct VarWalk {
+struct VarWalk<'p> {
     /// One frame per node of the path so far (the start, then one per relationship in `path`): the relationships
     /// out of it and how many of them have been tried.
     frames: Vec<(Vec<plexus_storage::RelEntry>, usize)>,
     path: Vec<RelId>,
-    /// The input row with each candidate relationship in the scratch slot, for the relationship filter.
-    scratch: Row,
+    check: RelCheck<'p>,
     steps: usize,
 }
 
 /// Reports a path (its end and relationships); returns whether the batch is full and the walk should pause.
 type Emit<'e> = dyn FnMut(NodeId, &[RelId]) -> Result<bool> + 'e;
 
-impl VarWalk {
+impl<'p> VarWalk<'p> {
     /// A walk from `node`, after reporting the path of no relationships if the bounds allow it; `None` when no
     /// longer path is wanted.
-    fn start(ctx: &Ctx, spec: &VarSpec, node: NodeId, row: &Row, emit: &mut Emit) -> Result<Option<VarWalk>> {
+    fn start(
+        ctx: &Ctx,
+        spec: &VarSpec,
+        node: NodeId,
+        check: RelCheck<'p>,
+        emit: &mut Emit,
+    ) -> Result<Option<VarWalk<'p>>> {
         if spec.min == 0 {
             emit(node, &[])?;
         }
@@ -391,7 +414,7 @@ impl VarWalk {
             return Ok(None);
         }
         let frames = vec![(ctx.g().rels_of(node, spec.dir, spec.filter), 0usize)];
-        Ok(Some(VarWalk { frames, path: Vec::new(), scratch: row.clone(), steps: 0 }))
+        Ok(Some(VarWalk { frames, path: Vec::new(), check, steps: 0 }))
     }
 
     /// Walks on until every path is reported (`true`) or `emit` asks for a pause (`false`).
@@ -399,7 +422,6 @@ impl VarWalk {
         &mut self,
         ctx: &Ctx,
         spec: &VarSpec,
-        rel_filter: Option<&crate::expr::CExpr>,
         row: &Row,
         distinct_from: &[usize],
         emit: &mut Emit,
@@ -416,14 +438,8 @@ impl VarWalk {
             if self.steps.is_multiple_of(BATCH) {
                 ctx.check_interrupt()?;
             }
-            if self.path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) {
+            if self.path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) || !self.check.passes(e.rel, ctx)? {
                 continue;
-            }
-            if let Some(f) = rel_filter {
-                self.scratch[spec.rel_scratch] = Value::Rel(e.rel);
-                if !f.is_true(&self.scratch, ctx)? {
-                    continue;
-                }
             }
             self.path.push(e.rel);
             let depth = self.path.len() as u64;
