@@ -254,23 +254,31 @@ fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
 fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrupt>>) -> Result<QueryResult> {
     ctx.interrupt = interrupt.cloned();
     ctx.writes_per_row = plan.writes_per_row;
-    if let Some(missing) = plan.params.iter().find(|p| !ctx.params.contains_key(p.as_str())) {
-        return Err(CypherError::new(
-            ErrorKind::ParameterMissing,
-            Phase::CompileTime,
-            "MissingParameter",
-            format!("expected parameter ${missing}"),
-        ));
-    }
+    // One lookup per parameter answers both checks; a missing parameter is reported before a deleted entity.
+    let mut deleted = None;
     for name in &plan.params {
-        if let Some(missing) = ctx.params.get(name.as_str()).and_then(|v| missing_entity(v, ctx.g())) {
-            return Err(CypherError::new(
-                ErrorKind::EntityNotFound,
-                Phase::Runtime,
-                "DeletedEntityAccess",
-                format!("parameter ${name} holds {missing}, which does not exist (it was deleted, or is from another database)"),
-            ));
+        match ctx.params.get(name.as_str()) {
+            None => {
+                return Err(CypherError::new(
+                    ErrorKind::ParameterMissing,
+                    Phase::CompileTime,
+                    "MissingParameter",
+                    format!("expected parameter ${name}"),
+                ))
+            }
+            Some(v) if deleted.is_none() => deleted = missing_entity(v, ctx.g()).map(|what| (name, what)),
+            Some(_) => {}
         }
+    }
+    if let Some((name, missing)) = deleted {
+        return Err(CypherError::new(
+            ErrorKind::EntityNotFound,
+            Phase::Runtime,
+            "DeletedEntityAccess",
+            format!(
+                "parameter ${name} holds {missing}, which does not exist (it was deleted, or is from another database)"
+            ),
+        ));
     }
     let started = (mode == RunMode::Profile).then(Instant::now);
     if mode == RunMode::Profile {
