@@ -182,7 +182,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
     // The newest segment ever started must be here, or have been set aside by a recovery: a log that ends
     // before it lost its last commits, and opening would hide that.
     if let Some(head) = crate::wal::recorded_head(dir) {
-        let newest = segments.iter().map(|(seq, _)| *seq).chain(set_aside_segment_numbers(dir)?).max();
+        let newest = segments.iter().chain(&set_aside_paths(dir)?).map(|(seq, _)| *seq).max();
         if newest.is_none_or(|n| n < head) {
             let missing = dir.join(crate::wal::segment_name(head));
             return Err(StorageError::Corrupt {
@@ -312,17 +312,18 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
     Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, report })
 }
 
-/// Numbers of the segments a recovery set aside whole (`wal-N.log.dropped*`).
-fn set_aside_segment_numbers(dir: &Path) -> Result<Vec<u64>> {
+/// Log data a recovery set aside in `dir` (`wal-N.log.dropped*`), with the number of the segment it came from.
+fn set_aside_paths(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
-        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
-        let name = entry.file_name();
-        let Some((base, _)) = name.to_str().and_then(|n| n.split_once(".log.dropped")) else { continue };
+        let path = entry.map_err(|e| StorageError::io(dir, e))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let Some((base, _)) = name.split_once(".log.dropped") else { continue };
         if let Some(seq) = parse_segment_name(&format!("{base}.log")) {
-            out.push(seq);
+            out.push((seq, path));
         }
     }
+    out.sort();
     Ok(out)
 }
 
@@ -354,23 +355,19 @@ fn set_aside(path: &Path, ext: &str, contents: Option<&[u8]>) -> Result<PathBuf>
 /// holds (`None`: some, but how many cannot be told): evidence of damage that stays until an operator removes it.
 pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
-        let path = entry.map_err(|e| StorageError::io(dir, e))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if name.starts_with("wal-") && name.contains(".log.dropped") {
-            let bytes = read_file(&path)?;
-            // A whole segment set aside starts with its header, a cut-off tail at a damaged record; a segment
-            // cut inside its header held commits that cannot be counted (`None`).
-            let intact = match decode_header(&bytes) {
-                Ok(_) => Some(read_segment(&bytes).0.len() as u64),
-                Err(_) if name.contains(".log.dropped-at-") => Some(intact_commits_after(&bytes)),
-                Err(_) if bytes.is_empty() => Some(0),
-                Err(_) => None,
-            };
-            out.push((path, intact));
-        }
+    for (_, path) in set_aside_paths(dir)? {
+        let bytes = read_file(&path)?;
+        let cut_off_tail = path.to_str().is_some_and(|p| p.contains(".log.dropped-at-"));
+        // A whole segment set aside starts with its header, a cut-off tail at a damaged record; a segment cut
+        // inside its header held commits that cannot be counted (`None`).
+        let intact = match decode_header(&bytes) {
+            Ok(_) => Some(read_segment(&bytes).0.len() as u64),
+            Err(_) if cut_off_tail => Some(intact_commits_after(&bytes)),
+            Err(_) if bytes.is_empty() => Some(0),
+            Err(_) => None,
+        };
+        out.push((path, intact));
     }
-    out.sort();
     Ok(out)
 }
 
