@@ -226,8 +226,9 @@ impl Database {
     }
 
     /// What opening the database recovered: ``{"checkpoint_version", "replayed", "version", "dropped"}``, where
-    /// each dropped stretch of log is ``{"file", "offset", "bytes", "reason", "intact_commits", "kept_in"}``
-    /// (``intact_commits`` above zero means commits were lost to damage, not just a torn last write).
+    /// each dropped stretch of log is ``{"file", "offset", "bytes", "reason", "intact_commits", "kept_in",
+    /// "unknown_loss"}`` (``intact_commits`` above zero, or ``unknown_loss``, means commits were lost to damage,
+    /// not just a torn last write).
     #[getter]
     fn recovery<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let report = self.with(|db| db.recovery_report().clone())?;
@@ -244,6 +245,7 @@ impl Database {
             item.set_item("reason", &d.reason)?;
             item.set_item("intact_commits", d.intact_commits)?;
             item.set_item("kept_in", d.kept_in.as_ref().map(|p| p.display().to_string()))?;
+            item.set_item("unknown_loss", d.unknown_loss)?;
             dropped.append(item)?;
         }
         out.set_item("dropped", dropped)?;
