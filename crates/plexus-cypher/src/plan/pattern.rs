@@ -56,12 +56,24 @@ type KeyLookupSpec = (Arc<str>, Arc<str>, CExpr);
 
 /// Whether `e` can be evaluated once the variables in `bound` are: every pattern variable it mentions is bound.
 fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
-    mentioned(e).is_some_and(|ns| ns.iter().all(|n| bound.contains(n) || !declared.contains(n)))
+    mentioned(e).is_some_and(|ns| all_bound(&ns, bound, declared))
+}
+
+/// Whether every name of `names` that the pattern declares is in `bound`.
+fn all_bound(names: &HashSet<String>, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
+    names.iter().all(|n| bound.contains(n) || !declared.contains(n))
 }
 
 struct Pending {
     expr: Expr,
     names: Option<HashSet<String>>,
+}
+
+impl Pending {
+    /// Whether the conjunct can be evaluated once the variables in `bound` are (see [`computable`]).
+    fn ready(&self, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
+        self.names.as_ref().is_some_and(|names| all_bound(names, bound, declared))
+    }
 }
 
 fn to_dir(d: RelDirection, reversed: bool) -> Direction {
@@ -199,11 +211,7 @@ impl Planner<'_> {
     ) -> Result<PlanNode> {
         let mut i = 0;
         while i < pending.len() {
-            let ready = match &pending[i].names {
-                Some(names) => names.iter().all(|n| bound.contains(n) || !declared.contains(n)),
-                None => false,
-            };
-            if ready {
+            if pending[i].ready(bound, declared) {
                 let p = pending.remove(i);
                 let c = self.expr(&p.expr, scope, &mut AggMode::Forbidden)?;
                 plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
@@ -641,10 +649,9 @@ impl Planner<'_> {
         after.extend(path_names.iter().map(|n| n.to_string()));
         let mut i = 0;
         while i < pending.len() {
-            let takes = pending[i].names.as_ref().is_some_and(|names| {
-                names.iter().any(|n| path_names.contains(&n.as_str()))
-                    && names.iter().all(|n| after.contains(n) || !declared.contains(n))
-            });
+            let mentions_path =
+                pending[i].names.as_ref().is_some_and(|names| names.iter().any(|n| path_names.contains(&n.as_str())));
+            let takes = mentions_path && pending[i].ready(&after, declared);
             if !takes {
                 i += 1;
                 continue;
