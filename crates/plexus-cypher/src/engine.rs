@@ -340,31 +340,45 @@ fn node_data(
     id: plexus_storage::NodeId,
     ctx: &Ctx,
     cache: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>,
-) -> NodeData {
+) -> Result<NodeData> {
     if let Some(n) = cache.get(&id.0) {
-        return n.clone();
+        return Ok(n.clone());
     }
     let g = ctx.g();
-    let mut labels: Vec<Arc<str>> =
-        g.node_labels(id).map(|ls| ls.iter().map(|l| ctx.label_name(*l)).collect()).unwrap_or_default();
+    let Some(labels) = g.node_labels(id) else {
+        return Err(deleted_in_result("node", id.0));
+    };
+    let mut labels: Vec<Arc<str>> = labels.iter().map(|l| ctx.label_name(*l)).collect();
     labels.sort();
     let n = NodeData { id: id.0, labels, properties: props_map(g.node_props(id).flatten(), ctx) };
     cache.insert(id.0, n.clone());
-    n
+    Ok(n)
 }
 
-fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> RelData {
+fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> Result<RelData> {
     let g = ctx.g();
-    match g.rel(id) {
-        Some(rec) => RelData {
-            id: id.0,
-            start: rec.src.0,
-            end: rec.dst.0,
-            rel_type: ctx.type_name(rec.ty),
-            properties: props_map(g.rel_props(id).flatten().as_deref(), ctx),
-        },
-        None => RelData { id: id.0, start: 0, end: 0, rel_type: "".into(), properties: BTreeMap::new() },
-    }
+    let rec = g.rel(id).ok_or_else(|| deleted_in_result("relationship", id.0))?;
+    Ok(RelData {
+        id: id.0,
+        start: rec.src.0,
+        end: rec.dst.0,
+        rel_type: ctx.type_name(rec.ty),
+        properties: props_map(g.rel_props(id).flatten().as_deref(), ctx),
+    })
+}
+
+/// A result can only carry what still exists when the statement ends: a deleted entity has no labels, type or
+/// properties left to send, and an empty one would pass for real data (Neo4j refuses the same way).
+fn deleted_in_result(what: &str, id: u64) -> CypherError {
+    CypherError::new(
+        ErrorKind::EntityNotFound,
+        Phase::Runtime,
+        "DeletedEntityAccess",
+        format!(
+            "the {what} with id {id} was deleted by this statement and cannot be returned; \
+             return what is needed from it before the deletion, e.g. WITH x, properties(x) AS p DELETE x RETURN p"
+        ),
+    )
 }
 
 /// Converts a value with no graph entities inside.
@@ -390,11 +404,11 @@ fn plain(v: Value) -> ResultValue {
 
 fn resolve(v: Value, ctx: &Ctx, nodes: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>) -> Result<ResultValue> {
     Ok(match v {
-        Value::Node(n) => ResultValue::Node(Box::new(node_data(n, ctx, nodes))),
-        Value::Rel(r) => ResultValue::Rel(Box::new(rel_data(r, ctx))),
+        Value::Node(n) => ResultValue::Node(Box::new(node_data(n, ctx, nodes)?)),
+        Value::Rel(r) => ResultValue::Rel(Box::new(rel_data(r, ctx)?)),
         Value::Path(p) => ResultValue::Path(Box::new(PathData {
-            nodes: p.nodes.iter().map(|n| node_data(*n, ctx, nodes)).collect(),
-            rels: p.rels.iter().map(|r| rel_data(*r, ctx)).collect(),
+            nodes: p.nodes.iter().map(|n| node_data(*n, ctx, nodes)).collect::<Result<_>>()?,
+            rels: p.rels.iter().map(|r| rel_data(*r, ctx)).collect::<Result<_>>()?,
         })),
         Value::List(items) => {
             ResultValue::List(items.iter().cloned().map(|v| resolve(v, ctx, nodes)).collect::<Result<_>>()?)

@@ -512,3 +512,34 @@ fn union_parts_may_name_the_same_columns_in_another_order() {
     assert_eq!(db.err("RETURN 1 AS a UNION RETURN 1 AS b").kind, ErrorKind::SyntaxError);
     assert_eq!(db.err("RETURN 1 AS a, 2 AS b UNION RETURN 1 AS a").kind, ErrorKind::SyntaxError);
 }
+
+#[test]
+fn deleted_entities_cannot_be_returned_but_failed_statements_leave_them() {
+    let db = Db::new();
+    db.run("CREATE (:A {v: 1})-[:R {w: 2}]->(:B)");
+    for q in [
+        "MATCH (n:A) DETACH DELETE n RETURN n",
+        "MATCH ()-[r:R]->() DELETE r RETURN r",
+        "MATCH p = (:A)-->(:B) DETACH DELETE p RETURN p",
+        "MATCH (n:A) DETACH DELETE n RETURN [n] AS l",
+    ] {
+        let e = db.err(q);
+        assert_eq!(e.kind, ErrorKind::EntityNotFound, "{q}: {e}");
+        assert!(e.to_string().contains("deleted by this statement"), "{q}: {e}");
+    }
+    // The statements failed as a whole: nothing was deleted.
+    assert_eq!(db.run("MATCH (a:A)-[r:R]->(b:B) RETURN a.v, r.w"), vec![vec![int(1), int(2)]]);
+    // What the TCK allows stays allowed: the type of a deleted relationship, and values taken before.
+    assert_eq!(db.run("MATCH ()-[r:R]->() DELETE r RETURN type(r)"), vec![vec![s("R")]]);
+    let rows = db.run("MATCH (n:A) WITH n, properties(n) AS p DETACH DELETE n RETURN p.v");
+    assert_eq!(rows, vec![vec![int(1)]]);
+}
+
+#[test]
+fn aggregates_over_no_rows() {
+    let db = Db::new();
+    let rows = db.run("UNWIND [] AS x RETURN stDev(x), stDevP(x), avg(x), count(x)");
+    assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null, ResultValue::Null, int(0)]]);
+    let rows = db.run("UNWIND [5] AS x RETURN stDev(x), stDevP(x)");
+    assert_eq!(rows, vec![vec![ResultValue::Float(0.0), ResultValue::Float(0.0)]]);
+}

@@ -131,7 +131,10 @@ impl Acc {
             State::Numbers(mut values) => match spec.func {
                 AggFn::StDev | AggFn::StDevP => {
                     let sample = spec.func == AggFn::StDev;
-                    if values.is_empty() || (sample && values.len() < 2) {
+                    if values.is_empty() {
+                        // No rows, no deviation (as Neo4j answers; one row deviates by 0.0).
+                        Value::Null
+                    } else if sample && values.len() < 2 {
                         Value::Float(0.0)
                     } else {
                         // Welford's running mean and squared deviations: equal values give exactly 0.

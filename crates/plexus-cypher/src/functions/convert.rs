@@ -31,9 +31,13 @@ pub fn parse_float(s: &str) -> Option<f64> {
     s.parse().ok()
 }
 
-/// Parses an integer: digits with an optional sign, or failing that a float (truncated towards zero). A number
-/// outside the integer range has no integer: `None`, never the nearest one.
+/// Parses an integer: digits with an optional sign, or failing that a decimal float (truncated towards zero). As in
+/// Neo4j, and unlike `toFloat`, neither surrounding whitespace nor a `d`/`f` suffix is accepted. A number outside
+/// the integer range has no integer: `None`, never the nearest one.
 pub fn parse_integer(s: &str) -> Option<i64> {
+    if !s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) {
+        return None;
+    }
     match s.parse::<i64>() {
         Ok(i) => return Some(i),
         Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow) => {

@@ -2,8 +2,8 @@
 //! `ltrim`, `rtrim`, `btrim`), `replace`, `split` and `char_length`. (`size` and `reverse`, which also take lists,
 //! are in [`super::list`].)
 //!
-//! Positions and lengths count characters (Unicode code points), not bytes. A `null` string gives `null`; a
-//! `null`, non-integer or negative position or length is an error, as in Neo4j.
+//! Positions and lengths count characters (Unicode code points), not bytes. A `null` string, position or length
+//! gives `null` (as Neo4j 5 answers); a non-integer or negative position or length is an error.
 
 use super::{arg, invalid_type, out_of_range};
 use crate::error::Result;
@@ -18,10 +18,11 @@ fn text<'a>(function: &str, v: &'a Value) -> Result<Option<&'a str>> {
     }
 }
 
-/// A length or position argument: a non-negative integer.
-fn count(function: &str, what: &str, v: &Value) -> Result<usize> {
+/// A length or position argument: a non-negative integer; `None` for `null`.
+fn count(function: &str, what: &str, v: &Value) -> Result<Option<usize>> {
     match v {
-        Value::Int(i) if *i >= 0 => Ok(usize::try_from(*i).unwrap_or(usize::MAX)),
+        Value::Null => Ok(None),
+        Value::Int(i) if *i >= 0 => Ok(Some(usize::try_from(*i).unwrap_or(usize::MAX))),
         Value::Int(i) => Err(out_of_range(function, format!("{what} must not be negative, got {i}"))),
         other => Err(invalid_type(function, &format!("an integer {what}"), other)),
     }
@@ -35,14 +36,14 @@ fn byte_offset(s: &str, n: usize) -> usize {
 /// `left(s, n)`: the first `n` characters.
 pub fn left(args: &[Value]) -> Result<Value> {
     let Some(s) = text("left", arg(args, 0))? else { return Ok(Value::Null) };
-    let n = count("left", "length", arg(args, 1))?;
+    let Some(n) = count("left", "length", arg(args, 1))? else { return Ok(Value::Null) };
     Ok(Value::from(&s[..byte_offset(s, n)]))
 }
 
 /// `right(s, n)`: the last `n` characters.
 pub fn right(args: &[Value]) -> Result<Value> {
     let Some(s) = text("right", arg(args, 0))? else { return Ok(Value::Null) };
-    let n = count("right", "length", arg(args, 1))?;
+    let Some(n) = count("right", "length", arg(args, 1))? else { return Ok(Value::Null) };
     let chars = s.chars().count();
     Ok(Value::from(&s[byte_offset(s, chars.saturating_sub(n))..]))
 }
@@ -50,13 +51,15 @@ pub fn right(args: &[Value]) -> Result<Value> {
 /// `substring(s, start[, length])`, with `start` counted from 0.
 pub fn substring(args: &[Value]) -> Result<Value> {
     let Some(s) = text("substring", arg(args, 0))? else { return Ok(Value::Null) };
-    let start = count("substring", "start", arg(args, 1))?;
-    let from = byte_offset(s, start);
-    let rest = &s[from..];
-    Ok(Value::from(match args.get(2) {
-        None => rest,
-        Some(length) => &rest[..byte_offset(rest, count("substring", "length", length)?)],
-    }))
+    let Some(start) = count("substring", "start", arg(args, 1))? else { return Ok(Value::Null) };
+    let rest = &s[byte_offset(s, start)..];
+    Ok(match args.get(2) {
+        None => Value::from(rest),
+        Some(length) => match count("substring", "length", length)? {
+            Some(n) => Value::from(&rest[..byte_offset(rest, n)]),
+            None => Value::Null,
+        },
+    })
 }
 
 fn map_text(function: &str, args: &[Value], f: impl Fn(&str) -> String) -> Result<Value> {
