@@ -1,6 +1,6 @@
 //! `plexus`: the command line of the Plexus graph database.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -47,12 +47,13 @@ enum Command {
     },
     /// Import edge lists, Neo4j-style node and relationship files or an LDBC SNB directory.
     Import(import::ImportArgs),
-    /// Print counts per label and type, degree statistics and memory use.
+    /// Print counts per label and type, degree statistics and memory use (opens read-only).
     Info {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
-    /// Open (recovering if needed) and verify that the graph is consistent; exit status 1 on damage.
+    /// Verify the database as it is on disk, repairing nothing (opens read-only): checksums, that in- and
+    /// out-adjacency agree, and commits lost to damage in the log; exit status 1 on damage.
     Check {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
@@ -77,28 +78,52 @@ enum Command {
 }
 
 /// Opens the database in `data`, creating it if there is none (as `sqlite3` does), and says so when it does:
-/// a mistyped directory should not pass unnoticed.
-pub(crate) fn open(data: &PathBuf) -> Result<Database, String> {
-    let created = !Database::exists(data);
-    let db = open_database(data)?;
-    if created {
-        eprintln!("plexus: created a new, empty database in {}", data.display());
+/// a mistyped directory should not pass unnoticed. With `read_only`, or when the directory holds a database
+/// this process may not write to, it is opened read-only instead (statements that write then fail).
+pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> {
+    if read_only {
+        return open_read_only(data);
     }
-    Ok(db)
+    let created = !Database::exists(data);
+    if created && std::fs::read_dir(data).is_ok_and(|mut entries| entries.next().is_some()) {
+        // Most likely a mistyped path: scattering database files among someone's own would be a poor answer.
+        return Err(format!(
+            "{} holds files but no Plexus database; give a new or empty directory to create one",
+            data.display()
+        ));
+    }
+    match Database::open(data) {
+        Err(plexus::Error::Io { source, .. }) if !created && not_writable(&source) => {
+            let db = open_read_only(data)?;
+            eprintln!("plexus: {} is not writable here ({source}): opened read-only", data.display());
+            Ok(db)
+        }
+        opened => {
+            let db = report_recovery(data, opened)?;
+            if created {
+                eprintln!("plexus: created a new, empty database in {}", data.display());
+            }
+            Ok(db)
+        }
+    }
 }
 
-/// Opens an existing database: commands that inspect one (`info`, `check`, `checkpoint`) must not create an
-/// empty database where there was none and report it as fine.
-fn open_existing(data: &PathBuf) -> Result<Database, String> {
+fn not_writable(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem)
+}
+
+/// Opens an existing database for reading, changing nothing on disk: what `info` and `check` inspect must be
+/// the files as they are, and a database on read-only media or owned by another user still opens.
+fn open_read_only(data: &PathBuf) -> Result<Database, String> {
     if !Database::exists(data) {
         let what = if data.exists() { "holds no Plexus database" } else { "does not exist" };
         return Err(format!("{} {what}", data.display()));
     }
-    open_database(data)
+    report_recovery(data, Database::open_read_only(data))
 }
 
-fn open_database(data: &PathBuf) -> Result<Database, String> {
-    let db = Database::open(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+fn report_recovery(data: &Path, opened: plexus::Result<Database>) -> Result<Database, String> {
+    let db = opened.map_err(|e| format!("cannot open {}: {e}", data.display()))?;
     if !db.recovery_report().is_clean() {
         eprintln!("plexus: recovery: {}", db.recovery_report());
     }
@@ -108,22 +133,23 @@ fn open_database(data: &PathBuf) -> Result<Database, String> {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Demo { data, items, people, likes, seed } => {
-            let db = open(&data)?;
+            let db = open(&data, false)?;
             likes::demo(&db, items, people, likes, seed).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(args) => import::run(args),
         Command::Info { data } => {
-            let db = open_existing(&data)?;
+            let db = open_read_only(&data)?;
             info(&db);
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { data } => {
             let start = Instant::now();
             if !Database::exists(&data) {
-                return open_existing(&data).map(|_| ExitCode::from(2));
+                return open_read_only(&data).map(|_| ExitCode::from(2));
             }
-            let db = match Database::open(&data) {
+            // Read-only: a check reports what is on disk and repairs nothing (opening for writing does that).
+            let db = match Database::open_read_only(&data) {
                 Ok(db) => db,
                 // Damage that keeps the database from opening is what `check` is for: status 1, like the rest.
                 Err(e @ (plexus::Error::Corrupt { .. } | plexus::Error::ForeignFile { .. })) => {
@@ -133,14 +159,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 Err(e) => return Err(format!("cannot open {}: {e}", data.display())),
             };
-            if !db.recovery_report().is_clean() {
-                eprintln!("plexus: recovery: {}", db.recovery_report());
+            let report = db.recovery_report();
+            if !report.is_clean() {
+                eprintln!("plexus: recovery: {report}");
             }
             let snapshot = db.read();
             let mut problems = snapshot.check();
-            // Commits lost to damage in the log are damage, whether this run's recovery dropped them or an
-            // earlier one did: recovery sets every such loss aside (a torn last write, with no whole commit in
-            // it, is not one), so the files set aside answer for both.
+            // Commits lost to damage in the log are damage: those after damage still in the log (the next
+            // opening for writing sets them aside), and those an earlier recovery set aside. The torn last write
+            // of a crash, with no whole commit in it, is not.
+            for dropped in &report.dropped {
+                if dropped.intact_commits > 0 {
+                    problems.push(format!(
+                        "{} holds {} intact commits after damage at offset {} ({}): they cannot be replayed",
+                        dropped.file.display(),
+                        dropped.intact_commits,
+                        dropped.offset,
+                        dropped.reason
+                    ));
+                } else if dropped.unknown_loss {
+                    problems.push(format!(
+                        "{} is a log segment cut inside its header ({}): its commits are lost",
+                        dropped.file.display(),
+                        dropped.reason
+                    ));
+                }
+            }
             for (file, intact) in Database::set_aside_log(&data).map_err(|e| e.to_string())? {
                 match intact {
                     Some(0) => {}
@@ -167,7 +211,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Checkpoint { data } => {
-            let db = open_existing(&data)?;
+            if !Database::exists(&data) {
+                return open_read_only(&data).map(|_| ExitCode::from(2));
+            }
+            let db = open(&data, false)?;
             let start = Instant::now();
             let bytes = db.checkpoint().map_err(|e| e.to_string())?;
             println!("checkpoint written: {bytes} bytes in {:.2?}", start.elapsed());

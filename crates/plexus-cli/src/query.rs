@@ -21,6 +21,10 @@ pub struct QueryArgs {
     params: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Open the database read-only: nothing on disk changes, statements that write fail. (A database in a
+    /// directory this user cannot write to is opened this way without asking.)
+    #[arg(long)]
+    read_only: bool,
 }
 
 /// Parses `name=literal` parameters by evaluating each literal as a Cypher expression.
@@ -57,7 +61,7 @@ pub fn show_error(query: &str, e: &CypherError) -> String {
 }
 
 pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
-    let db = crate::open(&args.data)?;
+    let db = crate::open(&args.data, args.read_only)?;
     let params = parse_params(&db, &args.params)?;
     let start = Instant::now();
     match db.execute(&args.query, &params) {

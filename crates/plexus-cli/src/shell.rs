@@ -21,6 +21,10 @@ pub struct ShellArgs {
     data: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Open the database read-only: nothing on disk changes, statements that write fail. (A database in a
+    /// directory this user cannot write to is opened this way without asking.)
+    #[arg(long)]
+    read_only: bool,
 }
 
 const HELP: &str = "\
@@ -137,7 +141,7 @@ fn take_statements(buffer: &mut String) -> Vec<String> {
 }
 
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
-    let db = crate::open(&args.data)?;
+    let db = crate::open(&args.data, args.read_only)?;
     let mut session = Session { db, params: Params::new(), format: args.format, failed: false };
     if !std::io::stdin().is_terminal() {
         let mut buffer = String::new();

@@ -174,3 +174,47 @@ fn typed_values_out_of_range_are_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("line 2, column 3"), "{}", text(&out.stderr));
 }
+
+/// Every file of `dir` by name with its bytes.
+fn files(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn inspecting_and_read_only_queries_change_nothing_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    assert!(plexus(&["query", "--data", &db, "CREATE (:N {v: 1})-[:R]->(:N {v: 2})"]).status.success());
+    let before = files(&tmp.path().join("db"));
+    for args in [
+        vec!["info", "--data", &db],
+        vec!["check", "--data", &db],
+        vec!["query", "--read-only", "--data", &db, "MATCH (n) RETURN count(n)"],
+    ] {
+        let out = plexus(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(files(&tmp.path().join("db")), before, "{args:?} changed the database directory");
+    }
+    let out = plexus(&["query", "--read-only", "--data", &db, "CREATE (:N)"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("read-only"), "{}", text(&out.stderr));
+    assert_eq!(files(&tmp.path().join("db")), before);
+    assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "2");
+}
+
+#[test]
+fn a_query_does_not_create_a_database_among_other_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let out = plexus(&["query", "--data", dir, "RETURN 1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("holds files but no Plexus database"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "nothing was added");
+}

@@ -98,6 +98,22 @@ impl Engine {
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
+        let writes = match &statement.compiled {
+            Compiled::Schema(cmd) => !matches!(cmd, SchemaCommand::ShowIndexes | SchemaCommand::ShowConstraints),
+            Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
+        };
+        if writes && store.is_read_only() {
+            // Refused before anything runs, rather than at commit after all the work.
+            return Err(CypherError::new(
+                ErrorKind::ReadOnlyDatabase,
+                Phase::CompileTime,
+                "",
+                format!(
+                    "this statement writes, but the database{} was opened read-only",
+                    store.path().map(|p| format!(" at {}", p.display())).unwrap_or_default()
+                ),
+            ));
+        }
         match &statement.compiled {
             Compiled::Schema(cmd) => {
                 let mut tx = store.write();

@@ -27,6 +27,8 @@ pub enum ErrorKind {
     Terminated,
     /// The query's result grew past its memory limit.
     MemoryLimit,
+    /// The statement writes, but the database was opened read-only.
+    ReadOnlyDatabase,
 }
 
 impl ErrorKind {
@@ -48,6 +50,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "TransactionTimedOut",
             ErrorKind::Terminated => "Terminated",
             ErrorKind::MemoryLimit => "MemoryLimitExceeded",
+            ErrorKind::ReadOnlyDatabase => "ForbiddenOnReadOnlyDatabase",
         }
     }
 }
@@ -181,6 +184,7 @@ impl From<plexus_storage::StorageError> for CypherError {
             S::InvalidValue(_) => {
                 CypherError::new(ErrorKind::TypeError, Phase::Runtime, "InvalidPropertyType", message)
             }
+            S::ReadOnlyDatabase { .. } => CypherError::new(ErrorKind::ReadOnlyDatabase, Phase::Runtime, "", message),
             _ => CypherError::new(ErrorKind::Storage, Phase::Runtime, "", message),
         }
     }

@@ -89,14 +89,20 @@ fn run(
 #[pymethods]
 impl Database {
     #[new]
-    #[pyo3(signature = (path=None, durability="sync"))]
-    fn new(py: Python<'_>, path: Option<PathBuf>, durability: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path=None, durability="sync", read_only=false))]
+    fn new(py: Python<'_>, path: Option<PathBuf>, durability: &str, read_only: bool) -> PyResult<Self> {
         let durability: Durability = durability.parse().map_err(errors::argument)?;
         let db = match &path {
+            None if read_only => return Err(errors::argument("read_only=True needs the path of a database")),
             None => plexus::Database::in_memory(),
             Some(dir) => {
                 let options = Options { durability, ..Options::default() };
-                let db = py.detach(|| plexus::Database::open_with(dir, options)).map_err(Failure::Storage)?;
+                let db = py
+                    .detach(|| match read_only {
+                        true => plexus::Database::open_read_only(dir),
+                        false => plexus::Database::open_with(dir, options),
+                    })
+                    .map_err(Failure::Storage)?;
                 let report = db.recovery_report();
                 if !report.is_clean() {
                     // Recovery dropped log data: a torn last write after a crash, or (with intact commits among
@@ -262,6 +268,13 @@ impl Database {
     #[getter]
     fn path(&self) -> Option<PathBuf> {
         self.path.clone()
+    }
+
+    /// Whether the database was opened with ``read_only=True``: nothing on disk changes, statements that write
+    /// raise :class:`plexus.QueryError` (code ``ForbiddenOnReadOnlyDatabase``).
+    #[getter]
+    fn read_only(&self) -> PyResult<bool> {
+        Ok(self.with(|db| db.is_read_only())?)
     }
 
     /// ``"sync"``, ``"batch"`` or ``"off"``.

@@ -133,3 +133,29 @@ def test_durable_database_survives_reopen(tmp_path):
     with plexus.Database(path) as db:
         assert sorted(db.execute("MATCH (n:N) RETURN n.d").tuples()) == [("batch",), ("off",), ("sync",)]
         assert db.checkpoint() > 0
+
+
+def test_read_only_database_reads_and_refuses_writes(tmp_path):
+    path = tmp_path / "db"
+    with plexus.Database(path) as db:
+        db.execute("CREATE (:N {v: 1})")
+    files = sorted(p.name for p in path.iterdir())
+    with plexus.Database(path, read_only=True) as db:
+        assert db.read_only
+        assert db.execute("MATCH (n:N) RETURN n.v").tuples() == [(1,)]
+        with pytest.raises(plexus.QueryError) as e:
+            db.execute("CREATE (:N {v: 2})")
+        assert e.value.code == "ForbiddenOnReadOnlyDatabase"
+        with pytest.raises(plexus.StorageError):
+            db.checkpoint()
+        # A second reader may share the directory; a writer may not.
+        with plexus.Database(path, read_only=True) as again:
+            assert again.execute("MATCH (n) RETURN count(*)").tuples() == [(1,)]
+        with pytest.raises(plexus.StorageError, match="locked"):
+            plexus.Database(path)
+    assert sorted(p.name for p in path.iterdir()) == files
+    with pytest.raises(plexus.Error):
+        plexus.Database(tmp_path / "missing", read_only=True)
+    assert not (tmp_path / "missing").exists()
+    with plexus.Database(path) as db:
+        assert not db.read_only

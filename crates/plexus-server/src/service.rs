@@ -95,6 +95,7 @@ impl From<CypherError> for ServerError {
             ErrorKind::Timeout => "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
             ErrorKind::Terminated => "Neo.ClientError.Transaction.Terminated",
             ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
+            ErrorKind::ReadOnlyDatabase => "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase",
         };
         ServerError { code, message: e.to_string() }
     }

@@ -28,6 +28,8 @@ pub enum StorageError {
     Conflict(String),
     #[error("the transaction is read-only")]
     ReadOnly,
+    #[error("database at {path} was opened read-only: it cannot commit or checkpoint")]
+    ReadOnlyDatabase { path: PathBuf },
     #[error("database at {path} is locked by another process (or another open handle in this one)")]
     Locked { path: PathBuf },
     #[error("{path}: {message}")]

@@ -34,6 +34,9 @@ pub struct RecoveryReport {
     pub dropped: Vec<DroppedTail>,
     /// Bytes of log the database opened with (what the next checkpoint retires).
     pub log_bytes: u64,
+    /// The database was opened read-only: what `dropped` lists was skipped in memory and left on disk as it
+    /// was, for the next opening for writing to recover.
+    pub read_only: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +88,9 @@ impl std::fmt::Display for RecoveryReport {
             if let Some(kept) = &d.kept_in {
                 write!(f, " (kept in {})", kept.display())?;
             }
+        }
+        if self.read_only && !self.dropped.is_empty() {
+            write!(f, "; opened read-only, so the files were left as they are")?;
         }
         Ok(())
     }
@@ -164,12 +170,24 @@ fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
     }
 }
 
-pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Recovered> {
+/// Whether a recovery may change the directory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Set damaged log aside, cut the damaged segment, remove temporary files: ready for new commits.
+    Repair,
+    /// Change nothing: replay what is intact in memory and report the rest.
+    ReadOnly,
+}
+
+pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mode) -> Result<Recovered> {
+    let repair = mode == Mode::Repair;
     // A crash during a checkpoint leaves its temporary file behind, as large as a checkpoint; nothing else would
     // ever remove it.
-    remove_temporary_files(dir)?;
+    if repair {
+        remove_temporary_files(dir)?;
+    }
     let (checkpoints, segments) = list(dir)?;
-    let mut report = RecoveryReport::default();
+    let mut report = RecoveryReport { read_only: !repair, ..RecoveryReport::default() };
     let (mut state, mut next_node, mut next_rel) = match checkpoints.last() {
         Some((_, path)) => {
             let loaded = checkpoint::load(path, db_id, catalog)?;
@@ -205,14 +223,14 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
                 // Segments are created whole (renamed into place with their header), so a short one was cut
                 // by damage and its commits are lost; an empty one is from a build that created them in place,
                 // cut short by a crash, and held none. Either way it is set aside, not deleted.
-                let kept = set_aside(path, "log.dropped", None)?;
+                let kept = if repair { Some(set_aside(path, "log.dropped", None)?) } else { None };
                 report.dropped.push(DroppedTail {
                     file: path.clone(),
                     offset: 0,
                     bytes: bytes.len() as u64,
                     reason,
                     intact_commits: 0,
-                    kept_in: Some(kept),
+                    kept_in: kept,
                     unknown_loss: !bytes.is_empty(),
                 });
                 continue;
@@ -272,7 +290,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
             // would leave one behind after every crash.
             let dropped = &bytes[good_end as usize..];
             let intact = intact_commits_after(dropped);
-            let kept = if intact > 0 || index + 1 < segments.len() {
+            let kept = if repair && (intact > 0 || index + 1 < segments.len()) {
                 Some(set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?)
             } else {
                 None
@@ -284,11 +302,13 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
                 reason,
                 intact_commits: intact,
                 kept_in: kept,
-                unknown_loss: false,
+                // A segment with a later one after it was complete when the later one began: its damaged
+                // record was a whole commit once, not the torn last write of a crash.
+                unknown_loss: intact == 0 && index + 1 < segments.len(),
             });
             for (_, later) in &segments[index + 1..] {
                 let later_bytes = read_file(later)?;
-                let kept = set_aside(later, "log.dropped", None)?;
+                let kept = if repair { Some(set_aside(later, "log.dropped", None)?) } else { None };
                 let intact = read_segment(&later_bytes).0.len() as u64;
                 report.dropped.push(DroppedTail {
                     file: later.clone(),
@@ -296,18 +316,22 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result
                     bytes: later_bytes.len() as u64,
                     reason: "follows a damaged segment".into(),
                     intact_commits: intact,
-                    kept_in: Some(kept),
+                    kept_in: kept,
                     unknown_loss: false,
                 });
             }
-            sync_dir(dir)?;
-            let file = OpenOptions::new().write(true).open(path).map_err(|e| StorageError::io(path, e))?;
-            file.set_len(good_end).map_err(|e| StorageError::io(path, e))?;
-            file.sync_all().map_err(|e| StorageError::io(path, e))?;
+            if repair {
+                sync_dir(dir)?;
+                let file = OpenOptions::new().write(true).open(path).map_err(|e| StorageError::io(path, e))?;
+                file.set_len(good_end).map_err(|e| StorageError::io(path, e))?;
+                file.sync_all().map_err(|e| StorageError::io(path, e))?;
+            }
             break;
         }
     }
-    sync_dir(dir)?;
+    if repair {
+        sync_dir(dir)?;
+    }
     report.version = state.version();
     Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, report })
 }
@@ -362,7 +386,9 @@ pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
         // inside its header held commits that cannot be counted (`None`).
         let intact = match decode_header(&bytes) {
             Ok(_) => Some(read_segment(&bytes).0.len() as u64),
-            Err(_) if cut_off_tail => Some(intact_commits_after(&bytes)),
+            // Recovery keeps a cut-off tail only when it is not the torn last write of a crash, so one without a
+            // whole record in it is still a damaged commit.
+            Err(_) if cut_off_tail => Some(intact_commits_after(&bytes)).filter(|&n| n > 0 || bytes.is_empty()),
             Err(_) if bytes.is_empty() => Some(0),
             Err(_) => None,
         };

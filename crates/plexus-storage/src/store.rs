@@ -100,6 +100,12 @@ pub(crate) struct Disk {
     _lock: File,
 }
 
+/// The directory of a database opened read-only, with the shared lock that keeps a writer out while it is open.
+pub(crate) struct ReadOnlyDir {
+    dir: PathBuf,
+    _dir_lock: File,
+}
+
 /// State shared by a store's handles and transactions.
 pub(crate) struct Shared {
     pub(crate) catalog: Catalog,
@@ -121,6 +127,8 @@ pub(crate) struct Shared {
     /// deciding whether to wait for more committers ([`group`]).
     open_writers: AtomicUsize,
     disk: Option<Disk>,
+    /// Set for a database opened with [`Store::open_read_only`]: its directory, shared-locked.
+    read_only: Option<ReadOnlyDir>,
     options: Options,
     stop: AtomicBool,
     checkpoint_lock: Mutex<()>,
@@ -231,14 +239,14 @@ fn remove_abandoned_imports(dir: &Path) {
 impl Store {
     /// A database that lives only in memory.
     pub fn in_memory() -> Store {
-        Self::from_parts(GraphState::new(), Catalog::new(), 0, 0, None, Options::default())
+        Self::from_parts(GraphState::new(), Catalog::new(), 0, 0, None, None, Options::default())
     }
 
     /// An in-memory database holding `state` (for example one made by [`crate::bulk::build_state`]), whose
     /// token ids refer to `catalog`. New ids are allocated above every id the state holds.
     pub fn from_state(state: GraphState, catalog: Catalog) -> Store {
         let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
-        Self::from_parts(state, catalog, next_node, next_rel, None, Options::default())
+        Self::from_parts(state, catalog, next_node, next_rel, None, None, Options::default())
     }
 
     /// Writes a new database holding `state` into `dir`, which must not exist yet or be an empty directory:
@@ -342,18 +350,71 @@ impl Store {
             id
         };
         let catalog = Catalog::new();
-        let recovered = recovery::recover(&dir, &db_id, &catalog)?;
+        let recovered = recovery::recover(&dir, &db_id, &catalog, recovery::Mode::Repair)?;
         let wal = Wal::create(&dir, db_id, recovered.next_segment, recovered.state.version() + 1)?;
         for empty in &recovered.empty_segments {
             std::fs::remove_file(empty).map_err(|e| StorageError::io(empty, e))?;
         }
         let disk = Disk { dir, db_id, wal, _lock: lock, _dir_lock: dir_lock };
-        let store =
-            Self::from_parts(recovered.state, catalog, recovered.next_node, recovered.next_rel, Some(disk), options);
+        let store = Self::from_parts(
+            recovered.state,
+            catalog,
+            recovered.next_node,
+            recovered.next_rel,
+            Some(disk),
+            None,
+            options,
+        );
         // The log kept from before counts towards the next automatic checkpoint: otherwise a database reopened
         // often (a crashing process, short sessions) would grow its log without bound.
         store.shared.head.lock().log_bytes_since_checkpoint = recovered.report.log_bytes;
         Ok((store, recovered.report))
+    }
+
+    /// Opens the database in `dir` for reading: nothing in the directory is created, changed or removed, so a
+    /// database on read-only media, in a read-only directory, or owned by another user can be inspected and
+    /// queried. Recovery replays the log in memory up to any torn or corrupt record and reports what it would
+    /// drop, without setting anything aside. Commits and checkpoints fail with
+    /// [`StorageError::ReadOnlyDatabase`]. Several read-only openers may share a directory; a writer and a
+    /// reader exclude each other (the writer's recovery and checkpoints remove files a reader may be loading).
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<(Store, RecoveryReport)> {
+        let dir = dir.as_ref().to_path_buf();
+        if !dir.is_dir() || !Self::holds_database(&dir) {
+            let why = if dir.is_dir() { "holds no Plexus database" } else { "is not a database directory" };
+            return Err(StorageError::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, why)));
+        }
+        let dir_lock = File::open(&dir).map_err(|e| StorageError::io(&dir, e))?;
+        match dir_lock.try_lock_shared() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { path: dir.clone() }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(StorageError::io(&dir, e)),
+        }
+        if !dir.join(META_FILE).exists() {
+            return Err(StorageError::Corrupt {
+                path: dir.join(META_FILE),
+                message: "missing, but the directory holds log or checkpoint files".into(),
+            });
+        }
+        let db_id = read_meta(&dir)?;
+        let catalog = Catalog::new();
+        let recovered = recovery::recover(&dir, &db_id, &catalog, recovery::Mode::ReadOnly)?;
+        let read_only = ReadOnlyDir { dir, _dir_lock: dir_lock };
+        let options = Options { checkpoint_after_bytes: 0, ..Options::default() };
+        let store = Self::from_parts(
+            recovered.state,
+            catalog,
+            recovered.next_node,
+            recovered.next_rel,
+            None,
+            Some(read_only),
+            options,
+        );
+        Ok((store, recovered.report))
+    }
+
+    /// Whether the store was opened with [`Store::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only.is_some()
     }
 
     fn from_parts(
@@ -362,6 +423,7 @@ impl Store {
         next_node: u64,
         next_rel: u64,
         disk: Option<Disk>,
+        read_only: Option<ReadOnlyDir>,
         options: Options,
     ) -> Store {
         state.seal();
@@ -385,6 +447,7 @@ impl Store {
             writers: Mutex::new(BTreeMap::new()),
             open_writers: AtomicUsize::new(0),
             disk,
+            read_only,
             options,
             stop: AtomicBool::new(false),
             checkpoint_lock: Mutex::new(()),
@@ -437,16 +500,20 @@ impl Store {
     }
 
     pub fn is_in_memory(&self) -> bool {
-        self.shared.disk.is_none()
+        self.shared.disk.is_none() && self.shared.read_only.is_none()
     }
 
     pub fn path(&self) -> Option<&Path> {
-        self.shared.disk.as_ref().map(|d| d.dir.as_path())
+        let read_only = self.shared.read_only.as_ref().map(|r| r.dir.as_path());
+        self.shared.disk.as_ref().map(|d| d.dir.as_path()).or(read_only)
     }
 
     /// Why every commit is refused until the database is reopened, if it is: a write to the log failed (a full
     /// disk, an I/O error), or a commit failed part-way. Two atomic loads, for health checks to ask often.
     pub fn refusing_writes(&self) -> Option<StorageError> {
+        if let Some(read_only) = &self.shared.read_only {
+            return Some(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
+        }
         if self.shared.broken.load(Ordering::Acquire) {
             return Some(StorageError::Poisoned(group::BROKEN.into()));
         }
@@ -470,6 +537,9 @@ impl Store {
     /// Readers that pinned the empty state keep it; until the checkpoint is written a crash leaves the store empty.
     pub fn load_bulk(&self, mut state: GraphState) -> Result<u64> {
         let shared = &self.shared;
+        if let Some(read_only) = &shared.read_only {
+            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
+        }
         {
             // The commit path's lock order: head, then writers.
             let mut head = shared.head.lock();
@@ -578,6 +648,9 @@ impl Shared {
     pub(crate) fn commit(&self, txn: &mut WriteTxn) -> Result<u64> {
         if txn.ops.is_empty() {
             return Ok(txn.start_version);
+        }
+        if let Some(read_only) = &self.read_only {
+            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
         }
         if self.broken.load(Ordering::Acquire) {
             return Err(StorageError::Poisoned(group::BROKEN.into()));
@@ -716,6 +789,9 @@ impl Shared {
     }
 
     fn checkpoint_locked(&self) -> Result<u64> {
+        if let Some(read_only) = &self.read_only {
+            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
+        }
         let Some(disk) = &self.disk else {
             return Ok(0);
         };

@@ -565,3 +565,88 @@ fn a_missing_newest_segment_is_refused() {
     let segments = files_named(copy.path(), |n| n.starts_with("wal-") && n.ends_with(".log"));
     assert_eq!(segments.len(), 2, "{segments:?}");
 }
+
+/// Every file of `dir` by name with its bytes.
+fn snapshot_files(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn read_only_open_changes_nothing_and_refuses_writes() {
+    let b = build(false);
+    let segments = files_named(b.dir.path(), |n| n.starts_with("wal-") && n.ends_with(".log"));
+    let first = std::fs::read(&segments[0]).unwrap();
+    let bounds = record_bounds(&first);
+    let index = 1;
+    let mut damaged = first.clone();
+    damaged[bounds[index] + 8] ^= 0x04;
+    let copy = copy_dir(b.dir.path());
+    std::fs::write(copy.path().join(segments[0].file_name().unwrap()), &damaged).unwrap();
+    let before = snapshot_files(copy.path());
+
+    let (store, report) = Store::open_read_only(copy.path()).unwrap();
+    assert!(store.is_read_only() && !store.is_in_memory());
+    assert_eq!(store.path(), Some(copy.path()));
+    assert_state(&b, &store, &report, index, "read-only open of a damaged log");
+    assert!(report.read_only && report.lost_data(), "{report}");
+    assert!(report.dropped.iter().all(|d| d.kept_in.is_none()), "{report}");
+    let lost = (bounds.len() - 2 - index) + (b.states.len() - bounds.len());
+    assert_eq!(report.lost_commits() as usize, lost, "{report}");
+    assert!(report.to_string().contains("opened read-only"), "{report}");
+
+    // Several readers may share the directory; a writer is kept out while one is open.
+    let (second, _) = Store::open_read_only(copy.path()).unwrap();
+    assert!(matches!(Store::open(copy.path()), Err(StorageError::Locked { .. })));
+    let mut tx = store.write();
+    tx.create_node(&[tx.label("X")], vec![]).unwrap();
+    assert!(matches!(tx.commit(), Err(StorageError::ReadOnlyDatabase { .. })));
+    assert!(matches!(store.checkpoint(), Err(StorageError::ReadOnlyDatabase { .. })));
+    assert!(matches!(store.refusing_writes(), Some(StorageError::ReadOnlyDatabase { .. })));
+    assert_eq!(store.read().version(), b.states[index].0, "the refused commit left nothing behind");
+    drop((store, second));
+    assert_eq!(snapshot_files(copy.path()), before, "a read-only open changed the directory");
+
+    // Opening for writing then repairs as it always did, to the same state.
+    let (store, report) = open(copy.path(), "open after read-only").unwrap();
+    assert_state(&b, &store, &report, index, "open for writing after read-only");
+    assert!(!report.read_only && report.dropped.iter().any(|d| d.kept_in.is_some()), "{report}");
+    // And a reader waits for the writer to go.
+    assert!(matches!(Store::open_read_only(copy.path()), Err(StorageError::Locked { .. })));
+    drop(store);
+
+    // A directory without a database is not created into.
+    let empty = tempfile::tempdir().unwrap();
+    assert!(Store::open_read_only(empty.path()).is_err());
+    assert!(Store::open_read_only(empty.path().join("missing")).is_err());
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn damage_to_the_last_record_before_a_later_segment_is_lost_data() {
+    let b = build(false);
+    drop(open(b.dir.path(), "a session without commits").unwrap());
+    let segments = files_named(b.dir.path(), |n| n.starts_with("wal-") && n.ends_with(".log"));
+    assert_eq!(segments.len(), 3, "the last session's segment is empty");
+    let with_commits = &segments[1];
+    let mut bytes = std::fs::read(with_commits).unwrap();
+    let bounds = record_bounds(&bytes);
+    bytes[bounds[bounds.len() - 2] + 8] ^= 0x10;
+    std::fs::write(with_commits, &bytes).unwrap();
+    let what = "last record of a segment followed by an empty one";
+    let (store, report) = Store::open_read_only(b.dir.path()).unwrap();
+    assert!(report.lost_data(), "{what}: a whole commit was damaged, not torn: {report}");
+    drop(store);
+    let (store, report) = open(b.dir.path(), what).unwrap();
+    assert!(report.lost_data(), "{what}: {report}");
+    assert_state(&b, &store, &report, b.states.len() - 2, what);
+    drop(store);
+    // What recovery set aside still says so afterwards.
+    let aside = plexus_storage::recovery::set_aside_files(b.dir.path()).unwrap();
+    assert!(aside.iter().any(|(_, intact)| intact.is_none()), "{what}: {aside:?}");
+}

@@ -71,6 +71,19 @@ impl Database {
         Ok(Database { store, recovery, engine: Arc::default() })
     }
 
+    /// Opens the database in `dir` for reading only, changing nothing on disk (see
+    /// [`plexus_storage::Store::open_read_only`]): queries that write, and checkpoints, fail with
+    /// [`Error::ReadOnlyDatabase`].
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Database> {
+        let (store, recovery) = plexus_storage::Store::open_read_only(dir)?;
+        Ok(Database { store, recovery, engine: Arc::default() })
+    }
+
+    /// Whether the database was opened with [`Database::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.store.is_read_only()
+    }
+
     /// A database that lives only in memory and vanishes when the last handle drops.
     pub fn in_memory() -> Database {
         Database {
