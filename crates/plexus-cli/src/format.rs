@@ -217,18 +217,17 @@ pub fn render(result: &QueryResult, format: Format) -> String {
                 return out;
             }
             let cells: Vec<Vec<String>> = result.rows.iter().map(|r| r.iter().map(literal).collect()).collect();
-            let mut widths: Vec<usize> = result.columns.iter().map(|c| c.chars().count()).collect();
+            // Columns on a terminal: wide (East Asian) characters take two, combining marks none.
+            let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+            let mut widths: Vec<usize> = result.columns.iter().map(|c| width(c)).collect();
             for row in &cells {
                 for (w, c) in widths.iter_mut().zip(row) {
-                    *w = (*w).max(c.chars().count());
+                    *w = (*w).max(width(c));
                 }
             }
             let line: String = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+\n";
             let row_text = |vals: &[String]| -> String {
-                vals.iter()
-                    .zip(&widths)
-                    .map(|(v, w)| format!("| {v}{} ", " ".repeat(w - v.chars().count())))
-                    .collect::<String>()
+                vals.iter().zip(&widths).map(|(v, w)| format!("| {v}{} ", " ".repeat(w - width(v)))).collect::<String>()
                     + "|\n"
             };
             out.push_str(&line);

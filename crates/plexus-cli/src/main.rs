@@ -130,6 +130,22 @@ fn report_recovery(data: &Path, opened: plexus::Result<Database>) -> Result<Data
     Ok(db)
 }
 
+/// Printing to a full disk or a closed descriptor is the environment's failure, not a bug: one line and status 1
+/// instead of a panic report.
+fn exit_on_output_errors() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message =
+            payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied());
+        if let Some(message) = message.filter(|m| m.starts_with("failed printing to std")) {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("plexus: {message}\n").as_bytes());
+            std::process::exit(1);
+        }
+        default_hook(info)
+    }));
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Demo { data, items, people, likes, seed } => {
@@ -309,7 +325,15 @@ fn without_transparent_huge_pages() {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_) | Command::Loadgen(_)) {
+        // As other Unix tools do, a command whose reader goes away (`plexus query ... | head`) ends quietly.
+        // Not the server: a client closing its socket must never end it.
+        // SAFETY: called before any other thread exists; SIG_DFL is a valid disposition for SIGPIPE.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    exit_on_output_errors();
+    match run(cli) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("plexus: {message}");

@@ -39,8 +39,13 @@ Statements end with ';' and may span several lines.
 struct Session {
     db: Database,
     params: Params,
+    /// Each parameter as it was typed, for `:params`.
+    param_text: std::collections::BTreeMap<String, String>,
     format: Format,
     failed: bool,
+    /// On a terminal the plan and the row count follow the rows; from a script they go to stderr, so that
+    /// stdout holds only results (JSON or CSV another program reads).
+    interactive: bool,
 }
 
 impl Session {
@@ -49,10 +54,18 @@ impl Session {
         match self.db.execute(text, &self.params) {
             Ok(result) => {
                 print!("{}", render(&result, self.format));
-                if let Some(plan) = &result.plan {
-                    print!("{plan}");
+                let summary = summary(&result, start.elapsed());
+                if self.interactive {
+                    if let Some(plan) = &result.plan {
+                        print!("{plan}");
+                    }
+                    println!("{summary}");
+                } else {
+                    if let Some(plan) = &result.plan {
+                        eprint!("{plan}");
+                    }
+                    eprintln!("{summary}");
                 }
-                println!("{}", summary(&result, start.elapsed()));
             }
             Err(e) => {
                 self.failed = true;
@@ -69,11 +82,14 @@ impl Session {
             ":exit" | ":quit" | ":q" => return false,
             ":help" | ":h" => println!("{HELP}"),
             ":params" => {
-                for (k, v) in &self.params {
-                    println!("${k}: {v:?}");
+                for (k, v) in &self.param_text {
+                    println!("${k}: {v}");
                 }
             }
-            ":clear" => self.params.clear(),
+            ":clear" => {
+                self.params.clear();
+                self.param_text.clear();
+            }
             ":format" => match rest.trim() {
                 "table" => self.format = Format::Table,
                 "json" => self.format = Format::Json,
@@ -87,6 +103,7 @@ impl Session {
                         let name = name.trim().trim_start_matches('$').to_string();
                         match literal_value(&self.db, value.trim()) {
                             Ok(v) => {
+                                self.param_text.insert(name.clone(), value.trim().to_string());
                                 self.params.insert(name, v);
                             }
                             Err(e) => eprintln!("{e}"),
@@ -105,19 +122,26 @@ impl Session {
 fn take_statements(buffer: &mut String) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = 0;
+    // Whether the statement since `start` holds anything but whitespace and comments.
+    let mut has_code = false;
     let mut quote: Option<char> = None;
     let mut chars = buffer.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         match quote {
             Some(q) => {
-                if c == '\\' {
+                // A backslash escapes inside strings; a backtick in a name is escaped by doubling it, which
+                // closing and reopening the quote already covers.
+                if c == '\\' && q != '`' {
                     chars.next();
                 } else if c == q {
                     quote = None;
                 }
             }
             None => match c {
-                '\'' | '"' | '`' => quote = Some(c),
+                '\'' | '"' | '`' => {
+                    quote = Some(c);
+                    has_code = true;
+                }
                 '/' if chars.peek().map(|p| p.1) == Some('/') => {
                     for (_, c) in chars.by_ref() {
                         if c == '\n' {
@@ -125,14 +149,28 @@ fn take_statements(buffer: &mut String) -> Vec<String> {
                         }
                     }
                 }
+                '/' if chars.peek().map(|p| p.1) == Some('*') => {
+                    chars.next();
+                    // Until the comment closes; an unclosed one waits for more lines, and no ';' inside it
+                    // ends a statement.
+                    let mut previous = ' ';
+                    for (_, c) in chars.by_ref() {
+                        if previous == '*' && c == '/' {
+                            break;
+                        }
+                        previous = c;
+                    }
+                }
                 ';' => {
                     let s = buffer[start..i].trim();
-                    if !s.is_empty() {
+                    if has_code {
                         out.push(s.to_string());
                     }
                     start = i + 1;
+                    has_code = false;
                 }
-                _ => {}
+                c if c.is_whitespace() => {}
+                _ => has_code = true,
             },
         }
     }
@@ -142,8 +180,16 @@ fn take_statements(buffer: &mut String) -> Vec<String> {
 
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
-    let mut session = Session { db, params: Params::new(), format: args.format, failed: false };
-    if !std::io::stdin().is_terminal() {
+    let interactive = std::io::stdin().is_terminal();
+    let mut session = Session {
+        db,
+        params: Params::new(),
+        param_text: Default::default(),
+        format: args.format,
+        failed: false,
+        interactive,
+    };
+    if !interactive {
         let mut buffer = String::new();
         for line in std::io::stdin().lock().lines() {
             let line = line.map_err(|e| e.to_string())?;
@@ -159,8 +205,15 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                 session.statement(&s);
             }
         }
-        if !buffer.trim().is_empty() {
-            session.statement(buffer.trim());
+        // A last statement may end without ';'. Whatever stays unsplit after that is inside an unclosed
+        // string or comment: run it anyway, so the parser names the problem instead of it passing silently.
+        buffer.push(';');
+        for s in take_statements(&mut buffer) {
+            session.statement(&s);
+        }
+        let rest = buffer.trim().trim_end_matches(';').trim_end();
+        if !rest.is_empty() {
+            session.statement(rest);
         }
         return Ok(if session.failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
     }
@@ -214,5 +267,16 @@ mod tests {
         let mut b = "RETURN ';' AS a; MATCH (n)\n// c;\nRETURN n; RETURN".to_string();
         assert_eq!(take_statements(&mut b), vec!["RETURN ';' AS a", "MATCH (n)\n// c;\nRETURN n"]);
         assert_eq!(b.trim(), "RETURN");
+    }
+
+    #[test]
+    fn block_comments_hide_their_semicolons_even_across_lines() {
+        let mut b = "/* off:\nMATCH (n) DETACH DELETE n;\n".to_string();
+        assert!(take_statements(&mut b).is_empty(), "nothing ends inside an open comment");
+        b.push_str("*/\nRETURN 1 /* ; */ AS a;\n/* only a comment */;\n");
+        assert_eq!(take_statements(&mut b), vec!["/* off:\nMATCH (n) DETACH DELETE n;\n*/\nRETURN 1 /* ; */ AS a"]);
+        assert_eq!(b.trim(), "");
+        let mut b = "RETURN `a\\`; RETURN 'x\\';' AS y;".to_string();
+        assert_eq!(take_statements(&mut b), vec!["RETURN `a\\`", "RETURN 'x\\';' AS y"]);
     }
 }
