@@ -55,12 +55,12 @@ pub struct ImportArgs {
     /// Ids are integers or strings [node and relationship files: string; edge lists: detected].
     #[arg(long, value_parser = ["integer", "string"])]
     id_type: Option<String>,
-    /// Edge lists: relationship type of the edges.
-    #[arg(long = "type", default_value = "EDGE")]
-    rel_type: String,
-    /// Edge lists: label of the created nodes; their id is stored as the unique key property `id`.
-    #[arg(long, default_value = "Node")]
-    label: String,
+    /// Edge lists: relationship type of the edges [default: EDGE].
+    #[arg(long = "type")]
+    rel_type: Option<String>,
+    /// Edge lists: label of the created nodes, whose id is stored as the unique key property `id` [default: Node].
+    #[arg(long)]
+    label: Option<String>,
     /// Edge lists: store every edge in both directions.
     #[arg(long)]
     undirected: bool,
@@ -85,7 +85,8 @@ fn csv_byte(s: &str, what: &str) -> Result<u8, String> {
         "space" => Ok(b' '),
         "pipe" => Ok(b'|'),
         "semicolon" => Ok(b';'),
-        _ if s.len() == 1 && s.is_ascii() && s != "\"" && s != "\n" => Ok(s.as_bytes()[0]),
+        "\"" | "\n" | "\r" => Err(format!("{what} cannot be a quote or a line end: those delimit fields and records")),
+        _ if s.len() == 1 && s.is_ascii() => Ok(s.as_bytes()[0]),
         _ => Err(format!("{what} must be one character (or comma, tab, space, pipe, semicolon), got '{s}'")),
     }
 }
@@ -107,14 +108,16 @@ fn edge_options(args: &ImportArgs) -> Result<EdgeImport, String> {
     };
     let id_type = args.id_type.as_deref().map(|t| if t == "integer" { IdType::Integer } else { IdType::String });
     let delimiter = args.delimiter.as_deref().map(Delimiter::parse).transpose()?;
+    let label = args.label.clone().unwrap_or_else(|| "Node".into());
+    let rel_type = args.rel_type.clone().unwrap_or_else(|| "EDGE".into());
     // Cypher cannot name an empty label or type, so nothing imported under one could be queried.
-    if args.label.trim().is_empty() || args.rel_type.trim().is_empty() {
+    if label.trim().is_empty() || rel_type.trim().is_empty() {
         return Err("--label and --type must not be empty".into());
     }
     Ok(EdgeImport {
-        label: args.label.clone(),
+        label,
         key: "id".into(),
-        rel_type: args.rel_type.clone(),
+        rel_type,
         undirected: args.undirected,
         format: Format { delimiter, header, id_type },
         skip_bad_lines: args.skip_bad_lines,
@@ -135,6 +138,12 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
             ..CsvOptions::default()
         },
     };
+    if args.ldbc.is_none() && csv.delimiter == csv.array_delimiter {
+        return Err(format!(
+            "--delimiter and --array-delimiter are both '{}': arrays inside a field need a separator of their own",
+            csv.delimiter as char
+        ));
+    }
     csv.skip_bad_lines = args.skip_bad_lines;
     let mut spec = GraphImport {
         edges: args.edges.clone(),
@@ -193,6 +202,22 @@ fn clean_up_when_interrupted(target: &std::path::Path) {
 pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     if args.edges.is_empty() && args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none() {
         return Err("nothing to import: give --edges, --nodes and --relationships, or --ldbc".into());
+    }
+    if args.edges.is_empty() {
+        // Options that shape edge lists would otherwise pass unnoticed on node and relationship files.
+        let given = [
+            (args.undirected, "--undirected"),
+            (args.header, "--header"),
+            (args.no_header, "--no-header"),
+            (args.label.is_some(), "--label"),
+            (args.rel_type.is_some(), "--type"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(set, _)| *set) {
+            return Err(format!(
+                "{flag} applies to edge lists (--edges) only; node and relationship files carry labels and types \
+                 in their headers (:LABEL, :TYPE) or as LABEL=FILE / TYPE=FILE"
+            ));
+        }
     }
     let say = |line: &str| {
         if !args.quiet {

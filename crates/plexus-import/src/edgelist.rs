@@ -125,6 +125,8 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 struct Fields<'a> {
     items: [(&'a [u8], usize); 4],
     len: usize,
+    /// A quoted field that is not well formed: its column and what is wrong.
+    malformed: Option<(usize, &'static str)>,
 }
 
 impl<'a> Fields<'a> {
@@ -152,9 +154,11 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Splits a line into fields with their starting columns.
+/// Splits a line into fields with their starting columns. Comma- and tab-separated fields may be quoted as in
+/// RFC 4180 (`"New York, NY"`, what spreadsheets, R and pandas write); the field is then what is between the
+/// quotes, and its column is that of the opening quote.
 fn fields(line: &[u8], delimiter: Delimiter) -> Fields<'_> {
-    let mut out = Fields { items: [(&[][..], 0); 4], len: 0 };
+    let mut out = Fields { items: [(&[][..], 0); 4], len: 0, malformed: None };
     match delimiter {
         Delimiter::Space => {
             let mut i = 0;
@@ -171,7 +175,7 @@ fn fields(line: &[u8], delimiter: Delimiter) -> Fields<'_> {
                 }
             }
         }
-        Delimiter::Comma | Delimiter::Tab => {
+        Delimiter::Comma | Delimiter::Tab if !line.contains(&b'"') => {
             let sep = if delimiter == Delimiter::Comma { b',' } else { b'\t' };
             let mut start = 0;
             for (i, &b) in line.iter().enumerate() {
@@ -182,8 +186,57 @@ fn fields(line: &[u8], delimiter: Delimiter) -> Fields<'_> {
             }
             out.push(trim(&line[start..]), start);
         }
+        Delimiter::Comma | Delimiter::Tab => {
+            quoted_fields(line, if delimiter == Delimiter::Comma { b',' } else { b'\t' }, &mut out)
+        }
     }
     out
+}
+
+/// [`fields`] for a line with quotes in it.
+fn quoted_fields<'a>(line: &'a [u8], sep: u8, out: &mut Fields<'a>) {
+    let mut start = 0;
+    loop {
+        let lead = line[start..].iter().take_while(|&&b| b != sep && b.is_ascii_whitespace()).count();
+        let field_start = start + lead;
+        let end = if line.get(field_start) == Some(&b'"') {
+            let open = field_start + 1;
+            let Some(close) = line[open..].iter().position(|&b| b == b'"').map(|p| open + p) else {
+                out.malformed = Some((field_start, "a quoted field is not closed on its line"));
+                return;
+            };
+            if line.get(close + 1) == Some(&b'"') {
+                // A doubled quote stands for one quote inside the field: fields here borrow the input, and
+                // vertex ids with quotes in them are rare enough to send to node and relationship files.
+                out.malformed = Some((
+                    close,
+                    "a quoted field holds a quote (\"\"), which edge lists do not support; use --nodes and --relationships",
+                ));
+                return;
+            }
+            out.push(&line[open..close], field_start);
+            let trailing = line[close + 1..].iter().take_while(|&&b| b != sep && b.is_ascii_whitespace()).count();
+            let end = close + 1 + trailing;
+            if end < line.len() && line[end] != sep {
+                out.malformed = Some((end, "text after the closing quote of a field"));
+                return;
+            }
+            end
+        } else {
+            let end = line[start..].iter().position(|&b| b == sep).map_or(line.len(), |p| start + p);
+            let field = trim(&line[start..end]);
+            if field.contains(&b'"') {
+                out.malformed = Some((field_start, "a quote inside an unquoted field"));
+                return;
+            }
+            out.push(field, start);
+            end
+        };
+        if end >= line.len() {
+            return;
+        }
+        start = end + 1;
+    }
 }
 
 fn trim(field: &[u8]) -> &[u8] {
@@ -204,9 +257,19 @@ fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
     let mut lines = input.split(|&b| b == b'\n').map(strip_cr).filter(|l| !is_blank_or_comment(l));
     let first = lines.next().unwrap_or(&[]);
     let delimiter = format.delimiter.unwrap_or_else(|| {
-        if first.contains(&b',') {
+        // Only what is outside quotes: `"New York, NY"\tBoston` is tab-separated.
+        let mut quoted = false;
+        let unquoted: Vec<u8> = first
+            .iter()
+            .filter(|&&b| {
+                quoted ^= b == b'"';
+                !quoted && b != b'"'
+            })
+            .copied()
+            .collect();
+        if unquoted.contains(&b',') {
             Delimiter::Comma
-        } else if first.contains(&b'\t') {
+        } else if unquoted.contains(&b'\t') {
             Delimiter::Tab
         } else {
             Delimiter::Space
@@ -328,6 +391,13 @@ fn parse_chunk<'a>(
             message,
             text: String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned(),
         };
+        if let Some((column, message)) = f.malformed {
+            out.bad.push(bad(column, message.into()));
+            if out.bad.len() > max_bad {
+                break;
+            }
+            continue;
+        }
         let expected = *out.columns.get_or_insert(f.len().clamp(2, 3));
         let problem = if f.len() < 2 || f.len() > 3 {
             Some(bad(0, format!("expected 2 or 3 fields, found {}", f.len())))
@@ -706,6 +776,31 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!((e.src, e.dst), (vec![0, 1], vec![1, 2]));
+    }
+
+    #[test]
+    fn quoted_fields_as_spreadsheets_write_them() {
+        let e = parse_str("\"from\",\"to\"\n\"alice\",\"bob\"\n\"New York, NY\" , Boston\n");
+        assert!(e.header && e.delimiter == Delimiter::Comma);
+        let VertexIds::String(names) = &e.vertices else { panic!("string ids") };
+        assert_eq!(names.iter().map(|n| &**n).collect::<Vec<_>>(), ["alice", "bob", "New York, NY", "Boston"]);
+        assert_eq!((e.src, e.dst), (vec![0, 2], vec![1, 3]));
+        // A comma inside quotes does not make a tab-separated file comma-separated; quoted integers are integers.
+        let e = parse_str("\"1,5\"\tx\n");
+        assert_eq!(e.delimiter, Delimiter::Tab);
+        let e = parse_str("\"1\",\"2\",\"0.5\"\n");
+        assert!(matches!(&e.vertices, VertexIds::Integer(v) if v == &[1, 2]));
+        assert_eq!(e.weight, Some(vec![0.5]));
+        for (input, column, what) in [
+            ("a,b\n\"c,d\n", 1, "not closed"),
+            ("a,b\n\"c\"x,d\n", 4, "after the closing quote"),
+            ("a,b\nc\"x,d\n", 1, "inside an unquoted field"),
+            ("a,b\n\"c\"\"x\",d\n", 3, "holds a quote"),
+        ] {
+            let err = parse(input.as_bytes(), &Format::default(), 0).unwrap_err();
+            assert_eq!((err.bad.line, err.bad.column), (2, column), "{input:?}: {err}");
+            assert!(err.bad.message.contains(what), "{input:?}: {err}");
+        }
     }
 
     #[test]

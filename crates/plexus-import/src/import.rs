@@ -234,8 +234,8 @@ pub(crate) fn to_edge_list_graph(
         (holding.iter().find(|(_, l)| l.weight.is_some()), holding.iter().find(|(_, l)| l.weight.is_none()))
     {
         return Err(ImportError::Target(format!(
-            "{} has a weight column and {} does not: give every edge list the same columns (or import them \
-             one after another with --mode incremental)",
+            "{} has a weight column and {} does not: give every edge list the same columns (add the weights \
+             to the one without, or import the two into separate databases)",
             with.0.display(),
             without.0.display()
         )));

@@ -206,6 +206,24 @@ pub fn layout(dir: &Path) -> Result<Layout, String> {
             });
         }
     }
+    if missing.len() == ENTITIES.len() + RELATIONS.len() {
+        // Nothing at all: perhaps the directory above the data set (which holds e.g. `vanilla/`).
+        let inside: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("static").is_dir() || p.join("dynamic").is_dir())
+            .map(|p| p.display().to_string())
+            .collect();
+        if !inside.is_empty() {
+            return Err(format!(
+                "{} holds no LDBC SNB files itself; did you mean {}?",
+                dir.display(),
+                inside.join(" or ")
+            ));
+        }
+    }
     if !missing.is_empty() {
         return Err(format!(
             "{} is not a complete LDBC SNB CsvComposite directory: no {} files (looked in static/, dynamic/ and the directory itself)",

@@ -691,12 +691,26 @@ pub fn parse_rel_group(
                                 col,
                                 format!("'{}' is not an integer {what} id", String::from_utf8_lossy(text)),
                             )),
-                            Lookup::Unknown => Err(bad_at(
-                                rec,
-                                bytes,
-                                col,
-                                format!("unknown {what} id '{}' in {}", String::from_utf8_lossy(text), describe(name)),
-                            )),
+                            Lookup::Unknown => {
+                                // Ids read as strings never find nodes keyed by integers (an edge-list import's).
+                                let hint = if options.id_type == IdType::String
+                                    && crate::values::parse_int(text).is_some()
+                                {
+                                    " (ids are read as strings: if the nodes' ids are integers, add --id-type integer)"
+                                } else {
+                                    ""
+                                };
+                                Err(bad_at(
+                                    rec,
+                                    bytes,
+                                    col,
+                                    format!(
+                                        "unknown {what} id '{}' in {}{hint}",
+                                        String::from_utf8_lossy(text),
+                                        describe(name)
+                                    ),
+                                ))
+                            }
                         }
                     };
                     let src = end(header.start, start_name, start_space, "start")?;
