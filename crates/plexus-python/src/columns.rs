@@ -53,8 +53,14 @@ fn kind_of_value(v: &ResultValue) -> Kind {
 
 fn kind_of(rows: &[Vec<ResultValue>], c: usize, target: Target) -> Kind {
     let mut kind = Kind::Null;
+    // Integers and floats share a float column only if every integer is exactly a float: beyond 2^53 the
+    // column would silently change them (pyarrow itself refuses such a conversion).
+    let mut inexact_int = false;
     for row in rows {
         let k = kind_of_value(&row[c]);
+        if let ResultValue::Int(i) = &row[c] {
+            inexact_int |= (*i as f64) as i64 != *i || *i == i64::MAX;
+        }
         kind = match (kind, k) {
             (_, Kind::Null) => kind,
             (Kind::Null, k) => k,
@@ -62,8 +68,8 @@ fn kind_of(rows: &[Vec<ResultValue>], c: usize, target: Target) -> Kind {
             (a, b) if a == b => a,
             _ => return Kind::Objects,
         };
-        if kind == Kind::Objects {
-            return kind;
+        if kind == Kind::Objects || (kind == Kind::Float && inexact_int) {
+            return Kind::Objects;
         }
     }
     for_target(kind, target)

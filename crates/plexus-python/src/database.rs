@@ -5,8 +5,10 @@
 //! wait for one while holding the GIL that the holder needs to return.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Weak};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
+use plexus::cypher::Interrupt;
 use plexus::{Durability, Options, Params, WriteTxn};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -35,15 +37,63 @@ pub struct Database {
     /// Explicit transactions begun here and perhaps still open: `close` rolls them back, since each holds the
     /// database open (and its directory locked) for as long as it lives.
     transactions: Mutex<Vec<std::sync::Weak<TxSlot>>>,
+    /// Calls running on other threads: `close` stops their queries and waits for them, so that when it returns
+    /// the directory is free to open again.
+    in_flight: Arc<InFlight>,
+}
+
+#[derive(Default)]
+struct InFlight {
+    /// How many handles are out, and the interrupts of the queries among them.
+    calls: Mutex<(usize, Vec<Weak<Interrupt>>)>,
+    idle: Condvar,
+}
+
+/// The open database, lent to one call; `close` waits until every one is returned.
+pub struct Handle {
+    db: plexus::Database,
+    in_flight: Arc<InFlight>,
+}
+
+impl std::ops::Deref for Handle {
+    type Target = plexus::Database;
+    fn deref(&self) -> &plexus::Database {
+        &self.db
+    }
+}
+
+impl Handle {
+    /// An interrupt for a query run through this handle, which `close` trips.
+    fn interrupt(&self) -> Arc<Interrupt> {
+        let interrupt = Arc::new(Interrupt::new(None, None));
+        let mut calls = self.in_flight.calls.lock();
+        calls.1.retain(|i| i.strong_count() > 0);
+        calls.1.push(Arc::downgrade(&interrupt));
+        interrupt
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let mut calls = self.in_flight.calls.lock();
+        calls.0 -= 1;
+        if calls.0 == 0 {
+            self.in_flight.idle.notify_all();
+        }
+    }
 }
 
 /// An explicit transaction's state: `None` once committed, rolled back, or ended by `Database.close`.
 type TxSlot = Mutex<Option<WriteTxn>>;
 
 impl Database {
-    /// A handle to the open database.
-    pub fn handle(&self) -> Result<plexus::Database, Failure> {
-        self.inner.read().clone().ok_or(Failure::Closed("database"))
+    /// A handle to the open database, for one call.
+    pub fn handle(&self) -> Result<Handle, Failure> {
+        let inner = self.inner.read();
+        let db = inner.clone().ok_or(Failure::Closed("database"))?;
+        // Counted under the read lock, so a `close` (which takes the write lock) sees every handle lent before it.
+        self.in_flight.calls.lock().0 += 1;
+        Ok(Handle { db, in_flight: self.in_flight.clone() })
     }
 
     /// Runs `f` on the open database without cloning its handle (for calls that take well under a microsecond).
@@ -67,18 +117,19 @@ pub fn params(parameters: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
 
 fn run(
     py: Python<'_>,
-    db: &plexus::Database,
+    db: &Handle,
     tx: Option<&Mutex<Option<WriteTxn>>>,
     query: &str,
     params: Params,
 ) -> PyResult<QueryResult> {
+    let interrupt = db.interrupt();
     let result = py.detach(|| {
         let outcome = match tx {
-            None => db.execute(query, &params),
+            None => db.engine().execute_with(db.store(), query, &params, Some(&interrupt)),
             Some(tx) => {
                 let mut guard = tx.lock();
                 let Some(tx) = guard.as_mut() else { return Err(Failure::Closed("transaction")) };
-                db.execute_in(tx, query, &params)
+                db.engine().execute_in_with(tx, query, &params, Some(&interrupt))
             }
         };
         outcome.map_err(|error| Failure::Query { error, query: query.to_string() })
@@ -113,7 +164,13 @@ impl Database {
                 db
             }
         };
-        Ok(Database { inner: RwLock::new(Some(db)), path, durability, transactions: Mutex::new(Vec::new()) })
+        Ok(Database {
+            inner: RwLock::new(Some(db)),
+            path,
+            durability,
+            transactions: Mutex::new(Vec::new()),
+            in_flight: Arc::default(),
+        })
     }
 
     /// Runs one openCypher statement in its own transaction (committed when it succeeds, nothing left behind when
@@ -216,7 +273,18 @@ impl Database {
     /// Closes this handle. The files are released once transactions and graph views made from it are gone too.
     /// Closing twice is harmless.
     fn close(&self, py: Python<'_>) {
-        let db = self.inner.write().take();
+        let db = py.detach(|| self.inner.write().take());
+        // Queries running on other threads stop at their next check (they raise QueryError, Terminated), and
+        // every call still out is waited for: each holds the database, and its directory locked, until it returns.
+        py.detach(|| {
+            let mut calls = self.in_flight.calls.lock();
+            for interrupt in calls.1.drain(..).filter_map(|i| i.upgrade()) {
+                interrupt.cancel();
+            }
+            while calls.0 > 0 {
+                self.in_flight.idle.wait(&mut calls);
+            }
+        });
         // Transactions still open end here, rolled back: otherwise one could commit after `close`, and the
         // directory would stay locked until the garbage collector got to it.
         let open: Vec<_> = self.transactions.lock().drain(..).filter_map(|t| t.upgrade()).collect();

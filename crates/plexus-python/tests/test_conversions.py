@@ -171,3 +171,13 @@ def test_arrow_columns_whose_kind_changes_late(db):
     assert t["plain"].to_numpy()[-1] == n - 1
     for col in t.columns:
         col.validate(full=True)
+
+
+def test_integers_beyond_float_precision_are_not_rounded_in_mixed_columns(db):
+    result = db.execute("UNWIND [9007199254740993, 2.5, null] AS v RETURN v")
+    assert result.df()["v"].tolist()[:2] == [9007199254740993, 2.5]
+    assert result.arrow()["v"].to_pylist()[:2] in ([9007199254740993, 2.5], ["9007199254740993", "2.5"])
+    # Integers a float holds exactly still make a float column.
+    mixed = db.execute("UNWIND [9007199254740992, 2.5] AS v RETURN v")
+    assert mixed.df()["v"].dtype == np.float64
+    assert mixed.arrow()["v"].type == pa.float64()

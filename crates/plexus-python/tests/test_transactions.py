@@ -159,3 +159,29 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
     assert not (tmp_path / "missing").exists()
     with plexus.Database(path) as db:
         assert not db.read_only
+
+
+def test_close_stops_queries_running_on_other_threads(tmp_path):
+    path = tmp_path / "db"
+    db = plexus.Database(path)
+    outcome = []
+
+    def long_query():
+        try:
+            outcome.append(db.execute("UNWIND range(1, 20000) AS x UNWIND range(1, 20000) AS y RETURN count(*)"))
+        except plexus.Error as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=long_query)
+    thread.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    db.close()
+    # The query was stopped, not waited for (it would run for minutes), and the directory is free at once.
+    assert time.monotonic() - started < 10
+    with plexus.Database(path) as again:
+        assert again.execute("RETURN 1").scalar() == 1
+    thread.join()
+    # Stopped while running (or, on a machine too busy to start it in time, refused as closed).
+    stopped = isinstance(outcome[0], plexus.QueryError) and outcome[0].code == "Terminated"
+    assert stopped or isinstance(outcome[0], plexus.ClosedError), outcome
