@@ -325,8 +325,12 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
 
 fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {
     let mut nodes: plexus_storage::fxhash::FxHashMap<u64, NodeData> = Default::default();
-    let Some(interrupt) = ctx.interrupt.clone() else {
-        return rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect();
+    let interrupt = match &ctx.interrupt {
+        // Without a size limit, a result of one batch needs no check of its own: the operators made theirs.
+        Some(i) if i.max_result_bytes.is_some() || rows.len() > crate::exec::BATCH => i.clone(),
+        _ => {
+            return rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect()
+        }
     };
     let mut bytes = 0usize;
     let mut out = Vec::with_capacity(rows.len());

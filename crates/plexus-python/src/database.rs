@@ -5,7 +5,8 @@
 //! wait for one while holding the GIL that the holder needs to return.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 use plexus::cypher::Interrupt;
@@ -44,9 +45,29 @@ pub struct Database {
 
 #[derive(Default)]
 struct InFlight {
-    /// How many handles are out, and the interrupts of the queries among them.
-    calls: Mutex<(usize, Vec<Weak<Interrupt>>)>,
+    /// How many handles are out. A returned handle notifies `idle` only once `closed` is set, so a call
+    /// pays two atomic operations, not a lock.
+    calls: AtomicUsize,
+    closed: AtomicBool,
+    idle_lock: Mutex<()>,
     idle: Condvar,
+    /// Tripped by `close`: queries off the main thread share it (nothing to allocate per query), and those on
+    /// the main thread ask it with their signal checks.
+    closing: Arc<Interrupt>,
+}
+
+thread_local! {
+    /// Whether this is the process's main thread, where Python runs signal handlers.
+    static MAIN_THREAD: bool = {
+        // SAFETY: plain system calls.
+        unsafe { libc::gettid() == libc::getpid() }
+    };
+    /// The main thread's interrupt for the database it last queried, reused until a signal trips it: making
+    /// one per query would cost a fast query a fifth of its time.
+    /// Kept with that database's `closing`, which also names it (held here, its address cannot be reused).
+    static MAIN_INTERRUPT: std::cell::RefCell<Option<(Arc<Interrupt>, Arc<Interrupt>)>> = const { std::cell::RefCell::new(None) };
+    /// What a signal handler raised while a query ran on the main thread, to raise in turn.
+    static RAISED: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
 }
 
 /// The open database, lent to one call; `close` waits until every one is returned.
@@ -63,21 +84,48 @@ impl std::ops::Deref for Handle {
 }
 
 impl Handle {
-    /// An interrupt for a query run through this handle, which `close` trips.
+    /// What stops a query run through this handle: `close`, and on the main thread also a signal. There it asks
+    /// Python every 100 ms for a pending signal, so Ctrl-C (a notebook's interrupt button) stops a long query
+    /// instead of waiting for it (see [`take_raised`]).
     fn interrupt(&self) -> Arc<Interrupt> {
-        let interrupt = Arc::new(Interrupt::new(None, None));
-        let mut calls = self.in_flight.calls.lock();
-        calls.1.retain(|i| i.strong_count() > 0);
-        calls.1.push(Arc::downgrade(&interrupt));
-        interrupt
+        if !MAIN_THREAD.with(|main| *main) {
+            return self.in_flight.closing.clone();
+        }
+        MAIN_INTERRUPT.with_borrow_mut(|cached| {
+            if let Some((closing, interrupt)) = cached.as_ref() {
+                if Arc::ptr_eq(closing, &self.in_flight.closing) && !interrupt.is_cancelled() {
+                    return interrupt.clone();
+                }
+            }
+            let closing = self.in_flight.closing.clone();
+            let interrupt =
+                Arc::new(Interrupt::new(None, None).with_probe(std::time::Duration::from_millis(100), move || {
+                    closing.is_cancelled()
+                        || Python::attach(|py| match py.check_signals() {
+                            Ok(()) => false,
+                            Err(e) => {
+                                RAISED.with_borrow_mut(|raised| *raised = Some(e));
+                                true
+                            }
+                        })
+                }));
+            *cached = Some((self.in_flight.closing.clone(), interrupt.clone()));
+            interrupt
+        })
     }
+}
+
+/// What a signal handler raised while this thread's query ran, if it stopped the query.
+fn take_raised() -> Option<PyErr> {
+    RAISED.with_borrow_mut(Option::take)
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        let mut calls = self.in_flight.calls.lock();
-        calls.0 -= 1;
-        if calls.0 == 0 {
+        // Sequentially consistent with `close`, which sets `closed` and then reads `calls`: one of the two sees
+        // the other's write, so the last handle back never misses a waiting `close`.
+        if self.in_flight.calls.fetch_sub(1, Ordering::SeqCst) == 1 && self.in_flight.closed.load(Ordering::SeqCst) {
+            let _guard = self.in_flight.idle_lock.lock();
             self.in_flight.idle.notify_all();
         }
     }
@@ -92,7 +140,7 @@ impl Database {
         let inner = self.inner.read();
         let db = inner.clone().ok_or(Failure::Closed("database"))?;
         // Counted under the read lock, so a `close` (which takes the write lock) sees every handle lent before it.
-        self.in_flight.calls.lock().0 += 1;
+        self.in_flight.calls.fetch_add(1, Ordering::SeqCst);
         Ok(Handle { db, in_flight: self.in_flight.clone() })
     }
 
@@ -133,8 +181,12 @@ fn run(
             }
         };
         outcome.map_err(|error| Failure::Query { error, query: query.to_string() })
-    })?;
-    Ok(QueryResult::new(result))
+    });
+    if let Some(raised) = take_raised() {
+        // The query stopped for a signal: what the handler raised (KeyboardInterrupt) is the answer.
+        return Err(raised);
+    }
+    Ok(QueryResult::new(result?))
 }
 
 #[pymethods]
@@ -277,12 +329,11 @@ impl Database {
         // Queries running on other threads stop at their next check (they raise QueryError, Terminated), and
         // every call still out is waited for: each holds the database, and its directory locked, until it returns.
         py.detach(|| {
-            let mut calls = self.in_flight.calls.lock();
-            for interrupt in calls.1.drain(..).filter_map(|i| i.upgrade()) {
-                interrupt.cancel();
-            }
-            while calls.0 > 0 {
-                self.in_flight.idle.wait(&mut calls);
+            self.in_flight.closing.cancel();
+            self.in_flight.closed.store(true, Ordering::SeqCst);
+            let mut guard = self.in_flight.idle_lock.lock();
+            while self.in_flight.calls.load(Ordering::SeqCst) > 0 {
+                self.in_flight.idle.wait(&mut guard);
             }
         });
         // Transactions still open end here, rolled back: otherwise one could commit after `close`, and the
@@ -418,7 +469,9 @@ impl Transaction {
     #[pyo3(signature = (query, parameters=None))]
     fn execute(&self, py: Python<'_>, query: &str, parameters: Option<&Bound<'_, PyAny>>) -> PyResult<QueryResult> {
         let params = params(parameters)?;
-        if self.tx.lock().is_none() {
+        // Detached, like every other use of the lock: a query in this transaction on another thread holds it
+        // and may need the GIL to check for signals.
+        if py.detach(|| self.tx.lock().is_none()) {
             return Err(Failure::Closed("transaction").into());
         }
         let db = self.owner.get().handle()?;

@@ -185,3 +185,30 @@ def test_close_stops_queries_running_on_other_threads(tmp_path):
     # Stopped while running (or, on a machine too busy to start it in time, refused as closed).
     stopped = isinstance(outcome[0], plexus.QueryError) and outcome[0].code == "Terminated"
     assert stopped or isinstance(outcome[0], plexus.ClosedError), outcome
+
+
+def test_ctrl_c_stops_a_long_query(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import os, signal, threading, time, plexus
+        db = plexus.Database()
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        started = time.monotonic()
+        try:
+            db.execute("UNWIND range(1, 100000) AS x UNWIND range(1, 100000) AS y RETURN count(*)")
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted after", round(time.monotonic() - started, 1))
+        print(db.execute("RETURN 1").scalar())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), out.stdout
+    assert float(lines[0].split()[-1]) < 5
+    assert lines[1] == "1", "the database works on after the interrupt"
