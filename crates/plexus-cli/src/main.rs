@@ -248,6 +248,25 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 }
 
+/// A node as a user knows it: its first label and unique key when it has one (`:Node {id: 100}`), with the
+/// internal id after.
+fn describe_node(r: &plexus::ReadTxn, n: NodeId) -> String {
+    let catalog = r.catalog();
+    let keyed = r.node_labels(n).into_iter().flatten().find_map(|label| {
+        let key = r.unique_key(*label)?;
+        let value = r.node_prop(n, key)?;
+        let label = catalog.name(TokenKind::Label, label.0)?;
+        let key = catalog.name(TokenKind::PropKey, key.0)?;
+        let value = match value {
+            plexus::Value::Int(i) => i.to_string(),
+            plexus::Value::String(s) => format!("'{s}'"),
+            other => format!("{other:?}"),
+        };
+        Some(format!(":{label} {{{key}: {value}}}, "))
+    });
+    format!("{}{n}", keyed.unwrap_or_default())
+}
+
 fn info(db: &Database) {
     let r = db.read();
     println!("version {}: {} nodes, {} relationships", r.version(), r.node_count(), r.rel_count());
@@ -282,9 +301,9 @@ fn info(db: &Database) {
             "  degree: mean {:.2}, max out {} ({}), max in {} ({})",
             r.rel_count() as f64 / r.node_count() as f64,
             max_out.0,
-            max_out.1,
+            describe_node(&r, max_out.1),
             max_in.0,
-            max_in.1
+            describe_node(&r, max_in.1)
         );
     }
     if r.rel_count() > 0 {
