@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
@@ -68,12 +69,20 @@ pub struct Auth {
     users: RwLock<BTreeMap<String, StoredUser>>,
     /// When the file was last read, so changes made by `plexus user` while the server runs take effect.
     loaded: parking_lot::Mutex<Option<FileStamp>>,
+    /// Bumped whenever the users may have changed, so whoever caches a decision knows to make it again.
+    generation: AtomicU64,
 }
 
 impl Auth {
     /// No authentication: every client is an admin.
     pub fn disabled() -> Auth {
-        Auth { enabled: false, file: None, users: RwLock::default(), loaded: Default::default() }
+        Auth {
+            enabled: false,
+            file: None,
+            users: RwLock::default(),
+            loaded: Default::default(),
+            generation: AtomicU64::new(0),
+        }
     }
 
     /// Loads the users of `dir`, creating the initial admin user `neo4j` on first start with `initial_password`,
@@ -88,6 +97,7 @@ impl Auth {
             file: Some(file.clone()),
             users: RwLock::new(users),
             loaded: parking_lot::Mutex::new(modified(&file)),
+            generation: AtomicU64::new(0),
         };
         if auth.users.read().is_empty() {
             let password = match initial_password {
@@ -166,11 +176,20 @@ impl Auth {
         }
         fs::rename(&tmp, file).map_err(io)?;
         *self.loaded.lock() = modified(file);
+        self.generation.fetch_add(1, Ordering::Release);
         Ok(())
     }
 }
 
 impl Auth {
+    /// A number that changes whenever a user is added, removed or given a new password or role, here or by
+    /// another process through the users file. Costs one `stat` of the file when nothing changed, so a cache of
+    /// accepted credentials can ask it on every request.
+    pub fn generation(&self) -> u64 {
+        self.reload_if_changed();
+        self.generation.load(Ordering::Acquire)
+    }
+
     fn reload_if_changed(&self) {
         let Some(file) = &self.file else { return };
         let now = modified(file);
@@ -179,22 +198,24 @@ impl Auth {
             if let Ok(users) = read_users(file) {
                 *self.users.write() = users;
                 *loaded = now;
+                self.generation.fetch_add(1, Ordering::Release);
             }
         }
     }
 }
 
 /// What identifies one version of the users file: every save writes a new file and renames it into place, so the
-/// inode changes even when the clock's granularity leaves the modification time unchanged.
-type FileStamp = (std::time::SystemTime, u64);
+/// inode changes even when the clock's granularity leaves the modification time unchanged (the size as well, for
+/// the rare save that gets back an inode freed by the one before).
+type FileStamp = (std::time::SystemTime, u64, u64);
 
 fn modified(file: &Path) -> Option<FileStamp> {
     let m = fs::metadata(file).ok()?;
     #[cfg(unix)]
     let inode = std::os::unix::fs::MetadataExt::ino(&m);
     #[cfg(not(unix))]
-    let inode = m.len();
-    Some((m.modified().ok()?, inode))
+    let inode = 0;
+    Some((m.modified().ok()?, inode, m.len()))
 }
 
 fn read_users(file: &Path) -> std::io::Result<BTreeMap<String, StoredUser>> {
@@ -258,6 +279,23 @@ mod tests {
         assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Writer);
         cli.remove_user("bob").unwrap();
         assert!(server.authenticate("basic", "bob", "bobpw").is_err());
+    }
+
+    #[test]
+    fn the_generation_moves_with_every_change_to_the_users() {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+        let (cli, _) = Auth::open(dir.path(), None).unwrap();
+        let start = server.generation();
+        assert_eq!(server.generation(), start, "nothing changed");
+        cli.add_user("bob", "bobpw", Role::Writer).unwrap();
+        let added = server.generation();
+        assert_ne!(added, start);
+        cli.set_password("bob", "other").unwrap();
+        let changed = server.generation();
+        assert_ne!(changed, added);
+        server.remove_user("bob").unwrap();
+        assert_ne!(server.generation(), changed);
     }
 
     #[test]

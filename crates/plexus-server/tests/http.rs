@@ -483,3 +483,27 @@ async fn without_authentication_everyone_is_admin() {
     assert_eq!(r.status, 202);
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removed_users_and_old_passwords_stop_working_at_the_next_request() {
+    let t = start().await;
+    // `plexus user` changes the users file from another process while the server runs.
+    let (cli, _) = plexus_server::auth::Auth::open(t._dir.path(), None).unwrap();
+    cli.add_user("temp", "tpass", Role::Writer).unwrap();
+    let old = "Basic dGVtcDp0cGFzcw=="; // temp:tpass
+    let new = "Basic dGVtcDpuZXc="; // temp:new
+    let body = json!({"statement": "RETURN 1 AS one"}).to_string();
+    let as_temp = |header: &'static str| {
+        let body = body.clone();
+        async move { send(t.addr, "POST", "/db/neo4j/query/v2", &[("Authorization", header)], body.as_bytes()).await }
+    };
+    assert_eq!(as_temp(old).await.status, 202);
+    assert_eq!(as_temp(old).await.status, 202, "accepted again, from the cache");
+    cli.set_password("temp", "new").unwrap();
+    assert_eq!(as_temp(old).await.status, 401, "the old password still works");
+    assert_eq!(as_temp(new).await.status, 202);
+    cli.remove_user("temp").unwrap();
+    let r = as_temp(new).await;
+    assert_eq!(r.status, 401, "a removed user still works");
+    stop(t).await;
+}

@@ -1,6 +1,7 @@
 //! Who is calling: HTTP Basic credentials checked against the server's users on every request that needs them,
-//! with a short-lived cache of accepted `Authorization` headers so a busy client does not pay for an argon2
-//! verification per request.
+//! with a cache of accepted `Authorization` headers so a busy client does not pay for an argon2 verification per
+//! request. Any change to the users (here or by `plexus user` in another process) empties the cache in effect,
+//! so a removed user or an old password stops working at the next request.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -18,8 +19,7 @@ use super::HttpState;
 use crate::auth::Role;
 use crate::service::ServerError;
 
-/// How long an accepted header is trusted without checking the password again. Bounds how long a changed
-/// password or removed user keeps working over HTTP.
+/// How long an accepted header is trusted without checking the password again while the users stay unchanged.
 const CACHE_TTL: Duration = Duration::from_secs(60);
 const CACHE_CAPACITY: usize = 1024;
 
@@ -33,24 +33,38 @@ pub struct Caller {
 /// Accepted `Authorization` headers and who they stand for.
 #[derive(Default)]
 pub struct CredentialCache {
-    accepted: Mutex<HashMap<String, (Caller, Instant)>>,
+    accepted: Mutex<HashMap<String, Accepted>>,
+}
+
+struct Accepted {
+    caller: Caller,
+    at: Instant,
+    /// The users' generation ([`crate::auth::Auth::generation`]) read before the password was checked.
+    generation: u64,
+}
+
+impl Accepted {
+    fn valid(&self, generation: u64) -> bool {
+        self.generation == generation && self.at.elapsed() < CACHE_TTL
+    }
 }
 
 impl CredentialCache {
-    fn get(&self, header: &str) -> Option<Caller> {
+    fn get(&self, header: &str, generation: u64) -> Option<Caller> {
         let accepted = self.accepted.lock();
-        accepted.get(header).filter(|(_, at)| at.elapsed() < CACHE_TTL).map(|(c, _)| c.clone())
+        accepted.get(header).filter(|a| a.valid(generation)).map(|a| a.caller.clone())
     }
 
-    fn insert(&self, header: &str, caller: &Caller) {
+    fn insert(&self, header: &str, caller: &Caller, generation: u64) {
         let mut accepted = self.accepted.lock();
         if accepted.len() >= CACHE_CAPACITY {
-            accepted.retain(|_, (_, at)| at.elapsed() < CACHE_TTL);
+            accepted.retain(|_, a| a.valid(generation));
             if accepted.len() >= CACHE_CAPACITY {
                 accepted.clear();
             }
         }
-        accepted.insert(header.to_string(), (caller.clone(), Instant::now()));
+        let entry = Accepted { caller: caller.clone(), at: Instant::now(), generation };
+        accepted.insert(header.to_string(), entry);
     }
 }
 
@@ -81,7 +95,9 @@ impl FromRequestParts<Arc<HttpState>> for Caller {
         let Some(header) = parts.headers.get(AUTHORIZATION).and_then(|h| h.to_str().ok()) else {
             return Err(unauthorized());
         };
-        if let Some(caller) = state.credentials.get(header) {
+        // Read before checking the password: a change racing with the check then invalidates the entry.
+        let generation = service.auth.generation();
+        if let Some(caller) = state.credentials.get(header, generation) {
             return Ok(caller);
         }
         let Some((user, password)) = parse_basic(header) else {
@@ -94,7 +110,7 @@ impl FromRequestParts<Arc<HttpState>> for Caller {
             .map_err(|_| unauthorized())?
             .map_err(|_| unauthorized())?;
         let caller = Caller { user, role };
-        state.credentials.insert(header, &caller);
+        state.credentials.insert(header, &caller, generation);
         Ok(caller)
     }
 }
