@@ -507,3 +507,32 @@ async fn removed_users_and_old_passwords_stop_working_at_the_next_request() {
     assert_eq!(r.status, 401, "a removed user still works");
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_that_are_not_json_are_refused_and_counters_can_be_left_out() {
+    let t = start().await;
+    let body = json!({"statement": "RETURN 1 AS one"}).to_string();
+    for content_type in ["application/xml", "text/plain", "multipart/form-data; boundary=x"] {
+        let headers = [("Authorization", ADMIN), ("Content-Type", content_type)];
+        let r = send(t.addr, "POST", "/db/neo4j/query/v2", &headers, body.as_bytes()).await;
+        assert_eq!(r.status, 415, "{content_type}");
+        assert_eq!(r.error_code(), "Neo.ClientError.Request.InvalidFormat");
+        let r = send(t.addr, "POST", "/db/neo4j/nodes", &headers, b"{}").await;
+        assert_eq!(r.status, 415, "{content_type} on a REST resource");
+    }
+    for content_type in ["application/json; charset=utf-8", "Application/JSON", "application/vnd.neo4j.query"] {
+        let headers = [("Authorization", ADMIN), ("Content-Type", content_type)];
+        let r = send(t.addr, "POST", "/db/neo4j/query/v2", &headers, body.as_bytes()).await;
+        assert_eq!(r.status, 202, "{content_type}");
+    }
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &[("Authorization", ADMIN)], body.as_bytes()).await;
+    assert_eq!(r.status, 202, "no Content-Type");
+
+    let r = query(&t, "RETURN 1 AS one", json!({})).await.json();
+    assert!(r["counters"].is_object());
+    let r = post(&t, "/db/neo4j/query/v2", &json!({"statement": "RETURN 1 AS one", "includeCounters": false})).await;
+    let r = r.json();
+    assert_eq!(r["data"]["values"], json!([[1]]));
+    assert!(r.get("counters").is_none(), "{r}");
+    stop(t).await;
+}

@@ -371,6 +371,9 @@ pub struct QueryRequest {
     pub access_mode: AccessMode,
     pub bookmarks: Vec<String>,
     pub impersonated_user: Option<String>,
+    /// `includeCounters: false`. Neo4j sends counters only when asked; here they are sent unless refused, so
+    /// clients written against earlier answers, which always had them, keep working.
+    pub omit_counters: bool,
 }
 
 /// Parses a Query API request body (`{statement, parameters, accessMode, bookmarks, includeCounters,
@@ -406,7 +409,8 @@ pub fn parse_query_request(body: &[u8], format: Format) -> Result<QueryRequest, 
                 }
             }
             "includeCounters" => {
-                value.as_bool().ok_or_else(|| invalid("'includeCounters' must be true or false"))?;
+                let include = value.as_bool().ok_or_else(|| invalid("'includeCounters' must be true or false"))?;
+                request.omit_counters = !include;
             }
             other => return Err(invalid(format!("unknown field '{other}' in the request"))),
         }

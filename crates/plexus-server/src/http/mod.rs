@@ -245,6 +245,25 @@ pub fn formats(headers: &HeaderMap) -> (Format, Format) {
     (Format::from_header(header(header::CONTENT_TYPE)), Format::from_header(header(header::ACCEPT)))
 }
 
+/// [`formats`] for a request whose body is read: a body declared as something other than JSON is refused (415)
+/// rather than parsed as JSON anyway. A body without a `Content-Type`, or with the form type `curl -d` sends
+/// unless told otherwise, is taken as JSON, so that quick `curl -d '{...}'` calls keep working.
+pub fn body_formats(headers: &HeaderMap) -> Result<(Format, Format), ApiError> {
+    const ACCEPTED: [&str; 3] = ["application/json", json::TYPED_MEDIA_TYPE, "application/x-www-form-urlencoded"];
+    if let Some(value) = headers.get(header::CONTENT_TYPE) {
+        let text = value.to_str().unwrap_or_default();
+        let essence = text.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        if !ACCEPTED.contains(&essence.as_str()) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Neo.ClientError.Request.InvalidFormat",
+                format!("unsupported Content-Type '{text}': send application/json or {}", json::TYPED_MEDIA_TYPE),
+            ));
+        }
+    }
+    Ok(formats(headers))
+}
+
 /// A JSON answer in the given format.
 pub fn json_response(status: StatusCode, format: Format, body: &serde_json::Value) -> Response {
     let mut response = (status, body.to_string()).into_response();

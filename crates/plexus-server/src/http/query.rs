@@ -16,7 +16,7 @@ use super::caller::Caller;
 use super::error::ApiError;
 use super::json::{self, Format, QueryRequest};
 use super::transactions::{expiry_timestamp, not_found};
-use super::{blocking, formats, json_response, HttpState};
+use super::{blocking, body_formats, formats, json_response, HttpState};
 use crate::service::{Outcome, ServerError, Service};
 
 type Body = Result<Bytes, BytesRejection>;
@@ -25,7 +25,7 @@ type Body = Result<Bytes, BytesRejection>;
 fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Result<(QueryRequest, Format), ApiError> {
     state.service.check_database(Some(name))?;
     let body = body?;
-    let (input, output) = formats(headers);
+    let (input, output) = body_formats(headers)?;
     let request = json::parse_query_request(&body, input)?;
     if request.impersonated_user.is_some() {
         return Err(ServerError::new("Neo.ClientError.Security.Forbidden", "impersonation is not supported").into());
@@ -34,13 +34,15 @@ fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Re
 }
 
 /// The body of a statement's answer.
-fn result_body(outcome: &Outcome, format: Format, elapsed_ms: u64) -> JsonMap<String, Json> {
+fn result_body(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u64) -> JsonMap<String, Json> {
     let result = &outcome.result;
     let values: Vec<Json> =
         result.rows.iter().map(|row| Json::Array(row.iter().map(|v| json::encode(v, format)).collect())).collect();
     let mut body = JsonMap::new();
     body.insert("data".into(), json!({"fields": &*result.columns, "values": values}));
-    body.insert("counters".into(), json::counters(&result.stats));
+    if counters {
+        body.insert("counters".into(), json::counters(&result.stats));
+    }
     body.insert("bookmarks".into(), json!(outcome.bookmark.iter().collect::<Vec<_>>()));
     body.insert("queryType".into(), json!(outcome.query_type));
     body.insert("resultAvailableAfter".into(), json!(elapsed_ms));
@@ -62,6 +64,7 @@ pub async fn auto_commit(
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
     let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
+    let counters = !request.omit_counters;
     let started = Instant::now();
     let quick = state.quick.is_quick(&statement);
     let run = {
@@ -79,7 +82,7 @@ pub async fn auto_commit(
         }
     };
     let outcome = if quick { run()? } else { blocking(run).await?? };
-    let body = result_body(&outcome, format, elapsed_ms(started));
+    let body = result_body(&outcome, format, counters, elapsed_ms(started));
     Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
 }
 
@@ -89,20 +92,19 @@ fn run_in_open(
     state: &HttpState,
     id: &str,
     caller: &Caller,
-    statement: Option<&str>,
-    parameters: &plexus::Params,
+    request: &QueryRequest,
     format: Format,
 ) -> Result<JsonMap<String, Json>, ServerError> {
     let service: &Service = &state.service;
     let open = state.transactions.get(id, &caller.user)?;
     let mut tx_state = open.state.lock();
     let mut body = JsonMap::new();
-    if let Some(statement) = statement {
+    if let Some(statement) = &request.statement {
         let tx = tx_state.live(service, id)?;
         let started = Instant::now();
         let interrupt = service.interrupt(None, None);
-        match service.run_in_transaction(tx, caller.role, statement, parameters, &interrupt) {
-            Ok(outcome) => body = result_body(&outcome, format, elapsed_ms(started)),
+        match service.run_in_transaction(tx, caller.role, statement, &request.parameters, &interrupt) {
+            Ok(outcome) => body = result_body(&outcome, format, !request.omit_counters, elapsed_ms(started)),
             Err(e) => {
                 if let Some(tx) = tx_state.tx.take() {
                     service.rollback(tx);
@@ -132,7 +134,7 @@ pub async fn open(
     let body = blocking(move || {
         let tx = worker.service.begin(request.access_mode);
         let (id, _) = worker.transactions.open(&caller.user, tx);
-        let mut body = run_in_open(&worker, &id, &caller, request.statement.as_deref(), &request.parameters, format)?;
+        let mut body = run_in_open(&worker, &id, &caller, &request, format)?;
         body.entry("bookmarks").or_insert_with(|| json!([]));
         Ok::<_, ServerError>(body)
     })
@@ -150,9 +152,7 @@ pub async fn run(
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
     let worker = state.clone();
-    let body =
-        blocking(move || run_in_open(&worker, &id, &caller, request.statement.as_deref(), &request.parameters, format))
-            .await??;
+    let body = blocking(move || run_in_open(&worker, &id, &caller, &request, format)).await??;
     Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
 }
 
@@ -169,7 +169,7 @@ pub async fn commit(
     let body = blocking(move || {
         let mut body = JsonMap::new();
         if request.statement.is_some() {
-            body = run_in_open(&worker, &id, &caller, request.statement.as_deref(), &request.parameters, format)?;
+            body = run_in_open(&worker, &id, &caller, &request, format)?;
             body.remove("transaction");
         }
         let open = worker.transactions.get(&id, &caller.user)?;

@@ -20,7 +20,7 @@ use super::rest::{
     check, committed, no_node, no_rel, node_id, node_json, property_ids, query_error, rel_id, rel_json, storage_error,
     Body, WRITE_ATTEMPTS,
 };
-use super::{blocking, formats, json_response, HttpState};
+use super::{blocking, body_formats, formats, json_response, HttpState};
 use crate::bolt::values::rel_element_id;
 
 /// `?direction=out|in|both&type=A,B` on a node's neighbourhood.
@@ -168,7 +168,7 @@ pub async fn create_relationship(
     body: Body,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
-    let (input, output) = formats(&headers);
+    let (input, output) = body_formats(&headers)?;
     let edge = json::parse_new_relationship(&body?, input)?;
     let worker = state.clone();
     let created = blocking(move || {
@@ -216,7 +216,7 @@ pub async fn update_relationship(
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
     let id = rel_id(&id)?;
-    let (input, output) = formats(&headers);
+    let (input, output) = body_formats(&headers)?;
     let props = json::parse_property_update(&body?, input)?;
     let worker = state.clone();
     let rel = blocking(move || {
@@ -262,7 +262,7 @@ pub async fn upsert_edges(
     body: Body,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
-    let (input, _) = formats(&headers);
+    let (input, _) = body_formats(&headers)?;
     let edges = json::parse_edge_batch(&body?, input, true)?;
     let worker = state.clone();
     let counts = blocking(move || {
@@ -289,7 +289,7 @@ pub async fn remove_edges(
     body: Body,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
-    let (input, _) = formats(&headers);
+    let (input, _) = body_formats(&headers)?;
     let edges = json::parse_edge_batch(&body?, input, false)?;
     let worker = state.clone();
     let removed = blocking(move || {

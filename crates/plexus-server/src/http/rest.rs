@@ -23,7 +23,7 @@ use serde_json::{json, Value as Json};
 use super::caller::Caller;
 use super::error::ApiError;
 use super::json::{self, Format};
-use super::{blocking, formats, json_response, HttpState};
+use super::{blocking, body_formats, formats, json_response, HttpState};
 use crate::auth::Role;
 use crate::bolt::values::node_element_id;
 use crate::service::ServerError;
@@ -149,7 +149,7 @@ pub async fn create_node(
     body: Body,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
-    let (input, output) = formats(&headers);
+    let (input, output) = body_formats(&headers)?;
     let node = json::parse_new_node(&body?, input)?;
     let worker = state.clone();
     let created = blocking(move || {
@@ -214,7 +214,7 @@ pub async fn update_node(
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
     let id = node_id(&id)?;
-    let (input, output) = formats(&headers);
+    let (input, output) = body_formats(&headers)?;
     let props = json::parse_property_update(&body?, input)?;
     let worker = state.clone();
     let node = blocking(move || update_properties(&worker, id, props, output)).await??;
@@ -316,7 +316,7 @@ pub async fn update_node_by_key(
     body: Body,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
-    let (input, output) = formats(&headers);
+    let (input, output) = body_formats(&headers)?;
     let props = json::parse_property_update(&body?, input)?;
     let worker = state.clone();
     let node = blocking(move || {
