@@ -210,19 +210,12 @@ impl Service {
     /// Checks that `role` may run `query` in a transaction of `mode`; returns what the query does.
     fn authorize(&self, query: &str, role: Role, mode: AccessMode) -> Result<Access, ServerError> {
         let access = self.db.engine().access(query)?;
-        match access {
-            Access::Read => {}
-            Access::Write if role < Role::Writer => return Err(ServerError::forbidden("Writing", role)),
-            Access::Schema if role < Role::Admin => return Err(ServerError::forbidden("Changing the schema", role)),
-            _ if mode == AccessMode::Read => {
-                return Err(ServerError::new(
-                    "Neo.ClientError.Statement.AccessMode",
-                    "Writing in read access mode is not allowed",
-                ))
-            }
-            _ => {}
-        }
-        Ok(access)
+        let refusal = match access {
+            Access::Read => None,
+            Access::Schema if role < Role::Admin => Some(ServerError::forbidden("Changing the schema", role)),
+            Access::Write | Access::Schema => write_refusal(role, mode),
+        };
+        refusal.map_or(Ok(access), Err)
     }
 
     /// Runs one statement in its own transaction, committed before this returns.
@@ -235,26 +228,46 @@ impl Service {
         interrupt: &Arc<Interrupt>,
     ) -> Result<Outcome, ServerError> {
         let started = Instant::now();
-        let _guard = self.register(interrupt);
-        let outcome = (|| {
-            let access = self.authorize(query, role, mode)?;
-            let engine = self.db.engine();
-            if access == Access::Read {
-                let snapshot = self.db.read();
-                let result = engine.execute_read_with(&snapshot, query, params, Some(interrupt))?;
-                let bookmark = Some(bookmark(snapshot.version()));
-                return Ok(Outcome { result, bookmark, query_type: "r" });
-            }
-            let mut tx = self.db.write();
-            let result = engine.execute_in_with(&mut tx, query, params, Some(interrupt))?;
-            interrupt.check()?;
-            let version = tx.commit()?;
-            self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
-            let query_type = if access == Access::Schema { "s" } else { query_type(&result) };
-            Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })
-        })();
+        let outcome = self.auto_commit(role, mode, query, params, interrupt);
         self.metrics.record_query(started.elapsed(), outcome.is_ok());
         outcome
+    }
+
+    fn auto_commit(
+        &self,
+        role: Role,
+        mode: AccessMode,
+        query: &str,
+        params: &Params,
+        interrupt: &Arc<Interrupt>,
+    ) -> Result<Outcome, ServerError> {
+        let _guard = self.register(interrupt);
+        let access = self.authorize(query, role, mode)?;
+        let engine = self.db.engine();
+        if access == Access::Read {
+            let snapshot = self.db.read();
+            let result = match engine.execute_read_with(&snapshot, query, params, Some(interrupt)) {
+                Err(e) if e.detail == WRITE_IN_READ_ONLY => {
+                    // Only EXPLAIN of a write gets here: it runs nothing, so `access` counts it as a read.
+                    if let Some(refusal) = write_refusal(role, mode) {
+                        return Err(refusal);
+                    }
+                    let mut tx = self.db.write();
+                    let result = engine.execute_in_with(&mut tx, query, params, Some(interrupt))?;
+                    return Ok(Outcome { result, bookmark: None, query_type: "w" });
+                }
+                other => other?,
+            };
+            let bookmark = Some(bookmark(snapshot.version()));
+            return Ok(Outcome { result, bookmark, query_type: "r" });
+        }
+        let mut tx = self.db.write();
+        let result = engine.execute_in_with(&mut tx, query, params, Some(interrupt))?;
+        interrupt.check()?;
+        let version = tx.commit()?;
+        self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
+        let query_type = if access == Access::Schema { "s" } else { query_type(&result) };
+        Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })
     }
 
     /// Opens an explicit transaction.
@@ -285,7 +298,14 @@ impl Service {
             let access = self.authorize(query, role, mode)?;
             let engine = self.db.engine();
             let result = match tx {
-                Transaction::Read(snapshot) => engine.execute_read_with(snapshot, query, params, Some(interrupt))?,
+                Transaction::Read(snapshot) => match engine.execute_read_with(snapshot, query, params, Some(interrupt))
+                {
+                    // EXPLAIN of a write, counted as a read by `access`: refused as the write itself would be.
+                    Err(e) if e.detail == WRITE_IN_READ_ONLY => {
+                        return Err(write_refusal(role, mode).unwrap_or_else(|| e.into()));
+                    }
+                    other => other?,
+                },
                 Transaction::Write(tx) => engine.execute_in_with(tx, query, params, Some(interrupt))?,
             };
             let query_type = match access {
@@ -337,6 +357,20 @@ impl Service {
                 format!("Database does not exist. Database name: '{other}'. This server holds one database, '{DATABASE_NAME}'."),
             )),
         }
+    }
+}
+
+/// The engine's detail for a statement that writes run in a read-only transaction.
+const WRITE_IN_READ_ONLY: &str = "WriteInReadOnlyTransaction";
+
+/// Why `role` may not write in a transaction of `mode`, if it may not.
+fn write_refusal(role: Role, mode: AccessMode) -> Option<ServerError> {
+    if role < Role::Writer {
+        Some(ServerError::forbidden("Writing", role))
+    } else if mode == AccessMode::Read {
+        Some(ServerError::new("Neo.ClientError.Statement.AccessMode", "Writing in read access mode is not allowed"))
+    } else {
+        None
     }
 }
 

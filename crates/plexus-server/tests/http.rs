@@ -536,3 +536,25 @@ async fn bodies_that_are_not_json_are_refused_and_counters_can_be_left_out() {
     assert!(r.get("counters").is_none(), "{r}");
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explaining_a_write_without_the_right_to_write_is_refused_as_the_write_is() {
+    let t = start().await;
+    t.server.service.auth.add_user("reader", "pw", Role::Reader).unwrap();
+    let reader = [("Authorization", "Basic cmVhZGVyOnB3"), ("Content-Type", "application/json")];
+    for statement in ["CREATE (:X)", "EXPLAIN CREATE (:X)"] {
+        let body = json!({"statement": statement}).to_string();
+        let r = send(t.addr, "POST", "/db/neo4j/query/v2", &reader, body.as_bytes()).await;
+        assert_eq!((r.status, r.error_code().as_str()), (403, "Neo.ClientError.Security.Forbidden"), "{statement}");
+        let r = post(&t, "/db/neo4j/query/v2", &json!({"statement": statement, "accessMode": "Read"})).await;
+        assert_eq!((r.status, r.error_code().as_str()), (400, "Neo.ClientError.Statement.AccessMode"), "{statement}");
+        let (id, _) = open_tx(&t, &json!({"accessMode": "Read"})).await;
+        let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": statement})).await;
+        assert_eq!(r.error_code(), "Neo.ClientError.Statement.AccessMode", "{statement} in a read transaction");
+    }
+    // Whoever may write gets the plan, and nothing is written.
+    let r = query(&t, "EXPLAIN CREATE (:X)", json!({})).await;
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(count(&t).await, 0);
+    stop(t).await;
+}
