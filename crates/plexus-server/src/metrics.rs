@@ -53,6 +53,8 @@ pub enum Protocol {
 pub struct Metrics {
     pub queries_succeeded: AtomicU64,
     pub queries_failed: AtomicU64,
+    /// Queries stopped by their cancel switch: the client went away or the server is stopping.
+    pub queries_cancelled: AtomicU64,
     pub query_latency: Histogram,
     pub transactions_committed: AtomicU64,
     pub transactions_rolled_back: AtomicU64,
@@ -112,6 +114,12 @@ impl Metrics {
             "Queries that failed.",
             "counter",
             self.queries_failed.load(Relaxed).to_string(),
+        );
+        counter(
+            "plexus_queries_cancelled_total",
+            "Queries stopped before the end because their client went away or the server was stopping (also counted as errors).",
+            "counter",
+            self.queries_cancelled.load(Relaxed).to_string(),
         );
         counter(
             "plexus_transactions_committed_total",

@@ -93,7 +93,7 @@ impl From<CypherError> for ServerError {
             ErrorKind::Conflict => "Neo.TransientError.Transaction.Outdated",
             ErrorKind::Storage => "Neo.DatabaseError.General.UnknownError",
             ErrorKind::Timeout => "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
-            ErrorKind::Terminated => "Neo.ClientError.Transaction.Terminated",
+            ErrorKind::Terminated => TERMINATED,
             ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
             ErrorKind::ReadOnlyDatabase => "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase",
         };
@@ -218,6 +218,13 @@ impl Service {
         refusal.map_or(Ok(access), Err)
     }
 
+    fn record(&self, elapsed: Duration, outcome: &Result<Outcome, ServerError>) {
+        self.metrics.record_query(elapsed, outcome.is_ok());
+        if matches!(outcome, Err(e) if e.code == TERMINATED) {
+            self.metrics.queries_cancelled.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Runs one statement in its own transaction, committed before this returns.
     pub fn run_auto_commit(
         &self,
@@ -229,7 +236,7 @@ impl Service {
     ) -> Result<Outcome, ServerError> {
         let started = Instant::now();
         let outcome = self.auto_commit(role, mode, query, params, interrupt);
-        self.metrics.record_query(started.elapsed(), outcome.is_ok());
+        self.record(started.elapsed(), &outcome);
         outcome
     }
 
@@ -315,7 +322,7 @@ impl Service {
             };
             Ok(Outcome { result, bookmark: None, query_type })
         })();
-        self.metrics.record_query(started.elapsed(), outcome.is_ok());
+        self.record(started.elapsed(), &outcome);
         outcome
     }
 
@@ -362,6 +369,8 @@ impl Service {
 
 /// The engine's detail for a statement that writes run in a read-only transaction.
 const WRITE_IN_READ_ONLY: &str = "WriteInReadOnlyTransaction";
+/// The code of a query stopped by its cancel switch.
+const TERMINATED: &str = "Neo.ClientError.Transaction.Terminated";
 
 /// Why `role` may not write in a transaction of `mode`, if it may not.
 fn write_refusal(role: Role, mode: AccessMode) -> Option<ServerError> {

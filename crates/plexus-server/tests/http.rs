@@ -558,3 +558,62 @@ async fn explaining_a_write_without_the_right_to_write_is_refused_as_the_write_i
     assert_eq!(count(&t).await, 0);
     stop(t).await;
 }
+
+/// One line of `/metrics`, as a number.
+async fn metric(t: &TestServer, name: &str) -> f64 {
+    let text = String::from_utf8(send(t.addr, "GET", "/metrics", &[], b"").await.body).unwrap();
+    let line = text.lines().find(|l| l.split(' ').next() == Some(name));
+    line.and_then(|l| l.split(' ').nth(1)).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
+}
+
+/// Sends a request on a connection left open, so the caller can close it before the answer.
+async fn send_and_keep(t: &TestServer, path: &str, body: &Json) -> TcpStream {
+    let body = body.to_string();
+    let mut stream = TcpStream::connect(t.addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {ADMIN}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        t.addr,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    stream
+}
+
+/// Waits until `/metrics` shows `name` at `value`; false if it does not within `limit`.
+async fn metric_reaches(t: &TestServer, name: &str, value: f64, limit: Duration) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if metric(t, name).await == value {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_cancels_its_query() {
+    let t = start().await;
+    // Runs for hours unless stopped.
+    let endless = json!({"statement": "UNWIND range(1, 100000) AS x UNWIND range(1, 100000) AS y RETURN count(*)"});
+    let stream = send_and_keep(&t, "/db/neo4j/query/v2", &endless).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let stopped = metric_reaches(&t, "plexus_queries_cancelled_total", 1.0, Duration::from_secs(10)).await;
+    assert!(stopped, "the auto-commit query went on after its client left");
+    assert_eq!(metric(&t, "plexus_query_errors_total").await, 1.0);
+
+    // In an explicit transaction the statement fails like any other, so the transaction is rolled back.
+    let (id, _) = open_tx(&t, &json!({"statement": "CREATE (:Left)"})).await;
+    let stream = send_and_keep(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &endless).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let stopped = metric_reaches(&t, "plexus_queries_cancelled_total", 2.0, Duration::from_secs(10)).await;
+    assert!(stopped, "the transaction's statement went on after its client left");
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}/commit"), &json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Transaction.TransactionNotFound");
+    assert_eq!(count(&t).await, 0);
+    stop(t).await;
+}

@@ -10,6 +10,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use plexus::cypher::Interrupt;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use super::caller::Caller;
@@ -31,6 +32,22 @@ fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Re
         return Err(ServerError::new("Neo.ClientError.Security.Forbidden", "impersonation is not supported").into());
     }
     Ok((request, output))
+}
+
+/// Cancels a request's query when the request goes away before its answer: hyper drops the handler's future when
+/// the client closes the connection, but the blocking thread running the query would carry on to the end.
+struct CancelOnDrop(Arc<Interrupt>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// A fresh interrupt for one request's query, and the guard that cancels it if the request is dropped.
+fn cancellable(service: &Service) -> (Arc<Interrupt>, CancelOnDrop) {
+    let interrupt = service.interrupt(None, None);
+    (interrupt.clone(), CancelOnDrop(interrupt))
 }
 
 /// The body of a statement's answer.
@@ -67,11 +84,11 @@ pub async fn auto_commit(
     let counters = !request.omit_counters;
     let started = Instant::now();
     let quick = state.quick.is_quick(&statement);
+    let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let run = {
         let state = state.clone();
         move || {
             let service = &state.service;
-            let interrupt = service.interrupt(None, None);
             let began = Instant::now();
             let outcome =
                 service.run_auto_commit(caller.role, request.access_mode, &statement, &request.parameters, &interrupt);
@@ -94,6 +111,7 @@ fn run_in_open(
     caller: &Caller,
     request: &QueryRequest,
     format: Format,
+    interrupt: &Arc<Interrupt>,
 ) -> Result<JsonMap<String, Json>, ServerError> {
     let service: &Service = &state.service;
     let open = state.transactions.get(id, &caller.user)?;
@@ -102,8 +120,7 @@ fn run_in_open(
     if let Some(statement) = &request.statement {
         let tx = tx_state.live(service, id)?;
         let started = Instant::now();
-        let interrupt = service.interrupt(None, None);
-        match service.run_in_transaction(tx, caller.role, statement, &request.parameters, &interrupt) {
+        match service.run_in_transaction(tx, caller.role, statement, &request.parameters, interrupt) {
             Ok(outcome) => body = result_body(&outcome, format, !request.omit_counters, elapsed_ms(started)),
             Err(e) => {
                 if let Some(tx) = tx_state.tx.take() {
@@ -130,11 +147,12 @@ pub async fn open(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
+    let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
     let body = blocking(move || {
         let tx = worker.service.begin(request.access_mode);
         let (id, _) = worker.transactions.open(&caller.user, tx);
-        let mut body = run_in_open(&worker, &id, &caller, &request, format)?;
+        let mut body = run_in_open(&worker, &id, &caller, &request, format, &interrupt)?;
         body.entry("bookmarks").or_insert_with(|| json!([]));
         Ok::<_, ServerError>(body)
     })
@@ -151,8 +169,9 @@ pub async fn run(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
+    let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
-    let body = blocking(move || run_in_open(&worker, &id, &caller, &request, format)).await??;
+    let body = blocking(move || run_in_open(&worker, &id, &caller, &request, format, &interrupt)).await??;
     Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
 }
 
@@ -165,11 +184,12 @@ pub async fn commit(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
+    let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
     let body = blocking(move || {
         let mut body = JsonMap::new();
         if request.statement.is_some() {
-            body = run_in_open(&worker, &id, &caller, &request, format)?;
+            body = run_in_open(&worker, &id, &caller, &request, format, &interrupt)?;
             body.remove("transaction");
         }
         let open = worker.transactions.get(&id, &caller.user)?;
