@@ -92,7 +92,7 @@ impl From<CypherError> for ServerError {
             // Another transaction committed a conflicting change first: running again sees it and may succeed.
             ErrorKind::Conflict => "Neo.TransientError.Transaction.Outdated",
             ErrorKind::Storage => "Neo.DatabaseError.General.UnknownError",
-            ErrorKind::Timeout => "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+            ErrorKind::Timeout => TIMED_OUT,
             ErrorKind::Terminated => TERMINATED,
             ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
             ErrorKind::ReadOnlyDatabase => "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase",
@@ -240,6 +240,34 @@ impl Service {
         outcome
     }
 
+    /// [`Service::run_auto_commit`] for a statement that reads only, given at most `budget`. `None` when the
+    /// statement does not read only or ran past the budget: it was stopped there with nothing committed (a
+    /// statement that writes is not even started, and a commit only ever follows the last time check), so the
+    /// caller may run it again in full. The thread is held for about the budget at most (time is checked once per
+    /// batch of rows), however heavy the parameters make the statement.
+    pub fn try_auto_commit_within(
+        &self,
+        role: Role,
+        mode: AccessMode,
+        query: &str,
+        params: &Params,
+        budget: Duration,
+    ) -> Option<Result<Outcome, ServerError>> {
+        let started = Instant::now();
+        if !matches!(self.db.engine().access(query), Ok(Access::Read)) {
+            return None;
+        }
+        // Under a server time limit shorter than the budget, a timeout is the statement's real answer.
+        let limit = self.limits.query_timeout.filter(|t| *t <= budget).unwrap_or(budget);
+        let interrupt = Arc::new(Interrupt::new(Some(started + limit), self.limits.max_result_bytes));
+        let outcome = self.auto_commit(role, mode, query, params, &interrupt);
+        if limit == budget && matches!(&outcome, Err(e) if e.code == TIMED_OUT) {
+            return None;
+        }
+        self.record(started.elapsed(), &outcome);
+        Some(outcome)
+    }
+
     fn auto_commit(
         &self,
         role: Role,
@@ -369,7 +397,8 @@ impl Service {
 
 /// The engine's detail for a statement that writes run in a read-only transaction.
 const WRITE_IN_READ_ONLY: &str = "WriteInReadOnlyTransaction";
-/// The code of a query stopped by its cancel switch.
+/// The codes of a query stopped by its deadline, and by its cancel switch.
+const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
 const TERMINATED: &str = "Neo.ClientError.Transaction.Terminated";
 
 /// Why `role` may not write in a transaction of `mode`, if it may not.
@@ -423,6 +452,22 @@ mod tests {
         assert!(ok.bookmark.is_some());
         let ok = s.run_auto_commit(Role::Reader, AccessMode::Read, "MATCH (n) RETURN count(n)", &params, &i).unwrap();
         assert_eq!(ok.result.rows.len(), 1);
+    }
+
+    #[test]
+    fn a_run_past_its_budget_is_given_up_uncounted_and_writes_are_not_tried() {
+        let s = service();
+        let p = Params::new();
+        let heavy = "UNWIND range(1, 5000) AS a UNWIND range(1, 5000) AS b RETURN count(*)";
+        let tiny = Duration::from_millis(1);
+        assert!(s.try_auto_commit_within(Role::Admin, AccessMode::Write, heavy, &p, tiny).is_none());
+        let ample = Duration::from_secs(10);
+        assert!(s.try_auto_commit_within(Role::Admin, AccessMode::Write, "CREATE ()", &p, ample).is_none());
+        assert_eq!(s.db.read().node_count(), 0);
+        let quick = s.try_auto_commit_within(Role::Admin, AccessMode::Write, "RETURN 1", &p, ample);
+        assert_eq!(quick.unwrap().unwrap().result.rows.len(), 1);
+        assert_eq!(s.metrics.queries_succeeded.load(Ordering::Relaxed), 1);
+        assert_eq!(s.metrics.queries_failed.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -617,3 +617,38 @@ async fn a_client_that_disconnects_cancels_its_query() {
     assert_eq!(count(&t).await, 0);
     stop(t).await;
 }
+
+/// Runs `statement` with `{"n": 1}` until the server runs it on its event loop.
+async fn make_quick(t: &TestServer, statement: &str) {
+    for _ in 0..50 {
+        assert_eq!(query(t, statement, json!({"n": 1})).await.json()["data"]["values"], json!([[1]]));
+    }
+}
+
+// One worker thread, shared by the server and the test: whatever holds it holds every request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_quick_statement_made_heavy_by_its_parameters_does_not_hold_the_event_loop() {
+    let t = start().await;
+    let statement = "UNWIND range(1, $n) AS x UNWIND range(1, $n) AS y RETURN count(*) AS c";
+    make_quick(&t, statement).await;
+    // Seconds of work.
+    let heavy = json!({"statement": statement, "parameters": {"n": 9000}});
+    let client = send_and_keep(&t, "/db/neo4j/query/v2", &heavy).await;
+    // Timed from here: a blocked thread would also hold up the test's own sleep.
+    let sent = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(send(t.addr, "GET", "/health", &[], b"").await.status, 200);
+    let waited = sent.elapsed().saturating_sub(Duration::from_millis(300));
+    drop(client);
+    assert!(waited < Duration::from_secs(1), "GET /health waited {waited:?} behind a heavy query");
+
+    // A run stopped on the event loop runs again in full: its answer is whole, and it counts as one query.
+    let other = "UNWIND range(1, $n) AS x UNWIND range(1, $n) AS y RETURN count(*) AS d";
+    make_quick(&t, other).await;
+    let before = metric(&t, "plexus_queries_total").await;
+    let r = query(&t, other, json!({"n": 1500})).await;
+    assert_eq!(r.json()["data"]["values"], json!([[1500 * 1500]]), "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(metric(&t, "plexus_queries_total").await, before + 1.0);
+    assert_eq!(query(&t, other, json!({"n": 2})).await.json()["data"]["values"], json!([[4]]));
+    stop(t).await;
+}

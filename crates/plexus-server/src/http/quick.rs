@@ -5,6 +5,10 @@
 //! recent runs were all short reads runs inline instead: the event loop is held for about as long as the hand-off
 //! would have cost. Writes never run inline (a durable commit waits for its fsync), nor do statements not seen
 //! yet or with any recent slow run.
+//!
+//! The estimate comes from the statement's text, but its parameters decide how much work it is, so an inline run
+//! is given [`BUDGET`] and stopped there; it then runs again on the blocking pool, and its estimate records the
+//! slow run so the statement is not inlined again until its runs are quick once more.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -13,6 +17,10 @@ use parking_lot::Mutex;
 
 /// A statement runs inline while its running estimate stays under this.
 const QUICK: Duration = Duration::from_micros(200);
+/// How long an inline run may hold the event loop before it is stopped and handed to the blocking pool: long
+/// enough that a quick statement's odd slow run (a cold cache, a preempted thread) rarely pays for running twice,
+/// short enough that other requests on the thread hardly notice.
+pub const BUDGET: Duration = Duration::from_millis(2);
 /// Statements remembered; the table is cleared when it fills (a workload has few distinct statements).
 const CAPACITY: usize = 1024;
 
