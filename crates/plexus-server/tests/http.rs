@@ -652,3 +652,25 @@ async fn a_quick_statement_made_heavy_by_its_parameters_does_not_hold_the_event_
     assert_eq!(query(&t, other, json!({"n": 2})).await.json()["data"]["values"], json!([[4]]));
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_and_profile_answer_with_the_plan() {
+    let t = start().await;
+    query(&t, "UNWIND range(1, 5) AS i CREATE (:P {i: i})", json!({})).await;
+    let r = query(&t, "EXPLAIN MATCH (p:P) WHERE p.i > 2 RETURN p.i AS i", json!({})).await;
+    assert_eq!(r.status, 202, "{:?}", r.json());
+    assert_eq!(r.json()["data"]["values"], json!([]), "EXPLAIN runs nothing");
+    let plan = &r.json()["queryPlan"];
+    assert!(plan["operatorType"].as_str().unwrap().ends_with("@plexus"), "{plan}");
+    assert!(plan["arguments"]["string-representation"].as_str().is_some(), "{plan}");
+    assert_eq!(plan["identifiers"], json!(["i"]));
+    assert!(r.json().get("profiledQueryPlan").is_none());
+    let r = query(&t, "PROFILE MATCH (p:P) WHERE p.i > 2 RETURN p.i AS i", json!({})).await;
+    assert_eq!(r.json()["data"]["values"].as_array().unwrap().len(), 3, "PROFILE runs the query");
+    let plan = &r.json()["profiledQueryPlan"];
+    assert_eq!(plan["records"], json!(3), "{plan}");
+    assert!(plan["children"].as_array().is_some_and(|c| !c.is_empty()), "{plan}");
+    let r = query(&t, "MATCH (p:P) RETURN count(p)", json!({})).await;
+    assert!(r.json().get("queryPlan").is_none() && r.json().get("profiledQueryPlan").is_none());
+    stop(t).await;
+}

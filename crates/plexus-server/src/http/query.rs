@@ -51,6 +51,35 @@ fn cancellable(service: &Service) -> (Arc<Interrupt>, CancelOnDrop) {
     (interrupt.clone(), CancelOnDrop(interrupt))
 }
 
+/// One operator of a plan and its inputs, in the Query API's shape (the root also carries the whole plan as
+/// text). Plexus counts rows and time per operator, not storage hits or page-cache use: those are zero.
+fn plan_json(node: &plexus::cypher::PlanTree, text: Option<&str>, columns: &[String], profiled: bool) -> Json {
+    let mut arguments = JsonMap::new();
+    arguments.insert("Details".into(), json!(node.operator));
+    if let Some(text) = text {
+        arguments.insert("string-representation".into(), json!(text));
+    }
+    let name = node.operator.split(['(', ' ']).next().unwrap_or("Operator");
+    let mut plan = JsonMap::new();
+    plan.insert("operatorType".into(), json!(format!("{name}@plexus")));
+    plan.insert("arguments".into(), Json::Object(arguments));
+    plan.insert("identifiers".into(), json!(columns));
+    plan.insert(
+        "children".into(),
+        Json::Array(node.children.iter().map(|c| plan_json(c, None, &[], profiled)).collect()),
+    );
+    if profiled {
+        plan.insert("dbHits".into(), json!(0));
+        plan.insert("records".into(), json!(node.rows.unwrap_or(0)));
+        plan.insert("time".into(), json!(node.time.map_or(0, |t| t.as_nanos() as u64)));
+        plan.insert("hasPageCacheStats".into(), json!(false));
+        plan.insert("pageCacheHits".into(), json!(0));
+        plan.insert("pageCacheMisses".into(), json!(0));
+        plan.insert("pageCacheHitRatio".into(), json!(0.0));
+    }
+    Json::Object(plan)
+}
+
 /// The body of a statement's answer.
 fn result_body(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u64) -> JsonMap<String, Json> {
     let result = &outcome.result;
@@ -62,6 +91,12 @@ fn result_body(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u6
         body.insert("counters".into(), json::counters(&result.stats));
     }
     body.insert("bookmarks".into(), json!(outcome.bookmark.iter().collect::<Vec<_>>()));
+    if let Some(tree) = &result.plan_tree {
+        // As Neo4j's Query API answers: the plan under EXPLAIN, the plan with what each operator did under PROFILE.
+        let profiled = tree.rows.is_some();
+        let key = if profiled { "profiledQueryPlan" } else { "queryPlan" };
+        body.insert(key.into(), plan_json(tree, result.plan.as_deref(), &result.columns, profiled));
+    }
     body.insert("queryType".into(), json!(outcome.query_type));
     body.insert("resultAvailableAfter".into(), json!(elapsed_ms));
     body.insert("resultConsumedAfter".into(), json!(0));
