@@ -15,6 +15,7 @@ pub mod convert;
 pub mod list;
 pub mod math;
 pub mod string;
+mod value_type;
 
 use crate::error::{CypherError, Result};
 use crate::value::Value;
@@ -148,6 +149,7 @@ functions! {
     "length" 1..1 => list::length,
     "nodes" 1..1 => list::nodes,
     "relationships" 1..1 => list::relationships,
+    "valuetype" 1..1 => value_type::value_type,
 }
 
 /// The pure function called `name` (lower-cased).

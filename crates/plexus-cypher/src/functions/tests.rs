@@ -391,3 +391,33 @@ fn ranges() {
     assert_eq!(q("range", &[i(0), i(i64::MAX)]), "ArgumentError/NumberOutOfRange");
     assert_eq!(list::range_iter(0, i64::MAX, 1).unwrap().nth(5), Some(5));
 }
+
+#[test]
+fn value_types_are_named_as_neo4j_names_them() {
+    // Each expected name is what Neo4j 5.26 answered for the same value.
+    check(&[
+        ("valuetype", vec![i(1)], "'INTEGER NOT NULL'"),
+        ("valuetype", vec![f(f64::NAN)], "'FLOAT NOT NULL'"),
+        ("valuetype", vec![N], "'NULL'"),
+        ("valuetype", vec![l(vec![])], "'LIST<NOTHING> NOT NULL'"),
+        ("valuetype", vec![l(vec![N])], "'LIST<NULL> NOT NULL'"),
+        ("valuetype", vec![l(vec![i(1), N])], "'LIST<INTEGER> NOT NULL'"),
+        ("valuetype", vec![l(vec![i(1), s("a")])], "'LIST<STRING NOT NULL | INTEGER NOT NULL> NOT NULL'"),
+        (
+            "valuetype",
+            vec![l(vec![i(1), s("a"), f(1.5), Value::Bool(true), N])],
+            "'LIST<BOOLEAN | STRING | INTEGER | FLOAT> NOT NULL'",
+        ),
+        (
+            "valuetype",
+            vec![l(vec![l(vec![i(1)]), l(vec![f(1.5)]), l(vec![l(vec![i(1)])]), l(vec![N]), l(vec![i(2)])])],
+            "'LIST<LIST<NULL> NOT NULL | LIST<INTEGER NOT NULL> NOT NULL | LIST<FLOAT NOT NULL> NOT NULL \
+             | LIST<LIST<INTEGER NOT NULL> NOT NULL> NOT NULL> NOT NULL'",
+        ),
+        (
+            "valuetype",
+            vec![l(vec![path(), Value::Node(NodeId(1)), l(vec![i(1)]), Value::Rel(RelId(5))])],
+            "'LIST<NODE NOT NULL | RELATIONSHIP NOT NULL | LIST<INTEGER NOT NULL> NOT NULL | PATH NOT NULL> NOT NULL'",
+        ),
+    ]);
+}

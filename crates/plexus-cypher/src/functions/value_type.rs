@@ -1,0 +1,154 @@
+//! `valueType(x)`: the name of a value's type as Neo4j 5 spells it (`INTEGER NOT NULL`, `LIST<STRING NOT NULL |
+//! INTEGER NOT NULL> NOT NULL`, `NULL`). The members of a list's element type are listed once each, in the order
+//! Neo4j normalises type unions to (booleans, strings, numbers, temporals, graph values, maps, lists, paths), and
+//! lose their `NOT NULL` when the list also holds null.
+
+use std::cmp::Ordering;
+
+use crate::error::Result;
+use crate::value::Value;
+
+/// The type of the values of a list: its distinct members, and whether null is among them.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+struct Union {
+    members: Vec<Member>,
+    nullable: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Member {
+    /// A type without parameters, by its place in the normal order.
+    Plain(u8),
+    List(Union),
+}
+
+const LIST_RANK: u8 = 15;
+const NAMES: [&str; 17] = [
+    "",
+    "BOOLEAN",
+    "STRING",
+    "INTEGER",
+    "FLOAT",
+    "DATE",
+    "LOCAL TIME",
+    "ZONED TIME",
+    "LOCAL DATETIME",
+    "ZONED DATETIME",
+    "DURATION",
+    "BYTES",
+    "NODE",
+    "RELATIONSHIP",
+    "MAP",
+    "LIST",
+    "PATH",
+];
+
+impl Member {
+    fn of(v: &Value) -> Option<Member> {
+        let rank = match v {
+            Value::Null => return None,
+            Value::Bool(_) => 1,
+            Value::String(_) => 2,
+            Value::Int(_) => 3,
+            Value::Float(_) => 4,
+            Value::Date(_) => 5,
+            Value::LocalTime(_) => 6,
+            Value::Time(_) => 7,
+            Value::LocalDateTime(_) => 8,
+            Value::DateTime(_) => 9,
+            Value::Duration(_) => 10,
+            Value::Bytes(_) => 11,
+            Value::Node(_) => 12,
+            Value::Rel(_) => 13,
+            Value::Map(_) => 14,
+            Value::List(items) => return Some(Member::List(Union::of(items))),
+            Value::Path(_) => 16,
+        };
+        Some(Member::Plain(rank))
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Member::Plain(rank) => *rank,
+            Member::List(_) => LIST_RANK,
+        }
+    }
+
+    fn write(&self, not_null: bool, out: &mut String) {
+        match self {
+            Member::Plain(rank) => out.push_str(NAMES[*rank as usize]),
+            Member::List(inner) => {
+                out.push_str("LIST<");
+                inner.write(out);
+                out.push('>');
+            }
+        }
+        if not_null {
+            out.push_str(" NOT NULL");
+        }
+    }
+}
+
+impl Ord for Member {
+    fn cmp(&self, other: &Member) -> Ordering {
+        match (self, other) {
+            (Member::List(a), Member::List(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for Member {
+    fn partial_cmp(&self, other: &Member) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Union {
+    fn of(items: &[Value]) -> Union {
+        let mut union = Union::default();
+        for item in items {
+            match Member::of(item) {
+                None => union.nullable = true,
+                Some(m) if !union.members.contains(&m) => union.members.push(m),
+                Some(_) => {}
+            }
+        }
+        union.members.sort();
+        union
+    }
+
+    fn write(&self, out: &mut String) {
+        if self.members.is_empty() {
+            out.push_str(if self.nullable { "NULL" } else { "NOTHING" });
+        }
+        for (i, m) in self.members.iter().enumerate() {
+            if i > 0 {
+                out.push_str(" | ");
+            }
+            m.write(!self.nullable, out);
+        }
+    }
+}
+
+/// Lists whose element types are only null come first, then by their members in order.
+impl Ord for Union {
+    fn cmp(&self, other: &Union) -> Ordering {
+        self.members.cmp(&other.members).then(self.nullable.cmp(&other.nullable))
+    }
+}
+
+impl PartialOrd for Union {
+    fn partial_cmp(&self, other: &Union) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+pub fn value_type(args: &[Value]) -> Result<Value> {
+    let mut out = String::new();
+    match Member::of(super::arg(args, 0)) {
+        None => out.push_str("NULL"),
+        Some(m) => m.write(true, &mut out),
+    }
+    Ok(Value::from(out))
+}
