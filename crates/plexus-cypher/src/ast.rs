@@ -190,9 +190,47 @@ pub struct PatternElement {
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodePattern {
     pub variable: Option<Ident>,
+    /// Labels the node must all have (`:A:B`, `:A&B`).
     pub labels: Vec<Ident>,
+    /// Any other label expression (`:A|B`, `:!A`, `:%`), tested as a filter; `labels` is then empty.
+    pub label_expr: Option<LabelExpr>,
     pub properties: Option<Expr>,
     pub span: Span,
+}
+
+/// A label expression (GQL and Neo4j 5): on a node it asks about its labels, on a relationship about its type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelExpr {
+    Name(Ident),
+    /// `%`: any label (a node with at least one; any relationship).
+    Wildcard,
+    Not(Box<LabelExpr>),
+    All(Vec<LabelExpr>),
+    AnyOf(Vec<LabelExpr>),
+}
+
+impl LabelExpr {
+    /// The names, when the expression is only names joined by `&` (or `:`).
+    pub fn conjunction(&self) -> Option<Vec<Ident>> {
+        match self {
+            LabelExpr::Name(n) => Some(vec![n.clone()]),
+            LabelExpr::All(items) => {
+                items.iter().map(|i| i.conjunction()).collect::<Option<Vec<_>>>().map(|v| v.concat())
+            }
+            _ => None,
+        }
+    }
+
+    /// The names, when the expression is only names joined by `|`.
+    pub fn disjunction(&self) -> Option<Vec<Ident>> {
+        match self {
+            LabelExpr::Name(n) => Some(vec![n.clone()]),
+            LabelExpr::AnyOf(items) => {
+                items.iter().map(|i| i.disjunction()).collect::<Option<Vec<_>>>().map(|v| v.concat())
+            }
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,6 +248,8 @@ pub struct RelPattern {
     pub variable: Option<Ident>,
     /// Alternatives: `[:A|B]`; empty means any type.
     pub types: Vec<Ident>,
+    /// Any other type expression (`[:!A]`, `[:%]`), tested on each relationship; `types` is then empty.
+    pub type_expr: Option<LabelExpr>,
     pub direction: RelDirection,
     /// `*min..max` for variable length; `Some((None, None))` is plain `*`.
     pub length: Option<(Option<u64>, Option<u64>)>,
@@ -291,6 +331,8 @@ pub enum ExprKind {
         negated: bool,
     },
     HasLabels(Box<Expr>, Vec<Ident>),
+    /// `x:A|B`, `x:!A`, ...: any label expression but a plain conjunction (which is `HasLabels`).
+    LabelTest(Box<Expr>, LabelExpr),
     /// Lower-cased dotted name.
     Function {
         name: String,

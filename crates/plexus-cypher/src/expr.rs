@@ -52,6 +52,40 @@ pub(crate) enum MapProjItem {
     Entry(Arc<str>, CExpr),
 }
 
+/// A compiled label expression ([`crate::ast::LabelExpr`]).
+#[derive(Clone, Debug)]
+pub(crate) enum LabelTest {
+    Name(Token),
+    Wildcard,
+    Not(Box<LabelTest>),
+    All(Vec<LabelTest>),
+    AnyOf(Vec<LabelTest>),
+}
+
+impl LabelTest {
+    pub(crate) fn new(e: &crate::ast::LabelExpr) -> LabelTest {
+        use crate::ast::LabelExpr as L;
+        match e {
+            L::Name(n) => LabelTest::Name(Token::new(n.name.as_str())),
+            L::Wildcard => LabelTest::Wildcard,
+            L::Not(inner) => LabelTest::Not(Box::new(LabelTest::new(inner))),
+            L::All(items) => LabelTest::All(items.iter().map(LabelTest::new).collect()),
+            L::AnyOf(items) => LabelTest::AnyOf(items.iter().map(LabelTest::new).collect()),
+        }
+    }
+
+    /// Whether an entity passes, given whether it has each named label (or type) and whether it has any.
+    pub(crate) fn matches(&self, has: &dyn Fn(&Token) -> bool, any: bool) -> bool {
+        match self {
+            LabelTest::Name(t) => has(t),
+            LabelTest::Wildcard => any,
+            LabelTest::Not(inner) => !inner.matches(has, any),
+            LabelTest::All(items) => items.iter().all(|i| i.matches(has, any)),
+            LabelTest::AnyOf(items) => items.iter().any(|i| i.matches(has, any)),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum CExpr {
     Const(Value),
@@ -71,6 +105,8 @@ pub(crate) enum CExpr {
     Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
     IsNull(Box<CExpr>, bool),
     HasLabels(Box<CExpr>, Vec<Token>),
+    /// A label expression on a node's labels or a relationship's type (`x:A|B`, `x:!A`, `x:%`).
+    LabelTest(Box<CExpr>, LabelTest),
     Scalar(Arc<str>, Vec<CExpr>),
     Graph(GraphFn, Vec<CExpr>),
     Case {
@@ -219,6 +255,29 @@ impl CExpr {
                 &Value::Node(n) => {
                     let g = ctx.g();
                     Value::Bool(labels.iter().all(|l| ctx.label_token(l).is_some_and(|id| g.node_has_label(n, id))))
+                }
+                &Value::Rel(r) => {
+                    let ty = ctx.g().rel(r).map(|rec| rec.ty);
+                    Value::Bool(labels.iter().all(|l| ty.is_some() && ctx.type_token(l) == ty))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("cannot check labels of a {}", other.type_name()),
+                    ))
+                }
+            },
+            CExpr::LabelTest(e, test) => match e.eval_ref(row, ctx)?.as_ref() {
+                Value::Null => Value::Null,
+                &Value::Node(n) => {
+                    let g = ctx.g();
+                    let labels = g.node_labels(n).map(|l| l.to_vec()).unwrap_or_default();
+                    let has = |t: &Token| ctx.label_token(t).is_some_and(|id| labels.contains(&id));
+                    Value::Bool(test.matches(&has, !labels.is_empty()))
+                }
+                &Value::Rel(r) => {
+                    let ty = ctx.g().rel(r).map(|rec| rec.ty);
+                    Value::Bool(test.matches(&|t| ty.is_some() && ctx.type_token(t) == ty, true))
                 }
                 other => {
                     return Err(CypherError::type_error(

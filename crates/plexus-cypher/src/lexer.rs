@@ -48,6 +48,9 @@ pub enum Tok {
     Colon,
     Semicolon,
     Pipe,
+    /// `&` and `!`: conjunction and negation in label expressions.
+    Amp,
+    Bang,
     Dollar,
     Plus,
     PlusEq,
@@ -217,6 +220,8 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
                 b':' => Tok::Colon,
                 b';' => Tok::Semicolon,
                 b'|' => Tok::Pipe,
+                b'&' => Tok::Amp,
+                b'!' => Tok::Bang,
                 b'+' => Tok::Plus,
                 b'-' => Tok::Minus,
                 b'*' => Tok::Star,

@@ -543,3 +543,35 @@ fn aggregates_over_no_rows() {
     let rows = db.run("UNWIND [5] AS x RETURN stDev(x), stDevP(x)");
     assert_eq!(rows, vec![vec![ResultValue::Float(0.0), ResultValue::Float(0.0)]]);
 }
+
+#[test]
+fn label_and_type_expressions() {
+    let db = Db::new();
+    db.run("CREATE (a:A)-[:R]->(b:B)-[:R]->(c:C), (b)-[:S]->(d:A:B), (:Z)");
+    let count = |q: &str| match db.run(q).as_slice() {
+        [row] => row[0].clone(),
+        rows => panic!("{q}: {rows:?}"),
+    };
+    for (q, expected) in [
+        ("MATCH (n:A|B) RETURN count(n)", 3),
+        ("MATCH (n:A&B) RETURN count(n)", 1),
+        ("MATCH (n:!A) RETURN count(n)", 3),
+        ("MATCH (n:(A|B)&!C) RETURN count(n)", 3),
+        ("MATCH (n:%) RETURN count(n)", 5),
+        ("MATCH (n) WHERE n:A|C RETURN count(n)", 3),
+        ("MATCH (n) WHERE NOT n:A|C RETURN count(n)", 2),
+        ("MATCH ()-[r:!S]->() RETURN count(r)", 2),
+        ("MATCH ()-[r:R|S]->() RETURN count(r)", 3),
+        ("MATCH ()-[r]->() WHERE r:S RETURN count(r)", 1),
+        ("MATCH ()-[r]->() WHERE r:R&S RETURN count(r)", 0),
+        ("MATCH (:A)-[:!S*1..3]->(b) RETURN count(b)", 2),
+        // In a comprehension's filter a '|' starts the projection; parentheses keep it in the expression.
+        ("MATCH (n) RETURN size([x IN collect(n) WHERE x:A | x])", 2),
+        ("MATCH (n) RETURN size([x IN collect(n) WHERE x:(A|C) | x])", 3),
+    ] {
+        assert_eq!(count(q), int(expected), "{q}");
+    }
+    for q in ["CREATE (n:A|B)", "MERGE (n:!A)", "CREATE ()-[:!R]->()"] {
+        assert!(matches!(db.err(q).kind, ErrorKind::SyntaxError), "{q}");
+    }
+}

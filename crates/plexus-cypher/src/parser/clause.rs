@@ -66,7 +66,7 @@ impl Parser<'_> {
             self.expect(&Tok::LParen, "'(' after FOREACH")?;
             let variable = self.ident("a variable name")?;
             self.expect_kw("IN")?;
-            let list = self.expr()?;
+            let list = self.expr_before_pipe()?;
             self.expect(&Tok::Pipe, "'|' in FOREACH")?;
             let body = self.nested(|p| {
                 let mut body = Vec::new();

@@ -50,6 +50,14 @@ impl Parser<'_> {
     }
 
     /// Runs `parse` one level of nesting deeper, or fails when there are too many levels.
+    /// An expression that a `|` follows (see `pipe_ends_expr`).
+    pub(super) fn expr_before_pipe(&mut self) -> Result<Expr> {
+        self.pipe_ends_expr += 1;
+        let expr = self.expr();
+        self.pipe_ends_expr -= 1;
+        expr
+    }
+
     pub(super) fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.depth >= MAX_NESTING {
             return Err(self.error_at(
@@ -308,9 +316,14 @@ impl Parser<'_> {
                     }
                 }
                 Tok::Colon => {
-                    let labels = self.label_list()?;
+                    self.bump();
+                    let test = self.label_expression(self.pipe_ends_expr == 0)?;
                     let span = expr.span.to(self.prev_span());
-                    expr = Expr::new(ExprKind::HasLabels(Box::new(expr), labels), span);
+                    let kind = match test.conjunction() {
+                        Some(labels) => ExprKind::HasLabels(Box::new(expr), labels),
+                        None => ExprKind::LabelTest(Box::new(expr), test),
+                    };
+                    expr = Expr::new(kind, span);
                 }
                 _ => return Ok(expr),
             }
@@ -427,7 +440,7 @@ impl Parser<'_> {
                 self.expect(&Tok::Comma, "','")?;
                 let variable = self.ident("a variable")?;
                 self.expect_kw("IN")?;
-                let list = self.expr()?;
+                let list = self.expr_before_pipe()?;
                 self.expect(&Tok::Pipe, "'|'")?;
                 let expr = self.expr()?;
                 let end = self.expect(&Tok::RParen, "')'")?;
@@ -556,9 +569,9 @@ impl Parser<'_> {
             let saved = self.pos;
             let variable = self.ident("a variable")?;
             self.bump();
-            let list = self.expr()?;
+            let list = self.expr_before_pipe()?;
             if matches!(self.peek(), Tok::RBracket | Tok::Pipe) || self.at_kw("WHERE") {
-                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr_before_pipe()?)) } else { None };
                 let map = if self.eat(&Tok::Pipe) { Some(Box::new(self.expr()?)) } else { None };
                 let end = self.expect(&Tok::RBracket, "']' closing the list comprehension")?;
                 return Ok(Expr::new(
@@ -579,7 +592,7 @@ impl Parser<'_> {
         };
         if self.at(&Tok::LParen) {
             if let Some(pattern) = self.try_relationship_pattern() {
-                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr_before_pipe()?)) } else { None };
                 if self.eat(&Tok::Pipe) {
                     let map = Box::new(self.expr()?);
                     let end = self.expect(&Tok::RBracket, "']' closing the pattern comprehension")?;

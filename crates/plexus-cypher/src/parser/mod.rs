@@ -16,7 +16,7 @@ use crate::lexer::{tokenize, Span, Tok, Token};
 /// Parses one statement (an optional trailing semicolon is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { text, tokens, pos: 0, depth: 0 };
+    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0 };
     let statement = p.statement()?;
     p.eat(&Tok::Semicolon);
     if !p.at(&Tok::Eof) {
@@ -31,7 +31,7 @@ pub fn parse(text: &str) -> Result<Statement> {
 /// positioned in `text` itself.
 pub fn parse_constant(text: &str) -> Result<Expr> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { text, tokens, pos: 0, depth: 0 };
+    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0 };
     let expr = p.expr()?;
     if !p.at(&Tok::Eof) {
         return Err(p.unexpected("the end of the value"));
@@ -63,6 +63,9 @@ pub(crate) struct Parser<'a> {
     pos: usize,
     /// Levels of expression nesting open at the cursor (see [`expr::MAX_NESTING`]).
     depth: u32,
+    /// Inside an expression that a `|` ends (a comprehension's list or filter, `reduce`, `FOREACH`): there a
+    /// label expression takes `|` only between parentheses (`x:(A|B)`).
+    pipe_ends_expr: u32,
 }
 
 impl<'a> Parser<'a> {

@@ -77,29 +77,53 @@ impl Parser<'_> {
     pub(super) fn node_pattern(&mut self) -> Result<NodePattern> {
         let start = self.expect(&Tok::LParen, "'(' starting a node pattern")?;
         let variable = if self.at_ident() { Some(self.ident("a variable")?) } else { None };
-        let labels = self.node_labels()?;
+        let (labels, label_expr) = if self.eat(&Tok::Colon) {
+            let test = self.label_expression(true)?;
+            match test.conjunction() {
+                Some(labels) => (labels, None),
+                None => (Vec::new(), Some(test)),
+            }
+        } else {
+            (Vec::new(), None)
+        };
         let properties = self.pattern_properties()?;
         let end = self.expect(&Tok::RParen, "')' closing the node pattern")?;
-        Ok(NodePattern { variable, labels, properties, span: start.to(end) })
+        Ok(NodePattern { variable, labels, label_expr, properties, span: start.to(end) })
     }
 
-    /// `:A:B`, also accepting `:A&B` as a conjunction.
-    fn node_labels(&mut self) -> Result<Vec<Ident>> {
-        let mut labels = Vec::new();
-        if self.eat(&Tok::Colon) {
-            labels.push(self.ident("a label name")?);
-            loop {
-                if self.eat(&Tok::Colon) {
-                    labels.push(self.ident("a label name")?);
-                } else if matches!(self.peek(), Tok::Ident { name, quoted: false } if name == "&") {
-                    self.bump();
-                    labels.push(self.ident("a label name")?);
-                } else {
-                    break;
-                }
-            }
+    /// A label expression after its ':': alternatives (`|`, also `|:` as relationship types were once written)
+    /// of conjunctions (`&`, or `:` as in `:A:B`) of negations (`!`) of a name, `%` (any) or a parenthesised
+    /// expression. `or_allowed` is false where a `|` ends the surrounding expression.
+    pub(super) fn label_expression(&mut self, or_allowed: bool) -> Result<LabelExpr> {
+        let mut items = vec![self.label_conjunction()?];
+        while or_allowed && self.eat(&Tok::Pipe) {
+            self.eat(&Tok::Colon);
+            items.push(self.label_conjunction()?);
         }
-        Ok(labels)
+        Ok(if items.len() == 1 { items.pop().expect("one") } else { LabelExpr::AnyOf(items) })
+    }
+
+    fn label_conjunction(&mut self) -> Result<LabelExpr> {
+        let mut items = vec![self.label_factor()?];
+        while self.eat(&Tok::Amp) || self.eat(&Tok::Colon) {
+            items.push(self.label_factor()?);
+        }
+        Ok(if items.len() == 1 { items.pop().expect("one") } else { LabelExpr::All(items) })
+    }
+
+    fn label_factor(&mut self) -> Result<LabelExpr> {
+        if self.eat(&Tok::Bang) {
+            return Ok(LabelExpr::Not(Box::new(self.label_factor()?)));
+        }
+        if self.eat(&Tok::Percent) {
+            return Ok(LabelExpr::Wildcard);
+        }
+        if self.eat(&Tok::LParen) {
+            let inner = self.label_expression(true)?;
+            self.expect(&Tok::RParen, "')' closing the label expression")?;
+            return Ok(inner);
+        }
+        Ok(LabelExpr::Name(self.ident("a label name")?))
     }
 
     fn pattern_properties(&mut self) -> Result<Option<Expr>> {
@@ -124,16 +148,16 @@ impl Parser<'_> {
             }
             _ => false,
         };
-        let (mut variable, mut types, mut length, mut properties) = (None, Vec::new(), None, None);
+        let (mut variable, mut types, mut type_expr, mut length, mut properties) = (None, Vec::new(), None, None, None);
         if self.eat(&Tok::LBracket) {
             if self.at_ident() {
                 variable = Some(self.ident("a variable")?);
             }
             if self.eat(&Tok::Colon) {
-                types.push(self.ident("a relationship type")?);
-                while self.eat(&Tok::Pipe) {
-                    self.eat(&Tok::Colon);
-                    types.push(self.ident("a relationship type")?);
+                let test = self.label_expression(true)?;
+                match test.disjunction() {
+                    Some(names) => types = names,
+                    None => type_expr = Some(test),
                 }
             }
             if self.eat(&Tok::Star) {
@@ -158,7 +182,7 @@ impl Parser<'_> {
             (false, true) => RelDirection::Out,
             _ => RelDirection::Both,
         };
-        Ok(RelPattern { variable, types, direction, length, properties, span: start.to(self.prev_span()) })
+        Ok(RelPattern { variable, types, type_expr, direction, length, properties, span: start.to(self.prev_span()) })
     }
 
     /// After `*`: nothing, `n`, `n..`, `..m`, `n..m`.

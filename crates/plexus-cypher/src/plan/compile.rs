@@ -84,7 +84,10 @@ pub(crate) fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 go(c)
             }
         }
-        ExprKind::Unary(_, a) | ExprKind::IsNull { expr: a, .. } | ExprKind::HasLabels(a, _) => go(a),
+        ExprKind::Unary(_, a)
+        | ExprKind::IsNull { expr: a, .. }
+        | ExprKind::HasLabels(a, _)
+        | ExprKind::LabelTest(a, _) => go(a),
         ExprKind::Binary(_, a, b) => {
             go(a);
             go(b)
@@ -246,6 +249,9 @@ impl Planner<'_> {
                 Box::new(self.expr(a, scope, agg)?),
                 labels.iter().map(|l| Token::new(l.name.as_str())).collect(),
             ),
+            ExprKind::LabelTest(a, test) => {
+                CExpr::LabelTest(Box::new(self.expr(a, scope, agg)?), crate::expr::LabelTest::new(test))
+            }
             ExprKind::CountStar => match agg {
                 AggMode::Collect(specs) => {
                     let slot = self.slot();

@@ -320,6 +320,7 @@ fn worth_remembering(e: &CExpr) -> bool {
             CExpr::HasEdge { .. }
                 | CExpr::Property(..)
                 | CExpr::HasLabels(..)
+                | CExpr::LabelTest(..)
                 | CExpr::Scalar(..)
                 | CExpr::Graph(..)
                 | CExpr::PropsMatch(..)
@@ -376,7 +377,8 @@ fn walk(e: &CExpr, visit: &mut dyn FnMut(&CExpr) -> bool) -> bool {
         | CExpr::Neg(b)
         | CExpr::Plus(b)
         | CExpr::IsNull(b, _)
-        | CExpr::HasLabels(b, _) => all(&mut std::iter::once(&**b)),
+        | CExpr::HasLabels(b, _)
+        | CExpr::LabelTest(b, _) => all(&mut std::iter::once(&**b)),
         CExpr::List(items) | CExpr::Scalar(_, items) | CExpr::Graph(_, items) => all(&mut items.iter()),
         CExpr::Map(entries) => all(&mut entries.iter().map(|(_, e)| e)),
         CExpr::Index(a, b)

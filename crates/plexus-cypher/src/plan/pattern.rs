@@ -248,6 +248,12 @@ impl Planner<'_> {
                 predicate: CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels),
             };
         }
+        if let Some(test) = &np.label_expr {
+            plan = PlanNode::Filter {
+                input: Box::new(plan),
+                predicate: CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::LabelTest::new(test)),
+            };
+        }
         if let Some(props) = &np.properties {
             plan = self.property_filter(plan, props, slot, skip_prop, scope)?;
         }
@@ -543,18 +549,26 @@ impl Planner<'_> {
                         rel_bound,
                         distinct_from,
                     };
+                    if let Some(test) = &rp.type_expr {
+                        plan = PlanNode::Filter { input: Box::new(plan), predicate: type_test(rel_slots[ri], test) };
+                    }
                     if let Some(props) = &rp.properties {
                         plan = self.property_filter(plan, props, rel_slots[ri], None, scope)?;
                     }
                 }
                 Some((min, max)) => {
                     let rel_scratch = self.slot();
-                    let rel_filter = match &rp.properties {
+                    let props = match &rp.properties {
                         None => None,
                         Some(props) => {
                             let map = self.expr(props, scope, &mut AggMode::Forbidden)?;
                             Some(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_scratch)), Box::new(map)))
                         }
+                    };
+                    // A type expression holds for every relationship of the path, like the property map.
+                    let rel_filter = match (props, rp.type_expr.as_ref().map(|t| type_test(rel_scratch, t))) {
+                        (Some(a), Some(b)) => Some(CExpr::And(Box::new(b), Box::new(a))),
+                        (a, b) => a.or(b),
                     };
                     plan = PlanNode::VarExpand {
                         input: Box::new(plan),
@@ -664,6 +678,9 @@ impl Planner<'_> {
                 None => path_filters.push(whole),
             }
         }
+        if let Some(test) = &rp.type_expr {
+            rel_filters.push(type_test(rel_scratch, test));
+        }
         plan = PlanNode::ShortestPath {
             input: Box::new(plan),
             from: node_slots[0],
@@ -721,4 +738,9 @@ impl Planner<'_> {
             _ => f,
         }))
     }
+}
+
+/// The test of a relationship type expression (`[:!R]`, `[:%]`) on the relationship in `slot`.
+fn type_test(slot: usize, test: &crate::ast::LabelExpr) -> CExpr {
+    CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::LabelTest::new(test))
 }

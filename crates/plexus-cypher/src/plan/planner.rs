@@ -319,7 +319,7 @@ impl Planner<'_> {
                 Clause::Delete { detach, targets } => {
                     for t in targets {
                         match &t.kind {
-                            ExprKind::HasLabels(..) => {
+                            ExprKind::HasLabels(..) | ExprKind::LabelTest(..) => {
                                 return Err(self.error(
                                     t.span,
                                     CypherError::syntax(
@@ -698,7 +698,10 @@ pub(crate) fn infer_kind(e: &Expr, scope: &Scope) -> VarKind {
         ExprKind::Literal(V::Null) => VarKind::Unknown,
         ExprKind::Literal(_) | ExprKind::List(_) | ExprKind::ListComprehension { .. } => VarKind::Scalar,
         ExprKind::PatternComprehension { .. } | ExprKind::CountStar | ExprKind::IsNull { .. } => VarKind::Scalar,
-        ExprKind::HasLabels(..) | ExprKind::Quantified { .. } | ExprKind::CountSubquery(_) => VarKind::Scalar,
+        ExprKind::HasLabels(..)
+        | ExprKind::LabelTest(..)
+        | ExprKind::Quantified { .. }
+        | ExprKind::CountSubquery(_) => VarKind::Scalar,
         ExprKind::Exists(_) | ExprKind::CollectSubquery(_) | ExprKind::PatternPredicate(_) => VarKind::Scalar,
         ExprKind::Map(_) | ExprKind::MapProjection { .. } => VarKind::Map,
         ExprKind::Unary(UnaryOp::Not, _) => VarKind::Scalar,
@@ -749,7 +752,10 @@ fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut
             go(a);
             go(b);
         }
-        ExprKind::Unary(_, a) | ExprKind::IsNull { expr: a, .. } | ExprKind::HasLabels(a, _) => go(a),
+        ExprKind::Unary(_, a)
+        | ExprKind::IsNull { expr: a, .. }
+        | ExprKind::HasLabels(a, _)
+        | ExprKind::LabelTest(a, _) => go(a),
         ExprKind::Function { args, .. } => args.iter().for_each(go),
         ExprKind::Case { operand, whens, otherwise } => {
             if let Some(o) = operand {

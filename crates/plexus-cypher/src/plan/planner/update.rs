@@ -39,6 +39,15 @@ impl Planner<'_> {
                             scope: &mut Scope,
                             nodes: &mut Vec<CreateNode>|
              -> Result<usize> {
+                if np.label_expr.is_some() {
+                    return Err(p.error(
+                        np.span,
+                        CypherError::syntax(
+                            "InvalidLabelExpression",
+                            "a node to create or merge takes labels joined by ':' or '&' only, not '|', '!' or '%'",
+                        ),
+                    ));
+                }
                 if let Some(v) = &np.variable {
                     if let Some(existing) = scope.get(&v.name) {
                         let (slot, kind) = (existing.slot, existing.kind);
