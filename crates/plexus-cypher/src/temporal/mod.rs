@@ -41,6 +41,16 @@ mod zone;
 
 use std::cmp::Ordering;
 
+/// The fixed offset (seconds) a zone id stands for, when it is one: `+02:00`, `Z`, `GMT+02:00`, `UTC+2`
+/// (as Java's `ZoneId.of` reads them, which is what drivers send); `None` for a region such as
+/// `Europe/Berlin`.
+pub fn zone_id_offset(id: &str) -> Option<i32> {
+    match zone::Zone::parse(id) {
+        Ok(zone::Zone::Offset(seconds)) => Some(seconds),
+        _ => None,
+    }
+}
+
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::value::Value;
 

@@ -30,10 +30,11 @@ impl Zone {
     /// Parses a `timezone` value: an offset (`Z`, `+01:00`, `-0130`, `+02:05:59`) or a zone name
     /// (`Europe/Stockholm`, `UTC`).
     pub fn parse(text: &str) -> Result<Zone> {
-        if let Some(offset) = parse::offset(text) {
-            return offset.map(Zone::Offset);
+        match (parse::offset(text), prefixed_offset(text)) {
+            (Some(Ok(offset)), _) | (_, Some(Ok(offset))) => Ok(Zone::Offset(offset)),
+            (Some(Err(e)), _) | (None, Some(Err(e))) => Err(e),
+            (None, None) => named(text),
         }
-        named(text)
     }
 
     /// The offset in force at a UTC instant (seconds since the epoch).
@@ -89,6 +90,20 @@ impl Zone {
             Zone::Offset(_) => None,
         }
     }
+}
+
+/// An offset written as Java's `ZoneId.of` also takes it, and drivers send it as a zone id: after `GMT`, `UTC` or
+/// `UT` (`GMT+02:00`, `UTC+2`), or with a one-digit hour (`+2`, `-5:30`). It is kept as the fixed offset it is.
+fn prefixed_offset(text: &str) -> Option<Result<i32>> {
+    let rest = ["GMT", "UTC", "UT"].iter().find_map(|p| text.strip_prefix(p)).unwrap_or(text);
+    let sign = rest.chars().next().filter(|c| matches!(c, '+' | '-'))?;
+    let digits = &rest[1..];
+    let hour_len = digits.bytes().take_while(u8::is_ascii_digit).count();
+    let padded = if hour_len == 1 { format!("{sign}0{digits}") } else { rest.to_string() };
+    if padded == text {
+        return None;
+    }
+    parse::offset(&padded).map(|r| r.map_err(|_| invalid(format!("invalid time zone offset '{text}'"))))
 }
 
 /// Looks a zone name up in the database.
@@ -148,5 +163,12 @@ mod tests {
         assert!(Zone::parse("Mars/Olympus").is_err());
         assert!(Zone::parse("+25:00").is_err());
         assert!(matches!(Zone::parse("UTC").unwrap(), Zone::Named(_)));
+        // As Java's ZoneId.of takes them, and drivers send them.
+        assert_eq!(Zone::parse("GMT+02:00").unwrap(), Zone::Offset(7200));
+        assert_eq!(Zone::parse("UTC+2").unwrap(), Zone::Offset(7200));
+        assert_eq!(Zone::parse("UT-05:30").unwrap(), Zone::Offset(-(5 * 3600 + 30 * 60)));
+        assert_eq!(Zone::parse("+2").unwrap(), Zone::Offset(7200));
+        assert!(Zone::parse("GMT+25:00").is_err());
+        assert!(Zone::parse("GMT+").is_err());
     }
 }

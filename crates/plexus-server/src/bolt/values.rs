@@ -264,6 +264,15 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
         tag::DATE_TIME_ZONE_ID | tag::LEGACY_DATE_TIME_ZONE_ID => {
             arity(3)?;
             let zone = f[2].as_str().ok_or("structure DateTimeZoneId: the zone must be a string")?;
+            if let Some(offset) = plexus::cypher::temporal::zone_id_offset(zone) {
+                // An offset sent as a zone id (Java's `GMT+02:00`, Go's `+02:00`) is the fixed offset it names.
+                let mut seconds = int(0)?;
+                if t == tag::LEGACY_DATE_TIME_ZONE_ID || !shape.utc_datetimes {
+                    seconds -= offset as i64;
+                }
+                let nanos = nanos_of(1)?;
+                return Ok(Value::DateTime(Box::new(DateTime { seconds, nanos, offset_seconds: offset, zone: None })));
+            }
             let tz = jiff::tz::TimeZone::get(zone).map_err(|_| format!("unknown time zone '{zone}'"))?;
             let nanos = nanos_of(1)?;
             let given = int(0)?;
@@ -361,6 +370,27 @@ mod tests {
             match decode_param(&ps, shape).unwrap() {
                 Value::DateTime(back) => assert_eq!(*back, zoned),
                 other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn offsets_sent_as_zone_ids_are_fixed_offsets() {
+        // Java's ZoneId.of("GMT+02:00"), Go's time.FixedZone("+02:00", 7200): the same instant at +02:00.
+        let expected = DateTime { seconds: 1_700_000_000, nanos: 0, offset_seconds: 7200, zone: None };
+        for id in ["GMT+02:00", "+02:00", "UTC+2"] {
+            let ps =
+                Ps::Struct(tag::DATE_TIME_ZONE_ID, vec![Ps::Int(1_700_000_000), Ps::Int(0), Ps::String(id.into())]);
+            match decode_param(&ps, V5).unwrap() {
+                Value::DateTime(back) => assert_eq!(*back, expected, "{id}"),
+                other => panic!("{id}: {other:?}"),
+            }
+            // Bolt 4.4 sends local seconds.
+            let local = 1_700_000_000 + 7200;
+            let ps = Ps::Struct(tag::LEGACY_DATE_TIME_ZONE_ID, vec![Ps::Int(local), Ps::Int(0), Ps::String(id.into())]);
+            match decode_param(&ps, V44).unwrap() {
+                Value::DateTime(back) => assert_eq!(*back, expected, "{id}"),
+                other => panic!("{id}: {other:?}"),
             }
         }
     }
