@@ -575,3 +575,20 @@ fn label_and_type_expressions() {
         assert!(matches!(db.err(q).kind, ErrorKind::SyntaxError), "{q}");
     }
 }
+
+#[test]
+fn scoped_subqueries_and_finish() {
+    let db = Db::new();
+    db.run("CREATE (:A)-[:R]->(:B {x: 1})");
+    let rows = db.run("UNWIND range(1, 3) AS i CALL (i) { RETURN i * 2 AS d } RETURN collect(d)");
+    assert_eq!(rows, vec![vec![ResultValue::List(vec![int(2), int(4), int(6)])]]);
+    let rows = db.run("UNWIND range(1, 2) AS i CALL (*) { RETURN i AS d } RETURN sum(d)");
+    assert_eq!(rows, vec![vec![int(3)]]);
+    assert_eq!(db.err("UNWIND [1] AS i CALL () { RETURN i AS d } RETURN d").kind, ErrorKind::SyntaxError);
+    let rows = db.run("MATCH (a:A) CALL (a) { MATCH (a)-->(b) RETURN b.x AS x } RETURN x");
+    assert_eq!(rows, vec![vec![int(1)]]);
+    // FINISH ends a query that returns nothing, reading or writing.
+    assert!(db.run("MATCH (a:A) FINISH").is_empty());
+    assert!(db.run("MATCH (a:A) SET a.y = 2 FINISH").is_empty());
+    assert_eq!(db.run("MATCH (a:A) RETURN a.y"), vec![vec![int(2)]]);
+}

@@ -24,6 +24,19 @@ impl Parser<'_> {
             Clause::With(self.projection(true)?)
         } else if self.eat_kw("RETURN") {
             Clause::Return(self.projection(false)?)
+        } else if self.at_kw("FINISH") {
+            // `FINISH`: the query ends and returns nothing, whatever its last clause (Neo4j 5).
+            let span = self.bump().span;
+            Clause::Return(Projection {
+                distinct: false,
+                star: false,
+                items: Vec::new(),
+                order_by: Vec::new(),
+                skip: None,
+                limit: None,
+                predicate: None,
+                span,
+            })
         } else if self.eat_kw("CREATE") {
             let patterns = self.pattern_list()?;
             Clause::Create { patterns, span: start.to(self.prev_span()) }
@@ -79,10 +92,20 @@ impl Parser<'_> {
             Clause::Foreach { variable, list, body }
         } else if self.at_kw("CALL") {
             self.bump();
+            // `CALL (a, b) { ... }`, `CALL (*) { ... }`, `CALL () { ... }`: the variables the subquery imports,
+            // as the importing `WITH` its body would otherwise start with.
+            let imports = if self.at(&Tok::LParen) { Some(self.subquery_scope()?) } else { None };
             if self.eat(&Tok::LBrace) {
-                let query = self.query()?;
+                let mut query = self.query()?;
                 self.expect(&Tok::RBrace, "'}' closing the subquery")?;
+                if let Some(imports) = imports {
+                    for part in &mut query.parts {
+                        part.clauses.insert(0, Clause::With(imports.clone()));
+                    }
+                }
                 Clause::Subquery { query: Box::new(query), span: start.to(self.prev_span()) }
+            } else if imports.is_some() {
+                return Err(self.unexpected("'{' starting the subquery"));
             } else {
                 Clause::Call(self.procedure_call(start)?)
             }
@@ -90,6 +113,36 @@ impl Parser<'_> {
             return Ok(None);
         };
         Ok(Some(clause))
+    }
+
+    /// `(a, b)`, `(*)` or `()` after `CALL`, as the projection of an importing `WITH`.
+    fn subquery_scope(&mut self) -> Result<Projection> {
+        let start = self.expect(&Tok::LParen, "'('")?;
+        let mut star = false;
+        let mut items = Vec::new();
+        if self.eat(&Tok::Star) {
+            star = true;
+        } else if !self.at(&Tok::RParen) {
+            loop {
+                let v = self.ident("a variable to import")?;
+                let expr = Expr::new(ExprKind::Variable(v.name.clone()), v.span);
+                items.push(ProjectionItem { expr, alias: None, text: v.name.clone() });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let end = self.expect(&Tok::RParen, "')' closing the imported variables")?;
+        Ok(Projection {
+            distinct: false,
+            star,
+            items,
+            order_by: Vec::new(),
+            skip: None,
+            limit: None,
+            predicate: None,
+            span: start.to(end),
+        })
     }
 
     fn procedure_call(&mut self, start: crate::lexer::Span) -> Result<ProcedureCall> {
