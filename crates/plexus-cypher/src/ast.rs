@@ -198,6 +198,24 @@ pub struct NodePattern {
     pub span: Span,
 }
 
+/// A type as written in a type predicate: a union of members, each nullable or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CypherType {
+    pub members: Vec<(TypeMember, bool)>,
+}
+
+/// One member of a [`CypherType`] (the `bool` beside it: `NOT NULL`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeMember {
+    Any,
+    Nothing,
+    Null,
+    PropertyValue,
+    /// A type without parameters, by its rank in `functions::value_type`'s order.
+    Plain(u8),
+    List(Box<CypherType>),
+}
+
 /// A label expression (GQL and Neo4j 5): on a node it asks about its labels, on a relationship about its type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LabelExpr {
@@ -326,6 +344,12 @@ pub enum ExprKind {
     Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `x IS :: INTEGER`, `x IS NOT :: LIST<STRING NOT NULL>`, `x :: INTEGER | FLOAT`.
+    TypeTest {
+        expr: Box<Expr>,
+        ty: CypherType,
+        negated: bool,
+    },
     IsNull {
         expr: Box<Expr>,
         negated: bool,

@@ -104,6 +104,8 @@ pub(crate) enum CExpr {
     Xor(Box<CExpr>, Box<CExpr>),
     Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
     IsNull(Box<CExpr>, bool),
+    /// `x IS [NOT] :: type`.
+    TypeTest(Box<CExpr>, Arc<crate::ast::CypherType>, bool),
     HasLabels(Box<CExpr>, Vec<Token>),
     /// A label expression on a node's labels or a relationship's type (`x:A|B`, `x:!A`, `x:%`).
     LabelTest(Box<CExpr>, LabelTest),
@@ -250,6 +252,9 @@ impl CExpr {
             }
             CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
             CExpr::IsNull(e, negated) => Value::Bool(e.eval_ref(row, ctx)?.is_null() != *negated),
+            CExpr::TypeTest(e, ty, negated) => {
+                Value::Bool(crate::functions::is_of_type(e.eval_ref(row, ctx)?.as_ref(), ty) != *negated)
+            }
             CExpr::HasLabels(e, labels) => match e.eval_ref(row, ctx)?.as_ref() {
                 Value::Null => Value::Null,
                 &Value::Node(n) => {

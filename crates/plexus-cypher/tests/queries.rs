@@ -592,3 +592,26 @@ fn scoped_subqueries_and_finish() {
     assert!(db.run("MATCH (a:A) SET a.y = 2 FINISH").is_empty());
     assert_eq!(db.run("MATCH (a:A) RETURN a.y"), vec![vec![int(2)]]);
 }
+
+#[test]
+fn type_predicates() {
+    let db = Db::new();
+    let one = |q: &str| db.run(q).remove(0).remove(0);
+    for (q, expected) in [
+        ("RETURN 1 IS :: INTEGER", true),
+        ("RETURN null IS :: INTEGER", true),
+        ("RETURN null IS :: INTEGER NOT NULL", false),
+        ("RETURN 1.5 IS NOT :: FLOAT", false),
+        ("RETURN 1.5 :: INTEGER | FLOAT", true),
+        ("RETURN [1, null] IS :: LIST<INTEGER NOT NULL>", false),
+        ("RETURN [1, 'a'] IS :: LIST<INTEGER | STRING>", true),
+        ("RETURN localdatetime() IS :: TIMESTAMP WITHOUT TIME ZONE", true),
+        ("RETURN {a: 1} IS :: PROPERTY VALUE", false),
+        ("RETURN 1 IS TYPED SIGNED INTEGER", true),
+    ] {
+        assert_eq!(one(q), ResultValue::Bool(expected), "{q}");
+    }
+    // In a comprehension's filter the '|' starts the projection.
+    let rows = db.run("RETURN [x IN [1, 'a', 2] WHERE x IS :: INTEGER | x * 10] AS l");
+    assert_eq!(rows, vec![vec![ResultValue::List(vec![int(10), int(20)])]]);
+}

@@ -17,6 +17,8 @@ pub mod math;
 pub mod string;
 mod value_type;
 
+pub(crate) use value_type::is_of_type;
+
 use crate::error::{CypherError, Result};
 use crate::value::Value;
 

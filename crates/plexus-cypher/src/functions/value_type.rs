@@ -5,6 +5,7 @@
 
 use std::cmp::Ordering;
 
+use crate::ast::{CypherType, TypeMember};
 use crate::error::Result;
 use crate::value::Value;
 
@@ -141,6 +142,33 @@ impl Ord for Union {
 impl PartialOrd for Union {
     fn partial_cmp(&self, other: &Union) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+}
+
+/// Whether `v` is of type `ty` (`v IS :: ty`): every type holds null unless it says `NOT NULL`; a list type
+/// holds a list whose every element is of its element type.
+pub fn is_of_type(v: &Value, ty: &CypherType) -> bool {
+    ty.members.iter().any(|(member, not_null)| match v {
+        Value::Null => (!not_null && *member != TypeMember::Nothing) || *member == TypeMember::Null,
+        v => match member {
+            TypeMember::Any => true,
+            TypeMember::Nothing | TypeMember::Null => false,
+            TypeMember::PropertyValue => is_property_value(v),
+            TypeMember::Plain(rank) => Member::of(v).is_some_and(|m| m.rank() == *rank && *rank != LIST_RANK),
+            TypeMember::List(inner) => match v {
+                Value::List(items) => items.iter().all(|item| is_of_type(item, inner)),
+                _ => false,
+            },
+        },
+    })
+}
+
+/// What a property can hold: a scalar, a temporal value, or a list of one kind of those.
+fn is_property_value(v: &Value) -> bool {
+    match v {
+        Value::Node(_) | Value::Rel(_) | Value::Path(_) | Value::Map(_) => false,
+        Value::List(items) => items.iter().all(|i| !matches!(i, Value::List(_)) && is_property_value(i)),
+        _ => true,
     }
 }
 

@@ -191,13 +191,136 @@ impl Parser<'_> {
             } else if self.at_kw("IS") {
                 self.bump();
                 let negated = self.eat_kw("NOT");
+                if self.at(&Tok::Colon) || self.at_kw("TYPED") {
+                    if !self.eat_kw("TYPED") {
+                        self.expect(&Tok::Colon, "'::'")?;
+                        self.expect(&Tok::Colon, "'::'")?;
+                    }
+                    let ty = self.cypher_type()?;
+                    let span = left.span.to(self.prev_span());
+                    left = Expr::new(ExprKind::TypeTest { expr: Box::new(left), ty, negated }, span);
+                    continue;
+                }
                 self.expect_kw("NULL")?;
                 let span = left.span.to(self.prev_span());
                 left = Expr::new(ExprKind::IsNull { expr: Box::new(left), negated }, span);
+            } else if self.at(&Tok::Colon) && self.peek_at(1) == &Tok::Colon {
+                self.bump();
+                self.bump();
+                let ty = self.cypher_type()?;
+                let span = left.span.to(self.prev_span());
+                left = Expr::new(ExprKind::TypeTest { expr: Box::new(left), ty, negated: false }, span);
             } else {
                 return Ok(left);
             }
         }
+    }
+
+    /// A type after `::`: members joined by `|` (not where a `|` ends the expression, see `pipe_ends_expr`),
+    /// each optionally `NOT NULL`, with the synonyms Neo4j accepts.
+    fn cypher_type(&mut self) -> Result<CypherType> {
+        let mut members = vec![self.type_member()?];
+        while self.pipe_ends_expr == 0 && self.eat(&Tok::Pipe) {
+            members.push(self.type_member()?);
+        }
+        Ok(CypherType { members })
+    }
+
+    fn type_member(&mut self) -> Result<(TypeMember, bool)> {
+        let word = |p: &mut Self, w: &str| p.eat_kw(w);
+        let member = if word(self, "LIST") || word(self, "ARRAY") {
+            self.expect(&Tok::Lt, "'<' after LIST")?;
+            let inner = self.cypher_type()?;
+            self.expect(&Tok::Gt, "'>' closing LIST<...>")?;
+            TypeMember::List(Box::new(inner))
+        } else if word(self, "ANY") {
+            if word(self, "NODE") || word(self, "VERTEX") {
+                TypeMember::Plain(12)
+            } else if word(self, "RELATIONSHIP") || word(self, "EDGE") {
+                TypeMember::Plain(13)
+            } else if word(self, "MAP") {
+                TypeMember::Plain(14)
+            } else if word(self, "PROPERTY") {
+                self.expect_kw("VALUE")?;
+                TypeMember::PropertyValue
+            } else {
+                word(self, "VALUE");
+                TypeMember::Any
+            }
+        } else if word(self, "NOTHING") {
+            TypeMember::Nothing
+        } else if word(self, "NULL") {
+            TypeMember::Null
+        } else if word(self, "PROPERTY") {
+            self.expect_kw("VALUE")?;
+            TypeMember::PropertyValue
+        } else if word(self, "BOOL") || word(self, "BOOLEAN") {
+            TypeMember::Plain(1)
+        } else if word(self, "STRING") || word(self, "VARCHAR") {
+            TypeMember::Plain(2)
+        } else if word(self, "INT") || word(self, "INTEGER") {
+            TypeMember::Plain(3)
+        } else if word(self, "SIGNED") {
+            self.expect_kw("INTEGER")?;
+            TypeMember::Plain(3)
+        } else if word(self, "FLOAT") {
+            TypeMember::Plain(4)
+        } else if word(self, "DATE") {
+            TypeMember::Plain(5)
+        } else if word(self, "LOCAL") {
+            if word(self, "TIME") {
+                TypeMember::Plain(6)
+            } else {
+                self.expect_kw("DATETIME")?;
+                TypeMember::Plain(8)
+            }
+        } else if word(self, "ZONED") {
+            if word(self, "TIME") {
+                TypeMember::Plain(7)
+            } else {
+                self.expect_kw("DATETIME")?;
+                TypeMember::Plain(9)
+            }
+        } else if self.at_kw("TIME") || self.at_kw("TIMESTAMP") {
+            let timestamp = self.at_kw("TIMESTAMP");
+            self.bump();
+            let with = if word(self, "WITH") {
+                true
+            } else {
+                self.expect_kw("WITHOUT")?;
+                false
+            };
+            if !word(self, "TIMEZONE") {
+                self.expect_kw("TIME")?;
+                self.expect_kw("ZONE")?;
+            }
+            TypeMember::Plain(match (timestamp, with) {
+                (false, false) => 6,
+                (false, true) => 7,
+                (true, false) => 8,
+                (true, true) => 9,
+            })
+        } else if word(self, "DURATION") {
+            TypeMember::Plain(10)
+        } else if word(self, "NODE") || word(self, "VERTEX") {
+            TypeMember::Plain(12)
+        } else if word(self, "RELATIONSHIP") || word(self, "EDGE") {
+            TypeMember::Plain(13)
+        } else if word(self, "MAP") {
+            TypeMember::Plain(14)
+        } else if word(self, "PATH") {
+            TypeMember::Plain(16)
+        } else {
+            return Err(self.unexpected("a type (INTEGER, STRING, LIST<...>, ...)"));
+        };
+        let not_null = if self.at_kw("NOT") && self.at_kw_ahead(1, "NULL") {
+            self.bump();
+            self.bump();
+            true
+        } else {
+            self.eat(&Tok::Bang)
+        };
+        Ok((member, not_null))
     }
 
     fn additive(&mut self) -> Result<Expr> {
@@ -315,7 +438,8 @@ impl Parser<'_> {
                         expr = Expr::new(ExprKind::Index(Box::new(expr), Box::new(index)), span);
                     }
                 }
-                Tok::Colon => {
+                // `x::TYPE` is a type predicate, left to the comparison level.
+                Tok::Colon if self.peek_at(1) != &Tok::Colon => {
                     self.bump();
                     let test = self.label_expression(self.pipe_ends_expr == 0)?;
                     let span = expr.span.to(self.prev_span());

@@ -86,6 +86,7 @@ pub(crate) fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         }
         ExprKind::Unary(_, a)
         | ExprKind::IsNull { expr: a, .. }
+        | ExprKind::TypeTest { expr: a, .. }
         | ExprKind::HasLabels(a, _)
         | ExprKind::LabelTest(a, _) => go(a),
         ExprKind::Binary(_, a, b) => {
@@ -245,6 +246,9 @@ impl Planner<'_> {
                 }
             }
             ExprKind::IsNull { expr, negated } => CExpr::IsNull(Box::new(self.expr(expr, scope, agg)?), *negated),
+            ExprKind::TypeTest { expr, ty, negated } => {
+                CExpr::TypeTest(Box::new(self.expr(expr, scope, agg)?), Arc::new(ty.clone()), *negated)
+            }
             ExprKind::HasLabels(a, labels) => CExpr::HasLabels(
                 Box::new(self.expr(a, scope, agg)?),
                 labels.iter().map(|l| Token::new(l.name.as_str())).collect(),

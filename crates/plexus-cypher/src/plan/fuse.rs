@@ -377,6 +377,7 @@ fn walk(e: &CExpr, visit: &mut dyn FnMut(&CExpr) -> bool) -> bool {
         | CExpr::Neg(b)
         | CExpr::Plus(b)
         | CExpr::IsNull(b, _)
+        | CExpr::TypeTest(b, _, _)
         | CExpr::HasLabels(b, _)
         | CExpr::LabelTest(b, _) => all(&mut std::iter::once(&**b)),
         CExpr::List(items) | CExpr::Scalar(_, items) | CExpr::Graph(_, items) => all(&mut items.iter()),

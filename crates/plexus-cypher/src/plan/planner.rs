@@ -697,7 +697,10 @@ pub(crate) fn infer_kind(e: &Expr, scope: &Scope) -> VarKind {
         ExprKind::Variable(name) => scope.get(name).map_or(VarKind::Unknown, |v| v.kind),
         ExprKind::Literal(V::Null) => VarKind::Unknown,
         ExprKind::Literal(_) | ExprKind::List(_) | ExprKind::ListComprehension { .. } => VarKind::Scalar,
-        ExprKind::PatternComprehension { .. } | ExprKind::CountStar | ExprKind::IsNull { .. } => VarKind::Scalar,
+        ExprKind::PatternComprehension { .. }
+        | ExprKind::CountStar
+        | ExprKind::IsNull { .. }
+        | ExprKind::TypeTest { .. } => VarKind::Scalar,
         ExprKind::HasLabels(..)
         | ExprKind::LabelTest(..)
         | ExprKind::Quantified { .. }
@@ -754,6 +757,7 @@ fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut
         }
         ExprKind::Unary(_, a)
         | ExprKind::IsNull { expr: a, .. }
+        | ExprKind::TypeTest { expr: a, .. }
         | ExprKind::HasLabels(a, _)
         | ExprKind::LabelTest(a, _) => go(a),
         ExprKind::Function { args, .. } => args.iter().for_each(go),
