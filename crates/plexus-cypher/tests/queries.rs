@@ -615,3 +615,22 @@ fn type_predicates() {
     let rows = db.run("RETURN [x IN [1, 'a', 2] WHERE x IS :: INTEGER | x * 10] AS l");
     assert_eq!(rows, vec![vec![ResultValue::List(vec![int(10), int(20)])]]);
 }
+
+#[test]
+fn quantified_relationships() {
+    let db = Db::new();
+    db.run("CREATE (:A)-[:R]->(:B {x: 1})-[:R]->(:C {x: 2})");
+    let count = |q: &str| db.run(q).remove(0).remove(0);
+    for (q, expected) in [
+        ("MATCH (:A)-[:R]->{1,2}(b) RETURN count(b)", 2),
+        ("MATCH (:A)-[:R]->{2}(b) RETURN b.x", 2),
+        ("MATCH (:A)-[:R]->+(b) RETURN count(b)", 2),
+        ("MATCH (:A)-[:R]->*(b) RETURN count(b)", 3),
+        ("MATCH (:A)-[:R]->{,1}(b) RETURN count(b)", 2),
+        ("MATCH (:C)<-[:R]-{1,}(b) RETURN count(b)", 2),
+    ] {
+        assert_eq!(count(q), int(expected), "{q}");
+    }
+    assert_eq!(db.err("MATCH (:A)-[:R*1..2]->{1,2}(b) RETURN b").kind, ErrorKind::SyntaxError);
+    assert_eq!(db.err("MATCH (:A)-[:R]->{}(b) RETURN b").kind, ErrorKind::SyntaxError);
+}

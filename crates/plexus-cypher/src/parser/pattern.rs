@@ -182,7 +182,46 @@ impl Parser<'_> {
             (false, true) => RelDirection::Out,
             _ => RelDirection::Both,
         };
+        // A quantified relationship (GQL, Neo4j 5): `-[:R]->{1,3}`, `{2}`, `{,3}`, `{1,}`, `+`, `*`: a path of
+        // that many such relationships, which is what `*1..3` inside the brackets says.
+        if let Some(quantifier) = self.quantifier()? {
+            if length.is_some() {
+                return Err(self.unexpected("a relationship with one length, not '*' and a quantifier"));
+            }
+            length = Some(quantifier);
+        }
         Ok(RelPattern { variable, types, type_expr, direction, length, properties, span: start.to(self.prev_span()) })
+    }
+
+    /// `{m,n}`, `{n}`, `{,n}`, `{m,}`, `+` or `*` after a relationship pattern, as (min, max).
+    fn quantifier(&mut self) -> Result<Option<(Option<u64>, Option<u64>)>> {
+        if self.eat(&Tok::Plus) {
+            return Ok(Some((Some(1), None)));
+        }
+        if self.eat(&Tok::Star) {
+            return Ok(Some((Some(0), None)));
+        }
+        if !self.eat(&Tok::LBrace) {
+            return Ok(None);
+        }
+        let bound = |p: &mut Self| -> Result<Option<u64>> {
+            match p.peek().clone() {
+                Tok::Int(v) if v >= 0 => {
+                    p.bump();
+                    Ok(Some(v as u64))
+                }
+                Tok::RBrace | Tok::Comma => Ok(None),
+                _ => Err(p.unexpected("a non-negative integer in the quantifier")),
+            }
+        };
+        let min = bound(self)?;
+        let ranged = self.eat(&Tok::Comma);
+        let max = if ranged { bound(self)? } else { min };
+        if min.is_none() && !ranged {
+            return Err(self.unexpected("a bound in the quantifier"));
+        }
+        self.expect(&Tok::RBrace, "'}' closing the quantifier")?;
+        Ok(Some((Some(min.unwrap_or(0)), max)))
     }
 
     /// After `*`: nothing, `n`, `n..`, `..m`, `n..m`.
