@@ -1,0 +1,141 @@
+//! A Bolt test server on a loopback port and a minimal Bolt client written here, shared by the Bolt tests.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use plexus_server::auth::Auth;
+use plexus_server::bolt::session::chunk;
+use plexus_server::packstream::{decode, map, Encoder, Ps};
+use plexus_server::service::Service;
+use plexus_server::{Server, ServerConfig};
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub runtime: tokio::runtime::Runtime,
+    pub server: Option<Server>,
+}
+
+impl TestServer {
+    pub fn start(config: ServerConfig, auth: Auth) -> TestServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let service = Arc::new(Service::new(plexus::Database::in_memory(), auth, config.limits()));
+        let server = runtime.block_on(Server::start_with(service, &config, None)).unwrap();
+        TestServer { addr: server.bolt_addr.unwrap(), runtime, server: Some(server) }
+    }
+
+    pub fn open() -> TestServer {
+        let config =
+            ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), auth: false, ..Default::default() };
+        Self::start(config, Auth::disabled())
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            let _ = self.runtime.block_on(s.shutdown(Duration::from_secs(1)));
+        }
+    }
+}
+
+pub struct Client {
+    pub stream: TcpStream,
+}
+
+impl Client {
+    pub fn connect(addr: SocketAddr, versions: [u8; 16]) -> std::io::Result<(Client, [u8; 4])> {
+        let mut stream = TcpStream::connect(addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.write_all(&[0x60, 0x60, 0xB0, 0x17])?;
+        stream.write_all(&versions)?;
+        let mut chosen = [0u8; 4];
+        stream.read_exact(&mut chosen)?;
+        Ok((Client { stream }, chosen))
+    }
+
+    /// Connects with Bolt 5.4 and logs on.
+    pub fn ready(addr: SocketAddr) -> Client {
+        let (mut c, v) = Self::connect(addr, [0, 4, 4, 5, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(v, [0, 0, 4, 5]);
+        let hello = c.request(0x01, vec![map([("user_agent", Ps::String("test/1".into()))])]);
+        assert!(matches!(&hello[0], Ps::Struct(0x70, _)), "{hello:?}");
+        let logon = c.request(0x6A, vec![map([("scheme", Ps::String("none".into()))])]);
+        assert!(matches!(&logon[0], Ps::Struct(0x70, _)), "{logon:?}");
+        c
+    }
+
+    pub fn send(&mut self, tag: u8, fields: Vec<Ps>) {
+        let mut e = Encoder::new();
+        e.value(&Ps::Struct(tag, fields));
+        let mut out = Vec::new();
+        chunk(&e.buf, &mut out);
+        self.stream.write_all(&out).unwrap();
+    }
+
+    pub fn receive(&mut self) -> std::io::Result<Ps> {
+        let mut message = Vec::new();
+        loop {
+            let mut size = [0u8; 2];
+            self.stream.read_exact(&mut size)?;
+            let size = u16::from_be_bytes(size) as usize;
+            if size == 0 {
+                break;
+            }
+            let start = message.len();
+            message.resize(start + size, 0);
+            self.stream.read_exact(&mut message[start..])?;
+        }
+        Ok(decode(&message).expect("the server sends valid PackStream"))
+    }
+
+    /// Sends one message and reads responses up to and including the summary (SUCCESS/FAILURE/IGNORED).
+    pub fn request(&mut self, tag: u8, fields: Vec<Ps>) -> Vec<Ps> {
+        self.send(tag, fields);
+        self.responses()
+    }
+
+    pub fn responses(&mut self) -> Vec<Ps> {
+        let mut out = Vec::new();
+        loop {
+            let m = self.receive().unwrap();
+            let summary = !matches!(m, Ps::Struct(0x71, _));
+            out.push(m);
+            if summary {
+                return out;
+            }
+        }
+    }
+
+    /// RUN + PULL; the records' first fields and the final summary.
+    pub fn query(&mut self, q: &str) -> (Vec<Ps>, Ps) {
+        let run = self.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
+        assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+        let mut pulled = self.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        let summary = pulled.pop().unwrap();
+        let records = pulled
+            .into_iter()
+            .map(|r| match r {
+                Ps::Struct(0x71, mut f) => match f.remove(0) {
+                    Ps::List(mut values) => values.remove(0),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        (records, summary)
+    }
+
+    pub fn is_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.stream.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+pub fn assert_healthy(addr: SocketAddr) {
+    let mut c = Client::ready(addr);
+    let (records, _) = c.query("RETURN 41 + 1 AS x");
+    assert_eq!(records, vec![Ps::Int(42)]);
+}
