@@ -289,7 +289,8 @@ impl Service {
                     }
                     let mut tx = self.db.write();
                     let result = engine.execute_in_with(&mut tx, query, params, Some(interrupt))?;
-                    return Ok(Outcome { result, bookmark: None, query_type: "w" });
+                    let query_type = write_query_type(&result);
+                    return Ok(Outcome { result, bookmark: None, query_type });
                 }
                 other => other?,
             };
@@ -301,7 +302,7 @@ impl Service {
         interrupt.check()?;
         let version = tx.commit()?;
         self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
-        let query_type = if access == Access::Schema { "s" } else { query_type(&result) };
+        let query_type = if access == Access::Schema { "s" } else { write_query_type(&result) };
         Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })
     }
 
@@ -346,7 +347,7 @@ impl Service {
             let query_type = match access {
                 Access::Schema => "s",
                 Access::Read => "r",
-                Access::Write => query_type(&result),
+                Access::Write => write_query_type(&result),
             };
             Ok(Outcome { result, bookmark: None, query_type })
         })();
@@ -416,9 +417,10 @@ fn bookmark(version: u64) -> String {
     format!("plexus:{version}")
 }
 
-/// "w" for a statement that changed something, "rw" for one that read and could have written but did not.
-fn query_type(result: &QueryResult) -> &'static str {
-    if result.stats.contains_updates() {
+/// The query type of a statement whose plan writes, as Neo4j gives it: from the plan, not from what it did. "w"
+/// when it returns nothing, "rw" when it returns columns.
+fn write_query_type(result: &QueryResult) -> &'static str {
+    if result.columns.is_empty() {
         "w"
     } else {
         "rw"

@@ -674,3 +674,19 @@ async fn explain_and_profile_answer_with_the_plan() {
     assert!(r.json().get("queryPlan").is_none() && r.json().get("profiledQueryPlan").is_none());
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_type_follows_the_plan_not_what_the_statement_did() {
+    let t = start().await;
+    let cases = [
+        ("CREATE (n:QT {id: 1}) RETURN n", "rw"),
+        ("MERGE (n:QT {id: 1})", "w"),
+        ("MATCH (n:NoSuchLabel) SET n.x = 1", "w"),
+        ("MATCH (n:QT) RETURN n.id", "r"),
+    ];
+    for (statement, expected) in cases {
+        let r = query(&t, statement, json!({})).await;
+        assert_eq!(r.json()["queryType"], expected, "{statement}");
+    }
+    stop(t).await;
+}

@@ -1,0 +1,66 @@
+//! What the official drivers and tools count on from a Neo4j server beyond running queries, over real sockets: the
+//! `system` database, query types, database names, error codes, refusals they can read, and a shutdown they retry.
+
+mod support;
+
+use plexus_server::packstream::{map, Ps};
+use support::{Client, TestServer};
+
+const SUCCESS: u8 = 0x70;
+
+/// RUN with `params` and `extra`; the RUN's answer.
+fn run(c: &mut Client, query: &str, params: Ps, extra: Ps) -> Ps {
+    c.request(0x10, vec![Ps::String(query.into()), params, extra]).remove(0)
+}
+
+/// PULL of everything: the records and the summary.
+fn pull(c: &mut Client) -> (Vec<Vec<Ps>>, Ps) {
+    let mut answers = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let summary = answers.pop().unwrap();
+    let records = answers
+        .into_iter()
+        .map(|r| match r {
+            Ps::Struct(0x71, mut f) => match f.remove(0) {
+                Ps::List(values) => values,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    (records, summary)
+}
+
+/// The metadata of a SUCCESS, failing the test on anything else.
+fn success(message: &Ps) -> &Ps {
+    match message {
+        Ps::Struct(SUCCESS, f) => &f[0],
+        other => panic!("expected SUCCESS, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_query_type_follows_the_plan_not_what_the_statement_did() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let type_of = |c: &mut Client, q: &str| -> Ps {
+        success(&run(c, q, map([]), map([])));
+        let (_, summary) = pull(c);
+        success(&summary).get("type").unwrap().clone()
+    };
+    let cases = [
+        ("CREATE (n:QT {id: 1}) RETURN n", "rw"),
+        // Changes nothing (the node exists), but its plan writes and it returns nothing.
+        ("MERGE (n:QT {id: 1})", "w"),
+        ("MATCH (n:NoSuchLabel) SET n.x = 1", "w"),
+        ("MATCH (n:QT) SET n.x = 2 RETURN n.x", "rw"),
+        ("MATCH (n:QT) RETURN n.x", "r"),
+        ("CREATE INDEX qt_id FOR (n:QT) ON (n.id)", "s"),
+    ];
+    for (query, expected) in cases {
+        assert_eq!(type_of(&mut c, query), Ps::String(expected.into()), "{query}");
+    }
+    success(&c.request(0x11, vec![map([])])[0]);
+    assert_eq!(type_of(&mut c, "CREATE (n:QT) RETURN n"), Ps::String("rw".into()));
+    assert_eq!(type_of(&mut c, "MATCH (n:Nothing) DELETE n"), Ps::String("w".into()));
+    success(&c.request(0x13, vec![])[0]);
+}
