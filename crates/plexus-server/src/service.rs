@@ -88,6 +88,7 @@ impl From<CypherError> for ServerError {
             ErrorKind::ConstraintVerificationFailed | ErrorKind::ConstraintValidationFailed => {
                 "Neo.ClientError.Schema.ConstraintValidationFailed"
             }
+            _ if e.detail == "ProcedureNotFound" => "Neo.ClientError.Procedure.ProcedureNotFound",
             ErrorKind::ProcedureError => "Neo.ClientError.Procedure.ProcedureCallFailed",
             // Another transaction committed a conflicting change first: running again sees it and may succeed.
             ErrorKind::Conflict => "Neo.TransientError.Transaction.Outdated",

@@ -7,6 +7,7 @@ use plexus_server::packstream::{map, Ps};
 use support::{Client, TestServer};
 
 const SUCCESS: u8 = 0x70;
+const FAILURE: u8 = 0x7F;
 
 /// RUN with `params` and `extra`; the RUN's answer.
 fn run(c: &mut Client, query: &str, params: Ps, extra: Ps) -> Ps {
@@ -38,6 +39,14 @@ fn success(message: &Ps) -> &Ps {
     }
 }
 
+/// The code of a FAILURE, failing the test on anything else.
+fn failure_code(message: &Ps) -> String {
+    match message {
+        Ps::Struct(FAILURE, f) => f[0].get("code").and_then(Ps::as_str).unwrap().to_string(),
+        other => panic!("expected FAILURE, got {other:?}"),
+    }
+}
+
 #[test]
 fn the_query_type_follows_the_plan_not_what_the_statement_did() {
     let s = TestServer::open();
@@ -63,4 +72,12 @@ fn the_query_type_follows_the_plan_not_what_the_statement_did() {
     assert_eq!(type_of(&mut c, "CREATE (n:QT) RETURN n"), Ps::String("rw".into()));
     assert_eq!(type_of(&mut c, "MATCH (n:Nothing) DELETE n"), Ps::String("w".into()));
     success(&c.request(0x13, vec![])[0]);
+}
+
+#[test]
+fn an_unknown_procedure_is_not_found() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let answer = run(&mut c, "CALL no.such.procedure()", map([]), map([]));
+    assert_eq!(failure_code(&answer), "Neo.ClientError.Procedure.ProcedureNotFound");
 }
