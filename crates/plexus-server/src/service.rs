@@ -3,7 +3,7 @@
 //! queries that shutdown cancels. Everything here is blocking; the protocol layers call it from blocking threads.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -140,6 +140,8 @@ pub struct Service {
     pub agent: String,
     running: Mutex<HashMap<u64, Arc<Interrupt>>>,
     next_query: AtomicU64,
+    /// Set by [`Service::cancel_all`]: queries stopped from then on were stopped by the shutdown, not the client.
+    stopping: AtomicBool,
 }
 
 /// Removes a query from the running registry when it ends, however it ends.
@@ -164,6 +166,7 @@ impl Service {
             agent: format!("Neo4j/5.26.0 (Plexus {})", env!("CARGO_PKG_VERSION")),
             running: Mutex::default(),
             next_query: AtomicU64::new(1),
+            stopping: AtomicBool::new(false),
         }
     }
 
@@ -195,16 +198,24 @@ impl Service {
         Interrupt::new(deadline, self.limits.max_result_bytes)
     }
 
-    /// Cancels every running query (shutdown).
+    /// Cancels every running query, and any started later (shutdown). They fail with a transient error, so
+    /// drivers retry them once the server is back.
     pub fn cancel_all(&self) {
-        for interrupt in self.running.lock().values() {
+        let running = self.running.lock();
+        self.stopping.store(true, Ordering::SeqCst);
+        for interrupt in running.values() {
             interrupt.cancel();
         }
     }
 
     fn register(&self, interrupt: &Arc<Interrupt>) -> RunningGuard<'_> {
         let id = self.next_query.fetch_add(1, Ordering::Relaxed);
-        self.running.lock().insert(id, interrupt.clone());
+        let mut running = self.running.lock();
+        // Under the lock `cancel_all` takes, so a query is either cancelled there or sees the flag here.
+        if self.stopping.load(Ordering::SeqCst) {
+            interrupt.cancel();
+        }
+        running.insert(id, interrupt.clone());
         RunningGuard { service: self, id }
     }
 
@@ -219,10 +230,23 @@ impl Service {
         refusal.map_or(Ok(access), Err)
     }
 
-    fn record(&self, elapsed: Duration, outcome: &Result<Outcome, ServerError>) {
+    /// Counts a finished statement, and gives a query the shutdown stopped the error that says so.
+    fn record(&self, elapsed: Duration, outcome: Result<Outcome, ServerError>) -> Result<Outcome, ServerError> {
         self.metrics.record_query(elapsed, outcome.is_ok());
-        if matches!(outcome, Err(e) if e.code == TERMINATED) {
-            self.metrics.queries_cancelled.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Err(e) if e.code == TERMINATED => {
+                self.metrics.queries_cancelled.fetch_add(1, Ordering::Relaxed);
+                // The client did nothing wrong: a transient code makes drivers retry the transaction, against
+                // this server once it is back or another one. Nothing of the stopped transaction was committed.
+                if self.stopping.load(Ordering::SeqCst) {
+                    return Err(ServerError::new(
+                        "Neo.TransientError.General.DatabaseUnavailable",
+                        "the server is shutting down: the query was stopped and its transaction rolled back",
+                    ));
+                }
+                Err(e)
+            }
+            other => other,
         }
     }
 
@@ -237,8 +261,7 @@ impl Service {
     ) -> Result<Outcome, ServerError> {
         let started = Instant::now();
         let outcome = self.auto_commit(role, mode, query, params, interrupt);
-        self.record(started.elapsed(), &outcome);
-        outcome
+        self.record(started.elapsed(), outcome)
     }
 
     /// [`Service::run_auto_commit`] for a statement that reads only, given at most `budget`. `None` when the
@@ -265,8 +288,7 @@ impl Service {
         if limit == budget && matches!(&outcome, Err(e) if e.code == TIMED_OUT) {
             return None;
         }
-        self.record(started.elapsed(), &outcome);
-        Some(outcome)
+        Some(self.record(started.elapsed(), outcome))
     }
 
     fn auto_commit(
@@ -352,8 +374,7 @@ impl Service {
             };
             Ok(Outcome { result, bookmark: None, query_type })
         })();
-        self.record(started.elapsed(), &outcome);
-        outcome
+        self.record(started.elapsed(), outcome)
     }
 
     /// Commits an explicit transaction; returns its bookmark.

@@ -3,6 +3,8 @@
 
 mod support;
 
+use std::time::Duration;
+
 use plexus_server::packstream::{map, Ps};
 use support::{Client, TestServer};
 
@@ -80,4 +82,19 @@ fn an_unknown_procedure_is_not_found() {
     let mut c = Client::ready(s.addr);
     let answer = run(&mut c, "CALL no.such.procedure()", map([]), map([]));
     assert_eq!(failure_code(&answer), "Neo.ClientError.Procedure.ProcedureNotFound");
+}
+
+#[test]
+fn a_query_stopped_by_the_shutdown_fails_with_a_transient_error() {
+    let mut s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let endless = "UNWIND range(1, 100000) AS a UNWIND range(1, 100000) AS b WITH a WHERE a < 0 RETURN count(*)";
+    c.send(0x10, vec![Ps::String(endless.into()), map([]), map([])]);
+    c.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    std::thread::sleep(Duration::from_millis(200));
+    let answer = std::thread::spawn(move || c.receive().unwrap());
+    let server = s.server.take().unwrap();
+    s.runtime.block_on(server.shutdown(Duration::from_millis(300))).unwrap();
+    // Drivers retry a transient error, and the server that comes back runs the query again.
+    assert_eq!(failure_code(&answer.join().unwrap()), "Neo.TransientError.General.DatabaseUnavailable");
 }
