@@ -406,10 +406,11 @@ impl Service {
         }
     }
 
-    /// Checks that a database name a client sent is this server's.
+    /// Checks that a database name a client sent is this server's. Names are case-insensitive, as in Neo4j.
     pub fn check_database(&self, name: Option<&str>) -> Result<(), ServerError> {
         match name {
-            None | Some("") | Some(DATABASE_NAME) => Ok(()),
+            None | Some("") => Ok(()),
+            Some(n) if n.eq_ignore_ascii_case(DATABASE_NAME) => Ok(()),
             Some(other) => Err(ServerError::new(
                 "Neo.ClientError.Database.DatabaseNotFound",
                 format!("Database does not exist. Database name: '{other}'. This server holds one database, '{DATABASE_NAME}'."),

@@ -77,6 +77,25 @@ fn the_query_type_follows_the_plan_not_what_the_statement_did() {
 }
 
 #[test]
+fn database_names_are_case_insensitive() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    for name in ["Neo4j", "NEO4J"] {
+        let extra = map([("db", Ps::String(name.into()))]);
+        success(&run(&mut c, "RETURN 1 AS one", map([]), extra.clone()));
+        let (records, summary) = pull(&mut c);
+        assert_eq!(records, vec![vec![Ps::Int(1)]]);
+        assert_eq!(success(&summary).get("db"), Some(&Ps::String("neo4j".into())));
+        success(&c.request(0x11, vec![extra.clone()])[0]);
+        success(&c.request(0x13, vec![])[0]);
+        let route = c.request(0x66, vec![map([]), Ps::List(vec![]), extra]);
+        assert_eq!(success(&route[0]).get("rt").unwrap().get("db"), Some(&Ps::String("neo4j".into())));
+    }
+    let other = run(&mut c, "RETURN 1", map([]), map([("db", Ps::String("neo5j".into()))]));
+    assert_eq!(failure_code(&other), "Neo.ClientError.Database.DatabaseNotFound");
+}
+
+#[test]
 fn an_unknown_procedure_is_not_found() {
     let s = TestServer::open();
     let mut c = Client::ready(s.addr);

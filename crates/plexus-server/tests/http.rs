@@ -690,3 +690,16 @@ async fn query_type_follows_the_plan_not_what_the_statement_did() {
     }
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_names_ignore_case() {
+    let t = start().await;
+    for name in ["Neo4j", "NEO4J"] {
+        let r = post(&t, &format!("/db/{name}/query/v2"), &json!({"statement": "RETURN 1 AS one"})).await;
+        assert_eq!(r.status, 202, "{name}");
+        assert_eq!(r.json()["data"]["values"], json!([[1]]));
+    }
+    let r = post(&t, "/db/neo5j/query/v2", &json!({"statement": "RETURN 1 AS one"})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Database.DatabaseNotFound");
+    stop(t).await;
+}
