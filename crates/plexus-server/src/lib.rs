@@ -13,6 +13,7 @@ pub mod loadgen;
 pub mod metrics;
 pub mod packstream;
 pub mod service;
+pub mod system;
 pub mod tls;
 
 use std::net::SocketAddr;

@@ -16,6 +16,29 @@ use crate::metrics::Metrics;
 
 /// The name clients use for the one database a server holds (Neo4j's default, so drivers' defaults work).
 pub const DATABASE_NAME: &str = "neo4j";
+/// The name of Neo4j's administrative database, which drivers use for discovery and to check credentials.
+pub const SYSTEM_DATABASE_NAME: &str = "system";
+/// The Neo4j version the server presents itself as, in its agent string and `dbms.components()`. Drivers pick
+/// features by it, so it names the Neo4j release whose protocol and behaviour the server follows.
+pub const NEO4J_VERSION: &str = "5.26.0";
+
+/// Which of the server's databases a request names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The graph, `neo4j`.
+    Graph,
+    /// `system`: it answers the administrative reads drivers and tools send, and nothing else.
+    System,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Graph => DATABASE_NAME,
+            Target::System => SYSTEM_DATABASE_NAME,
+        }
+    }
+}
 
 /// Resource limits applied to every query.
 #[derive(Clone, Debug)]
@@ -158,12 +181,13 @@ impl Drop for RunningGuard<'_> {
 
 impl Service {
     pub fn new(db: Database, auth: Auth, limits: Limits) -> Service {
+        crate::system::register_procedures(&db);
         Service {
             db,
             auth,
             metrics: Metrics::new(),
             limits,
-            agent: format!("Neo4j/5.26.0 (Plexus {})", env!("CARGO_PKG_VERSION")),
+            agent: format!("Neo4j/{NEO4J_VERSION} (Plexus {})", env!("CARGO_PKG_VERSION")),
             running: Mutex::default(),
             next_query: AtomicU64::new(1),
             stopping: AtomicBool::new(false),
@@ -406,15 +430,57 @@ impl Service {
         }
     }
 
-    /// Checks that a database name a client sent is this server's. Names are case-insensitive, as in Neo4j.
-    pub fn check_database(&self, name: Option<&str>) -> Result<(), ServerError> {
+    /// The database a name a client sent selects; none selects the graph. Names are case-insensitive, as in
+    /// Neo4j.
+    pub fn select_database(&self, name: Option<&str>) -> Result<Target, ServerError> {
         match name {
-            None | Some("") => Ok(()),
-            Some(n) if n.eq_ignore_ascii_case(DATABASE_NAME) => Ok(()),
+            None | Some("") => Ok(Target::Graph),
+            Some(n) if n.eq_ignore_ascii_case(DATABASE_NAME) => Ok(Target::Graph),
+            Some(n) if n.eq_ignore_ascii_case(SYSTEM_DATABASE_NAME) => Ok(Target::System),
             Some(other) => Err(ServerError::new(
                 "Neo.ClientError.Database.DatabaseNotFound",
                 format!("Database does not exist. Database name: '{other}'. This server holds one database, '{DATABASE_NAME}'."),
             )),
+        }
+    }
+
+    /// Checks that a database name a client sent is the graph's, for the requests that reach only the graph
+    /// (the HTTP API).
+    pub fn check_database(&self, name: Option<&str>) -> Result<(), ServerError> {
+        match self.select_database(name)? {
+            Target::Graph => Ok(()),
+            Target::System => Err(ServerError::new(
+                "Neo.ClientError.Database.DatabaseNotFound",
+                format!("The '{SYSTEM_DATABASE_NAME}' database is reached over Bolt only. This API serves '{DATABASE_NAME}'."),
+            )),
+        }
+    }
+
+    /// Runs `query` when it is not for the query engine: a `SHOW DATABASES`-style command on either database, or
+    /// anything sent to `system`, which answers `dbms.components()` and `db.ping()` and refuses the rest. `None`
+    /// for an ordinary statement on the graph. `address` is the Bolt address the client reached.
+    pub fn run_administrative(
+        &self,
+        target: Target,
+        role: Role,
+        query: &str,
+        params: &Params,
+        address: &str,
+        interrupt: &Arc<Interrupt>,
+    ) -> Option<Result<Outcome, ServerError>> {
+        if let Some(command) = crate::system::parse(query) {
+            let started = Instant::now();
+            let _guard = self.register(interrupt);
+            let outcome = crate::system::show(self, &command, params, address, interrupt);
+            return Some(self.record(started.elapsed(), outcome));
+        }
+        match target {
+            Target::Graph => None,
+            // Read-only whatever the client asked: `system` holds nothing to write.
+            Target::System if crate::system::is_system_procedure(query) => {
+                Some(self.run_auto_commit(role, AccessMode::Read, query, params, interrupt))
+            }
+            Target::System => Some(Err(crate::system::not_a_system_command(query))),
         }
     }
 }
@@ -436,7 +502,7 @@ fn write_refusal(role: Role, mode: AccessMode) -> Option<ServerError> {
     }
 }
 
-fn bookmark(version: u64) -> String {
+pub(crate) fn bookmark(version: u64) -> String {
     format!("plexus:{version}")
 }
 

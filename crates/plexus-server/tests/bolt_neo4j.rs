@@ -49,6 +49,113 @@ fn failure_code(message: &Ps) -> String {
     }
 }
 
+fn strings(names: &[&str]) -> Ps {
+    Ps::List(names.iter().map(|n| Ps::String(n.to_string())).collect())
+}
+
+fn system() -> Ps {
+    map([("db", Ps::String("system".into())), ("mode", Ps::String("r".into()))])
+}
+
+const DATABASES_COLUMNS: [&str; 13] = [
+    "name",
+    "type",
+    "aliases",
+    "access",
+    "address",
+    "role",
+    "writer",
+    "requestedStatus",
+    "currentStatus",
+    "statusMessage",
+    "default",
+    "home",
+    "constituents",
+];
+
+#[test]
+fn the_system_database_routes_and_answers_show_commands() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    // Java's verifyConnectivity over neo4j:// asks for the routing table of `system`.
+    let route = c.request(0x66, vec![map([]), Ps::List(vec![]), map([("db", Ps::String("system".into()))])]);
+    let rt = success(&route[0]).get("rt").unwrap();
+    assert_eq!(rt.get("db"), Some(&Ps::String("system".into())));
+    assert!(matches!(rt.get("servers"), Some(Ps::List(s)) if s.len() == 3));
+
+    // Java's and Go's verifyAuthentication.
+    let fields = success(&run(&mut c, "SHOW DEFAULT DATABASE", map([]), system())).get("fields").unwrap().clone();
+    let default_columns: Vec<&str> =
+        DATABASES_COLUMNS.iter().copied().filter(|c| !["default", "home"].contains(c)).collect();
+    assert_eq!(fields, strings(&default_columns));
+    let (records, summary) = pull(&mut c);
+    assert_eq!(records.len(), 1);
+    let address = Ps::String(s.addr.to_string());
+    assert_eq!(
+        records[0][..7],
+        [
+            Ps::String("neo4j".into()),
+            Ps::String("standard".into()),
+            Ps::List(vec![]),
+            Ps::String("read-write".into()),
+            address,
+            Ps::String("primary".into()),
+            Ps::Bool(true),
+        ]
+    );
+    assert_eq!(
+        records[0][7..],
+        [Ps::String("online".into()), Ps::String("online".into()), Ps::String("".into()), Ps::List(vec![]),]
+    );
+    let summary = success(&summary);
+    assert_eq!(summary.get("db"), Some(&Ps::String("system".into())));
+    assert_eq!(summary.get("type"), Some(&Ps::String("r".into())));
+
+    let fields = success(&run(&mut c, "SHOW DATABASES", map([]), system())).get("fields").unwrap().clone();
+    assert_eq!(fields, strings(&DATABASES_COLUMNS));
+    let (records, _) = pull(&mut c);
+    let names: Vec<&Ps> = records.iter().map(|r| &r[0]).collect();
+    assert_eq!(names, [&Ps::String("neo4j".into()), &Ps::String("system".into())]);
+    // `default` and `home` say which database a session without a name gets.
+    assert_eq!((&records[0][10], &records[0][11]), (&Ps::Bool(true), &Ps::Bool(true)));
+    assert_eq!((&records[1][10], &records[1][11]), (&Ps::Bool(false), &Ps::Bool(false)));
+
+    let params = map([("db", Ps::String("NEO4J".into()))]);
+    success(&run(&mut c, "SHOW DATABASE $db YIELD name, currentStatus AS status", params, system()));
+    assert_eq!(pull(&mut c).0, vec![vec![Ps::String("neo4j".into()), Ps::String("online".into())]]);
+    let run_answer = run(&mut c, "SHOW DATABASES WHERE name = 'system'", map([]), map([]));
+    assert_eq!(success(&run_answer).get("fields"), Some(&strings(&DATABASES_COLUMNS)));
+    assert_eq!(pull(&mut c).0.len(), 1, "SHOW commands also answer on the graph's database");
+
+    // Health checks call these on any database.
+    for extra in [system(), map([])] {
+        success(&run(&mut c, "CALL dbms.components() YIELD name, versions, edition", map([]), extra.clone()));
+        let (records, _) = pull(&mut c);
+        assert_eq!(
+            records,
+            vec![vec![
+                Ps::String("Neo4j Kernel".into()),
+                Ps::List(vec![Ps::String("5.26.0".into())]),
+                Ps::String("community".into()),
+            ]]
+        );
+        success(&run(&mut c, "CALL db.ping()", map([]), extra));
+        assert_eq!(pull(&mut c).0, vec![vec![Ps::Bool(true)]]);
+    }
+
+    // In an explicit transaction as well.
+    success(&c.request(0x11, vec![system()])[0]);
+    success(&run(&mut c, "SHOW HOME DATABASE YIELD name", map([]), map([])));
+    assert_eq!(pull(&mut c).0, vec![vec![Ps::String("neo4j".into())]]);
+    success(&c.request(0x12, vec![])[0]);
+
+    // Anything else is refused in Neo4j's words, and the graph is untouched.
+    let refused = run(&mut c, "CREATE (n:InSystem) RETURN n", map([]), map([("db", Ps::String("system".into()))]));
+    assert_eq!(failure_code(&refused), "Neo.ClientError.Statement.NotSystemDatabaseError");
+    c.request(0x0F, vec![]);
+    assert_eq!(c.query("MATCH (n:InSystem) RETURN count(n)").0, vec![Ps::Int(0)]);
+}
+
 #[test]
 fn the_query_type_follows_the_plan_not_what_the_statement_did() {
     let s = TestServer::open();

@@ -13,7 +13,7 @@ use super::connection::Liveness;
 use super::values::{self, Shape};
 use crate::auth::Role;
 use crate::packstream::{map, Encoder, Ps};
-use crate::service::{AccessMode, Outcome, ServerError, Service, Transaction, DATABASE_NAME};
+use crate::service::{AccessMode, Outcome, ServerError, Service, Target, Transaction};
 
 /// The metadata map a client left out.
 static NULL: Ps = Ps::Null;
@@ -79,11 +79,14 @@ struct Stream {
     bookmark: Option<String>,
     query_type: &'static str,
     started: Instant,
+    /// The database the statement ran against, for the summary.
+    db: &'static str,
 }
 
 struct OpenTransaction {
     tx: Transaction,
     deadline: Option<Instant>,
+    target: Target,
 }
 
 /// One Bolt connection's protocol state.
@@ -142,6 +145,11 @@ impl Session {
             }
             None => self.service.interrupt(timeout, tx_deadline),
         }
+    }
+
+    /// The address clients reach this server at: the one the client used, else the socket's.
+    fn address(&self) -> String {
+        self.routing_address.clone().unwrap_or_else(|| self.local_address.clone())
     }
 
     /// Handles one request message, appending chunked responses to `out`.
@@ -287,18 +295,31 @@ impl Session {
         let params = self.params(fields.get(1))?;
         let extra = fields.get(2).unwrap_or(&NULL);
         let started = Instant::now();
-        let outcome = match self.state {
+        let address = self.address();
+        let (target, outcome) = match self.state {
             State::Ready => {
-                self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
+                let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
                 let mode = access_mode(extra);
                 let interrupt = self.interrupt(tx_timeout(extra), None);
-                self.service.run_auto_commit(role, mode, query, &params, &interrupt)?
+                let service = &self.service;
+                let outcome = match service.run_administrative(target, role, query, &params, &address, &interrupt) {
+                    Some(outcome) => outcome?,
+                    None => service.run_auto_commit(role, mode, query, &params, &interrupt)?,
+                };
+                (target, outcome)
             }
             State::TxReady | State::TxStreaming => {
                 let deadline = self.tx.as_ref().and_then(|t| t.deadline);
                 let interrupt = self.interrupt(None, deadline);
                 let open = self.tx.as_mut().expect("a transaction is open in this state");
-                self.service.run_in_transaction(&mut open.tx, role, query, &params, &interrupt)?
+                let service = &self.service;
+                let outcome = match service.run_administrative(open.target, role, query, &params, &address, &interrupt)
+                {
+                    // Only a commit makes a bookmark in a transaction.
+                    Some(outcome) => Outcome { bookmark: None, ..outcome? },
+                    None => service.run_in_transaction(&mut open.tx, role, query, &params, &interrupt)?,
+                };
+                (open.target, outcome)
             }
             State::Streaming => {
                 return Err(ServerError::request("RUN while a result is open: PULL or DISCARD it first"));
@@ -333,6 +354,7 @@ impl Session {
             bookmark,
             query_type,
             started,
+            db: target.name(),
         });
         self.state = if in_tx { State::TxStreaming } else { State::Streaming };
         self.success(out, Ps::Map(metadata));
@@ -405,7 +427,7 @@ impl Session {
         let mut m = vec![
             ("type".to_string(), Ps::String(stream.query_type.to_string())),
             ("t_last".to_string(), Ps::Int(stream.started.elapsed().as_millis() as i64)),
-            ("db".to_string(), Ps::String(DATABASE_NAME.to_string())),
+            ("db".to_string(), Ps::String(stream.db.to_string())),
         ];
         if let Some(b) = stream.bookmark {
             m.push(("bookmark".to_string(), Ps::String(b)));
@@ -427,9 +449,11 @@ impl Session {
             return Err(ServerError::request(format!("BEGIN is not allowed in state {:?}", self.state)));
         }
         let extra = fields.first().unwrap_or(&NULL);
-        self.service.check_database(extra.get("db").and_then(Ps::as_str))?;
+        let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
         let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
-        self.tx = Some(OpenTransaction { tx: self.service.begin(access_mode(extra)), deadline });
+        // `system` holds nothing to write: a read transaction spares the graph's writer for others.
+        let mode = if target == Target::System { AccessMode::Read } else { access_mode(extra) };
+        self.tx = Some(OpenTransaction { tx: self.service.begin(mode), deadline, target });
         self.next_qid = 0;
         self.state = State::TxReady;
         self.success(out, map([]));
@@ -477,15 +501,15 @@ impl Session {
             Some(extra) => extra.get("db").and_then(Ps::as_str),
             None => None,
         };
-        self.service.check_database(db)?;
-        let address = self.routing_address.clone().unwrap_or_else(|| self.local_address.clone());
+        let target = self.service.select_database(db)?;
+        let address = self.address();
         let servers: Vec<Ps> = ["WRITE", "READ", "ROUTE"]
             .into_iter()
             .map(|role| {
                 map([("addresses", Ps::List(vec![Ps::String(address.clone())])), ("role", Ps::String(role.into()))])
             })
             .collect();
-        let rt = map([("ttl", Ps::Int(300)), ("db", Ps::String(DATABASE_NAME.into())), ("servers", Ps::List(servers))]);
+        let rt = map([("ttl", Ps::Int(300)), ("db", Ps::String(target.name().into())), ("servers", Ps::List(servers))]);
         self.success(out, map([("rt", rt)]));
         Ok(())
     }

@@ -1,0 +1,319 @@
+//! What a Neo4j server offers beyond Cypher over its graph and that drivers and tools count on: the `system`
+//! database's `SHOW DATABASES` family (drivers check credentials with `SHOW DEFAULT DATABASE` and find routing
+//! tables for `system`), and the `dbms.components()` and `db.ping()` procedures health checks call.
+//!
+//! A `SHOW` command becomes a query over its rows as a parameter, so that its `YIELD`, `WHERE` and `RETURN` parts
+//! are ordinary Cypher run by the engine rather than a second evaluator.
+
+use std::sync::Arc;
+
+use plexus::cypher::{Interrupt, Map, ParamType, ProcedureSignature, Value};
+use plexus::{Database, Params};
+
+use crate::service::{bookmark, Outcome, ServerError, Service, Target, NEO4J_VERSION};
+
+/// The columns of `SHOW DATABASES`, in Neo4j's order.
+const DATABASES_COLUMNS: [&str; 13] = [
+    "name",
+    "type",
+    "aliases",
+    "access",
+    "address",
+    "role",
+    "writer",
+    "requestedStatus",
+    "currentStatus",
+    "statusMessage",
+    "default",
+    "home",
+    "constituents",
+];
+
+/// The columns of `SHOW DEFAULT DATABASE` and `SHOW HOME DATABASE`: those of `SHOW DATABASES` but `default`
+/// and `home`.
+const DEFAULT_COLUMNS: [&str; 11] = [
+    "name",
+    "type",
+    "aliases",
+    "access",
+    "address",
+    "role",
+    "writer",
+    "requestedStatus",
+    "currentStatus",
+    "statusMessage",
+    "constituents",
+];
+
+/// The parameter that carries a command's rows into its query.
+const ROWS_PARAM: &str = "__plexus_databases";
+
+/// Which databases a `SHOW` command lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Listing {
+    /// `SHOW DATABASES`, or `SHOW DATABASE name` with the name or the parameter holding it.
+    All(Option<Name>),
+    /// `SHOW DEFAULT DATABASE` and `SHOW HOME DATABASE`: the graph, without the `default` and `home` columns.
+    Default,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Name {
+    Literal(String),
+    Param(String),
+}
+
+/// A parsed `SHOW ... DATABASE(S)` command: what it lists and its `YIELD`/`WHERE`/`RETURN` part as written.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Command {
+    listing: Listing,
+    rest: String,
+}
+
+/// Registers the procedures every database answers.
+pub fn register_procedures(db: &Database) {
+    let signature = |name: &str, outputs: &[(&str, ParamType)]| ProcedureSignature {
+        name: name.into(),
+        inputs: vec![],
+        outputs: outputs.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+    };
+    db.register_procedure(
+        signature(
+            "dbms.components",
+            &[("name", ParamType::String), ("versions", ParamType::List), ("edition", ParamType::String)],
+        ),
+        |_| {
+            let versions = Value::List(Arc::new(vec![Value::string(NEO4J_VERSION)]));
+            Ok(vec![vec![Value::string("Neo4j Kernel"), versions, Value::string("community")]])
+        },
+    );
+    db.register_procedure(signature("db.ping", &[("success", ParamType::Boolean)]), |_| {
+        Ok(vec![vec![Value::Bool(true)]])
+    });
+}
+
+/// The next word of `s` (up to whitespace, `;` or a backquoted name's end) and what follows it.
+fn next_word(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start();
+    if s.is_empty() {
+        return None;
+    }
+    if let Some(quoted) = s.strip_prefix('`') {
+        let end = quoted.find('`')? + 2;
+        return Some((&s[..end], &s[end..]));
+    }
+    let end = s.find(|c: char| c.is_whitespace()).unwrap_or(s.len());
+    Some((&s[..end], &s[end..]))
+}
+
+/// Parses `query` if it is a `SHOW` command for databases.
+pub fn parse(query: &str) -> Option<Command> {
+    let query = query.trim().trim_end_matches(';').trim_end();
+    let (show, rest) = next_word(query)?;
+    if !show.eq_ignore_ascii_case("SHOW") {
+        return None;
+    }
+    let (what, mut rest) = next_word(rest)?;
+    let listing = if what.eq_ignore_ascii_case("DEFAULT") || what.eq_ignore_ascii_case("HOME") {
+        let (database, after) = next_word(rest)?;
+        if !database.eq_ignore_ascii_case("DATABASE") {
+            return None;
+        }
+        rest = after;
+        Listing::Default
+    } else if what.eq_ignore_ascii_case("DATABASE") || what.eq_ignore_ascii_case("DATABASES") {
+        let name = match next_word(rest) {
+            Some((word, _)) if word.eq_ignore_ascii_case("YIELD") || word.eq_ignore_ascii_case("WHERE") => None,
+            Some((word, after)) => {
+                rest = after;
+                Some(match word.strip_prefix('$') {
+                    Some(param) => Name::Param(param.trim_matches('`').to_string()),
+                    None => Name::Literal(word.trim_matches('`').to_string()),
+                })
+            }
+            None => None,
+        };
+        Listing::All(name)
+    } else {
+        return None;
+    };
+    Some(Command { listing, rest: rest.trim().to_string() })
+}
+
+/// Whether `query` calls one of the procedures the `system` database answers.
+pub fn is_system_procedure(query: &str) -> bool {
+    let Some((call, rest)) = next_word(query) else { return false };
+    let name = rest.trim_start().split(|c: char| c == '(' || c.is_whitespace()).next().unwrap_or("");
+    call.eq_ignore_ascii_case("CALL")
+        && (name.eq_ignore_ascii_case("dbms.components") || name.eq_ignore_ascii_case("db.ping"))
+}
+
+/// The refusal of a statement `system` does not run, with Neo4j's code for it.
+pub fn not_a_system_command(query: &str) -> ServerError {
+    ServerError::new(
+        "Neo.ClientError.Statement.NotSystemDatabaseError",
+        format!(
+            "Not a recognised system command or procedure. This Cypher command can only be executed in a user \
+             database: {}. The 'system' database answers SHOW DATABASES, SHOW DATABASE name, SHOW DEFAULT \
+             DATABASE, SHOW HOME DATABASE, CALL dbms.components() and CALL db.ping().",
+            query.trim()
+        ),
+    )
+}
+
+/// One row of `SHOW DATABASES`.
+fn row(target: Target, address: &str) -> Value {
+    let text = |s: &str| Value::string(s);
+    let empty = || Value::List(Arc::new(vec![]));
+    let graph = target == Target::Graph;
+    let values = [
+        text(target.name()),
+        text(if graph { "standard" } else { "system" }),
+        empty(),
+        text("read-write"),
+        text(address),
+        text("primary"),
+        Value::Bool(true),
+        text("online"),
+        text("online"),
+        text(""),
+        Value::Bool(graph),
+        Value::Bool(graph),
+        empty(),
+    ];
+    let map: Map = DATABASES_COLUMNS.iter().map(|c| Arc::from(*c)).zip(values).collect();
+    Value::Map(Arc::new(map))
+}
+
+/// Whether `word` occurs in `text` as a whole word, in any case.
+fn has_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// The names a `YIELD` list binds, as written (`a`, `b AS c` → `a`, `c`), up to the clause that ends it.
+fn yielded_names(items: &str) -> Vec<String> {
+    let mut end = items.len();
+    for keyword in ["ORDER", "SKIP", "OFFSET", "LIMIT", "WHERE"] {
+        let upper = items.to_ascii_uppercase();
+        let found = upper.match_indices(keyword).find(|(i, _)| {
+            let before = upper[..*i].chars().next_back();
+            let after = upper[i + keyword.len()..].chars().next();
+            let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            boundary(before) && boundary(after)
+        });
+        if let Some((i, _)) = found {
+            end = end.min(i);
+        }
+    }
+    items[..end]
+        .split(',')
+        .map(|item| {
+            let words: Vec<&str> = item.split_whitespace().collect();
+            match words.as_slice() {
+                [.., as_, alias] if as_.eq_ignore_ascii_case("AS") => alias.to_string(),
+                _ => item.trim().to_string(),
+            }
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// The Cypher query that answers `command` over its rows in `$__plexus_databases`.
+fn translate(command: &Command, columns: &[&str]) -> Result<String, ServerError> {
+    let bind: Vec<String> = columns.iter().map(|c| format!("db.{c} AS {c}")).collect();
+    let all: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+    let mut query = format!("UNWIND ${ROWS_PARAM} AS db WITH {}", bind.join(", "));
+    let rest = command.rest.as_str();
+    match next_word(rest) {
+        None => query += &format!(" RETURN {}", all.join(", ")),
+        Some((w, _)) if w.eq_ignore_ascii_case("WHERE") => query += &format!(" {rest} RETURN {}", all.join(", ")),
+        Some((w, items)) if w.eq_ignore_ascii_case("YIELD") => {
+            query += &format!(" WITH {items}");
+            if !has_word(items, "RETURN") {
+                let names = if items.trim_start().starts_with('*') { all } else { yielded_names(items) };
+                query += &format!(" RETURN {}", names.join(", "));
+            }
+        }
+        Some((w, _)) => {
+            return Err(ServerError::new(
+                "Neo.ClientError.Statement.SyntaxError",
+                format!("Invalid input '{w}': expected YIELD, WHERE or the end of the SHOW command"),
+            ))
+        }
+    }
+    Ok(query)
+}
+
+/// Answers a `SHOW ... DATABASE(S)` command; `address` is what the databases' `address` column says.
+pub fn show(
+    service: &Service,
+    command: &Command,
+    params: &Params,
+    address: &str,
+    interrupt: &Arc<Interrupt>,
+) -> Result<Outcome, ServerError> {
+    let (wanted, columns): (Vec<Target>, &[&str]) = match &command.listing {
+        Listing::Default => (vec![Target::Graph], &DEFAULT_COLUMNS),
+        Listing::All(name) => {
+            let name = match name {
+                None => None,
+                Some(Name::Literal(n)) => Some(n.clone()),
+                Some(Name::Param(p)) => match params.get(p) {
+                    Some(Value::String(s)) => Some(s.to_string()),
+                    Some(_) => {
+                        return Err(ServerError::new(
+                            "Neo.ClientError.Statement.TypeError",
+                            format!("the database name in ${p} must be a string"),
+                        ))
+                    }
+                    None => {
+                        return Err(ServerError::new(
+                            "Neo.ClientError.Statement.ParameterMissing",
+                            format!("Expected parameter(s): {p}"),
+                        ))
+                    }
+                },
+            };
+            let targets = [Target::Graph, Target::System];
+            let wanted = targets.into_iter().filter(|t| name.as_ref().is_none_or(|n| n.eq_ignore_ascii_case(t.name())));
+            (wanted.collect(), &DATABASES_COLUMNS[..])
+        }
+    };
+    let query = translate(command, columns)?;
+    let mut params = params.clone();
+    let rows = wanted.into_iter().map(|t| row(t, address)).collect();
+    params.insert(ROWS_PARAM.into(), Value::List(Arc::new(rows)));
+    let snapshot = service.db.read();
+    let result = service.db.engine().execute_read_with(&snapshot, &query, &params, Some(interrupt))?;
+    Ok(Outcome { result, bookmark: Some(bookmark(snapshot.version())), query_type: "r" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn show_commands_are_recognised() {
+        let c = parse("  show default   database ;").unwrap();
+        assert_eq!(c.listing, Listing::Default);
+        assert_eq!(parse("SHOW HOME DATABASE").unwrap().listing, Listing::Default);
+        assert_eq!(parse("SHOW DATABASES").unwrap().listing, Listing::All(None));
+        let c = parse("SHOW DATABASE `Neo4j` YIELD name").unwrap();
+        assert_eq!(c.listing, Listing::All(Some(Name::Literal("Neo4j".into()))));
+        assert_eq!(c.rest, "YIELD name");
+        let c = parse("SHOW DATABASES WHERE name = 'x'").unwrap();
+        assert_eq!((c.listing, c.rest.as_str()), (Listing::All(None), "WHERE name = 'x'"));
+        assert_eq!(parse("SHOW DATABASE $db").unwrap().listing, Listing::All(Some(Name::Param("db".into()))));
+        assert!(parse("SHOW INDEXES").is_none());
+        assert!(parse("MATCH (n) RETURN n").is_none());
+    }
+
+    #[test]
+    fn yield_lists_name_their_columns() {
+        assert_eq!(yielded_names(" name, currentStatus AS status ORDER BY name LIMIT 1"), ["name", "status"]);
+        assert_eq!(yielded_names("name WHERE name = 'neo4j'"), ["name"]);
+        assert!(is_system_procedure("call  dbms.components() YIELD name"));
+        assert!(is_system_procedure("CALL db.ping"));
+        assert!(!is_system_procedure("CALL db.labels()"));
+    }
+}
