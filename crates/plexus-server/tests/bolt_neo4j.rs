@@ -211,6 +211,21 @@ fn an_unknown_procedure_is_not_found() {
 }
 
 #[test]
+fn impersonation_is_refused() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let as_other = || map([("imp_user", Ps::String("someone".into()))]);
+    assert_eq!(failure_code(&run(&mut c, "CREATE (:Imp)", map([]), as_other())), "Neo.ClientError.Security.Forbidden");
+    c.request(0x0F, vec![]);
+    assert_eq!(failure_code(&c.request(0x11, vec![as_other()])[0]), "Neo.ClientError.Security.Forbidden");
+    c.request(0x0F, vec![]);
+    let route = c.request(0x66, vec![map([]), Ps::List(vec![]), as_other()]);
+    assert_eq!(failure_code(&route[0]), "Neo.ClientError.Security.Forbidden");
+    c.request(0x0F, vec![]);
+    assert_eq!(c.query("MATCH (n:Imp) RETURN count(n)").0, vec![Ps::Int(0)]);
+}
+
+#[test]
 fn a_query_stopped_by_the_shutdown_fails_with_a_transient_error() {
     let mut s = TestServer::open();
     let mut c = Client::ready(s.addr);

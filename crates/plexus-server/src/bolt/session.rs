@@ -294,6 +294,7 @@ impl Session {
             fields.first().and_then(Ps::as_str).ok_or_else(|| ServerError::request("RUN needs a query string"))?;
         let params = self.params(fields.get(1))?;
         let extra = fields.get(2).unwrap_or(&NULL);
+        refuse_impersonation(extra)?;
         let started = Instant::now();
         let address = self.address();
         let (target, outcome) = match self.state {
@@ -449,6 +450,7 @@ impl Session {
             return Err(ServerError::request(format!("BEGIN is not allowed in state {:?}", self.state)));
         }
         let extra = fields.first().unwrap_or(&NULL);
+        refuse_impersonation(extra)?;
         let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
         let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
         // `system` holds nothing to write: a read transaction spares the graph's writer for others.
@@ -498,7 +500,10 @@ impl Session {
         }
         let db = match fields.get(2) {
             Some(Ps::String(s)) => Some(s.as_str()),
-            Some(extra) => extra.get("db").and_then(Ps::as_str),
+            Some(extra) => {
+                refuse_impersonation(extra)?;
+                extra.get("db").and_then(Ps::as_str)
+            }
             None => None,
         };
         let target = self.service.select_database(db)?;
@@ -557,6 +562,19 @@ pub fn chunk(message: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(piece);
     }
     out.extend_from_slice(&[0, 0]);
+}
+
+/// Refuses a request that asks to run as another user (`imp_user`), as Neo4j Community does: ignoring it would run
+/// the work as the logged-on user while the client believes otherwise. Refused even when it names the logged-on
+/// user, so that a client learns at once that the feature is missing rather than when the name changes.
+fn refuse_impersonation(extra: &Ps) -> Result<(), ServerError> {
+    match extra.get("imp_user") {
+        None | Some(Ps::Null) => Ok(()),
+        Some(_) => Err(ServerError::new(
+            "Neo.ClientError.Security.Forbidden",
+            "impersonation is not supported: transactions run as the user who logged on",
+        )),
+    }
 }
 
 fn access_mode(extra: &Ps) -> AccessMode {
