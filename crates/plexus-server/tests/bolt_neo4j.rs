@@ -3,10 +3,13 @@
 
 mod support;
 
+use std::io::Write;
 use std::time::Duration;
 
+use plexus_server::auth::Auth;
 use plexus_server::packstream::{map, Ps};
-use support::{Client, TestServer};
+use plexus_server::ServerConfig;
+use support::{assert_healthy, Client, TestServer};
 
 const SUCCESS: u8 = 0x70;
 const FAILURE: u8 = 0x7F;
@@ -223,6 +226,37 @@ fn impersonation_is_refused() {
     assert_eq!(failure_code(&route[0]), "Neo.ClientError.Security.Forbidden");
     c.request(0x0F, vec![]);
     assert_eq!(c.query("MATCH (n:Imp) RETURN count(n)").0, vec![Ps::Int(0)]);
+}
+
+/// Reads a FAILURE and then the end of the connection.
+fn refused_then_closed(c: &mut Client) -> String {
+    let answer = c.receive().expect("a FAILURE before the connection closes");
+    let code = failure_code(&answer);
+    assert!(c.is_closed());
+    code
+}
+
+#[test]
+fn requests_that_cannot_be_taken_are_answered_before_the_connection_closes() {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        max_request_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    // Over the limit, sent whole with the PULL after it, as a driver does: the client reads why.
+    let mut c = Client::ready(s.addr);
+    let params = map([("big", Ps::String("x".repeat(3 << 20)))]);
+    c.send(0x10, vec![Ps::String("RETURN size($big)".into()), params, map([])]);
+    c.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    assert_eq!(refused_then_closed(&mut c), "Neo.ClientError.Request.Invalid");
+    // Not PackStream.
+    let mut c = Client::ready(s.addr);
+    c.stream.write_all(&[0, 3, 0xC7, 0xC7, 0xC7, 0, 0]).unwrap();
+    assert_eq!(refused_then_closed(&mut c), "Neo.ClientError.Request.Invalid");
+    assert_healthy(s.addr);
 }
 
 #[test]

@@ -11,13 +11,22 @@ use std::time::Duration;
 
 use super::session::{Control, Session, State, VERSIONS};
 use crate::packstream;
-use crate::service::Service;
+use crate::service::{ServerError, Service};
 
 const MAGIC: [u8; 4] = [0x60, 0x60, 0xB0, 0x17];
 
 /// How long a stopping server waits for the PULL of an auto-commit result it has already committed. Drivers send
 /// RUN and PULL together, so the PULL has usually arrived with the RUN and this wait is the exception.
 const OWED_PULL_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The most of an oversized message read (and dropped) so that its sender can be told why it is refused: drivers
+/// write a whole request before they read, so a connection closed part-way looks to them like a network fault.
+/// Past this the connection is closed without waiting for the rest.
+const OVERSIZED_DISCARD_LIMIT: usize = 1 << 30;
+
+/// How long a connection closing on a refused request keeps reading what the client still sends. Closing a
+/// socket with unread data resets it, and a reset can destroy the refusal before the client reads it.
+const LINGER: Duration = Duration::from_millis(500);
 
 /// Per-connection limits.
 #[derive(Clone, Debug)]
@@ -197,9 +206,16 @@ pub fn serve(
             match take_message(&mut inbuf, limits.max_message_bytes) {
                 Ok(Some(bytes)) => {
                     served = true;
-                    let Ok(message) = packstream::decode(&bytes) else {
-                        let _ = stream.write_all(&out);
-                        return;
+                    let message = match packstream::decode(&bytes) {
+                        Ok(message) => message,
+                        Err(e) => {
+                            session.reject(
+                                ServerError::request(format!("a request message cannot be decoded: {e}")),
+                                &mut out,
+                            );
+                            close_after_refusal(stream, &out, set_timeout);
+                            return;
+                        }
                     };
                     if session.handle(message, &mut out) == Control::Close {
                         let _ = stream.write_all(&out).and_then(|_| stream.flush());
@@ -207,8 +223,10 @@ pub fn serve(
                     }
                 }
                 Ok(None) => break,
-                Err(_) => {
-                    let _ = stream.write_all(&out);
+                Err(e) => {
+                    skip_message(stream, &mut inbuf, &mut readbuf, OVERSIZED_DISCARD_LIMIT);
+                    session.reject(ServerError::request(e), &mut out);
+                    close_after_refusal(stream, &out, set_timeout);
                     return;
                 }
             }
@@ -231,6 +249,64 @@ pub fn serve(
                 standing.serving();
                 inbuf.extend_from_slice(&readbuf[..n]);
             }
+        }
+    }
+}
+
+/// Reads and drops the message at the front of `buf` up to its end marker, reading more from `stream` as needed;
+/// false when the stream ended or failed, or more than `limit` bytes went by first.
+fn skip_message(stream: &mut dyn Transport, buf: &mut Vec<u8>, scratch: &mut [u8], limit: usize) -> bool {
+    let mut fill = |buf: &mut Vec<u8>| match stream.read(scratch) {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&scratch[..n]);
+            true
+        }
+    };
+    let mut skipped = 0usize;
+    loop {
+        while buf.len() < 2 {
+            if !fill(buf) {
+                return false;
+            }
+        }
+        let size = u16::from_be_bytes([buf[0], buf[1]]) as usize;
+        if size == 0 {
+            buf.drain(..2);
+            return true;
+        }
+        skipped += size;
+        if skipped > limit {
+            return false;
+        }
+        let mut left = size + 2;
+        loop {
+            let n = left.min(buf.len());
+            buf.drain(..n);
+            left -= n;
+            if left == 0 {
+                break;
+            }
+            if !fill(buf) {
+                return false;
+            }
+        }
+    }
+}
+
+/// Sends the answers in `out` (ending with a refusal), then reads and drops what the client still sends for a
+/// moment before the connection closes, so the refusal reaches it rather than a reset.
+fn close_after_refusal(stream: &mut dyn Transport, out: &[u8], set_timeout: &dyn Fn(Option<Duration>)) {
+    if stream.write_all(out).and_then(|_| stream.flush()).is_err() {
+        return;
+    }
+    set_timeout(Some(LINGER));
+    let started = std::time::Instant::now();
+    let mut scratch = [0u8; 16 * 1024];
+    while started.elapsed() < LINGER {
+        match stream.read(&mut scratch) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
         }
     }
 }

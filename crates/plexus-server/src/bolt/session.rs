@@ -147,6 +147,13 @@ impl Session {
         }
     }
 
+    /// Answers a request the connection could not take (too large, or not PackStream) with a FAILURE; the
+    /// connection must close after it.
+    pub fn reject(&mut self, error: ServerError, out: &mut Vec<u8>) {
+        self.fail(out, error);
+        self.state = State::Defunct;
+    }
+
     /// The address clients reach this server at: the one the client used, else the socket's.
     fn address(&self) -> String {
         self.routing_address.clone().unwrap_or_else(|| self.local_address.clone())
