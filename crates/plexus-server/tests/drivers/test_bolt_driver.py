@@ -303,6 +303,40 @@ def test_unknown_database_is_refused(driver):
     assert "DatabaseNotFound" in e.value.code
 
 
+def test_system_database_and_health_procedures(bolt_uri, auth):
+    # Tools list databases on `system` and health checks call dbms.components(); neither is Cypher over the graph.
+    routed = bolt_uri.replace("bolt://", "neo4j://")
+    with GraphDatabase.driver(routed, auth=auth) as d:
+        records, _, keys = d.execute_query("SHOW DEFAULT DATABASE", database_="system")
+        assert keys[:3] == ["name", "type", "aliases"]
+        assert records[0]["name"] == "neo4j" and records[0]["currentStatus"] == "online"
+        records, _, _ = d.execute_query("SHOW DATABASES YIELD name ORDER BY name", database_="system")
+        assert [r["name"] for r in records] == ["neo4j", "system"]
+        records, _, _ = d.execute_query("CALL dbms.components() YIELD versions, edition RETURN versions[0] AS v, edition")
+        assert d.get_server_info().agent.startswith("Neo4j/" + records[0]["v"])
+        assert records[0]["edition"] == "community"
+        with pytest.raises(ClientError) as e:
+            d.execute_query("MATCH (n) RETURN n", database_="system")
+        assert e.value.code == "Neo.ClientError.Statement.NotSystemDatabaseError"
+
+
+def test_database_names_ignore_case_and_query_types_follow_the_plan(driver, tag):
+    _, summary, _ = driver.execute_query(f"CREATE (n:{tag}) RETURN n", database_="NEO4J")
+    assert summary.database == "neo4j"
+    assert summary.query_type == "rw"
+    _, summary, _ = driver.execute_query(f"MATCH (n:{tag}) WHERE n.none = 1 SET n.x = 1")
+    assert summary.query_type == "w"
+
+
+def test_unknown_procedures_and_impersonation_are_refused(driver):
+    with pytest.raises(ClientError) as e:
+        driver.execute_query("CALL no.such.procedure()")
+    assert e.value.code == "Neo.ClientError.Procedure.ProcedureNotFound"
+    with pytest.raises(ClientError) as e:
+        driver.execute_query("RETURN 1", impersonated_user_="someone")
+    assert e.value.code == "Neo.ClientError.Security.Forbidden"
+
+
 def test_constraint_violations(driver, tag):
     driver.execute_query(f"CREATE CONSTRAINT FOR (n:{tag}) REQUIRE n.key IS UNIQUE")
     driver.execute_query(f"CREATE (:{tag} {{key: 1}})")
