@@ -634,3 +634,11 @@ fn quantified_relationships() {
     assert_eq!(db.err("MATCH (:A)-[:R*1..2]->{1,2}(b) RETURN b").kind, ErrorKind::SyntaxError);
     assert_eq!(db.err("MATCH (:A)-[:R]->{}(b) RETURN b").kind, ErrorKind::SyntaxError);
 }
+
+#[test]
+fn a_backticked_variable_names_its_column_without_backticks() {
+    let db = Db::new();
+    let result =
+        db.engine.execute(&db.store, "WITH 1 AS `a b`, {k: 2} AS m RETURN `a b`, m.`k`", &Params::new()).unwrap();
+    assert_eq!(&*result.columns, ["a b".to_string(), "m.`k`".to_string()]);
+}

@@ -229,7 +229,12 @@ impl Parser<'_> {
         let mut items = Vec::new();
         loop {
             let expr = self.expr()?;
-            let text = self.text_of(expr.span).to_string();
+            // A lone variable is named by its name, without the backticks it may be written with (as in Neo4j);
+            // any other expression by its text as written.
+            let text = match &expr.kind {
+                ExprKind::Variable(name) => name.clone(),
+                _ => self.text_of(expr.span).to_string(),
+            };
             let alias = if self.eat_kw("AS") { Some(self.ident("an alias after AS")?) } else { None };
             items.push(ProjectionItem { expr, alias, text });
             if !self.eat(&Tok::Comma) {
