@@ -35,7 +35,7 @@ pub struct ServerConfig {
     pub query_timeout_ms: u64,
     /// Largest result a query may build, in bytes (0: no limit).
     pub max_result_bytes: usize,
-    /// Idle connections are closed after this many seconds.
+    /// Idle connections are closed after this many seconds (default two hours).
     pub idle_timeout_secs: u64,
     /// Largest Bolt message or HTTP body accepted, in bytes.
     pub max_request_bytes: usize,
@@ -69,7 +69,9 @@ impl Default for ServerConfig {
             max_connections: 4096,
             query_timeout_ms: 60_000,
             max_result_bytes: 1 << 30,
-            idle_timeout_secs: 30 * 60,
+            // Longer than the hour after which the official drivers retire a pooled connection themselves: a
+            // driver (Go's, for one) that reused a connection the server had closed would fail the next query.
+            idle_timeout_secs: 2 * 3600,
             max_request_bytes: 64 << 20,
             http_transaction_timeout_ms: 30_000,
             checkpoint_on_shutdown: true,

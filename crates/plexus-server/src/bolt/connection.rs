@@ -42,7 +42,7 @@ pub struct ConnectionLimits {
 impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
-            idle_timeout: Duration::from_secs(30 * 60),
+            idle_timeout: Duration::from_secs(2 * 3600),
             handshake_timeout: Duration::from_secs(10),
             max_message_bytes: 64 << 20,
         }

@@ -64,7 +64,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             max_body_bytes: 64 << 20,
-            idle_timeout: Duration::from_secs(30 * 60),
+            idle_timeout: Duration::from_secs(2 * 3600),
             handshake_timeout: Duration::from_secs(10),
             transaction_timeout: Duration::from_secs(30),
             max_connections: 4096,
