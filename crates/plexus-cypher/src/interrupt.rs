@@ -11,8 +11,9 @@ use crate::error::{CypherError, ErrorKind, Phase, Result};
 #[derive(Default)]
 pub struct Interrupt {
     cancelled: AtomicBool,
-    /// On the coarse clock ([`coarse_nanos`]).
-    deadline: Option<u64>,
+    /// When the query must stop, and the same on the coarse clock ([`coarse_nanos`]), which tells when the
+    /// precise clock is worth reading: only within one coarse tick of the deadline.
+    deadline: Option<(Instant, u64)>,
     /// Bytes the materialised result may take (an estimate of the values' in-memory size).
     pub max_result_bytes: Option<usize>,
     probe: Option<Probe>,
@@ -24,6 +25,22 @@ struct Probe {
     every: u64,
     /// The coarse clock when it was last asked.
     last: AtomicU64,
+}
+
+/// How far the coarse clock may lag the precise one, in nanoseconds.
+fn coarse_resolution() -> u64 {
+    static RESOLUTION: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *RESOLUTION.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: a valid clock id and a pointer to a timespec owned here.
+            if unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) } == 0 {
+                return ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            }
+        }
+        0
+    })
 }
 
 /// Nanoseconds on a monotonic clock that advances once per scheduler tick (a few milliseconds) and costs a
@@ -55,7 +72,8 @@ impl std::fmt::Debug for Interrupt {
 
 impl Interrupt {
     pub fn new(deadline: Option<Instant>, max_result_bytes: Option<usize>) -> Interrupt {
-        let deadline = deadline.map(|d| coarse_nanos() + d.saturating_duration_since(Instant::now()).as_nanos() as u64);
+        let deadline =
+            deadline.map(|d| (d, coarse_nanos() + d.saturating_duration_since(Instant::now()).as_nanos() as u64));
         Interrupt { cancelled: AtomicBool::new(false), deadline, max_result_bytes, probe: None }
     }
 
@@ -100,7 +118,9 @@ impl Interrupt {
                 }
             }
         }
-        if self.deadline.is_some_and(|d| now >= d) {
+        // The coarse clock lags the precise one by less than a tick, so a deadline never passes unseen, and a
+        // short one (the server's 2 ms for inline statements) is judged on the precise clock.
+        if self.deadline.is_some_and(|(at, coarse)| now + coarse_resolution() >= coarse && Instant::now() >= at) {
             return Err(CypherError::new(
                 ErrorKind::Timeout,
                 Phase::Runtime,
@@ -126,5 +146,40 @@ impl Interrupt {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_deadlines_are_kept_to_the_precise_clock() {
+        // Shorter than one tick of the coarse clock: neither early nor missed.
+        let started = Instant::now();
+        let i = Interrupt::new(Some(started + Duration::from_millis(30)), None);
+        while started.elapsed() < Duration::from_millis(25) {
+            if i.check().is_err() {
+                assert!(started.elapsed() >= Duration::from_millis(30), "tripped early");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        assert_eq!(i.check().unwrap_err().kind, ErrorKind::Timeout);
+        assert!(Interrupt::new(None, None).check().is_ok());
+    }
+
+    #[test]
+    fn probes_are_asked_at_most_once_per_interval_and_stop_the_query() {
+        let asked = std::sync::Arc::new(AtomicU64::new(0));
+        let counter = asked.clone();
+        let i = Interrupt::new(None, None)
+            .with_probe(Duration::from_millis(20), move || counter.fetch_add(1, Ordering::Relaxed) >= 1);
+        assert!(i.check().is_ok(), "not asked before its interval");
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(i.check().is_ok(), "asked once: false");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(i.check().unwrap_err().kind, ErrorKind::Terminated);
+        assert_eq!(asked.load(Ordering::Relaxed), 2);
+        assert!(i.is_cancelled());
     }
 }
