@@ -359,22 +359,30 @@ def run_plexus(plexus, db, statements):
     wall = time.perf_counter() - start
     results = [[None, None] for _ in statements]
     current = None
-    last = None
     for line in proc.stdout.splitlines():
         if line.startswith('{"columns":'):
             obj = json.loads(line)
             if obj["columns"] == [MARKER]:
                 current = obj["rows"][0][0]
-                last = None
             elif current is not None:
                 results[current][0] = obj
-                last = current
+    # From a script the shell writes each statement's row count and time to stderr, in order: the marker's,
+    # then the query's (or, when the query failed, its error, which is no summary line).
+    times = []
+    errors = []
+    for line in proc.stderr.splitlines():
+        m = SUMMARY.match(line)
+        if m:
+            times.append(float(m.group(1)))
         else:
-            m = SUMMARY.match(line)
-            if m and last is not None:
-                results[last][1] = float(m.group(1))
-                last = None
-    return results, proc.stderr, wall
+            errors.append(line)
+    at = 0
+    for result in results:
+        at += 1
+        if result[0] is not None and at < len(times):
+            result[1] = times[at]
+            at += 1
+    return results, "\n".join(errors), wall
 
 
 def cli_time(plexus, db, text, params, repeat=3):
