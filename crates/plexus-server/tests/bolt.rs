@@ -13,7 +13,7 @@ use plexus_server::bolt::session::chunk;
 use plexus_server::packstream::{map, Encoder, Ps};
 use plexus_server::service::Service;
 use plexus_server::{Server, ServerConfig};
-use support::{assert_healthy, Client, TestServer};
+use support::{assert_healthy, bolt_only_with_message_limit, Client, TestServer};
 
 #[test]
 fn pull_in_batches_and_pipelining() {
@@ -106,14 +106,7 @@ fn unsupported_versions_and_bad_magic_are_refused() {
 
 #[test]
 fn garbage_truncated_and_oversized_messages_do_not_hurt_the_server() {
-    let config = ServerConfig {
-        bolt: "127.0.0.1:0".into(),
-        http: String::new(),
-        auth: false,
-        max_request_bytes: 1 << 20,
-        ..Default::default()
-    };
-    let s = TestServer::start(config, Auth::disabled());
+    let s = TestServer::start(bolt_only_with_message_limit(1 << 20), Auth::disabled());
     // Each is refused with a FAILURE the client can read, then the connection closes.
     let refused = |c: &mut Client| {
         assert!(matches!(c.receive(), Ok(Ps::Struct(0x7F, _))));

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use plexus_server::auth::Auth;
 use plexus_server::packstream::{map, Ps};
-use plexus_server::ServerConfig;
-use support::{assert_healthy, Client, TestServer};
+use support::{assert_healthy, bolt_only_with_message_limit, Client, TestServer};
 
 const SUCCESS: u8 = 0x70;
 const FAILURE: u8 = 0x7F;
@@ -238,14 +237,7 @@ fn refused_then_closed(c: &mut Client) -> String {
 
 #[test]
 fn requests_that_cannot_be_taken_are_answered_before_the_connection_closes() {
-    let config = ServerConfig {
-        bolt: "127.0.0.1:0".into(),
-        http: String::new(),
-        auth: false,
-        max_request_bytes: 1 << 20,
-        ..Default::default()
-    };
-    let s = TestServer::start(config, Auth::disabled());
+    let s = TestServer::start(bolt_only_with_message_limit(1 << 20), Auth::disabled());
     // Over the limit, sent whole with the PULL after it, as a driver does: the client reads why.
     let mut c = Client::ready(s.addr);
     let params = map([("big", Ps::String("x".repeat(3 << 20)))]);

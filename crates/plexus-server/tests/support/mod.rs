@@ -139,3 +139,14 @@ pub fn assert_healthy(addr: SocketAddr) {
     let (records, _) = c.query("RETURN 41 + 1 AS x");
     assert_eq!(records, vec![Ps::Int(42)]);
 }
+
+/// A Bolt-only server without authentication that takes messages up to `bytes`.
+pub fn bolt_only_with_message_limit(bytes: usize) -> ServerConfig {
+    ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        max_request_bytes: bytes,
+        ..Default::default()
+    }
+}
