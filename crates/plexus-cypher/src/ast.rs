@@ -217,37 +217,63 @@ pub enum TypeMember {
 }
 
 /// A label expression (GQL and Neo4j 5): on a node it asks about its labels, on a relationship about its type.
+/// Parsed with the names as written; the planner maps them to tokens (`crate::expr::LabelTest`).
 #[derive(Clone, Debug, PartialEq)]
-pub enum LabelExpr {
-    Name(Ident),
+pub enum LabelExpr<N = Ident> {
+    Name(N),
     /// `%`: any label (a node with at least one; any relationship).
     Wildcard,
-    Not(Box<LabelExpr>),
-    All(Vec<LabelExpr>),
-    AnyOf(Vec<LabelExpr>),
+    Not(Box<LabelExpr<N>>),
+    All(Vec<LabelExpr<N>>),
+    AnyOf(Vec<LabelExpr<N>>),
+}
+
+impl<N> LabelExpr<N> {
+    /// The same expression with each name mapped by `f`.
+    pub fn map<M>(&self, f: &impl Fn(&N) -> M) -> LabelExpr<M> {
+        match self {
+            LabelExpr::Name(n) => LabelExpr::Name(f(n)),
+            LabelExpr::Wildcard => LabelExpr::Wildcard,
+            LabelExpr::Not(inner) => LabelExpr::Not(Box::new(inner.map(f))),
+            LabelExpr::All(items) => LabelExpr::All(items.iter().map(|i| i.map(f)).collect()),
+            LabelExpr::AnyOf(items) => LabelExpr::AnyOf(items.iter().map(|i| i.map(f)).collect()),
+        }
+    }
+
+    /// Whether an entity passes, given whether it has each named label (or type) and whether it has any.
+    pub fn matches(&self, has: &dyn Fn(&N) -> bool, any: bool) -> bool {
+        match self {
+            LabelExpr::Name(n) => has(n),
+            LabelExpr::Wildcard => any,
+            LabelExpr::Not(inner) => !inner.matches(has, any),
+            LabelExpr::All(items) => items.iter().all(|i| i.matches(has, any)),
+            LabelExpr::AnyOf(items) => items.iter().any(|i| i.matches(has, any)),
+        }
+    }
 }
 
 impl LabelExpr {
     /// The names, when the expression is only names joined by `&` (or `:`).
     pub fn conjunction(&self) -> Option<Vec<Ident>> {
-        match self {
-            LabelExpr::Name(n) => Some(vec![n.clone()]),
-            LabelExpr::All(items) => {
-                items.iter().map(|i| i.conjunction()).collect::<Option<Vec<_>>>().map(|v| v.concat())
-            }
-            _ => None,
-        }
+        self.names_joined(true)
     }
 
     /// The names, when the expression is only names joined by `|`.
     pub fn disjunction(&self) -> Option<Vec<Ident>> {
+        self.names_joined(false)
+    }
+
+    fn names_joined(&self, by_and: bool) -> Option<Vec<Ident>> {
         match self {
             LabelExpr::Name(n) => Some(vec![n.clone()]),
-            LabelExpr::AnyOf(items) => {
-                items.iter().map(|i| i.disjunction()).collect::<Option<Vec<_>>>().map(|v| v.concat())
-            }
+            LabelExpr::All(items) if by_and => Self::all_names(items, by_and),
+            LabelExpr::AnyOf(items) if !by_and => Self::all_names(items, by_and),
             _ => None,
         }
+    }
+
+    fn all_names(items: &[LabelExpr], by_and: bool) -> Option<Vec<Ident>> {
+        items.iter().map(|i| i.names_joined(by_and)).collect::<Option<Vec<_>>>().map(|v| v.concat())
     }
 }
 

@@ -14,7 +14,14 @@ use crate::compare;
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
-pub(crate) use crate::label_test::LabelTest;
+
+/// A compiled label expression: the names of [`crate::ast::LabelExpr`] as tokens.
+pub(crate) type LabelTest = crate::ast::LabelExpr<Token>;
+
+/// The tokens of a label expression's names.
+pub(crate) fn label_test(e: &crate::ast::LabelExpr) -> LabelTest {
+    e.map(&|n| Token::new(n.name.as_str()))
+}
 use crate::plan::PlanNode;
 use crate::token::Token;
 use crate::value::{Map, Path, Value};

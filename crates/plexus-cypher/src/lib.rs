@@ -16,7 +16,6 @@ mod expr;
 pub mod format;
 pub mod functions;
 pub mod interrupt;
-mod label_test;
 pub mod lexer;
 pub mod parser;
 mod plan;

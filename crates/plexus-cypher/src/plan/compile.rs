@@ -254,7 +254,7 @@ impl Planner<'_> {
                 labels.iter().map(|l| Token::new(l.name.as_str())).collect(),
             ),
             ExprKind::LabelTest(a, test) => {
-                CExpr::LabelTest(Box::new(self.expr(a, scope, agg)?), crate::expr::LabelTest::new(test))
+                CExpr::LabelTest(Box::new(self.expr(a, scope, agg)?), crate::expr::label_test(test))
             }
             ExprKind::CountStar => match agg {
                 AggMode::Collect(specs) => {

@@ -251,7 +251,7 @@ impl Planner<'_> {
         if let Some(test) = &np.label_expr {
             plan = PlanNode::Filter {
                 input: Box::new(plan),
-                predicate: CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::LabelTest::new(test)),
+                predicate: CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)),
             };
         }
         if let Some(props) = &np.properties {
@@ -742,5 +742,5 @@ impl Planner<'_> {
 
 /// The test of a relationship type expression (`[:!R]`, `[:%]`) on the relationship in `slot`.
 fn type_test(slot: usize, test: &crate::ast::LabelExpr) -> CExpr {
-    CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::LabelTest::new(test))
+    CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test))
 }
