@@ -204,6 +204,50 @@ pub struct CypherType {
     pub members: Vec<(TypeMember, bool)>,
 }
 
+/// The types without parameters, in the order Neo4j lists the members of a type union (lists come between
+/// maps and paths, hence the gap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseType {
+    Boolean = 1,
+    String,
+    Integer,
+    Float,
+    Date,
+    LocalTime,
+    ZonedTime,
+    LocalDateTime,
+    ZonedDateTime,
+    Duration,
+    Bytes,
+    Node,
+    Relationship,
+    Map,
+    Path = 16,
+}
+
+impl BaseType {
+    /// The name Neo4j gives the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            BaseType::Boolean => "BOOLEAN",
+            BaseType::String => "STRING",
+            BaseType::Integer => "INTEGER",
+            BaseType::Float => "FLOAT",
+            BaseType::Date => "DATE",
+            BaseType::LocalTime => "LOCAL TIME",
+            BaseType::ZonedTime => "ZONED TIME",
+            BaseType::LocalDateTime => "LOCAL DATETIME",
+            BaseType::ZonedDateTime => "ZONED DATETIME",
+            BaseType::Duration => "DURATION",
+            BaseType::Bytes => "BYTES",
+            BaseType::Node => "NODE",
+            BaseType::Relationship => "RELATIONSHIP",
+            BaseType::Map => "MAP",
+            BaseType::Path => "PATH",
+        }
+    }
+}
+
 /// One member of a [`CypherType`] (the `bool` beside it: `NOT NULL`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeMember {
@@ -211,8 +255,7 @@ pub enum TypeMember {
     Nothing,
     Null,
     PropertyValue,
-    /// A type without parameters, by its rank in `functions::value_type`'s order.
-    Plain(u8),
+    Plain(BaseType),
     List(Box<CypherType>),
 }
 

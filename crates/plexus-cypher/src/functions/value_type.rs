@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use crate::ast::{CypherType, TypeMember};
+use crate::ast::{BaseType, CypherType, TypeMember};
 use crate::error::Result;
 use crate::value::Value;
 
@@ -18,66 +18,47 @@ struct Union {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Member {
-    /// A type without parameters, by its place in the normal order.
-    Plain(u8),
+    Plain(BaseType),
     List(Union),
 }
 
-const LIST_RANK: u8 = 15;
-const NAMES: [&str; 17] = [
-    "",
-    "BOOLEAN",
-    "STRING",
-    "INTEGER",
-    "FLOAT",
-    "DATE",
-    "LOCAL TIME",
-    "ZONED TIME",
-    "LOCAL DATETIME",
-    "ZONED DATETIME",
-    "DURATION",
-    "BYTES",
-    "NODE",
-    "RELATIONSHIP",
-    "MAP",
-    "LIST",
-    "PATH",
-];
+/// Where lists stand among the base types.
+const LIST_RANK: u8 = BaseType::Map as u8 + 1;
 
 impl Member {
     fn of(v: &Value) -> Option<Member> {
-        let rank = match v {
+        let base = match v {
             Value::Null => return None,
-            Value::Bool(_) => 1,
-            Value::String(_) => 2,
-            Value::Int(_) => 3,
-            Value::Float(_) => 4,
-            Value::Date(_) => 5,
-            Value::LocalTime(_) => 6,
-            Value::Time(_) => 7,
-            Value::LocalDateTime(_) => 8,
-            Value::DateTime(_) => 9,
-            Value::Duration(_) => 10,
-            Value::Bytes(_) => 11,
-            Value::Node(_) => 12,
-            Value::Rel(_) => 13,
-            Value::Map(_) => 14,
+            Value::Bool(_) => BaseType::Boolean,
+            Value::String(_) => BaseType::String,
+            Value::Int(_) => BaseType::Integer,
+            Value::Float(_) => BaseType::Float,
+            Value::Date(_) => BaseType::Date,
+            Value::LocalTime(_) => BaseType::LocalTime,
+            Value::Time(_) => BaseType::ZonedTime,
+            Value::LocalDateTime(_) => BaseType::LocalDateTime,
+            Value::DateTime(_) => BaseType::ZonedDateTime,
+            Value::Duration(_) => BaseType::Duration,
+            Value::Bytes(_) => BaseType::Bytes,
+            Value::Node(_) => BaseType::Node,
+            Value::Rel(_) => BaseType::Relationship,
+            Value::Map(_) => BaseType::Map,
             Value::List(items) => return Some(Member::List(Union::of(items))),
-            Value::Path(_) => 16,
+            Value::Path(_) => BaseType::Path,
         };
-        Some(Member::Plain(rank))
+        Some(Member::Plain(base))
     }
 
     fn rank(&self) -> u8 {
         match self {
-            Member::Plain(rank) => *rank,
+            Member::Plain(base) => *base as u8,
             Member::List(_) => LIST_RANK,
         }
     }
 
     fn write(&self, not_null: bool, out: &mut String) {
         match self {
-            Member::Plain(rank) => out.push_str(NAMES[*rank as usize]),
+            Member::Plain(base) => out.push_str(base.name()),
             Member::List(inner) => {
                 out.push_str("LIST<");
                 inner.write(out);
@@ -154,7 +135,7 @@ pub fn is_of_type(v: &Value, ty: &CypherType) -> bool {
             TypeMember::Any => true,
             TypeMember::Nothing | TypeMember::Null => false,
             TypeMember::PropertyValue => is_property_value(v),
-            TypeMember::Plain(rank) => Member::of(v).is_some_and(|m| m.rank() == *rank && *rank != LIST_RANK),
+            TypeMember::Plain(base) => Member::of(v) == Some(Member::Plain(*base)),
             TypeMember::List(inner) => match v {
                 Value::List(items) => items.iter().all(|item| is_of_type(item, inner)),
                 _ => false,

@@ -235,11 +235,11 @@ impl Parser<'_> {
             TypeMember::List(Box::new(inner))
         } else if word(self, "ANY") {
             if word(self, "NODE") || word(self, "VERTEX") {
-                TypeMember::Plain(12)
+                TypeMember::Plain(BaseType::Node)
             } else if word(self, "RELATIONSHIP") || word(self, "EDGE") {
-                TypeMember::Plain(13)
+                TypeMember::Plain(BaseType::Relationship)
             } else if word(self, "MAP") {
-                TypeMember::Plain(14)
+                TypeMember::Plain(BaseType::Map)
             } else if word(self, "PROPERTY") {
                 self.expect_kw("VALUE")?;
                 TypeMember::PropertyValue
@@ -255,31 +255,31 @@ impl Parser<'_> {
             self.expect_kw("VALUE")?;
             TypeMember::PropertyValue
         } else if word(self, "BOOL") || word(self, "BOOLEAN") {
-            TypeMember::Plain(1)
+            TypeMember::Plain(BaseType::Boolean)
         } else if word(self, "STRING") || word(self, "VARCHAR") {
-            TypeMember::Plain(2)
+            TypeMember::Plain(BaseType::String)
         } else if word(self, "INT") || word(self, "INTEGER") {
-            TypeMember::Plain(3)
+            TypeMember::Plain(BaseType::Integer)
         } else if word(self, "SIGNED") {
             self.expect_kw("INTEGER")?;
-            TypeMember::Plain(3)
+            TypeMember::Plain(BaseType::Integer)
         } else if word(self, "FLOAT") {
-            TypeMember::Plain(4)
+            TypeMember::Plain(BaseType::Float)
         } else if word(self, "DATE") {
-            TypeMember::Plain(5)
+            TypeMember::Plain(BaseType::Date)
         } else if word(self, "LOCAL") {
             if word(self, "TIME") {
-                TypeMember::Plain(6)
+                TypeMember::Plain(BaseType::LocalTime)
             } else {
                 self.expect_kw("DATETIME")?;
-                TypeMember::Plain(8)
+                TypeMember::Plain(BaseType::LocalDateTime)
             }
         } else if word(self, "ZONED") {
             if word(self, "TIME") {
-                TypeMember::Plain(7)
+                TypeMember::Plain(BaseType::ZonedTime)
             } else {
                 self.expect_kw("DATETIME")?;
-                TypeMember::Plain(9)
+                TypeMember::Plain(BaseType::ZonedDateTime)
             }
         } else if self.at_kw("TIME") || self.at_kw("TIMESTAMP") {
             let timestamp = self.at_kw("TIMESTAMP");
@@ -295,21 +295,21 @@ impl Parser<'_> {
                 self.expect_kw("ZONE")?;
             }
             TypeMember::Plain(match (timestamp, with) {
-                (false, false) => 6,
-                (false, true) => 7,
-                (true, false) => 8,
-                (true, true) => 9,
+                (false, false) => BaseType::LocalTime,
+                (false, true) => BaseType::ZonedTime,
+                (true, false) => BaseType::LocalDateTime,
+                (true, true) => BaseType::ZonedDateTime,
             })
         } else if word(self, "DURATION") {
-            TypeMember::Plain(10)
+            TypeMember::Plain(BaseType::Duration)
         } else if word(self, "NODE") || word(self, "VERTEX") {
-            TypeMember::Plain(12)
+            TypeMember::Plain(BaseType::Node)
         } else if word(self, "RELATIONSHIP") || word(self, "EDGE") {
-            TypeMember::Plain(13)
+            TypeMember::Plain(BaseType::Relationship)
         } else if word(self, "MAP") {
-            TypeMember::Plain(14)
+            TypeMember::Plain(BaseType::Map)
         } else if word(self, "PATH") {
-            TypeMember::Plain(16)
+            TypeMember::Plain(BaseType::Path)
         } else {
             return Err(self.unexpected("a type (INTEGER, STRING, LIST<...>, ...)"));
         };
