@@ -82,6 +82,13 @@ pub struct PlanTree {
     pub children: Vec<PlanTree>,
 }
 
+impl PlanTree {
+    /// The operator's type as drivers show it (`NodeScan@plexus`): its name without the details after it.
+    pub fn operator_type(&self) -> String {
+        format!("{}@plexus", self.operator.split(['(', ' ']).next().unwrap_or("Operator"))
+    }
+}
+
 /// A random 64-bit number for `rand()` and `randomUUID()`: a per-thread SplitMix64 stream seeded from the clock.
 pub(crate) fn random_u64() -> u64 {
     use std::cell::Cell;

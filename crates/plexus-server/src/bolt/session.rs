@@ -625,9 +625,8 @@ fn plan_map(node: &PlanTree, text: Option<&str>, columns: &[String], profile: bo
     if let Some(text) = text {
         args.push(("string-representation".to_string(), Ps::String(text.to_string())));
     }
-    let name = node.operator.split(['(', ' ']).next().unwrap_or("Operator");
     let mut entries = vec![
-        ("operatorType".to_string(), Ps::String(format!("{name}@plexus"))),
+        ("operatorType".to_string(), Ps::String(node.operator_type())),
         ("identifiers".to_string(), Ps::List(columns.iter().map(|c| Ps::String(c.clone())).collect())),
         ("args".to_string(), Ps::Map(args)),
         ("children".to_string(), Ps::List(node.children.iter().map(|c| plan_map(c, None, &[], profile)).collect())),

@@ -59,9 +59,8 @@ fn plan_json(node: &plexus::cypher::PlanTree, text: Option<&str>, columns: &[Str
     if let Some(text) = text {
         arguments.insert("string-representation".into(), json!(text));
     }
-    let name = node.operator.split(['(', ' ']).next().unwrap_or("Operator");
     let mut plan = JsonMap::new();
-    plan.insert("operatorType".into(), json!(format!("{name}@plexus")));
+    plan.insert("operatorType".into(), json!(node.operator_type()));
     plan.insert("arguments".into(), Json::Object(arguments));
     plan.insert("identifiers".into(), json!(columns));
     plan.insert(
