@@ -302,13 +302,12 @@ impl Service {
         budget: Duration,
     ) -> Option<Result<Outcome, ServerError>> {
         let started = Instant::now();
-        if !matches!(self.db.engine().access(query), Ok(Access::Read)) {
-            return None;
-        }
+        // A read is never refused, so this decides both what the statement does and whether it may.
+        let Ok(Access::Read) = self.authorize(query, role, mode) else { return None };
         // Under a server time limit shorter than the budget, a timeout is the statement's real answer.
         let limit = self.limits.query_timeout.filter(|t| *t <= budget).unwrap_or(budget);
         let interrupt = Arc::new(Interrupt::new(Some(started + limit), self.limits.max_result_bytes));
-        let outcome = self.auto_commit(role, mode, query, params, &interrupt);
+        let outcome = self.auto_commit_as(Access::Read, role, mode, query, params, &interrupt);
         if limit == budget && matches!(&outcome, Err(e) if e.code == TIMED_OUT) {
             return None;
         }
@@ -323,8 +322,21 @@ impl Service {
         params: &Params,
         interrupt: &Arc<Interrupt>,
     ) -> Result<Outcome, ServerError> {
-        let _guard = self.register(interrupt);
         let access = self.authorize(query, role, mode)?;
+        self.auto_commit_as(access, role, mode, query, params, interrupt)
+    }
+
+    /// [`Service::auto_commit`] of a statement already authorised as `access`.
+    fn auto_commit_as(
+        &self,
+        access: Access,
+        role: Role,
+        mode: AccessMode,
+        query: &str,
+        params: &Params,
+        interrupt: &Arc<Interrupt>,
+    ) -> Result<Outcome, ServerError> {
+        let _guard = self.register(interrupt);
         let engine = self.db.engine();
         if access == Access::Read {
             let snapshot = self.db.read();
