@@ -29,22 +29,6 @@ const DATABASES_COLUMNS: [&str; 13] = [
     "constituents",
 ];
 
-/// The columns of `SHOW DEFAULT DATABASE` and `SHOW HOME DATABASE`: those of `SHOW DATABASES` but `default`
-/// and `home`.
-const DEFAULT_COLUMNS: [&str; 11] = [
-    "name",
-    "type",
-    "aliases",
-    "access",
-    "address",
-    "role",
-    "writer",
-    "requestedStatus",
-    "currentStatus",
-    "statusMessage",
-    "constituents",
-];
-
 /// The parameter that carries a command's rows into its query.
 const ROWS_PARAM: &str = "__plexus_databases";
 
@@ -252,8 +236,11 @@ pub fn show(
     address: &str,
     interrupt: &Arc<Interrupt>,
 ) -> Result<Outcome, ServerError> {
-    let (wanted, columns): (Vec<Target>, &[&str]) = match &command.listing {
-        Listing::Default => (vec![Target::Graph], &DEFAULT_COLUMNS),
+    let (wanted, columns): (Vec<Target>, Vec<&str>) = match &command.listing {
+        // Those of SHOW DATABASES but `default` and `home`.
+        Listing::Default => {
+            (vec![Target::Graph], DATABASES_COLUMNS.into_iter().filter(|c| !matches!(*c, "default" | "home")).collect())
+        }
         Listing::All(name) => {
             let name = match name {
                 None => None,
@@ -276,10 +263,10 @@ pub fn show(
             };
             let targets = [Target::Graph, Target::System];
             let wanted = targets.into_iter().filter(|t| name.as_ref().is_none_or(|n| n.eq_ignore_ascii_case(t.name())));
-            (wanted.collect(), &DATABASES_COLUMNS[..])
+            (wanted.collect(), DATABASES_COLUMNS.to_vec())
         }
     };
-    let query = translate(command, columns)?;
+    let query = translate(command, &columns)?;
     let mut params = params.clone();
     let rows = wanted.into_iter().map(|t| row(t, address)).collect();
     params.insert(ROWS_PARAM.into(), Value::List(Arc::new(rows)));
