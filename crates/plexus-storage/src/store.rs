@@ -330,20 +330,13 @@ impl Store {
         // a second process in, whose recovery would remove the running one's current log segment.
         let dir_lock = File::open(&dir).map_err(|e| StorageError::io(&dir, e))?;
         for (file, path) in [(&lock, &lock_path), (&dir_lock, &dir)] {
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { path: dir.clone() }),
-                Err(std::fs::TryLockError::Error(e)) => return Err(StorageError::io(path, e)),
-            }
+            locked(file.try_lock(), &dir, path)?;
         }
         let db_id = if dir.join(META_FILE).exists() {
             read_meta(&dir)?
         } else {
             if recovery::has_data_files(&dir)? {
-                return Err(StorageError::Corrupt {
-                    path: dir.join(META_FILE),
-                    message: "missing, but the directory holds log or checkpoint files".into(),
-                });
+                return Err(missing_meta(&dir));
             }
             let id = new_db_id();
             write_meta(&dir, &id)?;
@@ -384,16 +377,9 @@ impl Store {
             return Err(StorageError::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, why)));
         }
         let dir_lock = File::open(&dir).map_err(|e| StorageError::io(&dir, e))?;
-        match dir_lock.try_lock_shared() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(StorageError::Locked { path: dir.clone() }),
-            Err(std::fs::TryLockError::Error(e)) => return Err(StorageError::io(&dir, e)),
-        }
+        locked(dir_lock.try_lock_shared(), &dir, &dir)?;
         if !dir.join(META_FILE).exists() {
-            return Err(StorageError::Corrupt {
-                path: dir.join(META_FILE),
-                message: "missing, but the directory holds log or checkpoint files".into(),
-            });
+            return Err(missing_meta(&dir));
         }
         let db_id = read_meta(&dir)?;
         let catalog = Catalog::new();
@@ -511,8 +497,8 @@ impl Store {
     /// Why every commit is refused until the database is reopened, if it is: a write to the log failed (a full
     /// disk, an I/O error), or a commit failed part-way. Two atomic loads, for health checks to ask often.
     pub fn refusing_writes(&self) -> Option<StorageError> {
-        if let Some(read_only) = &self.shared.read_only {
-            return Some(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
+        if let Err(refused) = self.shared.writable() {
+            return Some(refused);
         }
         if self.shared.broken.load(Ordering::Acquire) {
             return Some(StorageError::Poisoned(group::BROKEN.into()));
@@ -537,9 +523,7 @@ impl Store {
     /// Readers that pinned the empty state keep it; until the checkpoint is written a crash leaves the store empty.
     pub fn load_bulk(&self, mut state: GraphState) -> Result<u64> {
         let shared = &self.shared;
-        if let Some(read_only) = &shared.read_only {
-            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
-        }
+        shared.writable()?;
         {
             // The commit path's lock order: head, then writers.
             let mut head = shared.head.lock();
@@ -565,6 +549,23 @@ impl Store {
             shared.published.store(state);
         }
         shared.checkpoint()
+    }
+}
+
+/// A lock taken on `path` for the database in `dir`, or why not: another holder, or an I/O error.
+fn locked(taken: std::result::Result<(), std::fs::TryLockError>, dir: &Path, path: &Path) -> Result<()> {
+    match taken {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked { path: dir.to_path_buf() }),
+        Err(std::fs::TryLockError::Error(e)) => Err(StorageError::io(path, e)),
+    }
+}
+
+/// A directory with log or checkpoint files but no metadata: opening it anew would hide the data.
+fn missing_meta(dir: &Path) -> StorageError {
+    StorageError::Corrupt {
+        path: dir.join(META_FILE),
+        message: "missing, but the directory holds log or checkpoint files".into(),
     }
 }
 
@@ -645,13 +646,19 @@ impl Shared {
         Ok(())
     }
 
+    /// Refuses anything that would write, for a store opened read-only.
+    fn writable(&self) -> Result<()> {
+        match &self.read_only {
+            Some(read_only) => Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() }),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn commit(&self, txn: &mut WriteTxn) -> Result<u64> {
         if txn.ops.is_empty() {
             return Ok(txn.start_version);
         }
-        if let Some(read_only) = &self.read_only {
-            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
-        }
+        self.writable()?;
         if self.broken.load(Ordering::Acquire) {
             return Err(StorageError::Poisoned(group::BROKEN.into()));
         }
@@ -789,9 +796,7 @@ impl Shared {
     }
 
     fn checkpoint_locked(&self) -> Result<u64> {
-        if let Some(read_only) = &self.read_only {
-            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
-        }
+        self.writable()?;
         let Some(disk) = &self.disk else {
             return Ok(0);
         };
