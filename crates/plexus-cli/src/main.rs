@@ -115,11 +115,17 @@ fn not_writable(e: &std::io::Error) -> bool {
 /// Opens an existing database for reading, changing nothing on disk: what `info` and `check` inspect must be
 /// the files as they are, and a database on read-only media or owned by another user still opens.
 fn open_read_only(data: &PathBuf) -> Result<Database, String> {
-    if !Database::exists(data) {
-        let what = if data.exists() { "holds no Plexus database" } else { "does not exist" };
-        return Err(format!("{} {what}", data.display()));
-    }
+    require_database(data)?;
     report_recovery(data, Database::open_read_only(data))
+}
+
+/// Commands that inspect or maintain a database must not create one where there was none and report it as fine.
+fn require_database(data: &Path) -> Result<(), String> {
+    if Database::exists(data) {
+        return Ok(());
+    }
+    let what = if data.exists() { "holds no Plexus database" } else { "does not exist" };
+    Err(format!("{} {what}", data.display()))
 }
 
 fn report_recovery(data: &Path, opened: plexus::Result<Database>) -> Result<Database, String> {
@@ -161,9 +167,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Check { data } => {
             let start = Instant::now();
-            if !Database::exists(&data) {
-                return open_read_only(&data).map(|_| ExitCode::from(2));
-            }
+            require_database(&data)?;
             // Read-only: a check reports what is on disk and repairs nothing (opening for writing does that).
             let db = match Database::open_read_only(&data) {
                 Ok(db) => db,
@@ -227,9 +231,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Checkpoint { data } => {
-            if !Database::exists(&data) {
-                return open_read_only(&data).map(|_| ExitCode::from(2));
-            }
+            require_database(&data)?;
             let db = open(&data, false)?;
             let start = Instant::now();
             let bytes = db.checkpoint().map_err(|e| e.to_string())?;
