@@ -39,8 +39,6 @@ Statements end with ';' and may span several lines.
 struct Session {
     db: Database,
     params: Params,
-    /// Each parameter as it was typed, for `:params`.
-    param_text: std::collections::BTreeMap<String, String>,
     format: Format,
     failed: bool,
     /// On a terminal the plan and the row count follow the rows; from a script they go to stderr, so that
@@ -82,14 +80,11 @@ impl Session {
             ":exit" | ":quit" | ":q" => return false,
             ":help" | ":h" => println!("{HELP}"),
             ":params" => {
-                for (k, v) in &self.param_text {
-                    println!("${k}: {v}");
+                for (k, v) in &self.params {
+                    println!("${k}: {}", plexus::cypher::format::literal(v));
                 }
             }
-            ":clear" => {
-                self.params.clear();
-                self.param_text.clear();
-            }
+            ":clear" => self.params.clear(),
             ":format" => match rest.trim() {
                 "table" => self.format = Format::Table,
                 "json" => self.format = Format::Json,
@@ -103,7 +98,6 @@ impl Session {
                         let name = name.trim().trim_start_matches('$').to_string();
                         match literal_value(&self.db, value.trim()) {
                             Ok(v) => {
-                                self.param_text.insert(name.clone(), value.trim().to_string());
                                 self.params.insert(name, v);
                             }
                             Err(e) => eprintln!("{e}"),
@@ -181,14 +175,7 @@ fn take_statements(buffer: &mut String) -> Vec<String> {
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
     let interactive = std::io::stdin().is_terminal();
-    let mut session = Session {
-        db,
-        params: Params::new(),
-        param_text: Default::default(),
-        format: args.format,
-        failed: false,
-        interactive,
-    };
+    let mut session = Session { db, params: Params::new(), format: args.format, failed: false, interactive };
     if !interactive {
         let mut buffer = String::new();
         for line in std::io::stdin().lock().lines() {
