@@ -259,11 +259,7 @@ fn describe_node(r: &plexus::ReadTxn, n: NodeId) -> String {
         let value = r.node_prop(n, key)?;
         let label = catalog.name(TokenKind::Label, label.0)?;
         let key = catalog.name(TokenKind::PropKey, key.0)?;
-        let value = match value {
-            plexus::Value::Int(i) => i.to_string(),
-            plexus::Value::String(s) => format!("'{s}'"),
-            other => format!("{other:?}"),
-        };
+        let value = plexus::cypher::format::literal(&plexus::cypher::Value::from_stored(value));
         Some(format!(":{label} {{{key}: {value}}}, "))
     });
     format!("{}{n}", keyed.unwrap_or_default())
