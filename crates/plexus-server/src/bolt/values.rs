@@ -235,6 +235,12 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
     let offset_of = |i: usize| -> Result<i32, String> {
         i32::try_from(int(i)?).ok().filter(|o| o.abs() <= 18 * 3600).ok_or_else(|| "offset out of range".to_string())
     };
+    // Bolt 5 sends UTC seconds (with the `utc` patch in 4.4); the legacy structures local ones.
+    let local_seconds = t == tag::LEGACY_DATE_TIME || t == tag::LEGACY_DATE_TIME_ZONE_ID || !shape.utc_datetimes;
+    let with_offset = |given: i64, nanos: u32, offset: i32| {
+        let seconds = if local_seconds { given - offset as i64 } else { given };
+        Value::DateTime(Box::new(DateTime { seconds, nanos, offset_seconds: offset, zone: None }))
+    };
     Ok(match t {
         tag::DATE => {
             arity(1)?;
@@ -254,29 +260,19 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
         }
         tag::DATE_TIME | tag::LEGACY_DATE_TIME => {
             arity(3)?;
-            let offset = offset_of(2)?;
-            let mut seconds = int(0)?;
-            if t == tag::LEGACY_DATE_TIME || !shape.utc_datetimes {
-                seconds -= offset as i64;
-            }
-            Value::DateTime(Box::new(DateTime { seconds, nanos: nanos_of(1)?, offset_seconds: offset, zone: None }))
+            with_offset(int(0)?, nanos_of(1)?, offset_of(2)?)
         }
         tag::DATE_TIME_ZONE_ID | tag::LEGACY_DATE_TIME_ZONE_ID => {
             arity(3)?;
             let zone = f[2].as_str().ok_or("structure DateTimeZoneId: the zone must be a string")?;
             if let Some(offset) = plexus::cypher::temporal::zone_id_offset(zone) {
                 // An offset sent as a zone id (Java's `GMT+02:00`, Go's `+02:00`) is the fixed offset it names.
-                let mut seconds = int(0)?;
-                if t == tag::LEGACY_DATE_TIME_ZONE_ID || !shape.utc_datetimes {
-                    seconds -= offset as i64;
-                }
-                let nanos = nanos_of(1)?;
-                return Ok(Value::DateTime(Box::new(DateTime { seconds, nanos, offset_seconds: offset, zone: None })));
+                return Ok(with_offset(int(0)?, nanos_of(1)?, offset));
             }
             let tz = jiff::tz::TimeZone::get(zone).map_err(|_| format!("unknown time zone '{zone}'"))?;
             let nanos = nanos_of(1)?;
             let given = int(0)?;
-            let utc = if t == tag::LEGACY_DATE_TIME_ZONE_ID || !shape.utc_datetimes {
+            let utc = if local_seconds {
                 let local = jiff::Timestamp::from_second(given).map_err(|e| e.to_string())?;
                 let civil = local.to_zoned(jiff::tz::TimeZone::UTC).datetime();
                 tz.to_ambiguous_zoned(civil).compatible().map_err(|e| e.to_string())?.timestamp().as_second()
