@@ -254,8 +254,8 @@ pub fn serve(
 }
 
 /// Reads and drops the message at the front of `buf` up to its end marker, reading more from `stream` as needed;
-/// false when the stream ended or failed, or more than `limit` bytes went by first.
-fn skip_message(stream: &mut dyn Transport, buf: &mut Vec<u8>, scratch: &mut [u8], limit: usize) -> bool {
+/// stops early when the stream ends or fails, or more than `limit` bytes go by first.
+fn skip_message(stream: &mut dyn Transport, buf: &mut Vec<u8>, scratch: &mut [u8], limit: usize) {
     let mut fill = |buf: &mut Vec<u8>| match stream.read(scratch) {
         Ok(0) | Err(_) => false,
         Ok(n) => {
@@ -267,17 +267,17 @@ fn skip_message(stream: &mut dyn Transport, buf: &mut Vec<u8>, scratch: &mut [u8
     loop {
         while buf.len() < 2 {
             if !fill(buf) {
-                return false;
+                return;
             }
         }
         let size = u16::from_be_bytes([buf[0], buf[1]]) as usize;
         if size == 0 {
             buf.drain(..2);
-            return true;
+            return;
         }
         skipped += size;
         if skipped > limit {
-            return false;
+            return;
         }
         let mut left = size + 2;
         loop {
@@ -288,7 +288,7 @@ fn skip_message(stream: &mut dyn Transport, buf: &mut Vec<u8>, scratch: &mut [u8
                 break;
             }
             if !fill(buf) {
-                return false;
+                return;
             }
         }
     }
