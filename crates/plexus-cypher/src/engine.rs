@@ -17,14 +17,14 @@ use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
 use crate::{Interrupt, Params, QueryResult, QueryStats};
 
 /// What a statement compiles to.
-enum Compiled {
+pub(crate) enum Compiled {
     Query(Plan),
     Schema(SchemaCommand),
 }
 
-struct Statement {
-    compiled: Compiled,
-    mode: RunMode,
+pub(crate) struct Statement {
+    pub(crate) compiled: Compiled,
+    pub(crate) mode: RunMode,
 }
 
 /// Plans kept per engine; beyond this the cache starts over (a simple bound against unbounded distinct texts).
@@ -205,6 +205,42 @@ impl Engine {
         }
     }
 
+    /// Runs a read-only query against `snapshot` until it has produced at least `first_rows` rows (or all of
+    /// them), and keeps the rest for later: the returned cursor produces them a batch at a time, against the
+    /// same snapshot. A statement that cannot stream (EXPLAIN, PROFILE) runs whole. Errors as
+    /// [`Engine::execute_read_with`], those of the rows after the first ones from the cursor.
+    pub fn execute_read_streaming(
+        &self,
+        snapshot: ReadTxn,
+        query: &str,
+        params: Arc<Params>,
+        interrupt: Option<&Arc<Interrupt>>,
+        first_rows: usize,
+    ) -> Result<crate::cursor::ReadStream> {
+        let statement = self.compile(query)?;
+        let plan = match &statement.compiled {
+            Compiled::Query(plan) if !plan.writes && statement.mode == RunMode::Normal && !plan.columns.is_empty() => {
+                plan
+            }
+            _ => {
+                let first = self.execute_read_with(&snapshot, query, &params, interrupt)?;
+                return Ok(crate::cursor::ReadStream { first, rest: None });
+            }
+        };
+        let columns = plan.columns.clone();
+        let mut cursor = crate::cursor::ReadCursor::open(statement.clone(), plan, snapshot, params, interrupt)?;
+        let mut rows = Vec::new();
+        while rows.len() < first_rows.max(1) {
+            match cursor.next_batch()? {
+                Some(batch) if rows.is_empty() => rows = batch,
+                Some(batch) => rows.extend(batch),
+                None => break,
+            }
+        }
+        let first = QueryResult { columns, rows, stats: QueryStats::default(), plan: None, plan_tree: None };
+        Ok(crate::cursor::ReadStream { first, rest: (!cursor.is_done()).then_some(cursor) })
+    }
+
     /// What `query` may do to the database (it compiles the query, so a repeated query costs a cache lookup).
     /// Servers use it to route statements and to refuse writes from read-only users before running anything.
     pub fn access(&self, query: &str) -> Result<Access> {
@@ -270,32 +306,7 @@ fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
 fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrupt>>) -> Result<QueryResult> {
     ctx.interrupt = interrupt.cloned();
     ctx.writes_per_row = plan.writes_per_row;
-    // One lookup per parameter answers both checks; a missing parameter is reported before a deleted entity.
-    let mut deleted = None;
-    for name in &plan.params {
-        match ctx.params.get(name.as_str()) {
-            None => {
-                return Err(CypherError::new(
-                    ErrorKind::ParameterMissing,
-                    Phase::CompileTime,
-                    "MissingParameter",
-                    format!("expected parameter ${name}"),
-                ))
-            }
-            Some(v) if deleted.is_none() => deleted = missing_entity(v, ctx.g()).map(|what| (name, what)),
-            Some(_) => {}
-        }
-    }
-    if let Some((name, missing)) = deleted {
-        return Err(CypherError::new(
-            ErrorKind::EntityNotFound,
-            Phase::Runtime,
-            "DeletedEntityAccess",
-            format!(
-                "parameter ${name} holds {missing}, which does not exist (it was deleted, or is from another database)"
-            ),
-        ));
-    }
+    check_params(plan, &ctx)?;
     let started = (mode == RunMode::Profile).then(Instant::now);
     if mode == RunMode::Profile {
         ctx.profile = Some(Default::default());
@@ -323,7 +334,38 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
     Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text, plan_tree })
 }
 
-fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {
+/// Refuses a run whose parameters are missing or hold entities that do not exist.
+pub(crate) fn check_params(plan: &Plan, ctx: &Ctx) -> Result<()> {
+    // One lookup per parameter answers both checks; a missing parameter is reported before a deleted entity.
+    let mut deleted = None;
+    for name in &plan.params {
+        match ctx.params.get(name.as_str()) {
+            None => {
+                return Err(CypherError::new(
+                    ErrorKind::ParameterMissing,
+                    Phase::CompileTime,
+                    "MissingParameter",
+                    format!("expected parameter ${name}"),
+                ))
+            }
+            Some(v) if deleted.is_none() => deleted = missing_entity(v, ctx.g()).map(|what| (name, what)),
+            Some(_) => {}
+        }
+    }
+    if let Some((name, missing)) = deleted {
+        return Err(CypherError::new(
+            ErrorKind::EntityNotFound,
+            Phase::Runtime,
+            "DeletedEntityAccess",
+            format!(
+                "parameter ${name} holds {missing}, which does not exist (it was deleted, or is from another database)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultValue>>> {
     let mut nodes: plexus_storage::fxhash::FxHashMap<u64, NodeData> = Default::default();
     let interrupt = match &ctx.interrupt {
         // Without a size limit, a result of one batch needs no check of its own: the operators made theirs.

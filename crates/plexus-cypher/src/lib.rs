@@ -9,6 +9,7 @@
 pub mod arith;
 pub mod ast;
 pub mod compare;
+mod cursor;
 mod engine;
 pub mod error;
 mod exec;
@@ -27,6 +28,7 @@ pub mod value;
 
 use std::collections::BTreeMap;
 
+pub use cursor::{ReadCursor, ReadStream};
 pub use engine::{Access, Engine};
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
 pub use interrupt::Interrupt;

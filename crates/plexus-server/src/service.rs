@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use plexus::cypher::ReadCursor;
 use plexus::cypher::{Access, ErrorKind, Interrupt};
 use plexus::{CypherError, Database, Params, QueryResult, ReadTxn, WriteTxn};
 
@@ -257,21 +258,24 @@ impl Service {
     /// Counts a finished statement, and gives a query the shutdown stopped the error that says so.
     fn record(&self, elapsed: Duration, outcome: Result<Outcome, ServerError>) -> Result<Outcome, ServerError> {
         self.metrics.record_query(elapsed, outcome.is_ok());
-        match outcome {
-            Err(e) if e.code == TERMINATED => {
-                self.metrics.queries_cancelled.fetch_add(1, Ordering::Relaxed);
-                // The client did nothing wrong: a transient code makes drivers retry the transaction, against
-                // this server once it is back or another one. Nothing of the stopped transaction was committed.
-                if self.stopping.load(Ordering::SeqCst) {
-                    return Err(ServerError::new(
-                        "Neo.TransientError.General.DatabaseUnavailable",
-                        "the server is shutting down: the query was stopped and its transaction rolled back",
-                    ));
-                }
-                Err(e)
-            }
-            other => other,
+        outcome.map_err(|e| self.as_client_sees(e))
+    }
+
+    /// A query's error as the client should see it: a query stopped by the server's shutdown is transient.
+    fn as_client_sees(&self, e: ServerError) -> ServerError {
+        if e.code != TERMINATED {
+            return e;
         }
+        self.metrics.queries_cancelled.fetch_add(1, Ordering::Relaxed);
+        // The client did nothing wrong: a transient code makes drivers retry the transaction, against this
+        // server once it is back or another one. Nothing of the stopped transaction was committed.
+        if self.stopping.load(Ordering::SeqCst) {
+            return ServerError::new(
+                "Neo.TransientError.General.DatabaseUnavailable",
+                "the server is shutting down: the query was stopped and its transaction rolled back",
+            );
+        }
+        e
     }
 
     /// Runs one statement in its own transaction, committed before this returns.
@@ -286,6 +290,86 @@ impl Service {
         let started = Instant::now();
         let outcome = self.auto_commit(role, mode, query, params, interrupt);
         self.record(started.elapsed(), outcome)
+    }
+
+    /// [`Service::run_auto_commit`] that produces a read-only statement's first `first_rows` rows and leaves the
+    /// rest in a cursor, to be produced as the client asks for them (Bolt's PULL). Statements that write run
+    /// whole, as in [`Service::run_auto_commit`].
+    pub fn run_auto_commit_streaming(
+        &self,
+        role: Role,
+        mode: AccessMode,
+        query: &str,
+        params: Arc<Params>,
+        interrupt: &Arc<Interrupt>,
+        first_rows: usize,
+    ) -> Result<(Outcome, Option<ReadCursor>), ServerError> {
+        let started = Instant::now();
+        let mut rest = None;
+        let outcome = (|| {
+            let access = self.authorize(query, role, mode)?;
+            if access != Access::Read {
+                return self.auto_commit_as(access, role, mode, query, &params, interrupt);
+            }
+            let _guard = self.register(interrupt);
+            let snapshot = self.db.read();
+            let version = snapshot.version();
+            let engine = self.db.engine();
+            match engine.execute_read_streaming(snapshot, query, params.clone(), Some(interrupt), first_rows) {
+                // Only EXPLAIN of a write gets here; the whole path handles it.
+                Err(e) if e.detail == WRITE_IN_READ_ONLY => {
+                    self.auto_commit_as(access, role, mode, query, &params, interrupt)
+                }
+                Err(e) => Err(e.into()),
+                Ok(stream) => {
+                    rest = stream.rest;
+                    Ok(Outcome { result: stream.first, bookmark: Some(bookmark(version)), query_type: "r" })
+                }
+            }
+        })();
+        let outcome = self.record(started.elapsed(), outcome)?;
+        Ok((outcome, rest))
+    }
+
+    /// [`Service::run_in_transaction`] that, in a read transaction, leaves the rows after the first `first_rows`
+    /// in a cursor over the transaction's snapshot. In a write transaction the statement runs whole.
+    pub fn run_in_transaction_streaming(
+        &self,
+        tx: &mut Transaction,
+        role: Role,
+        query: &str,
+        params: Arc<Params>,
+        interrupt: &Arc<Interrupt>,
+        first_rows: usize,
+    ) -> Result<(Outcome, Option<ReadCursor>), ServerError> {
+        let Transaction::Read(snapshot) = tx else {
+            return Ok((self.run_in_transaction(tx, role, query, &params, interrupt)?, None));
+        };
+        let started = Instant::now();
+        let mut rest = None;
+        let outcome = (|| {
+            self.authorize(query, role, AccessMode::Read)?;
+            let _guard = self.register(interrupt);
+            let engine = self.db.engine();
+            match engine.execute_read_streaming(snapshot.clone(), query, params.clone(), Some(interrupt), first_rows) {
+                // EXPLAIN of a write, counted as a read by `authorize`: refused as the write itself would be.
+                Err(e) if e.detail == WRITE_IN_READ_ONLY => {
+                    Err(write_refusal(role, AccessMode::Read).unwrap_or_else(|| e.into()))
+                }
+                Err(e) => Err(e.into()),
+                Ok(stream) => {
+                    rest = stream.rest;
+                    Ok(Outcome { result: stream.first, bookmark: None, query_type: "r" })
+                }
+            }
+        })();
+        let outcome = self.record(started.elapsed(), outcome)?;
+        Ok((outcome, rest))
+    }
+
+    /// An error from a cursor's later rows, as the client should see it.
+    pub fn stream_error(&self, e: CypherError) -> ServerError {
+        self.as_client_sees(e.into())
     }
 
     /// [`Service::run_auto_commit`] for a statement that reads only, given at most `budget`. `None` when the

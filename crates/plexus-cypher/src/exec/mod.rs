@@ -523,34 +523,77 @@ struct Unwind<'p> {
     list: &'p crate::expr::CExpr,
     slot: usize,
     /// The list being unwound for the current row and how far it got: a long list leaves in batches.
-    pending: Option<(std::sync::Arc<Vec<Value>>, usize)>,
+    pending: Option<Unwinding>,
+}
+
+/// What an [`Unwind`] has left of the current row's list.
+enum Unwinding {
+    List(std::sync::Arc<Vec<Value>>, usize),
+    /// `UNWIND range(...)`: the integers are made as they are needed, so unwinding a range of any length
+    /// holds one batch of them at a time (`range()` as a value is a list, bounded by the memory limit).
+    Range {
+        start: i64,
+        step: i64,
+        count: u64,
+        done: u64,
+    },
+}
+
+impl Unwind<'_> {
+    /// The current row's list, as a range to count through when it is a call of `range()`.
+    fn start(&self, row: &Row, ctx: &mut Ctx) -> Result<Option<Unwinding>> {
+        if let crate::expr::CExpr::Scalar(name, args) = self.list {
+            if &**name == "range" && (2..=3).contains(&args.len()) {
+                let args = args.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
+                let (start, end, step) = crate::functions::list::range_args(&args)?;
+                let count = crate::functions::list::range_len(start, end, step)?;
+                return Ok(Some(Unwinding::Range { start, step, count, done: 0 }));
+            }
+        }
+        Ok(match self.list.eval(row, ctx)? {
+            Value::Null => None,
+            Value::List(items) => Some(Unwinding::List(items, 0)),
+            other => Some(Unwinding::List(std::sync::Arc::new(vec![other]), 0)),
+        })
+    }
 }
 
 impl RowExpander for Unwind<'_> {
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let (items, start) = match self.pending.take() {
+        let pending = match self.pending.take() {
             Some(p) => p,
-            None => match self.list.eval(row, ctx)? {
-                Value::Null => return Ok(false),
-                Value::List(items) => (items, 0),
-                other => {
-                    let mut r = row.clone();
-                    r[self.slot] = other;
-                    out.push(r);
-                    return Ok(false);
-                }
+            None => match self.start(row, ctx)? {
+                Some(p) => p,
+                None => return Ok(false),
             },
         };
         let room = BATCH.saturating_sub(out.len()).max(1);
-        let end = items.len().min(start + room);
-        for item in &items[start..end] {
-            let mut r = row.clone();
-            r[self.slot] = item.clone();
-            out.push(r);
-        }
-        if end < items.len() {
-            self.pending = Some((items, end));
-            return Ok(true);
+        match pending {
+            Unwinding::List(items, start) => {
+                let end = items.len().min(start + room);
+                for item in &items[start..end] {
+                    let mut r = row.clone();
+                    r[self.slot] = item.clone();
+                    out.push(r);
+                }
+                if end < items.len() {
+                    self.pending = Some(Unwinding::List(items, end));
+                    return Ok(true);
+                }
+            }
+            Unwinding::Range { start, step, count, done } => {
+                let end = count.min(done + room as u64);
+                for k in done..end {
+                    let mut r = row.clone();
+                    // In range: every value lies between start and end, both i64.
+                    r[self.slot] = Value::Int((start as i128 + k as i128 * step as i128) as i64);
+                    out.push(r);
+                }
+                if end < count {
+                    self.pending = Some(Unwinding::Range { start, step, count, done: end });
+                    return Ok(true);
+                }
+            }
         }
         Ok(false)
     }

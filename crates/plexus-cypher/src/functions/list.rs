@@ -66,6 +66,17 @@ fn range_bound(v: &Value, what: &str) -> Result<i64> {
     }
 }
 
+/// `range()`'s arguments checked as [`range`] checks them: `(start, end, step)`.
+pub fn range_args(args: &[Value]) -> Result<(i64, i64, i64)> {
+    let start = range_bound(arg(args, 0), "start")?;
+    let end = range_bound(arg(args, 1), "end")?;
+    let step = match args.get(2) {
+        None => 1,
+        Some(v) => range_bound(v, "step")?,
+    };
+    Ok((start, end, step))
+}
+
 /// The integers from `start` to `end` inclusive, `step` apart, without building a list.
 pub fn range_iter(start: i64, end: i64, step: i64) -> Result<impl Iterator<Item = i64>> {
     let count = range_len(start, end, step)?;
@@ -87,12 +98,7 @@ pub fn range_len(start: i64, end: i64, step: i64) -> Result<u64> {
 /// `range(start, end[, step])`: integers only; a zero step is an `ArgumentError` (`NumberOutOfRange`), other
 /// arguments an `ArgumentError` (`InvalidArgumentType`), as the TCK expects.
 pub fn range(args: &[Value]) -> Result<Value> {
-    let start = range_bound(arg(args, 0), "start")?;
-    let end = range_bound(arg(args, 1), "end")?;
-    let step = match args.get(2) {
-        None => 1,
-        Some(v) => range_bound(v, "step")?,
-    };
+    let (start, end, step) = range_args(args)?;
     if range_len(start, end, step)? > MAX_RANGE_LEN {
         return Err(out_of_range("range", format!("more than {MAX_RANGE_LEN} elements")));
     }

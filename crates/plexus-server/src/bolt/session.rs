@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plexus::cypher::{Interrupt, PlanTree, ResultValue};
+use plexus::cypher::{Interrupt, PlanTree, ReadCursor, ResultValue};
 use plexus::{Params, QueryStats};
 
 use super::connection::Liveness;
@@ -14,6 +14,10 @@ use super::values::{self, Shape};
 use crate::auth::Role;
 use crate::packstream::{map, Encoder, Ps};
 use crate::service::{AccessMode, Outcome, ServerError, Service, Target, Transaction};
+
+/// Rows a read-only statement produces before RUN is answered; the rest wait in a cursor for the client's PULLs.
+/// Drivers pull 1,000 at a time by default, so most results are whole by then and need no cursor.
+const FIRST_ROWS: usize = 1000;
 
 /// The metadata map a client left out.
 static NULL: Ps = Ps::Null;
@@ -72,6 +76,8 @@ struct Stream {
     qid: i64,
     columns: Vec<String>,
     rows: std::vec::IntoIter<Vec<ResultValue>>,
+    /// The rows not produced yet, for a read-only statement whose result is larger than its first batch.
+    rest: Option<ReadCursor>,
     stats: QueryStats,
     plan: Option<String>,
     plan_tree: Option<PlanTree>,
@@ -304,30 +310,47 @@ impl Session {
         refuse_impersonation(extra)?;
         let started = Instant::now();
         let address = self.address();
-        let (target, outcome) = match self.state {
+        let (target, outcome, rest) = match self.state {
             State::Ready => {
                 let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
                 let mode = access_mode(extra);
                 let interrupt = self.interrupt(tx_timeout(extra), None);
                 let service = &self.service;
-                let outcome = match service.run_administrative(target, role, query, &params, &address, &interrupt) {
-                    Some(outcome) => outcome?,
-                    None => service.run_auto_commit(role, mode, query, &params, &interrupt)?,
-                };
-                (target, outcome)
+                match service.run_administrative(target, role, query, &params, &address, &interrupt) {
+                    Some(outcome) => (target, outcome?, None),
+                    None => {
+                        let (outcome, rest) = service.run_auto_commit_streaming(
+                            role,
+                            mode,
+                            query,
+                            Arc::new(params),
+                            &interrupt,
+                            FIRST_ROWS,
+                        )?;
+                        (target, outcome, rest)
+                    }
+                }
             }
             State::TxReady | State::TxStreaming => {
                 let deadline = self.tx.as_ref().and_then(|t| t.deadline);
                 let interrupt = self.interrupt(None, deadline);
                 let open = self.tx.as_mut().expect("a transaction is open in this state");
                 let service = &self.service;
-                let outcome = match service.run_administrative(open.target, role, query, &params, &address, &interrupt)
-                {
+                match service.run_administrative(open.target, role, query, &params, &address, &interrupt) {
                     // Only a commit makes a bookmark in a transaction.
-                    Some(outcome) => Outcome { bookmark: None, ..outcome? },
-                    None => service.run_in_transaction(&mut open.tx, role, query, &params, &interrupt)?,
-                };
-                (open.target, outcome)
+                    Some(outcome) => (open.target, Outcome { bookmark: None, ..outcome? }, None),
+                    None => {
+                        let (outcome, rest) = service.run_in_transaction_streaming(
+                            &mut open.tx,
+                            role,
+                            query,
+                            Arc::new(params),
+                            &interrupt,
+                            FIRST_ROWS,
+                        )?;
+                        (open.target, outcome, rest)
+                    }
+                }
             }
             State::Streaming => {
                 return Err(ServerError::request("RUN while a result is open: PULL or DISCARD it first"));
@@ -355,6 +378,7 @@ impl Session {
             qid,
             columns: result.columns.to_vec(),
             rows: result.rows.into_iter(),
+            rest,
             stats: result.stats,
             plan: result.plan,
             plan_tree: result.plan_tree,
@@ -401,10 +425,25 @@ impl Session {
                 .ok_or_else(|| ServerError::request(format!("no open result with qid {qid}")))?;
         let shape = self.shape;
         let stream = &mut self.streams[index];
+        if discard {
+            // Rows discarded are never produced.
+            stream.rest = None;
+        }
         let mut sent = 0i64;
         let mut record = Encoder::new();
+        let mut failure = None;
         while n == -1 || sent < n {
-            let Some(row) = stream.rows.next() else { break };
+            let row = match stream.rows.next() {
+                Some(row) => row,
+                None => match refill(stream) {
+                    Ok(true) => continue,
+                    Ok(false) => break,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                },
+            };
             if !discard {
                 record.buf.clear();
                 record.struct_header(1, msg::RECORD);
@@ -415,6 +454,17 @@ impl Session {
                 chunk(&record.buf, out);
             }
             sent += 1;
+        }
+        // Whether more rows follow is known only once the next batch is produced (a cursor cannot tell ahead).
+        if failure.is_none() && stream.rows.len() == 0 {
+            if let Err(e) = refill(stream) {
+                failure = Some(e);
+            }
+        }
+        if let Some(e) = failure {
+            // The records already sent stay sent; the result ends in the failure.
+            self.streams.remove(index);
+            return Err(self.service.stream_error(e));
         }
         if stream.rows.len() > 0 {
             self.success(out, map([("has_more", Ps::Bool(true))]));
@@ -563,6 +613,25 @@ impl Drop for Session {
 }
 
 /// Frames one message as chunks of at most 65,535 bytes followed by the zero-size end marker.
+/// Produces the next batch of `stream`'s cursor into its rows; false when there is none.
+fn refill(stream: &mut Stream) -> Result<bool, plexus::CypherError> {
+    let Some(cursor) = stream.rest.as_mut() else { return Ok(false) };
+    match cursor.next_batch() {
+        Ok(Some(rows)) => {
+            stream.rows = rows.into_iter();
+            Ok(true)
+        }
+        Ok(None) => {
+            stream.rest = None;
+            Ok(false)
+        }
+        Err(e) => {
+            stream.rest = None;
+            Err(e)
+        }
+    }
+}
+
 pub fn chunk(message: &[u8], out: &mut Vec<u8>) {
     for piece in message.chunks(u16::MAX as usize) {
         out.extend_from_slice(&(piece.len() as u16).to_be_bytes());

@@ -237,6 +237,38 @@ def test_large_results_stream_in_batches(bolt_uri, auth):
             assert session.run("RETURN 1 AS one").single()["one"] == 1
 
 
+def test_results_are_produced_as_they_are_pulled(bolt_uri, auth):
+    with GraphDatabase.driver(bolt_uri, auth=auth, fetch_size=1000) as d:
+        with d.session() as session:
+            # A billion rows: the server produces only the batches pulled, so the first records come at once
+            # and consuming the result discards the rest without producing it.
+            result = session.run("UNWIND range(1, 1000000000) AS x RETURN x")
+            firsts = [record["x"] for _, record in zip(range(2500), result)]
+            assert firsts == list(range(1, 2501))
+            result.consume()
+            # An error in a later row ends the stream after the records before it.
+            result = session.run("UNWIND range(1, 5000) AS x RETURN 100 / (4000 - x) AS q")
+            seen = 0
+            with pytest.raises(ClientError) as error:
+                for record in result:
+                    seen += 1
+                    assert record["q"] == 100 // (4000 - seen)
+            assert "ArithmeticError" in error.value.code
+            assert 1000 <= seen < 3999
+            assert session.run("RETURN 2 AS two").single()["two"] == 2
+        # A read transaction's stream keeps its snapshot while another session writes.
+        with d.session() as setup:
+            setup.run("UNWIND range(1, 3000) AS i CREATE (:StreamSnap {i: i})").consume()
+        with d.session(default_access_mode=neo4j.READ_ACCESS) as reader, d.session() as writer:
+            with reader.begin_transaction() as tx:
+                result = tx.run("MATCH (n:StreamSnap) RETURN n.i AS i")
+                first = [r["i"] for _, r in zip(range(1500), result)]
+                writer.run("MATCH (n:StreamSnap) DETACH DELETE n").consume()
+                rest = [r["i"] for r in result]
+                assert sorted(first + rest) == list(range(1, 3001))
+            assert writer.run("MATCH (n:StreamSnap) RETURN count(n) AS c").single()["c"] == 0
+
+
 def test_many_concurrent_sessions(driver, tag):
     errors = []
 

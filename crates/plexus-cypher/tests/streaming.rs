@@ -1,0 +1,130 @@
+//! Read results produced a batch at a time (`Engine::execute_read_streaming`), and `UNWIND range(...)` counted
+//! out lazily: the rows match what the whole run returns, and the cursor keeps its snapshot.
+
+use std::sync::Arc;
+
+use plexus_cypher::{Engine, ErrorKind, Interrupt, Params, ResultValue, Value};
+use plexus_storage::Store;
+use proptest::prelude::*;
+
+fn params(pairs: &[(&str, Value)]) -> Arc<Params> {
+    Arc::new(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+}
+
+fn streamed(engine: &Engine, store: &Store, q: &str, p: Arc<Params>, first: usize) -> Vec<Vec<ResultValue>> {
+    engine.execute_read_streaming(store.read(), q, p, None, first).and_then(|s| s.collect()).unwrap().rows
+}
+
+#[test]
+fn a_cursor_returns_the_rows_of_a_whole_run_and_keeps_its_snapshot() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    engine.execute(&store, "UNWIND range(1, 5000) AS i CREATE (:N {i: i})", &Params::new()).unwrap();
+    let q = "MATCH (n:N) WHERE n.i % 3 = 0 RETURN n.i AS i, n";
+    let whole = engine.execute(&store, q, &Params::new()).unwrap().rows;
+    assert_eq!(streamed(&engine, &store, q, params(&[]), 10), whole);
+
+    let stream = engine.execute_read_streaming(store.read(), q, params(&[]), None, 100).unwrap();
+    assert!(stream.first.rows.len() >= 100 && stream.first.rows.len() < whole.len());
+    let mut cursor = stream.rest.expect("more rows follow");
+    engine.execute(&store, "MATCH (n:N) DETACH DELETE n", &Params::new()).unwrap();
+    let mut rows = stream.first.rows;
+    while let Some(batch) = cursor.next_batch().unwrap() {
+        assert!(!batch.is_empty());
+        rows.extend(batch);
+    }
+    assert!(cursor.is_done());
+    assert_eq!(rows, whole, "deleted after the stream began, still read from its snapshot");
+}
+
+#[test]
+fn small_results_and_statements_that_cannot_stream_come_whole() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let one = engine.execute_read_streaming(store.read(), "RETURN 1 AS x", params(&[]), None, 1000).unwrap();
+    assert!(one.rest.is_none());
+    assert_eq!(one.first.rows, vec![vec![ResultValue::Int(1)]]);
+    let explain =
+        engine.execute_read_streaming(store.read(), "EXPLAIN UNWIND range(1, 10) AS x RETURN x", params(&[]), None, 1);
+    let explain = explain.unwrap();
+    assert!(explain.rest.is_none() && explain.first.plan.is_some());
+    let profile = engine.execute_read_streaming(
+        store.read(),
+        "PROFILE UNWIND range(1, 5000) AS x RETURN x",
+        params(&[]),
+        None,
+        1,
+    );
+    let profile = profile.unwrap();
+    assert!(profile.rest.is_none() && profile.first.rows.len() == 5000 && profile.first.plan.is_some());
+    let missing = engine.execute_read_streaming(store.read(), "RETURN $p AS p", params(&[]), None, 1);
+    assert_eq!(missing.err().unwrap().kind, ErrorKind::ParameterMissing);
+}
+
+#[test]
+fn a_cursor_stops_when_interrupted() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let interrupt = Arc::new(Interrupt::new(None, None));
+    let stream = engine
+        .execute_read_streaming(
+            store.read(),
+            "UNWIND range(1, 1000000000) AS i RETURN i",
+            params(&[]),
+            Some(&interrupt),
+            1,
+        )
+        .unwrap();
+    let mut cursor = stream.rest.unwrap();
+    assert!(cursor.next_batch().unwrap().is_some());
+    interrupt.cancel();
+    assert!(cursor.next_batch().is_err());
+    assert!(cursor.is_done());
+    assert_eq!(cursor.next_batch().unwrap(), None);
+}
+
+#[test]
+fn unwinding_a_huge_range_holds_one_batch() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let q = "UNWIND range(9223372036854775000, 9223372036854775807, 1) AS i WITH i WHERE i % 100 = 7 RETURN i";
+    let rows = streamed(&engine, &store, q, params(&[]), 1);
+    let expected: Vec<_> = (0..9).map(|k| vec![ResultValue::Int(9223372036854775007 + 100 * k)]).collect();
+    assert_eq!(rows, expected, "up to i64::MAX without overflow");
+    // Far beyond what `range()` may build as a list, counted lazily under a LIMIT.
+    let rows = streamed(&engine, &store, "UNWIND range(0, 4000000000000) AS i RETURN i LIMIT 3", params(&[]), 1);
+    assert_eq!(rows.len(), 3);
+    let listed = engine.execute(&store, "RETURN size(range(0, 4000000000000)) AS n", &Params::new());
+    assert!(listed.is_err(), "a range as a value is still bounded");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// `UNWIND range(a, b, s)` gives the rows `UNWIND` of the same range built as a list gives, errors included.
+    #[test]
+    fn unwinding_a_range_matches_unwinding_its_list(
+        start in -40i64..40,
+        end in -40i64..40,
+        step in prop_oneof![Just(0i64), -7i64..8, Just(i64::MIN), Just(i64::MAX)],
+        with_step in any::<bool>(),
+        null_arg in 0usize..6,
+    ) {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        let mut args = [Value::Int(start), Value::Int(end), Value::Int(step)];
+        if null_arg < 3 {
+            args[null_arg] = Value::Null;
+        }
+        let p = params(&[("a", args[0].clone()), ("b", args[1].clone()), ("s", args[2].clone())]);
+        let call = if with_step { "range($a, $b, $s)" } else { "range($a, $b)" };
+        let lazy = engine.execute(&store, &format!("UNWIND {call} AS i RETURN i"), &p);
+        // The list, made opaque to the executor so that it is built and then unwound.
+        let listed = engine.execute(&store, &format!("WITH {call} AS l UNWIND l AS i RETURN i"), &p);
+        match (lazy, listed) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a.rows, b.rows),
+            (Err(a), Err(b)) => prop_assert_eq!((a.kind, a.detail), (b.kind, b.detail)),
+            (a, b) => prop_assert!(false, "lazy {:?} against listed {:?}", a.map(|r| r.rows), b.map(|r| r.rows)),
+        }
+    }
+}

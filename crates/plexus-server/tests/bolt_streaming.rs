@@ -1,0 +1,145 @@
+//! Large read results over Bolt are produced as the client pulls them: a result larger than the server's
+//! result-size limit still streams, a DISCARD stops the work, a later row's error ends the stream after the
+//! rows before it, and a stream in a read transaction keeps reading the snapshot it started on.
+
+mod support;
+
+use plexus_server::auth::Auth;
+use plexus_server::packstream::{map, Ps};
+use plexus_server::ServerConfig;
+use support::{Client, TestServer};
+
+/// A server whose results may hold at most `bytes` at once.
+fn with_result_limit(bytes: usize) -> TestServer {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        max_result_bytes: bytes,
+        ..Default::default()
+    };
+    TestServer::start(config, Auth::disabled())
+}
+
+fn pull(c: &mut Client, n: i64, qid: Option<i64>) -> (Vec<Ps>, Ps) {
+    let extra = match qid {
+        Some(q) => map([("n", Ps::Int(n)), ("qid", Ps::Int(q))]),
+        None => map([("n", Ps::Int(n))]),
+    };
+    let mut responses = c.request(0x3F, vec![extra]);
+    let summary = responses.pop().unwrap();
+    let records = responses
+        .into_iter()
+        .map(|r| match r {
+            Ps::Struct(0x71, mut f) => match f.remove(0) {
+                Ps::List(mut values) => values.remove(0),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    (records, summary)
+}
+
+fn has_more(summary: &Ps) -> bool {
+    match summary {
+        Ps::Struct(0x70, f) => f[0].get("has_more") == Some(&Ps::Bool(true)),
+        other => panic!("expected SUCCESS, got {other:?}"),
+    }
+}
+
+fn run(c: &mut Client, query: &str) -> Ps {
+    c.request(0x10, vec![Ps::String(query.into()), map([]), map([])]).remove(0)
+}
+
+#[test]
+fn a_result_larger_than_the_result_limit_streams_in_pulls() {
+    // 200,000 strings of 100 bytes: 20 MB, against a limit of 4 MB held at once.
+    let s = with_result_limit(4 << 20);
+    let mut c = Client::ready(s.addr);
+    let query = "UNWIND range(1, 200000) AS i RETURN i AS i, 'x' + substring(reduce(s = '', k IN range(1, 10) | s + '0123456789'), 1) AS pad";
+    let r = run(&mut c, query);
+    assert!(matches!(r, Ps::Struct(0x70, _)), "{r:?}");
+    let mut expected = 1i64;
+    loop {
+        let (records, summary) = pull(&mut c, 5000, None);
+        for r in records {
+            assert_eq!(r, Ps::Int(expected));
+            expected += 1;
+        }
+        if !has_more(&summary) {
+            match &summary {
+                Ps::Struct(0x70, f) => assert!(f[0].get("bookmark").is_some(), "{summary:?}"),
+                other => panic!("{other:?}"),
+            }
+            break;
+        }
+    }
+    assert_eq!(expected, 200_001);
+}
+
+#[test]
+fn discard_stops_a_result_that_would_never_fit() {
+    let s = with_result_limit(1 << 20);
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(run(&mut c, "UNWIND range(1, 1000000000) AS i RETURN i"), Ps::Struct(0x70, _)));
+    let (records, summary) = pull(&mut c, 3, None);
+    assert_eq!(records, vec![Ps::Int(1), Ps::Int(2), Ps::Int(3)]);
+    assert!(has_more(&summary));
+    let discarded = c.request(0x2F, vec![map([("n", Ps::Int(-1))])]);
+    assert_eq!(discarded.len(), 1);
+    assert!(matches!(&discarded[0], Ps::Struct(0x70, f) if f[0].get("has_more").is_none()), "{discarded:?}");
+    assert_eq!(c.query("RETURN 7 AS x").0, vec![Ps::Int(7)]);
+}
+
+#[test]
+fn an_error_in_a_later_row_ends_the_stream_after_the_rows_before_it() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(run(&mut c, "UNWIND range(1, 3000) AS x RETURN 100 / (2500 - x) AS q"), Ps::Struct(0x70, _)));
+    let mut responses = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let failure = responses.pop().unwrap();
+    // Rows go out a batch at a time, and the failing row's batch fails whole: more than the 1,000 produced
+    // before RUN was answered, fewer than the 2,499 before the failing row.
+    assert!((1000..2499).contains(&responses.len()), "{} rows before the failure", responses.len());
+    for (i, r) in responses.iter().enumerate() {
+        let x = i as i64 + 1;
+        assert_eq!(r, &Ps::Struct(0x71, vec![Ps::List(vec![Ps::Int(100 / (2500 - x))])]));
+    }
+    match failure {
+        Ps::Struct(0x7F, f) => {
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Statement.ArithmeticError"))
+        }
+        other => panic!("{other:?}"),
+    }
+    // Failed until RESET, then serving again.
+    assert_eq!(c.request(0x3F, vec![map([("n", Ps::Int(-1))])]), vec![Ps::Struct(0x7E, vec![])]);
+    assert!(matches!(&c.request(0x0F, vec![])[0], Ps::Struct(0x70, _)));
+    assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+}
+
+#[test]
+fn a_stream_in_a_read_transaction_reads_its_snapshot() {
+    let s = TestServer::open();
+    let mut writer = Client::ready(s.addr);
+    writer.query("UNWIND range(1, 5000) AS i CREATE (:Item {i: i})");
+    let mut reader = Client::ready(s.addr);
+    assert!(matches!(&reader.request(0x11, vec![map([("mode", Ps::String("r".into()))])])[0], Ps::Struct(0x70, _)));
+    assert!(matches!(run(&mut reader, "MATCH (n:Item) RETURN n.i AS i"), Ps::Struct(0x70, _)));
+    assert!(matches!(run(&mut reader, "MATCH (n:Item) RETURN count(*) AS c"), Ps::Struct(0x70, _)));
+    let (first, summary) = pull(&mut reader, 1500, Some(1));
+    assert_eq!(first.len(), 1500);
+    assert!(has_more(&summary));
+    // Written and committed while the reader is part-way through its stream.
+    writer.query("UNWIND range(5001, 8000) AS i CREATE (:Item {i: i})");
+    writer.query("MATCH (n:Item) WHERE n.i <= 100 DETACH DELETE n");
+    let (rest, summary) = pull(&mut reader, -1, Some(1));
+    assert!(!has_more(&summary));
+    let mut seen: Vec<i64> = first.iter().chain(&rest).map(|v| v.as_int().unwrap()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (1..=5000).collect::<Vec<_>>());
+    let (count, _) = pull(&mut reader, -1, Some(2));
+    assert_eq!(count, vec![Ps::Int(5000)]);
+    assert!(matches!(&reader.request(0x12, vec![])[0], Ps::Struct(0x70, _)));
+    assert_eq!(reader.query("MATCH (n:Item) RETURN count(*) AS c").0, vec![Ps::Int(7900)]);
+}
