@@ -208,6 +208,72 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// The start of a JSON or CSV result, before its rows (a table needs every row first, for its widths).
+pub fn begin(columns: &[String], format: Format, out: &mut String) {
+    match format {
+        Format::Table => {}
+        Format::Json => {
+            out.push_str("{\"columns\":[");
+            for (i, c) in columns.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(c, out);
+            }
+            out.push_str("],\"rows\":[");
+        }
+        Format::Csv => {
+            if !columns.is_empty() {
+                out.push_str(&columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// Rows of a JSON or CSV result, `before` rows having been written already.
+pub fn rows(rows: &[Vec<ResultValue>], format: Format, before: usize, out: &mut String) {
+    match format {
+        Format::Table => {}
+        Format::Json => {
+            for (i, row) in rows.iter().enumerate() {
+                if i + before > 0 {
+                    out.push(',');
+                }
+                out.push('[');
+                for (j, v) in row.iter().enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    json(v, out);
+                }
+                out.push(']');
+            }
+        }
+        Format::Csv => {
+            for row in rows {
+                let fields: Vec<String> = row
+                    .iter()
+                    .map(|v| match v {
+                        ResultValue::String(s) => csv_field(s),
+                        ResultValue::Null => String::new(),
+                        other => csv_field(&literal(other)),
+                    })
+                    .collect();
+                out.push_str(&fields.join(","));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// The end of a JSON or CSV result, after its rows.
+pub fn end(format: Format, out: &mut String) {
+    if format == Format::Json {
+        out.push_str("]}\n");
+    }
+}
+
 /// Renders a whole result.
 pub fn render(result: &QueryResult, format: Format) -> String {
     let mut out = String::new();
@@ -238,48 +304,10 @@ pub fn render(result: &QueryResult, format: Format) -> String {
             }
             out.push_str(&line);
         }
-        Format::Json => {
-            out.push_str("{\"columns\":[");
-            for (i, c) in result.columns.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                json_string(c, &mut out);
-            }
-            out.push_str("],\"rows\":[");
-            for (i, row) in result.rows.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push('[');
-                for (j, v) in row.iter().enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    json(v, &mut out);
-                }
-                out.push(']');
-            }
-            out.push_str("]}\n");
-        }
-        Format::Csv => {
-            if result.columns.is_empty() {
-                return out;
-            }
-            out.push_str(&result.columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
-            out.push('\n');
-            for row in &result.rows {
-                let fields: Vec<String> = row
-                    .iter()
-                    .map(|v| match v {
-                        ResultValue::String(s) => csv_field(s),
-                        ResultValue::Null => String::new(),
-                        other => csv_field(&literal(other)),
-                    })
-                    .collect();
-                out.push_str(&fields.join(","));
-                out.push('\n');
-            }
+        Format::Json | Format::Csv => {
+            begin(&result.columns, format, &mut out);
+            rows(&result.rows, format, 0, &mut out);
+            end(format, &mut out);
         }
     }
     out

@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
 use plexus::{CypherError, Database, Params, ResultValue};
 
-use crate::format::{render, summary, Format};
+use crate::format::{self, render, summary, Format};
 
 #[derive(Args)]
 pub struct QueryArgs {
@@ -64,6 +65,9 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
     let params = parse_params(&db, &args.params)?;
     let start = Instant::now();
+    if args.format != Format::Table && db.engine().access(&args.query).ok() == Some(plexus::cypher::Access::Read) {
+        return stream(&db, &args, params);
+    }
     match db.execute(&args.query, &params) {
         Ok(result) => {
             print!("{}", render(&result, args.format));
@@ -85,4 +89,51 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// Prints a read-only statement's JSON or CSV result as its rows are produced, a batch at a time, so an export
+/// of any size needs the memory of one batch. A later row's error ends the output where it is (exit 1).
+fn stream(db: &Database, args: &QueryArgs, params: Params) -> Result<ExitCode, String> {
+    use std::io::Write;
+    let stream = match db.engine().execute_read_streaming(db.read(), &args.query, Arc::new(params), None, 1) {
+        Ok(stream) => stream,
+        Err(e) => {
+            eprintln!("{}", show_error(&args.query, &e));
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let first = stream.first;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut text = String::new();
+    let write_error = |e: std::io::Error| format!("writing the result: {e}");
+    format::begin(&first.columns, args.format, &mut text);
+    format::rows(&first.rows, args.format, 0, &mut text);
+    let mut written = first.rows.len();
+    out.write_all(text.as_bytes()).map_err(write_error)?;
+    if let Some(mut cursor) = stream.rest {
+        loop {
+            match cursor.next_batch() {
+                Ok(Some(batch)) => {
+                    text.clear();
+                    format::rows(&batch, args.format, written, &mut text);
+                    written += batch.len();
+                    out.write_all(text.as_bytes()).map_err(write_error)?;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    out.flush().map_err(write_error)?;
+                    eprintln!("{}", show_error(&args.query, &e));
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+    }
+    text.clear();
+    format::end(args.format, &mut text);
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(write_error)?;
+    if let Some(plan) = &first.plan {
+        // The output stays parseable: the plan goes beside it.
+        eprint!("{plan}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -120,3 +120,40 @@ fn edge_list_options_are_refused_for_node_and_relationship_files() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("both ';'"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn query_exports_stream_and_stop_at_a_failing_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    assert!(plexus(&["query", "--data", &db, "UNWIND range(1, 3000) AS i CREATE (:P {i: i, name: 'p, ' + i})"])
+        .status
+        .success());
+    let out =
+        plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n:P) RETURN n.i AS i, n.name AS name ORDER BY i"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3001);
+    assert_eq!(lines[0], "i,name");
+    assert_eq!(lines[3000], "3000,\"p, 3000\"");
+    // Many batches, one JSON document.
+    let out = plexus(&["query", "--data", &db, "--format", "json", "UNWIND range(1, 250000) AS i RETURN i"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let expected = format!(
+        "{{\"columns\":[\"i\"],\"rows\":[{}]}}\n",
+        (1..=250000).map(|i| format!("[{i}]")).collect::<Vec<_>>().join(",")
+    );
+    assert!(stdout == expected, "a JSON document of 250,000 rows ({} bytes)", stdout.len());
+    // A later row's error: the rows before it are printed, the error goes to stderr, the exit code is 1.
+    let out =
+        plexus(&["query", "--data", &db, "--format", "csv", "UNWIND range(1, 5000) AS x RETURN 100 / (4000 - x) AS q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let printed = text(&out.stdout).lines().count();
+    assert!((1000..4000).contains(&printed), "{printed} lines before the failing row");
+    assert!(
+        text(&out.stderr).contains("/ by zero") || text(&out.stderr).to_lowercase().contains("division"),
+        "{}",
+        text(&out.stderr)
+    );
+}
