@@ -341,7 +341,19 @@ pub struct RelPattern {
     /// `*min..max` for variable length; `Some((None, None))` is plain `*`.
     pub length: Option<(Option<u64>, Option<u64>)>,
     pub properties: Option<Expr>,
+    /// Set when this relationship is the one hop of a quantified path pattern, `((x)-[r]->(y) WHERE ...){m,n}`:
+    /// the hop's node patterns and condition, which every repetition must meet. `length` holds the quantifier.
+    pub hop: Option<Box<HopPattern>>,
     pub span: Span,
+}
+
+/// The inside of a quantified path pattern of one relationship: its two node patterns (`from` written left of
+/// the relationship) and its `WHERE`. After the match, their variables are lists, one item per repetition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HopPattern {
+    pub from: NodePattern,
+    pub to: NodePattern,
+    pub predicate: Option<Expr>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -191,6 +191,7 @@ impl RowExpander for Expander<'_> {
                 distinct_from,
                 reverse,
                 rel_bound,
+                hop_nodes,
                 ..
             } => {
                 let Value::Node(start) = row[*from] else { return Ok(false) };
@@ -273,7 +274,8 @@ impl RowExpander for Expander<'_> {
                 let mut walk = match self.walk.take() {
                     Some(walk) => walk,
                     None => {
-                        let check = RelCheck::new(rel_filter.as_slice(), *rel_scratch, row);
+                        let check = RelCheck::new(rel_filter.as_slice(), *rel_scratch, row)
+                            .with_hop_nodes(*hop_nodes, *reverse);
                         match VarWalk::start(ctx, &spec, start, check, &mut emit)? {
                             Some(walk) => walk,
                             None => return Ok(false),
@@ -358,12 +360,34 @@ struct VarSpec<'a> {
 struct RelCheck<'p> {
     filters: &'p [CExpr],
     slot: usize,
+    /// A quantified path pattern's slots for the relationship's two nodes, and whether the walk goes against
+    /// the pattern's direction (right to left), which makes the node walked from the right one.
+    hop: Option<((usize, usize), bool)>,
     scratch: Row,
 }
 
 impl<'p> RelCheck<'p> {
     fn new(filters: &'p [CExpr], slot: usize, row: &Row) -> RelCheck<'p> {
-        RelCheck { filters, slot, scratch: if filters.is_empty() { Vec::new() } else { row.clone() } }
+        RelCheck { filters, slot, hop: None, scratch: if filters.is_empty() { Vec::new() } else { row.clone() } }
+    }
+
+    /// Sets each candidate's nodes into `slots` (left, right as written) before the filters run.
+    fn with_hop_nodes(mut self, slots: Option<(usize, usize)>, reversed: bool) -> RelCheck<'p> {
+        self.hop = slots.map(|s| (s, reversed));
+        self
+    }
+
+    /// Whether `rel`, walked from node `at` to node `next`, passes.
+    fn passes_step(&mut self, rel: RelId, at: NodeId, next: NodeId, ctx: &Ctx) -> Result<bool> {
+        if let Some(((left, right), reversed)) = self.hop {
+            if self.filters.is_empty() {
+                return Ok(true);
+            }
+            let (l, r) = if reversed { (next, at) } else { (at, next) };
+            self.scratch[left] = Value::Node(l);
+            self.scratch[right] = Value::Node(r);
+        }
+        self.passes(rel, ctx)
     }
 
     fn passes(&mut self, rel: RelId, ctx: &Ctx) -> Result<bool> {
@@ -389,6 +413,8 @@ struct VarWalk<'p> {
     /// One frame per node of the path so far (the start, then one per relationship in `path`): the relationships
     /// out of it and how many of them have been tried.
     frames: Vec<(Vec<plexus_storage::RelEntry>, usize)>,
+    /// The node of each frame.
+    at: Vec<NodeId>,
     path: Vec<RelId>,
     check: RelCheck<'p>,
     steps: usize,
@@ -414,7 +440,7 @@ impl<'p> VarWalk<'p> {
             return Ok(None);
         }
         let frames = vec![(ctx.g().rels_of(node, spec.dir, spec.filter), 0usize)];
-        Ok(Some(VarWalk { frames, path: Vec::new(), check, steps: 0 }))
+        Ok(Some(VarWalk { frames, at: vec![node], path: Vec::new(), check, steps: 0 }))
     }
 
     /// Walks on until every path is reported (`true`) or `emit` asks for a pause (`false`).
@@ -430,6 +456,7 @@ impl<'p> VarWalk<'p> {
         while let Some((entries, next)) = self.frames.last_mut() {
             let Some(&e) = entries.get(*next) else {
                 self.frames.pop();
+                self.at.pop();
                 self.path.pop();
                 continue;
             };
@@ -438,7 +465,11 @@ impl<'p> VarWalk<'p> {
             if self.steps.is_multiple_of(BATCH) {
                 ctx.check_interrupt()?;
             }
-            if self.path.contains(&e.rel) || rel_in(row, distinct_from, e.rel) || !self.check.passes(e.rel, ctx)? {
+            let at = *self.at.last().expect("a node per frame");
+            if self.path.contains(&e.rel)
+                || rel_in(row, distinct_from, e.rel)
+                || !self.check.passes_step(e.rel, at, e.nbr, ctx)?
+            {
                 continue;
             }
             self.path.push(e.rel);
@@ -446,6 +477,7 @@ impl<'p> VarWalk<'p> {
             let full = depth >= spec.min && emit(e.nbr, &self.path)?;
             if depth < spec.max {
                 self.frames.push((g.rels_of(e.nbr, spec.dir, spec.filter), 0));
+                self.at.push(e.nbr);
             } else {
                 self.path.pop();
             }

@@ -629,7 +629,7 @@ impl Parser<'_> {
             return self.query();
         }
         let start = self.span();
-        let patterns = self.pattern_list()?;
+        let patterns = self.match_patterns()?;
         let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
         let span = start.to(self.prev_span());
         Ok(Query {

@@ -16,7 +16,7 @@ use crate::lexer::{tokenize, Span, Tok, Token};
 /// Parses one statement (an optional trailing semicolon is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0 };
+    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false };
     let statement = p.statement()?;
     p.eat(&Tok::Semicolon);
     if !p.at(&Tok::Eof) {
@@ -31,7 +31,7 @@ pub fn parse(text: &str) -> Result<Statement> {
 /// positioned in `text` itself.
 pub fn parse_constant(text: &str) -> Result<Expr> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0 };
+    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false };
     let expr = p.expr()?;
     if !p.at(&Tok::Eof) {
         return Err(p.unexpected("the end of the value"));
@@ -66,6 +66,8 @@ pub(crate) struct Parser<'a> {
     /// Inside an expression that a `|` ends (a comprehension's list or filter, `reduce`, `FOREACH`): there a
     /// label expression takes `|` only between parentheses (`x:(A|B)`).
     pipe_ends_expr: u32,
+    /// Parsing a MATCH pattern, where quantified path patterns may appear (not in CREATE, MERGE or expressions).
+    quantified_paths: bool,
 }
 
 impl<'a> Parser<'a> {

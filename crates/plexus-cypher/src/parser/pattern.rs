@@ -14,6 +14,14 @@ impl Parser<'_> {
         Ok(parts)
     }
 
+    /// The patterns of a MATCH, where quantified path patterns may appear.
+    pub(super) fn match_patterns(&mut self) -> Result<Vec<PatternPart>> {
+        let outer = std::mem::replace(&mut self.quantified_paths, true);
+        let patterns = self.pattern_list();
+        self.quantified_paths = outer;
+        patterns
+    }
+
     pub(super) fn pattern_part(&mut self) -> Result<PatternPart> {
         let start = self.span();
         let variable = if self.at_ident() && matches!(self.peek_at(1), Tok::Eq) {
@@ -43,29 +51,122 @@ impl Parser<'_> {
     }
 
     pub(super) fn pattern_element(&mut self) -> Result<PatternElement> {
-        // Extra parentheses around a whole element are allowed: `((a)-->(b))`.
-        if matches!(self.peek(), Tok::LParen) && matches!(self.peek_at(1), Tok::LParen) {
-            self.bump();
-            let e = self.nested(Self::pattern_element)?;
-            self.expect(&Tok::RParen, "')'")?;
-            return Ok(e);
-        }
-        let start = self.node_pattern()?;
         let mut chain = Vec::new();
         let mut hops = 0;
-        while matches!(self.peek(), Tok::Minus | Tok::LeftArrow | Tok::Lt) {
-            self.chain(&mut hops)?;
-            let rel = self.rel_pattern()?;
-            let node = self.node_pattern()?;
-            chain.push((rel, node));
+        let at_group = |p: &Self| matches!(p.peek(), Tok::LParen) && matches!(p.peek_at(1), Tok::LParen);
+        let start = if at_group(self) {
+            match self.quantified_hop()? {
+                // A pattern may start with a quantified path pattern: its first node is then left unnamed.
+                Some(rel) => {
+                    let start = anonymous_node(rel.span);
+                    self.chain(&mut hops)?;
+                    let node = self.node_after_quantified(&rel);
+                    chain.push((rel, node?));
+                    start
+                }
+                None => {
+                    // Extra parentheses around a whole element are allowed: `((a)-->(b))`.
+                    self.bump();
+                    let e = self.nested(Self::pattern_element)?;
+                    self.expect(&Tok::RParen, "')'")?;
+                    return Ok(e);
+                }
+            }
+        } else {
+            self.node_pattern()?
+        };
+        loop {
+            if matches!(self.peek(), Tok::Minus | Tok::LeftArrow | Tok::Lt) {
+                self.chain(&mut hops)?;
+                let rel = self.rel_pattern()?;
+                let node = self.node_pattern()?;
+                chain.push((rel, node));
+            } else if self.quantified_paths && at_group(self) {
+                let Some(rel) = self.quantified_hop()? else {
+                    return Err(self.unexpected("a quantifier ('{m,n}', '+' or '*') after the parenthesised path"));
+                };
+                self.chain(&mut hops)?;
+                let node = self.node_after_quantified(&rel)?;
+                chain.push((rel, node));
+            } else {
+                break;
+            }
         }
         Ok(PatternElement { start, chain })
+    }
+
+    /// A quantified path pattern, `((x)-[r:R]->(y) WHERE ...){m,n}`, as the relationship it repeats; `None`
+    /// (with the cursor back where it was) when the parentheses are not followed by a quantifier.
+    fn quantified_hop(&mut self) -> Result<Option<RelPattern>> {
+        if !self.quantified_paths {
+            return Ok(None);
+        }
+        let saved = self.pos;
+        let start = self.span();
+        self.bump();
+        // Quantified path patterns do not nest, and their WHERE is an ordinary expression.
+        self.quantified_paths = false;
+        let inner = self.nested(|p| {
+            let element = p.pattern_element()?;
+            let predicate = if p.eat_kw("WHERE") { Some(p.expr()?) } else { None };
+            Ok((element, predicate))
+        });
+        self.quantified_paths = true;
+        let (element, predicate) = match inner {
+            Ok(inner) if self.at(&Tok::RParen) => inner,
+            // Not a path in parentheses: whatever it is, the caller reads it again.
+            _ => {
+                self.pos = saved;
+                return Ok(None);
+            }
+        };
+        self.bump();
+        let Some(quantifier) = self.quantifier()? else {
+            if predicate.is_some() {
+                return Err(self.unexpected("a quantifier ('{m,n}', '+' or '*') after the path with its WHERE"));
+            }
+            self.pos = saved;
+            return Ok(None);
+        };
+        let span = start.to(self.prev_span());
+        let PatternElement { start: from, mut chain } = element;
+        let one_hop = chain.len() == 1 && chain[0].0.length.is_none() && chain[0].0.hop.is_none();
+        if !one_hop {
+            return Err(self.error_at(
+                span,
+                "UnsupportedQuantifiedPath",
+                "a quantified path pattern here must be one relationship between two nodes, \
+                 `((a)-[r]->(b)){m,n}`; longer ones are not supported yet",
+            ));
+        }
+        let (rel, to) = chain.pop().expect("one hop");
+        Ok(Some(RelPattern {
+            length: Some(quantifier),
+            hop: Some(Box::new(HopPattern { from, to, predicate })),
+            span,
+            ..rel
+        }))
+    }
+
+    /// The node pattern after a quantified path pattern, or an unnamed node when none is written there (at the
+    /// end of the pattern, or before another quantified path pattern). A relationship cannot follow directly.
+    fn node_after_quantified(&mut self, rel: &RelPattern) -> Result<NodePattern> {
+        if matches!(self.peek(), Tok::LParen) && !matches!(self.peek_at(1), Tok::LParen) {
+            self.node_pattern()
+        } else if matches!(self.peek(), Tok::Minus | Tok::LeftArrow | Tok::Lt) {
+            Err(self.unexpected("a node pattern after the quantified path pattern"))
+        } else {
+            Ok(anonymous_node(rel.span))
+        }
     }
 
     /// Parses a pattern element with at least one relationship, or restores the cursor and returns `None`.
     pub(super) fn try_relationship_pattern(&mut self) -> Option<PatternElement> {
         let saved = self.pos;
-        match self.pattern_element() {
+        let outer = std::mem::replace(&mut self.quantified_paths, false);
+        let element = self.pattern_element();
+        self.quantified_paths = outer;
+        match element {
             Ok(e) if !e.chain.is_empty() => Some(e),
             _ => {
                 self.pos = saved;
@@ -190,7 +291,8 @@ impl Parser<'_> {
             }
             length = Some(quantifier);
         }
-        Ok(RelPattern { variable, types, type_expr, direction, length, properties, span: start.to(self.prev_span()) })
+        let span = start.to(self.prev_span());
+        Ok(RelPattern { variable, types, type_expr, direction, length, properties, hop: None, span })
     }
 
     /// `{m,n}`, `{n}`, `{,n}`, `{m,}`, `+` or `*` after a relationship pattern, as (min, max).
@@ -201,6 +303,7 @@ impl Parser<'_> {
         if self.eat(&Tok::Star) {
             return Ok(Some((Some(0), None)));
         }
+        let start = self.span();
         if !self.eat(&Tok::LBrace) {
             return Ok(None);
         }
@@ -220,8 +323,20 @@ impl Parser<'_> {
         if min.is_none() && !ranged {
             return Err(self.unexpected("a bound in the quantifier"));
         }
-        self.expect(&Tok::RBrace, "'}' closing the quantifier")?;
-        Ok(Some((Some(min.unwrap_or(0)), max)))
+        let end = self.expect(&Tok::RBrace, "'}' closing the quantifier")?;
+        let span = start.to(end);
+        let min = min.unwrap_or(0);
+        if max == Some(0) {
+            return Err(self.error_at(span, "InvalidQuantifier", "a quantifier must not be limited by 0"));
+        }
+        if let Some(max) = max.filter(|max| min > *max) {
+            return Err(self.error_at(
+                span,
+                "InvalidQuantifier",
+                format!("a quantifier's lower bound ({min}) must not exceed its upper bound ({max})"),
+            ));
+        }
+        Ok(Some((Some(min), max)))
     }
 
     /// After `*`: nothing, `n`, `n..`, `..m`, `n..m`.
@@ -244,4 +359,9 @@ impl Parser<'_> {
             Ok((min, min))
         }
     }
+}
+
+/// A node pattern with no variable, labels or properties, standing where a pattern leaves a node unwritten.
+fn anonymous_node(at: crate::lexer::Span) -> NodePattern {
+    NodePattern { variable: None, labels: Vec::new(), label_expr: None, properties: None, span: at }
 }

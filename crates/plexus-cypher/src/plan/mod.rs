@@ -212,6 +212,9 @@ pub(crate) enum PlanNode {
         reverse: bool,
         /// The relationship list is already bound: follow exactly those relationships.
         rel_bound: bool,
+        /// For a quantified path pattern: scratch slots receiving each candidate relationship's two nodes, the
+        /// pattern's left one first, while `rel_filter` (which then holds the repetition's condition) runs.
+        hop_nodes: Option<(usize, usize)>,
     },
     ShortestPath {
         input: Box<PlanNode>,

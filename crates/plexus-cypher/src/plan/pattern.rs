@@ -130,6 +130,9 @@ impl Planner<'_> {
                 }
             }
             for (r, _) in &part.element.chain {
+                if let Some(hop) = &r.hop {
+                    self.declare_group_variables(scope, &mut declared, r, hop)?;
+                }
                 if let Some(v) = &r.variable {
                     let kind = if r.length.is_some() { VarKind::RelList } else { VarKind::Rel };
                     if declared.contains(&v.name) {
@@ -174,6 +177,80 @@ impl Planner<'_> {
             plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
         }
         Ok(plan)
+    }
+
+    /// The variables inside a quantified path pattern: new names, each a list after the match (its nodes'
+    /// as plain lists, its relationship's as a relationship list, declared with the other relationships).
+    fn declare_group_variables(
+        &mut self,
+        scope: &mut Scope,
+        declared: &mut HashSet<String>,
+        rel: &RelPattern,
+        hop: &HopPattern,
+    ) -> Result<()> {
+        let names = [hop.from.variable.as_ref(), rel.variable.as_ref(), hop.to.variable.as_ref()];
+        for (i, v) in names.iter().enumerate() {
+            let Some(v) = v else { continue };
+            let repeated = names[..i].iter().flatten().any(|w| w.name == v.name);
+            if repeated || declared.contains(&v.name) || scope.get(&v.name).is_some() {
+                return Err(self.error(
+                    v.span,
+                    CypherError::semantic(
+                        "VariableAlreadyBound",
+                        format!(
+                            "`{}` inside a quantified path pattern must be a new variable, used once in the pattern",
+                            v.name
+                        ),
+                    ),
+                ));
+            }
+            if i != 1 {
+                let slot = self.slot();
+                scope.add(&v.name, slot, VarKind::Scalar);
+                declared.insert(v.name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The condition each repetition of a quantified path pattern meets, over its nodes (`from_slot`,
+    /// `to_slot`, in the pattern's left-to-right order) and relationship (`rel_slot`), given as scratch slots:
+    /// the node patterns' labels and properties and the pattern's WHERE.
+    fn hop_condition(
+        &mut self,
+        hop: &HopPattern,
+        rel: &RelPattern,
+        (from_slot, rel_slot, to_slot): (usize, usize, usize),
+        scope: &Scope,
+    ) -> Result<Option<CExpr>> {
+        let mut inner = scope.clone();
+        for (v, slot, kind) in [
+            (&hop.from.variable, from_slot, VarKind::Node),
+            (&rel.variable, rel_slot, VarKind::Rel),
+            (&hop.to.variable, to_slot, VarKind::Node),
+        ] {
+            if let Some(v) = v {
+                inner = inner.with(&v.name, slot, kind);
+            }
+        }
+        let mut tests = Vec::new();
+        for (np, slot) in [(&hop.from, from_slot), (&hop.to, to_slot)] {
+            if !np.labels.is_empty() {
+                let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
+                tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
+            }
+            if let Some(test) = &np.label_expr {
+                tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
+            }
+            if let Some(props) = &np.properties {
+                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
+                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
+            }
+        }
+        if let Some(predicate) = &hop.predicate {
+            tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
+        }
+        Ok(tests.into_iter().reduce(|a, b| CExpr::And(Box::new(a), Box::new(b))))
     }
 
     fn declare(&mut self, scope: &mut Scope, declared: &mut HashSet<String>, v: &Ident, kind: VarKind) -> Result<()> {
@@ -566,9 +643,24 @@ impl Planner<'_> {
                         }
                     };
                     // A type expression holds for every relationship of the path, like the property map.
-                    let rel_filter = match (props, rp.type_expr.as_ref().map(|t| type_test(rel_scratch, t))) {
+                    let mut rel_filter = match (props, rp.type_expr.as_ref().map(|t| type_test(rel_scratch, t))) {
                         (Some(a), Some(b)) => Some(CExpr::And(Box::new(b), Box::new(a))),
                         (a, b) => a.or(b),
+                    };
+                    // A quantified path pattern: each repetition's nodes go into scratch slots of their own.
+                    let hop_nodes = match &rp.hop {
+                        None => None,
+                        Some(hop) => {
+                            let (from_scratch, to_scratch) = (self.slot(), self.slot());
+                            let slots = (from_scratch, rel_scratch, to_scratch);
+                            if let Some(condition) = self.hop_condition(hop, rp, slots, scope)? {
+                                rel_filter = Some(match rel_filter {
+                                    Some(f) => CExpr::And(Box::new(f), Box::new(condition)),
+                                    None => condition,
+                                });
+                            }
+                            Some((from_scratch, to_scratch))
+                        }
                     };
                     plan = PlanNode::VarExpand {
                         input: Box::new(plan),
@@ -585,7 +677,11 @@ impl Planner<'_> {
                         distinct_from,
                         reverse: reversed,
                         rel_bound,
+                        hop_nodes,
                     };
+                    if let Some(hop) = &rp.hop {
+                        plan = self.bind_group_nodes(plan, hop, node_slots[ri], rel_slots[ri], scope, bound);
+                    }
                 }
             }
             rels_here.push(rel_slots[ri]);
@@ -614,6 +710,37 @@ impl Planner<'_> {
         Ok(plan)
     }
 
+    /// After a quantified path pattern matched, its node variables as lists: the left node of each repetition,
+    /// and the right one, read off the path from the pattern's left node (`first`) along `rels`.
+    fn bind_group_nodes(
+        &mut self,
+        plan: PlanNode,
+        hop: &HopPattern,
+        first: usize,
+        rels: usize,
+        scope: &Scope,
+        bound: &mut HashSet<String>,
+    ) -> PlanNode {
+        let nodes = || {
+            let path = CExpr::PathOf { nodes: vec![first], rels: vec![rels] };
+            Box::new(CExpr::Scalar(Arc::from("nodes"), vec![path]))
+        };
+        let int = |i: i64| Some(Box::new(CExpr::Const(crate::value::Value::Int(i))));
+        let mut items = Vec::new();
+        if let Some(v) = &hop.from.variable {
+            items.push((CExpr::Slice(nodes(), int(0), int(-1)), scope.get(&v.name).expect("declared").slot));
+            bound.insert(v.name.clone());
+        }
+        if let Some(v) = &hop.to.variable {
+            items.push((CExpr::Slice(nodes(), int(1), None), scope.get(&v.name).expect("declared").slot));
+            bound.insert(v.name.clone());
+        }
+        if items.is_empty() {
+            return plan;
+        }
+        PlanNode::Project { input: Box::new(plan), items }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn shortest_path(
         &mut self,
@@ -627,6 +754,15 @@ impl Planner<'_> {
         rel_slots: &[usize],
     ) -> Result<PlanNode> {
         let el = &part.element;
+        if let Some(rel) = el.chain.iter().map(|(r, _)| r).find(|r| r.hop.is_some()) {
+            return Err(self.error(
+                rel.span,
+                CypherError::syntax(
+                    "UnsupportedQuantifiedPath",
+                    "shortestPath takes a relationship pattern, not a quantified path pattern",
+                ),
+            ));
+        }
         if el.chain.len() != 1 {
             return Err(self.error(
                 part.span,

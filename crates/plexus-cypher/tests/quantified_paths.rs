@@ -1,0 +1,180 @@
+//! Quantified path patterns of one relationship, `(a) ((x)-[r]->(y) WHERE ...){m,n} (b)`: each repetition meets
+//! the inner node patterns and WHERE, and the inner variables are lists afterwards. Checked against the same
+//! question asked with variable-length patterns and list predicates.
+
+use plexus_cypher::{Engine, ErrorKind, Params, ResultValue};
+use plexus_storage::Store;
+use proptest::prelude::*;
+
+struct Db {
+    store: Store,
+    engine: Engine,
+}
+
+impl Db {
+    fn new(setup: &str) -> Db {
+        let db = Db { store: Store::in_memory(), engine: Engine::new() };
+        if !setup.is_empty() {
+            db.engine.execute(&db.store, setup, &Params::new()).unwrap();
+        }
+        db
+    }
+
+    fn rows(&self, q: &str) -> Vec<Vec<ResultValue>> {
+        self.engine.execute(&self.store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+    }
+
+    fn sorted(&self, q: &str) -> Vec<String> {
+        let mut rows: Vec<String> = self.rows(q).iter().map(|r| format!("{r:?}")).collect();
+        rows.sort();
+        rows
+    }
+
+    fn err(&self, q: &str) -> plexus_cypher::CypherError {
+        self.engine.execute(&self.store, q, &Params::new()).expect_err(q)
+    }
+}
+
+fn s(x: &str) -> ResultValue {
+    ResultValue::String(x.into())
+}
+
+fn list(items: &[&str]) -> ResultValue {
+    ResultValue::List(items.iter().map(|x| s(x)).collect())
+}
+
+const LINE: &str =
+    "CREATE (a:Stop {name: 'a'})-[:NEXT {d: 1}]->(b:Stop {name: 'b'})-[:NEXT {d: 5}]->(c:Stop {name: 'c'}) \
+                    -[:NEXT {d: 2}]->(d:Stop:End {name: 'd'}), (c)-[:NEXT {d: 1}]->(e:Depot {name: 'e'})";
+
+#[test]
+fn group_variables_are_lists_per_repetition() {
+    let db = Db::new(LINE);
+    let rows = db.rows(
+        "MATCH (s {name: 'a'}) ((x)-[r:NEXT]->(y)){2,3} (t) \
+         RETURN t.name AS t, [n IN x | n.name] AS xs, [n IN y | n.name] AS ys, [q IN r | q.d] AS ds ORDER BY t",
+    );
+    let ints = |v: &[i64]| ResultValue::List(v.iter().map(|i| ResultValue::Int(*i)).collect());
+    assert_eq!(
+        rows,
+        vec![
+            vec![s("c"), list(&["a", "b"]), list(&["b", "c"]), ints(&[1, 5])],
+            vec![s("d"), list(&["a", "b", "c"]), list(&["b", "c", "d"]), ints(&[1, 5, 2])],
+            vec![s("e"), list(&["a", "b", "c"]), list(&["b", "c", "e"]), ints(&[1, 5, 1])],
+        ]
+    );
+}
+
+#[test]
+fn inner_labels_properties_and_where_hold_for_every_repetition() {
+    let db = Db::new(LINE);
+    // Every node inside is a Stop: the depot is never reached.
+    let q = "MATCH (:Stop {name: 'a'}) ((:Stop)-[:NEXT]->(:Stop))+ (t) RETURN t.name AS t ORDER BY t";
+    assert_eq!(db.rows(q), vec![vec![s("b")], vec![s("c")], vec![s("d")]]);
+    // The WHERE is per repetition: no hop longer than 3.
+    let q = "MATCH (:Stop {name: 'a'}) ((x)-[r]->(y) WHERE r.d <= 3)* (t) RETURN t.name AS t ORDER BY t";
+    assert_eq!(db.rows(q), vec![vec![s("a")], vec![s("b")]]);
+    // Written right to left, and started from the right (the planner walks against the pattern).
+    let q = "MATCH (t) ((x)-[r:NEXT]->(y) WHERE x.name < y.name){1,} (:End) RETURN t.name AS t ORDER BY t";
+    assert_eq!(db.rows(q), vec![vec![s("a")], vec![s("b")], vec![s("c")]]);
+    let q = "MATCH (:End) ((x)-[:NEXT]-(y:Stop)){2} (t) RETURN t.name AS t, [n IN y | n.name] AS ys";
+    assert_eq!(db.rows(q), vec![vec![s("b"), list(&["c", "b"])]]);
+    // At the start of a pattern, and followed by a node and a relationship.
+    let q = "MATCH ((x:Stop)-[:NEXT]->(y:Stop)){3} ()-[:NEXT]->(z) RETURN z.name AS z";
+    assert_eq!(db.rows(q), Vec::<Vec<ResultValue>>::new());
+    let q = "MATCH ((x:Stop)-[:NEXT]->(y:Stop)){2} (m)-[:NEXT]->(z) RETURN x[0].name AS x, z.name AS z ORDER BY z";
+    assert_eq!(db.rows(q), vec![vec![s("a"), s("d")], vec![s("a"), s("e")]]);
+    // Zero repetitions: the two ends are one node, the lists empty.
+    let q = "MATCH (a {name: 'c'}) ((x)-->(y))* (b) WHERE size(x) = 0 RETURN b.name AS b, size(x) AS n";
+    assert_eq!(db.rows(q), vec![vec![s("c"), ResultValue::Int(0)]]);
+}
+
+#[test]
+fn group_variables_after_the_match_and_in_its_where() {
+    let db = Db::new(LINE);
+    let q = "MATCH p = (a {name: 'a'}) ((x)-[r]->(y)){1,3} (b) WHERE size(r) = 2 OR all(n IN y WHERE n:Depot OR n.name = 'b') \
+             RETURN b.name AS b, length(p) AS len ORDER BY b";
+    assert_eq!(db.rows(q), vec![vec![s("b"), ResultValue::Int(1)], vec![s("c"), ResultValue::Int(2)]]);
+    let q =
+        "MATCH (a {name: 'a'}) ((x)-[r]->(y)){3} (b) WITH b, x UNWIND x AS n RETURN b.name, count(n) ORDER BY b.name";
+    assert_eq!(db.rows(q), vec![vec![s("d"), ResultValue::Int(3)], vec![s("e"), ResultValue::Int(3)]]);
+}
+
+#[test]
+fn bad_quantified_paths_are_refused_with_their_position() {
+    let db = Db::new("");
+    let e = db.err("MATCH (a) ((x)-->(y)-->(z)){1,2} (b) RETURN b");
+    assert_eq!(e.kind, ErrorKind::SyntaxError);
+    assert!(e.message.contains("one relationship"), "{e}");
+    assert_eq!(e.position.map(|p| p.column), Some(11));
+    // Compile-time semantic errors are SyntaxErrors in openCypher's classification.
+    let e = db.err("MATCH (x) MATCH (a) ((x)-->(y)){1,2} (b) RETURN b");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "VariableAlreadyBound"), "{e}");
+    let e = db.err("MATCH (a) ((x)-->(x)){1,2} (b) RETURN b");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "VariableAlreadyBound"), "{e}");
+    let e = db.err("MATCH (a) ((x)-->(y) WHERE x.v > 1) (b) RETURN b");
+    assert_eq!(e.kind, ErrorKind::SyntaxError, "{e}");
+    let e = db.err("CREATE (a) ((x)-[:R]->(y)){1,2} (b)");
+    assert_eq!(e.kind, ErrorKind::SyntaxError, "{e}");
+    let e = db.err("MATCH p = shortestPath((a) ((x)-->(y)){1,2} (b)) RETURN p");
+    assert_eq!(e.kind, ErrorKind::SyntaxError, "{e}");
+    for q in [
+        "MATCH (a) ((x)-->(y)){0} (b) RETURN b",
+        "MATCH (a) ((x)-->(y)){3,1} (b) RETURN b",
+        "MATCH (a)-->{2,1}(b) RETURN b",
+        "MATCH (a) ((x)-->(y)){2}-->(b) RETURN b",
+    ] {
+        assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+    // Extra parentheses around a whole pattern still mean the pattern.
+    assert_eq!(db.rows("MATCH ((a)-->(b)) RETURN count(*) AS c"), vec![vec![ResultValue::Int(0)]]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// On random graphs, a quantified path pattern with labels and a WHERE inside finds exactly the paths a
+    /// variable-length pattern finds when the same conditions are written as list predicates over it.
+    #[test]
+    fn quantified_paths_match_variable_length_paths_with_predicates(
+        edges in proptest::collection::vec((0u8..7, 0u8..7, 0i64..4), 0..16),
+        marked in proptest::collection::vec(any::<bool>(), 7),
+        min in 0u64..3,
+        extra in 0u64..3,
+    ) {
+        let mut setup = String::from("UNWIND range(0, 6) AS i CREATE (:N {i: i})");
+        let db = Db::new(&setup);
+        for (i, m) in marked.iter().enumerate() {
+            if *m {
+                db.rows(&format!("MATCH (n:N {{i: {i}}}) SET n:M"));
+            }
+        }
+        for (a, b, w) in &edges {
+            db.rows(&format!("MATCH (a:N {{i: {a}}}), (b:N {{i: {b}}}) CREATE (a)-[:R {{w: {w}}}]->(b)"));
+        }
+        setup.clear();
+        // A quantifier limited by 0 is refused (tested above).
+        let max = (min + extra).max(1);
+        let qpp = format!(
+            "MATCH (s:N {{i: 0}}) ((x)-[r:R]->(y:M) WHERE r.w >= x.i % 3){{{min},{max}}} (t) \
+             RETURN t.i AS t, [n IN x | n.i] AS xs, [n IN y | n.i] AS ys, [q IN r | q.w] AS ws"
+        );
+        let var_length = format!(
+            "MATCH p = (s:N {{i: 0}})-[r:R*{min}..{max}]->(t) \
+             WHERE all(k IN range(0, size(r) - 1) WHERE nodes(p)[k + 1]:M AND r[k].w >= nodes(p)[k].i % 3) \
+             RETURN t.i AS t, nodes(p)[0..-1] AS xs0, nodes(p)[1..] AS ys0, [q IN r | q.w] AS ws"
+        );
+        let var_length = var_length.replace(
+            "RETURN t.i AS t, nodes(p)[0..-1] AS xs0, nodes(p)[1..] AS ys0",
+            "RETURN t.i AS t, [n IN nodes(p)[0..-1] | n.i] AS xs, [n IN nodes(p)[1..] | n.i] AS ys",
+        );
+        prop_assert_eq!(db.sorted(&qpp), db.sorted(&var_length));
+        // The same paths written right to left: the planner starts from `s`, on the right, and walks each
+        // repetition against the writing order.
+        let mirrored = format!(
+            "MATCH (t) ((y:M)<-[r:R]-(x) WHERE r.w >= x.i % 3){{{min},{max}}} (s:N {{i: 0}}) \
+             RETURN t.i AS t, reverse([n IN x | n.i]) AS xs, reverse([n IN y | n.i]) AS ys, reverse([q IN r | q.w]) AS ws"
+        );
+        prop_assert_eq!(db.sorted(&mirrored), db.sorted(&qpp));
+    }
+}
