@@ -78,6 +78,11 @@ impl ReadCursor {
         }
     }
 
+    /// What stops the statement (time limit, cancellation), as given when it was opened.
+    pub fn interrupt(&self) -> Option<&Arc<Interrupt>> {
+        self.ctx.interrupt.as_ref()
+    }
+
     /// Whether every row has been produced.
     pub fn is_done(&self) -> bool {
         self.op.is_none()

@@ -169,7 +169,7 @@ pub struct Service {
 }
 
 /// Removes a query from the running registry when it ends, however it ends.
-struct RunningGuard<'a> {
+pub struct RunningGuard<'a> {
     service: &'a Service,
     id: u64,
 }
@@ -233,7 +233,9 @@ impl Service {
         }
     }
 
-    fn register(&self, interrupt: &Arc<Interrupt>) -> RunningGuard<'_> {
+    /// Counts a statement as running while the guard lives: stopping the server (or cancelling every query)
+    /// interrupts it. A streamed result is registered again for each batch its client pulls.
+    pub fn register(&self, interrupt: &Arc<Interrupt>) -> RunningGuard<'_> {
         let id = self.next_query.fetch_add(1, Ordering::Relaxed);
         let mut running = self.running.lock();
         // Under the lock `cancel_all` takes, so a query is either cancelled there or sees the flag here.

@@ -143,3 +143,76 @@ fn a_stream_in_a_read_transaction_reads_its_snapshot() {
     assert!(matches!(&reader.request(0x12, vec![])[0], Ps::Struct(0x70, _)));
     assert_eq!(reader.query("MATCH (n:Item) RETURN count(*) AS c").0, vec![Ps::Int(7900)]);
 }
+
+#[test]
+fn pulling_everything_at_once_goes_out_in_pieces() {
+    // 20 MB of records for one PULL of n = -1: written out as they are made, under a 4 MB result limit.
+    let s = with_result_limit(4 << 20);
+    let mut c = Client::ready(s.addr);
+    let query = "UNWIND range(1, 200000) AS i RETURN i AS i, 'x' + substring(reduce(s = '', k IN range(1, 10) | s + '0123456789'), 1) AS pad";
+    assert!(matches!(run(&mut c, query), Ps::Struct(0x70, _)));
+    c.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    // Pipelined behind the PULL: answered once it is done.
+    c.send(0x10, vec![Ps::String("RETURN 5 AS five".into()), map([]), map([])]);
+    c.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let mut expected = 1i64;
+    loop {
+        match c.receive().unwrap() {
+            Ps::Struct(0x71, f) => {
+                assert_eq!(
+                    f[0],
+                    Ps::List(vec![Ps::Int(expected), Ps::String(format!("x{}", &"0123456789".repeat(10)[1..]))])
+                );
+                expected += 1;
+            }
+            Ps::Struct(0x70, f) => {
+                assert!(f[0].get("has_more").is_none(), "{f:?}");
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(expected, 200_001);
+    assert!(matches!(&c.responses()[0], Ps::Struct(0x70, _)));
+    let last = c.responses();
+    assert_eq!(last[0], Ps::Struct(0x71, vec![Ps::List(vec![Ps::Int(5)])]));
+}
+
+#[test]
+fn stopping_the_server_stops_a_stream_being_pulled() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(run(&mut c, "UNWIND range(1, 1000000000000) AS i RETURN i"), Ps::Struct(0x70, _)));
+    // Everything: far more than could be made before the server stops.
+    c.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let mut records = 0u64;
+    while records < 50_000 {
+        assert!(matches!(c.receive().unwrap(), Ps::Struct(0x71, _)));
+        records += 1;
+    }
+    let mut s = s;
+    let server = s.server.take().unwrap();
+    let runtime = &s.runtime;
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        // Running work gets 2 s to finish, then is stopped.
+        let stopping = scope.spawn(move || runtime.block_on(server.shutdown(std::time::Duration::from_secs(2))));
+        let failure = loop {
+            match c.receive() {
+                Ok(Ps::Struct(0x71, _)) => records += 1,
+                Ok(other) => break Some(other),
+                Err(_) => break None,
+            }
+        };
+        match failure {
+            Some(Ps::Struct(0x7F, f)) => assert_eq!(
+                f[0].get("code").and_then(Ps::as_str),
+                Some("Neo.TransientError.General.DatabaseUnavailable"),
+                "after {records} records"
+            ),
+            other => panic!("the stream should end in a transient failure, got {other:?} after {records} records"),
+        }
+        stopping.join().unwrap().unwrap();
+    });
+    assert!(started.elapsed() < std::time::Duration::from_secs(12), "stopping took {:?}", started.elapsed());
+}

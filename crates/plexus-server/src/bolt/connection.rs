@@ -221,6 +221,14 @@ pub fn serve(
                         let _ = stream.write_all(&out).and_then(|_| stream.flush());
                         return;
                     }
+                    // A large PULL goes out in pieces, each written before the next is produced.
+                    while session.pull_pending() {
+                        if stream.write_all(&out).and_then(|_| stream.flush()).is_err() {
+                            return;
+                        }
+                        out.clear();
+                        session.resume(&mut out);
+                    }
                 }
                 Ok(None) => break,
                 Err(e) => {

@@ -71,6 +71,19 @@ pub enum Control {
     Close,
 }
 
+/// A PULL (or DISCARD) part-way through: the open result it reads and how many records it still owes (`None`:
+/// all of them).
+#[derive(Clone, Copy)]
+struct Pull {
+    index: usize,
+    left: Option<u64>,
+    discard: bool,
+}
+
+/// Records a PULL puts into one write: a PULL of a large result goes out in pieces of about this size rather
+/// than being built whole in memory first.
+pub const PULL_OUTPUT_BYTES: usize = 1 << 20;
+
 /// An open result: rows not yet pulled and the summary sent after the last one.
 struct Stream {
     qid: i64,
@@ -104,6 +117,8 @@ pub struct Session {
     role: Option<Role>,
     tx: Option<OpenTransaction>,
     streams: Vec<Stream>,
+    /// A PULL waiting for its records so far to be written out (see [`Session::pull_pending`]).
+    pending_pull: Option<Pull>,
     next_qid: i64,
     /// The address the client used to reach us (from HELLO's routing context), for routing tables.
     routing_address: Option<String>,
@@ -125,6 +140,7 @@ impl Session {
             role: None,
             tx: None,
             streams: Vec::new(),
+            pending_pull: None,
             next_qid: 0,
             routing_address: None,
             local_address,
@@ -423,16 +439,45 @@ impl Session {
         let index =
             if qid == -1 { self.streams.len().checked_sub(1) } else { self.streams.iter().position(|s| s.qid == qid) }
                 .ok_or_else(|| ServerError::request(format!("no open result with qid {qid}")))?;
-        let shape = self.shape;
-        let stream = &mut self.streams[index];
         if discard {
             // Rows discarded are never produced.
-            stream.rest = None;
+            self.streams[index].rest = None;
         }
-        let mut sent = 0i64;
+        self.pull_rows(Pull { index, left: (n > 0).then_some(n as u64), discard }, out)
+    }
+
+    /// Whether a PULL has more records to send: the connection writes out what it has, then calls
+    /// [`Session::resume`], so a large PULL never holds more than about [`PULL_OUTPUT_BYTES`] of records.
+    pub fn pull_pending(&self) -> bool {
+        self.pending_pull.is_some()
+    }
+
+    /// Goes on with a PULL that stopped to let its records be written out.
+    pub fn resume(&mut self, out: &mut Vec<u8>) {
+        let Some(pull) = self.pending_pull.take() else { return };
+        if let Err(e) = self.pull_rows(pull, out) {
+            self.fail(out, e);
+            self.state = State::Failed;
+        }
+    }
+
+    /// Sends the records of `pull`, then its summary; stops early (leaving `pending_pull`) once `out` holds
+    /// [`PULL_OUTPUT_BYTES`] and more records are wanted.
+    fn pull_rows(&mut self, pull: Pull, out: &mut Vec<u8>) -> Result<(), ServerError> {
+        let Pull { index, mut left, discard } = pull;
+        let shape = self.shape;
+        let service = &self.service;
+        let stream = &mut self.streams[index];
+        // Producing more rows is running the statement: stopping the server interrupts it, as at RUN.
+        let running = stream.rest.as_ref().and_then(ReadCursor::interrupt).map(|i| service.register(i));
         let mut record = Encoder::new();
         let mut failure = None;
-        while n == -1 || sent < n {
+        let mut paused = false;
+        while left != Some(0) {
+            if out.len() >= PULL_OUTPUT_BYTES {
+                paused = true;
+                break;
+            }
             let row = match stream.rows.next() {
                 Some(row) => row,
                 None => match refill(stream) {
@@ -453,18 +498,23 @@ impl Session {
                 }
                 chunk(&record.buf, out);
             }
-            sent += 1;
+            left = left.map(|l| l - 1);
         }
         // Whether more rows follow is known only once the next batch is produced (a cursor cannot tell ahead).
-        if failure.is_none() && stream.rows.len() == 0 {
+        if failure.is_none() && !paused && stream.rows.len() == 0 {
             if let Err(e) = refill(stream) {
                 failure = Some(e);
             }
         }
+        drop(running);
         if let Some(e) = failure {
             // The records already sent stay sent; the result ends in the failure.
             self.streams.remove(index);
             return Err(self.service.stream_error(e));
+        }
+        if paused {
+            self.pending_pull = Some(Pull { index, left, discard });
+            return Ok(());
         }
         if stream.rows.len() > 0 {
             self.success(out, map([("has_more", Ps::Bool(true))]));
