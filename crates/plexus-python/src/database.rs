@@ -87,7 +87,7 @@ impl Handle {
     /// What stops a query run through this handle: `close`, and on the main thread also a signal. There it asks
     /// Python every 100 ms for a pending signal, so Ctrl-C (a notebook's interrupt button) stops a long query
     /// instead of waiting for it (see [`take_raised`]).
-    fn interrupt(&self) -> Arc<Interrupt> {
+    pub(crate) fn interrupt(&self) -> Arc<Interrupt> {
         if !MAIN_THREAD.with(|main| *main) {
             return self.in_flight.closing.clone();
         }
@@ -116,7 +116,7 @@ impl Handle {
 }
 
 /// What a signal handler raised while this thread's query ran, if it stopped the query.
-fn take_raised() -> Option<PyErr> {
+pub(crate) fn take_raised() -> Option<PyErr> {
     RAISED.with_borrow_mut(Option::take)
 }
 
@@ -234,6 +234,28 @@ impl Database {
         run(py, &db, None, query, params)
     }
 
+    /// Runs a read-only openCypher statement and returns its rows as a :class:`ResultStream` of :class:`Result`
+    /// batches of up to ``batch_size`` rows, produced as the stream is iterated: a result of any size needs the
+    /// memory of one batch. All batches read the snapshot the statement started on.
+    ///
+    /// >>> for batch in db.stream("MATCH (p:Person) RETURN p.name AS name", batch_size=100_000):
+    /// ...     frame = batch.df()
+    #[pyo3(signature = (query, parameters=None, batch_size=100_000))]
+    fn stream(
+        slf: Bound<'_, Self>,
+        py: Python<'_>,
+        query: &str,
+        parameters: Option<&Bound<'_, PyAny>>,
+        batch_size: usize,
+    ) -> PyResult<crate::stream::ResultStream> {
+        if batch_size == 0 {
+            return Err(errors::argument("batch_size must be at least 1"));
+        }
+        let params = params(parameters)?;
+        let db = slf.get().handle()?;
+        crate::stream::ResultStream::open(py, slf.clone().unbind(), &db, query, params, batch_size)
+    }
+
     /// Starts an explicit write transaction. Use it as a context manager: committed when the block ends normally,
     /// rolled back when it raises. A commit that conflicts with a concurrent one raises
     /// :class:`plexus.ConflictError`; run the whole transaction again.
@@ -322,8 +344,9 @@ impl Database {
         Ok(py.detach(|| db.checkpoint()).map_err(Failure::Storage)?)
     }
 
-    /// Closes this handle. The files are released once transactions and graph views made from it are gone too.
-    /// Closing twice is harmless.
+    /// Closes this handle. The files are released once transactions, graph views and result streams made from it
+    /// are gone too (a stream is let go by its ``close``, by the end of its rows, or by raising
+    /// :class:`ClosedError` when asked for more after this). Closing twice is harmless.
     fn close(&self, py: Python<'_>) {
         let db = py.detach(|| self.inner.write().take());
         // Queries running on other threads stop at their next check (they raise QueryError, Terminated), and

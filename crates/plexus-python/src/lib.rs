@@ -3,7 +3,7 @@
 //! holds the exception classes, `Duration`, argument conversions and the pandas/Arrow/NetworkX builders.
 //!
 //! - [`database`]: `Database`, `Transaction`
-//! - [`result`], [`columns`], [`entities`], [`values`]: results and the values in them
+//! - [`result`], [`columns`], [`entities`], [`values`]: results and the values in them; [`stream`]: results in batches
 //! - [`graph`], [`idindex`]: the NetworkX-like graph view over external ids
 //! - [`bulk`], [`args`]: loading from arrays and files, array arguments
 //! - [`errors`]: the exception each failure becomes
@@ -19,6 +19,7 @@ mod errors;
 mod graph;
 mod idindex;
 mod result;
+mod stream;
 mod values;
 mod view;
 
@@ -30,6 +31,7 @@ fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Transaction>()?;
     m.add_class::<result::QueryResult>()?;
     m.add_class::<result::Rows>()?;
+    m.add_class::<stream::ResultStream>()?;
     m.add_class::<entities::Node>()?;
     m.add_class::<entities::Relationship>()?;
     m.add_class::<entities::Path>()?;

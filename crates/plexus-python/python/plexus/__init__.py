@@ -7,7 +7,7 @@
 [('Ann', 'Bob')]
 
 Main entry points: :class:`Database` (queries, transactions, bulk loading), :class:`Result` (rows, pandas,
-Arrow, NetworkX), :class:`Graph` (fast reads by id over NumPy arrays). Errors are :class:`Error` subclasses.
+Arrow, NetworkX), :class:`ResultStream` (a large read's rows in batches), :class:`Graph` (fast reads by id over NumPy arrays). Errors are :class:`Error` subclasses.
 """
 
 from ._plexus import (
@@ -17,6 +17,7 @@ from ._plexus import (
     Path,
     Relationship,
     Result,
+    ResultStream,
     Transaction,
     NO_ID,
     __version__,
@@ -37,6 +38,7 @@ __all__ = [
     "Database",
     "Transaction",
     "Result",
+    "ResultStream",
     "Graph",
     "Node",
     "Relationship",

@@ -1,0 +1,96 @@
+"""Database.stream: a read-only query's rows in batches, produced as they are iterated."""
+
+import threading
+
+import pytest
+
+import plexus
+
+
+def test_batches_hold_every_row_in_order(db):
+    db.execute("UNWIND range(1, 25000) AS i CREATE (:N {i: i, s: toString(i)})")
+    stream = db.stream("MATCH (n:N) RETURN n.i AS i, n.s AS s ORDER BY i", batch_size=4000)
+    assert stream.columns == ["i", "s"]
+    sizes, seen = [], []
+    for batch in stream:
+        assert batch.columns == ["i", "s"]
+        sizes.append(len(batch))
+        seen.extend(t[0] for t in batch.tuples())
+    assert sizes == [4000] * 6 + [1000]
+    assert seen == list(range(1, 25001))
+    # Exhausted: stays so.
+    assert next(stream, None) is None
+
+
+def test_batches_convert_to_frames(db):
+    pd = pytest.importorskip("pandas")
+    frames = [b.df() for b in db.stream("UNWIND range(0, 9999) AS i RETURN i, i * 0.5 AS half", batch_size=3000)]
+    frame = pd.concat(frames, ignore_index=True)
+    assert list(frame.columns) == ["i", "half"]
+    assert frame["i"].tolist() == list(range(10000))
+    assert frame["half"].sum() == sum(range(10000)) * 0.5
+
+
+def test_a_huge_range_streams_and_stops_early(db):
+    stream = db.stream("UNWIND range(1, 1000000000000) AS i RETURN i", batch_size=1000)
+    first = next(stream)
+    second = next(stream)
+    assert first.tuples()[0] == (1,) and second.tuples()[-1] == (2000,)
+    stream.close()
+    assert next(stream, None) is None
+
+
+def test_the_stream_reads_the_snapshot_it_started_on(db):
+    db.execute("UNWIND range(1, 3000) AS i CREATE (:S {i: i})")
+    stream = db.stream("MATCH (n:S) RETURN n.i AS i", batch_size=1000)
+    first = next(stream)
+    db.execute("MATCH (n:S) DETACH DELETE n")
+    rest = [t[0] for b in stream for t in b.tuples()]
+    assert sorted([t[0] for t in first.tuples()] + rest) == list(range(1, 3001))
+    assert db.execute("MATCH (n:S) RETURN count(n) AS c").scalar() == 0
+
+
+def test_errors_come_with_the_batch_that_meets_them(db):
+    with pytest.raises(plexus.QueryError):
+        db.stream("RETURN 1 +")
+    with pytest.raises(plexus.QueryError):
+        db.stream("CREATE (:X)")
+    assert db.execute("MATCH (x:X) RETURN count(x)").scalar() == 0
+    with pytest.raises(plexus.ArgumentError):
+        db.stream("RETURN 1", batch_size=0)
+    stream = db.stream("UNWIND range(1, 5000) AS x RETURN 100 / (4000 - x) AS q", batch_size=1000)
+    seen = 0
+    with pytest.raises(plexus.QueryError):
+        for batch in stream:
+            seen += len(batch)
+    assert 1000 <= seen < 4000
+    assert next(stream, None) is None
+
+
+def test_a_closed_database_ends_its_streams(tmp_path):
+    db = plexus.Database(str(tmp_path / "db"))
+    stream = db.stream("UNWIND range(1, 100000) AS i RETURN i", batch_size=10)
+    assert len(next(stream)) == 10
+    db.close()
+    with pytest.raises(plexus.ClosedError):
+        next(stream)
+    # The stream let its snapshot go when it raised: the directory is free again.
+    with plexus.Database(str(tmp_path / "db")) as again:
+        assert again.execute("RETURN 1").scalar() == 1
+
+
+def test_a_stream_stays_on_its_thread(db):
+    stream = db.stream("UNWIND range(1, 10) AS i RETURN i", batch_size=5)
+    errors = []
+
+    def other():
+        try:
+            next(stream)
+        except BaseException as e:  # pyo3 refuses an unsendable object off its thread
+            errors.append(e)
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert errors
+    assert len(next(stream)) == 5
