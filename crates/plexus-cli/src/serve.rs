@@ -25,6 +25,10 @@ pub struct ServeArgs {
     /// When commits reach the disk: sync (default), batch or off.
     #[arg(long)]
     durability: Option<String>,
+    /// The directory LOAD CSV reads from: `file:///people.csv` is DIR/people.csv, nothing outside it is read
+    /// [default: DATA/import].
+    #[arg(long)]
+    import_dir: Option<PathBuf>,
     /// A TOML file with any of these settings plus thread counts, limits and TLS; flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -61,6 +65,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     if let Some(d) = args.durability {
         config.durability = d;
+    }
+    if args.import_dir.is_some() {
+        config.import_dir = args.import_dir;
     }
     if let Some(t) = args.query_timeout_ms {
         config.query_timeout_ms = t;

@@ -49,6 +49,15 @@ pub enum Clause {
         list: Expr,
         variable: Ident,
     },
+    /// `LOAD CSV [WITH HEADERS] FROM url AS row [FIELDTERMINATOR ';']`: a row per record of the file, `row` a list
+    /// of strings, or with headers a map from the first record's names.
+    LoadCsv {
+        headers: bool,
+        url: Expr,
+        variable: Ident,
+        separator: u8,
+        span: Span,
+    },
     With(Projection),
     Return(Projection),
     Create {

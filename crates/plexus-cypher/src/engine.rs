@@ -35,6 +35,8 @@ const PLAN_CACHE_CAPACITY: usize = 1024;
 pub struct Engine {
     cache: Mutex<plexus_storage::fxhash::FxHashMap<String, Arc<Statement>>>,
     procedures: parking_lot::RwLock<crate::procedures::ProcedureRegistry>,
+    /// The files `LOAD CSV` may read (any, by default).
+    files: parking_lot::RwLock<Arc<crate::files::FileAccess>>,
 }
 
 impl Engine {
@@ -47,10 +49,12 @@ impl Engine {
             return Ok(s.clone());
         }
         let parsed = crate::parser::parse(query).map_err(|e| e.locate_in(query))?;
+        let files = self.files.read().clone();
         let compiled = match &parsed.kind {
-            StatementKind::Query(q) => {
-                Compiled::Query(planner::plan_query(query, q, &self.procedures.read()).map_err(|e| e.locate_in(query))?)
-            }
+            StatementKind::Query(q) => Compiled::Query(
+                planner::plan_query(query, q, &self.procedures.read(), files.clone())
+                    .map_err(|e| e.locate_in(query))?,
+            ),
             StatementKind::Schema(cmd) => Compiled::Schema(cmd.clone()),
         };
         let statement = Arc::new(Statement { compiled, mode: parsed.mode });
@@ -58,8 +62,18 @@ impl Engine {
         if cache.len() >= PLAN_CACHE_CAPACITY {
             cache.clear();
         }
-        cache.insert(query.to_string(), statement.clone());
+        // Not kept when the file access changed while it was planned: its LOAD CSV holds the old one.
+        if Arc::ptr_eq(&files, &self.files.read()) {
+            cache.insert(query.to_string(), statement.clone());
+        }
         Ok(statement)
+    }
+
+    /// Sets which files `LOAD CSV` may read: any (the default, for a program embedding its database), only those
+    /// under a directory (a server's import directory), or none. Plans compiled before are dropped.
+    pub fn set_file_access(&self, access: crate::files::FileAccess) {
+        *self.files.write() = Arc::new(access);
+        self.cache.lock().clear();
     }
 
     /// Makes a procedure callable with `CALL name(...)`: `body` maps the arguments (checked against the

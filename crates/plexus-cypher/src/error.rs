@@ -29,6 +29,8 @@ pub enum ErrorKind {
     MemoryLimit,
     /// The statement writes, but the database was opened read-only.
     ReadOnlyDatabase,
+    /// A file `LOAD CSV` names cannot be read (missing, not allowed, not CSV text).
+    ExternalResource,
 }
 
 impl ErrorKind {
@@ -45,6 +47,7 @@ impl ErrorKind {
             ErrorKind::ConstraintVerificationFailed => "ConstraintVerificationFailed",
             ErrorKind::ConstraintValidationFailed => "ConstraintValidationFailed",
             ErrorKind::ProcedureError => "ProcedureError",
+            ErrorKind::ExternalResource => "ExternalResourceFailed",
             ErrorKind::Conflict => "TransientError",
             ErrorKind::Storage => "DatabaseError",
             ErrorKind::Timeout => "TransactionTimedOut",

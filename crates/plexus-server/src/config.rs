@@ -46,6 +46,9 @@ pub struct ServerConfig {
     /// Checkpoint automatically once this many bytes of log accumulate (0: only at shutdown).
     pub checkpoint_after_bytes: u64,
     pub tls: Option<TlsConfig>,
+    /// The only directory `LOAD CSV` reads from (`file:///a.csv` names `import_dir/a.csv`); default
+    /// `data/import`.
+    pub import_dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -77,6 +80,7 @@ impl Default for ServerConfig {
             checkpoint_on_shutdown: true,
             checkpoint_after_bytes: plexus::Options::default().checkpoint_after_bytes,
             tls: None,
+            import_dir: None,
         }
     }
 }
@@ -95,6 +99,11 @@ impl ServerConfig {
             "off" => Ok(plexus::Durability::Off),
             other => Err(format!("unknown durability '{other}': use sync, batch or off")),
         }
+    }
+
+    /// The directory `LOAD CSV` reads from.
+    pub fn import_dir(&self) -> PathBuf {
+        self.import_dir.clone().unwrap_or_else(|| self.data.join("import"))
     }
 
     pub fn limits(&self) -> Limits {

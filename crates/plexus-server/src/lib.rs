@@ -64,6 +64,7 @@ impl Server {
             (auth::Auth::disabled(), None)
         };
         let service = Arc::new(Service::new(db, auth, config.limits()));
+        service.db.engine().set_file_access(plexus::cypher::FileAccess::Under(config.import_dir()));
         Self::start_with(service, config, generated_password).await
     }
 

@@ -121,6 +121,7 @@ impl From<CypherError> for ServerError {
             ErrorKind::Terminated => TERMINATED,
             ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
             ErrorKind::ReadOnlyDatabase => "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase",
+            ErrorKind::ExternalResource => "Neo.ClientError.Statement.ExternalResourceFailed",
         };
         ServerError { code, message: e.to_string() }
     }
@@ -181,7 +182,10 @@ impl Drop for RunningGuard<'_> {
 }
 
 impl Service {
+    /// A service over `db`. Its statements may read no files (`LOAD CSV`) until the caller names an import
+    /// directory (`db.engine().set_file_access`), as `Server::start` does.
     pub fn new(db: Database, auth: Auth, limits: Limits) -> Service {
+        db.engine().set_file_access(plexus::cypher::FileAccess::Nowhere);
         crate::system::register_procedures(&db);
         Service {
             db,

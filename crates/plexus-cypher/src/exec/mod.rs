@@ -8,6 +8,7 @@ pub(crate) mod aggregate;
 pub(crate) mod ctx;
 pub(crate) mod expand;
 pub(crate) mod expand_aggregate;
+pub(crate) mod load_csv;
 pub(crate) mod lookup;
 pub(crate) mod neighbour_counts;
 pub(crate) mod nodemap;
@@ -141,6 +142,13 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
         P::Apply { input, inner, returns } => boxed(plan, FlatMap::new(source(input, arg), Apply { inner, returns })),
+        P::LoadCsv { input, url, slot, headers, separator, access } => boxed(
+            plan,
+            FlatMap::new(
+                source(input, arg),
+                load_csv::LoadCsv { url, slot: *slot, headers: *headers, separator: *separator, access, reading: None },
+            ),
+        ),
         P::Unwind { input, list, slot } => {
             boxed(plan, FlatMap::new(source(input, arg), Unwind { list, slot: *slot, pending: None }))
         }

@@ -15,6 +15,33 @@ impl Parser<'_> {
             let patterns = self.match_patterns()?;
             let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
             Clause::Match { optional, patterns, predicate, span: start.to(self.prev_span()) }
+        } else if self.at_kw("LOAD") && self.at_kw_ahead(1, "CSV") {
+            self.bump();
+            self.bump();
+            let headers = self.eat_kw("WITH");
+            if headers {
+                self.expect_kw("HEADERS")?;
+            }
+            self.expect_kw("FROM")?;
+            let url = self.expr()?;
+            self.expect_kw("AS")?;
+            let variable = self.ident("a variable name")?;
+            let separator = if self.eat_kw("FIELDTERMINATOR") {
+                let at = self.span();
+                match self.bump().tok {
+                    Tok::Str(s) if s.len() == 1 => s.as_bytes()[0],
+                    _ => {
+                        return Err(self.error_at(
+                            at,
+                            "InvalidFieldTerminator",
+                            "FIELDTERMINATOR takes a string of one character (one byte), such as ';' or '\\t'",
+                        ))
+                    }
+                }
+            } else {
+                b','
+            };
+            Clause::LoadCsv { headers, url, variable, separator, span: start.to(self.prev_span()) }
         } else if self.eat_kw("UNWIND") {
             let list = self.expr()?;
             self.expect_kw("AS")?;

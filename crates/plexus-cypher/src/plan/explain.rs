@@ -35,6 +35,9 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::Optional { .. } => "Optional".into(),
         P::Apply { .. } => "Apply".into(),
         P::Unwind { slot, .. } => format!("Unwind -> #{slot}"),
+        P::LoadCsv { slot, headers, .. } => {
+            format!("LoadCsv{} -> #{slot}", if *headers { "(with headers)" } else { "" })
+        }
         P::Project { items, .. } => format!("Projection({} item(s))", items.len()),
         P::Aggregate { keys, aggs, .. } => format!("Aggregation({} key(s), {} aggregate(s))", keys.len(), aggs.len()),
         P::ExpandAggregate { keys, aggs, filters, shape, .. } => format!(

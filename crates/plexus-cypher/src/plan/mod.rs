@@ -256,6 +256,15 @@ pub(crate) enum PlanNode {
         list: CExpr,
         slot: usize,
     },
+    /// `LOAD CSV`: a row per record of the file `url` names, read as the rows are asked for.
+    LoadCsv {
+        input: Box<PlanNode>,
+        url: CExpr,
+        slot: usize,
+        headers: bool,
+        separator: u8,
+        access: Arc<crate::files::FileAccess>,
+    },
     Project {
         input: Box<PlanNode>,
         items: Vec<(CExpr, usize)>,
@@ -359,6 +368,7 @@ macro_rules! with_input {
             | Optional { input: $input, .. }
             | Apply { input: $input, .. }
             | Unwind { input: $input, .. }
+            | LoadCsv { input: $input, .. }
             | Project { input: $input, .. }
             | Aggregate { input: $input, .. }
             | ExpandAggregate { expand: $input, .. }

@@ -81,6 +81,8 @@ pub(crate) enum AggMode {
 pub(crate) struct Planner<'t> {
     pub text: &'t str,
     procedures: &'t crate::procedures::ProcedureRegistry,
+    /// The files `LOAD CSV` may read, recorded in its operator.
+    files: std::sync::Arc<crate::files::FileAccess>,
     width: usize,
     pub writes: bool,
     /// Parameters the statement uses: all must be given before it runs.
@@ -121,10 +123,16 @@ fn imported_scope(part: &SingleQuery, outer: &Scope) -> Scope {
 }
 
 /// Plans a query statement.
-pub(crate) fn plan_query(text: &str, query: &Query, procedures: &crate::procedures::ProcedureRegistry) -> Result<Plan> {
+pub(crate) fn plan_query(
+    text: &str,
+    query: &Query,
+    procedures: &crate::procedures::ProcedureRegistry,
+    files: std::sync::Arc<crate::files::FileAccess>,
+) -> Result<Plan> {
     let mut p = Planner {
         text,
         procedures,
+        files,
         width: 0,
         writes: false,
         params: Default::default(),
@@ -161,6 +169,7 @@ fn clause_name(c: &Clause) -> &'static str {
         Clause::Match { optional: true, .. } => "OPTIONAL MATCH",
         Clause::Match { .. } => "MATCH",
         Clause::Unwind { .. } => "UNWIND",
+        Clause::LoadCsv { .. } => "LOAD CSV",
         Clause::With(_) => "WITH",
         Clause::Return(_) => "RETURN",
         Clause::Create { .. } => "CREATE",
@@ -294,6 +303,20 @@ impl Planner<'_> {
                     scope.add(&variable.name, slot, VarKind::Unknown);
                     PlanNode::Unwind { input: Box::new(plan), list, slot }
                 }
+                Clause::LoadCsv { headers, url, variable, separator, .. } => {
+                    let url = self.expr(url, &scope, &mut AggMode::Forbidden)?;
+                    self.check_new(&scope, variable)?;
+                    let slot = self.slot();
+                    scope.add(&variable.name, slot, if *headers { VarKind::Map } else { VarKind::Scalar });
+                    PlanNode::LoadCsv {
+                        input: Box::new(plan),
+                        url,
+                        slot,
+                        headers: *headers,
+                        separator: *separator,
+                        access: self.files.clone(),
+                    }
+                }
                 Clause::With(p) => {
                     let (plan, new_scope, _) = self.projection(plan, p, &scope, true)?;
                     scope = new_scope;
@@ -402,7 +425,10 @@ impl Planner<'_> {
                 format!("query cannot conclude with {} (must be RETURN or an update clause)", clause_name(last)),
             ));
         }
-        if !top && !ends_well && !matches!(last, Clause::Match { .. } | Clause::With(_) | Clause::Unwind { .. }) {
+        if !top
+            && !ends_well
+            && !matches!(last, Clause::Match { .. } | Clause::With(_) | Clause::Unwind { .. } | Clause::LoadCsv { .. })
+        {
             return Err(CypherError::syntax("InvalidClauseComposition", "a subquery must end with RETURN"));
         }
         Ok((plan, columns))

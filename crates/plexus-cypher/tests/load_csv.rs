@@ -1,0 +1,147 @@
+//! `LOAD CSV`: files read as rows (lists, or maps with headers), Neo4j's handling of empty and quoted fields,
+//! compressed files, large files a batch at a time, and the file access an embedding program chooses.
+
+use std::io::Write;
+
+use plexus_cypher::{Engine, ErrorKind, FileAccess, Params, ResultValue};
+use plexus_storage::Store;
+
+fn s(x: &str) -> ResultValue {
+    ResultValue::String(x.into())
+}
+
+fn int(i: i64) -> ResultValue {
+    ResultValue::Int(i)
+}
+
+struct Db {
+    store: Store,
+    engine: Engine,
+    dir: tempfile::TempDir,
+}
+
+impl Db {
+    fn new() -> Db {
+        Db { store: Store::in_memory(), engine: Engine::new(), dir: tempfile::tempdir().unwrap() }
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        format!("file://{}", path.display())
+    }
+
+    fn rows(&self, q: &str) -> Vec<Vec<ResultValue>> {
+        self.engine.execute(&self.store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+    }
+
+    fn err(&self, q: &str) -> plexus_cypher::CypherError {
+        self.engine.execute(&self.store, q, &Params::new()).expect_err(q)
+    }
+}
+
+#[test]
+fn rows_as_lists_and_as_maps() {
+    let db = Db::new();
+    let url = db.file("people.csv", "id,name,age\n1,Ann,30\n2,\"Bob, Jr.\",\n3,\"Cy \"\"the\"\" man\",41\n");
+    let rows = db.rows(&format!("LOAD CSV FROM '{url}' AS row RETURN row"));
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[2], vec![ResultValue::List(vec![s("2"), s("Bob, Jr."), ResultValue::Null])]);
+    let q = format!(
+        "LOAD CSV WITH HEADERS FROM '{url}' AS row \
+         CREATE (p:Person {{id: toInteger(row.id), name: row.name, age: toInteger(row.age)}})"
+    );
+    db.rows(&q);
+    let rows = db.rows("MATCH (p:Person) RETURN p.id, p.name, p.age ORDER BY p.id");
+    assert_eq!(
+        rows,
+        vec![
+            vec![int(1), s("Ann"), int(30)],
+            vec![int(2), s("Bob, Jr."), ResultValue::Null],
+            vec![int(3), s("Cy \"the\" man"), int(41)],
+        ]
+    );
+}
+
+#[test]
+fn separators_short_and_long_records_and_compressed_files() {
+    let db = Db::new();
+    let url = db.file("semi.csv", "a;b;c\n1;;\"x\"\n;\"\";\n\"multi\nline\";2\n\n4;5;6;7\n");
+    let q = format!("LOAD CSV WITH HEADERS FROM '{url}' AS row FIELDTERMINATOR ';' RETURN row.a, row.b, row.c");
+    let null = ResultValue::Null;
+    assert_eq!(
+        db.rows(&q),
+        vec![
+            vec![s("1"), null.clone(), s("x")],
+            vec![null.clone(), s(""), null.clone()],
+            vec![s("multi\nline"), s("2"), null.clone()],
+            vec![s("4"), s("5"), s("6")],
+        ]
+    );
+    let tabs = db.file("t.tsv", "x\ty\n1\t2\n");
+    assert_eq!(db.rows(&format!("LOAD CSV FROM '{tabs}' AS r FIELDTERMINATOR '\\t' RETURN r[1]")).len(), 2);
+    let gz = db.dir.path().join("n.csv.gz");
+    let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    for i in 0..5000 {
+        writeln!(enc, "{i},{}", i * 2).unwrap();
+    }
+    enc.finish().unwrap();
+    let q = format!("LOAD CSV FROM 'file://{}' AS r RETURN count(*) AS n, sum(toInteger(r[1])) AS s", gz.display());
+    assert_eq!(db.rows(&q), vec![vec![int(5000), int(4999 * 5000)]]);
+    // Many batches, each row from the file once, stopping early under a LIMIT.
+    let q = format!("LOAD CSV FROM 'file://{}' AS r RETURN r[0] AS i LIMIT 3", gz.display());
+    assert_eq!(db.rows(&q), vec![vec![s("0")], vec![s("1")], vec![s("2")]]);
+    // A URL per input row.
+    let plain = db.file("plain.csv", "a\nb\nc\n");
+    let q = format!(
+        "UNWIND ['{plain}', '{tabs}'] AS f LOAD CSV FROM f AS r RETURN f = '{tabs}' AS tabs, count(r) AS n ORDER BY tabs"
+    );
+    assert_eq!(db.rows(&q), vec![vec![ResultValue::Bool(false), int(3)], vec![ResultValue::Bool(true), int(2)]]);
+}
+
+#[test]
+fn bad_files_and_urls_are_clear_errors() {
+    let db = Db::new();
+    let missing = format!("file://{}/none.csv", db.dir.path().display());
+    let e = db.err(&format!("LOAD CSV FROM '{missing}' AS r RETURN r"));
+    assert_eq!(e.kind, ErrorKind::ExternalResource);
+    assert!(e.message.contains("none.csv"), "{e}");
+    assert_eq!(db.err("LOAD CSV FROM 'https://example.com/a.csv' AS r RETURN r").kind, ErrorKind::ExternalResource);
+    assert_eq!(db.err("LOAD CSV FROM 42 AS r RETURN r").kind, ErrorKind::TypeError);
+    let bad = db.file("bad.csv", "ok,1\n\"open,2\n");
+    let e = db.err(&format!("LOAD CSV FROM '{bad}' AS r RETURN r"));
+    assert!(e.message.contains("line 2"), "{e}");
+    let after = db.file("after.csv", "\"a\"b,1\n");
+    assert_eq!(db.err(&format!("LOAD CSV FROM '{after}' AS r RETURN r")).kind, ErrorKind::ExternalResource);
+    let e = db.err("LOAD CSV FROM 'file:///x.csv' AS r FIELDTERMINATOR ';;' RETURN r");
+    assert_eq!(e.kind, ErrorKind::SyntaxError);
+    // A failing load leaves nothing behind.
+    let half = db.file("half.csv", "1\n2\n\"3\n");
+    assert!(db.engine.execute(&db.store, &format!("LOAD CSV FROM '{half}' AS r CREATE (:H)"), &Params::new()).is_err());
+    assert_eq!(db.rows("MATCH (h:H) RETURN count(h)"), vec![vec![int(0)]]);
+}
+
+#[test]
+fn an_import_directory_confines_what_is_read() {
+    let db = Db::new();
+    std::fs::create_dir(db.dir.path().join("import")).unwrap();
+    std::fs::write(db.dir.path().join("import/a.csv"), "1\n2\n").unwrap();
+    std::fs::write(db.dir.path().join("secret.csv"), "s\n").unwrap();
+    let q = "LOAD CSV FROM 'file:///a.csv' AS r RETURN count(r)";
+    // Planned before the change: the plan cache must not keep the old access.
+    assert!(db.engine.execute(&db.store, q, &Params::new()).is_err(), "no a.csv in the working directory");
+    db.engine.set_file_access(FileAccess::Under(db.dir.path().join("import")));
+    assert_eq!(db.rows(q), vec![vec![int(2)]]);
+    for url in ["file:///../secret.csv", "../secret.csv", "file:///nested/../../secret.csv"] {
+        let e = db.err(&format!("LOAD CSV FROM '{url}' AS r RETURN r"));
+        assert_eq!(e.kind, ErrorKind::ExternalResource, "{url}");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(db.dir.path().join("secret.csv"), db.dir.path().join("import/link.csv")).unwrap();
+        let e = db.err("LOAD CSV FROM 'file:///link.csv' AS r RETURN r");
+        assert_eq!(e.kind, ErrorKind::ExternalResource, "a link leading out");
+    }
+    db.engine.set_file_access(FileAccess::Nowhere);
+    assert_eq!(db.err(q).kind, ErrorKind::ExternalResource);
+}

@@ -1,0 +1,51 @@
+//! `LOAD CSV` through the server reads its import directory only, and says so with Neo4j's status code.
+
+mod support;
+
+use std::time::Duration;
+
+use plexus_server::packstream::{map, Ps};
+use plexus_server::{Server, ServerConfig};
+use support::Client;
+
+fn failure_code(r: &[Ps]) -> Option<&str> {
+    match &r[0] {
+        Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str),
+        _ => None,
+    }
+}
+
+#[test]
+fn load_csv_reads_the_import_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = ServerConfig {
+        data: data.clone(),
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = runtime.block_on(Server::start(&config)).unwrap();
+    let mut c = Client::ready(server.bolt_addr.unwrap());
+    // No import directory yet: a clear refusal.
+    let r = c.request(0x10, vec![Ps::String("LOAD CSV FROM 'file:///a.csv' AS r RETURN r".into()), map([]), map([])]);
+    assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.ExternalResourceFailed"), "{r:?}");
+    c.request(0x0F, vec![]);
+    std::fs::create_dir(data.join("import")).unwrap();
+    std::fs::write(data.join("import/a.csv"), "name,n\nx,1\ny,2\n").unwrap();
+    std::fs::write(dir.path().join("outside.csv"), "secret\n").unwrap();
+    let (records, _) =
+        c.query("LOAD CSV WITH HEADERS FROM 'file:///a.csv' AS r CREATE (t:T {name: r.name}) RETURN t.name AS name");
+    assert_eq!(records, vec![Ps::String("x".into()), Ps::String("y".into())]);
+    for url in ["file:///../outside.csv", format!("file://{}", dir.path().join("outside.csv").display()).as_str()] {
+        let q = format!("LOAD CSV FROM '{url}' AS r RETURN r");
+        let r = c.request(0x10, vec![Ps::String(q), map([]), map([])]);
+        // `..` leads outside; an absolute path is taken inside the import directory, where it names no file.
+        assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.ExternalResourceFailed"), "{url}: {r:?}");
+        c.request(0x0F, vec![]);
+    }
+    drop(c);
+    runtime.block_on(server.shutdown(Duration::from_secs(5))).unwrap();
+}
