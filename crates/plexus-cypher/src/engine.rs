@@ -141,7 +141,8 @@ impl Engine {
                 }
                 if plan.writes {
                     let mut tx = store.write();
-                    let ctx = Ctx::write(&mut tx, params, plan.width);
+                    let mut ctx = Ctx::write(&mut tx, params, plan.width);
+                    ctx.may_commit_parts = true;
                     let result = run(plan, statement.mode, ctx, interrupt)?;
                     tx.commit()?;
                     Ok(result)
@@ -150,6 +151,27 @@ impl Engine {
                     run(plan, statement.mode, Ctx::read(&snapshot, params, plan.width), interrupt)
                 }
             }
+        }
+    }
+
+    /// Runs `query` as an auto-commit statement in `tx`, a write transaction of its own that the caller commits
+    /// (or drops, on an error) afterwards: like [`Engine::execute_in_with`], but the statement may commit
+    /// part-way through (`CALL { } IN TRANSACTIONS`), going on in a new transaction that `tx` then is.
+    pub fn execute_implicit_with(
+        &self,
+        tx: &mut WriteTxn,
+        query: &str,
+        params: &Params,
+        interrupt: Option<&Arc<Interrupt>>,
+    ) -> Result<QueryResult> {
+        let statement = self.compile(query)?;
+        match &statement.compiled {
+            Compiled::Query(plan) if plan.commits_in_parts && statement.mode != RunMode::Explain => {
+                let mut ctx = Ctx::write(tx, params, plan.width);
+                ctx.may_commit_parts = true;
+                run(plan, statement.mode, ctx, interrupt)
+            }
+            _ => self.execute_in_with(tx, query, params, interrupt),
         }
     }
 
@@ -173,6 +195,15 @@ impl Engine {
             Compiled::Query(plan) => {
                 if statement.mode == RunMode::Explain {
                     return Ok(explained(plan));
+                }
+                if plan.commits_in_parts {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::CompileTime,
+                        "ImplicitTransactionRequired",
+                        "CALL { } IN TRANSACTIONS commits as it goes, so it runs only as an auto-commit query, \
+                         not in an explicit transaction",
+                    ));
                 }
                 if !plan.writes {
                     return run(plan, statement.mode, Ctx::write(tx, params, plan.width), interrupt);

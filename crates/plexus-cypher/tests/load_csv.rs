@@ -145,3 +145,56 @@ fn an_import_directory_confines_what_is_read() {
     db.engine.set_file_access(FileAccess::Nowhere);
     assert_eq!(db.err(q).kind, ErrorKind::ExternalResource);
 }
+
+#[test]
+fn call_in_transactions_commits_every_n_rows() {
+    let db = Db::new();
+    let mut text = String::from("id,name\n");
+    for i in 0..5000 {
+        text.push_str(&format!("{i},n{i}\n"));
+    }
+    let url = db.file("big.csv", &text);
+    let before = db.store.read().version();
+    let q = format!(
+        "LOAD CSV WITH HEADERS FROM '{url}' AS row \
+         CALL {{ WITH row CREATE (:Item {{id: toInteger(row.id), name: row.name}}) }} IN TRANSACTIONS OF 1000 ROWS"
+    );
+    let stats = db.engine.execute(&db.store, &q, &Params::new()).unwrap().stats;
+    assert_eq!(stats.nodes_created, 5000);
+    assert_eq!(db.store.read().version() - before, 5, "one commit per 1,000 rows");
+    assert_eq!(db.rows("MATCH (i:Item) RETURN count(i), sum(i.id)"), vec![vec![int(5000), int(4999 * 5000 / 2)]]);
+    // The default part is 1,000 rows; a failing row keeps the parts committed before it.
+    let before = db.store.read().version();
+    let e = db.err("UNWIND range(1, 2500) AS i CALL { WITH i CREATE (:Part {v: 1 / (i - 2100)}) } IN TRANSACTIONS");
+    assert_eq!(e.kind, ErrorKind::ArithmeticError);
+    assert_eq!(db.rows("MATCH (p:Part) RETURN count(p)"), vec![vec![int(2000)]]);
+    assert_eq!(db.store.read().version() - before, 2);
+    // Deleting in parts, with rows read before the first part committed.
+    db.rows("MATCH (i:Item) CALL { WITH i DETACH DELETE i } IN TRANSACTIONS OF 777 ROWS");
+    assert_eq!(db.rows("MATCH (i:Item) RETURN count(i)"), vec![vec![int(0)]]);
+}
+
+#[test]
+fn call_in_transactions_needs_a_transaction_of_its_own() {
+    let db = Db::new();
+    let q = "UNWIND range(1, 3) AS i CALL { WITH i CREATE (:A) } IN TRANSACTIONS OF 2 ROWS";
+    let mut tx = db.store.write();
+    let e = db.engine.execute_in(&mut tx, q, &Params::new()).unwrap_err();
+    assert_eq!(e.detail, "ImplicitTransactionRequired");
+    drop(tx);
+    // An auto-commit statement run in a transaction the caller commits (a server's auto-commit).
+    let mut tx = db.store.write();
+    db.engine.execute_implicit_with(&mut tx, q, &Params::new(), None).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(db.rows("MATCH (a:A) RETURN count(a)"), vec![vec![int(3)]]);
+    for bad in [
+        "CALL { CALL { CREATE (:B) } IN TRANSACTIONS } RETURN 1",
+        "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 2 ROWS ON ERROR CONTINUE",
+        "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS REPORT STATUS AS s",
+    ] {
+        assert_eq!(db.err(bad).kind, ErrorKind::SyntaxError, "{bad}");
+    }
+    let e = db.err("UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 0 ROWS");
+    assert_eq!(e.kind, ErrorKind::ArgumentError);
+    assert_eq!(db.rows("MATCH (b:B) RETURN count(b)"), vec![vec![int(0)]]);
+}

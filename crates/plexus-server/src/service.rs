@@ -447,7 +447,7 @@ impl Service {
             return Ok(Outcome { result, bookmark, query_type: "r" });
         }
         let mut tx = self.db.write();
-        let result = engine.execute_in_with(&mut tx, query, params, Some(interrupt))?;
+        let result = engine.execute_implicit_with(&mut tx, query, params, Some(interrupt))?;
         interrupt.check()?;
         let version = tx.commit()?;
         self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);

@@ -16,7 +16,7 @@ fn failure_code(r: &[Ps]) -> Option<&str> {
 }
 
 #[test]
-fn load_csv_reads_the_import_directory_only() {
+fn load_csv_reads_the_import_directory_only_and_loads_in_parts() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let config = ServerConfig {
@@ -46,6 +46,32 @@ fn load_csv_reads_the_import_directory_only() {
         assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.ExternalResourceFailed"), "{url}: {r:?}");
         c.request(0x0F, vec![]);
     }
+    // Loading in parts, each a durable commit of its own; refused inside an explicit transaction.
+    let mut lines = String::from("i\n");
+    for i in 0..2500 {
+        lines.push_str(&format!("{i}\n"));
+    }
+    std::fs::write(data.join("import/many.csv"), lines).unwrap();
+    let (_, summary) = c.query(
+        "LOAD CSV WITH HEADERS FROM 'file:///many.csv' AS r CALL { WITH r CREATE (:M {i: toInteger(r.i)}) } \
+         IN TRANSACTIONS OF 1000 ROWS",
+    );
+    match summary {
+        Ps::Struct(0x70, f) => assert!(f[0].get("bookmark").is_some(), "{f:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.query("MATCH (m:M) RETURN count(m) AS c").0, vec![Ps::Int(2500)]);
+    assert!(matches!(&c.request(0x11, vec![map([])])[0], Ps::Struct(0x70, _)));
+    let r = c.request(
+        0x10,
+        vec![Ps::String("UNWIND [1] AS i CALL { WITH i CREATE (:N) } IN TRANSACTIONS".into()), map([]), map([])],
+    );
+    assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.SyntaxError"), "{r:?}");
+    c.request(0x0F, vec![]);
     drop(c);
     runtime.block_on(server.shutdown(Duration::from_secs(5))).unwrap();
+    // Every part survived: reopened from its files.
+    let db = plexus::Database::open(&data).unwrap();
+    let count = db.execute("MATCH (m:M) RETURN count(m)", &plexus::Params::new()).unwrap();
+    assert_eq!(count.rows, vec![vec![plexus::ResultValue::Int(2500)]]);
 }

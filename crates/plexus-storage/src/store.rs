@@ -468,13 +468,7 @@ impl Store {
 
     /// Starts a write transaction on the newest durable state.
     pub fn write(&self) -> WriteTxn {
-        let mut writers = self.shared.writers.lock();
-        let snapshot = self.shared.published.load_full();
-        let start = snapshot.version();
-        *writers.entry(start).or_insert(0) += 1;
-        self.shared.open_writers.fetch_add(1, Ordering::Relaxed);
-        drop(writers);
-        WriteTxn::new(self.shared.clone(), start, (*snapshot).clone())
+        Shared::begin_write(&self.shared)
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -652,6 +646,17 @@ impl Shared {
             Some(read_only) => Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() }),
             None => Ok(()),
         }
+    }
+
+    /// A write transaction starting from the newest published state.
+    pub(crate) fn begin_write(shared: &Arc<Shared>) -> WriteTxn {
+        let mut writers = shared.writers.lock();
+        let snapshot = shared.published.load_full();
+        let start = snapshot.version();
+        *writers.entry(start).or_insert(0) += 1;
+        shared.open_writers.fetch_add(1, Ordering::Relaxed);
+        drop(writers);
+        WriteTxn::new(shared.clone(), start, (*snapshot).clone())
     }
 
     pub(crate) fn commit(&self, txn: &mut WriteTxn) -> Result<u64> {

@@ -637,6 +637,18 @@ impl WriteTxn {
         shared.commit(&mut self)
     }
 
+    /// Commits the work so far, then goes on as a new transaction starting from the newest state (which includes
+    /// it): for a statement that commits part-way through (`CALL { } IN TRANSACTIONS`). Returns the version
+    /// committed. On an error nothing of this part is committed and the transaction should be dropped.
+    pub fn commit_and_continue(&mut self) -> Result<u64> {
+        self.state.fold_large_key_maps();
+        let shared = self.shared.clone();
+        let version = shared.commit(self)?;
+        // The committed transaction is dropped here (releasing its place among the open writers).
+        *self = Shared::begin_write(&shared);
+        Ok(version)
+    }
+
     /// Discards the transaction (the same as dropping it).
     pub fn rollback(self) {}
 }

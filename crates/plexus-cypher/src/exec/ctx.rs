@@ -36,6 +36,9 @@ pub(crate) struct Ctx<'a> {
     /// paths on a batch at a time, keeping its walk between batches; when it can, the walk finishes first, so
     /// that what it finds does not depend on writes made while it was under way.
     pub writes_per_row: bool,
+    /// Whether the statement runs in a transaction of its own, which it may commit part-way through
+    /// (`CALL { } IN TRANSACTIONS`); not in an explicit transaction.
+    pub may_commit_parts: bool,
 }
 
 /// What each operator of a profiled statement produced, keyed by its plan node.
@@ -96,6 +99,7 @@ impl<'a> Ctx<'a> {
             interrupt: None,
             profile: None,
             writes_per_row: false,
+            may_commit_parts: false,
         }
     }
 
@@ -110,6 +114,7 @@ impl<'a> Ctx<'a> {
             interrupt: None,
             profile: None,
             writes_per_row: true,
+            may_commit_parts: false,
         }
     }
 
@@ -128,6 +133,23 @@ impl<'a> Ctx<'a> {
     /// The record of what this statement deleted, for adding to it.
     pub fn deleted_mut(&mut self) -> &mut Deleted {
         std::sync::Arc::make_mut(self.deleted.get_or_insert_with(Default::default))
+    }
+
+    /// Commits what the statement did so far and goes on in a new transaction (`CALL { } IN TRANSACTIONS`).
+    pub fn commit_part(&mut self) -> Result<()> {
+        match &mut self.graph {
+            Graph::Write(tx) if self.may_commit_parts => {
+                tx.commit_and_continue().map_err(CypherError::from)?;
+                Ok(())
+            }
+            _ => Err(CypherError::new(
+                ErrorKind::SemanticError,
+                Phase::Runtime,
+                "ImplicitTransactionRequired",
+                "CALL { } IN TRANSACTIONS commits as it goes, so it runs only in a transaction of its own (an \
+                 auto-commit query), not in an explicit transaction",
+            )),
+        }
     }
 
     /// Fails when the query was stopped (time limit, cancellation, result size).
@@ -150,6 +172,7 @@ impl<'a> Ctx<'a> {
             interrupt: self.interrupt.clone(),
             profile: self.profile.clone(),
             writes_per_row: false,
+            may_commit_parts: false,
         }
     }
 

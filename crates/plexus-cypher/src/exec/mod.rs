@@ -141,7 +141,13 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
-        P::Apply { input, inner, returns } => boxed(plan, FlatMap::new(source(input, arg), Apply { inner, returns })),
+        P::Apply { input, inner, returns, rows_per_transaction } => boxed(
+            plan,
+            FlatMap::new(
+                source(input, arg),
+                Apply { inner, returns, rows_per_transaction: rows_per_transaction.as_ref(), per_part: None, rows: 0 },
+            ),
+        ),
         P::LoadCsv { input, url, slot, headers, separator, access } => boxed(
             plan,
             FlatMap::new(
@@ -507,11 +513,45 @@ impl RowExpander for Optional<'_> {
 struct Apply<'p> {
     inner: &'p PlanNode,
     returns: &'p [usize],
+    /// `IN TRANSACTIONS OF n ROWS`: `n`, evaluated at the first row, and the input rows done in this part.
+    rows_per_transaction: Option<&'p crate::expr::CExpr>,
+    per_part: Option<u64>,
+    rows: u64,
+}
+
+impl Apply<'_> {
+    /// Under `IN TRANSACTIONS`, commits once every `n` input rows.
+    fn count_row(&mut self, row: &Row, ctx: &mut Ctx) -> Result<()> {
+        let Some(rows) = self.rows_per_transaction else { return Ok(()) };
+        let per_part = match self.per_part {
+            Some(n) => n,
+            None => {
+                let n = match rows.eval(row, ctx)? {
+                    Value::Int(n) if n > 0 => n as u64,
+                    other => {
+                        return Err(CypherError::argument(
+                            "InvalidArgumentType",
+                            format!("IN TRANSACTIONS OF n ROWS takes a positive integer, not {other:?}"),
+                        ))
+                    }
+                };
+                self.per_part = Some(n);
+                n
+            }
+        };
+        self.rows += 1;
+        if self.rows == per_part {
+            self.rows = 0;
+            ctx.commit_part()?;
+        }
+        Ok(())
+    }
 }
 
 impl RowExpander for Apply<'_> {
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
+        self.count_row(row, ctx)?;
         if self.returns.is_empty() {
             out.push(row.clone());
             return Ok(false);

@@ -130,7 +130,42 @@ impl Parser<'_> {
                         part.clauses.insert(0, Clause::With(imports.clone()));
                     }
                 }
-                Clause::Subquery { query: Box::new(query), span: start.to(self.prev_span()) }
+                let in_transactions = if self.at_kw("IN") && self.at_kw_ahead(1, "TRANSACTIONS") {
+                    self.bump();
+                    self.bump();
+                    let rows = if self.eat_kw("OF") {
+                        let rows = self.expr()?;
+                        if !(self.eat_kw("ROWS") || self.eat_kw("ROW")) {
+                            return Err(self.unexpected("ROWS after the number of rows per transaction"));
+                        }
+                        Some(rows)
+                    } else {
+                        None
+                    };
+                    if self.at_kw("ON") && self.at_kw_ahead(1, "ERROR") {
+                        let at = self.span();
+                        self.bump();
+                        self.bump();
+                        if !self.eat_kw("FAIL") {
+                            return Err(self.error_at(
+                                at,
+                                "UnsupportedFeature",
+                                "only ON ERROR FAIL (the default) is supported for CALL { } IN TRANSACTIONS",
+                            ));
+                        }
+                    }
+                    if self.at_kw("REPORT") {
+                        return Err(self.error_at(
+                            self.span(),
+                            "UnsupportedFeature",
+                            "REPORT STATUS is not supported for CALL { } IN TRANSACTIONS",
+                        ));
+                    }
+                    Some(rows)
+                } else {
+                    None
+                };
+                Clause::Subquery { query: Box::new(query), in_transactions, span: start.to(self.prev_span()) }
             } else if imports.is_some() {
                 return Err(self.unexpected("'{' starting the subquery"));
             } else {

@@ -245,11 +245,13 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         inner: Arc<PlanNode>,
     },
-    /// `CALL { }`: the inner plan runs per row; its returned columns go into `returns`.
+    /// `CALL { }`: the inner plan runs per row; its returned columns go into `returns`. With `IN TRANSACTIONS`,
+    /// `rows_per_transaction` says after how many input rows the work so far is committed.
     Apply {
         input: Box<PlanNode>,
         inner: Arc<PlanNode>,
         returns: Vec<usize>,
+        rows_per_transaction: Option<CExpr>,
     },
     Unwind {
         input: Box<PlanNode>,
@@ -436,6 +438,13 @@ impl PlanNode {
     }
 }
 
+impl PlanNode {
+    /// Whether the statement commits part-way through (`CALL { } IN TRANSACTIONS`).
+    pub fn commits_in_parts(&self) -> bool {
+        self.any_below(|n| matches!(n, PlanNode::Apply { rows_per_transaction: Some(_), .. }))
+    }
+}
+
 /// A compiled statement.
 #[derive(Debug)]
 pub(crate) struct Plan {
@@ -449,4 +458,6 @@ pub(crate) struct Plan {
     pub writes_per_row: bool,
     /// The parameters it uses.
     pub params: Vec<String>,
+    /// It commits part-way through (`CALL { } IN TRANSACTIONS`), so it runs only in a transaction of its own.
+    pub commits_in_parts: bool,
 }

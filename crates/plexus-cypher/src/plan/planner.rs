@@ -142,13 +142,15 @@ pub(crate) fn plan_query(
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
     let writes_per_row = root.writes_per_row();
+    let commits_in_parts = root.commits_in_parts();
     Ok(Plan {
         root,
         columns: columns.into(),
         width: p.width,
-        writes: p.writes,
+        writes: p.writes || commits_in_parts,
         writes_per_row,
         params: p.params.into_iter().collect(),
+        commits_in_parts,
     })
 }
 
@@ -392,7 +394,18 @@ impl Planner<'_> {
                     }
                     p
                 }
-                Clause::Subquery { query, .. } => {
+                Clause::Subquery { query, in_transactions, .. } => {
+                    if in_transactions.is_some() && !top {
+                        return Err(CypherError::syntax(
+                            "InvalidClauseComposition",
+                            "CALL { } IN TRANSACTIONS can only be used in the outermost query, not inside a subquery",
+                        ));
+                    }
+                    let rows_per_transaction = match in_transactions {
+                        None => None,
+                        Some(None) => Some(CExpr::Const(crate::value::Value::Int(1000))),
+                        Some(Some(rows)) => Some(self.expr(rows, &scope, &mut AggMode::Forbidden)?),
+                    };
                     let scopes = query.parts.iter().map(|part| imported_scope(part, &scope)).collect();
                     let (inner, cols) = self.union_of(query, PlanNode::Start, scopes, false)?;
                     let mut returns = Vec::new();
@@ -410,7 +423,7 @@ impl Planner<'_> {
                     if query.parts.iter().any(|p| p.clauses.iter().any(is_update)) {
                         self.writes = true;
                     }
-                    PlanNode::Apply { input: Box::new(plan), inner: Arc::new(inner), returns }
+                    PlanNode::Apply { input: Box::new(plan), inner: Arc::new(inner), returns, rows_per_transaction }
                 }
             };
         }
