@@ -156,4 +156,9 @@ fn query_exports_stream_and_stop_at_a_failing_row() {
         "{}",
         text(&out.stderr)
     );
+    // EXPLAIN of a write runs nothing: its plan goes to stderr beside a parseable empty result.
+    let out = plexus(&["query", "--data", &db, "--format", "json", "EXPLAIN CREATE (:X)"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\"columns\":[],\"rows\":[]}\n");
+    assert!(text(&out.stderr).contains("Create"), "{}", text(&out.stderr));
 }

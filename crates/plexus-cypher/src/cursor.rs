@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use plexus_storage::ReadTxn;
 
-use crate::engine::{check_params, materialize, Statement};
+use crate::engine::{check_params, materialize, Compiled, Statement};
 use crate::error::Result;
 use crate::exec::ctx::Ctx;
 use crate::exec::Operator;
@@ -31,14 +31,16 @@ pub struct ReadCursor {
 }
 
 impl ReadCursor {
-    /// Opens `plan` (which must not write) of `statement` against `snapshot`.
+    /// Opens `statement` (a query that does not write) against `snapshot`.
     pub(crate) fn open(
         statement: Arc<Statement>,
-        plan: &Plan,
         snapshot: ReadTxn,
         params: Arc<Params>,
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<ReadCursor> {
+        let Compiled::Query(plan) = &statement.compiled else {
+            unreachable!("only queries are opened as cursors");
+        };
         debug_assert!(!plan.writes);
         let snapshot = Arc::new(snapshot);
         // SAFETY: `plan` lives inside `statement` and the context borrows the contents of `snapshot` and
@@ -78,9 +80,15 @@ impl ReadCursor {
         }
     }
 
-    /// What stops the statement (time limit, cancellation), as given when it was opened.
+    /// What stops the statement (time limit, cancellation).
     pub fn interrupt(&self) -> Option<&Arc<Interrupt>> {
         self.ctx.interrupt.as_ref()
+    }
+
+    /// Replaces what stops the statement from here on: a server gives each burst of rows a client asks for the
+    /// time limit afresh, rather than counting the time the client spends between requests.
+    pub fn set_interrupt(&mut self, interrupt: Option<Arc<Interrupt>>) {
+        self.ctx.interrupt = interrupt;
     }
 
     /// Whether every row has been produced.

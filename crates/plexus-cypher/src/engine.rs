@@ -267,13 +267,17 @@ impl Engine {
             Compiled::Query(plan) if !plan.writes && statement.mode == RunMode::Normal && !plan.columns.is_empty() => {
                 plan
             }
+            // EXPLAIN runs nothing, so a plan that would write is explained all the same.
+            Compiled::Query(plan) if statement.mode == RunMode::Explain => {
+                return Ok(crate::cursor::ReadStream { first: explained(plan), rest: None });
+            }
             _ => {
                 let first = self.execute_read_with(&snapshot, query, &params, interrupt)?;
                 return Ok(crate::cursor::ReadStream { first, rest: None });
             }
         };
         let columns = plan.columns.clone();
-        let mut cursor = crate::cursor::ReadCursor::open(statement.clone(), plan, snapshot, params, interrupt)?;
+        let mut cursor = crate::cursor::ReadCursor::open(statement.clone(), snapshot, params, interrupt)?;
         let mut rows = Vec::new();
         while rows.len() < first_rows.max(1) {
             match cursor.next_batch()? {

@@ -101,6 +101,31 @@ fn group_variables_after_the_match_and_in_its_where() {
 }
 
 #[test]
+fn inside_a_quantified_path_only_its_own_and_earlier_variables_are_named() {
+    let db = Db::new(LINE);
+    // Bound by an earlier MATCH: the same answers whichever end the walk starts from.
+    let forward = "MATCH (s {name: 'b'}) MATCH (a {name: 'a'}) ((x)-[r]->(y) WHERE y.name >= s.name){1,3} (t) \
+                   RETURN t.name AS t ORDER BY t";
+    let backward = "MATCH (s {name: 'b'}) MATCH (a {name: 'a'}) ((x)-[r]->(y) WHERE y.name >= s.name){1,3} (t:End) \
+                    RETURN t.name AS t ORDER BY t";
+    assert_eq!(db.rows(forward), vec![vec![s("b")], vec![s("c")], vec![s("d")], vec![s("e")]]);
+    assert_eq!(db.rows(backward), vec![vec![s("d")]]);
+    // Bound by the same MATCH: refused, rather than read as null while it is not bound yet.
+    for q in [
+        "MATCH (a {name: 'a'}) ((x)-[r]->(y) WHERE y.name > a.name){1,3} (t) RETURN t",
+        "MATCH (a) ((x)-[r]->(y) WHERE y.name > t.name){1,3} (t) RETURN t",
+        "MATCH p = (a) ((x)-[r]->(y) WHERE length(p) > 1){1,3} (t) RETURN t",
+        "MATCH (a) ((x {name: t.name})-[r]->(y)){1,3} (t) RETURN t",
+    ] {
+        let e = db.err(q);
+        assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "InvalidReference"), "{q}: {e}");
+    }
+    // The relationship's map may name the repetition's nodes.
+    let q = "MATCH (a {name: 'a'}) ((x)-[r:NEXT {d: size(x.name)}]->(y)){1,3} (t) RETURN t.name AS t ORDER BY t";
+    assert_eq!(db.rows(q), vec![vec![s("b")]]);
+}
+
+#[test]
 fn bad_quantified_paths_are_refused_with_their_position() {
     let db = Db::new("");
     let e = db.err("MATCH (a) ((x)-->(y)-->(z)){1,2} (b) RETURN b");

@@ -96,6 +96,19 @@ fn unwinding_a_huge_range_holds_one_batch() {
     assert_eq!(rows.len(), 3);
     let listed = engine.execute(&store, "RETURN size(range(0, 4000000000000)) AS n", &Params::new());
     assert!(listed.is_err(), "a range as a value is still bounded");
+    // All 2^64 integers: one more than a u64 counts.
+    let q = "UNWIND range(-9223372036854775808, 9223372036854775807) AS x RETURN x LIMIT 2";
+    assert_eq!(streamed(&engine, &store, q, params(&[]), 1).len(), 2);
+    let q = "UNWIND range(9223372036854775807, -9223372036854775808, -1) AS x RETURN x LIMIT 2";
+    assert_eq!(
+        streamed(&engine, &store, q, params(&[]), 1),
+        vec![vec![ResultValue::Int(i64::MAX)], vec![ResultValue::Int(i64::MAX - 1)]]
+    );
+    let whole = engine.execute(&store, "RETURN size(range(-9223372036854775808, 9223372036854775807))", &Params::new());
+    assert!(whole.is_err(), "too long to build as a list");
+    // EXPLAIN of a write runs nothing and streams its plan.
+    let explain = engine.execute_read_streaming(store.read(), "EXPLAIN CREATE (:X)", params(&[]), None, 1).unwrap();
+    assert!(explain.first.plan.is_some() && explain.rest.is_none());
 }
 
 proptest! {

@@ -41,6 +41,9 @@ pub struct Database {
     /// Calls running on other threads: `close` stops their queries and waits for them, so that when it returns
     /// the directory is free to open again.
     in_flight: Arc<InFlight>,
+    /// Result streams made here and perhaps still open: `close` ends them, since each holds a snapshot, and
+    /// with it the database open.
+    streams: Mutex<Vec<std::sync::Weak<crate::stream::StreamSlot>>>,
 }
 
 #[derive(Default)]
@@ -97,21 +100,32 @@ impl Handle {
                     return interrupt.clone();
                 }
             }
-            let closing = self.in_flight.closing.clone();
-            let interrupt =
-                Arc::new(Interrupt::new(None, None).with_probe(std::time::Duration::from_millis(100), move || {
-                    closing.is_cancelled()
-                        || Python::attach(|py| match py.check_signals() {
-                            Ok(()) => false,
-                            Err(e) => {
-                                RAISED.with_borrow_mut(|raised| *raised = Some(e));
-                                true
-                            }
-                        })
-                }));
+            let interrupt = self.signal_interrupt();
             *cached = Some((self.in_flight.closing.clone(), interrupt.clone()));
             interrupt
         })
+    }
+
+    /// An interrupt of its own for a statement that outlives one call (a result stream): one shared with the
+    /// thread's other queries would stop it when a signal stopped any of them.
+    pub(crate) fn own_interrupt(&self) -> Arc<Interrupt> {
+        self.signal_interrupt()
+    }
+
+    /// Stops at `close`, and at a signal when asked on the main thread (elsewhere Python has none to give).
+    fn signal_interrupt(&self) -> Arc<Interrupt> {
+        let closing = self.in_flight.closing.clone();
+        Arc::new(Interrupt::new(None, None).with_probe(std::time::Duration::from_millis(100), move || {
+            closing.is_cancelled()
+                || (MAIN_THREAD.with(|main| *main)
+                    && Python::attach(|py| match py.check_signals() {
+                        Ok(()) => false,
+                        Err(e) => {
+                            RAISED.with_borrow_mut(|raised| *raised = Some(e));
+                            true
+                        }
+                    }))
+        }))
     }
 }
 
@@ -222,6 +236,7 @@ impl Database {
             durability,
             transactions: Mutex::new(Vec::new()),
             in_flight: Arc::default(),
+            streams: Mutex::new(Vec::new()),
         })
     }
 
@@ -252,8 +267,13 @@ impl Database {
             return Err(errors::argument("batch_size must be at least 1"));
         }
         let params = params(parameters)?;
-        let db = slf.get().handle()?;
-        crate::stream::ResultStream::open(py, slf.clone().unbind(), &db, query, params, batch_size)
+        let this = slf.get();
+        let db = this.handle()?;
+        let stream = crate::stream::ResultStream::open(py, slf.clone().unbind(), &db, query, params, batch_size)?;
+        let mut open = this.streams.lock();
+        open.retain(|s| s.strong_count() > 0);
+        open.push(stream.slot());
+        Ok(stream)
     }
 
     /// Starts an explicit write transaction. Use it as a context manager: committed when the block ends normally,
@@ -344,9 +364,9 @@ impl Database {
         Ok(py.detach(|| db.checkpoint()).map_err(Failure::Storage)?)
     }
 
-    /// Closes this handle. The files are released once transactions, graph views and result streams made from it
-    /// are gone too (a stream is let go by its ``close``, by the end of its rows, or by raising
-    /// :class:`ClosedError` when asked for more after this). Closing twice is harmless.
+    /// Closes this handle: queries running on other threads stop, open transactions roll back and result
+    /// streams end (asked for more, they raise :class:`ClosedError`). The files are released once graph views
+    /// made from it are gone too. Closing twice is harmless.
     fn close(&self, py: Python<'_>) {
         let db = py.detach(|| self.inner.write().take());
         // Queries running on other threads stop at their next check (they raise QueryError, Terminated), and
@@ -369,6 +389,9 @@ impl Database {
                 }
             }
         });
+        // So do result streams, letting go of their snapshots.
+        let streams: Vec<_> = self.streams.lock().drain(..).filter_map(|s| s.upgrade()).collect();
+        py.detach(|| streams.iter().for_each(|s| s.end()));
         // Dropping the last handle flushes the log and joins background threads: not with the GIL held.
         py.detach(move || drop(db));
     }

@@ -1,38 +1,61 @@
 //! `plexus.ResultStream`: a read-only query's rows in batches of `Result`s, produced as they are asked for, so a
 //! result larger than memory can go to pandas or Arrow a batch at a time (`Database.stream`).
 //!
-//! The stream holds the engine's read cursor, which stays on the thread that opened it (hence `unsendable`:
-//! another thread touching the stream gets an error). Each batch is produced with the GIL released and a handle
-//! of the database lent for that call, so `close` stops it and waits as for any call; between batches the stream
-//! holds no handle, and a stream whose database was closed raises when asked for more.
+//! Each batch is produced with the GIL released and a handle of the database lent for that call, so `close`
+//! stops it and waits as for any call. The stream's state sits behind a lock that `Database.close` takes too, to
+//! end the stream and let go of its snapshot (which keeps the database, and its directory lock, alive).
 
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use plexus::cypher::ReadCursor;
-use plexus::Params;
+use plexus::{Params, ResultValue};
 use pyo3::prelude::*;
 
 use crate::database::{take_raised, Database, Handle};
 use crate::errors::Failure;
 use crate::result::QueryResult;
 
-/// Lets the engine's cursor cross `Python::detach`, which asks for `Send` because it may release the GIL: the
-/// closure runs on the calling thread and returns to it, so nothing moves between threads.
-struct SameThread<T>(T);
-// SAFETY: used only around `Python::detach`, which runs its closure on the current thread.
-unsafe impl<T> Send for SameThread<T> {}
+/// The engine's cursor, made movable between threads.
+///
+/// `ReadCursor` is not `Send` because its context can hold a profile behind an `Rc` and its operators are trait
+/// objects without a `Send` bound. A stream's cursor never profiles (PROFILE runs whole), its operators hold
+/// plain data (rows, positions, buffers) and what they borrow is owned by the cursor itself, so moving the whole
+/// cursor to another thread is sound; it is only ever used by one thread at a time, behind [`StreamSlot`]'s lock.
+struct Cursor(ReadCursor);
+// SAFETY: see above: no thread-affine state, and never used by two threads at once.
+unsafe impl Send for Cursor {}
+
+/// What a stream still holds: rows produced and not handed out, and the cursor for the rest.
+#[derive(Default)]
+struct Pending {
+    rows: Vec<Vec<ResultValue>>,
+    cursor: Option<Cursor>,
+}
+
+/// A stream's state, shared with the database that made it so that `close` can end it.
+#[derive(Default)]
+pub struct StreamSlot {
+    pending: Mutex<Pending>,
+}
+
+impl StreamSlot {
+    /// Ends the stream: nothing more is produced and its snapshot is let go.
+    pub fn end(&self) {
+        *self.pending.lock() = Pending::default();
+    }
+}
 
 /// The rows of a read-only query, a :class:`Result` of up to ``batch_size`` rows at a time (the last may hold
 /// fewer), all read from the snapshot the query started on. Iterate it, or call :meth:`close` to stop early.
-#[pyclass(module = "plexus", name = "ResultStream", unsendable)]
+/// ``Database.close`` ends it too.
+#[pyclass(module = "plexus", name = "ResultStream", frozen)]
 pub struct ResultStream {
     owner: Py<Database>,
     query: String,
     columns: Arc<[String]>,
-    /// Rows produced when the stream was opened, not yet handed out.
-    first: Vec<Vec<plexus::ResultValue>>,
-    cursor: Option<ReadCursor>,
     batch_size: usize,
+    slot: Arc<StreamSlot>,
 }
 
 impl ResultStream {
@@ -45,30 +68,28 @@ impl ResultStream {
         params: Params,
         batch_size: usize,
     ) -> PyResult<ResultStream> {
-        let interrupt = db.interrupt();
+        let interrupt = db.own_interrupt();
         let params = Arc::new(params);
         let opened = py.detach(|| {
-            let stream = db
-                .engine()
+            db.engine()
                 .execute_read_streaming(db.read(), query, params, Some(&interrupt), batch_size)
-                .map_err(|error| Failure::Query { error, query: query.to_string() });
-            SameThread(stream)
+                .map(|stream| (stream.first, stream.rest.map(Cursor)))
+                .map_err(|error| Failure::Query { error, query: query.to_string() })
         });
         if let Some(raised) = take_raised() {
             return Err(raised);
         }
-        let stream = opened.0?;
-        Ok(ResultStream {
-            owner,
-            query: query.to_string(),
-            columns: stream.first.columns.clone(),
-            first: stream.first.rows,
-            cursor: stream.rest,
-            batch_size,
-        })
+        let (first, cursor) = opened?;
+        let slot = Arc::new(StreamSlot { pending: Mutex::new(Pending { rows: first.rows, cursor }) });
+        Ok(ResultStream { owner, query: query.to_string(), columns: first.columns, batch_size, slot })
     }
 
-    fn batch(&self, rows: Vec<Vec<plexus::ResultValue>>) -> QueryResult {
+    /// The state `Database.close` ends.
+    pub fn slot(&self) -> std::sync::Weak<StreamSlot> {
+        Arc::downgrade(&self.slot)
+    }
+
+    fn batch(&self, rows: Vec<Vec<ResultValue>>) -> QueryResult {
         QueryResult::new(plexus::QueryResult { columns: self.columns.clone(), rows, ..Default::default() })
     }
 }
@@ -85,69 +106,57 @@ impl ResultStream {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<QueryResult>> {
-        if self.first.is_empty() && self.cursor.is_none() {
-            return Ok(None);
-        }
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<QueryResult>> {
         // A closed database ends its streams, even between rows already produced.
         let db = match self.owner.get().handle() {
             Ok(db) => db,
             Err(e) => {
-                self.close();
+                py.detach(|| self.slot.end());
                 return Err(e.into());
             }
         };
-        let mut rows = std::mem::take(&mut self.first);
-        if rows.len() > self.batch_size {
-            self.first = rows.split_off(self.batch_size);
-            return Ok(Some(self.batch(rows)));
-        }
-        if rows.len() < self.batch_size && self.cursor.is_some() {
-            let batch_size = self.batch_size;
-            let query = &self.query;
-            let mut work = SameThread((self.cursor.take(), rows));
-            let produced = py.detach(move || {
-                let (cursor, rows) = &mut work.0;
-                let mut failure = None;
-                while let Some(c) = cursor.as_mut() {
-                    if rows.len() >= batch_size {
-                        break;
-                    }
-                    match c.next_batch() {
-                        Ok(Some(more)) if rows.is_empty() => *rows = more,
-                        Ok(Some(more)) => rows.extend(more),
-                        Ok(None) => *cursor = None,
-                        Err(error) => {
-                            *cursor = None;
-                            failure = Some(Failure::Query { error, query: query.clone() });
-                        }
+        let batch_size = self.batch_size;
+        let query = &self.query;
+        // The lock is taken with the GIL released: another thread may hold it while it produces a batch.
+        let (rows, failure) = py.detach(|| {
+            let mut pending = self.slot.pending.lock();
+            let mut failure = None;
+            let Pending { rows, cursor } = &mut *pending;
+            while let Some(Cursor(c)) = cursor.as_mut() {
+                if rows.len() >= batch_size {
+                    break;
+                }
+                match c.next_batch() {
+                    Ok(Some(more)) if rows.is_empty() => *rows = more,
+                    Ok(Some(more)) => rows.extend(more),
+                    Ok(None) => *cursor = None,
+                    Err(error) => {
+                        *cursor = None;
+                        rows.clear();
+                        failure = Some(Failure::Query { error, query: query.clone() });
                     }
                 }
-                drop(db);
-                SameThread((work, failure))
-            });
-            let (work, failure) = produced.0;
-            let (cursor, produced_rows) = work.0;
-            self.cursor = cursor;
-            rows = produced_rows;
-            if let Some(raised) = take_raised() {
-                self.cursor = None;
-                return Err(raised);
             }
-            if let Some(failure) = failure {
-                return Err(failure.into());
+            let mut batch = std::mem::take(rows);
+            if batch.len() > batch_size {
+                *rows = batch.split_off(batch_size);
             }
-            if rows.len() > self.batch_size {
-                self.first = rows.split_off(self.batch_size);
-            }
+            drop(db);
+            (batch, failure)
+        });
+        if let Some(raised) = take_raised() {
+            py.detach(|| self.slot.end());
+            return Err(raised);
+        }
+        if let Some(failure) = failure {
+            return Err(failure.into());
         }
         Ok((!rows.is_empty()).then(|| self.batch(rows)))
     }
 
     /// Stops the query: no more batches are produced, and the snapshot it read is let go.
-    fn close(&mut self) {
-        self.cursor = None;
-        self.first = Vec::new();
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.slot.end());
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -155,8 +164,14 @@ impl ResultStream {
     }
 
     #[pyo3(signature = (_exc_type=None, _exc=None, _tb=None))]
-    fn __exit__(&mut self, _exc_type: Option<Py<PyAny>>, _exc: Option<Py<PyAny>>, _tb: Option<Py<PyAny>>) -> bool {
-        self.close();
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Py<PyAny>>,
+        _exc: Option<Py<PyAny>>,
+        _tb: Option<Py<PyAny>>,
+    ) -> bool {
+        self.close(py);
         false
     }
 }

@@ -216,3 +216,36 @@ fn stopping_the_server_stops_a_stream_being_pulled() {
     });
     assert!(started.elapsed() < std::time::Duration::from_secs(12), "stopping took {:?}", started.elapsed());
 }
+
+#[test]
+fn a_partial_discard_skips_only_what_it_names() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(run(&mut c, "UNWIND range(1, 5000) AS i RETURN i"), Ps::Struct(0x70, _)));
+    let discarded = c.request(0x2F, vec![map([("n", Ps::Int(10))])]);
+    assert!(has_more(&discarded[0]), "{discarded:?}");
+    let (rest, summary) = pull(&mut c, -1, None);
+    assert!(!has_more(&summary));
+    assert_eq!(rest.len(), 4990);
+    assert_eq!(rest[0], Ps::Int(11));
+}
+
+#[test]
+fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        query_timeout_ms: 1000,
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(run(&mut c, "UNWIND range(1, 5000) AS i RETURN i"), Ps::Struct(0x70, _)));
+    let (first, _) = pull(&mut c, 1000, None);
+    assert_eq!(first.len(), 1000);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (rest, summary) = pull(&mut c, -1, None);
+    assert!(!has_more(&summary), "{summary:?}");
+    assert_eq!(rest.len(), 4000);
+}

@@ -630,7 +630,7 @@ impl RowExpander for Unwind<'_> {
                 }
             }
             Unwinding::Range { start, step, count, done } => {
-                let end = count.min(done + room as u64);
+                let end = count.min(done.saturating_add(room as u64));
                 for k in done..end {
                     let mut r = row.clone();
                     // In range: every value lies between start and end, both i64.

@@ -89,7 +89,9 @@ pub fn range_len(start: i64, end: i64, step: i64) -> Result<u64> {
         return Err(out_of_range("range", "step must not be zero"));
     }
     Ok(if (step > 0 && start <= end) || (step < 0 && start >= end) {
-        ((end as i128 - start as i128) / step as i128 + 1) as u64
+        // range(i64::MIN, i64::MAX) has 2^64 integers, one more than a u64 counts: it saturates, which is
+        // as good as endless for a lazy UNWIND and more than the longest list `range()` may build.
+        u64::try_from((end as i128 - start as i128) / step as i128 + 1).unwrap_or(u64::MAX)
     } else {
         0
     })

@@ -222,7 +222,34 @@ impl Planner<'_> {
         rel: &RelPattern,
         (from_slot, rel_slot, to_slot): (usize, usize, usize),
         scope: &Scope,
+        declared: &HashSet<String>,
     ) -> Result<Option<CExpr>> {
+        // Inside, only the pattern's own variables and those bound before this MATCH may be named (as in Neo4j):
+        // the others are not bound yet while a repetition is checked, whichever way the pattern is walked.
+        let own: Vec<&str> = [&hop.from.variable, &rel.variable, &hop.to.variable]
+            .into_iter()
+            .flatten()
+            .map(|v| v.name.as_str())
+            .collect();
+        let conditions = [&hop.predicate, &hop.from.properties, &hop.to.properties, &rel.properties];
+        for e in conditions.into_iter().flatten() {
+            if let Some(name) = mentioned(e)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|n| declared.contains(n) && !own.contains(&n.as_str()))
+            {
+                return Err(self.error(
+                    e.span,
+                    CypherError::semantic(
+                        "InvalidReference",
+                        format!(
+                            "`{name}` is bound by this MATCH: inside a quantified path pattern only its own \
+                             variables and those bound before this MATCH can be named"
+                        ),
+                    ),
+                ));
+            }
+        }
         let mut inner = scope.clone();
         for (v, slot, kind) in [
             (&hop.from.variable, from_slot, VarKind::Node),
@@ -246,6 +273,10 @@ impl Planner<'_> {
                 let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
                 tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
             }
+        }
+        if let Some(props) = &rel.properties {
+            let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
+            tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_slot)), Box::new(map)));
         }
         if let Some(predicate) = &hop.predicate {
             tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
@@ -635,8 +666,11 @@ impl Planner<'_> {
                 }
                 Some((min, max)) => {
                     let rel_scratch = self.slot();
+                    // A quantified path pattern's relationship map may name the repetition's nodes: it is checked
+                    // with the rest of the repetition's condition.
                     let props = match &rp.properties {
                         None => None,
+                        Some(_) if rp.hop.is_some() => None,
                         Some(props) => {
                             let map = self.expr(props, scope, &mut AggMode::Forbidden)?;
                             Some(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_scratch)), Box::new(map)))
@@ -653,7 +687,7 @@ impl Planner<'_> {
                         Some(hop) => {
                             let (from_scratch, to_scratch) = (self.slot(), self.slot());
                             let slots = (from_scratch, rel_scratch, to_scratch);
-                            if let Some(condition) = self.hop_condition(hop, rp, slots, scope)? {
+                            if let Some(condition) = self.hop_condition(hop, rp, slots, scope, declared)? {
                                 rel_filter = Some(match rel_filter {
                                     Some(f) => CExpr::And(Box::new(f), Box::new(condition)),
                                     None => condition,

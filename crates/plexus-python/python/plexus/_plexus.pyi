@@ -133,7 +133,8 @@ class Result:
     def entities(self) -> Tuple[List[Node], List[Relationship]]: ...
 
 class ResultStream(Iterator[Result]):
-    """A read-only query's rows as :class:`Result` batches, all from the snapshot the query started on."""
+    """A read-only query's rows as :class:`Result` batches, all from the snapshot the query started on; ended by
+    :meth:`close` or by ``Database.close``."""
 
     @property
     def columns(self) -> List[str]: ...

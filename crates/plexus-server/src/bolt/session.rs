@@ -91,6 +91,10 @@ struct Stream {
     rows: std::vec::IntoIter<Vec<ResultValue>>,
     /// The rows not produced yet, for a read-only statement whose result is larger than its first batch.
     rest: Option<ReadCursor>,
+    /// For an auto-commit result: the client's own deadline (from its `tx_timeout`), if any. Each PULL then gets
+    /// the server's time limit afresh (bounded by that deadline), so a client reading slowly is not timed out for
+    /// the time it spends between PULLs. In an explicit transaction the transaction's deadline stays.
+    auto_commit_deadline: Option<Option<Instant>>,
     stats: QueryStats,
     plan: Option<String>,
     plan_tree: Option<PlanTree>,
@@ -395,6 +399,7 @@ impl Session {
             columns: result.columns.to_vec(),
             rows: result.rows.into_iter(),
             rest,
+            auto_commit_deadline: (!in_tx).then(|| tx_timeout(extra).map(|t| started + t)),
             stats: result.stats,
             plan: result.plan,
             plan_tree: result.plan_tree,
@@ -439,9 +444,17 @@ impl Session {
         let index =
             if qid == -1 { self.streams.len().checked_sub(1) } else { self.streams.iter().position(|s| s.qid == qid) }
                 .ok_or_else(|| ServerError::request(format!("no open result with qid {qid}")))?;
-        if discard {
+        if discard && n == -1 {
             // Rows discarded are never produced.
             self.streams[index].rest = None;
+        }
+        if let Some(deadline) = self.streams[index].auto_commit_deadline {
+            if self.streams[index].rest.is_some() {
+                let interrupt = self.interrupt(None, deadline);
+                if let Some(cursor) = self.streams[index].rest.as_mut() {
+                    cursor.set_interrupt(Some(interrupt));
+                }
+            }
         }
         self.pull_rows(Pull { index, left: (n > 0).then_some(n as u64), discard }, out)
     }
