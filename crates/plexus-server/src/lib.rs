@@ -15,6 +15,7 @@ pub mod packstream;
 pub mod service;
 pub mod system;
 pub mod tls;
+pub mod transactions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

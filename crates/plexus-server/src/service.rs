@@ -163,10 +163,20 @@ pub struct Service {
     pub limits: Limits,
     /// Sent to clients as the server agent. Drivers check that it starts with `Neo4j/`.
     pub agent: String,
-    running: Mutex<HashMap<u64, Arc<Interrupt>>>,
+    running: Mutex<HashMap<u64, Running>>,
     next_query: AtomicU64,
     /// Set by [`Service::cancel_all`]: queries stopped from then on were stopped by the shutdown, not the client.
     stopping: AtomicBool,
+}
+
+/// A statement running now, as `SHOW TRANSACTIONS` lists it and `TERMINATE TRANSACTIONS` stops it.
+#[derive(Clone)]
+pub struct Running {
+    pub interrupt: Arc<Interrupt>,
+    pub query: Arc<str>,
+    /// When it started (a burst of a streamed result: when that burst started).
+    pub started: std::time::SystemTime,
+    pub since: Instant,
 }
 
 /// Removes a query from the running registry when it ends, however it ends.
@@ -232,22 +242,46 @@ impl Service {
     pub fn cancel_all(&self) {
         let running = self.running.lock();
         self.stopping.store(true, Ordering::SeqCst);
-        for interrupt in running.values() {
-            interrupt.cancel();
+        for r in running.values() {
+            r.interrupt.cancel();
         }
     }
 
     /// Counts a statement as running while the guard lives: stopping the server (or cancelling every query)
     /// interrupts it. A streamed result is registered again for each batch its client pulls.
-    pub fn register(&self, interrupt: &Arc<Interrupt>) -> RunningGuard<'_> {
+    pub fn register(&self, interrupt: &Arc<Interrupt>, query: &str) -> RunningGuard<'_> {
         let id = self.next_query.fetch_add(1, Ordering::Relaxed);
+        let entry = Running {
+            interrupt: interrupt.clone(),
+            query: Arc::from(query),
+            started: std::time::SystemTime::now(),
+            since: Instant::now(),
+        };
         let mut running = self.running.lock();
         // Under the lock `cancel_all` takes, so a query is either cancelled there or sees the flag here.
         if self.stopping.load(Ordering::SeqCst) {
             interrupt.cancel();
         }
-        running.insert(id, interrupt.clone());
+        running.insert(id, entry);
         RunningGuard { service: self, id }
+    }
+
+    /// The statements running now, by id.
+    pub fn running(&self) -> Vec<(u64, Running)> {
+        let mut all: Vec<_> = self.running.lock().iter().map(|(id, r)| (*id, r.clone())).collect();
+        all.sort_by_key(|(id, _)| *id);
+        all
+    }
+
+    /// Stops the running statement `id`; false when none runs under it.
+    pub fn terminate(&self, id: u64) -> bool {
+        match self.running.lock().get(&id) {
+            Some(r) => {
+                r.interrupt.cancel();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Checks that `role` may run `query` in a transaction of `mode`; returns what the query does.
@@ -317,7 +351,7 @@ impl Service {
             if access != Access::Read {
                 return self.auto_commit_as(access, role, mode, query, &params, interrupt);
             }
-            let _guard = self.register(interrupt);
+            let _guard = self.register(interrupt, query);
             let snapshot = self.db.read();
             let version = snapshot.version();
             let engine = self.db.engine();
@@ -355,7 +389,7 @@ impl Service {
         let mut rest = None;
         let outcome = (|| {
             self.authorize(query, role, AccessMode::Read)?;
-            let _guard = self.register(interrupt);
+            let _guard = self.register(interrupt, query);
             let engine = self.db.engine();
             match engine.execute_read_streaming(snapshot.clone(), query, params.clone(), Some(interrupt), first_rows) {
                 // EXPLAIN of a write, counted as a read by `authorize`: refused as the write itself would be.
@@ -426,7 +460,7 @@ impl Service {
         params: &Params,
         interrupt: &Arc<Interrupt>,
     ) -> Result<Outcome, ServerError> {
-        let _guard = self.register(interrupt);
+        let _guard = self.register(interrupt, query);
         let engine = self.db.engine();
         if access == Access::Read {
             let snapshot = self.db.read();
@@ -474,7 +508,7 @@ impl Service {
         interrupt: &Arc<Interrupt>,
     ) -> Result<Outcome, ServerError> {
         let started = Instant::now();
-        let _guard = self.register(interrupt);
+        let _guard = self.register(interrupt, query);
         let outcome = (|| {
             let mode = match tx {
                 Transaction::Read(_) => AccessMode::Read,
@@ -570,9 +604,19 @@ impl Service {
         address: &str,
         interrupt: &Arc<Interrupt>,
     ) -> Option<Result<Outcome, ServerError>> {
+        if let Some(command) = crate::transactions::parse(query) {
+            let started = Instant::now();
+            let _guard = self.register(interrupt, query);
+            let outcome = match command {
+                Err(e) => Err(e),
+                Ok(_) if role < Role::Admin => Err(ServerError::forbidden("Listing and stopping transactions", role)),
+                Ok(command) => crate::transactions::run(self, &command, params, interrupt),
+            };
+            return Some(self.record(started.elapsed(), outcome));
+        }
         if let Some(command) = crate::system::parse(query) {
             let started = Instant::now();
-            let _guard = self.register(interrupt);
+            let _guard = self.register(interrupt, query);
             let outcome = crate::system::show(self, &command, params, address, interrupt);
             return Some(self.record(started.elapsed(), outcome));
         }

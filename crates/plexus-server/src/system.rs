@@ -30,7 +30,7 @@ const DATABASES_COLUMNS: [&str; 13] = [
 ];
 
 /// The parameter that carries a command's rows into its query.
-const ROWS_PARAM: &str = "__plexus_databases";
+pub(crate) const ROWS_PARAM: &str = "__plexus_databases";
 
 /// Which databases a `SHOW` command lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +52,13 @@ enum Name {
 pub struct Command {
     listing: Listing,
     rest: String,
+}
+
+impl Command {
+    /// A command listing given rows, with `rest` its `YIELD`/`WHERE`/`RETURN` part (for other `SHOW` commands).
+    pub(crate) fn rows(rest: &str) -> Command {
+        Command { listing: Listing::All(None), rest: rest.to_string() }
+    }
 }
 
 /// Registers the procedures every database answers.
@@ -77,7 +84,7 @@ pub fn register_procedures(db: &Database) {
 }
 
 /// The next word of `s` (up to whitespace, `;` or a backquoted name's end) and what follows it.
-fn next_word(s: &str) -> Option<(&str, &str)> {
+pub(crate) fn next_word(s: &str) -> Option<(&str, &str)> {
     let s = s.trim_start();
     if s.is_empty() {
         return None;
@@ -203,7 +210,7 @@ fn yielded_names(items: &str) -> Vec<String> {
 }
 
 /// The Cypher query that answers `command` over its rows in `$__plexus_databases`.
-fn translate(command: &Command, columns: &[&str]) -> Result<String, ServerError> {
+pub(crate) fn translate(command: &Command, columns: &[&str]) -> Result<String, ServerError> {
     let bind: Vec<String> = columns.iter().map(|c| format!("db.{c} AS {c}")).collect();
     let all: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
     let mut query = format!("UNWIND ${ROWS_PARAM} AS db WITH {}", bind.join(", "));

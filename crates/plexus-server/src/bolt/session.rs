@@ -95,6 +95,8 @@ struct Stream {
     /// the server's time limit afresh (bounded by that deadline), so a client reading slowly is not timed out for
     /// the time it spends between PULLs. In an explicit transaction the transaction's deadline stays.
     auto_commit_deadline: Option<Option<Instant>>,
+    /// The statement's text, while rows are left to produce (what `SHOW TRANSACTIONS` shows during a PULL).
+    query: Option<Arc<str>>,
     stats: QueryStats,
     plan: Option<String>,
     plan_tree: Option<PlanTree>,
@@ -385,6 +387,7 @@ impl Session {
             -1
         };
         let Outcome { result, bookmark, query_type } = outcome;
+        let streaming_query: Option<Arc<str>> = rest.is_some().then(|| Arc::from(query));
         let t_first = started.elapsed().as_millis() as i64;
         let mut metadata = vec![
             ("fields".to_string(), Ps::List(result.columns.iter().map(|c| Ps::String(c.clone())).collect())),
@@ -400,6 +403,7 @@ impl Session {
             rows: result.rows.into_iter(),
             rest,
             auto_commit_deadline: (!in_tx).then(|| tx_timeout(extra).map(|t| started + t)),
+            query: streaming_query,
             stats: result.stats,
             plan: result.plan,
             plan_tree: result.plan_tree,
@@ -482,7 +486,10 @@ impl Session {
         let service = &self.service;
         let stream = &mut self.streams[index];
         // Producing more rows is running the statement: stopping the server interrupts it, as at RUN.
-        let running = stream.rest.as_ref().and_then(ReadCursor::interrupt).map(|i| service.register(i));
+        let running = match (stream.rest.as_ref().and_then(ReadCursor::interrupt), &stream.query) {
+            (Some(i), Some(q)) => Some(service.register(i, q)),
+            _ => None,
+        };
         let mut record = Encoder::new();
         let mut failure = None;
         let mut paused = false;

@@ -1,0 +1,84 @@
+//! `SHOW TRANSACTIONS` lists what runs now; `TERMINATE TRANSACTIONS` stops it, and its client gets Neo4j's
+//! `Terminated` code.
+
+mod support;
+
+use plexus_server::auth::Auth;
+use plexus_server::packstream::{map, Ps};
+use plexus_server::ServerConfig;
+use support::{Client, TestServer};
+
+#[test]
+fn a_running_query_is_listed_and_terminated() {
+    let s = TestServer::open();
+    let mut busy = Client::ready(s.addr);
+    let long = "UNWIND range(1, 10000000000) AS x WITH x WHERE x < 0 RETURN count(*) AS n";
+    busy.send(0x10, vec![Ps::String(long.into()), map([]), map([])]);
+    busy.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let mut admin = Client::ready(s.addr);
+    let show = "SHOW TRANSACTIONS YIELD transactionId, currentQuery, status, elapsedTime \
+                WHERE currentQuery STARTS WITH 'UNWIND' RETURN transactionId, status, elapsedTime";
+    let mut listed = None;
+    for _ in 0..100 {
+        let r = admin.request(0x10, vec![Ps::String(show.into()), map([]), map([])]);
+        assert!(matches!(&r[0], Ps::Struct(0x70, _)), "{r:?}");
+        let rows = admin.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        if let Some(Ps::Struct(0x71, f)) = rows.first() {
+            listed = Some(f[0].clone());
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let Some(Ps::List(row)) = listed else { panic!("the running query was not listed") };
+    let Ps::String(id) = &row[0] else { panic!("{row:?}") };
+    assert!(id.starts_with("neo4j-transaction-"), "{id}");
+    assert_eq!(row[1], Ps::String("Running".into()));
+    // The SHOW itself runs too, and lists itself.
+    let (all, _) = admin.query("SHOW TRANSACTIONS YIELD currentQuery RETURN count(*) AS n");
+    assert_eq!(all, vec![Ps::Int(2)]);
+    let (messages, _) = admin.query(&format!("TERMINATE TRANSACTIONS '{id}', 'neo4j-transaction-999999'"));
+    assert_eq!(messages, vec![Ps::String(id.clone()), Ps::String("neo4j-transaction-999999".into())]);
+    let run = busy.responses();
+    let failure = match &run[0] {
+        Ps::Struct(0x7F, f) => f[0].clone(),
+        Ps::Struct(0x70, _) => busy.responses()[0].clone(),
+        other => panic!("{other:?}"),
+    };
+    let code = match &failure {
+        Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).map(str::to_string),
+        Ps::Map(_) => failure.get("code").and_then(Ps::as_str).map(str::to_string),
+        _ => None,
+    };
+    assert_eq!(code.as_deref(), Some("Neo.ClientError.Transaction.Terminated"), "{failure:?}");
+    let (messages, _) = admin.query(&format!("TERMINATE TRANSACTION '{id}' YIELD message RETURN message"));
+    assert_eq!(messages, vec![Ps::String("Transaction not found.".into())], "it has stopped");
+    let (first, _) = admin.query("TERMINATE TRANSACTIONS 'neo4j-transaction-1' YIELD message RETURN message");
+    assert_eq!(first, vec![Ps::String("Transaction not found.".into())]);
+}
+
+#[test]
+fn only_admins_list_and_stop_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    auth.add_user("reader", "rpw", plexus_server::auth::Role::Reader).unwrap();
+    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
+    let s = TestServer::start(config, auth);
+    let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    let logon = c.request(
+        0x6A,
+        vec![map([
+            ("scheme", Ps::String("basic".into())),
+            ("principal", Ps::String("reader".into())),
+            ("credentials", Ps::String("rpw".into())),
+        ])],
+    );
+    assert!(matches!(&logon[0], Ps::Struct(0x70, _)), "{logon:?}");
+    let r = c.request(0x10, vec![Ps::String("SHOW TRANSACTIONS".into()), map([]), map([])]);
+    match &r[0] {
+        Ps::Struct(0x7F, f) => {
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Security.Forbidden"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
