@@ -21,26 +21,6 @@ fn with_result_limit(bytes: usize) -> TestServer {
     TestServer::start(config, Auth::disabled())
 }
 
-fn pull(c: &mut Client, n: i64, qid: Option<i64>) -> (Vec<Ps>, Ps) {
-    let extra = match qid {
-        Some(q) => map([("n", Ps::Int(n)), ("qid", Ps::Int(q))]),
-        None => map([("n", Ps::Int(n))]),
-    };
-    let mut responses = c.request(0x3F, vec![extra]);
-    let summary = responses.pop().unwrap();
-    let records = responses
-        .into_iter()
-        .map(|r| match r {
-            Ps::Struct(0x71, mut f) => match f.remove(0) {
-                Ps::List(mut values) => values.remove(0),
-                other => panic!("{other:?}"),
-            },
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    (records, summary)
-}
-
 fn has_more(summary: &Ps) -> bool {
     match summary {
         Ps::Struct(0x70, f) => f[0].get("has_more") == Some(&Ps::Bool(true)),
@@ -62,7 +42,7 @@ fn a_result_larger_than_the_result_limit_streams_in_pulls() {
     assert!(matches!(r, Ps::Struct(0x70, _)), "{r:?}");
     let mut expected = 1i64;
     loop {
-        let (records, summary) = pull(&mut c, 5000, None);
+        let (records, summary) = c.pull(5000, None);
         for r in records {
             assert_eq!(r, Ps::Int(expected));
             expected += 1;
@@ -83,7 +63,7 @@ fn discard_stops_a_result_that_would_never_fit() {
     let s = with_result_limit(1 << 20);
     let mut c = Client::ready(s.addr);
     assert!(matches!(run(&mut c, "UNWIND range(1, 1000000000) AS i RETURN i"), Ps::Struct(0x70, _)));
-    let (records, summary) = pull(&mut c, 3, None);
+    let (records, summary) = c.pull(3, None);
     assert_eq!(records, vec![Ps::Int(1), Ps::Int(2), Ps::Int(3)]);
     assert!(has_more(&summary));
     let discarded = c.request(0x2F, vec![map([("n", Ps::Int(-1))])]);
@@ -127,18 +107,18 @@ fn a_stream_in_a_read_transaction_reads_its_snapshot() {
     assert!(matches!(&reader.request(0x11, vec![map([("mode", Ps::String("r".into()))])])[0], Ps::Struct(0x70, _)));
     assert!(matches!(run(&mut reader, "MATCH (n:Item) RETURN n.i AS i"), Ps::Struct(0x70, _)));
     assert!(matches!(run(&mut reader, "MATCH (n:Item) RETURN count(*) AS c"), Ps::Struct(0x70, _)));
-    let (first, summary) = pull(&mut reader, 1500, Some(1));
+    let (first, summary) = reader.pull(1500, Some(1));
     assert_eq!(first.len(), 1500);
     assert!(has_more(&summary));
     // Written and committed while the reader is part-way through its stream.
     writer.query("UNWIND range(5001, 8000) AS i CREATE (:Item {i: i})");
     writer.query("MATCH (n:Item) WHERE n.i <= 100 DETACH DELETE n");
-    let (rest, summary) = pull(&mut reader, -1, Some(1));
+    let (rest, summary) = reader.pull(-1, Some(1));
     assert!(!has_more(&summary));
     let mut seen: Vec<i64> = first.iter().chain(&rest).map(|v| v.as_int().unwrap()).collect();
     seen.sort_unstable();
     assert_eq!(seen, (1..=5000).collect::<Vec<_>>());
-    let (count, _) = pull(&mut reader, -1, Some(2));
+    let (count, _) = reader.pull(-1, Some(2));
     assert_eq!(count, vec![Ps::Int(5000)]);
     assert!(matches!(&reader.request(0x12, vec![])[0], Ps::Struct(0x70, _)));
     assert_eq!(reader.query("MATCH (n:Item) RETURN count(*) AS c").0, vec![Ps::Int(7900)]);
@@ -224,7 +204,7 @@ fn a_partial_discard_skips_only_what_it_names() {
     assert!(matches!(run(&mut c, "UNWIND range(1, 5000) AS i RETURN i"), Ps::Struct(0x70, _)));
     let discarded = c.request(0x2F, vec![map([("n", Ps::Int(10))])]);
     assert!(has_more(&discarded[0]), "{discarded:?}");
-    let (rest, summary) = pull(&mut c, -1, None);
+    let (rest, summary) = c.pull(-1, None);
     assert!(!has_more(&summary));
     assert_eq!(rest.len(), 4990);
     assert_eq!(rest[0], Ps::Int(11));
@@ -242,10 +222,10 @@ fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
     let s = TestServer::start(config, Auth::disabled());
     let mut c = Client::ready(s.addr);
     assert!(matches!(run(&mut c, "UNWIND range(1, 5000) AS i RETURN i"), Ps::Struct(0x70, _)));
-    let (first, _) = pull(&mut c, 1000, None);
+    let (first, _) = c.pull(1000, None);
     assert_eq!(first.len(), 1000);
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let (rest, summary) = pull(&mut c, -1, None);
+    let (rest, summary) = c.pull(-1, None);
     assert!(!has_more(&summary), "{summary:?}");
     assert_eq!(rest.len(), 4000);
 }

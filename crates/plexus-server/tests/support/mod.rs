@@ -113,7 +113,16 @@ impl Client {
     pub fn query(&mut self, q: &str) -> (Vec<Ps>, Ps) {
         let run = self.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
         assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
-        let mut pulled = self.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        self.pull(-1, None)
+    }
+
+    /// PULL `n` records (of result `qid`); their first fields and the summary.
+    pub fn pull(&mut self, n: i64, qid: Option<i64>) -> (Vec<Ps>, Ps) {
+        let extra = match qid {
+            Some(q) => map([("n", Ps::Int(n)), ("qid", Ps::Int(q))]),
+            None => map([("n", Ps::Int(n))]),
+        };
+        let mut pulled = self.request(0x3F, vec![extra]);
         let summary = pulled.pop().unwrap();
         let records = pulled
             .into_iter()
