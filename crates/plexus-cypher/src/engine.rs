@@ -290,6 +290,12 @@ impl Engine {
         Ok(crate::cursor::ReadStream { first, rest: (!cursor.is_done()).then_some(cursor) })
     }
 
+    /// Whether `query` commits part-way through (`CALL { } IN TRANSACTIONS`): a failure then leaves the parts
+    /// before it committed, so running it again is not a safe retry.
+    pub fn commits_in_parts(&self, query: &str) -> bool {
+        matches!(self.compile(query).as_deref(), Ok(Statement { compiled: Compiled::Query(plan), mode: RunMode::Normal | RunMode::Profile }) if plan.commits_in_parts)
+    }
+
     /// What `query` may do to the database (it compiles the query, so a repeated query costs a cache lookup).
     /// Servers use it to route statements and to refuse writes from read-only users before running anything.
     pub fn access(&self, query: &str) -> Result<Access> {

@@ -29,8 +29,13 @@ fn failed(message: impl Into<String>) -> CypherError {
 impl FileAccess {
     /// The file a `LOAD CSV` URL names (`file:///path`, `file:path` or a plain path), if it may be read.
     pub fn resolve(&self, url: &str) -> Result<PathBuf> {
+        let decoded;
         let path = match url.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => rest,
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => {
+                // A URL spells a space `%20`, as Neo4j requires.
+                decoded = percent_decoded(rest);
+                decoded.as_str()
+            }
             Some((scheme, _)) => {
                 return Err(failed(format!(
                     "LOAD CSV reads local files only (file:///...), not {scheme}:// URLs: cannot load {url}"
@@ -85,24 +90,52 @@ impl FileAccess {
     }
 }
 
-/// A CSV file read one record at a time: RFC 4180 fields (quotes doubled inside quoted fields, which may span
-/// lines), a chosen one-byte field separator, a UTF-8 byte-order mark skipped, `.gz` and `.zst` files
-/// decompressed. An unquoted empty field is `None` (Cypher's null), a quoted one `Some("")`.
+/// `%XX` escapes decoded (anything else, and an escape that is not one, kept as written).
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).and_then(|&b| hex(b)), bytes.get(i + 2).and_then(|&b| hex(b))) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+/// The longest record read: a longer one (a file with no line breaks, an unclosed quote running on) is an error
+/// rather than all of memory.
+pub const MAX_RECORD_BYTES: usize = 64 << 20;
+
+/// A CSV file read one record at a time: RFC 4180 fields (a quote opening a field runs to the closing quote, which
+/// may be lines later; `""` and `\"` inside stand for a quote, as Neo4j reads them), a chosen one-byte field
+/// separator, a UTF-8 byte-order mark skipped, `.gz` and `.zst` files decompressed. A quote elsewhere in a field
+/// is an ordinary character. An unquoted empty field is `None` (Cypher's null), a quoted one `Some("")`.
 pub struct CsvRecords {
     input: Box<dyn BufRead>,
     separator: u8,
     url: String,
-    /// The line the next record starts on (1-based), for error messages and `linenumber()`.
+    /// The line the next record starts on (1-based), for error messages.
     line: u64,
-    line_buf: Vec<u8>,
     started: bool,
 }
 
 impl CsvRecords {
+    /// Opens the file at `path`. Only regular files are read: a FIFO or a device could block or never end.
     pub fn open(path: &Path, url: &str, separator: u8) -> Result<CsvRecords> {
         let file = std::fs::File::open(path).map_err(|e| failed(format!("cannot load {url}: {e}")))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            return Err(failed(format!("cannot load {url}: it is a directory")));
+        match file.metadata() {
+            Ok(m) if m.is_file() => {}
+            Ok(m) if m.is_dir() => return Err(failed(format!("cannot load {url}: it is a directory"))),
+            _ => return Err(failed(format!("cannot load {url}: not a regular file"))),
         }
         let name = path.to_string_lossy().to_ascii_lowercase();
         let input: Box<dyn Read> = if name.ends_with(".gz") {
@@ -116,118 +149,172 @@ impl CsvRecords {
     }
 
     pub fn from_reader(input: Box<dyn BufRead>, url: &str, separator: u8) -> CsvRecords {
-        CsvRecords { input, separator, url: url.to_string(), line: 1, line_buf: Vec::new(), started: false }
+        CsvRecords { input, separator, url: url.to_string(), line: 1, started: false }
     }
 
-    fn read_line(&mut self) -> Result<bool> {
-        self.line_buf.clear();
-        let n = self
-            .input
-            .read_until(b'\n', &mut self.line_buf)
-            .map_err(|e| failed(format!("reading {} (line {}): {e}", self.url, self.line)))?;
+    /// The input's buffered bytes (empty at its end), past a byte-order mark at the start.
+    fn fill(&mut self) -> Result<&[u8]> {
         if !self.started {
             self.started = true;
-            if self.line_buf.starts_with(b"\xEF\xBB\xBF") {
-                self.line_buf.drain(..3);
+            let buf =
+                self.input.fill_buf().map_err(|e| failed(format!("reading {} (line {}): {e}", self.url, self.line)))?;
+            if buf.starts_with(b"\xEF\xBB\xBF") {
+                self.input.consume(3);
             }
         }
-        Ok(n > 0)
+        self.input.fill_buf().map_err(|e| failed(format!("reading {} (line {}): {e}", self.url, self.line)))
+    }
+
+    /// The next byte, or `None` at the end of the input.
+    fn byte(&mut self) -> Result<Option<u8>> {
+        let Some(&b) = self.fill()?.first() else { return Ok(None) };
+        self.input.consume(1);
+        Ok(Some(b))
+    }
+
+    fn peek(&mut self) -> Result<Option<u8>> {
+        Ok(self.fill()?.first().copied())
     }
 
     /// The next record's fields, or `None` at the end of the file; `line_number` is set to the line it starts
     /// on. Blank lines are skipped.
     pub fn next_record(&mut self, line_number: &mut u64) -> Result<Option<Vec<Option<String>>>> {
+        // Blank lines first.
         loop {
-            if !self.read_line()? {
-                return Ok(None);
+            match self.peek()? {
+                None => return Ok(None),
+                Some(b'\n') => {
+                    self.byte()?;
+                    self.line += 1;
+                }
+                Some(b'\r') => {
+                    self.byte()?;
+                }
+                Some(_) => break,
             }
-            if !trim_newline(&self.line_buf).is_empty() {
-                break;
-            }
-            self.line += 1;
         }
         let start = self.line;
         *line_number = start;
-        let mut record = trim_newline(&self.line_buf).to_vec();
-        self.line += 1;
-        // An odd number of quotes so far: a quoted field goes on over the line break, which it keeps.
-        while record.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
-            let ending = line_ending(&self.line_buf).to_vec();
-            if ending.is_empty() || !self.read_line()? {
-                return Err(failed(format!(
-                    "{}: a quoted field opened on line {start} is not closed by the end of the file",
-                    self.url
-                )));
-            }
-            record.extend_from_slice(&ending);
-            record.extend_from_slice(trim_newline(&self.line_buf));
-            self.line += 1;
-        }
-        self.fields(&record, start).map(Some)
-    }
-
-    fn fields(&self, record: &[u8], line: u64) -> Result<Vec<Option<String>>> {
         let sep = self.separator;
         let mut fields = Vec::new();
-        let mut i = 0;
+        let mut field: Vec<u8> = Vec::new();
+        let mut size = 0usize;
         loop {
-            if record.get(i) == Some(&b'"') {
-                let mut field = Vec::new();
-                i += 1;
+            // At the start of a field.
+            if self.peek()? == Some(b'"') {
+                self.byte()?;
                 loop {
-                    match record.get(i) {
-                        Some(b'"') if record.get(i + 1) == Some(&b'"') => {
+                    let Some(b) = self.byte()? else {
+                        return Err(failed(format!(
+                            "{}: a quoted field opened on line {start} is not closed by the end of the file",
+                            self.url
+                        )));
+                    };
+                    match b {
+                        b'"' if self.peek()? == Some(b'"') => {
+                            self.byte()?;
                             field.push(b'"');
-                            i += 2;
                         }
-                        Some(b'"') | None => {
-                            i += 1;
-                            break;
+                        b'"' => break,
+                        b'\\' if self.peek()? == Some(b'"') => {
+                            self.byte()?;
+                            field.push(b'"');
                         }
-                        Some(&b) => {
+                        b'\n' => {
+                            self.line += 1;
                             field.push(b);
-                            i += 1;
                         }
+                        _ => field.push(b),
+                    }
+                    size += 1;
+                    if size > MAX_RECORD_BYTES {
+                        return Err(self.too_long(start));
                     }
                 }
-                if record.get(i).is_some_and(|&b| b != sep) {
-                    return Err(failed(format!(
-                        "{} (line {line}): a field that starts with a quote has more text after its closing quote; \
-                         double a quote inside a quoted field (\"\")",
-                        self.url
-                    )));
+                match self.peek()? {
+                    Some(b) if b == sep => {}
+                    None | Some(b'\n') | Some(b'\r') => {}
+                    Some(_) => {
+                        return Err(failed(format!(
+                            "{} (line {}): a field that starts with a quote has more text after its closing quote; \
+                             double a quote inside a quoted field (\"\")",
+                            self.url, self.line
+                        )))
+                    }
                 }
-                fields.push(Some(self.text(field, line)?));
+                fields.push(Some(self.text(std::mem::take(&mut field), start)?));
             } else {
-                let end = record[i..].iter().position(|&b| b == sep).map_or(record.len(), |k| i + k);
-                let raw = &record[i..end];
-                fields.push(if raw.is_empty() { None } else { Some(self.text(raw.to_vec(), line)?) });
-                i = end;
+                loop {
+                    match self.peek()? {
+                        Some(b) if b == sep => break,
+                        None | Some(b'\n') => break,
+                        Some(b'\r') => {
+                            self.byte()?;
+                            if matches!(self.peek()?, None | Some(b'\n')) {
+                                break;
+                            }
+                            field.push(b'\r');
+                        }
+                        Some(b) => {
+                            self.byte()?;
+                            field.push(b);
+                        }
+                    }
+                    size += 1;
+                    if size > MAX_RECORD_BYTES {
+                        return Err(self.too_long(start));
+                    }
+                }
+                let raw = std::mem::take(&mut field);
+                fields.push(if raw.is_empty() { None } else { Some(self.text(raw, start)?) });
             }
-            if i >= record.len() {
-                return Ok(fields);
-            }
-            i += 1; // the separator
-            if i == record.len() {
-                // A separator at the end: one more, empty, field.
-                fields.push(None);
-                return Ok(fields);
+            // After a field: a separator, or the end of the record.
+            match self.byte()? {
+                Some(b) if b == sep => {
+                    // A separator at the end of the record: one more, empty, field.
+                    if matches!(self.peek()?, None | Some(b'\n') | Some(b'\r')) {
+                        fields.push(None);
+                        self.end_of_record()?;
+                        return Ok(Some(fields));
+                    }
+                }
+                Some(b'\r') => {
+                    self.end_of_record()?;
+                    return Ok(Some(fields));
+                }
+                Some(b'\n') => {
+                    self.line += 1;
+                    return Ok(Some(fields));
+                }
+                None => return Ok(Some(fields)),
+                Some(_) => unreachable!("a field ends at a separator or a line break"),
             }
         }
+    }
+
+    /// Consumes the line break that ends a record (`\r\n`, `\n`, a lone `\r`, or the end of the file).
+    fn end_of_record(&mut self) -> Result<()> {
+        if self.peek()? == Some(b'\r') {
+            self.byte()?;
+        }
+        if self.peek()? == Some(b'\n') {
+            self.byte()?;
+        }
+        self.line += 1;
+        Ok(())
+    }
+
+    fn too_long(&self, line: u64) -> CypherError {
+        failed(format!(
+            "{} (line {line}): a record longer than {} MiB (no line break, or a quote never closed?)",
+            self.url,
+            MAX_RECORD_BYTES >> 20
+        ))
     }
 
     fn text(&self, bytes: Vec<u8>, line: u64) -> Result<String> {
         String::from_utf8(bytes).map_err(|_| failed(format!("{} (line {line}): the text is not UTF-8", self.url)))
     }
-}
-
-fn trim_newline(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-fn line_ending(line: &[u8]) -> &[u8] {
-    &line[trim_newline(line).len()..]
 }
 
 #[cfg(test)]
@@ -260,6 +347,18 @@ mod tests {
         assert_eq!(records("\"a\",\n", b',').unwrap(), vec![vec![s("a"), None]]);
         assert!(records("\"never closed,1\n2,3\n", b',').is_err());
         assert!(records("\"a\"b,1\n", b',').is_err(), "text after a closing quote");
+        // A quote inside an unquoted field is an ordinary character: the next line is its own record.
+        assert_eq!(
+            records("1,5'11\",a\n2,6'0\",b\n", b',').unwrap(),
+            vec![vec![s("1"), s("5'11\""), s("a")], vec![s("2"), s("6'0\""), s("b")]]
+        );
+        assert!(records("a\"b,\"c\n", b',').is_err(), "a quote opening the last field and never closed");
+        assert_eq!(records("\"a \\\"q\\\" b\",x\n", b',').unwrap(), vec![vec![s("a \"q\" b"), s("x")]]);
+        assert_eq!(records("a\r\nb\rc\n", b',').unwrap(), vec![vec![s("a")], vec![s("b\rc")]]);
+        assert_eq!(records("x,\r\n", b',').unwrap(), vec![vec![s("x"), None]]);
+        // Many lines inside one quoted field take linear time.
+        let long = format!("\"{}\",1\n", "line\n".repeat(200_000));
+        assert_eq!(records(&long, b',').unwrap()[0][1], s("1"));
     }
 
     #[test]
@@ -271,6 +370,9 @@ mod tests {
         let real = dir.canonicalize().unwrap().join("sub/a.csv");
         assert_eq!(access.resolve("file:///sub/a.csv").unwrap(), real);
         assert_eq!(access.resolve("sub/a.csv").unwrap(), real);
+        std::fs::write(dir.join("sub/a b.csv"), "1\n").unwrap();
+        assert_eq!(access.resolve("file:///sub/a%20b.csv").unwrap(), dir.canonicalize().unwrap().join("sub/a b.csv"));
+        assert!(access.resolve("file:///sub/%2e%2e/%2e%2e/x").is_err(), "decoded dots lead nowhere either");
         for bad in ["file:///../etc/passwd", "file:///sub/../../x", "https://example.com/a.csv", "file:///missing.csv"]
         {
             assert_eq!(access.resolve(bad).unwrap_err().kind, ErrorKind::ExternalResource, "{bad}");

@@ -100,6 +100,23 @@ fn separators_short_and_long_records_and_compressed_files() {
 }
 
 #[test]
+fn quotes_inside_fields_spaces_in_urls_and_files_that_are_not_regular() {
+    let db = Db::new();
+    let url = db.file("inches.csv", "1,5'11\",a\n2,6'0\",b\n");
+    assert_eq!(
+        db.rows(&format!("LOAD CSV FROM '{url}' AS r RETURN r[1] AS h")),
+        vec![vec![s("5'11\"")], vec![s("6'0\"")]]
+    );
+    let spaced = db.file("a b.csv", "x\n");
+    assert_eq!(db.rows(&format!("LOAD CSV FROM '{}' AS r RETURN r", spaced.replace(' ', "%20"))).len(), 1);
+    #[cfg(unix)]
+    {
+        let e = db.err("LOAD CSV FROM 'file:///dev/zero' AS r RETURN r LIMIT 1");
+        assert_eq!(e.kind, ErrorKind::ExternalResource, "{e}");
+    }
+}
+
+#[test]
 fn bad_files_and_urls_are_clear_errors() {
     let db = Db::new();
     let missing = format!("file://{}/none.csv", db.dir.path().display());
@@ -191,9 +208,15 @@ fn call_in_transactions_needs_a_transaction_of_its_own() {
         "CALL { CALL { CREATE (:B) } IN TRANSACTIONS } RETURN 1",
         "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 2 ROWS ON ERROR CONTINUE",
         "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS REPORT STATUS AS s",
+        "CREATE (:B) WITH 1 AS one UNWIND [1, 2] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 1 ROW",
+        "CALL { CREATE (:B) RETURN 1 AS x } IN TRANSACTIONS RETURN x UNION ALL RETURN 2 AS x",
     ] {
         assert_eq!(db.err(bad).kind, ErrorKind::SyntaxError, "{bad}");
     }
+    let plan = db.rows("EXPLAIN UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS");
+    assert!(plan.is_empty());
+    let explained = db.engine.explain("UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS").unwrap();
+    assert!(explained.contains("Apply(in transactions)"), "{explained}");
     let e = db.err("UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 0 ROWS");
     assert_eq!(e.kind, ErrorKind::ArgumentError);
     assert_eq!(db.rows("MATCH (b:B) RETURN count(b)"), vec![vec![int(0)]]);

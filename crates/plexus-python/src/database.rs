@@ -24,6 +24,8 @@ use crate::values::from_py;
 ///
 /// ``durability`` says when a commit is acknowledged: ``"sync"`` (after fsync, the default), ``"batch"``
 /// (at once; fsync at least every 10 ms) or ``"off"`` (never fsync; survives a process crash, not an OS crash).
+/// ``load_csv`` says which files ``LOAD CSV`` may read: ``"anywhere"`` (the default), ``"none"``, or a directory
+/// (``file:///a.csv`` is then ``DIR/a.csv``, and nothing outside it is read).
 /// Use it as a context manager, or call :meth:`close`.
 ///
 /// >>> with plexus.Database() as db:
@@ -206,9 +208,15 @@ fn run(
 #[pymethods]
 impl Database {
     #[new]
-    #[pyo3(signature = (path=None, durability="sync", read_only=false))]
-    fn new(py: Python<'_>, path: Option<PathBuf>, durability: &str, read_only: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path=None, durability="sync", read_only=false, load_csv="anywhere"))]
+    fn new(py: Python<'_>, path: Option<PathBuf>, durability: &str, read_only: bool, load_csv: &str) -> PyResult<Self> {
         let durability: Durability = durability.parse().map_err(errors::argument)?;
+        // What `LOAD CSV` may read: a program running Cypher it did not write should say "none" or a directory.
+        let files = match load_csv {
+            "anywhere" => plexus::cypher::FileAccess::Anywhere,
+            "none" => plexus::cypher::FileAccess::Nowhere,
+            dir => plexus::cypher::FileAccess::Under(PathBuf::from(dir)),
+        };
         let db = match &path {
             None if read_only => return Err(errors::argument("read_only=True needs the path of a database")),
             None => plexus::Database::in_memory(),
@@ -230,6 +238,7 @@ impl Database {
                 db
             }
         };
+        db.engine().set_file_access(files);
         Ok(Database {
             inner: RwLock::new(Some(db)),
             path,

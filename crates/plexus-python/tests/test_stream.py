@@ -126,3 +126,19 @@ def test_an_interrupt_of_another_query_leaves_a_stream_running():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["interrupted", "99000"], out.stdout
+
+
+def test_load_csv_reads_only_what_the_database_allows(tmp_path):
+    (tmp_path / "import").mkdir()
+    (tmp_path / "import" / "a.csv").write_text("name\nAnn\nBob\n")
+    (tmp_path / "secret.csv").write_text("s\n")
+    with plexus.Database(load_csv=str(tmp_path / "import")) as db:
+        rows = db.execute("LOAD CSV WITH HEADERS FROM 'file:///a.csv' AS r RETURN r.name AS name").tuples()
+        assert rows == [("Ann",), ("Bob",)]
+        with pytest.raises(plexus.QueryError):
+            db.execute("LOAD CSV FROM 'file:///../secret.csv' AS r RETURN r")
+    with plexus.Database(load_csv="none") as db:
+        with pytest.raises(plexus.QueryError):
+            db.execute(f"LOAD CSV FROM 'file://{tmp_path}/secret.csv' AS r RETURN r")
+    with plexus.Database() as db:
+        assert db.execute(f"LOAD CSV FROM 'file://{tmp_path}/secret.csv' AS r RETURN count(r)").scalar() == 1

@@ -148,6 +148,18 @@ impl ServerConfig {
     /// Refuses settings that would expose an open server: without authentication every listener must be on
     /// loopback.
     pub fn validate(&self) -> Result<(), String> {
+        // LOAD CSV may read anything under the import directory: never the database's own files (users.json
+        // holds the password hashes).
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let (import, data) = (absolute(&self.import_dir()), absolute(&self.data));
+        if data.starts_with(&import) {
+            return Err(format!(
+                "the import directory {} contains the data directory {}: LOAD CSV could read the database's files; \
+                 choose another --import-dir",
+                import.display(),
+                data.display()
+            ));
+        }
         let (bolt, http) = self.addresses()?;
         if bolt.is_none() && http.is_none() {
             return Err("both listeners are disabled: give --bolt or --http an address".into());

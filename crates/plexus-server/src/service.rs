@@ -481,9 +481,24 @@ impl Service {
             return Ok(Outcome { result, bookmark, query_type: "r" });
         }
         let mut tx = self.db.write();
-        let result = engine.execute_implicit_with(&mut tx, query, params, Some(interrupt))?;
-        interrupt.check()?;
-        let version = tx.commit()?;
+        let parts = |e: ServerError| {
+            if !engine.commits_in_parts(query) {
+                return e;
+            }
+            // Not a transient error to retry: the parts committed before the failure stay, and a retry repeats them.
+            ServerError::new(
+                "Neo.ClientError.Statement.ExecutionFailed",
+                format!(
+                    "{} ({}; the parts of CALL {{ }} IN TRANSACTIONS committed before it stay committed, and running \
+                     the statement again repeats them)",
+                    e.message, e.code
+                ),
+            )
+        };
+        let result =
+            engine.execute_implicit_with(&mut tx, query, params, Some(interrupt)).map_err(|e| parts(e.into()))?;
+        interrupt.check().map_err(|e| parts(e.into()))?;
+        let version = tx.commit().map_err(|e| parts(e.into()))?;
         self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
         let query_type = if access == Access::Schema { "s" } else { write_query_type(&result) };
         Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })

@@ -132,6 +132,8 @@ pub fn run(
             (&COLUMNS, rows, rest)
         }
         TxCommand::Terminate(ids, rest) => {
+            // The rest of the command is checked before anything is stopped.
+            translate(&Command::rows(rest), &TERMINATE_COLUMNS)?;
             let rows = ids
                 .iter()
                 .map(|wanted| {

@@ -75,3 +75,19 @@ fn load_csv_reads_the_import_directory_only_and_loads_in_parts() {
     let count = db.execute("MATCH (m:M) RETURN count(m)", &plexus::Params::new()).unwrap();
     assert_eq!(count.rows, vec![vec![plexus::ResultValue::Int(2500)]]);
 }
+
+#[test]
+fn an_import_directory_holding_the_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        data: dir.path().join("data"),
+        import_dir: Some(dir.path().to_path_buf()),
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        ..Default::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let refused = runtime.block_on(Server::start(&config)).err().expect("refused");
+    assert!(refused.contains("import directory"), "{refused}");
+}

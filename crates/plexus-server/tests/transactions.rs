@@ -36,6 +36,12 @@ fn a_running_query_is_listed_and_terminated() {
     // The SHOW itself runs too, and lists itself.
     let (all, _) = admin.query("SHOW TRANSACTIONS YIELD currentQuery RETURN count(*) AS n");
     assert_eq!(all, vec![Ps::Int(2)]);
+    // A command that does not parse stops nothing.
+    let bad = admin.request(0x10, vec![Ps::String(format!("TERMINATE TRANSACTIONS '{id}' garbage")), map([]), map([])]);
+    assert!(matches!(&bad[0], Ps::Struct(0x7F, _)), "{bad:?}");
+    admin.request(0x0F, vec![]);
+    let (still, _) = admin.query(&format!("SHOW TRANSACTIONS '{id}' YIELD status RETURN status"));
+    assert_eq!(still, vec![Ps::String("Running".into())]);
     let (messages, _) = admin.query(&format!("TERMINATE TRANSACTIONS '{id}', 'neo4j-transaction-999999'"));
     assert_eq!(messages, vec![Ps::String(id.clone()), Ps::String("neo4j-transaction-999999".into())]);
     let run = busy.responses();

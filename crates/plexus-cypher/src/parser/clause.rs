@@ -29,7 +29,7 @@ impl Parser<'_> {
             let separator = if self.eat_kw("FIELDTERMINATOR") {
                 let at = self.span();
                 match self.bump().tok {
-                    Tok::Str(s) if s.len() == 1 => s.as_bytes()[0],
+                    Tok::Str(s) if s.len() == 1 && !matches!(s.as_bytes()[0], b'"' | b'\n' | b'\r') => s.as_bytes()[0],
                     _ => {
                         return Err(self.error_at(
                             at,

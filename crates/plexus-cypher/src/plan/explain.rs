@@ -33,7 +33,8 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         ),
         P::Filter { .. } => "Filter".into(),
         P::Optional { .. } => "Optional".into(),
-        P::Apply { .. } => "Apply".into(),
+        P::Apply { rows_per_transaction: None, .. } => "Apply".into(),
+        P::Apply { rows_per_transaction: Some(_), .. } => "Apply(in transactions)".into(),
         P::Unwind { slot, .. } => format!("Unwind -> #{slot}"),
         P::LoadCsv { slot, headers, .. } => {
             format!("LoadCsv{} -> #{slot}", if *headers { "(with headers)" } else { "" })

@@ -214,6 +214,13 @@ impl Planner<'_> {
         if q.parts.len() == 1 {
             return self.single_query(&q.parts[0], start, &scopes[0], top);
         }
+        let in_transactions = |c: &Clause| matches!(c, Clause::Subquery { in_transactions: Some(_), .. });
+        if q.parts.iter().any(|p| p.clauses.iter().any(in_transactions)) {
+            return Err(CypherError::syntax(
+                "InvalidClauseComposition",
+                "CALL { } IN TRANSACTIONS cannot be part of a UNION",
+            ));
+        }
         let all = q.union_all[0];
         if q.union_all.iter().any(|a| *a != all) {
             return Err(CypherError::syntax("InvalidClauseComposition", "cannot mix UNION and UNION ALL"));
@@ -399,6 +406,13 @@ impl Planner<'_> {
                         return Err(CypherError::syntax(
                             "InvalidClauseComposition",
                             "CALL { } IN TRANSACTIONS can only be used in the outermost query, not inside a subquery",
+                        ));
+                    }
+                    // Its first part's commit would take earlier writes with it, whatever happens after.
+                    if in_transactions.is_some() && self.writes {
+                        return Err(CypherError::syntax(
+                            "InvalidClauseComposition",
+                            "CALL { } IN TRANSACTIONS cannot come after a clause that writes",
                         ));
                     }
                     let rows_per_transaction = match in_transactions {
