@@ -703,3 +703,20 @@ async fn database_names_ignore_case() {
     assert_eq!(r.error_code(), "Neo.ClientError.Database.DatabaseNotFound");
     stop(t).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_transactions_and_databases_answer_over_http() {
+    let t = start().await;
+    let r = query(&t, "SHOW TRANSACTIONS YIELD currentQuery, status RETURN currentQuery, status", json!({})).await;
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let body = r.json();
+    // The SHOW itself is what runs.
+    assert_eq!(body["data"]["values"][0][1], json!("Running"), "{body}");
+    let r = query(&t, "SHOW DATABASES YIELD name RETURN name ORDER BY name", json!({})).await;
+    let body = r.json();
+    assert_eq!(body["data"]["values"], json!([["neo4j"], ["system"]]), "{body}");
+    let r = query(&t, "TERMINATE TRANSACTIONS 'neo4j-transaction-999999'", json!({})).await;
+    let body = r.json();
+    assert_eq!(body["data"]["values"][0][2], json!("Transaction not found."), "{body}");
+    stop(t).await;
+}

@@ -19,7 +19,7 @@ use super::json::{self, Format, QueryRequest};
 use super::quick;
 use super::transactions::{expiry_timestamp, not_found};
 use super::{blocking, body_formats, formats, json_response, HttpState};
-use crate::service::{Outcome, ServerError, Service};
+use crate::service::{Outcome, ServerError, Service, Target};
 
 type Body = Result<Bytes, BytesRejection>;
 
@@ -137,8 +137,12 @@ pub async fn auto_commit(
     let outcome = blocking(move || {
         let service = &worker.service;
         let began = Instant::now();
-        let outcome =
-            service.run_auto_commit(caller.role, request.access_mode, &statement, &request.parameters, &interrupt);
+        // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
+        let (role, params) = (caller.role, &request.parameters);
+        let outcome = match service.run_administrative(Target::Graph, role, &statement, params, "", &interrupt) {
+            Some(outcome) => outcome,
+            None => service.run_auto_commit(role, request.access_mode, &statement, params, &interrupt),
+        };
         if let Ok(o) = &outcome {
             worker.quick.record(&statement, began.elapsed(), o.query_type == "r");
         }
