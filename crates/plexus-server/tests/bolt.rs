@@ -12,7 +12,7 @@ use plexus_server::auth::Auth;
 use plexus_server::bolt::session::chunk;
 use plexus_server::packstream::{map, Encoder, Ps};
 use plexus_server::service::Service;
-use plexus_server::{Server, ServerConfig};
+use plexus_server::ServerConfig;
 use support::{assert_healthy, bolt_only_with_message_limit, Client, TestServer};
 
 #[test]
@@ -302,15 +302,7 @@ fn nodes_created(c: &mut Client) -> Ps {
 #[test]
 fn stopping_the_server_finishes_running_writes_and_closes_idle_connections() {
     let dir = tempfile::tempdir().unwrap();
-    let config = ServerConfig {
-        data: dir.path().to_path_buf(),
-        bolt: "127.0.0.1:0".into(),
-        http: String::new(),
-        auth: false,
-        ..Default::default()
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = runtime.block_on(Server::start(&config)).unwrap();
+    let (runtime, server) = support::start_on_disk(dir.path().to_path_buf());
     let addr = server.bolt_addr.unwrap();
     let service = server.service.clone();
     let mut idle = Client::ready(addr);

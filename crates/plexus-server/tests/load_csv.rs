@@ -19,15 +19,7 @@ fn failure_code(r: &[Ps]) -> Option<&str> {
 fn load_csv_reads_the_import_directory_only_and_loads_in_parts() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let config = ServerConfig {
-        data: data.clone(),
-        bolt: "127.0.0.1:0".into(),
-        http: String::new(),
-        auth: false,
-        ..Default::default()
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = runtime.block_on(Server::start(&config)).unwrap();
+    let (runtime, server) = support::start_on_disk(data.clone());
     let mut c = Client::ready(server.bolt_addr.unwrap());
     // No import directory yet: a clear refusal.
     let r = c.request(0x10, vec![Ps::String("LOAD CSV FROM 'file:///a.csv' AS r RETURN r".into()), map([]), map([])]);

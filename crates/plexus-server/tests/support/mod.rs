@@ -159,3 +159,12 @@ pub fn bolt_only_with_message_limit(bytes: usize) -> ServerConfig {
         ..Default::default()
     }
 }
+
+/// A Bolt-only server without authentication on a database in `data`, with its runtime.
+pub fn start_on_disk(data: std::path::PathBuf) -> (tokio::runtime::Runtime, Server) {
+    let config =
+        ServerConfig { data, bolt: "127.0.0.1:0".into(), http: String::new(), auth: false, ..Default::default() };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = runtime.block_on(Server::start(&config)).unwrap();
+    (runtime, server)
+}
