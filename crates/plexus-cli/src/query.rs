@@ -95,8 +95,23 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
 /// of any size needs the memory of one batch. A later row's error ends the output where it is (exit 1).
 fn stream(db: &Database, args: &QueryArgs, params: Params) -> Result<ExitCode, String> {
     use std::io::Write;
-    let stream = match db.engine().execute_read_streaming(db.read(), &args.query, Arc::new(params), None, 1) {
+    let params = Arc::new(params);
+    let stream = match db.engine().execute_read_streaming(db.read(), &args.query, params.clone(), None, 1) {
         Ok(stream) => stream,
+        // EXPLAIN of a write: nothing to stream, and it runs nothing; explained as any statement is.
+        Err(e) if e.detail == "WriteInReadOnlyTransaction" => match db.execute(&args.query, &params) {
+            Ok(result) => {
+                print!("{}", render(&result, args.format));
+                if let Some(plan) = &result.plan {
+                    eprint!("{plan}");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(e) => {
+                eprintln!("{}", show_error(&args.query, &e));
+                return Ok(ExitCode::from(1));
+            }
+        },
         Err(e) => {
             eprintln!("{}", show_error(&args.query, &e));
             return Ok(ExitCode::from(1));

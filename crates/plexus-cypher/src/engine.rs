@@ -267,10 +267,6 @@ impl Engine {
             Compiled::Query(plan) if !plan.writes && statement.mode == RunMode::Normal && !plan.columns.is_empty() => {
                 plan
             }
-            // EXPLAIN runs nothing, so a plan that would write is explained all the same.
-            Compiled::Query(plan) if statement.mode == RunMode::Explain => {
-                return Ok(crate::cursor::ReadStream { first: explained(plan), rest: None });
-            }
             _ => {
                 let first = self.execute_read_with(&snapshot, query, &params, interrupt)?;
                 return Ok(crate::cursor::ReadStream { first, rest: None });

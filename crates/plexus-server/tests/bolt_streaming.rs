@@ -229,3 +229,26 @@ fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
     assert!(!has_more(&summary), "{summary:?}");
     assert_eq!(rest.len(), 4000);
 }
+
+#[test]
+fn explain_of_a_write_in_read_mode_is_refused_as_the_write_would_be() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let read = map([("mode", Ps::String("r".into()))]);
+    let r = c.request(0x10, vec![Ps::String("EXPLAIN CREATE (:X)".into()), map([]), read.clone()]);
+    match &r[0] {
+        Ps::Struct(0x7F, f) => {
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Statement.AccessMode"))
+        }
+        other => panic!("{other:?}"),
+    }
+    c.request(0x0F, vec![]);
+    // In write mode it is explained and runs nothing.
+    assert!(matches!(run(&mut c, "EXPLAIN CREATE (:X)"), Ps::Struct(0x70, _)));
+    c.pull(-1, None);
+    assert!(matches!(&c.request(0x11, vec![read])[0], Ps::Struct(0x70, _)));
+    let r = c.request(0x10, vec![Ps::String("EXPLAIN CREATE (:X)".into()), map([]), map([])]);
+    assert!(matches!(&r[0], Ps::Struct(0x7F, _)), "{r:?}");
+    c.request(0x0F, vec![]);
+    assert_eq!(c.query("MATCH (x:X) RETURN count(x) AS c").0, vec![Ps::Int(0)]);
+}
