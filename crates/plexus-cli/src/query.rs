@@ -63,10 +63,12 @@ pub fn show_error(query: &str, e: &CypherError) -> String {
 
 pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
-    let params = parse_params(&db, &args.params)?;
+    let params = Arc::new(parse_params(&db, &args.params)?);
     let start = Instant::now();
     if args.format != Format::Table && db.engine().access(&args.query).ok() == Some(plexus::cypher::Access::Read) {
-        return stream(&db, &args, params);
+        if let Some(code) = stream(&db, &args, &params)? {
+            return Ok(code);
+        }
     }
     match db.execute(&args.query, &params) {
         Ok(result) => {
@@ -92,29 +94,16 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
 }
 
 /// Prints a read-only statement's JSON or CSV result as its rows are produced, a batch at a time, so an export
-/// of any size needs the memory of one batch. A later row's error ends the output where it is (exit 1).
-fn stream(db: &Database, args: &QueryArgs, params: Params) -> Result<ExitCode, String> {
+/// of any size needs the memory of one batch. A later row's error ends the output where it is (exit 1). `None`
+/// for EXPLAIN of a write, which has no rows to stream: the caller explains it as any statement.
+fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Option<ExitCode>, String> {
     use std::io::Write;
-    let params = Arc::new(params);
     let stream = match db.engine().execute_read_streaming(db.read(), &args.query, params.clone(), None, 1) {
         Ok(stream) => stream,
-        // EXPLAIN of a write: nothing to stream, and it runs nothing; explained as any statement is.
-        Err(e) if e.detail == "WriteInReadOnlyTransaction" => match db.execute(&args.query, &params) {
-            Ok(result) => {
-                print!("{}", render(&result, args.format));
-                if let Some(plan) = &result.plan {
-                    eprint!("{plan}");
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            Err(e) => {
-                eprintln!("{}", show_error(&args.query, &e));
-                return Ok(ExitCode::from(1));
-            }
-        },
+        Err(e) if e.detail == "WriteInReadOnlyTransaction" => return Ok(None),
         Err(e) => {
             eprintln!("{}", show_error(&args.query, &e));
-            return Ok(ExitCode::from(1));
+            return Ok(Some(ExitCode::from(1)));
         }
     };
     let first = stream.first;
@@ -138,7 +127,7 @@ fn stream(db: &Database, args: &QueryArgs, params: Params) -> Result<ExitCode, S
                 Err(e) => {
                     out.flush().map_err(write_error)?;
                     eprintln!("{}", show_error(&args.query, &e));
-                    return Ok(ExitCode::from(1));
+                    return Ok(Some(ExitCode::from(1)));
                 }
             }
         }
@@ -150,5 +139,5 @@ fn stream(db: &Database, args: &QueryArgs, params: Params) -> Result<ExitCode, S
         // The output stays parseable: the plan goes beside it.
         eprint!("{plan}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Some(ExitCode::SUCCESS))
 }

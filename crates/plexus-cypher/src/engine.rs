@@ -197,13 +197,7 @@ impl Engine {
                     return Ok(explained(plan));
                 }
                 if plan.commits_in_parts {
-                    return Err(CypherError::new(
-                        ErrorKind::SemanticError,
-                        Phase::CompileTime,
-                        "ImplicitTransactionRequired",
-                        "CALL { } IN TRANSACTIONS commits as it goes, so it runs only as an auto-commit query, \
-                         not in an explicit transaction",
-                    ));
+                    return Err(CypherError::implicit_transaction_required(Phase::CompileTime));
                 }
                 if !plan.writes {
                     return run(plan, statement.mode, Ctx::write(tx, params, plan.width), interrupt);

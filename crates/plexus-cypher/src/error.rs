@@ -124,6 +124,17 @@ impl CypherError {
         Self::new(ErrorKind::ArithmeticError, Phase::Runtime, detail, message)
     }
 
+    /// `CALL { } IN TRANSACTIONS` asked of a statement without a transaction of its own to commit in parts.
+    pub(crate) fn implicit_transaction_required(phase: Phase) -> Self {
+        Self::new(
+            ErrorKind::SemanticError,
+            phase,
+            "ImplicitTransactionRequired",
+            "CALL { } IN TRANSACTIONS commits as it goes, so it runs only as an auto-commit query (a transaction of \
+             its own), not in an explicit transaction",
+        )
+    }
+
     pub fn at(mut self, position: Position) -> Self {
         self.position.get_or_insert(position);
         self

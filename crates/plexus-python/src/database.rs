@@ -102,20 +102,16 @@ impl Handle {
                     return interrupt.clone();
                 }
             }
-            let interrupt = self.signal_interrupt();
+            let interrupt = self.own_interrupt();
             *cached = Some((self.in_flight.closing.clone(), interrupt.clone()));
             interrupt
         })
     }
 
-    /// An interrupt of its own for a statement that outlives one call (a result stream): one shared with the
-    /// thread's other queries would stop it when a signal stopped any of them.
+    /// A new interrupt that stops at `close`, and at a signal when asked on the main thread (elsewhere Python has
+    /// none to give). A statement that outlives one call (a result stream) takes one of its own: one shared with
+    /// the thread's other queries would stop it when a signal stopped any of them.
     pub(crate) fn own_interrupt(&self) -> Arc<Interrupt> {
-        self.signal_interrupt()
-    }
-
-    /// Stops at `close`, and at a signal when asked on the main thread (elsewhere Python has none to give).
-    fn signal_interrupt(&self) -> Arc<Interrupt> {
         let closing = self.in_flight.closing.clone();
         Arc::new(Interrupt::new(None, None).with_probe(std::time::Duration::from_millis(100), move || {
             closing.is_cancelled()

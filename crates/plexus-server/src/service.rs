@@ -345,30 +345,23 @@ impl Service {
         first_rows: usize,
     ) -> Result<(Outcome, Option<ReadCursor>), ServerError> {
         let started = Instant::now();
-        let mut rest = None;
         let outcome = (|| {
             let access = self.authorize(query, role, mode)?;
             if access != Access::Read {
-                return self.auto_commit_as(access, role, mode, query, &params, interrupt);
+                return Ok((self.auto_commit_as(access, role, mode, query, &params, interrupt)?, None));
             }
             let _guard = self.register(interrupt, query);
             let snapshot = self.db.read();
-            let version = snapshot.version();
-            let engine = self.db.engine();
-            match engine.execute_read_streaming(snapshot, query, params.clone(), Some(interrupt), first_rows) {
+            let bookmark = Some(bookmark(snapshot.version()));
+            match self.stream_read(snapshot, query, &params, interrupt, first_rows, bookmark) {
                 // Only EXPLAIN of a write gets here; the whole path handles it.
                 Err(e) if e.detail == WRITE_IN_READ_ONLY => {
-                    self.auto_commit_as(access, role, mode, query, &params, interrupt)
+                    Ok((self.auto_commit_as(access, role, mode, query, &params, interrupt)?, None))
                 }
-                Err(e) => Err(e.into()),
-                Ok(stream) => {
-                    rest = stream.rest;
-                    Ok(Outcome { result: stream.first, bookmark: Some(bookmark(version)), query_type: "r" })
-                }
+                other => Ok(other?),
             }
         })();
-        let outcome = self.record(started.elapsed(), outcome)?;
-        Ok((outcome, rest))
+        self.record_streamed(started, outcome)
     }
 
     /// [`Service::run_in_transaction`] that, in a read transaction, leaves the rows after the first `first_rows`
@@ -386,25 +379,46 @@ impl Service {
             return Ok((self.run_in_transaction(tx, role, query, &params, interrupt)?, None));
         };
         let started = Instant::now();
-        let mut rest = None;
         let outcome = (|| {
             self.authorize(query, role, AccessMode::Read)?;
             let _guard = self.register(interrupt, query);
-            let engine = self.db.engine();
-            match engine.execute_read_streaming(snapshot.clone(), query, params.clone(), Some(interrupt), first_rows) {
+            match self.stream_read(snapshot.clone(), query, &params, interrupt, first_rows, None) {
                 // EXPLAIN of a write, counted as a read by `authorize`: refused as the write itself would be.
                 Err(e) if e.detail == WRITE_IN_READ_ONLY => {
                     Err(write_refusal(role, AccessMode::Read).unwrap_or_else(|| e.into()))
                 }
-                Err(e) => Err(e.into()),
-                Ok(stream) => {
-                    rest = stream.rest;
-                    Ok(Outcome { result: stream.first, bookmark: None, query_type: "r" })
-                }
+                other => Ok(other?),
             }
         })();
-        let outcome = self.record(started.elapsed(), outcome)?;
-        Ok((outcome, rest))
+        self.record_streamed(started, outcome)
+    }
+
+    /// A read-only statement's first `first_rows` rows on `snapshot`, and the cursor for the rest.
+    fn stream_read(
+        &self,
+        snapshot: ReadTxn,
+        query: &str,
+        params: &Arc<Params>,
+        interrupt: &Arc<Interrupt>,
+        first_rows: usize,
+        bookmark: Option<String>,
+    ) -> Result<(Outcome, Option<ReadCursor>), CypherError> {
+        let stream =
+            self.db.engine().execute_read_streaming(snapshot, query, params.clone(), Some(interrupt), first_rows)?;
+        Ok((Outcome { result: stream.first, bookmark, query_type: "r" }, stream.rest))
+    }
+
+    /// [`Service::record`] for a statement whose rows may go on in a cursor (counted as it was at its start).
+    fn record_streamed(
+        &self,
+        started: Instant,
+        outcome: Result<(Outcome, Option<ReadCursor>), ServerError>,
+    ) -> Result<(Outcome, Option<ReadCursor>), ServerError> {
+        let (outcome, rest) = match outcome {
+            Ok((outcome, rest)) => (Ok(outcome), rest),
+            Err(e) => (Err(e), None),
+        };
+        Ok((self.record(started.elapsed(), outcome)?, rest))
     }
 
     /// An error from a cursor's later rows, as the client should see it.

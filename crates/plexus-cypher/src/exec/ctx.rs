@@ -142,13 +142,7 @@ impl<'a> Ctx<'a> {
                 tx.commit_and_continue().map_err(CypherError::from)?;
                 Ok(())
             }
-            _ => Err(CypherError::new(
-                ErrorKind::SemanticError,
-                Phase::Runtime,
-                "ImplicitTransactionRequired",
-                "CALL { } IN TRANSACTIONS commits as it goes, so it runs only in a transaction of its own (an \
-                 auto-commit query), not in an explicit transaction",
-            )),
+            _ => Err(CypherError::implicit_transaction_required(Phase::Runtime)),
         }
     }
 
