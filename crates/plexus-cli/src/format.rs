@@ -104,6 +104,7 @@ fn write_literal(v: &ResultValue, out: &mut String) {
                 write_literal(&ResultValue::Node(Box::new(n.clone())), out);
             }
         }
+        ResultValue::Point(p) => out.push_str(&plexus::cypher::functions::spatial::to_string(p)),
         other => match plexus::cypher::temporal::to_string(&other.clone().into_value()) {
             Some(s) => out.push_str(&s),
             None => {

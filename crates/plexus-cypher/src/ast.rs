@@ -229,11 +229,12 @@ pub enum BaseType {
     LocalDateTime,
     ZonedDateTime,
     Duration,
+    Point,
     Bytes,
     Node,
     Relationship,
     Map,
-    Path = 16,
+    Path = 17,
 }
 
 impl BaseType {
@@ -250,6 +251,7 @@ impl BaseType {
             BaseType::LocalDateTime => "LOCAL DATETIME",
             BaseType::ZonedDateTime => "ZONED DATETIME",
             BaseType::Duration => "DURATION",
+            BaseType::Point => "POINT",
             BaseType::Bytes => "BYTES",
             BaseType::Node => "NODE",
             BaseType::Relationship => "RELATIONSHIP",

@@ -6,7 +6,7 @@
 //!   temporal values of one type and lists of comparable values compare; anything else is `null`. `NaN` is
 //!   comparable but unordered, so every inequality involving it is `false`.
 //! * **Orderability** ([`order`]): the total order of `ORDER BY`, defined for every pair of values, following the
-//!   openCypher global sort order: MAP < NODE < RELATIONSHIP < LIST < PATH < DATETIME < LOCAL DATETIME < DATE <
+//!   openCypher global sort order: MAP < NODE < RELATIONSHIP < LIST < PATH < POINT < DATETIME < LOCAL DATETIME < DATE <
 //!   TIME < LOCAL TIME < DURATION < STRING < BOOLEAN < NUMBER < NULL, with `NaN` after every other number.
 //!   (`BYTES`, which openCypher does not have, sorts between LIST and PATH.)
 //! * **Equivalence** ([`equivalent`], [`Equivalent`]): the equality of `DISTINCT`, grouping keys and `UNION`:
@@ -21,7 +21,7 @@
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 
-use plexus_storage::value::{DateTime, Duration, Time};
+use plexus_storage::value::{DateTime, Duration, Point, Time};
 
 use crate::temporal;
 use crate::value::Value;
@@ -56,6 +56,7 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
         (Rel(x), Rel(y)) => Some(x == y),
         (Path(x), Path(y)) => Some(x == y),
         (Duration(x), Duration(y)) => Some(x == y),
+        (Point(x), Point(y)) => Some(point_order(x, y) == Ordering::Equal),
         _ if temporal_rank(a).is_some() => {
             Some(temporal_rank(a) == temporal_rank(b) && temporal_cmp(a, b) == Some(Ordering::Equal))
         }
@@ -131,6 +132,8 @@ enum Cmp {
     Unordered,
     /// Not comparable (or `null`): every inequality is `null`.
     Incomparable,
+    /// Equal points: `<=` and `>=` hold, `<` and `>` are `null` (points have no order, as in Neo4j).
+    EqualOnly,
 }
 
 /// `a op b` for the inequality operators. `None` is `null`.
@@ -144,6 +147,7 @@ pub fn compare_op(op: CompareOp, a: &Value, b: &Value) -> Option<bool> {
         }),
         Cmp::Unordered => Some(false),
         Cmp::Incomparable => None,
+        Cmp::EqualOnly => matches!(op, CompareOp::Le | CompareOp::Ge).then_some(true),
     }
 }
 
@@ -176,6 +180,7 @@ fn partial(a: &Value, b: &Value) -> Cmp {
             Cmp::Ordered(x.len().cmp(&y.len()))
         }
         (Duration(_), _) | (_, Duration(_)) => Cmp::Incomparable,
+        (Point(x), Point(y)) if point_order(x, y) == Ordering::Equal => Cmp::EqualOnly,
         _ if temporal_rank(a).is_some() && temporal_rank(a) == temporal_rank(b) => match temporal_cmp(a, b) {
             Some(o) => Cmp::Ordered(o),
             None => Cmp::Incomparable,
@@ -273,6 +278,13 @@ fn duration_key(d: &Duration) -> (i64, i64, i64, i32) {
     (d.months, d.days, d.seconds, d.nanos)
 }
 
+/// Points by system (SRID), then coordinate by coordinate; `-0.0` and `0.0` differ, as in Neo4j.
+fn point_order(a: &Point, b: &Point) -> Ordering {
+    a.crs().cmp(&b.crs()).then_with(|| {
+        a.coords().iter().zip(b.coords()).map(|(x, y)| x.total_cmp(y)).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+    })
+}
+
 /// Position of a value's type in the global sort order. Integers and floats share a rank.
 fn rank(v: &Value) -> u8 {
     match v {
@@ -282,16 +294,17 @@ fn rank(v: &Value) -> u8 {
         Value::List(_) => 3,
         Value::Bytes(_) => 4,
         Value::Path(_) => 5,
-        Value::DateTime(_) => 6,
-        Value::LocalDateTime(_) => 7,
-        Value::Date(_) => 8,
-        Value::Time(_) => 9,
-        Value::LocalTime(_) => 10,
-        Value::Duration(_) => 11,
-        Value::String(_) => 12,
-        Value::Bool(_) => 13,
-        Value::Int(_) | Value::Float(_) => 14,
-        Value::Null => 15,
+        Value::Point(_) => 6,
+        Value::DateTime(_) => 7,
+        Value::LocalDateTime(_) => 8,
+        Value::Date(_) => 9,
+        Value::Time(_) => 10,
+        Value::LocalTime(_) => 11,
+        Value::Duration(_) => 12,
+        Value::String(_) => 13,
+        Value::Bool(_) => 14,
+        Value::Int(_) | Value::Float(_) => 15,
+        Value::Null => 16,
     }
 }
 
@@ -327,6 +340,7 @@ pub fn order(a: &Value, b: &Value) -> Ordering {
         }
         (Bytes(x), Bytes(y)) => x.cmp(y),
         (Path(x), Path(y)) => x.cmp(y),
+        (Point(x), Point(y)) => point_order(x, y),
         (String(x), String(y)) => x.cmp(y),
         (Bool(x), Bool(y)) => x.cmp(y),
         (Int(_) | Float(_), Int(_) | Float(_)) => {
@@ -426,6 +440,12 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Time(t) => (time_utc(t).rem_euclid(NANOS_PER_DAY as i128)).hash(state),
         Value::DateTime(t) => (t.seconds, t.nanos).hash(state),
         Value::Duration(d) => d.hash(state),
+        Value::Point(p) => {
+            p.crs().hash(state);
+            for c in p.coords() {
+                c.to_bits().hash(state);
+            }
+        }
     }
 }
 

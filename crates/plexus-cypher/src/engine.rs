@@ -505,6 +505,7 @@ fn plain(v: Value) -> ResultValue {
         Value::LocalDateTime(t) => ResultValue::LocalDateTime(t),
         Value::DateTime(t) => ResultValue::DateTime(t),
         Value::Duration(d) => ResultValue::Duration(*d),
+        Value::Point(p) => ResultValue::Point(*p),
         Value::Node(_) | Value::Rel(_) | Value::Path(_) => ResultValue::Null,
     }
 }

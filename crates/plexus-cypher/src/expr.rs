@@ -625,6 +625,7 @@ fn property_resolved(
             }
         }
         Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+        Value::Point(p) => crate::functions::spatial::field(p, key)?,
         other => match temporal::property(other, key) {
             Some(r) => r?,
             None => {

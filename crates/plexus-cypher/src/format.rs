@@ -133,6 +133,7 @@ fn write_literal(out: &mut String, v: &Value) {
             }
             out.push(')');
         }
+        Value::Point(p) => out.push_str(&crate::functions::spatial::to_string(p)),
         Value::Date(_)
         | Value::LocalTime(_)
         | Value::Time(_)

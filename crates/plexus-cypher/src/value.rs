@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use plexus_storage::value::{self as stored, Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use plexus_storage::value::{self as stored, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time};
 use plexus_storage::{NodeId, RelId};
 
 /// A Cypher map. Keys are kept sorted, which makes maps comparable and printing deterministic.
@@ -44,6 +44,8 @@ pub enum Value {
     /// Boxed because it is twice the size of every other payload: inline, it would make each value 40 bytes
     /// instead of 24, and every row clone, batch and sort pays for that width.
     Duration(Box<Duration>),
+    /// Boxed for the same reason.
+    Point(Box<Point>),
 }
 
 const _: () = assert!(std::mem::size_of::<Value>() == 24);
@@ -55,6 +57,10 @@ impl Value {
 
     pub fn duration(d: Duration) -> Value {
         Value::Duration(Box::new(d))
+    }
+
+    pub fn from_point(p: Point) -> Value {
+        Value::Point(Box::new(p))
     }
 
     pub fn list(items: Vec<Value>) -> Value {
@@ -89,6 +95,7 @@ impl Value {
             Value::LocalDateTime(_) => "LOCAL DATETIME",
             Value::DateTime(_) => "ZONED DATETIME",
             Value::Duration(_) => "DURATION",
+            Value::Point(_) => "POINT",
         }
     }
 
@@ -128,6 +135,7 @@ impl Value {
             stored::Value::LocalDateTime(t) => Value::LocalDateTime(*t),
             stored::Value::DateTime(t) => Value::DateTime(t.clone()),
             stored::Value::Duration(d) => Value::duration(**d),
+            stored::Value::Point(p) => Value::Point(p.clone()),
             stored::Value::List(items) => Value::list(items.iter().map(Value::from_stored).collect()),
         }
     }
@@ -158,6 +166,7 @@ impl Value {
             Value::LocalDateTime(t) => stored::Value::LocalDateTime(*t),
             Value::DateTime(t) => stored::Value::DateTime(t.clone()),
             Value::Duration(d) => stored::Value::Duration(d.clone()),
+            Value::Point(p) => stored::Value::Point(p.clone()),
             Value::List(items) => {
                 let items = items.iter().map(|v| v.to_lookup()).collect::<Result<Vec<_>, _>>()?;
                 stored::Value::List(items.into())
@@ -190,6 +199,9 @@ impl PartialEq for Value {
             (LocalDateTime(a), LocalDateTime(b)) => a == b,
             (DateTime(a), DateTime(b)) => a == b,
             (Duration(a), Duration(b)) => a == b,
+            (Point(a), Point(b)) => {
+                a.crs() == b.crs() && a.coords().iter().zip(b.coords()).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
             _ => false,
         }
     }
@@ -272,6 +284,7 @@ pub enum ResultValue {
     LocalDateTime(LocalDateTime),
     DateTime(Box<DateTime>),
     Duration(Duration),
+    Point(Point),
 }
 
 impl ResultValue {
@@ -319,6 +332,7 @@ impl ResultValue {
             ResultValue::LocalDateTime(t) => Value::LocalDateTime(t),
             ResultValue::DateTime(t) => Value::DateTime(t),
             ResultValue::Duration(d) => Value::duration(d),
+            ResultValue::Point(p) => Value::Point(Box::new(p)),
         }
     }
 }

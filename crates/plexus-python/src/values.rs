@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use plexus::cypher::{ResultValue, Value};
-use plexus::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use plexus::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time};
 use plexus::{NodeId, RelId};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -35,6 +35,7 @@ struct Temporal {
     /// `zoneinfo.ZoneInfo`, when the interpreter has it (3.9+) and its zone data is usable.
     zoneinfo: Option<Py<PyAny>>,
     duration: Py<PyAny>,
+    point: Py<PyAny>,
 }
 
 static TEMPORAL: PyOnceLock<Temporal> = PyOnceLock::new();
@@ -53,6 +54,7 @@ fn temporal(py: Python<'_>) -> PyResult<&Temporal> {
             utc: dt.getattr("timezone")?.getattr("utc")?.unbind(),
             zoneinfo,
             duration: py.import("plexus._types")?.getattr("Duration")?.unbind(),
+            point: py.import("plexus._types")?.getattr("Point")?.unbind(),
         })
     })
 }
@@ -171,6 +173,10 @@ pub fn to_py<'py>(py: Python<'py>, v: &ResultValue) -> PyResult<Bound<'py, PyAny
         }
         ResultValue::DateTime(dt) => datetime(py, dt)?,
         ResultValue::Duration(d) => duration(py, temporal(py)?, d)?,
+        ResultValue::Point(p) => {
+            let z = p.z();
+            temporal(py)?.point.bind(py).call1((p.crs().srid(), p.x(), p.y(), z))?
+        }
     })
 }
 
@@ -258,6 +264,22 @@ fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     Ok(Value::LocalDateTime(LocalDateTime { seconds, nanos }))
 }
 
+fn point_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let srid: i64 = obj.getattr("srid")?.extract()?;
+    let coords: Vec<f64> = if obj.is_instance_of::<PyTuple>() {
+        obj.extract()?
+    } else {
+        let mut c: Vec<f64> = vec![obj.getattr("x")?.extract()?, obj.getattr("y")?.extract()?];
+        if let Some(z) = obj.getattr("z")?.extract::<Option<f64>>()? {
+            c.push(z);
+        }
+        c
+    };
+    let crs = Crs::from_srid(srid)
+        .ok_or_else(|| errors::argument(format!("a point's SRID must be 4326, 4979, 7203 or 9157, not {srid}")))?;
+    Point::new(crs, &coords).map(Value::from_point).map_err(errors::argument)
+}
+
 /// How deeply a value passed in may nest lists, tuples and dicts: conversion recurses once per level, and a
 /// list that contains itself would recurse until the stack overflows.
 const MAX_NESTING: usize = 200;
@@ -296,6 +318,10 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if let Ok(list) = obj.cast::<PyList>() {
         return Ok(Value::list(list.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));
+    }
+    // A point of this package, or of the `neo4j` driver (a tuple of coordinates with an `srid`).
+    if obj.hasattr("srid")? {
+        return point_from_py(obj);
     }
     if let Ok(tuple) = obj.cast::<PyTuple>() {
         return Ok(Value::list(tuple.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));

@@ -44,6 +44,10 @@ def roundtrip(db, value):
         dt.timedelta(0),
         plexus.Duration(months=14, days=3, seconds=4, nanoseconds=5),
         plexus.Duration(seconds=-1),
+        plexus.Point.cartesian(1.5, -2.0),
+        plexus.Point.cartesian(1, 2, 3),
+        plexus.Point.wgs84(12.5, 56.25),
+        plexus.Point.wgs84(12.5, 56.25, 100.0),
     ],
 )
 def test_parameter_round_trip(db, value):
@@ -52,6 +56,35 @@ def test_parameter_round_trip(db, value):
         assert got == 0 and math.copysign(1, got) == math.copysign(1, value)
     else:
         assert got == value and type(got) is type(value)
+
+
+def test_points(db, tmp_path):
+    row = db.execute(
+        "RETURN point({x: 3, y: 4}) AS c, point({longitude: 181, latitude: 2}) AS g, "
+        "point.distance(point({x: 0, y: 0}), point({x: 3, y: 4})) AS d, toString(point({x: 1, y: 2})) AS s"
+    )[0]
+    assert row["c"] == plexus.Point(7203, 3.0, 4.0) and row["c"].crs == "cartesian"
+    # Longitudes wrap into [-180, 180].
+    assert row["g"].longitude == -179.0 and row["g"].srid == 4326 and row["d"] == 5.0
+    assert row["s"] == "point({x: 1.0, y: 2.0, crs: 'cartesian'})" == str(plexus.Point(7203, 1.0, 2.0))
+    # A point of the neo4j driver is a tuple of coordinates with an SRID.
+    class DriverPoint(tuple):
+        srid = 4979
+
+    assert roundtrip(db, DriverPoint((1.0, 2.0, 3.0))) == plexus.Point(4979, 1.0, 2.0, 3.0)
+    with pytest.raises(plexus.ArgumentError):
+        roundtrip(db, plexus.Point(4326, 0.0, 95.0))
+    with pytest.raises(plexus.ArgumentError):
+        roundtrip(db, plexus.Point(1234, 0.0, 0.0))
+    # Stored, checkpointed and read back.
+    path = str(tmp_path / "db")
+    with plexus.Database(path) as d:
+        d.execute("CREATE (:Place {at: $p, trail: $t})", {"p": plexus.Point.wgs84(1, 2), "t": [plexus.Point.cartesian(1, 2)]})
+        with pytest.raises(plexus.QueryError):
+            d.execute("CREATE (:Place {trail: [point({x: 1, y: 2}), point({longitude: 1, latitude: 2})]})")
+    with plexus.Database(path) as d:
+        row = d.execute("MATCH (p:Place) RETURN p.at AS at, p.trail AS trail")[0]
+        assert row["at"] == plexus.Point(4326, 1.0, 2.0) and row["trail"] == [plexus.Point(7203, 1.0, 2.0)]
 
 
 def test_named_zone_round_trip(db):

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time, Value};
+use crate::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time, Value};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError(pub String);
@@ -62,6 +62,8 @@ const TAG_DATETIME: u8 = 11;
 const TAG_DATETIME_ZONE: u8 = 12;
 const TAG_DURATION: u8 = 13;
 const TAG_LIST: u8 = 14;
+/// SRID, then each coordinate as 8 little-endian bytes.
+const TAG_POINT: u8 = 15;
 
 pub fn put_value(buf: &mut Vec<u8>, v: &Value) {
     match v {
@@ -117,6 +119,13 @@ pub fn put_value(buf: &mut Vec<u8>, v: &Value) {
             put_ivarint(buf, d.days);
             put_ivarint(buf, d.seconds);
             put_ivarint(buf, d.nanos as i64);
+        }
+        Value::Point(p) => {
+            buf.push(TAG_POINT);
+            put_varint(buf, p.crs().srid() as u64);
+            for c in p.coords() {
+                buf.extend_from_slice(&c.to_le_bytes());
+            }
         }
         Value::List(items) => {
             buf.push(TAG_LIST);
@@ -264,6 +273,20 @@ impl<'a> Reader<'a> {
                 seconds: self.ivarint()?,
                 nanos: self.i32v()?,
             }),
+            TAG_POINT => {
+                let srid = self.varint()?;
+                let Some(crs) = i64::try_from(srid).ok().and_then(Crs::from_srid) else {
+                    return err(format!("unknown point coordinate reference system {srid}"));
+                };
+                let mut coords = [0.0; 3];
+                for c in &mut coords[..crs.dimensions()] {
+                    *c = f64::from_le_bytes(self.array()?);
+                }
+                match Point::new(crs, &coords[..crs.dimensions()]) {
+                    Ok(p) => Value::from(p),
+                    Err(e) => return err(format!("invalid stored point: {e}")),
+                }
+            }
             TAG_LIST => {
                 if depth > 0 {
                     return err("nested list in a stored value");
@@ -308,6 +331,10 @@ mod tests {
             ),
             (any::<i64>(), any::<i64>(), any::<i64>(), any::<i32>())
                 .prop_map(|(m, d, s, n)| { Value::from(Duration { months: m, days: d, seconds: s, nanos: n }) }),
+            (0..4usize, -1e9f64..1e9, -90f64..90.0, -1e9f64..1e9).prop_map(|(c, x, y, z)| {
+                let crs = Crs::ALL[c];
+                Value::from(Point::new(crs, &[x, y, z][..crs.dimensions()]).unwrap())
+            }),
         ]
     }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::ids::{LabelId, NodeId, PropKeyId};
 use crate::pset::PSet;
-use crate::value::Value;
+use crate::value::{Crs, Value};
 
 /// A property value in index order (see the module documentation).
 #[derive(Clone, Debug)]
@@ -47,6 +47,8 @@ pub enum IndexKey {
     DateTime(i64, u32),
     /// Months, days, seconds, nanoseconds.
     Duration(Arc<(i64, i64, i64, i32)>),
+    /// System and coordinates (zero beyond the system's dimensions; never NaN).
+    Point(Arc<(Crs, [f64; 3])>),
     List(Arc<[IndexKey]>),
 }
 
@@ -64,6 +66,7 @@ enum Family {
     LocalDateTime,
     DateTime,
     Duration,
+    Point,
     List,
 }
 
@@ -85,6 +88,11 @@ impl IndexKey {
             Value::LocalDateTime(t) => IndexKey::LocalDateTime(t.seconds, t.nanos),
             Value::DateTime(t) => IndexKey::DateTime(t.seconds, t.nanos),
             Value::Duration(d) => IndexKey::Duration(Arc::new((d.months, d.days, d.seconds, d.nanos))),
+            Value::Point(p) => {
+                let mut coords = [0.0; 3];
+                coords[..p.coords().len()].copy_from_slice(p.coords());
+                IndexKey::Point(Arc::new((p.crs(), coords)))
+            }
             Value::List(items) => {
                 IndexKey::List(items.iter().map(|x| IndexKey::from_value(x).unwrap_or(IndexKey::NaN)).collect())
             }
@@ -104,6 +112,7 @@ impl IndexKey {
             IndexKey::LocalDateTime(..) => Family::LocalDateTime,
             IndexKey::DateTime(..) => Family::DateTime,
             IndexKey::Duration(_) => Family::Duration,
+            IndexKey::Point(_) => Family::Point,
             IndexKey::List(_) => Family::List,
         }
     }
@@ -122,6 +131,7 @@ impl IndexKey {
             Family::LocalDateTime => IndexKey::LocalDateTime(i64::MIN, 0),
             Family::DateTime => IndexKey::DateTime(i64::MIN, 0),
             Family::Duration => IndexKey::Duration(Arc::new((i64::MIN, i64::MIN, i64::MIN, i32::MIN))),
+            Family::Point => IndexKey::Point(Arc::new((Crs::Wgs84, [f64::NEG_INFINITY; 3]))),
             Family::List => IndexKey::List(Arc::from(Vec::new())),
         }
     }
@@ -145,6 +155,8 @@ impl IndexKey {
         }
         match f {
             Family::NaN | Family::Bytes | Family::Duration => None,
+            // Points are not ordered by `<`; `<=` holds between equal ones.
+            Family::Point => (self.cmp(other) == Ordering::Equal).then_some(Ordering::Equal),
             Family::List => {
                 let (IndexKey::List(a), IndexKey::List(b)) = (self, other) else { unreachable!() };
                 for (x, y) in a.iter().zip(b.iter()) {
@@ -199,6 +211,9 @@ impl IndexKey {
             (Date(a), Date(b)) | (LocalTime(a), LocalTime(b)) | (Time(a), Time(b)) => a.cmp(b),
             (LocalDateTime(a, x), LocalDateTime(b, y)) | (DateTime(a, x), DateTime(b, y)) => (a, x).cmp(&(b, y)),
             (Duration(a), Duration(b)) => a.cmp(b),
+            (Point(a), Point(b)) => a.0.cmp(&b.0).then_with(|| {
+                a.1.iter().zip(b.1.iter()).map(|(x, y)| x.total_cmp(y)).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+            }),
             (List(a), List(b)) => a.iter().cmp(b.iter()),
             _ => self.family().cmp(&other.family()),
         }
@@ -285,6 +300,16 @@ impl PropertyIndex {
         match family {
             Family::NaN | Family::Bytes | Family::Duration => ControlFlow::Continue(()),
             Family::List => self.visit_list_range(&lo, &hi, f),
+            // `<=` and `>=` hold only between equal points, `<` and `>` never.
+            Family::Point => match (&lo, &hi) {
+                (Bound::Excluded(_), _) | (_, Bound::Excluded(_)) => ControlFlow::Continue(()),
+                (Bound::Included(a), Bound::Included(b)) if a != b => ControlFlow::Continue(()),
+                (Bound::Included(k), _) | (_, Bound::Included(k)) => {
+                    let start = (k.clone(), 0);
+                    walk(&self.entries, Bound::Included(&start), |key| *key != start.0, f)
+                }
+                (Bound::Unbounded, Bound::Unbounded) => ControlFlow::Continue(()),
+            },
             _ => {
                 if let (Some(a), Some(b)) = (bound_key(&lo), bound_key(&hi)) {
                     match a.cmp(b) {

@@ -27,6 +27,7 @@ pub mod image;
 pub mod index;
 pub mod keymap;
 pub mod ops;
+pub mod point;
 pub mod prefetch;
 pub mod pset;
 pub mod pvec;

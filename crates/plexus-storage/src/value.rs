@@ -9,6 +9,8 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+pub use crate::point::{Crs, Point};
+
 /// A calendar date, as days since 1970-01-01 (proleptic Gregorian).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Date {
@@ -73,6 +75,8 @@ pub enum Value {
     /// Boxed, like `DateTime`: inline, its 28 bytes made every value 40 bytes instead of 24, and every property
     /// of every node and relationship paid for it.
     Duration(Box<Duration>),
+    /// Boxed for the same reason: a system and three coordinates are 32 bytes.
+    Point(Box<Point>),
     /// A homogeneous list: every element has the same type and none is null (checked by [`Value::validate`]).
     List(Arc<[Value]>),
 }
@@ -92,6 +96,7 @@ pub enum ValueType {
     LocalDateTime,
     DateTime,
     Duration,
+    Point,
     List,
 }
 
@@ -110,6 +115,7 @@ impl fmt::Display for ValueType {
             ValueType::LocalDateTime => "local datetime",
             ValueType::DateTime => "datetime",
             ValueType::Duration => "duration",
+            ValueType::Point => "point",
             ValueType::List => "list",
         };
         f.write_str(name)
@@ -131,6 +137,7 @@ impl Value {
             Value::LocalDateTime(_) => ValueType::LocalDateTime,
             Value::DateTime(_) => ValueType::DateTime,
             Value::Duration(_) => ValueType::Duration,
+            Value::Point(_) => ValueType::Point,
             Value::List(_) => ValueType::List,
         }
     }
@@ -162,11 +169,21 @@ impl Value {
         }
     }
 
-    /// Checks that the value can be stored: lists are homogeneous, hold no nulls and no nested lists.
+    /// Checks that the value can be stored: lists are homogeneous (points all of one system), hold no nulls and
+    /// no nested lists.
     pub fn validate(&self) -> Result<(), String> {
         if let Value::List(items) = self {
             let mut first: Option<ValueType> = None;
+            let mut crs: Option<Crs> = None;
             for item in items.iter() {
+                if let Value::Point(p) = item {
+                    if crs.is_some_and(|c| c != p.crs()) {
+                        return Err("a stored list of points must have all its points in one coordinate reference \
+                                    system"
+                            .into());
+                    }
+                    crs = Some(p.crs());
+                }
                 let t = item.value_type();
                 if t == ValueType::Null {
                     return Err("a stored list cannot contain null".into());
@@ -210,6 +227,13 @@ impl PartialEq for Value {
             (Value::LocalDateTime(a), Value::LocalDateTime(b)) => a == b,
             (Value::DateTime(a), Value::DateTime(b)) => a == b,
             (Value::Duration(a), Value::Duration(b)) => a == b,
+            (Value::Point(a), Value::Point(b)) => {
+                a.crs() == b.crs()
+                    && a.coords()
+                        .iter()
+                        .zip(b.coords())
+                        .all(|(x, y)| canonical_float_bits(*x) == canonical_float_bits(*y))
+            }
             (Value::List(a), Value::List(b)) => a == b,
             _ => false,
         }
@@ -234,6 +258,12 @@ impl Hash for Value {
             Value::LocalDateTime(t) => t.hash(state),
             Value::DateTime(t) => t.hash(state),
             Value::Duration(d) => d.hash(state),
+            Value::Point(p) => {
+                p.crs().hash(state);
+                for c in p.coords() {
+                    canonical_float_bits(*c).hash(state);
+                }
+            }
             Value::List(items) => items.hash(state),
         }
     }
@@ -282,6 +312,11 @@ impl From<Date> for Value {
 impl From<Duration> for Value {
     fn from(v: Duration) -> Self {
         Value::Duration(Box::new(v))
+    }
+}
+impl From<Point> for Value {
+    fn from(v: Point) -> Self {
+        Value::Point(Box::new(v))
     }
 }
 impl From<DateTime> for Value {

@@ -81,6 +81,7 @@ fn string(v: &Value) -> Option<Result<Value>> {
         Value::Null => Value::Null,
         Value::String(_) => v.clone(),
         Value::Float(f) => Value::from(float_to_string(*f)),
+        Value::Point(p) => Value::from(super::spatial::to_string(p)),
         Value::Int(_)
         | Value::Bool(_)
         | Value::Date(_)

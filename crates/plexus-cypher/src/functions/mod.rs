@@ -1,6 +1,6 @@
 //! The pure scalar functions: those computed from their arguments alone, without the graph, the clock or the
 //! rows around them. Mathematical functions live in [`math`], string functions in [`string`], list, map and path
-//! functions in [`list`], type conversions in [`convert`].
+//! functions in [`list`], type conversions in [`convert`], points in [`spatial`].
 //!
 //! Names are looked up lower-cased. Graph functions (`labels`, `type`, `startNode`, `keys` and `properties` of an
 //! entity...), aggregates, temporal functions and anything needing the clock are not here: [`call`] answers
@@ -14,6 +14,7 @@
 pub mod convert;
 pub mod list;
 pub mod math;
+pub mod spatial;
 pub mod string;
 mod value_type;
 
@@ -152,6 +153,10 @@ functions! {
     "nodes" 1..1 => list::nodes,
     "relationships" 1..1 => list::relationships,
     "valuetype" 1..1 => value_type::value_type,
+    // Spatial.
+    "point" 1..1 => spatial::point,
+    "point.distance" 2..2 => spatial::distance,
+    "point.withinbbox" 3..3 => spatial::within_bbox,
 }
 
 /// The pure function called `name` (lower-cased).

@@ -39,6 +39,7 @@ impl Member {
             Value::LocalDateTime(_) => BaseType::LocalDateTime,
             Value::DateTime(_) => BaseType::ZonedDateTime,
             Value::Duration(_) => BaseType::Duration,
+            Value::Point(_) => BaseType::Point,
             Value::Bytes(_) => BaseType::Bytes,
             Value::Node(_) => BaseType::Node,
             Value::Rel(_) => BaseType::Relationship,

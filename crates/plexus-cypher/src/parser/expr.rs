@@ -302,6 +302,8 @@ impl Parser<'_> {
             })
         } else if word(self, "DURATION") {
             TypeMember::Plain(BaseType::Duration)
+        } else if word(self, "POINT") {
+            TypeMember::Plain(BaseType::Point)
         } else if word(self, "NODE") || word(self, "VERTEX") {
             TypeMember::Plain(BaseType::Node)
         } else if word(self, "RELATIONSHIP") || word(self, "EDGE") {

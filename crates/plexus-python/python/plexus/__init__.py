@@ -22,7 +22,7 @@ from ._plexus import (
     NO_ID,
     __version__,
 )
-from ._types import Duration
+from ._types import Duration, Point
 from .errors import (
     ArgumentError,
     ClosedError,
@@ -44,6 +44,7 @@ __all__ = [
     "Relationship",
     "Path",
     "Duration",
+    "Point",
     "Error",
     "QueryError",
     "ConflictError",

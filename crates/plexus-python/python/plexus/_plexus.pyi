@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequen
 import numpy as np
 import numpy.typing as npt
 
-from ._types import Duration
+from ._types import Duration, Point
 
 __version__: str
 NO_ID: int
@@ -28,6 +28,7 @@ Value = Union[
     datetime.datetime,
     datetime.timedelta,
     Duration,
+    Point,
     "Node",
     "Relationship",
     "Path",

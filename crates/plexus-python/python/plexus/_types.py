@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from typing import Optional
 
-__all__ = ["Duration"]
+__all__ = ["Duration", "Point"]
 
 
 @dataclass(frozen=True)
@@ -33,3 +34,56 @@ class Duration:
     def __str__(self) -> str:
         secs = self.seconds + self.nanoseconds / 1e9
         return f"P{self.months}M{self.days}DT{secs:g}S"
+
+
+_CRS_NAMES = {4326: "wgs-84", 4979: "wgs-84-3d", 7203: "cartesian", 9157: "cartesian-3d"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """A spatial point: a coordinate reference system (by SRID) and two or three coordinates.
+
+    The systems are Neo4j's: 7203 (``cartesian``: x, y), 9157 (``cartesian-3d``: x, y, z), 4326 (``wgs-84``:
+    longitude, latitude in degrees) and 4979 (``wgs-84-3d``: longitude, latitude, height in metres). Query
+    results give ``Point``; parameters accept ``Point`` and the ``neo4j`` driver's spatial points alike.
+    """
+
+    srid: int
+    x: float
+    y: float
+    z: Optional[float] = None
+
+    @classmethod
+    def cartesian(cls, x: float, y: float, z: Optional[float] = None) -> "Point":
+        return cls(7203 if z is None else 9157, float(x), float(y), None if z is None else float(z))
+
+    @classmethod
+    def wgs84(cls, longitude: float, latitude: float, height: Optional[float] = None) -> "Point":
+        return cls(4326 if height is None else 4979, float(longitude), float(latitude),
+                   None if height is None else float(height))
+
+    @property
+    def crs(self) -> str:
+        """The system's name, as Cypher's ``p.crs`` gives it."""
+        return _CRS_NAMES.get(self.srid, str(self.srid))
+
+    @property
+    def longitude(self) -> float:
+        return self.x
+
+    @property
+    def latitude(self) -> float:
+        return self.y
+
+    @property
+    def height(self) -> Optional[float]:
+        return self.z
+
+    @property
+    def coordinates(self) -> tuple:
+        return (self.x, self.y) if self.z is None else (self.x, self.y, self.z)
+
+    def __str__(self) -> str:
+        names = ("x", "y", "z")
+        parts = ", ".join(f"{n}: {c!r}" for n, c in zip(names, self.coordinates))
+        return f"point({{{parts}, crs: '{self.crs}'}})"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use plexus::cypher::value::{NodeData, PathData, RelData};
 use plexus::cypher::{ResultValue, Value};
-use plexus_storage::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use plexus_storage::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time};
 
 use crate::packstream::{Encoder, Ps};
 
@@ -108,6 +108,14 @@ pub fn encode(e: &mut Encoder, v: &ResultValue, shape: Shape) {
             e.int(d.seconds);
             e.int(d.nanos as i64);
         }
+        ResultValue::Point(p) => {
+            let coords = p.coords();
+            e.struct_header(coords.len() + 1, if coords.len() == 3 { tag::POINT_3D } else { tag::POINT_2D });
+            e.int(p.crs().srid());
+            for c in coords {
+                e.float(*c);
+            }
+        }
     }
 }
 
@@ -197,7 +205,7 @@ fn path(e: &mut Encoder, p: &PathData, shape: Shape) {
     }
 }
 
-/// Decodes a parameter value. Graph entities cannot be parameters; points are not supported.
+/// Decodes a parameter value. Graph entities cannot be parameters.
 pub fn decode_param(v: &Ps, shape: Shape) -> Result<Value, String> {
     Ok(match v {
         Ps::Null => Value::Null,
@@ -288,7 +296,24 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
             let nanos = i32::try_from(int(3)?).map_err(|_| "duration nanoseconds out of range".to_string())?;
             Value::duration(Duration { months: int(0)?, days: int(1)?, seconds: int(2)?, nanos })
         }
-        tag::POINT_2D | tag::POINT_3D => return Err("spatial points are not supported by Plexus".into()),
+        tag::POINT_2D | tag::POINT_3D => {
+            let dims = if t == tag::POINT_3D { 3 } else { 2 };
+            arity(dims + 1)?;
+            let srid = int(0)?;
+            let crs = Crs::from_srid(srid).ok_or_else(|| format!("unknown coordinate reference system {srid}"))?;
+            if crs.dimensions() != dims {
+                return Err(format!("a {dims}D point cannot have the {}D system {crs}", crs.dimensions()));
+            }
+            let coords = f[1..]
+                .iter()
+                .map(|c| match c {
+                    Ps::Float(x) => Ok(*x),
+                    Ps::Int(i) => Ok(*i as f64),
+                    _ => Err(format!("structure 0x{t:02X}: a coordinate must be a float")),
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            Value::from_point(Point::new(crs, &coords)?)
+        }
         tag::NODE | tag::RELATIONSHIP | tag::UNBOUND_RELATIONSHIP | tag::PATH => {
             return Err("nodes, relationships and paths cannot be passed as parameters; pass their ids".into())
         }
@@ -392,10 +417,31 @@ mod tests {
     }
 
     #[test]
+    fn points_round_trip() {
+        for (crs, coords) in [
+            (Crs::Cartesian, &[1.5, -2.0][..]),
+            (Crs::Cartesian3d, &[1.0, 2.0, 3.0][..]),
+            (Crs::Wgs84, &[12.5, 56.0][..]),
+            (Crs::Wgs84_3d, &[12.5, 56.0, 100.0][..]),
+        ] {
+            let p = Point::new(crs, coords).unwrap();
+            let ps = enc(&ResultValue::Point(p), V5);
+            let Ps::Struct(t, fields) = &ps else { panic!("{ps:?}") };
+            assert_eq!((*t, fields.len()), (if coords.len() == 3 { 0x59 } else { 0x58 }, coords.len() + 1));
+            assert_eq!(fields[0], Ps::Int(crs.srid()));
+            assert_eq!(decode_param(&ps, V5).unwrap(), Value::from_point(p));
+        }
+    }
+
+    #[test]
     fn bad_parameters_are_refused_with_a_reason() {
+        // SRID 1 names no system; 9157 is three-dimensional; WGS-84 latitudes stop at 90.
         assert!(decode_param(&Ps::Struct(0x58, vec![Ps::Int(1), Ps::Float(1.0), Ps::Float(2.0)]), V5)
             .unwrap_err()
-            .contains("points"));
+            .contains("coordinate reference system"));
+        assert!(decode_param(&Ps::Struct(0x58, vec![Ps::Int(9157), Ps::Float(1.0), Ps::Float(2.0)]), V5).is_err());
+        assert!(decode_param(&Ps::Struct(0x58, vec![Ps::Int(4326), Ps::Float(1.0), Ps::Float(95.0)]), V5).is_err());
+        assert!(decode_param(&Ps::Struct(0x58, vec![Ps::Int(7203), Ps::Float(1.0)]), V5).is_err());
         assert!(decode_param(&Ps::Struct(0x44, vec![]), V5).is_err());
         assert!(decode_param(&Ps::Struct(0x74, vec![Ps::Int(-1)]), V5).is_err());
         assert!(decode_param(&Ps::Struct(0x69, vec![Ps::Int(0), Ps::Int(0), Ps::String("Nowhere/Land".into())]), V5)

@@ -16,6 +16,7 @@ use base64::Engine as _;
 use plexus::cypher::temporal::{self, Clock};
 use plexus::cypher::value::{NodeData, PathData, RelData};
 use plexus::cypher::{ResultValue, Value};
+use plexus::value::{Crs, Point};
 use plexus::{Params, QueryStats};
 use serde_json::{json, Map as JsonMap, Value as Json};
 
@@ -120,6 +121,7 @@ fn encode_plain(v: &ResultValue) -> Json {
         ResultValue::Node(n) => plain_node(n),
         ResultValue::Rel(r) => plain_rel(r),
         ResultValue::Path(p) => Json::Array(path_walk(p, plain_node, plain_rel)),
+        ResultValue::Point(p) => Json::String(point_text(p)),
         other => Json::String(temporal_string(other).unwrap_or_default()),
     }
 }
@@ -182,7 +184,36 @@ fn encode_typed(v: &ResultValue) -> Json {
             typed(kind, Json::String(temporal_string(v).unwrap_or_default()))
         }
         ResultValue::Duration(_) => typed("Duration", Json::String(temporal_string(v).unwrap_or_default())),
+        ResultValue::Point(p) => typed("Point", Json::String(point_text(p))),
     }
+}
+
+/// A point as the Query API writes it: `SRID=7203;POINT (1.0 2.0)`, `SRID=4979;POINT Z (1.0 2.0 3.0)`.
+fn point_text(p: &Point) -> String {
+    let coords: Vec<String> = p.coords().iter().map(|c| float_string(*c)).collect();
+    let kind = if coords.len() == 3 { "POINT Z" } else { "POINT" };
+    format!("SRID={};{kind} ({})", p.crs().srid(), coords.join(" "))
+}
+
+/// The inverse of [`point_text`] (spaces around the parts optional, `POINT Z` or `POINT` for three coordinates).
+fn parse_point_text(s: &str) -> Result<Point, String> {
+    let bad = || format!("bad Point '{s}': expected e.g. SRID=7203;POINT (1.0 2.0)");
+    let (srid, rest) = s.trim().strip_prefix("SRID=").and_then(|r| r.split_once(';')).ok_or_else(bad)?;
+    let srid: i64 = srid.trim().parse().map_err(|_| bad())?;
+    let rest = rest.trim().strip_prefix("POINT").ok_or_else(bad)?.trim_start();
+    let rest = rest.strip_prefix('Z').unwrap_or(rest).trim();
+    let inner = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(bad)?;
+    let coords = inner.split_whitespace().map(parse_float).collect::<Option<Vec<f64>>>().ok_or_else(bad)?;
+    let crs = Crs::from_srid(srid).ok_or_else(|| format!("bad Point '{s}': unknown coordinate reference system"))?;
+    Point::new(crs.with_dimensions(coords.len()), &coords)
+        .and_then(|p| {
+            if p.crs() == crs {
+                Ok(p)
+            } else {
+                Err(format!("SRID {srid} needs {} coordinates", crs.dimensions()))
+            }
+        })
+        .map_err(|e| format!("bad Point '{s}': {e}"))
 }
 
 /// A float as typed JSON writes it: always with a fraction or exponent, and the non-finite ones by name.
@@ -322,7 +353,7 @@ fn decode_typed(type_name: &str, v: &Json) -> Result<Value, String> {
         "LocalDateTime" => temporal_of("localdatetime")?,
         "OffsetDateTime" | "ZonedDateTime" => temporal_of("datetime")?,
         "Duration" => temporal_of("duration")?,
-        "Point" => return Err("spatial points are not supported by Plexus".into()),
+        "Point" => Value::from_point(parse_point_text(text()?)?),
         "Node" | "Relationship" | "Path" => {
             return Err("nodes, relationships and paths cannot be passed as parameters; pass their ids".into())
         }
@@ -575,6 +606,23 @@ mod tests {
         assert_eq!(round_trip(ResultValue::DateTime(Box::new(zoned.clone()))), Value::DateTime(Box::new(zoned)));
         let d = Duration { months: 14, days: 3, seconds: -5, nanos: 250 };
         assert_eq!(round_trip(ResultValue::Duration(d)), Value::duration(d));
+        for (crs, coords, text) in [
+            (Crs::Cartesian, &[1.5, -2.0][..], "SRID=7203;POINT (1.5 -2.0)"),
+            (Crs::Wgs84_3d, &[12.5, 56.0, 100.0][..], "SRID=4979;POINT Z (12.5 56.0 100.0)"),
+        ] {
+            let p = Point::new(crs, coords).unwrap();
+            assert_eq!(encode(&ResultValue::Point(p), Format::Typed), json!({"$type": "Point", "_value": text}));
+            assert_eq!(round_trip(ResultValue::Point(p)), Value::from_point(p));
+        }
+        for bad in [
+            "SRID=7203;POINT (1.0)",
+            "SRID=1;POINT (1 2)",
+            "SRID=4326;POINT (1 95)",
+            "POINT (1 2)",
+            "SRID=9157;POINT (1 2)",
+        ] {
+            assert!(decode_value(&json!({"$type": "Point", "_value": bad}), Format::Typed).is_err(), "{bad}");
+        }
         let list = ResultValue::List(vec![ResultValue::Null, ResultValue::String("x".into())]);
         assert_eq!(round_trip(list), Value::list(vec![Value::Null, Value::string("x")]));
     }
@@ -600,7 +648,7 @@ mod tests {
         let err = parse_query_request(b"{nope", Format::Plain).unwrap_err();
         assert_eq!(err.code, "Neo.ClientError.Request.InvalidFormat");
         let err = parse_query_request(br#"{"parameters": {"p": {"$type": "Point", "_value": "x"}}}"#, Format::Typed);
-        assert!(err.unwrap_err().message.contains("points"));
+        assert!(err.unwrap_err().message.contains("bad Point"));
         let edges = parse_edge_batch(
             br#"[{"src": "n:1", "type": "T", "dst": 2, "properties": {"w": 1.5}}]"#,
             Format::Plain,

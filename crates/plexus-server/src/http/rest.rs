@@ -91,6 +91,7 @@ fn result_of(v: &Stored) -> ResultValue {
         Stored::LocalDateTime(t) => ResultValue::LocalDateTime(*t),
         Stored::DateTime(t) => ResultValue::DateTime(t.clone()),
         Stored::Duration(d) => ResultValue::Duration(**d),
+        Stored::Point(p) => ResultValue::Point(**p),
         Stored::List(items) => ResultValue::List(items.iter().map(result_of).collect()),
     }
 }

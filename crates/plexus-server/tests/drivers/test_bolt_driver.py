@@ -5,6 +5,7 @@ import math
 import threading
 
 import neo4j
+import neo4j.spatial
 import pytest
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError, TransientError
@@ -79,6 +80,10 @@ VALUES = [
     neo4j.time.Duration(months=14, days=3, seconds=5, nanoseconds=7),
     datetime.date(1969, 7, 20),
     datetime.datetime(2000, 1, 1, 0, 0, 1),
+    neo4j.spatial.CartesianPoint((1.5, -2.0)),
+    neo4j.spatial.CartesianPoint((1.0, 2.0, 3.0)),
+    neo4j.spatial.WGS84Point((12.5, 56.25)),
+    neo4j.spatial.WGS84Point((12.5, 56.25, 100.0)),
 ]
 
 
@@ -120,6 +125,29 @@ def test_values_stored_as_properties_round_trip(driver, tag):
     driver.execute_query(f"CREATE (n:{tag}) SET n = $props", props=props)
     records, _, _ = driver.execute_query(f"MATCH (n:{tag}) RETURN n")
     assert dict(records[0]["n"]) == props
+
+
+def test_points_are_made_stored_and_measured(driver, tag):
+    records, _, _ = driver.execute_query(
+        "RETURN point({x: 3, y: 4}) AS c, point({longitude: 12.78, latitude: 56.7, height: 100}) AS g, "
+        "point.distance(point({x: 0, y: 0}), point({x: 3, y: 4})) AS d"
+    )
+    c, g = records[0]["c"], records[0]["g"]
+    assert isinstance(c, neo4j.spatial.CartesianPoint) and (c.x, c.y, c.srid) == (3.0, 4.0, 7203)
+    assert isinstance(g, neo4j.spatial.WGS84Point) and (g.longitude, g.latitude, g.height) == (12.78, 56.7, 100.0)
+    assert g.srid == 4979 and records[0]["d"] == 5.0
+    here, there = neo4j.spatial.WGS84Point((12.78, 56.7)), neo4j.spatial.WGS84Point((13.0, 56.0))
+    driver.execute_query(
+        f"UNWIND $places AS p CREATE (:{tag} {{name: p.name, at: p.at}})",
+        places=[{"name": "here", "at": here}, {"name": "there", "at": there}],
+    )
+    records, _, _ = driver.execute_query(
+        f"MATCH (a:{tag} {{name: 'here'}}), (b:{tag} {{name: 'there'}}) "
+        "RETURN a.at AS at, round(point.distance(a.at, b.at)) AS metres, a.at.latitude AS lat"
+    )
+    assert records[0]["at"] == here and records[0]["metres"] == 79096.0 and records[0]["lat"] == 56.7
+    with pytest.raises(ClientError):
+        driver.execute_query("RETURN point({longitude: 1, latitude: 95}) AS p")
 
 
 def test_zoned_datetimes_keep_their_zone(driver):

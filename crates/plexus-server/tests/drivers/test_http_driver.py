@@ -15,6 +15,7 @@ import pytz
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, ConstraintError, CypherSyntaxError, Neo4jError
 from neo4j.graph import Node, Path, Relationship
+from neo4j.spatial import CartesianPoint, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
 DB = "neo4j"
@@ -114,6 +115,21 @@ SCALARS = [
 def test_plain_values_round_trip(http_driver, value):
     records, _, _ = http_driver.execute_query("RETURN $v AS v", v=value, database_=DB)
     assert records[0]["v"] == value
+
+
+POINTS = [
+    CartesianPoint((1.5, -2.0)),
+    CartesianPoint((1.0, 2.0, 3.0)),
+    WGS84Point((12.5, 56.25)),
+    WGS84Point((12.5, 56.25, 100.0)),
+]
+
+
+@pytest.mark.parametrize("value", POINTS, ids=repr)
+def test_points_round_trip(http_driver, value):
+    records, _, _ = http_driver.execute_query("RETURN $v AS v, $v.srid AS srid", v=value, database_=DB)
+    assert records[0]["v"] == value and type(records[0]["v"]) is type(value)
+    assert records[0]["srid"] == value.srid
 
 
 def test_nan_round_trips(http_driver):

@@ -1,0 +1,189 @@
+//! Spatial points: a coordinate reference system and two or three coordinates.
+//!
+//! The four systems are the ones Neo4j's drivers know by SRID, so a point keeps its identity through Bolt,
+//! the HTTP API and storage unchanged. A point is validated once, where it is made ([`Point::new`]): every
+//! coordinate finite, a latitude within [-90, 90], a longitude outside [-180, 180] wrapped into it. So no
+//! layer above has to recheck one it decoded.
+
+use std::fmt;
+
+/// A coordinate reference system. Ordered as Neo4j orders points of different systems: by SRID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Crs {
+    /// Longitude and latitude in degrees (SRID 4326).
+    Wgs84,
+    /// Longitude, latitude in degrees and height in metres (SRID 4979).
+    Wgs84_3d,
+    /// x and y (SRID 7203).
+    Cartesian,
+    /// x, y and z (SRID 9157).
+    Cartesian3d,
+}
+
+impl Crs {
+    pub const ALL: [Crs; 4] = [Crs::Wgs84, Crs::Wgs84_3d, Crs::Cartesian, Crs::Cartesian3d];
+
+    pub fn srid(self) -> i64 {
+        match self {
+            Crs::Wgs84 => 4326,
+            Crs::Wgs84_3d => 4979,
+            Crs::Cartesian => 7203,
+            Crs::Cartesian3d => 9157,
+        }
+    }
+
+    pub fn from_srid(srid: i64) -> Option<Crs> {
+        Crs::ALL.into_iter().find(|c| c.srid() == srid)
+    }
+
+    /// The name Cypher shows (`point.crs`) and accepts (`{crs: 'WGS-84'}`, any case).
+    pub fn name(self) -> &'static str {
+        match self {
+            Crs::Wgs84 => "wgs-84",
+            Crs::Wgs84_3d => "wgs-84-3d",
+            Crs::Cartesian => "cartesian",
+            Crs::Cartesian3d => "cartesian-3d",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Crs> {
+        Crs::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    pub fn dimensions(self) -> usize {
+        match self {
+            Crs::Wgs84 | Crs::Cartesian => 2,
+            Crs::Wgs84_3d | Crs::Cartesian3d => 3,
+        }
+    }
+
+    pub fn is_geographic(self) -> bool {
+        matches!(self, Crs::Wgs84 | Crs::Wgs84_3d)
+    }
+
+    /// The system of the same kind with `dimensions` coordinates.
+    pub fn with_dimensions(self, dimensions: usize) -> Crs {
+        match (self.is_geographic(), dimensions) {
+            (true, 3) => Crs::Wgs84_3d,
+            (true, _) => Crs::Wgs84,
+            (false, 3) => Crs::Cartesian3d,
+            (false, _) => Crs::Cartesian,
+        }
+    }
+}
+
+impl fmt::Display for Crs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A point; coordinates beyond the system's dimensions are zero.
+#[derive(Clone, Copy, Debug)]
+pub struct Point {
+    crs: Crs,
+    coords: [f64; 3],
+}
+
+impl Point {
+    /// A point of `crs` at `coords` (as many as the system has dimensions), or why there is none.
+    pub fn new(crs: Crs, coords: &[f64]) -> Result<Point, String> {
+        let dims = crs.dimensions();
+        if coords.len() != dims {
+            let (has, other) = if dims == 2 { ("2D", "3D") } else { ("3D", "2D") };
+            return Err(format!(
+                "Cannot create point with {has} coordinate reference system and {} coordinates. Please consider \
+                 using equivalent {other} coordinate reference system",
+                coords.len()
+            ));
+        }
+        if coords.iter().any(|c| !c.is_finite()) {
+            return Err(format!("Cannot create a point with non-finite coordinate values: {}", list(coords)));
+        }
+        let mut all = [0.0; 3];
+        all[..dims].copy_from_slice(coords);
+        if crs.is_geographic() {
+            if !(-90.0..=90.0).contains(&all[1]) {
+                return Err(format!(
+                    "Cannot create WGS84 point with invalid coordinate: {}. Valid range for Y coordinate is [-90, 90].",
+                    list(coords)
+                ));
+            }
+            if !(-180.0..=180.0).contains(&all[0]) {
+                all[0] = ((all[0] + 180.0) % 360.0 + 360.0) % 360.0 - 180.0;
+            }
+        }
+        Ok(Point { crs, coords: all })
+    }
+
+    pub fn crs(&self) -> Crs {
+        self.crs
+    }
+
+    /// The coordinates: x, y and, in three dimensions, z (longitude, latitude, height for WGS-84).
+    pub fn coords(&self) -> &[f64] {
+        &self.coords[..self.crs.dimensions()]
+    }
+
+    pub fn x(&self) -> f64 {
+        self.coords[0]
+    }
+
+    pub fn y(&self) -> f64 {
+        self.coords[1]
+    }
+
+    /// The third coordinate, in three dimensions.
+    pub fn z(&self) -> Option<f64> {
+        (self.crs.dimensions() == 3).then_some(self.coords[2])
+    }
+}
+
+/// The same system and bit-identical coordinates (so `-0.0` differs from `0.0`, as in Neo4j).
+impl PartialEq for Point {
+    fn eq(&self, other: &Self) -> bool {
+        self.crs == other.crs && self.coords.iter().zip(&other.coords).all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+}
+
+fn list(coords: &[f64]) -> String {
+    let items: Vec<String> = coords.iter().map(|c| format!("{c:?}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn systems_by_srid_and_name() {
+        for crs in Crs::ALL {
+            assert_eq!(Crs::from_srid(crs.srid()), Some(crs));
+            assert_eq!(Crs::from_name(&crs.name().to_uppercase()), Some(crs));
+        }
+        assert_eq!(Crs::from_srid(1234), None);
+        assert_eq!(Crs::Wgs84.with_dimensions(3), Crs::Wgs84_3d);
+        assert_eq!(Crs::Cartesian3d.with_dimensions(2), Crs::Cartesian);
+    }
+
+    #[test]
+    fn longitudes_wrap_and_latitudes_are_checked() {
+        let lon = |x: f64| Point::new(Crs::Wgs84, &[x, 1.0]).unwrap().x();
+        assert_eq!(lon(541.0), -179.0);
+        assert_eq!(lon(-181.0), 179.0);
+        assert_eq!(lon(180.0), 180.0);
+        assert_eq!(lon(-540.0), -180.0);
+        assert!(Point::new(Crs::Wgs84, &[1.0, 91.0]).unwrap_err().contains("[-90, 90]"));
+        // Cartesian points have no range.
+        assert_eq!(Point::new(Crs::Cartesian, &[541.0, 91.0]).unwrap().coords(), &[541.0, 91.0]);
+    }
+
+    #[test]
+    fn dimensions_must_match_and_coordinates_be_finite() {
+        assert!(Point::new(Crs::Cartesian3d, &[1.0, 2.0]).unwrap_err().contains("3D coordinate reference system"));
+        assert!(Point::new(Crs::Cartesian, &[1.0, 2.0, 3.0]).is_err());
+        assert!(Point::new(Crs::Cartesian, &[f64::NAN, 2.0]).unwrap_err().contains("non-finite"));
+        let p = Point::new(Crs::Wgs84_3d, &[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!((p.z(), Point::new(Crs::Wgs84, &[1.0, 2.0]).unwrap().z()), (Some(3.0), None));
+    }
+}
