@@ -514,6 +514,4 @@ pub enum SchemaCommand {
     DropIndex { name: Option<String>, label: Option<String>, properties: Vec<String>, if_exists: bool },
     CreateUnique { name: Option<String>, label: String, property: String, if_not_exists: bool },
     DropConstraint { name: Option<String>, label: Option<String>, property: Option<String>, if_exists: bool },
-    ShowIndexes,
-    ShowConstraints,
 }

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use plexus_storage::{LabelId, PropKeyId, ReadTxn, Store, TokenKind, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
+use crate::builtin::{constraint_name, index_name, SchemaKind, SchemaObject};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
@@ -113,7 +114,7 @@ impl Engine {
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
         let writes = match &statement.compiled {
-            Compiled::Schema(cmd) => !matches!(cmd, SchemaCommand::ShowIndexes | SchemaCommand::ShowConstraints),
+            Compiled::Schema(_) => true,
             Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
         };
         if writes && store.is_read_only() {
@@ -528,57 +529,9 @@ fn resolve(v: Value, ctx: &Ctx, nodes: &mut plexus_storage::fxhash::FxHashMap<u6
     })
 }
 
-/// The name of a uniqueness constraint created without one.
-fn constraint_name(label: &str, key: &str) -> String {
-    format!("constraint_{label}_{key}")
-}
-
-/// The name of an index created without one.
-fn index_name(label: &str, key: &str) -> String {
-    format!("index_{label}_{key}")
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SchemaKind {
-    Index,
-    /// A uniqueness constraint (storage's unique key), which SHOW INDEXES lists too, as its backing index.
-    Constraint,
-}
-
-/// An index or uniqueness constraint as Cypher sees it: what it covers and what it is called, the name its
-/// creator gave (kept by storage) or else one derived from what it covers.
-struct SchemaObject {
-    kind: SchemaKind,
-    label: LabelId,
-    key: PropKeyId,
-    name: String,
-}
-
-/// Every uniqueness constraint, then every index in creation order.
+/// Every index and constraint of the transaction's state.
 fn schema_objects(tx: &WriteTxn) -> Vec<SchemaObject> {
-    let names =
-        |l: LabelId, k: PropKeyId| (token_name(tx, TokenKind::Label, l.0), token_name(tx, TokenKind::PropKey, k.0));
-    let constraints = tx.unique_keys().into_iter().map(|(label, key)| {
-        let name = tx.unique_key_name(label).map_or_else(
-            || {
-                let (l, k) = names(label, key);
-                constraint_name(&l, &k)
-            },
-            |n| n.to_string(),
-        );
-        SchemaObject { kind: SchemaKind::Constraint, label, key, name }
-    });
-    let indexes = tx.indexes().into_iter().map(|(label, key)| {
-        let name = tx.index_name(label, key).map_or_else(
-            || {
-                let (l, k) = names(label, key);
-                index_name(&l, &k)
-            },
-            |n| n.to_string(),
-        );
-        SchemaObject { kind: SchemaKind::Index, label, key, name }
-    });
-    constraints.chain(indexes).collect()
+    crate::builtin::schema_objects(tx, tx.catalog())
 }
 
 /// Which object of `kind` a DROP names: by label and property, or by name.
@@ -618,7 +571,7 @@ fn name_taken(holder: &SchemaObject) -> CypherError {
 }
 
 fn token_name(tx: &WriteTxn, kind: TokenKind, id: u32) -> Arc<str> {
-    tx.catalog().name(kind, id).unwrap_or_default()
+    crate::builtin::token_name(tx.catalog(), kind, id)
 }
 
 /// Runs a schema command. As in Neo4j, a name given to an index or constraint is how SHOW lists it and DROP
@@ -682,26 +635,6 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         "no such constraint",
                     ))
                 }
-            }
-        }
-        SchemaCommand::ShowConstraints | SchemaCommand::ShowIndexes => {
-            result.columns = vec!["name".into(), "type".into(), "labelsOrTypes".into(), "properties".into()].into();
-            let show_indexes = matches!(cmd, SchemaCommand::ShowIndexes);
-            for o in schema_objects(tx) {
-                let kind = match o.kind {
-                    SchemaKind::Constraint if show_indexes => "UNIQUE HASH",
-                    SchemaKind::Constraint => "UNIQUENESS",
-                    SchemaKind::Index if show_indexes => "RANGE",
-                    SchemaKind::Index => continue,
-                };
-                let (label, key) =
-                    (token_name(tx, TokenKind::Label, o.label.0), token_name(tx, TokenKind::PropKey, o.key.0));
-                result.rows.push(vec![
-                    ResultValue::String(o.name.into()),
-                    ResultValue::String(kind.into()),
-                    ResultValue::List(vec![ResultValue::String(label)]),
-                    ResultValue::List(vec![ResultValue::String(key)]),
-                ]);
             }
         }
         SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists } => {

@@ -8,6 +8,7 @@
 
 pub mod arith;
 pub mod ast;
+pub mod builtin;
 pub mod compare;
 mod cursor;
 mod engine;

@@ -1,5 +1,6 @@
-//! Procedures callable with `CALL`: the built-in `db.*` procedures and those an application registers with
-//! [`crate::Engine::register_procedure`] (a signature and a Rust function from arguments to rows).
+//! Procedures an application registers with
+//! [`crate::Engine::register_procedure`] (a signature and a Rust function from arguments to rows); the built-in
+//! ones are in [`crate::builtin`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,6 +43,23 @@ impl ParamType {
             "PATH" => ParamType::Path,
             _ => return None,
         })
+    }
+
+    /// The type as signatures write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::Any => "ANY",
+            ParamType::String => "STRING",
+            ParamType::Integer => "INTEGER",
+            ParamType::Float => "FLOAT",
+            ParamType::Number => "NUMBER",
+            ParamType::Boolean => "BOOLEAN",
+            ParamType::Map => "MAP",
+            ParamType::List => "LIST<ANY>",
+            ParamType::Node => "NODE",
+            ParamType::Relationship => "RELATIONSHIP",
+            ParamType::Path => "PATH",
+        }
     }
 
     /// Whether `v` may be passed as this type (null always may; an integer may stand for a float).
@@ -100,5 +118,10 @@ impl ProcedureRegistry {
 
     pub fn get(&self, name: &str) -> Option<Arc<UserProcedure>> {
         self.procedures.get(&name.to_ascii_lowercase()).cloned()
+    }
+
+    /// Every registered procedure, in no particular order.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<UserProcedure>> {
+        self.procedures.values()
     }
 }

@@ -155,7 +155,7 @@ fn property_indexes_serve_equality_and_ranges() {
     let before = db.run("MATCH (n:Item) WHERE n.price >= 10 AND n.price < 12 RETURN count(n)");
     let eq_before = db.run("MATCH (n:Item {price: 7}) RETURN count(n)");
     db.run("CREATE INDEX FOR (n:Item) ON (n.price)");
-    let shown = db.run("SHOW INDEXES");
+    let shown = db.run("SHOW INDEXES YIELD name, type");
     assert!(shown.iter().any(|r| r[0] == s("index_Item_price") && r[1] == s("RANGE")), "{shown:?}");
     assert_eq!(db.run("MATCH (n:Item) WHERE n.price >= 10 AND n.price < 12 RETURN count(n)"), before);
     assert_eq!(before, vec![vec![int(8)]]);
@@ -175,13 +175,14 @@ fn property_indexes_serve_equality_and_ranges() {
 #[test]
 fn indexes_and_constraints_keep_the_names_they_are_given() {
     let db = Db::new();
-    let shown = |what: &str| db.run(&format!("SHOW {what}")).into_iter().map(|r| r[0].clone()).collect::<Vec<_>>();
+    let shown =
+        |what: &str| db.run(&format!("SHOW {what} YIELD name")).into_iter().map(|r| r[0].clone()).collect::<Vec<_>>();
     db.run("CREATE INDEX my_idx FOR (n:L) ON (n.p)");
     db.run("CREATE CONSTRAINT my_con FOR (n:L) REQUIRE n.k IS UNIQUE");
     db.run("CREATE INDEX FOR (n:M) ON (n.p)");
     db.run("CREATE CONSTRAINT FOR (n:M) REQUIRE n.k IS UNIQUE");
-    assert_eq!(shown("INDEXES"), [s("my_con"), s("constraint_M_k"), s("my_idx"), s("index_M_p")]);
-    assert_eq!(shown("CONSTRAINTS"), [s("my_con"), s("constraint_M_k")]);
+    assert_eq!(shown("INDEXES"), [s("constraint_M_k"), s("index_M_p"), s("my_con"), s("my_idx")]);
+    assert_eq!(shown("CONSTRAINTS"), [s("constraint_M_k"), s("my_con")]);
     // The constraint is enforced whatever its name.
     db.run("CREATE (:L {k: 1})");
     assert_eq!(db.err("CREATE (:L {k: 1})").kind, ErrorKind::ConstraintValidationFailed);
@@ -211,7 +212,7 @@ fn indexes_and_constraints_keep_the_names_they_are_given() {
         let result = db.engine.execute(&db.store, nothing, &Params::new()).unwrap_or_else(|e| panic!("{nothing}: {e}"));
         assert!(!result.stats.contains_updates(), "{nothing}");
     }
-    assert_eq!(shown("INDEXES"), [s("my_con"), s("constraint_M_k"), s("my_idx"), s("index_M_p")]);
+    assert_eq!(shown("INDEXES"), [s("constraint_M_k"), s("index_M_p"), s("my_con"), s("my_idx")]);
     let created = db.engine.execute(&db.store, "CREATE INDEX fresh IF NOT EXISTS FOR (n:N) ON (n.p)", &Params::new());
     assert_eq!(created.unwrap().stats.indexes_added, 1);
 

@@ -21,7 +21,7 @@ pub const DATABASE_NAME: &str = "neo4j";
 pub const SYSTEM_DATABASE_NAME: &str = "system";
 /// The Neo4j version the server presents itself as, in its agent string and `dbms.components()`. Drivers pick
 /// features by it, so it names the Neo4j release whose protocol and behaviour the server follows.
-pub const NEO4J_VERSION: &str = "5.26.0";
+pub const NEO4J_VERSION: &str = plexus::cypher::builtin::NEO4J_COMPATIBLE_VERSION;
 
 /// Which of the server's databases a request names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,7 +196,6 @@ impl Service {
     /// directory (`db.engine().set_file_access`), as `Server::start` does.
     pub fn new(db: Database, auth: Auth, limits: Limits) -> Service {
         db.engine().set_file_access(plexus::cypher::FileAccess::Nowhere);
-        crate::system::register_procedures(&db);
         Service {
             db,
             auth,

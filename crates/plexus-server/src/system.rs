@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use plexus::cypher::{Interrupt, Map, ParamType, ProcedureSignature, Value};
-use plexus::{Database, Params};
+use plexus::cypher::{Interrupt, Map, Value};
+use plexus::Params;
 
-use crate::service::{bookmark, Outcome, ServerError, Service, Target, NEO4J_VERSION};
+use crate::service::{bookmark, Outcome, ServerError, Service, Target};
 
 /// The columns of `SHOW DATABASES`, in Neo4j's order.
 const DATABASES_COLUMNS: [&str; 13] = [
@@ -59,28 +59,6 @@ impl Command {
     pub(crate) fn rows(rest: &str) -> Command {
         Command { listing: Listing::All(None), rest: rest.to_string() }
     }
-}
-
-/// Registers the procedures every database answers.
-pub fn register_procedures(db: &Database) {
-    let signature = |name: &str, outputs: &[(&str, ParamType)]| ProcedureSignature {
-        name: name.into(),
-        inputs: vec![],
-        outputs: outputs.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
-    };
-    db.register_procedure(
-        signature(
-            "dbms.components",
-            &[("name", ParamType::String), ("versions", ParamType::List), ("edition", ParamType::String)],
-        ),
-        |_| {
-            let versions = Value::List(Arc::new(vec![Value::string(NEO4J_VERSION)]));
-            Ok(vec![vec![Value::string("Neo4j Kernel"), versions, Value::string("community")]])
-        },
-    );
-    db.register_procedure(signature("db.ping", &[("success", ParamType::Boolean)]), |_| {
-        Ok(vec![vec![Value::Bool(true)]])
-    });
 }
 
 /// The next word of `s` (up to whitespace, `;` or a backquoted name's end) and what follows it.

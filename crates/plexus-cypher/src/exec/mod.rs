@@ -12,6 +12,7 @@ pub(crate) mod load_csv;
 pub(crate) mod lookup;
 pub(crate) mod neighbour_counts;
 pub(crate) mod nodemap;
+pub(crate) mod schema_properties;
 pub(crate) mod update;
 
 use std::collections::HashSet;

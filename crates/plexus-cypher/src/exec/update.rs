@@ -4,7 +4,6 @@
 //! one at a time, so a later row sees what an earlier one created.
 
 use std::collections::BTreeSet;
-use std::ops::ControlFlow;
 
 use plexus_storage::{LabelId, NodeId, PropKeyId, RelId, TokenKind, TypeId};
 
@@ -12,7 +11,7 @@ use super::ctx::Ctx;
 use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
-use crate::plan::{Builtin, CreateNode, CreateRel, PlanNode, Procedure, SetOp};
+use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, SetOp};
 use crate::token::Token;
 use crate::value::{Map, Value};
 
@@ -457,32 +456,11 @@ pub(crate) struct ProcedureCall<'p> {
     pub yields: &'p [(usize, usize)],
 }
 
-fn builtin_rows(which: Builtin, ctx: &Ctx) -> Vec<Vec<Value>> {
-    let g = ctx.g();
-    let names: Vec<std::sync::Arc<str>> = match which {
-        Builtin::Labels => ctx
-            .catalog()
-            .names(TokenKind::Label)
-            .into_iter()
-            .filter(|n| ctx.label_id(n).is_some_and(|l| g.label_count(l) > 0))
-            .collect(),
-        Builtin::RelationshipTypes => {
-            let mut used = BTreeSet::new();
-            let _ = g.visit_all_rels::<()>(|r| {
-                used.insert(r.ty);
-                ControlFlow::Continue(())
-            });
-            used.into_iter().map(|t| ctx.type_name(t)).collect()
-        }
-        Builtin::PropertyKeys => ctx.catalog().names(TokenKind::PropKey),
-    };
-    names.into_iter().map(|n| vec![Value::String(n)]).collect()
-}
-
 impl RowExpander for ProcedureCall<'_> {
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = match self.procedure {
-            Procedure::Builtin(b) => builtin_rows(*b, ctx),
+            Procedure::Builtin(b) => b.rows(ctx),
+            Procedure::Listing { rows, .. } => rows.to_vec(),
             Procedure::User(p) => {
                 let mut args = Vec::with_capacity(self.args.len());
                 for (e, (name, ty)) in self.args.iter().zip(&p.signature.inputs) {

@@ -11,6 +11,7 @@
 //! (`NumberOutOfRange`), and calling with the wrong number of arguments a compile-time `SyntaxError`
 //! (`InvalidNumberOfArguments`) that the planner raises after checking [`arity`].
 
+pub mod catalogue;
 pub mod convert;
 pub mod list;
 pub mod math;
@@ -162,6 +163,11 @@ functions! {
 /// The pure function called `name` (lower-cased).
 pub fn lookup(name: &str) -> Option<Function> {
     FUNCTIONS.iter().find(|f| f.name == name).copied()
+}
+
+/// The (lower-cased) names of the pure functions.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    FUNCTIONS.iter().map(|f| f.name)
 }
 
 /// Whether `name` (lower-cased) is a pure function of this module.

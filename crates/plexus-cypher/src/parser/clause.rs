@@ -250,7 +250,7 @@ impl Parser<'_> {
     }
 
     /// The body of WITH/RETURN: `[DISTINCT] (* | items) [ORDER BY] [SKIP] [LIMIT]`, plus `WHERE` for WITH.
-    fn projection(&mut self, is_with: bool) -> Result<Projection> {
+    pub(super) fn projection(&mut self, is_with: bool) -> Result<Projection> {
         let start = self.prev_span();
         let distinct = self.eat_kw("DISTINCT");
         let mut star = false;

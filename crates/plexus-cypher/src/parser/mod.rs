@@ -8,6 +8,7 @@ mod clause;
 mod expr;
 mod pattern;
 mod schema;
+mod show;
 
 use crate::ast::*;
 use crate::error::{CypherError, Position, Result};
@@ -187,6 +188,9 @@ impl<'a> Parser<'a> {
         } else {
             RunMode::Normal
         };
+        if let Some(query) = self.show_command()? {
+            return Ok(Statement { kind: StatementKind::Query(query), mode });
+        }
         if let Some(command) = self.schema_command()? {
             return Ok(Statement { kind: StatementKind::Schema(command), mode });
         }

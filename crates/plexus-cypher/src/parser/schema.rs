@@ -1,4 +1,4 @@
-//! Schema commands: CREATE/DROP INDEX, CREATE/DROP CONSTRAINT ... IS UNIQUE, SHOW INDEXES/CONSTRAINTS.
+//! Schema commands: CREATE/DROP INDEX, CREATE/DROP CONSTRAINT ... IS UNIQUE (SHOW is in `show.rs`).
 
 use super::Parser;
 use crate::ast::*;
@@ -7,18 +7,6 @@ use crate::lexer::Tok;
 
 impl Parser<'_> {
     pub(super) fn schema_command(&mut self) -> Result<Option<SchemaCommand>> {
-        if self.at_kw("SHOW") {
-            self.bump();
-            let _ = self.eat_kw("ALL") || self.eat_kw("RANGE");
-            let command = if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
-                SchemaCommand::ShowIndexes
-            } else if self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT") {
-                SchemaCommand::ShowConstraints
-            } else {
-                return Err(self.unexpected("INDEXES or CONSTRAINTS"));
-            };
-            return Ok(Some(command));
-        }
         let create = self.at_kw("CREATE");
         let drop = self.at_kw("DROP");
         if !(create || drop) {

@@ -105,43 +105,50 @@ pub(crate) enum SetOp {
     },
 }
 
-/// The built-in procedures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Builtin {
-    Labels,
-    RelationshipTypes,
-    PropertyKeys,
-}
+pub(crate) use crate::builtin::Builtin;
 
 /// A procedure a plan calls.
 #[derive(Clone, Debug)]
 pub(crate) enum Procedure {
     Builtin(Builtin),
     User(Arc<crate::procedures::UserProcedure>),
+    /// What `SHOW PROCEDURES` / `SHOW FUNCTIONS` list, made when the statement is planned (registering a
+    /// procedure empties the plan cache).
+    Listing {
+        fields: &'static [&'static str],
+        rows: Arc<Vec<Vec<crate::value::Value>>>,
+    },
 }
 
 impl Procedure {
     pub fn resolve(name: &str, registry: &crate::procedures::ProcedureRegistry) -> Option<Procedure> {
+        if let Some(b) = Builtin::resolve(name) {
+            return Some(Procedure::Builtin(b));
+        }
         Some(match name.to_ascii_lowercase().as_str() {
-            "db.labels" => Procedure::Builtin(Builtin::Labels),
-            "db.relationshiptypes" => Procedure::Builtin(Builtin::RelationshipTypes),
-            "db.propertykeys" => Procedure::Builtin(Builtin::PropertyKeys),
+            crate::builtin::SHOW_PROCEDURES => Procedure::Listing {
+                fields: crate::builtin::PROCEDURE_COLUMNS,
+                rows: Arc::new(crate::builtin::procedure_rows(registry)),
+            },
+            crate::builtin::SHOW_FUNCTIONS => Procedure::Listing {
+                fields: crate::builtin::FUNCTION_COLUMNS,
+                rows: Arc::new(crate::builtin::function_rows()),
+            },
             _ => Procedure::User(registry.get(name)?),
         })
     }
 
     pub fn inputs(&self) -> Vec<(String, crate::procedures::ParamType)> {
         match self {
-            Procedure::Builtin(_) => vec![],
+            Procedure::Builtin(_) | Procedure::Listing { .. } => vec![],
             Procedure::User(p) => p.signature.inputs.clone(),
         }
     }
 
     pub fn fields(&self) -> Vec<String> {
         match self {
-            Procedure::Builtin(Builtin::Labels) => vec!["label".into()],
-            Procedure::Builtin(Builtin::RelationshipTypes) => vec!["relationshipType".into()],
-            Procedure::Builtin(Builtin::PropertyKeys) => vec!["propertyKey".into()],
+            Procedure::Builtin(b) => b.fields().iter().map(|f| f.to_string()).collect(),
+            Procedure::Listing { fields, .. } => fields.iter().map(|f| f.to_string()).collect(),
             Procedure::User(p) => p.signature.outputs.iter().map(|(n, _)| n.clone()).collect(),
         }
     }

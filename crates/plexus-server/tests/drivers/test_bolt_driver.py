@@ -380,6 +380,29 @@ def test_system_database_and_health_procedures(bolt_uri, auth):
         assert e.value.code == "Neo.ClientError.Statement.NotSystemDatabaseError"
 
 
+def test_schema_listings_run_in_read_transactions(driver, tag):
+    driver.execute_query(f"CREATE INDEX {tag}_name IF NOT EXISTS FOR (n:{tag}) ON (n.name)")
+    driver.execute_query(f"CREATE (:{tag} {{name: 'x', born: date('2000-01-01')}})")
+
+    def listings(tx):
+        indexes = tx.run("SHOW INDEXES YIELD name, type, labelsOrTypes WHERE $tag IN labelsOrTypes", tag=tag).data()
+        procedures = [r["name"] for r in tx.run("SHOW PROCEDURES YIELD name").data()]
+        functions = tx.run("SHOW FUNCTIONS YIELD name, category WHERE name = 'toUpper'").data()
+        schema = tx.run(
+            "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName, propertyTypes "
+            "WHERE $tag IN nodeLabels RETURN propertyName, propertyTypes ORDER BY propertyName",
+            tag=tag,
+        ).data()
+        return indexes, procedures, functions, schema
+
+    with driver.session() as session:
+        indexes, procedures, functions, schema = session.execute_read(listings)
+    assert indexes == [{"name": f"{tag}_name", "type": "RANGE", "labelsOrTypes": [tag]}]
+    assert {"db.labels", "db.schema.nodeTypeProperties", "dbms.components"} <= set(procedures)
+    assert functions == [{"name": "toUpper", "category": "String"}]
+    assert schema == [{"propertyName": "born", "propertyTypes": ["Date"]}, {"propertyName": "name", "propertyTypes": ["String"]}]
+
+
 def test_database_names_ignore_case_and_query_types_follow_the_plan(driver, tag):
     _, summary, _ = driver.execute_query(f"CREATE (n:{tag}) RETURN n", database_="NEO4J")
     assert summary.database == "neo4j"

@@ -1,0 +1,509 @@
+//! The built-in procedures and what the `SHOW` commands list. `SHOW INDEXES`, `SHOW CONSTRAINTS`,
+//! `SHOW PROCEDURES` and `SHOW FUNCTIONS` are parsed into a call of one of the listing procedures here followed
+//! by the command's `YIELD` / `WHERE` / `RETURN` (see `parser/show.rs`), so they are ordinary read-only
+//! queries: they run in read transactions, stream, and filter and sort like any other query. Columns and
+//! values follow Neo4j 5, which tools and drivers read.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use plexus_storage::catalog::Catalog;
+use plexus_storage::{GraphState, LabelId, PropKeyId, TokenKind};
+
+use crate::exec::ctx::Ctx;
+use crate::procedures::ProcedureRegistry;
+use crate::value::{Map, Value};
+
+/// The Neo4j version Plexus answers as (the Bolt agent, `dbms.components()`): drivers and tools choose
+/// features by it.
+pub const NEO4J_COMPATIBLE_VERSION: &str = "5.26.0";
+
+/// The built-in procedures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Builtin {
+    Labels,
+    RelationshipTypes,
+    PropertyKeys,
+    Ping,
+    Components,
+    NodeTypeProperties,
+    RelTypeProperties,
+    ShowIndexes,
+    ShowConstraints,
+}
+
+/// `(name, description, signature)` of each procedure `CALL` can reach by name; the listing ones behind the
+/// `SHOW` commands are not among them.
+const CALLABLE: &[(Builtin, &str, &str, &str)] = &[
+    (
+        Builtin::Labels,
+        "db.labels",
+        "List all labels attached to nodes within a database.",
+        "db.labels() :: (label :: STRING)",
+    ),
+    (
+        Builtin::RelationshipTypes,
+        "db.relationshipTypes",
+        "List all types attached to relationships within a database.",
+        "db.relationshipTypes() :: (relationshipType :: STRING)",
+    ),
+    (
+        Builtin::PropertyKeys,
+        "db.propertyKeys",
+        "List all property keys in the database.",
+        "db.propertyKeys() :: (propertyKey :: STRING)",
+    ),
+    (
+        Builtin::Ping,
+        "db.ping",
+        "This procedure can be used by client side tooling to test whether they are correctly connected to a database.",
+        "db.ping() :: (success :: BOOLEAN)",
+    ),
+    (
+        Builtin::Components,
+        "dbms.components",
+        "List DBMS components and their versions.",
+        "dbms.components() :: (name :: STRING, versions :: LIST<STRING>, edition :: STRING)",
+    ),
+    (
+        Builtin::NodeTypeProperties,
+        "db.schema.nodeTypeProperties",
+        "Show the derived property schema of the nodes in tabular form.",
+        "db.schema.nodeTypeProperties() :: (nodeType :: STRING, nodeLabels :: LIST<STRING>, propertyName :: STRING, \
+         propertyTypes :: LIST<STRING>, mandatory :: BOOLEAN)",
+    ),
+    (
+        Builtin::RelTypeProperties,
+        "db.schema.relTypeProperties",
+        "Show the derived property schema of the relationships in tabular form.",
+        "db.schema.relTypeProperties() :: (relType :: STRING, propertyName :: STRING, propertyTypes :: LIST<STRING>, \
+         mandatory :: BOOLEAN)",
+    ),
+];
+
+/// The names `SHOW INDEXES` and `SHOW CONSTRAINTS` call (not listed by `SHOW PROCEDURES`).
+pub(crate) const SHOW_INDEXES: &str = "plexus.show.indexes";
+pub(crate) const SHOW_CONSTRAINTS: &str = "plexus.show.constraints";
+pub(crate) const SHOW_PROCEDURES: &str = "plexus.show.procedures";
+pub(crate) const SHOW_FUNCTIONS: &str = "plexus.show.functions";
+
+/// Every column of `SHOW INDEXES` (`YIELD *`) and the ones it shows by default.
+pub(crate) const INDEX_COLUMNS: &[&str] = &[
+    "id",
+    "name",
+    "state",
+    "populationPercent",
+    "type",
+    "entityType",
+    "labelsOrTypes",
+    "properties",
+    "indexProvider",
+    "owningConstraint",
+    "lastRead",
+    "readCount",
+    "trackedSince",
+    "options",
+    "failureMessage",
+    "createStatement",
+];
+pub(crate) const INDEX_DEFAULT: usize = 12;
+pub(crate) const CONSTRAINT_COLUMNS: &[&str] = &[
+    "id",
+    "name",
+    "type",
+    "entityType",
+    "labelsOrTypes",
+    "properties",
+    "ownedIndex",
+    "propertyType",
+    "options",
+    "createStatement",
+];
+pub(crate) const CONSTRAINT_DEFAULT: usize = 8;
+pub(crate) const PROCEDURE_COLUMNS: &[&str] = &[
+    "name",
+    "description",
+    "mode",
+    "worksOnSystem",
+    "signature",
+    "argumentDescription",
+    "returnDescription",
+    "admin",
+    "rolesExecution",
+    "rolesBoostedExecution",
+    "isDeprecated",
+    "deprecatedBy",
+    "option",
+];
+pub(crate) const PROCEDURE_DEFAULT: usize = 4;
+pub(crate) const FUNCTION_COLUMNS: &[&str] = &[
+    "name",
+    "category",
+    "description",
+    "signature",
+    "isBuiltIn",
+    "argumentDescription",
+    "returnDescription",
+    "aggregating",
+    "rolesExecution",
+    "rolesBoostedExecution",
+    "isDeprecated",
+    "deprecatedBy",
+];
+pub(crate) const FUNCTION_DEFAULT: usize = 3;
+
+impl Builtin {
+    /// The built-in procedure called `name` (any case).
+    pub fn resolve(name: &str) -> Option<Builtin> {
+        let lower = name.to_ascii_lowercase();
+        if let Some((b, ..)) = CALLABLE.iter().find(|(_, n, ..)| n.eq_ignore_ascii_case(&lower)) {
+            return Some(*b);
+        }
+        match lower.as_str() {
+            SHOW_INDEXES => Some(Builtin::ShowIndexes),
+            SHOW_CONSTRAINTS => Some(Builtin::ShowConstraints),
+            _ => None,
+        }
+    }
+
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Builtin::Labels => &["label"],
+            Builtin::RelationshipTypes => &["relationshipType"],
+            Builtin::PropertyKeys => &["propertyKey"],
+            Builtin::Ping => &["success"],
+            Builtin::Components => &["name", "versions", "edition"],
+            Builtin::NodeTypeProperties => &["nodeType", "nodeLabels", "propertyName", "propertyTypes", "mandatory"],
+            Builtin::RelTypeProperties => &["relType", "propertyName", "propertyTypes", "mandatory"],
+            Builtin::ShowIndexes => INDEX_COLUMNS,
+            Builtin::ShowConstraints => CONSTRAINT_COLUMNS,
+        }
+    }
+
+    pub fn rows(self, ctx: &Ctx) -> Vec<Vec<Value>> {
+        let g = ctx.g();
+        let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
+        match self {
+            Builtin::Labels => strings(
+                ctx.catalog()
+                    .names(TokenKind::Label)
+                    .into_iter()
+                    .filter(|n| ctx.label_id(n).is_some_and(|l| g.label_count(l) > 0))
+                    .collect(),
+            ),
+            Builtin::RelationshipTypes => {
+                let mut used = std::collections::BTreeSet::new();
+                let _ = g.visit_all_rels::<()>(|r| {
+                    used.insert(r.ty);
+                    std::ops::ControlFlow::Continue(())
+                });
+                strings(used.into_iter().map(|t| ctx.type_name(t)).collect())
+            }
+            Builtin::PropertyKeys => strings(ctx.catalog().names(TokenKind::PropKey)),
+            Builtin::Ping => vec![vec![Value::Bool(true)]],
+            Builtin::Components => vec![vec![
+                Value::string("Neo4j Kernel"),
+                Value::list(vec![Value::string(NEO4J_COMPATIBLE_VERSION)]),
+                Value::string("community"),
+            ]],
+            Builtin::NodeTypeProperties => crate::exec::schema_properties::node_type_properties(ctx),
+            Builtin::RelTypeProperties => crate::exec::schema_properties::rel_type_properties(ctx),
+            Builtin::ShowIndexes => index_rows(g, ctx.catalog()),
+            Builtin::ShowConstraints => constraint_rows(g, ctx.catalog()),
+        }
+    }
+}
+
+/// Whether an index or constraint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SchemaKind {
+    Index,
+    Constraint,
+}
+
+/// An index or uniqueness constraint, with the name it is known by.
+pub(crate) struct SchemaObject {
+    pub kind: SchemaKind,
+    pub label: LabelId,
+    pub key: PropKeyId,
+    pub name: String,
+}
+
+/// The name of a uniqueness constraint created without one.
+pub(crate) fn constraint_name(label: &str, key: &str) -> String {
+    format!("constraint_{label}_{key}")
+}
+
+/// The name of an index created without one.
+pub(crate) fn index_name(label: &str, key: &str) -> String {
+    format!("index_{label}_{key}")
+}
+
+pub(crate) fn token_name(catalog: &Catalog, kind: TokenKind, id: u32) -> Arc<str> {
+    catalog.name(kind, id).unwrap_or_default()
+}
+
+/// Every uniqueness constraint, then every index in creation order.
+pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObject> {
+    let names = |l: LabelId, k: PropKeyId| {
+        (token_name(catalog, TokenKind::Label, l.0), token_name(catalog, TokenKind::PropKey, k.0))
+    };
+    let constraints = g.unique_keys().into_iter().map(|(label, key)| {
+        let name = g.unique_key_name(label).map_or_else(
+            || {
+                let (l, k) = names(label, key);
+                constraint_name(&l, &k)
+            },
+            |n| n.to_string(),
+        );
+        SchemaObject { kind: SchemaKind::Constraint, label, key, name }
+    });
+    let indexes = g.indexes().into_iter().map(|(label, key)| {
+        let name = g.index_name(label, key).map_or_else(
+            || {
+                let (l, k) = names(label, key);
+                index_name(&l, &k)
+            },
+            |n| n.to_string(),
+        );
+        SchemaObject { kind: SchemaKind::Index, label, key, name }
+    });
+    constraints.chain(indexes).collect()
+}
+
+/// `` `name` `` as Cypher quotes a name in a statement.
+fn quoted(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+fn index_options() -> Value {
+    let mut m = Map::new();
+    m.insert("indexConfig".into(), Value::map(Map::new()));
+    m.insert("indexProvider".into(), Value::string("range-1.0"));
+    Value::map(m)
+}
+
+/// The rows of `SHOW INDEXES`: each index, and the index backing each uniqueness constraint (named as the
+/// constraint, as in Neo4j), by name; ids number them in that order.
+fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
+    let mut objects = schema_objects(g, catalog);
+    objects.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut rows = Vec::with_capacity(objects.len());
+    for (n, o) in objects.iter().enumerate() {
+        let (label, key) =
+            (token_name(catalog, TokenKind::Label, o.label.0), token_name(catalog, TokenKind::PropKey, o.key.0));
+        let create = match o.kind {
+            SchemaKind::Index => {
+                format!("CREATE RANGE INDEX {} FOR (n:{}) ON (n.{})", quoted(&o.name), quoted(&label), quoted(&key))
+            }
+            SchemaKind::Constraint => constraint_statement(&o.name, &label, &key),
+        };
+        let owner = match o.kind {
+            SchemaKind::Index => Value::Null,
+            SchemaKind::Constraint => Value::string(o.name.as_str()),
+        };
+        rows.push(vec![
+            Value::Int(n as i64 + 1),
+            Value::string(o.name.as_str()),
+            Value::string("ONLINE"),
+            Value::Float(100.0),
+            Value::string("RANGE"),
+            Value::string("NODE"),
+            Value::list(vec![Value::String(label)]),
+            Value::list(vec![Value::String(key)]),
+            Value::string("range-1.0"),
+            owner,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            index_options(),
+            Value::string(""),
+            Value::string(create),
+        ]);
+    }
+    rows
+}
+
+fn constraint_statement(name: &str, label: &str, key: &str) -> String {
+    format!("CREATE CONSTRAINT {} FOR (n:{}) REQUIRE (n.{}) IS UNIQUE", quoted(name), quoted(label), quoted(key))
+}
+
+/// The rows of `SHOW CONSTRAINTS`, by name.
+fn constraint_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
+    let mut objects: Vec<SchemaObject> =
+        schema_objects(g, catalog).into_iter().filter(|o| o.kind == SchemaKind::Constraint).collect();
+    objects.sort_by(|a, b| a.name.cmp(&b.name));
+    objects
+        .iter()
+        .enumerate()
+        .map(|(n, o)| {
+            let (label, key) =
+                (token_name(catalog, TokenKind::Label, o.label.0), token_name(catalog, TokenKind::PropKey, o.key.0));
+            vec![
+                Value::Int(n as i64 + 1),
+                Value::string(o.name.as_str()),
+                Value::string("UNIQUENESS"),
+                Value::string("NODE"),
+                Value::list(vec![Value::String(label.clone())]),
+                Value::list(vec![Value::String(key.clone())]),
+                Value::string(o.name.as_str()),
+                Value::Null,
+                index_options(),
+                Value::string(constraint_statement(&o.name, &label, &key)),
+            ]
+        })
+        .collect()
+}
+
+/// `[{name, description, type, isDeprecated}]` of a signature's arguments (`f(a :: INTEGER, b :: ANY) :: ...`)
+/// and the text after the last `::` outside them.
+fn describe_signature(signature: &str) -> (Value, String) {
+    let open = signature.find('(').unwrap_or(signature.len());
+    let mut depth = 0usize;
+    let mut close = signature.len();
+    for (i, c) in signature.char_indices().skip(open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = i;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let inner = signature.get(open + 1..close).unwrap_or("");
+    let args: Vec<Value> = split_top_level(inner)
+        .into_iter()
+        .filter_map(|arg| {
+            let (name, ty) = arg.split_once("::")?;
+            let mut m = Map::new();
+            // `input = DEFAULT_TEMPORAL_ARGUMENT :: ANY`: the name before any default.
+            m.insert("name".into(), Value::string(name.trim().split([' ', '=']).next().unwrap_or("")));
+            m.insert("type".into(), Value::string(ty.trim()));
+            m.insert("description".into(), Value::string(""));
+            m.insert("isDeprecated".into(), Value::Bool(false));
+            Some(Value::map(m))
+        })
+        .collect();
+    let returns = signature.get(close + 1..).and_then(|r| r.trim().strip_prefix("::")).unwrap_or("").trim();
+    (Value::list(args), returns.to_string())
+}
+
+/// `a :: INTEGER, b :: LIST<ANY>` split at the commas outside brackets.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        parts.push(&s[start..]);
+    }
+    parts
+}
+
+/// The rows of `SHOW PROCEDURES`: the built-in procedures and those `registry` holds, by name.
+pub(crate) fn procedure_rows(registry: &ProcedureRegistry) -> Vec<Vec<Value>> {
+    let mut listed: BTreeMap<String, (String, String, bool)> = BTreeMap::new();
+    for (_, name, description, signature) in CALLABLE {
+        listed.insert(name.to_string(), (description.to_string(), signature.to_string(), true));
+    }
+    for p in registry.all() {
+        let s = &p.signature;
+        let part = |items: &[(String, crate::procedures::ParamType)]| {
+            items.iter().map(|(n, t)| format!("{n} :: {}", t.name())).collect::<Vec<_>>().join(", ")
+        };
+        let signature = if s.outputs.is_empty() {
+            format!("{}({})", s.name, part(&s.inputs))
+        } else {
+            format!("{}({}) :: ({})", s.name, part(&s.inputs), part(&s.outputs))
+        };
+        listed.insert(s.name.clone(), (String::new(), signature, false));
+    }
+    listed
+        .into_iter()
+        .map(|(name, (description, signature, _builtin))| {
+            let (args, returns) = describe_signature(&signature);
+            // The outputs are written like arguments: `(label :: STRING)`.
+            let (outputs, _) = describe_signature(&format!("outputs{returns}"));
+            let mut option = Map::new();
+            option.insert("deprecated".into(), Value::Bool(false));
+            vec![
+                Value::string(name),
+                Value::string(description),
+                Value::string("READ"),
+                Value::Bool(false),
+                Value::string(signature),
+                args,
+                outputs,
+                Value::Bool(false),
+                Value::Null,
+                Value::Null,
+                Value::Bool(false),
+                Value::Null,
+                Value::map(option),
+            ]
+        })
+        .collect()
+}
+
+/// The rows of `SHOW FUNCTIONS`, by name.
+pub(crate) fn function_rows() -> Vec<Vec<Value>> {
+    let mut functions: Vec<_> = crate::functions::catalogue::FUNCTIONS.to_vec();
+    functions.sort_by_key(|f| f.name.to_ascii_lowercase());
+    functions
+        .into_iter()
+        .map(|f| {
+            let (args, returns) = describe_signature(f.signature);
+            vec![
+                Value::string(f.name),
+                Value::string(f.category),
+                Value::string(f.description),
+                Value::string(f.signature),
+                Value::Bool(true),
+                args,
+                Value::string(returns),
+                Value::Bool(f.category == "Aggregating"),
+                Value::Null,
+                Value::Null,
+                Value::Bool(false),
+                Value::Null,
+            ]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_describe_their_arguments() {
+        let (args, returns) =
+            describe_signature("substring(original :: STRING, start :: INTEGER, length :: INTEGER) :: STRING");
+        let Value::List(args) = args else { panic!() };
+        assert_eq!(args.len(), 3);
+        assert_eq!(args[1].as_map().unwrap()["type"], Value::string("INTEGER"));
+        assert_eq!(returns, "STRING");
+        let (args, returns) = describe_signature("pi() :: FLOAT");
+        assert_eq!((args, returns.as_str()), (Value::list(vec![]), "FLOAT"));
+        assert_eq!(split_top_level("a :: LIST<ANY>, b :: MAP"), vec!["a :: LIST<ANY>", " b :: MAP"]);
+    }
+
+    #[test]
+    fn callable_procedures_resolve_by_any_case() {
+        assert_eq!(Builtin::resolve("DB.LABELS"), Some(Builtin::Labels));
+        assert_eq!(Builtin::resolve("dbms.components"), Some(Builtin::Components));
+        assert_eq!(Builtin::resolve("db.nothing"), None);
+    }
+}

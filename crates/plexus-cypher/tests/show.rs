@@ -1,0 +1,170 @@
+//! `SHOW INDEXES | CONSTRAINTS | PROCEDURES | FUNCTIONS` with `YIELD`, `WHERE` and `RETURN`, in read
+//! transactions, and the built-in procedures tools call (`dbms.components`, `db.ping`, `db.schema.*`).
+
+use plexus_cypher::{Access, Engine, ErrorKind, ParamType, Params, ProcedureSignature, ResultValue};
+use plexus_storage::Store;
+
+fn s(x: &str) -> ResultValue {
+    ResultValue::String(x.into())
+}
+
+struct Db {
+    store: Store,
+    engine: Engine,
+}
+
+impl Db {
+    fn new() -> Db {
+        let db = Db { store: Store::in_memory(), engine: Engine::new() };
+        db.run("CREATE INDEX idx_name FOR (p:Person) ON (p.name)");
+        db.run("CREATE CONSTRAINT city_id FOR (c:City) REQUIRE c.id IS UNIQUE");
+        db.run(
+            "CREATE (:Person {name: 'a', age: 3})-[:KNOWS {since: 1}]->(:Person {name: 'b'}), (:City {id: 1}), \
+             (:City:Capital {id: 2, at: point({x: 1, y: 2})}), ()",
+        );
+        db
+    }
+
+    fn result(&self, q: &str) -> plexus_cypher::QueryResult {
+        // Through a read transaction: SHOW and the built-in procedures only read.
+        self.engine.execute_read(&self.store.read(), q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}"))
+    }
+
+    fn run(&self, q: &str) -> Vec<Vec<ResultValue>> {
+        self.engine.execute(&self.store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+    }
+
+    fn columns(&self, q: &str) -> Vec<String> {
+        self.result(q).columns.iter().map(|c| c.to_string()).collect()
+    }
+}
+
+#[test]
+fn indexes_and_constraints_as_neo4j_lists_them() {
+    let db = Db::new();
+    assert_eq!(
+        db.columns("SHOW INDEXES"),
+        [
+            "id",
+            "name",
+            "state",
+            "populationPercent",
+            "type",
+            "entityType",
+            "labelsOrTypes",
+            "properties",
+            "indexProvider",
+            "owningConstraint",
+            "lastRead",
+            "readCount"
+        ]
+    );
+    assert_eq!(db.columns("SHOW INDEXES YIELD *").len(), 16);
+    // The constraint's backing index carries its name; rows come by name.
+    let rows = db.result("SHOW INDEXES YIELD name, type, labelsOrTypes, owningConstraint, createStatement").rows;
+    assert_eq!(rows[0][..4], [s("city_id"), s("RANGE"), ResultValue::List(vec![s("City")]), s("city_id")]);
+    assert_eq!(rows[1][3], ResultValue::Null);
+    assert_eq!(rows[1][4], s("CREATE RANGE INDEX `idx_name` FOR (n:`Person`) ON (n.`name`)"));
+    let rows = db.result("SHOW CONSTRAINTS YIELD *").rows;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][2], s("UNIQUENESS"));
+    assert_eq!(rows[0][9], s("CREATE CONSTRAINT `city_id` FOR (n:`City`) REQUIRE (n.`id`) IS UNIQUE"));
+    // WHERE, ORDER BY, LIMIT and RETURN as in any query.
+    assert_eq!(db.result("SHOW INDEXES WHERE name STARTS WITH 'idx'").rows.len(), 1);
+    assert_eq!(
+        db.result("SHOW INDEXES YIELD name AS n ORDER BY n DESC LIMIT 1 RETURN toUpper(n) AS upper").rows,
+        vec![vec![s("IDX_NAME")]]
+    );
+    assert_eq!(db.engine.access("SHOW ALL INDEXES").unwrap(), Access::Read);
+}
+
+#[test]
+fn mistakes_in_a_show_command_point_at_themselves() {
+    let db = Db::new();
+    let err = |q: &str| db.engine.execute_read(&db.store.read(), q, &Params::new()).expect_err(q);
+    let e = err("SHOW INDEXES YIELD nope");
+    assert_eq!((e.kind, e.position.map(|p| p.column)), (ErrorKind::SyntaxError, Some(20)));
+    let e = err("SHOW INDEXES RETURN name");
+    assert!(e.message.contains("expected YIELD, WHERE or the end"), "{e}");
+    let e = err("SHOW TABLES");
+    assert!(e.message.contains("INDEXES, CONSTRAINTS, PROCEDURES or FUNCTIONS"), "{e}");
+}
+
+#[test]
+fn procedures_and_functions_are_listed() {
+    let db = Db::new();
+    db.engine.register_procedure(
+        ProcedureSignature {
+            name: "my.echo".into(),
+            inputs: vec![("x".into(), ParamType::Integer)],
+            outputs: vec![("y".into(), ParamType::Integer)],
+        },
+        |args| Ok(vec![vec![args[0].clone()]]),
+    );
+    let names: Vec<ResultValue> =
+        db.result("SHOW PROCEDURES YIELD name").rows.into_iter().map(|r| r[0].clone()).collect();
+    for expected in ["db.labels", "db.ping", "db.schema.nodeTypeProperties", "dbms.components", "my.echo"] {
+        assert!(names.contains(&s(expected)), "{expected} in {names:?}");
+    }
+    let rows = db.result("SHOW PROCEDURES YIELD name, signature, argumentDescription WHERE name = 'my.echo'").rows;
+    assert_eq!(rows[0][1], s("my.echo(x :: INTEGER) :: (y :: INTEGER)"));
+    let ResultValue::List(args) = &rows[0][2] else { panic!("{rows:?}") };
+    assert_eq!(args.len(), 1);
+    assert_eq!(
+        db.result("SHOW FUNCTIONS YIELD name, category, aggregating WHERE name IN ['count', 'point.distance']").rows,
+        vec![
+            vec![s("count"), s("Aggregating"), ResultValue::Bool(true)],
+            vec![s("point.distance"), s("Spatial"), ResultValue::Bool(false)]
+        ]
+    );
+    assert!(db.result("SHOW USER DEFINED FUNCTIONS").rows.is_empty());
+}
+
+/// `SHOW FUNCTIONS` lists only functions that exist, and every pure function.
+#[test]
+fn the_function_list_matches_the_functions() {
+    let db = Db::new();
+    let listed: Vec<String> = db
+        .result("SHOW FUNCTIONS YIELD name")
+        .rows
+        .into_iter()
+        .map(|r| match &r[0] {
+            ResultValue::String(n) => n.to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    for name in &listed {
+        if ["all", "any", "none", "single", "reduce"].contains(&name.as_str()) {
+            continue; // syntax rather than calls
+        }
+        if let Err(e) = db.engine.execute_read(&db.store.read(), &format!("RETURN {name}() AS x"), &Params::new()) {
+            assert_ne!(e.detail, "UnknownFunction", "{name}: {e}");
+        }
+    }
+    for name in plexus_cypher::functions::names() {
+        assert!(listed.iter().any(|l| l.eq_ignore_ascii_case(name)), "{name} is not listed");
+    }
+}
+
+#[test]
+fn tools_read_the_schema_and_the_version() {
+    let db = Db::new();
+    let rows = db.result("CALL db.schema.nodeTypeProperties()").rows;
+    let row = |label: &str, prop: &str| {
+        rows.iter().find(|r| r[0] == s(label) && r[2] == (if prop.is_empty() { ResultValue::Null } else { s(prop) }))
+    };
+    assert_eq!(row(":`Person`", "age").unwrap()[3..], [ResultValue::List(vec![s("Long")]), ResultValue::Bool(false)]);
+    assert_eq!(row(":`Person`", "name").unwrap()[4], ResultValue::Bool(true));
+    assert_eq!(row(":`Capital`:`City`", "at").unwrap()[3], ResultValue::List(vec![s("Point")]));
+    assert_eq!(row("", "").unwrap()[1], ResultValue::List(vec![]));
+    assert_eq!(
+        db.result("CALL db.schema.relTypeProperties()").rows,
+        vec![vec![s(":`KNOWS`"), s("since"), ResultValue::List(vec![s("Long")]), ResultValue::Bool(true)]]
+    );
+    let r = db.result("CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS v, edition");
+    assert_eq!(
+        r.rows,
+        vec![vec![s("Neo4j Kernel"), s(plexus_cypher::builtin::NEO4J_COMPATIBLE_VERSION), s("community")]]
+    );
+    assert_eq!(db.result("CALL db.ping()").rows, vec![vec![ResultValue::Bool(true)]]);
+}
