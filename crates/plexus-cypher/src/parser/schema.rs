@@ -5,6 +5,11 @@ use crate::ast::*;
 use crate::error::Result;
 use crate::lexer::Tok;
 
+/// Index kinds created as range indexes.
+const INDEX_KINDS: [&str; 4] = ["RANGE", "TEXT", "POINT", "BTREE"];
+/// Index kinds refused with a clear error rather than a syntax error.
+const UNSUPPORTED_INDEXES: [&str; 3] = ["FULLTEXT", "VECTOR", "LOOKUP"];
+
 impl Parser<'_> {
     pub(super) fn schema_command(&mut self) -> Result<Option<SchemaCommand>> {
         let create = self.at_kw("CREATE");
@@ -12,13 +17,28 @@ impl Parser<'_> {
         if !(create || drop) {
             return Ok(None);
         }
-        let is_index = self.at_kw_ahead(1, "INDEX") || (self.at_kw_ahead(1, "RANGE") && self.at_kw_ahead(2, "INDEX"));
+        // A TEXT or POINT index is made a range index: it answers the same predicates (equality, and ranges
+        // and prefixes of what it holds), by the same plans.
+        let kind = INDEX_KINDS.iter().find(|k| self.at_kw_ahead(1, k) && self.at_kw_ahead(2, "INDEX")).copied();
+        let is_index = self.at_kw_ahead(1, "INDEX") || kind.is_some();
         let is_constraint = self.at_kw_ahead(1, "CONSTRAINT");
         if !(is_index || is_constraint) {
+            if let Some(kind) =
+                UNSUPPORTED_INDEXES.iter().find(|k| self.at_kw_ahead(1, k) && self.at_kw_ahead(2, "INDEX"))
+            {
+                self.bump();
+                return Err(self.error_at(
+                    self.span(),
+                    "UnsupportedIndex",
+                    format!("{kind} indexes are not supported; range indexes (CREATE INDEX) are"),
+                ));
+            }
             return Ok(None);
         }
         self.bump();
-        let _ = self.eat_kw("RANGE");
+        if kind.is_some() {
+            self.bump();
+        }
         self.bump();
         match (create, is_index) {
             (true, true) => self.create_index().map(Some),
@@ -45,8 +65,28 @@ impl Parser<'_> {
         Ok(false)
     }
 
+    /// `OPTIONS {...}` after an index or constraint: accepted and ignored (the provider and configuration
+    /// Neo4j takes there have one choice here), as long as it is a map.
+    fn schema_options(&mut self) -> Result<()> {
+        if self.eat_kw("OPTIONS") {
+            let options = self.expr()?;
+            if !matches!(options.kind, ExprKind::Map(_) | ExprKind::Parameter(_)) {
+                return Err(self.error_at(options.span, "InvalidArgumentType", "OPTIONS takes a map"));
+            }
+        }
+        Ok(())
+    }
+
     /// `(n:Label)` returning the variable and label.
     fn schema_node(&mut self) -> Result<(String, String)> {
+        if matches!(self.peek_at(1), Tok::RParen) {
+            // `()-[r:TYPE]-()`: relationship property indexes and constraints.
+            return Err(self.error_at(
+                self.span(),
+                "UnsupportedIndex",
+                "indexes and constraints on relationship properties are not supported; they cover node properties",
+            ));
+        }
         self.expect(&Tok::LParen, "'('")?;
         let var = self.ident("a variable")?.name;
         self.expect(&Tok::Colon, "':'")?;
@@ -84,6 +124,7 @@ impl Parser<'_> {
             properties.push(self.schema_property(&var)?);
         }
         self.expect(&Tok::RParen, "')'")?;
+        self.schema_options()?;
         Ok(SchemaCommand::CreateIndex { name, label, properties, if_not_exists })
     }
 
@@ -129,12 +170,21 @@ impl Parser<'_> {
         let parens = self.eat(&Tok::LParen);
         let property = self.schema_property(&var)?;
         if parens {
+            if self.at(&Tok::Comma) {
+                return Err(self.error_at(
+                    self.span(),
+                    "UnsupportedConstraint",
+                    "a constraint covers one property here; create one per property",
+                ));
+            }
             self.expect(&Tok::RParen, "')'")?;
         }
         self.expect_kw("IS")?;
         let span = self.span();
+        let _ = self.eat_kw("NODE");
         if !self.eat_kw("UNIQUE") {
-            if self.eat_kw("NODE") && self.eat_kw("KEY") {
+            if self.eat_kw("KEY") {
+                self.schema_options()?;
                 return Ok(SchemaCommand::CreateUnique { name, label, property, if_not_exists });
             }
             return Err(self.error_at(
@@ -143,6 +193,7 @@ impl Parser<'_> {
                 "only uniqueness constraints (IS UNIQUE) are supported",
             ));
         }
+        self.schema_options()?;
         Ok(SchemaCommand::CreateUnique { name, label, property, if_not_exists })
     }
 

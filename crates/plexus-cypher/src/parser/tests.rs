@@ -51,6 +51,30 @@ fn schema_commands() {
     assert_eq!(parse("EXPLAIN MATCH (n) RETURN n").unwrap().mode, RunMode::Explain);
 }
 
+/// What Neo4j's exports and migration scripts write: kinds of index that are range indexes here, OPTIONS, and
+/// clear refusals of what is not supported.
+#[test]
+fn schema_commands_as_neo4j_scripts_write_them() {
+    for q in [
+        "CREATE TEXT INDEX t FOR (n:P) ON (n.name)",
+        "CREATE POINT INDEX p IF NOT EXISTS FOR (n:P) ON (n.loc) OPTIONS {indexConfig: {}}",
+        "CREATE RANGE INDEX r FOR (n:P) ON (n.a) OPTIONS {indexProvider: 'range-1.0'}",
+        "CREATE CONSTRAINT c FOR (n:P) REQUIRE n.x IS NODE UNIQUE OPTIONS {}",
+        "CREATE CONSTRAINT c FOR (n:P) REQUIRE (n.x) IS UNIQUE OPTIONS $options",
+    ] {
+        assert!(matches!(parse(q).unwrap_or_else(|e| panic!("{q}: {e}")).kind, StatementKind::Schema(_)), "{q}");
+    }
+    for (q, detail) in [
+        ("CREATE FULLTEXT INDEX f FOR (n:P) ON EACH [n.name]", "UnsupportedIndex"),
+        ("CREATE VECTOR INDEX v FOR (n:P) ON (n.v)", "UnsupportedIndex"),
+        ("CREATE INDEX FOR ()-[r:R]-() ON (r.p)", "UnsupportedIndex"),
+        ("CREATE CONSTRAINT FOR (n:P) REQUIRE (n.a, n.b) IS NODE KEY", "UnsupportedConstraint"),
+        ("CREATE INDEX FOR (n:P) ON (n.a) OPTIONS 1", "InvalidArgumentType"),
+    ] {
+        assert_eq!(parse(q).unwrap_err().detail, detail, "{q}");
+    }
+}
+
 #[test]
 fn chained_comparison_becomes_conjunction() {
     let q = query("RETURN 1 < 2 <= 3");
