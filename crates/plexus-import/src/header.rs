@@ -46,13 +46,18 @@ fn space(kind: &str, upper: &str, len: usize) -> Result<Option<String>, String> 
 /// Parses one header field.
 pub fn parse_column(field: &str) -> Result<Column, String> {
     let field = field.trim();
-    let (name, kind) = match field.rsplit_once(':') {
+    // Options follow the type: only a point column's default system (`location:point{crs:WGS-84}`).
+    let (typed, options) = match field.find('{') {
+        Some(at) if field.ends_with('}') => (&field[..at], Some(&field[at..])),
+        _ => (field, None),
+    };
+    let (name, kind) = match typed.rsplit_once(':') {
         Some((name, kind)) => (name, kind),
         None if field.is_empty() => return Err("empty column name".into()),
         None => return Ok(Column::Property { name: field.to_string(), ty: ScalarType::String, array: false }),
     };
-    if kind.contains('{') {
-        return Err(format!("column options in '{field}' are not supported"));
+    if options.is_some() && !kind.trim_end_matches("[]").eq_ignore_ascii_case("point") {
+        return Err(format!("column options in '{field}' are not supported (only a point column's {{crs: ...}})"));
     }
     let upper = kind.to_ascii_uppercase();
     let named = (!name.is_empty()).then(|| name.to_string());
@@ -73,13 +78,11 @@ pub fn parse_column(field: &str) -> Result<Column, String> {
             Some(base) => (base, true),
             None => (kind, false),
         };
-        let ty = ScalarType::from_name(base).ok_or_else(|| {
-            if base.eq_ignore_ascii_case("point") {
-                format!("'{field}': point properties are not supported")
-            } else {
-                format!("'{field}': unknown type '{kind}'")
-            }
-        })?;
+        let mut ty = ScalarType::from_name(base).ok_or_else(|| format!("'{field}': unknown type '{kind}'"))?;
+        if let Some(options) = options {
+            let entries = crate::values::parse_point_map(options).map_err(|e| format!("'{field}': {e}"))?;
+            ty = ScalarType::Point(crate::values::named_crs(&entries).map_err(|e| format!("'{field}': {e}"))?);
+        }
         let name = named.ok_or_else(|| format!("'{field}': a property column needs a name"))?;
         Column::Property { name, ty, array }
     };
@@ -213,6 +216,7 @@ impl RelHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plexus_storage::value::Crs;
 
     fn cols(s: &str) -> Vec<String> {
         s.split(',').map(String::from).collect()
@@ -242,7 +246,16 @@ mod tests {
             Column::Property { name: "a:b".into(), ty: ScalarType::Float, array: false }
         );
         assert!(parse_column("x:whatever").unwrap_err().contains("unknown type"));
-        assert!(parse_column("x:point").unwrap_err().contains("not supported"));
+        assert_eq!(
+            parse_column("at:point{crs:WGS-84}").unwrap(),
+            Column::Property { name: "at".into(), ty: ScalarType::Point(Some(Crs::Wgs84)), array: false }
+        );
+        assert_eq!(
+            parse_column("trail:point[]").unwrap(),
+            Column::Property { name: "trail".into(), ty: ScalarType::Point(None), array: true }
+        );
+        assert!(parse_column("at:point{crs:mars}").unwrap_err().contains("unknown crs"));
+        assert!(parse_column("n:int{crs:WGS-84}").unwrap_err().contains("not supported"));
         assert!(parse_column(":int").unwrap_err().contains("needs a name"));
         assert!(parse_column(":ID()").is_err());
         assert!(parse_column("id:ID(Person){id-type:long}").is_err());

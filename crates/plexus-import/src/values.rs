@@ -5,11 +5,12 @@
 //! Temporal text: `2024-02-29`, `13:45[:30[.123456789]]`, offsets `Z`, `+01:00`, `+0100` or `+01`, a date and
 //! time joined by `T` (or a space), an optional `[Zone/Name]` after an explicit offset (there is no zone
 //! database here, so a zone name alone is refused), durations `P1Y2M3W4DT5H6M7.5S`. A `datetime` without an
-//! offset is taken as UTC, as Neo4j does with its default time zone.
+//! offset is taken as UTC, as Neo4j does with its default time zone. Points are maps (`point`, see
+//! [`ScalarType::Point`]).
 
 use std::sync::Arc;
 
-use plexus_storage::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use plexus_storage::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time};
 use plexus_storage::Value;
 
 /// The type of a property column.
@@ -28,6 +29,9 @@ pub enum ScalarType {
     LocalDateTime,
     DateTime,
     Duration,
+    /// A point written as a map, `{latitude: 55.6, longitude: 12.9}` or `{x: 1, y: 2, crs: 'cartesian'}`; the
+    /// system a value does not name is the column's (`location:point{crs:WGS-84}`), or follows from its keys.
+    Point(Option<Crs>),
 }
 
 impl ScalarType {
@@ -47,6 +51,7 @@ impl ScalarType {
             "localdatetime" => ScalarType::LocalDateTime,
             "datetime" => ScalarType::DateTime,
             "duration" => ScalarType::Duration,
+            "point" => ScalarType::Point(None),
             _ => return None,
         })
     }
@@ -66,6 +71,7 @@ impl ScalarType {
             ScalarType::LocalDateTime => "localdatetime",
             ScalarType::DateTime => "datetime",
             ScalarType::Duration => "duration",
+            ScalarType::Point(_) => "point",
         }
     }
 }
@@ -141,7 +147,65 @@ pub fn parse_scalar(ty: ScalarType, text: &[u8]) -> Result<Value, String> {
             .ok_or_else(bad),
         ScalarType::DateTime => parse_datetime(text).ok_or_else(bad)?,
         ScalarType::Duration => parse_duration(text).map(Value::from).ok_or_else(bad),
+        ScalarType::Point(default) => parse_point(utf8(text)?, default).map_err(|e| format!("{} ({e})", bad())),
     }
+}
+
+/// `{key: value, ...}` with numbers, and names that may be quoted (`crs: 'WGS-84'` or `crs: WGS-84`).
+pub fn parse_point_map(text: &str) -> Result<Vec<(String, String)>, String> {
+    let inner = text.trim().strip_prefix('{').and_then(|t| t.strip_suffix('}')).ok_or("expected {key: value, ...}")?;
+    let mut entries = Vec::new();
+    for part in inner.split(',').filter(|p| !p.trim().is_empty()) {
+        let (key, value) = part.split_once(':').ok_or_else(|| format!("'{}' is not key: value", part.trim()))?;
+        let value = value.trim();
+        let value = value
+            .strip_prefix('\'')
+            .and_then(|v| v.strip_suffix('\''))
+            .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+            .unwrap_or(value);
+        entries.push((key.trim().to_ascii_lowercase(), value.to_string()));
+    }
+    Ok(entries)
+}
+
+/// The coordinate reference system named by a `crs` or `srid` entry.
+pub fn named_crs(entries: &[(String, String)]) -> Result<Option<Crs>, String> {
+    let get = |k: &str| entries.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    match (get("crs"), get("srid")) {
+        (Some(_), Some(_)) => Err("give a crs or an srid, not both".into()),
+        (Some(name), None) => Crs::from_name(name).map(Some).ok_or_else(|| format!("unknown crs '{name}'")),
+        (None, Some(srid)) => {
+            srid.parse().ok().and_then(Crs::from_srid).map(Some).ok_or_else(|| format!("unknown srid '{srid}'"))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+fn parse_point(text: &str, default: Option<Crs>) -> Result<Value, String> {
+    let entries = parse_point_map(text)?;
+    let number = |k: &str| -> Result<Option<f64>, String> {
+        match entries.iter().find(|(key, _)| key == k) {
+            None => Ok(None),
+            Some((_, v)) => v.parse().map(Some).map_err(|_| format!("{k} '{v}' is not a number")),
+        }
+    };
+    let (coords, geographic) = if let (Some(x), Some(y)) = (number("x")?, number("y")?) {
+        (vec![Some(x), Some(y), number("z")?], false)
+    } else if let (Some(lon), Some(lat)) = (number("longitude")?, number("latitude")?) {
+        (vec![Some(lon), Some(lat), number("height")?.or(number("z")?)], true)
+    } else {
+        return Err("a point needs x and y, or longitude and latitude".into());
+    };
+    let coords: Vec<f64> = coords.into_iter().flatten().collect();
+    let crs = match named_crs(&entries)?.or(default) {
+        Some(crs) if geographic && !crs.is_geographic() => {
+            return Err(format!("longitude and latitude are not coordinates of the {crs} system"))
+        }
+        Some(crs) => crs.with_dimensions(coords.len()),
+        None if geographic => Crs::Wgs84.with_dimensions(coords.len()),
+        None => Crs::Cartesian.with_dimensions(coords.len()),
+    };
+    Point::new(crs, &coords).map(Value::from)
 }
 
 /// Parses a value of type `ty`, or an array of them split on `array_delimiter`.
@@ -151,7 +215,12 @@ pub fn parse_typed(ty: ScalarType, array: bool, array_delimiter: u8, text: &[u8]
     }
     let items: Result<Vec<Value>, String> =
         text.split(|&b| b == array_delimiter).map(|item| parse_scalar(ty, item)).collect();
-    Ok(Value::List(Arc::from(items?)))
+    let list = Value::List(Arc::from(items?));
+    if let ScalarType::Point(_) = ty {
+        // Points of one list share a system, as any stored list of points must.
+        list.validate()?;
+    }
+    Ok(list)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -350,6 +419,22 @@ mod tests {
 
     fn ok(ty: ScalarType, text: &str) -> Value {
         parse_scalar(ty, text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn points_as_maps() {
+        let p = |crs: Crs, c: &[f64]| Value::from(Point::new(crs, c).unwrap());
+        assert_eq!(ok(ScalarType::Point(None), "{latitude:55.6, longitude:12.9}"), p(Crs::Wgs84, &[12.9, 55.6]));
+        assert_eq!(ok(ScalarType::Point(None), "{x: 1, y: 2, z: 3}"), p(Crs::Cartesian3d, &[1.0, 2.0, 3.0]));
+        assert_eq!(ok(ScalarType::Point(None), "{x:1,y:2,crs:'WGS-84'}"), p(Crs::Wgs84, &[1.0, 2.0]));
+        assert_eq!(ok(ScalarType::Point(Some(Crs::Wgs84)), "{x:1,y:2}"), p(Crs::Wgs84, &[1.0, 2.0]));
+        assert_eq!(ok(ScalarType::Point(None), "{x:1,y:2,srid:9157,z:5}"), p(Crs::Cartesian3d, &[1.0, 2.0, 5.0]));
+        for bad in ["1,2", "{x:1}", "{x:a,y:2}", "{latitude:95,longitude:1}", "{x:1,y:2,crs:mars}"] {
+            assert!(parse_scalar(ScalarType::Point(None), bad.as_bytes()).is_err(), "{bad}");
+        }
+        let list = parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4}").unwrap();
+        assert_eq!(list, Value::List(vec![p(Crs::Cartesian, &[1.0, 2.0]), p(Crs::Cartesian, &[3.0, 4.0])].into()));
+        assert!(parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4,z:5}").is_err());
     }
 
     #[test]
