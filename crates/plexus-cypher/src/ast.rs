@@ -91,8 +91,24 @@ pub enum Clause {
         query: Box<Query>,
         /// `IN TRANSACTIONS [OF n ROWS]`: the rows per transaction (`None`: the default, 1,000).
         in_transactions: Option<Option<Expr>>,
+        /// `ON ERROR ...` after `IN TRANSACTIONS`.
+        on_error: OnError,
+        /// `REPORT STATUS AS s`: the variable that receives each input row's transaction status.
+        report_status: Option<Ident>,
         span: Span,
     },
+}
+
+/// What `CALL { } IN TRANSACTIONS` does when one of its transactions fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OnError {
+    /// The statement fails (the transactions before stay committed).
+    #[default]
+    Fail,
+    /// The failed transaction is rolled back and the next one goes on.
+    Continue,
+    /// The failed transaction is rolled back and no other is tried.
+    Break,
 }
 
 #[derive(Clone, Debug, PartialEq)]

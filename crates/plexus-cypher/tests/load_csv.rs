@@ -191,6 +191,37 @@ fn call_in_transactions_commits_every_n_rows() {
     assert_eq!(db.rows("MATCH (i:Item) RETURN count(i)"), vec![vec![int(0)]]);
 }
 
+/// `ON ERROR CONTINUE | BREAK` roll a failed transaction back and go on (or stop); `REPORT STATUS AS s` says
+/// what became of each input row's transaction; the subquery's results are null for a failed one.
+#[test]
+fn call_in_transactions_can_go_on_after_a_failure() {
+    let db = Db::new();
+    let q = "UNWIND range(1, 10) AS i CALL { WITH i CREATE (:C {i: i, v: 1 / (i % 4)}) RETURN i * 10 AS t }              IN TRANSACTIONS OF 3 ROWS ON ERROR CONTINUE REPORT STATUS AS s              RETURN i, t, s.committed AS ok, s.errorMessage IS NOT NULL AS failed, s.transactionId AS tx";
+    let result = db.engine.execute(&db.store, q, &Params::new()).unwrap();
+    // Parts: 1-3 commit, 4-6 fail at 4, 7-9 fail at 8, 10 commits.
+    let ok: Vec<bool> = result.rows.iter().map(|r| r[2] == ResultValue::Bool(true)).collect();
+    assert_eq!(ok, [true, true, true, false, false, false, false, false, false, true]);
+    assert_eq!(result.rows[0][1], int(10));
+    assert_eq!(result.rows[3][1], ResultValue::Null, "a failed part's results are null");
+    assert_eq!(result.rows[4][3], ResultValue::Bool(true));
+    assert_eq!(result.rows[9][4], s("part-4"));
+    assert_eq!(result.stats.nodes_created, 4, "only the committed parts' nodes count");
+    assert_eq!(
+        db.rows("MATCH (c:C) RETURN collect(c.i)"),
+        vec![vec![ResultValue::List(vec![int(1), int(2), int(3), int(10)])]]
+    );
+
+    // BREAK: nothing after the failed part is tried.
+    let q = "UNWIND range(1, 6) AS i CALL { WITH i CREATE (:D {v: 1 / (i - 3)}) } IN TRANSACTIONS OF 2 ROWS              ON ERROR BREAK REPORT STATUS AS s RETURN i, s.started AS started, s.committed AS committed";
+    let rows = db.rows(q);
+    let started: Vec<ResultValue> = rows.iter().map(|r| r[1].clone()).collect();
+    assert_eq!(started, [true, true, true, true, false, false].map(ResultValue::Bool));
+    assert_eq!(db.rows("MATCH (d:D) RETURN count(d)"), vec![vec![int(2)]]);
+    // Without REPORT STATUS, CONTINUE still goes on.
+    db.rows("UNWIND [1, 0, 2] AS i CALL { WITH i CREATE (:E {v: 1 / i}) } IN TRANSACTIONS OF 1 ROW ON ERROR CONTINUE");
+    assert_eq!(db.rows("MATCH (e:E) RETURN count(e)"), vec![vec![int(2)]]);
+}
+
 #[test]
 fn call_in_transactions_needs_a_transaction_of_its_own() {
     let db = Db::new();
@@ -206,8 +237,9 @@ fn call_in_transactions_needs_a_transaction_of_its_own() {
     assert_eq!(db.rows("MATCH (a:A) RETURN count(a)"), vec![vec![int(3)]]);
     for bad in [
         "CALL { CALL { CREATE (:B) } IN TRANSACTIONS } RETURN 1",
-        "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 2 ROWS ON ERROR CONTINUE",
+        "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 2 ROWS ON ERROR RETRY",
         "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS REPORT STATUS AS s",
+        "UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS ON ERROR FAIL REPORT STATUS AS s",
         "CREATE (:B) WITH 1 AS one UNWIND [1, 2] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 1 ROW",
         "CALL { CREATE (:B) RETURN 1 AS x } IN TRANSACTIONS RETURN x UNION ALL RETURN 2 AS x",
     ] {

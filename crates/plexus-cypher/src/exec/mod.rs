@@ -5,6 +5,7 @@
 //! previous clause left it.
 
 pub(crate) mod aggregate;
+mod apply;
 pub(crate) mod ctx;
 pub(crate) mod expand;
 pub(crate) mod expand_aggregate;
@@ -142,13 +143,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
-        P::Apply { input, inner, returns, rows_per_transaction } => boxed(
-            plan,
-            FlatMap::new(
-                source(input, arg),
-                Apply { inner, returns, rows_per_transaction: rows_per_transaction.as_ref(), per_part: None, rows: 0 },
-            ),
-        ),
+        P::Apply { input, .. } => boxed(plan, FlatMap::new(source(input, arg), apply::Apply::new(plan))),
         P::LoadCsv { input, url, slot, headers, separator, access } => boxed(
             plan,
             FlatMap::new(
@@ -359,6 +354,11 @@ pub(crate) trait RowExpander {
     /// a lookup or an expansion that yields one row per input then copies no rows at all.
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool>;
 
+    /// Called once when the input is exhausted, for output held back until then.
+    fn finish(&mut self, _ctx: &mut Ctx, _out: &mut Batch) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether [`RowExpander::lend`] serves this expander.
     fn lends(&self) -> bool {
         false
@@ -391,11 +391,12 @@ struct FlatMap<'p, E> {
     expander: E,
     pending: std::vec::IntoIter<Row>,
     current: Option<Row>,
+    finished: bool,
 }
 
 impl<'p, E> FlatMap<'p, E> {
     fn new(input: Source<'p>, expander: E) -> Self {
-        FlatMap { input, expander, pending: Vec::new().into_iter(), current: None }
+        FlatMap { input, expander, pending: Vec::new().into_iter(), current: None, finished: false }
     }
 }
 
@@ -439,15 +440,28 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
                 self.current = Some(row);
                 continue;
             }
-            match &mut self.input {
+            let exhausted = match &mut self.input {
                 Source::Op(input) => match input.next(ctx)? {
-                    Some(batch) => self.pending = batch.into_iter(),
-                    None => return Ok(if out.is_empty() { None } else { Some(out) }),
+                    Some(batch) => {
+                        self.pending = batch.into_iter();
+                        false
+                    }
+                    None => true,
                 },
                 Source::Start(start) => match start.take() {
-                    Some(arg) => self.current = Some(arg.unwrap_or_else(|| vec![Value::Null; ctx.width])),
-                    None => return Ok(if out.is_empty() { None } else { Some(out) }),
+                    Some(arg) => {
+                        self.current = Some(arg.unwrap_or_else(|| vec![Value::Null; ctx.width]));
+                        false
+                    }
+                    None => true,
                 },
+            };
+            if exhausted {
+                if !self.finished {
+                    self.finished = true;
+                    self.expander.finish(ctx, &mut out)?;
+                }
+                return Ok(if out.is_empty() { None } else { Some(out) });
             }
         }
     }
@@ -506,63 +520,6 @@ impl RowExpander for Optional<'_> {
             out.push(row.clone());
         } else {
             out.extend(rows);
-        }
-        Ok(false)
-    }
-}
-
-struct Apply<'p> {
-    inner: &'p PlanNode,
-    returns: &'p [usize],
-    /// `IN TRANSACTIONS OF n ROWS`: `n`, evaluated at the first row, and the input rows done in this part.
-    rows_per_transaction: Option<&'p crate::expr::CExpr>,
-    per_part: Option<u64>,
-    rows: u64,
-}
-
-impl Apply<'_> {
-    /// Under `IN TRANSACTIONS`, commits once every `n` input rows.
-    fn count_row(&mut self, row: &Row, ctx: &mut Ctx) -> Result<()> {
-        let Some(rows) = self.rows_per_transaction else { return Ok(()) };
-        let per_part = match self.per_part {
-            Some(n) => n,
-            None => {
-                let n = match rows.eval(row, ctx)? {
-                    Value::Int(n) if n > 0 => n as u64,
-                    other => {
-                        return Err(CypherError::argument(
-                            "InvalidArgumentType",
-                            format!("IN TRANSACTIONS OF n ROWS takes a positive integer, not {other:?}"),
-                        ))
-                    }
-                };
-                self.per_part = Some(n);
-                n
-            }
-        };
-        self.rows += 1;
-        if self.rows == per_part {
-            self.rows = 0;
-            ctx.commit_part()?;
-        }
-        Ok(())
-    }
-}
-
-impl RowExpander for Apply<'_> {
-    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
-        self.count_row(row, ctx)?;
-        if self.returns.is_empty() {
-            out.push(row.clone());
-            return Ok(false);
-        }
-        for inner in rows {
-            let mut r = row.clone();
-            for (slot, v) in self.returns.iter().zip(inner) {
-                r[*slot] = v;
-            }
-            out.push(r);
         }
         Ok(false)
     }

@@ -130,6 +130,7 @@ impl Parser<'_> {
                         part.clauses.insert(0, Clause::With(imports.clone()));
                     }
                 }
+                let (mut on_error, mut report_status) = (OnError::Fail, None);
                 let in_transactions = if self.at_kw("IN") && self.at_kw_ahead(1, "TRANSACTIONS") {
                     self.bump();
                     self.bump();
@@ -143,29 +144,43 @@ impl Parser<'_> {
                         None
                     };
                     if self.at_kw("ON") && self.at_kw_ahead(1, "ERROR") {
-                        let at = self.span();
                         self.bump();
                         self.bump();
-                        if !self.eat_kw("FAIL") {
-                            return Err(self.error_at(
-                                at,
-                                "UnsupportedFeature",
-                                "only ON ERROR FAIL (the default) is supported for CALL { } IN TRANSACTIONS",
-                            ));
-                        }
+                        on_error = if self.eat_kw("CONTINUE") {
+                            OnError::Continue
+                        } else if self.eat_kw("BREAK") {
+                            OnError::Break
+                        } else if self.eat_kw("FAIL") {
+                            OnError::Fail
+                        } else {
+                            return Err(self.unexpected("CONTINUE, BREAK or FAIL"));
+                        };
                     }
                     if self.at_kw("REPORT") {
-                        return Err(self.error_at(
-                            self.span(),
-                            "UnsupportedFeature",
-                            "REPORT STATUS is not supported for CALL { } IN TRANSACTIONS",
-                        ));
+                        let at = self.span();
+                        self.bump();
+                        self.expect_kw("STATUS")?;
+                        self.expect_kw("AS")?;
+                        report_status = Some(self.ident("a variable for the status")?);
+                        if on_error == OnError::Fail {
+                            return Err(self.error_at(
+                                at,
+                                "InvalidClauseComposition",
+                                "REPORT STATUS can only be used with ON ERROR CONTINUE or ON ERROR BREAK",
+                            ));
+                        }
                     }
                     Some(rows)
                 } else {
                     None
                 };
-                Clause::Subquery { query: Box::new(query), in_transactions, span: start.to(self.prev_span()) }
+                Clause::Subquery {
+                    query: Box::new(query),
+                    in_transactions,
+                    on_error,
+                    report_status,
+                    span: start.to(self.prev_span()),
+                }
             } else if imports.is_some() {
                 return Err(self.unexpected("'{' starting the subquery"));
             } else {

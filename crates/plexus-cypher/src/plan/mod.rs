@@ -259,6 +259,9 @@ pub(crate) enum PlanNode {
         inner: Arc<PlanNode>,
         returns: Vec<usize>,
         rows_per_transaction: Option<CExpr>,
+        /// With `IN TRANSACTIONS`: what a failed transaction does, and the slot of `REPORT STATUS AS`.
+        on_error: crate::ast::OnError,
+        status: Option<usize>,
     },
     Unwind {
         input: Box<PlanNode>,

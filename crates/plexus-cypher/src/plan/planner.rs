@@ -401,7 +401,7 @@ impl Planner<'_> {
                     }
                     p
                 }
-                Clause::Subquery { query, in_transactions, .. } => {
+                Clause::Subquery { query, in_transactions, on_error, report_status, .. } => {
                     if in_transactions.is_some() && !top {
                         return Err(CypherError::syntax(
                             "InvalidClauseComposition",
@@ -434,10 +434,31 @@ impl Planner<'_> {
                         scope.add(c, slot, VarKind::Unknown);
                         returns.push(slot);
                     }
+                    let status = match report_status {
+                        Some(v) => {
+                            if scope.get(&v.name).is_some() || cols.contains(&v.name) {
+                                return Err(CypherError::semantic(
+                                    "VariableAlreadyBound",
+                                    format!("variable `{}` already declared", v.name),
+                                ));
+                            }
+                            let slot = self.slot();
+                            scope.add(&v.name, slot, VarKind::Unknown);
+                            Some(slot)
+                        }
+                        None => None,
+                    };
                     if query.parts.iter().any(|p| p.clauses.iter().any(is_update)) {
                         self.writes = true;
                     }
-                    PlanNode::Apply { input: Box::new(plan), inner: Arc::new(inner), returns, rows_per_transaction }
+                    PlanNode::Apply {
+                        input: Box::new(plan),
+                        inner: Arc::new(inner),
+                        returns,
+                        rows_per_transaction,
+                        on_error: *on_error,
+                        status,
+                    }
                 }
             };
         }
