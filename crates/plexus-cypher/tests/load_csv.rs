@@ -164,6 +164,25 @@ fn an_import_directory_confines_what_is_read() {
 }
 
 #[test]
+fn linenumber_and_file_name_the_record_being_read() {
+    let db = Db::new();
+    let url = db.file("lines.csv", "id,name\n1,a\n\n2,\"b\nc\"\n3,d\n");
+    let path = db.dir.path().join("lines.csv").display().to_string();
+    let rows = db.rows(&format!(
+        "LOAD CSV WITH HEADERS FROM '{url}' AS r WITH r, linenumber() AS line WHERE line > 2 RETURN r.id, line, file()"
+    ));
+    // Lines count from 1 and include the header, blank lines and those inside quoted fields.
+    assert_eq!(rows, vec![vec![s("2"), int(4), s(&path)], vec![s("3"), int(6), s(&path)]]);
+    assert_eq!(db.rows("RETURN linenumber(), file()"), vec![vec![ResultValue::Null, ResultValue::Null]]);
+    // They are no variables of the query's.
+    assert_eq!(
+        db.rows(&format!("LOAD CSV FROM '{url}' AS r WITH * RETURN * LIMIT 1")),
+        vec![vec![ResultValue::List(vec![s("id"), s("name")])]]
+    );
+    assert_eq!(db.err("RETURN linenumber(1)").kind, ErrorKind::SyntaxError);
+}
+
+#[test]
 fn call_in_transactions_commits_every_n_rows() {
     let db = Db::new();
     let mut text = String::from("id,name\n");

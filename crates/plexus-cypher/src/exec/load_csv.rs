@@ -12,11 +12,13 @@ use crate::files::{CsvRecords, FileAccess};
 use crate::value::{Map, Value};
 
 /// A file being read, and its header's names when it has one.
-pub(crate) type Reading = (CsvRecords, Option<Vec<Arc<str>>>);
+pub(crate) type Reading = (CsvRecords, Option<Vec<Arc<str>>>, Value);
 
 pub(crate) struct LoadCsv<'p> {
     pub url: &'p CExpr,
     pub slot: usize,
+    /// Where each record's line number and the file's path go.
+    pub position: (usize, usize),
     pub headers: bool,
     pub separator: u8,
     pub access: &'p FileAccess,
@@ -48,13 +50,13 @@ impl LoadCsv<'_> {
         } else {
             None
         };
-        Ok(Some((records, names)))
+        Ok(Some((records, names, Value::string(path.to_string_lossy()))))
     }
 }
 
 impl RowExpander for LoadCsv<'_> {
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let (mut records, names) = match self.reading.take() {
+        let (mut records, names, file) = match self.reading.take() {
             Some(reading) => reading,
             None => match self.open(row, ctx)? {
                 Some(reading) => reading,
@@ -79,9 +81,11 @@ impl RowExpander for LoadCsv<'_> {
             };
             let mut r = row.clone();
             r[self.slot] = value;
+            r[self.position.0] = Value::Int(line as i64);
+            r[self.position.1] = file.clone();
             out.push(r);
         }
-        self.reading = Some((records, names));
+        self.reading = Some((records, names, file));
         Ok(true)
     }
 }

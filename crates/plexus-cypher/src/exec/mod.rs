@@ -144,11 +144,19 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
         P::Apply { input, .. } => boxed(plan, FlatMap::new(source(input, arg), apply::Apply::new(plan))),
-        P::LoadCsv { input, url, slot, headers, separator, access } => boxed(
+        P::LoadCsv { input, url, slot, position, headers, separator, access } => boxed(
             plan,
             FlatMap::new(
                 source(input, arg),
-                load_csv::LoadCsv { url, slot: *slot, headers: *headers, separator: *separator, access, reading: None },
+                load_csv::LoadCsv {
+                    url,
+                    slot: *slot,
+                    position: *position,
+                    headers: *headers,
+                    separator: *separator,
+                    access,
+                    reading: None,
+                },
             ),
         ),
         P::Unwind { input, list, slot } => {

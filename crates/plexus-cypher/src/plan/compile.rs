@@ -606,6 +606,14 @@ impl Planner<'_> {
                 ));
             }
         }
+        if matches!(name, "linenumber" | "file") {
+            // The record LOAD CSV is reading: hidden variables its clause declares (null outside one).
+            if !args.is_empty() {
+                return Err(arity_error(self, 0, 0));
+            }
+            let hidden = if name == "linenumber" { super::planner::CSV_LINE } else { super::planner::CSV_FILE };
+            return Ok(scope.get(hidden).map_or(CExpr::Const(crate::value::Value::Null), |v| CExpr::Slot(v.slot)));
+        }
         if let Some(f) = graph_fn(name) {
             let (min, max) = match f {
                 GraphFn::Timestamp | GraphFn::RandomUuid => (0, 0),

@@ -273,6 +273,8 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         url: CExpr,
         slot: usize,
+        /// Slots for the record's line number and the file's path (`linenumber()`, `file()`).
+        position: (usize, usize),
         headers: bool,
         separator: u8,
         access: Arc<crate::files::FileAccess>,

@@ -13,6 +13,11 @@ use crate::expr::CExpr;
 use crate::lexer::Span;
 use crate::token::Token;
 
+/// Planner-made variables (two leading spaces: no Cypher name, and left out of `RETURN *`) for `linenumber()`
+/// and `file()`: the record `LOAD CSV` read.
+pub(crate) const CSV_LINE: &str = "  linenumber";
+pub(crate) const CSV_FILE: &str = "  file";
+
 mod procedure;
 mod update;
 
@@ -317,10 +322,14 @@ impl Planner<'_> {
                     self.check_new(&scope, variable)?;
                     let slot = self.slot();
                     scope.add(&variable.name, slot, if *headers { VarKind::Map } else { VarKind::Scalar });
+                    let (line, file) = (self.slot(), self.slot());
+                    scope.add(CSV_LINE, line, VarKind::Scalar);
+                    scope.add(CSV_FILE, file, VarKind::Scalar);
                     PlanNode::LoadCsv {
                         input: Box::new(plan),
                         url,
                         slot,
+                        position: (line, file),
                         headers: *headers,
                         separator: *separator,
                         access: self.files.clone(),
@@ -594,6 +603,14 @@ impl Planner<'_> {
                 out_slots.push(slot);
             }
             plan = PlanNode::Project { input: Box::new(plan), items: proj };
+            if !p.distinct {
+                // The record LOAD CSV read stays the rows' own through a projection that keeps the rows.
+                for hidden in [CSV_LINE, CSV_FILE] {
+                    if let Some(v) = scope.get(hidden) {
+                        new_scope.add(hidden, v.slot, v.kind);
+                    }
+                }
+            }
         }
         if p.distinct {
             plan = PlanNode::Distinct { input: Box::new(plan), slots: out_slots.clone() };
