@@ -581,37 +581,8 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        // A function call: a dotted name followed by '('.
-        let mut ahead = 1;
-        while self.peek_at(ahead) == &Tok::Dot && matches!(self.peek_at(ahead + 1), Tok::Ident { .. }) {
-            ahead += 2;
-        }
-        if self.peek_at(ahead) == &Tok::LParen {
-            let mut full = String::new();
-            for i in (0..ahead).step_by(2) {
-                if let Tok::Ident { name, .. } = self.peek_at(i) {
-                    if !full.is_empty() {
-                        full.push('.');
-                    }
-                    full.push_str(name);
-                }
-            }
-            for _ in 0..=ahead {
-                self.bump();
-            }
-            let distinct = self.eat_kw("DISTINCT");
-            let mut args = Vec::new();
-            if !self.at(&Tok::RParen) {
-                args.push(self.expr()?);
-                while self.eat(&Tok::Comma) {
-                    args.push(self.expr()?);
-                }
-            }
-            let end = self.expect(&Tok::RParen, "')' closing the arguments")?;
-            return Ok(Expr::new(
-                ExprKind::Function { name: full.to_ascii_lowercase(), distinct, args },
-                start.to(end),
-            ));
+        if let Some(call) = self.function_call(start)? {
+            return Ok(call);
         }
         self.bump();
         let var = Expr::new(ExprKind::Variable(name), start);

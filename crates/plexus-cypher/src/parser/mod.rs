@@ -1,9 +1,10 @@
 //! The parser: tokens to an [`ast::Statement`](crate::ast::Statement), by recursive descent.
 //!
 //! [`Parser`] holds the token cursor and the helpers every part uses; clauses are parsed here, expressions in
-//! [`expr`], patterns in [`pattern`], schema commands in [`schema`]. Errors are syntax errors at compile time,
+//! [`expr`] (function calls in [`call`]), patterns in [`pattern`], schema commands in [`schema`]. Errors are syntax errors at compile time,
 //! positioned at the offending token and saying what was expected.
 
+mod call;
 mod clause;
 mod expr;
 mod pattern;

@@ -1,0 +1,54 @@
+//! Neo4j 5 syntax beyond openCypher that queries written for Neo4j use: the SQL-style `trim(... FROM ...)`,
+//! the `||` concatenation operator and underscores in number literals.
+
+use plexus_cypher::{Engine, ErrorKind, Params, ResultValue};
+use plexus_storage::Store;
+
+fn run(q: &str) -> Vec<Vec<ResultValue>> {
+    Engine::new().execute(&Store::in_memory(), q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+}
+
+fn one(q: &str) -> ResultValue {
+    run(q).remove(0).remove(0)
+}
+
+fn err(q: &str) -> plexus_cypher::CypherError {
+    Engine::new().execute(&Store::in_memory(), q, &Params::new()).expect_err(q)
+}
+
+fn s(x: &str) -> ResultValue {
+    ResultValue::String(x.into())
+}
+
+#[test]
+fn trim_from_strips_one_character_on_the_given_side() {
+    assert_eq!(one("RETURN trim(BOTH 'x' FROM 'xxaxx')"), s("a"));
+    assert_eq!(one("RETURN trim(LEADING 'x' FROM 'xxaxx')"), s("axx"));
+    assert_eq!(one("RETURN trim(trailing 'x' from 'xxaxx')"), s("xxa"));
+    assert_eq!(one("RETURN trim('x' FROM 'xxaxx')"), s("a"));
+    assert_eq!(one("RETURN trim(LEADING FROM '  a  ')"), s("a  "));
+    assert_eq!(one("RETURN trim(FROM '  a  ')"), s("a"));
+    assert_eq!(one("RETURN trim(BOTH null FROM 'xax')"), ResultValue::Null);
+    assert_eq!(one("RETURN trim(BOTH 'x' FROM null)"), ResultValue::Null);
+    for chars in ["'xy'", "''"] {
+        assert_eq!(err(&format!("RETURN trim(BOTH {chars} FROM 'xyaxy')")).kind, ErrorKind::ArgumentError);
+    }
+}
+
+#[test]
+fn trim_keywords_may_still_be_variables() {
+    assert_eq!(one("WITH ' x ' AS both RETURN trim(both)"), s("x"));
+    assert_eq!(one("WITH 'x' AS both RETURN trim(both FROM 'xax')"), s("xax"));
+    assert_eq!(one("WITH 'x' AS both RETURN trim(both both FROM 'xax')"), s("a"));
+    assert_eq!(one("WITH 'x' AS leading RETURN trim(leading + ' ')"), s("x"));
+    assert_eq!(one("WITH ' f ' AS from RETURN trim(from)"), s("f"));
+}
+
+#[test]
+fn trimming_whitespace_follows_java_not_unicode() {
+    // No-break spaces and NEL stay; the information separators U+001C..U+001F go.
+    assert_eq!(one("RETURN trim('\\u00a0a\\u2007')"), s("\u{a0}a\u{2007}"));
+    assert_eq!(one("RETURN ltrim('\\u0085a')"), s("\u{85}a"));
+    assert_eq!(one("RETURN btrim('\\u202fa\\u001c')"), s("\u{202f}a"));
+    assert_eq!(one("RETURN trim('\\u2003\\u001fa\\u3000')"), s("a"));
+}
