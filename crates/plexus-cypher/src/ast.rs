@@ -385,6 +385,8 @@ pub enum BinaryOp {
     Gt,
     Ge,
     Add,
+    /// `||`.
+    Concat,
     Sub,
     Mul,
     Div,

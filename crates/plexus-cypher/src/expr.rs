@@ -724,6 +724,7 @@ fn slice(base: &Value, from: Option<Value>, to: Option<Value>) -> Result<Value> 
 fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
     Ok(match op {
         BinaryOp::Add => arith::add(a, b)?,
+        BinaryOp::Concat => arith::concat(a, b)?,
         BinaryOp::Sub => arith::sub(a, b)?,
         BinaryOp::Mul => arith::mul(a, b)?,
         BinaryOp::Div => arith::div(a, b)?,

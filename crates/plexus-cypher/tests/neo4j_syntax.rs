@@ -52,3 +52,21 @@ fn trimming_whitespace_follows_java_not_unicode() {
     assert_eq!(one("RETURN btrim('\\u202fa\\u001c')"), s("\u{202f}a"));
     assert_eq!(one("RETURN trim('\\u2003\\u001fa\\u3000')"), s("a"));
 }
+
+#[test]
+fn double_bar_concatenates_strings_and_lists_only() {
+    assert_eq!(one("RETURN 'a' || 'b' || 'c'"), s("abc"));
+    assert_eq!(
+        one("RETURN [1] || [2] + 3"),
+        ResultValue::List(vec![1, 2, 3].into_iter().map(ResultValue::Int).collect())
+    );
+    assert_eq!(one("RETURN 'a' || 'b' = 'ab'"), ResultValue::Bool(true));
+    assert_eq!(one("RETURN 'a' || null"), ResultValue::Null);
+    assert_eq!(one("WITH [1] AS l RETURN size([x IN l || [2] | x])"), ResultValue::Int(2));
+    assert_eq!(one("RETURN reduce(acc = '', x IN ['a', 'b'] | acc || x)"), s("ab"));
+    for q in ["WITH 1 AS x RETURN 'a' || x", "WITH 'b' AS x RETURN ['a'] || x"] {
+        assert_eq!(err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+    // Two bars apart are not the operator.
+    assert_eq!(err("RETURN 'a' | | 'b'").kind, ErrorKind::SyntaxError);
+}

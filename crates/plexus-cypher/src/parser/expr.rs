@@ -1,5 +1,5 @@
 //! Expressions, by precedence from loosest to tightest: OR, XOR, AND, NOT, comparison (chained), string/list/null
-//! predicates, + -, * / %, ^, unary + -, postfix (property, index, slice, labels), atoms.
+//! predicates, + - ||, * / %, ^, unary + -, postfix (property, index, slice, labels), atoms.
 
 use std::sync::Arc;
 
@@ -330,13 +330,23 @@ impl Parser<'_> {
             let op = match self.peek() {
                 Tok::Plus => BinaryOp::Add,
                 Tok::Minus => BinaryOp::Sub,
+                Tok::Pipe if self.at_double_pipe() => BinaryOp::Concat,
                 _ => return Ok(left),
             };
             self.chain(&mut operands)?;
+            if op == BinaryOp::Concat {
+                self.bump();
+            }
             self.bump();
             let right = self.multiplicative()?;
             left = binary(op, left, right);
         }
+    }
+
+    /// `||`: two `|` with nothing between them (`| |` is not the operator).
+    fn at_double_pipe(&self) -> bool {
+        let (first, second) = (&self.tokens[self.pos], self.peek_at(1));
+        second == &Tok::Pipe && self.tokens.get(self.pos + 1).is_some_and(|t| t.span.start == first.span.end)
     }
 
     fn multiplicative(&mut self) -> Result<Expr> {

@@ -762,7 +762,13 @@ pub(crate) fn infer_kind(e: &Expr, scope: &Scope) -> VarKind {
         ExprKind::Map(_) | ExprKind::MapProjection { .. } => VarKind::Map,
         ExprKind::Unary(UnaryOp::Not, _) => VarKind::Scalar,
         ExprKind::Binary(op, a, b) => match op {
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => {
+            BinaryOp::Add
+            | BinaryOp::Concat
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Mod
+            | BinaryOp::Pow => {
                 // Arithmetic on graph entities fails at run time anyway; on numbers, strings and lists it gives one.
                 let (ka, kb) = (infer_kind(a, scope), infer_kind(b, scope));
                 if ka == VarKind::Scalar || kb == VarKind::Scalar {
