@@ -265,11 +265,11 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         while ident_tail(i) {
             i += 1;
         }
-        let digits = &text[digits_start..i];
+        let digits = &without_separators(&text[digits_start..i], true);
         return match i64::from_str_radix(digits, 16) {
             Ok(v) => Ok((Tok::Int(v), i)),
             Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                Ok((Tok::BigInt(text[start..i].to_string()), i))
+                Ok((Tok::BigInt(format!("{}{digits}", &text[start..digits_start])), i))
             }
             Err(_) => Err(err_at(text, start, format!("invalid hexadecimal integer '{}'", &text[start..i]))),
         };
@@ -280,25 +280,20 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         while ident_tail(i) {
             i += 1;
         }
-        let digits = &text[digits_start..i];
+        let digits = &without_separators(&text[digits_start..i], true);
         return match i64::from_str_radix(digits, 8) {
             Ok(v) => Ok((Tok::Int(v), i)),
             Err(_) if !digits.is_empty() && digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) => {
-                Ok((Tok::BigInt(text[start..i].to_string()), i))
+                Ok((Tok::BigInt(format!("{}{digits}", &text[start..digits_start])), i))
             }
             Err(_) => Err(err_at(text, start, format!("invalid octal integer '{}'", &text[start..i]))),
         };
     }
-    while i < bytes.len() && bytes[i].is_ascii_digit() {
-        i += 1;
-    }
+    i = digit_run(bytes, i);
     let mut is_float = false;
     if i < bytes.len() && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit()) {
         is_float = true;
-        i += 1;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
+        i = digit_run(bytes, i + 1);
     }
     if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
         let mut j = i + 1;
@@ -307,10 +302,7 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         }
         if j < bytes.len() && bytes[j].is_ascii_digit() {
             is_float = true;
-            i = j;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
+            i = digit_run(bytes, j);
         }
     }
     if ident_tail(i) {
@@ -319,7 +311,7 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         }
         return Err(err_at(text, start, format!("invalid number '{}'", &text[start..i])));
     }
-    let literal = &text[start..i];
+    let literal = &without_separators(&text[start..i], false);
     if is_float {
         let v: f64 = literal.parse().map_err(|_| err_at(text, start, format!("invalid number '{literal}'")))?;
         if v.is_infinite() {
@@ -335,6 +327,31 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         Ok(v) => Ok((Tok::Int(v), i)),
         Err(_) => Ok((Tok::BigInt(literal.to_string()), i)),
     }
+}
+
+/// The end of the digits from `i`, where single underscores may separate digits (`1_000`, as Neo4j reads them).
+fn digit_run(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len()
+        && (bytes[i].is_ascii_digit()
+            || (bytes[i] == b'_'
+                && i > 0
+                && bytes[i - 1].is_ascii_digit()
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// `digits` without the underscores that separate them; unchanged (so invalid) when an underscore is doubled or
+/// last, or first unless `leading` (after `0x`, `0o`).
+fn without_separators(digits: &str, leading: bool) -> std::borrow::Cow<'_, str> {
+    let b = digits.as_bytes();
+    let misplaced = digits.contains("__") || b.last() == Some(&b'_') || (!leading && b.first() == Some(&b'_'));
+    if misplaced || !digits.contains('_') {
+        return digits.into();
+    }
+    digits.replace('_', "").into()
 }
 
 fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
@@ -425,6 +442,20 @@ mod tests {
             [Tok::Int(31), Tok::Int(15), Tok::BigInt("9223372036854775808".into())]
         );
         assert!(tokenize("12abc").is_err());
+        assert_eq!(
+            toks("1_000 0x_1_F 0o1_7 1_0.5_5 1e1_0 9_223_372_036_854_775_808")[..6],
+            [
+                Tok::Int(1000),
+                Tok::Int(31),
+                Tok::Int(15),
+                Tok::Float(10.55),
+                Tok::Float(1e10),
+                Tok::BigInt("9223372036854775808".into())
+            ]
+        );
+        for misplaced in ["1__0", "1_", "1.5_", "1.5e_3", "0x1_", "0x1__F"] {
+            assert!(tokenize(misplaced).is_err(), "{misplaced}");
+        }
         assert_eq!(toks(".5")[0], Tok::Float(0.5));
     }
 

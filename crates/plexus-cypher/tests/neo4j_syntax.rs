@@ -70,3 +70,14 @@ fn double_bar_concatenates_strings_and_lists_only() {
     // Two bars apart are not the operator.
     assert_eq!(err("RETURN 'a' | | 'b'").kind, ErrorKind::SyntaxError);
 }
+
+#[test]
+fn underscores_separate_digits_in_number_literals() {
+    assert_eq!(one("RETURN 1_000"), ResultValue::Int(1000));
+    assert_eq!(one("RETURN 0x_1_F + 0o1_7"), ResultValue::Int(46));
+    assert_eq!(one("RETURN 1_0.5_5"), ResultValue::Float(10.55));
+    assert_eq!(one("RETURN -9_223_372_036_854_775_808"), ResultValue::Int(i64::MIN));
+    for q in ["RETURN 1__0", "RETURN 1_", "RETURN 1.5e_3"] {
+        assert_eq!(err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+}
