@@ -418,16 +418,19 @@ impl CExpr {
                     return Ok(Value::Null);
                 }
                 let mut m = Map::new();
+                // `.*` gives the properties that the other items then override, wherever it is written (as in
+                // Neo4j: `n {id: 0, .*}` has id 0).
+                if items.iter().any(|i| matches!(i, MapProjItem::AllProperties)) {
+                    if let Value::Map(all) = properties_of(&base, ctx)? {
+                        m.extend(all.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
+                }
                 for item in items {
                     match item {
                         MapProjItem::Property(k) => {
                             m.insert(k.clone(), property(&base, k, ctx)?);
                         }
-                        MapProjItem::AllProperties => {
-                            if let Value::Map(all) = properties_of(&base, ctx)? {
-                                m.extend(all.iter().map(|(k, v)| (k.clone(), v.clone())));
-                            }
-                        }
+                        MapProjItem::AllProperties => {}
                         MapProjItem::Entry(k, e) => {
                             m.insert(k.clone(), e.eval(row, ctx)?);
                         }

@@ -642,3 +642,14 @@ fn a_backticked_variable_names_its_column_without_backticks() {
         db.engine.execute(&db.store, "WITH 1 AS `a b`, {k: 2} AS m RETURN `a b`, m.`k`", &Params::new()).unwrap();
     assert_eq!(&*result.columns, ["a b".to_string(), "m.`k`".to_string()]);
 }
+
+#[test]
+fn map_projection_items_override_all_properties_wherever_written() {
+    let db = Db::new();
+    db.run("CREATE (:P {id: 0, x: 1})");
+    for q in ["MATCH (n:P) RETURN n {id: 99, .*} AS m", "MATCH (n:P) RETURN n {.*, id: 99} AS m"] {
+        let rows = db.run(q);
+        let ResultValue::Map(m) = &rows[0][0] else { panic!("{q}: {rows:?}") };
+        assert_eq!((m.get("id"), m.get("x")), (Some(&int(99)), Some(&int(1))), "{q}");
+    }
+}
