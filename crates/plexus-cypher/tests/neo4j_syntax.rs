@@ -81,3 +81,15 @@ fn underscores_separate_digits_in_number_literals() {
         assert_eq!(err(q).kind, ErrorKind::SyntaxError, "{q}");
     }
 }
+
+#[test]
+fn extended_simple_case_tests_the_operand() {
+    let q = "UNWIND [1, 2, 5, null, 'abc'] AS x RETURN CASE x WHEN 1, 2 THEN 'small' WHEN > 3 THEN 'big' \
+             WHEN IS NULL THEN 'none' WHEN STARTS WITH 'a' THEN 'a-word' ELSE 'other' END";
+    let got: Vec<ResultValue> = run(q).into_iter().map(|mut r| r.remove(0)).collect();
+    assert_eq!(got, ["small", "small", "big", "none", "a-word"].map(s));
+    assert_eq!(one("RETURN CASE 3 WHEN :: STRING THEN 's' WHEN IS :: INTEGER THEN 'i' END"), s("i"));
+    assert_eq!(one("RETURN CASE 0 WHEN <-1 THEN 'neg' WHEN = 0, <> 0 THEN 'zero' END"), s("zero"));
+    // A plain simple CASE compares with = (null matches nothing).
+    assert_eq!(one("RETURN CASE null WHEN null THEN 1 ELSE 2 END"), ResultValue::Int(2));
+}

@@ -123,6 +123,11 @@ impl Parser<'_> {
     /// `a < b <= c` means `a < b AND b <= c`.
     fn comparison(&mut self) -> Result<Expr> {
         let first = self.predicate_expr()?;
+        self.comparison_from(first)
+    }
+
+    /// The comparisons after `first`, already parsed.
+    fn comparison_from(&mut self, first: Expr) -> Result<Expr> {
         let mut result: Option<Expr> = None;
         let mut left = first.clone();
         let mut operands = 1;
@@ -165,7 +170,12 @@ impl Parser<'_> {
 
     /// `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IN`, `=~`, `IS [NOT] NULL`.
     fn predicate_expr(&mut self) -> Result<Expr> {
-        let mut left = self.additive()?;
+        let left = self.additive()?;
+        self.predicate_from(left)
+    }
+
+    /// The predicates after `left`, already parsed.
+    fn predicate_from(&mut self, mut left: Expr) -> Result<Expr> {
         let mut operands = 1;
         loop {
             self.chain(&mut operands)?;
@@ -724,8 +734,21 @@ impl Parser<'_> {
         let start = self.expect_kw("CASE")?;
         let operand = if self.at_kw("WHEN") { None } else { Some(Box::new(self.expr()?)) };
         let mut whens = Vec::new();
+        // Neo4j's extended simple CASE (`WHEN 1, 2`, `WHEN > 3`, `WHEN IS NULL`) becomes a generic CASE that
+        // tests the operand in each alternative.
+        let mut extended = false;
         while self.eat_kw("WHEN") {
-            let cond = self.expr()?;
+            let cond = match &operand {
+                None => self.expr()?,
+                Some(operand) => {
+                    let mut alternatives = vec![self.case_alternative(operand, &mut extended)?];
+                    while self.eat(&Tok::Comma) {
+                        extended = true;
+                        alternatives.push(self.case_alternative(operand, &mut extended)?);
+                    }
+                    balanced(BinaryOp::Or, alternatives)
+                }
+            };
             self.expect_kw("THEN")?;
             let value = self.expr()?;
             whens.push((cond, value));
@@ -735,6 +758,41 @@ impl Parser<'_> {
         }
         let otherwise = if self.eat_kw("ELSE") { Some(Box::new(self.expr()?)) } else { None };
         let end = self.expect_kw("END")?;
-        Ok(Expr::new(ExprKind::Case { operand, whens, otherwise }, start.to(end)))
+        let case = if extended || operand.is_none() {
+            ExprKind::Case { operand: None, whens, otherwise }
+        } else {
+            // Plain values: keep the simple form, which evaluates the operand once.
+            let whens = whens
+                .into_iter()
+                .map(|(cond, value)| match cond.kind {
+                    ExprKind::Binary(BinaryOp::Eq, _, v) => (*v, value),
+                    _ => unreachable!("a plain alternative is an equality"),
+                })
+                .collect();
+            ExprKind::Case { operand, whens, otherwise }
+        };
+        Ok(Expr::new(case, start.to(end)))
+    }
+
+    /// One alternative of a simple CASE as a test of `operand`: `operand = value` for a plain value, or the
+    /// operand completed by a comparison or predicate (`> 3`, `IS NOT NULL`, `STARTS WITH 'a'`, `:: INTEGER`),
+    /// which sets `extended`.
+    fn case_alternative(&mut self, operand: &Expr, extended: &mut bool) -> Result<Expr> {
+        let at_kw_pair = |p: &Self, a: &str, b: &[&str]| p.at_kw(a) && b.iter().any(|k| p.at_kw_ahead(1, k));
+        let partial = matches!(
+            self.peek(),
+            Tok::Eq | Tok::Ne | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge | Tok::LeftArrow | Tok::RegexMatch
+        ) || (self.at(&Tok::Colon) && self.peek_at(1) == &Tok::Colon)
+            || at_kw_pair(self, "IS", &["NOT", "NULL", "TYPED"])
+            || (self.at_kw("IS") && self.peek_at(1) == &Tok::Colon)
+            || at_kw_pair(self, "STARTS", &["WITH"])
+            || at_kw_pair(self, "ENDS", &["WITH"]);
+        if partial {
+            *extended = true;
+            let test = self.predicate_from(operand.clone())?;
+            return self.comparison_from(test);
+        }
+        let value = self.expr()?;
+        Ok(binary(BinaryOp::Eq, operand.clone(), value))
     }
 }
