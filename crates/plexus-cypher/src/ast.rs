@@ -89,6 +89,8 @@ pub enum Clause {
     /// `CALL { ... }`: a subquery run once per incoming row.
     Subquery {
         query: Box<Query>,
+        /// `OPTIONAL CALL`: a row the subquery returns nothing for is kept, its columns null.
+        optional: bool,
         /// `IN TRANSACTIONS [OF n ROWS]`: the rows per transaction (`None`: the default, 1,000).
         in_transactions: Option<Option<Expr>>,
         span: Span,

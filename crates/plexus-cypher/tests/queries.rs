@@ -653,3 +653,16 @@ fn map_projection_items_override_all_properties_wherever_written() {
         assert_eq!((m.get("id"), m.get("x")), (Some(&int(99)), Some(&int(1))), "{q}");
     }
 }
+
+#[test]
+fn optional_call_keeps_rows_its_subquery_returns_nothing_for() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1})-[:E]->(:N {id: 2})");
+    let q = "MATCH (n:N) OPTIONAL CALL (n) { MATCH (n)-[:E]->(m) RETURN m.id AS m } RETURN n.id, m ORDER BY n.id";
+    assert_eq!(db.run(q), vec![vec![int(1), int(2)], vec![int(2), ResultValue::Null]]);
+    let q = "MATCH (n:N) CALL (n) { MATCH (n)-[:E]->(m) RETURN m.id AS m } RETURN n.id, m";
+    assert_eq!(db.run(q), vec![vec![int(1), int(2)]]);
+    let q = "UNWIND [1, 2] AS x OPTIONAL CALL (x) { WITH x WHERE x > 1 RETURN x * 10 AS y UNION RETURN 0 AS y } \
+             RETURN x, y ORDER BY x, y";
+    assert_eq!(db.run(q), vec![vec![int(1), int(0)], vec![int(2), int(0)], vec![int(2), int(20)]]);
+}

@@ -141,13 +141,11 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
-        P::Apply { input, inner, returns, rows_per_transaction } => boxed(
-            plan,
-            FlatMap::new(
-                source(input, arg),
-                Apply { inner, returns, rows_per_transaction: rows_per_transaction.as_ref(), per_part: None, rows: 0 },
-            ),
-        ),
+        P::Apply { input, inner, returns, optional, rows_per_transaction } => {
+            let rows_per_transaction = rows_per_transaction.as_ref();
+            let apply = Apply { inner, returns, optional: *optional, rows_per_transaction, per_part: None, rows: 0 };
+            boxed(plan, FlatMap::new(source(input, arg), apply))
+        }
         P::LoadCsv { input, url, slot, headers, separator, access } => boxed(
             plan,
             FlatMap::new(
@@ -513,6 +511,7 @@ impl RowExpander for Optional<'_> {
 struct Apply<'p> {
     inner: &'p PlanNode,
     returns: &'p [usize],
+    optional: bool,
     /// `IN TRANSACTIONS OF n ROWS`: `n`, evaluated at the first row, and the input rows done in this part.
     rows_per_transaction: Option<&'p crate::expr::CExpr>,
     per_part: Option<u64>,
@@ -555,6 +554,13 @@ impl RowExpander for Apply<'_> {
         if self.returns.is_empty() {
             out.push(row.clone());
             return Ok(false);
+        }
+        if rows.is_empty() && self.optional {
+            let mut r = row.clone();
+            for slot in self.returns {
+                r[*slot] = Value::Null;
+            }
+            out.push(r);
         }
         for inner in rows {
             let mut r = row.clone();

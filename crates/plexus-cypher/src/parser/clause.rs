@@ -117,7 +117,8 @@ impl Parser<'_> {
             })?;
             self.expect(&Tok::RParen, "')' closing FOREACH")?;
             Clause::Foreach { variable, list, body }
-        } else if self.at_kw("CALL") {
+        } else if self.at_kw("CALL") || (self.at_kw("OPTIONAL") && self.at_kw_ahead(1, "CALL")) {
+            let optional = self.eat_kw("OPTIONAL");
             self.bump();
             // `CALL (a, b) { ... }`, `CALL (*) { ... }`, `CALL () { ... }`: the variables the subquery imports,
             // as the importing `WITH` its body would otherwise start with.
@@ -165,8 +166,9 @@ impl Parser<'_> {
                 } else {
                     None
                 };
-                Clause::Subquery { query: Box::new(query), in_transactions, span: start.to(self.prev_span()) }
-            } else if imports.is_some() {
+                let span = start.to(self.prev_span());
+                Clause::Subquery { query: Box::new(query), optional, in_transactions, span }
+            } else if imports.is_some() || optional {
                 return Err(self.unexpected("'{' starting the subquery"));
             } else {
                 Clause::Call(self.procedure_call(start)?)

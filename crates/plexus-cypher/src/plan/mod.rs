@@ -251,6 +251,8 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         inner: Arc<PlanNode>,
         returns: Vec<usize>,
+        /// `OPTIONAL CALL`: an input row the inner plan gives no rows for passes on, `returns` null.
+        optional: bool,
         rows_per_transaction: Option<CExpr>,
     },
     Unwind {

@@ -401,7 +401,7 @@ impl Planner<'_> {
                     }
                     p
                 }
-                Clause::Subquery { query, in_transactions, .. } => {
+                Clause::Subquery { query, optional, in_transactions, .. } => {
                     if in_transactions.is_some() && !top {
                         return Err(CypherError::syntax(
                             "InvalidClauseComposition",
@@ -437,7 +437,8 @@ impl Planner<'_> {
                     if query.parts.iter().any(|p| p.clauses.iter().any(is_update)) {
                         self.writes = true;
                     }
-                    PlanNode::Apply { input: Box::new(plan), inner: Arc::new(inner), returns, rows_per_transaction }
+                    let (input, inner, optional) = (Box::new(plan), Arc::new(inner), *optional);
+                    PlanNode::Apply { input, inner, returns, optional, rows_per_transaction }
                 }
             };
         }
