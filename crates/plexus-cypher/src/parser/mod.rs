@@ -5,6 +5,7 @@
 //! positioned at the offending token and saying what was expected.
 
 mod call;
+mod case;
 mod clause;
 mod expr;
 mod pattern;
