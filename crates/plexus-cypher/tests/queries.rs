@@ -666,3 +666,24 @@ fn optional_call_keeps_rows_its_subquery_returns_nothing_for() {
              RETURN x, y ORDER BY x, y";
     assert_eq!(db.run(q), vec![vec![int(1), int(0)], vec![int(2), int(0)], vec![int(2), int(20)]]);
 }
+
+#[test]
+fn where_inside_node_and_relationship_patterns() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1, x: 1})-[:E {w: 1}]->(:N {id: 2, x: 2})-[:E {w: 5}]->(:N {id: 3, x: 3})");
+    let ids = |q: &str| db.run(q).into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>();
+    assert_eq!(ids("MATCH (n:N WHERE n.x > 1) RETURN n.id ORDER BY n.id"), vec![int(2), int(3)]);
+    assert_eq!(ids("MATCH (a)-[r:E WHERE r.w > 2]->(b WHERE b.x > 0) RETURN b.id"), vec![int(3)]);
+    assert_eq!(
+        ids("MATCH (a WHERE a.id = 1) OPTIONAL MATCH (a)-->(b WHERE b.x > 5) RETURN b.id"),
+        vec![ResultValue::Null]
+    );
+    assert_eq!(ids("MATCH (n {id: 1})-[e:E WHERE e.w < 9]->{1,2}(m) RETURN m.id ORDER BY m.id"), vec![int(2), int(3)]);
+    assert_eq!(ids("MATCH (n {id: 1}) ((a)-[e WHERE e.w = 1]->(b)){1,2} (m) RETURN m.id"), vec![int(2)]);
+    assert_eq!(ids("MATCH (n:N) RETURN COUNT { (n)-->(m WHERE m.x > 2) } ORDER BY n.id"), vec![int(0), int(1), int(0)]);
+    let q = "MATCH (n:N {id: 1}) RETURN [(n)-->(m WHERE m.x > 1) WHERE m.id < 9 | m.id]";
+    assert_eq!(ids(q), vec![ResultValue::List(vec![int(2)])]);
+    for q in ["CREATE (n WHERE n.x > 1)", "MATCH (a)-[r* WHERE true]->(b) RETURN a"] {
+        assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+}

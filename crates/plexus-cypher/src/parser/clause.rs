@@ -12,8 +12,7 @@ impl Parser<'_> {
         let clause = if self.at_kw("MATCH") || (self.at_kw("OPTIONAL") && self.at_kw_ahead(1, "MATCH")) {
             let optional = self.eat_kw("OPTIONAL");
             self.expect_kw("MATCH")?;
-            let patterns = self.match_patterns()?;
-            let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+            let (patterns, predicate) = self.match_patterns_where()?;
             Clause::Match { optional, patterns, predicate, span: start.to(self.prev_span()) }
         } else if self.at_kw("LOAD") && self.at_kw_ahead(1, "CSV") {
             self.bump();

@@ -498,7 +498,14 @@ impl Parser<'_> {
             Tok::LBrace => self.map_literal(),
             Tok::LBracket => self.bracket_expr(),
             Tok::LParen => {
-                if let Some(pattern) = self.try_relationship_pattern() {
+                if let Some((pattern, inline)) = self.try_relationship_pattern() {
+                    if let Some(inline) = inline {
+                        return Err(self.error_at(
+                            inline.span,
+                            "UnexpectedSyntax",
+                            "WHERE inside a pattern predicate is not allowed; use EXISTS { } instead",
+                        ));
+                    }
                     return Ok(Expr::new(ExprKind::PatternPredicate(Box::new(pattern)), start.to(self.prev_span())));
                 }
                 self.bump();
@@ -620,8 +627,7 @@ impl Parser<'_> {
             return self.query();
         }
         let start = self.span();
-        let patterns = self.match_patterns()?;
-        let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let (patterns, predicate) = self.match_patterns_where()?;
         let span = start.to(self.prev_span());
         Ok(Query {
             parts: vec![SingleQuery { clauses: vec![Clause::Match { optional: false, patterns, predicate, span }] }],
@@ -706,8 +712,9 @@ impl Parser<'_> {
             None
         };
         if self.at(&Tok::LParen) {
-            if let Some(pattern) = self.try_relationship_pattern() {
-                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr_before_pipe()?)) } else { None };
+            if let Some((pattern, inline)) = self.try_relationship_pattern() {
+                let filter = if self.eat_kw("WHERE") { Some(self.expr_before_pipe()?) } else { None };
+                let filter = super::pattern::conjunction(inline, filter).map(Box::new);
                 if self.eat(&Tok::Pipe) {
                     let map = Box::new(self.expr()?);
                     let end = self.expect(&Tok::RBracket, "']' closing the pattern comprehension")?;
