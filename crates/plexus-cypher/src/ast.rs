@@ -147,10 +147,10 @@ pub struct SortItem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SetItem {
-    /// `n.p = v` (or any expression's property, e.g. `(CASE ... END).p`).
+    /// `n.p = v` (or any expression's property, e.g. `(CASE ... END).p`), or `n[key] = v`.
     Property {
         target: Expr,
-        key: Ident,
+        key: PropertyKey,
         value: Expr,
     },
     /// `n = {map}` (replace all properties) or `n += {map}` (merge).
@@ -167,8 +167,17 @@ pub enum SetItem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemoveItem {
-    Property { target: Expr, key: Ident },
+    Property { target: Expr, key: PropertyKey },
     Labels { variable: Ident, labels: Vec<Ident> },
+}
+
+/// The property a SET or REMOVE item names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PropertyKey {
+    /// `n.name`.
+    Name(Ident),
+    /// `n[expr]`: the key is the string `expr` gives for each row (Neo4j 5).
+    Dynamic(Expr),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -687,3 +687,16 @@ fn where_inside_node_and_relationship_patterns() {
         assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
     }
 }
+
+#[test]
+fn set_and_remove_a_property_named_by_an_expression() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1, x: 1, y: 2})");
+    let q = "MATCH (n:N) WITH n, 'k' + 'ey' AS k SET n[k] = 5, n['z'] = n.id REMOVE n['x'] RETURN n.key, n.z, n.x";
+    assert_eq!(db.run(q), vec![vec![int(5), int(1), ResultValue::Null]]);
+    let q = "MATCH (n:N) FOREACH (k IN ['y', 'z'] | REMOVE n[k]) RETURN keys(n)";
+    assert_eq!(db.run(q), vec![vec![ResultValue::List(vec![s("id"), s("key")])]]);
+    for q in ["MATCH (n:N) SET n[1] = 1", "MATCH (n:N) REMOVE n[null]", "WITH {a: 1} AS m SET m['a'] = 2"] {
+        assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+}

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use plexus_storage::{LabelId, NodeId, PropKeyId, RelId, TokenKind, TypeId};
 
@@ -12,7 +13,7 @@ use super::ctx::Ctx;
 use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
-use crate::plan::{Builtin, CreateNode, CreateRel, PlanNode, Procedure, SetOp};
+use crate::plan::{Builtin, CreateNode, CreateRel, PlanNode, Procedure, PropKey, SetOp};
 use crate::token::Token;
 use crate::value::{Map, Value};
 
@@ -288,15 +289,32 @@ fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Va
     Ok(())
 }
 
+/// The key a SET or REMOVE item names; a computed one must be a string.
+fn property_key(key: &PropKey, row: &Row, ctx: &mut Ctx) -> Result<Arc<str>> {
+    match key {
+        PropKey::Name(name) => Ok(name.clone()),
+        PropKey::Dynamic(key) => match key.eval(row, ctx)? {
+            Value::String(s) => Ok(Arc::from(&*s)),
+            other => Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a property key must be a string, got {}", other.type_name()),
+            )),
+        },
+    }
+}
+
 fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
     match item {
         SetOp::Property { target, key, value } => {
             let Some(t) = entity(target.eval(row, ctx)?, "SET")? else { return Ok(()) };
+            let key = property_key(key, row, ctx)?;
             let v = stored(&value.eval(row, ctx)?)?;
-            set_prop(ctx, &t, key, v)
+            set_prop(ctx, &t, &key, v)
         }
         SetOp::RemoveProperty { target, key } => {
             let Some(t) = entity(target.eval(row, ctx)?, "REMOVE")? else { return Ok(()) };
+            let key = property_key(key, row, ctx)?;
+            let key = &*key;
             let Some(k) = ctx.prop_key(key) else { return Ok(()) };
             let had = match &t {
                 Entity::Node(n) => ctx.g().node_prop(*n, k).is_some(),

@@ -346,11 +346,13 @@ impl Parser<'_> {
         Ok(RemoveItem::Property { target, key })
     }
 
-    /// `expr.key` where the last lookup is split off: the left side of `SET a.b.c = 1` is `(a.b, c)`.
-    fn property_target(&mut self) -> Result<(Expr, Ident)> {
+    /// `expr.key` where the last lookup is split off: the left side of `SET a.b.c = 1` is `(a.b, c)`; or
+    /// `expr[key]`.
+    fn property_target(&mut self) -> Result<(Expr, PropertyKey)> {
         let expr = self.postfix_expr()?;
         match expr.kind {
-            ExprKind::Property(target, key) => Ok((*target, key)),
+            ExprKind::Property(target, key) => Ok((*target, PropertyKey::Name(key))),
+            ExprKind::Index(target, key) => Ok((*target, PropertyKey::Dynamic(*key))),
             _ => Err(self.error_at(expr.span, "UnexpectedSyntax", "expected a property such as n.name")),
         }
     }

@@ -82,7 +82,7 @@ pub(crate) struct CreateRel {
 pub(crate) enum SetOp {
     Property {
         target: CExpr,
-        key: Arc<str>,
+        key: PropKey,
         value: CExpr,
     },
     /// `n = map` (`merge: false`) or `n += map`.
@@ -97,12 +97,19 @@ pub(crate) enum SetOp {
     },
     RemoveProperty {
         target: CExpr,
-        key: Arc<str>,
+        key: PropKey,
     },
     RemoveLabels {
         slot: usize,
         labels: Vec<Arc<str>>,
     },
+}
+
+/// The key of a property that SET or REMOVE writes: named in the query, or computed per row (`n[key]`).
+#[derive(Clone, Debug)]
+pub(crate) enum PropKey {
+    Name(Arc<str>),
+    Dynamic(CExpr),
 }
 
 /// The built-in procedures.

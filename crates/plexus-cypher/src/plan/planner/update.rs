@@ -2,6 +2,7 @@
 //! and REMOVE.
 
 use super::*;
+use crate::plan::PropKey;
 
 impl Planner<'_> {
     pub(super) fn create(&mut self, input: PlanNode, patterns: &[PatternPart], scope: &mut Scope) -> Result<PlanNode> {
@@ -207,7 +208,7 @@ impl Planner<'_> {
             }
             SetItem::Property { target, key, value } => SetOp::Property {
                 target: self.expr(target, scope, &mut AggMode::Forbidden)?,
-                key: Arc::from(key.name.as_str()),
+                key: self.property_key(key, scope)?,
                 value: self.expr(value, scope, &mut AggMode::Forbidden)?,
             },
             SetItem::Properties { variable, value, merge } => {
@@ -226,11 +227,18 @@ impl Planner<'_> {
         })
     }
 
+    fn property_key(&mut self, key: &PropertyKey, scope: &Scope) -> Result<PropKey> {
+        Ok(match key {
+            PropertyKey::Name(name) => PropKey::Name(Arc::from(name.name.as_str())),
+            PropertyKey::Dynamic(key) => PropKey::Dynamic(self.expr(key, scope, &mut AggMode::Forbidden)?),
+        })
+    }
+
     pub(super) fn remove_item(&mut self, item: &RemoveItem, scope: &Scope) -> Result<SetOp> {
         Ok(match item {
             RemoveItem::Property { target, key } => SetOp::RemoveProperty {
                 target: self.expr(target, scope, &mut AggMode::Forbidden)?,
-                key: Arc::from(key.name.as_str()),
+                key: self.property_key(key, scope)?,
             },
             RemoveItem::Labels { variable, labels } => {
                 let Some(v) = scope.get(&variable.name) else {
