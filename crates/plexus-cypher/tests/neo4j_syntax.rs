@@ -93,3 +93,14 @@ fn extended_simple_case_tests_the_operand() {
     // A plain simple CASE compares with = (null matches nothing).
     assert_eq!(one("RETURN CASE null WHEN null THEN 1 ELSE 2 END"), ResultValue::Int(2));
 }
+
+#[test]
+fn order_by_skip_and_limit_as_clauses_of_their_own() {
+    let col = |q: &str| run(q).into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>();
+    let ints = |v: &[i64]| v.iter().map(|i| ResultValue::Int(*i)).collect::<Vec<_>>();
+    assert_eq!(col("UNWIND [3, 1, 2] AS x ORDER BY x DESC LIMIT 2 RETURN x"), ints(&[3, 2]));
+    assert_eq!(col("UNWIND [3, 1, 2] AS x ORDER BY x OFFSET 1 RETURN x"), ints(&[2, 3]));
+    assert_eq!(col("UNWIND [3, 1, 2] AS x SKIP 2 RETURN count(*)"), ints(&[1]));
+    assert_eq!(col("UNWIND [3, 1, 2] AS x LIMIT 1 RETURN count(*)"), ints(&[1]));
+    assert_eq!(col("WITH 1 AS limit RETURN limit"), ints(&[1]));
+}

@@ -50,6 +50,14 @@ impl Parser<'_> {
             Clause::With(self.projection(true)?)
         } else if self.eat_kw("RETURN") {
             Clause::Return(self.projection(false)?)
+        } else if (self.at_kw("ORDER") && self.at_kw_ahead(1, "BY"))
+            || ["SKIP", "OFFSET", "LIMIT"].iter().any(|k| self.at_kw(k))
+        {
+            // ORDER BY, SKIP and LIMIT as clauses of their own (GQL, Neo4j 5) are `WITH *` with them.
+            let (order_by, skip, limit) = self.order_skip_limit()?;
+            let span = start.to(self.prev_span());
+            let (distinct, star, items, predicate) = (false, true, Vec::new(), None);
+            Clause::With(Projection { distinct, star, items, order_by, skip, limit, predicate, span })
         } else if self.at_kw("FINISH") {
             // `FINISH`: the query ends and returns nothing, whatever its last clause (Neo4j 5).
             let span = self.bump().span;
@@ -264,6 +272,13 @@ impl Parser<'_> {
         } else {
             items = self.projection_items()?;
         }
+        let (order_by, skip, limit) = self.order_skip_limit()?;
+        let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok(Projection { distinct, star, items, order_by, skip, limit, predicate, span: start.to(self.prev_span()) })
+    }
+
+    /// `[ORDER BY ...] [SKIP | OFFSET n] [LIMIT n]`, after WITH or RETURN items or as a clause of its own.
+    fn order_skip_limit(&mut self) -> Result<(Vec<SortItem>, Option<Expr>, Option<Expr>)> {
         let mut order_by = Vec::new();
         if self.at_kw("ORDER") {
             self.bump();
@@ -284,8 +299,7 @@ impl Parser<'_> {
         }
         let skip = if self.eat_kw("SKIP") || self.eat_kw("OFFSET") { Some(self.expr()?) } else { None };
         let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
-        let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
-        Ok(Projection { distinct, star, items, order_by, skip, limit, predicate, span: start.to(self.prev_span()) })
+        Ok((order_by, skip, limit))
     }
 
     fn projection_items(&mut self) -> Result<Vec<ProjectionItem>> {
