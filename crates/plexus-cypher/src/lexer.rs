@@ -377,6 +377,12 @@ fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
             'n' | 'N' => out.push('\n'),
             'r' | 'R' => out.push('\r'),
             't' | 'T' => out.push('\t'),
+            // Neo4j has no 8-digit `\U` escape and keeps `\U` as written (`'C:\Users'`); openCypher's is read when
+            // eight hexadecimal digits follow.
+            'U' if chars.clone().take(8).filter(|(_, d)| d.is_ascii_hexdigit()).count() != 8 => {
+                out.push('\\');
+                out.push('U');
+            }
             'u' | 'U' => {
                 let digits = if e == 'u' { 4 } else { 8 };
                 let mut code = String::new();
@@ -408,7 +414,11 @@ fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
                 }
                 out.push(char::from_u32(unit).ok_or_else(invalid)?);
             }
-            other => return Err(err_at(text, at, format!("invalid escape sequence '\\{other}' in string"))),
+            // Neo4j keeps an unknown escape as written, so that `'\d+'` is the regular expression it looks like.
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
         }
     }
     Err(err_at(text, start, "unterminated string literal"))
@@ -433,6 +443,13 @@ mod tests {
         assert!(t.contains(&Tok::Param("p".into())));
         assert!(t.contains(&Tok::Str("q\n".into())));
         assert_eq!(t.last(), Some(&Tok::Eof));
+    }
+
+    #[test]
+    fn unknown_escapes_stay_as_written() {
+        assert_eq!(toks(r"'\d+\.\q'")[0], Tok::Str(r"\d+\.\q".into()));
+        assert!(tokenize(r"'\uH'").is_err());
+        assert_eq!(toks(r"'C:\Users' '\U0001F600'")[..2], [Tok::Str(r"C:\Users".into()), Tok::Str("\u{1F600}".into())]);
     }
 
     #[test]
