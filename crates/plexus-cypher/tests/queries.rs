@@ -700,3 +700,22 @@ fn set_and_remove_a_property_named_by_an_expression() {
         assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
     }
 }
+
+#[test]
+fn a_list_of_integers_and_floats_is_stored_as_floats() {
+    let db = Db::new();
+    db.run("CREATE (:N {a: [1, 2.5]})");
+    db.run("MATCH (n:N) SET n.b = [1.5, 2], n += {c: [3, 0.5]}");
+    let f = |x: f64| ResultValue::Float(x);
+    let rows = db.run("MATCH (n:N) RETURN n.a, n.b, n.c");
+    assert_eq!(
+        rows,
+        vec![vec![
+            ResultValue::List(vec![f(1.0), f(2.5)]),
+            ResultValue::List(vec![f(1.5), f(2.0)]),
+            ResultValue::List(vec![f(3.0), f(0.5)])
+        ]]
+    );
+    assert_eq!(db.run("MERGE (n:N {a: [1, 2.5]}) RETURN count(*)"), vec![vec![int(1)]]);
+    assert_eq!(db.err("MATCH (n:N) SET n.d = [1, 'a']").kind, ErrorKind::TypeError);
+}
