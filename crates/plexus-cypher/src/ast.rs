@@ -148,27 +148,21 @@ pub struct SortItem {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SetItem {
     /// `n.p = v` (or any expression's property, e.g. `(CASE ... END).p`), or `n[key] = v`.
-    Property {
-        target: Expr,
-        key: PropertyKey,
-        value: Expr,
-    },
+    Property { target: Expr, key: PropertyKey, value: Expr },
     /// `n = {map}` (replace all properties) or `n += {map}` (merge).
-    Properties {
-        variable: Ident,
-        value: Expr,
-        merge: bool,
-    },
+    Properties { variable: Ident, value: Expr, merge: bool },
     Labels {
         variable: Ident,
         labels: Vec<Ident>,
+        /// `:$(expr)`: labels computed per row, a string or a list of strings each.
+        dynamic: Vec<Expr>,
     },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemoveItem {
     Property { target: Expr, key: PropertyKey },
-    Labels { variable: Ident, labels: Vec<Ident> },
+    Labels { variable: Ident, labels: Vec<Ident>, dynamic: Vec<Expr> },
 }
 
 /// The property a SET or REMOVE item names.

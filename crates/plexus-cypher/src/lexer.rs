@@ -51,6 +51,7 @@ pub enum Tok {
     /// `&` and `!`: conjunction and negation in label expressions.
     Amp,
     Bang,
+    /// `$` before `(`: a label computed by the expression in the parentheses (`SET n:$(name)`).
     Dollar,
     Plus,
     PlusEq,
@@ -165,6 +166,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
             let (s, j) = lex_string(text, i)?;
             tokens.push(Token { tok: Tok::Str(s), span: Span::new(i, j) });
             i = j;
+            continue;
+        }
+        if c == b'$' && bytes.get(i + 1) == Some(&b'(') {
+            tokens.push(Token { tok: Tok::Dollar, span: Span::new(i, i + 1) });
+            i += 1;
             continue;
         }
         if c == b'$' {

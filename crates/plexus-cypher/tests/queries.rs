@@ -719,3 +719,30 @@ fn a_list_of_integers_and_floats_is_stored_as_floats() {
     assert_eq!(db.run("MERGE (n:N {a: [1, 2.5]}) RETURN count(*)"), vec![vec![int(1)]]);
     assert_eq!(db.err("MATCH (n:N) SET n.d = [1, 'a']").kind, ErrorKind::TypeError);
 }
+
+#[test]
+fn set_and_remove_labels_computed_per_row() {
+    let db = Db::new();
+    db.run("UNWIND ['Cat', 'Dog'] AS kind CREATE (:Animal {kind: kind})");
+    db.run("MATCH (n:Animal) SET n:$(n.kind), n:$(['Pet', 'Seen'])");
+    let q = "MATCH (n:Animal) RETURN n.kind, labels(n) ORDER BY n.kind";
+    let labels = |ls: &[&str]| ResultValue::List(ls.iter().map(|l| s(l)).collect());
+    let mut rows = db.run(q);
+    for row in &mut rows {
+        if let ResultValue::List(ls) = &mut row[1] {
+            ls.sort_by_key(|l| format!("{l:?}"));
+        }
+    }
+    assert_eq!(
+        rows,
+        vec![
+            vec![s("Cat"), labels(&["Animal", "Cat", "Pet", "Seen"])],
+            vec![s("Dog"), labels(&["Animal", "Dog", "Pet", "Seen"])]
+        ]
+    );
+    db.run("MATCH (n:Animal) REMOVE n:$('Seen'):$(n.kind)");
+    assert_eq!(db.run("MATCH (n:Pet) RETURN count(*), count{ (m:Seen|Cat|Dog) }"), vec![vec![int(2), int(0)]]);
+    for q in ["MATCH (n:Animal) SET n:$(null)", "MATCH (n:Animal) SET n:$('')", "MATCH (n:Animal) SET n:$(1)"] {
+        assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+}

@@ -289,6 +289,29 @@ fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Va
     Ok(())
 }
 
+/// The labels `:$(expr)` items compute: each a string or a list of strings, none empty.
+fn computed_labels(exprs: &[CExpr], row: &Row, ctx: &mut Ctx) -> Result<Vec<Arc<str>>> {
+    let mut labels = Vec::new();
+    let bad = |v: &Value| {
+        let got = if matches!(v, Value::String(_)) { "an empty string" } else { v.type_name() };
+        CypherError::type_error("InvalidArgumentType", format!("a label must be a non-empty string, got {got}"))
+    };
+    for e in exprs {
+        let v = e.eval(row, ctx)?;
+        let items = match &v {
+            Value::List(items) => items.iter().cloned().collect(),
+            _ => vec![v.clone()],
+        };
+        for item in items {
+            match item {
+                Value::String(s) if !s.is_empty() => labels.push(Arc::from(&*s)),
+                other => return Err(bad(&other)),
+            }
+        }
+    }
+    Ok(labels)
+}
+
 /// The key a SET or REMOVE item names; a computed one must be a string.
 fn property_key(key: &PropKey, row: &Row, ctx: &mut Ctx) -> Result<Arc<str>> {
     match key {
@@ -359,7 +382,7 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
             }
             Ok(())
         }
-        SetOp::Labels { slot, labels } => {
+        SetOp::Labels { slot, labels, dynamic } => {
             let n = match &row[*slot] {
                 Value::Null => return Ok(()),
                 Value::Node(n) => *n,
@@ -370,7 +393,8 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
                     ))
                 }
             };
-            for l in labels {
+            let computed = computed_labels(dynamic, row, ctx)?;
+            for l in labels.iter().chain(&computed) {
                 let tx = ctx.tx()?;
                 let id = tx.label(l);
                 if !tx.node_exists(n) {
@@ -383,7 +407,7 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
             }
             Ok(())
         }
-        SetOp::RemoveLabels { slot, labels } => {
+        SetOp::RemoveLabels { slot, labels, dynamic } => {
             let n = match &row[*slot] {
                 Value::Null => return Ok(()),
                 Value::Node(n) => *n,
@@ -394,7 +418,8 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
                     ))
                 }
             };
-            for l in labels {
+            let computed = computed_labels(dynamic, row, ctx)?;
+            for l in labels.iter().chain(&computed) {
                 let Some(id) = ctx.label_id(l) else { continue };
                 let tx = ctx.tx()?;
                 if tx.node_has_label(n, id) {

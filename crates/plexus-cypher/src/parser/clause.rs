@@ -335,8 +335,8 @@ impl Parser<'_> {
     fn set_item(&mut self) -> Result<SetItem> {
         if self.at_ident() && matches!(self.peek_at(1), Tok::Colon) {
             let variable = self.ident("a variable")?;
-            let labels = self.label_list()?;
-            return Ok(SetItem::Labels { variable, labels });
+            let (labels, dynamic) = self.label_list()?;
+            return Ok(SetItem::Labels { variable, labels, dynamic });
         }
         if self.at_ident() && matches!(self.peek_at(1), Tok::Eq | Tok::PlusEq) {
             let variable = self.ident("a variable")?;
@@ -353,8 +353,8 @@ impl Parser<'_> {
     fn remove_item(&mut self) -> Result<RemoveItem> {
         if self.at_ident() && matches!(self.peek_at(1), Tok::Colon) {
             let variable = self.ident("a variable")?;
-            let labels = self.label_list()?;
-            return Ok(RemoveItem::Labels { variable, labels });
+            let (labels, dynamic) = self.label_list()?;
+            return Ok(RemoveItem::Labels { variable, labels, dynamic });
         }
         let (target, key) = self.property_target()?;
         Ok(RemoveItem::Property { target, key })
@@ -372,11 +372,18 @@ impl Parser<'_> {
     }
 
     /// `:A:B` (also `:A&B`-free; label expressions beyond conjunction are not supported).
-    pub(super) fn label_list(&mut self) -> Result<Vec<Ident>> {
-        let mut labels = Vec::new();
+    /// `:A:B` after a variable in SET or REMOVE, where a label may also be computed, `:$(expr)` (Neo4j 5).
+    pub(super) fn label_list(&mut self) -> Result<(Vec<Ident>, Vec<Expr>)> {
+        let (mut labels, mut dynamic) = (Vec::new(), Vec::new());
         while self.eat(&Tok::Colon) {
-            labels.push(self.ident("a label name")?);
+            if self.eat(&Tok::Dollar) {
+                self.expect(&Tok::LParen, "'(' after '$'")?;
+                dynamic.push(self.expr()?);
+                self.expect(&Tok::RParen, "')' closing the label expression")?;
+            } else {
+                labels.push(self.ident("a label name")?);
+            }
         }
-        Ok(labels)
+        Ok((labels, dynamic))
     }
 }

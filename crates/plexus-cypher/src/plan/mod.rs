@@ -94,6 +94,8 @@ pub(crate) enum SetOp {
     Labels {
         slot: usize,
         labels: Vec<Arc<str>>,
+        /// Labels computed per row (`SET n:$(expr)`).
+        dynamic: Vec<CExpr>,
     },
     RemoveProperty {
         target: CExpr,
@@ -102,6 +104,7 @@ pub(crate) enum SetOp {
     RemoveLabels {
         slot: usize,
         labels: Vec<Arc<str>>,
+        dynamic: Vec<CExpr>,
     },
 }
 

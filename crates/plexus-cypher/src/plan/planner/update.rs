@@ -218,13 +218,19 @@ impl Planner<'_> {
                 let slot = v.slot;
                 SetOp::Properties { slot, value: self.expr(value, scope, &mut AggMode::Forbidden)?, merge: *merge }
             }
-            SetItem::Labels { variable, labels } => {
+            SetItem::Labels { variable, labels, dynamic } => {
                 let Some(v) = scope.get(&variable.name) else {
                     return Err(self.undefined(&variable.name, variable.span));
                 };
-                SetOp::Labels { slot: v.slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect() }
+                let slot = v.slot;
+                let dynamic = self.dynamic_labels(dynamic, scope)?;
+                SetOp::Labels { slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), dynamic }
             }
         })
+    }
+
+    fn dynamic_labels(&mut self, labels: &[Expr], scope: &Scope) -> Result<Vec<CExpr>> {
+        labels.iter().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).collect()
     }
 
     fn property_key(&mut self, key: &PropertyKey, scope: &Scope) -> Result<PropKey> {
@@ -240,13 +246,14 @@ impl Planner<'_> {
                 target: self.expr(target, scope, &mut AggMode::Forbidden)?,
                 key: self.property_key(key, scope)?,
             },
-            RemoveItem::Labels { variable, labels } => {
+            RemoveItem::Labels { variable, labels, dynamic } => {
                 let Some(v) = scope.get(&variable.name) else {
                     return Err(self.undefined(&variable.name, variable.span));
                 };
                 SetOp::RemoveLabels {
                     slot: v.slot,
                     labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                    dynamic: self.dynamic_labels(dynamic, scope)?,
                 }
             }
         })
