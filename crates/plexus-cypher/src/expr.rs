@@ -265,6 +265,17 @@ impl CExpr {
                     ))
                 }
             },
+            // Lazy, as in Neo4j: the arguments after the first that is not null are not evaluated, so
+            // `coalesce(n.x, 1 / 0)` is `n.x` when it is set.
+            CExpr::Scalar(name, args) if &**name == "coalesce" => {
+                for e in args {
+                    let v = e.eval(row, ctx)?;
+                    if !v.is_null() {
+                        return Ok(v);
+                    }
+                }
+                Value::Null
+            }
             CExpr::Scalar(name, args) => {
                 let args = args.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
                 if let Some(r) = temporal::call_function(name, &args, ctx.clock()) {

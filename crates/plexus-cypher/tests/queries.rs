@@ -746,3 +746,10 @@ fn set_and_remove_labels_computed_per_row() {
         assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
     }
 }
+
+#[test]
+fn coalesce_stops_at_the_first_value_that_is_not_null() {
+    let db = Db::new();
+    assert_eq!(db.run("RETURN coalesce(7, 1 / 0), coalesce(null, 2, 1 / 0)"), vec![vec![int(7), int(2)]]);
+    assert_eq!(db.err("RETURN coalesce(null, 1 / 0)").kind, ErrorKind::ArithmeticError);
+}
