@@ -339,16 +339,25 @@ impl CExpr {
                     other => return Err(not_a_list(&other)),
                 };
                 let mut scratch = row.to_vec();
-                let (mut trues, mut nulls) = (0usize, 0usize);
+                let (mut trues, mut nulls, mut falses) = (0usize, 0usize, 0usize);
                 for item in items.iter() {
                     scratch[*slot] = item.clone();
                     match as_bool(&predicate.eval(&scratch, ctx)?, "a quantifier")? {
                         Some(true) => trues += 1,
                         None => nulls += 1,
-                        Some(false) => {}
+                        Some(false) => falses += 1,
+                    }
+                    // Once the answer is known the rest is not evaluated (as in Neo4j, where
+                    // `any(x IN [1, 0] WHERE x = 1 OR 1 / x = 1)` is true).
+                    let decided = match quantifier {
+                        Quantifier::All => falses > 0,
+                        Quantifier::Any | Quantifier::None => trues > 0,
+                        Quantifier::Single => trues > 1,
+                    };
+                    if decided {
+                        break;
                     }
                 }
-                let falses = items.len() - trues - nulls;
                 match quantifier {
                     Quantifier::All => {
                         if falses > 0 {

@@ -753,3 +753,16 @@ fn coalesce_stops_at_the_first_value_that_is_not_null() {
     assert_eq!(db.run("RETURN coalesce(7, 1 / 0), coalesce(null, 2, 1 / 0)"), vec![vec![int(7), int(2)]]);
     assert_eq!(db.err("RETURN coalesce(null, 1 / 0)").kind, ErrorKind::ArithmeticError);
 }
+
+#[test]
+fn quantifiers_stop_once_the_answer_is_known() {
+    let db = Db::new();
+    let q = "RETURN any(x IN [1, 0] WHERE 1 / x = 1), all(x IN [0, 1] WHERE x > 0 AND 1 / x = 1), \
+             none(x IN [1, 0] WHERE 1 / x = 1), single(x IN [1, 1, 0] WHERE 1 / x = 1)";
+    let b = ResultValue::Bool;
+    assert_eq!(db.run(q), vec![vec![b(true), b(false), b(false), b(false)]]);
+    assert_eq!(
+        db.run("RETURN single(x IN [2, null] WHERE x > 1), all(x IN [1, null] WHERE x > 0)"),
+        vec![vec![ResultValue::Null, ResultValue::Null]]
+    );
+}
