@@ -7,6 +7,7 @@
 //!   sign of the dividend; `^` always gives a float.
 //! * `+` also concatenates: lists (`[1] + [2]`, `[1] + 2`, `0 + [1]`), strings, and a string with a number,
 //!   boolean or temporal value (`'a' + 1` is `'a1'`, as in Neo4j).
+//! * `||` concatenates only two strings or two lists.
 //! * Temporal operands go to [`temporal::arithmetic`].
 //! * Anything else is a runtime `TypeError` (`InvalidArgumentType`).
 
@@ -114,6 +115,16 @@ pub fn add(a: &Value, b: &Value) -> Result<Value> {
             Some((x, y)) => Ok(Value::Float(x + y)),
             None => temporal_op(ArithOp::Add, "add", a, b),
         },
+    }
+}
+
+/// `a || b`: strings with strings and lists with lists only; unlike `+` it never converts or appends an element.
+pub fn concat(a: &Value, b: &Value) -> Result<Value> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
+        (Value::String(x), Value::String(y)) => Ok(Value::from(format!("{x}{y}"))),
+        (Value::List(x), Value::List(y)) => Ok(Value::list(x.iter().chain(y.iter()).cloned().collect())),
+        _ => Err(type_error("concatenate", a, b)),
     }
 }
 

@@ -89,6 +89,8 @@ pub enum Clause {
     /// `CALL { ... }`: a subquery run once per incoming row.
     Subquery {
         query: Box<Query>,
+        /// `OPTIONAL CALL`: a row the subquery returns nothing for is kept, its columns null.
+        optional: bool,
         /// `IN TRANSACTIONS [OF n ROWS]`: the rows per transaction (`None`: the default, 1,000).
         in_transactions: Option<Option<Expr>>,
         /// `ON ERROR ...` after `IN TRANSACTIONS`.
@@ -161,28 +163,31 @@ pub struct SortItem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SetItem {
-    /// `n.p = v` (or any expression's property, e.g. `(CASE ... END).p`).
-    Property {
-        target: Expr,
-        key: Ident,
-        value: Expr,
-    },
+    /// `n.p = v` (or any expression's property, e.g. `(CASE ... END).p`), or `n[key] = v`.
+    Property { target: Expr, key: PropertyKey, value: Expr },
     /// `n = {map}` (replace all properties) or `n += {map}` (merge).
-    Properties {
-        variable: Ident,
-        value: Expr,
-        merge: bool,
-    },
+    Properties { variable: Ident, value: Expr, merge: bool },
     Labels {
         variable: Ident,
         labels: Vec<Ident>,
+        /// `:$(expr)`: labels computed per row, a string or a list of strings each.
+        dynamic: Vec<Expr>,
     },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemoveItem {
-    Property { target: Expr, key: Ident },
-    Labels { variable: Ident, labels: Vec<Ident> },
+    Property { target: Expr, key: PropertyKey },
+    Labels { variable: Ident, labels: Vec<Ident>, dynamic: Vec<Expr> },
+}
+
+/// The property a SET or REMOVE item names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PropertyKey {
+    /// `n.name`.
+    Name(Ident),
+    /// `n[expr]`: the key is the string `expr` gives for each row (Neo4j 5).
+    Dynamic(Expr),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -403,6 +408,8 @@ pub enum BinaryOp {
     Gt,
     Ge,
     Add,
+    /// `||`.
+    Concat,
     Sub,
     Mul,
     Div,

@@ -309,7 +309,7 @@ fn rank(v: &Value) -> u8 {
 }
 
 /// The total order of `ORDER BY` (ascending). Values of different types follow the global sort order; within a
-/// type: maps entry by entry (keys, then values, then size), nodes and relationships by id, lists element by
+/// type: maps by size, then keys, then values, nodes and relationships by id, lists element by
 /// element then by length, paths by their node ids then relationship ids, numbers numerically with `NaN` last.
 pub fn order(a: &Value, b: &Value) -> Ordering {
     use Value::*;
@@ -318,15 +318,10 @@ pub fn order(a: &Value, b: &Value) -> Ordering {
         return ra.cmp(&rb);
     }
     match (a, b) {
-        (Map(x), Map(y)) => {
-            for ((k, v), (l, w)) in x.iter().zip(y.iter()) {
-                let o = k.cmp(l).then_with(|| order(v, w));
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            x.len().cmp(&y.len())
-        }
+        // As Neo4j orders maps: smaller first, then by the sorted keys, then by the values in key order.
+        (Map(x), Map(y)) => x.len().cmp(&y.len()).then_with(|| x.keys().cmp(y.keys())).then_with(|| {
+            x.values().zip(y.values()).map(|(v, w)| order(v, w)).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+        }),
         (Node(x), Node(y)) => x.cmp(y),
         (Rel(x), Rel(y)) => x.cmp(y),
         (List(x), List(y)) => {

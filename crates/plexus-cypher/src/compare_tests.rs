@@ -286,6 +286,22 @@ fn global_sort_order() {
 }
 
 #[test]
+fn maps_sort_by_size_then_keys_then_values() {
+    let sorted = vec![
+        m(&[]),
+        m(&[("a", i(1))]),
+        m(&[("a", i(2))]),
+        m(&[("b", i(0))]),
+        m(&[("a", i(9)), ("b", i(1))]),
+        m(&[("a", i(9)), ("c", i(0))]),
+    ];
+    let mut shuffled = sorted.clone();
+    shuffled.reverse();
+    shuffled.sort_by(order);
+    assert_eq!(shuffled, sorted);
+}
+
+#[test]
 fn equivalence_groups_null_nan_and_mixed_numbers() {
     let keys = [N, N, nan(), nan(), i(1), f(1.0), f(0.0), f(-0.0), i(0), l(vec![i(1), N]), l(vec![f(1.0), N])];
     let set: HashSet<Equivalent> = keys.iter().cloned().map(Equivalent).collect();

@@ -15,6 +15,10 @@ use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
 
+#[path = "expr_values.rs"]
+mod values;
+use values::{binary, slice};
+
 /// A compiled label expression: the names of [`crate::ast::LabelExpr`] as tokens.
 pub(crate) type LabelTest = crate::ast::LabelExpr<Token>;
 
@@ -265,6 +269,17 @@ impl CExpr {
                     ))
                 }
             },
+            // Lazy, as in Neo4j: the arguments after the first that is not null are not evaluated, so
+            // `coalesce(n.x, 1 / 0)` is `n.x` when it is set.
+            CExpr::Scalar(name, args) if &**name == "coalesce" => {
+                for e in args {
+                    let v = e.eval(row, ctx)?;
+                    if !v.is_null() {
+                        return Ok(v);
+                    }
+                }
+                Value::Null
+            }
             CExpr::Scalar(name, args) => {
                 let args = args.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
                 if let Some(r) = temporal::call_function(name, &args, ctx.clock()) {
@@ -328,16 +343,25 @@ impl CExpr {
                     other => return Err(not_a_list(&other)),
                 };
                 let mut scratch = row.to_vec();
-                let (mut trues, mut nulls) = (0usize, 0usize);
+                let (mut trues, mut nulls, mut falses) = (0usize, 0usize, 0usize);
                 for item in items.iter() {
                     scratch[*slot] = item.clone();
                     match as_bool(&predicate.eval(&scratch, ctx)?, "a quantifier")? {
                         Some(true) => trues += 1,
                         None => nulls += 1,
-                        Some(false) => {}
+                        Some(false) => falses += 1,
+                    }
+                    // Once the answer is known the rest is not evaluated (as in Neo4j, where
+                    // `any(x IN [1, 0] WHERE x = 1 OR 1 / x = 1)` is true).
+                    let decided = match quantifier {
+                        Quantifier::All => falses > 0,
+                        Quantifier::Any | Quantifier::None => trues > 0,
+                        Quantifier::Single => trues > 1,
+                    };
+                    if decided {
+                        break;
                     }
                 }
-                let falses = items.len() - trues - nulls;
                 match quantifier {
                     Quantifier::All => {
                         if falses > 0 {
@@ -418,16 +442,19 @@ impl CExpr {
                     return Ok(Value::Null);
                 }
                 let mut m = Map::new();
+                // `.*` gives the properties that the other items then override, wherever it is written (as in
+                // Neo4j: `n {id: 0, .*}` has id 0).
+                if items.iter().any(|i| matches!(i, MapProjItem::AllProperties)) {
+                    if let Value::Map(all) = properties_of(&base, ctx)? {
+                        m.extend(all.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
+                }
                 for item in items {
                     match item {
                         MapProjItem::Property(k) => {
                             m.insert(k.clone(), property(&base, k, ctx)?);
                         }
-                        MapProjItem::AllProperties => {
-                            if let Value::Map(all) = properties_of(&base, ctx)? {
-                                m.extend(all.iter().map(|(k, v)| (k.clone(), v.clone())));
-                            }
-                        }
+                        MapProjItem::AllProperties => {}
                         MapProjItem::Entry(k, e) => {
                             m.insert(k.clone(), e.eval(row, ctx)?);
                         }
@@ -694,66 +721,6 @@ fn index_value(base: &Value, index: &Value, ctx: &Ctx) -> Result<Value> {
                 format!("cannot index into a {}", other.type_name()),
             ))
         }
-    })
-}
-
-fn slice(base: &Value, from: Option<Value>, to: Option<Value>) -> Result<Value> {
-    let items = match base {
-        Value::Null => return Ok(Value::Null),
-        Value::List(items) => items,
-        other => return Err(not_a_list(other)),
-    };
-    let len = items.len() as i64;
-    let bound = |v: Option<Value>, default: i64| -> Result<Option<i64>> {
-        match v {
-            None => Ok(Some(default)),
-            Some(Value::Null) => Ok(None),
-            Some(Value::Int(i)) => Ok(Some(if i < 0 { (len + i).max(0) } else { i.min(len) })),
-            Some(other) => Err(CypherError::type_error(
-                "InvalidArgumentType",
-                format!("a slice bound must be an integer, got {}", other.type_name()),
-            )),
-        }
-    };
-    let (Some(from), Some(to)) = (bound(from, 0)?, bound(to, len)?) else { return Ok(Value::Null) };
-    if from >= to {
-        return Ok(Value::list(vec![]));
-    }
-    Ok(Value::list(items[from as usize..to as usize].to_vec()))
-}
-
-fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
-    Ok(match op {
-        BinaryOp::Add => arith::add(a, b)?,
-        BinaryOp::Sub => arith::sub(a, b)?,
-        BinaryOp::Mul => arith::mul(a, b)?,
-        BinaryOp::Div => arith::div(a, b)?,
-        BinaryOp::Mod => arith::rem(a, b)?,
-        BinaryOp::Pow => arith::pow(a, b)?,
-        BinaryOp::Eq => bool_or_null(compare::equals(a, b)),
-        BinaryOp::Ne => bool_or_null(compare::equals(a, b).map(|e| !e)),
-        BinaryOp::Lt => bool_or_null(compare::compare_op(compare::CompareOp::Lt, a, b)),
-        BinaryOp::Le => bool_or_null(compare::compare_op(compare::CompareOp::Le, a, b)),
-        BinaryOp::Gt => bool_or_null(compare::compare_op(compare::CompareOp::Gt, a, b)),
-        BinaryOp::Ge => bool_or_null(compare::compare_op(compare::CompareOp::Ge, a, b)),
-        BinaryOp::In => match b {
-            Value::Null => Value::Null,
-            Value::List(items) => bool_or_null(compare::in_list(a, items)),
-            other => {
-                return Err(CypherError::type_error(
-                    "InvalidArgumentType",
-                    format!("IN expects a list, got {}", other.type_name()),
-                ))
-            }
-        },
-        BinaryOp::StartsWith => bool_or_null(compare::string_op(compare::StringOp::StartsWith, a, b)),
-        BinaryOp::EndsWith => bool_or_null(compare::string_op(compare::StringOp::EndsWith, a, b)),
-        BinaryOp::Contains => bool_or_null(compare::string_op(compare::StringOp::Contains, a, b)),
-        BinaryOp::RegexMatch => match (a, b) {
-            (Value::String(x), Value::String(pattern)) => Value::Bool(crate::regex::full_match(pattern, x)?),
-            _ => Value::Null,
-        },
-        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => unreachable!("logical operators are compiled separately"),
     })
 }
 

@@ -51,6 +51,7 @@ pub enum Tok {
     /// `&` and `!`: conjunction and negation in label expressions.
     Amp,
     Bang,
+    /// `$` before `(`: a label computed by the expression in the parentheses (`SET n:$(name)`).
     Dollar,
     Plus,
     PlusEq,
@@ -167,6 +168,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
             i = j;
             continue;
         }
+        if c == b'$' && bytes.get(i + 1) == Some(&b'(') {
+            tokens.push(Token { tok: Tok::Dollar, span: Span::new(i, i + 1) });
+            i += 1;
+            continue;
+        }
         if c == b'$' {
             let mut j = i + 1;
             let name;
@@ -265,11 +271,11 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         while ident_tail(i) {
             i += 1;
         }
-        let digits = &text[digits_start..i];
+        let digits = &without_separators(&text[digits_start..i], true);
         return match i64::from_str_radix(digits, 16) {
             Ok(v) => Ok((Tok::Int(v), i)),
             Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                Ok((Tok::BigInt(text[start..i].to_string()), i))
+                Ok((Tok::BigInt(format!("{}{digits}", &text[start..digits_start])), i))
             }
             Err(_) => Err(err_at(text, start, format!("invalid hexadecimal integer '{}'", &text[start..i]))),
         };
@@ -280,25 +286,20 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         while ident_tail(i) {
             i += 1;
         }
-        let digits = &text[digits_start..i];
+        let digits = &without_separators(&text[digits_start..i], true);
         return match i64::from_str_radix(digits, 8) {
             Ok(v) => Ok((Tok::Int(v), i)),
             Err(_) if !digits.is_empty() && digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) => {
-                Ok((Tok::BigInt(text[start..i].to_string()), i))
+                Ok((Tok::BigInt(format!("{}{digits}", &text[start..digits_start])), i))
             }
             Err(_) => Err(err_at(text, start, format!("invalid octal integer '{}'", &text[start..i]))),
         };
     }
-    while i < bytes.len() && bytes[i].is_ascii_digit() {
-        i += 1;
-    }
+    i = digit_run(bytes, i);
     let mut is_float = false;
     if i < bytes.len() && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_digit()) {
         is_float = true;
-        i += 1;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
+        i = digit_run(bytes, i + 1);
     }
     if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
         let mut j = i + 1;
@@ -307,10 +308,7 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         }
         if j < bytes.len() && bytes[j].is_ascii_digit() {
             is_float = true;
-            i = j;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
+            i = digit_run(bytes, j);
         }
     }
     if ident_tail(i) {
@@ -319,7 +317,7 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         }
         return Err(err_at(text, start, format!("invalid number '{}'", &text[start..i])));
     }
-    let literal = &text[start..i];
+    let literal = &without_separators(&text[start..i], false);
     if is_float {
         let v: f64 = literal.parse().map_err(|_| err_at(text, start, format!("invalid number '{literal}'")))?;
         if v.is_infinite() {
@@ -335,6 +333,31 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         Ok(v) => Ok((Tok::Int(v), i)),
         Err(_) => Ok((Tok::BigInt(literal.to_string()), i)),
     }
+}
+
+/// The end of the digits from `i`, where single underscores may separate digits (`1_000`, as Neo4j reads them).
+fn digit_run(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len()
+        && (bytes[i].is_ascii_digit()
+            || (bytes[i] == b'_'
+                && i > 0
+                && bytes[i - 1].is_ascii_digit()
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// `digits` without the underscores that separate them; unchanged (so invalid) when an underscore is doubled or
+/// last, or first unless `leading` (after `0x`, `0o`).
+fn without_separators(digits: &str, leading: bool) -> std::borrow::Cow<'_, str> {
+    let b = digits.as_bytes();
+    let misplaced = digits.contains("__") || b.last() == Some(&b'_') || (!leading && b.first() == Some(&b'_'));
+    if misplaced || !digits.contains('_') {
+        return digits.into();
+    }
+    digits.replace('_', "").into()
 }
 
 fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
@@ -360,6 +383,12 @@ fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
             'n' | 'N' => out.push('\n'),
             'r' | 'R' => out.push('\r'),
             't' | 'T' => out.push('\t'),
+            // Neo4j has no 8-digit `\U` escape and keeps `\U` as written (`'C:\Users'`); openCypher's is read when
+            // eight hexadecimal digits follow.
+            'U' if chars.clone().take(8).filter(|(_, d)| d.is_ascii_hexdigit()).count() != 8 => {
+                out.push('\\');
+                out.push('U');
+            }
             'u' | 'U' => {
                 let digits = if e == 'u' { 4 } else { 8 };
                 let mut code = String::new();
@@ -391,7 +420,11 @@ fn lex_string(text: &str, start: usize) -> Result<(String, usize)> {
                 }
                 out.push(char::from_u32(unit).ok_or_else(invalid)?);
             }
-            other => return Err(err_at(text, at, format!("invalid escape sequence '\\{other}' in string"))),
+            // Neo4j keeps an unknown escape as written, so that `'\d+'` is the regular expression it looks like.
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
         }
     }
     Err(err_at(text, start, "unterminated string literal"))
@@ -419,12 +452,33 @@ mod tests {
     }
 
     #[test]
+    fn unknown_escapes_stay_as_written() {
+        assert_eq!(toks(r"'\d+\.\q'")[0], Tok::Str(r"\d+\.\q".into()));
+        assert!(tokenize(r"'\uH'").is_err());
+        assert_eq!(toks(r"'C:\Users' '\U0001F600'")[..2], [Tok::Str(r"C:\Users".into()), Tok::Str("\u{1F600}".into())]);
+    }
+
+    #[test]
     fn numbers_in_every_base() {
         assert_eq!(
             toks("0x1F 0o17 9223372036854775808")[..3],
             [Tok::Int(31), Tok::Int(15), Tok::BigInt("9223372036854775808".into())]
         );
         assert!(tokenize("12abc").is_err());
+        assert_eq!(
+            toks("1_000 0x_1_F 0o1_7 1_0.5_5 1e1_0 9_223_372_036_854_775_808")[..6],
+            [
+                Tok::Int(1000),
+                Tok::Int(31),
+                Tok::Int(15),
+                Tok::Float(10.55),
+                Tok::Float(1e10),
+                Tok::BigInt("9223372036854775808".into())
+            ]
+        );
+        for misplaced in ["1__0", "1_", "1.5_", "1.5e_3", "0x1_", "0x1__F"] {
+            assert!(tokenize(misplaced).is_err(), "{misplaced}");
+        }
         assert_eq!(toks(".5")[0], Tok::Float(0.5));
     }
 

@@ -142,8 +142,18 @@ impl Value {
 
     /// Converts to a value that can be stored as a property, or explains why it cannot.
     pub fn to_stored(&self) -> Result<stored::Value, String> {
-        let value = self.to_lookup()?;
-        if let stored::Value::List(_) = &value {
+        let mut value = self.to_lookup()?;
+        if let stored::Value::List(items) = &value {
+            // A list of integers and floats is stored as floats, as Neo4j stores it.
+            let float = |v: &stored::Value| matches!(v, stored::Value::Float(_));
+            let number = |v: &stored::Value| float(v) || matches!(v, stored::Value::Int(_));
+            if items.iter().any(float) && items.iter().all(number) {
+                let widened = items.iter().map(|v| match v {
+                    stored::Value::Int(i) => stored::Value::Float(*i as f64),
+                    other => other.clone(),
+                });
+                value = stored::Value::List(widened.collect::<Vec<_>>().into());
+            }
             value.validate()?;
         }
         Ok(value)

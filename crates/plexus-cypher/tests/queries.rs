@@ -643,3 +643,127 @@ fn a_backticked_variable_names_its_column_without_backticks() {
         db.engine.execute(&db.store, "WITH 1 AS `a b`, {k: 2} AS m RETURN `a b`, m.`k`", &Params::new()).unwrap();
     assert_eq!(&*result.columns, ["a b".to_string(), "m.`k`".to_string()]);
 }
+
+#[test]
+fn map_projection_items_override_all_properties_wherever_written() {
+    let db = Db::new();
+    db.run("CREATE (:P {id: 0, x: 1})");
+    for q in ["MATCH (n:P) RETURN n {id: 99, .*} AS m", "MATCH (n:P) RETURN n {.*, id: 99} AS m"] {
+        let rows = db.run(q);
+        let ResultValue::Map(m) = &rows[0][0] else { panic!("{q}: {rows:?}") };
+        assert_eq!((m.get("id"), m.get("x")), (Some(&int(99)), Some(&int(1))), "{q}");
+    }
+}
+
+#[test]
+fn optional_call_keeps_rows_its_subquery_returns_nothing_for() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1})-[:E]->(:N {id: 2})");
+    let q = "MATCH (n:N) OPTIONAL CALL (n) { MATCH (n)-[:E]->(m) RETURN m.id AS m } RETURN n.id, m ORDER BY n.id";
+    assert_eq!(db.run(q), vec![vec![int(1), int(2)], vec![int(2), ResultValue::Null]]);
+    let q = "MATCH (n:N) CALL (n) { MATCH (n)-[:E]->(m) RETURN m.id AS m } RETURN n.id, m";
+    assert_eq!(db.run(q), vec![vec![int(1), int(2)]]);
+    let q = "UNWIND [1, 2] AS x OPTIONAL CALL (x) { WITH x WHERE x > 1 RETURN x * 10 AS y UNION RETURN 0 AS y } \
+             RETURN x, y ORDER BY x, y";
+    assert_eq!(db.run(q), vec![vec![int(1), int(0)], vec![int(2), int(0)], vec![int(2), int(20)]]);
+}
+
+#[test]
+fn where_inside_node_and_relationship_patterns() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1, x: 1})-[:E {w: 1}]->(:N {id: 2, x: 2})-[:E {w: 5}]->(:N {id: 3, x: 3})");
+    let ids = |q: &str| db.run(q).into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>();
+    assert_eq!(ids("MATCH (n:N WHERE n.x > 1) RETURN n.id ORDER BY n.id"), vec![int(2), int(3)]);
+    assert_eq!(ids("MATCH (a)-[r:E WHERE r.w > 2]->(b WHERE b.x > 0) RETURN b.id"), vec![int(3)]);
+    assert_eq!(
+        ids("MATCH (a WHERE a.id = 1) OPTIONAL MATCH (a)-->(b WHERE b.x > 5) RETURN b.id"),
+        vec![ResultValue::Null]
+    );
+    assert_eq!(ids("MATCH (n {id: 1})-[e:E WHERE e.w < 9]->{1,2}(m) RETURN m.id ORDER BY m.id"), vec![int(2), int(3)]);
+    assert_eq!(ids("MATCH (n {id: 1}) ((a)-[e WHERE e.w = 1]->(b)){1,2} (m) RETURN m.id"), vec![int(2)]);
+    assert_eq!(ids("MATCH (n:N) RETURN COUNT { (n)-->(m WHERE m.x > 2) } ORDER BY n.id"), vec![int(0), int(1), int(0)]);
+    let q = "MATCH (n:N {id: 1}) RETURN [(n)-->(m WHERE m.x > 1) WHERE m.id < 9 | m.id]";
+    assert_eq!(ids(q), vec![ResultValue::List(vec![int(2)])]);
+    for q in ["CREATE (n WHERE n.x > 1)", "MATCH (a)-[r* WHERE true]->(b) RETURN a"] {
+        assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+}
+
+#[test]
+fn set_and_remove_a_property_named_by_an_expression() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1, x: 1, y: 2})");
+    let q = "MATCH (n:N) WITH n, 'k' + 'ey' AS k SET n[k] = 5, n['z'] = n.id REMOVE n['x'] RETURN n.key, n.z, n.x";
+    assert_eq!(db.run(q), vec![vec![int(5), int(1), ResultValue::Null]]);
+    let q = "MATCH (n:N) FOREACH (k IN ['y', 'z'] | REMOVE n[k]) RETURN keys(n)";
+    assert_eq!(db.run(q), vec![vec![ResultValue::List(vec![s("id"), s("key")])]]);
+    for q in ["MATCH (n:N) SET n[1] = 1", "MATCH (n:N) REMOVE n[null]", "WITH {a: 1} AS m SET m['a'] = 2"] {
+        assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+}
+
+#[test]
+fn a_list_of_integers_and_floats_is_stored_as_floats() {
+    let db = Db::new();
+    db.run("CREATE (:N {a: [1, 2.5]})");
+    db.run("MATCH (n:N) SET n.b = [1.5, 2], n += {c: [3, 0.5]}");
+    let f = |x: f64| ResultValue::Float(x);
+    let rows = db.run("MATCH (n:N) RETURN n.a, n.b, n.c");
+    assert_eq!(
+        rows,
+        vec![vec![
+            ResultValue::List(vec![f(1.0), f(2.5)]),
+            ResultValue::List(vec![f(1.5), f(2.0)]),
+            ResultValue::List(vec![f(3.0), f(0.5)])
+        ]]
+    );
+    assert_eq!(db.run("MERGE (n:N {a: [1, 2.5]}) RETURN count(*)"), vec![vec![int(1)]]);
+    assert_eq!(db.err("MATCH (n:N) SET n.d = [1, 'a']").kind, ErrorKind::TypeError);
+}
+
+#[test]
+fn set_and_remove_labels_computed_per_row() {
+    let db = Db::new();
+    db.run("UNWIND ['Cat', 'Dog'] AS kind CREATE (:Animal {kind: kind})");
+    db.run("MATCH (n:Animal) SET n:$(n.kind), n:$(['Pet', 'Seen'])");
+    let q = "MATCH (n:Animal) RETURN n.kind, labels(n) ORDER BY n.kind";
+    let labels = |ls: &[&str]| ResultValue::List(ls.iter().map(|l| s(l)).collect());
+    let mut rows = db.run(q);
+    for row in &mut rows {
+        if let ResultValue::List(ls) = &mut row[1] {
+            ls.sort_by_key(|l| format!("{l:?}"));
+        }
+    }
+    assert_eq!(
+        rows,
+        vec![
+            vec![s("Cat"), labels(&["Animal", "Cat", "Pet", "Seen"])],
+            vec![s("Dog"), labels(&["Animal", "Dog", "Pet", "Seen"])]
+        ]
+    );
+    db.run("MATCH (n:Animal) REMOVE n:$('Seen'):$(n.kind)");
+    assert_eq!(db.run("MATCH (n:Pet) RETURN count(*), count{ (m:Seen|Cat|Dog) }"), vec![vec![int(2), int(0)]]);
+    for q in ["MATCH (n:Animal) SET n:$(null)", "MATCH (n:Animal) SET n:$('')", "MATCH (n:Animal) SET n:$(1)"] {
+        assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+}
+
+#[test]
+fn coalesce_stops_at_the_first_value_that_is_not_null() {
+    let db = Db::new();
+    assert_eq!(db.run("RETURN coalesce(7, 1 / 0), coalesce(null, 2, 1 / 0)"), vec![vec![int(7), int(2)]]);
+    assert_eq!(db.err("RETURN coalesce(null, 1 / 0)").kind, ErrorKind::ArithmeticError);
+}
+
+#[test]
+fn quantifiers_stop_once_the_answer_is_known() {
+    let db = Db::new();
+    let q = "RETURN any(x IN [1, 0] WHERE 1 / x = 1), all(x IN [0, 1] WHERE x > 0 AND 1 / x = 1), \
+             none(x IN [1, 0] WHERE 1 / x = 1), single(x IN [1, 1, 0] WHERE 1 / x = 1)";
+    let b = ResultValue::Bool;
+    assert_eq!(db.run(q), vec![vec![b(true), b(false), b(false), b(false)]]);
+    assert_eq!(
+        db.run("RETURN single(x IN [2, null] WHERE x > 1), all(x IN [1, null] WHERE x > 0)"),
+        vec![vec![ResultValue::Null, ResultValue::Null]]
+    );
+}

@@ -141,7 +141,8 @@ fn the_function_list_matches_the_functions() {
             assert_ne!(e.detail, "UnknownFunction", "{name}: {e}");
         }
     }
-    for name in plexus_cypher::functions::names() {
+    // Names with a space are the parser's own (`trim both` for `trim(BOTH ... FROM ...)`).
+    for name in plexus_cypher::functions::names().filter(|n| !n.contains(' ')) {
         assert!(listed.iter().any(|l| l.eq_ignore_ascii_case(name)), "{name} is not listed");
     }
 }

@@ -18,6 +18,8 @@ use crate::QueryStats;
 pub(crate) struct Apply<'p> {
     inner: &'p PlanNode,
     returns: &'p [usize],
+    /// `OPTIONAL CALL`: an input row the subquery returns nothing for stays, with its columns null.
+    optional: bool,
     /// `IN TRANSACTIONS OF n ROWS`: `n`, evaluated at the first row, and the input rows done in this part.
     rows_per_transaction: Option<&'p crate::expr::CExpr>,
     per_part: Option<u64>,
@@ -38,12 +40,13 @@ pub(crate) struct Apply<'p> {
 
 impl<'p> Apply<'p> {
     pub fn new(node: &'p PlanNode) -> Apply<'p> {
-        let PlanNode::Apply { inner, returns, rows_per_transaction, on_error, status, .. } = node else {
+        let PlanNode::Apply { inner, returns, optional, rows_per_transaction, on_error, status, .. } = node else {
             unreachable!("an Apply node")
         };
         Apply {
             inner,
             returns,
+            optional: *optional,
             rows_per_transaction: rows_per_transaction.as_ref(),
             per_part: None,
             rows: 0,
@@ -101,6 +104,13 @@ impl<'p> Apply<'p> {
             r
         };
         match inner {
+            Some(rows) if rows.is_empty() && self.optional => {
+                let mut r = row;
+                for slot in self.returns {
+                    r[*slot] = Value::Null;
+                }
+                out.push(with_status(r));
+            }
             Some(rows) if !self.returns.is_empty() => {
                 for inner in rows {
                     let mut r = row.clone();

@@ -4,6 +4,7 @@
 //! one at a time, so a later row sees what an earlier one created.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use plexus_storage::{LabelId, NodeId, PropKeyId, RelId, TokenKind, TypeId};
 
@@ -11,7 +12,7 @@ use super::ctx::Ctx;
 use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
-use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, SetOp};
+use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, PropKey, SetOp};
 use crate::token::Token;
 use crate::value::{Map, Value};
 
@@ -287,15 +288,55 @@ fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Va
     Ok(())
 }
 
+/// The labels `:$(expr)` items compute: each a string or a list of strings, none empty.
+fn computed_labels(exprs: &[CExpr], row: &Row, ctx: &mut Ctx) -> Result<Vec<Arc<str>>> {
+    let mut labels = Vec::new();
+    let bad = |v: &Value| {
+        let got = if matches!(v, Value::String(_)) { "an empty string" } else { v.type_name() };
+        CypherError::type_error("InvalidArgumentType", format!("a label must be a non-empty string, got {got}"))
+    };
+    for e in exprs {
+        let v = e.eval(row, ctx)?;
+        let items = match &v {
+            Value::List(items) => items.iter().cloned().collect(),
+            _ => vec![v.clone()],
+        };
+        for item in items {
+            match item {
+                Value::String(s) if !s.is_empty() => labels.push(Arc::from(&*s)),
+                other => return Err(bad(&other)),
+            }
+        }
+    }
+    Ok(labels)
+}
+
+/// The key a SET or REMOVE item names; a computed one must be a string.
+fn property_key(key: &PropKey, row: &Row, ctx: &mut Ctx) -> Result<Arc<str>> {
+    match key {
+        PropKey::Name(name) => Ok(name.clone()),
+        PropKey::Dynamic(key) => match key.eval(row, ctx)? {
+            Value::String(s) => Ok(Arc::from(&*s)),
+            other => Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a property key must be a string, got {}", other.type_name()),
+            )),
+        },
+    }
+}
+
 fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
     match item {
         SetOp::Property { target, key, value } => {
             let Some(t) = entity(target.eval(row, ctx)?, "SET")? else { return Ok(()) };
+            let key = property_key(key, row, ctx)?;
             let v = stored(&value.eval(row, ctx)?)?;
-            set_prop(ctx, &t, key, v)
+            set_prop(ctx, &t, &key, v)
         }
         SetOp::RemoveProperty { target, key } => {
             let Some(t) = entity(target.eval(row, ctx)?, "REMOVE")? else { return Ok(()) };
+            let key = property_key(key, row, ctx)?;
+            let key = &*key;
             let Some(k) = ctx.prop_key(key) else { return Ok(()) };
             let had = match &t {
                 Entity::Node(n) => ctx.g().node_prop(*n, k).is_some(),
@@ -340,7 +381,7 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
             }
             Ok(())
         }
-        SetOp::Labels { slot, labels } => {
+        SetOp::Labels { slot, labels, dynamic } => {
             let n = match &row[*slot] {
                 Value::Null => return Ok(()),
                 Value::Node(n) => *n,
@@ -351,7 +392,8 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
                     ))
                 }
             };
-            for l in labels {
+            let computed = computed_labels(dynamic, row, ctx)?;
+            for l in labels.iter().chain(&computed) {
                 let tx = ctx.tx()?;
                 let id = tx.label(l);
                 if !tx.node_exists(n) {
@@ -364,7 +406,7 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
             }
             Ok(())
         }
-        SetOp::RemoveLabels { slot, labels } => {
+        SetOp::RemoveLabels { slot, labels, dynamic } => {
             let n = match &row[*slot] {
                 Value::Null => return Ok(()),
                 Value::Node(n) => *n,
@@ -375,7 +417,8 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
                     ))
                 }
             };
-            for l in labels {
+            let computed = computed_labels(dynamic, row, ctx)?;
+            for l in labels.iter().chain(&computed) {
                 let Some(id) = ctx.label_id(l) else { continue };
                 let tx = ctx.tx()?;
                 if tx.node_has_label(n, id) {

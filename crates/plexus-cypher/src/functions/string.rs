@@ -6,7 +6,7 @@
 //! gives `null` (as Neo4j 5 answers); a non-integer or negative position or length is an error.
 
 use super::{arg, invalid_type, out_of_range};
-use crate::error::Result;
+use crate::error::{CypherError, Result};
 use crate::value::Value;
 
 /// The argument as a string; `None` for `null`.
@@ -74,9 +74,19 @@ pub fn to_lower(args: &[Value]) -> Result<Value> {
     map_text("toLower", args, str::to_lowercase)
 }
 
+/// Whitespace as Neo4j trims it (Java's `Character.isWhitespace`): not the no-break spaces U+00A0, U+2007 and
+/// U+202F, nor U+0085, which Unicode counts as white space; but the separators U+001C to U+001F, which it does not.
+fn is_whitespace(c: char) -> bool {
+    match c {
+        '\u{1c}'..='\u{1f}' => true,
+        '\u{85}' | '\u{a0}' | '\u{2007}' | '\u{202f}' => false,
+        _ => c.is_whitespace(),
+    }
+}
+
 /// `trim(s)`: without leading and trailing whitespace.
 pub fn trim(args: &[Value]) -> Result<Value> {
-    map_text("trim", args, |s| s.trim().to_string())
+    map_text("trim", args, |s| s.trim_matches(is_whitespace).to_string())
 }
 
 #[derive(Clone, Copy)]
@@ -97,7 +107,7 @@ fn trim_side(function: &str, side: Side, args: &[Value]) -> Result<Value> {
         },
     };
     let strip = |c: char| match chars {
-        None => c.is_whitespace(),
+        None => is_whitespace(c),
         Some(chars) => chars.contains(c),
     };
     Ok(Value::from(match side {
@@ -105,6 +115,32 @@ fn trim_side(function: &str, side: Side, args: &[Value]) -> Result<Value> {
         Side::Trailing => s.trim_end_matches(strip),
         Side::Both => s.trim_matches(strip),
     }))
+}
+
+/// `trim(side [character] FROM s)`: like `btrim`, `ltrim` and `rtrim` (arguments in that order), but the
+/// character to strip must be exactly one.
+fn trim_from(side: Side, args: &[Value]) -> Result<Value> {
+    if let Some(Value::String(chars)) = args.get(1) {
+        if chars.chars().count() != 1 {
+            return Err(CypherError::argument(
+                "InvalidArgumentValue",
+                format!("trim() strips one character, got {} in '{chars}'", chars.chars().count()),
+            ));
+        }
+    }
+    trim_side("trim", side, args)
+}
+
+pub fn trim_both_from(args: &[Value]) -> Result<Value> {
+    trim_from(Side::Both, args)
+}
+
+pub fn trim_leading_from(args: &[Value]) -> Result<Value> {
+    trim_from(Side::Leading, args)
+}
+
+pub fn trim_trailing_from(args: &[Value]) -> Result<Value> {
+    trim_from(Side::Trailing, args)
 }
 
 pub fn ltrim(args: &[Value]) -> Result<Value> {

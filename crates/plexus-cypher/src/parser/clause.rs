@@ -12,8 +12,7 @@ impl Parser<'_> {
         let clause = if self.at_kw("MATCH") || (self.at_kw("OPTIONAL") && self.at_kw_ahead(1, "MATCH")) {
             let optional = self.eat_kw("OPTIONAL");
             self.expect_kw("MATCH")?;
-            let patterns = self.match_patterns()?;
-            let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+            let (patterns, predicate) = self.match_patterns_where()?;
             Clause::Match { optional, patterns, predicate, span: start.to(self.prev_span()) }
         } else if self.at_kw("LOAD") && self.at_kw_ahead(1, "CSV") {
             self.bump();
@@ -51,6 +50,14 @@ impl Parser<'_> {
             Clause::With(self.projection(true)?)
         } else if self.eat_kw("RETURN") {
             Clause::Return(self.projection(false)?)
+        } else if (self.at_kw("ORDER") && self.at_kw_ahead(1, "BY"))
+            || ["SKIP", "OFFSET", "LIMIT"].iter().any(|k| self.at_kw(k))
+        {
+            // ORDER BY, SKIP and LIMIT as clauses of their own (GQL, Neo4j 5) are `WITH *` with them.
+            let (order_by, skip, limit) = self.order_skip_limit()?;
+            let span = start.to(self.prev_span());
+            let (distinct, star, items, predicate) = (false, true, Vec::new(), None);
+            Clause::With(Projection { distinct, star, items, order_by, skip, limit, predicate, span })
         } else if self.at_kw("FINISH") {
             // `FINISH`: the query ends and returns nothing, whatever its last clause (Neo4j 5).
             let span = self.bump().span;
@@ -117,7 +124,8 @@ impl Parser<'_> {
             })?;
             self.expect(&Tok::RParen, "')' closing FOREACH")?;
             Clause::Foreach { variable, list, body }
-        } else if self.at_kw("CALL") {
+        } else if self.at_kw("CALL") || (self.at_kw("OPTIONAL") && self.at_kw_ahead(1, "CALL")) {
+            let optional = self.eat_kw("OPTIONAL");
             self.bump();
             // `CALL (a, b) { ... }`, `CALL (*) { ... }`, `CALL () { ... }`: the variables the subquery imports,
             // as the importing `WITH` its body would otherwise start with.
@@ -176,12 +184,13 @@ impl Parser<'_> {
                 };
                 Clause::Subquery {
                     query: Box::new(query),
+                    optional,
                     in_transactions,
                     on_error,
                     report_status,
                     span: start.to(self.prev_span()),
                 }
-            } else if imports.is_some() {
+            } else if imports.is_some() || optional {
                 return Err(self.unexpected("'{' starting the subquery"));
             } else {
                 Clause::Call(self.procedure_call(start)?)
@@ -278,6 +287,13 @@ impl Parser<'_> {
         } else {
             items = self.projection_items()?;
         }
+        let (order_by, skip, limit) = self.order_skip_limit()?;
+        let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok(Projection { distinct, star, items, order_by, skip, limit, predicate, span: start.to(self.prev_span()) })
+    }
+
+    /// `[ORDER BY ...] [SKIP | OFFSET n] [LIMIT n]`, after WITH or RETURN items or as a clause of its own.
+    fn order_skip_limit(&mut self) -> Result<(Vec<SortItem>, Option<Expr>, Option<Expr>)> {
         let mut order_by = Vec::new();
         if self.at_kw("ORDER") {
             self.bump();
@@ -298,8 +314,7 @@ impl Parser<'_> {
         }
         let skip = if self.eat_kw("SKIP") || self.eat_kw("OFFSET") { Some(self.expr()?) } else { None };
         let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
-        let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
-        Ok(Projection { distinct, star, items, order_by, skip, limit, predicate, span: start.to(self.prev_span()) })
+        Ok((order_by, skip, limit))
     }
 
     fn projection_items(&mut self) -> Result<Vec<ProjectionItem>> {
@@ -335,8 +350,8 @@ impl Parser<'_> {
     fn set_item(&mut self) -> Result<SetItem> {
         if self.at_ident() && matches!(self.peek_at(1), Tok::Colon) {
             let variable = self.ident("a variable")?;
-            let labels = self.label_list()?;
-            return Ok(SetItem::Labels { variable, labels });
+            let (labels, dynamic) = self.label_list()?;
+            return Ok(SetItem::Labels { variable, labels, dynamic });
         }
         if self.at_ident() && matches!(self.peek_at(1), Tok::Eq | Tok::PlusEq) {
             let variable = self.ident("a variable")?;
@@ -353,28 +368,37 @@ impl Parser<'_> {
     fn remove_item(&mut self) -> Result<RemoveItem> {
         if self.at_ident() && matches!(self.peek_at(1), Tok::Colon) {
             let variable = self.ident("a variable")?;
-            let labels = self.label_list()?;
-            return Ok(RemoveItem::Labels { variable, labels });
+            let (labels, dynamic) = self.label_list()?;
+            return Ok(RemoveItem::Labels { variable, labels, dynamic });
         }
         let (target, key) = self.property_target()?;
         Ok(RemoveItem::Property { target, key })
     }
 
-    /// `expr.key` where the last lookup is split off: the left side of `SET a.b.c = 1` is `(a.b, c)`.
-    fn property_target(&mut self) -> Result<(Expr, Ident)> {
+    /// `expr.key` where the last lookup is split off: the left side of `SET a.b.c = 1` is `(a.b, c)`; or
+    /// `expr[key]`.
+    fn property_target(&mut self) -> Result<(Expr, PropertyKey)> {
         let expr = self.postfix_expr()?;
         match expr.kind {
-            ExprKind::Property(target, key) => Ok((*target, key)),
+            ExprKind::Property(target, key) => Ok((*target, PropertyKey::Name(key))),
+            ExprKind::Index(target, key) => Ok((*target, PropertyKey::Dynamic(*key))),
             _ => Err(self.error_at(expr.span, "UnexpectedSyntax", "expected a property such as n.name")),
         }
     }
 
     /// `:A:B` (also `:A&B`-free; label expressions beyond conjunction are not supported).
-    pub(super) fn label_list(&mut self) -> Result<Vec<Ident>> {
-        let mut labels = Vec::new();
+    /// `:A:B` after a variable in SET or REMOVE, where a label may also be computed, `:$(expr)` (Neo4j 5).
+    pub(super) fn label_list(&mut self) -> Result<(Vec<Ident>, Vec<Expr>)> {
+        let (mut labels, mut dynamic) = (Vec::new(), Vec::new());
         while self.eat(&Tok::Colon) {
-            labels.push(self.ident("a label name")?);
+            if self.eat(&Tok::Dollar) {
+                self.expect(&Tok::LParen, "'(' after '$'")?;
+                dynamic.push(self.expr()?);
+                self.expect(&Tok::RParen, "')' closing the label expression")?;
+            } else {
+                labels.push(self.ident("a label name")?);
+            }
         }
-        Ok(labels)
+        Ok((labels, dynamic))
     }
 }

@@ -1,5 +1,5 @@
 //! Expressions, by precedence from loosest to tightest: OR, XOR, AND, NOT, comparison (chained), string/list/null
-//! predicates, + -, * / %, ^, unary + -, postfix (property, index, slice, labels), atoms.
+//! predicates, + - ||, * / %, ^, unary + -, postfix (property, index, slice, labels), atoms.
 
 use std::sync::Arc;
 
@@ -23,13 +23,13 @@ const MAX_CHAIN: usize = 500;
 /// through, but a generated script of hundreds of `CREATE` clauses is ordinary (the TCK has one of 760).
 pub(super) const MAX_CLAUSES: usize = 1000;
 
-fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
+pub(super) fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
     let span = l.span.to(r.span);
     Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
 }
 
 /// `terms` joined by an associative operator as a balanced tree, operands in their order.
-fn balanced(op: BinaryOp, mut terms: Vec<Expr>) -> Expr {
+pub(super) fn balanced(op: BinaryOp, mut terms: Vec<Expr>) -> Expr {
     while terms.len() > 1 {
         let mut joined = Vec::with_capacity(terms.len().div_ceil(2));
         let mut pairs = terms.into_iter();
@@ -123,6 +123,11 @@ impl Parser<'_> {
     /// `a < b <= c` means `a < b AND b <= c`.
     fn comparison(&mut self) -> Result<Expr> {
         let first = self.predicate_expr()?;
+        self.comparison_from(first)
+    }
+
+    /// The comparisons after `first`, already parsed.
+    pub(super) fn comparison_from(&mut self, first: Expr) -> Result<Expr> {
         let mut result: Option<Expr> = None;
         let mut left = first.clone();
         let mut operands = 1;
@@ -165,7 +170,12 @@ impl Parser<'_> {
 
     /// `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IN`, `=~`, `IS [NOT] NULL`.
     fn predicate_expr(&mut self) -> Result<Expr> {
-        let mut left = self.additive()?;
+        let left = self.additive()?;
+        self.predicate_from(left)
+    }
+
+    /// The predicates after `left`, already parsed.
+    pub(super) fn predicate_from(&mut self, mut left: Expr) -> Result<Expr> {
         let mut operands = 1;
         loop {
             self.chain(&mut operands)?;
@@ -332,13 +342,23 @@ impl Parser<'_> {
             let op = match self.peek() {
                 Tok::Plus => BinaryOp::Add,
                 Tok::Minus => BinaryOp::Sub,
+                Tok::Pipe if self.at_double_pipe() => BinaryOp::Concat,
                 _ => return Ok(left),
             };
             self.chain(&mut operands)?;
+            if op == BinaryOp::Concat {
+                self.bump();
+            }
             self.bump();
             let right = self.multiplicative()?;
             left = binary(op, left, right);
         }
+    }
+
+    /// `||`: two `|` with nothing between them (`| |` is not the operator).
+    fn at_double_pipe(&self) -> bool {
+        let (first, second) = (&self.tokens[self.pos], self.peek_at(1));
+        second == &Tok::Pipe && self.tokens.get(self.pos + 1).is_some_and(|t| t.span.start == first.span.end)
     }
 
     fn multiplicative(&mut self) -> Result<Expr> {
@@ -480,7 +500,14 @@ impl Parser<'_> {
             Tok::LBrace => self.map_literal(),
             Tok::LBracket => self.bracket_expr(),
             Tok::LParen => {
-                if let Some(pattern) = self.try_relationship_pattern() {
+                if let Some((pattern, inline)) = self.try_relationship_pattern() {
+                    if let Some(inline) = inline {
+                        return Err(self.error_at(
+                            inline.span,
+                            "UnexpectedSyntax",
+                            "WHERE inside a pattern predicate is not allowed; use EXISTS { } instead",
+                        ));
+                    }
                     return Ok(Expr::new(ExprKind::PatternPredicate(Box::new(pattern)), start.to(self.prev_span())));
                 }
                 self.bump();
@@ -583,37 +610,8 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        // A function call: a dotted name followed by '('.
-        let mut ahead = 1;
-        while self.peek_at(ahead) == &Tok::Dot && matches!(self.peek_at(ahead + 1), Tok::Ident { .. }) {
-            ahead += 2;
-        }
-        if self.peek_at(ahead) == &Tok::LParen {
-            let mut full = String::new();
-            for i in (0..ahead).step_by(2) {
-                if let Tok::Ident { name, .. } = self.peek_at(i) {
-                    if !full.is_empty() {
-                        full.push('.');
-                    }
-                    full.push_str(name);
-                }
-            }
-            for _ in 0..=ahead {
-                self.bump();
-            }
-            let distinct = self.eat_kw("DISTINCT");
-            let mut args = Vec::new();
-            if !self.at(&Tok::RParen) {
-                args.push(self.expr()?);
-                while self.eat(&Tok::Comma) {
-                    args.push(self.expr()?);
-                }
-            }
-            let end = self.expect(&Tok::RParen, "')' closing the arguments")?;
-            return Ok(Expr::new(
-                ExprKind::Function { name: full.to_ascii_lowercase(), distinct, args },
-                start.to(end),
-            ));
+        if let Some(call) = self.function_call(start)? {
+            return Ok(call);
         }
         self.bump();
         let var = Expr::new(ExprKind::Variable(name), start);
@@ -631,8 +629,7 @@ impl Parser<'_> {
             return self.query();
         }
         let start = self.span();
-        let patterns = self.match_patterns()?;
-        let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        let (patterns, predicate) = self.match_patterns_where()?;
         let span = start.to(self.prev_span());
         Ok(Query {
             parts: vec![SingleQuery { clauses: vec![Clause::Match { optional: false, patterns, predicate, span }] }],
@@ -717,8 +714,9 @@ impl Parser<'_> {
             None
         };
         if self.at(&Tok::LParen) {
-            if let Some(pattern) = self.try_relationship_pattern() {
-                let filter = if self.eat_kw("WHERE") { Some(Box::new(self.expr_before_pipe()?)) } else { None };
+            if let Some((pattern, inline)) = self.try_relationship_pattern() {
+                let filter = if self.eat_kw("WHERE") { Some(self.expr_before_pipe()?) } else { None };
+                let filter = super::pattern::conjunction(inline, filter).map(Box::new);
                 if self.eat(&Tok::Pipe) {
                     let map = Box::new(self.expr()?);
                     let end = self.expect(&Tok::RBracket, "']' closing the pattern comprehension")?;
@@ -739,23 +737,5 @@ impl Parser<'_> {
         }
         let end = self.expect(&Tok::RBracket, "']' closing the list")?;
         Ok(Expr::new(ExprKind::List(items), start.to(end)))
-    }
-
-    fn case_expr(&mut self) -> Result<Expr> {
-        let start = self.expect_kw("CASE")?;
-        let operand = if self.at_kw("WHEN") { None } else { Some(Box::new(self.expr()?)) };
-        let mut whens = Vec::new();
-        while self.eat_kw("WHEN") {
-            let cond = self.expr()?;
-            self.expect_kw("THEN")?;
-            let value = self.expr()?;
-            whens.push((cond, value));
-        }
-        if whens.is_empty() {
-            return Err(self.unexpected("WHEN"));
-        }
-        let otherwise = if self.eat_kw("ELSE") { Some(Box::new(self.expr()?)) } else { None };
-        let end = self.expect_kw("END")?;
-        Ok(Expr::new(ExprKind::Case { operand, whens, otherwise }, start.to(end)))
     }
 }

@@ -1,9 +1,11 @@
 //! The parser: tokens to an [`ast::Statement`](crate::ast::Statement), by recursive descent.
 //!
 //! [`Parser`] holds the token cursor and the helpers every part uses; clauses are parsed here, expressions in
-//! [`expr`], patterns in [`pattern`], schema commands in [`schema`]. Errors are syntax errors at compile time,
+//! [`expr`] (function calls in [`call`]), patterns in [`pattern`], schema commands in [`schema`]. Errors are syntax errors at compile time,
 //! positioned at the offending token and saying what was expected.
 
+mod call;
+mod case;
 mod clause;
 mod expr;
 mod pattern;
@@ -17,7 +19,8 @@ use crate::lexer::{tokenize, Span, Tok, Token};
 /// Parses one statement (an optional trailing semicolon is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false };
+    let mut p =
+        Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false, inline_predicates: None };
     let statement = p.statement()?;
     p.eat(&Tok::Semicolon);
     if !p.at(&Tok::Eof) {
@@ -32,7 +35,8 @@ pub fn parse(text: &str) -> Result<Statement> {
 /// positioned in `text` itself.
 pub fn parse_constant(text: &str) -> Result<Expr> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false };
+    let mut p =
+        Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false, inline_predicates: None };
     let expr = p.expr()?;
     if !p.at(&Tok::Eof) {
         return Err(p.unexpected("the end of the value"));
@@ -69,6 +73,9 @@ pub(crate) struct Parser<'a> {
     pipe_ends_expr: u32,
     /// Parsing a MATCH pattern, where quantified path patterns may appear (not in CREATE, MERGE or expressions).
     quantified_paths: bool,
+    /// Where `WHERE` may follow a node's or relationship's properties (`(n:A WHERE n.x > 1)`, as in Neo4j 5): the
+    /// conditions met so far, which the pattern's own WHERE then includes. `None` elsewhere (CREATE, MERGE).
+    inline_predicates: Option<Vec<Expr>>,
 }
 
 impl<'a> Parser<'a> {

@@ -14,12 +14,32 @@ impl Parser<'_> {
         Ok(parts)
     }
 
-    /// The patterns of a MATCH, where quantified path patterns may appear.
-    pub(super) fn match_patterns(&mut self) -> Result<Vec<PatternPart>> {
+    /// The patterns of a MATCH, where quantified path patterns may appear, and its WHERE, which includes the
+    /// conditions written inside the patterns.
+    pub(super) fn match_patterns_where(&mut self) -> Result<(Vec<PatternPart>, Option<Expr>)> {
         let outer = std::mem::replace(&mut self.quantified_paths, true);
-        let patterns = self.pattern_list();
+        let patterns = self.with_inline_predicates(Self::pattern_list);
         self.quantified_paths = outer;
-        patterns
+        let (patterns, inline) = patterns?;
+        let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok((patterns, conjunction(inline, predicate)))
+    }
+
+    /// Runs `parse` where node and relationship patterns may have a WHERE, and returns those conditions joined.
+    fn with_inline_predicates<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T>) -> Result<(T, Option<Expr>)> {
+        let outer = self.inline_predicates.replace(Vec::new());
+        let parsed = parse(self);
+        let inline = std::mem::replace(&mut self.inline_predicates, outer).unwrap_or_default();
+        Ok((parsed?, inline.into_iter().reduce(and)))
+    }
+
+    /// `WHERE condition` after a node's or relationship's properties, where it may be written.
+    fn inline_predicate(&mut self) -> Result<()> {
+        if self.inline_predicates.is_some() && self.eat_kw("WHERE") {
+            let condition = self.expr()?;
+            self.inline_predicates.as_mut().expect("checked").push(condition);
+        }
+        Ok(())
     }
 
     pub(super) fn pattern_part(&mut self) -> Result<PatternPart> {
@@ -107,9 +127,9 @@ impl Parser<'_> {
         // Quantified path patterns do not nest, and their WHERE is an ordinary expression.
         self.quantified_paths = false;
         let inner = self.nested(|p| {
-            let element = p.pattern_element()?;
+            let (element, inline) = p.with_inline_predicates(Self::pattern_element)?;
             let predicate = if p.eat_kw("WHERE") { Some(p.expr()?) } else { None };
-            Ok((element, predicate))
+            Ok((element, conjunction(inline, predicate)))
         });
         self.quantified_paths = true;
         let (element, predicate) = match inner {
@@ -160,14 +180,15 @@ impl Parser<'_> {
         }
     }
 
-    /// Parses a pattern element with at least one relationship, or restores the cursor and returns `None`.
-    pub(super) fn try_relationship_pattern(&mut self) -> Option<PatternElement> {
+    /// Parses a pattern element with at least one relationship and the conditions written inside it, or
+    /// restores the cursor and returns `None`.
+    pub(super) fn try_relationship_pattern(&mut self) -> Option<(PatternElement, Option<Expr>)> {
         let saved = self.pos;
         let outer = std::mem::replace(&mut self.quantified_paths, false);
-        let element = self.pattern_element();
+        let element = self.with_inline_predicates(Self::pattern_element);
         self.quantified_paths = outer;
         match element {
-            Ok(e) if !e.chain.is_empty() => Some(e),
+            Ok((e, inline)) if !e.chain.is_empty() => Some((e, inline)),
             _ => {
                 self.pos = saved;
                 None
@@ -188,6 +209,7 @@ impl Parser<'_> {
             (Vec::new(), None)
         };
         let properties = self.pattern_properties()?;
+        self.inline_predicate()?;
         let end = self.expect(&Tok::RParen, "')' closing the node pattern")?;
         Ok(NodePattern { variable, labels, label_expr, properties, span: start.to(end) })
     }
@@ -250,6 +272,7 @@ impl Parser<'_> {
             _ => false,
         };
         let (mut variable, mut types, mut type_expr, mut length, mut properties) = (None, Vec::new(), None, None, None);
+        let conditions_before = self.inline_predicates.as_ref().map_or(0, Vec::len);
         if self.eat(&Tok::LBracket) {
             if self.at_ident() {
                 variable = Some(self.ident("a variable")?);
@@ -265,6 +288,9 @@ impl Parser<'_> {
                 length = Some(self.range()?);
             }
             properties = self.pattern_properties()?;
+            if length.is_none() {
+                self.inline_predicate()?;
+            }
             self.expect(&Tok::RBracket, "']' closing the relationship pattern")?;
         }
         let right_arrow = match self.peek() {
@@ -290,6 +316,14 @@ impl Parser<'_> {
                 return Err(self.unexpected("a relationship with one length, not '*' and a quantifier"));
             }
             length = Some(quantifier);
+            // `-[r WHERE c]->{m,n}` is `(()-[r]->() WHERE c){m,n}`: the condition holds for every repetition.
+            let own = self.inline_predicates.as_mut().map(|all| all.split_off(conditions_before)).unwrap_or_default();
+            if let Some(predicate) = own.into_iter().reduce(and) {
+                let span = start.to(self.prev_span());
+                let (from, to) = (anonymous_node(span), anonymous_node(span));
+                let hop = Some(Box::new(HopPattern { from, to, predicate: Some(predicate) }));
+                return Ok(RelPattern { variable, types, type_expr, direction, length, properties, hop, span });
+            }
         }
         let span = start.to(self.prev_span());
         Ok(RelPattern { variable, types, type_expr, direction, length, properties, hop: None, span })
@@ -364,4 +398,17 @@ impl Parser<'_> {
 /// A node pattern with no variable, labels or properties, standing where a pattern leaves a node unwritten.
 fn anonymous_node(at: crate::lexer::Span) -> NodePattern {
     NodePattern { variable: None, labels: Vec::new(), label_expr: None, properties: None, span: at }
+}
+
+fn and(a: Expr, b: Expr) -> Expr {
+    let span = a.span.to(b.span);
+    Expr::new(ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)), span)
+}
+
+/// Both conditions, either or neither.
+pub(super) fn conjunction(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(and(a, b)),
+        (a, b) => a.or(b),
+    }
 }

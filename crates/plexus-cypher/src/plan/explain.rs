@@ -33,6 +33,7 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         ),
         P::Filter { .. } => "Filter".into(),
         P::Optional { .. } => "Optional".into(),
+        P::Apply { rows_per_transaction: None, optional: true, .. } => "Apply(optional)".into(),
         P::Apply { rows_per_transaction: None, .. } => "Apply".into(),
         P::Apply { rows_per_transaction: Some(_), .. } => "Apply(in transactions)".into(),
         P::Unwind { slot, .. } => format!("Unwind -> #{slot}"),

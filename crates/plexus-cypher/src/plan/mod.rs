@@ -82,7 +82,7 @@ pub(crate) struct CreateRel {
 pub(crate) enum SetOp {
     Property {
         target: CExpr,
-        key: Arc<str>,
+        key: PropKey,
         value: CExpr,
     },
     /// `n = map` (`merge: false`) or `n += map`.
@@ -94,15 +94,25 @@ pub(crate) enum SetOp {
     Labels {
         slot: usize,
         labels: Vec<Arc<str>>,
+        /// Labels computed per row (`SET n:$(expr)`).
+        dynamic: Vec<CExpr>,
     },
     RemoveProperty {
         target: CExpr,
-        key: Arc<str>,
+        key: PropKey,
     },
     RemoveLabels {
         slot: usize,
         labels: Vec<Arc<str>>,
+        dynamic: Vec<CExpr>,
     },
+}
+
+/// The key of a property that SET or REMOVE writes: named in the query, or computed per row (`n[key]`).
+#[derive(Clone, Debug)]
+pub(crate) enum PropKey {
+    Name(Arc<str>),
+    Dynamic(CExpr),
 }
 
 pub(crate) use crate::builtin::Builtin;
@@ -258,6 +268,8 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         inner: Arc<PlanNode>,
         returns: Vec<usize>,
+        /// `OPTIONAL CALL`: an input row the inner plan gives no rows for passes on, `returns` null.
+        optional: bool,
         rows_per_transaction: Option<CExpr>,
         /// With `IN TRANSACTIONS`: what a failed transaction does, and the slot of `REPORT STATUS AS`.
         on_error: crate::ast::OnError,

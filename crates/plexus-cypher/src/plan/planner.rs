@@ -410,7 +410,7 @@ impl Planner<'_> {
                     }
                     p
                 }
-                Clause::Subquery { query, in_transactions, on_error, report_status, .. } => {
+                Clause::Subquery { query, optional, in_transactions, on_error, report_status, .. } => {
                     if in_transactions.is_some() && !top {
                         return Err(CypherError::syntax(
                             "InvalidClauseComposition",
@@ -464,6 +464,7 @@ impl Planner<'_> {
                         input: Box::new(plan),
                         inner: Arc::new(inner),
                         returns,
+                        optional: *optional,
                         rows_per_transaction,
                         on_error: *on_error,
                         status,
@@ -800,7 +801,13 @@ pub(crate) fn infer_kind(e: &Expr, scope: &Scope) -> VarKind {
         ExprKind::Map(_) | ExprKind::MapProjection { .. } => VarKind::Map,
         ExprKind::Unary(UnaryOp::Not, _) => VarKind::Scalar,
         ExprKind::Binary(op, a, b) => match op {
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => {
+            BinaryOp::Add
+            | BinaryOp::Concat
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Mod
+            | BinaryOp::Pow => {
                 // Arithmetic on graph entities fails at run time anyway; on numbers, strings and lists it gives one.
                 let (ka, kb) = (infer_kind(a, scope), infer_kind(b, scope));
                 if ka == VarKind::Scalar || kb == VarKind::Scalar {

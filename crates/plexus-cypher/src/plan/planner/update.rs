@@ -2,6 +2,7 @@
 //! and REMOVE.
 
 use super::*;
+use crate::plan::PropKey;
 
 impl Planner<'_> {
     pub(super) fn create(&mut self, input: PlanNode, patterns: &[PatternPart], scope: &mut Scope) -> Result<PlanNode> {
@@ -207,7 +208,7 @@ impl Planner<'_> {
             }
             SetItem::Property { target, key, value } => SetOp::Property {
                 target: self.expr(target, scope, &mut AggMode::Forbidden)?,
-                key: Arc::from(key.name.as_str()),
+                key: self.property_key(key, scope)?,
                 value: self.expr(value, scope, &mut AggMode::Forbidden)?,
             },
             SetItem::Properties { variable, value, merge } => {
@@ -217,12 +218,25 @@ impl Planner<'_> {
                 let slot = v.slot;
                 SetOp::Properties { slot, value: self.expr(value, scope, &mut AggMode::Forbidden)?, merge: *merge }
             }
-            SetItem::Labels { variable, labels } => {
+            SetItem::Labels { variable, labels, dynamic } => {
                 let Some(v) = scope.get(&variable.name) else {
                     return Err(self.undefined(&variable.name, variable.span));
                 };
-                SetOp::Labels { slot: v.slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect() }
+                let slot = v.slot;
+                let dynamic = self.dynamic_labels(dynamic, scope)?;
+                SetOp::Labels { slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), dynamic }
             }
+        })
+    }
+
+    fn dynamic_labels(&mut self, labels: &[Expr], scope: &Scope) -> Result<Vec<CExpr>> {
+        labels.iter().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).collect()
+    }
+
+    fn property_key(&mut self, key: &PropertyKey, scope: &Scope) -> Result<PropKey> {
+        Ok(match key {
+            PropertyKey::Name(name) => PropKey::Name(Arc::from(name.name.as_str())),
+            PropertyKey::Dynamic(key) => PropKey::Dynamic(self.expr(key, scope, &mut AggMode::Forbidden)?),
         })
     }
 
@@ -230,15 +244,16 @@ impl Planner<'_> {
         Ok(match item {
             RemoveItem::Property { target, key } => SetOp::RemoveProperty {
                 target: self.expr(target, scope, &mut AggMode::Forbidden)?,
-                key: Arc::from(key.name.as_str()),
+                key: self.property_key(key, scope)?,
             },
-            RemoveItem::Labels { variable, labels } => {
+            RemoveItem::Labels { variable, labels, dynamic } => {
                 let Some(v) = scope.get(&variable.name) else {
                     return Err(self.undefined(&variable.name, variable.span));
                 };
                 SetOp::RemoveLabels {
                     slot: v.slot,
                     labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                    dynamic: self.dynamic_labels(dynamic, scope)?,
                 }
             }
         })

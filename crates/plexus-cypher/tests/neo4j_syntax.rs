@@ -1,0 +1,106 @@
+//! Neo4j 5 syntax beyond openCypher that queries written for Neo4j use: the SQL-style `trim(... FROM ...)`,
+//! the `||` concatenation operator and underscores in number literals.
+
+use plexus_cypher::{Engine, ErrorKind, Params, ResultValue};
+use plexus_storage::Store;
+
+fn run(q: &str) -> Vec<Vec<ResultValue>> {
+    Engine::new().execute(&Store::in_memory(), q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows
+}
+
+fn one(q: &str) -> ResultValue {
+    run(q).remove(0).remove(0)
+}
+
+fn err(q: &str) -> plexus_cypher::CypherError {
+    Engine::new().execute(&Store::in_memory(), q, &Params::new()).expect_err(q)
+}
+
+fn s(x: &str) -> ResultValue {
+    ResultValue::String(x.into())
+}
+
+#[test]
+fn trim_from_strips_one_character_on_the_given_side() {
+    assert_eq!(one("RETURN trim(BOTH 'x' FROM 'xxaxx')"), s("a"));
+    assert_eq!(one("RETURN trim(LEADING 'x' FROM 'xxaxx')"), s("axx"));
+    assert_eq!(one("RETURN trim(trailing 'x' from 'xxaxx')"), s("xxa"));
+    assert_eq!(one("RETURN trim('x' FROM 'xxaxx')"), s("a"));
+    assert_eq!(one("RETURN trim(LEADING FROM '  a  ')"), s("a  "));
+    assert_eq!(one("RETURN trim(FROM '  a  ')"), s("a"));
+    assert_eq!(one("RETURN trim(BOTH null FROM 'xax')"), ResultValue::Null);
+    assert_eq!(one("RETURN trim(BOTH 'x' FROM null)"), ResultValue::Null);
+    for chars in ["'xy'", "''"] {
+        assert_eq!(err(&format!("RETURN trim(BOTH {chars} FROM 'xyaxy')")).kind, ErrorKind::ArgumentError);
+    }
+}
+
+#[test]
+fn trim_keywords_may_still_be_variables() {
+    assert_eq!(one("WITH ' x ' AS both RETURN trim(both)"), s("x"));
+    assert_eq!(one("WITH 'x' AS both RETURN trim(both FROM 'xax')"), s("xax"));
+    assert_eq!(one("WITH 'x' AS both RETURN trim(both both FROM 'xax')"), s("a"));
+    assert_eq!(one("WITH 'x' AS leading RETURN trim(leading + ' ')"), s("x"));
+    assert_eq!(one("WITH ' f ' AS from RETURN trim(from)"), s("f"));
+}
+
+#[test]
+fn trimming_whitespace_follows_java_not_unicode() {
+    // No-break spaces and NEL stay; the information separators U+001C..U+001F go.
+    assert_eq!(one("RETURN trim('\\u00a0a\\u2007')"), s("\u{a0}a\u{2007}"));
+    assert_eq!(one("RETURN ltrim('\\u0085a')"), s("\u{85}a"));
+    assert_eq!(one("RETURN btrim('\\u202fa\\u001c')"), s("\u{202f}a"));
+    assert_eq!(one("RETURN trim('\\u2003\\u001fa\\u3000')"), s("a"));
+}
+
+#[test]
+fn double_bar_concatenates_strings_and_lists_only() {
+    assert_eq!(one("RETURN 'a' || 'b' || 'c'"), s("abc"));
+    assert_eq!(
+        one("RETURN [1] || [2] + 3"),
+        ResultValue::List(vec![1, 2, 3].into_iter().map(ResultValue::Int).collect())
+    );
+    assert_eq!(one("RETURN 'a' || 'b' = 'ab'"), ResultValue::Bool(true));
+    assert_eq!(one("RETURN 'a' || null"), ResultValue::Null);
+    assert_eq!(one("WITH [1] AS l RETURN size([x IN l || [2] | x])"), ResultValue::Int(2));
+    assert_eq!(one("RETURN reduce(acc = '', x IN ['a', 'b'] | acc || x)"), s("ab"));
+    for q in ["WITH 1 AS x RETURN 'a' || x", "WITH 'b' AS x RETURN ['a'] || x"] {
+        assert_eq!(err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+    // Two bars apart are not the operator.
+    assert_eq!(err("RETURN 'a' | | 'b'").kind, ErrorKind::SyntaxError);
+}
+
+#[test]
+fn underscores_separate_digits_in_number_literals() {
+    assert_eq!(one("RETURN 1_000"), ResultValue::Int(1000));
+    assert_eq!(one("RETURN 0x_1_F + 0o1_7"), ResultValue::Int(46));
+    assert_eq!(one("RETURN 1_0.5_5"), ResultValue::Float(10.55));
+    assert_eq!(one("RETURN -9_223_372_036_854_775_808"), ResultValue::Int(i64::MIN));
+    for q in ["RETURN 1__0", "RETURN 1_", "RETURN 1.5e_3"] {
+        assert_eq!(err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+}
+
+#[test]
+fn extended_simple_case_tests_the_operand() {
+    let q = "UNWIND [1, 2, 5, null, 'abc'] AS x RETURN CASE x WHEN 1, 2 THEN 'small' WHEN > 3 THEN 'big' \
+             WHEN IS NULL THEN 'none' WHEN STARTS WITH 'a' THEN 'a-word' ELSE 'other' END";
+    let got: Vec<ResultValue> = run(q).into_iter().map(|mut r| r.remove(0)).collect();
+    assert_eq!(got, ["small", "small", "big", "none", "a-word"].map(s));
+    assert_eq!(one("RETURN CASE 3 WHEN :: STRING THEN 's' WHEN IS :: INTEGER THEN 'i' END"), s("i"));
+    assert_eq!(one("RETURN CASE 0 WHEN <-1 THEN 'neg' WHEN = 0, <> 0 THEN 'zero' END"), s("zero"));
+    // A plain simple CASE compares with = (null matches nothing).
+    assert_eq!(one("RETURN CASE null WHEN null THEN 1 ELSE 2 END"), ResultValue::Int(2));
+}
+
+#[test]
+fn order_by_skip_and_limit_as_clauses_of_their_own() {
+    let col = |q: &str| run(q).into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>();
+    let ints = |v: &[i64]| v.iter().map(|i| ResultValue::Int(*i)).collect::<Vec<_>>();
+    assert_eq!(col("UNWIND [3, 1, 2] AS x ORDER BY x DESC LIMIT 2 RETURN x"), ints(&[3, 2]));
+    assert_eq!(col("UNWIND [3, 1, 2] AS x ORDER BY x OFFSET 1 RETURN x"), ints(&[2, 3]));
+    assert_eq!(col("UNWIND [3, 1, 2] AS x SKIP 2 RETURN count(*)"), ints(&[1]));
+    assert_eq!(col("UNWIND [3, 1, 2] AS x LIMIT 1 RETURN count(*)"), ints(&[1]));
+    assert_eq!(col("WITH 1 AS limit RETURN limit"), ints(&[1]));
+}
