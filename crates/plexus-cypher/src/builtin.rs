@@ -432,17 +432,20 @@ pub(crate) fn procedure_rows(registry: &ProcedureRegistry) -> Vec<Vec<Value>> {
     }
     listed
         .into_iter()
-        .map(|(name, (description, signature, _builtin))| {
+        .map(|(name, (description, signature, builtin))| {
             let (args, returns) = describe_signature(&signature);
             // The outputs are written like arguments: `(label :: STRING)`.
             let (outputs, _) = describe_signature(&format!("outputs{returns}"));
             let mut option = Map::new();
             option.insert("deprecated".into(), Value::Bool(false));
+            // `dbms.*` procedures are about the server, the others read the database; the built-in ones work on
+            // the system database too.
+            let mode = if name.starts_with("dbms.") { "DBMS" } else { "READ" };
             vec![
                 Value::string(name),
                 Value::string(description),
-                Value::string("READ"),
-                Value::Bool(false),
+                Value::string(mode),
+                Value::Bool(builtin),
                 Value::string(signature),
                 args,
                 outputs,

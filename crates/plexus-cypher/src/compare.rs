@@ -173,7 +173,8 @@ fn partial(a: &Value, b: &Value) -> Cmp {
         (List(x), List(y)) => {
             for (p, q) in x.iter().zip(y.iter()) {
                 match partial(p, q) {
-                    Cmp::Ordered(Ordering::Equal) => {}
+                    // Equal points are equal elements: the next element decides.
+                    Cmp::Ordered(Ordering::Equal) | Cmp::EqualOnly => {}
                     other => return other,
                 }
             }

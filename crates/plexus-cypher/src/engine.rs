@@ -38,6 +38,9 @@ pub struct Engine {
     procedures: parking_lot::RwLock<crate::procedures::ProcedureRegistry>,
     /// The files `LOAD CSV` may read (any, by default).
     files: parking_lot::RwLock<Arc<crate::files::FileAccess>>,
+    /// Counts procedure registrations: a plan made while one happened may have resolved names (and listed
+    /// procedures) before it, so it is not cached.
+    registrations: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {
@@ -50,6 +53,7 @@ impl Engine {
             return Ok(s.clone());
         }
         let parsed = crate::parser::parse(query).map_err(|e| e.locate_in(query))?;
+        let registrations = self.registrations.load(std::sync::atomic::Ordering::Acquire);
         let files = self.files.read().clone();
         let compiled = match &parsed.kind {
             StatementKind::Query(q) => Compiled::Query(
@@ -63,8 +67,11 @@ impl Engine {
         if cache.len() >= PLAN_CACHE_CAPACITY {
             cache.clear();
         }
-        // Not kept when the file access changed while it was planned: its LOAD CSV holds the old one.
-        if Arc::ptr_eq(&files, &self.files.read()) {
+        // Not kept when the file access changed while it was planned (its LOAD CSV holds the old one), nor when a
+        // procedure was registered meanwhile.
+        if Arc::ptr_eq(&files, &self.files.read())
+            && registrations == self.registrations.load(std::sync::atomic::Ordering::Acquire)
+        {
             cache.insert(query.to_string(), statement.clone());
         }
         Ok(statement)
@@ -85,6 +92,7 @@ impl Engine {
         body: impl Fn(&[Value]) -> Result<Vec<Vec<Value>>> + Send + Sync + 'static,
     ) {
         self.procedures.write().register(crate::procedures::UserProcedure { signature, body: Box::new(body) });
+        self.registrations.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         // Plans resolved procedure names when they were made.
         self.cache.lock().clear();
     }

@@ -118,6 +118,35 @@ fn procedures_and_functions_are_listed() {
         ]
     );
     assert!(db.result("SHOW USER DEFINED FUNCTIONS").rows.is_empty());
+    // Kinds there are none of list nothing.
+    for q in
+        ["SHOW TEXT INDEXES", "SHOW LOOKUP INDEXES", "SHOW KEY CONSTRAINTS", "SHOW NODE PROPERTY EXISTENCE CONSTRAINTS"]
+    {
+        assert!(db.result(q).rows.is_empty(), "{q}");
+    }
+    let rows =
+        db.result("SHOW PROCEDURES YIELD name, mode, worksOnSystem WHERE name IN ['dbms.components', 'my.echo']").rows;
+    assert_eq!(
+        rows,
+        vec![
+            vec![s("dbms.components"), s("DBMS"), ResultValue::Bool(true)],
+            vec![s("my.echo"), s("READ"), ResultValue::Bool(false)]
+        ]
+    );
+}
+
+/// A procedure registered after `SHOW PROCEDURES` ran is listed the next time (the plan is not kept).
+#[test]
+fn registering_a_procedure_renews_the_listing() {
+    let db = Db::new();
+    let count = |db: &Db| db.result("SHOW PROCEDURES YIELD name RETURN count(*)").rows[0][0].clone();
+    let before = count(&db);
+    db.engine
+        .register_procedure(ProcedureSignature { name: "my.later".into(), inputs: vec![], outputs: vec![] }, |_| {
+            Ok(vec![])
+        });
+    let ResultValue::Int(n) = before else { panic!() };
+    assert_eq!(count(&db), ResultValue::Int(n + 1));
 }
 
 /// `SHOW FUNCTIONS` lists only functions that exist, and every pure function.

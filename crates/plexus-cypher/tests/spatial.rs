@@ -61,6 +61,43 @@ fn points_order_group_and_compare_like_neo4j() {
     );
 }
 
+/// Lists of points compare element by element, equal points moving on to the next element, as in Neo4j; an
+/// index range over such lists agrees with a scan.
+#[test]
+fn lists_of_points_compare_past_equal_points() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    use ResultValue::{Bool, Null};
+    let q = "WITH point({x: 1, y: 2}) AS p, point({x: 5, y: 5}) AS q, point({x: 0, y: 0}) AS r \
+             RETURN [p, q] <= [p, r], [p, q] <= [p], [p] < [p], [p] < [p, q]";
+    assert_eq!(rows(&engine, &store, q), vec![vec![Null, Bool(false), Bool(false), Bool(true)]]);
+    rows(&engine, &store, "CREATE INDEX FOR (n:L) ON (n.v)");
+    rows(&engine, &store, "CREATE (:L {v: [point({x: 1, y: 2}), point({x: 5, y: 5})]}), (:M {v: [point({x: 1, y: 2}), point({x: 5, y: 5})]})");
+    for label in ["L", "M"] {
+        let q = format!("MATCH (n:{label}) WHERE n.v <= [point({{x: 1, y: 2}})] RETURN count(n)");
+        assert_eq!(rows(&engine, &store, &q), vec![vec![ResultValue::Int(0)]], "{q}");
+        let q = format!("MATCH (n:{label}) WHERE n.v > [point({{x: 1, y: 2}})] RETURN count(n)");
+        assert_eq!(rows(&engine, &store, &q), vec![vec![ResultValue::Int(1)]], "{q}");
+    }
+}
+
+/// A unique key on points holds points that `=` tells apart (`-0.0` and `0.0`) apart, and MERGE agrees.
+#[test]
+fn unique_points_are_equal_as_cypher_compares_them() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    rows(&engine, &store, "CREATE CONSTRAINT FOR (u:U) REQUIRE u.p IS UNIQUE");
+    rows(&engine, &store, "CREATE (:U {p: point({x: 0.0, y: 0.0})})");
+    rows(&engine, &store, "CREATE (:U {p: point({x: -0.0, y: 0.0})})");
+    let q = "MATCH (u:U) WHERE u.p = point({x: -0.0, y: 0}) RETURN count(u)";
+    assert_eq!(rows(&engine, &store, q), vec![vec![ResultValue::Int(1)]]);
+    rows(&engine, &store, "MERGE (:U {p: point({x: -0.0, y: 0.0})})");
+    assert_eq!(rows(&engine, &store, "MATCH (u:U) RETURN count(u)"), vec![vec![ResultValue::Int(2)]]);
+    let dup = engine.execute(&store, "CREATE (:U {p: point({x: 0.0, y: 0.0})})", &Params::new()).unwrap_err();
+    assert!(dup.message.contains("point({x: 0.0, y: 0.0, crs: 'cartesian'})"), "{dup}");
+    // Neo4j's answers for these maps.
+    let q = "RETURN point({longitude: 1, latitude: 2, z: 3, height: 4}).z, point({longitude: 540, latitude: 0}).x";
+    assert_eq!(rows(&engine, &store, q), vec![vec![ResultValue::Float(3.0), ResultValue::Float(180.0)]]);
+}
+
 #[test]
 fn points_are_found_through_indexes_and_unique_keys() {
     let (engine, store) = (Engine::new(), Store::in_memory());

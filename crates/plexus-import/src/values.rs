@@ -192,7 +192,7 @@ fn parse_point(text: &str, default: Option<Crs>) -> Result<Value, String> {
     let (coords, geographic) = if let (Some(x), Some(y)) = (number("x")?, number("y")?) {
         (vec![Some(x), Some(y), number("z")?], false)
     } else if let (Some(lon), Some(lat)) = (number("longitude")?, number("latitude")?) {
-        (vec![Some(lon), Some(lat), number("height")?.or(number("z")?)], true)
+        (vec![Some(lon), Some(lat), number("z")?.or(number("height")?)], true)
     } else {
         return Err("a point needs x and y, or longitude and latitude".into());
     };

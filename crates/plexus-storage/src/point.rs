@@ -109,9 +109,7 @@ impl Point {
                     list(coords)
                 ));
             }
-            if !(-180.0..=180.0).contains(&all[0]) {
-                all[0] = ((all[0] + 180.0) % 360.0 + 360.0) % 360.0 - 180.0;
-            }
+            all[0] = wrap_longitude(all[0]);
         }
         Ok(Point { crs, coords: all })
     }
@@ -139,11 +137,43 @@ impl Point {
     }
 }
 
+/// `point({x: 1.0, y: 2.0, crs: 'cartesian'})`, as Cypher writes a point (for messages).
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("point({")?;
+        for (c, name) in self.coords().iter().zip(["x", "y", "z"]) {
+            write!(f, "{name}: {c:?}, ")?;
+        }
+        write!(f, "crs: '{}'}})", self.crs)
+    }
+}
+
 /// The same system and bit-identical coordinates (so `-0.0` differs from `0.0`, as in Neo4j).
 impl PartialEq for Point {
     fn eq(&self, other: &Self) -> bool {
         self.crs == other.crs && self.coords.iter().zip(&other.coords).all(|(a, b)| a.to_bits() == b.to_bits())
     }
+}
+
+/// A longitude outside [-180, 180] brought into it by whole turns, as Neo4j does: by adding or subtracting 360
+/// (so 540 is 180 and -540 is -180), which for the usual few turns gives Neo4j's digits exactly.
+fn wrap_longitude(x: f64) -> f64 {
+    if (-180.0..=180.0).contains(&x) {
+        return x;
+    }
+    let turns = if x > 180.0 { -((x - 180.0) / 360.0).ceil() } else { ((-180.0 - x) / 360.0).ceil() };
+    if turns.abs() <= 4.0 {
+        let mut x = x;
+        while x > 180.0 {
+            x -= 360.0;
+        }
+        while x < -180.0 {
+            x += 360.0;
+        }
+        return x;
+    }
+    // Far out, a turn is below a float's resolution: one step by the whole count.
+    (x + turns * 360.0).clamp(-180.0, 180.0)
 }
 
 fn list(coords: &[f64]) -> String {
@@ -173,6 +203,11 @@ mod tests {
         assert_eq!(lon(-181.0), 179.0);
         assert_eq!(lon(180.0), 180.0);
         assert_eq!(lon(-540.0), -180.0);
+        // Neo4j's answers: whole turns added or taken away.
+        assert_eq!(lon(540.0), 180.0);
+        assert_eq!(lon(900.0), 180.0);
+        assert_eq!(lon(-180.0000001), 179.9999999);
+        assert!((-180.0..=180.0).contains(&lon(1e300)));
         assert!(Point::new(Crs::Wgs84, &[1.0, 91.0]).unwrap_err().contains("[-90, 90]"));
         // Cartesian points have no range.
         assert_eq!(Point::new(Crs::Cartesian, &[541.0, 91.0]).unwrap().coords(), &[541.0, 91.0]);

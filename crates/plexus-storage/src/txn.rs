@@ -249,6 +249,7 @@ impl WriteTxn {
             Value::Int(i) => i.to_string(),
             Value::Float(f) => f.to_string(),
             Value::Bool(b) => b.to_string(),
+            Value::Point(p) => p.to_string(),
             other => format!("{other:?}"),
         };
         StorageError::ConstraintViolation(format!(

@@ -227,13 +227,9 @@ impl PartialEq for Value {
             (Value::LocalDateTime(a), Value::LocalDateTime(b)) => a == b,
             (Value::DateTime(a), Value::DateTime(b)) => a == b,
             (Value::Duration(a), Value::Duration(b)) => a == b,
-            (Value::Point(a), Value::Point(b)) => {
-                a.crs() == b.crs()
-                    && a.coords()
-                        .iter()
-                        .zip(b.coords())
-                        .all(|(x, y)| canonical_float_bits(*x) == canonical_float_bits(*y))
-            }
+            // Bit for bit, as Cypher's `=` compares points (`-0.0` is not `0.0` there, unlike for floats), so a
+            // unique key on points agrees with `=`.
+            (Value::Point(a), Value::Point(b)) => a == b,
             (Value::List(a), Value::List(b)) => a == b,
             _ => false,
         }
@@ -261,7 +257,7 @@ impl Hash for Value {
             Value::Point(p) => {
                 p.crs().hash(state);
                 for c in p.coords() {
-                    canonical_float_bits(*c).hash(state);
+                    c.to_bits().hash(state);
                 }
             }
             Value::List(items) => items.hash(state),

@@ -41,7 +41,8 @@ fn from_map(m: &Map) -> Result<Value> {
     let (coords, geographic_keys) = if let (Some(x), Some(y)) = (number("x")?, number("y")?) {
         (with_third(x, y, number("z")?), false)
     } else if let (Some(lon), Some(lat)) = (number("longitude")?, number("latitude")?) {
-        (with_third(lon, lat, number("height")?.or(number("z")?)), true)
+        // Neo4j takes z over height when a map has both.
+        (with_third(lon, lat, number("z")?.or(number("height")?)), true)
     } else {
         let keys: Vec<String> = m.keys().map(|k| format!("'{k}'")).collect();
         return Err(invalid_point(format!(

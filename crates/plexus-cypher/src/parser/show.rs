@@ -14,6 +14,22 @@ use crate::lexer::{Span, Tok};
 /// Words that may qualify what is shown (`SHOW ALL INDEXES`, `SHOW NODE UNIQUE CONSTRAINTS`, `SHOW BUILT IN
 /// FUNCTIONS`): every index and constraint here is of those kinds, and every function built in.
 const QUALIFIERS: &[&str] = &["ALL", "RANGE", "NODE", "UNIQUE", "UNIQUENESS", "PROPERTY", "BUILT", "IN"];
+/// Words that name kinds there are none of here (`SHOW TEXT INDEXES`, `SHOW KEY CONSTRAINTS`): the listing is
+/// empty, as Neo4j's is for a kind it has none of.
+const NONE_OF: &[&str] = &[
+    "TEXT",
+    "LOOKUP",
+    "POINT",
+    "FULLTEXT",
+    "VECTOR",
+    "EXIST",
+    "EXISTS",
+    "EXISTENCE",
+    "KEY",
+    "REL",
+    "RELATIONSHIP",
+    "TYPE",
+];
 
 impl Parser<'_> {
     pub(super) fn show_command(&mut self) -> Result<Option<Query>> {
@@ -22,9 +38,13 @@ impl Parser<'_> {
         }
         let start = self.bump().span;
         let mut user_defined = false;
+        let mut none = false;
         loop {
             if QUALIFIERS.iter().any(|q| self.at_kw(q)) {
                 self.bump();
+            } else if NONE_OF.iter().any(|q| self.at_kw(q)) {
+                self.bump();
+                none = true;
             } else if self.at_kw("USER") && self.at_kw_ahead(1, "DEFINED") {
                 self.bump();
                 self.bump();
@@ -70,8 +90,8 @@ impl Parser<'_> {
             predicate: None,
             span,
         })];
-        if user_defined && procedure == builtin::SHOW_FUNCTIONS {
-            // No function is user-defined here.
+        if none || (user_defined && procedure == builtin::SHOW_FUNCTIONS) {
+            // No function is user-defined here, nor any index or constraint of the kinds named.
             clauses.push(Clause::With(projection(items(columns), Some(false_literal(span)))));
         }
         let yielded_any = self.at_kw("YIELD");
