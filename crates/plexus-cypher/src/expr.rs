@@ -288,6 +288,10 @@ impl CExpr {
                 if &**name == "range" {
                     check_range_memory(&args, ctx)?;
                 }
+                if &**name == "point" && matches!(args.first(), Some(Value::Node(_) | Value::Rel(_))) {
+                    // A point from an entity's properties, as Neo4j builds one.
+                    return functions::spatial::point(&[properties_of(&args[0], ctx)?]);
+                }
                 match functions::call(name, &args) {
                     Some(r) => r?,
                     None => return Err(CypherError::semantic("UnknownFunction", format!("unknown function '{name}'"))),

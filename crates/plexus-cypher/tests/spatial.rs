@@ -93,6 +93,10 @@ fn unique_points_are_equal_as_cypher_compares_them() {
     assert_eq!(rows(&engine, &store, "MATCH (u:U) RETURN count(u)"), vec![vec![ResultValue::Int(2)]]);
     let dup = engine.execute(&store, "CREATE (:U {p: point({x: 0.0, y: 0.0})})", &Params::new()).unwrap_err();
     assert!(dup.message.contains("point({x: 0.0, y: 0.0, crs: 'cartesian'})"), "{dup}");
+    // From an entity's properties.
+    rows(&engine, &store, "CREATE (:Place {longitude: 12.5, latitude: 56.0, name: 'x'})");
+    let q = "MATCH (p:Place) RETURN point(p).srid, point(p).latitude";
+    assert_eq!(rows(&engine, &store, q), vec![vec![ResultValue::Int(4326), ResultValue::Float(56.0)]]);
     // Neo4j's answers for these maps.
     let q = "RETURN point({longitude: 1, latitude: 2, z: 3, height: 4}).z, point({longitude: 540, latitude: 0}).x";
     assert_eq!(rows(&engine, &store, q), vec![vec![ResultValue::Float(3.0), ResultValue::Float(180.0)]]);
