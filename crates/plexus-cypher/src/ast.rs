@@ -226,6 +226,8 @@ pub struct NodePattern {
     pub labels: Vec<Ident>,
     /// Any other label expression (`:A|B`, `:!A`, `:%`), tested as a filter; `labels` is then empty.
     pub label_expr: Option<LabelExpr>,
+    /// Labels computed per row, `:$(expr)` (a string or a list of strings), which the node must also have.
+    pub dynamic_labels: Vec<Expr>,
     pub properties: Option<Expr>,
     pub span: Span,
 }

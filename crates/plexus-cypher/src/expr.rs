@@ -47,6 +47,8 @@ pub(crate) enum GraphFn {
     Exists,
     Timestamp,
     RandomUuid,
+    /// Whether the node (first argument) has every label the other arguments name (`(n:$(expr))`).
+    HasComputedLabels,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -751,6 +753,22 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
                 b >> 48,
                 b & 0xffff_ffff_ffff
             ))
+        }
+        GraphFn::HasComputedLabels => {
+            let names = crate::exec::update::label_names(&args[1..])?;
+            match arg {
+                Value::Null => Value::Null,
+                Value::Node(n) => {
+                    let labels = g.node_labels(*n).ok_or_else(deleted)?;
+                    Value::Bool(names.iter().all(|name| ctx.label_id(name).is_some_and(|l| labels.contains(&l))))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("labels belong to nodes, not to a {}", other.type_name()),
+                    ))
+                }
+            }
         }
         _ if arg.is_null() => Value::Null,
         GraphFn::Labels => match arg {

@@ -104,3 +104,30 @@ fn order_by_skip_and_limit_as_clauses_of_their_own() {
     assert_eq!(col("UNWIND [3, 1, 2] AS x LIMIT 1 RETURN count(*)"), ints(&[1]));
     assert_eq!(col("WITH 1 AS limit RETURN limit"), ints(&[1]));
 }
+
+/// Labels computed per row, `:$(expr)`, in MATCH, CREATE and MERGE patterns (Neo4j 5.26).
+#[test]
+fn computed_labels_in_patterns() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows;
+    let list = |items: &[&str]| ResultValue::List(items.iter().map(|x| s(x)).collect());
+    assert_eq!(
+        run("WITH ['A', 'B'] AS ls CREATE (n:$(ls):C {k: 1}) RETURN labels(n)"),
+        vec![vec![list(&["A", "B", "C"])]]
+    );
+    run("CREATE (:A {k: 2})-[:T]->(:B {k: 3})");
+    let count = |q: &str| run(q).remove(0).remove(0);
+    assert_eq!(count("MATCH (n:$('A')) RETURN count(n)"), ResultValue::Int(2));
+    assert_eq!(count("WITH 'B' AS l MATCH (n:A:$(l)) RETURN count(n)"), ResultValue::Int(1));
+    assert_eq!(count("MATCH (n:$(['A', 'Nope'])) RETURN count(n)"), ResultValue::Int(0));
+    assert_eq!(count("MATCH (a:$('A'))-[:T]->(b:$('B')) RETURN b.k"), ResultValue::Int(3));
+    assert_eq!(count("MATCH (a {k: 2}) RETURN exists { (a)-->(:$('B')) }"), ResultValue::Bool(true));
+    assert_eq!(count("MATCH (a {k: 2}) RETURN [(a)-->(b:$('X')) | b.k]"), ResultValue::List(vec![]));
+    // MERGE matches with them and creates with them.
+    run("MERGE (n:$('A') {k: 2})");
+    assert_eq!(count("MATCH (n:A {k: 2}) RETURN count(n)"), ResultValue::Int(1));
+    assert_eq!(run("MERGE (n:$('D') {k: 9}) RETURN labels(n)"), vec![vec![list(&["D"])]]);
+    for bad in ["MATCH (n:$(null)) RETURN n", "CREATE (:$(''))", "CREATE (:$(1))"] {
+        assert_eq!(engine.execute(&store, bad, &Params::new()).unwrap_err().kind, ErrorKind::TypeError, "{bad}");
+    }
+}

@@ -208,8 +208,15 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
             }
         }
         let props = eval_props(&n.properties, row, ctx, merge, "node")?;
+        let computed = computed_labels(&n.dynamic_labels, row, ctx)?;
         let tx = ctx.tx()?;
-        let labels: Vec<_> = n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label))).collect();
+        let mut labels: Vec<_> = n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label))).collect();
+        for name in &computed {
+            let id = tx.label(name);
+            if !labels.contains(&id) {
+                labels.push(id);
+            }
+        }
         let nprops = props.len() as u64;
         let id = tx.create_node(&labels, props)?;
         ctx.stats.nodes_created += 1;
@@ -289,15 +296,20 @@ fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Va
 }
 
 /// The labels `:$(expr)` items compute: each a string or a list of strings, none empty.
-fn computed_labels(exprs: &[CExpr], row: &Row, ctx: &mut Ctx) -> Result<Vec<Arc<str>>> {
+pub(crate) fn computed_labels(exprs: &[CExpr], row: &Row, ctx: &Ctx) -> Result<Vec<Arc<str>>> {
+    let values = exprs.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
+    label_names(&values)
+}
+
+/// The labels `:$(...)` values name: each a non-empty string or a list of them.
+pub(crate) fn label_names(values: &[Value]) -> Result<Vec<Arc<str>>> {
     let mut labels = Vec::new();
     let bad = |v: &Value| {
         let got = if matches!(v, Value::String(_)) { "an empty string" } else { v.type_name() };
         CypherError::type_error("InvalidArgumentType", format!("a label must be a non-empty string, got {got}"))
     };
-    for e in exprs {
-        let v = e.eval(row, ctx)?;
-        let items = match &v {
+    for v in values {
+        let items = match v {
             Value::List(items) => items.iter().cloned().collect(),
             _ => vec![v.clone()],
         };

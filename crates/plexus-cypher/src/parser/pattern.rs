@@ -199,19 +199,32 @@ impl Parser<'_> {
     pub(super) fn node_pattern(&mut self) -> Result<NodePattern> {
         let start = self.expect(&Tok::LParen, "'(' starting a node pattern")?;
         let variable = if self.at_ident() { Some(self.ident("a variable")?) } else { None };
-        let (labels, label_expr) = if self.eat(&Tok::Colon) {
-            let test = self.label_expression(true)?;
-            match test.conjunction() {
-                Some(labels) => (labels, None),
-                None => (Vec::new(), Some(test)),
+        let (mut labels, mut label_expr, mut dynamic_labels) = (Vec::new(), None, Vec::new());
+        // `:A:B`, any label expression, and labels computed per row, `:$(expr)`, joined by `:` or `&`.
+        let mut first = true;
+        while if first { self.eat(&Tok::Colon) } else { self.eat(&Tok::Colon) || self.eat(&Tok::Amp) } {
+            first = false;
+            if self.at(&Tok::Dollar) && matches!(self.peek_at(1), Tok::LParen) {
+                self.bump();
+                self.bump();
+                dynamic_labels.push(self.expr()?);
+                self.expect(&Tok::RParen, "')' closing the computed label")?;
+                continue;
             }
-        } else {
-            (Vec::new(), None)
-        };
+            let test = self.label_expression(true)?;
+            match (test.conjunction(), &label_expr) {
+                (Some(names), _) => labels.extend(names),
+                (None, None) => label_expr = Some(test),
+                (None, Some(_)) => return Err(self.unexpected("one label expression per node")),
+            }
+        }
+        if label_expr.is_some() && !labels.is_empty() {
+            return Err(self.unexpected("one label expression per node"));
+        }
         let properties = self.pattern_properties()?;
         self.inline_predicate()?;
         let end = self.expect(&Tok::RParen, "')' closing the node pattern")?;
-        Ok(NodePattern { variable, labels, label_expr, properties, span: start.to(end) })
+        Ok(NodePattern { variable, labels, label_expr, dynamic_labels, properties, span: start.to(end) })
     }
 
     /// A label expression after its ':': alternatives (`|`, also `|:` as relationship types were once written)
@@ -228,7 +241,10 @@ impl Parser<'_> {
 
     fn label_conjunction(&mut self) -> Result<LabelExpr> {
         let mut items = vec![self.label_factor()?];
-        while self.eat(&Tok::Amp) || self.eat(&Tok::Colon) {
+        // A computed label (`:$(expr)`) ends the expression: the node pattern reads it.
+        while !(matches!(self.peek(), Tok::Colon | Tok::Amp) && matches!(self.peek_at(1), Tok::Dollar))
+            && (self.eat(&Tok::Amp) || self.eat(&Tok::Colon))
+        {
             items.push(self.label_factor()?);
         }
         Ok(if items.len() == 1 { items.pop().expect("one") } else { LabelExpr::All(items) })
@@ -397,7 +413,14 @@ impl Parser<'_> {
 
 /// A node pattern with no variable, labels or properties, standing where a pattern leaves a node unwritten.
 fn anonymous_node(at: crate::lexer::Span) -> NodePattern {
-    NodePattern { variable: None, labels: Vec::new(), label_expr: None, properties: None, span: at }
+    NodePattern {
+        variable: None,
+        labels: Vec::new(),
+        label_expr: None,
+        dynamic_labels: Vec::new(),
+        properties: None,
+        span: at,
+    }
 }
 
 fn and(a: Expr, b: Expr) -> Expr {

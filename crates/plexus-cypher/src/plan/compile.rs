@@ -427,7 +427,9 @@ impl Planner<'_> {
     /// `(a)-[:T]->(b)` and `(a)-[:T]->()` between plain bound nodes, answered from the adjacency directly.
     fn single_edge_predicate(&self, pattern: &PatternElement, scope: &Scope) -> Option<CExpr> {
         let [(rel, end)] = pattern.chain.as_slice() else { return None };
-        let plain = |n: &NodePattern| n.labels.is_empty() && n.properties.is_none();
+        let plain = |n: &NodePattern| {
+            n.labels.is_empty() && n.label_expr.is_none() && n.dynamic_labels.is_empty() && n.properties.is_none()
+        };
         if !plain(&pattern.start)
             || !plain(end)
             || rel.variable.is_some()

@@ -66,6 +66,8 @@ pub(crate) struct CreateNode {
     pub slot: usize,
     pub bound: bool,
     pub labels: Vec<Token>,
+    /// Labels computed per row (`CREATE (n:$(expr))`).
+    pub dynamic_labels: Vec<CExpr>,
     pub properties: Option<CExpr>,
 }
 

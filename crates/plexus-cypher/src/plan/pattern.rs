@@ -262,6 +262,15 @@ impl Planner<'_> {
         }
         let mut tests = Vec::new();
         for (np, slot) in [(&hop.from, from_slot), (&hop.to, to_slot)] {
+            if let Some(e) = np.dynamic_labels.first() {
+                return Err(self.error(
+                    e.span,
+                    CypherError::syntax(
+                        "UnsupportedFeature",
+                        "computed labels are not supported inside a quantified path pattern",
+                    ),
+                ));
+            }
             if !np.labels.is_empty() {
                 let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
                 tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
@@ -360,6 +369,16 @@ impl Planner<'_> {
             plan = PlanNode::Filter {
                 input: Box::new(plan),
                 predicate: CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)),
+            };
+        }
+        if !np.dynamic_labels.is_empty() {
+            let mut args = vec![CExpr::Slot(slot)];
+            for e in &np.dynamic_labels {
+                args.push(self.expr(e, scope, &mut AggMode::Forbidden)?);
+            }
+            plan = PlanNode::Filter {
+                input: Box::new(plan),
+                predicate: CExpr::Graph(crate::expr::GraphFn::HasComputedLabels, args),
             };
         }
         if let Some(props) = &np.properties {

@@ -52,7 +52,7 @@ impl Planner<'_> {
                 if let Some(v) = &np.variable {
                     if let Some(existing) = scope.get(&v.name) {
                         let (slot, kind) = (existing.slot, existing.kind);
-                        if !np.labels.is_empty() || np.properties.is_some() {
+                        if !np.labels.is_empty() || !np.dynamic_labels.is_empty() || np.properties.is_some() {
                             return Err(p.error(
                                 v.span,
                                 CypherError::semantic(
@@ -68,7 +68,13 @@ impl Planner<'_> {
                             ));
                         }
                         if !created_here.contains(&v.name) {
-                            nodes.push(CreateNode { slot, bound: true, labels: vec![], properties: None });
+                            nodes.push(CreateNode {
+                                slot,
+                                bound: true,
+                                labels: vec![],
+                                dynamic_labels: vec![],
+                                properties: None,
+                            });
                         }
                         return Ok(slot);
                     }
@@ -80,10 +86,16 @@ impl Planner<'_> {
                 }
                 let properties =
                     np.properties.as_ref().map(|e| p.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
+                let dynamic_labels = np
+                    .dynamic_labels
+                    .iter()
+                    .map(|e| p.expr(e, scope, &mut AggMode::Forbidden))
+                    .collect::<Result<Vec<_>>>()?;
                 nodes.push(CreateNode {
                     slot,
                     bound: false,
                     labels: np.labels.iter().map(|l| Token::new(l.name.as_str())).collect(),
+                    dynamic_labels,
                     properties,
                 });
                 Ok(slot)
