@@ -201,6 +201,11 @@ pub enum PathKind {
     Normal,
     Shortest,
     AllShortest,
+    /// `ANY SHORTEST`, `SHORTEST 1`: one shortest path, as `Shortest`, but the MATCH's WHERE filters the path
+    /// found rather than steering the search (as Neo4j applies it to these selectors).
+    AnyShortest,
+    /// `ALL SHORTEST`, `SHORTEST 1 GROUP`: every shortest path, filtered afterwards likewise.
+    AllShortestGroup,
 }
 
 /// One comma-separated part of a pattern, optionally named: `p = (a)-->(b)`.

@@ -131,3 +131,29 @@ fn computed_labels_in_patterns() {
         assert_eq!(engine.execute(&store, bad, &Params::new()).unwrap_err().kind, ErrorKind::TypeError, "{bad}");
     }
 }
+
+/// GQL path selectors: `ANY SHORTEST` / `SHORTEST 1` and `ALL SHORTEST` / `SHORTEST 1 GROUP` select shortest
+/// paths first and the MATCH's WHERE then filters them (unlike `shortestPath()`, whose WHERE steers the search),
+/// as Neo4j 5 does.
+#[test]
+fn path_selectors_select_then_filter() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows;
+    run("CREATE (a:N {n: 'a'})-[:R]->(:N {n: 'b'})-[:R]->(:N {n: 'c'})-[:R]->(d:N {n: 'd'}), \
+         (a)-[:R]->(:N {n: 'x'})-[:R]->(d), (a)-[:R]->(:N {n: 'y'})-[:R]->(d)");
+    let one = |q: &str| run(q).remove(0).remove(0);
+    let ends = "(a:N {n: 'a'})-[:R]->+(d:N {n: 'd'})";
+    assert_eq!(one(&format!("MATCH p = ANY SHORTEST {ends} RETURN length(p)")), ResultValue::Int(2));
+    assert_eq!(one(&format!("MATCH p = SHORTEST 1 {ends} RETURN count(p)")), ResultValue::Int(1));
+    assert_eq!(one(&format!("MATCH p = ALL SHORTEST {ends} RETURN count(p)")), ResultValue::Int(2));
+    assert_eq!(one(&format!("MATCH p = SHORTEST 1 GROUPS {ends} RETURN count(p)")), ResultValue::Int(2));
+    assert_eq!(one(&format!("MATCH p = ALL PATHS {ends} RETURN count(p)")), ResultValue::Int(3));
+    // The WHERE comes after the selection; with shortestPath() it steers the search.
+    assert!(run(&format!("MATCH p = ANY SHORTEST {ends} WHERE length(p) > 2 RETURN p")).is_empty());
+    let q = "MATCH p = shortestPath((a:N {n: 'a'})-[:R*]->(d:N {n: 'd'})) WHERE length(p) > 2 RETURN length(p)";
+    assert_eq!(one(q), ResultValue::Int(3));
+    let e = engine.execute(&store, &format!("MATCH p = SHORTEST 2 {ends} RETURN p"), &Params::new()).unwrap_err();
+    assert_eq!(e.detail, "UnsupportedFeature");
+    // `any` stays a variable name.
+    assert_eq!(one("MATCH (any:N {n: 'a'}) RETURN any.n"), s("a"));
+}

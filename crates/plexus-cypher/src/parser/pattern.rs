@@ -51,6 +51,10 @@ impl Parser<'_> {
         } else {
             None
         };
+        if let Some(kind) = self.path_selector()? {
+            let element = self.pattern_element()?;
+            return Ok(PatternPart { variable, kind, element, span: start.to(self.prev_span()) });
+        }
         let kind = if self.at_kw("shortestPath") && matches!(self.peek_at(1), Tok::LParen) {
             PathKind::Shortest
         } else if self.at_kw("allShortestPaths") && matches!(self.peek_at(1), Tok::LParen) {
@@ -68,6 +72,43 @@ impl Parser<'_> {
             e
         };
         Ok(PatternPart { variable, kind, element, span: start.to(self.prev_span()) })
+    }
+
+    /// A path selector of GQL and Neo4j 5 before a path pattern: `ANY SHORTEST`, `SHORTEST 1` (one shortest path,
+    /// as `shortestPath`), `ALL SHORTEST`, `SHORTEST 1 GROUP(S)` (every shortest one, as `allShortestPaths`),
+    /// `ANY [1]` (one path: a shortest one serves) and `ALL [PATHS]` (every path, as without a selector).
+    fn path_selector(&mut self) -> Result<Option<PathKind>> {
+        let selector_start = self.at_kw("ANY") || self.at_kw("ALL") || self.at_kw("SHORTEST");
+        let next_is_selector = matches!(self.peek_at(1), Tok::Int(_) | Tok::LParen)
+            || ["SHORTEST", "PATH", "PATHS"].iter().any(|w| self.at_kw_ahead(1, w));
+        if !selector_start || !next_is_selector {
+            return Ok(None);
+        }
+        let start = self.span();
+        let first = self.ident("a path selector")?.name.to_ascii_uppercase();
+        let shortest = first == "SHORTEST" || self.eat_kw("SHORTEST");
+        let count = match self.peek().clone() {
+            Tok::Int(n) => {
+                self.bump();
+                Some(n)
+            }
+            _ => None,
+        };
+        let _ = self.eat_kw("PATH") || self.eat_kw("PATHS");
+        let groups = self.eat_kw("GROUP") || self.eat_kw("GROUPS");
+        if count.is_some_and(|n| n != 1) {
+            return Err(self.error_at(
+                start,
+                "UnsupportedFeature",
+                "path selectors for more than one path (or group) are not supported; use SHORTEST 1 or ALL SHORTEST",
+            ));
+        }
+        Ok(Some(match (first.as_str(), shortest, groups) {
+            ("ALL", true, _) | (_, true, true) => PathKind::AllShortestGroup,
+            (_, true, false) => PathKind::AnyShortest,
+            ("ANY", false, _) => PathKind::AnyShortest,
+            _ => PathKind::Normal,
+        }))
     }
 
     pub(super) fn pattern_element(&mut self) -> Result<PatternElement> {

@@ -851,7 +851,9 @@ impl Planner<'_> {
         let mut after = bound.clone();
         after.extend(path_names.iter().map(|n| n.to_string()));
         let mut i = 0;
-        while i < pending.len() {
+        // A path selector's WHERE filters the paths it selected: it stays pending, for after the search.
+        let selector = matches!(part.kind, PathKind::AnyShortest | PathKind::AllShortestGroup);
+        while i < pending.len() && !selector {
             let mentions_path =
                 pending[i].names.as_ref().is_some_and(|names| names.iter().any(|n| path_names.contains(&n.as_str())));
             let takes = mentions_path && pending[i].ready(&after, declared);
@@ -880,7 +882,7 @@ impl Planner<'_> {
             types: rp.types.iter().map(|t| Token::new(t.name.as_str())).collect(),
             min: min.unwrap_or(1),
             max,
-            all: part.kind == PathKind::AllShortest,
+            all: matches!(part.kind, PathKind::AllShortest | PathKind::AllShortestGroup),
             rel_scratch,
             rel_filters,
             path_filters,
