@@ -157,3 +157,13 @@ fn path_selectors_select_then_filter() {
     // `any` stays a variable name.
     assert_eq!(one("MATCH (any:N {n: 'a'}) RETURN any.n"), s("a"));
 }
+
+/// `USE` names the one graph there is.
+#[test]
+fn use_names_the_one_graph() {
+    assert_eq!(one("USE neo4j RETURN 1"), ResultValue::Int(1));
+    assert_eq!(one("USE `NEO4J` CALL { USE neo4j RETURN 2 AS x } RETURN x"), ResultValue::Int(2));
+    assert_eq!(one("USE graph.byName('neo4j') RETURN 3"), ResultValue::Int(3));
+    assert_eq!(err("USE other MATCH (n) RETURN n").detail, "GraphNotFound");
+    assert_eq!(one("WITH 1 AS use RETURN use"), ResultValue::Int(1));
+}

@@ -77,6 +77,8 @@ pub fn round(args: &[Value]) -> Result<Value> {
         None => None,
         Some(Value::Null) => return Ok(Value::Null),
         Some(Value::Int(p)) => Some(*p),
+        // Neo4j takes a float precision too, as its whole part.
+        Some(Value::Float(p)) if p.is_finite() => Some(p.trunc() as i64),
         Some(other) => return Err(invalid_type("round", "an integer precision", other)),
     };
     let mode = match args.get(2) {

@@ -205,6 +205,43 @@ impl<'a> Parser<'a> {
         Ok(Statement { kind: StatementKind::Query(query), mode })
     }
 
+    /// `USE neo4j` or `USE graph.byName('neo4j')` at the head of a query: the one graph there is, so it changes
+    /// nothing; any other name is an error.
+    fn use_clause(&mut self) -> Result<()> {
+        if !(self.at_kw("USE") && matches!(self.peek_at(1), Tok::Ident { .. })) {
+            return Ok(());
+        }
+        self.bump();
+        let at = self.span();
+        let mut name = self.ident("a graph name")?.name;
+        while self.eat(&Tok::Dot) {
+            name.push('.');
+            name.push_str(&self.ident("a graph name")?.name);
+        }
+        if name.eq_ignore_ascii_case("graph.byName") {
+            self.expect(&Tok::LParen, "'(' after graph.byName")?;
+            name = match self.bump().tok {
+                Tok::Str(s) => s,
+                _ => {
+                    return Err(self.error_at(
+                        at,
+                        "InvalidArgumentType",
+                        "graph.byName takes the graph's name as a string",
+                    ))
+                }
+            };
+            self.expect(&Tok::RParen, "')' closing graph.byName")?;
+        }
+        if !name.eq_ignore_ascii_case("neo4j") {
+            return Err(self.error_at(
+                at,
+                "GraphNotFound",
+                format!("there is no graph `{name}`: Plexus has one, `neo4j`"),
+            ));
+        }
+        Ok(())
+    }
+
     /// `single (UNION [ALL] single)*`.
     fn query(&mut self) -> Result<Query> {
         // Subqueries (`CALL { ... }`, `EXISTS { ... }`) nest queries: they count as levels of nesting too.
@@ -222,6 +259,7 @@ impl<'a> Parser<'a> {
     }
 
     fn single_query(&mut self) -> Result<SingleQuery> {
+        self.use_clause()?;
         let mut clauses = Vec::new();
         let mut count = 0;
         while let Some(clause) = self.clause()? {
