@@ -1,0 +1,277 @@
+//! The planner's WITH and RETURN: projections, grouping and aggregation, DISTINCT, ORDER BY, SKIP and
+//! LIMIT, with the checks on what an aggregating projection may name.
+
+use super::*;
+
+impl Planner<'_> {
+    /// WITH and RETURN.
+    pub(super) fn projection(
+        &mut self,
+        input: PlanNode,
+        p: &Projection,
+        scope: &Scope,
+        is_with: bool,
+    ) -> Result<(PlanNode, Scope, Vec<String>)> {
+        // The projected items: (column name, expression AST or an existing variable).
+        let mut items: Vec<(String, Option<&Expr>, Option<crate::plan::planner::Var>, Span)> = Vec::new();
+        if p.star {
+            let vars = scope.visible();
+            if vars.is_empty() && p.items.is_empty() && !is_with {
+                return Err(CypherError::syntax(
+                    "NoVariablesInScope",
+                    format!(
+                        "{} * is not allowed when there are no variables in scope",
+                        if is_with { "WITH" } else { "RETURN" }
+                    ),
+                ));
+            }
+            for v in vars {
+                items.push((v.name.clone(), None, Some(v), p.span));
+            }
+        }
+        for item in &p.items {
+            if matches!(item.expr.kind, ExprKind::PatternPredicate(_)) {
+                return Err(self.error(
+                    item.expr.span,
+                    CypherError::syntax(
+                        "UnexpectedSyntax",
+                        "a pattern cannot be projected; use a pattern comprehension or EXISTS",
+                    ),
+                ));
+            }
+            if is_with && item.alias.is_none() && !matches!(item.expr.kind, ExprKind::Variable(_)) {
+                return Err(self.error(
+                    item.expr.span,
+                    CypherError::syntax("NoExpressionAlias", "expression in WITH must be aliased (use AS)"),
+                ));
+            }
+            items.push((item.name().to_string(), Some(&item.expr), None, item.expr.span));
+        }
+        let mut seen = HashSet::new();
+        for (name, _, _, span) in &items {
+            if !seen.insert(name.clone()) {
+                return Err(self.error(
+                    *span,
+                    CypherError::syntax(
+                        "ColumnNameConflict",
+                        format!("multiple result columns with the same name `{name}`"),
+                    ),
+                ));
+            }
+        }
+        let aggregating = items.iter().any(|(_, e, _, _)| e.is_some_and(contains_aggregate));
+        if aggregating {
+            self.check_aggregation_keys(&items.iter().map(|(_, e, _, s)| (*e, *s)).collect::<Vec<_>>())?;
+        }
+        let mut new_scope = Scope::default();
+        let mut out_slots = Vec::with_capacity(items.len());
+        let mut plan = input;
+        if aggregating {
+            let mut keys = Vec::new();
+            let mut post = Vec::new();
+            let mut specs = Vec::new();
+            for (name, e, var, _) in &items {
+                let slot = self.slot();
+                match (e, var) {
+                    (Some(e), _) if contains_aggregate(e) => {
+                        let mut mode = AggMode::Collect(std::mem::take(&mut specs));
+                        let c = self.expr(e, scope, &mut mode)?;
+                        if let AggMode::Collect(s) = mode {
+                            specs = s;
+                        }
+                        post.push((c, slot));
+                    }
+                    (Some(e), _) => keys.push((self.expr(e, scope, &mut AggMode::Forbidden)?, slot)),
+                    (None, Some(v)) => keys.push((CExpr::Slot(v.slot), slot)),
+                    _ => unreachable!(),
+                }
+                new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
+                out_slots.push(slot);
+            }
+            plan = PlanNode::Aggregate { input: Box::new(plan), keys, aggs: specs };
+            if !post.is_empty() {
+                plan = PlanNode::Project { input: Box::new(plan), items: post };
+            }
+        } else {
+            let mut proj = Vec::new();
+            for (name, e, var, _) in &items {
+                let slot = self.slot();
+                let c = match (e, var) {
+                    (Some(e), _) => self.expr(e, scope, &mut AggMode::Forbidden)?,
+                    (None, Some(v)) => CExpr::Slot(v.slot),
+                    _ => unreachable!(),
+                };
+                proj.push((c, slot));
+                new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
+                out_slots.push(slot);
+            }
+            plan = PlanNode::Project { input: Box::new(plan), items: proj };
+            if !p.distinct {
+                // The record LOAD CSV read stays the rows' own through a projection that keeps the rows.
+                for hidden in [CSV_LINE, CSV_FILE] {
+                    if let Some(v) = scope.get(hidden) {
+                        new_scope.add(hidden, v.slot, v.kind);
+                    }
+                }
+            }
+        }
+        if p.distinct {
+            plan = PlanNode::Distinct { input: Box::new(plan), slots: out_slots.clone() };
+        }
+        if !p.order_by.is_empty() {
+            // ORDER BY sees the projected names and, unless the projection aggregated or was DISTINCT, the
+            // variables from before it too. An expression written exactly like a projected one is that column.
+            let mut order_scope = if aggregating || p.distinct { Scope::default() } else { scope.clone() };
+            for v in &new_scope.vars {
+                order_scope.add(&v.name, v.slot, v.kind);
+            }
+            let mut keys = Vec::new();
+            for s in &p.order_by {
+                let text = &self.text[s.expr.span.start..s.expr.span.end];
+                let same = items
+                    .iter()
+                    .position(|(_, e, _, _)| e.is_some_and(|e| &self.text[e.span.start..e.span.end] == text));
+                let c = match same {
+                    Some(i) => CExpr::Slot(out_slots[i]),
+                    None => {
+                        // After aggregation, parts written like a projected item (an aggregate, a grouping
+                        // key) stand for that item's column.
+                        if aggregating || p.distinct {
+                            self.substitutions = items
+                                .iter()
+                                .zip(&out_slots)
+                                .filter_map(|((_, e, _, _), slot)| {
+                                    let e = (*e)?;
+                                    let simple = matches!(e.kind, ExprKind::Variable(_) | ExprKind::Property(..))
+                                        || is_aggregate_call(e);
+                                    simple.then(|| (self.text[e.span.start..e.span.end].to_string(), *slot))
+                                })
+                                .collect();
+                        }
+                        let compiled = self.expr(&s.expr, &order_scope, &mut AggMode::Forbidden);
+                        self.substitutions.clear();
+                        compiled.map_err(|e| {
+                            if e.detail == "InvalidAggregation" {
+                                CypherError { kind: crate::error::ErrorKind::SyntaxError, ..e }
+                            } else {
+                                e
+                            }
+                        })?
+                    }
+                };
+                keys.push((c, s.descending));
+            }
+            plan = PlanNode::Sort { input: Box::new(plan), keys };
+        }
+        if let Some(skip) = &p.skip {
+            let count = self.count_expr(skip, "SKIP")?;
+            plan = PlanNode::Skip { input: Box::new(plan), count };
+        }
+        if let Some(limit) = &p.limit {
+            let count = self.count_expr(limit, "LIMIT")?;
+            plan = PlanNode::Limit { input: Box::new(plan), count };
+        }
+        if let Some(pred) = &p.predicate {
+            // Like ORDER BY, the WHERE of a WITH that neither aggregates nor de-duplicates also sees the
+            // variables from before it.
+            let mut where_scope = if aggregating { Scope::default() } else { scope.clone() };
+            for v in &new_scope.vars {
+                where_scope.add(&v.name, v.slot, v.kind);
+            }
+            let c = self.expr(pred, &where_scope, &mut AggMode::Forbidden)?;
+            plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+        }
+        let columns: Vec<String> = items.iter().map(|(n, _, _, _)| n.clone()).collect();
+        if !is_with {
+            plan = PlanNode::Produce { input: Box::new(plan), columns: out_slots };
+        }
+        Ok((plan, new_scope, columns))
+    }
+
+    /// In a projection that aggregates, an item mixing aggregates with other expressions may only use, outside
+    /// the aggregates, variables that are themselves projected as grouping keys.
+    fn check_aggregation_keys(&self, items: &[(Option<&Expr>, Span)]) -> Result<()> {
+        let text = |e: &Expr| &self.text[e.span.start..e.span.end];
+        // Grouping keys a mixed item may use: projected variables and projected property reads.
+        let keys: HashSet<&str> = items
+            .iter()
+            .filter_map(|(e, _)| *e)
+            .filter(|e| !contains_aggregate(e) && matches!(e.kind, ExprKind::Variable(_) | ExprKind::Property(..)))
+            .map(text)
+            .collect();
+        for (e, _) in items {
+            let Some(e) = e else { continue };
+            if !contains_aggregate(e) || is_aggregate_call(e) {
+                continue;
+            }
+            let mut outside = Vec::new();
+            free_outside_aggregates(e, &keys, self.text, &mut outside);
+            if let Some(bad) = outside.first() {
+                return Err(self.error(
+                    bad.1,
+                    CypherError::syntax(
+                        "AmbiguousAggregationExpression",
+                        format!("`{}` is used next to an aggregate but is not a projected grouping key", bad.0),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn kind_of(&self, e: &Option<&Expr>, var: Option<&Var>, scope: &Scope) -> VarKind {
+        if let Some(v) = var {
+            return v.kind;
+        }
+        match e {
+            Some(e) => infer_kind(e, scope),
+            None => VarKind::Unknown,
+        }
+    }
+}
+
+fn is_aggregate_call(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Function { name, .. } => crate::plan::AggFn::from_name(name).is_some(),
+        _ => false,
+    }
+}
+
+/// Variables (with their spans) an expression uses outside of aggregate calls and outside of the grouping keys
+/// it may repeat.
+fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut Vec<(String, Span)>) {
+    if is_aggregate_call(e) || keys.contains(&text[e.span.start..e.span.end]) {
+        return;
+    }
+    let mut go = |x: &Expr| free_outside_aggregates(x, keys, text, out);
+    match &e.kind {
+        ExprKind::Variable(n) => out.push((n.clone(), e.span)),
+        ExprKind::Property(b, _) => go(b),
+        ExprKind::List(items) => items.iter().for_each(go),
+        ExprKind::Map(entries) => entries.iter().for_each(|(_, v)| go(v)),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+            go(a);
+            go(b);
+        }
+        ExprKind::Unary(_, a)
+        | ExprKind::IsNull { expr: a, .. }
+        | ExprKind::TypeTest { expr: a, .. }
+        | ExprKind::HasLabels(a, _)
+        | ExprKind::LabelTest(a, _) => go(a),
+        ExprKind::Function { args, .. } => args.iter().for_each(go),
+        ExprKind::Case { operand, whens, otherwise } => {
+            if let Some(o) = operand {
+                go(o);
+            }
+            for (w, t) in whens {
+                go(w);
+                go(t);
+            }
+            if let Some(o) = otherwise {
+                go(o);
+            }
+        }
+        _ => {}
+    }
+}
