@@ -378,6 +378,8 @@ pub struct RelPattern {
     pub types: Vec<Ident>,
     /// Any other type expression (`[:!A]`, `[:%]`), tested on each relationship; `types` is then empty.
     pub type_expr: Option<LabelExpr>,
+    /// A type computed per row, `[:$(expr)]`; `types` is then empty.
+    pub dynamic_type: Option<Expr>,
     pub direction: RelDirection,
     /// `*min..max` for variable length; `Some((None, None))` is plain `*`.
     pub length: Option<(Option<u64>, Option<u64>)>,

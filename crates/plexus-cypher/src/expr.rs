@@ -49,6 +49,8 @@ pub(crate) enum GraphFn {
     RandomUuid,
     /// Whether the node (first argument) has every label the other arguments name (`(n:$(expr))`).
     HasComputedLabels,
+    /// Whether the relationship (first argument) has the type the second names (`[:$(expr)]`).
+    HasComputedType,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -753,6 +755,22 @@ fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
                 b >> 48,
                 b & 0xffff_ffff_ffff
             ))
+        }
+        GraphFn::HasComputedType => {
+            let name = crate::exec::update::type_name(args.get(1).unwrap_or(&Value::Null))?;
+            match arg {
+                Value::Null => Value::Null,
+                Value::Rel(r) => {
+                    let rec = g.rel(*r).ok_or_else(deleted)?;
+                    Value::Bool(ctx.type_name(rec.ty) == name)
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("a type belongs to a relationship, not to a {}", other.type_name()),
+                    ))
+                }
+            }
         }
         GraphFn::HasComputedLabels => {
             let names = crate::exec::update::label_names(&args[1..])?;

@@ -167,3 +167,24 @@ fn use_names_the_one_graph() {
     assert_eq!(err("USE other MATCH (n) RETURN n").detail, "GraphNotFound");
     assert_eq!(one("WITH 1 AS use RETURN use"), ResultValue::Int(1));
 }
+
+/// A relationship type computed per row, `[:$(expr)]`, in CREATE, MERGE and MATCH (Neo4j 5.26): what LOAD CSV
+/// imports with a type column need.
+#[test]
+fn computed_relationship_types() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows;
+    let one = |q: &str| run(q).remove(0).remove(0);
+    run("CREATE (a:P {n: 1}), (b:P {n: 2}) WITH a, b UNWIND ['KNOWS', 'LIKES'] AS t CREATE (a)-[:$(t)]->(b)");
+    assert_eq!(one("MATCH ()-[r:$('KNOWS')]->(b) RETURN b.n"), ResultValue::Int(2));
+    assert_eq!(one("WITH ['LIKES'] AS t MATCH (a)-[:$(t)]->() RETURN count(a)"), ResultValue::Int(1));
+    run("MATCH (a:P {n: 1}), (b:P {n: 2}) MERGE (a)-[:$('KNOWS')]->(b) MERGE (a)-[:$('HATES')]->(b)");
+    assert_eq!(one("MATCH ()-[r]->() RETURN count(r)"), ResultValue::Int(3));
+    for (q, detail) in [
+        ("CREATE ()-[:$('')]->()", "InvalidArgumentType"),
+        ("CREATE ()-[:$(['A', 'B'])]->()", "InvalidArgumentType"),
+        ("MATCH ()-[:$('KNOWS')*]->() RETURN 1", "UnsupportedFeature"),
+    ] {
+        assert_eq!(engine.execute(&store, q, &Params::new()).unwrap_err().detail, detail, "{q}");
+    }
+}

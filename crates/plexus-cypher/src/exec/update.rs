@@ -235,8 +235,15 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
         };
         let (from, to) = (*from, *to);
         let props = eval_props(&r.properties, row, ctx, merge, "relationship")?;
+        let computed = match &r.dynamic_type {
+            Some(e) => Some(type_name(&e.eval(row, ctx)?)?),
+            None => None,
+        };
         let tx = ctx.tx()?;
-        let ty = TypeId(r.rel_type.intern(tx.catalog(), TokenKind::Type));
+        let ty = match computed {
+            Some(name) => TypeId(Token::new(&*name).intern(tx.catalog(), TokenKind::Type)),
+            None => TypeId(r.rel_type.intern(tx.catalog(), TokenKind::Type)),
+        };
         let nprops = props.len() as u64;
         if !tx.node_exists(from) || !tx.node_exists(to) {
             return Err(deleted_node());
@@ -299,6 +306,25 @@ fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Va
 pub(crate) fn computed_labels(exprs: &[CExpr], row: &Row, ctx: &Ctx) -> Result<Vec<Arc<str>>> {
     let values = exprs.iter().map(|e| e.eval(row, ctx)).collect::<Result<Vec<_>>>()?;
     label_names(&values)
+}
+
+/// The relationship type `[:$(...)]` names: a non-empty string (or a list of exactly one).
+pub(crate) fn type_name(v: &Value) -> Result<Arc<str>> {
+    match v {
+        Value::String(s) if !s.is_empty() => Ok(s.clone()),
+        Value::List(items) if items.len() == 1 => type_name(&items[0]),
+        other => {
+            let got = if matches!(other, Value::String(_)) {
+                "an empty string".to_string()
+            } else {
+                other.type_name().to_string()
+            };
+            Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a relationship type must be one non-empty string, got {got}"),
+            ))
+        }
+    }
 }
 
 /// The labels `:$(...)` values name: each a non-empty string or a list of them.

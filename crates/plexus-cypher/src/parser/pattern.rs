@@ -329,16 +329,24 @@ impl Parser<'_> {
             _ => false,
         };
         let (mut variable, mut types, mut type_expr, mut length, mut properties) = (None, Vec::new(), None, None, None);
+        let mut dynamic_type = None;
         let conditions_before = self.inline_predicates.as_ref().map_or(0, Vec::len);
         if self.eat(&Tok::LBracket) {
             if self.at_ident() {
                 variable = Some(self.ident("a variable")?);
             }
             if self.eat(&Tok::Colon) {
-                let test = self.label_expression(true)?;
-                match test.disjunction() {
-                    Some(names) => types = names,
-                    None => type_expr = Some(test),
+                if self.at(&Tok::Dollar) && matches!(self.peek_at(1), Tok::LParen) {
+                    self.bump();
+                    self.bump();
+                    dynamic_type = Some(self.expr()?);
+                    self.expect(&Tok::RParen, "')' closing the computed type")?;
+                } else {
+                    let test = self.label_expression(true)?;
+                    match test.disjunction() {
+                        Some(names) => types = names,
+                        None => type_expr = Some(test),
+                    }
                 }
             }
             if self.eat(&Tok::Star) {
@@ -379,11 +387,21 @@ impl Parser<'_> {
                 let span = start.to(self.prev_span());
                 let (from, to) = (anonymous_node(span), anonymous_node(span));
                 let hop = Some(Box::new(HopPattern { from, to, predicate: Some(predicate) }));
-                return Ok(RelPattern { variable, types, type_expr, direction, length, properties, hop, span });
+                return Ok(RelPattern {
+                    variable,
+                    types,
+                    type_expr,
+                    dynamic_type,
+                    direction,
+                    length,
+                    properties,
+                    hop,
+                    span,
+                });
             }
         }
         let span = start.to(self.prev_span());
-        Ok(RelPattern { variable, types, type_expr, direction, length, properties, hop: None, span })
+        Ok(RelPattern { variable, types, type_expr, dynamic_type, direction, length, properties, hop: None, span })
     }
 
     /// `{m,n}`, `{n}`, `{,n}`, `{m,}`, `+` or `*` after a relationship pattern, as (min, max).

@@ -435,6 +435,8 @@ impl Planner<'_> {
             || rel.variable.is_some()
             || rel.length.is_some()
             || rel.properties.is_some()
+            || rel.type_expr.is_some()
+            || rel.dynamic_type.is_some()
             // Evaluation resolves at most 8 type names without allocating.
             || rel.types.len() > 8
         {

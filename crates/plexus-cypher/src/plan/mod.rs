@@ -73,6 +73,8 @@ pub(crate) struct CreateNode {
 
 #[derive(Clone, Debug)]
 pub(crate) struct CreateRel {
+    /// The type computed per row (`[:$(expr)]`), when `rel_type` is not it.
+    pub dynamic_type: Option<CExpr>,
     pub slot: usize,
     pub from: usize,
     pub to: usize,

@@ -679,9 +679,23 @@ impl Planner<'_> {
                     if let Some(test) = &rp.type_expr {
                         plan = PlanNode::Filter { input: Box::new(plan), predicate: type_test(rel_slots[ri], test) };
                     }
+                    if let Some(e) = &rp.dynamic_type {
+                        let args = vec![CExpr::Slot(rel_slots[ri]), self.expr(e, scope, &mut AggMode::Forbidden)?];
+                        let predicate = CExpr::Graph(crate::expr::GraphFn::HasComputedType, args);
+                        plan = PlanNode::Filter { input: Box::new(plan), predicate };
+                    }
                     if let Some(props) = &rp.properties {
                         plan = self.property_filter(plan, props, rel_slots[ri], None, scope)?;
                     }
+                }
+                Some(_) if rp.dynamic_type.is_some() => {
+                    return Err(self.error(
+                        rp.span,
+                        CypherError::syntax(
+                            "UnsupportedFeature",
+                            "a computed relationship type is supported on a single relationship, not a path",
+                        ),
+                    ))
                 }
                 Some((min, max)) => {
                     let rel_scratch = self.slot();
@@ -838,6 +852,15 @@ impl Planner<'_> {
         }
         plan = self.flush(plan, pending, bound, declared, scope)?;
         let rp = &el.chain[0].0;
+        if rp.dynamic_type.is_some() {
+            return Err(self.error(
+                rp.span,
+                CypherError::syntax(
+                    "UnsupportedFeature",
+                    "a computed relationship type is supported on a single relationship, not a shortest path",
+                ),
+            ));
+        }
         let (min, max) = rp.length.unwrap_or((Some(1), Some(1)));
         let path = part.variable.as_ref().map(|p| scope.get(&p.name).expect("declared").slot);
         let rel_scratch = self.slot();

@@ -109,7 +109,7 @@ impl Planner<'_> {
             node_slots.push(prev);
             for (rp, np) in &part.element.chain {
                 let next = node(self, np, scope, &mut nodes)?;
-                if rp.types.len() != 1 {
+                if rp.types.len() != 1 && rp.dynamic_type.is_none() {
                     return Err(self.error(
                         rp.span,
                         CypherError::syntax(
@@ -145,7 +145,11 @@ impl Planner<'_> {
                 }
                 let properties =
                     rp.properties.as_ref().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
-                rels.push(CreateRel { slot, from, to, rel_type: Token::new(rp.types[0].name.as_str()), properties });
+                let (rel_type, dynamic_type) = match &rp.dynamic_type {
+                    Some(e) => (Token::new(""), Some(self.expr(e, scope, &mut AggMode::Forbidden)?)),
+                    None => (Token::new(rp.types[0].name.as_str()), None),
+                };
+                rels.push(CreateRel { slot, from, to, rel_type, dynamic_type, properties });
                 rel_slots.push(slot);
                 node_slots.push(next);
                 prev = next;
