@@ -188,3 +188,15 @@ fn computed_relationship_types() {
         assert_eq!(engine.execute(&store, q, &Params::new()).unwrap_err().detail, detail, "{q}");
     }
 }
+
+/// A pattern predicate between bound nodes takes a shortcut through the adjacency only when nothing but the
+/// types is asked of the relationship: a type or label expression is still checked.
+#[test]
+fn pattern_predicates_keep_their_type_and_label_expressions() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}")).rows;
+    run("CREATE (:A)-[:T]->(:B)");
+    let q = "MATCH (a:A), (b:B) RETURN exists { (a)-[:!T]->(b) }, count { (a)-[:!T]->(b) }, exists { (a)-->(:!B) }";
+    assert_eq!(run(q), vec![vec![ResultValue::Bool(false), ResultValue::Int(0), ResultValue::Bool(false)]]);
+    assert_eq!(run("MATCH (a:A), (b:B) WHERE (a)-[:!T]->(b) RETURN count(*)"), vec![vec![ResultValue::Int(0)]]);
+}
