@@ -155,15 +155,13 @@ pub(crate) const FUNCTION_DEFAULT: usize = 3;
 impl Builtin {
     /// The built-in procedure called `name` (any case).
     pub fn resolve(name: &str) -> Option<Builtin> {
-        let lower = name.to_ascii_lowercase();
-        if let Some((b, ..)) = CALLABLE.iter().find(|(_, n, ..)| n.eq_ignore_ascii_case(&lower)) {
+        if let Some((b, ..)) = CALLABLE.iter().find(|(_, n, ..)| n.eq_ignore_ascii_case(name)) {
             return Some(*b);
         }
-        match lower.as_str() {
-            SHOW_INDEXES => Some(Builtin::ShowIndexes),
-            SHOW_CONSTRAINTS => Some(Builtin::ShowConstraints),
-            _ => None,
-        }
+        [(SHOW_INDEXES, Builtin::ShowIndexes), (SHOW_CONSTRAINTS, Builtin::ShowConstraints)]
+            .into_iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, b)| b)
     }
 
     pub fn fields(self) -> &'static [&'static str] {
@@ -239,35 +237,37 @@ pub(crate) fn index_name(label: &str, key: &str) -> String {
     format!("index_{label}_{key}")
 }
 
-pub(crate) fn token_name(catalog: &Catalog, kind: TokenKind, id: u32) -> Arc<str> {
+fn token_name(catalog: &Catalog, kind: TokenKind, id: u32) -> Arc<str> {
     catalog.name(kind, id).unwrap_or_default()
 }
 
-/// Every uniqueness constraint, then every index in creation order.
+impl SchemaObject {
+    /// The names of its label and property.
+    pub fn names(&self, catalog: &Catalog) -> (Arc<str>, Arc<str>) {
+        (token_name(catalog, TokenKind::Label, self.label.0), token_name(catalog, TokenKind::PropKey, self.key.0))
+    }
+}
+
+/// Every uniqueness constraint, then every index in creation order, each under the name its creator gave or
+/// else one derived from what it covers.
 pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObject> {
-    let names = |l: LabelId, k: PropKeyId| {
-        (token_name(catalog, TokenKind::Label, l.0), token_name(catalog, TokenKind::PropKey, k.0))
+    let object = |kind, label: LabelId, key: PropKeyId, given: Option<Arc<str>>| {
+        let mut o = SchemaObject { kind, label, key, name: String::new() };
+        o.name = match given {
+            Some(n) => n.to_string(),
+            None => {
+                let (l, k) = o.names(catalog);
+                match kind {
+                    SchemaKind::Constraint => constraint_name(&l, &k),
+                    SchemaKind::Index => index_name(&l, &k),
+                }
+            }
+        };
+        o
     };
-    let constraints = g.unique_keys().into_iter().map(|(label, key)| {
-        let name = g.unique_key_name(label).map_or_else(
-            || {
-                let (l, k) = names(label, key);
-                constraint_name(&l, &k)
-            },
-            |n| n.to_string(),
-        );
-        SchemaObject { kind: SchemaKind::Constraint, label, key, name }
-    });
-    let indexes = g.indexes().into_iter().map(|(label, key)| {
-        let name = g.index_name(label, key).map_or_else(
-            || {
-                let (l, k) = names(label, key);
-                index_name(&l, &k)
-            },
-            |n| n.to_string(),
-        );
-        SchemaObject { kind: SchemaKind::Index, label, key, name }
-    });
+    let constraints =
+        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l, k, g.unique_key_name(l)));
+    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l, k, g.index_name(l, k)));
     constraints.chain(indexes).collect()
 }
 
@@ -290,8 +290,7 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
     objects.sort_by(|a, b| a.name.cmp(&b.name));
     let mut rows = Vec::with_capacity(objects.len());
     for (n, o) in objects.iter().enumerate() {
-        let (label, key) =
-            (token_name(catalog, TokenKind::Label, o.label.0), token_name(catalog, TokenKind::PropKey, o.key.0));
+        let (label, key) = o.names(catalog);
         let create = match o.kind {
             SchemaKind::Index => {
                 format!("CREATE RANGE INDEX {} FOR (n:{}) ON (n.{})", quoted(&o.name), quoted(&label), quoted(&key))
@@ -337,8 +336,7 @@ fn constraint_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
         .iter()
         .enumerate()
         .map(|(n, o)| {
-            let (label, key) =
-                (token_name(catalog, TokenKind::Label, o.label.0), token_name(catalog, TokenKind::PropKey, o.key.0));
+            let (label, key) = o.names(catalog);
             vec![
                 Value::Int(n as i64 + 1),
                 Value::string(o.name.as_str()),

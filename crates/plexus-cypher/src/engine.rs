@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{LabelId, PropKeyId, ReadTxn, Store, TokenKind, WriteTxn};
+use plexus_storage::{LabelId, PropKeyId, ReadTxn, Store, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::builtin::{constraint_name, index_name, SchemaKind, SchemaObject};
@@ -555,8 +555,8 @@ fn schema_target(
         .filter(|o| o.kind == kind)
         .find(|o| match (label, key, name) {
             (Some(label), Some(key), _) => {
-                *token_name(tx, TokenKind::Label, o.label.0) == *label
-                    && *token_name(tx, TokenKind::PropKey, o.key.0) == *key
+                let (l, k) = o.names(tx.catalog());
+                *l == *label && *k == *key
             }
             (_, _, Some(name)) => o.name == name,
             _ => false,
@@ -576,10 +576,6 @@ fn name_taken(holder: &SchemaObject) -> CypherError {
         code,
         format!("there already is {what} named '{}'", holder.name),
     )
-}
-
-fn token_name(tx: &WriteTxn, kind: TokenKind, id: u32) -> Arc<str> {
-    crate::builtin::token_name(tx.catalog(), kind, id)
 }
 
 /// Runs a schema command. As in Neo4j, a name given to an index or constraint is how SHOW lists it and DROP

@@ -209,9 +209,7 @@ impl PartialEq for Value {
             (LocalDateTime(a), LocalDateTime(b)) => a == b,
             (DateTime(a), DateTime(b)) => a == b,
             (Duration(a), Duration(b)) => a == b,
-            (Point(a), Point(b)) => {
-                a.crs() == b.crs() && a.coords().iter().zip(b.coords()).all(|(x, y)| x.to_bits() == y.to_bits())
-            }
+            (Point(a), Point(b)) => a == b,
             _ => false,
         }
     }

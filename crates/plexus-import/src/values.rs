@@ -189,14 +189,9 @@ fn parse_point(text: &str, default: Option<Crs>) -> Result<Value, String> {
             Some((_, v)) => v.parse().map(Some).map_err(|_| format!("{k} '{v}' is not a number")),
         }
     };
-    let (coords, geographic) = if let (Some(x), Some(y)) = (number("x")?, number("y")?) {
-        (vec![Some(x), Some(y), number("z")?], false)
-    } else if let (Some(lon), Some(lat)) = (number("longitude")?, number("latitude")?) {
-        (vec![Some(lon), Some(lat), number("z")?.or(number("height")?)], true)
-    } else {
+    let Some((coords, geographic)) = plexus_storage::point::named_coordinates(number)? else {
         return Err("a point needs x and y, or longitude and latitude".into());
     };
-    let coords: Vec<f64> = coords.into_iter().flatten().collect();
     let crs = match named_crs(&entries)?.or(default) {
         Some(crs) if geographic && !crs.is_geographic() => {
             return Err(format!("longitude and latitude are not coordinates of the {crs} system"))

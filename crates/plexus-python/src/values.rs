@@ -319,11 +319,12 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(list) = obj.cast::<PyList>() {
         return Ok(Value::list(list.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));
     }
-    // A point of this package, or of the `neo4j` driver (a tuple of coordinates with an `srid`).
-    if obj.hasattr("srid")? {
-        return point_from_py(obj);
-    }
     if let Ok(tuple) = obj.cast::<PyTuple>() {
+        // The `neo4j` driver's points are tuples of coordinates with an `srid` (asked only of tuple subclasses:
+        // a failed attribute lookup is costly, and plain tuples are common).
+        if !obj.is_exact_instance_of::<PyTuple>() && obj.hasattr("srid")? {
+            return point_from_py(obj);
+        }
         return Ok(Value::list(tuple.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));
     }
     if let Ok(dict) = obj.cast::<PyDict>() {
@@ -342,6 +343,9 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Rel(RelId(r.get().id)));
     }
     let t = temporal(py)?;
+    if obj.is_instance(t.point.bind(py))? {
+        return point_from_py(obj);
+    }
     // `datetime` is a subclass of `date`: test it first.
     if obj.is_instance(t.datetime.bind(py))? {
         // pandas' missing time is a `datetime` too.

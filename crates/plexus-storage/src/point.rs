@@ -137,6 +137,27 @@ impl Point {
     }
 }
 
+/// The coordinates a map of named numbers gives a point (`number` looks a key up), as Neo4j reads them: `x`,
+/// `y`[, `z`], or else `longitude`, `latitude`[, `z` or `height`, z first], and whether they are the geographic
+/// ones. `None` when the map names neither pair. Shared by Cypher's `point()` and the importer's point columns.
+pub fn named_coordinates<E>(
+    mut number: impl FnMut(&str) -> Result<Option<f64>, E>,
+) -> Result<Option<(Vec<f64>, bool)>, E> {
+    let with_third = |a: f64, b: f64, c: Option<f64>| match c {
+        Some(c) => vec![a, b, c],
+        None => vec![a, b],
+    };
+    if let (Some(x), Some(y)) = (number("x")?, number("y")?) {
+        let z = number("z")?;
+        return Ok(Some((with_third(x, y, z), false)));
+    }
+    if let (Some(lon), Some(lat)) = (number("longitude")?, number("latitude")?) {
+        let (z, height) = (number("z")?, number("height")?);
+        return Ok(Some((with_third(lon, lat, z.or(height)), true)));
+    }
+    Ok(None)
+}
+
 /// `point({x: 1.0, y: 2.0, crs: 'cartesian'})`, as Cypher writes a point (for messages).
 impl fmt::Display for Point {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

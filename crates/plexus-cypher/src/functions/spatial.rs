@@ -38,12 +38,7 @@ fn from_map(m: &Map) -> Result<Value> {
             ))),
         }
     };
-    let (coords, geographic_keys) = if let (Some(x), Some(y)) = (number("x")?, number("y")?) {
-        (with_third(x, y, number("z")?), false)
-    } else if let (Some(lon), Some(lat)) = (number("longitude")?, number("latitude")?) {
-        // Neo4j takes z over height when a map has both.
-        (with_third(lon, lat, number("z")?.or(number("height")?)), true)
-    } else {
+    let Some((coords, geographic_keys)) = plexus_storage::point::named_coordinates(number)? else {
         let keys: Vec<String> = m.keys().map(|k| format!("'{k}'")).collect();
         return Err(invalid_point(format!(
             "A map with keys {} is not describing a valid point, a point is described either by using cartesian \
@@ -83,13 +78,6 @@ fn from_map(m: &Map) -> Result<Value> {
         None => Crs::Cartesian.with_dimensions(coords.len()),
     };
     Point::new(crs, &coords).map(Value::from_point).map_err(invalid_point)
-}
-
-fn with_third(a: f64, b: f64, c: Option<f64>) -> Vec<f64> {
-    match c {
-        Some(c) => vec![a, b, c],
-        None => vec![a, b],
-    }
 }
 
 fn invalid_point(message: impl Into<String>) -> CypherError {
@@ -159,7 +147,9 @@ pub fn field(p: &Point, key: &str) -> Result<Value> {
             )),
         }
     };
-    match key.to_ascii_lowercase().as_str() {
+    // Field names in any case, without allocating for the lower-cased key.
+    const FIELDS: [&str; 8] = ["x", "y", "z", "longitude", "latitude", "height", "crs", "srid"];
+    match FIELDS.into_iter().find(|f| f.eq_ignore_ascii_case(key)).unwrap_or("") {
         "x" => Ok(Value::Float(p.x())),
         "y" => Ok(Value::Float(p.y())),
         "z" => coordinate(p.z(), true),

@@ -205,15 +205,7 @@ fn parse_point_text(s: &str) -> Result<Point, String> {
     let inner = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(bad)?;
     let coords = inner.split_whitespace().map(parse_float).collect::<Option<Vec<f64>>>().ok_or_else(bad)?;
     let crs = Crs::from_srid(srid).ok_or_else(|| format!("bad Point '{s}': unknown coordinate reference system"))?;
-    Point::new(crs.with_dimensions(coords.len()), &coords)
-        .and_then(|p| {
-            if p.crs() == crs {
-                Ok(p)
-            } else {
-                Err(format!("SRID {srid} needs {} coordinates", crs.dimensions()))
-            }
-        })
-        .map_err(|e| format!("bad Point '{s}': {e}"))
+    Point::new(crs, &coords).map_err(|e| format!("bad Point '{s}': {e}"))
 }
 
 /// A float as typed JSON writes it: always with a fraction or exponent, and the non-finite ones by name.
