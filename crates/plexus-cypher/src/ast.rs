@@ -390,13 +390,20 @@ pub struct RelPattern {
     pub span: Span,
 }
 
-/// The inside of a quantified path pattern of one relationship: its two node patterns (`from` written left of
-/// the relationship) and its `WHERE`. After the match, their variables are lists, one item per repetition.
+/// The inside of a quantified path pattern: its first node pattern (`from`), its last (`to`) and its `WHERE`.
+/// After the match, their variables are lists, one item per repetition.
+///
+/// A pattern of one relationship is the `RelPattern` holding this; one of several relationships,
+/// `((a)-[:R]->(b)-[:S]->(c)){m,n}`, lists them in `steps`, each with the node pattern on its right (the last of
+/// which is `to`), and the holding `RelPattern` stands for the whole path of repetitions (no type or variable of
+/// its own).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HopPattern {
     pub from: NodePattern,
     pub to: NodePattern,
     pub predicate: Option<Expr>,
+    /// Empty for a pattern of one relationship.
+    pub steps: Vec<(RelPattern, NodePattern)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,7 @@
-//! Quantified path patterns of one relationship, `(a) ((x)-[r]->(y) WHERE ...){m,n} (b)`: each repetition meets
-//! the inner node patterns and WHERE, and the inner variables are lists afterwards. Checked against the same
-//! question asked with variable-length patterns and list predicates.
+//! Quantified path patterns, `(a) ((x)-[r]->(y) WHERE ...){m,n} (b)` and of several relationships,
+//! `(a) ((x)-[:R]->(y)<-[:S]-(z)){m,n} (b)`: each repetition meets the inner node patterns and WHERE, and the
+//! inner variables are lists afterwards. Checked against the same question asked with variable-length patterns
+//! and list predicates.
 
 use plexus_cypher::{Engine, ErrorKind, Params, ResultValue};
 use plexus_storage::Store;
@@ -128,10 +129,16 @@ fn inside_a_quantified_path_only_its_own_and_earlier_variables_are_named() {
 #[test]
 fn bad_quantified_paths_are_refused_with_their_position() {
     let db = Db::new("");
-    let e = db.err("MATCH (a) ((x)-->(y)-->(z)){1,2} (b) RETURN b");
+    let e = db.err("MATCH (a) ((x)-->(y)-[*1..2]->(z)){1,2} (b) RETURN b");
     assert_eq!(e.kind, ErrorKind::SyntaxError);
-    assert!(e.message.contains("one relationship"), "{e}");
-    assert_eq!(e.position.map(|p| p.column), Some(11));
+    assert!(e.message.contains("no variable length"), "{e}");
+    assert_eq!(e.position.map(|p| p.column), Some(21));
+    let e = db.err("MATCH (a) ((x)-->(y)-->(x)){1,2} (b) RETURN b");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "VariableAlreadyBound"), "{e}");
+    let e = db.err("MATCH (a) ((x)-->(y)-[:$('R')]->(z)){1,2} (b) RETURN b");
+    assert_eq!(e.kind, ErrorKind::SyntaxError, "{e}");
+    let e = db.err("MATCH p = SHORTEST 1 (a) ((x)-->(y)-->(z))+ (b) RETURN p");
+    assert!(e.message.contains("several relationships"), "{e}");
     // Compile-time semantic errors are SyntaxErrors in openCypher's classification.
     let e = db.err("MATCH (x) MATCH (a) ((x)-->(y)){1,2} (b) RETURN b");
     assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "VariableAlreadyBound"), "{e}");
@@ -155,8 +162,123 @@ fn bad_quantified_paths_are_refused_with_their_position() {
     assert_eq!(db.rows("MATCH ((a)-->(b)) RETURN count(*) AS c"), vec![vec![ResultValue::Int(0)]]);
 }
 
+/// A -R-> B -S-> A -R-> B -S-> A, numbered 1 to 5.
+const CHAIN: &str = "CREATE (:A {i: 1})-[:R {w: 1}]->(:B {i: 2})-[:S {w: 2}]->(:A {i: 3})-[:R {w: 3}]->(:B {i: 4}) \
+                     -[:S {w: 4}]->(:A {i: 5})";
+
+#[test]
+fn repetitions_of_several_relationships() {
+    let db = Db::new(CHAIN);
+    let ints = |v: &[i64]| ResultValue::List(v.iter().map(|i| ResultValue::Int(*i)).collect());
+    let int = ResultValue::Int;
+    let q = "MATCH (a:A {i: 1}) ((x:A)-[r:R]->(y:B)-[s:S]->(z:A)){1,2} (b) \
+             RETURN b.i, [n IN x | n.i], [n IN y | n.i], [n IN z | n.i], [q IN r | q.w], [q IN s | q.w] ORDER BY b.i";
+    assert_eq!(
+        db.rows(q),
+        vec![
+            vec![int(3), ints(&[1]), ints(&[2]), ints(&[3]), ints(&[1]), ints(&[2])],
+            vec![int(5), ints(&[1, 3]), ints(&[2, 4]), ints(&[3, 5]), ints(&[1, 3]), ints(&[2, 4])],
+        ]
+    );
+    // Against the writing direction, from a bound right end (the walk goes right to left): lists stay in the
+    // pattern's order.
+    let q = "MATCH (b:A {i: 5}) MATCH (a:A) ((x)-[:R]->(y)-[:S]->(z) WHERE y.i >= 2)+ (b) \
+             RETURN a.i, [n IN x | n.i], [n IN z | n.i] ORDER BY a.i";
+    assert_eq!(db.rows(q), vec![vec![int(1), ints(&[1, 3]), ints(&[3, 5])], vec![int(3), ints(&[3]), ints(&[5])]]);
+    // Mixed directions, a WHERE across the repetition's relationships, a path variable, zero repetitions.
+    let q = "MATCH p = (a:A {i: 5}) ((x)<-[s:S]-(y)<-[r:R]-(z) WHERE s.w > r.w)* (b) \
+             RETURN b.i, length(p), [n IN nodes(p) | n.i] ORDER BY b.i";
+    assert_eq!(
+        db.rows(q),
+        vec![
+            vec![int(1), int(4), ints(&[5, 4, 3, 2, 1])],
+            vec![int(3), int(2), ints(&[5, 4, 3])],
+            vec![int(5), int(0), ints(&[5])],
+        ]
+    );
+    // Conditions are per repetition: the second one fails (4 is not below 3).
+    let q = "MATCH (a:A {i: 1}) ((x)-[r]-(y)-[s]-(z) WHERE y.i < 3){2} (b) RETURN b.i";
+    assert!(db.rows(q).is_empty());
+    // Relationship types and inner property maps; two patterns side by side; a relationship after one.
+    let q = "MATCH (a:A {i: 1}) ((x)-[:R]->(y {i: 2})-[:S]->(z)){1} ((p)-[:R]->(q)-[:S]->(t)){1} (b)-->(c) \
+             RETURN b.i, size(x), size(p), c";
+    assert!(db.rows(q).is_empty());
+    let q = "MATCH (a:A {i: 1}) ((x)-[:R]->(y {i: 2})-[:S]->(z)){1} ((p)-[:R]->(q)-[:S]->(t)){1} (b) \
+             RETURN b.i, size(x), size(p)";
+    assert_eq!(db.rows(q), vec![vec![int(5), int(1), int(1)]]);
+    let q = "MATCH (a:A {i: 1}) ((x)-[:R]->(y)-[:S]->(z)){1} (c)-[:R]->(d) RETURN c.i, d.i";
+    assert_eq!(db.rows(q), vec![vec![int(3), int(4)]]);
+    let q = "MATCH (a:A {i: 1}) ((x)-[:S]->(y)-[:R]->(z)){1,} (b) RETURN b";
+    assert!(db.rows(q).is_empty());
+    // In subqueries and under OPTIONAL MATCH.
+    let q = "MATCH (a:A {i: 1}) RETURN COUNT { (a) ((x)-[:R]->(y)-[:S]->(z)){1,2} (b) } AS c";
+    assert_eq!(db.rows(q), vec![vec![int(2)]]);
+    let q = "MATCH (a:A {i: 3}) OPTIONAL MATCH (a) ((x)-[:R]->(y)-[:S]->(z)){2} (b) RETURN a.i, b";
+    assert_eq!(db.rows(q), vec![vec![int(3), ResultValue::Null]]);
+}
+
+#[test]
+fn shortest_paths_over_a_quantified_relationship() {
+    let db = Db::new(CHAIN);
+    let ints = |v: &[i64]| ResultValue::List(v.iter().map(|i| ResultValue::Int(*i)).collect());
+    let q = "MATCH p = SHORTEST 1 (a:A {i: 1}) ((x)-[r]-(y) WHERE y.i > x.i)+ (b:A {i: 5}) \
+             RETURN length(p), [n IN x | n.i], [n IN y | n.i], size(r)";
+    assert_eq!(
+        db.rows(q),
+        vec![vec![ResultValue::Int(4), ints(&[1, 2, 3, 4]), ints(&[2, 3, 4, 5]), ResultValue::Int(4)]]
+    );
+    // The condition depends on the way each relationship is walked.
+    let q = "MATCH p = SHORTEST 1 (a:A {i: 5}) ((x)-[r]-(y) WHERE y.i > x.i)+ (b:A {i: 1}) RETURN length(p)";
+    assert!(db.rows(q).is_empty());
+    let q = "MATCH p = ALL SHORTEST (a:A {i: 5}) (()-[:R|S]-()){1,4} (b:A {i: 1}) RETURN length(p)";
+    assert_eq!(db.rows(q), vec![vec![ResultValue::Int(4)]]);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// On random graphs, a quantified path pattern of two relationships finds exactly the paths a
+    /// variable-length pattern finds when its shape and conditions are written as list predicates over it.
+    #[test]
+    fn repetitions_of_two_relationships_match_variable_length_paths(
+        edges in proptest::collection::vec((0u8..6, 0u8..6, any::<bool>(), 0i64..4), 0..16),
+        marked in proptest::collection::vec(any::<bool>(), 6),
+        min in 0u64..2,
+        extra in 0u64..2,
+    ) {
+        let db = Db::new("UNWIND range(0, 5) AS i CREATE (:N {i: i})");
+        for (i, m) in marked.iter().enumerate() {
+            if *m {
+                db.rows(&format!("MATCH (n:N {{i: {i}}}) SET n:M"));
+            }
+        }
+        for (a, b, r, w) in &edges {
+            let ty = if *r { "R" } else { "S" };
+            db.rows(&format!("MATCH (a:N {{i: {a}}}), (b:N {{i: {b}}}) CREATE (a)-[:{ty} {{w: {w}}}]->(b)"));
+        }
+        let max = (min + extra).max(1);
+        let qpp = format!(
+            "MATCH (s:N {{i: 0}}) ((x)-[r:R]->(y:M)<-[q:S]-(z) WHERE r.w <= q.w){{{min},{max}}} (t) \
+             RETURN t.i AS t, [n IN y | n.i] AS ys, [e IN r | e.w] AS rs, [e IN q | e.w] AS qs"
+        );
+        let var_length = format!(
+            "MATCH p = (s:N {{i: 0}})-[e:R|S*{}..{}]-(t) \
+             WHERE size(e) % 2 = 0 AND all(k IN range(0, size(e) / 2 - 1) WHERE \
+               type(e[2 * k]) = 'R' AND startNode(e[2 * k]) = nodes(p)[2 * k] AND \
+               type(e[2 * k + 1]) = 'S' AND endNode(e[2 * k + 1]) = nodes(p)[2 * k + 1] AND \
+               nodes(p)[2 * k + 1]:M AND e[2 * k].w <= e[2 * k + 1].w) \
+             RETURN t.i AS t, [k IN range(0, size(e) / 2 - 1) | nodes(p)[2 * k + 1].i] AS ys, \
+               [k IN range(0, size(e) / 2 - 1) | e[2 * k].w] AS rs, [k IN range(0, size(e) / 2 - 1) | e[2 * k + 1].w] AS qs",
+            2 * min, 2 * max
+        );
+        prop_assert_eq!(db.sorted(&qpp), db.sorted(&var_length));
+        // Written right to left, started from `s` on the right.
+        let mirrored = format!(
+            "MATCH (t) ((z)-[q:S]->(y:M)<-[r:R]-(x) WHERE r.w <= q.w){{{min},{max}}} (s:N {{i: 0}}) \
+             RETURN t.i AS t, reverse([n IN y | n.i]) AS ys, reverse([e IN r | e.w]) AS rs, reverse([e IN q | e.w]) AS qs"
+        );
+        prop_assert_eq!(db.sorted(&mirrored), db.sorted(&qpp));
+    }
 
     /// On random graphs, a quantified path pattern with labels and a WHERE inside finds exactly the paths a
     /// variable-length pattern finds when the same conditions are written as list predicates over it.

@@ -9,7 +9,7 @@ use super::ctx::Ctx;
 use super::{Batch, Row, RowExpander, RowSink, BATCH};
 use crate::error::Result;
 use crate::expr::CExpr;
-use crate::plan::PlanNode;
+use crate::plan::{GroupItem, HopCycle, PlanNode};
 use crate::token::Token;
 use crate::value::{Path, Value};
 
@@ -192,6 +192,7 @@ impl RowExpander for Expander<'_> {
                 reverse,
                 rel_bound,
                 hop_nodes,
+                cycle,
                 ..
             } => {
                 let Value::Node(start) = row[*from] else { return Ok(false) };
@@ -242,11 +243,18 @@ impl RowExpander for Expander<'_> {
                 } else {
                     None
                 };
-                let spec = VarSpec { dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX) };
+                // A repetition of several relationships is walked whole: the bounds count relationships.
+                let k = cycle.as_ref().map_or(1, |c| c.steps.len() as u64);
+                let spec = VarSpec {
+                    dir: *dir,
+                    filter,
+                    min: min.saturating_mul(k),
+                    max: max.map_or(u64::MAX, |m| m.saturating_mul(k)),
+                };
                 // Unless a subquery may write between rows, a row's paths leave a batch at a time: a LIMIT above
                 // stops the walk, and memory holds a batch of paths rather than all of them.
                 let stream = !ctx.writes_per_row;
-                let mut emit = |end: NodeId, rels: &[RelId]| -> Result<bool> {
+                let mut emit = |end: NodeId, rels: &[RelId], nodes: &[NodeId]| -> Result<bool> {
                     if target.is_some_and(|t| t != end) {
                         return Ok(false);
                     }
@@ -254,6 +262,9 @@ impl RowExpander for Expander<'_> {
                     let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
                     if *reverse {
                         list.reverse();
+                    }
+                    if let Some(cycle) = cycle {
+                        set_groups(&mut r, cycle, &list, nodes, *reverse);
                     }
                     r[*rel] = Value::list(list);
                     r[*to] = Value::Node(end);
@@ -276,7 +287,8 @@ impl RowExpander for Expander<'_> {
                     None => {
                         let check = RelCheck::new(rel_filter.as_slice(), *rel_scratch, row)
                             .with_hop_nodes(*hop_nodes, *reverse);
-                        match VarWalk::start(ctx, &spec, start, check, &mut emit)? {
+                        let cycle = cycle.as_deref().map(|c| CycleWalk::new(c, ctx, row, *reverse));
+                        match VarWalk::start(ctx, &spec, start, check, cycle, &mut emit)? {
                             Some(walk) => walk,
                             None => return Ok(false),
                         }
@@ -298,13 +310,23 @@ impl RowExpander for Expander<'_> {
                 rel_scratch,
                 rel_filters,
                 path_filters,
+                hop_nodes,
                 ..
             } => {
                 let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
                 let (a, b) = (*a, *b);
-                let mut check = RelCheck::new(rel_filters, *rel_scratch, row);
-                let mut rel_ok = |r: RelId| check.passes(r, ctx);
-                let search = Search { a, b, dir: *dir, filter, min: *min, max: max.unwrap_or(u64::MAX), all: *all };
+                let mut check = RelCheck::new(rel_filters, *rel_scratch, row).with_hop_nodes(*hop_nodes, false);
+                let mut rel_ok = |r: RelId, from: NodeId, to: NodeId| check.passes_step(r, from, to, ctx);
+                let search = Search {
+                    a,
+                    b,
+                    dir: *dir,
+                    filter,
+                    min: *min,
+                    max: max.unwrap_or(u64::MAX),
+                    all: *all,
+                    oriented: hop_nodes.is_some() && !rel_filters.is_empty(),
+                };
                 let path_row = |rels: &[RelId]| {
                     let mut r = row.clone();
                     if let Some(p) = path {
@@ -404,6 +426,72 @@ impl<'p> RelCheck<'p> {
     }
 }
 
+/// The list of each variable of a quantified path pattern of several relationships over the repetitions of a
+/// path: `rels` (in the pattern's order), and `nodes` as the walk met them (from the right when `reversed`).
+fn set_groups(row: &mut Row, cycle: &HopCycle, rels: &[Value], nodes: &[NodeId], reversed: bool) {
+    let k = cycle.steps.len();
+    let repetitions = rels.len() / k;
+    let node = |i: usize| Value::Node(if reversed { nodes[nodes.len() - 1 - i] } else { nodes[i] });
+    for &(slot, item) in &cycle.groups {
+        let list = match item {
+            GroupItem::Node(j) => (0..repetitions).map(|i| node(i * k + j)).collect(),
+            GroupItem::Rel(j) => (0..repetitions).map(|i| rels[i * k + j].clone()).collect(),
+        };
+        row[slot] = Value::list(list);
+    }
+}
+
+/// A repetition of a quantified path pattern of several relationships as a walk takes it: its relationships in
+/// the walk's order (the pattern's reversed, each direction turned, when the walk goes right to left), and the
+/// condition every repetition meets, evaluated on a copy of the input row with the repetition in scratch slots.
+struct CycleWalk<'p> {
+    plan: &'p HopCycle,
+    /// Direction and types (`None`: any type) of each step of a repetition, in the walk's order.
+    steps: Vec<(Direction, Option<Vec<TypeId>>)>,
+    reversed: bool,
+    scratch: Row,
+}
+
+impl<'p> CycleWalk<'p> {
+    fn new(plan: &'p HopCycle, ctx: &Ctx, row: &Row, reversed: bool) -> CycleWalk<'p> {
+        let k = plan.steps.len();
+        let steps = (0..k)
+            .map(|s| {
+                let (dir, names) = &plan.steps[if reversed { k - 1 - s } else { s }];
+                let dir = match (reversed, dir) {
+                    (true, Direction::Out) => Direction::In,
+                    (true, Direction::In) => Direction::Out,
+                    (_, d) => *d,
+                };
+                (dir, (!names.is_empty()).then(|| resolve_types(ctx, names)))
+            })
+            .collect();
+        let scratch = if plan.condition.is_some() { row.clone() } else { Vec::new() };
+        CycleWalk { plan, steps, reversed, scratch }
+    }
+
+    /// The direction and types of the relationship a walk of `depth` relationships takes next.
+    fn step(&self, depth: usize) -> (Direction, TypeFilter<'_>) {
+        let (dir, types) = &self.steps[depth % self.steps.len()];
+        (*dir, types.as_deref().map_or(TypeFilter::All, TypeFilter::Only))
+    }
+
+    /// Whether the repetition that ends the walk so far (`at`, its nodes, one more than `path`, its
+    /// relationships, a whole number of repetitions) meets the condition.
+    fn passes(&mut self, at: &[NodeId], path: &[RelId], ctx: &Ctx) -> Result<bool> {
+        let Some(condition) = &self.plan.condition else { return Ok(true) };
+        let (k, d) = (self.steps.len(), path.len());
+        let (nodes, rels) = (&at[d - k..=d], &path[d - k..d]);
+        for (j, &slot) in self.plan.node_slots.iter().enumerate() {
+            self.scratch[slot] = Value::Node(if self.reversed { nodes[k - j] } else { nodes[j] });
+        }
+        for (j, &slot) in self.plan.rel_slots.iter().enumerate() {
+            self.scratch[slot] = Value::Rel(if self.reversed { rels[k - 1 - j] } else { rels[j] });
+        }
+        condition.is_true(&self.scratch, ctx)
+    }
+}
+
 /// Depth-first enumeration of relationship-unique paths from one node, reporting each whose length is within
 /// bounds, in depth-first order. The walk keeps its own stack rather than recursing, since a path may be as long
 /// as the graph (`-[*]->` along a chain of a million nodes), and it checks the query's interrupt as it goes: the
@@ -417,11 +505,14 @@ struct VarWalk<'p> {
     at: Vec<NodeId>,
     path: Vec<RelId>,
     check: RelCheck<'p>,
+    /// For a quantified path pattern of several relationships: the repetition the walk takes whole.
+    cycle: Option<CycleWalk<'p>>,
     steps: usize,
 }
 
-/// Reports a path (its end and relationships); returns whether the batch is full and the walk should pause.
-type Emit<'e> = dyn FnMut(NodeId, &[RelId]) -> Result<bool> + 'e;
+/// Reports a path (its end, relationships and nodes in the walk's order); returns whether the batch is full and
+/// the walk should pause.
+type Emit<'e> = dyn FnMut(NodeId, &[RelId], &[NodeId]) -> Result<bool> + 'e;
 
 impl<'p> VarWalk<'p> {
     /// A walk from `node`, after reporting the path of no relationships if the bounds allow it; `None` when no
@@ -431,16 +522,18 @@ impl<'p> VarWalk<'p> {
         spec: &VarSpec,
         node: NodeId,
         check: RelCheck<'p>,
+        cycle: Option<CycleWalk<'p>>,
         emit: &mut Emit,
     ) -> Result<Option<VarWalk<'p>>> {
         if spec.min == 0 {
-            emit(node, &[])?;
+            emit(node, &[], &[node])?;
         }
         if spec.max == 0 {
             return Ok(None);
         }
-        let frames = vec![(ctx.g().rels_of(node, spec.dir, spec.filter), 0usize)];
-        Ok(Some(VarWalk { frames, at: vec![node], path: Vec::new(), check, steps: 0 }))
+        let (dir, filter) = cycle.as_ref().map_or((spec.dir, spec.filter), |c| c.step(0));
+        let frames = vec![(ctx.g().rels_of(node, dir, filter), 0usize)];
+        Ok(Some(VarWalk { frames, at: vec![node], path: Vec::new(), check, cycle, steps: 0 }))
     }
 
     /// Walks on until every path is reported (`true`) or `emit` asks for a pause (`false`).
@@ -473,13 +566,26 @@ impl<'p> VarWalk<'p> {
                 continue;
             }
             self.path.push(e.rel);
-            let depth = self.path.len() as u64;
-            let full = depth >= spec.min && emit(e.nbr, &self.path)?;
-            if depth < spec.max {
-                self.frames.push((g.rels_of(e.nbr, spec.dir, spec.filter), 0));
-                self.at.push(e.nbr);
+            self.at.push(e.nbr);
+            let depth = self.path.len();
+            // Within a repetition of several relationships a path is neither checked nor reported.
+            let whole = self.cycle.as_ref().is_none_or(|c| depth.is_multiple_of(c.steps.len()));
+            if whole {
+                if let Some(cycle) = &mut self.cycle {
+                    if !cycle.passes(&self.at, &self.path, ctx)? {
+                        self.path.pop();
+                        self.at.pop();
+                        continue;
+                    }
+                }
+            }
+            let full = whole && depth as u64 >= spec.min && emit(e.nbr, &self.path, &self.at)?;
+            if (depth as u64) < spec.max {
+                let (dir, filter) = self.cycle.as_ref().map_or((spec.dir, spec.filter), |c| c.step(depth));
+                self.frames.push((g.rels_of(e.nbr, dir, filter), 0));
             } else {
                 self.path.pop();
+                self.at.pop();
             }
             if full {
                 return Ok(false);
@@ -499,11 +605,17 @@ struct Search<'t> {
     min: u64,
     max: u64,
     all: bool,
+    /// Whether a relationship's check depends on the way it is walked (a quantified path pattern's condition
+    /// on its nodes): the check is then repeated where a search would otherwise reuse an earlier answer.
+    oriented: bool,
 }
+
+/// Whether a relationship walked from one node to the next, in the pattern's direction, may be on a path.
+type RelOk<'r> = dyn FnMut(RelId, NodeId, NodeId) -> Result<bool> + 'r;
 
 /// Breadth-first search for the shortest paths from `a` to `b` (one, or all of the shortest length), following
 /// only relationships that pass `rel_ok`.
-fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut dyn FnMut(RelId) -> Result<bool>) -> Result<Vec<Vec<RelId>>> {
+fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut RelOk) -> Result<Vec<Vec<RelId>>> {
     let g = ctx.g();
     let (a, b) = (s.a, s.b);
     if a == b {
@@ -528,7 +640,7 @@ fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut dyn FnMut(RelId) -> Result
             }
             match depth_of.get(&e.nbr) {
                 None => {
-                    if !rel_ok(e.rel)? {
+                    if !rel_ok(e.rel, n, e.nbr)? {
                         continue;
                     }
                     depth_of.insert(e.nbr, d + 1);
@@ -539,7 +651,7 @@ fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut dyn FnMut(RelId) -> Result
                         frontier.push_back(e.nbr);
                     }
                 }
-                Some(&dn) if dn == d + 1 && s.all && rel_ok(e.rel)? => {
+                Some(&dn) if dn == d + 1 && s.all && rel_ok(e.rel, n, e.nbr)? => {
                     parents.entry(e.nbr).or_default().push((e.rel, n));
                 }
                 _ => {}
@@ -582,7 +694,7 @@ fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut dyn FnMut(RelId) -> Result
 fn shortest_paths_passing(
     ctx: &Ctx,
     s: &Search,
-    rel_ok: &mut dyn FnMut(RelId) -> Result<bool>,
+    rel_ok: &mut RelOk,
     accept: &mut dyn FnMut(&[RelId]) -> Result<bool>,
 ) -> Result<()> {
     let g = ctx.g();
@@ -614,7 +726,7 @@ fn shortest_paths_passing(
             if steps.is_multiple_of(BATCH) {
                 ctx.check_interrupt()?;
             }
-            if on_walks.contains(&e.rel) || !rel_ok(e.rel)? {
+            if on_walks.contains(&e.rel) || !rel_ok(e.rel, e.nbr, n)? {
                 continue;
             }
             on_walks.insert(e.rel);
@@ -630,20 +742,25 @@ fn shortest_paths_passing(
     for len in nearest.max(s.min)..=longest {
         let mut found = false;
         // One frame per node of the path so far: the relationships out of it and how many have been tried.
-        let mut frames = vec![(g.rels_of(a, s.dir, s.filter), 0usize)];
-        while let Some((entries, next)) = frames.last_mut() {
+        let mut frames = vec![(g.rels_of(a, s.dir, s.filter), 0usize, a)];
+        while let Some((entries, next, at)) = frames.last_mut() {
             let Some(&e) = entries.get(*next) else {
                 frames.pop();
                 path.pop();
                 continue;
             };
             *next += 1;
+            let at = *at;
             steps += 1;
             if steps.is_multiple_of(BATCH) {
                 ctx.check_interrupt()?;
             }
             let hops_left = len - path.len() as u64 - 1;
-            if to_b.get(&e.nbr).is_none_or(|&d| d > hops_left) || path.contains(&e.rel) || !on_walks.contains(&e.rel) {
+            if to_b.get(&e.nbr).is_none_or(|&d| d > hops_left)
+                || path.contains(&e.rel)
+                || !on_walks.contains(&e.rel)
+                || (s.oriented && !rel_ok(e.rel, at, e.nbr)?)
+            {
                 continue;
             }
             path.push(e.rel);
@@ -656,7 +773,7 @@ fn shortest_paths_passing(
                 }
                 path.pop();
             } else {
-                frames.push((g.rels_of(e.nbr, s.dir, s.filter), 0));
+                frames.push((g.rels_of(e.nbr, s.dir, s.filter), 0, e.nbr));
             }
         }
         if found {

@@ -191,19 +191,46 @@ impl Parser<'_> {
         };
         let span = start.to(self.prev_span());
         let PatternElement { start: from, mut chain } = element;
-        let one_hop = chain.len() == 1 && chain[0].0.length.is_none() && chain[0].0.hop.is_none();
-        if !one_hop {
+        let plain = |r: &RelPattern| r.length.is_none() && r.hop.is_none();
+        if let Some((rel, _)) = chain.iter().find(|(r, _)| !plain(r)) {
+            return Err(self.error_at(
+                rel.span,
+                "UnsupportedQuantifiedPath",
+                "a quantified path pattern repeats fixed relationships: no variable length or quantifier inside it",
+            ));
+        }
+        if chain.len() > 1 {
+            if let Some(rel) = chain.iter().map(|(r, _)| r).find(|r| r.dynamic_type.is_some()) {
+                return Err(self.error_at(
+                    rel.span,
+                    "UnsupportedFeature",
+                    "a computed relationship type is supported on a single relationship, not a path",
+                ));
+            }
+            let to = chain.last().expect("two or more").1.clone();
+            return Ok(Some(RelPattern {
+                variable: None,
+                types: Vec::new(),
+                type_expr: None,
+                dynamic_type: None,
+                direction: RelDirection::Both,
+                length: Some(quantifier),
+                properties: None,
+                hop: Some(Box::new(HopPattern { from, to, predicate, steps: chain })),
+                span,
+            }));
+        }
+        if chain.is_empty() {
             return Err(self.error_at(
                 span,
                 "UnsupportedQuantifiedPath",
-                "a quantified path pattern here must be one relationship between two nodes, \
-                 `((a)-[r]->(b)){m,n}`; longer ones are not supported yet",
+                "a quantified path pattern needs at least one relationship, `((a)-[r]->(b)){m,n}`",
             ));
         }
         let (rel, to) = chain.pop().expect("one hop");
         Ok(Some(RelPattern {
             length: Some(quantifier),
-            hop: Some(Box::new(HopPattern { from, to, predicate })),
+            hop: Some(Box::new(HopPattern { from, to, predicate, steps: Vec::new() })),
             span,
             ..rel
         }))
@@ -386,7 +413,7 @@ impl Parser<'_> {
             if let Some(predicate) = own.into_iter().reduce(and) {
                 let span = start.to(self.prev_span());
                 let (from, to) = (anonymous_node(span), anonymous_node(span));
-                let hop = Some(Box::new(HopPattern { from, to, predicate: Some(predicate) }));
+                let hop = Some(Box::new(HopPattern { from, to, predicate: Some(predicate), steps: Vec::new() }));
                 return Ok(RelPattern {
                     variable,
                     types,

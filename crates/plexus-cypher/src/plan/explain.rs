@@ -23,6 +23,19 @@ pub(crate) fn describe(node: &PlanNode) -> String {
             dir,
             types.iter().map(|t| t.as_ref()).collect::<Vec<_>>().join("|")
         ),
+        P::VarExpand { from, to, min, max, cycle: Some(cycle), .. } => format!(
+            "QuantifiedPathExpand(#{from} ({}){{{min},{}}} #{to})",
+            cycle
+                .steps
+                .iter()
+                .map(|(dir, types)| format!(
+                    "{dir:?} [{}]",
+                    types.iter().map(|t| t.as_ref()).collect::<Vec<_>>().join("|")
+                ))
+                .collect::<Vec<_>>()
+                .join(", "),
+            max.map_or("".into(), |m| m.to_string())
+        ),
         P::VarExpand { from, to, dir, min, max, .. } => {
             format!("VarLengthExpand(#{from} {:?} *{min}..{} #{to})", dir, max.map_or("".into(), |m| m.to_string()))
         }

@@ -9,6 +9,7 @@ pub(crate) mod explain;
 pub(crate) mod fuse;
 pub(crate) mod pattern;
 pub(crate) mod planner;
+pub(crate) mod quantified;
 
 use std::sync::Arc;
 
@@ -168,6 +169,28 @@ impl Procedure {
     }
 }
 
+/// One repetition of a quantified path pattern of several relationships, `((a)-[:R]->(b)<-[:S]-(c)){m,n}`.
+#[derive(Clone, Debug)]
+pub(crate) struct HopCycle {
+    /// Each relationship's direction as written (left to right) and types (empty: any type).
+    pub steps: Vec<(Direction, Vec<Token>)>,
+    /// Scratch slots receiving a repetition's nodes (one more than `steps`) and relationships, in the pattern's
+    /// order, while `condition` runs.
+    pub node_slots: Vec<usize>,
+    pub rel_slots: Vec<usize>,
+    /// What every repetition meets: its node and relationship patterns' labels, types, properties and WHERE.
+    pub condition: Option<CExpr>,
+    /// The pattern's variables: each slot receives the list of that node or relationship over the repetitions.
+    pub groups: Vec<(usize, GroupItem)>,
+}
+
+/// A position inside a repetition of a quantified path pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupItem {
+    Node(usize),
+    Rel(usize),
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum PlanNode {
     /// One row: all nulls, or the argument row when the plan runs as a subquery.
@@ -236,6 +259,9 @@ pub(crate) enum PlanNode {
         /// For a quantified path pattern: scratch slots receiving each candidate relationship's two nodes, the
         /// pattern's left one first, while `rel_filter` (which then holds the repetition's condition) runs.
         hop_nodes: Option<(usize, usize)>,
+        /// For a quantified path pattern of several relationships: one repetition, walked whole each time
+        /// (`min` and `max` then count repetitions, and `dir` and `types` are unused).
+        cycle: Option<Box<HopCycle>>,
     },
     ShortestPath {
         input: Box<PlanNode>,
@@ -256,6 +282,9 @@ pub(crate) enum PlanNode {
         /// The rest of the `WHERE` conjuncts that mention the path or its relationships: the shortest paths
         /// sought are the shortest of those that pass them, not the shortest that happen to.
         path_filters: Vec<CExpr>,
+        /// For a quantified path pattern: scratch slots receiving each candidate relationship's two nodes, the
+        /// pattern's left one first, while `rel_filters` (which then hold the repetition's condition) run.
+        hop_nodes: Option<(usize, usize)>,
     },
     Filter {
         input: Box<PlanNode>,

@@ -27,7 +27,7 @@ fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
 
 /// The variable names an expression mentions; `None` when it contains a subquery or pattern, whose
 /// variables are not visible to [`walk`] (such a conjunct waits until the whole pattern is bound).
-fn mentioned(e: &Expr) -> Option<HashSet<String>> {
+pub(super) fn mentioned(e: &Expr) -> Option<HashSet<String>> {
     let mut names = HashSet::new();
     let mut opaque = false;
     walk(e, &mut |x| match &x.kind {
@@ -76,7 +76,7 @@ impl Pending {
     }
 }
 
-fn to_dir(d: RelDirection, reversed: bool) -> Direction {
+pub(super) fn to_dir(d: RelDirection, reversed: bool) -> Direction {
     match (d, reversed) {
         (RelDirection::Both, _) => Direction::Both,
         (RelDirection::Out, false) | (RelDirection::In, true) => Direction::Out,
@@ -177,120 +177,6 @@ impl Planner<'_> {
             plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
         }
         Ok(plan)
-    }
-
-    /// The variables inside a quantified path pattern: new names, each a list after the match (its nodes'
-    /// as plain lists, its relationship's as a relationship list, declared with the other relationships).
-    fn declare_group_variables(
-        &mut self,
-        scope: &mut Scope,
-        declared: &mut HashSet<String>,
-        rel: &RelPattern,
-        hop: &HopPattern,
-    ) -> Result<()> {
-        let names = [hop.from.variable.as_ref(), rel.variable.as_ref(), hop.to.variable.as_ref()];
-        for (i, v) in names.iter().enumerate() {
-            let Some(v) = v else { continue };
-            let repeated = names[..i].iter().flatten().any(|w| w.name == v.name);
-            if repeated || declared.contains(&v.name) || scope.get(&v.name).is_some() {
-                return Err(self.error(
-                    v.span,
-                    CypherError::semantic(
-                        "VariableAlreadyBound",
-                        format!(
-                            "`{}` inside a quantified path pattern must be a new variable, used once in the pattern",
-                            v.name
-                        ),
-                    ),
-                ));
-            }
-            if i != 1 {
-                let slot = self.slot();
-                scope.add(&v.name, slot, VarKind::Scalar);
-                declared.insert(v.name.clone());
-            }
-        }
-        Ok(())
-    }
-
-    /// The condition each repetition of a quantified path pattern meets, over its nodes (`from_slot`,
-    /// `to_slot`, in the pattern's left-to-right order) and relationship (`rel_slot`), given as scratch slots:
-    /// the node patterns' labels and properties and the pattern's WHERE.
-    fn hop_condition(
-        &mut self,
-        hop: &HopPattern,
-        rel: &RelPattern,
-        (from_slot, rel_slot, to_slot): (usize, usize, usize),
-        scope: &Scope,
-        declared: &HashSet<String>,
-    ) -> Result<Option<CExpr>> {
-        // Inside, only the pattern's own variables and those bound before this MATCH may be named (as in Neo4j):
-        // the others are not bound yet while a repetition is checked, whichever way the pattern is walked.
-        let own: Vec<&str> = [&hop.from.variable, &rel.variable, &hop.to.variable]
-            .into_iter()
-            .flatten()
-            .map(|v| v.name.as_str())
-            .collect();
-        let conditions = [&hop.predicate, &hop.from.properties, &hop.to.properties, &rel.properties];
-        for e in conditions.into_iter().flatten() {
-            if let Some(name) = mentioned(e)
-                .unwrap_or_default()
-                .into_iter()
-                .find(|n| declared.contains(n) && !own.contains(&n.as_str()))
-            {
-                return Err(self.error(
-                    e.span,
-                    CypherError::semantic(
-                        "InvalidReference",
-                        format!(
-                            "`{name}` is bound by this MATCH: inside a quantified path pattern only its own \
-                             variables and those bound before this MATCH can be named"
-                        ),
-                    ),
-                ));
-            }
-        }
-        let mut inner = scope.clone();
-        for (v, slot, kind) in [
-            (&hop.from.variable, from_slot, VarKind::Node),
-            (&rel.variable, rel_slot, VarKind::Rel),
-            (&hop.to.variable, to_slot, VarKind::Node),
-        ] {
-            if let Some(v) = v {
-                inner = inner.with(&v.name, slot, kind);
-            }
-        }
-        let mut tests = Vec::new();
-        for (np, slot) in [(&hop.from, from_slot), (&hop.to, to_slot)] {
-            if let Some(e) = np.dynamic_labels.first() {
-                return Err(self.error(
-                    e.span,
-                    CypherError::syntax(
-                        "UnsupportedFeature",
-                        "computed labels are not supported inside a quantified path pattern",
-                    ),
-                ));
-            }
-            if !np.labels.is_empty() {
-                let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
-                tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
-            }
-            if let Some(test) = &np.label_expr {
-                tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
-            }
-            if let Some(props) = &np.properties {
-                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
-                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
-            }
-        }
-        if let Some(props) = &rel.properties {
-            let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
-            tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_slot)), Box::new(map)));
-        }
-        if let Some(predicate) = &hop.predicate {
-            tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
-        }
-        Ok(tests.into_iter().reduce(|a, b| CExpr::And(Box::new(a), Box::new(b))))
     }
 
     fn declare(&mut self, scope: &mut Scope, declared: &mut HashSet<String>, v: &Ident, kind: VarKind) -> Result<()> {
@@ -715,9 +601,12 @@ impl Planner<'_> {
                         (a, b) => a.or(b),
                     };
                     // A quantified path pattern: each repetition's nodes go into scratch slots of their own.
+                    let cycle = match &rp.hop {
+                        Some(hop) if !hop.steps.is_empty() => Some(Box::new(self.hop_cycle(hop, scope, declared)?)),
+                        _ => None,
+                    };
                     let hop_nodes = match &rp.hop {
-                        None => None,
-                        Some(hop) => {
+                        Some(hop) if hop.steps.is_empty() => {
                             let (from_scratch, to_scratch) = (self.slot(), self.slot());
                             let slots = (from_scratch, rel_scratch, to_scratch);
                             if let Some(condition) = self.hop_condition(hop, rp, slots, scope, declared)? {
@@ -728,6 +617,7 @@ impl Planner<'_> {
                             }
                             Some((from_scratch, to_scratch))
                         }
+                        _ => None,
                     };
                     plan = PlanNode::VarExpand {
                         input: Box::new(plan),
@@ -745,9 +635,18 @@ impl Planner<'_> {
                         reverse: reversed,
                         rel_bound,
                         hop_nodes,
+                        cycle,
                     };
                     if let Some(hop) = &rp.hop {
-                        plan = self.bind_group_nodes(plan, hop, node_slots[ri], rel_slots[ri], scope, bound);
+                        if hop.steps.is_empty() {
+                            plan = self.bind_group_nodes(plan, hop, node_slots[ri], rel_slots[ri], scope, bound);
+                        } else {
+                            let inner = std::iter::once(&hop.from)
+                                .chain(hop.steps.iter().map(|(_, n)| n))
+                                .filter_map(|n| n.variable.as_ref())
+                                .chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
+                            bound.extend(inner.map(|v| v.name.clone()));
+                        }
                     }
                 }
             }
@@ -777,37 +676,6 @@ impl Planner<'_> {
         Ok(plan)
     }
 
-    /// After a quantified path pattern matched, its node variables as lists: the left node of each repetition,
-    /// and the right one, read off the path from the pattern's left node (`first`) along `rels`.
-    fn bind_group_nodes(
-        &mut self,
-        plan: PlanNode,
-        hop: &HopPattern,
-        first: usize,
-        rels: usize,
-        scope: &Scope,
-        bound: &mut HashSet<String>,
-    ) -> PlanNode {
-        let nodes = || {
-            let path = CExpr::PathOf { nodes: vec![first], rels: vec![rels] };
-            Box::new(CExpr::Scalar(Arc::from("nodes"), vec![path]))
-        };
-        let int = |i: i64| Some(Box::new(CExpr::Const(crate::value::Value::Int(i))));
-        let mut items = Vec::new();
-        if let Some(v) = &hop.from.variable {
-            items.push((CExpr::Slice(nodes(), int(0), int(-1)), scope.get(&v.name).expect("declared").slot));
-            bound.insert(v.name.clone());
-        }
-        if let Some(v) = &hop.to.variable {
-            items.push((CExpr::Slice(nodes(), int(1), None), scope.get(&v.name).expect("declared").slot));
-            bound.insert(v.name.clone());
-        }
-        if items.is_empty() {
-            return plan;
-        }
-        PlanNode::Project { input: Box::new(plan), items }
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn shortest_path(
         &mut self,
@@ -821,14 +689,28 @@ impl Planner<'_> {
         rel_slots: &[usize],
     ) -> Result<PlanNode> {
         let el = &part.element;
-        if let Some(rel) = el.chain.iter().map(|(r, _)| r).find(|r| r.hop.is_some()) {
-            return Err(self.error(
-                rel.span,
-                CypherError::syntax(
-                    "UnsupportedQuantifiedPath",
-                    "shortestPath takes a relationship pattern, not a quantified path pattern",
-                ),
-            ));
+        let hop_of = |r: &RelPattern| r.hop.as_ref().map(|h| (h.steps.is_empty(), r.span));
+        match el.chain.iter().find_map(|(r, _)| hop_of(r)) {
+            Some((_, span)) if part.kind == PathKind::Shortest || part.kind == PathKind::AllShortest => {
+                return Err(self.error(
+                    span,
+                    CypherError::syntax(
+                        "UnsupportedQuantifiedPath",
+                        "shortestPath takes a relationship pattern, not a quantified path pattern",
+                    ),
+                ));
+            }
+            Some((false, span)) => {
+                return Err(self.error(
+                    span,
+                    CypherError::syntax(
+                        "UnsupportedQuantifiedPath",
+                        "a shortest path over a quantified path pattern of several relationships is not supported \
+                         yet; one relationship, `((a)-[r]->(b)){m,n}`, is",
+                    ),
+                ));
+            }
+            _ => {}
         }
         if el.chain.len() != 1 {
             return Err(self.error(
@@ -865,7 +747,15 @@ impl Planner<'_> {
         let path = part.variable.as_ref().map(|p| scope.get(&p.name).expect("declared").slot);
         let rel_scratch = self.slot();
         let mut rel_filters = Vec::new();
-        if let Some(props) = &rp.properties {
+        // A quantified path pattern's condition (which holds its relationship map) reads each relationship's two
+        // nodes from scratch slots of their own.
+        let mut hop_nodes = None;
+        if let Some(hop) = &rp.hop {
+            let (from_scratch, to_scratch) = (self.slot(), self.slot());
+            let slots = (from_scratch, rel_scratch, to_scratch);
+            rel_filters.extend(self.hop_condition(hop, rp, slots, scope, declared)?);
+            hop_nodes = Some((from_scratch, to_scratch));
+        } else if let Some(props) = &rp.properties {
             let map = self.expr(props, scope, &mut AggMode::Forbidden)?;
             rel_filters.push(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_scratch)), Box::new(map)));
         }
@@ -909,7 +799,11 @@ impl Planner<'_> {
             rel_scratch,
             rel_filters,
             path_filters,
+            hop_nodes,
         };
+        if let Some(hop) = &rp.hop {
+            plan = self.bind_group_nodes(plan, hop, node_slots[0], rel_slots[0], scope, bound);
+        }
         if let Some(v) = &rp.variable {
             bound.insert(v.name.clone());
         }
@@ -955,6 +849,6 @@ impl Planner<'_> {
 }
 
 /// The test of a relationship type expression (`[:!R]`, `[:%]`) on the relationship in `slot`.
-fn type_test(slot: usize, test: &crate::ast::LabelExpr) -> CExpr {
+pub(super) fn type_test(slot: usize, test: &crate::ast::LabelExpr) -> CExpr {
     CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test))
 }

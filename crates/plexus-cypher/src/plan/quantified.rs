@@ -1,0 +1,269 @@
+//! Planning quantified path patterns, `((a)-[r:R]->(b) WHERE ...){m,n}`: their variables (lists over the
+//! repetitions), the condition every repetition meets, and, for a pattern of several relationships, the
+//! repetition a variable-length walk takes whole.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::pattern::{mentioned, to_dir, type_test};
+use super::planner::{AggMode, Planner, Scope, VarKind};
+use super::{GroupItem, HopCycle, PlanNode};
+use crate::ast::*;
+use crate::error::{CypherError, Result};
+use crate::expr::CExpr;
+use crate::token::Token;
+
+impl Planner<'_> {
+    /// The variables inside a quantified path pattern: new names, each a list after the match (its nodes'
+    /// as plain lists; the relationship of a one-relationship pattern as a relationship list, declared with the
+    /// other relationships; those of a longer one as plain lists).
+    pub(super) fn declare_group_variables(
+        &mut self,
+        scope: &mut Scope,
+        declared: &mut HashSet<String>,
+        rel: &RelPattern,
+        hop: &HopPattern,
+    ) -> Result<()> {
+        // (variable, whether it is declared here)
+        let names: Vec<(Option<&Ident>, bool)> = if hop.steps.is_empty() {
+            vec![(hop.from.variable.as_ref(), true), (rel.variable.as_ref(), false), (hop.to.variable.as_ref(), true)]
+        } else {
+            let mut names = vec![(hop.from.variable.as_ref(), true)];
+            for (r, n) in &hop.steps {
+                names.push((r.variable.as_ref(), true));
+                names.push((n.variable.as_ref(), true));
+            }
+            names
+        };
+        for (i, (v, here)) in names.iter().enumerate() {
+            let Some(v) = v else { continue };
+            let repeated = names[..i].iter().filter_map(|(w, _)| *w).any(|w| w.name == v.name);
+            if repeated || declared.contains(&v.name) || scope.get(&v.name).is_some() {
+                return Err(self.error(
+                    v.span,
+                    CypherError::semantic(
+                        "VariableAlreadyBound",
+                        format!(
+                            "`{}` inside a quantified path pattern must be a new variable, used once in the pattern",
+                            v.name
+                        ),
+                    ),
+                ));
+            }
+            if *here {
+                let slot = self.slot();
+                scope.add(&v.name, slot, VarKind::Scalar);
+                declared.insert(v.name.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a condition inside a quantified path pattern that names a variable this MATCH binds outside the
+    /// pattern (`own` are the pattern's own variables).
+    fn check_inner_references<'e>(
+        &self,
+        own: &[&str],
+        conditions: impl IntoIterator<Item = &'e Expr>,
+        declared: &HashSet<String>,
+    ) -> Result<()> {
+        // Inside, only the pattern's own variables and those bound before this MATCH may be named (as in Neo4j):
+        // the others are not bound yet while a repetition is checked, whichever way the pattern is walked.
+        for e in conditions {
+            if let Some(name) = mentioned(e)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|n| declared.contains(n) && !own.contains(&n.as_str()))
+            {
+                return Err(self.error(
+                    e.span,
+                    CypherError::semantic(
+                        "InvalidReference",
+                        format!(
+                            "`{name}` is bound by this MATCH: inside a quantified path pattern only its own \
+                             variables and those bound before this MATCH can be named"
+                        ),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The condition each repetition of a quantified path pattern of one relationship meets, over its nodes
+    /// (`from_slot`, `to_slot`, in the pattern's left-to-right order) and relationship (`rel_slot`), given as
+    /// scratch slots: the node patterns' labels and properties and the pattern's WHERE.
+    pub(super) fn hop_condition(
+        &mut self,
+        hop: &HopPattern,
+        rel: &RelPattern,
+        (from_slot, rel_slot, to_slot): (usize, usize, usize),
+        scope: &Scope,
+        declared: &HashSet<String>,
+    ) -> Result<Option<CExpr>> {
+        let own: Vec<&str> = [&hop.from.variable, &rel.variable, &hop.to.variable]
+            .into_iter()
+            .flatten()
+            .map(|v| v.name.as_str())
+            .collect();
+        let conditions = [&hop.predicate, &hop.from.properties, &hop.to.properties, &rel.properties];
+        self.check_inner_references(&own, conditions.into_iter().flatten(), declared)?;
+        let mut inner = scope.clone();
+        for (v, slot, kind) in [
+            (&hop.from.variable, from_slot, VarKind::Node),
+            (&rel.variable, rel_slot, VarKind::Rel),
+            (&hop.to.variable, to_slot, VarKind::Node),
+        ] {
+            if let Some(v) = v {
+                inner = inner.with(&v.name, slot, kind);
+            }
+        }
+        let mut tests = Vec::new();
+        for (np, slot) in [(&hop.from, from_slot), (&hop.to, to_slot)] {
+            if let Some(e) = np.dynamic_labels.first() {
+                return Err(self.error(
+                    e.span,
+                    CypherError::syntax(
+                        "UnsupportedFeature",
+                        "computed labels are not supported inside a quantified path pattern",
+                    ),
+                ));
+            }
+            if !np.labels.is_empty() {
+                let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
+                tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
+            }
+            if let Some(test) = &np.label_expr {
+                tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
+            }
+            if let Some(props) = &np.properties {
+                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
+                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
+            }
+        }
+        if let Some(props) = &rel.properties {
+            let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
+            tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_slot)), Box::new(map)));
+        }
+        if let Some(predicate) = &hop.predicate {
+            tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
+        }
+        Ok(tests.into_iter().reduce(|a, b| CExpr::And(Box::new(a), Box::new(b))))
+    }
+
+    /// After a quantified path pattern matched, its node variables as lists: the left node of each repetition,
+    /// and the right one, read off the path from the pattern's left node (`first`) along `rels`.
+    pub(super) fn bind_group_nodes(
+        &mut self,
+        plan: PlanNode,
+        hop: &HopPattern,
+        first: usize,
+        rels: usize,
+        scope: &Scope,
+        bound: &mut HashSet<String>,
+    ) -> PlanNode {
+        let nodes = || {
+            let path = CExpr::PathOf { nodes: vec![first], rels: vec![rels] };
+            Box::new(CExpr::Scalar(Arc::from("nodes"), vec![path]))
+        };
+        let int = |i: i64| Some(Box::new(CExpr::Const(crate::value::Value::Int(i))));
+        let mut items = Vec::new();
+        if let Some(v) = &hop.from.variable {
+            items.push((CExpr::Slice(nodes(), int(0), int(-1)), scope.get(&v.name).expect("declared").slot));
+            bound.insert(v.name.clone());
+        }
+        if let Some(v) = &hop.to.variable {
+            items.push((CExpr::Slice(nodes(), int(1), None), scope.get(&v.name).expect("declared").slot));
+            bound.insert(v.name.clone());
+        }
+        if items.is_empty() {
+            return plan;
+        }
+        PlanNode::Project { input: Box::new(plan), items }
+    }
+
+    /// One repetition of a quantified path pattern of several relationships, with scratch slots for its nodes
+    /// and relationships, the condition each repetition meets, and where its variables' lists go.
+    pub(super) fn hop_cycle(
+        &mut self,
+        hop: &HopPattern,
+        scope: &Scope,
+        declared: &HashSet<String>,
+    ) -> Result<HopCycle> {
+        let k = hop.steps.len();
+        let node_slots: Vec<usize> = (0..=k).map(|_| self.slot()).collect();
+        let rel_slots: Vec<usize> = (0..k).map(|_| self.slot()).collect();
+        let nodes: Vec<&NodePattern> = std::iter::once(&hop.from).chain(hop.steps.iter().map(|(_, n)| n)).collect();
+        let rels: Vec<&RelPattern> = hop.steps.iter().map(|(r, _)| r).collect();
+        let own: Vec<&str> = nodes
+            .iter()
+            .filter_map(|n| n.variable.as_ref())
+            .chain(rels.iter().filter_map(|r| r.variable.as_ref()))
+            .map(|v| v.name.as_str())
+            .collect();
+        let conditions =
+            nodes.iter().filter_map(|n| n.properties.as_ref()).chain(rels.iter().filter_map(|r| r.properties.as_ref()));
+        self.check_inner_references(&own, conditions.chain(hop.predicate.as_ref()), declared)?;
+
+        let mut inner = scope.clone();
+        let mut groups = Vec::new();
+        for (j, n) in nodes.iter().enumerate() {
+            if let Some(v) = &n.variable {
+                inner = inner.with(&v.name, node_slots[j], VarKind::Node);
+                groups.push((scope.get(&v.name).expect("declared").slot, GroupItem::Node(j)));
+            }
+        }
+        for (j, r) in rels.iter().enumerate() {
+            if let Some(v) = &r.variable {
+                inner = inner.with(&v.name, rel_slots[j], VarKind::Rel);
+                groups.push((scope.get(&v.name).expect("declared").slot, GroupItem::Rel(j)));
+            }
+        }
+        let mut tests = Vec::new();
+        for (np, &slot) in nodes.iter().zip(&node_slots) {
+            if let Some(e) = np.dynamic_labels.first() {
+                return Err(self.error(
+                    e.span,
+                    CypherError::syntax(
+                        "UnsupportedFeature",
+                        "computed labels are not supported inside a quantified path pattern",
+                    ),
+                ));
+            }
+            if !np.labels.is_empty() {
+                let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
+                tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
+            }
+            if let Some(test) = &np.label_expr {
+                tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
+            }
+            if let Some(props) = &np.properties {
+                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
+                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
+            }
+        }
+        for (rp, &slot) in rels.iter().zip(&rel_slots) {
+            if let Some(test) = &rp.type_expr {
+                tests.push(type_test(slot, test));
+            }
+            if let Some(props) = &rp.properties {
+                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
+                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
+            }
+        }
+        if let Some(predicate) = &hop.predicate {
+            tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
+        }
+        let steps = rels
+            .iter()
+            .map(|r| (to_dir(r.direction, false), r.types.iter().map(|t| Token::new(t.name.as_str())).collect()))
+            .collect();
+        Ok(HopCycle {
+            steps,
+            node_slots,
+            rel_slots,
+            condition: tests.into_iter().reduce(|a, b| CExpr::And(Box::new(a), Box::new(b))),
+            groups,
+        })
+    }
+}
