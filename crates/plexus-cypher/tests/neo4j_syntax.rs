@@ -1,5 +1,5 @@
 //! Neo4j 5 syntax beyond openCypher that queries written for Neo4j use: the SQL-style `trim(... FROM ...)`,
-//! the `||` concatenation operator and underscores in number literals.
+//! the `||` concatenation operator, underscores in number literals, and Unicode normalization.
 
 use plexus_cypher::{Engine, ErrorKind, Params, ResultValue};
 use plexus_storage::Store;
@@ -199,4 +199,19 @@ fn pattern_predicates_keep_their_type_and_label_expressions() {
     let q = "MATCH (a:A), (b:B) RETURN exists { (a)-[:!T]->(b) }, count { (a)-[:!T]->(b) }, exists { (a)-->(:!B) }";
     assert_eq!(run(q), vec![vec![ResultValue::Bool(false), ResultValue::Int(0), ResultValue::Bool(false)]]);
     assert_eq!(run("MATCH (a:A), (b:B) WHERE (a)-[:!T]->(b) RETURN count(*)"), vec![vec![ResultValue::Int(0)]]);
+}
+
+#[test]
+fn normalize_takes_its_form_as_a_keyword_and_is_normalized_tests_it() {
+    assert_eq!(one("RETURN normalize('A\\u030A') = '\\u00C5'"), ResultValue::Bool(true));
+    assert_eq!(one("RETURN size(normalize('\\u00C5', NFD))"), ResultValue::Int(2));
+    assert_eq!(one("RETURN normalize('\\uFB01', nfkc)"), s("fi"));
+    assert_eq!(one("WITH 'x' AS NFC RETURN normalize(NFC || 'y', NFD)"), s("xy"));
+    assert_eq!(one("RETURN '\\u00C5' IS NORMALIZED"), ResultValue::Bool(true));
+    assert_eq!(one("RETURN 'A\\u030A' IS NOT NFC NORMALIZED"), ResultValue::Bool(true));
+    assert_eq!(one("RETURN '\\uFB01' IS NFKD NORMALIZED"), ResultValue::Bool(false));
+    assert_eq!(one("RETURN 1 IS NORMALIZED"), ResultValue::Null);
+    assert_eq!(one("RETURN 'a' IS NORMALIZED AND 'b' IS NOT NULL"), ResultValue::Bool(true));
+    assert_eq!(err("RETURN normalize('a', NFX)").kind, ErrorKind::SyntaxError);
+    assert_eq!(err("RETURN 'a' IS NFC NULL").kind, ErrorKind::SyntaxError);
 }

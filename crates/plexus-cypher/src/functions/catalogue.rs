@@ -85,6 +85,7 @@ functions! {
     ("log10", "Logarithmic", "log10(input :: FLOAT) :: FLOAT", "Returns the common logarithm (base 10) of a `FLOAT`."),
     ("lower", "String", "lower(input :: STRING) :: STRING", "Returns the given `STRING` in lowercase."),
     ("ltrim", "String", "ltrim(input :: STRING, trimCharacterString :: STRING) :: STRING", "Returns the given `STRING` with leading `trimCharacterString` characters removed."),
+    ("normalize", "String", "normalize(input :: STRING, normalForm = NFC :: [NFC, NFD, NFKC, NFKD]) :: STRING", "Normalizes a `STRING` to the given Unicode normalization form."),
     ("max", "Aggregating", "max(input :: ANY) :: ANY", "Returns the maximum value in a set of values."),
     ("min", "Aggregating", "min(input :: ANY) :: ANY", "Returns the minimum value in a set of values."),
     ("nodes", "List", "nodes(input :: PATH) :: LIST<NODE>", "Returns a `LIST<NODE>` containing all the `NODE` values in a `PATH`."),

@@ -140,6 +140,8 @@ functions! {
     "replace" 3..3 => string::replace,
     "split" 2..2 => string::split,
     "char_length" 1..1 => string::char_length,
+    "normalize" 1..2 => string::normalize,
+    "is normalized" 2..2 => string::is_normalized,
     "character_length" 1..1 => string::char_length,
     // Lists, maps, paths and general.
     "size" 1..1 => list::size,

@@ -213,3 +213,45 @@ pub fn split(args: &[Value]) -> Result<Value> {
 pub fn char_length(args: &[Value]) -> Result<Value> {
     Ok(text("char_length", arg(args, 0))?.map_or(Value::Null, |s| Value::Int(s.chars().count() as i64)))
 }
+
+/// The normalization form named by a call's second argument (parsed from the keyword `NFC`, `NFD`, `NFKC` or
+/// `NFKD`, or given as a string), NFC when absent.
+fn normal_form(function: &str, args: &[Value]) -> Result<&'static str> {
+    match args.get(1) {
+        None | Some(Value::Null) => Ok("NFC"),
+        Some(Value::String(form)) => {
+            ["NFC", "NFD", "NFKC", "NFKD"].into_iter().find(|f| f.eq_ignore_ascii_case(form)).ok_or_else(|| {
+                out_of_range(function, format!("unknown normalization form '{form}' (NFC, NFD, NFKC or NFKD)"))
+            })
+        }
+        Some(other) => Err(invalid_type(function, "a normalization form", other)),
+    }
+}
+
+fn normalized(s: &str, form: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    match form {
+        "NFD" => s.nfd().collect(),
+        "NFKC" => s.nfkc().collect(),
+        "NFKD" => s.nfkd().collect(),
+        _ => s.nfc().collect(),
+    }
+}
+
+/// `normalize(s [, NFC | NFD | NFKC | NFKD])`: `s` in that Unicode normalization form.
+pub fn normalize(args: &[Value]) -> Result<Value> {
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let form = normal_form("normalize", args)?;
+    map_text("normalize", args, |s| normalized(s, form))
+}
+
+/// `s IS [NOT] [form] NORMALIZED`: whether `s` is in that form; null for anything but a string.
+pub fn is_normalized(args: &[Value]) -> Result<Value> {
+    let form = normal_form("IS NORMALIZED", args)?;
+    Ok(match arg(args, 0) {
+        Value::String(s) => Value::Bool(normalized(s, form) == **s),
+        _ => Value::Null,
+    })
+}

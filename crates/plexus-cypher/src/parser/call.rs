@@ -54,6 +54,13 @@ impl Parser<'_> {
         }
         if !args.is_empty() {
             while self.eat(&Tok::Comma) {
+                // `normalize(s, NFKC)`: the form is a keyword.
+                if name == "normalize" && args.len() == 1 && self.peek_at(1) == &Tok::RParen {
+                    if let Some(form) = self.normal_form_keyword() {
+                        args.push(form);
+                        continue;
+                    }
+                }
                 args.push(self.expr()?);
             }
         }
@@ -106,4 +113,14 @@ enum TrimForm {
     Plain(Expr),
     /// A plain call, the cursor just after `(`.
     Unread,
+}
+
+impl Parser<'_> {
+    /// `NFC`, `NFD`, `NFKC` or `NFKD` at the cursor, read as the string literal of that form.
+    pub(super) fn normal_form_keyword(&mut self) -> Option<Expr> {
+        let form = ["NFC", "NFD", "NFKC", "NFKD"].into_iter().find(|f| self.at_kw(f))?;
+        let span = self.span();
+        self.bump();
+        Some(Expr::new(ExprKind::Literal(crate::value::Value::from(form)), span))
+    }
 }

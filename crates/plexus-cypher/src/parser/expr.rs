@@ -211,6 +211,19 @@ impl Parser<'_> {
                     left = Expr::new(ExprKind::TypeTest { expr: Box::new(left), ty, negated }, span);
                     continue;
                 }
+                // `IS [NOT] [NFC | NFD | NFKC | NFKD] NORMALIZED`
+                let form = self.normal_form_keyword();
+                if form.is_some() || self.at_kw("NORMALIZED") {
+                    self.expect_kw("NORMALIZED")?;
+                    let span = left.span.to(self.prev_span());
+                    let form =
+                        form.unwrap_or_else(|| Expr::new(ExprKind::Literal(crate::value::Value::from("NFC")), span));
+                    let args = vec![left, form];
+                    let test =
+                        Expr::new(ExprKind::Function { name: "is normalized".into(), distinct: false, args }, span);
+                    left = if negated { Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(test)), span) } else { test };
+                    continue;
+                }
                 self.expect_kw("NULL")?;
                 let span = left.span.to(self.prev_span());
                 left = Expr::new(ExprKind::IsNull { expr: Box::new(left), negated }, span);
