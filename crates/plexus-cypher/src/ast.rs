@@ -201,11 +201,12 @@ pub enum PathKind {
     Normal,
     Shortest,
     AllShortest,
-    /// `ANY SHORTEST`, `SHORTEST 1`: one shortest path, as `Shortest`, but the MATCH's WHERE filters the path
-    /// found rather than steering the search (as Neo4j applies it to these selectors).
-    AnyShortest,
-    /// `ALL SHORTEST`, `SHORTEST 1 GROUP`: every shortest path, filtered afterwards likewise.
-    AllShortestGroup,
+    /// `ANY SHORTEST`, `SHORTEST k`, `ANY k`: the `k` shortest paths (ties taken as the search meets them), as
+    /// `Shortest` for one, but the MATCH's WHERE filters the paths found rather than steering the search (as
+    /// Neo4j applies it to these selectors).
+    ShortestPaths(u64),
+    /// `ALL SHORTEST`, `SHORTEST k GROUPS`: every path of the `k` shortest lengths, filtered afterwards likewise.
+    ShortestGroups(u64),
 }
 
 /// One comma-separated part of a pattern, optionally named: `p = (a)-->(b)`.

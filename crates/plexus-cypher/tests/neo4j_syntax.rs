@@ -132,7 +132,7 @@ fn computed_labels_in_patterns() {
     }
 }
 
-/// GQL path selectors: `ANY SHORTEST` / `SHORTEST 1` and `ALL SHORTEST` / `SHORTEST 1 GROUP` select shortest
+/// GQL path selectors: `ANY SHORTEST` / `SHORTEST k` and `ALL SHORTEST` / `SHORTEST k GROUPS` select shortest
 /// paths first and the MATCH's WHERE then filters them (unlike `shortestPath()`, whose WHERE steers the search),
 /// as Neo4j 5 does.
 #[test]
@@ -152,8 +152,15 @@ fn path_selectors_select_then_filter() {
     assert!(run(&format!("MATCH p = ANY SHORTEST {ends} WHERE length(p) > 2 RETURN p")).is_empty());
     let q = "MATCH p = shortestPath((a:N {n: 'a'})-[:R*]->(d:N {n: 'd'})) WHERE length(p) > 2 RETURN length(p)";
     assert_eq!(one(q), ResultValue::Int(3));
-    let e = engine.execute(&store, &format!("MATCH p = SHORTEST 2 {ends} RETURN p"), &Params::new()).unwrap_err();
-    assert_eq!(e.detail, "UnsupportedFeature");
+    assert_eq!(
+        one(&format!("MATCH p = SHORTEST 2 {ends} RETURN collect(length(p))")),
+        ResultValue::List(vec![ResultValue::Int(2), ResultValue::Int(2)])
+    );
+    assert_eq!(one(&format!("MATCH p = SHORTEST 5 {ends} RETURN count(p)")), ResultValue::Int(3));
+    assert_eq!(one(&format!("MATCH p = SHORTEST 2 GROUPS {ends} RETURN count(p)")), ResultValue::Int(3));
+    assert_eq!(one(&format!("MATCH p = ANY 2 {ends} RETURN count(p)")), ResultValue::Int(2));
+    let e = engine.execute(&store, &format!("MATCH p = SHORTEST 0 {ends} RETURN p"), &Params::new()).unwrap_err();
+    assert_eq!(e.detail, "InvalidArgument");
     // `any` stays a variable name.
     assert_eq!(one("MATCH (any:N {n: 'a'}) RETURN any.n"), s("a"));
 }

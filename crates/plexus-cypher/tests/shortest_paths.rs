@@ -1,6 +1,7 @@
 //! `shortestPath` and `allShortestPaths` with a `WHERE` on the path: the answer is the shortest of the paths that
 //! pass, not the shortest path if it happens to pass. Each case is checked against every path of the same
-//! pattern enumerated by a variable-length MATCH with the same `WHERE`, keeping the shortest.
+//! pattern enumerated by a variable-length MATCH with the same `WHERE`, keeping the shortest. The selectors
+//! `SHORTEST k` and `SHORTEST k GROUPS` are checked against the same enumeration.
 
 use plexus_cypher::{Engine, Params, ResultValue, Value};
 use plexus_storage::Store;
@@ -89,7 +90,48 @@ fn check(g: &Graph, x: i64, y: i64, t: i64) -> Result<(), TestCaseError> {
             if let Some(p) = one.first() {
                 prop_assert!(expected.contains(p), "{}: {:?} not among {:?}", q, p, expected);
             }
+            if *predicate == "true" {
+                check_selectors(&engine, &store, pattern, &every, (x, y, t))?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// `SHORTEST k` and `SHORTEST k GROUPS` against every path of the pattern (`every`): the first are `k` of the
+/// shortest ones (as many as there are), the second every path of the `k` shortest lengths.
+fn check_selectors(
+    engine: &Engine,
+    store: &Store,
+    pattern: &str,
+    every: &[Vec<i64>],
+    (x, y, t): (i64, i64, i64),
+) -> Result<(), TestCaseError> {
+    let ends = "MATCH (a:N {i: $x}), (b:N {i: $y})";
+    let ids = "RETURN [r IN relationships(p) | id(r)] AS ids";
+    let mut lengths: Vec<usize> = every.iter().map(Vec::len).collect();
+    lengths.sort_unstable();
+    let mut distinct = lengths.clone();
+    distinct.dedup();
+    for k in 1..=3usize {
+        let q = format!("{ends} MATCH p = SHORTEST {k} {pattern} {ids}");
+        let found = paths(engine, store, &q, x, y, t);
+        let mut found_lengths: Vec<usize> = found.iter().map(Vec::len).collect();
+        found_lengths.sort_unstable();
+        prop_assert_eq!(&found_lengths[..], &lengths[..k.min(lengths.len())], "{}", q);
+        let mut unique = found.clone();
+        unique.sort();
+        unique.dedup();
+        prop_assert_eq!(unique.len(), found.len(), "{}: a path twice", q);
+        prop_assert!(found.iter().all(|p| every.contains(p)), "{}: {:?}", q, found);
+
+        let q = format!("{ends} MATCH p = SHORTEST {k} GROUPS {pattern} {ids}");
+        let mut groups = paths(engine, store, &q, x, y, t);
+        groups.sort();
+        let mut expected: Vec<Vec<i64>> =
+            every.iter().filter(|p| distinct.iter().take(k).any(|&l| l == p.len())).cloned().collect();
+        expected.sort();
+        prop_assert_eq!(&groups, &expected, "{}", q);
     }
     Ok(())
 }

@@ -307,6 +307,7 @@ impl RowExpander for Expander<'_> {
                 min,
                 max,
                 all,
+                count,
                 rel_scratch,
                 rel_filters,
                 path_filters,
@@ -325,6 +326,7 @@ impl RowExpander for Expander<'_> {
                     min: *min,
                     max: max.unwrap_or(u64::MAX),
                     all: *all,
+                    count: *count,
                     oriented: hop_nodes.is_some() && !rel_filters.is_empty(),
                 };
                 let path_row = |rels: &[RelId]| {
@@ -341,7 +343,7 @@ impl RowExpander for Expander<'_> {
                     r[*rel] = Value::list(rels.iter().map(|x| Value::Rel(*x)).collect());
                     r
                 };
-                if path_filters.is_empty() {
+                if path_filters.is_empty() && *count == 1 {
                     for rels in shortest_paths(ctx, &search, &mut rel_ok)? {
                         results.push(path_row(&rels));
                     }
@@ -605,6 +607,8 @@ struct Search<'t> {
     min: u64,
     max: u64,
     all: bool,
+    /// How many paths are sought, or with `all`, how many lengths.
+    count: u64,
     /// Whether a relationship's check depends on the way it is walked (a quantified path pattern's condition
     /// on its nodes): the check is then repeated where a search would otherwise reuse an earlier answer.
     oriented: bool,
@@ -684,8 +688,8 @@ fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut RelOk) -> Result<Vec<Vec<R
 }
 
 /// The shortest paths from `a` to `b` that `accept` takes: paths are offered shortest first, every path of one
-/// length before any longer one, and the search stops after the length at which `accept` took one (after the
-/// first it takes, unless `all`). Offering paths in length order is what makes a `WHERE` on the path part of
+/// length before any longer one, and the search stops once `accept` took `count` of them, or with `all`, after
+/// the `count`-th length at which it took one. Offering paths in length order is what makes a `WHERE` on the path part of
 /// the search, as openCypher asks: the shortest path that passes, not the shortest path if it passes.
 ///
 /// Paths of each length are enumerated depth first (relationships distinct within a path), cut off where the
@@ -699,11 +703,16 @@ fn shortest_paths_passing(
 ) -> Result<()> {
     let g = ctx.g();
     let (a, b) = (s.a, s.b);
+    // Paths taken, and lengths at which one was.
+    let (mut taken, mut lengths) = (0u64, 0u64);
     if a == b {
-        if s.min == 0 {
-            accept(&[])?;
+        if s.min == 0 && accept(&[])? {
+            (taken, lengths) = (1, 1);
         }
-        return Ok(());
+        // One path sought: the empty one, or none (as `shortestPath` between a node and itself).
+        if s.count == 1 || (if s.all { lengths } else { taken }) >= s.count {
+            return Ok(());
+        }
     }
     let backward = match s.dir {
         Direction::Out => Direction::In,
@@ -739,7 +748,7 @@ fn shortest_paths_passing(
     let Some(&nearest) = to_b.get(&a) else { return Ok(()) };
     let longest = s.max.min(on_walks.len() as u64);
     let mut path: Vec<RelId> = Vec::new();
-    for len in nearest.max(s.min)..=longest {
+    for len in nearest.max(s.min).max(1)..=longest {
         let mut found = false;
         // One frame per node of the path so far: the relationships out of it and how many have been tried.
         let mut frames = vec![(g.rels_of(a, s.dir, s.filter), 0usize, a)];
@@ -767,7 +776,8 @@ fn shortest_paths_passing(
             if hops_left == 0 {
                 if accept(&path)? {
                     found = true;
-                    if !s.all {
+                    taken += 1;
+                    if !s.all && taken >= s.count {
                         return Ok(());
                     }
                 }
@@ -777,7 +787,10 @@ fn shortest_paths_passing(
             }
         }
         if found {
-            return Ok(());
+            lengths += 1;
+            if s.all && lengths >= s.count {
+                return Ok(());
+            }
         }
     }
     Ok(())

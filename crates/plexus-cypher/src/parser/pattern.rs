@@ -74,9 +74,10 @@ impl Parser<'_> {
         Ok(PatternPart { variable, kind, element, span: start.to(self.prev_span()) })
     }
 
-    /// A path selector of GQL and Neo4j 5 before a path pattern: `ANY SHORTEST`, `SHORTEST 1` (one shortest path,
-    /// as `shortestPath`), `ALL SHORTEST`, `SHORTEST 1 GROUP(S)` (every shortest one, as `allShortestPaths`),
-    /// `ANY [1]` (one path: a shortest one serves) and `ALL [PATHS]` (every path, as without a selector).
+    /// A path selector of GQL and Neo4j 5 before a path pattern: `ANY SHORTEST`, `SHORTEST k` (the k shortest
+    /// paths; one is `shortestPath`), `ALL SHORTEST`, `SHORTEST k GROUP(S)` (every path of the k shortest lengths;
+    /// one is `allShortestPaths`), `ANY [k]` (k paths: shortest ones serve) and `ALL [PATHS]` (every path, as
+    /// without a selector).
     fn path_selector(&mut self) -> Result<Option<PathKind>> {
         let selector_start = self.at_kw("ANY") || self.at_kw("ALL") || self.at_kw("SHORTEST");
         let next_is_selector = matches!(self.peek_at(1), Tok::Int(_) | Tok::LParen)
@@ -96,17 +97,14 @@ impl Parser<'_> {
         };
         let _ = self.eat_kw("PATH") || self.eat_kw("PATHS");
         let groups = self.eat_kw("GROUP") || self.eat_kw("GROUPS");
-        if count.is_some_and(|n| n != 1) {
-            return Err(self.error_at(
-                start,
-                "UnsupportedFeature",
-                "path selectors for more than one path (or group) are not supported; use SHORTEST 1 or ALL SHORTEST",
-            ));
+        if count.is_some_and(|n| n < 1) {
+            return Err(self.error_at(start, "InvalidArgument", "a path selector counts at least one path (or group)"));
         }
+        let count = count.map_or(1, |n| n as u64);
         Ok(Some(match (first.as_str(), shortest, groups) {
-            ("ALL", true, _) | (_, true, true) => PathKind::AllShortestGroup,
-            (_, true, false) => PathKind::AnyShortest,
-            ("ANY", false, _) => PathKind::AnyShortest,
+            ("ALL", true, _) => PathKind::ShortestGroups(1),
+            (_, true, true) => PathKind::ShortestGroups(count),
+            (_, true, false) | ("ANY", false, _) => PathKind::ShortestPaths(count),
             _ => PathKind::Normal,
         }))
     }

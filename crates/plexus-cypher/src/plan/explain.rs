@@ -39,9 +39,14 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::VarExpand { from, to, dir, min, max, .. } => {
             format!("VarLengthExpand(#{from} {:?} *{min}..{} #{to})", dir, max.map_or("".into(), |m| m.to_string()))
         }
-        P::ShortestPath { from, to, all, path_filters, .. } => format!(
+        P::ShortestPath { from, to, all, count, path_filters, .. } => format!(
             "{}(#{from}, #{to}){}",
-            if *all { "AllShortestPaths" } else { "ShortestPath" },
+            match (*all, *count) {
+                (true, 1) => "AllShortestPaths".to_string(),
+                (false, 1) => "ShortestPath".to_string(),
+                (true, k) => format!("ShortestGroups[{k}]"),
+                (false, k) => format!("ShortestPaths[{k}]"),
+            },
             if path_filters.is_empty() { "" } else { " of the paths passing the WHERE" }
         ),
         P::Filter { .. } => "Filter".into(),

@@ -273,7 +273,10 @@ pub(crate) enum PlanNode {
         types: Vec<Token>,
         min: u64,
         max: Option<u64>,
+        /// Every path of the shortest lengths, or one path per count.
         all: bool,
+        /// How many paths (or, with `all`, lengths) are sought.
+        count: u64,
         /// A scratch slot holding each candidate relationship while `rel_filters` are evaluated.
         rel_scratch: usize,
         /// Conditions every relationship of the path must meet (its property map, and `WHERE all(r IN

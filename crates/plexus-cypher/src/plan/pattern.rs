@@ -765,7 +765,7 @@ impl Planner<'_> {
         after.extend(path_names.iter().map(|n| n.to_string()));
         let mut i = 0;
         // A path selector's WHERE filters the paths it selected: it stays pending, for after the search.
-        let selector = matches!(part.kind, PathKind::AnyShortest | PathKind::AllShortestGroup);
+        let selector = matches!(part.kind, PathKind::ShortestPaths(_) | PathKind::ShortestGroups(_));
         while i < pending.len() && !selector {
             let mentions_path =
                 pending[i].names.as_ref().is_some_and(|names| names.iter().any(|n| path_names.contains(&n.as_str())));
@@ -795,7 +795,11 @@ impl Planner<'_> {
             types: rp.types.iter().map(|t| Token::new(t.name.as_str())).collect(),
             min: min.unwrap_or(1),
             max,
-            all: matches!(part.kind, PathKind::AllShortest | PathKind::AllShortestGroup),
+            all: matches!(part.kind, PathKind::AllShortest | PathKind::ShortestGroups(_)),
+            count: match part.kind {
+                PathKind::ShortestPaths(k) | PathKind::ShortestGroups(k) => k,
+                _ => 1,
+            },
             rel_scratch,
             rel_filters,
             path_filters,
