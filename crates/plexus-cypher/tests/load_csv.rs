@@ -241,6 +241,25 @@ fn call_in_transactions_can_go_on_after_a_failure() {
     assert_eq!(db.rows("MATCH (e:E) RETURN count(e)"), vec![vec![int(2)]]);
 }
 
+/// `IN [n] CONCURRENT TRANSACTIONS` is accepted and runs its parts one after another: the same effects and
+/// statuses, with the parts in order.
+#[test]
+fn concurrent_transactions_run_their_parts_in_turn() {
+    let db = Db::new();
+    let q = "UNWIND [1, 0, 2, 3] AS i CALL (i) { CREATE (:F {v: 1 / i}) } IN 4 CONCURRENT TRANSACTIONS OF 1 ROW \
+             ON ERROR CONTINUE REPORT STATUS AS s RETURN i, s.committed AS ok";
+    let ok: Vec<ResultValue> = db.rows(q).iter().map(|r| r[1].clone()).collect();
+    assert_eq!(ok, [true, false, true, true].map(ResultValue::Bool));
+    db.rows("UNWIND range(1, 5) AS i CALL (i) { CREATE (:G {i: i}) } IN CONCURRENT TRANSACTIONS");
+    let mut params = Params::new();
+    params.insert("n".into(), plexus_cypher::Value::Int(2));
+    let q = "UNWIND range(1, 5) AS i CALL (i) { CREATE (:G {i: i}) } IN $n CONCURRENT TRANSACTIONS OF 2 ROWS";
+    db.engine.execute(&db.store, q, &params).unwrap();
+    assert_eq!(db.rows("MATCH (g:G) RETURN count(g)"), vec![vec![int(10)]]);
+    let e = db.err("UNWIND [1] AS i CALL (i) { CREATE (:G) } IN 0 CONCURRENT TRANSACTIONS");
+    assert_eq!(e.detail, "InvalidArgument");
+}
+
 #[test]
 fn call_in_transactions_needs_a_transaction_of_its_own() {
     let db = Db::new();

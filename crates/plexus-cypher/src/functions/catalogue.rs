@@ -146,4 +146,6 @@ functions! {
     ("type", "Scalar", "type(input :: RELATIONSHIP) :: STRING", "Returns a `STRING` representation of the `RELATIONSHIP` type."),
     ("upper", "String", "upper(input :: STRING) :: STRING", "Returns the given `STRING` in uppercase."),
     ("valueType", "Scalar", "valueType(input :: ANY) :: STRING", "Returns a `STRING` representation of the most precise value type that the given expression evaluates to."),
+    ("vector.similarity.cosine", "Vector", "vector.similarity.cosine(a :: LIST<INTEGER | FLOAT>, b :: LIST<INTEGER | FLOAT>) :: FLOAT", "Returns a `FLOAT` representing the similarity between the argument vectors based on their cosine."),
+    ("vector.similarity.euclidean", "Vector", "vector.similarity.euclidean(a :: LIST<INTEGER | FLOAT>, b :: LIST<INTEGER | FLOAT>) :: FLOAT", "Returns a `FLOAT` representing the similarity between the argument vectors based on their Euclidean distance."),
 }

@@ -270,3 +270,69 @@ pub fn haversin(args: &[Value]) -> Result<Value> {
 pub fn is_nan(args: &[Value]) -> Result<Value> {
     Ok(number("isNaN", arg(args, 0))?.map_or(Value::Null, |x| Value::Bool(x.is_nan())))
 }
+
+/// A vector argument of `vector.similarity.*`: a list of numbers, as 32-bit floats (what Neo4j's vector index
+/// provider computes with); `None` for null, `Some(None)` for a list holding a null or a value that is not finite
+/// in 32 bits (no similarity is defined for it).
+fn vector(function: &str, v: &Value) -> Result<Option<Option<Vec<f32>>>> {
+    let Value::List(items) = v else {
+        return if v.is_null() { Ok(None) } else { Err(invalid_type(function, "a list of numbers", v)) };
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        let x = match item {
+            Value::Int(i) => *i as f32,
+            Value::Float(f) => *f as f32,
+            Value::Null => return Ok(Some(None)),
+            other => return Err(invalid_type(function, "a list of numbers", other)),
+        };
+        if !x.is_finite() {
+            return Ok(Some(None));
+        }
+        out.push(x);
+    }
+    Ok(Some(Some(out)))
+}
+
+/// The two vectors of a `vector.similarity.*` call, checked to be of one dimension; `None` when the result is
+/// null.
+fn vector_pair(function: &str, args: &[Value]) -> Result<Option<(Vec<f32>, Vec<f32>)>> {
+    let (a, b) = (vector(function, arg(args, 0))?, vector(function, arg(args, 1))?);
+    let (Some(a), Some(b)) = (a, b) else { return Ok(None) };
+    let (Some(a), Some(b)) = (a, b) else { return Ok(None) };
+    if a.len() != b.len() {
+        return Err(CypherError::argument(
+            "InvalidArgument",
+            format!("{function}(): the vectors have different dimensions ({} and {})", a.len(), b.len()),
+        ));
+    }
+    Ok((!a.is_empty()).then_some((a, b)))
+}
+
+/// `vector.similarity.cosine(a, b)`: the cosine of the angle between two vectors mapped to [0, 1],
+/// `(1 + cos) / 2`, as Neo4j's vector indexes score it; null when either vector has no direction (all zeros).
+pub fn vector_cosine(args: &[Value]) -> Result<Value> {
+    let Some((a, b)) = vector_pair("vector.similarity.cosine", args)? else { return Ok(Value::Null) };
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(&b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 || !(na * nb).is_finite() {
+        return Ok(Value::Null);
+    }
+    let cosine = (dot / (na * nb).sqrt()).clamp(-1.0, 1.0);
+    Ok(Value::Float(f64::from((1.0 + cosine) / 2.0)))
+}
+
+/// `vector.similarity.euclidean(a, b)`: `1 / (1 + d²)` for the squared Euclidean distance `d²`, as Neo4j's
+/// vector indexes score it.
+pub fn vector_euclidean(args: &[Value]) -> Result<Value> {
+    let Some((a, b)) = vector_pair("vector.similarity.euclidean", args)? else { return Ok(Value::Null) };
+    let squared: f32 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
+    if !squared.is_finite() {
+        return Ok(Value::Null);
+    }
+    Ok(Value::Float(f64::from(1.0 / (1.0 + squared))))
+}

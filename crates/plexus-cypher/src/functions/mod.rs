@@ -163,6 +163,9 @@ functions! {
     "point" 1..1 => spatial::point,
     "point.distance" 2..2 => spatial::distance,
     "point.withinbbox" 3..3 => spatial::within_bbox,
+    // Vectors.
+    "vector.similarity.cosine" 2..2 => math::vector_cosine,
+    "vector.similarity.euclidean" 2..2 => math::vector_euclidean,
 }
 
 /// The pure function called `name` (lower-cased).

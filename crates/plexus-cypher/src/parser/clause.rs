@@ -139,9 +139,29 @@ impl Parser<'_> {
                     }
                 }
                 let (mut on_error, mut report_status) = (OnError::Fail, None);
-                let in_transactions = if self.at_kw("IN") && self.at_kw_ahead(1, "TRANSACTIONS") {
+                // `IN [n] CONCURRENT TRANSACTIONS` runs the batches one after another: the same rows and effects,
+                // in an order Neo4j leaves open for concurrent ones.
+                let concurrent = self.at_kw("IN")
+                    && (self.at_kw_ahead(1, "CONCURRENT")
+                        || (matches!(self.peek_at(1), Tok::Int(_) | Tok::Param(_))
+                            && self.at_kw_ahead(2, "CONCURRENT")));
+                let in_transactions = if concurrent || (self.at_kw("IN") && self.at_kw_ahead(1, "TRANSACTIONS")) {
                     self.bump();
-                    self.bump();
+                    if concurrent {
+                        if !self.at_kw("CONCURRENT") {
+                            let at = self.span();
+                            let threads = self.expr()?;
+                            if matches!(threads.kind, ExprKind::Literal(crate::value::Value::Int(n)) if n < 1) {
+                                return Err(self.error_at(
+                                    at,
+                                    "InvalidArgument",
+                                    "the number of concurrent transactions must be at least 1",
+                                ));
+                            }
+                        }
+                        self.expect_kw("CONCURRENT")?;
+                    }
+                    self.expect_kw("TRANSACTIONS")?;
                     let rows = if self.eat_kw("OF") {
                         let rows = self.expr()?;
                         if !(self.eat_kw("ROWS") || self.eat_kw("ROW")) {
