@@ -14,6 +14,7 @@ pub(crate) mod lookup;
 pub(crate) mod neighbour_counts;
 pub(crate) mod nodemap;
 pub(crate) mod schema_properties;
+mod shortest;
 pub(crate) mod update;
 
 use std::collections::HashSet;

@@ -10,6 +10,7 @@ pub(crate) mod fuse;
 pub(crate) mod pattern;
 pub(crate) mod planner;
 pub(crate) mod quantified;
+pub(crate) mod shortest;
 
 use std::sync::Arc;
 

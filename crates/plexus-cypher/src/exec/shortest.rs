@@ -1,0 +1,209 @@
+//! Shortest-path searches between two bound nodes: breadth first for the shortest paths, or length by length
+//! for those that pass a condition on whole paths and for the `SHORTEST k [GROUPS]` selectors.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use plexus_storage::{Direction, NodeId, RelId, TypeFilter};
+
+use super::ctx::Ctx;
+use super::BATCH;
+use crate::error::Result;
+
+/// What a shortest-path search looks for: paths from `a` to `b` along relationships of `filter` in `dir`, of
+/// `min..=max` relationships; one of the shortest, or `all` of them.
+pub(super) struct Search<'t> {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub dir: Direction,
+    pub filter: TypeFilter<'t>,
+    pub min: u64,
+    pub max: u64,
+    pub all: bool,
+    /// How many paths are sought, or with `all`, how many lengths.
+    pub count: u64,
+    /// Whether a relationship's check depends on the way it is walked (a quantified path pattern's condition
+    /// on its nodes): the check is then repeated where a search would otherwise reuse an earlier answer.
+    pub oriented: bool,
+}
+
+/// Whether a relationship walked from one node to the next, in the pattern's direction, may be on a path.
+pub(super) type RelOk<'r> = dyn FnMut(RelId, NodeId, NodeId) -> Result<bool> + 'r;
+
+/// Breadth-first search for the shortest paths from `a` to `b` (one, or all of the shortest length), following
+/// only relationships that pass `rel_ok`.
+pub(super) fn shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut RelOk) -> Result<Vec<Vec<RelId>>> {
+    let g = ctx.g();
+    let (a, b) = (s.a, s.b);
+    if a == b {
+        return Ok(if s.min == 0 { vec![vec![]] } else { vec![] });
+    }
+    // parents[n] = the (relationship, previous node) pairs reaching n at its BFS depth.
+    let mut parents: HashMap<NodeId, Vec<(RelId, NodeId)>> = HashMap::new();
+    let mut depth_of: HashMap<NodeId, u64> = HashMap::new();
+    depth_of.insert(a, 0);
+    let mut frontier = VecDeque::from([a]);
+    let mut found_depth = None;
+    let mut steps = 0usize;
+    while let Some(n) = frontier.pop_front() {
+        let d = depth_of[&n];
+        if found_depth.is_some_and(|f| d >= f) || d >= s.max {
+            continue;
+        }
+        for e in g.rels_of(n, s.dir, s.filter) {
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            match depth_of.get(&e.nbr) {
+                None => {
+                    if !rel_ok(e.rel, n, e.nbr)? {
+                        continue;
+                    }
+                    depth_of.insert(e.nbr, d + 1);
+                    parents.entry(e.nbr).or_default().push((e.rel, n));
+                    if e.nbr == b {
+                        found_depth = Some(d + 1);
+                    } else {
+                        frontier.push_back(e.nbr);
+                    }
+                }
+                Some(&dn) if dn == d + 1 && s.all && rel_ok(e.rel, n, e.nbr)? => {
+                    parents.entry(e.nbr).or_default().push((e.rel, n));
+                }
+                _ => {}
+            }
+        }
+    }
+    let Some(len) = found_depth else { return Ok(vec![]) };
+    if len < s.min {
+        return Ok(vec![]);
+    }
+    let mut out = Vec::new();
+    let mut stack: Vec<(NodeId, Vec<RelId>)> = vec![(b, vec![])];
+    while let Some((n, rels)) = stack.pop() {
+        if n == a {
+            let mut rels = rels;
+            rels.reverse();
+            out.push(rels);
+            if !s.all {
+                break;
+            }
+            continue;
+        }
+        for (rel, prev) in parents.get(&n).into_iter().flatten() {
+            let mut r = rels.clone();
+            r.push(*rel);
+            stack.push((*prev, r));
+        }
+    }
+    Ok(out)
+}
+
+/// The shortest paths from `a` to `b` that `accept` takes: paths are offered shortest first, every path of one
+/// length before any longer one, and the search stops once `accept` took `count` of them, or with `all`, after
+/// the `count`-th length at which it took one. Offering paths in length order is what makes a `WHERE` on the path part of
+/// the search, as openCypher asks: the shortest path that passes, not the shortest path if it passes.
+///
+/// Paths of each length are enumerated depth first (relationships distinct within a path), cut off where the
+/// node reached is further from `b` than the hops left; distances to `b` come from one backward search first.
+/// That is exhaustive when many paths fail, so the query's interrupt is checked as it goes.
+pub(super) fn shortest_paths_passing(
+    ctx: &Ctx,
+    s: &Search,
+    rel_ok: &mut RelOk,
+    accept: &mut dyn FnMut(&[RelId]) -> Result<bool>,
+) -> Result<()> {
+    let g = ctx.g();
+    let (a, b) = (s.a, s.b);
+    // Paths taken, and lengths at which one was.
+    let (mut taken, mut lengths) = (0u64, 0u64);
+    if a == b {
+        if s.min == 0 && accept(&[])? {
+            (taken, lengths) = (1, 1);
+        }
+        // One path sought: the empty one, or none (as `shortestPath` between a node and itself).
+        if s.count == 1 || (if s.all { lengths } else { taken }) >= s.count {
+            return Ok(());
+        }
+    }
+    let backward = match s.dir {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
+    };
+    // Hops from each node to `b`, and the relationships that lie on some walk to `b`: no path to `b` can be
+    // longer than there are of them.
+    let mut to_b: HashMap<NodeId, u64> = HashMap::from([(b, 0)]);
+    let mut on_walks: HashSet<RelId> = HashSet::new();
+    let mut frontier = VecDeque::from([b]);
+    let mut steps = 0usize;
+    while let Some(n) = frontier.pop_front() {
+        let d = to_b[&n];
+        if d >= s.max {
+            continue;
+        }
+        for e in g.rels_of(n, backward, s.filter) {
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            if on_walks.contains(&e.rel) || !rel_ok(e.rel, e.nbr, n)? {
+                continue;
+            }
+            on_walks.insert(e.rel);
+            to_b.entry(e.nbr).or_insert_with(|| {
+                frontier.push_back(e.nbr);
+                d + 1
+            });
+        }
+    }
+    let Some(&nearest) = to_b.get(&a) else { return Ok(()) };
+    let longest = s.max.min(on_walks.len() as u64);
+    let mut path: Vec<RelId> = Vec::new();
+    for len in nearest.max(s.min).max(1)..=longest {
+        let mut found = false;
+        // One frame per node of the path so far: the relationships out of it and how many have been tried.
+        let mut frames = vec![(g.rels_of(a, s.dir, s.filter), 0usize, a)];
+        while let Some((entries, next, at)) = frames.last_mut() {
+            let Some(&e) = entries.get(*next) else {
+                frames.pop();
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            let at = *at;
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            let hops_left = len - path.len() as u64 - 1;
+            if to_b.get(&e.nbr).is_none_or(|&d| d > hops_left)
+                || path.contains(&e.rel)
+                || !on_walks.contains(&e.rel)
+                || (s.oriented && !rel_ok(e.rel, at, e.nbr)?)
+            {
+                continue;
+            }
+            path.push(e.rel);
+            if hops_left == 0 {
+                if accept(&path)? {
+                    found = true;
+                    taken += 1;
+                    if !s.all && taken >= s.count {
+                        return Ok(());
+                    }
+                }
+                path.pop();
+            } else {
+                frames.push((g.rels_of(e.nbr, s.dir, s.filter), 0, e.nbr));
+            }
+        }
+        if found {
+            lengths += 1;
+            if s.all && lengths >= s.count {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
