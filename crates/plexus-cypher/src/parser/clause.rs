@@ -73,9 +73,11 @@ impl Parser<'_> {
             })
         } else if self.eat_kw("CREATE") {
             let patterns = self.pattern_list()?;
+            self.refuse_quantified_path("CREATE")?;
             Clause::Create { patterns, span: start.to(self.prev_span()) }
         } else if self.eat_kw("MERGE") {
             let pattern = self.pattern_part()?;
+            self.refuse_quantified_path("MERGE")?;
             let (mut on_create, mut on_match) = (Vec::new(), Vec::new());
             while self.at_kw("ON") {
                 self.bump();
@@ -420,5 +422,20 @@ impl Parser<'_> {
             }
         }
         Ok((labels, dynamic))
+    }
+}
+
+impl Parser<'_> {
+    /// After the patterns of a CREATE or MERGE: a parenthesised path there is a quantified path pattern, which
+    /// only MATCH takes; say so rather than that the query should have ended.
+    fn refuse_quantified_path(&mut self, clause: &str) -> Result<()> {
+        if self.at(&Tok::LParen) && self.peek_at(1) == &Tok::LParen {
+            return Err(self.error_at(
+                self.span(),
+                "InvalidQuantifiedPath",
+                format!("quantified path patterns cannot be used in a {clause} clause"),
+            ));
+        }
+        Ok(())
     }
 }

@@ -24,21 +24,30 @@ impl Planner<'_> {
         rel: &RelPattern,
         hop: &HopPattern,
     ) -> Result<()> {
-        // (variable, whether it is declared here)
-        let names: Vec<(Option<&Ident>, bool)> = if hop.steps.is_empty() {
-            vec![(hop.from.variable.as_ref(), true), (rel.variable.as_ref(), false), (hop.to.variable.as_ref(), true)]
+        // (variable, whether it is declared here, whether it names a node)
+        let names: Vec<(Option<&Ident>, bool, bool)> = if hop.steps.is_empty() {
+            vec![
+                (hop.from.variable.as_ref(), true, true),
+                (rel.variable.as_ref(), false, false),
+                (hop.to.variable.as_ref(), true, true),
+            ]
         } else {
-            let mut names = vec![(hop.from.variable.as_ref(), true)];
+            let mut names = vec![(hop.from.variable.as_ref(), true, true)];
             for (r, n) in &hop.steps {
-                names.push((r.variable.as_ref(), true));
-                names.push((n.variable.as_ref(), true));
+                names.push((r.variable.as_ref(), true, false));
+                names.push((n.variable.as_ref(), true, true));
             }
             names
         };
-        for (i, (v, here)) in names.iter().enumerate() {
+        for (i, (v, here, node)) in names.iter().enumerate() {
             let Some(v) = v else { continue };
-            let repeated = names[..i].iter().filter_map(|(w, _)| *w).any(|w| w.name == v.name);
-            if repeated || declared.contains(&v.name) || scope.get(&v.name).is_some() {
+            let earlier = names[..i].iter().find(|(w, _, _)| w.is_some_and(|w| w.name == v.name));
+            // A node named twice inside is one node in each repetition (`((x)-[:R]->(x))`, a self-loop), as in
+            // Neo4j: the repetition's condition joins the two places.
+            if *node && earlier.is_some_and(|(_, _, was_node)| *was_node) {
+                continue;
+            }
+            if earlier.is_some() || declared.contains(&v.name) || scope.get(&v.name).is_some() {
                 return Err(self.error(
                     v.span,
                     CypherError::semantic(
@@ -119,6 +128,15 @@ impl Planner<'_> {
             }
         }
         let mut tests = Vec::new();
+        if let (Some(a), Some(b)) = (&hop.from.variable, &hop.to.variable) {
+            if a.name == b.name {
+                tests.push(CExpr::Binary(
+                    BinaryOp::Eq,
+                    Box::new(CExpr::Slot(from_slot)),
+                    Box::new(CExpr::Slot(to_slot)),
+                ));
+            }
+        }
         for (np, slot) in [(&hop.from, from_slot), (&hop.to, to_slot)] {
             if let Some(e) = np.dynamic_labels.first() {
                 return Err(self.error(
@@ -172,7 +190,9 @@ impl Planner<'_> {
             items.push((CExpr::Slice(nodes(), int(0), int(-1)), scope.get(&v.name).expect("declared").slot));
             bound.insert(v.name.clone());
         }
-        if let Some(v) = &hop.to.variable {
+        if let Some(v) =
+            hop.to.variable.as_ref().filter(|v| hop.from.variable.as_ref().is_none_or(|f| f.name != v.name))
+        {
             items.push((CExpr::Slice(nodes(), int(1), None), scope.get(&v.name).expect("declared").slot));
             bound.insert(v.name.clone());
         }
@@ -207,10 +227,21 @@ impl Planner<'_> {
 
         let mut inner = scope.clone();
         let mut groups = Vec::new();
+        let mut tests = Vec::new();
         for (j, n) in nodes.iter().enumerate() {
             if let Some(v) = &n.variable {
-                inner = inner.with(&v.name, node_slots[j], VarKind::Node);
-                groups.push((scope.get(&v.name).expect("declared").slot, GroupItem::Node(j)));
+                match nodes[..j].iter().position(|m| m.variable.as_ref().is_some_and(|w| w.name == v.name)) {
+                    // Named before in the repetition: the same node.
+                    Some(first) => tests.push(CExpr::Binary(
+                        BinaryOp::Eq,
+                        Box::new(CExpr::Slot(node_slots[j])),
+                        Box::new(CExpr::Slot(node_slots[first])),
+                    )),
+                    None => {
+                        inner = inner.with(&v.name, node_slots[j], VarKind::Node);
+                        groups.push((scope.get(&v.name).expect("declared").slot, GroupItem::Node(j)));
+                    }
+                }
             }
         }
         for (j, r) in rels.iter().enumerate() {
@@ -219,7 +250,6 @@ impl Planner<'_> {
                 groups.push((scope.get(&v.name).expect("declared").slot, GroupItem::Rel(j)));
             }
         }
-        let mut tests = Vec::new();
         for (np, &slot) in nodes.iter().zip(&node_slots) {
             if let Some(e) = np.dynamic_labels.first() {
                 return Err(self.error(
