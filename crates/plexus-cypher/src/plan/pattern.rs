@@ -16,7 +16,7 @@ use crate::expr::CExpr;
 use crate::token::Token;
 
 /// Splits `a AND b AND c` into its conjuncts.
-fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+pub(super) fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
     if let ExprKind::Binary(BinaryOp::And, a, b) = &e.kind {
         conjuncts(a, out);
         conjuncts(b, out);
@@ -95,6 +95,8 @@ impl Planner<'_> {
         _top: bool,
     ) -> Result<PlanNode> {
         let outer: HashSet<String> = scope.visible().into_iter().map(|v| v.name).collect();
+        // A subquery in this MATCH's WHERE plans patterns of its own: their deferred conditions stay apart.
+        let outer_repetition_filters = std::mem::take(&mut self.repetition_filters);
         for part in patterns {
             let mut props: Vec<&Option<Expr>> = vec![&part.element.start.properties];
             for (r, n) in &part.element.chain {
@@ -175,6 +177,10 @@ impl Planner<'_> {
         for p in pending.drain(..) {
             let c = self.expr(&p.expr, scope, &mut AggMode::Forbidden)?;
             plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+        }
+        // Conditions of quantified path patterns' repetitions on variables bound elsewhere in the MATCH.
+        for predicate in std::mem::replace(&mut self.repetition_filters, outer_repetition_filters) {
+            plan = PlanNode::Filter { input: Box::new(plan), predicate };
         }
         Ok(plan)
     }
@@ -601,15 +607,23 @@ impl Planner<'_> {
                         (a, b) => a.or(b),
                     };
                     // A quantified path pattern: each repetition's nodes go into scratch slots of their own.
+                    let (now, later) = match &rp.hop {
+                        Some(hop) => self.split_repetition_predicate(hop, rp, scope, declared),
+                        None => (None, Vec::new()),
+                    };
                     let cycle = match &rp.hop {
-                        Some(hop) if !hop.steps.is_empty() => Some(Box::new(self.hop_cycle(hop, scope, declared)?)),
+                        Some(hop) if !hop.steps.is_empty() => {
+                            Some(Box::new(self.hop_cycle(hop, now.as_ref(), scope, declared)?))
+                        }
                         _ => None,
                     };
                     let hop_nodes = match &rp.hop {
                         Some(hop) if hop.steps.is_empty() => {
                             let (from_scratch, to_scratch) = (self.slot(), self.slot());
                             let slots = (from_scratch, rel_scratch, to_scratch);
-                            if let Some(condition) = self.hop_condition(hop, rp, slots, scope, declared)? {
+                            if let Some(condition) =
+                                self.hop_condition(hop, rp, now.as_ref(), slots, scope, declared)?
+                            {
                                 rel_filter = Some(match rel_filter {
                                     Some(f) => CExpr::And(Box::new(f), Box::new(condition)),
                                     None => condition,
@@ -638,6 +652,7 @@ impl Planner<'_> {
                         cycle,
                     };
                     if let Some(hop) = &rp.hop {
+                        self.defer_repetition_conditions(&later, hop, rp, rel_slots[ri], scope)?;
                         if hop.steps.is_empty() {
                             plan = self.bind_group_nodes(plan, hop, node_slots[ri], rel_slots[ri], scope, bound);
                         } else {

@@ -97,6 +97,9 @@ pub(crate) struct Planner<'t> {
     anonymous: usize,
     /// While compiling an ORDER BY after aggregation: expression texts that stand for a projected column.
     pub substitutions: Vec<(String, usize)>,
+    /// While planning a MATCH: conditions of its quantified path patterns' repetitions that name variables
+    /// bound elsewhere in it, applied once it is bound (see `quantified.rs`).
+    pub repetition_filters: Vec<CExpr>,
 }
 
 /// The outer variables a part of a `CALL { }` subquery sees: those its leading importing `WITH` names (`WITH a,
@@ -144,6 +147,7 @@ pub(crate) fn plan_query(
         params: Default::default(),
         anonymous: 0,
         substitutions: Vec::new(),
+        repetition_filters: Vec::new(),
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::pattern::{mentioned, to_dir, type_test};
+use super::pattern::{conjuncts, mentioned, to_dir, type_test};
 use super::planner::{AggMode, Planner, Scope, VarKind};
 use super::{GroupItem, HopCycle, PlanNode};
 use crate::ast::*;
@@ -102,20 +102,18 @@ impl Planner<'_> {
     /// The condition each repetition of a quantified path pattern of one relationship meets, over its nodes
     /// (`from_slot`, `to_slot`, in the pattern's left-to-right order) and relationship (`rel_slot`), given as
     /// scratch slots: the node patterns' labels and properties and the pattern's WHERE.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn hop_condition(
         &mut self,
         hop: &HopPattern,
         rel: &RelPattern,
+        predicate: Option<&Expr>,
         (from_slot, rel_slot, to_slot): (usize, usize, usize),
         scope: &Scope,
         declared: &HashSet<String>,
     ) -> Result<Option<CExpr>> {
-        let own: Vec<&str> = [&hop.from.variable, &rel.variable, &hop.to.variable]
-            .into_iter()
-            .flatten()
-            .map(|v| v.name.as_str())
-            .collect();
-        let conditions = [&hop.predicate, &hop.from.properties, &hop.to.properties, &rel.properties];
+        let own = own_names(hop, rel);
+        let conditions = [predicate, hop.from.properties.as_ref(), hop.to.properties.as_ref(), rel.properties.as_ref()];
         self.check_inner_references(&own, conditions.into_iter().flatten(), declared)?;
         let mut inner = scope.clone();
         for (v, slot, kind) in [
@@ -163,7 +161,7 @@ impl Planner<'_> {
             let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
             tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_slot)), Box::new(map)));
         }
-        if let Some(predicate) = &hop.predicate {
+        if let Some(predicate) = predicate {
             tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
         }
         Ok(tests.into_iter().reduce(|a, b| CExpr::And(Box::new(a), Box::new(b))))
@@ -207,6 +205,7 @@ impl Planner<'_> {
     pub(super) fn hop_cycle(
         &mut self,
         hop: &HopPattern,
+        predicate: Option<&Expr>,
         scope: &Scope,
         declared: &HashSet<String>,
     ) -> Result<HopCycle> {
@@ -223,7 +222,7 @@ impl Planner<'_> {
             .collect();
         let conditions =
             nodes.iter().filter_map(|n| n.properties.as_ref()).chain(rels.iter().filter_map(|r| r.properties.as_ref()));
-        self.check_inner_references(&own, conditions.chain(hop.predicate.as_ref()), declared)?;
+        self.check_inner_references(&own, conditions.chain(predicate), declared)?;
 
         let mut inner = scope.clone();
         let mut groups = Vec::new();
@@ -281,7 +280,7 @@ impl Planner<'_> {
                 tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
             }
         }
-        if let Some(predicate) = &hop.predicate {
+        if let Some(predicate) = predicate {
             tests.push(self.expr(predicate, &inner, &mut AggMode::Forbidden)?);
         }
         let steps = rels
@@ -296,4 +295,112 @@ impl Planner<'_> {
             groups,
         })
     }
+
+    /// A quantified path pattern's WHERE split in two: the conjuncts a repetition can be checked on as the walk
+    /// meets it, and those naming a variable this MATCH binds outside the pattern (`(a) ((x)-->(y) WHERE y.v <
+    /// b.v)+ (b)`), which Neo4j accepts and which hold for every repetition once the whole MATCH is bound.
+    /// A conjunct naming a path of this MATCH stays in the first part, where it is refused: the path is not
+    /// whole while its repetitions are matched.
+    pub(super) fn split_repetition_predicate(
+        &self,
+        hop: &HopPattern,
+        rel: &RelPattern,
+        scope: &Scope,
+        declared: &HashSet<String>,
+    ) -> (Option<Expr>, Vec<Expr>) {
+        let Some(predicate) = &hop.predicate else { return (None, Vec::new()) };
+        let own = own_names(hop, rel);
+        let mut parts = Vec::new();
+        conjuncts(predicate, &mut parts);
+        let elsewhere = |n: &String| declared.contains(n) && !own.contains(&n.as_str());
+        let is_path = |n: &String| scope.get(n).is_some_and(|v| v.kind == VarKind::Path);
+        let (later, now): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(|e| {
+            mentioned(e)
+                .is_some_and(|names| names.iter().any(elsewhere) && !names.iter().any(|n| elsewhere(n) && is_path(n)))
+        });
+        let now = now.into_iter().reduce(|a, b| {
+            let span = a.span.to(b.span);
+            Expr::new(ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)), span)
+        });
+        (now, later)
+    }
+
+    /// Queues `later` (see [`Self::split_repetition_predicate`]) as filters for the end of the MATCH: for each
+    /// repetition `i` of the path whose relationships are listed in `rels` (`k` per repetition), each conjunct
+    /// with the pattern's variables bound to their `i`-th items.
+    pub(super) fn defer_repetition_conditions(
+        &mut self,
+        later: &[Expr],
+        hop: &HopPattern,
+        rel: &RelPattern,
+        rels: usize,
+        scope: &Scope,
+    ) -> Result<()> {
+        if later.is_empty() {
+            return Ok(());
+        }
+        let k = hop.steps.len().max(1) as i64;
+        let repetition = self.slot();
+        let mut inner = scope.clone();
+        // (scratch slot of the repetition's item, slot of the variable's list)
+        let mut items = Vec::new();
+        let named = std::iter::once((&hop.from, None))
+            .chain(hop.steps.iter().map(|(r, n)| (n, Some(r))))
+            .flat_map(|(n, r)| {
+                [
+                    n.variable.as_ref().map(|v| (v, VarKind::Node)),
+                    r.and_then(|r| r.variable.as_ref()).map(|v| (v, VarKind::Rel)),
+                ]
+            })
+            .chain([
+                hop.to.variable.as_ref().map(|v| (v, VarKind::Node)),
+                rel.variable.as_ref().map(|v| (v, VarKind::Rel)),
+            ])
+            .flatten();
+        let mut seen = HashSet::new();
+        for (v, kind) in named {
+            if !seen.insert(v.name.clone()) {
+                continue;
+            }
+            let Some(list) = scope.get(&v.name) else { continue };
+            let item = self.slot();
+            inner = inner.with(&v.name, item, kind);
+            items.push((item, list.slot));
+        }
+        let int = |i: i64| Box::new(CExpr::Const(crate::value::Value::Int(i)));
+        let size = CExpr::Scalar(Arc::from("size"), vec![CExpr::Slot(rels)]);
+        let last = CExpr::Binary(BinaryOp::Sub, Box::new(CExpr::Binary(BinaryOp::Div, Box::new(size), int(k))), int(1));
+        let repetitions = CExpr::Scalar(Arc::from("range"), vec![CExpr::Const(crate::value::Value::Int(0)), last]);
+        for e in later {
+            let mut predicate = self.expr(e, &inner, &mut AggMode::Forbidden)?;
+            // Each variable bound to its item of this repetition: a quantifier over a list of that one item.
+            for &(item, list) in &items {
+                let at = CExpr::Index(Box::new(CExpr::Slot(list)), Box::new(CExpr::Slot(repetition)));
+                predicate = CExpr::Quantified {
+                    quantifier: Quantifier::All,
+                    slot: item,
+                    list: Box::new(CExpr::List(vec![at])),
+                    predicate: Box::new(predicate),
+                };
+            }
+            self.repetition_filters.push(CExpr::Quantified {
+                quantifier: Quantifier::All,
+                slot: repetition,
+                list: Box::new(repetitions.clone()),
+                predicate: Box::new(predicate),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The variables a quantified path pattern names inside.
+fn own_names<'h>(hop: &'h HopPattern, rel: &'h RelPattern) -> Vec<&'h str> {
+    let nodes = std::iter::once(&hop.from).chain(hop.steps.iter().map(|(_, n)| n)).chain(std::iter::once(&hop.to));
+    let rels = std::iter::once(rel).chain(hop.steps.iter().map(|(r, _)| r));
+    nodes
+        .filter_map(|n| n.variable.as_ref())
+        .chain(rels.filter_map(|r| r.variable.as_ref()))
+        .map(|v| v.name.as_str())
+        .collect()
 }

@@ -91,7 +91,7 @@ impl Planner<'_> {
         if let Some(hop) = &rp.hop {
             let (from_scratch, to_scratch) = (self.slot(), self.slot());
             let slots = (from_scratch, rel_scratch, to_scratch);
-            rel_filters.extend(self.hop_condition(hop, rp, slots, scope, declared)?);
+            rel_filters.extend(self.hop_condition(hop, rp, hop.predicate.as_ref(), slots, scope, declared)?);
             hop_nodes = Some((from_scratch, to_scratch));
         } else if let Some(props) = &rp.properties {
             let map = self.expr(props, scope, &mut AggMode::Forbidden)?;
