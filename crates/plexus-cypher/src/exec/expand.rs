@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 
 use super::ctx::Ctx;
-use super::shortest::{shortest_paths, shortest_paths_passing, Search};
+use super::shortest::{shortest_paths, shortest_paths_passing, shortest_repetitions, Search};
 use super::{Batch, Row, RowExpander, RowSink, BATCH};
 use crate::error::Result;
 use crate::expr::CExpr;
@@ -313,6 +313,7 @@ impl RowExpander for Expander<'_> {
                 rel_filters,
                 path_filters,
                 hop_nodes,
+                cycle,
                 ..
             } => {
                 let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
@@ -332,19 +333,38 @@ impl RowExpander for Expander<'_> {
                 };
                 let path_row = |rels: &[RelId]| {
                     let mut r = row.clone();
-                    if let Some(p) = path {
-                        let mut nodes = vec![a];
+                    let mut nodes = vec![a];
+                    if path.is_some() || cycle.is_some() {
                         for x in rels {
                             let rec = ctx.g().rel(*x).expect("relationship on a path exists");
                             let last = *nodes.last().unwrap();
                             nodes.push(if rec.src == last { rec.dst } else { rec.src });
                         }
+                    }
+                    let list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
+                    if let Some(cycle) = cycle {
+                        set_groups(&mut r, cycle, &list, &nodes, false);
+                    }
+                    if let Some(p) = path {
                         r[*p] = Value::Path(std::sync::Arc::new(Path { nodes, rels: rels.to_vec() }));
                     }
-                    r[*rel] = Value::list(rels.iter().map(|x| Value::Rel(*x)).collect());
+                    r[*rel] = Value::list(list);
                     r
                 };
-                if path_filters.is_empty() && *count == 1 {
+                if let Some(plan) = cycle {
+                    // Whole repetitions of several relationships, length by length.
+                    let mut walk = CycleWalk::new(plan, ctx, row, false);
+                    shortest_repetitions(ctx, &search, &mut walk, &mut |rels| {
+                        let r = path_row(rels);
+                        for f in path_filters {
+                            if !f.is_true(&r, ctx)? {
+                                return Ok(false);
+                            }
+                        }
+                        results.push(r);
+                        Ok(true)
+                    })?;
+                } else if path_filters.is_empty() && *count == 1 {
                     for rels in shortest_paths(ctx, &search, &mut rel_ok)? {
                         results.push(path_row(&rels));
                     }
@@ -447,7 +467,7 @@ fn set_groups(row: &mut Row, cycle: &HopCycle, rels: &[Value], nodes: &[NodeId],
 /// A repetition of a quantified path pattern of several relationships as a walk takes it: its relationships in
 /// the walk's order (the pattern's reversed, each direction turned, when the walk goes right to left), and the
 /// condition every repetition meets, evaluated on a copy of the input row with the repetition in scratch slots.
-struct CycleWalk<'p> {
+pub(super) struct CycleWalk<'p> {
     plan: &'p HopCycle,
     /// Direction and types (`None`: any type) of each step of a repetition, in the walk's order.
     steps: Vec<(Direction, Option<Vec<TypeId>>)>,
@@ -456,6 +476,10 @@ struct CycleWalk<'p> {
 }
 
 impl<'p> CycleWalk<'p> {
+    pub(super) fn len(&self) -> usize {
+        self.steps.len()
+    }
+
     fn new(plan: &'p HopCycle, ctx: &Ctx, row: &Row, reversed: bool) -> CycleWalk<'p> {
         let k = plan.steps.len();
         let steps = (0..k)
@@ -474,14 +498,14 @@ impl<'p> CycleWalk<'p> {
     }
 
     /// The direction and types of the relationship a walk of `depth` relationships takes next.
-    fn step(&self, depth: usize) -> (Direction, TypeFilter<'_>) {
+    pub(super) fn step(&self, depth: usize) -> (Direction, TypeFilter<'_>) {
         let (dir, types) = &self.steps[depth % self.steps.len()];
         (*dir, types.as_deref().map_or(TypeFilter::All, TypeFilter::Only))
     }
 
     /// Whether the repetition that ends the walk so far (`at`, its nodes, one more than `path`, its
     /// relationships, a whole number of repetitions) meets the condition.
-    fn passes(&mut self, at: &[NodeId], path: &[RelId], ctx: &Ctx) -> Result<bool> {
+    pub(super) fn passes(&mut self, at: &[NodeId], path: &[RelId], ctx: &Ctx) -> Result<bool> {
         let Some(condition) = &self.plan.condition else { return Ok(true) };
         let (k, d) = (self.steps.len(), path.len());
         let (nodes, rels) = (&at[d - k..=d], &path[d - k..d]);

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use plexus_storage::{Direction, NodeId, RelId, TypeFilter};
 
 use super::ctx::Ctx;
+use super::expand::CycleWalk;
 use super::BATCH;
 use crate::error::Result;
 
@@ -196,6 +197,118 @@ pub(super) fn shortest_paths_passing(
                 path.pop();
             } else {
                 frames.push((g.rels_of(e.nbr, s.dir, s.filter), 0, e.nbr));
+            }
+        }
+        if found {
+            lengths += 1;
+            if s.all && lengths >= s.count {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The shortest paths from `a` to `b` made of whole repetitions of a quantified path pattern of several
+/// relationships (`cycle`, each of its steps with its own direction and types, each repetition meeting its
+/// condition), offered to `accept` as [`shortest_paths_passing`] offers them; `s.min` and `s.max` count
+/// repetitions. Distances to `b` come from a backward search over (node, step of the repetition) pairs, which
+/// cuts off every walk that cannot reach `b` in the hops left.
+pub(super) fn shortest_repetitions(
+    ctx: &Ctx,
+    s: &Search,
+    cycle: &mut CycleWalk,
+    accept: &mut dyn FnMut(&[RelId]) -> Result<bool>,
+) -> Result<()> {
+    let g = ctx.g();
+    let k = cycle.len() as u64;
+    let (a, b) = (s.a, s.b);
+    let (mut taken, mut lengths) = (0u64, 0u64);
+    if a == b && s.min == 0 {
+        if accept(&[])? {
+            (taken, lengths) = (1, 1);
+        }
+        if (if s.all { lengths } else { taken }) >= s.count {
+            return Ok(());
+        }
+    }
+    let max_hops = s.max.saturating_mul(k);
+    let backward = |d: Direction| match d {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
+    };
+    // Hops from (node, step about to be taken) to `b` at a repetition's end, and the relationships on those walks.
+    let mut to_b: HashMap<(NodeId, u64), u64> = HashMap::from([((b, 0), 0)]);
+    let mut on_walks: HashSet<RelId> = HashSet::new();
+    let mut frontier = VecDeque::from([(b, 0u64)]);
+    let mut steps = 0usize;
+    while let Some((n, phase)) = frontier.pop_front() {
+        let d = to_b[&(n, phase)];
+        if d >= max_hops {
+            continue;
+        }
+        let before = (phase + k - 1) % k;
+        let (dir, filter) = cycle.step(before as usize);
+        for e in g.rels_of(n, backward(dir), filter) {
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            on_walks.insert(e.rel);
+            to_b.entry((e.nbr, before)).or_insert_with(|| {
+                frontier.push_back((e.nbr, before));
+                d + 1
+            });
+        }
+    }
+    let Some(&nearest) = to_b.get(&(a, 0)) else { return Ok(()) };
+    let longest = max_hops.min(on_walks.len() as u64);
+    let first = nearest.max(s.min.saturating_mul(k)).max(k);
+    let mut path: Vec<RelId> = Vec::new();
+    let mut nodes: Vec<NodeId> = vec![a];
+    for len in (first..=longest).step_by(k as usize) {
+        let mut found = false;
+        let (dir, filter) = cycle.step(0);
+        let mut frames = vec![(g.rels_of(a, dir, filter), 0usize)];
+        while let Some((entries, next)) = frames.last_mut() {
+            let Some(&e) = entries.get(*next) else {
+                frames.pop();
+                if path.pop().is_some() {
+                    nodes.pop();
+                }
+                continue;
+            };
+            *next += 1;
+            steps += 1;
+            if steps.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            let depth = path.len() as u64 + 1;
+            let hops_left = len - depth;
+            if to_b.get(&(e.nbr, depth % k)).is_none_or(|&d| d > hops_left) || path.contains(&e.rel) {
+                continue;
+            }
+            path.push(e.rel);
+            nodes.push(e.nbr);
+            if depth.is_multiple_of(k) && !cycle.passes(&nodes, &path, ctx)? {
+                path.pop();
+                nodes.pop();
+                continue;
+            }
+            if hops_left == 0 {
+                if accept(&path)? {
+                    found = true;
+                    taken += 1;
+                    if !s.all && taken >= s.count {
+                        return Ok(());
+                    }
+                }
+                path.pop();
+                nodes.pop();
+            } else {
+                let (dir, filter) = cycle.step(depth as usize);
+                frames.push((g.rels_of(e.nbr, dir, filter), 0));
             }
         }
         if found {

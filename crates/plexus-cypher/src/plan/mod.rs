@@ -289,6 +289,9 @@ pub(crate) enum PlanNode {
         /// For a quantified path pattern: scratch slots receiving each candidate relationship's two nodes, the
         /// pattern's left one first, while `rel_filters` (which then hold the repetition's condition) run.
         hop_nodes: Option<(usize, usize)>,
+        /// For a quantified path pattern of several relationships: one repetition, which the search takes whole
+        /// (`min` and `max` then count repetitions, and `dir` and `types` are unused).
+        cycle: Option<Box<HopCycle>>,
     },
     Filter {
         input: Box<PlanNode>,

@@ -38,16 +38,6 @@ impl Planner<'_> {
                     ),
                 ));
             }
-            Some((false, span)) => {
-                return Err(self.error(
-                    span,
-                    CypherError::syntax(
-                        "UnsupportedQuantifiedPath",
-                        "a shortest path over a quantified path pattern of several relationships is not supported \
-                         yet; one relationship, `((a)-[r]->(b)){m,n}`, is",
-                    ),
-                ));
-            }
             _ => {}
         }
         if el.chain.len() != 1 {
@@ -88,7 +78,11 @@ impl Planner<'_> {
         // A quantified path pattern's condition (which holds its relationship map) reads each relationship's two
         // nodes from scratch slots of their own.
         let mut hop_nodes = None;
-        if let Some(hop) = &rp.hop {
+        let mut cycle = None;
+        if let Some(hop) = rp.hop.as_ref().filter(|h| !h.steps.is_empty()) {
+            // Several relationships: the search takes each repetition whole, as a variable-length walk does.
+            cycle = Some(Box::new(self.hop_cycle(hop, hop.predicate.as_ref(), scope, declared)?));
+        } else if let Some(hop) = &rp.hop {
             let (from_scratch, to_scratch) = (self.slot(), self.slot());
             let slots = (from_scratch, rel_scratch, to_scratch);
             rel_filters.extend(self.hop_condition(hop, rp, hop.predicate.as_ref(), slots, scope, declared)?);
@@ -142,9 +136,18 @@ impl Planner<'_> {
             rel_filters,
             path_filters,
             hop_nodes,
+            cycle,
         };
         if let Some(hop) = &rp.hop {
-            plan = self.bind_group_nodes(plan, hop, node_slots[0], rel_slots[0], scope, bound);
+            if hop.steps.is_empty() {
+                plan = self.bind_group_nodes(plan, hop, node_slots[0], rel_slots[0], scope, bound);
+            } else {
+                let inner = std::iter::once(&hop.from)
+                    .chain(hop.steps.iter().map(|(_, n)| n))
+                    .filter_map(|n| n.variable.as_ref())
+                    .chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
+                bound.extend(inner.map(|v| v.name.clone()));
+            }
         }
         if let Some(v) = &rp.variable {
             bound.insert(v.name.clone());
