@@ -161,6 +161,19 @@ fn path_selectors_select_then_filter() {
     assert_eq!(one(&format!("MATCH p = ANY 2 {ends} RETURN count(p)")), ResultValue::Int(2));
     let e = engine.execute(&store, &format!("MATCH p = SHORTEST 0 {ends} RETURN p"), &Params::new()).unwrap_err();
     assert_eq!(e.detail, "InvalidArgument");
+    // A minimum length beyond 1: the shortest of the longer paths, not nothing for a node reached sooner.
+    let q = "MATCH p = ALL SHORTEST (a:N {n: 'a'})-[:R]->{3,}(b) RETURN b.n, length(p)";
+    assert_eq!(run(q), vec![vec![s("d"), ResultValue::Int(3)]]);
+    let q = "MATCH p = SHORTEST 1 (a:N {n: 'a'})-[*2..]-(b:N {n: 'b'}) RETURN length(p)";
+    assert_eq!(one(q), ResultValue::Int(4));
+    // From a node back to itself: the shortest cycle for a selector, nothing for shortestPath().
+    run("MATCH (b:N {n: 'b'}), (a:N {n: 'a'}) CREATE (b)-[:BACK]->(a)");
+    let q = "MATCH p = SHORTEST 1 (a:N {n: 'a'})-[:R|BACK]->+(a) RETURN [n IN nodes(p) | n.n]";
+    assert_eq!(one(q), ResultValue::List(vec![s("a"), s("b"), s("a")]));
+    let q = "MATCH p = ANY (a:N)-->+(a) RETURN a.n ORDER BY a.n";
+    assert_eq!(run(q), vec![vec![s("a")], vec![s("b")]]);
+    let q = "MATCH (a:N {n: 'a'}) MATCH p = shortestPath((a)-[*]->(a)) RETURN p";
+    assert!(run(q).is_empty());
     // `any` stays a variable name.
     assert_eq!(one("MATCH (any:N {n: 'a'}) RETURN any.n"), s("a"));
 }

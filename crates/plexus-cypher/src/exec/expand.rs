@@ -309,6 +309,7 @@ impl RowExpander for Expander<'_> {
                 max,
                 all,
                 count,
+                selector,
                 rel_scratch,
                 rel_filters,
                 path_filters,
@@ -330,6 +331,7 @@ impl RowExpander for Expander<'_> {
                     all: *all,
                     count: *count,
                     oriented: hop_nodes.is_some() && !rel_filters.is_empty(),
+                    cycles: *selector,
                 };
                 let path_row = |rels: &[RelId]| {
                     let mut r = row.clone();
@@ -364,7 +366,9 @@ impl RowExpander for Expander<'_> {
                         results.push(r);
                         Ok(true)
                     })?;
-                } else if path_filters.is_empty() && *count == 1 {
+                } else if path_filters.is_empty() && *count == 1 && *min <= 1 && (a != b || !*selector) {
+                    // Breadth first, which settles each node at its first (shortest) distance: right for one
+                    // path of any length from 1, not for a longer minimum or a cycle back to the start.
                     for rels in shortest_paths(ctx, &search, &mut rel_ok)? {
                         results.push(path_row(&rels));
                     }

@@ -25,6 +25,8 @@ pub(super) struct Search<'t> {
     /// Whether a relationship's check depends on the way it is walked (a quantified path pattern's condition
     /// on its nodes): the check is then repeated where a search would otherwise reuse an earlier answer.
     pub oriented: bool,
+    /// Whether paths from a node back to itself are sought (the GQL selectors), beyond the empty one.
+    pub cycles: bool,
 }
 
 /// Whether a relationship walked from one node to the next, in the pattern's direction, may be on a path.
@@ -122,8 +124,9 @@ pub(super) fn shortest_paths_passing(
         if s.min == 0 && accept(&[])? {
             (taken, lengths) = (1, 1);
         }
-        // One path sought: the empty one, or none (as `shortestPath` between a node and itself).
-        if s.count == 1 || (if s.all { lengths } else { taken }) >= s.count {
+        // `shortestPath` between a node and itself finds the empty path or none; a selector goes on to cycles
+        // while it wants more.
+        if !s.cycles || (if s.all { lengths } else { taken }) >= s.count {
             return Ok(());
         }
     }

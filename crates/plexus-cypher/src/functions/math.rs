@@ -271,34 +271,42 @@ pub fn is_nan(args: &[Value]) -> Result<Value> {
     Ok(number("isNaN", arg(args, 0))?.map_or(Value::Null, |x| Value::Bool(x.is_nan())))
 }
 
-/// A vector argument of `vector.similarity.*`: a list of numbers, as 32-bit floats (what Neo4j's vector index
-/// provider computes with); `None` for null, `Some(None)` for a list holding a null or a value that is not finite
-/// in 32 bits (no similarity is defined for it).
-fn vector(function: &str, v: &Value) -> Result<Option<Option<Vec<f32>>>> {
+/// The error for a vector argument no similarity is defined for.
+fn invalid_vector(function: &str, which: &str) -> CypherError {
+    CypherError::argument(
+        "InvalidArgument",
+        format!("{function}(): argument {which} is not a valid vector (non-empty, finite numbers, not null)"),
+    )
+}
+
+/// A vector argument of `vector.similarity.*`: a non-empty list of finite numbers; `None` for null.
+fn vector(function: &str, which: &str, v: &Value) -> Result<Option<Vec<f64>>> {
     let Value::List(items) = v else {
         return if v.is_null() { Ok(None) } else { Err(invalid_type(function, "a list of numbers", v)) };
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items.iter() {
         let x = match item {
-            Value::Int(i) => *i as f32,
-            Value::Float(f) => *f as f32,
-            Value::Null => return Ok(Some(None)),
+            Value::Int(i) => *i as f64,
+            Value::Float(f) => *f,
+            Value::Null => return Err(invalid_vector(function, which)),
             other => return Err(invalid_type(function, "a list of numbers", other)),
         };
         if !x.is_finite() {
-            return Ok(Some(None));
+            return Err(invalid_vector(function, which));
         }
         out.push(x);
     }
-    Ok(Some(Some(out)))
+    if out.is_empty() {
+        return Err(invalid_vector(function, which));
+    }
+    Ok(Some(out))
 }
 
 /// The two vectors of a `vector.similarity.*` call, checked to be of one dimension; `None` when the result is
 /// null.
-fn vector_pair(function: &str, args: &[Value]) -> Result<Option<(Vec<f32>, Vec<f32>)>> {
-    let (a, b) = (vector(function, arg(args, 0))?, vector(function, arg(args, 1))?);
-    let (Some(a), Some(b)) = (a, b) else { return Ok(None) };
+fn vector_pair(function: &str, args: &[Value]) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+    let (a, b) = (vector(function, "a", arg(args, 0))?, vector(function, "b", arg(args, 1))?);
     let (Some(a), Some(b)) = (a, b) else { return Ok(None) };
     if a.len() != b.len() {
         return Err(CypherError::argument(
@@ -306,33 +314,48 @@ fn vector_pair(function: &str, args: &[Value]) -> Result<Option<(Vec<f32>, Vec<f
             format!("{function}(): the vectors have different dimensions ({} and {})", a.len(), b.len()),
         ));
     }
-    Ok((!a.is_empty()).then_some((a, b)))
+    Ok(Some((a, b)))
 }
 
 /// `vector.similarity.cosine(a, b)`: the cosine of the angle between two vectors mapped to [0, 1],
-/// `(1 + cos) / 2`, as Neo4j's vector indexes score it; null when either vector has no direction (all zeros).
+/// `(1 + cos) / 2`, as Neo4j's vector indexes score it: each vector scaled to unit length (which a vector of
+/// length zero has none of: an error), then compared in 32-bit floats.
 pub fn vector_cosine(args: &[Value]) -> Result<Value> {
-    let Some((a, b)) = vector_pair("vector.similarity.cosine", args)? else { return Ok(Value::Null) };
+    const NAME: &str = "vector.similarity.cosine";
+    let Some((a, b)) = vector_pair(NAME, args)? else { return Ok(Value::Null) };
+    let unit = |v: &[f64], which: &str| -> Result<Vec<f32>> {
+        // Scaled by the largest magnitude first, so that neither huge nor tiny numbers overflow the norm.
+        let scale = v.iter().fold(0f64, |m, x| m.max(x.abs()));
+        let norm = scale * v.iter().map(|x| (x / scale) * (x / scale)).sum::<f64>().sqrt();
+        if norm == 0.0 || !norm.is_finite() {
+            return Err(invalid_vector(NAME, which));
+        }
+        Ok(v.iter().map(|x| (x / norm) as f32).collect())
+    };
+    let (a, b) = (unit(&a, "a")?, unit(&b, "b")?);
     let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
     for (x, y) in a.iter().zip(&b) {
         dot += x * y;
         na += x * x;
         nb += y * y;
     }
-    if na == 0.0 || nb == 0.0 || !(na * nb).is_finite() {
-        return Ok(Value::Null);
-    }
     let cosine = (dot / (na * nb).sqrt()).clamp(-1.0, 1.0);
     Ok(Value::Float(f64::from((1.0 + cosine) / 2.0)))
 }
 
-/// `vector.similarity.euclidean(a, b)`: `1 / (1 + d²)` for the squared Euclidean distance `d²`, as Neo4j's
-/// vector indexes score it.
+/// `vector.similarity.euclidean(a, b)`: `1 / (1 + d²)` for the squared Euclidean distance `d²` in 32-bit floats,
+/// as Neo4j's vector indexes score it (a number beyond their range is an invalid vector).
 pub fn vector_euclidean(args: &[Value]) -> Result<Value> {
-    let Some((a, b)) = vector_pair("vector.similarity.euclidean", args)? else { return Ok(Value::Null) };
+    const NAME: &str = "vector.similarity.euclidean";
+    let Some((a, b)) = vector_pair(NAME, args)? else { return Ok(Value::Null) };
+    let single = |v: &[f64], which: &str| -> Result<Vec<f32>> {
+        let out: Vec<f32> = v.iter().map(|x| *x as f32).collect();
+        if out.iter().any(|x| !x.is_finite()) {
+            return Err(invalid_vector(NAME, which));
+        }
+        Ok(out)
+    };
+    let (a, b) = (single(&a, "a")?, single(&b, "b")?);
     let squared: f32 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
-    if !squared.is_finite() {
-        return Ok(Value::Null);
-    }
     Ok(Value::Float(f64::from(1.0 / (1.0 + squared))))
 }

@@ -278,6 +278,9 @@ pub(crate) enum PlanNode {
         all: bool,
         /// How many paths (or, with `all`, lengths) are sought.
         count: u64,
+        /// A GQL selector (`SHORTEST k`, `ALL SHORTEST`, ...) rather than `shortestPath()`: between a node and
+        /// itself it seeks the shortest cycles, where `shortestPath()` finds nothing.
+        selector: bool,
         /// A scratch slot holding each candidate relationship while `rel_filters` are evaluated.
         rel_scratch: usize,
         /// Conditions every relationship of the path must meet (its property map, and `WHERE all(r IN

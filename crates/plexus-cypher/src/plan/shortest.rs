@@ -128,6 +128,7 @@ impl Planner<'_> {
             min: min.unwrap_or(1),
             max,
             all: matches!(part.kind, PathKind::AllShortest | PathKind::ShortestGroups(_)),
+            selector,
             count: match part.kind {
                 PathKind::ShortestPaths(k) | PathKind::ShortestGroups(k) => k,
                 _ => 1,
