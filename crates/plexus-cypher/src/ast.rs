@@ -215,6 +215,9 @@ pub struct PatternPart {
     pub variable: Option<Ident>,
     pub kind: PathKind,
     pub element: PatternElement,
+    /// The WHERE of a parenthesised path pattern, `((a)-[r]-+(b) WHERE ...)`: under a path selector it steers the
+    /// search (the MATCH's WHERE filters what was selected); otherwise it is one more condition of the MATCH.
+    pub predicate: Option<Expr>,
     pub span: Span,
 }
 

@@ -174,6 +174,16 @@ fn path_selectors_select_then_filter() {
     assert_eq!(run(q), vec![vec![s("a")], vec![s("b")]]);
     let q = "MATCH (a:N {n: 'a'}) MATCH p = shortestPath((a)-[*]->(a)) RETURN p";
     assert!(run(q).is_empty());
+    // The WHERE of a parenthesised path steers the search (the shortest that pass); the MATCH's filters after.
+    let q = "MATCH p = SHORTEST 1 ((a:N {n: 'a'})-[r:R]->+(d:N {n: 'd'}) WHERE size(r) > 2) RETURN length(p)";
+    assert_eq!(one(q), ResultValue::Int(3));
+    let q = "MATCH p = SHORTEST 1 (a:N {n: 'a'})-[r:R]->+(d:N {n: 'd'}) WHERE size(r) > 2 RETURN length(p)";
+    assert!(run(q).is_empty());
+    let q = "MATCH p = ALL SHORTEST ((a:N {n: 'a'})-[r:R]->+(d:N {n: 'd'}) WHERE none(x IN nodes(p) WHERE x.n = 'x')) \
+             RETURN length(p)";
+    assert_eq!(engine.execute(&store, q, &Params::new()).unwrap_err().detail, "InvalidReference");
+    let q = "MATCH ((a:N)-[:R]->(b:N) WHERE b.n = 'd') RETURN a.n ORDER BY a.n";
+    assert_eq!(run(q), vec![vec![s("c")], vec![s("x")], vec![s("y")]]);
     // `any` stays a variable name.
     assert_eq!(one("MATCH (any:N {n: 'a'}) RETURN any.n"), s("a"));
 }

@@ -51,9 +51,14 @@ impl Parser<'_> {
         } else {
             None
         };
-        if let Some(kind) = self.path_selector()? {
+        let selector = self.path_selector()?;
+        if let Some((element, predicate)) = self.parenthesized_path()? {
+            let kind = selector.unwrap_or(PathKind::Normal);
+            return Ok(PatternPart { variable, kind, element, predicate, span: start.to(self.prev_span()) });
+        }
+        if let Some(kind) = selector {
             let element = self.pattern_element()?;
-            return Ok(PatternPart { variable, kind, element, span: start.to(self.prev_span()) });
+            return Ok(PatternPart { variable, kind, element, predicate: None, span: start.to(self.prev_span()) });
         }
         let kind = if self.at_kw("shortestPath") && matches!(self.peek_at(1), Tok::LParen) {
             PathKind::Shortest
@@ -71,7 +76,40 @@ impl Parser<'_> {
             self.expect(&Tok::RParen, "')' closing the shortest path pattern")?;
             e
         };
-        Ok(PatternPart { variable, kind, element, span: start.to(self.prev_span()) })
+        Ok(PatternPart { variable, kind, element, predicate: None, span: start.to(self.prev_span()) })
+    }
+
+    /// A whole path pattern in parentheses with a WHERE, `((a)-[r]-+(b) WHERE ...)`, not followed by a
+    /// quantifier (that is a quantified path pattern); `None` with the cursor unmoved otherwise. Without a WHERE
+    /// the parentheses change nothing and are read as before.
+    fn parenthesized_path(&mut self) -> Result<Option<(PatternElement, Option<Expr>)>> {
+        if !(self.at(&Tok::LParen) && self.peek_at(1) == &Tok::LParen) {
+            return Ok(None);
+        }
+        let saved = self.pos;
+        self.bump();
+        let inner = self.nested(|p| {
+            let (element, inline) = p.with_inline_predicates(Self::pattern_element)?;
+            if !p.eat_kw("WHERE") {
+                return Ok(None);
+            }
+            let predicate = p.expr()?;
+            Ok(Some((element, conjunction(inline, Some(predicate)))))
+        });
+        match inner {
+            Ok(Some(found)) if self.at(&Tok::RParen) => {
+                self.bump();
+                if matches!(self.peek(), Tok::LBrace | Tok::Plus | Tok::Star) {
+                    self.pos = saved;
+                    return Ok(None);
+                }
+                Ok(Some(found))
+            }
+            _ => {
+                self.pos = saved;
+                Ok(None)
+            }
+        }
     }
 
     /// A path selector of GQL and Neo4j 5 before a path pattern: `ANY SHORTEST`, `SHORTEST k` (the k shortest

@@ -321,8 +321,13 @@ impl Planner<'_> {
                 if let Some(fast) = self.single_edge_predicate(pattern, scope) {
                     return Ok(fast);
                 }
-                let part =
-                    PatternPart { variable: None, kind: PathKind::Normal, element: (**pattern).clone(), span: e.span };
+                let part = PatternPart {
+                    variable: None,
+                    kind: PathKind::Normal,
+                    element: (**pattern).clone(),
+                    predicate: None,
+                    span: e.span,
+                };
                 let mut inner = scope.clone();
                 let plan =
                     self.match_patterns(PlanNode::Start, std::slice::from_ref(&part), None, &mut inner, false)?;
@@ -333,6 +338,7 @@ impl Planner<'_> {
                     variable: path.clone(),
                     kind: PathKind::Normal,
                     element: (**pattern).clone(),
+                    predicate: None,
                     span: e.span,
                 };
                 let mut inner = scope.clone();

@@ -160,11 +160,25 @@ impl Planner<'_> {
                 }
             }
         }
+        for part in patterns {
+            let (Some(path), Some(predicate)) = (&part.variable, &part.predicate) else { continue };
+            if mentioned(predicate).is_some_and(|names| names.contains(&path.name)) {
+                return Err(self.error(
+                    predicate.span,
+                    CypherError::semantic(
+                        "InvalidReference",
+                        format!("`{}` is the whole path: the WHERE inside its parentheses cannot name it", path.name),
+                    ),
+                ));
+            }
+        }
         let mut pending: Vec<Pending> = Vec::new();
-        if let Some(p) = predicate {
+        // A parenthesised path's WHERE is one more condition of the MATCH, unless a selector's search takes it.
+        let own = patterns.iter().filter(|p| p.kind == PathKind::Normal).filter_map(|p| p.predicate.as_ref());
+        for p in predicate.into_iter().chain(own) {
             let mut cs = Vec::new();
             conjuncts(p, &mut cs);
-            pending = cs.into_iter().map(|expr| Pending { names: mentioned(&expr), expr }).collect();
+            pending.extend(cs.into_iter().map(|expr| Pending { names: mentioned(&expr), expr }));
         }
         let mut bound: HashSet<String> = outer.clone();
         let mut plan = input;

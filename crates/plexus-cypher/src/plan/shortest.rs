@@ -114,6 +114,18 @@ impl Planner<'_> {
                 None => path_filters.push(whole),
             }
         }
+        // The parenthesised path's own WHERE steers the search, selector or not: the shortest paths that pass it.
+        if let Some(predicate) = &part.predicate {
+            let mut parts = Vec::new();
+            super::pattern::conjuncts(predicate, &mut parts);
+            for conjunct in parts {
+                let whole = self.expr(&conjunct, scope, &mut AggMode::Forbidden)?;
+                match self.per_relationship(&conjunct, &path_names, rel_scratch, scope)? {
+                    Some(f) => rel_filters.push(f),
+                    None => path_filters.push(whole),
+                }
+            }
+        }
         if let Some(test) = &rp.type_expr {
             rel_filters.push(type_test(rel_scratch, test));
         }
