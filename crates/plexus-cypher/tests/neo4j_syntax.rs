@@ -243,5 +243,7 @@ fn normalize_takes_its_form_as_a_keyword_and_is_normalized_tests_it() {
     assert_eq!(one("RETURN 1 IS NORMALIZED"), ResultValue::Null);
     assert_eq!(one("RETURN 'a' IS NORMALIZED AND 'b' IS NOT NULL"), ResultValue::Bool(true));
     assert_eq!(err("RETURN normalize('a', NFX)").kind, ErrorKind::SyntaxError);
+    assert_eq!(err("RETURN normalize('a', 'NFC')").kind, ErrorKind::SyntaxError);
+    assert_eq!(err("WITH 'NFD' AS f RETURN normalize('a', f)").kind, ErrorKind::SyntaxError);
     assert_eq!(err("RETURN 'a' IS NFC NULL").kind, ErrorKind::SyntaxError);
 }

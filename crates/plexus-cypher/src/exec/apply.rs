@@ -74,10 +74,14 @@ impl<'p> Apply<'p> {
         let n = match rows.eval(row, ctx)? {
             Value::Int(n) if n > 0 => n as u64,
             other => {
+                let shown = match &other {
+                    Value::Int(_) | Value::Float(_) => crate::format::to_cypher_string(&other),
+                    _ => other.type_name().to_string(),
+                };
                 return Err(CypherError::argument(
                     "InvalidArgumentType",
-                    format!("IN TRANSACTIONS OF n ROWS takes a positive integer, not {other:?}"),
-                ))
+                    format!("IN TRANSACTIONS OF n ROWS takes a positive integer, not {shown}"),
+                ));
             }
         };
         self.per_part = Some(n);

@@ -54,11 +54,14 @@ impl Parser<'_> {
         }
         if !args.is_empty() {
             while self.eat(&Tok::Comma) {
-                // `normalize(s, NFKC)`: the form is a keyword.
-                if name == "normalize" && args.len() == 1 && self.peek_at(1) == &Tok::RParen {
-                    if let Some(form) = self.normal_form_keyword() {
-                        args.push(form);
-                        continue;
+                // `normalize(s, NFKC)`: the form is a keyword, not an expression (as in Neo4j).
+                if name == "normalize" && args.len() == 1 {
+                    match self.normal_form_keyword() {
+                        Some(form) if self.at(&Tok::RParen) => {
+                            args.push(form);
+                            continue;
+                        }
+                        _ => return Err(self.unexpected("a normal form: NFC, NFD, NFKC or NFKD")),
                     }
                 }
                 args.push(self.expr()?);
