@@ -353,36 +353,29 @@ impl RowExpander for Expander<'_> {
                     r[*rel] = Value::list(list);
                     r
                 };
+                // A path found length by length is taken if it passes the WHERE conditions on whole paths.
+                let mut accept = |rels: &[RelId]| -> Result<bool> {
+                    let r = path_row(rels);
+                    for f in path_filters {
+                        if !f.is_true(&r, ctx)? {
+                            return Ok(false);
+                        }
+                    }
+                    results.push(r);
+                    Ok(true)
+                };
                 if let Some(plan) = cycle {
                     // Whole repetitions of several relationships, length by length.
                     let mut walk = CycleWalk::new(plan, ctx, row, false);
-                    shortest_repetitions(ctx, &search, &mut walk, &mut |rels| {
-                        let r = path_row(rels);
-                        for f in path_filters {
-                            if !f.is_true(&r, ctx)? {
-                                return Ok(false);
-                            }
-                        }
-                        results.push(r);
-                        Ok(true)
-                    })?;
+                    shortest_repetitions(ctx, &search, &mut walk, &mut accept)?;
                 } else if path_filters.is_empty() && *count == 1 && *min <= 1 && (a != b || !*selector) {
                     // Breadth first, which settles each node at its first (shortest) distance: right for one
                     // path of any length from 1, not for a longer minimum or a cycle back to the start.
                     for rels in shortest_paths(ctx, &search, &mut rel_ok)? {
-                        results.push(path_row(&rels));
+                        accept(&rels)?;
                     }
                 } else {
-                    shortest_paths_passing(ctx, &search, &mut rel_ok, &mut |rels| {
-                        let r = path_row(rels);
-                        for f in path_filters {
-                            if !f.is_true(&r, ctx)? {
-                                return Ok(false);
-                            }
-                        }
-                        results.push(r);
-                        Ok(true)
-                    })?;
+                    shortest_paths_passing(ctx, &search, &mut rel_ok, &mut accept)?;
                 }
             }
             _ => unreachable!(),

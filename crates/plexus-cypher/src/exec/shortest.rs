@@ -29,6 +29,36 @@ pub(super) struct Search<'t> {
     pub cycles: bool,
 }
 
+/// Paths a length-by-length search took, and lengths at which it took one, against what it seeks.
+#[derive(Default)]
+struct Tally {
+    paths: u64,
+    lengths: u64,
+}
+
+impl Tally {
+    fn took_empty(&mut self) {
+        (self.paths, self.lengths) = (1, 1);
+    }
+
+    /// Counts a path taken; whether the search has all it seeks (when it counts paths).
+    fn took_path(&mut self, s: &Search) -> bool {
+        self.paths += 1;
+        !s.all && self.paths >= s.count
+    }
+
+    /// Counts the end of a length at which a path was `found`; whether the search has all it seeks (when it
+    /// counts lengths).
+    fn length_done(&mut self, s: &Search, found: bool) -> bool {
+        self.lengths += u64::from(found);
+        s.all && self.lengths >= s.count
+    }
+
+    fn has_all(&self, s: &Search) -> bool {
+        (if s.all { self.lengths } else { self.paths }) >= s.count
+    }
+}
+
 /// Whether a relationship walked from one node to the next, in the pattern's direction, may be on a path.
 pub(super) type RelOk<'r> = dyn FnMut(RelId, NodeId, NodeId) -> Result<bool> + 'r;
 
@@ -118,15 +148,14 @@ pub(super) fn shortest_paths_passing(
 ) -> Result<()> {
     let g = ctx.g();
     let (a, b) = (s.a, s.b);
-    // Paths taken, and lengths at which one was.
-    let (mut taken, mut lengths) = (0u64, 0u64);
+    let mut tally = Tally::default();
     if a == b {
         if s.min == 0 && accept(&[])? {
-            (taken, lengths) = (1, 1);
+            tally.took_empty();
         }
         // `shortestPath` between a node and itself finds the empty path or none; a selector goes on to cycles
         // while it wants more.
-        if !s.cycles || (if s.all { lengths } else { taken }) >= s.count {
+        if !s.cycles || tally.has_all(s) {
             return Ok(());
         }
     }
@@ -192,8 +221,7 @@ pub(super) fn shortest_paths_passing(
             if hops_left == 0 {
                 if accept(&path)? {
                     found = true;
-                    taken += 1;
-                    if !s.all && taken >= s.count {
+                    if tally.took_path(s) {
                         return Ok(());
                     }
                 }
@@ -202,11 +230,8 @@ pub(super) fn shortest_paths_passing(
                 frames.push((g.rels_of(e.nbr, s.dir, s.filter), 0, e.nbr));
             }
         }
-        if found {
-            lengths += 1;
-            if s.all && lengths >= s.count {
-                return Ok(());
-            }
+        if tally.length_done(s, found) {
+            return Ok(());
         }
     }
     Ok(())
@@ -226,12 +251,12 @@ pub(super) fn shortest_repetitions(
     let g = ctx.g();
     let k = cycle.len() as u64;
     let (a, b) = (s.a, s.b);
-    let (mut taken, mut lengths) = (0u64, 0u64);
+    let mut tally = Tally::default();
     if a == b && s.min == 0 {
         if accept(&[])? {
-            (taken, lengths) = (1, 1);
+            tally.took_empty();
         }
-        if (if s.all { lengths } else { taken }) >= s.count {
+        if tally.has_all(s) {
             return Ok(());
         }
     }
@@ -302,8 +327,7 @@ pub(super) fn shortest_repetitions(
             if hops_left == 0 {
                 if accept(&path)? {
                     found = true;
-                    taken += 1;
-                    if !s.all && taken >= s.count {
+                    if tally.took_path(s) {
                         return Ok(());
                     }
                 }
@@ -314,11 +338,8 @@ pub(super) fn shortest_repetitions(
                 frames.push((g.rels_of(e.nbr, dir, filter), 0));
             }
         }
-        if found {
-            lengths += 1;
-            if s.all && lengths >= s.count {
-                return Ok(());
-            }
+        if tally.length_done(s, found) {
+            return Ok(());
         }
     }
     Ok(())

@@ -667,15 +667,7 @@ impl Planner<'_> {
                     };
                     if let Some(hop) = &rp.hop {
                         self.defer_repetition_conditions(&later, hop, rp, rel_slots[ri], scope)?;
-                        if hop.steps.is_empty() {
-                            plan = self.bind_group_nodes(plan, hop, node_slots[ri], rel_slots[ri], scope, bound);
-                        } else {
-                            let inner = std::iter::once(&hop.from)
-                                .chain(hop.steps.iter().map(|(_, n)| n))
-                                .filter_map(|n| n.variable.as_ref())
-                                .chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
-                            bound.extend(inner.map(|v| v.name.clone()));
-                        }
+                        plan = self.bind_group_nodes(plan, hop, node_slots[ri], rel_slots[ri], scope, bound);
                     }
                 }
             }

@@ -136,26 +136,7 @@ impl Planner<'_> {
             }
         }
         for (np, slot) in [(&hop.from, from_slot), (&hop.to, to_slot)] {
-            if let Some(e) = np.dynamic_labels.first() {
-                return Err(self.error(
-                    e.span,
-                    CypherError::syntax(
-                        "UnsupportedFeature",
-                        "computed labels are not supported inside a quantified path pattern",
-                    ),
-                ));
-            }
-            if !np.labels.is_empty() {
-                let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
-                tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
-            }
-            if let Some(test) = &np.label_expr {
-                tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
-            }
-            if let Some(props) = &np.properties {
-                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
-                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
-            }
+            self.inner_node_tests(np, slot, &inner, &mut tests)?;
         }
         if let Some(props) = &rel.properties {
             let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
@@ -169,6 +150,9 @@ impl Planner<'_> {
 
     /// After a quantified path pattern matched, its node variables as lists: the left node of each repetition,
     /// and the right one, read off the path from the pattern's left node (`first`) along `rels`.
+    ///
+    /// A pattern of several relationships has its lists written by the walk that matched it: they are only
+    /// marked bound.
     pub(super) fn bind_group_nodes(
         &mut self,
         plan: PlanNode,
@@ -178,6 +162,14 @@ impl Planner<'_> {
         scope: &Scope,
         bound: &mut HashSet<String>,
     ) -> PlanNode {
+        if !hop.steps.is_empty() {
+            let inner = std::iter::once(&hop.from)
+                .chain(hop.steps.iter().map(|(_, n)| n))
+                .filter_map(|n| n.variable.as_ref())
+                .chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
+            bound.extend(inner.map(|v| v.name.clone()));
+            return plan;
+        }
         let nodes = || {
             let path = CExpr::PathOf { nodes: vec![first], rels: vec![rels] };
             Box::new(CExpr::Scalar(Arc::from("nodes"), vec![path]))
@@ -198,6 +190,32 @@ impl Planner<'_> {
             return plan;
         }
         PlanNode::Project { input: Box::new(plan), items }
+    }
+
+    /// The tests of a node pattern inside a quantified path pattern on the node in `slot`: its labels, label
+    /// expression and property map (`inner` names the repetition's variables).
+    fn inner_node_tests(&mut self, np: &NodePattern, slot: usize, inner: &Scope, tests: &mut Vec<CExpr>) -> Result<()> {
+        if let Some(e) = np.dynamic_labels.first() {
+            return Err(self.error(
+                e.span,
+                CypherError::syntax(
+                    "UnsupportedFeature",
+                    "computed labels are not supported inside a quantified path pattern",
+                ),
+            ));
+        }
+        if !np.labels.is_empty() {
+            let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
+            tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
+        }
+        if let Some(test) = &np.label_expr {
+            tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
+        }
+        if let Some(props) = &np.properties {
+            let map = self.expr(props, inner, &mut AggMode::Forbidden)?;
+            tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
+        }
+        Ok(())
     }
 
     /// One repetition of a quantified path pattern of several relationships, with scratch slots for its nodes
@@ -250,26 +268,7 @@ impl Planner<'_> {
             }
         }
         for (np, &slot) in nodes.iter().zip(&node_slots) {
-            if let Some(e) = np.dynamic_labels.first() {
-                return Err(self.error(
-                    e.span,
-                    CypherError::syntax(
-                        "UnsupportedFeature",
-                        "computed labels are not supported inside a quantified path pattern",
-                    ),
-                ));
-            }
-            if !np.labels.is_empty() {
-                let labels = np.labels.iter().map(|l| Token::new(l.name.as_str())).collect();
-                tests.push(CExpr::HasLabels(Box::new(CExpr::Slot(slot)), labels));
-            }
-            if let Some(test) = &np.label_expr {
-                tests.push(CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)));
-            }
-            if let Some(props) = &np.properties {
-                let map = self.expr(props, &inner, &mut AggMode::Forbidden)?;
-                tests.push(CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)));
-            }
+            self.inner_node_tests(np, slot, &inner, &mut tests)?;
         }
         for (rp, &slot) in rels.iter().zip(&rel_slots) {
             if let Some(test) = &rp.type_expr {

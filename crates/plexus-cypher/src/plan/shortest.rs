@@ -152,15 +152,7 @@ impl Planner<'_> {
             cycle,
         };
         if let Some(hop) = &rp.hop {
-            if hop.steps.is_empty() {
-                plan = self.bind_group_nodes(plan, hop, node_slots[0], rel_slots[0], scope, bound);
-            } else {
-                let inner = std::iter::once(&hop.from)
-                    .chain(hop.steps.iter().map(|(_, n)| n))
-                    .filter_map(|n| n.variable.as_ref())
-                    .chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
-                bound.extend(inner.map(|v| v.name.clone()));
-            }
+            plan = self.bind_group_nodes(plan, hop, node_slots[0], rel_slots[0], scope, bound);
         }
         if let Some(v) = &rp.variable {
             bound.insert(v.name.clone());
