@@ -138,6 +138,20 @@ def test_arrow_types_and_values(db):
         col.validate(full=True)
 
 
+def test_arrow_points_are_structs(db):
+    t = db.execute(
+        """UNWIND [point({x: 1.5, y: 2.0}), point({longitude: 12.5, latitude: 56.0, height: 3.0}), null] AS p
+           RETURN p, [p] AS ps"""
+    ).arrow()
+    assert pa.types.is_struct(t.schema.field("p").type)
+    assert t["p"].to_pylist() == [
+        {"srid": 7203, "x": 1.5, "y": 2.0, "z": None},
+        {"srid": 4979, "x": 12.5, "y": 56.0, "z": 3.0},
+        None,
+    ]
+    assert t["ps"].to_pylist()[0] == [{"srid": 7203, "x": 1.5, "y": 2.0, "z": None}]
+
+
 def test_arrow_of_nodes(db):
     db.execute("CREATE (:A {x: 1}), (:A {x: 2})")
     t = db.execute("MATCH (a:A) RETURN a ORDER BY a.x").arrow()

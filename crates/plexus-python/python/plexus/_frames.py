@@ -12,8 +12,16 @@ import numpy as np
 
 
 def _plain(value):
-    """Nodes, relationships and paths as dicts (inside lists and maps too), for Arrow's type inference."""
+    """Nodes, relationships, paths and points as dicts (inside lists and maps too), for Arrow's type inference.
+
+    A point becomes ``{srid, x, y, z}`` (``z`` null in 2D; x and y are longitude and latitude for WGS-84), so a
+    column of points is a struct column rather than text.
+    """
     from ._plexus import Node, Path, Relationship
+    from ._types import Point
+
+    if isinstance(value, Point):
+        return {"srid": value.srid, "x": value.x, "y": value.y, "z": value.z}
 
     if isinstance(value, Node):
         return {"id": value.id, "labels": value.labels, "properties": _plain(value.properties)}
