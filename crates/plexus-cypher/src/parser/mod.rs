@@ -19,8 +19,16 @@ use crate::lexer::{tokenize, Span, Tok, Token};
 /// Parses one statement (an optional trailing semicolon is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
     let tokens = tokenize(text)?;
-    let mut p =
-        Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false, inline_predicates: None };
+    let mut p = Parser {
+        text,
+        tokens,
+        pos: 0,
+        depth: 0,
+        pipe_ends_expr: 0,
+        quantified_paths: false,
+        inline_predicates: None,
+        failed_patterns: 0,
+    };
     let statement = p.statement()?;
     p.eat(&Tok::Semicolon);
     if !p.at(&Tok::Eof) {
@@ -35,8 +43,16 @@ pub fn parse(text: &str) -> Result<Statement> {
 /// positioned in `text` itself.
 pub fn parse_constant(text: &str) -> Result<Expr> {
     let tokens = tokenize(text)?;
-    let mut p =
-        Parser { text, tokens, pos: 0, depth: 0, pipe_ends_expr: 0, quantified_paths: false, inline_predicates: None };
+    let mut p = Parser {
+        text,
+        tokens,
+        pos: 0,
+        depth: 0,
+        pipe_ends_expr: 0,
+        quantified_paths: false,
+        inline_predicates: None,
+        failed_patterns: 0,
+    };
     let expr = p.expr()?;
     if !p.at(&Tok::Eof) {
         return Err(p.unexpected("the end of the value"));
@@ -76,6 +92,8 @@ pub(crate) struct Parser<'a> {
     /// Where `WHERE` may follow a node's or relationship's properties (`(n:A WHERE n.x > 1)`, as in Neo4j 5): the
     /// conditions met so far, which the pattern's own WHERE then includes. `None` elsewhere (CREATE, MERGE).
     inline_predicates: Option<Vec<Expr>>,
+    /// Attempts to read a pattern predicate inside an expression that failed (see `try_relationship_pattern`).
+    failed_patterns: u32,
 }
 
 impl<'a> Parser<'a> {

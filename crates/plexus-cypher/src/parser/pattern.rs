@@ -5,6 +5,10 @@ use crate::ast::*;
 use crate::error::Result;
 use crate::lexer::Tok;
 
+/// Failed attempts to read a pattern predicate in an expression after which no more are tried (see
+/// [`Parser::try_relationship_pattern`]); far more than any query written by hand makes.
+const MAX_FAILED_PATTERNS: u32 = 4096;
+
 impl Parser<'_> {
     pub(super) fn pattern_list(&mut self) -> Result<Vec<PatternPart>> {
         let mut parts = vec![self.pattern_part()?];
@@ -286,7 +290,14 @@ impl Parser<'_> {
 
     /// Parses a pattern element with at least one relationship and the conditions written inside it, or
     /// restores the cursor and returns `None`.
+    ///
+    /// Only tried where a relationship follows the parenthesised group at the cursor (or, for extra parentheses,
+    /// the first group inside it), and only until many attempts have failed: each failed attempt is parsed again
+    /// as an expression, so unchecked, nested parentheses made the work grow exponentially with their depth.
     pub(super) fn try_relationship_pattern(&mut self) -> Option<(PatternElement, Option<Expr>)> {
+        if self.failed_patterns >= MAX_FAILED_PATTERNS || !self.relationship_after_group(self.pos) {
+            return None;
+        }
         let saved = self.pos;
         let outer = std::mem::replace(&mut self.quantified_paths, false);
         let element = self.with_inline_predicates(Self::pattern_element);
@@ -294,10 +305,39 @@ impl Parser<'_> {
         match element {
             Ok((e, inline)) if !e.chain.is_empty() => Some((e, inline)),
             _ => {
+                self.failed_patterns += 1;
                 self.pos = saved;
                 None
             }
         }
+    }
+
+    /// Whether the parenthesised group starting at token `at` is followed by a relationship (`-` or `<`), or its
+    /// first token opens a group that is (`((a)-->(b))`).
+    fn relationship_after_group(&self, mut at: usize) -> bool {
+        while self.tokens.get(at).is_some_and(|t| t.tok == Tok::LParen) {
+            let mut depth = 0usize;
+            let mut end = None;
+            for (i, t) in self.tokens.iter().enumerate().skip(at) {
+                match t.tok {
+                    Tok::LParen => depth += 1,
+                    Tok::RParen => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = Some(i);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(end) = end else { return false };
+            if matches!(self.tokens.get(end + 1).map(|t| &t.tok), Some(Tok::Minus | Tok::LeftArrow | Tok::Lt)) {
+                return true;
+            }
+            at += 1;
+        }
+        false
     }
 
     pub(super) fn node_pattern(&mut self) -> Result<NodePattern> {

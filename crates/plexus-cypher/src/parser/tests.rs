@@ -152,3 +152,25 @@ fn nesting_and_chains_are_bounded_and_or_chains_stay_shallow() {
     let predicate = p.predicate.as_ref().expect("a WHERE");
     assert!(depth(predicate) < 20, "{}", depth(predicate));
 }
+
+/// Parentheses that might open a pattern predicate are read as one only where a relationship follows their group,
+/// and failed attempts are bounded: nested ones (with WHERE inside, as a node pattern may have) took time
+/// exponential in their depth, reading each level both as a pattern and as an expression.
+#[test]
+fn nested_parentheses_are_not_read_both_ways_at_every_level() {
+    for q in [
+        format!("RETURN {}1", "((((x WHERE ".repeat(40)),
+        format!("RETURN {}1{}1", "(x WHERE ".repeat(40), ")-".repeat(40)),
+        format!("RETURN {}1{}1", "((x WHERE ".repeat(30), ")-1)-".repeat(30)),
+    ] {
+        assert!(parse(&q).is_err(), "{q}");
+    }
+    // Pattern predicates are still read, also inside extra parentheses and after an arithmetic minus.
+    for q in [
+        "MATCH (a) WHERE (a)-->() RETURN a",
+        "MATCH (a) WHERE ((a)-[:R]->(:B)) RETURN a",
+        "MATCH (a) RETURN (a)-(1) AS x, [(a)<--(b) | b] AS bs",
+    ] {
+        assert!(parse(q).is_ok(), "{q}");
+    }
+}
