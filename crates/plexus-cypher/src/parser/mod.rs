@@ -19,16 +19,7 @@ use crate::lexer::{tokenize, Span, Tok, Token};
 /// Parses one statement (an optional trailing semicolon is allowed).
 pub fn parse(text: &str) -> Result<Statement> {
     let tokens = tokenize(text)?;
-    let mut p = Parser {
-        text,
-        tokens,
-        pos: 0,
-        depth: 0,
-        pipe_ends_expr: 0,
-        quantified_paths: false,
-        inline_predicates: None,
-        failed_patterns: 0,
-    };
+    let mut p = Parser::new(text, tokens);
     let statement = p.statement()?;
     p.eat(&Tok::Semicolon);
     if !p.at(&Tok::Eof) {
@@ -43,16 +34,7 @@ pub fn parse(text: &str) -> Result<Statement> {
 /// positioned in `text` itself.
 pub fn parse_constant(text: &str) -> Result<Expr> {
     let tokens = tokenize(text)?;
-    let mut p = Parser {
-        text,
-        tokens,
-        pos: 0,
-        depth: 0,
-        pipe_ends_expr: 0,
-        quantified_paths: false,
-        inline_predicates: None,
-        failed_patterns: 0,
-    };
+    let mut p = Parser::new(text, tokens);
     let expr = p.expr()?;
     if !p.at(&Tok::Eof) {
         return Err(p.unexpected("the end of the value"));
@@ -94,6 +76,21 @@ pub(crate) struct Parser<'a> {
     inline_predicates: Option<Vec<Expr>>,
     /// Attempts to read a pattern predicate inside an expression that failed (see `try_relationship_pattern`).
     failed_patterns: u32,
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, tokens: Vec<Token>) -> Parser<'a> {
+        Parser {
+            text,
+            tokens,
+            pos: 0,
+            depth: 0,
+            pipe_ends_expr: 0,
+            quantified_paths: false,
+            inline_predicates: None,
+            failed_patterns: 0,
+        }
+    }
 }
 
 impl<'a> Parser<'a> {
