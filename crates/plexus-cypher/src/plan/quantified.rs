@@ -163,11 +163,7 @@ impl Planner<'_> {
         bound: &mut HashSet<String>,
     ) -> PlanNode {
         if !hop.steps.is_empty() {
-            let inner = std::iter::once(&hop.from)
-                .chain(hop.steps.iter().map(|(_, n)| n))
-                .filter_map(|n| n.variable.as_ref())
-                .chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
-            bound.extend(inner.map(|v| v.name.clone()));
+            bound.extend(inner_variables(hop, None).into_iter().map(|(v, _)| v.name.clone()));
             return plan;
         }
         let nodes = || {
@@ -232,12 +228,7 @@ impl Planner<'_> {
         let rel_slots: Vec<usize> = (0..k).map(|_| self.slot()).collect();
         let nodes: Vec<&NodePattern> = std::iter::once(&hop.from).chain(hop.steps.iter().map(|(_, n)| n)).collect();
         let rels: Vec<&RelPattern> = hop.steps.iter().map(|(r, _)| r).collect();
-        let own: Vec<&str> = nodes
-            .iter()
-            .filter_map(|n| n.variable.as_ref())
-            .chain(rels.iter().filter_map(|r| r.variable.as_ref()))
-            .map(|v| v.name.as_str())
-            .collect();
+        let own: Vec<&str> = inner_variables(hop, None).into_iter().map(|(v, _)| v.name.as_str()).collect();
         let conditions =
             nodes.iter().filter_map(|n| n.properties.as_ref()).chain(rels.iter().filter_map(|r| r.properties.as_ref()));
         self.check_inner_references(&own, conditions.chain(predicate), declared)?;
@@ -343,24 +334,7 @@ impl Planner<'_> {
         let mut inner = scope.clone();
         // (scratch slot of the repetition's item, slot of the variable's list)
         let mut items = Vec::new();
-        let named = std::iter::once((&hop.from, None))
-            .chain(hop.steps.iter().map(|(r, n)| (n, Some(r))))
-            .flat_map(|(n, r)| {
-                [
-                    n.variable.as_ref().map(|v| (v, VarKind::Node)),
-                    r.and_then(|r| r.variable.as_ref()).map(|v| (v, VarKind::Rel)),
-                ]
-            })
-            .chain([
-                hop.to.variable.as_ref().map(|v| (v, VarKind::Node)),
-                rel.variable.as_ref().map(|v| (v, VarKind::Rel)),
-            ])
-            .flatten();
-        let mut seen = HashSet::new();
-        for (v, kind) in named {
-            if !seen.insert(v.name.clone()) {
-                continue;
-            }
+        for (v, kind) in inner_variables(hop, rel.variable.as_ref()) {
             let Some(list) = scope.get(&v.name) else { continue };
             let item = self.slot();
             inner = inner.with(&v.name, item, kind);
@@ -393,13 +367,18 @@ impl Planner<'_> {
     }
 }
 
-/// The variables a quantified path pattern names inside.
-fn own_names<'h>(hop: &'h HopPattern, rel: &'h RelPattern) -> Vec<&'h str> {
+/// The variables a quantified path pattern names inside, each once with its kind, in the pattern's order
+/// (`rel` is the relationship of a pattern of one relationship).
+fn inner_variables<'h>(hop: &'h HopPattern, rel: Option<&'h Ident>) -> Vec<(&'h Ident, VarKind)> {
     let nodes = std::iter::once(&hop.from).chain(hop.steps.iter().map(|(_, n)| n)).chain(std::iter::once(&hop.to));
-    let rels = std::iter::once(rel).chain(hop.steps.iter().map(|(r, _)| r));
-    nodes
-        .filter_map(|n| n.variable.as_ref())
-        .chain(rels.filter_map(|r| r.variable.as_ref()))
-        .map(|v| v.name.as_str())
-        .collect()
+    let rels = rel.into_iter().chain(hop.steps.iter().filter_map(|(r, _)| r.variable.as_ref()));
+    let named =
+        nodes.filter_map(|n| n.variable.as_ref()).map(|v| (v, VarKind::Node)).chain(rels.map(|v| (v, VarKind::Rel)));
+    let mut seen = HashSet::new();
+    named.filter(|(v, _)| seen.insert(v.name.as_str())).collect()
+}
+
+/// The names of [`inner_variables`].
+fn own_names<'h>(hop: &'h HopPattern, rel: &'h RelPattern) -> Vec<&'h str> {
+    inner_variables(hop, rel.variable.as_ref()).into_iter().map(|(v, _)| v.name.as_str()).collect()
 }
