@@ -13,6 +13,7 @@ pub(crate) mod load_csv;
 pub(crate) mod lookup;
 pub(crate) mod neighbour_counts;
 pub(crate) mod nodemap;
+mod order;
 pub(crate) mod schema_properties;
 mod shortest;
 pub(crate) mod update;
@@ -28,6 +29,8 @@ use crate::error::{CypherError, Result};
 use crate::plan::PlanNode;
 use crate::value::Value;
 use ctx::Ctx;
+pub(crate) use order::count_value;
+use order::{Limit, Skip, Sort};
 
 pub(crate) type Row = Vec<Value>;
 pub(crate) type Batch = Vec<Row>;
@@ -611,168 +614,6 @@ impl RowExpander for Unwind<'_> {
             }
         }
         Ok(false)
-    }
-}
-
-/// ORDER BY: a stable sort of every row, or under a LIMIT a bounded one that keeps only the first `skip + limit`.
-struct Sort<'p> {
-    input: Op<'p>,
-    keys: &'p [(crate::expr::CExpr, bool)],
-    skip: Option<&'p crate::expr::CExpr>,
-    limit: Option<&'p crate::expr::CExpr>,
-    output: Option<std::vec::IntoIter<Row>>,
-}
-
-impl<'p> Sort<'p> {
-    fn new(
-        input: Op<'p>,
-        keys: &'p [(crate::expr::CExpr, bool)],
-        skip: Option<&'p crate::expr::CExpr>,
-        limit: Option<&'p crate::expr::CExpr>,
-    ) -> Self {
-        Sort { input, keys, skip, limit, output: None }
-    }
-
-    /// Every input row in order, or only the first `keep`. With a bound, rows accumulate to twice the bound and
-    /// are then sorted and cut back to it, and a row that does not sort before the last row kept is dropped
-    /// without being stored (or taken from its lender); the sort is stable, so ties keep their input order
-    /// exactly as a full sort would.
-    fn sorted(&mut self, ctx: &mut Ctx, keep: Option<usize>) -> Result<Vec<Row>> {
-        let keys = self.keys;
-        let order = |a: &[Value], b: &[Value]| {
-            for (i, (_, desc)) in keys.iter().enumerate() {
-                let o = compare::order(&a[i], &b[i]);
-                let o = if *desc { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        };
-        let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
-        let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
-        let mut key: Vec<Value> = Vec::with_capacity(keys.len());
-        self.input.for_each_row(ctx, &mut |row, ctx| {
-            key.clear();
-            for (e, _) in keys {
-                key.push(e.eval(row, ctx)?);
-            }
-            if let Some(k) = keep {
-                if k == 0 || (full && order(&key, &keyed[k - 1].0) != std::cmp::Ordering::Less) {
-                    return Ok(ControlFlow::Continue(()));
-                }
-            }
-            keyed.push((std::mem::replace(&mut key, Vec::with_capacity(keys.len())), std::mem::take(row)));
-            if let Some(k) = keep {
-                if keyed.len() >= k.max(16).saturating_mul(2) {
-                    keyed.sort_by(|(a, _), (b, _)| order(a, b));
-                    keyed.truncate(k);
-                    full = true;
-                }
-            }
-            Ok(ControlFlow::Continue(()))
-        })?;
-        keyed.sort_by(|(a, _), (b, _)| order(a, b));
-        if let Some(k) = keep {
-            keyed.truncate(k);
-        }
-        Ok(keyed.into_iter().map(|(_, r)| r).collect())
-    }
-}
-
-impl Operator for Sort<'_> {
-    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        if self.output.is_none() {
-            let keep = match self.limit {
-                Some(limit) => {
-                    let skip = match self.skip {
-                        Some(s) => count_value(s, ctx, "SKIP")?,
-                        None => 0,
-                    };
-                    Some(skip.saturating_add(count_value(limit, ctx, "LIMIT")?))
-                }
-                None => None,
-            };
-            let rows = self.sorted(ctx, keep)?;
-            self.output = Some(rows.into_iter());
-        }
-        let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
-        Ok(if out.is_empty() { None } else { Some(out) })
-    }
-}
-
-/// Evaluates a SKIP/LIMIT count: a non-negative integer that may not depend on the row.
-pub(crate) fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Result<usize> {
-    let empty = vec![Value::Null; ctx.width];
-    let invalid = |detail: &'static str, got: String| {
-        Err(CypherError::syntax(detail, format!("{what} must be a non-negative integer, got {got}"))
-            .in_phase(crate::error::Phase::Runtime))
-    };
-    match e.eval(&empty, ctx)? {
-        Value::Int(i) if i >= 0 => Ok(i as usize),
-        Value::Int(i) => invalid("NegativeIntegerArgument", i.to_string()),
-        Value::Float(f) => invalid("InvalidArgumentType", f.to_string()),
-        other => invalid("InvalidArgumentType", other.type_name().to_string()),
-    }
-}
-
-struct Skip<'p> {
-    input: Op<'p>,
-    count: &'p crate::expr::CExpr,
-    remaining: Option<usize>,
-}
-
-impl Operator for Skip<'_> {
-    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        if self.remaining.is_none() {
-            self.remaining = Some(count_value(self.count, ctx, "SKIP")?);
-        }
-        while let Some(mut batch) = self.input.next(ctx)? {
-            let skip = self.remaining.unwrap();
-            if skip == 0 {
-                return Ok(Some(batch));
-            }
-            let n = skip.min(batch.len());
-            batch.drain(..n);
-            self.remaining = Some(skip - n);
-            if !batch.is_empty() {
-                return Ok(Some(batch));
-            }
-        }
-        Ok(None)
-    }
-}
-
-struct Limit<'p> {
-    input: Op<'p>,
-    count: &'p crate::expr::CExpr,
-    remaining: Option<usize>,
-    pulled: bool,
-}
-
-impl Operator for Limit<'_> {
-    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        if self.remaining.is_none() {
-            self.remaining = Some(count_value(self.count, ctx, "LIMIT")?);
-        }
-        let left = self.remaining.unwrap();
-        if left == 0 {
-            if !self.pulled {
-                // Updates below run when first pulled: LIMIT 0 limits the rows, never the side effects.
-                self.pulled = true;
-                self.input.next(ctx)?;
-            }
-            return Ok(None);
-        }
-        self.pulled = true;
-        match self.input.next(ctx)? {
-            None => Ok(None),
-            Some(mut batch) => {
-                batch.truncate(left);
-                self.remaining = Some(left - batch.len());
-                Ok(Some(batch))
-            }
-        }
     }
 }
 

@@ -1,0 +1,255 @@
+//! What expressions read from values and the graph: properties of entities, maps and temporals, indexing into
+//! lists and maps, paths built from a row, and the functions that need the graph.
+
+use super::*;
+
+pub(super) fn not_a_list(v: &Value) -> CypherError {
+    CypherError::type_error("InvalidArgumentType", format!("expected a list, got {}", v.type_name()))
+}
+
+pub(super) fn build_path(row: &[Value], nodes: &[usize], rels: &[usize], ctx: &Ctx) -> Result<Value> {
+    let g = ctx.g();
+    let first = match &row[nodes[0]] {
+        Value::Node(n) => *n,
+        Value::Null => return Ok(Value::Null),
+        other => {
+            return Err(CypherError::type_error("InvalidArgumentType", format!("not a node: {}", other.type_name())))
+        }
+    };
+    let mut path = Path { nodes: vec![first], rels: Vec::new() };
+    for &r in rels {
+        let segment: Vec<RelId> = match &row[r] {
+            Value::Rel(id) => vec![*id],
+            Value::List(items) => {
+                items.iter().filter_map(|v| if let Value::Rel(id) = v { Some(*id) } else { None }).collect()
+            }
+            Value::Null => return Ok(Value::Null),
+            _ => vec![],
+        };
+        for rel in segment {
+            let last = *path.nodes.last().unwrap();
+            let rec = g.rel(rel).ok_or_else(deleted)?;
+            let next = if rec.src == last { rec.dst } else { rec.src };
+            path.rels.push(rel);
+            path.nodes.push(next);
+        }
+    }
+    Ok(Value::Path(Arc::new(path)))
+}
+
+pub(super) fn deleted() -> CypherError {
+    CypherError::new(ErrorKind::EntityNotFound, Phase::Runtime, "DeletedEntityAccess", "the entity was deleted")
+}
+
+/// `base.key`.
+pub(crate) fn property(base: &Value, key: &str, ctx: &Ctx) -> Result<Value> {
+    property_resolved(base, key, |ctx| ctx.prop_key(key), ctx)
+}
+
+/// [`property`] with the way to find the key's id, which entities need and maps and temporals do not.
+#[inline]
+pub(super) fn property_resolved(
+    base: &Value,
+    key: &str,
+    key_id: impl Fn(&Ctx) -> Option<plexus_storage::PropKeyId>,
+    ctx: &Ctx,
+) -> Result<Value> {
+    Ok(match base {
+        Value::Null => Value::Null,
+        Value::Node(n) => {
+            if ctx.deleted_node(*n) && !ctx.g().node_exists(*n) {
+                return Err(deleted());
+            }
+            let Some(k) = key_id(ctx) else { return Ok(Value::Null) };
+            match ctx.g().node_prop(*n, k) {
+                Some(v) => Value::from_stored(v),
+                None => Value::Null,
+            }
+        }
+        Value::Rel(r) => {
+            if ctx.deleted_rel(*r).is_some() && !ctx.g().rel_exists(*r) {
+                return Err(deleted());
+            }
+            let Some(k) = key_id(ctx) else { return Ok(Value::Null) };
+            match ctx.g().rel_prop(*r, k) {
+                Some(v) => Value::from_stored(&v),
+                None => Value::Null,
+            }
+        }
+        Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+        Value::Point(p) => crate::functions::spatial::field(p, key)?,
+        other => match temporal::property(other, key) {
+            Some(r) => r?,
+            None => {
+                return Err(CypherError::type_error(
+                    "InvalidArgumentType",
+                    format!("cannot read property '{key}' of a {}", other.type_name()),
+                ))
+            }
+        },
+    })
+}
+
+/// All properties of a node, relationship or map, as a map.
+pub(crate) fn properties_of(v: &Value, ctx: &Ctx) -> Result<Value> {
+    let g = ctx.g();
+    let props = match v {
+        Value::Null => return Ok(Value::Null),
+        Value::Map(_) => return Ok(v.clone()),
+        Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?.map(std::borrow::Cow::Borrowed),
+        Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted)?,
+        other => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("properties() cannot take a {}", other.type_name()),
+            ))
+        }
+    };
+    let mut m = Map::new();
+    if let Some(props) = props {
+        for (k, v) in props.iter() {
+            m.insert(ctx.key_name(k), Value::from_stored(v));
+        }
+    }
+    Ok(Value::map(m))
+}
+
+pub(super) fn index_value(base: &Value, index: &Value, ctx: &Ctx) -> Result<Value> {
+    Ok(match (base, index) {
+        (Value::Null, _) | (_, Value::Null) => Value::Null,
+        (Value::List(items), Value::Int(i)) => {
+            let len = items.len() as i64;
+            let i = if *i < 0 { len + i } else { *i };
+            if i < 0 || i >= len {
+                Value::Null
+            } else {
+                items[i as usize].clone()
+            }
+        }
+        (Value::Map(m), Value::String(k)) => m.get(&**k).cloned().unwrap_or(Value::Null),
+        (Value::Node(_) | Value::Rel(_), Value::String(k)) => property(base, k, ctx)?,
+        (Value::List(_), other) => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a list index must be an integer, got {}", other.type_name()),
+            ))
+        }
+        (Value::Map(_) | Value::Node(_) | Value::Rel(_), other) => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("a map key must be a string, got {}", other.type_name()),
+            ))
+        }
+        (other, _) => {
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("cannot index into a {}", other.type_name()),
+            ))
+        }
+    })
+}
+
+pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Value> {
+    let g = ctx.g();
+    let arg = args.first().unwrap_or(&Value::Null);
+    let wrong = |name: &str| {
+        CypherError::type_error("InvalidArgumentType", format!("{name}() cannot take a {}", arg.type_name()))
+    };
+    Ok(match f {
+        GraphFn::Timestamp => {
+            let clock = ctx.clock();
+            Value::Int(clock.seconds * 1000 + (clock.nanos / 1_000_000) as i64)
+        }
+        GraphFn::RandomUuid => {
+            let (a, b): (u64, u64) = (crate::random_u64(), crate::random_u64());
+            let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+            let a = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+            Value::string(format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                a >> 32,
+                (a >> 16) & 0xffff,
+                a & 0xffff,
+                b >> 48,
+                b & 0xffff_ffff_ffff
+            ))
+        }
+        GraphFn::HasComputedType => {
+            let name = crate::exec::update::type_name(args.get(1).unwrap_or(&Value::Null))?;
+            match arg {
+                Value::Null => Value::Null,
+                Value::Rel(r) => {
+                    let rec = g.rel(*r).ok_or_else(deleted)?;
+                    Value::Bool(ctx.type_name(rec.ty) == name)
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("a type belongs to a relationship, not to a {}", other.type_name()),
+                    ))
+                }
+            }
+        }
+        GraphFn::HasComputedLabels => {
+            let names = crate::exec::update::label_names(&args[1..])?;
+            match arg {
+                Value::Null => Value::Null,
+                Value::Node(n) => {
+                    let labels = g.node_labels(*n).ok_or_else(deleted)?;
+                    Value::Bool(names.iter().all(|name| ctx.label_id(name).is_some_and(|l| labels.contains(&l))))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("labels belong to nodes, not to a {}", other.type_name()),
+                    ))
+                }
+            }
+        }
+        _ if arg.is_null() => Value::Null,
+        GraphFn::Labels => match arg {
+            Value::Node(n) => {
+                let labels = g.node_labels(*n).ok_or_else(deleted)?;
+                let mut names: Vec<Value> = labels.iter().map(|l| Value::String(ctx.label_name(*l))).collect();
+                names.sort_by(compare::order);
+                Value::list(names)
+            }
+            _ => return Err(wrong("labels")),
+        },
+        GraphFn::Type => match arg {
+            Value::Rel(r) => match g.rel(*r) {
+                Some(rec) => Value::String(ctx.type_name(rec.ty)),
+                None => Value::String(ctx.type_name(ctx.deleted_rel(*r).ok_or_else(deleted)?)),
+            },
+            _ => return Err(wrong("type")),
+        },
+        GraphFn::Id => match arg {
+            Value::Node(n) => Value::Int(n.0 as i64),
+            Value::Rel(r) => Value::Int(r.0 as i64),
+            _ => return Err(wrong("id")),
+        },
+        GraphFn::ElementId => match arg {
+            Value::Node(n) => Value::string(format!("n:{}", n.0)),
+            Value::Rel(r) => Value::string(format!("r:{}", r.0)),
+            _ => return Err(wrong("elementId")),
+        },
+        GraphFn::Keys => match properties_of(arg, ctx).map_err(|_| wrong("keys"))? {
+            Value::Map(m) => Value::list(m.keys().map(|k| Value::String(k.clone())).collect()),
+            _ => Value::Null,
+        },
+        GraphFn::Properties => properties_of(arg, ctx)?,
+        GraphFn::StartNode | GraphFn::EndNode => match arg {
+            Value::Rel(r) => {
+                let rec = g.rel(*r).ok_or_else(deleted)?;
+                Value::Node(if f == GraphFn::StartNode { rec.src } else { rec.dst })
+            }
+            _ => return Err(wrong(if f == GraphFn::StartNode { "startNode" } else { "endNode" })),
+        },
+        GraphFn::Length => match arg {
+            Value::Path(p) => Value::Int(p.rels.len() as i64),
+            Value::String(s) => Value::Int(s.chars().count() as i64),
+            Value::List(l) => Value::Int(l.len() as i64),
+            _ => return Err(wrong("length")),
+        },
+        GraphFn::Exists => Value::Bool(!arg.is_null()),
+    })
+}

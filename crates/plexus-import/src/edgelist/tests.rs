@@ -1,0 +1,119 @@
+use super::*;
+
+fn parse_str(s: &str) -> EdgeList {
+    parse(s.as_bytes(), &Format::default(), 0).unwrap()
+}
+
+#[test]
+fn plain_integer_lines_and_every_other_kind_of_line_mix() {
+    let input = "1,2\n3,4\r\n# c\n\n5 ,6\n-7,8\n12345678901234567890,1\nx,2\n1234567890123456789,3\n9,10";
+    let format = Format { id_type: Some(IdType::Integer), ..Format::default() };
+    let e = parse(input.as_bytes(), &format, 5).unwrap();
+    let VertexIds::Integer(ids) = &e.vertices else { panic!("integer ids") };
+    let pairs: Vec<(i64, i64)> = e.src.iter().zip(&e.dst).map(|(&s, &d)| (ids[s as usize], ids[d as usize])).collect();
+    assert_eq!(pairs, [(1, 2), (3, 4), (5, 6), (-7, 8), (1234567890123456789, 3), (9, 10)]);
+    let bad: Vec<u64> = e.bad_lines.iter().map(|b| b.line).collect();
+    assert_eq!(bad, [7, 8]);
+    // Line numbers stay right after a run of plain lines split across chunks.
+    let mut big: String = (0..300_000).map(|i| format!("{i},{}\n", i + 1)).collect();
+    big.push_str("oops\n7,8\n");
+    let Err(err) = parse(big.as_bytes(), &Format::default(), 0) else { panic!("a bad line") };
+    assert_eq!(err.bad.line, 300_001);
+}
+
+#[test]
+fn detects_delimiters_headers_and_weights() {
+    let e = parse_str("source,target,weight\n1,2,0.5\n2,3,1.5\n");
+    assert_eq!((e.delimiter, e.header), (Delimiter::Comma, true));
+    assert_eq!(e.src.len(), 2);
+    assert_eq!(e.weight.as_deref(), Some(&[0.5, 1.5][..]));
+    let e = parse_str("# a comment\n1\t2\n\n2\t3\r\n");
+    assert_eq!((e.delimiter, e.header), (Delimiter::Tab, false));
+    assert!(e.weight.is_none());
+    let e = parse_str("1  2\n3 4\n");
+    assert_eq!(e.delimiter, Delimiter::Space);
+    assert_eq!(e.src.len(), 2);
+}
+
+#[test]
+fn integer_ids_are_numbered_by_value() {
+    let e = parse_str("10,5\n5,7\n");
+    match &e.vertices {
+        VertexIds::Integer(ids) => assert_eq!(ids, &vec![5, 7, 10]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((e.src.clone(), e.dst.clone()), (vec![2, 0], vec![0, 1]));
+    // Sparse ids go through the hash map path.
+    let e = parse_str("1,9000000000000\n9000000000000,-4\n");
+    match &e.vertices {
+        VertexIds::Integer(ids) => assert_eq!(ids, &vec![-4, 1, 9_000_000_000_000]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((e.src, e.dst), (vec![1, 2], vec![2, 0]));
+}
+
+#[test]
+fn string_ids_in_order_of_appearance() {
+    let e = parse_str("alice bob\nbob carol\n");
+    match &e.vertices {
+        VertexIds::String(ids) => {
+            assert_eq!(ids.iter().map(|s| &**s).collect::<Vec<_>>(), ["alice", "bob", "carol"])
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((e.src, e.dst), (vec![0, 1], vec![1, 2]));
+}
+
+#[test]
+fn quoted_fields_as_spreadsheets_write_them() {
+    let e = parse_str("\"from\",\"to\"\n\"alice\",\"bob\"\n\"New York, NY\" , Boston\n");
+    assert!(e.header && e.delimiter == Delimiter::Comma);
+    let VertexIds::String(names) = &e.vertices else { panic!("string ids") };
+    assert_eq!(names.iter().map(|n| &**n).collect::<Vec<_>>(), ["alice", "bob", "New York, NY", "Boston"]);
+    assert_eq!((e.src, e.dst), (vec![0, 2], vec![1, 3]));
+    // A comma inside quotes does not make a tab-separated file comma-separated; quoted integers are integers.
+    let e = parse_str("\"1,5\"\tx\n");
+    assert_eq!(e.delimiter, Delimiter::Tab);
+    let e = parse_str("\"1\",\"2\",\"0.5\"\n");
+    assert!(matches!(&e.vertices, VertexIds::Integer(v) if v == &[1, 2]));
+    assert_eq!(e.weight, Some(vec![0.5]));
+    for (input, column, what) in [
+        ("a,b\n\"c,d\n", 1, "not closed"),
+        ("a,b\n\"c\"x,d\n", 4, "after the closing quote"),
+        ("a,b\nc\"x,d\n", 1, "inside an unquoted field"),
+        ("a,b\n\"c\"\"x\",d\n", 3, "holds a quote"),
+    ] {
+        let err = parse(input.as_bytes(), &Format::default(), 0).unwrap_err();
+        assert_eq!((err.bad.line, err.bad.column), (2, column), "{input:?}: {err}");
+        assert!(err.bad.message.contains(what), "{input:?}: {err}");
+    }
+}
+
+#[test]
+fn bad_lines_point_at_line_and_column() {
+    let input = "1,2\n3,x\n4,5\n";
+    let fmt = Format { id_type: Some(IdType::Integer), ..Format::default() };
+    let err = parse(input.as_bytes(), &fmt, 0).unwrap_err();
+    assert_eq!((err.bad.line, err.bad.column), (2, 3), "{err}");
+    assert!(err.to_string().contains("\"3,x\""), "{err}");
+    let ok = parse(input.as_bytes(), &fmt, 1).unwrap();
+    assert_eq!(ok.src.len(), 2);
+    assert_eq!(ok.bad_lines.len(), 1);
+    let err = parse(b"1,2\n1,2,3,4\n", &Format::default(), 0).unwrap_err();
+    assert!(err.bad.message.contains("2 or 3 fields"), "{err}");
+    let err = parse(b"1,2,0.5\n1,2,abc\n", &Format::default(), 0).unwrap_err();
+    assert_eq!((err.bad.line, err.bad.column), (2, 5), "{err}");
+}
+
+#[test]
+fn large_inputs_split_into_chunks_keep_line_numbers() {
+    let mut s = String::new();
+    for i in 0..200_000 {
+        s.push_str(&format!("{},{}\n", i, i + 1));
+    }
+    s.push_str("oops\n");
+    let err = parse(s.as_bytes(), &Format { id_type: Some(IdType::Integer), ..Format::default() }, 0).unwrap_err();
+    assert_eq!(err.bad.line, 200_001, "{err}");
+    let e = parse(s.as_bytes(), &Format::default(), 1).unwrap();
+    assert_eq!(e.src.len(), 200_000);
+}
