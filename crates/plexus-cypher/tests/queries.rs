@@ -250,6 +250,32 @@ fn order_by_with_limit_keeps_what_a_full_sort_keeps() {
 }
 
 #[test]
+fn under_order_by_with_limit_only_the_sort_keys_are_projected_for_every_row() {
+    let db = Db::new();
+    db.run("UNWIND range(1, 50) AS i CREATE (:P {i: i, name: 'p' + toString(i)})");
+    let q = "MATCH (p:P) RETURN p.name AS name, p.i * 2 AS twice, p.i % 7 AS g ORDER BY g DESC, p.i SKIP 2 LIMIT 3";
+    let rows = db.run(q);
+    assert_eq!(
+        rows,
+        vec![vec![s("p20"), int(40), int(6)], vec![s("p27"), int(54), int(6)], vec![s("p34"), int(68), int(6)]]
+    );
+    let profile = db.engine.execute(&db.store, &format!("PROFILE {q}"), &Params::new()).expect("profile").plan;
+    let profile = profile.expect("a profile");
+    let projections: Vec<&str> = profile.lines().filter(|l| l.contains("Projection")).collect();
+    // Two items for the three rows kept, one (the sort key) for all fifty.
+    assert_eq!(projections.len(), 2, "{profile}");
+    assert!(projections[0].contains("(2 item(s))  rows: 3,"), "{profile}");
+    assert!(projections[1].contains("(1 item(s))  rows: 50,"), "{profile}");
+    // A WITH's WHERE after the cut sees every projected item.
+    let rows =
+        db.run("MATCH (p:P) WITH p.name AS name, p.i AS i ORDER BY i DESC LIMIT 5 WHERE name <> 'p49' RETURN name");
+    assert_eq!(rows, vec![vec![s("p50")], vec![s("p48")], vec![s("p47")], vec![s("p46")]]);
+    // An item that would fail on a row the sort drops is not evaluated there.
+    let rows = db.run("UNWIND [0, 1, 2] AS x RETURN 6 / x AS q ORDER BY x DESC LIMIT 2");
+    assert_eq!(rows, vec![vec![int(3)], vec![int(6)]]);
+}
+
+#[test]
 fn profile_reports_rows_per_operator() {
     let db = Db::new();
     db.run("UNWIND range(1, 6) AS i CREATE (:P {i: i})-[:R]->(:Q)");

@@ -66,6 +66,7 @@ impl Planner<'_> {
         let mut new_scope = Scope::default();
         let mut out_slots = Vec::with_capacity(items.len());
         let mut plan = input;
+        let mut deferred = None;
         if aggregating {
             let mut keys = Vec::new();
             let mut post = Vec::new();
@@ -105,7 +106,13 @@ impl Planner<'_> {
                 new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
                 out_slots.push(slot);
             }
-            plan = PlanNode::Project { input: Box::new(plan), items: proj };
+            // Under ORDER BY ... LIMIT, the items the sort does not read wait until the sort has kept its rows
+            // (see `defer_projection`).
+            if p.distinct || p.order_by.is_empty() || p.limit.is_none() {
+                plan = PlanNode::Project { input: Box::new(plan), items: proj };
+            } else {
+                deferred = Some(proj);
+            }
             if !p.distinct {
                 // The record LOAD CSV read stays the rows' own through a projection that keeps the rows.
                 for hidden in [CSV_LINE, CSV_FILE] {
@@ -161,7 +168,18 @@ impl Planner<'_> {
                 };
                 keys.push((c, s.descending));
             }
+            let late = deferred.take().map(|items| {
+                let (early, late) = defer_projection(items, &keys);
+                if !early.is_empty() {
+                    plan = PlanNode::Project {
+                        input: Box::new(std::mem::replace(&mut plan, PlanNode::Start)),
+                        items: early,
+                    };
+                }
+                late
+            });
             plan = PlanNode::Sort { input: Box::new(plan), keys };
+            deferred = late;
         }
         if let Some(skip) = &p.skip {
             let count = self.count_expr(skip, "SKIP")?;
@@ -170,6 +188,9 @@ impl Planner<'_> {
         if let Some(limit) = &p.limit {
             let count = self.count_expr(limit, "LIMIT")?;
             plan = PlanNode::Limit { input: Box::new(plan), count };
+        }
+        if let Some(late) = deferred.filter(|items| !items.is_empty()) {
+            plan = PlanNode::Project { input: Box::new(plan), items: late };
         }
         if let Some(pred) = &p.predicate {
             // Like ORDER BY, the WHERE of a WITH that neither aggregates nor de-duplicates also sees the
@@ -228,6 +249,25 @@ impl Planner<'_> {
             None => VarKind::Unknown,
         }
     }
+}
+
+/// A projected expression and the slot it is written to.
+type ProjectItem = (CExpr, usize);
+
+/// Splits the items of a projection under `ORDER BY ... LIMIT` into those the sort keys read, evaluated before
+/// the sort, and the rest, evaluated only for the rows the LIMIT keeps: `RETURN a.name, b.name, r.weight ORDER
+/// BY r.weight DESC LIMIT 5` reads two properties for five rows instead of for every row. (Rows the sort drops
+/// then never evaluate those items, so an error one of them would raise there is not raised, as in Neo4j.) When
+/// what a key reads cannot be known, every item stays before the sort.
+fn defer_projection(items: Vec<ProjectItem>, keys: &[(CExpr, bool)]) -> (Vec<ProjectItem>, Vec<ProjectItem>) {
+    let mut read = Vec::new();
+    for (key, _) in keys {
+        match crate::plan::fuse::slot_deps(key) {
+            Some(deps) => read.extend(deps),
+            None => return (items, Vec::new()),
+        }
+    }
+    items.into_iter().partition(|(_, slot)| read.contains(slot))
 }
 
 fn is_aggregate_call(e: &Expr) -> bool {
