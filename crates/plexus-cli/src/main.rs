@@ -58,6 +58,13 @@ enum Command {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
+    /// Open a database whose log is damaged with intact commits after the damage, which a normal open refuses:
+    /// the commits after the damage are dropped (kept aside in wal-*.log.dropped* files) and a checkpoint is
+    /// written. Restore the damaged file from a backup instead if you have one.
+    Repair {
+        #[arg(long, default_value = "plexus-data")]
+        data: PathBuf,
+    },
     /// Write a checkpoint and retire the log it covers.
     Checkpoint {
         #[arg(long, default_value = "plexus-data")]
@@ -185,13 +192,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let snapshot = db.read();
             let mut problems = snapshot.check();
-            // Commits lost to damage in the log are damage: those after damage still in the log (the next
-            // opening for writing sets them aside), and those an earlier recovery set aside. The torn last write
-            // of a crash, with no whole commit in it, is not.
+            // Commits lost to damage in the log are damage: those after damage still in the log (an open for
+            // writing refuses until the file is restored or `plexus repair` sets them aside), and those an earlier
+            // recovery set aside. The torn last write of a crash, with no whole commit in it, is not.
             for dropped in &report.dropped {
                 if dropped.intact_commits > 0 {
                     problems.push(format!(
-                        "{} holds {} intact commits after damage at offset {} ({}): they cannot be replayed",
+                        "{} holds {} intact commits after damage at offset {} ({}): they cannot be replayed; \
+                         restore the file from a backup, or run `plexus repair` to go on without them",
                         dropped.file.display(),
                         dropped.intact_commits,
                         dropped.offset,
@@ -229,6 +237,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 if problems.is_empty() { "consistent" } else { "DAMAGED" }
             );
             Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Repair { data } => {
+            require_database(&data)?;
+            let options = plexus::Options { drop_damaged_log: true, ..plexus::Options::default() };
+            let db = Database::open_with(&data, options).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+            let report = db.recovery_report();
+            if report.is_clean() {
+                println!("{}: no damage found, nothing dropped", data.display());
+            } else {
+                println!("{}: {report}", data.display());
+            }
+            let bytes = db.checkpoint().map_err(|e| e.to_string())?;
+            println!("checkpoint written: {bytes} bytes; the database opens normally from now on");
+            Ok(ExitCode::SUCCESS)
         }
         Command::Checkpoint { data } => {
             require_database(&data)?;

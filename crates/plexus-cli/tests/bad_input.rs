@@ -218,3 +218,44 @@ fn a_query_does_not_create_a_database_among_other_files() {
     assert!(text(&out.stderr).contains("holds files but no Plexus database"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "nothing was added");
 }
+
+/// A flipped byte in the middle of the log, with intact commits after it, is damage a writable open refuses
+/// (changing nothing), until `plexus repair` drops those commits (keeping them aside); a torn tail never needs it.
+#[test]
+fn damage_in_the_middle_of_the_log_is_refused_until_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let script: String = (1..=40).map(|i| format!("CREATE (:N {{i: {i}}});\n")).collect();
+    let mut shell = std::process::Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["shell", "--data", &db])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(shell.stdin.as_mut().unwrap(), script.as_bytes()).unwrap();
+    drop(shell.stdin.take());
+    assert!(shell.wait().unwrap().success());
+    let segment = std::fs::read_dir(tmp.path().join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .expect("a log segment");
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let middle = bytes.len() / 3;
+    bytes[middle] ^= 1;
+    std::fs::write(&segment, &bytes).unwrap();
+    let before = files(&tmp.path().join("db"));
+    let out = plexus(&["query", "--data", &db, "MATCH (n) RETURN count(n)"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("intact commits follow it"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("plexus repair"), "{}", text(&out.stderr));
+    assert_eq!(files(&tmp.path().join("db")), before, "a refused open changed the directory");
+    let out = plexus(&["check", "--data", &db]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let out = plexus(&["repair", "--data", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("LOST"), "{}", text(&out.stdout));
+    let kept: i64 = scalar(&db, "MATCH (n) RETURN count(n)").parse().unwrap();
+    assert!((1..40).contains(&kept), "kept {kept} of 40 commits");
+    assert_eq!(scalar(&db, "MATCH (n) RETURN max(n.i)"), kept.to_string(), "the commits before the damage");
+}

@@ -44,8 +44,11 @@ impl Server {
     /// Opens the database and starts the listeners (port 0 picks a free port; see `bolt_addr`/`http_addr`).
     pub async fn start(config: &ServerConfig) -> Result<Server, String> {
         config.validate()?;
-        let options =
-            plexus::Options { durability: config.durability()?, checkpoint_after_bytes: config.checkpoint_after_bytes };
+        let options = plexus::Options {
+            durability: config.durability()?,
+            checkpoint_after_bytes: config.checkpoint_after_bytes,
+            ..plexus::Options::default()
+        };
         let data = config.data.clone();
         let db = tokio::task::spawn_blocking(move || plexus::Database::open_with(&data, options))
             .await

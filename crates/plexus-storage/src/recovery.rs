@@ -6,7 +6,10 @@
 //! `*.log.dropped-at-OFFSET`, unless they are only the torn last write of a crash) before the segment is cut,
 //! any later segment is set aside as `*.log.dropped`, and the report says what was dropped and how many intact
 //! commits were among it: none after a torn write, some after damage in the middle of the log. No committed
-//! data is deleted, so an operator can still look at what was lost.
+//! data is deleted, so an operator can still look at what was lost. Damage followed by intact commits is only
+//! dropped when the caller asked for that (`Options::drop_damaged_log`): otherwise the open is refused before
+//! anything changes, since the commits after the open would take the dropped ones' versions and make the loss
+//! final.
 //! Later segments are set aside before the damaged one is cut, so a recovery interrupted part-way and run again
 //! reaches the same state. A segment of another database, a gap in the versions or a record that does not apply
 //! is refused with an error naming the file.
@@ -173,19 +176,29 @@ fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
 /// Whether a recovery may change the directory.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// Set damaged log aside, cut the damaged segment, remove temporary files: ready for new commits.
-    Repair,
+    /// Set damaged log aside, cut the damaged segment, remove temporary files: ready for new commits. Unless
+    /// `drop_damaged`, damage followed by intact commits is refused before anything changes.
+    Repair { drop_damaged: bool },
     /// Change nothing: replay what is intact in memory and report the rest.
     ReadOnly,
 }
 
 pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mode) -> Result<Recovered> {
-    let repair = mode == Mode::Repair;
-    // A crash during a checkpoint leaves its temporary file behind, as large as a checkpoint; nothing else would
-    // ever remove it.
-    if repair {
-        remove_temporary_files(dir)?;
-    }
+    let repair = matches!(mode, Mode::Repair { .. });
+    // Damage that loses commits stops a writable open unless the caller accepts the loss.
+    let refuse_loss = |path: &Path, what: String| -> Result<()> {
+        match mode {
+            Mode::Repair { drop_damaged: false } => Err(StorageError::Corrupt {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{what}; opening for writing would drop them for good, so nothing was changed. Restore the \
+                     file from a backup, or open with the damaged log dropped (`plexus repair`; embedded: \
+                     `Options::drop_damaged_log`), which keeps what it drops in wal-*.log.dropped* files"
+                ),
+            }),
+            _ => Ok(()),
+        }
+    };
     let (checkpoints, segments) = list(dir)?;
     let mut report = RecoveryReport { read_only: !repair, ..RecoveryReport::default() };
     let (mut state, mut next_node, mut next_rel) = match checkpoints.last() {
@@ -290,6 +303,16 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             // would leave one behind after every crash.
             let dropped = &bytes[good_end as usize..];
             let intact = intact_commits_after(dropped);
+            let later: u64 = segments[index + 1..]
+                .iter()
+                .map(|(_, later)| read_file(later).map(|b| read_segment(&b).0.len() as u64))
+                .sum::<Result<u64>>()?;
+            // Refused only while whole commits would be dropped: what is already unreadable (a torn write, a
+            // damaged record with nothing intact after it) is lost whether or not the open goes on.
+            if intact + later > 0 {
+                let n = intact + later;
+                refuse_loss(path, format!("damaged at offset {offset} ({reason}), and {n} intact commits follow it"))?;
+            }
             let kept = if repair && (intact > 0 || index + 1 < segments.len()) {
                 Some(set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?)
             } else {
@@ -330,6 +353,9 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
         }
     }
     if repair {
+        // A crash during a checkpoint leaves its temporary file behind, as large as a checkpoint; nothing else
+        // would ever remove it. (Removed only now: an open refused above changes nothing.)
+        remove_temporary_files(dir)?;
         sync_dir(dir)?;
     }
     report.version = state.version();

@@ -67,11 +67,16 @@ pub struct Options {
     pub durability: Durability,
     /// Checkpoint automatically once this many log bytes accumulate since the last checkpoint (0: never).
     pub checkpoint_after_bytes: u64,
+    /// Open even when the log is damaged with intact commits after the damage, without those commits (they are
+    /// set aside in `wal-*.log.dropped*` files, not deleted). Off by default: such an open is refused, since the
+    /// next commits would take those commits' versions and the loss would become final. The torn last write of
+    /// a crash has no commit after it and never stops an open.
+    pub drop_damaged_log: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { durability: Durability::Sync, checkpoint_after_bytes: 256 << 20 }
+        Options { durability: Durability::Sync, checkpoint_after_bytes: 256 << 20, drop_damaged_log: false }
     }
 }
 
@@ -344,7 +349,12 @@ impl Store {
             id
         };
         let catalog = Catalog::new();
-        let recovered = recovery::recover(&dir, &db_id, &catalog, recovery::Mode::Repair)?;
+        let recovered = recovery::recover(
+            &dir,
+            &db_id,
+            &catalog,
+            recovery::Mode::Repair { drop_damaged: options.drop_damaged_log },
+        )?;
         let wal = Wal::create(&dir, db_id, recovered.next_segment, recovered.state.version() + 1)?;
         for empty in &recovered.empty_segments {
             std::fs::remove_file(empty).map_err(|e| StorageError::io(empty, e))?;

@@ -79,7 +79,11 @@ fn crash_child() {
     let seed = env_u64("PLEXUS_CRASH_SEED").expect("seed");
     let round = env_u64("PLEXUS_CRASH_ROUND").expect("round") as u32;
     let plan = round_plan(seed, round);
-    let options = Options { checkpoint_after_bytes: plan.auto_checkpoint_bytes, durability: plan.durability };
+    let options = Options {
+        checkpoint_after_bytes: plan.auto_checkpoint_bytes,
+        durability: plan.durability,
+        ..Options::default()
+    };
     let store = match Store::open_with(&dir, options) {
         Ok((store, _)) => store,
         Err(e) => fail(&format!("child open failed: {e}")),

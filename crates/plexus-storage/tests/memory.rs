@@ -10,7 +10,7 @@ use support::resident_bytes;
 #[cfg(target_os = "linux")]
 fn deleting_most_of_a_graph_and_checkpointing_returns_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 0 };
+    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 0, ..Options::default() };
     let (store, _) = Store::open_with(dir.path(), options).unwrap();
     let baseline = resident_bytes();
     // Large enough that what the allocator keeps regardless (about 45-60 MB here: the few megabytes still in

@@ -15,7 +15,7 @@ use support::trimmed_resident_bytes as resident_bytes;
 #[cfg(target_os = "linux")]
 fn deleting_most_of_a_bulk_loaded_graph_and_checkpointing_returns_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 0 };
+    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 0, ..Options::default() };
     let (store, _) = Store::open_with(dir.path(), options).unwrap();
     let baseline = resident_bytes();
     let nodes = 400_000u32;

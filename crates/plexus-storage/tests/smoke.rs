@@ -137,7 +137,7 @@ fn unknown_tokens_are_refused_not_allocated_for() {
 #[test]
 fn automatic_checkpoints_run_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 2048 };
+    let options = Options { durability: Durability::Off, checkpoint_after_bytes: 2048, ..Options::default() };
     let checkpoints = || {
         std::fs::read_dir(dir.path())
             .unwrap()

@@ -205,6 +205,24 @@ fn open(dir: &Path, what: &str) -> Result<(Store, RecoveryReport), StorageError>
     std::panic::catch_unwind(AssertUnwindSafe(|| Store::open(dir))).unwrap_or_else(|_| panic!("open panicked: {what}"))
 }
 
+/// Opens `dir` accepting the loss of commits after damage in its log, after checking that a plain open refuses
+/// it, naming the damaged file, and changes nothing on disk.
+fn open_dropping(dir: &Path, what: &str) -> (Store, RecoveryReport) {
+    let before = snapshot_files(dir);
+    match open(dir, what) {
+        Err(e @ StorageError::Corrupt { .. }) => {
+            assert!(e.to_string().contains("plexus repair"), "{what}: the refusal says how to go on: {e}");
+        }
+        Err(e) => panic!("{what}: unexpected error {e:?}"),
+        Ok((_, report)) => panic!("{what}: opened with commits lost to damage: {report}"),
+    }
+    assert!(snapshot_files(dir) == before, "{what}: a refused open changed the directory");
+    let options = plexus_storage::Options { drop_damaged_log: true, ..plexus_storage::Options::default() };
+    std::panic::catch_unwind(AssertUnwindSafe(|| Store::open_with(dir, options)))
+        .unwrap_or_else(|_| panic!("open panicked: {what}"))
+        .unwrap_or_else(|e| panic!("{what}: open dropping the damaged log failed: {e}"))
+}
+
 /// Start offsets of the records of a clean segment, and the offset after the last one.
 fn record_bounds(bytes: &[u8]) -> Vec<usize> {
     let (records, end, _) = read_segment(bytes);
@@ -366,7 +384,7 @@ fn damage_in_an_earlier_segment_sets_later_ones_aside() {
         let interrupted = copy_dir(copy.path());
         let later = segments[1].file_name().unwrap().to_str().unwrap();
         std::fs::rename(interrupted.path().join(later), interrupted.path().join(format!("{later}.dropped"))).unwrap();
-        let (store, report) = open(copy.path(), &what).unwrap_or_else(|e| panic!("{what}: open failed: {e}"));
+        let (store, report) = open_dropping(copy.path(), &what);
         assert_state(&b, &store, &report, index, &what);
         assert_eq!(report.dropped.len(), 2, "{what}: the cut and the segment set aside: {report}");
         assert!(copy.path().join(format!("{later}.dropped")).exists(), "{what}: later segment not kept aside");
@@ -376,8 +394,9 @@ fn damage_in_an_earlier_segment_sets_later_ones_aside() {
         let cut = &report.dropped[0];
         let kept = std::fs::read(cut.kept_in.as_ref().expect("kept")).unwrap();
         assert_eq!(kept, damaged[start..], "{what}: the dropped bytes are kept as they were");
-        let (again, again_report) =
-            open(interrupted.path(), &what).unwrap_or_else(|e| panic!("{what}: interrupted: open failed: {e}"));
+        let options = plexus_storage::Options { drop_damaged_log: true, ..plexus_storage::Options::default() };
+        let (again, again_report) = Store::open_with(interrupted.path(), options)
+            .unwrap_or_else(|e| panic!("{what}: interrupted: open failed: {e}"));
         assert_state(&b, &again, &again_report, index, &format!("{what}, after an interrupted recovery"));
         commit_and_reopen(copy.path(), store, &what);
     }
@@ -499,14 +518,14 @@ fn log_kept_from_earlier_sessions_counts_towards_the_next_checkpoint() {
             tx.commit().unwrap();
         }
     };
-    let never = Options { durability: Durability::Off, checkpoint_after_bytes: 0 };
+    let never = Options { durability: Durability::Off, checkpoint_after_bytes: 0, ..Options::default() };
     for _ in 0..3 {
         let (store, _) = Store::open_with(dir.path(), never.clone()).unwrap();
         write_some(&store, 20);
     }
     let checkpoints = || files_named(dir.path(), |n| n.starts_with("checkpoint-") && n.ends_with(".plx")).len();
     assert_eq!(checkpoints(), 0);
-    let soon = Options { durability: Durability::Off, checkpoint_after_bytes: 8 << 10 };
+    let soon = Options { durability: Durability::Off, checkpoint_after_bytes: 8 << 10, ..Options::default() };
     let (store, report) = Store::open_with(dir.path(), soon).unwrap();
     assert!(report.log_bytes > 8 << 10, "{report:?}");
     write_some(&store, 1);
@@ -613,7 +632,7 @@ fn read_only_open_changes_nothing_and_refuses_writes() {
     assert_eq!(snapshot_files(copy.path()), before, "a read-only open changed the directory");
 
     // Opening for writing then repairs as it always did, to the same state.
-    let (store, report) = open(copy.path(), "open after read-only").unwrap();
+    let (store, report) = open_dropping(copy.path(), "open after read-only");
     assert_state(&b, &store, &report, index, "open for writing after read-only");
     assert!(!report.read_only && report.dropped.iter().any(|d| d.kept_in.is_some()), "{report}");
     // And a reader waits for the writer to go.
@@ -642,6 +661,7 @@ fn damage_to_the_last_record_before_a_later_segment_is_lost_data() {
     let (store, report) = Store::open_read_only(b.dir.path()).unwrap();
     assert!(report.lost_data(), "{what}: a whole commit was damaged, not torn: {report}");
     drop(store);
+    // Nothing intact follows the damage, so there is nothing more to lose: the open goes on, and says so.
     let (store, report) = open(b.dir.path(), what).unwrap();
     assert!(report.lost_data(), "{what}: {report}");
     assert_state(&b, &store, &report, b.states.len() - 2, what);
