@@ -200,7 +200,7 @@ async fn query_api_speaks_typed_json_both_ways() {
     assert_eq!(row[5], json!({"$type": "LocalTime", "_value": "23:59:59"}));
     assert_eq!(row[6], json!({"$type": "LocalDateTime", "_value": "2024-01-02T03:04:05.123"}));
     assert_eq!(row[7], json!({"$type": "OffsetDateTime", "_value": "2024-01-02T03:04:05-05:00"}));
-    assert_eq!(row[8], json!({"$type": "ZonedDateTime", "_value": "2024-07-01T12:00+02:00[Europe/Berlin]"}));
+    assert_eq!(row[8], json!({"$type": "ZonedDateTime", "_value": "2024-07-01T12:00:00+02:00[Europe/Berlin]"}));
     assert_eq!(row[9], json!({"$type": "Duration", "_value": "P1Y2M3DT4H5M6.5S"}));
     assert_eq!(row[10]["_value"][1], json!({"$type": "Null", "_value": null}));
     assert_eq!(row[11], json!({"$type": "Map", "_value": {"k": {"$type": "Boolean", "_value": true}}}));

@@ -4,7 +4,7 @@
 //! Comparison follows the reference implementation: columns by name and position; rows as a multiset or in
 //! order; values by [`TckValue::canonical`] (nodes by labels and properties, relationships by type and properties,
 //! paths by their entities and directions, floats by value). Temporal values appear as strings in the notation, so
-//! the engine's temporal values are compared through `plexus_cypher::temporal::to_string`.
+//! the engine's temporal values are compared through `plexus_cypher::temporal::to_tck_string`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ fn temporal_text(value: &ResultValue) -> Option<String> {
         ResultValue::Duration(d) => Value::duration(*d),
         _ => return None,
     };
-    Some(plexus_cypher::temporal::to_string(&v).unwrap_or_else(|| format!("{v:?}")))
+    Some(plexus_cypher::temporal::to_tck_string(&v).unwrap_or_else(|| format!("{v:?}")))
 }
 
 fn props_of(props: &BTreeMap<Arc<str>, ResultValue>) -> TckMap {

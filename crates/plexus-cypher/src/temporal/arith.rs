@@ -141,7 +141,7 @@ mod tests {
     }
 
     fn show(v: &Value) -> String {
-        format::to_string(v).unwrap()
+        format::to_tck_string(v).unwrap()
     }
 
     fn tck_durations() -> [Value; 3] {

@@ -1,10 +1,12 @@
-//! String forms of temporal values, as `toString` returns them and the TCK prints them.
+//! String forms of temporal values: as `toString` returns them (and Neo4j prints them), and as the openCypher
+//! TCK writes them.
 //!
-//! Dates are `YYYY-MM-DD` (years beyond four digits signed: `+10000-01-01`, `-0001-01-01`); times `HH:MM`, with
-//! `:SS` when seconds or a fraction are non-zero and the fraction in groups of three digits (`.142`, `.645876`,
-//! `.000000003`); offsets `Z` or `+HH:MM[:SS]`; named zones follow in brackets. Durations are `P…YMDTHMS` with
-//! components that are zero left out, signs on each component, and seconds without trailing zeros
-//! (`PT-1M-0.001S`); the zero duration is `PT0S`.
+//! Dates are `YYYY-MM-DD` (years beyond four digits signed: `+10000-01-01`, `-0001-01-01`); times `HH:MM:SS` with
+//! the fraction's significant digits (`12:00:00`, `12:00:00.5`, `.000000003`), as Neo4j's `toString` gives them;
+//! offsets `Z` or `+HH:MM[:SS]`; named zones follow in brackets. The TCK's notation, Java's `toString`, leaves out
+//! seconds that are zero along with their fraction and writes the fraction in groups of three digits (`12:00`,
+//! `12:00:00.500`). Durations are `P…YMDTHMS` with components that are zero left out, signs on each component,
+//! and seconds without trailing zeros (`PT-1M-0.001S`); the zero duration is `PT0S`.
 
 use std::fmt::Write;
 
@@ -14,14 +16,33 @@ use super::civil::{self, NANOS_PER_SECOND};
 use super::duration;
 use crate::value::Value;
 
+/// How the time of day is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Seconds always, the fraction's significant digits: Neo4j's `toString`.
+    Neo4j,
+    /// Seconds only when they or a fraction are non-zero, the fraction in groups of three: the TCK's notation.
+    Tck,
+}
+
+/// The string `toString` gives for a temporal value (`None` for any other value).
 pub fn to_string(value: &Value) -> Option<String> {
+    styled(value, Style::Neo4j)
+}
+
+/// A temporal value as the openCypher TCK writes it in its expected results.
+pub fn to_tck_string(value: &Value) -> Option<String> {
+    styled(value, Style::Tck)
+}
+
+fn styled(value: &Value, style: Style) -> Option<String> {
     let mut s = String::new();
     match value {
         Value::Date(d) => date(&mut s, d.days),
-        Value::LocalTime(t) => time_of_day(&mut s, t.nanos),
-        Value::Time(t) => time(&mut s, t),
-        Value::LocalDateTime(t) => local_datetime(&mut s, t),
-        Value::DateTime(t) => datetime(&mut s, t),
+        Value::LocalTime(t) => time_of_day(&mut s, t.nanos, style),
+        Value::Time(t) => time(&mut s, t, style),
+        Value::LocalDateTime(t) => local_datetime(&mut s, t, style),
+        Value::DateTime(t) => datetime(&mut s, t, style),
         Value::Duration(d) => return Some(duration(d)),
         _ => return None,
     }
@@ -40,20 +61,30 @@ pub fn date(s: &mut String, days: i64) {
     let _ = write!(s, "-{m:02}-{d:02}");
 }
 
-pub fn time_of_day(s: &mut String, nanos: i64) {
+fn time_of_day(s: &mut String, nanos: i64, style: Style) {
     let secs = nanos / NANOS_PER_SECOND;
     let frac = nanos % NANOS_PER_SECOND;
     let _ = write!(s, "{:02}:{:02}", secs / 3600, secs / 60 % 60);
-    if secs % 60 != 0 || frac != 0 {
-        let _ = write!(s, ":{:02}", secs % 60);
-        if frac != 0 {
-            if frac % 1_000_000 == 0 {
-                let _ = write!(s, ".{:03}", frac / 1_000_000);
-            } else if frac % 1_000 == 0 {
-                let _ = write!(s, ".{:06}", frac / 1_000);
-            } else {
-                let _ = write!(s, ".{frac:09}");
-            }
+    if style == Style::Tck && secs % 60 == 0 && frac == 0 {
+        return;
+    }
+    let _ = write!(s, ":{:02}", secs % 60);
+    if frac == 0 {
+        return;
+    }
+    match style {
+        Style::Neo4j => {
+            let digits = format!("{frac:09}");
+            let _ = write!(s, ".{}", digits.trim_end_matches('0'));
+        }
+        Style::Tck if frac % 1_000_000 == 0 => {
+            let _ = write!(s, ".{:03}", frac / 1_000_000);
+        }
+        Style::Tck if frac % 1_000 == 0 => {
+            let _ = write!(s, ".{:06}", frac / 1_000);
+        }
+        Style::Tck => {
+            let _ = write!(s, ".{frac:09}");
         }
     }
 }
@@ -77,24 +108,24 @@ pub fn offset_string(o: i32) -> String {
     s
 }
 
-fn time(s: &mut String, t: &Time) {
-    time_of_day(s, t.nanos);
+fn time(s: &mut String, t: &Time, style: Style) {
+    time_of_day(s, t.nanos, style);
     offset(s, t.offset_seconds);
 }
 
-fn local_parts(s: &mut String, seconds: i64, nanos: u32) {
+fn local_parts(s: &mut String, seconds: i64, nanos: u32, style: Style) {
     let (days, secs) = civil::split_seconds(seconds);
     date(s, days);
     s.push('T');
-    time_of_day(s, secs * NANOS_PER_SECOND + nanos as i64);
+    time_of_day(s, secs * NANOS_PER_SECOND + nanos as i64, style);
 }
 
-fn local_datetime(s: &mut String, t: &LocalDateTime) {
-    local_parts(s, t.seconds, t.nanos);
+fn local_datetime(s: &mut String, t: &LocalDateTime, style: Style) {
+    local_parts(s, t.seconds, t.nanos, style);
 }
 
-fn datetime(s: &mut String, t: &DateTime) {
-    local_parts(s, t.seconds.saturating_add(t.offset_seconds as i64), t.nanos);
+fn datetime(s: &mut String, t: &DateTime, style: Style) {
+    local_parts(s, t.seconds.saturating_add(t.offset_seconds as i64), t.nanos, style);
     offset(s, t.offset_seconds);
     if let Some(zone) = &t.zone {
         let _ = write!(s, "[{zone}]");
@@ -164,7 +195,13 @@ mod tests {
         assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 31, 14, 645_876_123) })), "12:31:14.645876123");
         assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 31, 14, 645_876_000) })), "12:31:14.645876");
         assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 31, 14, 645_000_000) })), "12:31:14.645");
-        assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 0, 0, 0) })), "12:00");
+        assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 0, 0, 0) })), "12:00:00");
+        assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 0, 0, 500_000_000) })), "12:00:00.5");
+        assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(12, 0, 1, 20_000) })), "12:00:01.00002");
+        let tck = |v: Value| to_tck_string(&v).unwrap();
+        assert_eq!(tck(Value::LocalTime(LocalTime { nanos: t(12, 0, 0, 0) })), "12:00");
+        assert_eq!(tck(Value::LocalTime(LocalTime { nanos: t(12, 0, 0, 500_000_000) })), "12:00:00.500");
+        assert_eq!(tck(Value::LocalTime(LocalTime { nanos: t(12, 0, 1, 20_000) })), "12:00:01.000020");
         assert_eq!(show(Value::LocalTime(LocalTime { nanos: t(0, 0, 0, 2) })), "00:00:00.000000002");
         assert_eq!(show(Value::Time(Time { nanos: t(12, 31, 14, 0), offset_seconds: 0 })), "12:31:14Z");
         assert_eq!(show(Value::Time(Time { nanos: t(12, 34, 56, 0), offset_seconds: -7507 })), "12:34:56-02:05:07");
@@ -172,7 +209,7 @@ mod tests {
             show(Value::LocalDateTime(ldt(1984, 10, 11, 12, 31, 14, 645_876_123))),
             "1984-10-11T12:31:14.645876123"
         );
-        assert_eq!(show(Value::LocalDateTime(ldt(1912, 1, 1, 0, 0, 0, 0))), "1912-01-01T00:00");
+        assert_eq!(show(Value::LocalDateTime(ldt(1912, 1, 1, 0, 0, 0, 0))), "1912-01-01T00:00:00");
         let local = ldt(2015, 7, 21, 21, 40, 32, 142_000_000);
         let dt = DateTime {
             seconds: local.seconds - 7200,

@@ -255,9 +255,14 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     arith::compare(a, b)
 }
 
-/// The string form used by `toString` and by results printed in the TCK's notation. `None`: not temporal.
+/// The string form `toString` gives (as Neo4j writes it). `None`: not temporal.
 pub fn to_string(value: &Value) -> Option<String> {
     format::to_string(value)
+}
+
+/// The string form of the TCK's notation for expected results (Java's `toString`). `None`: not temporal.
+pub fn to_tck_string(value: &Value) -> Option<String> {
+    format::to_tck_string(value)
 }
 
 #[cfg(test)]

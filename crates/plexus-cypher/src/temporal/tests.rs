@@ -38,7 +38,7 @@ fn call(name: &str, args: &[Value]) -> Result<Value> {
 }
 
 fn show(v: &Value) -> String {
-    to_string(v).expect("a temporal value")
+    to_tck_string(v).expect("a temporal value")
 }
 
 /// `name(map)` printed.
