@@ -174,14 +174,9 @@ pub fn mul_int(d: &Duration, k: i64) -> Result<Duration> {
     normalize(d.months as i128 * k, d.days as i128 * k, nanos)
 }
 
-/// Scales each component by a float and cascades the fractions, as the duration constructor does.
+/// Scales each component by a float (see [`approximate`]).
 pub fn mul_float(d: &Duration, f: f64) -> Result<Duration> {
-    let mut b = Builder::default();
-    b.months.add_float(d.months as f64 * f)?;
-    b.days.add_float(d.days as f64 * f)?;
-    b.seconds.add_float(d.seconds as f64 * f)?;
-    b.nanos.add_float(d.nanos as f64 * f)?;
-    b.build()
+    approximate(d.months as f64 * f, d.days as f64 * f, d.seconds as f64 * f, d.nanos as f64 * f)
 }
 
 pub fn div(d: &Duration, divisor: f64) -> Result<Duration> {
@@ -189,12 +184,36 @@ pub fn div(d: &Duration, divisor: f64) -> Result<Duration> {
         return Err(crate::error::CypherError::arithmetic("DivisionByZero", "division of a duration by zero"));
     }
     // Divide each component rather than multiply by the reciprocal, which is not exact.
-    let mut b = Builder::default();
-    b.months.add_float(d.months as f64 / divisor)?;
-    b.days.add_float(d.days as f64 / divisor)?;
-    b.seconds.add_float(d.seconds as f64 / divisor)?;
-    b.nanos.add_float(d.nanos as f64 / divisor)?;
-    b.build()
+    approximate(
+        d.months as f64 / divisor,
+        d.days as f64 / divisor,
+        d.seconds as f64 / divisor,
+        d.nanos as f64 / divisor,
+    )
+}
+
+/// A duration from fractional components, as Neo4j computes the product or quotient of a duration and a float:
+/// the months' fraction joins the days (at the average month) before the days are cut to a whole number, and
+/// the days' fraction joins the seconds and nanoseconds, all in nanoseconds, before the seconds are cut. Cutting
+/// each component apart gives the same length written differently (`P15DT-6H-45M-27S` for `P14DT17H14M33S`),
+/// which then compares unequal to Neo4j's answer.
+fn approximate(months: f64, days: f64, seconds: f64, nanos: f64) -> Result<Duration> {
+    const NANOS_PER_DAY: f64 = (NANOS_PER_SECOND * SECONDS_PER_DAY) as f64;
+    const AVG_NANOS_PER_MONTH: f64 = AVG_DAYS_PER_MONTH * NANOS_PER_DAY;
+    let whole = |x: f64| -> Result<i64> {
+        if !x.is_finite() || x.abs() >= 9.2e18 {
+            return Err(out_of_range(format!("duration component {x} is out of range")));
+        }
+        Ok(x.trunc() as i64)
+    };
+    let whole_months = whole(months)?;
+    let days = days + (AVG_NANOS_PER_MONTH * months - AVG_NANOS_PER_MONTH * whole_months as f64) / NANOS_PER_DAY;
+    let whole_days = whole(days)?;
+    let total_nanos =
+        (NANOS_PER_DAY * days - NANOS_PER_DAY * whole_days as f64) + nanos + NANOS_PER_SECOND as f64 * seconds;
+    let whole_seconds = whole(total_nanos / NANOS_PER_SECOND as f64)?;
+    let rest = whole(total_nanos - NANOS_PER_SECOND as f64 * whole_seconds as f64)?;
+    normalize(whole_months as i128, whole_days as i128, whole_seconds as i128 * NANOS + rest as i128)
 }
 
 /// `duration(x)`: from a string, a map of components, or another duration.
@@ -360,6 +379,12 @@ mod tests {
         assert_eq!(show(div(&a, 2.0).unwrap()), "P6Y2M22DT13H21M8S");
         assert_eq!(show(div(&a, 0.5).unwrap()), "P24Y10M28DT32H26M20.000000002S");
         assert_eq!(div(&a, 0.0).unwrap_err().kind, crate::error::ErrorKind::ArithmeticError);
+        // Fractions of months and days join the smaller units before each is cut, as in Neo4j.
+        let month_less_a_day = Duration { months: 1, days: -1, seconds: 0, nanos: 0 };
+        assert_eq!(show(div(&month_less_a_day, 2.0).unwrap()), "P14DT17H14M33S");
+        let month = Duration { months: 1, days: 0, seconds: 0, nanos: 0 };
+        assert_eq!(show(div(&month, 1.5).unwrap()), "P20DT6H59M24S");
+        assert_eq!(show(mul_float(&month, -0.5).unwrap()), "P-15DT-5H-14M-33S");
     }
 
     #[test]
