@@ -793,3 +793,51 @@ fn quantifiers_stop_once_the_answer_is_known() {
         vec![vec![ResultValue::Null, ResultValue::Null]]
     );
 }
+
+#[test]
+fn a_predicate_that_is_not_a_boolean_is_an_error_not_a_silent_false() {
+    let db = Db::new();
+    db.run("CREATE (:N {v: 0.0, s: 'x', tags: ['a'], none: []})");
+    for q in [
+        "MATCH (n:N) WHERE n.v RETURN n",
+        "MATCH (n:N) WHERE n.s RETURN n",
+        "MATCH (n:N) RETURN CASE WHEN n.v THEN 1 ELSE 2 END",
+    ] {
+        assert_eq!(db.err(q).kind, ErrorKind::TypeError, "{q}");
+    }
+    // As in Neo4j: a list holds when it is not empty, null never does.
+    assert_eq!(db.run("MATCH (n:N) WHERE n.tags RETURN count(n)"), vec![vec![int(1)]]);
+    assert_eq!(db.run("MATCH (n:N) WHERE n.none RETURN count(n)"), vec![vec![int(0)]]);
+    assert_eq!(db.run("MATCH (n:N) WHERE n.missing RETURN count(n)"), vec![vec![int(0)]]);
+    assert_eq!(db.run("MATCH (n:N) RETURN CASE WHEN n.missing THEN 1 ELSE 2 END"), vec![vec![int(2)]]);
+}
+
+#[test]
+fn a_set_clause_evaluates_every_value_before_writing_any() {
+    let db = Db::new();
+    let rows = db.run("CREATE (n:N) SET n.a = 1, n.b = n.a RETURN n.a, n.b");
+    assert_eq!(rows, vec![vec![int(1), ResultValue::Null]]);
+    db.run("MATCH (n:N) SET n.a = 1, n.b = 2");
+    assert_eq!(db.run("MATCH (n:N) SET n.a = n.b, n.b = n.a RETURN n.a, n.b"), vec![vec![int(2), int(1)]]);
+    db.run("CREATE (:M {x: 1}), (:K {y: 2})");
+    let rows = db.run("MATCH (m:M), (k:K) SET m = k, k = m RETURN m.x, m.y, k.x, k.y");
+    assert_eq!(rows, vec![vec![ResultValue::Null, int(2), int(1), ResultValue::Null]]);
+    let rows = db.run("MERGE (p:P {id: 1}) ON CREATE SET p.a = 5, p.b = coalesce(p.a, 0) RETURN p.a, p.b");
+    assert_eq!(rows, vec![vec![int(5), int(0)]]);
+}
+
+#[test]
+fn null_arguments_and_infinite_percentiles() {
+    let db = Db::new();
+    let rows = db.run("RETURN substring('abc', -1, null) AS a, substring(null, -1) AS b, substring('abc', null) AS c");
+    assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null, ResultValue::Null]]);
+    assert_eq!(db.err("RETURN substring('abc', -1)").kind, ErrorKind::ArgumentError);
+    let rows = db.run(
+        "UNWIND [1.0/0.0, -1.0/0.0] AS x RETURN percentileCont(x, 0.0), percentileCont(x, 1.0), percentileCont(x, 0.5)",
+    );
+    let ResultValue::Float(mid) = rows[0][2] else { panic!("{rows:?}") };
+    assert_eq!(rows[0][..2], [ResultValue::Float(f64::NEG_INFINITY), ResultValue::Float(f64::INFINITY)]);
+    assert!(mid.is_nan(), "halfway between the infinities: {mid}");
+    let rows = db.run("UNWIND [3, 1, 0.0/0.0, 2] AS x RETURN percentileCont(x, 0.5), percentileCont(x, 0.0)");
+    assert_eq!(rows, vec![vec![ResultValue::Float(2.5), ResultValue::Float(1.0)]]);
+}

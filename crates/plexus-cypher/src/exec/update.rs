@@ -55,9 +55,7 @@ fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx) -> Result<Vec<Row>> {
         }
         PlanNode::Set { items, .. } => {
             for row in &rows {
-                for item in items {
-                    set(row, item, ctx)?;
-                }
+                set_all(row, items, ctx)?;
             }
             Ok(rows)
         }
@@ -79,15 +77,11 @@ fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx) -> Result<Vec<Row>> {
                 if found.is_empty() {
                     let mut row = row;
                     create(&mut row, nodes, rels, ctx, true)?;
-                    for item in on_create {
-                        set(&row, item, ctx)?;
-                    }
+                    set_all(&row, on_create, ctx)?;
                     out.push(row);
                 } else {
                     for r in found {
-                        for item in on_match {
-                            set(&r, item, ctx)?;
-                        }
+                        set_all(&r, on_match, ctx)?;
                         out.push(r);
                     }
                 }
@@ -363,12 +357,34 @@ fn property_key(key: &PropKey, row: &Row, ctx: &mut Ctx) -> Result<Arc<str>> {
     }
 }
 
-fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
+/// The items of one SET (or ON CREATE / ON MATCH SET) for one row: every value is evaluated before any is
+/// written, as in Neo4j, so `SET n.a = 1, n.b = n.a` gives `b` the value `a` had before the clause (and `SET a =
+/// b, b = a` swaps).
+fn set_all(row: &Row, items: &[SetOp], ctx: &mut Ctx) -> Result<()> {
+    let mut values = Vec::with_capacity(items.len());
+    for item in items {
+        values.push(match item {
+            SetOp::Property { value, .. } => Some(value.eval(row, ctx)?),
+            SetOp::Properties { value, .. } => Some(match value.eval(row, ctx)? {
+                v @ (Value::Node(_) | Value::Rel(_)) => properties_of(&v, ctx)?,
+                v => v,
+            }),
+            _ => None,
+        });
+    }
+    for (item, value) in items.iter().zip(values) {
+        set(row, item, value, ctx)?;
+    }
+    Ok(())
+}
+
+/// One SET item, with its value already evaluated (`value`, for the items that have one).
+fn set(row: &Row, item: &SetOp, value: Option<Value>, ctx: &mut Ctx) -> Result<()> {
     match item {
-        SetOp::Property { target, key, value } => {
+        SetOp::Property { target, key, .. } => {
             let Some(t) = entity(target.eval(row, ctx)?, "SET")? else { return Ok(()) };
             let key = property_key(key, row, ctx)?;
-            let v = stored(&value.eval(row, ctx)?)?;
+            let v = stored(&value.unwrap_or(Value::Null))?;
             set_prop(ctx, &t, &key, v)
         }
         SetOp::RemoveProperty { target, key } => {
@@ -385,14 +401,10 @@ fn set(row: &Row, item: &SetOp, ctx: &mut Ctx) -> Result<()> {
             }
             Ok(())
         }
-        SetOp::Properties { slot, value, merge } => {
+        SetOp::Properties { slot, merge, .. } => {
             let Some(t) = entity(row[*slot].clone(), "SET")? else { return Ok(()) };
-            let new: Map = match value.eval(row, ctx)? {
+            let new: Map = match value.unwrap_or(Value::Null) {
                 Value::Map(m) => (*m).clone(),
-                v @ (Value::Node(_) | Value::Rel(_)) => match properties_of(&v, ctx)? {
-                    Value::Map(m) => (*m).clone(),
-                    _ => Map::new(),
-                },
                 // Not an empty map: `SET n = $props` with a missing value would otherwise remove every property.
                 other => {
                     return Err(CypherError::type_error(

@@ -152,6 +152,20 @@ fn bool_or_null(v: Option<bool>) -> Value {
     v.map_or(Value::Null, Value::Bool)
 }
 
+/// Whether a predicate's value (WHERE, a CASE's WHEN) lets a row through: null does not; a list does when it is
+/// not empty, as in Neo4j; any other value that is not a boolean is an error, never a silent false.
+fn holds(v: &Value) -> Result<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Null => Ok(false),
+        Value::List(items) => Ok(!items.is_empty()),
+        other => Err(CypherError::type_error(
+            "InvalidArgumentType",
+            format!("a predicate must be a boolean, got {}", other.type_name()),
+        )),
+    }
+}
+
 fn as_bool(v: &Value, what: &str) -> Result<Option<bool>> {
     match v {
         Value::Bool(b) => Ok(Some(*b)),
@@ -313,7 +327,7 @@ impl CExpr {
                     let w = when.eval(row, ctx)?;
                     let hit = match &operand {
                         Some(o) => compare::equals(o, &w) == Some(true),
-                        None => matches!(w, Value::Bool(true)),
+                        None => holds(&w)?,
                     };
                     if hit {
                         return then.eval(row, ctx);
@@ -529,7 +543,10 @@ impl CExpr {
 
     /// Evaluates as a predicate: only `true` passes.
     pub fn is_true(&self, row: &[Value], ctx: &Ctx) -> Result<bool> {
-        Ok(matches!(self.eval(row, ctx)?, Value::Bool(true)))
+        match self.eval_ref(row, ctx)?.as_ref() {
+            Value::Bool(b) => Ok(*b),
+            v => holds(v),
+        }
     }
 }
 

@@ -50,6 +50,10 @@ pub fn right(args: &[Value]) -> Result<Value> {
 
 /// `substring(s, start[, length])`, with `start` counted from 0.
 pub fn substring(args: &[Value]) -> Result<Value> {
+    // A null argument gives null before any other argument is checked (`substring('abc', -1, null)` is null).
+    if args.iter().any(|a| matches!(a, Value::Null)) {
+        return Ok(Value::Null);
+    }
     let Some(s) = text("substring", arg(args, 0))? else { return Ok(Value::Null) };
     let Some(start) = count("substring", "start", arg(args, 1))? else { return Ok(Value::Null) };
     let rest = &s[byte_offset(s, start)..];
