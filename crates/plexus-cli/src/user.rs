@@ -45,18 +45,22 @@ pub fn run(args: UserArgs) -> Result<(), String> {
             args.data.display()
         ));
     }
-    let (auth, _) = Auth::open(&args.data, None).map_err(|e| e.to_string())?;
+    let (auth, generated) = Auth::open(&args.data, None).map_err(|e| e.to_string())?;
+    // A users file left without users gets the initial admin back, whose password must then be shown once.
+    if let Some(password) = generated {
+        println!("the users file held no user: created the admin 'neo4j' with password {password}");
+    }
     match args.action {
         UserAction::List => {
             for (name, role) in auth.users() {
-                println!("{name}\t{role:?}");
+                println!("{name}\t{}", role.name());
             }
         }
         UserAction::Add { name, role, password } => {
             let role =
                 Role::parse(&role).ok_or_else(|| format!("unknown role '{role}': use reader, writer or admin"))?;
             auth.add_user(&name, &password, role).map_err(|e| e.to_string())?;
-            println!("added user '{name}' ({role:?})");
+            println!("added user '{name}' ({})", role.name());
         }
         UserAction::Passwd { name, password } => {
             auth.set_password(&name, &password).map_err(|e| e.to_string())?;

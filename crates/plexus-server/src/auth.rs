@@ -29,6 +29,15 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role's name, as `parse` and the command line take it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Reader => "reader",
+            Role::Writer => "writer",
+            Role::Admin => "admin",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Role> {
         match s.to_ascii_lowercase().as_str() {
             "reader" => Some(Role::Reader),
@@ -60,6 +69,10 @@ pub enum AuthError {
     NoSuchUser(String),
     #[error("a password must not be empty")]
     EmptyPassword,
+    #[error("a user name must not be empty, nor hold spaces, ':' or control characters: {0:?}")]
+    InvalidName(String),
+    #[error("'{0}' is the last admin: add another admin first, or nobody could manage users and schema")]
+    LastAdmin(String),
 }
 
 /// The users of one server. With authentication off every client is an admin.
@@ -133,6 +146,11 @@ impl Auth {
     }
 
     pub fn add_user(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
+        // Basic authentication joins name and password with ':', and a blank or invisible name cannot be told
+        // apart from another.
+        if name.trim().is_empty() || name.chars().any(|c| c == ':' || c.is_whitespace() || c.is_control()) {
+            return Err(AuthError::InvalidName(name.to_string()));
+        }
         let mut users = self.users.write();
         if users.contains_key(name) {
             return Err(AuthError::UserExists(name.to_string()));
@@ -148,9 +166,15 @@ impl Auth {
         self.save(&users)
     }
 
+    /// Removes a user, unless it is the last admin: with none left, nobody could manage users or schema (and
+    /// with no user at all, the next start would create the initial one with a password nobody was shown).
     pub fn remove_user(&self, name: &str) -> Result<(), AuthError> {
         let mut users = self.users.write();
-        users.remove(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+        let user = users.get(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+        if user.role == Role::Admin && users.values().filter(|u| u.role == Role::Admin).count() == 1 {
+            return Err(AuthError::LastAdmin(name.to_string()));
+        }
+        users.remove(name);
         self.save(&users)
     }
 
@@ -296,6 +320,22 @@ mod tests {
         assert_ne!(changed, added);
         server.remove_user("bob").unwrap();
         assert_ne!(server.generation(), changed);
+    }
+
+    #[test]
+    fn the_last_admin_stays_and_names_must_be_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+        assert!(matches!(auth.remove_user(INITIAL_USER), Err(AuthError::LastAdmin(_))));
+        auth.add_user("root", "rootpw", Role::Admin).unwrap();
+        auth.remove_user(INITIAL_USER).unwrap();
+        assert!(matches!(auth.remove_user("root"), Err(AuthError::LastAdmin(_))));
+        auth.add_user("bob", "bobpw", Role::Reader).unwrap();
+        auth.remove_user("bob").unwrap();
+        for name in ["", " ", "a b", "a:b", "tab\t"] {
+            assert!(matches!(auth.add_user(name, "pw", Role::Reader), Err(AuthError::InvalidName(_))), "{name:?}");
+        }
+        assert_eq!(auth.users(), vec![("root".to_string(), Role::Admin)]);
     }
 
     #[test]
