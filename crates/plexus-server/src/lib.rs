@@ -149,7 +149,6 @@ impl Server {
                 .await
                 .map_err(|e| e.to_string())?
                 .map_err(|e| format!("checkpoint at shutdown failed: {e}"))?;
-            self.service.metrics.checkpoints.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
     }

@@ -64,7 +64,6 @@ pub struct Metrics {
     pub http_requests_total: AtomicU64,
     pub auth_failures: AtomicU64,
     pub connections_refused: AtomicU64,
-    pub checkpoints: AtomicU64,
     started: Option<Instant>,
 }
 
@@ -141,9 +140,9 @@ impl Metrics {
         );
         counter(
             "plexus_checkpoints_total",
-            "Checkpoints taken by the server.",
+            "Checkpoints written since the database opened (automatic ones included).",
             "counter",
-            self.checkpoints.load(Relaxed).to_string(),
+            db.checkpoints().to_string(),
         );
         counter(
             "plexus_bolt_connections_open",

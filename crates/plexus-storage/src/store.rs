@@ -142,6 +142,8 @@ pub(crate) struct Shared {
     /// no committer pays for a checkpoint.
     checkpoint_wanted: Mutex<bool>,
     checkpoint_cv: Condvar,
+    /// Checkpoints written since the store opened, by whoever asked (the checkpointer thread, a caller).
+    checkpoints: std::sync::atomic::AtomicU64,
 }
 
 /// A handle to an open database. Cheap to clone; the database closes when the last handle and transaction drop.
@@ -450,6 +452,7 @@ impl Store {
             checkpoint_lock: Mutex::new(()),
             checkpoint_wanted: Mutex::new(false),
             checkpoint_cv: Condvar::new(),
+            checkpoints: std::sync::atomic::AtomicU64::new(0),
         });
         let flusher = shared.disk.as_ref().map(|_| {
             let flusher = Arc::new(Flusher { shared: shared.clone(), threads: Mutex::new(Vec::new()) });
@@ -514,6 +517,11 @@ impl Store {
     /// Number of fsyncs the log has made (group commit makes this far lower than the number of commits).
     pub fn wal_fsyncs(&self) -> u64 {
         self.shared.disk.as_ref().map_or(0, |d| d.wal.fsync_count())
+    }
+
+    /// Checkpoints written since the store opened, automatic ones included.
+    pub fn checkpoints(&self) -> u64 {
+        self.shared.checkpoints.load(Ordering::Relaxed)
     }
 
     /// Writes a checkpoint of the newest state, retires the log it covers and returns memory to the OS.

@@ -168,6 +168,14 @@ fn automatic_checkpoints_run_in_the_background() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         assert!(found, "no automatic checkpoint was written");
+        // Counted where it is written, so metrics see the automatic ones too (the file appears just before).
+        for _ in 0..100 {
+            if store.checkpoints() > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(store.checkpoints() > 0, "the automatic checkpoint was not counted");
     }
     let (store, report) = Store::open_with(dir.path(), options).unwrap();
     assert!(report.checkpoint_version.is_some(), "{report}");

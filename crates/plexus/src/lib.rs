@@ -178,6 +178,11 @@ impl Database {
         self.store.wal_fsyncs()
     }
 
+    /// Checkpoints written since the database opened, automatic ones included.
+    pub fn checkpoints(&self) -> u64 {
+        self.store.checkpoints()
+    }
+
     /// The storage engine underneath, for tools that need more than the public API.
     pub fn store(&self) -> &plexus_storage::Store {
         &self.store

@@ -235,6 +235,7 @@ impl Shared {
             self.rel_ids.high_water(),
         )?;
         recovery::retire_before(&disk.dir, &path, new_segment)?;
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
         // Adopt the compacted leaves when nothing committed meanwhile, so the memory that removal deltas and
         // emptied leaves held goes back too.
         let compacted = Arc::new(compacted);
