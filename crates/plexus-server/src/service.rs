@@ -680,6 +680,35 @@ pub(crate) fn bookmark(version: u64) -> String {
     format!("plexus:{version}")
 }
 
+/// Checks the bookmarks a client sends to begin a transaction: each must be one this server issued
+/// (`plexus:VERSION`), and none may be ahead of the database. A commit's bookmark is handed out only once its
+/// state is published, so on one server a bookmark ahead of the database never becomes reachable by waiting: it
+/// came from another database or from before a restore of an older copy, and read-your-writes would silently not
+/// hold.
+pub(crate) fn check_bookmarks<'a>(
+    bookmarks: impl IntoIterator<Item = &'a str>,
+    current_version: u64,
+) -> Result<(), ServerError> {
+    for b in bookmarks {
+        let version = b.strip_prefix("plexus:").and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| {
+            ServerError::new(
+                "Neo.ClientError.Transaction.InvalidBookmark",
+                format!("'{b}' is not a bookmark this server issued (they look like plexus:42)"),
+            )
+        })?;
+        if version > current_version {
+            return Err(ServerError::new(
+                "Neo.ClientError.Transaction.InvalidBookmark",
+                format!(
+                    "bookmark {b} is ahead of the database (at version {current_version}): it comes from another \
+                     database, or this one was restored from an older copy"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The query type of a statement whose plan writes, as Neo4j gives it: from the plan, not from what it did. "w"
 /// when it returns nothing, "rw" when it returns columns.
 fn write_query_type(result: &QueryResult) -> &'static str {

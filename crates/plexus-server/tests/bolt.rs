@@ -344,3 +344,30 @@ fn stopping_the_server_finishes_running_writes_and_closes_idle_connections() {
         assert_eq!(count.rows, vec![vec![plexus::ResultValue::Int(NODES)]], "{label}");
     }
 }
+
+#[test]
+fn bookmarks_are_checked_when_a_transaction_begins() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    c.query("CREATE (:B)");
+    let code = |r: &[Ps]| match &r[0] {
+        Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).map(str::to_string),
+        Ps::Struct(0x70, _) => None,
+        other => panic!("{other:?}"),
+    };
+    let bookmarks = |b: &[&str]| map([("bookmarks", Ps::List(b.iter().map(|s| Ps::String(s.to_string())).collect()))]);
+    let invalid = Some("Neo.ClientError.Transaction.InvalidBookmark".to_string());
+    // One it issued, and none at all: fine.
+    assert_eq!(code(&c.request(0x11, vec![bookmarks(&["plexus:1"])])), None);
+    c.request(0x13, vec![]);
+    assert_eq!(code(&c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), bookmarks(&[])])), None);
+    c.request(0x2F, vec![map([("n", Ps::Int(-1))])]);
+    for bad in ["garbage", "plexus:99999999"] {
+        assert_eq!(code(&c.request(0x11, vec![bookmarks(&[bad])])), invalid, "{bad}");
+        c.request(0x0F, vec![]);
+        let run = c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), bookmarks(&["plexus:1", bad])]);
+        assert_eq!(code(&run), invalid, "{bad}");
+        c.request(0x0F, vec![]);
+    }
+    assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+}

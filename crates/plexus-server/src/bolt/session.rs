@@ -335,6 +335,7 @@ impl Session {
         let (target, outcome, rest) = match self.state {
             State::Ready => {
                 let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
+                check_bolt_bookmarks(extra, &self.service)?;
                 let mode = access_mode(extra);
                 let interrupt = self.interrupt(tx_timeout(extra), None);
                 let service = &self.service;
@@ -579,6 +580,7 @@ impl Session {
         let extra = fields.first().unwrap_or(&NULL);
         refuse_impersonation(extra)?;
         let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
+        check_bolt_bookmarks(extra, &self.service)?;
         let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
         // `system` holds nothing to write: a read transaction spares the graph's writer for others.
         let mode = if target == Target::System { AccessMode::Read } else { access_mode(extra) };
@@ -776,4 +778,19 @@ fn plan_map(node: &PlanTree, text: Option<&str>, columns: &[String], profile: bo
         entries.push(("time".into(), Ps::Int(node.time.map_or(0, |t| t.as_nanos() as i64))));
     }
     Ps::Map(entries)
+}
+
+/// The `bookmarks` of a BEGIN or an auto-commit RUN, checked (see [`crate::service::check_bookmarks`]).
+fn check_bolt_bookmarks(extra: &Ps, service: &Service) -> Result<(), ServerError> {
+    let Some(Ps::List(items)) = extra.get("bookmarks") else { return Ok(()) };
+    let mut bookmarks = Vec::with_capacity(items.len());
+    for item in items {
+        bookmarks.push(item.as_str().ok_or_else(|| {
+            ServerError::new("Neo.ClientError.Transaction.InvalidBookmark", "a bookmark must be a string")
+        })?);
+    }
+    if bookmarks.is_empty() {
+        return Ok(());
+    }
+    crate::service::check_bookmarks(bookmarks, service.db.read().version())
 }

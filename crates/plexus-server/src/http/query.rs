@@ -115,6 +115,7 @@ pub async fn auto_commit(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
+    check_bookmarks(&state.service, &request.bookmarks)?;
     let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
     let counters = !request.omit_counters;
     let started = Instant::now();
@@ -150,6 +151,14 @@ pub async fn auto_commit(
     })
     .await??;
     Ok(answer(&outcome, format, counters, started))
+}
+
+/// The request's bookmarks, checked before anything runs (see [`crate::service::check_bookmarks`]).
+fn check_bookmarks(service: &Service, bookmarks: &[String]) -> Result<(), ServerError> {
+    if bookmarks.is_empty() {
+        return Ok(());
+    }
+    crate::service::check_bookmarks(bookmarks.iter().map(String::as_str), service.db.read().version())
 }
 
 fn answer(outcome: &Outcome, format: Format, counters: bool, started: Instant) -> Response {
@@ -201,6 +210,7 @@ pub async fn open(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (request, format) = request(&state, &name, &headers, body)?;
+    check_bookmarks(&state.service, &request.bookmarks)?;
     let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
     let body = blocking(move || {
