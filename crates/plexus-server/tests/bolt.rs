@@ -371,3 +371,26 @@ fn bookmarks_are_checked_when_a_transaction_begins() {
     }
     assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
 }
+
+#[test]
+fn stopping_the_server_lets_an_open_transaction_commit_then_closes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, server) = support::start_on_disk(dir.path().to_path_buf());
+    let addr = server.bolt_addr.unwrap();
+    let mut idle = Client::ready(addr);
+    let mut in_tx = Client::ready(addr);
+    assert!(matches!(&in_tx.request(0x11, vec![map([])])[0], Ps::Struct(0x70, _)));
+    in_tx.request(0x10, vec![Ps::String("CREATE (:T {v: 1})".into()), map([]), map([])]);
+    in_tx.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let stopping = std::thread::spawn(move || runtime.block_on(server.shutdown(Duration::from_secs(10))));
+    let mut byte = [0u8; 1];
+    assert!(matches!(idle.stream.read(&mut byte), Ok(0)), "the idle connection was not closed");
+    // The transaction's COMMIT, sent after the server began to stop, is served; then the connection closes.
+    let commit = in_tx.request(0x12, vec![]);
+    assert!(matches!(&commit[0], Ps::Struct(0x70, f) if f[0].get("bookmark").is_some()), "{commit:?}");
+    assert!(in_tx.is_closed());
+    stopping.join().unwrap().unwrap();
+    let db = plexus::Database::open(dir.path()).unwrap();
+    let count = db.execute("MATCH (n:T) RETURN count(n)", &plexus::Params::new()).unwrap();
+    assert_eq!(count.rows, vec![vec![plexus::ResultValue::Int(1)]]);
+}

@@ -111,6 +111,9 @@ pub struct Standing {
     stopping: Arc<AtomicBool>,
     /// The connection's thread waits (or is about to wait) for the client's next request.
     waiting: AtomicBool,
+    /// ... inside an explicit transaction: its COMMIT may be on the way, so stopping leaves it open (until the
+    /// grace period ends) instead of closing it under the client.
+    in_transaction: AtomicBool,
     /// The listener shut the read side: an end of file then says nothing about the client.
     read_shut: AtomicBool,
 }
@@ -118,14 +121,20 @@ pub struct Standing {
 impl Standing {
     /// A connection that waits for its handshake, of a listener that stops when `stopping` is set.
     pub fn new(stopping: Arc<AtomicBool>) -> Standing {
-        Standing { stopping, waiting: AtomicBool::new(true), read_shut: AtomicBool::new(false) }
+        Standing {
+            stopping,
+            waiting: AtomicBool::new(true),
+            in_transaction: AtomicBool::new(false),
+            read_shut: AtomicBool::new(false),
+        }
     }
 
     /// Called before waiting for the next request: false when the server is stopping, in which case the
     /// connection stays marked busy and decides for itself whether anything is still owed to the client.
-    fn may_wait(&self) -> bool {
+    fn may_wait(&self, in_transaction: bool) -> bool {
         // Each side stores its own flag before it loads the other's (both sequentially consistent), so either
         // this thread sees `stopping` or the listener sees `waiting` and shuts the read side, or both.
+        self.in_transaction.store(in_transaction, Ordering::SeqCst);
         self.waiting.store(true, Ordering::SeqCst);
         if self.stopping.load(Ordering::SeqCst) {
             self.waiting.store(false, Ordering::SeqCst);
@@ -143,7 +152,7 @@ impl Standing {
     /// connection waits for a request, so that its thread wakes to an end of file and closes. A busy connection
     /// is left alone.
     pub fn close_if_waiting(&self, socket: &TcpStream) {
-        if self.waiting.load(Ordering::SeqCst) {
+        if self.waiting.load(Ordering::SeqCst) && !self.in_transaction.load(Ordering::SeqCst) {
             self.read_shut.store(true, Ordering::SeqCst);
             let _ = socket.shutdown(Shutdown::Read);
         }
@@ -242,14 +251,18 @@ pub fn serve(
         if served && stream.write_all(&out).and_then(|_| stream.flush()).is_err() {
             return;
         }
-        if !standing.may_wait() {
+        let in_transaction = matches!(session.state(), State::TxReady | State::TxStreaming);
+        if !standing.may_wait(in_transaction) {
             // The server is stopping and what was asked has been answered. The rows of a committed auto-commit
-            // result are still owed to the client, so wait a little for its PULL; anything else closes now (an
-            // open explicit transaction is rolled back, as when any connection closes).
-            if session.state() != State::Streaming {
-                return;
+            // result are still owed to the client, so wait a little for its PULL. An open explicit transaction
+            // goes on until it commits or rolls back (its COMMIT may already be on the way: closing under it
+            // left the client unable to tell whether it committed), or until the listener's grace period ends
+            // and it is rolled back. Anything else closes now.
+            match session.state() {
+                State::Streaming => set_timeout(Some(OWED_PULL_TIMEOUT)),
+                State::TxReady | State::TxStreaming => {}
+                _ => return,
             }
-            set_timeout(Some(OWED_PULL_TIMEOUT));
         }
         match stream.read(&mut readbuf) {
             Ok(0) | Err(_) => return,
