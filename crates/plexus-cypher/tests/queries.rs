@@ -365,6 +365,28 @@ fn a_range_larger_than_the_memory_limit_fails_before_it_is_built() {
 }
 
 #[test]
+fn a_write_past_the_memory_limit_fails_and_leaves_nothing() {
+    let db = Db::new();
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, Some(4 << 20)));
+    let run = |q: &str| db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt));
+    // Rows buffered by the update, then the changes of the transaction itself.
+    for q in [
+        "UNWIND range(1, 10000000) AS i CREATE (:Big {i: i})",
+        "UNWIND range(1, 100000) AS i CREATE (:Big {i: i, s: 'some text to hold'})",
+        "UNWIND range(1, 100000) AS i MERGE (:Big {i: i})",
+    ] {
+        let e = run(q).expect_err("over the limit");
+        assert_eq!(e.kind, ErrorKind::MemoryLimit, "{q}: {e}");
+        assert!(e.message.contains("IN TRANSACTIONS"), "{e}");
+    }
+    assert_eq!(db.run("MATCH (n:Big) RETURN count(n)"), vec![vec![int(0)]]);
+    // In transactions of a few thousand rows, each part stays under the limit.
+    run("UNWIND range(1, 100000) AS i CALL { WITH i CREATE (:Big {i: i}) } IN TRANSACTIONS OF 5000 ROWS")
+        .expect("in parts");
+    assert_eq!(db.run("MATCH (n:Big) RETURN count(n)"), vec![vec![int(100000)]]);
+}
+
+#[test]
 fn a_sort_under_the_largest_limit_keeps_every_row() {
     let db = Db::new();
     let q = "UNWIND [3, 1, 2] AS x RETURN x ORDER BY x SKIP 1 LIMIT 9223372036854775807";

@@ -32,10 +32,13 @@ impl Operator for Update<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.output.is_none() {
             let mut rows = Vec::new();
+            let mut buffered = 0usize;
             while let Some(b) = self.input.next(ctx)? {
+                buffered += b.iter().map(|row| row.iter().map(approx_bytes).sum::<usize>()).sum::<usize>();
+                check_update_memory(ctx, buffered)?;
                 rows.extend(b);
             }
-            let rows = apply(self.plan, rows, ctx)?;
+            let rows = apply(self.plan, rows, ctx, buffered)?;
             self.output = Some(rows.into_iter());
         }
         let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
@@ -43,18 +46,59 @@ impl Operator for Update<'_> {
     }
 }
 
-fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx) -> Result<Vec<Row>> {
+/// What one recorded change of a write transaction takes in memory, roughly: the redo operation with its
+/// values, and its share of the copied leaves. Only for the memory limit, which this keeps from being exceeded
+/// by an order of magnitude, not to the byte.
+const BYTES_PER_CHANGE: usize = 160;
+
+/// A rough count of the bytes a value of a buffered row takes.
+fn approx_bytes(v: &Value) -> usize {
+    std::mem::size_of::<Value>()
+        + match v {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::List(items) => items.iter().map(approx_bytes).sum(),
+            Value::Map(m) => m.iter().map(|(k, v)| 32 + k.len() + approx_bytes(v)).sum(),
+            Value::Path(p) => 16 * (p.nodes.len() + p.rels.len()),
+            _ => 0,
+        }
+}
+
+/// Under a memory limit, an error once the rows an update holds (`buffered` bytes) and the changes its
+/// transaction made so far need more than the limit: a statement like `UNWIND range(1, 100000000) AS i CREATE
+/// (...)` would otherwise grow the process by gigabytes before it could fail.
+fn check_update_memory(ctx: &mut Ctx, buffered: usize) -> Result<()> {
+    let Some(interrupt) = ctx.interrupt.clone() else { return Ok(()) };
+    if interrupt.max_result_bytes.is_none() {
+        return Ok(());
+    }
+    let changes = ctx.tx().map_or(0, |tx| tx.op_count());
+    interrupt.check_memory(buffered + changes * BYTES_PER_CHANGE, |limit| {
+        format!(
+            "the statement's changes and the rows it holds need more than its memory limit of {limit} bytes; \
+             write in smaller transactions (CALL {{ ... }} IN TRANSACTIONS OF 10000 ROWS)"
+        )
+    })
+}
+
+fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx, buffered: usize) -> Result<Vec<Row>> {
     match plan {
         PlanNode::Create { nodes, rels, .. } => {
             let mut out = Vec::with_capacity(rows.len());
-            for mut row in rows {
+            for (i, mut row) in rows.into_iter().enumerate() {
+                if i % BATCH == BATCH - 1 {
+                    check_update_memory(ctx, buffered)?;
+                }
                 create(&mut row, nodes, rels, ctx, false)?;
                 out.push(row);
             }
             Ok(out)
         }
         PlanNode::Set { items, .. } => {
-            for row in &rows {
+            for (i, row) in rows.iter().enumerate() {
+                if i % BATCH == BATCH - 1 {
+                    check_update_memory(ctx, buffered)?;
+                }
                 set_all(row, items, ctx)?;
             }
             Ok(rows)
@@ -72,7 +116,10 @@ fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx) -> Result<Vec<Row>> {
         }
         PlanNode::Merge { matcher, nodes, rels, on_create, on_match, .. } => {
             let mut out = Vec::new();
-            for row in rows {
+            for (i, row) in rows.into_iter().enumerate() {
+                if i % BATCH == BATCH - 1 {
+                    check_update_memory(ctx, buffered)?;
+                }
                 let found = run_plan(matcher, Some(row.clone()), ctx, None)?;
                 if found.is_empty() {
                     let mut row = row;
