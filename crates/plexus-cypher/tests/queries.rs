@@ -863,3 +863,22 @@ fn null_arguments_and_infinite_percentiles() {
     let rows = db.run("UNWIND [3, 1, 0.0/0.0, 2] AS x RETURN percentileCont(x, 0.5), percentileCont(x, 0.0)");
     assert_eq!(rows, vec![vec![ResultValue::Float(2.5), ResultValue::Float(1.0)]]);
 }
+
+#[test]
+fn order_by_sees_the_new_names_of_a_projection_first() {
+    let db = Db::new();
+    let rows = db.run("UNWIND [1, 2] AS x RETURN -x AS x, x AS y ORDER BY x");
+    assert_eq!(rows, vec![vec![int(-2), int(2)], vec![int(-1), int(1)]]);
+    let rows = db.run("UNWIND [1, 2, 3] AS x WITH -x AS x, x AS y ORDER BY x LIMIT 1 RETURN x, y");
+    assert_eq!(rows, vec![vec![int(-3), int(3)]]);
+    let rows =
+        db.run("UNWIND [[1, 9], [2, 8]] AS p WITH p[0] AS a, p[1] AS b WITH a AS b, b AS a ORDER BY a RETURN a, b");
+    assert_eq!(rows, vec![vec![int(8), int(2)], vec![int(9), int(1)]]);
+    let rows = db.run("UNWIND [1, 2, 2] AS x RETURN DISTINCT -x AS x, x AS y ORDER BY x");
+    assert_eq!(rows, vec![vec![int(-2), int(2)], vec![int(-1), int(1)]]);
+    let rows = db.run("UNWIND [1, 2, 2] AS x RETURN -x AS x, x AS y, count(*) AS c ORDER BY x");
+    assert_eq!(rows, vec![vec![int(-2), int(2), int(2)], vec![int(-1), int(1), int(1)]]);
+    // A name passed through unchanged still matches its item.
+    let rows = db.run("UNWIND [2, 1] AS x RETURN x, x * 10 AS y ORDER BY x");
+    assert_eq!(rows, vec![vec![int(1), int(10)], vec![int(2), int(20)]]);
+}

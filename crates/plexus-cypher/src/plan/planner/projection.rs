@@ -132,12 +132,30 @@ impl Planner<'_> {
             for v in &new_scope.vars {
                 order_scope.add(&v.name, v.slot, v.kind);
             }
+            // New names shadow old ones here: an item's expression stands for its column only while every
+            // variable it names still means what it did before the projection (in `RETURN -x AS x, x AS y ORDER
+            // BY x`, the key is the new `x`, not the item `x AS y`).
+            let renamed: HashSet<&str> = items
+                .iter()
+                .filter(|(name, e, var, _)| {
+                    let passes_through = match e {
+                        Some(e) => matches!(&e.kind, ExprKind::Variable(v) if v == name),
+                        None => var.as_ref().is_some_and(|v| &v.name == name),
+                    };
+                    !passes_through
+                })
+                .map(|(name, _, _, _)| name.as_str())
+                .collect();
+            let unshadowed = |e: &Expr| {
+                crate::plan::pattern::mentioned(e)
+                    .is_some_and(|names| names.iter().all(|n| !renamed.contains(n.as_str())))
+            };
             let mut keys = Vec::new();
             for s in &p.order_by {
                 let text = &self.text[s.expr.span.start..s.expr.span.end];
-                let same = items
-                    .iter()
-                    .position(|(_, e, _, _)| e.is_some_and(|e| &self.text[e.span.start..e.span.end] == text));
+                let same = items.iter().position(|(_, e, _, _)| {
+                    e.is_some_and(|e| &self.text[e.span.start..e.span.end] == text && unshadowed(e))
+                });
                 let c = match same {
                     Some(i) => CExpr::Slot(out_slots[i]),
                     None => {
@@ -151,7 +169,8 @@ impl Planner<'_> {
                                     let e = (*e)?;
                                     let simple = matches!(e.kind, ExprKind::Variable(_) | ExprKind::Property(..))
                                         || is_aggregate_call(e);
-                                    simple.then(|| (self.text[e.span.start..e.span.end].to_string(), *slot))
+                                    (simple && unshadowed(e))
+                                        .then(|| (self.text[e.span.start..e.span.end].to_string(), *slot))
                                 })
                                 .collect();
                         }
