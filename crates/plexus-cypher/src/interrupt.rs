@@ -16,6 +16,9 @@ pub struct Interrupt {
     deadline: Option<(Instant, u64)>,
     /// Bytes the materialised result may take (an estimate of the values' in-memory size).
     pub max_result_bytes: Option<usize>,
+    /// Whether the deadline is one the client asked for (a driver's transaction timeout) rather than the
+    /// server's own limit: Neo4j reports the two with different codes.
+    pub deadline_from_client: bool,
     probe: Option<Probe>,
 }
 
@@ -74,7 +77,13 @@ impl Interrupt {
     pub fn new(deadline: Option<Instant>, max_result_bytes: Option<usize>) -> Interrupt {
         let deadline =
             deadline.map(|d| (d, coarse_nanos() + d.saturating_duration_since(Instant::now()).as_nanos() as u64));
-        Interrupt { cancelled: AtomicBool::new(false), deadline, max_result_bytes, probe: None }
+        Interrupt {
+            cancelled: AtomicBool::new(false),
+            deadline,
+            max_result_bytes,
+            deadline_from_client: false,
+            probe: None,
+        }
     }
 
     /// Also stops the query when `ask` returns true; it is asked at most once per `every`, so it may be a
@@ -121,11 +130,16 @@ impl Interrupt {
         // The coarse clock lags the precise one by less than a tick, so a deadline never passes unseen, and a
         // short one (the server's 2 ms for inline statements) is judged on the precise clock.
         if self.deadline.is_some_and(|(at, coarse)| now + coarse_resolution() >= coarse && Instant::now() >= at) {
+            let (detail, whose) = if self.deadline_from_client {
+                ("TransactionTimedOutClientConfiguration", "the transaction timeout the client set")
+            } else {
+                ("TransactionTimedOut", "the server's query time limit")
+            };
             return Err(CypherError::new(
                 ErrorKind::Timeout,
                 Phase::Runtime,
-                "TransactionTimedOut",
-                "the query ran past its time limit and was stopped",
+                detail,
+                format!("the query ran past {whose} and was stopped"),
             ));
         }
         Ok(())

@@ -117,6 +117,7 @@ impl From<CypherError> for ServerError {
             // Another transaction committed a conflicting change first: running again sees it and may succeed.
             ErrorKind::Conflict => "Neo.TransientError.Transaction.Outdated",
             ErrorKind::Storage => "Neo.DatabaseError.General.UnknownError",
+            ErrorKind::Timeout if e.detail == "TransactionTimedOutClientConfiguration" => TIMED_OUT_CLIENT,
             ErrorKind::Timeout => TIMED_OUT,
             ErrorKind::Terminated => TERMINATED,
             ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
@@ -225,15 +226,16 @@ impl Service {
     }
 
     fn limits_interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Interrupt {
-        let limit = match (self.limits.query_timeout, timeout) {
+        let now = Instant::now();
+        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let deadline = match (limit.map(|d| Instant::now() + d), tx_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        Interrupt::new(deadline, self.limits.max_result_bytes)
+        let server = self.limits.query_timeout.map(|d| now + d);
+        let client = earliest(timeout.map(|d| now + d), tx_deadline);
+        let mut interrupt = Interrupt::new(earliest(server, client), self.limits.max_result_bytes);
+        interrupt.deadline_from_client = client.is_some_and(|c| server.is_none_or(|s| c <= s));
+        interrupt
     }
 
     /// Cancels every running query, and any started later (shutdown). They fail with a transient error, so
@@ -661,8 +663,10 @@ impl Service {
 
 /// The engine's detail for a statement that writes run in a read-only transaction.
 const WRITE_IN_READ_ONLY: &str = "WriteInReadOnlyTransaction";
-/// The codes of a query stopped by its deadline, and by its cancel switch.
-const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
+/// The codes of a query stopped by the server's time limit, by the client's transaction timeout, and by its
+/// cancel switch.
+const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOut";
+const TIMED_OUT_CLIENT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
 const TERMINATED: &str = "Neo.ClientError.Transaction.Terminated";
 
 /// Why `role` may not write in a transaction of `mode`, if it may not.
@@ -807,8 +811,13 @@ mod tests {
             )
             .err()
             .unwrap();
-        assert_eq!(err.code, "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration");
+        assert_eq!(err.code, "Neo.ClientError.Transaction.TransactionTimedOut", "the server's own limit");
         assert!(started.elapsed() < Duration::from_secs(5));
+        // A shorter timeout the client set is reported as the client's.
+        let i = s.interrupt(Some(Duration::from_millis(20)), None);
+        let query = "UNWIND range(1, 5000) AS a UNWIND range(1, 5000) AS b WITH a WHERE a < 0 RETURN count(*)";
+        let err = s.run_auto_commit(Role::Admin, AccessMode::Read, query, &Params::new(), &i).err().unwrap();
+        assert_eq!(err.code, "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration");
     }
 
     #[test]
