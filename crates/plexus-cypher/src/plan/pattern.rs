@@ -322,6 +322,64 @@ impl Planner<'_> {
         })
     }
 
+    /// Starts at a node pattern that is not bound yet: by id (`id(n) = x`), by a unique key, by a property index
+    /// range, or by scanning its first label (or all nodes), with its other filters after; binds its variable.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start_node(
+        &mut self,
+        mut plan: PlanNode,
+        start_np: &NodePattern,
+        s: usize,
+        pending: &mut Vec<Pending>,
+        bound: &mut HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<PlanNode> {
+        let id_seek = match &start_np.variable {
+            Some(v) => self.id_lookup(&v.name, pending, bound, declared, scope)?,
+            None => None,
+        };
+        if let Some(id) = id_seek {
+            plan = PlanNode::NodeById { input: Box::new(plan), slot: s, id };
+            plan = self.node_filters(plan, start_np, s, false, None, scope)?;
+        } else {
+            match self.key_lookup(start_np, pending, bound, declared, scope)? {
+                Some((label, key, value)) => {
+                    let skip_prop = match &start_np.properties {
+                        Some(Expr { kind: ExprKind::Map(entries), .. })
+                            if entries.first().is_some_and(|(k, _)| *k.name == *key) =>
+                        {
+                            Some(key.clone())
+                        }
+                        _ => None,
+                    };
+                    let (label, key) = (Token::new(label), Token::new(key));
+                    plan = PlanNode::KeyLookup { input: Box::new(plan), slot: s, label, key, value };
+                    plan = self.node_filters(plan, start_np, s, true, skip_prop.as_deref(), scope)?;
+                }
+                None => {
+                    let range = match (&start_np.variable, start_np.labels.first()) {
+                        (Some(v), Some(_)) => self.range_lookup(&v.name, pending, bound, declared, scope)?,
+                        _ => None,
+                    };
+                    let label = start_np.labels.first().map(|l| Token::new(l.name.as_str()));
+                    plan = match (range, label) {
+                        (Some((key, lower, upper)), Some(label)) => {
+                            let key = Token::new(key);
+                            PlanNode::IndexRange { input: Box::new(plan), slot: s, label, key, lower, upper }
+                        }
+                        (_, label) => PlanNode::ScanNodes { input: Box::new(plan), slot: s, label },
+                    };
+                    plan = self.node_filters(plan, start_np, s, true, None, scope)?;
+                }
+            }
+        }
+        if let Some(v) = &start_np.variable {
+            bound.insert(v.name.clone());
+        }
+        Ok(plan)
+    }
+
     /// A unique-key lookup for a new node: its first label with an inline property, or a WHERE conjunct
     /// `n.p = expr` whose other side is already computable. Returns (label, key, value) and consumes the
     /// conjunct.
@@ -507,53 +565,11 @@ impl Planner<'_> {
 
         let start_np = nodes[start];
         let s = node_slots[start];
-        let id_seek = match &start_np.variable {
-            Some(v) if !is_bound(start_np, bound) => self.id_lookup(&v.name, pending, bound, declared, scope)?,
-            _ => None,
-        };
-        if is_bound(start_np, bound) {
-            plan = self.node_filters(plan, start_np, s, false, None, scope)?;
-        } else if let Some(id) = id_seek {
-            plan = PlanNode::NodeById { input: Box::new(plan), slot: s, id };
-            plan = self.node_filters(plan, start_np, s, false, None, scope)?;
-            if let Some(v) = &start_np.variable {
-                bound.insert(v.name.clone());
-            }
+        plan = if is_bound(start_np, bound) {
+            self.node_filters(plan, start_np, s, false, None, scope)?
         } else {
-            match self.key_lookup(start_np, pending, bound, declared, scope)? {
-                Some((label, key, value)) => {
-                    let skip_prop = match &start_np.properties {
-                        Some(Expr { kind: ExprKind::Map(entries), .. })
-                            if entries.first().is_some_and(|(k, _)| *k.name == *key) =>
-                        {
-                            Some(key.clone())
-                        }
-                        _ => None,
-                    };
-                    let (label, key) = (Token::new(label), Token::new(key));
-                    plan = PlanNode::KeyLookup { input: Box::new(plan), slot: s, label, key, value };
-                    plan = self.node_filters(plan, start_np, s, true, skip_prop.as_deref(), scope)?;
-                }
-                None => {
-                    let range = match (&start_np.variable, start_np.labels.first()) {
-                        (Some(v), Some(_)) => self.range_lookup(&v.name, pending, bound, declared, scope)?,
-                        _ => None,
-                    };
-                    let label = start_np.labels.first().map(|l| Token::new(l.name.as_str()));
-                    plan = match (range, label) {
-                        (Some((key, lower, upper)), Some(label)) => {
-                            let key = Token::new(key);
-                            PlanNode::IndexRange { input: Box::new(plan), slot: s, label, key, lower, upper }
-                        }
-                        (_, label) => PlanNode::ScanNodes { input: Box::new(plan), slot: s, label },
-                    };
-                    plan = self.node_filters(plan, start_np, s, true, None, scope)?;
-                }
-            }
-            if let Some(v) = &start_np.variable {
-                bound.insert(v.name.clone());
-            }
-        }
+            self.start_node(plan, start_np, s, pending, bound, declared, scope)?
+        };
         plan = self.flush(plan, pending, bound, declared, scope)?;
 
         // Rightwards from the start, then leftwards.

@@ -50,12 +50,8 @@ impl Planner<'_> {
         for (i, np) in ends.iter().enumerate() {
             let is_bound = np.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
             if !is_bound {
-                let label = np.labels.first().map(|l| Token::new(l.name.as_str()));
-                plan = PlanNode::ScanNodes { input: Box::new(plan), slot: node_slots[i], label };
-                plan = self.node_filters(plan, np, node_slots[i], true, None, scope)?;
-                if let Some(v) = &np.variable {
-                    bound.insert(v.name.clone());
-                }
+                // As any pattern starts: by id, unique key or index where the pattern or WHERE allows.
+                plan = self.start_node(plan, np, node_slots[i], pending, bound, declared, scope)?;
             } else {
                 plan = self.node_filters(plan, np, node_slots[i], false, None, scope)?;
             }
