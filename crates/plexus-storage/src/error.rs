@@ -30,6 +30,12 @@ pub enum StorageError {
     ReadOnly,
     #[error("database at {path} was opened read-only: it cannot commit or checkpoint")]
     ReadOnlyDatabase { path: PathBuf },
+    #[error(
+        "database at {path} was opened by process {owner}, and this is a child forked from it: it cannot write \
+         there (the log and the lock are the parent's). Open the database in the child instead, or start workers \
+         with 'spawn' rather than 'fork'"
+    )]
+    ForkedProcess { path: PathBuf, owner: u32 },
     #[error("database at {path} is locked by another process (or another open handle in this one)")]
     Locked { path: PathBuf },
     #[error("{path}: {message}")]

@@ -144,6 +144,9 @@ pub(crate) struct Shared {
     checkpoint_cv: Condvar,
     /// Checkpoints written since the store opened, by whoever asked (the checkpointer thread, a caller).
     checkpoints: std::sync::atomic::AtomicU64,
+    /// The process that opened the store. A child forked from it inherits the handle but not the background
+    /// threads, and shares the log's file offsets with the parent: it may read, never write.
+    owner: u32,
 }
 
 /// A handle to an open database. Cheap to clone; the database closes when the last handle and transaction drop.
@@ -162,6 +165,12 @@ struct Flusher {
 
 impl Drop for Flusher {
     fn drop(&mut self) {
+        if std::process::id() != self.shared.owner {
+            // A forked child: the threads are not in this process (joining them would wait forever) and the
+            // files are the parent's (flushing or trimming the log would damage it).
+            std::mem::forget(std::mem::take(&mut *self.threads.lock()));
+            return;
+        }
         self.shared.stop.store(true, Ordering::Release);
         {
             let _wanted = self.shared.checkpoint_wanted.lock();
@@ -453,6 +462,7 @@ impl Store {
             checkpoint_wanted: Mutex::new(false),
             checkpoint_cv: Condvar::new(),
             checkpoints: std::sync::atomic::AtomicU64::new(0),
+            owner: std::process::id(),
         });
         let flusher = shared.disk.as_ref().map(|_| {
             let flusher = Arc::new(Flusher { shared: shared.clone(), threads: Mutex::new(Vec::new()) });

@@ -39,9 +39,14 @@ impl Shared {
 
     /// Refuses anything that would write, for a store opened read-only.
     pub(super) fn writable(&self) -> Result<()> {
-        match &self.read_only {
-            Some(read_only) => Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() }),
-            None => Ok(()),
+        if let Some(read_only) = &self.read_only {
+            return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
+        }
+        match &self.disk {
+            Some(disk) if std::process::id() != self.owner => {
+                Err(StorageError::ForkedProcess { path: disk.dir.clone(), owner: self.owner })
+            }
+            _ => Ok(()),
         }
     }
 
