@@ -882,3 +882,23 @@ fn order_by_sees_the_new_names_of_a_projection_first() {
     let rows = db.run("UNWIND [2, 1] AS x RETURN x, x * 10 AS y ORDER BY x");
     assert_eq!(rows, vec![vec![int(1), int(10)], vec![int(2), int(20)]]);
 }
+
+#[test]
+fn a_top_k_sort_over_an_unwind_stops_when_interrupted() {
+    let db = Db::new();
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, None));
+    let canceller = {
+        let interrupt = interrupt.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            interrupt.cancel();
+        })
+    };
+    let started = std::time::Instant::now();
+    // Minutes of work in a debug build: it must stop soon after the cancel instead.
+    let q = "UNWIND range(1, 2000000000) AS a RETURN a ORDER BY -a LIMIT 1";
+    let e = db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt)).expect_err("interrupted");
+    assert_eq!(e.kind, ErrorKind::Terminated, "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    canceller.join().unwrap();
+}

@@ -100,6 +100,25 @@ fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
     Ok(Numbered { vertices, src: s, dst: d })
 }
 
+/// Declares the vertices' unique key, if it is not yet, in a transaction of its own before a load: declaring it
+/// is a schema change, which conflicts with every commit made while its transaction runs, so in the load's
+/// transaction any concurrent writer made the load fail however often it was retried.
+fn declare_key_alone(db: &plexus::Database, names: Names) -> Result<(), Failure> {
+    for attempt in 0.. {
+        let mut tx = db.write();
+        let (label, key) = (tx.label(names.0), tx.prop_key(names.1));
+        ensure_key(&mut tx, label, key, names)?;
+        match tx.commit() {
+            Err(StorageError::Conflict(_)) if attempt < 100 => continue,
+            other => {
+                other?;
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn ensure_key(tx: &mut WriteTxn, label: LabelId, key: PropKeyId, names: Names) -> Result<(), Failure> {
     match tx.unique_key(label) {
         Some(k) if k == key => Ok(()),
@@ -155,6 +174,7 @@ fn load_transaction(
     weight: Option<&[f64]>,
     names: Names,
 ) -> Result<Loaded, Failure> {
+    declare_key_alone(db, names)?;
     let mut tx = db.write();
     let (label, key, ty, wkey) = (tx.label(names.0), tx.prop_key(names.1), tx.rel_type(names.2), tx.prop_key(names.3));
     ensure_key(&mut tx, label, key, names)?;
@@ -431,6 +451,7 @@ pub fn upsert(
     names: Names,
     index: Option<&IdIndex>,
 ) -> Result<Upserted, Failure> {
+    declare_key_alone(db, names)?;
     let mut tx = db.write();
     let (label, key, ty, wkey) = (tx.label(names.0), tx.prop_key(names.1), tx.rel_type(names.2), tx.prop_key(names.3));
     ensure_key(&mut tx, label, key, names)?;

@@ -331,7 +331,8 @@ impl Graph {
 fn id_at(ids: &Ids<'_>, i: usize) -> i64 {
     match ids {
         Ids::One(u) => *u,
-        Ids::Many(a) => a.as_slice().map(|s| s[i]).unwrap_or(NO_ID),
+        // An empty array has no first id (only a scalar on the other side asks for one, then unused).
+        Ids::Many(a) => a.as_slice().ok().and_then(|s| s.get(i).copied()).unwrap_or(NO_ID),
     }
 }
 

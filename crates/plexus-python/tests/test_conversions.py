@@ -195,3 +195,23 @@ def test_integers_beyond_float_precision_are_not_rounded_in_mixed_columns(db):
     mixed = db.execute("UNWIND [9007199254740992, 2.5] AS v RETURN v")
     assert mixed.df()["v"].dtype == np.float64
     assert mixed.arrow()["v"].type == pa.float64()
+
+
+def test_mixed_columns_keep_every_value_as_text_rather_than_coerce_it(db):
+    cases = [
+        "UNWIND [date('2020-01-01'), localdatetime('2020-01-01T05:00')] AS v RETURN v",
+        "UNWIND [duration('PT1H'), 5] AS v RETURN v",
+        "UNWIND [1.5, true] AS v RETURN v",
+        "UNWIND [localdatetime('2020-01-01T05:00'), datetime('2020-01-01T05:00+05:00')] AS v RETURN v",
+        "UNWIND [[1.5, true], [2.5]] AS v RETURN v",
+    ]
+    for query in cases:
+        column = db.execute(query).arrow()["v"]
+        assert column.type == pa.large_string(), f"{query}: {column.type}"
+    dates = db.execute("UNWIND [date('2020-01-01'), localdatetime('2020-01-01T05:00')] AS v RETURN v").arrow()
+    assert "05:00" in dates["v"].to_pylist()[1], "the time of day is kept"
+    texts = db.execute("UNWIND [1.5, true] AS v RETURN v").arrow()["v"].to_pylist()
+    assert texts == ["1.5", "True"]
+    # One type, nulls included, still makes a typed column.
+    typed = db.execute("UNWIND [date('2020-01-01'), null] AS v RETURN v").arrow()["v"]
+    assert typed.type == pa.date32()

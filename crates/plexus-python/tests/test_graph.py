@@ -79,6 +79,11 @@ def test_batched_calls_match_single_calls(graph, nx_graph):
     assert split(offsets, sources) == [[a for a, _, _ in graph.in_edges(int(u))] for u in ids]
     offsets, rels, weights = graph.edges_between(us, vs)
     assert split(offsets, rels) == [[r for r, _ in graph.edges_between(int(u), int(v))] for u, v in zip(us, vs)]
+    # Empty batches answer empty, against an empty batch or a single id.
+    empty = np.array([], dtype=np.int64)
+    assert graph.has_edge(empty, empty).tolist() == [] and graph.has_edge(1, empty).tolist() == []
+    offsets, rels, weights = graph.edges_between(empty, int(us[0]))
+    assert offsets.tolist() == [0] and rels.tolist() == [] and weights.tolist() == []
 
 
 def test_batched_reads_of_unknown_ids(graph, nx_graph):

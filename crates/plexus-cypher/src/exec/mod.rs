@@ -115,7 +115,16 @@ impl<O: Operator> Operator for Interruptible<'_, O> {
             // Through batches, so that PROFILE counts each operator's rows and time.
             return lend_batches(self, ctx, sink);
         }
-        self.op.for_each_row(ctx, sink)
+        // A lending operator may produce every row without returning here (an UNWIND under a top-k sort): the
+        // interrupt is checked every batch's worth of rows instead.
+        let mut lent = 0usize;
+        self.op.for_each_row(ctx, &mut |row, ctx| {
+            lent += 1;
+            if lent.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            sink(row, ctx)
+        })
     }
 }
 

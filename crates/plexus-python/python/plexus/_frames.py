@@ -45,6 +45,39 @@ def _plain(value):
     return value
 
 
+def _kinds(value, path, seen):
+    """Records under ``path`` the kind of every scalar in ``value`` (list items and map entries each under a
+    path of their own), for :func:`_uniform`."""
+    if value is None:
+        return
+    if isinstance(value, list):
+        for item in value:
+            _kinds(item, path + "[]", seen)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _kinds(item, f"{path}.{key}", seen)
+        return
+    kind = type(value)
+    if kind is int and abs(value) <= 2**53:
+        kind = "number"  # exactly a float too: may share a column with floats
+    elif kind is float:
+        kind = "number"
+    elif kind is dt.datetime:
+        kind = ("datetime", value.tzinfo is not None)
+    seen.setdefault(path, set()).add(kind)
+
+
+def _uniform(values):
+    """Whether Arrow can type these values without changing any: it would otherwise coerce a mixed column
+    (a date beside a datetime to dates, an integer beside a duration to microseconds, a boolean beside a float
+    to 1.0) rather than refuse it."""
+    seen = {}
+    for v in values:
+        _kinds(v, "", seen)
+    return all(len(kinds) == 1 for kinds in seen.values())
+
+
 def _arrow_type(pa, kind, param):
     return {
         "int64": pa.int64,
@@ -70,11 +103,13 @@ def _arrow_column(pa, column):
         if any(isinstance(v, dt.time) and v.tzinfo is not None for v in values):
             text = [None if v is None else v.isoformat() if isinstance(v, dt.time) else str(v) for v in values]
             return pa.array(text, type=pa.large_string())
-        try:
-            return pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError):
-            # Mixed types have no Arrow type: keep each value's text.
-            return pa.array([None if v is None else str(v) for v in values], type=pa.large_string())
+        if _uniform(values):
+            try:
+                return pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError):
+                pass
+        # Mixed types have no Arrow type: keep each value's text.
+        return pa.array([None if v is None else str(v) for v in values], type=pa.large_string())
     valid = None if validity is None else pa.py_buffer(validity)
     return pa.Array.from_buffers(
         _arrow_type(pa, kind, param), length, [valid] + [pa.py_buffer(b) for b in buffers], null_count=nulls
