@@ -237,12 +237,12 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     from_py_at(obj, 0)
 }
 
-/// A NumPy `datetime64` as a local date-time (NumPy's times have no zone), at its own precision; `NaT` is null.
-fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+/// A NumPy `datetime64` or `timedelta64` scalar as nanoseconds (`None` for `NaT`), at its own precision.
+fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<i128>> {
     let py = obj.py();
     let numpy = py.import("numpy")?;
     if numpy.call_method1("isnat", (obj,))?.is_truthy()? {
-        return Ok(Value::Null);
+        return Ok(None);
     }
     let (unit, count): (String, i64) = numpy.call_method1("datetime_data", (obj.getattr("dtype")?,))?.extract()?;
     let ticks = obj.call_method1("astype", ("int64",))?.extract::<i64>()?;
@@ -254,14 +254,28 @@ fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         "m" => 60_000_000_000,
         "h" => 3_600_000_000_000,
         "D" => 86_400_000_000_000,
-        _ => return Err(errors::argument(format!("a datetime64 in units of '{unit}' cannot be passed to Plexus"))),
+        "W" if what == "timedelta64" => 7 * 86_400_000_000_000,
+        _ => return Err(errors::argument(format!("a {what} in units of '{unit}' cannot be passed to Plexus"))),
     };
-    let per_tick = i128::from(nanos_per_tick) * i128::from(count.max(1));
-    let nanos = i128::from(ticks) * per_tick;
+    Ok(Some(i128::from(ticks) * i128::from(nanos_per_tick) * i128::from(count.max(1))))
+}
+
+/// A NumPy `datetime64` as a local date-time (NumPy's times have no zone), at its own precision; `NaT` is null.
+fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let Some(nanos) = numpy_nanos(obj, "datetime64")? else { return Ok(Value::Null) };
     let seconds = nanos.div_euclid(i128::from(NANOS_PER_SECOND));
     let seconds = i64::try_from(seconds).map_err(|_| errors::argument("a datetime64 out of range"))?;
     let nanos = nanos.rem_euclid(i128::from(NANOS_PER_SECOND)) as u32;
     Ok(Value::LocalDateTime(LocalDateTime { seconds, nanos }))
+}
+
+/// A NumPy `timedelta64` as a duration of seconds and nanoseconds, exact at any unit; `NaT` is null.
+fn numpy_timedelta(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let Some(nanos) = numpy_nanos(obj, "timedelta64")? else { return Ok(Value::Null) };
+    let seconds = nanos.div_euclid(i128::from(NANOS_PER_SECOND));
+    let seconds = i64::try_from(seconds).map_err(|_| errors::argument("a timedelta64 out of range"))?;
+    let nanos = nanos.rem_euclid(i128::from(NANOS_PER_SECOND)) as i32;
+    Ok(Value::duration(Duration { months: 0, days: 0, seconds, nanos }))
 }
 
 fn point_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -409,8 +423,17 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if type_name == "datetime64" {
         return numpy_datetime(obj);
     }
-    if type_name == "ndarray" && obj.getattr("dtype")?.getattr("kind")?.extract::<String>()? == "M" {
-        // Element by element: `tolist` turns nanosecond times into plain integers.
+    if type_name == "timedelta64" {
+        return numpy_timedelta(obj);
+    }
+    if type_name == "NAType" {
+        // pandas' missing value, as the nullable columns `df()` gives hold it.
+        return Ok(Value::Null);
+    }
+    if type_name == "ndarray"
+        && matches!(obj.getattr("dtype")?.getattr("kind")?.extract::<String>()?.as_str(), "M" | "m")
+    {
+        // Element by element: `tolist` turns nanosecond times and durations into plain integers.
         return Ok(Value::list(obj.try_iter()?.map(|item| from_py(&item?)).collect::<PyResult<_>>()?));
     }
     if obj.hasattr("tolist")? {

@@ -214,3 +214,18 @@ def test_entities_as_parameters_must_still_exist(db):
     for params in ({"n": n}, {"n": [1, {"k": n}]}, {"n": r}):
         with pytest.raises(plexus.QueryError, match="does not exist"):
             db.execute("RETURN $n AS n", params)
+
+
+def test_numpy_durations_pandas_missing_values_and_exact_duration_text(db):
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    five_ns = db.execute("RETURN $v AS v", {"v": np.timedelta64(5, "ns")}).scalar()
+    assert isinstance(five_ns, plexus.Duration) and (five_ns.seconds, five_ns.nanoseconds) == (0, 5)
+    assert db.execute("RETURN $v AS v", {"v": np.timedelta64(5, "s")}).scalar() == dt.timedelta(seconds=5)
+    array = np.array([1, 2], dtype="timedelta64[s]").astype("timedelta64[ns]")
+    got = db.execute("RETURN $v AS v", {"v": array}).scalar()
+    assert got == [dt.timedelta(seconds=1), dt.timedelta(seconds=2)]
+    assert db.execute("RETURN $v IS NULL AS v", {"v": np.timedelta64("NaT")}).scalar() is True
+    assert db.execute("RETURN $v IS NULL AS v", {"v": pd.NA}).scalar() is True
+    for d in [plexus.Duration(months=1, seconds=1234567), plexus.Duration(months=1, seconds=-1, nanoseconds=999999999)]:
+        assert db.execute("RETURN duration($s) = $d AS same", {"s": str(d), "d": d}).scalar() is True, str(d)

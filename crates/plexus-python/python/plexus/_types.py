@@ -32,8 +32,12 @@ class Duration:
         return datetime.timedelta(days=self.days, seconds=self.seconds, microseconds=self.nanoseconds // 1000)
 
     def __str__(self) -> str:
-        secs = self.seconds + self.nanoseconds / 1e9
-        return f"P{self.months}M{self.days}DT{secs:g}S"
+        """ISO 8601, exact to the nanosecond, as Cypher's ``duration()`` reads it back."""
+        total = self.seconds * 1_000_000_000 + self.nanoseconds
+        whole, nanos = divmod(abs(total), 1_000_000_000)
+        fraction = f".{nanos:09d}".rstrip("0") if nanos else ""
+        sign = "-" if total < 0 else ""
+        return f"P{self.months}M{self.days}DT{sign}{whole}{fraction}S"
 
 
 _CRS_NAMES = {4326: "wgs-84", 4979: "wgs-84-3d", 7203: "cartesian", 9157: "cartesian-3d"}
