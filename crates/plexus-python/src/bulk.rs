@@ -136,7 +136,11 @@ fn load(db: &plexus::Database, g: Numbered, weight: Option<&[f64]>, names: Names
         let r = db.read();
         r.node_count() == 0 && r.rel_count() == 0
     };
-    if empty {
+    // A NaN weight is a missing one (an edge file without weights among weighted ones, a pandas gap): the
+    // bulk build gives every relationship the weight column, so such loads take the transactional path, which
+    // leaves those relationships without the property instead of inventing `weight: NaN`.
+    let gaps = weight.is_some_and(|w| w.iter().any(|x| x.is_nan()));
+    if empty && !gaps {
         match load_bulk(db, &g, weight, names) {
             // Something was written meanwhile, or a write transaction is open: take the transactional path.
             Err(Failure::Storage(
@@ -191,7 +195,10 @@ fn load_transaction(
         ids.push(id);
     }
     for i in 0..g.src.len() {
-        let props = weight.map(|w| vec![(wkey, Value::Float(w[i]))]).unwrap_or_default();
+        let props = match weight {
+            Some(w) if !w[i].is_nan() => vec![(wkey, Value::Float(w[i]))],
+            _ => Vec::new(),
+        };
         tx.create_rel(ids[g.src[i] as usize], ty, ids[g.dst[i] as usize], props)?;
     }
     loaded.relationships = g.src.len() as u64;

@@ -305,7 +305,8 @@ impl Database {
     }
 
     /// Loads edges from arrays of source and target ids (NumPy arrays, pyarrow arrays or pandas columns of
-    /// integers), with optional numeric weights stored as property ``weight``. Vertices are nodes with label
+    /// integers), with optional numeric weights stored as property ``weight`` (a NaN weight is a missing one: that
+    /// relationship gets no ``weight``). Vertices are nodes with label
     /// ``Node`` and unique key ``id``, created when missing, as ``plexus import --edges`` makes them. Into an
     /// empty database the graph is built in one bulk pass (and checkpointed on disk); otherwise it is added in one
     /// transaction. Returns a dict of counts.

@@ -400,3 +400,13 @@ def test_neighbours_outside_the_view_are_none_or_no_id_and_never_a_real_id(db):
     # A node whose key is the reserved id is outside the view.
     db.execute("CREATE (:Node {id: -9223372036854775808})-[:EDGE]->(:Node {id: 7})")
     assert db.graph().predecessors(7) == [None]
+
+
+def test_edge_files_without_weights_among_weighted_ones_get_no_weight(tmp_path):
+    (tmp_path / "w.csv").write_text("1,2,0.5\n")
+    (tmp_path / "nw.csv").write_text("3,4\n")
+    db = plexus.Database()
+    db.import_csv(edges=[str(tmp_path / "w.csv"), str(tmp_path / "nw.csv")])
+    rows = db.execute("MATCH (a)-[r]->(b) RETURN a.id, b.id, r.weight, keys(r) ORDER BY a.id").tuples()
+    assert rows == [(1, 2, 0.5, ["weight"]), (3, 4, None, [])]
+    assert db.execute("MATCH ()-[r]->() RETURN sum(r.weight)").scalar() == 0.5
