@@ -199,6 +199,13 @@ impl Engine {
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
+        let writes = match &statement.compiled {
+            Compiled::Schema(_) => true,
+            Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
+        };
+        if let Some(refusal) = writes.then(|| tx.refusal()).flatten() {
+            return Err(CypherError::from(refusal));
+        }
         match &statement.compiled {
             Compiled::Schema(cmd) => schema(tx, cmd),
             Compiled::Query(plan) => {

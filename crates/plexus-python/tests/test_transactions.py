@@ -146,6 +146,12 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
         with pytest.raises(plexus.QueryError) as e:
             db.execute("CREATE (:N {v: 2})")
         assert e.value.code == "ForbiddenOnReadOnlyDatabase"
+        # In an explicit transaction too: refused at the statement, not at commit.
+        with db.transaction() as tx:
+            with pytest.raises(plexus.QueryError) as e:
+                tx.execute("CREATE (:N {v: 3})")
+            assert e.value.code == "ForbiddenOnReadOnlyDatabase"
+            assert tx.execute("MATCH (n:N) RETURN count(n)").scalar() == 1
         with pytest.raises(plexus.StorageError):
             db.checkpoint()
         # A second reader may share the directory; a writer may not.

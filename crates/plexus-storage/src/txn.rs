@@ -201,6 +201,13 @@ impl WriteTxn {
         self.start_version
     }
 
+    /// Why this transaction could never commit a change, if it could not: its database was opened read-only,
+    /// or this process is a child forked from the one that opened it. Statements that write are refused up
+    /// front with it, rather than at commit after all their work.
+    pub fn refusal(&self) -> Option<StorageError> {
+        self.shared.writable().err()
+    }
+
     /// Number of operations recorded so far.
     pub fn op_count(&self) -> usize {
         self.op_count

@@ -38,7 +38,7 @@ impl Shared {
     }
 
     /// Refuses anything that would write, for a store opened read-only.
-    pub(super) fn writable(&self) -> Result<()> {
+    pub(crate) fn writable(&self) -> Result<()> {
         if let Some(read_only) = &self.read_only {
             return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
         }
