@@ -60,6 +60,13 @@ fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
     if min > max {
         return Ok(Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() });
     }
+    if min == crate::idindex::NO_ID {
+        // The graph view answers "no such node" with it: a vertex of that id could never be found.
+        return Err(Failure::Argument(format!(
+            "vertex id {} is reserved (it stands for no node)",
+            crate::idindex::NO_ID
+        )));
+    }
     let span = max as i128 - min as i128 + 1;
     if span <= 4 * src.len() as i128 + 4096 {
         let mut table = vec![u32::MAX; span as usize];

@@ -410,3 +410,10 @@ def test_edge_files_without_weights_among_weighted_ones_get_no_weight(tmp_path):
     rows = db.execute("MATCH (a)-[r]->(b) RETURN a.id, b.id, r.weight, keys(r) ORDER BY a.id").tuples()
     assert rows == [(1, 2, 0.5, ["weight"]), (3, 4, None, [])]
     assert db.execute("MATCH ()-[r]->() RETURN sum(r.weight)").scalar() == 0.5
+
+
+def test_the_reserved_vertex_id_is_refused():
+    db = plexus.Database()
+    with pytest.raises((ValueError, plexus.Error), match="reserved"):
+        db.import_edges([-(2**63)], [5])
+    assert db.execute("MATCH (n) RETURN count(n)").scalar() == 0
