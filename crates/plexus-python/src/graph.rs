@@ -517,16 +517,15 @@ impl Graph {
         Ok(view.label.map_or(0, |l| view.snap.label_count(l)))
     }
 
-    /// Number of relationships (of the view's type when it has one; counting them then takes a scan).
+    /// Number of relationships out of the view's nodes (of the view's type when it has one): the sum of their
+    /// out-degrees, as NetworkX counts edges. Relationships of other labels' nodes are not the view's.
     fn number_of_edges(&self, py: Python<'_>) -> PyResult<u64> {
         let view = self.view(py, 0)?;
-        if view.types.is_none() {
-            return Ok(view.snap.rel_count());
-        }
+        let Some(label) = view.label else { return Ok(0) };
         let filter = view.filter();
         Ok(py.detach(|| {
             let mut n = 0;
-            let _ = view.snap.visit_nodes::<()>(|a| {
+            let _ = view.snap.visit_label::<()>(label, |a| {
                 n += view.snap.degree(a, Direction::Out, filter);
                 ControlFlow::Continue(())
             });

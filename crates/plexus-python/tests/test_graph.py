@@ -417,3 +417,13 @@ def test_the_reserved_vertex_id_is_refused():
     with pytest.raises((ValueError, plexus.Error), match="reserved"):
         db.import_edges([-(2**63)], [5])
     assert db.execute("MATCH (n) RETURN count(n)").scalar() == 0
+
+
+def test_a_view_counts_only_the_edges_out_of_its_own_nodes():
+    db = plexus.Database()
+    db.import_edges([1, 2], [2, 3])
+    db.execute("CREATE (:Person)-[:KNOWS]->(:Person), (:Person)-[:EDGE]->(:Person)")
+    g = db.graph()
+    assert g.number_of_edges() == int(g.out_degree(g.nodes()).sum()) == 2
+    typed = db.graph(type="EDGE")
+    assert typed.number_of_edges() == int(typed.out_degree(typed.nodes()).sum()) == 2
