@@ -37,6 +37,9 @@ struct Pending {
 #[derive(Default)]
 pub struct StreamSlot {
     pending: Mutex<Pending>,
+    /// Set when an interrupt (Ctrl-C) ended the stream part-way: iterating again must say the rest is lost,
+    /// not end as if the result were complete.
+    interrupted: std::sync::atomic::AtomicBool,
 }
 
 impl StreamSlot {
@@ -80,7 +83,8 @@ impl ResultStream {
             return Err(raised);
         }
         let (first, cursor) = opened?;
-        let slot = Arc::new(StreamSlot { pending: Mutex::new(Pending { rows: first.rows, cursor }) });
+        let slot =
+            Arc::new(StreamSlot { pending: Mutex::new(Pending { rows: first.rows, cursor }), ..Default::default() });
         Ok(ResultStream { owner, query: query.to_string(), columns: first.columns, batch_size, slot })
     }
 
@@ -107,6 +111,12 @@ impl ResultStream {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<QueryResult>> {
+        if self.slot.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Failure::Closed(
+                "stream, interrupted part-way (its remaining rows are lost: run the query again),",
+            )
+            .into());
+        }
         // A closed database ends its streams, even between rows already produced.
         let db = match self.owner.get().handle() {
             Ok(db) => db,
@@ -146,6 +156,7 @@ impl ResultStream {
         });
         if let Some(raised) = take_raised() {
             py.detach(|| self.slot.end());
+            self.slot.interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
             return Err(raised);
         }
         if let Some(failure) = failure {

@@ -128,6 +128,33 @@ def test_an_interrupt_of_another_query_leaves_a_stream_running():
     assert out.stdout.split() == ["interrupted", "99000"], out.stdout
 
 
+def test_a_stream_interrupted_part_way_says_so_when_iterated_again():
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import os, signal, threading, plexus
+        db = plexus.Database()
+        stream = db.stream("UNWIND range(1, 300000000) AS i WITH i WHERE i % 50000000 = 0 RETURN i", batch_size=1)
+        print(next(stream).tuples())
+        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            next(stream)
+        except KeyboardInterrupt:
+            print("interrupted")
+        try:
+            print([b.tuples() for b in stream])
+        except plexus.ClosedError as e:
+            print("closed:", "interrupted" in str(e))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[(50000000,)]", "interrupted", "closed: True"], out.stdout
+
+
 def test_load_csv_reads_only_what_the_database_allows(tmp_path):
     (tmp_path / "import").mkdir()
     (tmp_path / "import" / "a.csv").write_text("name\nAnn\nBob\n")
