@@ -27,6 +27,15 @@ enum State {
     Collect(Vec<Value>),
     /// The numbers as given (`percentileDisc` answers one of them, unchanged).
     Numbers(Vec<Value>),
+    /// The numbers as floats (`percentileCont` interpolates between them).
+    Floats(Vec<f64>),
+    /// Welford's running mean and sum of squared deviations (`stDev`, `stDevP`): nothing kept per value, and
+    /// equal values give exactly 0.
+    Deviation {
+        n: u64,
+        mean: f64,
+        squares: f64,
+    },
 }
 
 struct Acc {
@@ -42,7 +51,9 @@ impl Acc {
             AggFn::Avg => State::Avg { mean: 0.0, durations: Value::Int(0), n: 0 },
             AggFn::Min | AggFn::Max => State::MinMax(None),
             AggFn::Collect => State::Collect(Vec::new()),
-            AggFn::StDev | AggFn::StDevP | AggFn::PercentileCont | AggFn::PercentileDisc => State::Numbers(Vec::new()),
+            AggFn::StDev | AggFn::StDevP => State::Deviation { n: 0, mean: 0.0, squares: 0.0 },
+            AggFn::PercentileCont => State::Floats(Vec::new()),
+            AggFn::PercentileDisc => State::Numbers(Vec::new()),
         };
         Acc { state, seen: spec.distinct.then(HashSet::new) }
     }
@@ -104,15 +115,15 @@ impl Acc {
                 }
             }
             State::Collect(items) => items.push(value),
-            State::Numbers(xs) => match value {
-                Value::Int(_) | Value::Float(_) => xs.push(value),
-                other => {
-                    return Err(CypherError::type_error(
-                        "InvalidArgumentType",
-                        format!("expected a number, got {}", other.type_name()),
-                    ))
-                }
-            },
+            State::Numbers(xs) => xs.push(number(value)?),
+            State::Floats(xs) => xs.push(as_f64(&number(value)?)),
+            State::Deviation { n, mean, squares } => {
+                let x = as_f64(&number(value)?);
+                *n += 1;
+                let delta = x - *mean;
+                *mean += delta / *n as f64;
+                *squares += delta * (x - *mean);
+            }
         }
         Ok(())
     }
@@ -128,55 +139,44 @@ impl Acc {
             },
             State::MinMax(v) => v.unwrap_or(Value::Null),
             State::Collect(items) => Value::list(items),
-            State::Numbers(mut values) => match spec.func {
-                AggFn::StDev | AggFn::StDevP => {
-                    let sample = spec.func == AggFn::StDev;
-                    if values.is_empty() {
-                        // No rows, no deviation (as Neo4j answers; one row deviates by 0.0).
-                        Value::Null
-                    } else if sample && values.len() < 2 {
-                        Value::Float(0.0)
-                    } else {
-                        // Welford's running mean and squared deviations: equal values give exactly 0.
-                        let (mut mean, mut squares) = (0.0f64, 0.0f64);
-                        for (k, v) in values.iter().enumerate() {
-                            let x = as_f64(v);
-                            let delta = x - mean;
-                            mean += delta / (k + 1) as f64;
-                            squares += delta * (x - mean);
-                        }
-                        let n = values.len() as f64;
-                        Value::Float((squares / if sample { n - 1.0 } else { n }).sqrt())
-                    }
-                }
-                _ => {
-                    if values.is_empty() {
-                        return Ok(Value::Null);
-                    }
-                    let p = percentile.unwrap_or(0.5);
-                    if spec.func == AggFn::PercentileCont {
-                        // Sorted as plain floats (NaN last, as Cypher orders it): a million values sort in
-                        // milliseconds, where comparing them as values took most of the aggregation's time.
-                        let mut xs: Vec<f64> = values.iter().map(as_f64).collect();
-                        xs.sort_unstable_by(|a, b| {
-                            a.is_nan().cmp(&b.is_nan()).then(a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
-                        });
-                        let pos = p * (xs.len() - 1) as f64;
-                        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-                        // At a value itself, that value: interpolating would turn an infinity into NaN.
-                        return Ok(Value::Float(if lo == hi {
-                            xs[lo]
-                        } else {
-                            xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64)
-                        }));
-                    }
-                    values.sort_by(compare::order);
-                    let idx = ((p * values.len() as f64).ceil() as usize).saturating_sub(1).min(values.len() - 1);
-                    // One of the values, unchanged (an integer beyond 2^53 is not rounded through a float).
-                    values.swap_remove(if p == 0.0 { 0 } else { idx })
-                }
-            },
+            // No rows, no deviation (as Neo4j answers); one row deviates by 0.0.
+            State::Deviation { n: 0, .. } => Value::Null,
+            State::Deviation { n: 1, .. } if spec.func == AggFn::StDev => Value::Float(0.0),
+            State::Deviation { n, squares, .. } => {
+                let n = n as f64;
+                Value::Float((squares / if spec.func == AggFn::StDev { n - 1.0 } else { n }).sqrt())
+            }
+            State::Floats(xs) if xs.is_empty() => Value::Null,
+            State::Floats(mut xs) => {
+                // Sorted as plain floats (NaN last, as Cypher orders it): a million values sort in
+                // milliseconds, where comparing them as values took most of the aggregation's time.
+                xs.sort_unstable_by(|a, b| {
+                    a.is_nan().cmp(&b.is_nan()).then(a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
+                });
+                let pos = percentile.unwrap_or(0.5) * (xs.len() - 1) as f64;
+                let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+                // At a value itself, that value: interpolating would turn an infinity into NaN.
+                Value::Float(if lo == hi { xs[lo] } else { xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64) })
+            }
+            State::Numbers(values) if values.is_empty() => Value::Null,
+            State::Numbers(mut values) => {
+                let p = percentile.unwrap_or(0.5);
+                values.sort_by(compare::order);
+                let idx = ((p * values.len() as f64).ceil() as usize).saturating_sub(1).min(values.len() - 1);
+                // One of the values, unchanged (an integer beyond 2^53 is not rounded through a float).
+                values.swap_remove(if p == 0.0 { 0 } else { idx })
+            }
         })
+    }
+}
+
+/// `value` if it is a number, else the error the numeric aggregates give.
+fn number(value: Value) -> Result<Value> {
+    match value {
+        Value::Int(_) | Value::Float(_) => Ok(value),
+        other => {
+            Err(CypherError::type_error("InvalidArgumentType", format!("expected a number, got {}", other.type_name())))
+        }
     }
 }
 
