@@ -59,6 +59,15 @@ impl Tally {
     }
 }
 
+/// The direction that walks a relationship of direction `d` from its other end.
+fn reversed(d: Direction) -> Direction {
+    match d {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
+    }
+}
+
 /// Whether a relationship walked from one node to the next, in the pattern's direction, may be on a path.
 pub(super) type RelOk<'r> = dyn FnMut(RelId, NodeId, NodeId) -> Result<bool> + 'r;
 
@@ -116,11 +125,7 @@ impl Side {
 /// to a meeting node followed by one walk from it to `b`.
 fn all_shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut RelOk) -> Result<Vec<Vec<RelId>>> {
     let g = ctx.g();
-    let backward = match s.dir {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
-    };
+    let backward = reversed(s.dir);
     let (mut from_a, mut from_b) = (Side::new(s.a), Side::new(s.b));
     let mut steps = 0usize;
     let meetings = loop {
@@ -183,11 +188,7 @@ fn all_shortest_paths(ctx: &Ctx, s: &Search, rel_ok: &mut RelOk) -> Result<Vec<V
 /// (1.1 s → a few ms for six hops on 3.3 M relationships).
 fn one_shortest_path(ctx: &Ctx, s: &Search, rel_ok: &mut RelOk) -> Result<Option<Vec<RelId>>> {
     let g = ctx.g();
-    let backward = match s.dir {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
-    };
+    let backward = reversed(s.dir);
     // Each side's nodes with the relationship and node that led there from its end (none for the end itself).
     let mut from_a: HashMap<NodeId, Option<(RelId, NodeId)>> = HashMap::from([(s.a, None)]);
     let mut from_b: HashMap<NodeId, Option<(RelId, NodeId)>> = HashMap::from([(s.b, None)]);
@@ -271,11 +272,7 @@ pub(super) fn shortest_paths_passing(
             return Ok(());
         }
     }
-    let backward = match s.dir {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
-    };
+    let backward = reversed(s.dir);
     // Hops from each node to `b`, and the relationships that lie on some walk to `b`: no path to `b` can be
     // longer than there are of them.
     let mut to_b: HashMap<NodeId, u64> = HashMap::from([(b, 0)]);
@@ -373,11 +370,7 @@ pub(super) fn shortest_repetitions(
         }
     }
     let max_hops = s.max.saturating_mul(k);
-    let backward = |d: Direction| match d {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
-    };
+    let backward = reversed;
     // Hops from (node, step about to be taken) to `b` at a repetition's end, and the relationships on those walks.
     let mut to_b: HashMap<(NodeId, u64), u64> = HashMap::from([((b, 0), 0)]);
     let mut on_walks: HashSet<RelId> = HashSet::new();
