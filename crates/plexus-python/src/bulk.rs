@@ -138,7 +138,13 @@ fn ensure_key(tx: &mut WriteTxn, label: LabelId, key: PropKeyId, names: Names) -
 }
 
 /// Loads numbered edges: in one bulk pass into an empty database, else in one transaction.
-fn load(db: &plexus::Database, g: Numbered, weight: Option<&[f64]>, names: Names) -> Result<Loaded, Failure> {
+fn load(
+    db: &plexus::Database,
+    g: Numbered,
+    weight: Option<&[f64]>,
+    names: Names,
+    interrupt: Option<&plexus::cypher::Interrupt>,
+) -> Result<Loaded, Failure> {
     let empty = {
         let r = db.read();
         r.node_count() == 0 && r.rel_count() == 0
@@ -156,7 +162,7 @@ fn load(db: &plexus::Database, g: Numbered, weight: Option<&[f64]>, names: Names
             other => return other,
         }
     }
-    load_transaction(db, &g, weight, names)
+    load_transaction(db, &g, weight, names, interrupt)
 }
 
 fn load_bulk(db: &plexus::Database, g: &Numbered, weight: Option<&[f64]>, names: Names) -> Result<Loaded, Failure> {
@@ -184,14 +190,26 @@ fn load_transaction(
     g: &Numbered,
     weight: Option<&[f64]>,
     names: Names,
+    interrupt: Option<&plexus::cypher::Interrupt>,
 ) -> Result<Loaded, Failure> {
+    // Ctrl-C stops the load before it commits (the transaction is dropped, nothing stays), instead of being
+    // raised once the whole load has committed, which made running it again add every relationship twice.
+    let check = |i: usize| -> Result<(), Failure> {
+        match interrupt {
+            Some(interrupt) if i % 65_536 == 65_535 => {
+                interrupt.check().map_err(|error| Failure::Query { error, query: "import_edges".to_string() })
+            }
+            _ => Ok(()),
+        }
+    };
     declare_key_alone(db, names)?;
     let mut tx = db.write();
     let (label, key, ty, wkey) = (tx.label(names.0), tx.prop_key(names.1), tx.rel_type(names.2), tx.prop_key(names.3));
     ensure_key(&mut tx, label, key, names)?;
     let mut loaded = Loaded::default();
     let mut ids = Vec::with_capacity(g.vertices.len());
-    for v in &g.vertices {
+    for (i, v) in g.vertices.iter().enumerate() {
+        check(i)?;
         let id = match tx.node_by_key(label, v) {
             Some(id) => id,
             None => {
@@ -202,6 +220,7 @@ fn load_transaction(
         ids.push(id);
     }
     for i in 0..g.src.len() {
+        check(i)?;
         let props = match weight {
             Some(w) if !w[i].is_nan() => vec![(wkey, Value::Float(w[i]))],
             _ => Vec::new(),
@@ -231,6 +250,7 @@ pub fn import_edges<'py>(
     rel_type: &str,
     label: &str,
     key: &str,
+    interrupt: Option<&plexus::cypher::Interrupt>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
     let w = weight.filter(|w| !w.is_none()).map(|w| args::float_array(w, "weight")).transpose()?;
@@ -242,8 +262,11 @@ pub fn import_edges<'py>(
     let (s, d) = (s.as_slice()?, d.as_slice()?);
     let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
     let names = (label, key, rel_type, "weight");
-    let loaded = py.detach(|| load(db, number_ints(s, d)?, w, names))?;
-    loaded_dict(py, &loaded)
+    let loaded = py.detach(|| load(db, number_ints(s, d)?, w, names, interrupt));
+    if let Some(raised) = crate::database::take_raised() {
+        return Err(raised);
+    }
+    loaded_dict(py, &loaded?)
 }
 
 /// Options of `Database.import_csv`.
@@ -419,7 +442,7 @@ pub fn import_csv<'py>(
         }
         if !edge_files.is_empty() {
             let (g, w) = parse_edge_files(&edge_files, spec)?;
-            let l = load(db, g, w.as_deref(), (spec.label, "id", spec.rel_type, "weight"))?;
+            let l = load(db, g, w.as_deref(), (spec.label, "id", spec.rel_type, "weight"), None)?;
             out.0.nodes += l.nodes;
             out.0.relationships += l.relationships;
             out.0.bulk = l.bulk;

@@ -323,7 +323,8 @@ impl Database {
         key: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let db = self.handle()?;
-        bulk::import_edges(py, &db, src, dst, weight, r#type, label, key)
+        let interrupt = db.own_interrupt();
+        bulk::import_edges(py, &db, src, dst, weight, r#type, label, key, Some(&interrupt))
     }
 
     /// Imports CSV files with the engine of ``plexus import``. ``edges``: edge-list files (``source,target[,weight]``,

@@ -169,3 +169,29 @@ def test_load_csv_reads_only_what_the_database_allows(tmp_path):
             db.execute(f"LOAD CSV FROM 'file://{tmp_path}/secret.csv' AS r RETURN r")
     with plexus.Database() as db:
         assert db.execute(f"LOAD CSV FROM 'file://{tmp_path}/secret.csv' AS r RETURN count(r)").scalar() == 1
+
+
+def test_ctrl_c_during_an_import_into_a_non_empty_database_leaves_nothing():
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import os, signal, threading, time, numpy as np, plexus
+        db = plexus.Database()
+        db.execute("CREATE (:Seed)")
+        n = 3_000_000
+        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        started = time.time()
+        try:
+            db.import_edges(np.arange(n), (np.arange(n) + 1) % n)
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted")
+        print(db.execute("MATCH ()-[r]->() RETURN count(r)").scalar(), time.time() - started < 10)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["interrupted", "0 True"], out.stdout
