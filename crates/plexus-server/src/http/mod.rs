@@ -266,7 +266,12 @@ pub fn body_formats(headers: &HeaderMap) -> Result<(Format, Format), ApiError> {
 
 /// A JSON answer in the given format.
 pub fn json_response(status: StatusCode, format: Format, body: &serde_json::Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
+    bytes_response(status, format, body.to_string().into_bytes())
+}
+
+/// A response of JSON text already written.
+pub fn bytes_response(status: StatusCode, format: Format, body: Vec<u8>) -> Response {
+    let mut response = (status, body).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(format.media_type()));
     response
 }
