@@ -8,6 +8,19 @@ use proptest::prelude::*;
 
 /// (fused, unfused) pairs. `me` is a parameter naming one node id.
 const QUERIES: &[(&str, &str)] = &[
+    // Counts grouped by what the start node decides: answered from degrees.
+    (
+        "MATCH (a)-[r:R]->(b) RETURN a.w AS k, count(b) AS c, count(*) AS n",
+        "MATCH (a)-[r:R]->(b) WITH a, r, b, 0 AS z RETURN a.w AS k, count(b) AS c, count(*) AS n",
+    ),
+    (
+        "MATCH (a:A)<-[r]-(b) RETURN a, count(r) AS c",
+        "MATCH (a:A)<-[r]-(b) WITH a, r, b, 0 AS z RETURN a, count(r) AS c",
+    ),
+    (
+        "MATCH (a)-[r:R|S]->(b) RETURN count(*) AS c, count(b) AS n",
+        "MATCH (a)-[r:R|S]->(b) WITH a, r, b, 0 AS z RETURN count(*) AS c, count(b) AS n",
+    ),
     (
         "MATCH (a)-[r:R]->(b) RETURN b, count(*) AS c",
         "MATCH (a)-[r:R]->(b) WITH a, r, b, 0 AS z RETURN b, count(*) AS c",
@@ -378,6 +391,7 @@ fn the_queries_are_fused_and_their_counterparts_are_not() {
         assert!(!plan.contains("ExpandAggregation"), "{unfused}\n{plan}");
     }
     // The recommendation counts per neighbour in both of its aggregations.
-    let plan = engine.explain(QUERIES[4].0).expect("explain");
+    let recommendation = QUERIES.iter().find(|(q, _)| q.contains("shared")).expect("the recommendation").0;
+    let plan = engine.explain(recommendation).expect("explain");
     assert_eq!(plan.matches("counted per neighbour").count(), 2, "{plan}");
 }

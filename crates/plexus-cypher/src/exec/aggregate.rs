@@ -235,7 +235,34 @@ impl<'p> Grouper<'p> {
     }
 
     pub fn add(&mut self, row: &[Value], ctx: &Ctx) -> Result<()> {
-        let g = if self.keys.is_empty() {
+        let g = self.group_of(row, ctx)?;
+        for (i, spec) in self.aggs.iter().enumerate() {
+            let v = spec.arg.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
+            if let Some(extra) = &spec.extra {
+                if self.percentiles[i].is_none() {
+                    self.percentiles[i] = Some(percentile_arg(&extra.eval(row, ctx)?)?);
+                }
+            }
+            self.groups[g].1[i].add(spec, v)?;
+        }
+        Ok(())
+    }
+
+    /// Adds `n` to every aggregate of `row`'s group, all of which are plain counts of values that are never
+    /// null (see `ExpandAggregate`'s degree counts): `n` rows at once, without their values.
+    pub fn add_count(&mut self, row: &[Value], ctx: &Ctx, n: u64) -> Result<()> {
+        let g = self.group_of(row, ctx)?;
+        for acc in &mut self.groups[g].1 {
+            if let State::Count(c) = &mut acc.state {
+                *c += n as i64;
+            }
+        }
+        Ok(())
+    }
+
+    /// The index of `row`'s group, created if it is new.
+    fn group_of(&mut self, row: &[Value], ctx: &Ctx) -> Result<usize> {
+        Ok(if self.keys.is_empty() {
             // One group for the whole input: nothing to hash.
             if self.groups.is_empty() {
                 self.groups.push((row.to_vec(), self.aggs.iter().map(Acc::new).collect()));
@@ -258,17 +285,7 @@ impl<'p> Grouper<'p> {
                     self.groups.len() - 1
                 }
             }
-        };
-        for (i, spec) in self.aggs.iter().enumerate() {
-            let v = spec.arg.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
-            if let Some(extra) = &spec.extra {
-                if self.percentiles[i].is_none() {
-                    self.percentiles[i] = Some(percentile_arg(&extra.eval(row, ctx)?)?);
-                }
-            }
-            self.groups[g].1[i].add(spec, v)?;
-        }
-        Ok(())
+        })
     }
 
     /// One row per group; with no keys and no input, the one row of empty aggregates.
