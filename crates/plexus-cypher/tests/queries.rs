@@ -817,6 +817,16 @@ fn quantifiers_stop_once_the_answer_is_known() {
 }
 
 #[test]
+fn a_pattern_cannot_be_tested_for_null() {
+    let db = Db::new();
+    db.run("CREATE (:N)");
+    for q in ["MATCH (n:N) RETURN (n)-[:X]->() IS NOT NULL", "MATCH (n:N) WHERE (n)-->() IS NULL RETURN n"] {
+        assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+    assert_eq!(db.run("MATCH (n:N) RETURN EXISTS { (n)-[:X]->() } AS e"), vec![vec![ResultValue::Bool(false)]]);
+}
+
+#[test]
 fn a_predicate_that_is_not_a_boolean_is_an_error_not_a_silent_false() {
     let db = Db::new();
     db.run("CREATE (:N {v: 0.0, s: 'x', tags: ['a'], none: []})");

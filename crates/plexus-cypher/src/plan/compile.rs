@@ -245,6 +245,16 @@ impl Planner<'_> {
                     op => CExpr::Binary(*op, a, b),
                 }
             }
+            ExprKind::IsNull { expr, .. } if matches!(expr.kind, ExprKind::PatternPredicate(_)) => {
+                // A pattern here is a predicate (true or false, never null), as in Neo4j 5, which refuses it.
+                return Err(self.error(
+                    expr.span,
+                    CypherError::syntax(
+                        "UnexpectedSyntax",
+                        "a pattern is a predicate, never null: test it with EXISTS { ... } or as a WHERE condition",
+                    ),
+                ));
+            }
             ExprKind::IsNull { expr, negated } => CExpr::IsNull(Box::new(self.expr(expr, scope, agg)?), *negated),
             ExprKind::TypeTest { expr, ty, negated } => {
                 CExpr::TypeTest(Box::new(self.expr(expr, scope, agg)?), Arc::new(ty.clone()), *negated)
