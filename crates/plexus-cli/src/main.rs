@@ -21,7 +21,7 @@ mod user;
 #[derive(Parser)]
 #[command(name = "plexus", version, about = "Plexus: a fast, durable property-graph database")]
 #[command(
-    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)\n  plexus generate snb --scale 0.1 --out snb  an LDBC SNB social network (CSV directory)\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus import --data g --nodes Person=people.csv --relationships KNOWS=knows.csv\n  plexus import --data snb --ldbc ldbc-snb/vanilla  import the LDBC SNB CSV layout\n  plexus info --data ./plexus-data counts, degrees and memory of a database\n  plexus check --data ./plexus-data verify checksums and adjacency (exit 1 on damage)\n  plexus checkpoint --data ./plexus-data\n  plexus query --data g \"MATCH (n) RETURN count(n)\"  run one query\n  plexus query --data g -p id=42 \"MATCH (n {id: $id}) RETURN n\" --format json\n  plexus shell --data g             interactive shell (statements end with ;)"
+    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)\n  plexus generate snb --scale 0.1 --out snb  an LDBC SNB social network (CSV directory)\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus import --data g --nodes Person=people.csv --relationships KNOWS=knows.csv\n  plexus import --data snb --ldbc ldbc-snb/vanilla  import the LDBC SNB CSV layout\n  plexus info --data ./plexus-data   counts, degrees and memory of a database\n  plexus check --data ./plexus-data  verify checksums and adjacency (exit 1 on damage)\n  plexus repair --data ./plexus-data open a database whose log is damaged, dropping what follows the damage\n  plexus checkpoint --data ./plexus-data\n  plexus query --data g \"MATCH (n) RETURN count(n)\"  run one query\n  plexus query --data g -p id=42 'MATCH (n {id: $id}) RETURN n' --format json\n  plexus shell --data g             interactive shell (statements end with ;)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -205,10 +205,17 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         dropped.offset,
                         dropped.reason
                     ));
-                } else if dropped.unknown_loss {
+                } else if dropped.unknown_loss && dropped.offset == 0 {
                     problems.push(format!(
                         "{} is a log segment cut inside its header ({}): its commits are lost",
                         dropped.file.display(),
+                        dropped.reason
+                    ));
+                } else if dropped.unknown_loss {
+                    problems.push(format!(
+                        "{} is damaged at offset {} ({}): the commit there is lost",
+                        dropped.file.display(),
+                        dropped.offset,
                         dropped.reason
                     ));
                 }

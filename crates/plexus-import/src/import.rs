@@ -135,7 +135,7 @@ pub(crate) fn prepare_target(dir: &Path) -> Result<(), ImportError> {
         Ok(mut entries) => {
             if entries.next().is_some() {
                 return Err(ImportError::Target(format!(
-                    "{} is not empty: import creates a new database (choose another directory)",
+                    "{} is not empty: import creates a new database (choose another directory, or add to this one with --mode incremental)",
                     dir.display()
                 )));
             }
