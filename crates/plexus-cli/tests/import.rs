@@ -40,6 +40,31 @@ fn nodes_and_relationships_then_incremental() {
 }
 
 #[test]
+fn an_incremental_import_of_relationships_alone_finds_nodes_of_the_global_id_space() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("people.csv"), "id:ID,name\n1,Ann\n2,Bob\n").unwrap();
+    std::fs::write(dir.join("items.csv"), "id:ID,name\n3,Pen\n").unwrap();
+    let db = path(dir, "db");
+    let people = format!("Person={}", path(dir, "people.csv"));
+    let items = format!("Item={}", path(dir, "items.csv"));
+    let out = plexus(&["import", "--data", &db, "--nodes", &people, "--nodes", &items]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(dir.join("rels.csv"), ":START_ID,:END_ID,:TYPE\n1,2,KNOWS\n2,3,OWNS\n").unwrap();
+    let rels = path(dir, "rels.csv");
+    let out = plexus(&["import", "--data", &db, "--mode", "incremental", "--quiet", "--relationships", &rels]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let q = "MATCH (a)-[r]->(b) RETURN a.name + ' ' + type(r) + ' ' + b.name AS t ORDER BY t";
+    let out = plexus(&["query", "--data", &db, "--format", "csv", q]);
+    assert_eq!(text(&out.stdout), "t\nAnn KNOWS Bob\nBob OWNS Pen\n", "{}", text(&out.stderr));
+    // An id that is in no label's key is still an error.
+    std::fs::write(dir.join("bad.csv"), ":START_ID,:END_ID,:TYPE\n1,9,KNOWS\n").unwrap();
+    let out = plexus(&["import", "--data", &db, "--mode", "incremental", "--relationships", &path(dir, "bad.csv")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown end id '9'"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn errors_name_file_line_and_column_and_leave_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

@@ -119,11 +119,19 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             ExternalId::Str(s) => Value::from(s),
         };
         let named;
-        let labels: &[LabelId] = match space_labels.get(&space.map(String::from)) {
-            Some(labels) => labels,
-            None => {
-                named = space.and_then(|s| catalog.lookup(TokenKind::Label, s)).map(LabelId);
+        let labels: &[LabelId] = match (space_labels.get(&space.map(String::from)), space) {
+            (Some(labels), _) => labels,
+            (None, Some(space)) => {
+                named = catalog.lookup(TokenKind::Label, space).map(LabelId);
                 named.as_slice()
+            }
+            // The global id space with no node file in this import: the nodes an earlier import gave ids in it
+            // may have any label, so every label with a unique key is asked, and an id found under two
+            // different nodes is not guessed at.
+            (None, None) => {
+                let mut found = snapshot.unique_keys().into_iter().filter_map(|(l, _)| snapshot.node_by_key(l, &value));
+                let first = found.next()?;
+                return found.all(|n| n == first).then_some(first.0 | EXISTING);
             }
         };
         labels.iter().find_map(|&l| snapshot.node_by_key(l, &value)).map(|n| n.0 | EXISTING)
