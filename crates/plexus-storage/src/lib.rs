@@ -29,6 +29,7 @@ pub mod keymap;
 pub mod ops;
 pub mod point;
 pub mod prefetch;
+mod process;
 pub mod pset;
 pub mod pvec;
 pub mod records;

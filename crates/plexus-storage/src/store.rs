@@ -165,7 +165,7 @@ struct Flusher {
 
 impl Drop for Flusher {
     fn drop(&mut self) {
-        if std::process::id() != self.shared.owner {
+        if crate::process::id() != self.shared.owner {
             // A forked child: the threads are not in this process (joining them would wait forever) and the
             // files are the parent's (flushing or trimming the log would damage it).
             std::mem::forget(std::mem::take(&mut *self.threads.lock()));
@@ -462,7 +462,7 @@ impl Store {
             checkpoint_wanted: Mutex::new(false),
             checkpoint_cv: Condvar::new(),
             checkpoints: std::sync::atomic::AtomicU64::new(0),
-            owner: std::process::id(),
+            owner: crate::process::id(),
         });
         let flusher = shared.disk.as_ref().map(|_| {
             let flusher = Arc::new(Flusher { shared: shared.clone(), threads: Mutex::new(Vec::new()) });

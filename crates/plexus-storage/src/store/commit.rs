@@ -43,7 +43,7 @@ impl Shared {
             return Err(StorageError::ReadOnlyDatabase { path: read_only.dir.clone() });
         }
         match &self.disk {
-            Some(disk) if std::process::id() != self.owner => {
+            Some(disk) if crate::process::id() != self.owner => {
                 Err(StorageError::ForkedProcess { path: disk.dir.clone(), owner: self.owner })
             }
             _ => Ok(()),
