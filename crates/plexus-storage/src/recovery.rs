@@ -303,10 +303,12 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             // would leave one behind after every crash.
             let dropped = &bytes[good_end as usize..];
             let intact = intact_commits_after(dropped);
-            let later: u64 = segments[index + 1..]
+            // (size, intact commits) of each later segment, read once: they decide the refusal and the report.
+            let later_segments: Vec<(u64, u64)> = segments[index + 1..]
                 .iter()
-                .map(|(_, later)| read_file(later).map(|b| read_segment(&b).0.len() as u64))
-                .sum::<Result<u64>>()?;
+                .map(|(_, later)| read_file(later).map(|b| (b.len() as u64, read_segment(&b).0.len() as u64)))
+                .collect::<Result<_>>()?;
+            let later: u64 = later_segments.iter().map(|(_, intact)| intact).sum();
             // Refused only while whole commits would be dropped: what is already unreadable (a torn write, a
             // damaged record with nothing intact after it) is lost whether or not the open goes on.
             if intact + later > 0 {
@@ -329,14 +331,12 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                 // record was a whole commit once, not the torn last write of a crash.
                 unknown_loss: intact == 0 && index + 1 < segments.len(),
             });
-            for (_, later) in &segments[index + 1..] {
-                let later_bytes = read_file(later)?;
+            for ((_, later), &(bytes, intact)) in segments[index + 1..].iter().zip(&later_segments) {
                 let kept = if repair { Some(set_aside(later, "log.dropped", None)?) } else { None };
-                let intact = read_segment(&later_bytes).0.len() as u64;
                 report.dropped.push(DroppedTail {
                     file: later.clone(),
                     offset: 0,
-                    bytes: later_bytes.len() as u64,
+                    bytes,
                     reason: "follows a damaged segment".into(),
                     intact_commits: intact,
                     kept_in: kept,
