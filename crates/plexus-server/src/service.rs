@@ -689,11 +689,12 @@ pub(crate) fn bookmark(version: u64) -> String {
 /// state is published, so on one server a bookmark ahead of the database never becomes reachable by waiting: it
 /// came from another database or from before a restore of an older copy, and read-your-writes would silently not
 /// hold.
-pub(crate) fn check_bookmarks<'a>(
-    bookmarks: impl IntoIterator<Item = &'a str>,
-    current_version: u64,
-) -> Result<(), ServerError> {
-    for b in bookmarks {
+pub(crate) fn check_bookmarks(service: &Service, bookmarks: &[&str]) -> Result<(), ServerError> {
+    if bookmarks.is_empty() {
+        return Ok(());
+    }
+    let current_version = service.db.read().version();
+    for &b in bookmarks {
         let version = b.strip_prefix("plexus:").and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| {
             ServerError::new(
                 "Neo.ClientError.Transaction.InvalidBookmark",

@@ -783,14 +783,13 @@ fn plan_map(node: &PlanTree, text: Option<&str>, columns: &[String], profile: bo
 /// The `bookmarks` of a BEGIN or an auto-commit RUN, checked (see [`crate::service::check_bookmarks`]).
 fn check_bolt_bookmarks(extra: &Ps, service: &Service) -> Result<(), ServerError> {
     let Some(Ps::List(items)) = extra.get("bookmarks") else { return Ok(()) };
-    let mut bookmarks = Vec::with_capacity(items.len());
-    for item in items {
-        bookmarks.push(item.as_str().ok_or_else(|| {
-            ServerError::new("Neo.ClientError.Transaction.InvalidBookmark", "a bookmark must be a string")
-        })?);
-    }
-    if bookmarks.is_empty() {
-        return Ok(());
-    }
-    crate::service::check_bookmarks(bookmarks, service.db.read().version())
+    let bookmarks = items
+        .iter()
+        .map(|item| {
+            item.as_str().ok_or_else(|| {
+                ServerError::new("Neo.ClientError.Transaction.InvalidBookmark", "a bookmark must be a string")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    crate::service::check_bookmarks(service, &bookmarks)
 }

@@ -155,10 +155,7 @@ pub async fn auto_commit(
 
 /// The request's bookmarks, checked before anything runs (see [`crate::service::check_bookmarks`]).
 fn check_bookmarks(service: &Service, bookmarks: &[String]) -> Result<(), ServerError> {
-    if bookmarks.is_empty() {
-        return Ok(());
-    }
-    crate::service::check_bookmarks(bookmarks.iter().map(String::as_str), service.db.read().version())
+    crate::service::check_bookmarks(service, &bookmarks.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// The answer of an auto-commit statement, written row by row: building the whole result as one JSON tree
