@@ -107,6 +107,9 @@ pub(crate) struct Recovered {
     pub next_node: u64,
     pub next_rel: u64,
     pub next_segment: u64,
+    /// The last segment, when its records end cleanly with room after them: (number, path, end of records).
+    /// The open goes on writing it instead of starting `next_segment`.
+    pub resumable: Option<(u64, PathBuf, u64)>,
     pub report: RecoveryReport,
 }
 
@@ -131,15 +134,19 @@ fn list(dir: &Path) -> Result<NumberedFiles> {
     Ok((checkpoints, segments))
 }
 
-/// Removes checkpoints and log segments whose writing was cut short (`checkpoint-*.plx.tmp`, `wal-*.log.tmp`). Call only with the directory lock
-/// held and no checkpoint in progress: then no such file is being written.
+/// Removes checkpoints, log segments and records of the newest segment whose writing was cut short
+/// (`checkpoint-*.plx.tmp`, `wal-*.log.tmp`, `wal.head.tmp`). Call only with the directory lock held and no
+/// checkpoint in progress: then no such file is being written.
 fn remove_temporary_files(dir: &Path) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
         let entry = entry.map_err(|e| StorageError::io(dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         let temporary = name.strip_suffix(".tmp");
-        if temporary.is_some_and(|n| parse_checkpoint_name(n).is_some() || parse_segment_name(n).is_some()) {
+        let ours = |n: &str| {
+            parse_checkpoint_name(n).is_some() || parse_segment_name(n).is_some() || n == crate::wal::HEAD_FILE
+        };
+        if temporary.is_some_and(ours) {
             let path = entry.path();
             std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
         }
@@ -227,6 +234,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
         }
     }
     let mut empty_segments = Vec::new();
+    let mut resumable = None;
     for (index, (seq, path)) in segments.iter().enumerate() {
         let bytes = read_file(path)?;
         let corrupt = |m: String| StorageError::Corrupt { path: path.clone(), message: m };
@@ -268,9 +276,15 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             )));
         }
         let (records, good_end, tail) = read_segment(&bytes);
+        let last = index + 1 == segments.len();
+        if last && tail == TailState::Clean && crate::wal::Wal::has_room(good_end) {
+            resumable = Some((*seq, path.clone(), good_end));
+        }
         if records.is_empty() && tail == TailState::Clean {
-            // A segment with no commit (a session that wrote nothing): nothing to keep.
-            empty_segments.push(path.clone());
+            // A segment with no commit (a session that wrote nothing): nothing to keep, unless it is resumed.
+            if !last {
+                empty_segments.push(path.clone());
+            }
             continue;
         }
         for payload in records {
@@ -359,7 +373,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
         sync_dir(dir)?;
     }
     report.version = state.version();
-    Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, report })
+    Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, resumable, report })
 }
 
 /// Log data a recovery set aside in `dir` (`wal-N.log.dropped*`), with the number of the segment it came from.

@@ -366,7 +366,11 @@ impl Store {
             &catalog,
             recovery::Mode::Repair { drop_damaged: options.drop_damaged_log },
         )?;
-        let wal = Wal::create(&dir, db_id, recovered.next_segment, recovered.state.version() + 1)?;
+        let next_version = recovered.state.version() + 1;
+        let wal = match &recovered.resumable {
+            Some((seq, path, end)) => Wal::resume(&dir, db_id, *seq, path, *end, next_version)?,
+            None => Wal::create(&dir, db_id, recovered.next_segment, next_version)?,
+        };
         for empty in &recovered.empty_segments {
             std::fs::remove_file(empty).map_err(|e| StorageError::io(empty, e))?;
         }
@@ -538,6 +542,12 @@ impl Store {
     /// Returns the checkpoint's size in bytes (0 for an in-memory database).
     pub fn checkpoint(&self) -> Result<u64> {
         self.shared.checkpoint()
+    }
+
+    /// Makes every commit so far durable and sends later ones to a new log segment, so that the files of the
+    /// log up to now are closed (for a backup copying them, say). Nothing to do for an in-memory database.
+    pub fn start_log_segment(&self) -> Result<()> {
+        self.shared.start_log_segment()
     }
 
     /// Replaces the state of an empty store with `state`, built by [`crate::bulk::build_state`] with this store's

@@ -7,8 +7,9 @@
 //! throughput grows with concurrency, as in the Bitsy write-up, and there is never a seek.
 //!
 //! Segment layout: a 48-byte header (magic, database id, segment number, first version, CRC), then records
-//! `[payload length: u32 LE][CRC32 of payload: u32 LE][payload]`, then zeros up to the file's end. A segment is
-//! never rewritten; recovery cuts a torn tail off the last one.
+//! `[payload length: u32 LE][CRC32 of payload: u32 LE][payload]`, then zeros up to the file's end. Records are
+//! only ever appended; recovery cuts a torn tail off the last segment, and the next open appends to that segment
+//! if it ended cleanly and has room (`Wal::resume`).
 //!
 //! **Zeroed ahead.** The file is extended with zeros ahead of the records (from 64 KiB up to 4 MiB at a time,
 //! growing with the segment) and records are written over them. An `fdatasync` of a file whose size changed
@@ -229,7 +230,26 @@ impl Wal {
     /// Starts a new segment `seq` whose first record will have version `next_version`.
     pub fn create(dir: &Path, db_id: [u8; 16], seq: u64, next_version: u64) -> Result<Wal> {
         let segment = Self::new_segment(dir, &db_id, seq, next_version)?;
-        Ok(Wal {
+        Ok(Self::with_segment(dir, db_id, segment, next_version))
+    }
+
+    /// Goes on writing the segment at `path` (number `seq`), whose records recovery read to a clean end at
+    /// `end`; the next record will have version `next_version`. A database opened for a few commits at a time
+    /// (each `plexus query`, a short script) then adds to one segment instead of leaving a file per session.
+    pub fn resume(dir: &Path, db_id: [u8; 16], seq: u64, path: &Path, end: u64, next_version: u64) -> Result<Wal> {
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| StorageError::io(path, e))?;
+        let allocated = file.metadata().map_err(|e| StorageError::io(path, e))?.len().max(end);
+        let segment = Segment { file, path: path.to_path_buf(), seq, size: end, synced: end, allocated };
+        Ok(Self::with_segment(dir, db_id, segment, next_version))
+    }
+
+    /// Whether a segment whose records end at `end` has room left for more, or should be left for a new one.
+    pub fn has_room(end: u64) -> bool {
+        end < SEGMENT_TARGET
+    }
+
+    fn with_segment(dir: &Path, db_id: [u8; 16], segment: Segment, next_version: u64) -> Wal {
+        Wal {
             dir: dir.to_path_buf(),
             db_id,
             pending: Mutex::new(Pending { bytes: Vec::new(), end_lsn: 0, last_version: next_version - 1 }),
@@ -239,7 +259,7 @@ impl Wal {
             covered: [Condvar::new(), Condvar::new()],
             poisoned: AtomicBool::new(false),
             fsyncs: AtomicU64::new(0),
-        })
+        }
     }
 
     /// Creates segment `seq` whole or not at all: its header is written and fsynced under a temporary name, then

@@ -202,6 +202,16 @@ impl Shared {
         self.checkpoint_locked()
     }
 
+    pub(super) fn start_log_segment(&self) -> Result<()> {
+        let _guard = self.checkpoint_lock.lock();
+        self.writable()?;
+        if let Some(disk) = &self.disk {
+            let head = self.head.lock();
+            disk.wal.rotate(head.state.version() + 1)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn checkpoint_locked(&self) -> Result<u64> {
         self.writable()?;
         let Some(disk) = &self.disk else {
