@@ -464,7 +464,9 @@ impl Graph {
     }
 
     /// Number of relationships in and out (a self-loop counts twice, as in NetworkX). With ``weight=True``,
-    /// ``(count, summed weight)``. For an array, int64 array(s).
+    /// ``(count, summed weight)``, where a relationship without the weight property adds nothing to the sum
+    /// (NetworkX's ``degree(weight=...)`` counts it as 1: compare the count with the sum to tell). For an array,
+    /// int64 array(s).
     #[pyo3(signature = (u, weight=false))]
     fn degree<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
         self.degrees(py, u, Direction::Both, weight)

@@ -19,11 +19,19 @@ use crate::values::to_py;
 #[pyclass(module = "plexus", name = "Result", frozen)]
 pub struct QueryResult {
     inner: Arc<plexus::QueryResult>,
+    /// For a batch of a stream: the Arrow type of each column so far, shared by the stream's batches so that
+    /// they all convert to one schema (see `_frames.table_from_columns`).
+    arrow_types: Option<Py<PyList>>,
 }
 
 impl QueryResult {
     pub fn new(result: plexus::QueryResult) -> Self {
-        QueryResult { inner: Arc::new(result) }
+        QueryResult { inner: Arc::new(result), arrow_types: None }
+    }
+
+    /// A batch of a stream whose batches share `arrow_types`.
+    pub fn batch(result: plexus::QueryResult, arrow_types: Py<PyList>) -> Self {
+        QueryResult { inner: Arc::new(result), arrow_types: Some(arrow_types) }
     }
 }
 
@@ -153,10 +161,14 @@ impl QueryResult {
     /// booleans, strings (large_string), dates (date32), local times (time64[ns]), local and zoned datetimes
     /// (timestamp[ns], or [us] when a value is out of the nanosecond range; zoned ones in UTC) and durations
     /// (month_day_nano_interval) never become Python objects. Columns of other or mixed types are converted from
-    /// Python values (nodes and relationships as dicts).
+    /// Python values (nodes and relationships as dicts). The batches of a stream share one schema: a column
+    /// takes the type of the first batch where it holds a value (integers widen to floats if a later batch
+    /// holds floats only where they are exact), and a batch whose values need another type raises
+    /// ``TypeError`` naming the column.
     fn arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let cols = columns::export(py, &self.inner, columns::Target::Arrow)?;
-        helper(py, "table_from_columns")?.call1((self.columns(), cols))
+        let types = self.arrow_types.as_ref().map(|t| t.clone_ref(py));
+        helper(py, "table_from_columns")?.call1((self.columns(), cols, types))
     }
 
     /// The nodes and relationships anywhere in the result (also inside paths, lists and maps) as a

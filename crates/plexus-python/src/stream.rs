@@ -59,6 +59,8 @@ pub struct ResultStream {
     columns: Arc<[String]>,
     batch_size: usize,
     slot: Arc<StreamSlot>,
+    /// The Arrow type of each column so far, shared by the batches (`QueryResult::batch`).
+    arrow_types: Py<pyo3::types::PyList>,
 }
 
 impl ResultStream {
@@ -85,7 +87,8 @@ impl ResultStream {
         let (first, cursor) = opened?;
         let slot =
             Arc::new(StreamSlot { pending: Mutex::new(Pending { rows: first.rows, cursor }), ..Default::default() });
-        Ok(ResultStream { owner, query: query.to_string(), columns: first.columns, batch_size, slot })
+        let arrow_types = pyo3::types::PyList::empty(py).unbind();
+        Ok(ResultStream { owner, query: query.to_string(), columns: first.columns, batch_size, slot, arrow_types })
     }
 
     /// The state `Database.close` ends.
@@ -93,8 +96,9 @@ impl ResultStream {
         Arc::downgrade(&self.slot)
     }
 
-    fn batch(&self, rows: Vec<Vec<ResultValue>>) -> QueryResult {
-        QueryResult::new(plexus::QueryResult { columns: self.columns.clone(), rows, ..Default::default() })
+    fn batch(&self, py: Python<'_>, rows: Vec<Vec<ResultValue>>) -> QueryResult {
+        let result = plexus::QueryResult { columns: self.columns.clone(), rows, ..Default::default() };
+        QueryResult::batch(result, self.arrow_types.clone_ref(py))
     }
 }
 
@@ -162,7 +166,7 @@ impl ResultStream {
         if let Some(failure) = failure {
             return Err(failure.into());
         }
-        Ok((!rows.is_empty()).then(|| self.batch(rows)))
+        Ok((!rows.is_empty()).then(|| self.batch(py, rows)))
     }
 
     /// Stops the query: no more batches are produced, and the snapshot it read is let go.

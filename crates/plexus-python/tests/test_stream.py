@@ -31,6 +31,25 @@ def test_batches_convert_to_frames(db):
     assert frame["half"].sum() == sum(range(10000)) * 0.5
 
 
+def test_batches_convert_to_arrow_with_one_schema(db):
+    pa = pytest.importorskip("pyarrow")
+    # Batch 1: x null, y integers; batch 2: x integers, y floats (exact and not); batch 3: y integers again.
+    query = """UNWIND range(0, 2999) AS i
+               RETURN CASE WHEN i >= 1000 THEN i END AS x,
+                      CASE WHEN 1000 <= i < 2000 THEN i + 0.5 ELSE i END AS y"""
+    # y was integers first, then floats: no one type for it, said plainly.
+    with pytest.raises(TypeError, match="column 'y' of this stream was int64"):
+        [b.arrow() for b in db.stream(query, batch_size=1000)]
+    # Floats first, then integers: the integers widen.
+    query = query.replace("CASE WHEN 1000 <= i < 2000 THEN i + 0.5 ELSE i END", "CASE WHEN i < 1000 THEN i + 0.5 ELSE i END")
+    tables = [b.arrow() for b in db.stream(query, batch_size=1000)]
+    assert [t.schema.field("y").type for t in tables] == [pa.float64()] * 3
+    assert [t.schema.field("x").type for t in tables] == [pa.null(), pa.int64(), pa.int64()]
+    whole = pa.concat_tables(tables, promote_options="default")
+    assert whole.column("y").to_pylist() == [i + 0.5 if i < 1000 else float(i) for i in range(3000)]
+    assert whole.column("x").to_pylist() == [None] * 1000 + list(range(1000, 3000))
+
+
 def test_a_huge_range_streams_and_stops_early(db):
     stream = db.stream("UNWIND range(1, 1000000000000) AS i RETURN i", batch_size=1000)
     first = next(stream)

@@ -116,10 +116,49 @@ def _arrow_column(pa, column):
     )
 
 
-def table_from_columns(names, columns):
+def table_from_columns(names, columns, types=None):
+    """An Arrow table of the exported ``columns``. ``types`` (a stream's batches share it) holds each column's
+    type so far: the arrays are made to match it, and it learns the type of a column it has none for yet."""
     import pyarrow as pa
 
-    return pa.Table.from_arrays([_arrow_column(pa, c) for c in columns], names=list(names))
+    arrays = [_arrow_column(pa, c) for c in columns]
+    if types is not None:
+        arrays = _conform(pa, names, arrays, types)
+    return pa.Table.from_arrays(arrays, names=list(names))
+
+
+def _conform(pa, names, arrays, types):
+    """Gives the batches of one stream one schema, so that ``pa.Table.from_batches``, ``concat_tables`` and a
+    Parquet writer opened on the first batch's schema take them all. A column keeps the type of the first batch
+    where it held a value (a column all null until then is typed null in those batches, which Arrow's
+    ``concat_tables(..., promote_options="default")`` unifies). Later batches are cast to it where no value
+    changes (nulls to anything, exact integers to floats, nanosecond to microsecond timestamps); otherwise
+    the column has no one Arrow type, which is an error naming it."""
+    if not types:
+        types.extend([None] * len(arrays))
+    out = []
+    for i, array in enumerate(arrays):
+        want = types[i]
+        if pa.types.is_null(array.type):
+            out.append(array if want is None else pa.nulls(len(array), type=want))
+        elif want is None or array.type == want:
+            types[i] = array.type
+            out.append(array)
+        else:
+            widens = (pa.types.is_floating(want) and pa.types.is_integer(array.type)) or (
+                pa.types.is_timestamp(want) and pa.types.is_timestamp(array.type) and want.tz == array.type.tz
+            )
+            try:
+                if not widens:
+                    raise pa.ArrowTypeError("not a widening")
+                out.append(array.cast(want, safe=True))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                raise TypeError(
+                    f"column {names[i]!r} of this stream was {want} in earlier batches and needs {array.type} in "
+                    f"this one, and Arrow takes one type per column: convert it in the query (toFloat, toString), "
+                    f"or read the whole result at once with Database.execute(...).arrow()"
+                ) from None
+    return out
 
 
 def _pandas_column(pd, column):
