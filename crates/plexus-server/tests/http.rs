@@ -720,3 +720,46 @@ async fn show_transactions_and_databases_answer_over_http() {
     assert_eq!(body["data"]["values"][0][2], json!("Transaction not found."), "{body}");
     stop(t).await;
 }
+
+/// A large read's answer streams past its first megabytes: every row arrives, in order, in one JSON document;
+/// a failure after the head went out cuts the answer short instead of ending it as if it were whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_answers_stream_and_a_late_failure_cuts_them_short() {
+    let t = start().await;
+    let n = 1_000_000;
+    let r = query(&t, "UNWIND range(1, $n) AS i RETURN i, 'row ' + toString(i) AS s", json!({"n": n})).await;
+    assert_eq!(r.status, 202);
+    let streamed = r.headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v == "chunked");
+    assert!(streamed, "{} bytes, sent whole: {:?}", r.body.len(), r.headers);
+    let body = r.json();
+    let values = body["data"]["values"].as_array().unwrap();
+    assert_eq!(values.len(), n);
+    assert!(values
+        .iter()
+        .enumerate()
+        .all(|(i, row)| row[0] == json!(i + 1) && row[1] == json!(format!("row {}", i + 1))));
+    assert_eq!(body["data"]["fields"], json!(["i", "s"]));
+    assert_eq!(body["queryType"], json!("r"));
+    assert!(body["bookmarks"].as_array().is_some_and(|b| b.len() == 1), "{:?}", body["bookmarks"]);
+
+    // Small answers are whole, so a failing row is an error answer with its status.
+    let r = query(&t, "UNWIND range(1, 10000) AS i RETURN i, 1 / (i - 9000) AS x", json!({})).await;
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.error_code(), "Neo.ClientError.Statement.ArithmeticError");
+    assert!(r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")), "{:?}", r.headers);
+    // Past the head, the failure can only cut the answer short: what arrives is not a whole document.
+    let late = "UNWIND range(1, 2000000) AS i RETURN i, 'row ' + toString(i) AS s, 1 / (i - 1900000) AS x";
+    let mut stream = TcpStream::connect(t.addr).await.unwrap();
+    let body = json!({"statement": late}).to_string();
+    let head = format!(
+        "POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: {ADMIN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut raw)).await.expect("answered");
+    assert!(raw.starts_with(b"HTTP/1.1 202"), "{}", String::from_utf8_lossy(&raw[..200.min(raw.len())]));
+    assert!(!raw.ends_with(b"0\r\n\r\n"), "a cut-short answer ended as if it were whole");
+    stop(t).await;
+}

@@ -16,6 +16,7 @@ pub mod query;
 pub mod quick;
 pub mod relationships;
 pub mod rest;
+pub mod stream;
 pub mod transactions;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -17,6 +17,7 @@ use super::caller::Caller;
 use super::error::ApiError;
 use super::json::{self, Format, QueryRequest};
 use super::quick;
+use super::stream;
 use super::transactions::{expiry_timestamp, not_found};
 use super::{blocking, body_formats, bytes_response, formats, json_response, HttpState};
 use crate::service::{Outcome, ServerError, Service, Target};
@@ -37,18 +38,34 @@ fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Re
 
 /// Cancels a request's query when the request goes away before its answer: hyper drops the handler's future when
 /// the client closes the connection, but the blocking thread running the query would carry on to the end.
-struct CancelOnDrop(Arc<Interrupt>);
+/// A streamed answer's body takes the guard's place (see `stream.rs`).
+struct CancelOnDrop(Option<Arc<Interrupt>>);
+
+impl CancelOnDrop {
+    /// The query goes on after the handler returns: its streamed body cancels it when dropped instead.
+    fn hand_over(mut self) {
+        self.0 = None;
+    }
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.0.cancel();
+        if let Some(interrupt) = &self.0 {
+            interrupt.cancel();
+        }
     }
 }
 
 /// A fresh interrupt for one request's query, and the guard that cancels it if the request is dropped.
 fn cancellable(service: &Service) -> (Arc<Interrupt>, CancelOnDrop) {
     let interrupt = service.interrupt(None, None);
-    (interrupt.clone(), CancelOnDrop(interrupt))
+    (interrupt.clone(), CancelOnDrop(Some(interrupt)))
+}
+
+/// An auto-commit statement's outcome: whole, or a read whose answer is already streaming.
+enum Answered {
+    Whole(Result<Outcome, ServerError>),
+    Streamed(Response),
 }
 
 /// One operator of a plan and its inputs, in the Query API's shape (the root also carries the whole plan as
@@ -133,24 +150,61 @@ pub async fn auto_commit(
             None => state.quick.record(&statement, started.elapsed(), true),
         }
     }
-    let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
+    let (interrupt, cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
-    let outcome = blocking(move || {
+    let answered = blocking(move || {
         let service = &worker.service;
         let began = Instant::now();
         // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
-        let (role, params) = (caller.role, &request.parameters);
-        let outcome = match service.run_administrative(Target::Graph, role, &statement, params, "", &interrupt) {
-            Some(outcome) => outcome,
-            None => service.run_auto_commit(role, request.access_mode, &statement, params, &interrupt),
-        };
-        if let Ok(o) = &outcome {
+        let (role, params) = (caller.role, request.parameters);
+        if let Some(outcome) = service.run_administrative(Target::Graph, role, &statement, &params, "", &interrupt) {
+            return Answered::Whole(outcome);
+        }
+        let mode = request.access_mode;
+        let params = Arc::new(params);
+        let outcome = service.run_auto_commit_streaming(role, mode, &statement, params, &interrupt, stream::FIRST_ROWS);
+        if let Ok((o, _)) = &outcome {
             worker.quick.record(&statement, began.elapsed(), o.query_type == "r");
         }
-        outcome
+        match outcome {
+            Err(e) => Answered::Whole(Err(e)),
+            Ok((outcome, None)) => Answered::Whole(Ok(outcome)),
+            Ok((mut outcome, Some(cursor))) => {
+                let produced = stream::Produced {
+                    fields: outcome.result.columns.to_vec(),
+                    rows: std::mem::take(&mut outcome.result.rows),
+                    format,
+                    tail: tail_members(&outcome, format, counters, elapsed_ms(started)),
+                };
+                match stream::answer(produced, cursor, interrupt, worker.service.clone(), statement) {
+                    Ok(response) => Answered::Streamed(response),
+                    Err(e) => Answered::Whole(Err(e)),
+                }
+            }
+        }
     })
-    .await??;
-    Ok(answer(outcome, format, counters, started))
+    .await?;
+    match answered {
+        Answered::Whole(outcome) => Ok(answer(outcome?, format, counters, started)),
+        Answered::Streamed(response) => {
+            cancel_if_dropped.hand_over();
+            Ok(response)
+        }
+    }
+}
+
+/// What follows the `data` member of an answer, as `,"key":value` pairs.
+fn tail_members(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u64) -> Vec<u8> {
+    let mut rest = result_body(outcome, format, counters, elapsed_ms);
+    rest.remove("data");
+    let mut out = Vec::new();
+    for (key, value) in &rest {
+        out.push(b',');
+        serde_json::to_writer(&mut out, key).expect("JSON to memory");
+        out.push(b':');
+        serde_json::to_writer(&mut out, value).expect("JSON to memory");
+    }
+    out
 }
 
 /// The request's bookmarks, checked before anything runs (see [`crate::service::check_bookmarks`]).
@@ -163,26 +217,14 @@ fn check_bookmarks(service: &Service, bookmarks: &[String]) -> Result<(), Server
 /// (2 M rows of an integer and a short string, 46 MB of JSON: 963 MB → 547 MB at the server's peak).
 fn answer(mut outcome: Outcome, format: Format, counters: bool, started: Instant) -> Response {
     let rows = std::mem::take(&mut outcome.result.rows);
-    let mut rest = result_body(&outcome, format, counters, elapsed_ms(started));
-    let data = rest.remove("data").unwrap_or_else(|| json!({}));
+    let tail = tail_members(&outcome, format, counters, elapsed_ms(started));
     let mut out: Vec<u8> = Vec::with_capacity(256 + rows.len() * 16);
     out.extend_from_slice(b"{\"data\":{\"fields\":");
-    serde_json::to_writer(&mut out, &data["fields"]).expect("JSON to memory");
+    serde_json::to_writer(&mut out, &*outcome.result.columns).expect("JSON to memory");
     out.extend_from_slice(b",\"values\":[");
-    for (i, row) in rows.into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        let row = Json::Array(row.iter().map(|v| json::encode(v, format)).collect());
-        serde_json::to_writer(&mut out, &row).expect("JSON to memory");
-    }
+    stream::write_rows(&mut out, rows, format, &mut true);
     out.extend_from_slice(b"]}");
-    for (key, value) in &rest {
-        out.push(b',');
-        serde_json::to_writer(&mut out, key).expect("JSON to memory");
-        out.push(b':');
-        serde_json::to_writer(&mut out, value).expect("JSON to memory");
-    }
+    out.extend_from_slice(&tail);
     out.push(b'}');
     bytes_response(StatusCode::ACCEPTED, format, out)
 }

@@ -1,0 +1,162 @@
+//! An auto-commit read's answer written while its rows are produced: past the first 8 MiB of JSON (which go out
+//! with the response's head), later batches follow as the client takes them, so a result of millions of rows
+//! never sits whole in the server's memory (as with Bolt's PULL). A smaller answer is sent whole, with an error
+//! status if any of its rows fails.
+//!
+//! A blocking thread runs the cursor and hands encoded pieces of the JSON document to the response body through
+//! a bounded channel: when the client reads slowly the thread waits, and when the client goes away the body is
+//! dropped, which cancels the query. A failure after the head went out can no longer change the status: the
+//! body then ends without its closing part (the connection is cut), so no client takes a cut-short result for a
+//! whole one.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::Bytes;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use hyper::body::Frame;
+use plexus::cypher::{Interrupt, ReadCursor, ResultValue};
+use serde_json::Value as Json;
+use tokio::sync::mpsc;
+
+use super::json::{self, Format};
+use crate::service::{ServerError, Service};
+
+/// Pieces of the document in flight between the producing thread and the client: with about
+/// [`PIECE_BYTES`] each, what a slow client leaves unread stays within a few megabytes.
+const PIECES_IN_FLIGHT: usize = 4;
+/// A piece is sent once it holds about this much JSON.
+const PIECE_BYTES: usize = 256 << 10;
+/// Rows the statement's first batch produces.
+pub const FIRST_ROWS: usize = 4096;
+/// JSON produced before the answer's head goes out: an answer up to this size is sent whole.
+const HEAD_BYTES: usize = 8 << 20;
+
+/// The body of a streamed answer: pieces as the producing thread sends them. Dropping it (the client went away)
+/// cancels the query.
+struct StreamedBody {
+    pieces: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    interrupt: Arc<Interrupt>,
+}
+
+impl Drop for StreamedBody {
+    fn drop(&mut self) {
+        self.interrupt.cancel();
+    }
+}
+
+impl hyper::body::Body for StreamedBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        self.pieces.poll_recv(cx).map(|piece| piece.map(|r| r.map(Frame::data)))
+    }
+}
+
+/// What a statement produced before its cursor: the answer's fields and first rows, its format, and what
+/// follows the `data` member.
+pub struct Produced {
+    pub fields: Vec<String>,
+    pub rows: Vec<Vec<ResultValue>>,
+    pub format: Format,
+    pub tail: Vec<u8>,
+}
+
+/// Writes rows into `out` as elements of the `values` array; `first` says no element was written before.
+pub fn write_rows(out: &mut Vec<u8>, rows: Vec<Vec<ResultValue>>, format: Format, first: &mut bool) {
+    for row in rows {
+        if !std::mem::take(first) {
+            out.push(b',');
+        }
+        let row = Json::Array(row.iter().map(|v| json::encode(v, format)).collect());
+        serde_json::to_writer(&mut *out, &row).expect("JSON to memory");
+    }
+}
+
+/// The answer to an auto-commit read whose rows go on in `cursor` past `first_rows`. `tail` is what follows
+/// the `data` member (counters, bookmarks, ...), as `"key":value` pairs each led by a comma. Call on a blocking
+/// thread: it returns once the head is ready, and a thread of its own goes on producing the rest. An error is
+/// returned only before anything is sent.
+pub fn answer(
+    produced: Produced,
+    mut cursor: ReadCursor,
+    interrupt: Arc<Interrupt>,
+    service: Arc<Service>,
+    query: String,
+) -> Result<Response, ServerError> {
+    let Produced { fields, rows: first_rows, format, tail } = produced;
+    let mut head = Vec::with_capacity(PIECE_BYTES);
+    head.extend_from_slice(b"{\"data\":{\"fields\":");
+    serde_json::to_writer(&mut head, &fields).expect("JSON to memory");
+    head.extend_from_slice(b",\"values\":[");
+    let mut first = true;
+    write_rows(&mut head, first_rows, format, &mut first);
+    // Most answers are produced whole before the head goes out, so that a failure in any row is an error
+    // answer with its status; only past `HEAD_BYTES` does the answer stream.
+    while head.len() < HEAD_BYTES {
+        let _running = cursor.interrupt().cloned().map(|i| (service.register(&i, &query), i));
+        match cursor.next_batch() {
+            Ok(Some(rows)) => write_rows(&mut head, rows, format, &mut first),
+            Ok(None) => {
+                head.extend_from_slice(b"]}");
+                head.extend_from_slice(&tail);
+                head.push(b'}');
+                return Ok(super::bytes_response(StatusCode::ACCEPTED, format, head));
+            }
+            Err(e) => return Err(service.stream_error(e)),
+        }
+    }
+    let (sender, pieces) = mpsc::channel(PIECES_IN_FLIGHT);
+    sender.try_send(Ok(Bytes::from(head))).expect("an empty channel takes one piece");
+    // The cursor is not `Send` (see `ReadCursor`): it moves to its thread as a whole and stays there.
+    struct Owned(ReadCursor);
+    // SAFETY: the cursor is used by the one thread it moves to, never shared; its operators hold plain data.
+    unsafe impl Send for Owned {}
+    impl Owned {
+        // A method, so that the closure below captures the whole wrapper rather than its (unsendable) field.
+        fn into_inner(self) -> ReadCursor {
+            self.0
+        }
+    }
+    let owned = Owned(cursor);
+    std::thread::Builder::new()
+        .name("plexus-http-stream".into())
+        .spawn(move || {
+            let mut cursor = owned.into_inner();
+            // Producing the rows is running the statement: listed by SHOW TRANSACTIONS, stopped by a shutdown.
+            let _running = cursor.interrupt().cloned().map(|i| (service.register(&i, &query), i));
+            let mut piece = Vec::with_capacity(PIECE_BYTES);
+            loop {
+                match cursor.next_batch() {
+                    Ok(Some(rows)) => {
+                        write_rows(&mut piece, rows, format, &mut first);
+                        if piece.len() >= PIECE_BYTES {
+                            let full = std::mem::replace(&mut piece, Vec::with_capacity(PIECE_BYTES));
+                            if sender.blocking_send(Ok(Bytes::from(full))).is_err() {
+                                return; // The client went away.
+                            }
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!("a streamed HTTP answer failed after its head was sent: {e}");
+                        let _ = sender.blocking_send(Ok(Bytes::from(piece)));
+                        let _ = sender.blocking_send(Err(std::io::Error::other(e.to_string())));
+                        return;
+                    }
+                }
+            }
+            piece.extend_from_slice(b"]}");
+            piece.extend_from_slice(&tail);
+            piece.push(b'}');
+            let _ = sender.blocking_send(Ok(Bytes::from(piece)));
+        })
+        .expect("a thread for a streamed answer");
+    let mut response =
+        (StatusCode::ACCEPTED, axum::body::Body::new(StreamedBody { pieces, interrupt })).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(format.media_type()));
+    Ok(response)
+}
