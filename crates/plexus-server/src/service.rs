@@ -2,18 +2,17 @@
 //! control, time limits and cancellation, Neo4j status codes for errors, bookmarks, and the registry of running
 //! queries that shutdown cancels. Everything here is blocking; the protocol layers call it from blocking threads.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use plexus::cypher::ReadCursor;
 use plexus::cypher::{Access, ErrorKind, Interrupt};
 use plexus::{CypherError, Database, Params, QueryResult, ReadTxn, WriteTxn};
 
 use crate::auth::{Auth, Role};
 use crate::metrics::Metrics;
+use crate::registry::{Registry, RunningGuard, TransactionTicket};
 
 /// The name clients use for the one database a server holds (Neo4j's default, so drivers' defaults work).
 pub const DATABASE_NAME: &str = "neo4j";
@@ -143,9 +142,34 @@ pub enum AccessMode {
 }
 
 /// An open explicit transaction: a snapshot for read transactions, a write transaction otherwise.
-pub enum Transaction {
+pub enum TxKind {
     Read(ReadTxn),
     Write(Box<WriteTxn>),
+}
+
+/// An open explicit transaction, listed by `SHOW TRANSACTIONS` until it is dropped.
+pub struct Transaction {
+    kind: TxKind,
+    ticket: TransactionTicket,
+}
+
+impl Transaction {
+    /// The transaction's id, as `SHOW TRANSACTIONS` lists it.
+    pub fn id(&self) -> u64 {
+        self.ticket.id
+    }
+
+    /// Refuses a terminated transaction's statements and commit.
+    fn check_terminated(&self) -> Result<(), ServerError> {
+        if self.ticket.terminated() {
+            return Err(ServerError::new(
+                TERMINATED,
+                "The transaction has been terminated (TERMINATE TRANSACTIONS): roll it back and retry the work in a \
+                 new transaction",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A finished statement, plus the bookmark of the state it saw or made (auto-commit only).
@@ -164,32 +188,8 @@ pub struct Service {
     pub limits: Limits,
     /// Sent to clients as the server agent. Drivers check that it starts with `Neo4j/`.
     pub agent: String,
-    running: Mutex<HashMap<u64, Running>>,
-    next_query: AtomicU64,
-    /// Set by [`Service::cancel_all`]: queries stopped from then on were stopped by the shutdown, not the client.
-    stopping: AtomicBool,
-}
-
-/// A statement running now, as `SHOW TRANSACTIONS` lists it and `TERMINATE TRANSACTIONS` stops it.
-#[derive(Clone)]
-pub struct Running {
-    pub interrupt: Arc<Interrupt>,
-    pub query: Arc<str>,
-    /// When it started (a burst of a streamed result: when that burst started).
-    pub started: std::time::SystemTime,
-    pub since: Instant,
-}
-
-/// Removes a query from the running registry when it ends, however it ends.
-pub struct RunningGuard<'a> {
-    service: &'a Service,
-    id: u64,
-}
-
-impl Drop for RunningGuard<'_> {
-    fn drop(&mut self) {
-        self.service.running.lock().remove(&self.id);
-    }
+    /// The statements running and the explicit transactions open.
+    pub registry: Arc<Registry>,
 }
 
 impl Service {
@@ -203,9 +203,7 @@ impl Service {
             metrics: Metrics::new(),
             limits,
             agent: format!("Neo4j/{NEO4J_VERSION} (Plexus {})", env!("CARGO_PKG_VERSION")),
-            running: Mutex::default(),
-            next_query: AtomicU64::new(1),
-            stopping: AtomicBool::new(false),
+            registry: Arc::default(),
         }
     }
 
@@ -241,48 +239,13 @@ impl Service {
     /// Cancels every running query, and any started later (shutdown). They fail with a transient error, so
     /// drivers retry them once the server is back.
     pub fn cancel_all(&self) {
-        let running = self.running.lock();
-        self.stopping.store(true, Ordering::SeqCst);
-        for r in running.values() {
-            r.interrupt.cancel();
-        }
+        self.registry.cancel_all();
     }
 
     /// Counts a statement as running while the guard lives: stopping the server (or cancelling every query)
     /// interrupts it. A streamed result is registered again for each batch its client pulls.
     pub fn register(&self, interrupt: &Arc<Interrupt>, query: &str) -> RunningGuard<'_> {
-        let id = self.next_query.fetch_add(1, Ordering::Relaxed);
-        let entry = Running {
-            interrupt: interrupt.clone(),
-            query: Arc::from(query),
-            started: std::time::SystemTime::now(),
-            since: Instant::now(),
-        };
-        let mut running = self.running.lock();
-        // Under the lock `cancel_all` takes, so a query is either cancelled there or sees the flag here.
-        if self.stopping.load(Ordering::SeqCst) {
-            interrupt.cancel();
-        }
-        running.insert(id, entry);
-        RunningGuard { service: self, id }
-    }
-
-    /// The statements running now, by id.
-    pub fn running(&self) -> Vec<(u64, Running)> {
-        let mut all: Vec<_> = self.running.lock().iter().map(|(id, r)| (*id, r.clone())).collect();
-        all.sort_by_key(|(id, _)| *id);
-        all
-    }
-
-    /// Stops the running statement `id`; false when none runs under it.
-    pub fn terminate(&self, id: u64) -> bool {
-        match self.running.lock().get(&id) {
-            Some(r) => {
-                r.interrupt.cancel();
-                true
-            }
-            None => false,
-        }
+        self.registry.register(interrupt, query, None)
     }
 
     /// Checks that `role` may run `query` in a transaction of `mode`; returns what the query does.
@@ -310,7 +273,7 @@ impl Service {
         self.metrics.queries_cancelled.fetch_add(1, Ordering::Relaxed);
         // The client did nothing wrong: a transient code makes drivers retry the transaction, against this
         // server once it is back or another one. Nothing of the stopped transaction was committed.
-        if self.stopping.load(Ordering::SeqCst) {
+        if self.registry.stopping() {
             return ServerError::new(
                 "Neo.TransientError.General.DatabaseUnavailable",
                 "the server is shutting down: the query was stopped and its transaction rolled back",
@@ -376,13 +339,14 @@ impl Service {
         interrupt: &Arc<Interrupt>,
         first_rows: usize,
     ) -> Result<(Outcome, Option<ReadCursor>), ServerError> {
-        let Transaction::Read(snapshot) = tx else {
+        let TxKind::Read(snapshot) = &tx.kind else {
             return Ok((self.run_in_transaction(tx, role, query, &params, interrupt)?, None));
         };
         let started = Instant::now();
         let outcome = (|| {
+            tx.check_terminated()?;
             self.authorize(query, role, AccessMode::Read)?;
-            let _guard = self.register(interrupt, query);
+            let _guard = self.registry.register(interrupt, query, Some(tx.ticket.id));
             match self.stream_read(snapshot.clone(), query, &params, interrupt, first_rows, None) {
                 // EXPLAIN of a write, counted as a read by `authorize`: refused as the write itself would be.
                 Err(e) if e.detail == WRITE_IN_READ_ONLY => {
@@ -521,10 +485,11 @@ impl Service {
 
     /// Opens an explicit transaction.
     pub fn begin(&self, mode: AccessMode) -> Transaction {
-        match mode {
-            AccessMode::Read => Transaction::Read(self.db.read()),
-            AccessMode::Write => Transaction::Write(Box::new(self.db.write())),
-        }
+        let kind = match mode {
+            AccessMode::Read => TxKind::Read(self.db.read()),
+            AccessMode::Write => TxKind::Write(Box::new(self.db.write())),
+        };
+        Transaction { kind, ticket: self.registry.open_transaction() }
     }
 
     /// Runs one statement inside an explicit transaction. A failing statement leaves the transaction's earlier
@@ -538,24 +503,24 @@ impl Service {
         interrupt: &Arc<Interrupt>,
     ) -> Result<Outcome, ServerError> {
         let started = Instant::now();
-        let _guard = self.register(interrupt, query);
+        let _guard = self.registry.register(interrupt, query, Some(tx.ticket.id));
         let outcome = (|| {
-            let mode = match tx {
-                Transaction::Read(_) => AccessMode::Read,
-                Transaction::Write(_) => AccessMode::Write,
+            tx.check_terminated()?;
+            let mode = match tx.kind {
+                TxKind::Read(_) => AccessMode::Read,
+                TxKind::Write(_) => AccessMode::Write,
             };
             let access = self.authorize(query, role, mode)?;
             let engine = self.db.engine();
-            let result = match tx {
-                Transaction::Read(snapshot) => match engine.execute_read_with(snapshot, query, params, Some(interrupt))
-                {
+            let result = match &mut tx.kind {
+                TxKind::Read(snapshot) => match engine.execute_read_with(snapshot, query, params, Some(interrupt)) {
                     // EXPLAIN of a write, counted as a read by `access`: refused as the write itself would be.
                     Err(e) if e.detail == WRITE_IN_READ_ONLY => {
                         return Err(write_refusal(role, mode).unwrap_or_else(|| e.into()));
                     }
                     other => other?,
                 },
-                Transaction::Write(tx) => engine.execute_in_with(tx, query, params, Some(interrupt))?,
+                TxKind::Write(tx) => engine.execute_in_with(tx, query, params, Some(interrupt))?,
             };
             let query_type = match access {
                 Access::Schema => "s",
@@ -569,9 +534,10 @@ impl Service {
 
     /// Commits an explicit transaction; returns its bookmark.
     pub fn commit(&self, tx: Transaction) -> Result<String, ServerError> {
-        let version = match tx {
-            Transaction::Read(snapshot) => snapshot.version(),
-            Transaction::Write(tx) => {
+        tx.check_terminated()?;
+        let version = match tx.kind {
+            TxKind::Read(snapshot) => snapshot.version(),
+            TxKind::Write(tx) => {
                 let version = tx.commit()?;
                 self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
                 version

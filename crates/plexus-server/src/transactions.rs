@@ -1,5 +1,6 @@
-//! `SHOW TRANSACTIONS` and `TERMINATE TRANSACTIONS`, as in Neo4j: the statements running now (Bolt and HTTP,
-//! auto-commit and explicit, a streamed result while a batch of it is produced), and stopping them by id. Both
+//! `SHOW TRANSACTIONS` and `TERMINATE TRANSACTIONS`, as in Neo4j: the explicit transactions open (Bolt and HTTP,
+//! idle or running a statement) and the auto-commit statements running (a streamed result while a batch of it is
+//! produced), and stopping them by id. Both
 //! are for admins. Like `SHOW DATABASES`, the rows become a query over a parameter, so `YIELD`, `WHERE` and
 //! `RETURN` are ordinary Cypher.
 
@@ -94,10 +95,11 @@ pub fn run(
     let (columns, rows, rest): (&[&str], Vec<Value>, &str) = match command {
         TxCommand::Show(ids, rest) => {
             let rows = service
-                .running()
+                .registry
+                .listed()
                 .into_iter()
-                .filter(|(id, _)| ids.is_empty() || ids.iter().any(|wanted| *wanted == format!("{PREFIX}{id}")))
-                .map(|(id, r)| {
+                .filter(|r| ids.is_empty() || ids.iter().any(|wanted| *wanted == format!("{PREFIX}{}", r.id)))
+                .map(|r| {
                     let since_epoch = r.started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
                     let started = plexus::value::DateTime {
                         seconds: since_epoch.as_secs() as i64,
@@ -116,12 +118,12 @@ pub fn run(
                         &COLUMNS,
                         vec![
                             text("neo4j"),
-                            text(&format!("{PREFIX}{id}")),
-                            text(&format!("query-{id}")),
+                            text(&format!("{PREFIX}{}", r.id)),
+                            text(&r.statement.as_ref().map_or(String::new(), |(id, _)| format!("query-{id}"))),
                             text(""),
                             text(""),
                             text(""),
-                            text(&r.query),
+                            text(r.statement.as_ref().map_or("", |(_, query)| query)),
                             Value::DateTime(Box::new(started)),
                             text("Running"),
                             Value::duration(elapsed),
@@ -139,7 +141,7 @@ pub fn run(
                 .map(|wanted| {
                     let id = wanted.strip_prefix(PREFIX).and_then(|n| n.parse::<u64>().ok());
                     let message = match id {
-                        Some(id) if service.terminate(id) => "Transaction terminated.",
+                        Some(id) if service.registry.terminate(id) => "Transaction terminated.",
                         _ => "Transaction not found.",
                     };
                     row(&TERMINATE_COLUMNS, vec![text(wanted), text(""), text(message)])

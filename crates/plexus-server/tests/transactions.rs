@@ -88,3 +88,53 @@ fn only_admins_list_and_stop_transactions() {
         other => panic!("{other:?}"),
     }
 }
+
+/// An explicit transaction is listed while it is open, idle or running a statement, under one id; terminating it
+/// while idle makes its next statement and its commit fail, and nothing of it is committed.
+#[test]
+fn an_idle_explicit_transaction_is_listed_and_terminated() {
+    let s = TestServer::open();
+    let mut client = Client::ready(s.addr);
+    let begin = client.request(0x11, vec![map([])]);
+    assert!(matches!(&begin[0], Ps::Struct(0x70, _)), "{begin:?}");
+    client.query("CREATE (:Doomed)");
+    let mut admin = Client::ready(s.addr);
+    let show = "SHOW TRANSACTIONS YIELD transactionId, currentQuery, status \
+                WHERE currentQuery = '' RETURN transactionId, status";
+    let (rows, _) = admin.query(show);
+    let [Ps::String(id)] = &rows[..] else { panic!("the idle transaction was not listed: {rows:?}") };
+    let (all, _) = admin.query("SHOW TRANSACTIONS YIELD transactionId RETURN count(*) AS n");
+    assert_eq!(all, vec![Ps::Int(2)], "the idle transaction and the SHOW itself");
+    // Its statements run under its id.
+    let (again, _) = client.query("MATCH (n:Doomed) RETURN count(n) AS n");
+    assert_eq!(again, vec![Ps::Int(1)]);
+    let (listed, _) = admin.query(&format!("SHOW TRANSACTIONS '{id}' YIELD status RETURN status"));
+    assert_eq!(listed, vec![Ps::String("Running".into())]);
+
+    let (messages, _) = admin.query(&format!("TERMINATE TRANSACTIONS '{id}' YIELD message RETURN message"));
+    assert_eq!(messages, vec![Ps::String("Transaction terminated.".into())]);
+    let run = client.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), map([])]);
+    match &run[0] {
+        Ps::Struct(0x7F, f) => {
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Transaction.Terminated"))
+        }
+        other => panic!("a terminated transaction ran a statement: {other:?}"),
+    }
+    client.request(0x0F, vec![]);
+    let (count, _) = admin.query("MATCH (n:Doomed) RETURN count(n) AS n");
+    assert_eq!(count, vec![Ps::Int(0)], "nothing of the terminated transaction was committed");
+    let (after, _) = admin.query(&format!("SHOW TRANSACTIONS '{id}' YIELD status RETURN status"));
+    assert!(after.is_empty(), "a transaction ended by RESET is still listed: {after:?}");
+
+    // A commit of a terminated transaction fails too.
+    client.request(0x11, vec![map([])]);
+    client.query("CREATE (:Doomed)");
+    let (rows, _) = admin.query(show);
+    let [Ps::String(id)] = &rows[..] else { panic!("{rows:?}") };
+    admin.query(&format!("TERMINATE TRANSACTIONS '{id}'"));
+    let commit = client.request(0x12, vec![]);
+    assert!(matches!(&commit[0], Ps::Struct(0x7F, _)), "a terminated transaction committed: {commit:?}");
+    client.request(0x0F, vec![]);
+    let (count, _) = admin.query("MATCH (n:Doomed) RETURN count(n) AS n");
+    assert_eq!(count, vec![Ps::Int(0)]);
+}

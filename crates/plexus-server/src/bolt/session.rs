@@ -485,10 +485,11 @@ impl Session {
         let Pull { index, mut left, discard } = pull;
         let shape = self.shape;
         let service = &self.service;
+        let transaction = self.tx.as_ref().map(|open| open.tx.id());
         let stream = &mut self.streams[index];
         // Producing more rows is running the statement: stopping the server interrupts it, as at RUN.
         let running = match (stream.rest.as_ref().and_then(ReadCursor::interrupt), &stream.query) {
-            (Some(i), Some(q)) => Some(service.register(i, q)),
+            (Some(i), Some(q)) => Some(service.registry.register(i, q, transaction)),
             _ => None,
         };
         let mut record = Encoder::new();

@@ -1,0 +1,214 @@
+//! What runs now: the statements executing (auto-commit, or inside an explicit transaction) and the explicit
+//! transactions open, idle or not. `SHOW TRANSACTIONS` lists them, `TERMINATE TRANSACTIONS` stops them, and a
+//! shutdown cancels every statement. Both protocols register here through [`crate::service::Service`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use parking_lot::Mutex;
+use plexus::cypher::Interrupt;
+
+/// A statement running now.
+#[derive(Clone)]
+struct Running {
+    interrupt: Arc<Interrupt>,
+    query: Arc<str>,
+    /// When it started (a burst of a streamed result: when that burst started).
+    started: SystemTime,
+    since: Instant,
+    /// The explicit transaction it runs in, if any.
+    transaction: Option<u64>,
+}
+
+/// An explicit transaction open now.
+struct Open {
+    started: SystemTime,
+    since: Instant,
+    terminated: Arc<AtomicBool>,
+}
+
+/// One row of `SHOW TRANSACTIONS`: an explicit transaction (with the statement running in it, if any) or an
+/// auto-commit statement.
+pub struct Listed {
+    /// The transaction's id (an auto-commit statement's own id).
+    pub id: u64,
+    /// The statement running in it: its id and text.
+    pub statement: Option<(u64, Arc<str>)>,
+    pub started: SystemTime,
+    pub since: Instant,
+}
+
+#[derive(Default)]
+struct Entries {
+    statements: HashMap<u64, Running>,
+    transactions: HashMap<u64, Open>,
+}
+
+/// The statements and explicit transactions of a server. Ids of both come from one counter, so a transaction id
+/// names one or the other.
+pub struct Registry {
+    entries: Mutex<Entries>,
+    next_id: AtomicU64,
+    /// Set by [`Registry::cancel_all`]: statements started from then on are cancelled at once.
+    stopping: AtomicBool,
+}
+
+/// Removes a statement from the registry when it ends, however it ends.
+pub struct RunningGuard<'a> {
+    registry: &'a Registry,
+    id: u64,
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.registry.entries.lock().statements.remove(&self.id);
+    }
+}
+
+/// An explicit transaction's place in the registry, given up when the transaction ends (dropped with it).
+pub struct TransactionTicket {
+    registry: Arc<Registry>,
+    pub id: u64,
+    terminated: Arc<AtomicBool>,
+}
+
+impl TransactionTicket {
+    /// Whether `TERMINATE TRANSACTIONS` stopped the transaction: it then runs and commits nothing more.
+    pub fn terminated(&self) -> bool {
+        self.terminated.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for TransactionTicket {
+    fn drop(&mut self) {
+        self.registry.entries.lock().transactions.remove(&self.id);
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry { entries: Mutex::default(), next_id: AtomicU64::new(1), stopping: AtomicBool::new(false) }
+    }
+}
+
+impl Registry {
+    /// Counts a statement as running while the guard lives, in explicit transaction `transaction` if given.
+    pub fn register(&self, interrupt: &Arc<Interrupt>, query: &str, transaction: Option<u64>) -> RunningGuard<'_> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let entry = Running {
+            interrupt: interrupt.clone(),
+            query: Arc::from(query),
+            started: SystemTime::now(),
+            since: Instant::now(),
+            transaction,
+        };
+        let mut entries = self.entries.lock();
+        // Under the lock `cancel_all` takes, so a statement is either cancelled there or sees the flag here.
+        if self.stopping.load(Ordering::SeqCst) {
+            interrupt.cancel();
+        }
+        entries.statements.insert(id, entry);
+        RunningGuard { registry: self, id }
+    }
+
+    /// Registers an explicit transaction until the ticket is dropped.
+    pub fn open_transaction(self: &Arc<Self>) -> TransactionTicket {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let terminated = Arc::new(AtomicBool::new(false));
+        let open = Open { started: SystemTime::now(), since: Instant::now(), terminated: terminated.clone() };
+        self.entries.lock().transactions.insert(id, open);
+        TransactionTicket { registry: self.clone(), id, terminated }
+    }
+
+    /// Cancels every running statement, and any started later (shutdown).
+    pub fn cancel_all(&self) {
+        let entries = self.entries.lock();
+        self.stopping.store(true, Ordering::SeqCst);
+        for r in entries.statements.values() {
+            r.interrupt.cancel();
+        }
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// The explicit transactions open and the auto-commit statements running, by id.
+    pub fn listed(&self) -> Vec<Listed> {
+        let entries = self.entries.lock();
+        let mut rows: Vec<Listed> = entries
+            .transactions
+            .iter()
+            .map(|(&id, open)| {
+                let statement = entries
+                    .statements
+                    .iter()
+                    .filter(|(_, r)| r.transaction == Some(id))
+                    .max_by_key(|(&sid, _)| sid)
+                    .map(|(&sid, r)| (sid, r.query.clone()));
+                Listed { id, statement, started: open.started, since: open.since }
+            })
+            .collect();
+        rows.extend(entries.statements.iter().filter(|(_, r)| r.transaction.is_none()).map(|(&id, r)| Listed {
+            id,
+            statement: Some((id, r.query.clone())),
+            started: r.started,
+            since: r.since,
+        }));
+        rows.sort_by_key(|row| row.id);
+        rows
+    }
+
+    /// Stops transaction or statement `id`: an explicit transaction is marked terminated (its next statement and
+    /// its commit fail; a rollback still succeeds) and the statement running in it is cancelled. False when
+    /// nothing runs under that id.
+    pub fn terminate(&self, id: u64) -> bool {
+        let entries = self.entries.lock();
+        if let Some(open) = entries.transactions.get(&id) {
+            open.terminated.store(true, Ordering::Release);
+            for r in entries.statements.values().filter(|r| r.transaction == Some(id)) {
+                r.interrupt.cancel();
+            }
+            return true;
+        }
+        match entries.statements.get(&id) {
+            Some(r) => {
+                r.interrupt.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transactions_are_listed_idle_or_running_and_terminated_by_id() {
+        let registry = Arc::new(Registry::default());
+        let ticket = registry.open_transaction();
+        let auto = Arc::new(Interrupt::new(None, None));
+        let _auto = registry.register(&auto, "RETURN 1", None);
+        let rows = registry.listed();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].id, ticket.id);
+        assert!(rows[0].statement.is_none(), "an idle transaction is listed without a statement");
+        assert_eq!(rows[1].statement.as_ref().map(|(_, q)| &**q), Some("RETURN 1"));
+
+        let inside = Arc::new(Interrupt::new(None, None));
+        let guard = registry.register(&inside, "MATCH (n) RETURN n", Some(ticket.id));
+        let rows = registry.listed();
+        assert_eq!(rows.len(), 2, "a statement in a transaction is listed as the transaction");
+        assert_eq!(rows[0].statement.as_ref().map(|(_, q)| &**q), Some("MATCH (n) RETURN n"));
+        assert!(registry.terminate(ticket.id));
+        assert!(ticket.terminated() && inside.check().is_err() && auto.check().is_ok());
+        drop(guard);
+        drop(ticket);
+        assert_eq!(registry.listed().len(), 1);
+        assert!(!registry.terminate(9999));
+    }
+}
