@@ -180,6 +180,22 @@ fn partial(a: &Value, b: &Value) -> Cmp {
             }
             Cmp::Ordered(x.len().cmp(&y.len()))
         }
+        // As Neo4j compares maps: the smaller map first, then the sorted key lists, then the values key by key;
+        // a pair of values that does not compare (null, NaN, different types) leaves the maps incomparable.
+        (Map(x), Map(y)) => {
+            let by_keys = x.len().cmp(&y.len()).then_with(|| x.keys().cmp(y.keys()));
+            if by_keys != Ordering::Equal {
+                return Cmp::Ordered(by_keys);
+            }
+            for (p, q) in x.values().zip(y.values()) {
+                match partial(p, q) {
+                    Cmp::Ordered(Ordering::Equal) | Cmp::EqualOnly => {}
+                    Cmp::Unordered => return Cmp::Incomparable,
+                    other => return other,
+                }
+            }
+            Cmp::Ordered(Ordering::Equal)
+        }
         (Duration(_), _) | (_, Duration(_)) => Cmp::Incomparable,
         (Point(x), Point(y)) if point_order(x, y) == Ordering::Equal => Cmp::EqualOnly,
         _ if temporal_rank(a).is_some() && temporal_rank(a) == temporal_rank(b) => match temporal_cmp(a, b) {

@@ -200,7 +200,7 @@ fn comparing_across_types_is_null_except_numbers() {
         }
     }
     assert_eq!(compare(&Value::Node(NodeId(1)), &Value::Node(NodeId(1))), None);
-    assert_eq!(compare(&m(&[]), &m(&[])), None);
+    assert_eq!(compare(&m(&[]), &m(&[])), Some(Ordering::Equal), "maps compare (see comparability_of_maps)");
 }
 
 #[test]
@@ -394,4 +394,28 @@ proptest! {
     fn equal_ints_and_floats_hash_alike(n in -1_000_000i64..1_000_000) {
         prop_assert_eq!(hash_of(&Value::Int(n)), hash_of(&Value::Float(n as f64)));
     }
+}
+
+/// Maps compare as in Neo4j: size, then sorted keys, then values key by key; a value pair that does not compare
+/// (null, NaN, different types) makes the comparison null. Expected answers are Neo4j 5.26's.
+#[test]
+fn comparability_of_maps() {
+    let lt = |a: &Value, b: &Value| compare_op(CompareOp::Lt, a, b);
+    let le = |a: &Value, b: &Value| compare_op(CompareOp::Le, a, b);
+    let null = Value::Null;
+    assert_eq!(lt(&m(&[("a", i(1))]), &m(&[("a", i(2))])), Some(true));
+    assert_eq!(le(&m(&[("a", i(1))]), &m(&[("a", f(1.0))])), Some(true));
+    assert_eq!(lt(&m(&[("a", f(1.0))]), &m(&[("a", i(1))])), Some(false));
+    assert_eq!(le(&m(&[]), &m(&[])), Some(true));
+    assert_eq!(lt(&m(&[("a", i(1))]), &m(&[("b", i(1))])), Some(true));
+    assert_eq!(lt(&m(&[("z", i(1))]), &m(&[("a", i(1)), ("b", i(1))])), Some(true), "the smaller map first");
+    assert_eq!(lt(&m(&[("b", i(1)), ("a", i(2))]), &m(&[("a", i(1)), ("b", i(2))])), Some(false));
+    assert_eq!(lt(&m(&[("a", i(1)), ("b", null.clone())]), &m(&[("a", i(2)), ("b", i(1))])), Some(true));
+    assert_eq!(lt(&m(&[("a", i(1)), ("b", i(1))]), &m(&[("a", i(1)), ("b", null.clone())])), None);
+    assert_eq!(le(&m(&[("a", null.clone())]), &m(&[("a", null)])), None);
+    assert_eq!(lt(&m(&[("a", i(1))]), &m(&[("a", s("x"))])), None);
+    assert_eq!(lt(&m(&[("a", nan())]), &m(&[("a", i(1))])), None);
+    assert_eq!(lt(&m(&[("a", l(vec![i(1)]))]), &m(&[("a", l(vec![i(2)]))])), Some(true));
+    assert_eq!(lt(&m(&[("a", m(&[("x", i(1))]))]), &m(&[("a", m(&[("x", i(2))]))])), Some(true));
+    assert_eq!(lt(&m(&[("a", i(1))]), &i(1)), None);
 }

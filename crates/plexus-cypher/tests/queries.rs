@@ -852,8 +852,17 @@ fn a_set_clause_evaluates_every_value_before_writing_any() {
     db.run("MATCH (n:N) SET n.a = 1, n.b = 2");
     assert_eq!(db.run("MATCH (n:N) SET n.a = n.b, n.b = n.a RETURN n.a, n.b"), vec![vec![int(2), int(1)]]);
     db.run("CREATE (:M {x: 1}), (:K {y: 2})");
+    // Other items are written one after the other, each seeing the ones before (as Neo4j does).
     let rows = db.run("MATCH (m:M), (k:K) SET m = k, k = m RETURN m.x, m.y, k.x, k.y");
-    assert_eq!(rows, vec![vec![ResultValue::Null, int(2), int(1), ResultValue::Null]]);
+    assert_eq!(rows, vec![vec![ResultValue::Null, int(2), ResultValue::Null, int(2)]]);
+    db.run("CREATE (:S {a: 1, b: 2}), (:T {a: 5})");
+    let rows = db.run("MATCH (n:S), (k:T) SET n.a = k.a, k.a = n.a, n.b = n.a RETURN n.a, n.b, k.a");
+    assert_eq!(rows, vec![vec![int(5), int(5), int(5)]]);
+    let rows = db.run("MATCH (n:S) SET n.a = 9, n.b = n.a, n['c'] = n.a RETURN n.a, n.b, n.c");
+    assert_eq!(rows, vec![vec![int(9), int(5), int(5)]], "one run of items on one variable");
+    let rows = db.run("MATCH (n:S) SET n += {a: 7}, n += {b: n.a}, n:X, n.l = labels(n) RETURN n.a, n.b, n.l");
+    let labels = ResultValue::List(vec![ResultValue::String("S".into()), ResultValue::String("X".into())]);
+    assert_eq!(rows, vec![vec![int(7), int(7), labels]]);
     let rows = db.run("MERGE (p:P {id: 1}) ON CREATE SET p.a = 5, p.b = coalesce(p.a, 0) RETURN p.a, p.b");
     assert_eq!(rows, vec![vec![int(5), int(0)]]);
 }
@@ -911,4 +920,24 @@ fn a_top_k_sort_over_an_unwind_stops_when_interrupted() {
     assert_eq!(e.kind, ErrorKind::Terminated, "{e}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     canceller.join().unwrap();
+}
+
+/// Differences with Neo4j found by comparing the two on generated queries, each settled Neo4j's way.
+#[test]
+fn maps_compare_lists_filter_and_patterns_are_strings_as_in_neo4j() {
+    let db = Db::new();
+    let rows = db.run("RETURN {a: 1} < {a: 2} AS a, {a: 1} <= {a: 1} AS b, {} >= {} AS c, {a: 1} < {a: 1, b: 0} AS d");
+    assert_eq!(rows, vec![vec![ResultValue::Bool(true); 4]]);
+    let rows = db.run("RETURN {a: 1, b: 1} < {a: 1, b: null} AS a, {a: 1} < {a: 'x'} AS b");
+    assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null]]);
+    // A list filters like WHERE: it holds when it is not empty.
+    let rows = db.run("RETURN [x IN [1, 2] WHERE [0]] AS a, [x IN [1, 2] WHERE []] AS b");
+    assert_eq!(rows, vec![vec![ResultValue::List(vec![int(1), int(2)]), ResultValue::List(vec![])]]);
+    assert_eq!(db.err("RETURN [x IN [1, 2] WHERE 'yes'] AS a").kind, ErrorKind::TypeError);
+    assert_eq!(db.err("UNWIND ['a', 2] AS v RETURN 'abc' =~ v AS a").kind, ErrorKind::TypeError);
+    let rows = db.run("UNWIND ['a', true] AS v RETURN v =~ 'a' AS a");
+    assert_eq!(rows, vec![vec![ResultValue::Bool(true)], vec![ResultValue::Null]]);
+    let e = db.err("CALL { RETURN 1 } RETURN 2 AS x");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "NoExpressionAlias"));
+    assert_eq!(db.run("CALL { WITH 1 AS a RETURN a } RETURN a"), vec![vec![int(1)]]);
 }

@@ -404,23 +404,36 @@ fn property_key(key: &PropKey, row: &Row, ctx: &mut Ctx) -> Result<Arc<str>> {
     }
 }
 
-/// The items of one SET (or ON CREATE / ON MATCH SET) for one row: every value is evaluated before any is
-/// written, as in Neo4j, so `SET n.a = 1, n.b = n.a` gives `b` the value `a` had before the clause (and `SET a =
-/// b, b = a` swaps).
+/// The items of one SET (or ON CREATE / ON MATCH SET) for one row, in order, as Neo4j applies them: a run of
+/// consecutive `n.key = value` items on the same variable is evaluated before any of it is written (so
+/// `SET n.a = n.b, n.b = n.a` swaps), and every other item is written before the next is evaluated (so
+/// `SET a.x = b.x, b.x = a.x` gives both `b.x`, and `SET n:B, n.l = labels(n)` sees `B`).
 fn set_all(row: &Row, items: &[SetOp], ctx: &mut Ctx) -> Result<()> {
-    let mut values = Vec::with_capacity(items.len());
-    for item in items {
-        values.push(match item {
-            SetOp::Property { value, .. } => Some(value.eval(row, ctx)?),
-            SetOp::Properties { value, .. } => Some(match value.eval(row, ctx)? {
-                v @ (Value::Node(_) | Value::Rel(_)) => properties_of(&v, ctx)?,
-                v => v,
-            }),
-            _ => None,
-        });
-    }
-    for (item, value) in items.iter().zip(values) {
-        set(row, item, value, ctx)?;
+    let same_variable = |item: &SetOp| match item {
+        SetOp::Property { target: CExpr::Slot(slot), .. } => Some(*slot),
+        _ => None,
+    };
+    let mut start = 0;
+    while start < items.len() {
+        let end = match same_variable(&items[start]) {
+            Some(slot) => start + items[start..].iter().take_while(|item| same_variable(item) == Some(slot)).count(),
+            None => start + 1,
+        };
+        let mut values = Vec::with_capacity(end - start);
+        for item in &items[start..end] {
+            values.push(match item {
+                SetOp::Property { value, .. } => Some(value.eval(row, ctx)?),
+                SetOp::Properties { value, .. } => Some(match value.eval(row, ctx)? {
+                    v @ (Value::Node(_) | Value::Rel(_)) => properties_of(&v, ctx)?,
+                    v => v,
+                }),
+                _ => None,
+            });
+        }
+        for (item, value) in items[start..end].iter().zip(values) {
+            set(row, item, value, ctx)?;
+        }
+        start = end;
     }
     Ok(())
 }

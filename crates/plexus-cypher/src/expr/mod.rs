@@ -348,8 +348,9 @@ impl CExpr {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items.iter() {
                     scratch[*slot] = item.clone();
+                    // The filter is a predicate like WHERE's (a list holds when it is not empty).
                     if let Some(f) = filter {
-                        if !matches!(f.eval(&scratch, ctx)?, Value::Bool(true)) {
+                        if !holds(&f.eval(&scratch, ctx)?)? {
                             continue;
                         }
                     }

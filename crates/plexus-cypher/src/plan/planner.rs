@@ -434,6 +434,21 @@ impl Planner<'_> {
                         Some(None) => Some(CExpr::Const(crate::value::Value::Int(1000))),
                         Some(Some(rows)) => Some(self.expr(rows, &scope, &mut AggMode::Forbidden)?),
                     };
+                    // Its columns become variables of the outer query, so each needs a name (as in Neo4j).
+                    for part in &query.parts {
+                        let Some(Clause::Return(r)) = part.clauses.last() else { continue };
+                        let unnamed =
+                            r.items.iter().find(|i| i.alias.is_none() && !matches!(i.expr.kind, ExprKind::Variable(_)));
+                        if let Some(item) = unnamed {
+                            return Err(self.error(
+                                item.expr.span,
+                                CypherError::syntax(
+                                    "NoExpressionAlias",
+                                    "expression in CALL { RETURN ... } must be aliased (use AS)",
+                                ),
+                            ));
+                        }
+                    }
                     let scopes = query.parts.iter().map(|part| imported_scope(part, &scope)).collect();
                     let (inner, cols) = self.union_of(query, PlanNode::Start, scopes, false)?;
                     let mut returns = Vec::new();
