@@ -600,10 +600,13 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             match tx.unique_key(l) {
                 Some(existing) if existing == k => {
                     if !*if_not_exists {
+                        // The same constraint again, or under another name (Neo4j's two codes).
+                        let same = given.is_none() || holder.is_some_and(|h| h.kind == SchemaKind::Constraint);
+                        let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "ConstraintAlreadyExists" };
                         return Err(CypherError::new(
                             ErrorKind::SemanticError,
                             Phase::Runtime,
-                            "ConstraintAlreadyExists",
+                            detail,
                             format!("a uniqueness constraint on :{label}({property}) already exists"),
                         ));
                     }
@@ -623,7 +626,8 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
                 None => {
                     tx.declare_named_unique_key(l, k, given.as_deref()).map_err(|e| {
-                        CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, "", e.to_string())
+                        let detail = "ConstraintCreationFailed";
+                        CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, detail, e.to_string())
                     })?;
                     stats.constraints_added = 1;
                 }
@@ -663,10 +667,11 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             let holder = objects.iter().find(|o| o.name == name);
             if tx.has_index(l, k) {
                 if !*if_not_exists {
+                    let same = given.is_none() || holder.is_some_and(|h| h.kind == SchemaKind::Index);
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,
-                        "IndexAlreadyExists",
+                        if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" },
                         format!("an index on :{label}({}) already exists", properties[0]),
                     ));
                 }

@@ -76,7 +76,12 @@ pub struct Position {
 impl Position {
     /// The position of byte `offset` in `text`.
     pub fn locate(text: &str, offset: usize) -> Position {
-        let offset = offset.min(text.len());
+        // An offset inside a character (a span computed in characters where bytes were meant, say) points at the
+        // character's start rather than panicking.
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);

@@ -132,26 +132,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
             continue;
         }
         if ch == '`' {
-            let mut name = String::new();
-            let mut j = i + 1;
-            loop {
-                match bytes.get(j) {
-                    None => return Err(err_at(text, start, "unterminated quoted name")),
-                    Some(b'`') if bytes.get(j + 1) == Some(&b'`') => {
-                        name.push('`');
-                        j += 2;
-                    }
-                    Some(b'`') => {
-                        j += 1;
-                        break;
-                    }
-                    Some(_) => {
-                        let c = text[j..].chars().next().unwrap();
-                        name.push(c);
-                        j += c.len_utf8();
-                    }
-                }
-            }
+            let (name, j) = lex_quoted_name(text, start)?;
             tokens.push(Token { tok: Tok::Ident { name, quoted: true }, span: Span::new(i, j) });
             i = j;
             continue;
@@ -177,14 +158,7 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
             let mut j = i + 1;
             let name;
             if bytes.get(j) == Some(&b'`') {
-                let sub = tokenize(&text[j..])?;
-                match sub.first() {
-                    Some(Token { tok: Tok::Ident { name: n, quoted: true }, span }) => {
-                        name = n.clone();
-                        j += span.end;
-                    }
-                    _ => return Err(err_at(text, i, "expected a parameter name after '$'")),
-                }
+                (name, j) = lex_quoted_name(text, j)?;
             } else {
                 j = text[j..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(text.len(), |k| j + k);
                 name = text[i + 1..j].to_string();
@@ -259,6 +233,29 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
     }
     tokens.push(Token { tok: Tok::Eof, span: Span::new(text.len(), text.len()) });
     Ok(tokens)
+}
+
+/// A name in backticks starting at byte `start` (a doubled backtick stands for one): the name and the offset
+/// just past its closing backtick.
+fn lex_quoted_name(text: &str, start: usize) -> Result<(String, usize)> {
+    let bytes = text.as_bytes();
+    let mut name = String::new();
+    let mut j = start + 1;
+    loop {
+        match bytes.get(j) {
+            None => return Err(err_at(text, start, "unterminated quoted name")),
+            Some(b'`') if bytes.get(j + 1) == Some(&b'`') => {
+                name.push('`');
+                j += 2;
+            }
+            Some(b'`') => return Ok((name, j + 1)),
+            Some(_) => {
+                let c = text[j..].chars().next().expect("a character at a boundary");
+                name.push(c);
+                j += c.len_utf8();
+            }
+        }
+    }
 }
 
 fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
@@ -436,6 +433,19 @@ mod tests {
 
     fn toks(text: &str) -> Vec<Tok> {
         tokenize(text).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    /// An error after a quoted parameter name points into the whole text (it once pointed into the rest after
+    /// the `$`, which could fall inside a character and panic).
+    #[test]
+    fn errors_after_a_quoted_parameter_point_at_the_right_place() {
+        let text = "RETURN $`p`, `Tμۢ` \u{17}";
+        let e = tokenize(text).unwrap_err();
+        let at = e.position.expect("a position");
+        assert_eq!(&text[at.offset..], "\u{17}");
+        assert_eq!((at.line, at.column), (1, 20));
+        assert_eq!(toks("$`a``b`"), vec![Tok::Param("a`b".into()), Tok::Eof]);
+        assert!(tokenize("RETURN $`open").is_err());
     }
 
     #[test]

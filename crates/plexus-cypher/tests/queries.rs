@@ -940,4 +940,7 @@ fn maps_compare_lists_filter_and_patterns_are_strings_as_in_neo4j() {
     let e = db.err("CALL { RETURN 1 } RETURN 2 AS x");
     assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "NoExpressionAlias"));
     assert_eq!(db.run("CALL { WITH 1 AS a RETURN a } RETURN a"), vec![vec![int(1)]]);
+    // A percentile out of range is an error even when no row is aggregated.
+    assert_eq!(db.err("UNWIND [] AS x RETURN percentileCont(x, 2) AS p").kind, ErrorKind::ArgumentError);
+    assert_eq!(db.run("UNWIND [] AS x RETURN percentileCont(x, 0.5) AS p"), vec![vec![ResultValue::Null]]);
 }

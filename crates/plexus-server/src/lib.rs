@@ -41,6 +41,25 @@ pub struct Server {
     checkpoint_on_shutdown: bool,
 }
 
+/// Prints a status line, ignoring a closed or failing stdout: a supervisor that closed the server's pipes before
+/// its SIGTERM (Java's `Process.destroy` does) must still get a clean shutdown and its checkpoint, where
+/// `println!` would panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*).and_then(|_| out.flush());
+    }};
+}
+
+/// [`say`] for stderr.
+macro_rules! say_err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 impl Server {
     /// Opens the database and starts the listeners (port 0 picks a free port; see `bolt_addr`/`http_addr`).
     pub async fn start(config: &ServerConfig) -> Result<Server, String> {
@@ -58,9 +77,9 @@ impl Server {
         // What recovery dropped goes to the operator's log, loudly when whole commits were among it.
         let report = db.recovery_report();
         if report.lost_data() {
-            eprintln!("plexus: WARNING: recovery dropped committed data after damage to the log: {report}");
+            say_err!("plexus: WARNING: recovery dropped committed data after damage to the log: {report}");
         } else if !report.is_clean() {
-            eprintln!("plexus: recovery: {report}");
+            say_err!("plexus: recovery: {report}");
         }
         let (auth, generated_password) = if config.auth {
             let (a, g) = auth::Auth::open(&config.data, config.password.as_deref()).map_err(|e| e.to_string())?;
@@ -168,20 +187,20 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         let server = Server::start(&config).await?;
         let secure = if config.tls.is_some() { "s" } else { "" };
         if let Some(a) = server.bolt_addr {
-            println!("Bolt listening on bolt{}://{a}", if secure.is_empty() { "" } else { "+s" });
+            say!("Bolt listening on bolt{}://{a}", if secure.is_empty() { "" } else { "+s" });
         }
         if let Some(a) = server.http_addr {
-            println!("HTTP listening on http{secure}://{a}");
+            say!("HTTP listening on http{secure}://{a}");
         }
         if let Some(p) = &server.generated_password {
-            println!("Generated the initial password for user '{}': {p}", auth::INITIAL_USER);
-            println!("It is shown only this once; it is stored hashed in {}.", config.data.display());
+            say!("Generated the initial password for user '{}': {p}", auth::INITIAL_USER);
+            say!("It is shown only this once; it is stored hashed in {}.", config.data.display());
         }
-        println!("Data in {}. Stop with Ctrl-C or SIGTERM.", config.data.display());
+        say!("Data in {}. Stop with Ctrl-C or SIGTERM.", config.data.display());
         wait_for_signal().await;
-        println!("Shutting down: finishing in-flight requests, then a checkpoint.");
+        say!("Shutting down: finishing in-flight requests, then a checkpoint.");
         server.shutdown(Duration::from_secs(10)).await?;
-        println!("Stopped.");
+        say!("Stopped.");
         Ok(())
     })
 }

@@ -102,6 +102,15 @@ impl From<CypherError> for ServerError {
             _ if e.detail == "ConstraintWithNameAlreadyExists" => {
                 "Neo.ClientError.Schema.ConstraintWithNameAlreadyExists"
             }
+            _ if e.detail == "EquivalentSchemaRuleAlreadyExists" => {
+                "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+            }
+            _ if e.detail == "ConstraintAlreadyExists" => "Neo.ClientError.Schema.ConstraintAlreadyExists",
+            _ if e.detail == "IndexAlreadyExists" => "Neo.ClientError.Schema.IndexAlreadyExists",
+            _ if e.detail == "ConstraintNotFound" => "Neo.ClientError.Schema.ConstraintDropFailed",
+            _ if e.detail == "IndexNotFound" => "Neo.ClientError.Schema.IndexDropFailed",
+            _ if e.detail == "ConstraintCreationFailed" => "Neo.ClientError.Schema.ConstraintCreationFailed",
+            _ if e.detail == "GraphNotFound" => "Neo.ClientError.Database.DatabaseNotFound",
             ErrorKind::SyntaxError | ErrorKind::SemanticError => "Neo.ClientError.Statement.SyntaxError",
             ErrorKind::ParameterMissing => "Neo.ClientError.Statement.ParameterMissing",
             ErrorKind::TypeError => "Neo.ClientError.Statement.TypeError",

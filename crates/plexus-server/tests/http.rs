@@ -763,3 +763,30 @@ async fn large_answers_stream_and_a_late_failure_cuts_them_short() {
     assert!(!raw.ends_with(b"0\r\n\r\n"), "a cut-short answer ended as if it were whole");
     stop(t).await;
 }
+
+/// Schema commands that clash with what exists, and a graph that does not exist, fail with Neo4j's own codes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_clashes_carry_neo4j_codes() {
+    let t = start().await;
+    let code = |r: Reply| r.error_code();
+    assert_eq!(query(&t, "CREATE CONSTRAINT c1 FOR (n:P) REQUIRE n.id IS UNIQUE", json!({})).await.status, 202);
+    let again = "CREATE CONSTRAINT c1 FOR (n:P) REQUIRE n.id IS UNIQUE";
+    assert_eq!(code(query(&t, again, json!({})).await), "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists");
+    let unnamed = "CREATE CONSTRAINT FOR (n:P) REQUIRE n.id IS UNIQUE";
+    assert_eq!(code(query(&t, unnamed, json!({})).await), "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists");
+    let renamed = "CREATE CONSTRAINT c2 FOR (n:P) REQUIRE n.id IS UNIQUE";
+    assert_eq!(code(query(&t, renamed, json!({})).await), "Neo.ClientError.Schema.ConstraintAlreadyExists");
+    assert_eq!(code(query(&t, "DROP CONSTRAINT nope", json!({})).await), "Neo.ClientError.Schema.ConstraintDropFailed");
+    assert_eq!(query(&t, "CREATE INDEX i1 FOR (n:Q) ON (n.x)", json!({})).await.status, 202);
+    let again = "CREATE INDEX i1 FOR (n:Q) ON (n.x)";
+    assert_eq!(code(query(&t, again, json!({})).await), "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists");
+    let renamed = "CREATE INDEX i2 FOR (n:Q) ON (n.x)";
+    assert_eq!(code(query(&t, renamed, json!({})).await), "Neo.ClientError.Schema.IndexAlreadyExists");
+    assert_eq!(code(query(&t, "DROP INDEX nope", json!({})).await), "Neo.ClientError.Schema.IndexDropFailed");
+    query(&t, "CREATE (:D {k: 1}), (:D {k: 1})", json!({})).await;
+    let r = query(&t, "CREATE CONSTRAINT FOR (n:D) REQUIRE n.k IS UNIQUE", json!({})).await;
+    assert!(r.json()["errors"][0]["message"].as_str().unwrap().contains("share the value 1"), "{:?}", r.json());
+    assert_eq!(code(r), "Neo.ClientError.Schema.ConstraintCreationFailed");
+    assert_eq!(code(query(&t, "USE nosuchdb RETURN 1", json!({})).await), "Neo.ClientError.Database.DatabaseNotFound");
+    stop(t).await;
+}

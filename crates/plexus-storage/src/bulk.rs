@@ -168,7 +168,8 @@ fn node_state(
         }
         let map = KeyMap::build(entries).map_err(|(a, b, v)| {
             StorageError::ConstraintViolation(format!(
-                "cannot declare the unique key: nodes {a} and {b} share the value {v:?}"
+                "cannot declare the unique key: nodes {a} and {b} share the value {}",
+                crate::value::shown(&v)
             ))
         })?;
         Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label, key, map, name: None });

@@ -100,6 +100,18 @@ pub enum ValueType {
     List,
 }
 
+/// A key value as a message shows it: numbers and booleans as written, text quoted, others as their debug form.
+pub fn shown(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::String(s) => format!("'{s}'"),
+        other => format!("{other:?}"),
+    }
+}
+
 impl fmt::Display for ValueType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self {

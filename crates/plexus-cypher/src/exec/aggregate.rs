@@ -291,6 +291,12 @@ impl<'p> Grouper<'p> {
     /// One row per group; with no keys and no input, the one row of empty aggregates.
     pub fn finish(mut self, width: usize) -> Result<Vec<Row>> {
         if self.groups.is_empty() && self.keys.is_empty() {
+            // No row evaluated a percentile: a literal one is still checked, as in Neo4j.
+            for spec in self.aggs {
+                if let Some(CExpr::Const(p)) = &spec.extra {
+                    percentile_arg(p)?;
+                }
+            }
             self.groups.push((vec![Value::Null; width], self.aggs.iter().map(Acc::new).collect()));
         }
         let mut out = Vec::with_capacity(self.groups.len());

@@ -65,38 +65,55 @@ pub fn choose_version(proposals: &[u8; 16]) -> Option<(u8, u8)> {
 /// Takes one complete message off the front of `buf`, if there is one. Empty messages (keep-alive NOOPs) are
 /// skipped. An oversized message is an error.
 pub fn take_message(buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, String> {
-    loop {
-        // Find the end marker first, refusing as soon as the declared sizes pass the limit.
-        let mut end = 0;
-        let mut len = 0;
+    MessageScan::default().take(buf, max)
+}
+
+/// How far the chunk headers of the message at the front of a buffer have been read, kept between reads of the
+/// socket: a message of many small chunks (a driver sending 1,400-byte chunks, say) then costs one pass over its
+/// headers, not one per read, which made refusing an oversized one take a minute of CPU.
+#[derive(Default)]
+pub struct MessageScan {
+    /// Offset of the next chunk header not yet read.
+    end: usize,
+    /// Payload bytes in the chunks before it.
+    len: usize,
+}
+
+impl MessageScan {
+    /// [`take_message`], going on from where the last call on the same buffer stopped.
+    pub fn take(&mut self, buf: &mut Vec<u8>, max: usize) -> Result<Option<Vec<u8>>, String> {
         loop {
-            if buf.len() < end + 2 {
-                return Ok(None);
+            // Find the end marker first, refusing as soon as the declared sizes pass the limit.
+            loop {
+                if buf.len() < self.end + 2 {
+                    return Ok(None);
+                }
+                let size = u16::from_be_bytes([buf[self.end], buf[self.end + 1]]) as usize;
+                if size == 0 {
+                    break;
+                }
+                if self.len + size > max {
+                    return Err(format!("a request message is larger than the limit of {max} bytes"));
+                }
+                if buf.len() < self.end + 2 + size {
+                    return Ok(None);
+                }
+                self.end += 2 + size;
+                self.len += size;
             }
-            let size = u16::from_be_bytes([buf[end], buf[end + 1]]) as usize;
-            end += 2;
-            if size == 0 {
-                break;
+            let end = self.end + 2;
+            let mut message = Vec::with_capacity(self.len);
+            let mut pos = 0;
+            while pos + 2 < end {
+                let size = u16::from_be_bytes([buf[pos], buf[pos + 1]]) as usize;
+                message.extend_from_slice(&buf[pos + 2..pos + 2 + size]);
+                pos += 2 + size;
             }
-            len += size;
-            if len > max {
-                return Err(format!("a request message is larger than the limit of {max} bytes"));
+            buf.drain(..end);
+            *self = MessageScan::default();
+            if !message.is_empty() {
+                return Ok(Some(message));
             }
-            if buf.len() < end + size {
-                return Ok(None);
-            }
-            end += size;
-        }
-        let mut message = Vec::with_capacity(len);
-        let mut pos = 0;
-        while pos + 2 < end {
-            let size = u16::from_be_bytes([buf[pos], buf[pos + 1]]) as usize;
-            message.extend_from_slice(&buf[pos + 2..pos + 2 + size]);
-            pos += 2 + size;
-        }
-        buf.drain(..end);
-        if !message.is_empty() {
-            return Ok(Some(message));
         }
     }
 }
@@ -111,9 +128,9 @@ pub struct Standing {
     stopping: Arc<AtomicBool>,
     /// The connection's thread waits (or is about to wait) for the client's next request.
     waiting: AtomicBool,
-    /// ... inside an explicit transaction: its COMMIT may be on the way, so stopping leaves it open (until the
-    /// grace period ends) instead of closing it under the client.
-    in_transaction: AtomicBool,
+    /// ... inside an explicit transaction or with result rows still owed: its COMMIT or PULL may be on the way,
+    /// so stopping leaves it open (until the grace period ends) instead of closing it under the client.
+    holding: AtomicBool,
     /// The listener shut the read side: an end of file then says nothing about the client.
     read_shut: AtomicBool,
 }
@@ -124,17 +141,17 @@ impl Standing {
         Standing {
             stopping,
             waiting: AtomicBool::new(true),
-            in_transaction: AtomicBool::new(false),
+            holding: AtomicBool::new(false),
             read_shut: AtomicBool::new(false),
         }
     }
 
     /// Called before waiting for the next request: false when the server is stopping, in which case the
     /// connection stays marked busy and decides for itself whether anything is still owed to the client.
-    fn may_wait(&self, in_transaction: bool) -> bool {
+    fn may_wait(&self, holding: bool) -> bool {
         // Each side stores its own flag before it loads the other's (both sequentially consistent), so either
         // this thread sees `stopping` or the listener sees `waiting` and shuts the read side, or both.
-        self.in_transaction.store(in_transaction, Ordering::SeqCst);
+        self.holding.store(holding, Ordering::SeqCst);
         self.waiting.store(true, Ordering::SeqCst);
         if self.stopping.load(Ordering::SeqCst) {
             self.waiting.store(false, Ordering::SeqCst);
@@ -152,7 +169,7 @@ impl Standing {
     /// connection waits for a request, so that its thread wakes to an end of file and closes. A busy connection
     /// is left alone.
     pub fn close_if_waiting(&self, socket: &TcpStream) {
-        if self.waiting.load(Ordering::SeqCst) && !self.in_transaction.load(Ordering::SeqCst) {
+        if self.waiting.load(Ordering::SeqCst) && !self.holding.load(Ordering::SeqCst) {
             self.read_shut.store(true, Ordering::SeqCst);
             let _ = socket.shutdown(Shutdown::Read);
         }
@@ -205,6 +222,7 @@ pub fn serve(
     let mut session = Session::new(service, version, local, id);
     session.set_probe(probe);
     let mut inbuf: Vec<u8> = Vec::with_capacity(8192);
+    let mut scan = MessageScan::default();
     let mut readbuf = vec![0u8; 64 * 1024];
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     loop {
@@ -212,7 +230,7 @@ pub fn serve(
         out.clear();
         let mut served = false;
         loop {
-            match take_message(&mut inbuf, limits.max_message_bytes) {
+            match scan.take(&mut inbuf, limits.max_message_bytes) {
                 Ok(Some(bytes)) => {
                     served = true;
                     let message = match packstream::decode(&bytes) {
@@ -251,8 +269,10 @@ pub fn serve(
         if served && stream.write_all(&out).and_then(|_| stream.flush()).is_err() {
             return;
         }
-        let in_transaction = matches!(session.state(), State::TxReady | State::TxStreaming);
-        if !standing.may_wait(in_transaction) {
+        // An open transaction, or an auto-commit result with rows still owed, keeps the connection through a
+        // stop: the client's COMMIT or next PULL may be on the way.
+        let holding = matches!(session.state(), State::TxReady | State::TxStreaming | State::Streaming);
+        if !standing.may_wait(holding) {
             // The server is stopping and what was asked has been answered. The rows of a committed auto-commit
             // result are still owed to the client, so wait a little for its PULL. An open explicit transaction
             // goes on until it commits or rolls back (its COMMIT may already be on the way: closing under it
@@ -277,38 +297,46 @@ pub fn serve(
 /// Reads and drops the message at the front of `buf` up to its end marker, reading more from `stream` as needed;
 /// stops early when the stream ends or fails, or more than `limit` bytes go by first.
 fn skip_message(stream: &mut dyn Transport, buf: &mut Vec<u8>, scratch: &mut [u8], limit: usize) {
-    let mut fill = |buf: &mut Vec<u8>| match stream.read(scratch) {
-        Ok(0) | Err(_) => false,
-        Ok(n) => {
-            buf.extend_from_slice(&scratch[..n]);
-            true
+    // Bytes before `pos` are skipped; the buffer is emptied as it is used up, never shifted chunk by chunk (that
+    // moved the rest of a large buffered message once per chunk).
+    let mut pos = 0;
+    let mut fill = |buf: &mut Vec<u8>, pos: &mut usize| {
+        buf.drain(..*pos);
+        *pos = 0;
+        match stream.read(scratch) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                buf.extend_from_slice(&scratch[..n]);
+                true
+            }
         }
     };
     let mut skipped = 0usize;
     loop {
-        while buf.len() < 2 {
-            if !fill(buf) {
+        while buf.len() < pos + 2 {
+            if !fill(buf, &mut pos) {
                 return;
             }
         }
-        let size = u16::from_be_bytes([buf[0], buf[1]]) as usize;
+        let size = u16::from_be_bytes([buf[pos], buf[pos + 1]]) as usize;
         if size == 0 {
-            buf.drain(..2);
+            buf.drain(..pos + 2);
             return;
         }
         skipped += size;
         if skipped > limit {
+            buf.drain(..pos);
             return;
         }
         let mut left = size + 2;
         loop {
-            let n = left.min(buf.len());
-            buf.drain(..n);
+            let n = left.min(buf.len() - pos);
+            pos += n;
             left -= n;
             if left == 0 {
                 break;
             }
-            if !fill(buf) {
+            if !fill(buf, &mut pos) {
                 return;
             }
         }
@@ -395,6 +423,39 @@ mod tests {
         buf.extend_from_slice(&[0, 1, 0x01, 0, 0]);
         assert_eq!(take_message(&mut buf, 1000).unwrap(), Some(vec![0xB1, 0x01]));
         assert!(buf.is_empty());
+    }
+
+    /// A message of many small chunks arriving a few bytes at a time is put together by one scan that goes on
+    /// where the last read stopped; an oversized one is refused once its chunks pass the limit.
+    #[test]
+    fn a_scan_goes_on_across_reads() {
+        let payload: Vec<u8> = (0..50_000u32).map(|i| i as u8).collect();
+        let mut wire = Vec::new();
+        for chunk in payload.chunks(7) {
+            wire.extend_from_slice(&(chunk.len() as u16).to_be_bytes());
+            wire.extend_from_slice(chunk);
+        }
+        wire.extend_from_slice(&[0, 0, 0, 2, 0xB0, 0x0F, 0, 0]);
+        let (mut buf, mut scan) = (Vec::new(), MessageScan::default());
+        let mut got = Vec::new();
+        for piece in wire.chunks(13) {
+            buf.extend_from_slice(piece);
+            while let Some(m) = scan.take(&mut buf, 1 << 20).unwrap() {
+                got.push(m);
+            }
+        }
+        assert_eq!(got, vec![payload.clone(), vec![0xB0, 0x0F]]);
+        assert!(buf.is_empty());
+        let (mut buf, mut scan) = (Vec::new(), MessageScan::default());
+        let mut refused = false;
+        for piece in wire.chunks(1000) {
+            buf.extend_from_slice(piece);
+            if scan.take(&mut buf, 10_000).is_err() {
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused && buf.len() < 14_000, "refused after {} bytes", buf.len());
     }
 
     #[test]

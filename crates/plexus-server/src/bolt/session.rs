@@ -483,6 +483,15 @@ impl Session {
     /// [`PULL_OUTPUT_BYTES`] and more records are wanted.
     fn pull_rows(&mut self, pull: Pull, out: &mut Vec<u8>) -> Result<(), ServerError> {
         let Pull { index, mut left, discard } = pull;
+        if self.service.registry.stopping() {
+            // The server's grace period is over: rows still owed are dropped with a retryable error, rather than
+            // the connection being closed under a client that cannot tell why.
+            self.streams.remove(index);
+            return Err(ServerError::new(
+                "Neo.TransientError.General.DatabaseUnavailable",
+                "the server is shutting down: the rest of the result was dropped (and an open transaction rolled back)",
+            ));
+        }
         let shape = self.shape;
         let service = &self.service;
         let transaction = self.tx.as_ref().map(|open| open.tx.id());

@@ -516,7 +516,8 @@ impl GraphState {
         });
         let map = crate::keymap::KeyMap::build(entries).map_err(|(a, b, v)| {
             StorageError::ConstraintViolation(format!(
-                "cannot declare the unique key: nodes {a} and {b} share the value {v:?}"
+                "cannot declare the unique key: nodes {a} and {b} share the value {}",
+                crate::value::shown(&v)
             ))
         })?;
         Arc::make_mut(&mut self.unique).push(UniqueIndex { label, key, map, name: name.map(Arc::from) });
