@@ -88,9 +88,10 @@ pub struct PlanTree {
 }
 
 impl PlanTree {
-    /// The operator's type as drivers show it (`NodeScan@plexus`): its name without the details after it.
+    /// The operator's type as drivers show it (`AllNodesScan@neo4j`): its name without the details after it, and
+    /// the database it ran on, as Neo4j writes it (the one database is `neo4j`).
     pub fn operator_type(&self) -> String {
-        format!("{}@plexus", self.operator.split(['(', ' ']).next().unwrap_or("Operator"))
+        format!("{}@neo4j", self.operator.split(['(', ' ']).next().unwrap_or("Operator"))
     }
 }
 

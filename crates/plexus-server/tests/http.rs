@@ -661,7 +661,7 @@ async fn explain_and_profile_answer_with_the_plan() {
     assert_eq!(r.status, 202, "{:?}", r.json());
     assert_eq!(r.json()["data"]["values"], json!([]), "EXPLAIN runs nothing");
     let plan = &r.json()["queryPlan"];
-    assert!(plan["operatorType"].as_str().unwrap().ends_with("@plexus"), "{plan}");
+    assert!(plan["operatorType"].as_str().unwrap().ends_with("@neo4j"), "{plan}");
     assert!(plan["arguments"]["string-representation"].as_str().is_some(), "{plan}");
     assert_eq!(plan["identifiers"], json!(["i"]));
     assert!(r.json().get("profiledQueryPlan").is_none());

@@ -15,7 +15,11 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::ScanNodes { label: Some(l), slot, .. } => format!("NodeByLabelScan(:{l}) -> #{slot}"),
         P::ScanNodes { slot, .. } => format!("AllNodesScan -> #{slot}"),
         P::KeyLookup { label, key, slot, .. } => format!("NodeIndexSeek(:{label}.{key}) -> #{slot}"),
-        P::IndexRange { label, key, slot, .. } => format!("NodeIndexRangeSeek(:{label}.{key}) -> #{slot}"),
+        // Planned whether or not the index exists yet: without one it reads the label's nodes (the plan is cached
+        // and holds when an index is created later).
+        P::IndexRange { label, key, slot, .. } => {
+            format!("NodeIndexRangeSeek(:{label}.{key}, a label scan while no such index exists) -> #{slot}")
+        }
         P::NodeById { slot, .. } => format!("NodeByIdSeek -> #{slot}"),
         P::Expand { from, to, dir, types, to_bound, .. } => format!(
             "Expand{}(#{from} {:?} [{}] #{to})",

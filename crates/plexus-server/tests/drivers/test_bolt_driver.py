@@ -453,11 +453,11 @@ def operators(plan):
 def test_explain_and_profile(driver):
     plan = driver.execute_query("EXPLAIN MATCH (n) RETURN n").summary.plan
     types = [t for t, _ in operators(plan)]
-    assert types[0] == "ProduceResults@plexus" and "AllNodesScan@plexus" in types
+    assert types[0] == "ProduceResults@neo4j" and "AllNodesScan@neo4j" in types
     assert "string-representation" in plan["args"]
     profile = driver.execute_query("PROFILE UNWIND range(1, 5) AS x WITH x WHERE x > 2 RETURN x").summary.profile
     ops = operators(profile)
-    assert ops[0] == ("ProduceResults@plexus", 3) and ("Filter@plexus", 3) in ops and ("Unwind@plexus", 5) in ops
+    assert ops[0] == ("ProduceResults@neo4j", 3) and ("Filter@neo4j", 3) in ops and ("Unwind@neo4j", 5) in ops
     assert profile["time"] >= 0 and "dbHits" in profile
 
 
