@@ -252,3 +252,40 @@ fn explain_of_a_write_in_read_mode_is_refused_as_the_write_would_be() {
     c.request(0x0F, vec![]);
     assert_eq!(c.query("MATCH (x:X) RETURN count(x) AS c").0, vec![Ps::Int(0)]);
 }
+
+/// A client pulling an auto-commit result batch by batch keeps getting rows while the server stops, and after
+/// the grace period its next PULL fails with a retryable error instead of finding the connection closed.
+#[test]
+fn an_auto_commit_result_pulled_in_batches_goes_on_through_a_stop() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(run(&mut c, "UNWIND range(1, 1000000000000) AS i RETURN i"), Ps::Struct(0x70, _)));
+    let (first, _) = c.pull(1000, None);
+    assert_eq!(first.len(), 1000);
+    let mut s = s;
+    let server = s.server.take().unwrap();
+    let runtime = &s.runtime;
+    std::thread::scope(|scope| {
+        let stopping = scope.spawn(move || runtime.block_on(server.shutdown(std::time::Duration::from_secs(2))));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let (mut pulled, mut failure) = (0usize, None);
+        for _ in 0..100_000 {
+            c.send(0x3F, vec![map([("n", Ps::Int(1000))])]);
+            let mut summary = None;
+            while summary.is_none() {
+                match c.receive() {
+                    Ok(Ps::Struct(0x71, _)) => pulled += 1,
+                    Ok(other) => summary = Some(other),
+                    Err(e) => panic!("the connection closed under the stream after {pulled} rows: {e}"),
+                }
+            }
+            if let Some(Ps::Struct(0x7F, f)) = summary {
+                failure = f[0].get("code").and_then(Ps::as_str).map(str::to_string);
+                break;
+            }
+        }
+        assert!(pulled >= 1000, "no rows were served once the server began to stop");
+        assert_eq!(failure.as_deref(), Some("Neo.TransientError.General.DatabaseUnavailable"), "after {pulled} rows");
+        stopping.join().unwrap().unwrap();
+    });
+}
