@@ -601,7 +601,8 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 Some(existing) if existing == k => {
                     if !*if_not_exists {
                         // The same constraint again, or under another name (Neo4j's two codes).
-                        let same = given.is_none() || holder.is_some_and(|h| h.kind == SchemaKind::Constraint);
+                        let same = given.is_none()
+                            || holder.is_some_and(|h| h.kind == SchemaKind::Constraint && (h.label, h.key) == (l, k));
                         let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "ConstraintAlreadyExists" };
                         return Err(CypherError::new(
                             ErrorKind::SemanticError,
@@ -667,7 +668,8 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             let holder = objects.iter().find(|o| o.name == name);
             if tx.has_index(l, k) {
                 if !*if_not_exists {
-                    let same = given.is_none() || holder.is_some_and(|h| h.kind == SchemaKind::Index);
+                    let same = given.is_none()
+                        || holder.is_some_and(|h| h.kind == SchemaKind::Index && (h.label, h.key) == (l, k));
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,

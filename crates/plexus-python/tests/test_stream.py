@@ -48,6 +48,11 @@ def test_batches_convert_to_arrow_with_one_schema(db):
     whole = pa.concat_tables(tables, promote_options="default")
     assert whole.column("y").to_pylist() == [i + 0.5 if i < 1000 else float(i) for i in range(3000)]
     assert whole.column("x").to_pylist() == [None] * 1000 + list(range(1000, 3000))
+    # Nodes and maps keep each batch's own struct type (their fields vary): no error, and Arrow unifies them.
+    db.execute("UNWIND range(1, 2000) AS i CREATE (:V {i: i, extra: CASE WHEN i > 1000 THEN 'x' END})")
+    tables = [b.arrow() for b in db.stream("MATCH (v:V) RETURN v.i AS i, v {.*} AS m ORDER BY i", batch_size=1000)]
+    whole = pa.concat_tables(tables, promote_options="permissive")
+    assert whole.num_rows == 2000 and whole.column("m").to_pylist()[-1] == {"i": 2000, "extra": "x"}
 
 
 def test_a_huge_range_streams_and_stops_early(db):

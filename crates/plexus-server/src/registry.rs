@@ -10,6 +10,39 @@ use std::time::{Instant, SystemTime};
 use parking_lot::Mutex;
 use plexus::cypher::Interrupt;
 
+/// Who runs a statement or opened a transaction, as `SHOW TRANSACTIONS` shows it.
+#[derive(Clone, Default)]
+pub struct Caller {
+    pub user: Arc<str>,
+    /// The connection's id (`bolt-7`); empty over HTTP.
+    pub connection: Arc<str>,
+    /// The client's address, where known.
+    pub client: Arc<str>,
+}
+
+thread_local! {
+    /// The caller of the request this thread serves: set by the protocol layer around a request, read where
+    /// statements and transactions are registered (deep in the service, which has no other reason to know).
+    static CALLER: std::cell::RefCell<Option<Caller>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `work` with `caller` as the one whose statements and transactions this thread registers.
+pub fn as_caller<T>(caller: Caller, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Caller>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CALLER.with(|c| *c.borrow_mut() = self.0.take());
+        }
+    }
+    let _restore = Restore(CALLER.with(|c| c.borrow_mut().replace(caller)));
+    work()
+}
+
+/// The caller set by [`as_caller`] on this thread, if any.
+pub fn current_caller() -> Caller {
+    CALLER.with(|c| c.borrow().clone()).unwrap_or_default()
+}
+
 /// A statement running now.
 #[derive(Clone)]
 struct Running {
@@ -20,6 +53,7 @@ struct Running {
     since: Instant,
     /// The explicit transaction it runs in, if any.
     transaction: Option<u64>,
+    caller: Caller,
 }
 
 /// An explicit transaction open now.
@@ -27,6 +61,7 @@ struct Open {
     started: SystemTime,
     since: Instant,
     terminated: Arc<AtomicBool>,
+    caller: Caller,
 }
 
 /// One row of `SHOW TRANSACTIONS`: an explicit transaction (with the statement running in it, if any) or an
@@ -38,6 +73,7 @@ pub struct Listed {
     pub statement: Option<(u64, Arc<str>)>,
     pub started: SystemTime,
     pub since: Instant,
+    pub caller: Caller,
 }
 
 #[derive(Default)]
@@ -103,6 +139,7 @@ impl Registry {
             started: SystemTime::now(),
             since: Instant::now(),
             transaction,
+            caller: current_caller(),
         };
         let mut entries = self.entries.lock();
         // Under the lock `cancel_all` takes, so a statement is either cancelled there or sees the flag here.
@@ -117,7 +154,12 @@ impl Registry {
     pub fn open_transaction(self: &Arc<Self>) -> TransactionTicket {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let terminated = Arc::new(AtomicBool::new(false));
-        let open = Open { started: SystemTime::now(), since: Instant::now(), terminated: terminated.clone() };
+        let open = Open {
+            started: SystemTime::now(),
+            since: Instant::now(),
+            terminated: terminated.clone(),
+            caller: current_caller(),
+        };
         self.entries.lock().transactions.insert(id, open);
         TransactionTicket { registry: self.clone(), id, terminated }
     }
@@ -148,7 +190,7 @@ impl Registry {
                     .filter(|(_, r)| r.transaction == Some(id))
                     .max_by_key(|(&sid, _)| sid)
                     .map(|(&sid, r)| (sid, r.query.clone()));
-                Listed { id, statement, started: open.started, since: open.since }
+                Listed { id, statement, started: open.started, since: open.since, caller: open.caller.clone() }
             })
             .collect();
         rows.extend(entries.statements.iter().filter(|(_, r)| r.transaction.is_none()).map(|(&id, r)| Listed {
@@ -156,6 +198,7 @@ impl Registry {
             statement: Some((id, r.query.clone())),
             started: r.started,
             since: r.since,
+            caller: r.caller.clone(),
         }));
         rows.sort_by_key(|row| row.id);
         rows

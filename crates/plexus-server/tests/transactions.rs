@@ -105,6 +105,9 @@ fn an_idle_explicit_transaction_is_listed_and_terminated() {
     let [Ps::String(id)] = &rows[..] else { panic!("the idle transaction was not listed: {rows:?}") };
     let (all, _) = admin.query("SHOW TRANSACTIONS YIELD transactionId RETURN count(*) AS n");
     assert_eq!(all, vec![Ps::Int(2)], "the idle transaction and the SHOW itself");
+    let (connection, _) =
+        admin.query(&format!("SHOW TRANSACTIONS '{id}' YIELD connectionId RETURN connectionId STARTS WITH 'bolt-'"));
+    assert_eq!(connection, vec![Ps::Bool(true)], "the transaction names its connection");
     // Its statements run under its id.
     let (again, _) = client.query("MATCH (n:Doomed) RETURN count(n) AS n");
     assert_eq!(again, vec![Ps::Int(1)]);

@@ -22,9 +22,7 @@ pub enum StorageError {
     UniqueKeyTaken { holder: NodeId, label: LabelId, key: PropKeyId, value: Value },
     #[error("invalid value: {0}")]
     InvalidValue(String),
-    #[error(
-        "write conflict: {0} was changed by a transaction that committed after this one began; retry the transaction"
-    )]
+    #[error("write conflict: {0} changed in a transaction that committed after this one began; retry the transaction")]
     Conflict(String),
     #[error("the transaction is read-only")]
     ReadOnly,

@@ -135,16 +135,18 @@ fn list(dir: &Path) -> Result<NumberedFiles> {
 }
 
 /// Removes checkpoints, log segments and records of the newest segment whose writing was cut short
-/// (`checkpoint-*.plx.tmp`, `wal-*.log.tmp`, `wal.head.tmp`). Call only with the directory lock held and no
-/// checkpoint in progress: then no such file is being written.
-fn remove_temporary_files(dir: &Path) -> Result<()> {
+/// (`checkpoint-*.plx.tmp`, `wal-*.log.tmp`, `wal.head.tmp`; with `checkpoints_only`, the first alone). Call only
+/// with the directory lock held and no checkpoint in progress, and for the log's files only before the log is
+/// open: then no such file is being written.
+fn remove_temporary_files(dir: &Path, checkpoints_only: bool) -> Result<()> {
     for entry in std::fs::read_dir(dir).map_err(|e| StorageError::io(dir, e))? {
         let entry = entry.map_err(|e| StorageError::io(dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         let temporary = name.strip_suffix(".tmp");
         let ours = |n: &str| {
-            parse_checkpoint_name(n).is_some() || parse_segment_name(n).is_some() || n == crate::wal::HEAD_FILE
+            parse_checkpoint_name(n).is_some()
+                || (!checkpoints_only && (parse_segment_name(n).is_some() || n == crate::wal::HEAD_FILE))
         };
         if temporary.is_some_and(ours) {
             let path = entry.path();
@@ -369,7 +371,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
     if repair {
         // A crash during a checkpoint leaves its temporary file behind, as large as a checkpoint; nothing else
         // would ever remove it. (Removed only now: an open refused above changes nothing.)
-        remove_temporary_files(dir)?;
+        remove_temporary_files(dir, false)?;
         sync_dir(dir)?;
     }
     report.version = state.version();
@@ -469,6 +471,9 @@ pub(crate) fn retire_before(dir: &Path, keep: &Path, first_live_segment: u64) ->
             std::fs::remove_file(&path).map_err(|e| StorageError::io(&path, e))?;
         }
     }
-    remove_temporary_files(dir)?;
+    // Only a checkpoint's own leftovers: a commit may be starting a new log segment right now (its
+    // `wal-N.log.tmp` and `wal.head.tmp` are renamed into place under the log's lock, not the checkpoint's),
+    // and removing those would fail its rename and stop the log. Recovery removes any the log left behind.
+    remove_temporary_files(dir, true)?;
     sync_dir(dir)
 }

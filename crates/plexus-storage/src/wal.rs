@@ -239,6 +239,12 @@ impl Wal {
     pub fn resume(dir: &Path, db_id: [u8; 16], seq: u64, path: &Path, end: u64, next_version: u64) -> Result<Wal> {
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| StorageError::io(path, e))?;
         let allocated = file.metadata().map_err(|e| StorageError::io(path, e))?.len().max(end);
+        // The record of the newest segment must name this one before anything more is written to it: it may be
+        // missing (removed by hand, a database from before it) or behind (a crash between a segment's creation
+        // and its record), and commits added here would then not be missed if the segment were lost.
+        if recorded_head(dir) != Some(seq) {
+            record_head(dir, seq)?;
+        }
         let segment = Segment { file, path: path.to_path_buf(), seq, size: end, synced: end, allocated };
         Ok(Self::with_segment(dir, db_id, segment, next_version))
     }

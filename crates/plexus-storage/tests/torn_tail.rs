@@ -707,3 +707,32 @@ fn short_sessions_share_one_segment() {
     assert_eq!(store.read().node_count(), 17, "{report}");
     commit_and_reopen(dir.path(), store, "after a torn write");
 }
+
+/// A resumed segment is recorded as the newest one when the record says otherwise (a crash between a segment's
+/// creation and its record, or the record removed by hand): losing it afterwards is refused, not silent.
+#[test]
+fn a_resumed_segment_is_recorded_as_the_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = dir.path().join(plexus_storage::wal::HEAD_FILE);
+    {
+        let (store, _) = open(dir.path(), "first").unwrap();
+        let mut tx = store.write();
+        tx.create_node(&[tx.label("A")], vec![]).unwrap();
+        tx.commit().unwrap();
+    }
+    std::fs::remove_file(&head).unwrap();
+    {
+        let (store, _) = open(dir.path(), "without the record").unwrap();
+        let mut tx = store.write();
+        tx.create_node(&[tx.label("A")], vec![]).unwrap();
+        tx.commit().unwrap();
+    }
+    assert!(head.exists(), "resuming did not record the segment");
+    let segment = last_segment(dir.path());
+    std::fs::remove_file(&segment).unwrap();
+    match open(dir.path(), "segment lost") {
+        Err(StorageError::Corrupt { message, .. }) => assert!(message.contains("missing"), "{message}"),
+        Ok((_, report)) => panic!("opened without its newest segment: {report}"),
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
+}

@@ -60,16 +60,17 @@ pub(super) fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
         BinaryOp::StartsWith => bool_or_null(compare::string_op(compare::StringOp::StartsWith, a, b)),
         BinaryOp::EndsWith => bool_or_null(compare::string_op(compare::StringOp::EndsWith, a, b)),
         BinaryOp::Contains => bool_or_null(compare::string_op(compare::StringOp::Contains, a, b)),
-        // As in Neo4j: a pattern that is not a string is an error, a subject that is not one matches nothing (null).
+        // As in Neo4j: a string matched against a pattern that is not a string is an error; anything else that
+        // is not a string on both sides matches nothing (null).
         BinaryOp::RegexMatch => match (a, b) {
             (Value::String(x), Value::String(pattern)) => Value::Bool(crate::regex::full_match(pattern, x)?),
-            (_, Value::Null | Value::String(_)) => Value::Null,
-            (_, pattern) => {
+            (Value::String(_), pattern) if !matches!(pattern, Value::Null) => {
                 return Err(CypherError::type_error(
                     "InvalidArgumentType",
                     format!("=~ expects a string pattern, got {}", pattern.type_name()),
                 ))
             }
+            _ => Value::Null,
         },
         BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => unreachable!("logical operators are compiled separately"),
     })

@@ -128,21 +128,25 @@ def table_from_columns(names, columns, types=None):
 
 
 def _conform(pa, names, arrays, types):
-    """Gives the batches of one stream one schema, so that ``pa.Table.from_batches``, ``concat_tables`` and a
-    Parquet writer opened on the first batch's schema take them all. A column keeps the type of the first batch
-    where it held a value (a column all null until then is typed null in those batches, which Arrow's
-    ``concat_tables(..., promote_options="default")`` unifies). Later batches are cast to it where no value
-    changes (nulls to anything, exact integers to floats, nanosecond to microsecond timestamps); otherwise
-    the column has no one Arrow type, which is an error naming it."""
-    if not types:
-        types.extend([None] * len(arrays))
+    """Gives the batches of one stream one schema where a column holds plain values, so that
+    ``pa.Table.from_batches``, ``concat_tables`` and a Parquet writer opened on the first batch's schema take
+    them all. A column keeps the type of the first batch where it held a value (a column all null until then is
+    typed null in those batches, which Arrow's ``concat_tables(..., promote_options="default")`` unifies).
+    Later batches are cast to it where no value changes (nulls to anything, integers to floats, nanosecond to
+    microsecond timestamps); a plain column that needs another type is an error naming it. Nested columns
+    (nodes, maps and lists as structs and lists) keep each batch's own type: their fields vary with the values,
+    and ``concat_tables(..., promote_options="permissive")`` unifies them."""
+    nested = pa.types.is_nested
+    learned = list(types) if types else [None] * len(arrays)
     out = []
     for i, array in enumerate(arrays):
-        want = types[i]
-        if pa.types.is_null(array.type):
+        want = learned[i]
+        if nested(array.type) or (want is not None and nested(want)):
+            out.append(array)
+        elif pa.types.is_null(array.type):
             out.append(array if want is None else pa.nulls(len(array), type=want))
         elif want is None or array.type == want:
-            types[i] = array.type
+            learned[i] = array.type
             out.append(array)
         else:
             widens = (pa.types.is_floating(want) and pa.types.is_integer(array.type)) or (
@@ -158,6 +162,8 @@ def _conform(pa, names, arrays, types):
                     f"this one, and Arrow takes one type per column: convert it in the query (toFloat, toString), "
                     f"or read the whole result at once with Database.execute(...).arrow()"
                 ) from None
+    # Learned only once the whole batch conformed.
+    types[:] = learned
     return out
 
 

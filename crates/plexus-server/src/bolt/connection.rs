@@ -118,6 +118,18 @@ impl MessageScan {
     }
 }
 
+/// What a connection waiting for its client holds open, which decides what stopping the server does with it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Holding {
+    /// Nothing: it is closed at once.
+    Nothing,
+    /// An auto-commit result with rows still owed: its next PULL is awaited briefly.
+    Rows,
+    /// An explicit transaction: its COMMIT is awaited until the grace period ends.
+    Transaction,
+}
+
 /// A connection's standing with its listener, so that stopping the server closes idle connections at once and
 /// lets busy ones finish what they run.
 ///
@@ -130,7 +142,7 @@ pub struct Standing {
     waiting: AtomicBool,
     /// ... inside an explicit transaction or with result rows still owed: its COMMIT or PULL may be on the way,
     /// so stopping leaves it open (until the grace period ends) instead of closing it under the client.
-    holding: AtomicBool,
+    holding: std::sync::atomic::AtomicU8,
     /// The listener shut the read side: an end of file then says nothing about the client.
     read_shut: AtomicBool,
 }
@@ -141,17 +153,17 @@ impl Standing {
         Standing {
             stopping,
             waiting: AtomicBool::new(true),
-            holding: AtomicBool::new(false),
+            holding: std::sync::atomic::AtomicU8::new(Holding::Nothing as u8),
             read_shut: AtomicBool::new(false),
         }
     }
 
     /// Called before waiting for the next request: false when the server is stopping, in which case the
     /// connection stays marked busy and decides for itself whether anything is still owed to the client.
-    fn may_wait(&self, holding: bool) -> bool {
+    fn may_wait(&self, holding: Holding) -> bool {
         // Each side stores its own flag before it loads the other's (both sequentially consistent), so either
         // this thread sees `stopping` or the listener sees `waiting` and shuts the read side, or both.
-        self.holding.store(holding, Ordering::SeqCst);
+        self.holding.store(holding as u8, Ordering::SeqCst);
         self.waiting.store(true, Ordering::SeqCst);
         if self.stopping.load(Ordering::SeqCst) {
             self.waiting.store(false, Ordering::SeqCst);
@@ -169,9 +181,20 @@ impl Standing {
     /// connection waits for a request, so that its thread wakes to an end of file and closes. A busy connection
     /// is left alone.
     pub fn close_if_waiting(&self, socket: &TcpStream) {
-        if self.waiting.load(Ordering::SeqCst) && !self.holding.load(Ordering::SeqCst) {
-            self.read_shut.store(true, Ordering::SeqCst);
-            let _ = socket.shutdown(Shutdown::Read);
+        if !self.waiting.load(Ordering::SeqCst) {
+            return;
+        }
+        match self.holding.load(Ordering::SeqCst) {
+            h if h == Holding::Nothing as u8 => {
+                self.read_shut.store(true, Ordering::SeqCst);
+                let _ = socket.shutdown(Shutdown::Read);
+            }
+            // Rows are owed: the client has a little while for its next PULL, as a connection that notices the
+            // stop itself gives it.
+            h if h == Holding::Rows as u8 => {
+                let _ = socket.set_read_timeout(Some(OWED_PULL_TIMEOUT));
+            }
+            _ => {}
         }
     }
 
@@ -271,7 +294,11 @@ pub fn serve(
         }
         // An open transaction, or an auto-commit result with rows still owed, keeps the connection through a
         // stop: the client's COMMIT or next PULL may be on the way.
-        let holding = matches!(session.state(), State::TxReady | State::TxStreaming | State::Streaming);
+        let holding = match session.state() {
+            State::TxReady | State::TxStreaming => Holding::Transaction,
+            State::Streaming => Holding::Rows,
+            _ => Holding::Nothing,
+        };
         if !standing.may_wait(holding) {
             // The server is stopping and what was asked has been answered. The rows of a committed auto-commit
             // result are still owed to the client, so wait a little for its PULL. An open explicit transaction

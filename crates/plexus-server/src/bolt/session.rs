@@ -130,6 +130,8 @@ pub struct Session {
     routing_address: Option<String>,
     local_address: String,
     connection_id: String,
+    /// Who this connection runs as, for `SHOW TRANSACTIONS`.
+    caller: crate::registry::Caller,
     /// Asked while a query runs whether the client is still there.
     probe: Option<Arc<dyn Fn() -> Liveness + Send + Sync>>,
     scratch: Encoder,
@@ -151,6 +153,10 @@ impl Session {
             routing_address: None,
             local_address,
             connection_id: format!("bolt-{connection_id}"),
+            caller: crate::registry::Caller {
+                connection: format!("bolt-{connection_id}").into(),
+                ..Default::default()
+            },
             probe: None,
             scratch: Encoder::new(),
         }
@@ -189,6 +195,10 @@ impl Session {
 
     /// Handles one request message, appending chunked responses to `out`.
     pub fn handle(&mut self, message: Ps, out: &mut Vec<u8>) -> Control {
+        crate::registry::as_caller(self.caller.clone(), || self.handle_message(message, out))
+    }
+
+    fn handle_message(&mut self, message: Ps, out: &mut Vec<u8>) -> Control {
         let (tag, fields) = match message {
             Ps::Struct(tag, fields) => (tag, fields),
             _ => {
@@ -281,6 +291,7 @@ impl Session {
             self.state = State::Authentication;
         } else {
             self.role = Some(self.authenticate(extra)?);
+            self.caller.user = extra.get("principal").and_then(Ps::as_str).unwrap_or("").into();
             self.state = State::Ready;
         }
         self.success(out, Ps::Map(metadata));
@@ -293,6 +304,7 @@ impl Session {
         }
         let auth = fields.first().ok_or_else(|| ServerError::request("LOGON needs an auth map"))?;
         self.role = Some(self.authenticate(auth)?);
+        self.caller.user = auth.get("principal").and_then(Ps::as_str).unwrap_or("").into();
         self.state = State::Ready;
         self.success(out, map([]));
         Ok(())
@@ -473,6 +485,11 @@ impl Session {
     /// Goes on with a PULL that stopped to let its records be written out.
     pub fn resume(&mut self, out: &mut Vec<u8>) {
         let Some(pull) = self.pending_pull.take() else { return };
+        let caller = self.caller.clone();
+        crate::registry::as_caller(caller, || self.resume_pull(pull, out));
+    }
+
+    fn resume_pull(&mut self, pull: Pull, out: &mut Vec<u8>) {
         if let Err(e) = self.pull_rows(pull, out) {
             self.fail(out, e);
             self.state = State::Failed;
@@ -483,15 +500,6 @@ impl Session {
     /// [`PULL_OUTPUT_BYTES`] and more records are wanted.
     fn pull_rows(&mut self, pull: Pull, out: &mut Vec<u8>) -> Result<(), ServerError> {
         let Pull { index, mut left, discard } = pull;
-        if self.service.registry.stopping() {
-            // The server's grace period is over: rows still owed are dropped with a retryable error, rather than
-            // the connection being closed under a client that cannot tell why.
-            self.streams.remove(index);
-            return Err(ServerError::new(
-                "Neo.TransientError.General.DatabaseUnavailable",
-                "the server is shutting down: the rest of the result was dropped (and an open transaction rolled back)",
-            ));
-        }
         let shape = self.shape;
         let service = &self.service;
         let transaction = self.tx.as_ref().map(|open| open.tx.id());
@@ -511,7 +519,7 @@ impl Session {
             }
             let row = match stream.rows.next() {
                 Some(row) => row,
-                None => match refill(stream) {
+                None => match refill(stream, service.registry.stopping()) {
                     Ok(true) => continue,
                     Ok(false) => break,
                     Err(e) => {
@@ -533,7 +541,7 @@ impl Session {
         }
         // Whether more rows follow is known only once the next batch is produced (a cursor cannot tell ahead).
         if failure.is_none() && !paused && stream.rows.len() == 0 {
-            if let Err(e) = refill(stream) {
+            if let Err(e) = refill(stream, service.registry.stopping()) {
                 failure = Some(e);
             }
         }
@@ -696,8 +704,17 @@ impl Drop for Session {
 
 /// Frames one message as chunks of at most 65,535 bytes followed by the zero-size end marker.
 /// Produces the next batch of `stream`'s cursor into its rows; false when there is none.
-fn refill(stream: &mut Stream) -> Result<bool, plexus::CypherError> {
+fn refill(stream: &mut Stream, stopping: bool) -> Result<bool, plexus::CypherError> {
     let Some(cursor) = stream.rest.as_mut() else { return Ok(false) };
+    if stopping {
+        // The server's grace period is over: rows not produced yet fail as a stopped query does (a retryable
+        // error), rather than the connection being closed under a client that cannot tell why. Rows already
+        // produced, and results without a cursor (a write committed at RUN), are still handed out.
+        stream.rest = None;
+        let stopped = plexus::cypher::Interrupt::new(None, None);
+        stopped.cancel();
+        return Err(stopped.check().expect_err("a cancelled interrupt refuses"));
+    }
     match cursor.next_batch() {
         Ok(Some(rows)) => {
             stream.rows = rows.into_iter();

@@ -152,36 +152,44 @@ pub async fn auto_commit(
     }
     let (interrupt, cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
+    let who = crate::registry::Caller { user: caller.user.as_str().into(), ..Default::default() };
     let answered = blocking(move || {
-        let service = &worker.service;
-        let began = Instant::now();
-        // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
-        let (role, params) = (caller.role, request.parameters);
-        if let Some(outcome) = service.run_administrative(Target::Graph, role, &statement, &params, "", &interrupt) {
-            return Answered::Whole(outcome);
-        }
-        let mode = request.access_mode;
-        let params = Arc::new(params);
-        let outcome = service.run_auto_commit_streaming(role, mode, &statement, params, &interrupt, stream::FIRST_ROWS);
-        if let Ok((o, _)) = &outcome {
-            worker.quick.record(&statement, began.elapsed(), o.query_type == "r");
-        }
-        match outcome {
-            Err(e) => Answered::Whole(Err(e)),
-            Ok((outcome, None)) => Answered::Whole(Ok(outcome)),
-            Ok((mut outcome, Some(cursor))) => {
-                let produced = stream::Produced {
-                    fields: outcome.result.columns.to_vec(),
-                    rows: std::mem::take(&mut outcome.result.rows),
-                    format,
-                    tail: tail_members(&outcome, format, counters, elapsed_ms(started)),
-                };
-                match stream::answer(produced, cursor, interrupt, worker.service.clone(), statement) {
-                    Ok(response) => Answered::Streamed(response),
-                    Err(e) => Answered::Whole(Err(e)),
+        crate::registry::as_caller(who, || {
+            let service = &worker.service;
+            let began = Instant::now();
+            // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
+            let (role, params) = (caller.role, request.parameters);
+            if let Some(outcome) = service.run_administrative(Target::Graph, role, &statement, &params, "", &interrupt)
+            {
+                return Answered::Whole(outcome);
+            }
+            let mode = request.access_mode;
+            let params = Arc::new(params);
+            let outcome =
+                service.run_auto_commit_streaming(role, mode, &statement, params, &interrupt, stream::FIRST_ROWS);
+            match &outcome {
+                Ok((o, None)) => worker.quick.record(&statement, began.elapsed(), o.query_type == "r"),
+                // Its first rows' time says nothing of the rest: never inline a statement whose answer streams.
+                Ok((_, Some(_))) => worker.quick.record(&statement, quick::BUDGET * 1000, true),
+                Err(_) => {}
+            }
+            match outcome {
+                Err(e) => Answered::Whole(Err(e)),
+                Ok((outcome, None)) => Answered::Whole(Ok(outcome)),
+                Ok((mut outcome, Some(cursor))) => {
+                    let produced = stream::Produced {
+                        fields: outcome.result.columns.to_vec(),
+                        rows: std::mem::take(&mut outcome.result.rows),
+                        format,
+                        tail: tail_members(&outcome, format, counters, elapsed_ms(started)),
+                    };
+                    match stream::answer(produced, cursor, interrupt, worker.service.clone(), statement) {
+                        Ok(response) => Answered::Streamed(response),
+                        Err(e) => Answered::Whole(Err(e)),
+                    }
                 }
             }
-        }
+        })
     })
     .await?;
     match answered {
@@ -277,7 +285,8 @@ pub async fn open(
     let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
     let body = blocking(move || {
-        let tx = worker.service.begin(request.access_mode);
+        let who = crate::registry::Caller { user: caller.user.as_str().into(), ..Default::default() };
+        let tx = crate::registry::as_caller(who, || worker.service.begin(request.access_mode));
         let (id, _) = worker.transactions.open(&caller.user, tx);
         let mut body = run_in_open(&worker, &id, &caller, &request, format, &interrupt)?;
         body.entry("bookmarks").or_insert_with(|| json!([]));
@@ -298,7 +307,11 @@ pub async fn run(
     let (request, format) = request(&state, &name, &headers, body)?;
     let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
-    let body = blocking(move || run_in_open(&worker, &id, &caller, &request, format, &interrupt)).await??;
+    let body = blocking(move || {
+        let who = crate::registry::Caller { user: caller.user.as_str().into(), ..Default::default() };
+        crate::registry::as_caller(who, || run_in_open(&worker, &id, &caller, &request, format, &interrupt))
+    })
+    .await??;
     Ok(json_response(StatusCode::ACCEPTED, format, &Json::Object(body)))
 }
 

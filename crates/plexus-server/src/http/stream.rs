@@ -17,6 +17,7 @@ use axum::body::Bytes;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hyper::body::Frame;
+use parking_lot::Mutex;
 use plexus::cypher::{Interrupt, ReadCursor, ResultValue};
 use serde_json::Value as Json;
 use tokio::sync::mpsc;
@@ -38,12 +39,40 @@ const HEAD_BYTES: usize = 8 << 20;
 /// cancels the query.
 struct StreamedBody {
     pieces: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    /// The request's interrupt: cancelled when the body goes, so the producer stops between batches.
     interrupt: Arc<Interrupt>,
+    /// The interrupt of the batch being produced, cancelled too so that the batch stops where it is.
+    live: Arc<Mutex<Arc<Interrupt>>>,
 }
 
 impl Drop for StreamedBody {
     fn drop(&mut self) {
         self.interrupt.cancel();
+        self.live.lock().cancel();
+    }
+}
+
+/// Hands `piece` to the body, waiting while the client has not read the pieces before it. Gives up (false) when
+/// the client went away, when the server's grace period for stopping is over, or when the statement was
+/// terminated: a producer must never wait forever on a client that stopped reading.
+fn send(
+    sender: &mpsc::Sender<Result<Bytes, std::io::Error>>,
+    mut piece: Result<Bytes, std::io::Error>,
+    service: &Service,
+    interrupt: &Interrupt,
+) -> bool {
+    loop {
+        match sender.try_send(piece) {
+            Ok(()) => return true,
+            Err(mpsc::error::TrySendError::Closed(_)) => return false,
+            Err(mpsc::error::TrySendError::Full(back)) => {
+                if service.registry.stopping() || interrupt.is_cancelled() {
+                    return false;
+                }
+                piece = back;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
     }
 }
 
@@ -122,29 +151,44 @@ pub fn answer(
         }
     }
     let owned = Owned(cursor);
-    std::thread::Builder::new()
-        .name("plexus-http-stream".into())
-        .spawn(move || {
+    let caller = crate::registry::current_caller();
+    let (live, body_live) = (Arc::new(Mutex::new(interrupt.clone())), interrupt.clone());
+    let live_for_body = live.clone();
+    // On the blocking pool: its threads have the query stack (deeply nested values are encoded and dropped
+    // recursively) and count against `query_threads`.
+    tokio::task::spawn_blocking(move || {
+        crate::registry::as_caller(caller, || {
             let mut cursor = owned.into_inner();
-            // Producing the rows is running the statement: listed by SHOW TRANSACTIONS, stopped by a shutdown.
-            let _running = cursor.interrupt().cloned().map(|i| (service.register(&i, &query), i));
             let mut piece = Vec::with_capacity(PIECE_BYTES);
             loop {
-                match cursor.next_batch() {
+                // Each batch gets the server's time and size limits afresh, as each Bolt PULL does: a client
+                // reading a large answer slowly is not timed out for its own pace.
+                let fresh = service.interrupt(None, None);
+                *live.lock() = fresh.clone();
+                if body_live.is_cancelled() {
+                    return; // The client went away while the last piece was being sent.
+                }
+                cursor.set_interrupt(Some(fresh.clone()));
+                // Producing the rows is running the statement: listed by SHOW TRANSACTIONS, stopped by a shutdown.
+                let running = service.register(&fresh, &query);
+                let batch = cursor.next_batch();
+                drop(running);
+                match batch {
                     Ok(Some(rows)) => {
                         write_rows(&mut piece, rows, format, &mut first);
                         if piece.len() >= PIECE_BYTES {
                             let full = std::mem::replace(&mut piece, Vec::with_capacity(PIECE_BYTES));
-                            if sender.blocking_send(Ok(Bytes::from(full))).is_err() {
-                                return; // The client went away.
+                            if !send(&sender, Ok(Bytes::from(full)), &service, &fresh) {
+                                return;
                             }
                         }
                     }
                     Ok(None) => break,
                     Err(e) => {
                         tracing::warn!("a streamed HTTP answer failed after its head was sent: {e}");
-                        let _ = sender.blocking_send(Ok(Bytes::from(piece)));
-                        let _ = sender.blocking_send(Err(std::io::Error::other(e.to_string())));
+                        if send(&sender, Ok(Bytes::from(piece)), &service, &fresh) {
+                            send(&sender, Err(std::io::Error::other(e.to_string())), &service, &fresh);
+                        }
                         return;
                     }
                 }
@@ -152,11 +196,12 @@ pub fn answer(
             piece.extend_from_slice(b"]}");
             piece.extend_from_slice(&tail);
             piece.push(b'}');
-            let _ = sender.blocking_send(Ok(Bytes::from(piece)));
+            let fresh = live.lock().clone();
+            send(&sender, Ok(Bytes::from(piece)), &service, &fresh);
         })
-        .expect("a thread for a streamed answer");
-    let mut response =
-        (StatusCode::ACCEPTED, axum::body::Body::new(StreamedBody { pieces, interrupt })).into_response();
+    });
+    let body = StreamedBody { pieces, interrupt, live: live_for_body };
+    let mut response = (StatusCode::ACCEPTED, axum::body::Body::new(body)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(format.media_type()));
     Ok(response)
 }

@@ -69,7 +69,7 @@ fn slot_mask(slot: usize, count: u64) -> u64 {
 }
 
 #[inline]
-fn split(id: u64) -> (u64, usize) {
+pub(crate) fn split(id: u64) -> (u64, usize) {
     (id >> LEAF_BITS, (id as usize) & (LEAF_SIZE - 1))
 }
 
