@@ -3,7 +3,7 @@
 //! shutdown cancels every statement. Both protocols register here through [`crate::service::Service`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -60,7 +60,7 @@ struct Running {
 struct Open {
     started: SystemTime,
     since: Instant,
-    terminated: Arc<AtomicBool>,
+    fate: Arc<AtomicU8>,
     caller: Caller,
 }
 
@@ -107,13 +107,24 @@ impl Drop for RunningGuard<'_> {
 pub struct TransactionTicket {
     registry: Arc<Registry>,
     pub id: u64,
-    terminated: Arc<AtomicBool>,
+    fate: Arc<AtomicU8>,
 }
+
+/// What became of an explicit transaction: still open, terminated, or committing. A transaction is either
+/// terminated or committed, never reported terminated while its commit goes through.
+const OPEN: u8 = 0;
+const TERMINATED: u8 = 1;
+const COMMITTING: u8 = 2;
 
 impl TransactionTicket {
     /// Whether `TERMINATE TRANSACTIONS` stopped the transaction: it then runs and commits nothing more.
     pub fn terminated(&self) -> bool {
-        self.terminated.load(Ordering::Acquire)
+        self.fate.load(Ordering::Acquire) == TERMINATED
+    }
+
+    /// Claims the transaction for its commit; false if it was terminated first (then it must not commit).
+    pub fn start_commit(&self) -> bool {
+        self.fate.compare_exchange(OPEN, COMMITTING, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 }
 
@@ -153,15 +164,11 @@ impl Registry {
     /// Registers an explicit transaction until the ticket is dropped.
     pub fn open_transaction(self: &Arc<Self>) -> TransactionTicket {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let terminated = Arc::new(AtomicBool::new(false));
-        let open = Open {
-            started: SystemTime::now(),
-            since: Instant::now(),
-            terminated: terminated.clone(),
-            caller: current_caller(),
-        };
+        let fate = Arc::new(AtomicU8::new(OPEN));
+        let open =
+            Open { started: SystemTime::now(), since: Instant::now(), fate: fate.clone(), caller: current_caller() };
         self.entries.lock().transactions.insert(id, open);
-        TransactionTicket { registry: self.clone(), id, terminated }
+        TransactionTicket { registry: self.clone(), id, fate }
     }
 
     /// Cancels every running statement, and any started later (shutdown).
@@ -210,7 +217,9 @@ impl Registry {
     pub fn terminate(&self, id: u64) -> bool {
         let entries = self.entries.lock();
         if let Some(open) = entries.transactions.get(&id) {
-            open.terminated.store(true, Ordering::Release);
+            if open.fate.compare_exchange(OPEN, TERMINATED, Ordering::AcqRel, Ordering::Acquire) == Err(COMMITTING) {
+                return false; // Committing already: too late to stop.
+            }
             for r in entries.statements.values().filter(|r| r.transaction == Some(id)) {
                 r.interrupt.cancel();
             }
@@ -253,5 +262,17 @@ mod tests {
         drop(ticket);
         assert_eq!(registry.listed().len(), 1);
         assert!(!registry.terminate(9999));
+    }
+
+    /// A transaction is terminated or committed, never reported terminated while it commits.
+    #[test]
+    fn terminating_and_committing_exclude_each_other() {
+        let registry = Arc::new(Registry::default());
+        let committing = registry.open_transaction();
+        assert!(committing.start_commit());
+        assert!(!registry.terminate(committing.id), "a committing transaction was reported terminated");
+        let terminated = registry.open_transaction();
+        assert!(registry.terminate(terminated.id));
+        assert!(!terminated.start_commit() && terminated.terminated());
     }
 }

@@ -543,7 +543,9 @@ impl Service {
 
     /// Commits an explicit transaction; returns its bookmark.
     pub fn commit(&self, tx: Transaction) -> Result<String, ServerError> {
-        tx.check_terminated()?;
+        if !tx.ticket.start_commit() {
+            tx.check_terminated()?;
+        }
         let version = match tx.kind {
             TxKind::Read(snapshot) => snapshot.version(),
             TxKind::Write(tx) => {
