@@ -944,3 +944,20 @@ fn maps_compare_lists_filter_and_patterns_are_strings_as_in_neo4j() {
     assert_eq!(db.err("UNWIND [] AS x RETURN percentileCont(x, 2) AS p").kind, ErrorKind::ArgumentError);
     assert_eq!(db.run("UNWIND [] AS x RETURN percentileCont(x, 0.5) AS p"), vec![vec![ResultValue::Null]]);
 }
+
+/// Lists and maps nested beyond the limit are refused where they are built, however they were grown: a value
+/// tens of thousands deep would overflow the stack that encodes or drops it.
+#[test]
+fn values_nested_too_deep_are_refused_where_they_are_built() {
+    let db = Db::new();
+    // Each WITH wraps the value before it in 100 more lists: 12 of them pass the limit of 1,000, 9 do not.
+    let chain = |withs: usize| -> String {
+        let wraps: String =
+            (1..=withs).map(|k| format!("WITH {}v{}{} AS v{k} ", "[".repeat(100), k - 1, "]".repeat(100))).collect();
+        format!("WITH [0] AS v0 {wraps}RETURN size(v{withs}) AS n")
+    };
+    let e = db.err(&chain(12));
+    assert_eq!((e.kind, e.detail), (ErrorKind::ArgumentError, "NestingTooDeep"));
+    assert_eq!(db.run(&chain(9)), vec![vec![int(1)]]);
+    assert_eq!(db.run("RETURN [[1, 2], {a: [3]}] AS flat, {m: {n: 1}} AS map").len(), 1);
+}

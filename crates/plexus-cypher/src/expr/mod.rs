@@ -198,13 +198,16 @@ impl CExpr {
                 let base = base.eval_ref(row, ctx)?;
                 property_resolved(&base, key, |ctx| ctx.prop_token(key), ctx)?
             }
-            CExpr::List(items) => Value::list(items.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?),
+            CExpr::List(items) => {
+                let list = Value::list(items.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?);
+                bounded(list)?
+            }
             CExpr::Map(entries) => {
                 let mut m = Map::new();
                 for (k, e) in entries {
                     m.insert(k.name().clone(), e.eval(row, ctx)?);
                 }
-                Value::map(m)
+                bounded(Value::map(m))?
             }
             CExpr::Index(base, index) => index_value(&base.eval(row, ctx)?, &index.eval(row, ctx)?, ctx)?,
             CExpr::Slice(base, from, to) => {
@@ -567,8 +570,60 @@ fn check_range_memory(args: &[Value], ctx: &Ctx) -> Result<()> {
     })
 }
 
-/// How deeply values may nest lists and maps (see `reduce`).
+/// How deeply values may nest lists and maps (see `reduce`): deeper values are refused where they are built,
+/// since encoding and dropping them recurse, and a value nested tens of thousands deep (a list literal around a
+/// variable, grown by a chain of WITHs) would overflow even a query thread's stack and end the process.
 pub const MAX_VALUE_NESTING: usize = 1000;
+
+/// `v`, a list or map just built, if it holds lists or maps no deeper than [`MAX_VALUE_NESTING`]. Scalars alone
+/// cost one look each.
+fn bounded(v: Value) -> Result<Value> {
+    let holds_nested = match &v {
+        Value::List(items) => items.iter().any(|i| matches!(i, Value::List(_) | Value::Map(_))),
+        Value::Map(map) => map.values().any(|i| matches!(i, Value::List(_) | Value::Map(_))),
+        _ => false,
+    };
+    if holds_nested {
+        // Parts are often shared (`[acc, [acc]]`): each is measured once, or a value of a few hundred levels
+        // could take exponential time to measure.
+        fn depth(
+            v: &Value,
+            level: usize,
+            seen: &mut std::collections::HashMap<usize, usize>,
+        ) -> std::result::Result<usize, ()> {
+            let (key, children): (usize, Box<dyn Iterator<Item = &Value>>) = match v {
+                Value::List(items) => (Arc::as_ptr(items) as *const u8 as usize, Box::new(items.iter())),
+                Value::Map(map) => (Arc::as_ptr(map) as *const u8 as usize, Box::new(map.values())),
+                _ => return Ok(0),
+            };
+            let d = match seen.get(&key) {
+                Some(&d) => d,
+                None => {
+                    if level >= MAX_VALUE_NESTING {
+                        return Err(());
+                    }
+                    let mut deepest = 0;
+                    for child in children {
+                        deepest = deepest.max(depth(child, level + 1, seen)?);
+                    }
+                    seen.insert(key, deepest + 1);
+                    deepest + 1
+                }
+            };
+            if level + d > MAX_VALUE_NESTING {
+                return Err(());
+            }
+            Ok(d)
+        }
+        depth(&v, 0, &mut std::collections::HashMap::new()).map_err(|()| {
+            CypherError::argument(
+                "NestingTooDeep",
+                format!("a value with lists or maps nested more than {MAX_VALUE_NESTING} deep"),
+            )
+        })?;
+    }
+    Ok(v)
+}
 
 /// The nesting depth of `v` (0 for a scalar), given that of a value it may share parts with (`known`: the
 /// previous accumulator, whose depth is not worked out again); an error beyond [`MAX_VALUE_NESTING`].
@@ -601,7 +656,7 @@ fn nesting(v: &Value, known: Option<(&Value, usize)>) -> Result<usize> {
     depth(v, known, 0).map_err(|()| {
         CypherError::argument(
             "NestingTooDeep",
-            format!("reduce built a value with lists or maps nested more than {MAX_VALUE_NESTING} deep"),
+            format!("a value with lists or maps nested more than {MAX_VALUE_NESTING} deep"),
         )
     })
 }
