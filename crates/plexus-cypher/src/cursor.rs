@@ -20,7 +20,8 @@ use crate::{Interrupt, Params, QueryResult};
 /// The rows a read-only statement has not produced yet. Each [`ReadCursor::next_batch`] runs the operators for
 /// one more batch against the snapshot the statement started on, so later writes never show.
 ///
-/// Not `Send`: a cursor stays on the thread that opened it (a connection's thread).
+/// `Send`, so a server or the Python package can hand a stream to another thread (see the `unsafe impl` below);
+/// not `Sync`: one thread uses it at a time.
 pub struct ReadCursor {
     // Field order is drop order: `op` borrows the plan inside `statement`, `ctx` the snapshot and the parameters.
     op: Option<Box<dyn Operator + 'static>>,
@@ -29,6 +30,13 @@ pub struct ReadCursor {
     _snapshot: Arc<ReadTxn>,
     _statement: Arc<Statement>,
 }
+
+// SAFETY: what keeps the compiler from deriving `Send` is the context's profile, an `Rc`, and the operators,
+// trait objects without a `Send` bound. A cursor never profiles (`Ctx::read` leaves the profile out, PROFILE runs
+// whole and never opens a cursor), its operators hold plain data (rows, positions, buffers), and everything they
+// borrow is owned by the cursor itself behind `Arc`s. Moving the whole cursor to another thread therefore moves
+// nothing another thread still refers to.
+unsafe impl Send for ReadCursor {}
 
 impl ReadCursor {
     /// Opens `statement` (a query that does not write) against `snapshot`.

@@ -16,21 +16,11 @@ use crate::database::{take_raised, Database, Handle};
 use crate::errors::Failure;
 use crate::result::QueryResult;
 
-/// The engine's cursor, made movable between threads.
-///
-/// `ReadCursor` is not `Send` because its context can hold a profile behind an `Rc` and its operators are trait
-/// objects without a `Send` bound. A stream's cursor never profiles (PROFILE runs whole), its operators hold
-/// plain data (rows, positions, buffers) and what they borrow is owned by the cursor itself, so moving the whole
-/// cursor to another thread is sound; it is only ever used by one thread at a time, behind [`StreamSlot`]'s lock.
-struct Cursor(ReadCursor);
-// SAFETY: see above: no thread-affine state, and never used by two threads at once.
-unsafe impl Send for Cursor {}
-
 /// What a stream still holds: rows produced and not handed out, and the cursor for the rest.
 #[derive(Default)]
 struct Pending {
     rows: Vec<Vec<ResultValue>>,
-    cursor: Option<Cursor>,
+    cursor: Option<ReadCursor>,
 }
 
 /// A stream's state, shared with the database that made it so that `close` can end it.
@@ -78,7 +68,7 @@ impl ResultStream {
         let opened = py.detach(|| {
             db.engine()
                 .execute_read_streaming(db.read(), query, params, Some(&interrupt), batch_size)
-                .map(|stream| (stream.first, stream.rest.map(Cursor)))
+                .map(|stream| (stream.first, stream.rest))
                 .map_err(|error| Failure::Query { error, query: query.to_string() })
         });
         if let Some(raised) = take_raised() {
@@ -136,7 +126,7 @@ impl ResultStream {
             let mut pending = self.slot.pending.lock();
             let mut failure = None;
             let Pending { rows, cursor } = &mut *pending;
-            while let Some(Cursor(c)) = cursor.as_mut() {
+            while let Some(c) = cursor.as_mut() {
                 if rows.len() >= batch_size {
                     break;
                 }

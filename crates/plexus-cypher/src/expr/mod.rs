@@ -584,76 +584,60 @@ fn bounded(v: Value) -> Result<Value> {
         _ => false,
     };
     if holds_nested {
-        // Parts are often shared (`[acc, [acc]]`): each is measured once, or a value of a few hundred levels
-        // could take exponential time to measure.
-        fn depth(
-            v: &Value,
-            level: usize,
-            seen: &mut std::collections::HashMap<usize, usize>,
-        ) -> std::result::Result<usize, ()> {
-            let (key, children): (usize, Box<dyn Iterator<Item = &Value>>) = match v {
-                Value::List(items) => (Arc::as_ptr(items) as *const u8 as usize, Box::new(items.iter())),
-                Value::Map(map) => (Arc::as_ptr(map) as *const u8 as usize, Box::new(map.values())),
-                _ => return Ok(0),
-            };
-            let d = match seen.get(&key) {
-                Some(&d) => d,
-                None => {
-                    if level >= MAX_VALUE_NESTING {
-                        return Err(());
-                    }
-                    let mut deepest = 0;
-                    for child in children {
-                        deepest = deepest.max(depth(child, level + 1, seen)?);
-                    }
-                    seen.insert(key, deepest + 1);
-                    deepest + 1
-                }
-            };
-            if level + d > MAX_VALUE_NESTING {
-                return Err(());
-            }
-            Ok(d)
-        }
-        depth(&v, 0, &mut std::collections::HashMap::new()).map_err(|()| {
-            CypherError::argument(
-                "NestingTooDeep",
-                format!("a value with lists or maps nested more than {MAX_VALUE_NESTING} deep"),
-            )
-        })?;
+        nesting(&v, None)?;
     }
     Ok(v)
 }
 
-/// The nesting depth of `v` (0 for a scalar), given that of a value it may share parts with (`known`: the
-/// previous accumulator, whose depth is not worked out again); an error beyond [`MAX_VALUE_NESTING`].
+/// The nesting depth of `v` (0 for a scalar), given that of a value it may share parts with (`known`: reduce's
+/// previous accumulator, whose depth is not worked out again); an error beyond [`MAX_VALUE_NESTING`]. Shared
+/// parts (as in `[acc, [acc]]`) are measured once, or a value of a few hundred levels could take exponential
+/// time to measure.
 fn nesting(v: &Value, known: Option<(&Value, usize)>) -> Result<usize> {
-    fn depth(v: &Value, known: Option<(&Value, usize)>, level: usize) -> std::result::Result<usize, ()> {
-        if level > MAX_VALUE_NESTING {
-            return Err(());
-        }
-        let same = |a: &Value| match (a, v) {
-            (Value::List(a), Value::List(b)) => Arc::ptr_eq(a, b),
-            (Value::Map(a), Value::Map(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
-        if let Some((prev, d)) = known {
-            if same(prev) {
-                return if level + d > MAX_VALUE_NESTING { Err(()) } else { Ok(d) };
-            }
-        }
-        let deepest = |children: &mut dyn Iterator<Item = &Value>| {
-            children
-                .filter(|c| matches!(c, Value::List(_) | Value::Map(_)))
-                .try_fold(0, |d, c| Ok(d.max(depth(c, known, level + 1)?)))
-        };
+    fn address(v: &Value) -> Option<usize> {
         match v {
-            Value::List(items) => Ok(deepest(&mut items.iter())? + 1),
-            Value::Map(map) => Ok(deepest(&mut map.values())? + 1),
-            _ => Ok(0),
+            Value::List(items) => Some(Arc::as_ptr(items) as *const u8 as usize),
+            Value::Map(map) => Some(Arc::as_ptr(map) as *const u8 as usize),
+            _ => None,
         }
     }
-    depth(v, known, 0).map_err(|()| {
+    fn depth(
+        v: &Value,
+        level: usize,
+        seen: &mut std::collections::HashMap<usize, usize>,
+    ) -> std::result::Result<usize, ()> {
+        let Some(key) = address(v) else { return Ok(0) };
+        let d = match seen.get(&key) {
+            Some(&d) => d,
+            None => {
+                if level >= MAX_VALUE_NESTING {
+                    return Err(());
+                }
+                let children: Box<dyn Iterator<Item = &Value>> = match v {
+                    Value::List(items) => Box::new(items.iter()),
+                    Value::Map(map) => Box::new(map.values()),
+                    _ => unreachable!("only lists and maps have an address"),
+                };
+                let mut deepest = 0;
+                for child in children {
+                    deepest = deepest.max(depth(child, level + 1, seen)?);
+                }
+                seen.insert(key, deepest + 1);
+                deepest + 1
+            }
+        };
+        if level + d > MAX_VALUE_NESTING {
+            return Err(());
+        }
+        Ok(d)
+    }
+    let mut seen = std::collections::HashMap::new();
+    if let Some((prev, d)) = known {
+        if let Some(key) = address(prev) {
+            seen.insert(key, d);
+        }
+    }
+    depth(v, 0, &mut seen).map_err(|()| {
         CypherError::argument(
             "NestingTooDeep",
             format!("a value with lists or maps nested more than {MAX_VALUE_NESTING} deep"),

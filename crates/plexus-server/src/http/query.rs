@@ -227,13 +227,9 @@ fn answer(mut outcome: Outcome, format: Format, counters: bool, started: Instant
     let rows = std::mem::take(&mut outcome.result.rows);
     let tail = tail_members(&outcome, format, counters, elapsed_ms(started));
     let mut out: Vec<u8> = Vec::with_capacity(256 + rows.len() * 16);
-    out.extend_from_slice(b"{\"data\":{\"fields\":");
-    serde_json::to_writer(&mut out, &*outcome.result.columns).expect("JSON to memory");
-    out.extend_from_slice(b",\"values\":[");
+    stream::open_document(&mut out, &outcome.result.columns);
     stream::write_rows(&mut out, rows, format, &mut true);
-    out.extend_from_slice(b"]}");
-    out.extend_from_slice(&tail);
-    out.push(b'}');
+    stream::close_document(&mut out, &tail);
     bytes_response(StatusCode::ACCEPTED, format, out)
 }
 

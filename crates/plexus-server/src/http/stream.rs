@@ -94,6 +94,21 @@ pub struct Produced {
     pub tail: Vec<u8>,
 }
 
+/// Starts an answer's JSON document: the `data` member's `fields`, then the `values` array up to its first row.
+pub fn open_document(out: &mut Vec<u8>, fields: &[String]) {
+    out.extend_from_slice(b"{\"data\":{\"fields\":");
+    serde_json::to_writer(&mut *out, fields).expect("JSON to memory");
+    out.extend_from_slice(b",\"values\":[");
+}
+
+/// Ends an answer's JSON document after its last row: the `values` array, the `data` member, then `tail` (the
+/// members that follow `data`, each led by a comma).
+pub fn close_document(out: &mut Vec<u8>, tail: &[u8]) {
+    out.extend_from_slice(b"]}");
+    out.extend_from_slice(tail);
+    out.push(b'}');
+}
+
 /// Writes rows into `out` as elements of the `values` array; `first` says no element was written before.
 pub fn write_rows(out: &mut Vec<u8>, rows: Vec<Vec<ResultValue>>, format: Format, first: &mut bool) {
     for row in rows {
@@ -118,39 +133,25 @@ pub fn answer(
 ) -> Result<Response, ServerError> {
     let Produced { fields, rows: first_rows, format, tail } = produced;
     let mut head = Vec::with_capacity(PIECE_BYTES);
-    head.extend_from_slice(b"{\"data\":{\"fields\":");
-    serde_json::to_writer(&mut head, &fields).expect("JSON to memory");
-    head.extend_from_slice(b",\"values\":[");
+    open_document(&mut head, &fields);
     let mut first = true;
     write_rows(&mut head, first_rows, format, &mut first);
     // Most answers are produced whole before the head goes out, so that a failure in any row is an error
     // answer with its status; only past `HEAD_BYTES` does the answer stream.
+    let running = service.register(&interrupt, &query);
     while head.len() < HEAD_BYTES {
-        let _running = cursor.interrupt().cloned().map(|i| (service.register(&i, &query), i));
         match cursor.next_batch() {
             Ok(Some(rows)) => write_rows(&mut head, rows, format, &mut first),
             Ok(None) => {
-                head.extend_from_slice(b"]}");
-                head.extend_from_slice(&tail);
-                head.push(b'}');
+                close_document(&mut head, &tail);
                 return Ok(super::bytes_response(StatusCode::ACCEPTED, format, head));
             }
             Err(e) => return Err(service.stream_error(e)),
         }
     }
+    drop(running);
     let (sender, pieces) = mpsc::channel(PIECES_IN_FLIGHT);
     sender.try_send(Ok(Bytes::from(head))).expect("an empty channel takes one piece");
-    // The cursor is not `Send` (see `ReadCursor`): it moves to its thread as a whole and stays there.
-    struct Owned(ReadCursor);
-    // SAFETY: the cursor is used by the one thread it moves to, never shared; its operators hold plain data.
-    unsafe impl Send for Owned {}
-    impl Owned {
-        // A method, so that the closure below captures the whole wrapper rather than its (unsendable) field.
-        fn into_inner(self) -> ReadCursor {
-            self.0
-        }
-    }
-    let owned = Owned(cursor);
     let caller = crate::registry::current_caller();
     let (live, body_live) = (Arc::new(Mutex::new(interrupt.clone())), interrupt.clone());
     let live_for_body = live.clone();
@@ -158,7 +159,6 @@ pub fn answer(
     // recursively) and count against `query_threads`.
     tokio::task::spawn_blocking(move || {
         crate::registry::as_caller(caller, || {
-            let mut cursor = owned.into_inner();
             let mut piece = Vec::with_capacity(PIECE_BYTES);
             loop {
                 // Each batch gets the server's time and size limits afresh, as each Bolt PULL does: a client
@@ -193,9 +193,7 @@ pub fn answer(
                     }
                 }
             }
-            piece.extend_from_slice(b"]}");
-            piece.extend_from_slice(&tail);
-            piece.push(b'}');
+            close_document(&mut piece, &tail);
             let fresh = live.lock().clone();
             send(&sender, Ok(Bytes::from(piece)), &service, &fresh);
         })
