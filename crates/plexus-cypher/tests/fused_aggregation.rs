@@ -118,6 +118,25 @@ const QUERIES: &[(&str, &str)] = &[
         "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH b, count(*) AS n MATCH (b)<-[q:R]-(c) \
          WITH b, n, q, c, 0 AS z RETURN c.w AS w, sum(n) AS s ORDER BY s",
     ),
+    // A count over another count's groups takes them as cells: through a renaming WITH, with several outer
+    // groups, reading a property of an outer key, summing an aggregate that is not a count.
+    (
+        "MATCH (a)-[r]->(b) WITH a, b, count(*) AS n WITH b AS x, a AS y, n AS m \
+         MATCH (x)-[:S]->(c) WHERE c <> y RETURN id(c) AS k, sum(m) AS s, count(*) AS t",
+        "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH a, b, count(*) AS n WITH b AS x, a AS y, n AS m, 0 AS z \
+         MATCH (x)-[q:S]->(c) WITH x, y, m, q, c, 0 AS z WHERE c <> y RETURN id(c) AS k, sum(m) AS s, count(*) AS t",
+    ),
+    (
+        "MATCH (a)-[r]->(b) WITH a, b, sum(a.w) AS n MATCH (b)<-[:R]-(c) WHERE NOT (a)-[:S]->(c) \
+         RETURN c, sum(n) AS s, count(a.w) AS t",
+        "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH a, b, sum(a.w) AS n, 0 AS z MATCH (b)<-[q:R]-(c) WITH a, b, n, q, c, 0 AS z \
+         WHERE NOT (a)-[:S]->(c) RETURN c, sum(n) AS s, count(a.w) AS t",
+    ),
+    (
+        "MATCH (a)-[r]->(b) WITH a, b, count(*) AS n MATCH (b)-[:S]->(c) RETURN id(c) AS k, sum(n * 4611686018427387904) AS s",
+        "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH a, b, count(*) AS n, 0 AS z MATCH (b)-[q:S]->(c) WITH n, c, q, 0 AS z \
+         RETURN id(c) AS k, sum(n * 4611686018427387904) AS s",
+    ),
     (
         "MATCH (a:B)-[r:S]->(b) RETURN count(*) AS c ORDER BY c LIMIT 1",
         "MATCH (a:B)-[r:S]->(b) WITH a, r, b, 0 AS z RETURN count(*) AS c ORDER BY c LIMIT 1",

@@ -15,10 +15,10 @@ use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
 use super::expand::{cached_types, rel_in};
 use super::neighbour_counts::NeighbourCounts;
-use super::{lend_batches, Batch, Op, Operator, Row, RowSink};
+use super::{lend_batches, Batch, CellSink, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
 use crate::expr::CExpr;
-use crate::plan::fuse::CountShape;
+use crate::plan::fuse::{cell_parts, slot_deps, CellPart, CountShape};
 use crate::plan::{AggSpec, PlanNode};
 use crate::value::Value;
 
@@ -29,6 +29,8 @@ pub(crate) struct ExpandAggregate<'p> {
     keys: &'p [(CExpr, usize)],
     aggs: &'p [AggSpec],
     shape: Option<&'p CountShape>,
+    /// When the input is a fused count's groups and this reads only their parts: the parts, by slot.
+    cells_in: Option<Vec<(usize, CellPart)>>,
     output: Option<std::vec::IntoIter<Row>>,
 }
 
@@ -37,7 +39,8 @@ impl<'p> ExpandAggregate<'p> {
         let PlanNode::ExpandAggregate { expand, filters, keys, aggs, shape } = plan else {
             unreachable!("opened for an ExpandAggregate node")
         };
-        ExpandAggregate { input, expand, filters, keys, aggs, shape: shape.as_deref(), output: None }
+        let cells_in = shape.as_ref().and_then(|_| cells_in(expand, filters, keys, aggs));
+        ExpandAggregate { input, expand, filters, keys, aggs, shape: shape.as_deref(), cells_in, output: None }
     }
 
     /// Folds every input row's relationships into the groups.
@@ -111,6 +114,21 @@ impl<'p> ExpandAggregate<'p> {
             }
             failed.map_or(Ok(()), Err)
         };
+        if let Some(parts) = &self.cells_in {
+            // The slots this reads, and only those, written from each group's cell: no row is built and
+            // projected per group.
+            let mut row: Row = vec![Value::Null; ctx.width];
+            let lent = self.input.lend_cells(ctx, &mut |cell, ctx| {
+                for &(slot, part) in parts {
+                    row[slot] = cell.value(part);
+                }
+                step(&mut fold, &mut row, ctx)?;
+                Ok(ControlFlow::Continue(()))
+            })?;
+            if lent {
+                return Ok(fold);
+            }
+        }
         if lends_groups(input) {
             // The input computed its groups before lending the first: nothing writes while they are read.
             self.input.for_each_row(ctx, &mut |row, ctx| {
@@ -130,6 +148,29 @@ impl<'p> ExpandAggregate<'p> {
         }
         Ok(fold)
     }
+}
+
+/// The parts of the input's groups that the slots read by this count come from, when the input is a fused
+/// count lending them (`crate::plan::fuse::cell_parts`). The expand's own relationship and neighbour slots are
+/// written per relationship, not read from the input.
+fn cells_in(
+    expand: &PlanNode,
+    filters: &[CExpr],
+    keys: &[(CExpr, usize)],
+    aggs: &[AggSpec],
+) -> Option<Vec<(usize, CellPart)>> {
+    let PlanNode::Expand { from, rel, to, distinct_from, input, .. } = expand else { return None };
+    let mut reads = vec![*from];
+    reads.extend(distinct_from);
+    let exprs = filters.iter().chain(keys.iter().map(|(k, _)| k));
+    let args = aggs.iter().flat_map(|a| a.arg.iter().chain(&a.extra));
+    for e in exprs.chain(args) {
+        reads.extend(slot_deps(e)?);
+    }
+    reads.retain(|s| s != rel && s != to);
+    reads.sort_unstable();
+    reads.dedup();
+    cell_parts(input, &reads)
 }
 
 /// Whether the aggregation is counts of a node's relationships grouped by what the input row alone decides
@@ -187,6 +228,17 @@ impl Operator for ExpandAggregate<'_> {
             self.output = Some(rows.into_iter());
         }
         Ok(next_batch(self.output.as_mut()))
+    }
+
+    fn lend_cells(&mut self, ctx: &mut Ctx, sink: &mut CellSink<'_>) -> Result<bool> {
+        if self.output.is_some() || self.shape.is_none() || self.keys.is_empty() {
+            return Ok(false);
+        }
+        match self.fold(ctx)? {
+            Fold::Counts(counts) => counts.lend_cells(ctx, sink)?,
+            Fold::Rows(_) => unreachable!("a count shape folds into counts"),
+        }
+        Ok(true)
     }
 
     fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {

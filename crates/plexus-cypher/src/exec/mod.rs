@@ -53,7 +53,44 @@ pub(crate) trait Operator {
     fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
         lend_batches(self, ctx, sink)
     }
+
+    /// Lends each remaining group of a fused count to `sink` as its parts, when this operator is one (or
+    /// projects one's slots, see [`crate::plan::fuse::cell_parts`]); false, with nothing consumed, when not.
+    fn lend_cells(&mut self, _ctx: &mut Ctx, _sink: &mut CellSink<'_>) -> Result<bool> {
+        Ok(false)
+    }
 }
+
+/// One group of a fused count, lent by [`Operator::lend_cells`].
+pub(crate) struct CellRef<'a> {
+    /// The values of the outer keys.
+    pub outer: &'a [Value],
+    pub neighbour: u64,
+    pub aggregates: CellValues<'a>,
+}
+
+pub(crate) enum CellValues<'a> {
+    Ints(&'a [i64]),
+    Values(&'a [Value]),
+}
+
+impl CellRef<'_> {
+    pub fn value(&self, part: crate::plan::fuse::CellPart) -> Value {
+        use crate::plan::fuse::CellPart;
+        match part {
+            CellPart::Outer(i) => self.outer[i].clone(),
+            CellPart::Neighbour => Value::Node(NodeId(self.neighbour)),
+            CellPart::NeighbourId => Value::Int(self.neighbour as i64),
+            CellPart::Aggregate(i) => match &self.aggregates {
+                CellValues::Ints(ints) => Value::Int(ints[i]),
+                CellValues::Values(values) => values[i].clone(),
+            },
+        }
+    }
+}
+
+/// What an operator does with each group lent by [`Operator::lend_cells`].
+pub(crate) type CellSink<'a> = dyn FnMut(CellRef<'_>, &Ctx) -> Result<ControlFlow<()>> + 'a;
 
 /// [`Operator::for_each_row`] over the operator's own batches.
 fn lend_batches<O: Operator + ?Sized>(op: &mut O, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
@@ -124,6 +161,22 @@ impl<O: Operator> Operator for Interruptible<'_, O> {
                 ctx.check_interrupt()?;
             }
             sink(row, ctx)
+        })
+    }
+
+    fn lend_cells(&mut self, ctx: &mut Ctx, sink: &mut CellSink<'_>) -> Result<bool> {
+        if ctx.profile.is_some() {
+            // Rows, so that PROFILE counts each operator's rows and time.
+            return Ok(false);
+        }
+        ctx.check_interrupt()?;
+        let mut lent = 0usize;
+        self.op.lend_cells(ctx, &mut |cell, ctx| {
+            lent += 1;
+            if lent.is_multiple_of(BATCH) {
+                ctx.check_interrupt()?;
+            }
+            sink(cell, ctx)
         })
     }
 }
@@ -340,6 +393,14 @@ impl Operator for Project<'_> {
             project(items, row, ctx)?;
             sink(row, ctx)
         })
+    }
+
+    /// The consumer reads the cells' parts through the copies (`cell_parts`); a computed item has to run.
+    fn lend_cells(&mut self, ctx: &mut Ctx, sink: &mut CellSink<'_>) -> Result<bool> {
+        if !self.items.iter().all(|(e, _)| matches!(e, crate::expr::CExpr::Slot(_))) {
+            return Ok(false);
+        }
+        self.input.lend_cells(ctx, sink)
     }
 }
 

@@ -17,7 +17,7 @@ use super::aggregate::{add_to_sum, check_number};
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::nodemap::NodeMap;
-use super::{Row, RowSink};
+use super::{CellRef, CellSink, CellValues, Row, RowSink};
 use crate::arith;
 use crate::compare::Equivalent;
 use crate::error::Result;
@@ -517,6 +517,29 @@ impl<'p> NeighbourCounts<'p> {
         Ok(())
     }
 
+    /// The groups of [`Self::lend`] as their parts, for a consumer that reads nothing else
+    /// ([`super::Operator::lend_cells`]). Not for a count without keys (its one row of zeros has no cell).
+    pub fn lend_cells(&self, ctx: &Ctx, sink: &mut CellSink<'_>) -> Result<()> {
+        let top = self.top_cells(ctx);
+        let cells: Box<dyn Iterator<Item = usize>> = match top {
+            Some(cells) => Box::new(cells.into_iter()),
+            None => Box::new(0..self.cell_keys.len()),
+        };
+        let width = self.aggs.len();
+        for c in cells {
+            let (group, neighbour) = self.cell_keys[c];
+            let aggregates = match &self.cells {
+                Cells::Ints(ints) => CellValues::Ints(&ints[c * width..c * width + width]),
+                Cells::Values(values) => CellValues::Values(&values[c * width..c * width + width]),
+            };
+            let cell = CellRef { outer: &self.outer_keys[group as usize], neighbour, aggregates };
+            if sink(cell, ctx)?.is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
     /// cell order, as the stable sort above breaks them; with more sort keys than it knows, every cell tied
     /// with the last of those), in cell order; `None` to lend every cell.
@@ -557,31 +580,20 @@ impl<'p> NeighbourCounts<'p> {
             let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
             cells.truncate(keep);
             (cells, last)
-        } else {
-            // Found in one pass: once there are `keep`, a cell enters only if it sorts before the worst of them,
-            // which most cells fail at the first key.
-            let (first, first_desc) = top.keys[0];
-            let mut best: Vec<usize> = Vec::with_capacity(keep + 1);
-            let mut floor = i64::MIN;
-            for c in 0..n {
-                if best.len() == keep {
-                    let v = key(c, first);
-                    let o = if first_desc { floor.cmp(&v) } else { v.cmp(&floor) };
-                    // A later cell tied on every key sorts after the kept one.
-                    if o == Ordering::Greater || (o == Ordering::Equal && on_keys(c, best[keep - 1]) != Ordering::Less)
-                    {
-                        continue;
-                    }
-                }
-                let at = best.partition_point(|&b| on_keys(b, c) != Ordering::Greater);
-                best.insert(at, c);
-                best.truncate(keep);
-                if best.len() == keep {
-                    floor = key(best[keep - 1], first);
-                }
+        } else if let [first, rest @ ..] = top.keys.as_slice() {
+            if rest.len() <= 1 {
+                // Up to two keys packed as a pair of integers that compares in sort order (a descending key
+                // bitwise negated, which reverses the order of every i64): one compare per cell.
+                let packed = |c: usize, &(k, desc): &(TopKey, bool)| if desc { !key(c, k) } else { key(c, k) };
+                let pair = |c: usize| (packed(c, first), rest.first().map_or(0, |k| packed(c, k)));
+                let best = top_pairs(n, keep, pair);
+                let last = best[keep - 1];
+                (best, last)
+            } else {
+                top_by_insertion(n, keep, *first, key, on_keys)
             }
-            let last = best[keep - 1];
-            (best, last)
+        } else {
+            unreachable!("a sort has at least one key")
         };
         let cells = if top.exact {
             best.sort_unstable();
@@ -633,6 +645,59 @@ impl Drop for NeighbourCounts<'_> {
             }
         }
     }
+}
+
+/// The first `keep` (at least one) of `n` cells in sort order, ties in cell order, found in one pass: once
+/// there are `keep`, a cell enters only if it sorts before the worst of them, which most cells fail at the
+/// first key. Returns them and the last of them.
+fn top_by_insertion(
+    n: usize,
+    keep: usize,
+    (first, first_desc): (TopKey, bool),
+    key: impl Fn(usize, TopKey) -> i64,
+    on_keys: impl Fn(usize, usize) -> Ordering,
+) -> (Vec<usize>, usize) {
+    let mut best: Vec<usize> = Vec::with_capacity(keep + 1);
+    let mut floor = i64::MIN;
+    for c in 0..n {
+        if best.len() == keep {
+            let v = key(c, first);
+            let o = if first_desc { floor.cmp(&v) } else { v.cmp(&floor) };
+            // A later cell tied on every key sorts after the kept one.
+            if o == Ordering::Greater || (o == Ordering::Equal && on_keys(c, best[keep - 1]) != Ordering::Less) {
+                continue;
+            }
+        }
+        let at = best.partition_point(|&b| on_keys(b, c) != Ordering::Greater);
+        best.insert(at, c);
+        best.truncate(keep);
+        if best.len() == keep {
+            floor = key(best[keep - 1], first);
+        }
+    }
+    let last = best[keep - 1];
+    (best, last)
+}
+
+/// [`top_by_insertion`] for keys packed into pairs that compare in sort order: the first `keep` (at least
+/// one) of `n` cells, ties in cell order.
+fn top_pairs(n: usize, keep: usize, pair: impl Fn(usize) -> (i64, i64)) -> Vec<usize> {
+    let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
+    let mut floor = (i64::MAX, i64::MAX);
+    for c in 0..n {
+        let k = pair(c);
+        // A later cell tied with the worst kept sorts after it.
+        if best.len() == keep && k >= floor {
+            continue;
+        }
+        let at = best.partition_point(|&(b, _)| b <= k);
+        best.insert(at, (k, c));
+        best.truncate(keep);
+        if best.len() == keep {
+            floor = best[keep - 1].0;
+        }
+    }
+    best.into_iter().map(|(_, c)| c).collect()
 }
 
 /// Up to two ids as a pair padded with `u64::MAX` (no node or relationship has that id); `None` for more, or

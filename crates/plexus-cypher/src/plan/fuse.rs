@@ -211,6 +211,56 @@ fn push_top_groups(node: &mut PlanNode) {
     shape.top = Some(TopGroups { keys: top, exact, skip, limit });
 }
 
+/// Where a slot's value comes from when a fused count's groups are lent as cells
+/// ([`crate::exec::Operator::lend_cells`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CellPart {
+    /// The value of outer key `i` (the `i`-th of [`CountShape::outer_keys`]).
+    Outer(usize),
+    /// The neighbour key: the node, or its id.
+    Neighbour,
+    NeighbourId,
+    /// The value of aggregate `i`.
+    Aggregate(usize),
+}
+
+/// When `input` is a fused count with a [`CountShape`] under projections that only copy slots, and each slot
+/// in `reads` holds a part of its groups: those parts, by slot. An operator over it that reads only these
+/// slots can take the groups as cells, without rows being built and projected for it.
+pub(crate) fn cell_parts(input: &PlanNode, reads: &[usize]) -> Option<Vec<(usize, CellPart)>> {
+    let mut sources: Vec<(usize, usize)> = reads.iter().map(|&s| (s, s)).collect();
+    let mut below = input;
+    while let PlanNode::Project { input, items } = below {
+        // A computed item could fail: skipping it would hide the error.
+        if !items.iter().all(|(e, _)| matches!(e, CExpr::Slot(_))) {
+            return None;
+        }
+        for (_, s) in &mut sources {
+            *s = source_before(items, *s)?;
+        }
+        below = input;
+    }
+    let PlanNode::ExpandAggregate { keys, aggs, shape: Some(shape), .. } = below else { return None };
+    sources
+        .into_iter()
+        .map(|(read, s)| {
+            if let Some(i) = aggs.iter().position(|a| a.slot == s) {
+                return Some((read, CellPart::Aggregate(i)));
+            }
+            let k = keys.iter().position(|(_, out)| *out == s)?;
+            if let Some(i) = shape.outer_keys.iter().position(|&o| o == k) {
+                return Some((read, CellPart::Outer(i)));
+            }
+            match shape.neighbour_key {
+                Some((n, as_id)) if n == k => {
+                    Some((read, if as_id { CellPart::NeighbourId } else { CellPart::Neighbour }))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// The slot whose value a projection's `items` leave in `slot`: the one it copies from, `slot` itself when
 /// no item writes it, `None` when an item computes it.
 fn source_before(items: &[(CExpr, usize)], slot: usize) -> Option<usize> {
