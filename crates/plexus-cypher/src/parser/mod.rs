@@ -76,6 +76,9 @@ pub(crate) struct Parser<'a> {
     inline_predicates: Option<Vec<Expr>>,
     /// Attempts to read a pattern predicate inside an expression that failed (see `try_relationship_pattern`).
     failed_patterns: u32,
+    /// For each `(` token, the index of its `)` (`u32::MAX` when unclosed), worked out once when first asked:
+    /// finding it by scanning made deeply parenthesised input take time cubic in its length.
+    closing_parens: std::cell::OnceCell<Vec<u32>>,
 }
 
 impl<'a> Parser<'a> {
@@ -89,7 +92,29 @@ impl<'a> Parser<'a> {
             quantified_paths: false,
             inline_predicates: None,
             failed_patterns: 0,
+            closing_parens: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The index of the `)` closing the `(` at token `at`.
+    fn closing_paren(&self, at: usize) -> Option<usize> {
+        let closing = self.closing_parens.get_or_init(|| {
+            let mut closing = vec![u32::MAX; self.tokens.len()];
+            let mut open = Vec::new();
+            for (i, t) in self.tokens.iter().enumerate() {
+                match t.tok {
+                    Tok::LParen => open.push(i),
+                    Tok::RParen => {
+                        if let Some(o) = open.pop() {
+                            closing[o] = i as u32;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            closing
+        });
+        closing.get(at).filter(|&&c| c != u32::MAX).map(|&c| c as usize)
     }
 }
 

@@ -316,22 +316,7 @@ impl Parser<'_> {
     /// first token opens a group that is (`((a)-->(b))`).
     fn relationship_after_group(&self, mut at: usize) -> bool {
         while self.tokens.get(at).is_some_and(|t| t.tok == Tok::LParen) {
-            let mut depth = 0usize;
-            let mut end = None;
-            for (i, t) in self.tokens.iter().enumerate().skip(at) {
-                match t.tok {
-                    Tok::LParen => depth += 1,
-                    Tok::RParen => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end = Some(i);
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let Some(end) = end else { return false };
+            let Some(end) = self.closing_paren(at) else { return false };
             if matches!(self.tokens.get(end + 1).map(|t| &t.tok), Some(Tok::Minus | Tok::LeftArrow | Tok::Lt)) {
                 return true;
             }
