@@ -26,6 +26,16 @@ pub const CHECKPOINT_MAGIC_PREFIX: &[u8; 7] = b"PLXCKPT";
 const HEADER_LEN: usize = 64;
 const BLOCK_RAW: usize = 4 << 20;
 
+/// Records the version of the newest checkpoint written, so that an open finding none (or only older ones)
+/// refuses instead of opening without the data it held: a database made by a bulk import has no log to
+/// reveal a deleted checkpoint.
+pub const HEAD_FILE: &str = "checkpoint.head";
+
+/// The version of the newest checkpoint written, as recorded; `None` for a database from before the record.
+pub fn recorded_head(dir: &Path) -> Option<u64> {
+    crate::wal::read_marker(dir, HEAD_FILE)
+}
+
 pub fn checkpoint_name(version: u64) -> String {
     format!("checkpoint-{version:020}.plx")
 }
@@ -93,6 +103,7 @@ pub fn write(
     drop(file);
     std::fs::rename(&tmp_path, &final_path).map_err(|e| StorageError::io(&final_path, e))?;
     sync_dir(dir)?;
+    crate::wal::write_marker(dir, HEAD_FILE, state.version())?;
     Ok((final_path, out.len() as u64))
 }
 

@@ -135,7 +135,7 @@ fn list(dir: &Path) -> Result<NumberedFiles> {
 }
 
 /// Removes checkpoints, log segments and records of the newest segment whose writing was cut short
-/// (`checkpoint-*.plx.tmp`, `wal-*.log.tmp`, `wal.head.tmp`; with `checkpoints_only`, the first alone). Call only
+/// (`checkpoint-*.plx.tmp`, `checkpoint.head.tmp`, `wal-*.log.tmp`, `wal.head.tmp`; with `checkpoints_only`, the first two alone). Call only
 /// with the directory lock held and no checkpoint in progress, and for the log's files only before the log is
 /// open: then no such file is being written.
 fn remove_temporary_files(dir: &Path, checkpoints_only: bool) -> Result<()> {
@@ -146,6 +146,7 @@ fn remove_temporary_files(dir: &Path, checkpoints_only: bool) -> Result<()> {
         let temporary = name.strip_suffix(".tmp");
         let ours = |n: &str| {
             parse_checkpoint_name(n).is_some()
+                || n == checkpoint::HEAD_FILE
                 || (!checkpoints_only && (parse_segment_name(n).is_some() || n == crate::wal::HEAD_FILE))
         };
         if temporary.is_some_and(ours) {
@@ -209,6 +210,18 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
         }
     };
     let (checkpoints, segments) = list(dir)?;
+    if let Some(newest) = checkpoint::recorded_head(dir) {
+        if checkpoints.last().is_none_or(|(v, _)| *v < newest) {
+            return Err(StorageError::Corrupt {
+                path: dir.join(checkpoint::checkpoint_name(newest)),
+                message: format!(
+                    "missing: a checkpoint at version {newest} was written, and opening without it would lose the \
+                     data it holds; restore it, or remove {} to open without it",
+                    checkpoint::HEAD_FILE
+                ),
+            });
+        }
+    }
     let mut report = RecoveryReport { read_only: !repair, ..RecoveryReport::default() };
     let (mut state, mut next_node, mut next_rel) = match checkpoints.last() {
         Some((_, path)) => {
@@ -319,6 +332,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             // would leave one behind after every crash.
             let dropped = &bytes[good_end as usize..];
             let intact = intact_commits_after(dropped);
+            let damaged_commit = written_whole(dropped, good_end);
             // (size, intact commits) of each later segment, read once: they decide the refusal and the report.
             let later_segments: Vec<(u64, u64)> = segments[index + 1..]
                 .iter()
@@ -331,7 +345,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                 let n = intact + later;
                 refuse_loss(path, format!("damaged at offset {offset} ({reason}), and {n} intact commits follow it"))?;
             }
-            let kept = if repair && (intact > 0 || index + 1 < segments.len()) {
+            let kept = if repair && (intact > 0 || index + 1 < segments.len() || damaged_commit) {
                 Some(set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?)
             } else {
                 None
@@ -344,8 +358,9 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                 intact_commits: intact,
                 kept_in: kept,
                 // A segment with a later one after it was complete when the later one began: its damaged
-                // record was a whole commit once, not the torn last write of a crash.
-                unknown_loss: intact == 0 && index + 1 < segments.len(),
+                // record was a whole commit once, not the torn last write of a crash. So was a record written
+                // to its end that fails its checksum.
+                unknown_loss: intact == 0 && (index + 1 < segments.len() || damaged_commit),
             });
             for ((_, later), &(bytes, intact)) in segments[index + 1..].iter().zip(&later_segments) {
                 let kept = if repair { Some(set_aside(later, "log.dropped", None)?) } else { None };
@@ -376,6 +391,23 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
     }
     report.version = state.version();
     Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, resumable, report })
+}
+
+/// Whether `tail`, the log bytes from file offset `at` on, begins with a record that was written to its end
+/// and still fails its check: a damaged commit rather than the torn last write of a crash. Segments are zeroed
+/// ahead of their records and disks write whole sectors, so a write cut short leaves the record's declared
+/// length in place and its last sectors zero; a record whose last sector holds data was written whole.
+fn written_whole(tail: &[u8], at: u64) -> bool {
+    const SECTOR: u64 = 512;
+    let Some(header) = tail.get(..8) else { return false };
+    let len = u32::from_le_bytes(header[..4].try_into().expect("4 bytes")) as usize;
+    if len == 0 || len > crate::wal::MAX_RECORD || tail.len() < 8 + len {
+        return false;
+    }
+    let end = at + 8 + len as u64;
+    // The record's last sector, or the part of it the record covers.
+    let last_sector = ((end - 1) / SECTOR * SECTOR).max(at);
+    tail[(last_sector - at) as usize..8 + len].iter().any(|&b| b != 0)
 }
 
 /// Log data a recovery set aside in `dir` (`wal-N.log.dropped*`), with the number of the segment it came from.

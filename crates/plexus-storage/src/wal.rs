@@ -41,24 +41,35 @@ const ZEROED_AHEAD_MAX: u64 = 4 << 20;
 /// a newest segment that is missing (deleted by hand, lost with a disk) from one that never existed.
 pub const HEAD_FILE: &str = "wal.head";
 
-/// Records `seq` as the newest segment started, atomically (a temporary file, fsynced, then renamed).
+/// Records `seq` as the newest segment started, atomically.
 fn record_head(dir: &Path, seq: u64) -> Result<()> {
-    let mut bytes = seq.to_le_bytes().to_vec();
-    bytes.extend_from_slice(&crc32fast::hash(&seq.to_le_bytes()).to_le_bytes());
-    let (path, temporary) = (dir.join(HEAD_FILE), dir.join(format!("{HEAD_FILE}.tmp")));
+    write_marker(dir, HEAD_FILE, seq)
+}
+
+/// The newest segment started, as recorded; `None` for a database from before the record (or a damaged one,
+/// which then checks nothing).
+pub fn recorded_head(dir: &Path) -> Option<u64> {
+    read_marker(dir, HEAD_FILE)
+}
+
+/// Writes `value` with its checksum to the small file `name`, atomically (a temporary file, fsynced, then
+/// renamed, and the directory fsynced).
+pub(crate) fn write_marker(dir: &Path, name: &str, value: u64) -> Result<()> {
+    let mut bytes = value.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&crc32fast::hash(&value.to_le_bytes()).to_le_bytes());
+    let (path, temporary) = (dir.join(name), dir.join(format!("{name}.tmp")));
     let mut file = File::create(&temporary).map_err(|e| StorageError::io(&temporary, e))?;
     file.write_all(&bytes).and_then(|()| file.sync_all()).map_err(|e| StorageError::io(&temporary, e))?;
     std::fs::rename(&temporary, &path).map_err(|e| StorageError::io(&path, e))?;
     sync_dir(dir)
 }
 
-/// The newest segment started, as recorded; `None` for a database from before the record (or a damaged one,
-/// which then checks nothing).
-pub fn recorded_head(dir: &Path) -> Option<u64> {
-    let bytes = std::fs::read(dir.join(HEAD_FILE)).ok()?;
-    let seq: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+/// The value [`write_marker`] wrote to `name`; `None` when the file is absent or damaged.
+pub(crate) fn read_marker(dir: &Path, name: &str) -> Option<u64> {
+    let bytes = std::fs::read(dir.join(name)).ok()?;
+    let value: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
     let crc = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);
-    (bytes.len() == 12 && crc32fast::hash(&seq) == crc).then_some(u64::from_le_bytes(seq))
+    (bytes.len() == 12 && crc32fast::hash(&value) == crc).then_some(u64::from_le_bytes(value))
 }
 
 pub fn segment_name(seq: u64) -> String {

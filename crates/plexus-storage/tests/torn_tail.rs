@@ -588,6 +588,44 @@ fn a_missing_newest_segment_is_refused() {
     assert_eq!(segments.len(), 1, "{segments:?}");
 }
 
+/// A checkpoint is recorded when written: if it goes missing, opening is refused with an error naming it, even
+/// when no log is left to show that anything came before (a database written by a bulk import, or whose log a
+/// checkpoint retired).
+#[test]
+fn a_missing_checkpoint_is_refused() {
+    let b = build(true);
+    let copy = copy_dir(b.dir.path());
+    let checkpoint = checkpoint_file(copy.path());
+    // Without the log too: nothing else tells that the database held anything.
+    for segment in files_named(copy.path(), |n| n.starts_with("wal")) {
+        std::fs::remove_file(segment).unwrap();
+    }
+    let saved = std::fs::read(&checkpoint).unwrap();
+    std::fs::remove_file(&checkpoint).unwrap();
+    match open(copy.path(), "checkpoint deleted") {
+        Err(StorageError::Corrupt { path, message }) => {
+            assert!(message.contains("missing"), "{message}");
+            assert_eq!(path.file_name(), checkpoint.file_name());
+        }
+        Ok((_, report)) => panic!("opened without its checkpoint: {report}"),
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
+    // Restored, it opens with what it held.
+    std::fs::write(&checkpoint, saved).unwrap();
+    let (store, report) = open(copy.path(), "checkpoint restored").unwrap();
+    assert!(report.checkpoint_version.is_some(), "{report}");
+    assert!(!dump(&store.read()).is_empty());
+    drop(store);
+    // Opening without it (and the log that session started) is the operator's choice: remove the record.
+    std::fs::remove_file(&checkpoint).unwrap();
+    for segment in files_named(copy.path(), |n| n.starts_with("wal")) {
+        std::fs::remove_file(segment).unwrap();
+    }
+    std::fs::remove_file(copy.path().join(plexus_storage::checkpoint::HEAD_FILE)).unwrap();
+    let (store, _) = open(copy.path(), "record removed").unwrap();
+    assert!(dump(&store.read()).is_empty());
+}
+
 /// Every file of `dir` by name with its bytes.
 fn snapshot_files(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -674,6 +712,53 @@ fn damage_to_the_last_record_before_a_later_segment_is_lost_data() {
     // What recovery set aside still says so afterwards.
     let aside = plexus_storage::recovery::set_aside_files(b.dir.path()).unwrap();
     assert!(aside.iter().any(|(_, intact)| intact.is_none()), "{what}: {aside:?}");
+}
+
+/// A flipped byte in the last record of the newest segment, written to its end, was a whole commit: reported as
+/// lost data, and an open for writing keeps its bytes aside instead of cutting them away. The same record with its
+/// last sector zero is what a write cut short by a crash leaves in the zeroed space ahead of the records: dropped
+/// without a file of its own.
+#[test]
+fn damage_to_the_newest_record_is_lost_data_and_kept() {
+    let b = build(false);
+    // One more commit, large enough to span sectors, at the end of the newest segment.
+    let (store, _) = open(b.dir.path(), "a large commit").unwrap();
+    let mut tx = store.write();
+    tx.create_node(&[tx.label("Large")], vec![(tx.prop_key("text"), "x".repeat(3000).as_str().into())]).unwrap();
+    tx.commit().unwrap();
+    drop(store);
+    let segment = last_segment(b.dir.path());
+    let bytes = std::fs::read(&segment).unwrap();
+    let bounds = record_bounds(&bytes);
+    let last = bounds[bounds.len() - 2];
+    assert!(bytes.len() - last > 1024, "the last record spans sectors");
+    let before_it = b.states.len() - 1;
+
+    let what = "last record of the newest segment flipped";
+    let copy = copy_dir(b.dir.path());
+    let mut flipped = bytes.clone();
+    flipped[last + 9] ^= 0x10;
+    std::fs::write(copy.path().join(segment.file_name().unwrap()), &flipped).unwrap();
+    let (store, report) = Store::open_read_only(copy.path()).unwrap();
+    assert!(report.lost_data(), "{what}: {report}");
+    drop(store);
+    let (store, report) = open(copy.path(), what).unwrap();
+    assert!(report.lost_data(), "{what}: {report}");
+    assert_state(&b, &store, &report, before_it, what);
+    let kept = report.dropped[0].kept_in.clone().unwrap_or_else(|| panic!("{what}: nothing kept: {report}"));
+    assert_eq!(std::fs::read(kept).unwrap(), &flipped[last..], "{what}: the dropped bytes are kept as they were");
+    drop(store);
+
+    let what = "last record of the newest segment cut short in zeroed space";
+    let copy = copy_dir(b.dir.path());
+    let mut torn = bytes.clone();
+    let end = torn.len();
+    torn[(end - 1) / 512 * 512..end].fill(0);
+    std::fs::write(copy.path().join(segment.file_name().unwrap()), &torn).unwrap();
+    let (store, report) = open(copy.path(), what).unwrap();
+    assert!(!report.lost_data(), "{what}: a torn write is not lost data: {report}");
+    assert!(report.dropped[0].kept_in.is_none(), "{what}: {report}");
+    assert_state(&b, &store, &report, before_it, what);
 }
 
 /// A database opened for a few commits at a time (each `plexus query`, a short script) goes on writing its last
