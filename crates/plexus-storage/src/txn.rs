@@ -518,6 +518,20 @@ impl WriteTxn {
         }
     }
 
+    /// Declares that this transaction creates a relationship of type `ty` between `a` and `b` because it found
+    /// none (a Cypher `MERGE`): a concurrent transaction declaring or upserting the same, in either direction,
+    /// then conflicts with it, so that two merges cannot both create one. Nothing to declare about a node this
+    /// transaction created, which no other can see.
+    pub fn declare_merged_edge(&mut self, a: NodeId, ty: TypeId, b: NodeId) {
+        if self.created.contains(a.0) || self.created.contains(b.0) {
+            return;
+        }
+        self.writes.push(WriteKey::EdgeMerge(hash_of((a, ty, b))));
+        if a != b {
+            self.writes.push(WriteKey::EdgeMerge(hash_of((b, ty, a))));
+        }
+    }
+
     /// Removes every relationship matching each `(src, type, dst)`; returns how many were removed. All or nothing.
     pub fn remove_edges(&mut self, edges: &[(NodeId, TypeId, NodeId)]) -> Result<u64> {
         self.settle();

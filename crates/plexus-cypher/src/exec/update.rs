@@ -289,6 +289,9 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
         if !tx.node_exists(from) || !tx.node_exists(to) {
             return Err(deleted_node());
         }
+        if merge {
+            tx.declare_merged_edge(from, ty, to);
+        }
         let id = tx.create_rel(from, ty, to, props)?;
         ctx.stats.relationships_created += 1;
         ctx.stats.properties_set += nprops;
