@@ -386,6 +386,35 @@ fn a_write_past_the_memory_limit_fails_and_leaves_nothing() {
     assert_eq!(db.run("MATCH (n:Big) RETURN count(n)"), vec![vec![int(100000)]]);
 }
 
+/// What a statement holds while it runs counts against the memory limit, not only its result: a sort of every
+/// row, the groups of an aggregation and the values it collects, the rows DISTINCT has seen.
+#[test]
+fn rows_held_while_running_count_against_the_memory_limit() {
+    let db = Db::new();
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, Some(8 << 20)));
+    let run = |q: &str| db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt));
+    for q in [
+        "UNWIND range(1, 2000000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1",
+        "UNWIND range(1, 2000000) AS x WITH collect(x) AS c RETURN size(c) AS n",
+        "UNWIND range(1, 2000000) AS x WITH x % 1000000 AS k, count(*) AS c RETURN count(*) AS n",
+        "UNWIND range(1, 2000000) AS x WITH count(DISTINCT x) AS c RETURN c",
+        "UNWIND range(1, 2000000) AS x WITH DISTINCT x RETURN count(*) AS n",
+    ] {
+        let e = run(q).expect_err("over the limit");
+        assert_eq!(e.kind, ErrorKind::MemoryLimit, "{q}: {e}");
+    }
+    // The same shapes under the limit, and a sort bounded by its LIMIT, run.
+    for (q, n) in [
+        ("UNWIND range(1, 2000000) AS x RETURN x ORDER BY x DESC LIMIT 1", 2000000),
+        ("UNWIND range(1, 1000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1", 1000),
+        ("UNWIND range(1, 1000) AS x WITH collect(x) AS c RETURN size(c) AS n", 1000),
+        ("UNWIND range(1, 2000000) AS x WITH x % 10 AS k, count(*) AS c RETURN count(*) AS n", 10),
+        ("UNWIND range(1, 1000) AS x WITH DISTINCT x RETURN count(*) AS n", 1000),
+    ] {
+        assert_eq!(run(q).unwrap_or_else(|e| panic!("{q}: {e}")).rows, vec![vec![int(n)]], "{q}");
+    }
+}
+
 #[test]
 fn a_sort_under_the_largest_limit_keeps_every_row() {
     let db = Db::new();

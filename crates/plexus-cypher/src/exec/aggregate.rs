@@ -220,6 +220,10 @@ pub(crate) struct Grouper<'p> {
     groups: Vec<(Row, Vec<Acc>)>,
     percentiles: Vec<Option<f64>>,
     key: Vec<Equivalent>,
+    /// Bytes the groups and the values they keep take, roughly (for the memory limit), and rows added since it
+    /// was last checked.
+    held: usize,
+    unchecked: usize,
 }
 
 impl<'p> Grouper<'p> {
@@ -231,6 +235,8 @@ impl<'p> Grouper<'p> {
             groups: Vec::new(),
             percentiles: vec![None; aggs.len()],
             key: Vec::with_capacity(keys.len()),
+            held: 0,
+            unchecked: 0,
         }
     }
 
@@ -243,7 +249,20 @@ impl<'p> Grouper<'p> {
                     self.percentiles[i] = Some(percentile_arg(&extra.eval(row, ctx)?)?);
                 }
             }
+            if let Some(v) = &v {
+                // What the aggregate keeps of each value: collected, or remembered for DISTINCT.
+                let kept = usize::from(spec.distinct)
+                    + usize::from(matches!(spec.func, AggFn::Collect | AggFn::PercentileCont | AggFn::PercentileDisc));
+                if kept > 0 {
+                    self.held += kept * super::approx_bytes(v);
+                }
+            }
             self.groups[g].1[i].add(spec, v)?;
+        }
+        self.unchecked += 1;
+        if self.unchecked == super::BATCH {
+            self.unchecked = 0;
+            super::check_held(ctx, self.held, "aggregation")?;
         }
         Ok(())
     }
@@ -280,6 +299,7 @@ impl<'p> Grouper<'p> {
                     for ((_, slot), v) in self.keys.iter().zip(&self.key) {
                         first[*slot] = v.0.clone();
                     }
+                    self.held += 2 * super::row_bytes(&first) + 64 * self.aggs.len();
                     self.groups.push((first, self.aggs.iter().map(Acc::new).collect()));
                     self.index.insert(self.key.clone(), self.groups.len() - 1);
                     self.groups.len() - 1

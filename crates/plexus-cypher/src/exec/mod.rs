@@ -106,6 +106,34 @@ fn lend_batches<O: Operator + ?Sized>(op: &mut O, ctx: &mut Ctx, sink: &mut RowS
 
 type Op<'p> = Box<dyn Operator + 'p>;
 
+/// A rough count of the bytes a value held by an operator takes: for the memory limit, which this keeps from
+/// being exceeded by an order of magnitude, not to the byte.
+pub(crate) fn approx_bytes(v: &Value) -> usize {
+    std::mem::size_of::<Value>()
+        + match v {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::List(items) => items.iter().map(approx_bytes).sum(),
+            Value::Map(m) => m.iter().map(|(k, v)| 32 + k.len() + approx_bytes(v)).sum(),
+            Value::Path(p) => 16 * (p.nodes.len() + p.rels.len()),
+            _ => 0,
+        }
+}
+
+/// The bytes a held row takes, by [`approx_bytes`], with its allocation.
+pub(crate) fn row_bytes(row: &[Value]) -> usize {
+    32 + row.iter().map(approx_bytes).sum::<usize>()
+}
+
+/// Under a memory limit, an error once an operator holds more than the limit in rows or values (`held` bytes):
+/// a sort of every row, the groups of an aggregation and what they collect, the rows DISTINCT has seen.
+pub(crate) fn check_held(ctx: &Ctx, held: usize, what: &str) -> Result<()> {
+    let Some(interrupt) = &ctx.interrupt else { return Ok(()) };
+    interrupt.check_memory(held, |limit| {
+        format!("the {what} needs more than the query's memory limit of {limit} bytes; add a LIMIT or hold less")
+    })
+}
+
 /// Runs `plan` to completion (or until `limit` rows) and returns its rows.
 pub(crate) fn run_plan(plan: &PlanNode, arg: Option<Row>, ctx: &mut Ctx, limit: Option<usize>) -> Result<Vec<Row>> {
     let mut op = open(plan, arg);
@@ -238,20 +266,23 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             // The key of each row is built in one reused buffer; only a row not seen before allocates its own.
             let mut seen: FxHashSet<Vec<Equivalent>> = FxHashSet::default();
             let mut key: Vec<Equivalent> = Vec::with_capacity(slots.len());
+            let mut held = 0usize;
             boxed(
                 plan,
-                MapBatch::new(open(input, arg), move |mut batch: Batch, _: &mut Ctx| {
+                MapBatch::new(open(input, arg), move |mut batch: Batch, ctx: &mut Ctx| {
                     let mut kept = 0;
                     for i in 0..batch.len() {
                         key.clear();
                         key.extend(slots.iter().map(|s| Equivalent(batch[i][*s].clone())));
                         if !seen.contains(key.as_slice()) {
+                            held += 48 + key.iter().map(|k| approx_bytes(&k.0)).sum::<usize>();
                             seen.insert(key.clone());
                             batch.swap(kept, i);
                             kept += 1;
                         }
                     }
                     batch.truncate(kept);
+                    check_held(ctx, held, "DISTINCT")?;
                     Ok(batch)
                 }),
             )

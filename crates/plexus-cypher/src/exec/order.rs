@@ -40,6 +40,8 @@ impl<'p> Sort<'p> {
         let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
         let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
         let mut key: Vec<Value> = Vec::with_capacity(keys.len());
+        // Bytes held by an unbounded sort (a bounded one holds at most twice its bound).
+        let mut held = 0usize;
         self.input.for_each_row(ctx, &mut |row, ctx| {
             key.clear();
             for (e, _) in keys {
@@ -48,6 +50,12 @@ impl<'p> Sort<'p> {
             if let Some(k) = keep {
                 if k == 0 || (full && order(&key, &keyed[k - 1].0) != std::cmp::Ordering::Less) {
                     return Ok(ControlFlow::Continue(()));
+                }
+            }
+            if keep.is_none() {
+                held += row_bytes(row) + row_bytes(&key);
+                if keyed.len().is_multiple_of(BATCH) {
+                    check_held(ctx, held, "sort")?;
                 }
             }
             keyed.push((std::mem::replace(&mut key, Vec::with_capacity(keys.len())), std::mem::take(row)));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use plexus_storage::{LabelId, NodeId, PropKeyId, RelId, TokenKind, TypeId};
 
 use super::ctx::Ctx;
-use super::{run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
+use super::{approx_bytes, run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
 use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, PropKey, SetOp};
@@ -50,19 +50,6 @@ impl Operator for Update<'_> {
 /// values, and its share of the copied leaves. Only for the memory limit, which this keeps from being exceeded
 /// by an order of magnitude, not to the byte.
 const BYTES_PER_CHANGE: usize = 160;
-
-/// A rough count of the bytes a value of a buffered row takes.
-fn approx_bytes(v: &Value) -> usize {
-    std::mem::size_of::<Value>()
-        + match v {
-            Value::String(s) => s.len(),
-            Value::Bytes(b) => b.len(),
-            Value::List(items) => items.iter().map(approx_bytes).sum(),
-            Value::Map(m) => m.iter().map(|(k, v)| 32 + k.len() + approx_bytes(v)).sum(),
-            Value::Path(p) => 16 * (p.nodes.len() + p.rels.len()),
-            _ => 0,
-        }
-}
 
 /// Under a memory limit, an error once the rows an update holds (`buffered` bytes) and the changes its
 /// transaction made so far need more than the limit: a statement like `UNWIND range(1, 100000000) AS i CREATE
