@@ -10,14 +10,25 @@ use plexus::{CypherError, Database, Params, ResultValue};
 
 use crate::format::{self, render, summary, Format};
 
+pub(crate) const EXAMPLES: &str = "Examples:
+  plexus query --data g \"MATCH (n) RETURN count(n) AS nodes\"
+  plexus query --data g -p id=42 -p 'name => \"Ann\"' 'CREATE (:P {id: $id, name: $name})'
+  plexus query --data g --format csv -f report.cypher > report.csv
+  echo 'RETURN 1 AS one' | plexus query --data g -";
+
 #[derive(Args)]
 pub struct QueryArgs {
     /// Database directory.
     #[arg(long, default_value = "plexus-data")]
     data: PathBuf,
-    /// The openCypher statement.
-    query: String,
-    /// A parameter, `name=VALUE` where VALUE is a Cypher literal: `--param id=42 --param name="'Ann'"`.
+    /// The openCypher statement; `-` reads it from standard input.
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    query: Option<String>,
+    /// Read the statement from FILE.
+    #[arg(long, short = 'f', value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// A parameter: `name=VALUE`, `name => VALUE`, `name: VALUE` or a map `{a: 1, b: 2}` setting several, where
+    /// VALUE is a Cypher literal: `--param id=42 --param name="'Ann'"`.
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
     params: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -28,16 +39,92 @@ pub struct QueryArgs {
     read_only: bool,
 }
 
-/// Parses `name=literal` parameters by evaluating each literal as a Cypher expression.
+/// Parses `--param` values (each in any form [`parse_param`] takes) by evaluating each literal as a Cypher
+/// expression.
 pub fn parse_params(db: &Database, specs: &[String]) -> Result<Params, String> {
     let mut params = Params::new();
     for spec in specs {
-        let (name, literal) = spec.split_once('=').ok_or_else(|| format!("parameter '{spec}' is not NAME=VALUE"))?;
-        let name = name.trim().trim_start_matches('$');
-        let value = literal_value(db, literal.trim()).map_err(|e| format!("parameter {name}: {e}"))?;
-        params.insert(name.to_string(), value);
+        for (name, value) in parse_param(db, spec)? {
+            params.insert(name, value);
+        }
     }
     Ok(params)
+}
+
+/// One parameter setting as `--param` and the shell's `:param` take it (the forms `cypher-shell` takes):
+/// `name=VALUE`, `name => VALUE`, `name: VALUE`, or a map `{a: 1, b: 'x'}` setting several at once. VALUE is a
+/// Cypher literal. A name is letters, digits and `_` (a leading `$` is allowed); any other name is written in
+/// backticks, as in Cypher: `` `my-name` => 1 ``.
+pub fn parse_param(db: &Database, spec: &str) -> Result<Vec<(String, plexus::cypher::Value)>, String> {
+    let trimmed = spec.trim();
+    if trimmed.starts_with('{') {
+        let value = literal_value(db, trimmed).map_err(|e| format!("parameters {trimmed}: {e}"))?;
+        let plexus::cypher::Value::Map(map) = value else {
+            return Err(format!("parameters {trimmed}: not a map"));
+        };
+        return Ok(map.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
+    }
+    let (name, literal) = split_param(trimmed)?;
+    let value = literal_value(db, literal).map_err(|e| format!("parameter {name}: {e}"))?;
+    Ok(vec![(name, value)])
+}
+
+const PARAM_FORMS: &str = "NAME=VALUE, NAME => VALUE, NAME: VALUE or {NAME: VALUE, ...}";
+
+/// Splits `name => literal` (or `name: literal`, `name=literal`) into the name and the literal.
+fn split_param(spec: &str) -> Result<(String, &str), String> {
+    let body = spec.strip_prefix('$').unwrap_or(spec);
+    let (name, rest) = if let Some(quoted) = body.strip_prefix('`') {
+        // A backticked name; a backtick inside it is doubled.
+        let mut name = String::new();
+        let mut chars = quoted.char_indices().peekable();
+        let mut end = None;
+        while let Some((i, c)) = chars.next() {
+            if c == '`' {
+                if chars.peek().map(|p| p.1) == Some('`') {
+                    chars.next();
+                    name.push('`');
+                } else {
+                    end = Some(i + 1);
+                    break;
+                }
+            } else {
+                name.push(c);
+            }
+        }
+        let end = end.ok_or_else(|| format!("parameter '{spec}': the name's backtick is not closed"))?;
+        (name, &quoted[end..])
+    } else {
+        let end = body.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(body.len());
+        (body[..end].to_string(), &body[end..])
+    };
+    if name.is_empty() {
+        return Err(format!("parameter '{spec}' has no name: write {PARAM_FORMS}"));
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) && !body.starts_with('`') {
+        return Err(format!("parameter name '{name}' starts with a digit: write it in backticks, `{name}`"));
+    }
+    let rest = rest.trim_start();
+    let literal = rest
+        .strip_prefix("=>")
+        .or_else(|| rest.strip_prefix(':'))
+        .or_else(|| rest.strip_prefix('='))
+        .ok_or_else(|| {
+            if rest.is_empty() {
+                format!("parameter '{spec}' has no value: write {PARAM_FORMS}")
+            } else {
+                let whole: String = body.chars().take_while(|c| !matches!(c, '=' | ':' | ' ')).collect();
+                format!(
+                    "parameter '{spec}': a name is letters, digits and _; write others in backticks (`{whole}` => \
+                     VALUE), and the forms are {PARAM_FORMS}"
+                )
+            }
+        })?
+        .trim();
+    if literal.is_empty() {
+        return Err(format!("parameter '{spec}' has no value: write {PARAM_FORMS}"));
+    }
+    Ok((name, literal))
 }
 
 /// Evaluates a literal (`42`, `'text'`, `[1, 2]`, `{a: 1}`, `date('2020-01-01')`) to a parameter value.
@@ -52,25 +139,107 @@ pub fn literal_value(db: &Database, literal: &str) -> Result<plexus::cypher::Val
 
 /// An error with the offending line of the query and a caret under the position.
 pub fn show_error(query: &str, e: &CypherError) -> String {
-    let mut s = format!("{e}");
-    if let Some(p) = e.position {
-        if let Some(line) = query.lines().nth(p.line.saturating_sub(1)) {
-            s.push_str(&format!("\n  {line}\n  {}^", " ".repeat(p.column.saturating_sub(1))));
+    show_error_at(query, e, (1, 1))
+}
+
+/// Characters of the offending line shown around the position: a long line is cut to a window with `...` at
+/// the cuts, so a line of megabytes does not fill the terminal.
+const SNIPPET: usize = 100;
+
+/// [`show_error`] for a statement that starts at `origin` (line and column, from 1) of a longer text, a script:
+/// the position the error names is the one in that text.
+pub fn show_error_at(query: &str, e: &CypherError, origin: (usize, usize)) -> String {
+    let Some(p) = e.position else {
+        return if origin.0 > 1 { format!("{e} (in the statement at line {})", origin.0) } else { format!("{e}") };
+    };
+    let mut shifted = e.clone();
+    if let Some(q) = &mut shifted.position {
+        if q.line <= 1 {
+            q.column += origin.1 - 1;
         }
+        q.line = origin.0 + q.line.max(1) - 1;
+    }
+    let mut s = format!("{shifted}");
+    if let Some(line) = query.lines().nth(p.line.saturating_sub(1)) {
+        let (snippet, caret) = window(line, p.column.saturating_sub(1));
+        s.push_str(&format!("\n  {snippet}\n  {}^", " ".repeat(caret)));
     }
     s
 }
 
-pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
+/// About [`SNIPPET`] characters of `line` around character `at`, and where `at` is in them. Tabs and other
+/// control characters show as spaces, so the caret stays under its place.
+fn window(line: &str, at: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let at = at.min(chars.len());
+    if chars.len() <= SNIPPET {
+        return (chars.into_iter().collect(), at);
+    }
+    let start = at.saturating_sub(SNIPPET / 2).min(chars.len() - SNIPPET);
+    let end = (start + SNIPPET).min(chars.len());
+    let mut s = String::new();
+    let mut caret = at - start;
+    if start > 0 {
+        s.push_str("...");
+        caret += 3;
+    }
+    s.extend(&chars[start..end]);
+    if end < chars.len() {
+        s.push_str("...");
+    }
+    (s, caret)
+}
+
+impl QueryArgs {
+    fn text(&self) -> &str {
+        self.query.as_deref().unwrap_or_default()
+    }
+}
+
+/// The statement to run: the argument, standard input (`-`) or a file (`--file`).
+fn statement_text(args: &QueryArgs) -> Result<String, String> {
+    let read = |what: &str, r: std::io::Result<Vec<u8>>| -> Result<String, String> {
+        let bytes = r.map_err(|e| format!("reading {what}: {e}"))?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("{what} is not valid UTF-8: {e}"))?;
+        Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
+    };
+    match (&args.query, &args.file) {
+        (_, Some(file)) => read(&file.display().to_string(), std::fs::read(file)),
+        (Some(q), None) if q == "-" => {
+            let mut bytes = Vec::new();
+            let r = std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes).map(|_| bytes);
+            read("standard input", r)
+        }
+        (Some(q), None) => Ok(q.clone()),
+        (None, None) => Err("give a statement, - to read it from standard input, or --file FILE".into()),
+    }
+}
+
+/// Whether `query` holds more than one statement (`RETURN 1; RETURN 2`): `query` runs one.
+fn several_statements(query: &str) -> bool {
+    let mut buffer = format!("{query}\n;");
+    crate::shell::take_statements(&mut buffer).len() > 1
+}
+
+pub fn run(mut args: QueryArgs) -> Result<ExitCode, String> {
+    let text = statement_text(&args)?;
+    let text = text.trim_end();
+    let text = text.strip_suffix(';').unwrap_or(text).to_string();
+    if several_statements(&text) {
+        return Err("`plexus query` runs one statement and this holds several: run them one at a time, or as a \
+                    script with `plexus shell --data DIR < script.cypher`"
+            .into());
+    }
+    args.query = Some(text);
     let db = crate::open(&args.data, args.read_only)?;
     let params = Arc::new(parse_params(&db, &args.params)?);
     let start = Instant::now();
-    if args.format != Format::Table && db.engine().access(&args.query).ok() == Some(plexus::cypher::Access::Read) {
+    if args.format != Format::Table && db.engine().access(args.text()).ok() == Some(plexus::cypher::Access::Read) {
         if let Some(code) = stream(&db, &args, &params)? {
             return Ok(code);
         }
     }
-    match db.execute(&args.query, &params) {
+    match db.execute(args.text(), &params) {
         Ok(result) => {
             print!("{}", render(&result, args.format));
             if let Some(plan) = &result.plan {
@@ -87,7 +256,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("{}", show_error(&args.query, &e));
+            eprintln!("{}", show_error(args.text(), &e));
             Ok(ExitCode::from(1))
         }
     }
@@ -98,11 +267,11 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, String> {
 /// for EXPLAIN of a write, which has no rows to stream: the caller explains it as any statement.
 fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Option<ExitCode>, String> {
     use std::io::Write;
-    let stream = match db.engine().execute_read_streaming(db.read(), &args.query, params.clone(), None, 1) {
+    let stream = match db.engine().execute_read_streaming(db.read(), args.text(), params.clone(), None, 1) {
         Ok(stream) => stream,
         Err(e) if e.detail == "WriteInReadOnlyTransaction" => return Ok(None),
         Err(e) => {
-            eprintln!("{}", show_error(&args.query, &e));
+            eprintln!("{}", show_error(args.text(), &e));
             return Ok(Some(ExitCode::from(1)));
         }
     };
@@ -126,7 +295,7 @@ fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Optio
                 Ok(None) => break,
                 Err(e) => {
                     out.flush().map_err(write_error)?;
-                    eprintln!("{}", show_error(&args.query, &e));
+                    eprintln!("{}", show_error(args.text(), &e));
                     return Ok(Some(ExitCode::from(1)));
                 }
             }
@@ -140,4 +309,34 @@ fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Optio
         eprint!("{plan}");
     }
     Ok(Some(ExitCode::SUCCESS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_names_are_identifiers_or_backticked() {
+        assert_eq!(split_param("x=1").unwrap(), ("x".to_string(), "1"));
+        assert_eq!(split_param("$x => 'a=b'").unwrap(), ("x".to_string(), "'a=b'"));
+        assert_eq!(split_param("x: {a: 1}").unwrap(), ("x".to_string(), "{a: 1}"));
+        assert_eq!(split_param("`a``b-c` = 2").unwrap(), ("a`b-c".to_string(), "2"));
+        assert!(split_param("=5").unwrap_err().contains("no name"));
+        assert!(split_param("my-name=1").unwrap_err().contains("`my-name`"));
+        assert!(split_param("x =>").unwrap_err().contains("no value"));
+        assert!(split_param("`open = 1").unwrap_err().contains("not closed"));
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_error() {
+        assert_eq!(window("RETURN\tx", 7), ("RETURN x".to_string(), 7));
+        let line = format!("RETURN {}x", " ".repeat(100_000));
+        let (shown, caret) = window(&line, 100_007);
+        assert!(shown.chars().count() <= SNIPPET + 6, "{}", shown.len());
+        assert!(shown.starts_with("...") && shown.ends_with('x'));
+        assert_eq!(shown.chars().nth(caret), Some('x'));
+        let (shown, caret) = window(&format!("x{}", " ".repeat(1000)), 0);
+        assert!(shown.starts_with('x') && shown.ends_with("..."));
+        assert_eq!(caret, 0);
+    }
 }

@@ -1,55 +1,125 @@
 //! `plexus shell`: an interactive Cypher shell in the manner of `cypher-shell` and `sqlite3`.
 //!
 //! Statements end with `;` and may span lines. Commands start with `:` (`:help`). With standard input not a
-//! terminal, statements are read from it and run in order (`plexus shell < script.cypher`).
+//! terminal, statements are read from it and run in order (`plexus shell < script.cypher`), stopping at the
+//! first that fails unless `--fail-at-end` is given.
+//!
+//! Ctrl-C while a statement runs stops that statement (its changes are rolled back); at the prompt it clears the
+//! line. Each statement entered is added to the history file at once, so a session that is killed keeps it.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::Args;
+use plexus::cypher::{ErrorKind, Interrupt};
 use plexus::{Database, Params};
 
 use crate::format::{render, summary, Format};
-use crate::query::{literal_value, show_error};
+use crate::query::{parse_param, show_error_at};
 
 #[derive(Args)]
 pub struct ShellArgs {
     /// Database directory.
     #[arg(long, default_value = "plexus-data")]
-    data: PathBuf,
+    pub(crate) data: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Open the database read-only: nothing on disk changes, statements that write fail. (A database in a
     /// directory this user cannot write to is opened this way without asking.)
     #[arg(long)]
     read_only: bool,
+    /// Reading a script: run every statement even after one fails (exit status 1 at the end if any failed).
+    /// By default a script stops at the first failing statement or command, with exit status 1.
+    #[arg(long)]
+    fail_at_end: bool,
 }
 
+impl ShellArgs {
+    /// The shell on `data` with every option at its default (what `plexus` alone opens).
+    pub fn on(data: PathBuf) -> ShellArgs {
+        ShellArgs { data, format: Format::Table, read_only: false, fail_at_end: false }
+    }
+}
+
+pub(crate) const EXAMPLES: &str = "Examples:
+  plexus shell --data g                       interactive (statements end with ;)
+  plexus shell --data g < script.cypher       run a script, stopping at the first error
+  plexus shell --data g --fail-at-end --format csv < script.cypher";
+
 const HELP: &str = "\
-Statements end with ';' and may span several lines.
+Statements end with ';' and may span several lines. Ctrl-C stops a running statement.
   :help                 this help
-  :param NAME => VALUE  set a parameter ($NAME) to a Cypher literal
+  :param NAME => VALUE  set a parameter ($NAME) to a Cypher literal (also NAME: VALUE, NAME=VALUE)
+  :param {a: 1, b: 2}   set several parameters
   :params               list the parameters
   :clear                forget all parameters
   :format table|json|csv
   :exit, :quit          leave (Ctrl-D too)";
 
+/// Set by SIGINT (Ctrl-C); a running statement asks it now and then and stops when it is set.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Ctrl-C sets [`INTERRUPTED`] instead of ending the process. (While rustyline reads a line, the terminal is in
+/// raw mode and Ctrl-C is a key, which clears the line.)
+fn catch_sigint() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; the sigaction struct is fully
+    // initialised (zeroed, then its handler and empty mask set).
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+/// How a statement ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Done,
+    Failed,
+    /// Stopped by Ctrl-C, its changes rolled back.
+    Interrupted,
+}
+
+/// What to do after a `:command`.
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Exit,
+}
+
 struct Session {
     db: Database,
     params: Params,
     format: Format,
-    failed: bool,
     /// On a terminal the plan and the row count follow the rows; from a script they go to stderr, so that
     /// stdout holds only results (JSON or CSV another program reads).
     interactive: bool,
 }
 
 impl Session {
-    fn statement(&mut self, text: &str) {
+    /// Runs one statement that starts at `origin` (line, column) of the input, which its error names.
+    fn statement(&mut self, text: &str, origin: (usize, usize)) -> Outcome {
+        if interrupted() {
+            eprintln!("Interrupted");
+            return Outcome::Interrupted;
+        }
         let start = Instant::now();
-        match self.db.execute(text, &self.params) {
+        let interrupt = Arc::new(Interrupt::new(None, None).with_probe(Duration::from_millis(20), interrupted));
+        match self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)) {
             Ok(result) => {
                 print!("{}", render(&result, self.format));
                 let summary = summary(&result, start.elapsed());
@@ -64,20 +134,25 @@ impl Session {
                     }
                     eprintln!("{summary}");
                 }
+                Outcome::Done
+            }
+            Err(e) if e.kind == ErrorKind::Terminated && interrupted() => {
+                eprintln!("Interrupted");
+                Outcome::Interrupted
             }
             Err(e) => {
-                self.failed = true;
-                eprintln!("{}", show_error(text, &e));
+                eprintln!("{}", show_error_at(text, &e, origin));
+                Outcome::Failed
             }
         }
     }
 
-    /// Runs a `:command`; returns false to leave.
-    fn command(&mut self, line: &str) -> bool {
+    /// Runs a `:command`: whether to go on, or why it failed.
+    fn command(&mut self, line: &str) -> Result<Flow, String> {
         let line = line.trim().trim_end_matches(';');
         let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         match cmd {
-            ":exit" | ":quit" | ":q" => return false,
+            ":exit" | ":quit" | ":q" => return Ok(Flow::Exit),
             ":help" | ":h" => println!("{HELP}"),
             ":params" => {
                 for (k, v) in &self.params {
@@ -89,31 +164,31 @@ impl Session {
                 "table" => self.format = Format::Table,
                 "json" => self.format = Format::Json,
                 "csv" => self.format = Format::Csv,
-                other => eprintln!("unknown format '{other}': table, json or csv"),
+                other => return Err(format!("unknown format '{other}': table, json or csv")),
             },
             ":param" => {
-                let parsed = rest.split_once("=>").or_else(|| rest.split_once(':')).or_else(|| rest.split_once('='));
-                match parsed {
-                    Some((name, value)) => {
-                        let name = name.trim().trim_start_matches('$').to_string();
-                        match literal_value(&self.db, value.trim()) {
-                            Ok(v) => {
-                                self.params.insert(name, v);
-                            }
-                            Err(e) => eprintln!("{e}"),
-                        }
-                    }
-                    None => eprintln!("usage: :param NAME => VALUE"),
+                if rest.trim().is_empty() {
+                    return Err("usage: :param NAME => VALUE, or :param {NAME: VALUE, ...}".into());
+                }
+                for (name, value) in parse_param(&self.db, rest)? {
+                    self.params.insert(name, value);
                 }
             }
-            other => eprintln!("unknown command {other}; :help lists them"),
+            other => return Err(format!("unknown command {other}; :help lists them")),
         }
-        true
+        Ok(Flow::Continue)
     }
 }
 
+/// A complete statement split off the input, and the byte offset in the buffer where its text starts.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub text: String,
+    pub offset: usize,
+}
+
 /// Splits complete statements (ending with `;` outside strings and comments) off the front of `buffer`.
-fn take_statements(buffer: &mut String) -> Vec<String> {
+pub(crate) fn take_statements(buffer: &mut String) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut start = 0;
     // Whether the statement since `start` holds anything but whitespace and comments.
@@ -156,9 +231,10 @@ fn take_statements(buffer: &mut String) -> Vec<String> {
                     }
                 }
                 ';' => {
-                    let s = buffer[start..i].trim();
+                    let s = &buffer[start..i];
                     if has_code {
-                        out.push(s.to_string());
+                        let offset = start + (s.len() - s.trim_start().len());
+                        out.push(Piece { text: s.trim().to_string(), offset });
                     }
                     start = i + 1;
                     has_code = false;
@@ -172,37 +248,153 @@ fn take_statements(buffer: &mut String) -> Vec<String> {
     out
 }
 
+/// Whether `buffer` holds nothing but whitespace and complete comments: a `:command` may follow, and the prompt
+/// is the first line's.
+fn is_blank(buffer: &str) -> bool {
+    let mut rest = format!("{buffer}\n;");
+    take_statements(&mut rest).is_empty() && rest.trim().is_empty()
+}
+
+/// Where the input stands after `text`, which starts at `origin` (line, column; from 1).
+fn advance(origin: (usize, usize), text: &str) -> (usize, usize) {
+    match text.rfind('\n') {
+        None => (origin.0, origin.1 + text.chars().count()),
+        Some(last) => (origin.0 + text.matches('\n').count(), text[last + 1..].chars().count() + 1),
+    }
+}
+
+/// A script read from standard input: statements run in order, each error naming its line in the input.
+struct Script<'a> {
+    session: &'a mut Session,
+    /// Statement text not yet ended by `;`, and where it starts in the input.
+    buffer: String,
+    origin: (usize, usize),
+    fail_at_end: bool,
+    failed: bool,
+}
+
+/// Why a script stopped before its end.
+enum Stop {
+    Exit,
+    Failed,
+    Interrupted,
+}
+
+impl Script<'_> {
+    /// Runs the statements that `buffer` completes.
+    fn run_complete(&mut self) -> Result<(), Stop> {
+        let before = self.buffer.clone();
+        let pieces = take_statements(&mut self.buffer);
+        let consumed = before.len() - self.buffer.len();
+        let origin = self.origin;
+        self.origin = advance(origin, &before[..consumed]);
+        for piece in pieces {
+            let at = advance(origin, &before[..piece.offset]);
+            match self.session.statement(&piece.text, at) {
+                Outcome::Done => {}
+                Outcome::Failed => self.fail()?,
+                Outcome::Interrupted => return Err(Stop::Interrupted),
+            }
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self) -> Result<(), Stop> {
+        self.failed = true;
+        if self.fail_at_end {
+            Ok(())
+        } else {
+            Err(Stop::Failed)
+        }
+    }
+
+    /// Line `number` of the input.
+    fn line(&mut self, number: usize, line: &str) -> Result<(), Stop> {
+        if interrupted() {
+            eprintln!("Interrupted");
+            return Err(Stop::Interrupted);
+        }
+        if is_blank(&self.buffer) && line.trim_start().starts_with(':') {
+            self.buffer.clear();
+            self.origin = (number + 1, 1);
+            return match self.session.command(line) {
+                Ok(Flow::Continue) => Ok(()),
+                Ok(Flow::Exit) => Err(Stop::Exit),
+                Err(e) => {
+                    eprintln!("line {number}: {e}");
+                    self.fail()
+                }
+            };
+        }
+        if self.buffer.trim().is_empty() {
+            self.buffer.clear();
+            self.origin = (number, 1);
+        }
+        self.buffer.push_str(line);
+        self.buffer.push('\n');
+        self.run_complete()
+    }
+
+    /// The end of the input: a last statement may end without ';'. Whatever stays unsplit after that is inside
+    /// an unclosed string or comment: it runs anyway, so the parser names the problem instead of it passing
+    /// silently.
+    fn end(&mut self) -> Result<(), Stop> {
+        self.buffer.push(';');
+        self.run_complete()?;
+        let rest = self.buffer.trim().trim_end_matches(';').trim_end().to_string();
+        if !rest.is_empty() {
+            let at = advance(self.origin, &self.buffer[..self.buffer.len() - self.buffer.trim_start().len()]);
+            match self.session.statement(&rest, at) {
+                Outcome::Done => {}
+                Outcome::Failed => self.fail()?,
+                Outcome::Interrupted => return Err(Stop::Interrupted),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the statements and commands of `input`, a script.
+fn run_script(session: &mut Session, mut input: impl BufRead, fail_at_end: bool) -> Result<ExitCode, String> {
+    let mut script = Script { session, buffer: String::new(), origin: (1, 1), fail_at_end, failed: false };
+    let mut number = 0;
+    let mut bytes = Vec::new();
+    let stopped = loop {
+        bytes.clear();
+        let n = input.read_until(b'\n', &mut bytes).map_err(|e| format!("reading the script: {e}"))?;
+        if n == 0 {
+            break script.end().err();
+        }
+        number += 1;
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+        }
+        let line = std::str::from_utf8(&bytes)
+            .map_err(|e| format!("line {number} of the script is not valid UTF-8 (byte {})", e.valid_up_to() + 1))?;
+        // A byte order mark, as some editors write, is no part of the first statement.
+        let line = if number == 1 { line.strip_prefix('\u{feff}').unwrap_or(line) } else { line };
+        if let Err(stop) = script.line(number, line) {
+            break Some(stop);
+        }
+    };
+    Ok(match stopped {
+        Some(Stop::Interrupted) => ExitCode::from(130),
+        Some(Stop::Failed) => ExitCode::from(1),
+        Some(Stop::Exit) | None if script.failed => ExitCode::from(1),
+        Some(Stop::Exit) | None => ExitCode::SUCCESS,
+    })
+}
+
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
     let interactive = std::io::stdin().is_terminal();
-    let mut session = Session { db, params: Params::new(), format: args.format, failed: false, interactive };
+    let mut session = Session { db, params: Params::new(), format: args.format, interactive };
+    catch_sigint();
     if !interactive {
-        let mut buffer = String::new();
-        for line in std::io::stdin().lock().lines() {
-            let line = line.map_err(|e| e.to_string())?;
-            if buffer.trim().is_empty() && line.trim_start().starts_with(':') {
-                if !session.command(&line) {
-                    break;
-                }
-                continue;
-            }
-            buffer.push_str(&line);
-            buffer.push('\n');
-            for s in take_statements(&mut buffer) {
-                session.statement(&s);
-            }
-        }
-        // A last statement may end without ';'. Whatever stays unsplit after that is inside an unclosed
-        // string or comment: run it anyway, so the parser names the problem instead of it passing silently.
-        buffer.push(';');
-        for s in take_statements(&mut buffer) {
-            session.statement(&s);
-        }
-        let rest = buffer.trim().trim_end_matches(';').trim_end();
-        if !rest.is_empty() {
-            session.statement(rest);
-        }
-        return Ok(if session.failed { ExitCode::from(1) } else { ExitCode::SUCCESS });
+        return run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);
     }
     println!(
         "Plexus {} shell on {}. Type :help for help, :exit to leave.",
@@ -214,56 +406,96 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
+    // Each entry goes to the history file as it is entered: a session killed or hung up keeps its history.
+    let remember = |editor: &mut rustyline::DefaultEditor, entry: &str| {
+        let _ = editor.add_history_entry(entry);
+        if let Some(h) = &history {
+            let _ = editor.append_history(h);
+        }
+    };
     let mut buffer = String::new();
     loop {
-        let prompt = if buffer.trim().is_empty() { "plexus> " } else { "   ...> " };
+        let prompt = if is_blank(&buffer) { "plexus> " } else { "   ...> " };
         match editor.readline(prompt) {
             Ok(line) => {
-                if buffer.trim().is_empty() && line.trim_start().starts_with(':') {
-                    let _ = editor.add_history_entry(line.as_str());
-                    if !session.command(&line) {
-                        break;
+                if is_blank(&buffer) && line.trim_start().starts_with(':') {
+                    buffer.clear();
+                    remember(&mut editor, &line);
+                    match session.command(&line) {
+                        Ok(Flow::Exit) => break,
+                        Ok(Flow::Continue) => {}
+                        Err(e) => eprintln!("{e}"),
                     }
                     continue;
                 }
                 buffer.push_str(&line);
                 buffer.push('\n');
-                let statements = take_statements(&mut buffer);
-                for s in statements {
-                    let _ = editor.add_history_entry(format!("{s};"));
-                    session.statement(&s);
+                for piece in take_statements(&mut buffer) {
+                    remember(&mut editor, &format!("{};", piece.text));
+                    // A Ctrl-C before this statement (at the prompt) is not meant for it.
+                    INTERRUPTED.store(false, Ordering::Relaxed);
+                    session.statement(&piece.text, (1, 1));
+                }
+                if is_blank(&buffer) {
+                    buffer.clear();
                 }
             }
             Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),
-            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(rustyline::error::ReadlineError::Eof) => {
+                if !is_blank(&buffer) {
+                    eprintln!("incomplete statement discarded (statements end with ';')");
+                }
+                break;
+            }
             Err(e) => return Err(e.to_string()),
         }
-    }
-    if let Some(h) = &history {
-        let _ = editor.save_history(h);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::take_statements;
+    use super::*;
+
+    fn texts(b: &mut String) -> Vec<String> {
+        take_statements(b).into_iter().map(|p| p.text).collect()
+    }
 
     #[test]
     fn statements_split_on_semicolons_outside_strings() {
         let mut b = "RETURN ';' AS a; MATCH (n)\n// c;\nRETURN n; RETURN".to_string();
-        assert_eq!(take_statements(&mut b), vec!["RETURN ';' AS a", "MATCH (n)\n// c;\nRETURN n"]);
+        assert_eq!(texts(&mut b), vec!["RETURN ';' AS a", "MATCH (n)\n// c;\nRETURN n"]);
         assert_eq!(b.trim(), "RETURN");
     }
 
     #[test]
     fn block_comments_hide_their_semicolons_even_across_lines() {
         let mut b = "/* off:\nMATCH (n) DETACH DELETE n;\n".to_string();
-        assert!(take_statements(&mut b).is_empty(), "nothing ends inside an open comment");
+        assert!(texts(&mut b).is_empty(), "nothing ends inside an open comment");
         b.push_str("*/\nRETURN 1 /* ; */ AS a;\n/* only a comment */;\n");
-        assert_eq!(take_statements(&mut b), vec!["/* off:\nMATCH (n) DETACH DELETE n;\n*/\nRETURN 1 /* ; */ AS a"]);
+        assert_eq!(texts(&mut b), vec!["/* off:\nMATCH (n) DETACH DELETE n;\n*/\nRETURN 1 /* ; */ AS a"]);
         assert_eq!(b.trim(), "");
         let mut b = "RETURN `a\\`; RETURN 'x\\';' AS y;".to_string();
-        assert_eq!(take_statements(&mut b), vec!["RETURN `a\\`", "RETURN 'x\\';' AS y"]);
+        assert_eq!(texts(&mut b), vec!["RETURN `a\\`", "RETURN 'x\\';' AS y"]);
+    }
+
+    #[test]
+    fn only_whitespace_and_complete_comments_are_blank() {
+        for blank in ["", "  \n", "// note\n", "// note", "/* a */ \n// b\n"] {
+            assert!(is_blank(blank), "{blank:?}");
+        }
+        for not in ["RETURN 1", "/* open\n", "'open", "// c\nMATCH"] {
+            assert!(!is_blank(not), "{not:?}");
+        }
+    }
+
+    #[test]
+    fn positions_advance_over_lines_and_columns() {
+        assert_eq!(advance((3, 1), ""), (3, 1));
+        assert_eq!(advance((3, 5), "ab"), (3, 7));
+        assert_eq!(advance((3, 5), "ab\n\ncd"), (5, 3));
+        let mut b = "RETURN 1;\n  RETURN 2;".to_string();
+        let pieces = take_statements(&mut b);
+        assert_eq!(pieces[1].offset, 12);
     }
 }

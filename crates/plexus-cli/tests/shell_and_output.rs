@@ -162,3 +162,120 @@ fn query_exports_stream_and_stop_at_a_failing_row() {
     assert_eq!(text(&out.stdout), "{\"columns\":[],\"rows\":[]}\n");
     assert!(text(&out.stderr).contains("Create"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn ctrl_c_stops_the_running_statement_rolls_it_back_and_ends_a_script() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["shell", "--data", &db, "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A write that would run for hours, after a statement whose result says the shell is running.
+    let script = "RETURN 'ready' AS state;\n\
+                  CREATE (:Started) WITH 1 AS one UNWIND range(1, 10000000000000) AS x WITH x WHERE x < 0 \
+                  RETURN count(x);\nCREATE (:After);\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while line.trim() != "ready" {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the shell ended before its first result");
+    }
+    // SAFETY: kill with a valid signal number to the child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "stopped, not killed by the signal: {:?}", out.status);
+    assert!(text(&out.stderr).contains("Interrupted"), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n) RETURN count(n) AS c"]);
+    assert_eq!(text(&out.stdout), "c\n0\n", "the interrupted write is rolled back and the script went no further");
+}
+
+#[test]
+fn comments_count_as_nothing_before_a_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let script = "// parameters for the report\n:param x => 1\nRETURN $x AS x; // a note\n:param y => 2\n\
+                  /* block\n   comment */\n:params\nRETURN $y AS y;\n";
+    let out = shell(&db, &["--format", "csv"], script);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "x\n1\n$x: 1\n$y: 2\ny\n2\n");
+    // A command after a trailing comment still ends the session.
+    let out = shell(&db, &["--format", "csv"], "RETURN 1 AS a; // note\n:exit\nRETURN 2 AS b;\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "a\n1\n");
+}
+
+#[test]
+fn a_script_stops_at_its_first_error_naming_the_line_of_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let script = "RETURN 1 AS a;\n\n// two\nMATCH (n)\nRETURN n;\nRETRUN 5;\nCREATE (:Never);\n";
+    let out = shell(&db, &["--format", "csv"], script);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("(line 6, column 1)"), "{stderr}");
+    assert_eq!(count(&db), "0", "nothing after the error ran");
+    // Several statements on a line: the column in the file.
+    let out = shell(&db, &[], "RETURN 1 AS a; RETURN x AS y;\n");
+    assert!(text(&out.stderr).contains("(line 1, column 23)"), "{}", text(&out.stderr));
+    // --fail-at-end runs the rest, and exits 1 at the end; unknown commands and bad parameters are errors too.
+    let script = "RETURN 1 AS a;\n:foo\n:param 1x => 2\nRETURN 1 / 0;\nCREATE (:Ran);\n";
+    let out = shell(&db, &["--fail-at-end"], script);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("line 2: unknown command :foo"), "{stderr}");
+    assert!(stderr.contains("line 3: parameter name '1x'"), "{stderr}");
+    assert!(stderr.contains("at line 4"), "{stderr}");
+    assert_eq!(count(&db), "1");
+    for script in [":foo\nCREATE (:No);\n", ":param x => [1,\nCREATE (:No);\n"] {
+        let out = shell(&db, &[], script);
+        assert_eq!(out.status.code(), Some(1), "{script:?}");
+        assert_eq!(count(&db), "1", "{script:?}");
+    }
+}
+
+#[test]
+fn a_script_may_start_with_a_byte_order_mark_and_bad_utf8_is_named_by_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let out = shell(&db, &["--format", "csv"], "\u{feff}RETURN 1 AS a;\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "a\n1\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["shell", "--data", &db])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"RETURN 1 AS a;\nRETURN '\xff' AS b;\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("line 2 of the script is not valid UTF-8"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn parameters_take_the_same_forms_on_the_command_line_and_in_the_shell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    for spec in ["x=1", "x => 1", "x: 1", "$x=1", "{x: 1, y: 2}", "`x` => 1"] {
+        let out = plexus(&["query", "--data", &db, "--format", "csv", "-p", spec, "RETURN $x AS x"]);
+        assert!(out.status.success(), "{spec}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "x\n1\n", "{spec}");
+    }
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "-p", "`my-name` => 3", "RETURN $`my-name` AS v"]);
+    assert_eq!(text(&out.stdout), "v\n3\n", "{}", text(&out.stderr));
+    for (spec, says) in [("=5", "has no name"), ("my-name=1", "backticks"), ("x", "has no value"), ("{x: 1", "")] {
+        let out = plexus(&["query", "--data", &db, "-p", spec, "RETURN 1"]);
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        assert!(text(&out.stderr).contains(says), "{spec}: {}", text(&out.stderr));
+    }
+    let out = shell(&db, &["--format", "csv"], ":param {d: 4, e: 'x'}\n:param f: 5\nRETURN $d + $f AS s, $e AS e;\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "s,e\n9,x\n");
+}
