@@ -27,6 +27,11 @@ pub enum Kind {
     Snb,
 }
 
+pub(crate) const EXAMPLES: &str = "Examples:
+  plexus generate rmat --rmat-scale 16 --out rmat.csv      65,536 vertices, 1M edges
+  plexus generate likes --people 100 --items 50 --out likes.csv.zst
+  plexus generate snb --scale 0.01 --out snb && plexus import --data snbdb --ldbc snb";
+
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
     /// What to generate.

@@ -37,7 +37,10 @@ pub fn demo(db: &Database, items: usize, people: usize, likes_per_person: usize,
         return Ok(());
     };
     println!("graph: {} nodes, {} relationships", snapshot.node_count(), snapshot.rel_count());
-    let me = snapshot.node_by_key(person, &Value::Int(0)).expect("person 0 exists");
+    let Some(me) = snapshot.node_by_key(person, &Value::Int(0)) else {
+        println!("no :Person {{id: 0}} in this database to recommend for");
+        return Ok(());
+    };
     let start = Instant::now();
     let recs = recommend(&snapshot, me, likes, 10);
     let elapsed = start.elapsed();

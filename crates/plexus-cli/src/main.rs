@@ -20,17 +20,40 @@ mod user;
 
 #[derive(Parser)]
 #[command(name = "plexus", version, about = "Plexus: a fast, durable property-graph database")]
-#[command(
-    after_help = "Examples:\n  plexus demo                      build a sample graph in ./plexus-data and query it\n  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)\n  plexus generate snb --scale 0.1 --out snb  an LDBC SNB social network (CSV directory)\n  plexus import --data g --edges edges.csv   import an edge list into a new database\n  plexus import --data g --nodes Person=people.csv --relationships KNOWS=knows.csv\n  plexus import --data snb --ldbc ldbc-snb/vanilla  import the LDBC SNB CSV layout\n  plexus info --data ./plexus-data   counts, degrees and memory of a database\n  plexus check --data ./plexus-data  verify checksums and adjacency (exit 1 on damage)\n  plexus repair --data ./plexus-data open a database whose log is damaged, dropping what follows the damage\n  plexus checkpoint --data ./plexus-data\n  plexus query --data g \"MATCH (n) RETURN count(n)\"  run one query\n  plexus query --data g -p id=42 'MATCH (n {id: $id}) RETURN n' --format json\n  plexus shell --data g             interactive shell (statements end with ;)"
-)]
+#[command(after_help = "\
+With no command, plexus opens the shell on ./plexus-data (or, with standard input not a terminal, runs the
+statements read from it there).
+
+Examples:
+  plexus demo                      build a sample graph in ./plexus-data and query it
+  plexus                           the interactive shell on ./plexus-data
+  plexus generate patents --out patents.csv  write a patents-shaped edge list (16.5M edges)
+  plexus generate snb --scale 0.1 --out snb  an LDBC SNB social network (CSV directory)
+  plexus import --data g --edges edges.csv   import an edge list into a new database
+  plexus import --data g --nodes Person=people.csv --relationships KNOWS=knows.csv
+  plexus import --data snb --ldbc ldbc-snb/vanilla  import the LDBC SNB CSV layout
+  plexus info --data ./plexus-data   counts, degrees and memory of a database
+  plexus check --data ./plexus-data  verify checksums and adjacency (exit 1 on damage)
+  plexus repair --data ./plexus-data open a database whose log is damaged, dropping what follows the damage
+  plexus checkpoint --data ./plexus-data
+  plexus query --data g \"MATCH (n) RETURN count(n)\"  run one query
+  plexus query --data g -p id=42 'MATCH (n {id: $id}) RETURN n' --format json
+  plexus shell --data g             interactive shell (statements end with ;)
+  plexus shell --data g < script.cypher      run a script (stops at the first error)
+  plexus user add ann --role writer --data g  a server user (password from PLEXUS_USER_PASSWORD)
+  plexus serve --data g --password secret     Bolt on 127.0.0.1:7687, HTTP on 127.0.0.1:7474
+  plexus loadgen --bolt 127.0.0.1:7687 --password secret --rate 5000 --duration 10")]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Build GuancialeDB's items/people/likes graph in a database and run its recommendation traversal.
+    #[command(
+        after_help = "Examples:\n  plexus demo                       2,000 items, 1,000 people in ./plexus-data\n  plexus demo --data likes --items 50000 --people 20000 --likes 20"
+    )]
     Demo {
         /// Database directory.
         #[arg(long, default_value = "plexus-data")]
@@ -46,14 +69,19 @@ enum Command {
         seed: u64,
     },
     /// Import edge lists, Neo4j-style node and relationship files or an LDBC SNB directory.
+    #[command(after_help = IMPORT_EXAMPLES)]
     Import(import::ImportArgs),
     /// Print counts per label and type, degree statistics and memory use (opens read-only).
+    #[command(after_help = "Examples:\n  plexus info --data ./plexus-data")]
     Info {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
     /// Verify the database as it is on disk, repairing nothing (opens read-only): checksums, that in- and
     /// out-adjacency agree, and commits lost to damage in the log; exit status 1 on damage.
+    #[command(
+        after_help = "Examples:\n  plexus check --data ./plexus-data    exit status 1 on damage\n  plexus check --data g || echo damaged"
+    )]
     Check {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
@@ -61,28 +89,52 @@ enum Command {
     /// Open a database whose log is damaged with intact commits after the damage, which a normal open refuses:
     /// the commits after the damage are dropped (kept aside in wal-*.log.dropped* files) and a checkpoint is
     /// written. Restore the damaged file from a backup instead if you have one.
+    #[command(after_help = "Examples:\n  plexus check --data g && echo fine || plexus repair --data g")]
     Repair {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
     /// Write a checkpoint and retire the log it covers.
+    #[command(after_help = "Examples:\n  plexus checkpoint --data ./plexus-data")]
     Checkpoint {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
     },
     /// Run one openCypher statement and print the result.
+    #[command(after_help = query::EXAMPLES)]
     Query(query::QueryArgs),
     /// An interactive openCypher shell (statements end with ';'; :help for commands).
+    #[command(after_help = shell::EXAMPLES)]
     Shell(shell::ShellArgs),
     /// Write a synthetic graph (R-MAT, data-set presets, likes) as an edge-list file, or an LDBC SNB data set.
+    #[command(after_help = generate::EXAMPLES)]
     Generate(generate::GenerateArgs),
     /// Serve the database over Bolt (Neo4j drivers and tools) and HTTP/JSON until SIGTERM or Ctrl-C.
+    #[command(after_help = SERVE_EXAMPLES)]
     Serve(serve::ServeArgs),
     /// Open-loop load at a constant rate against a running server (Bolt or HTTP), with latency percentiles.
+    #[command(after_help = LOADGEN_EXAMPLES)]
     Loadgen(loadgen::LoadgenArgs),
     /// Manage the server's users and roles (reader, writer, admin).
+    #[command(after_help = USER_EXAMPLES)]
     User(user::UserArgs),
 }
+
+// Examples for the commands whose sources are kept by others; each is one that works as written.
+const IMPORT_EXAMPLES: &str = "Examples:
+  plexus import --data g --edges edges.csv                  source,target lines; nodes :Node {id}
+  plexus import --data g --nodes Person=people.csv --relationships KNOWS=knows.csv
+  plexus import --data snb --ldbc snb                       a directory from `plexus generate snb`";
+const SERVE_EXAMPLES: &str = "Examples:
+  plexus serve --data g --password secret         Bolt on 127.0.0.1:7687, HTTP on 127.0.0.1:7474
+  plexus serve --data g --no-auth --bolt 127.0.0.1:0 --http 127.0.0.1:0   port 0 picks a free port";
+const LOADGEN_EXAMPLES: &str = "Examples:
+  plexus loadgen --bolt 127.0.0.1:7687 --password secret --rate 5000 --duration 10
+  plexus loadgen --http 127.0.0.1:7474 --password secret --scenario recommend --rate 1000 --step-factor 2";
+const USER_EXAMPLES: &str = "Examples:
+  PLEXUS_USER_PASSWORD=s3cret plexus user add ann --role writer --data g
+  plexus user list --data g
+  plexus user remove ann --data g";
 
 /// Opens the database in `data`, creating it if there is none (as `sqlite3` does), and says so when it does:
 /// a mistyped directory should not pass unnoticed. With `read_only`, or when the directory holds a database
@@ -160,8 +212,20 @@ fn exit_on_output_errors() {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        // As `sqlite3` does: no command is the shell, here on the default database.
+        let data = PathBuf::from("plexus-data");
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            println!("No command given: the shell on ./{} (plexus --help lists the commands).", data.display());
+        }
+        return shell::run(shell::ShellArgs::on(data));
+    };
+    match command {
         Command::Demo { data, items, people, likes, seed } => {
+            // Refused before anything is written: the traversal needs a person and items to like.
+            if items == 0 || people == 0 {
+                return Err(format!("--{} must be at least 1", if items == 0 { "items" } else { "people" }));
+            }
             let db = open(&data, false)?;
             likes::demo(&db, items, people, likes, seed).map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
@@ -372,7 +436,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Serve(_) | Command::Loadgen(_)) {
+    if !matches!(cli.command, Some(Command::Serve(_) | Command::Loadgen(_))) {
         // As other Unix tools do, a command whose reader goes away (`plexus query ... | head`) ends quietly.
         // Not the server: a client closing its socket must never end it.
         // SAFETY: called before any other thread exists; SIG_DFL is a valid disposition for SIGPIPE.

@@ -1,0 +1,95 @@
+//! The command line itself: `plexus` with no command, argument checks before any write, help pages.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{path, plexus, text};
+
+#[test]
+fn demo_refuses_empty_sizes_before_writing_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    for flag in ["--people", "--items"] {
+        let out = plexus(&["demo", "--data", &db, flag, "0"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(&format!("{flag} must be at least 1")), "{}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains("panicked"));
+        assert!(!tmp.path().join("db").exists(), "{flag}: nothing written");
+    }
+    // A database with people but no person 0 is no reason to panic either.
+    assert!(plexus(&["query", "--data", &db, "CREATE (:Person {id: 5})"]).status.success());
+    let out = plexus(&["demo", "--data", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn no_command_runs_the_shell_on_the_default_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_plexus")).args(["--help"]).current_dir(tmp.path()).output().unwrap();
+    assert!(child.status.success());
+    assert!(text(&child.stdout).contains("Examples:"));
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    shell.stdin.take().unwrap().write_all(b"CREATE (:Here);\nMATCH (n:Here) RETURN count(n) AS c;\n").unwrap();
+    child = shell.wait_with_output().unwrap();
+    assert!(child.status.success(), "{}", text(&child.stderr));
+    assert!(text(&child.stdout).contains("| 1 "), "{}", text(&child.stdout));
+    assert!(tmp.path().join("plexus-data").is_dir());
+}
+
+#[test]
+fn every_command_has_examples_in_its_help() {
+    for command in [
+        "demo",
+        "import",
+        "info",
+        "check",
+        "repair",
+        "checkpoint",
+        "query",
+        "shell",
+        "generate",
+        "serve",
+        "loadgen",
+        "user",
+    ] {
+        let out = plexus(&[command, "--help"]);
+        assert!(out.status.success(), "{command}");
+        let help = text(&out.stdout);
+        assert!(help.contains("Examples:\n  "), "{command}: {help}");
+        assert!(help.contains(&format!("plexus {command}")), "{command}: {help}");
+    }
+}
+
+#[test]
+fn query_reads_its_statement_from_a_file_or_stdin_and_runs_only_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let file = path(tmp.path(), "q.cypher");
+    std::fs::write(&file, "// the report\nRETURN 1 AS one;\n").unwrap();
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "-f", &file]);
+    assert_eq!(text(&out.stdout), "one\n1\n", "{}", text(&out.stderr));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["query", "--data", &db, "--format", "csv", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"RETURN 2 AS two").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(text(&out.stdout), "two\n2\n", "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "RETURN 1; RETURN 2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("plexus shell"), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "RETURN 3 AS x;"]);
+    assert_eq!(text(&out.stdout), "x\n3\n", "{}", text(&out.stderr));
+}
