@@ -2,7 +2,7 @@
 //! files), with progress and a summary on stderr.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -78,6 +78,192 @@ pub struct GenerateArgs {
     /// Worker threads [default: one per core]; the output is the same for any number.
     #[arg(long)]
     threads: Option<usize>,
+    /// Write even when the estimated output is larger than the free space where it goes.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Average decimal digits of the ids `0..n`, drawn uniformly.
+fn mean_digits(n: u64) -> f64 {
+    let (mut total, mut low, mut digits) = (0u128, 0u64, 1u32);
+    while low < n {
+        let high = 10u64.saturating_pow(digits).min(n);
+        total += (high - low) as u128 * digits as u128;
+        low = high;
+        digits += 1;
+    }
+    total as f64 / n.max(1) as f64
+}
+
+/// About how many bytes an edge list of `edges` edges over `nodes` ids takes: two ids, a comma and a newline per
+/// edge (R-MAT's skew to low ids makes the real file a little smaller), a weight of 9 bytes (`,0.123456`). A
+/// compressed file is counted at a quarter of its text, about what zstd and gzip make of these lists.
+fn edge_list_bytes(nodes: u64, edges: u64, weights: bool, out: &Path) -> f64 {
+    let per_edge = 2.0 * mean_digits(nodes) + 2.0 + if weights { 9.0 } else { 0.0 };
+    let compressed = out.extension().is_some_and(|e| e == "gz" || e == "zst");
+    edges as f64 * per_edge / if compressed { 4.0 } else { 1.0 }
+}
+
+/// About how many bytes `generate snb` writes at `scale`: measured with this generator (50 MB at 0.1, 194 MB
+/// at 0.3, 970 MB at 1, 3.8 GB at 3); comments per person grow with the scale, so the size grows faster than it.
+fn snb_bytes(scale: f64) -> f64 {
+    0.97e9 * scale.powf(if scale < 1.0 { 1.3 } else { 1.25 })
+}
+
+/// Bytes free to this user on the file system holding `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct it is given and reads a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// The directory `out` goes into.
+fn parent(out: &Path) -> PathBuf {
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Refuses an output whose estimated size is over the free space where it goes, unless `force`.
+fn check_space(out: &Path, estimate: f64, force: bool) -> Result<(), String> {
+    let Some(free) = free_bytes(&parent(out)) else { return Ok(()) };
+    if estimate > free as f64 && !force {
+        return Err(format!(
+            "the output would take about {} and {} has {} free: make the graph smaller, or give --force to \
+             write anyway",
+            human(estimate),
+            parent(out).display(),
+            human(free as f64)
+        ));
+    }
+    Ok(())
+}
+
+fn human(bytes: f64) -> String {
+    let units = ["bytes", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < units.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} bytes")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
+
+/// An output being written under a temporary name beside its final one, so that a failed or interrupted run
+/// leaves nothing under the final name: renamed into place by [`Partial::finish`], removed otherwise (on an
+/// error, and on Ctrl-C, SIGTERM or SIGHUP, which end the process with the temporary gone).
+struct Partial {
+    temporary: PathBuf,
+    done: bool,
+}
+
+impl Partial {
+    fn new(out: &Path) -> Result<Partial, String> {
+        let name = out.file_name().ok_or_else(|| format!("--out {}: not a file name", out.display()))?;
+        let mut temporary_name = std::ffi::OsString::from(format!(".plexus-partial-{}-", std::process::id()));
+        // The final name last: its extension still chooses the compression.
+        temporary_name.push(name);
+        let temporary = parent(out).join(temporary_name);
+        remove_on_signal(temporary.clone());
+        Ok(Partial { temporary, done: false })
+    }
+
+    /// Moves a finished file into place.
+    fn finish_file(mut self, out: &Path) -> Result<(), String> {
+        std::fs::rename(&self.temporary, out).map_err(|e| format!("cannot rename to {}: {e}", out.display()))?;
+        self.done = true;
+        Ok(())
+    }
+
+    /// Moves a finished SNB directory into place: its `static` and `dynamic` replace those in `out` when `out`
+    /// is a directory already.
+    fn finish_dir(mut self, out: &Path) -> Result<(), String> {
+        let fail = |e: std::io::Error| format!("cannot move the data set into {}: {e}", out.display());
+        if std::fs::rename(&self.temporary, out).is_err() {
+            for sub in ["static", "dynamic"] {
+                let target = out.join(sub);
+                if target.exists() {
+                    std::fs::remove_dir_all(&target).map_err(fail)?;
+                }
+                std::fs::rename(self.temporary.join(sub), &target).map_err(fail)?;
+            }
+            std::fs::remove_dir_all(&self.temporary).map_err(fail)?;
+        }
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.temporary);
+            let _ = std::fs::remove_dir_all(&self.temporary);
+        }
+    }
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP remove `temporary` and end the process (status 130). The signals are blocked in
+/// this thread before the generator's threads start, which inherit that, and one thread waits for them.
+fn remove_on_signal(temporary: PathBuf) {
+    // SAFETY: sigset operations on a set owned here; pthread_sigmask and sigwait with valid pointers.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, signal);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        let set = set;
+        std::thread::spawn(move || {
+            let mut signal = 0;
+            if libc::sigwait(&set, &mut signal) == 0 {
+                let _ = std::fs::remove_file(&temporary);
+                let _ = std::fs::remove_dir_all(&temporary);
+                eprintln!("plexus generate: interrupted; nothing written");
+                std::process::exit(130);
+            }
+        });
+    }
+}
+
+/// `e` naming the paths under their final name, not the temporary one they were written as.
+fn final_names(e: generate::Error, temporary: &Path, out: &Path) -> String {
+    match e {
+        generate::Error::Io { path, source } => {
+            let path = match path.strip_prefix(temporary) {
+                Ok(rest) if rest.as_os_str().is_empty() => out.to_path_buf(),
+                Ok(rest) => out.join(rest),
+                Err(_) => path,
+            };
+            generate::Error::Io { path, source }.to_string()
+        }
+        e => e.to_string(),
+    }
+}
+
+/// Nodes and edges of an edge-list graph.
+fn size(graph: &Graph) -> Result<(u64, u64), String> {
+    Ok(match graph {
+        Graph::Rmat(r) => (r.nodes, r.edges),
+        Graph::Preset { preset, scale } => {
+            let r = preset.rmat(*scale).map_err(|e| e.to_string())?;
+            (r.nodes, r.edges)
+        }
+        Graph::Likes(l) => (l.people + l.items, l.people.saturating_mul(l.likes)),
+    })
 }
 
 fn parse_abcd(s: &str) -> Result<Initiator, String> {
@@ -195,13 +381,32 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode, String> {
     if args.threads == Some(0) {
         return Err("--threads must be at least 1".into());
     }
+    if args.out.as_os_str() == "-" {
+        return Err("--out -: generate writes files (compressed by their name, .gz or .zst); give a path, or \
+                    /dev/stdout for the text on standard output"
+            .into());
+    }
     if args.kind == Kind::Snb {
         return snb(&args);
     }
     let graph = graph(&args)?;
     let options =
         Options { seed: args.seed, weights: args.weights, header: args.header, threads: args.threads.unwrap_or(0) };
-    let summary = generate::generate_file(&graph, &options, &args.out, &mut reporter()).map_err(|e| e.to_string())?;
+    // A device or pipe (/dev/stdout) is written as it is; a file goes under a temporary name first.
+    let special = std::fs::metadata(&args.out).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    let partial = if special {
+        None
+    } else {
+        let (nodes, edges) = size(&graph)?;
+        check_space(&args.out, edge_list_bytes(nodes, edges, args.weights, &args.out), args.force)?;
+        Some(Partial::new(&args.out)?)
+    };
+    let target = partial.as_ref().map_or(args.out.as_path(), |p| p.temporary.as_path());
+    let summary = generate::generate_file(&graph, &options, target, &mut reporter())
+        .map_err(|e| final_names(e, target, &args.out))?;
+    if let Some(partial) = partial {
+        partial.finish_file(&args.out)?;
+    }
     eprintln!(
         "plexus generate: {} edges, {} nodes, {} bytes ({} of text) to {} in {:.2} s: {:.2}M edges/s",
         summary.edges,
@@ -215,12 +420,23 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One plain progress line of `generate snb`.
+fn snb_line(done: u64, persons: u64, elapsed: Duration) -> String {
+    format!(
+        "plexus generate: snb: {done} of {persons} persons ({:.0}%) in {:.1} s",
+        100.0 * done as f64 / persons.max(1) as f64,
+        elapsed.as_secs_f64()
+    )
+}
+
 /// `plexus generate snb`: the LDBC-shaped social network into a directory.
 fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
     check_flags(args)?;
     let scale = args.scale.ok_or("snb needs --scale (the LDBC scale factor, e.g. 0.1 or 1)")?;
     let snb = generate::Snb { scale };
     let persons = snb.validate().map_err(|e| e.to_string())?;
+    check_space(&args.out, snb_bytes(scale), args.force)?;
+    let partial = Partial::new(&args.out)?;
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(persons);
         bar.set_style(
@@ -231,16 +447,26 @@ fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
         );
         bar
     });
-    let mut progress = |p: generate::SnbProgress| {
-        if let Some(bar) = &bar {
-            bar.set_position(p.persons_done);
+    // Without a terminal, a plain line every few seconds, as the edge lists have.
+    let start = Instant::now();
+    let mut next_line = Duration::from_secs(5);
+    let mut progress = |p: generate::SnbProgress| match &bar {
+        Some(bar) => bar.set_position(p.persons_done),
+        None => {
+            let elapsed = start.elapsed();
+            if elapsed >= next_line && p.persons_done < persons {
+                eprintln!("{}", snb_line(p.persons_done, persons, elapsed));
+                next_line = elapsed + Duration::from_secs(5);
+            }
         }
     };
-    let summary =
-        snb.generate(args.seed, args.threads.unwrap_or(0), &args.out, &mut progress).map_err(|e| e.to_string())?;
+    let summary = snb
+        .generate(args.seed, args.threads.unwrap_or(0), &partial.temporary, &mut progress)
+        .map_err(|e| final_names(e, &partial.temporary, &args.out))?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    partial.finish_dir(&args.out)?;
     let rows = summary.total_rows();
     let count = |name: &str| generate::snb::FILES.iter().position(|f| f.name == name).map_or(0, |k| summary.rows[k]);
     eprintln!(
@@ -258,4 +484,23 @@ fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
         rows as f64 / summary.seconds.max(1e-9) / 1e6
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates() {
+        assert_eq!(mean_digits(10), 1.0);
+        assert_eq!(mean_digits(100), 1.9);
+        // 2^16 ids, about 4.85 digits: 11.7 bytes per edge (the file is 11.66).
+        let bytes = edge_list_bytes(1 << 16, 1 << 20, false, Path::new("r.csv"));
+        assert!((11.5e6..12.5e6).contains(&bytes), "{bytes}");
+        assert!(edge_list_bytes(1 << 40, 1 << 44, false, Path::new("r.csv")) > 1e14);
+        assert!((0.9e9..1.1e9).contains(&snb_bytes(1.0)));
+        assert_eq!(human(1.5e12), "1.5 TB");
+        assert_eq!(human(12.0), "12 bytes");
+        assert_eq!(snb_line(5, 10, Duration::from_secs(6)), "plexus generate: snb: 5 of 10 persons (50%) in 6.0 s");
+    }
 }

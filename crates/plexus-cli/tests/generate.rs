@@ -116,3 +116,47 @@ fn snb_writes_the_ldbc_layout() {
         assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn outputs_larger_than_the_free_space_are_refused_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let edges = out_arg(tmp.path(), "x.csv");
+    let out = plexus(&["generate", "rmat", "--rmat-scale", "40", "--out", &edges]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("would take about") && stderr(&out).contains("TB"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    let snb = out_arg(tmp.path(), "snb");
+    let out = plexus(&["generate", "snb", "--scale", "1000", "--out", &snb]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("would take about"), "{}", stderr(&out));
+    let out = plexus(&["generate", "likes", "--out", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(names(tmp.path()).is_empty(), "{:?}", names(tmp.path()));
+}
+
+#[test]
+fn outputs_are_written_under_a_temporary_name_and_renamed_at_the_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let edges = out_arg(tmp.path(), "likes.csv.zst");
+    assert!(plexus(&["generate", "likes", "--out", &edges]).status.success());
+    let snb = out_arg(tmp.path(), "snb");
+    assert!(plexus(&["generate", "snb", "--scale", "0.003", "--out", &snb]).status.success());
+    assert_eq!(names(tmp.path()), ["likes.csv.zst", "snb"]);
+    // Into an existing directory: its static/ and dynamic/ are replaced, other files stay.
+    std::fs::write(tmp.path().join("snb/README"), "mine").unwrap();
+    assert!(plexus(&["generate", "snb", "--scale", "0.003", "--out", &snb]).status.success());
+    assert_eq!(names(&tmp.path().join("snb")), ["README", "dynamic", "static"]);
+    assert_eq!(names(tmp.path()), ["likes.csv.zst", "snb"]);
+    // A failure leaves nothing: the directory to write into does not exist.
+    let nowhere = out_arg(tmp.path(), "missing/x.csv");
+    assert_eq!(plexus(&["generate", "likes", "--out", &nowhere]).status.code(), Some(2));
+    assert_eq!(names(tmp.path()), ["likes.csv.zst", "snb"]);
+}
