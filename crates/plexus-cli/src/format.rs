@@ -33,6 +33,29 @@ fn props(p: &std::collections::BTreeMap<std::sync::Arc<str>, ResultValue>, out: 
     out.push('}');
 }
 
+/// `c`, or its escape when it is a control character (C0, DEL, C1): a table cell must not move the cursor, change
+/// the terminal's state (ESC sequences from stored data) or take no width and misalign its column.
+fn escape_control(c: char, out: &mut String) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if c.is_control() => {
+            let _ = write!(out, "\\u{:04X}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// A column name as a table header shows it, control characters escaped.
+fn header(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        escape_control(c, &mut out);
+    }
+    out
+}
+
 fn write_literal(v: &ResultValue, out: &mut String) {
     match v {
         ResultValue::Null => out.push_str("null"),
@@ -49,8 +72,7 @@ fn write_literal(v: &ResultValue, out: &mut String) {
                 match c {
                     '"' => out.push_str("\\\""),
                     '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    c => out.push(c),
+                    c => escape_control(c, out),
                 }
             }
             out.push('"');
@@ -286,7 +308,8 @@ pub fn render(result: &QueryResult, format: Format) -> String {
             let cells: Vec<Vec<String>> = result.rows.iter().map(|r| r.iter().map(literal).collect()).collect();
             // Columns on a terminal: wide (East Asian) characters take two, combining marks none.
             let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
-            let mut widths: Vec<usize> = result.columns.iter().map(|c| width(c)).collect();
+            let columns: Vec<String> = result.columns.iter().map(|c| header(c)).collect();
+            let mut widths: Vec<usize> = columns.iter().map(|c| width(c)).collect();
             for row in &cells {
                 for (w, c) in widths.iter_mut().zip(row) {
                     *w = (*w).max(width(c));
@@ -298,7 +321,7 @@ pub fn render(result: &QueryResult, format: Format) -> String {
                     + "|\n"
             };
             out.push_str(&line);
-            out.push_str(&row_text(&result.columns));
+            out.push_str(&row_text(&columns));
             out.push_str(&line);
             for row in &cells {
                 out.push_str(&row_text(row));
@@ -318,20 +341,20 @@ pub fn render(result: &QueryResult, format: Format) -> String {
 pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
     let s = &result.stats;
     let mut parts = Vec::new();
-    let mut add = |n: u64, what: &str| {
+    let mut add = |n: u64, one: &str, many: &str, what: &str| {
         if n > 0 {
-            parts.push(format!("{n} {what}"));
+            parts.push(format!("{n} {} {what}", if n == 1 { one } else { many }));
         }
     };
-    add(s.nodes_created, "nodes created");
-    add(s.nodes_deleted, "nodes deleted");
-    add(s.relationships_created, "relationships created");
-    add(s.relationships_deleted, "relationships deleted");
-    add(s.properties_set, "properties set");
-    add(s.labels_added, "labels added");
-    add(s.labels_removed, "labels removed");
-    add(s.constraints_added, "constraints added");
-    add(s.constraints_removed, "constraints removed");
+    add(s.nodes_created, "node", "nodes", "created");
+    add(s.nodes_deleted, "node", "nodes", "deleted");
+    add(s.relationships_created, "relationship", "relationships", "created");
+    add(s.relationships_deleted, "relationship", "relationships", "deleted");
+    add(s.properties_set, "property", "properties", "set");
+    add(s.labels_added, "label", "labels", "added");
+    add(s.labels_removed, "label", "labels", "removed");
+    add(s.constraints_added, "constraint", "constraints", "added");
+    add(s.constraints_removed, "constraint", "constraints", "removed");
     let rows = result.rows.len();
     let head = if result.columns.is_empty() {
         "0 rows".to_string()
@@ -340,4 +363,31 @@ pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
     };
     let changes = if parts.is_empty() { String::new() } else { format!(", {}", parts.join(", ")) };
     format!("{head}{changes} ({:.2} ms)", elapsed.as_secs_f64() * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_in_table_cells_and_headers() {
+        let text = "a\tb|x\ry|\u{1b}[31mred|\u{7f}\u{85}|\n";
+        assert_eq!(literal(&ResultValue::String(text.into())), r#""a\tb|x\ry|\u001B[31mred|\u007F\u0085|\n""#);
+        assert_eq!(header("a\tb\u{1b}"), "a\\tb\\u001B");
+        assert_eq!(literal(&ResultValue::String("é 字".into())), "\"é 字\"");
+    }
+
+    #[test]
+    fn summaries_count_in_the_singular_and_plural() {
+        let mut result = QueryResult::default();
+        result.stats.nodes_created = 1;
+        result.stats.relationships_created = 2;
+        result.stats.properties_set = 1;
+        result.stats.constraints_added = 1;
+        let s = summary(&result, std::time::Duration::ZERO);
+        assert!(
+            s.starts_with("0 rows, 1 node created, 2 relationships created, 1 property set, 1 constraint added ("),
+            "{s}"
+        );
+    }
 }
