@@ -255,7 +255,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 eprintln!("plexus: recovery: {report}");
             }
             let snapshot = db.read();
+            let busy = progress::busy(
+                format!(
+                    "plexus check: checking {} nodes and {} relationships",
+                    snapshot.node_count(),
+                    snapshot.rel_count()
+                ),
+                snapshot.rel_count() >= progress::LARGE,
+            );
             let mut problems = snapshot.check();
+            if let Some(spinner) = busy {
+                spinner.finish_and_clear();
+            }
             // Commits lost to damage in the log are damage: those after damage still in the log (an open for
             // writing refuses until the file is restored or `plexus repair` sets them aside), and those an earlier
             // recovery set aside. The torn last write of a crash, with no whole commit in it, is not.
@@ -327,7 +338,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             require_database(&data)?;
             let db = open(&data, false)?;
             let start = Instant::now();
-            let bytes = db.checkpoint().map_err(|e| e.to_string())?;
+            let rels = db.read().rel_count();
+            let busy =
+                progress::busy(format!("plexus checkpoint: writing {rels} relationships"), rels >= progress::LARGE);
+            let written = db.checkpoint();
+            if let Some(spinner) = busy {
+                spinner.finish_and_clear();
+            }
+            let bytes = written.map_err(|e| e.to_string())?;
             println!("checkpoint written: {bytes} bytes in {:.2?}", start.elapsed());
             Ok(ExitCode::SUCCESS)
         }

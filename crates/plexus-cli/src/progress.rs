@@ -65,3 +65,27 @@ pub fn report(progress: &Progress, done: &AtomicBool) {
         bar.finish_and_clear();
     }
 }
+
+/// Work with no progress measure of its own (a check, a checkpoint): on a terminal a spinner with the elapsed
+/// time until the returned guard is dropped; otherwise, for work worth announcing (`large`), one plain line as
+/// it starts, so a log shows what the process is doing.
+pub fn busy(message: String, large: bool) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        if large {
+            eprintln!("{message}");
+        }
+        return None;
+    }
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    spinner.set_message(message);
+    spinner.enable_steady_tick(Duration::from_millis(200));
+    spinner.tick();
+    Some(spinner)
+}
+
+/// Relationships above which a check or checkpoint is announced in a log.
+pub const LARGE: u64 = 10_000_000;
