@@ -430,11 +430,14 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                 }
                 buffer.push_str(&line);
                 buffer.push('\n');
+                // A Ctrl-C before these statements (at the prompt) is not meant for them; one while they run
+                // stops the statement running and those after it on the line.
+                INTERRUPTED.store(false, Ordering::Relaxed);
                 for piece in take_statements(&mut buffer) {
                     remember(&mut editor, &format!("{};", piece.text));
-                    // A Ctrl-C before this statement (at the prompt) is not meant for it.
-                    INTERRUPTED.store(false, Ordering::Relaxed);
-                    session.statement(&piece.text, (1, 1));
+                    if session.statement(&piece.text, (1, 1)) == Outcome::Interrupted {
+                        break;
+                    }
                 }
                 if is_blank(&buffer) {
                     buffer.clear();
