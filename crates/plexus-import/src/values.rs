@@ -2,15 +2,16 @@
 //! `byte`, range-checked), floats, booleans, strings, ISO 8601 temporal values (`date`, `localtime`, `time`,
 //! `localdatetime`, `datetime`, `duration`) and arrays of any of these split on the array delimiter.
 //!
-//! Temporal text: `2024-02-29`, `13:45[:30[.123456789]]`, offsets `Z`, `+01:00`, `+0100` or `+01`, a date and
-//! time joined by `T` (or a space), an optional `[Zone/Name]` after an explicit offset (there is no zone
-//! database here, so a zone name alone is refused), durations `P1Y2M3W4DT5H6M7.5S`. A `datetime` without an
-//! offset is taken as UTC, as Neo4j does with its default time zone. Points are maps (`point`, see
-//! [`ScalarType::Point`]).
+//! Temporal text is read by Cypher's own parser ([`plexus_cypher::temporal::parse_stored`]): a `date` column
+//! accepts and stores exactly what `date(text)` does, and so on for `localtime`, `time`, `localdatetime`,
+//! `datetime` and `duration` (week, ordinal and reduced dates, zone names with or without an offset, fractional
+//! durations, ...). Text the function refuses is a bad value, with its message (an offset that does not match
+//! the named zone, for one). A `time` or `datetime` without an offset is taken as UTC, as Neo4j does with its
+//! default time zone. Points are maps (`point`, see [`ScalarType::Point`]).
 
 use std::sync::Arc;
 
-use plexus_storage::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time};
+use plexus_storage::value::{Crs, Point};
 use plexus_storage::Value;
 
 /// The type of a property column.
@@ -104,7 +105,9 @@ pub fn parse_int(field: &[u8]) -> Option<i64> {
 }
 
 fn utf8(text: &[u8]) -> Result<&str, String> {
-    std::str::from_utf8(text).map_err(|_| "is not valid UTF-8".to_string())
+    std::str::from_utf8(text).map_err(|_| {
+        format!("the value '{}' is not valid UTF-8", String::from_utf8_lossy(&text[..text.len().min(100)]))
+    })
 }
 
 fn not_a(ty: ScalarType, text: &[u8]) -> String {
@@ -135,18 +138,19 @@ pub fn parse_scalar(ty: ScalarType, text: &[u8]) -> Result<Value, String> {
             }
         }
         ScalarType::String => Ok(Value::String(Arc::from(utf8(text)?))),
-        ScalarType::Date => parse_date(text).map(|days| Value::Date(Date { days })).ok_or_else(bad),
-        ScalarType::LocalTime => parse_time(text).map(|nanos| Value::LocalTime(LocalTime { nanos })).ok_or_else(bad),
-        ScalarType::Time => {
-            let (time, offset) = split_offset(text, 0).ok_or_else(bad)?;
-            let offset_seconds = offset.ok_or_else(|| format!("{} (a time needs an offset)", bad()))?;
-            parse_time(time).map(|nanos| Value::Time(Time { nanos, offset_seconds })).ok_or_else(bad)
+        ScalarType::Date
+        | ScalarType::LocalTime
+        | ScalarType::Time
+        | ScalarType::LocalDateTime
+        | ScalarType::DateTime
+        | ScalarType::Duration => {
+            let text = std::str::from_utf8(text).map_err(|_| format!("{} (not valid UTF-8)", bad()))?;
+            match plexus_cypher::temporal::parse_stored(ty.name(), text) {
+                Some(Ok(value)) => Ok(value),
+                Some(Err(e)) => Err(format!("{} ({e})", bad())),
+                None => Err(bad()),
+            }
         }
-        ScalarType::LocalDateTime => parse_local_datetime(text)
-            .map(|(seconds, nanos)| Value::from(LocalDateTime { seconds, nanos }))
-            .ok_or_else(bad),
-        ScalarType::DateTime => parse_datetime(text).ok_or_else(bad)?,
-        ScalarType::Duration => parse_duration(text).map(Value::from).ok_or_else(bad),
         ScalarType::Point(default) => parse_point(utf8(text)?, default).map_err(|e| format!("{} ({e})", bad())),
     }
 }
@@ -229,187 +233,10 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn digits(text: &[u8], n: usize) -> Option<i64> {
-    if text.len() != n || !text.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(text.iter().fold(0i64, |v, &b| v * 10 + (b - b'0') as i64))
-}
-
-fn parse_date(text: &[u8]) -> Option<i64> {
-    let (sign, rest) = match text.first() {
-        Some(b'-') => (-1, &text[1..]),
-        Some(b'+') => (1, &text[1..]),
-        _ => (1, text),
-    };
-    let dash = rest.iter().position(|&b| b == b'-')?;
-    // Years have four to nine digits: the range of Cypher's temporal values (±999,999,999).
-    if !(4..=9).contains(&dash) || rest.len() != dash + 6 || rest[dash + 3] != b'-' {
-        return None;
-    }
-    let year = sign * digits(&rest[..dash], dash)?;
-    let month = digits(&rest[dash + 1..dash + 3], 2)? as u32;
-    let day = digits(&rest[dash + 4..], 2)? as u32;
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in_month = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month[month as usize - 1] {
-        return None;
-    }
-    Some(days_from_civil(year, month, day))
-}
-
-/// `HH:MM[:SS[.fraction]]` as nanoseconds since midnight.
-fn parse_time(text: &[u8]) -> Option<i64> {
-    if text.len() < 5 || text[2] != b':' {
-        return None;
-    }
-    let h = digits(&text[..2], 2)?;
-    let m = digits(&text[3..5], 2)?;
-    let (mut s, mut nanos) = (0, 0);
-    if text.len() > 5 {
-        if text[5] != b':' || text.len() < 8 {
-            return None;
-        }
-        s = digits(&text[6..8], 2)?;
-        if text.len() > 8 {
-            if text[8] != b'.' && text[8] != b',' {
-                return None;
-            }
-            nanos = parse_fraction(&text[9..])?;
-        }
-    }
-    if h > 23 || m > 59 || s > 59 {
-        return None;
-    }
-    Some(((h * 60 + m) * 60 + s) * 1_000_000_000 + nanos)
-}
-
-/// Up to nine fractional digits as nanoseconds.
-fn parse_fraction(text: &[u8]) -> Option<i64> {
-    if text.is_empty() || text.len() > 9 {
-        return None;
-    }
-    let v = digits(text, text.len())?;
-    Some(v * 10i64.pow(9 - text.len() as u32))
-}
-
-/// Splits a trailing offset (`Z`, `+HH:MM`, `+HHMM`, `+HH`) off a time starting at `time_at`; `None` offset
-/// when there is none.
-fn split_offset(text: &[u8], time_at: usize) -> Option<(&[u8], Option<i32>)> {
-    if let Some(rest) = text.strip_suffix(b"Z").or_else(|| text.strip_suffix(b"z")) {
-        return Some((rest, Some(0)));
-    }
-    // The sign of an offset comes after the time's `HH:MM`.
-    let Some(at) = text.iter().rposition(|&b| b == b'+' || b == b'-').filter(|&p| p >= time_at + 5) else {
-        return Some((text, None));
-    };
-    let sign = if text[at] == b'-' { -1 } else { 1 };
-    let off = &text[at + 1..];
-    let (h, m) = match off.len() {
-        2 => (digits(off, 2)?, 0),
-        4 => (digits(&off[..2], 2)?, digits(&off[2..], 2)?),
-        5 if off[2] == b':' => (digits(&off[..2], 2)?, digits(&off[3..], 2)?),
-        _ => return None,
-    };
-    if h > 18 || m > 59 {
-        return None;
-    }
-    Some((&text[..at], Some(sign * (h * 3600 + m * 60) as i32)))
-}
-
-fn parse_local_datetime(text: &[u8]) -> Option<(i64, u32)> {
-    let t = text.iter().position(|&b| b == b'T' || b == b't' || b == b' ')?;
-    let days = parse_date(&text[..t])?;
-    let nanos = parse_time(&text[t + 1..])?;
-    Some((days * 86_400 + nanos / 1_000_000_000, (nanos % 1_000_000_000) as u32))
-}
-
-fn parse_datetime(text: &[u8]) -> Option<Result<Value, String>> {
-    let (text, zone) = match text.iter().position(|&b| b == b'[') {
-        Some(open) if text.last() == Some(&b']') => {
-            (&text[..open], Some(std::str::from_utf8(&text[open + 1..text.len() - 1]).ok()?))
-        }
-        Some(_) => return None,
-        None => (text, None),
-    };
-    let time_at = text.iter().position(|&b| b == b'T' || b == b't' || b == b' ')? + 1;
-    let (local, offset) = split_offset(text, time_at)?;
-    if offset.is_none() && zone.is_some() {
-        return Some(Err(format!(
-            "'{}' names a time zone without an offset: give the offset too, e.g. 2024-01-01T12:00+01:00[{}]",
-            String::from_utf8_lossy(text),
-            zone.unwrap_or_default()
-        )));
-    }
-    let offset_seconds = offset.unwrap_or(0);
-    let (seconds, nanos) = parse_local_datetime(local)?;
-    Some(Ok(Value::from(DateTime {
-        seconds: seconds - offset_seconds as i64,
-        nanos,
-        offset_seconds,
-        zone: zone.map(Arc::from),
-    })))
-}
-
-/// ISO 8601 durations: `P[nY][nM][nW][nD][T[nH][nM][n[.f]S]]`, each number optionally signed.
-fn parse_duration(text: &[u8]) -> Option<Duration> {
-    let (neg, text) = match text.first() {
-        Some(b'-') => (true, &text[1..]),
-        _ => (false, text),
-    };
-    let mut rest = text.strip_prefix(b"P").or_else(|| text.strip_prefix(b"p"))?;
-    let mut d = Duration { months: 0, days: 0, seconds: 0, nanos: 0 };
-    let mut in_time = false;
-    let mut any = false;
-    while !rest.is_empty() {
-        if rest[0] == b'T' || rest[0] == b't' {
-            if in_time {
-                return None;
-            }
-            in_time = true;
-            rest = &rest[1..];
-            continue;
-        }
-        let unit_at = rest.iter().position(|b| b.is_ascii_alphabetic())?;
-        let number = &rest[..unit_at];
-        let unit = rest[unit_at].to_ascii_uppercase();
-        rest = &rest[unit_at + 1..];
-        any = true;
-        if unit == b'S' && in_time {
-            let (whole, frac) = match number.iter().position(|&b| b == b'.' || b == b',') {
-                Some(p) => (&number[..p], Some(&number[p + 1..])),
-                None => (number, None),
-            };
-            let secs = parse_int(whole)?;
-            d.seconds = d.seconds.checked_add(secs)?;
-            if let Some(frac) = frac {
-                let n = parse_fraction(frac)? as i32;
-                d.nanos += if whole.first() == Some(&b'-') { -n } else { n };
-            }
-            continue;
-        }
-        let n = parse_int(number)?;
-        match (in_time, unit) {
-            (false, b'Y') => d.months = d.months.checked_add(n.checked_mul(12)?)?,
-            (false, b'M') => d.months = d.months.checked_add(n)?,
-            (false, b'W') => d.days = d.days.checked_add(n.checked_mul(7)?)?,
-            (false, b'D') => d.days = d.days.checked_add(n)?,
-            (true, b'H') => d.seconds = d.seconds.checked_add(n.checked_mul(3600)?)?,
-            (true, b'M') => d.seconds = d.seconds.checked_add(n.checked_mul(60)?)?,
-            _ => return None,
-        }
-    }
-    if !any {
-        return None;
-    }
-    if neg {
-        d = Duration { months: -d.months, days: -d.days, seconds: -d.seconds, nanos: -d.nanos };
-    }
-    Some(d)
-}
-
 #[cfg(test)]
 mod tests {
+    use plexus_storage::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+
     use super::*;
 
     fn ok(ty: ScalarType, text: &str) -> Value {
@@ -439,7 +266,7 @@ mod tests {
         assert_eq!(ok(ScalarType::Long, "9223372036854775807"), Value::Int(i64::MAX));
         assert!(parse_scalar(ScalarType::Long, b"9223372036854775808").is_err());
         assert!(parse_scalar(ScalarType::Long, b"-9223372036854775809").is_err());
-        assert!(parse_scalar(ScalarType::Date, b"999999999-12-31").is_ok());
+        assert!(parse_scalar(ScalarType::Date, b"+999999999-12-31").is_ok());
         assert!(parse_scalar(ScalarType::Date, b"-999999999-01-01").is_ok());
         assert!(parse_scalar(ScalarType::Date, b"1000000000-01-01").is_err());
         assert!(parse_scalar(ScalarType::Date, b"99999999999999999999-01-01").is_err());
@@ -483,10 +310,23 @@ mod tests {
         assert_eq!(ok(ScalarType::DateTime, "1970-01-01T00:00:00Z"), dt(0, 0, None));
         assert_eq!(ok(ScalarType::DateTime, "1970-01-01T00:00"), dt(0, 0, None));
         assert_eq!(
-            ok(ScalarType::DateTime, "1970-01-01T02:00+0200[Europe/Berlin]"),
-            dt(0, 7200, Some("Europe/Berlin"))
+            ok(ScalarType::DateTime, "1970-01-01T01:00+0100[Europe/Berlin]"),
+            dt(0, 3600, Some("Europe/Berlin"))
         );
-        assert!(parse_scalar(ScalarType::DateTime, b"1970-01-01T00:00[Europe/Berlin]").unwrap_err().contains("offset"));
+        // A zone name alone takes the zone's offset at that time; an offset that is not the zone's is refused.
+        assert_eq!(ok(ScalarType::DateTime, "1970-01-01T01:00[Europe/Berlin]"), dt(0, 3600, Some("Europe/Berlin")));
+        let mismatch = parse_scalar(ScalarType::DateTime, b"2024-01-01T10:00:00Z[Europe/Berlin]").unwrap_err();
+        assert!(mismatch.contains("offset and time zone do not match"), "{mismatch}");
+        assert_eq!(ok(ScalarType::Date, "2024-W01-1"), Value::Date(Date { days: 19_723 }));
+        assert_eq!(ok(ScalarType::Date, "2024-001"), Value::Date(Date { days: 19_723 }));
+        assert_eq!(ok(ScalarType::Date, "2024-01"), Value::Date(Date { days: 19_723 }));
+        assert_eq!(ok(ScalarType::DateTime, "1970-01-01"), dt(0, 0, None));
+        assert_eq!(ok(ScalarType::Time, "10:00"), Value::Time(Time { nanos: 36_000_000_000_000, offset_seconds: 0 }));
+        assert_eq!(ok(ScalarType::LocalTime, "10"), Value::LocalTime(LocalTime { nanos: 36_000_000_000_000 }));
+        assert_eq!(
+            ok(ScalarType::Duration, "P0.5D"),
+            Value::from(Duration { months: 0, days: 0, seconds: 12 * 3600, nanos: 0 })
+        );
         assert_eq!(
             ok(ScalarType::Duration, "P1Y2M3W4DT5H6M7.5S"),
             Value::from(Duration { months: 14, days: 25, seconds: 5 * 3600 + 6 * 60 + 7, nanos: 500_000_000 })

@@ -76,7 +76,7 @@ fn now(kind: Kind, zone: &Zone, clock: &Clock) -> Result<Value> {
     })
 }
 
-fn from_string(kind: Kind, s: &str) -> Result<Value> {
+pub(super) fn from_string(kind: Kind, s: &str) -> Result<Value> {
     match kind {
         Kind::Date => instant::date(parse::date(s)?),
         Kind::LocalTime => Ok(instant::local_time(parse::local_time(s)?)),

@@ -54,6 +54,30 @@ pub fn zone_id_offset(id: &str) -> Option<i32> {
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::value::Value;
 
+/// Parses `text` as the constructor function `function` (`date`, `localtime`, `time`, `localdatetime`,
+/// `datetime` or `duration`) does from a string, returning the stored value: the one temporal
+/// text parser, shared by queries and the bulk importer so both accept and store exactly the same values.
+/// `None`: `function` is not one of these; `Err` carries the message the function raises (e.g. "offset and time
+/// zone do not match").
+pub fn parse_stored(function: &str, text: &str) -> Option<std::result::Result<plexus_storage::Value, String>> {
+    use plexus_storage::Value as Stored;
+    let parsed = if function == "duration" {
+        parse::duration(text).map(Value::duration)
+    } else {
+        construct::from_string(Kind::from_name(function)?, text)
+    };
+    Some(match parsed {
+        Ok(Value::Date(d)) => Ok(Stored::Date(d)),
+        Ok(Value::LocalTime(t)) => Ok(Stored::LocalTime(t)),
+        Ok(Value::Time(t)) => Ok(Stored::Time(t)),
+        Ok(Value::LocalDateTime(t)) => Ok(Stored::LocalDateTime(t)),
+        Ok(Value::DateTime(t)) => Ok(Stored::DateTime(t)),
+        Ok(Value::Duration(d)) => Ok(Stored::Duration(d)),
+        Ok(other) => Err(format!("{function}() returned {}", other.type_name())),
+        Err(e) => Err(e.message),
+    })
+}
+
 /// The instant a statement runs at, which `date()`, `datetime.statement()` and friends read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
