@@ -169,6 +169,8 @@ impl<'a> Reader<'a> {
         rec.line = record_line;
         let mut line_start = record_start;
         let mut pos = record_start;
+        // The first quoted field that ran over a line end: its line, column and byte offset.
+        let mut first_multiline: Option<(u64, usize, usize)> = None;
         loop {
             // At the start of a field.
             let column = (pos - line_start + 1) as u32;
@@ -183,6 +185,7 @@ impl<'a> Reader<'a> {
                     };
                     let q = seg + q;
                     for nl in memchr::memchr_iter(b'\n', &input[seg..q]) {
+                        first_multiline.get_or_insert((self.line, column as usize, pos));
                         self.line += 1;
                         line_start = seg + nl + 1;
                     }
@@ -228,9 +231,28 @@ impl<'a> Reader<'a> {
                         break;
                     }
                     Some(_) => {
+                        let column = pos - line_start + 1;
+                        if let Some((line, field_column, field_at)) = first_multiline {
+                            // A quote opened on an earlier line and closed only here, where the record makes no
+                            // sense: most likely a stray quote. The error is the quote's, and reading goes on at
+                            // the line after it, so the lines it would have swallowed are read as records.
+                            let error = SyntaxError {
+                                line,
+                                column: field_column,
+                                message: format!(
+                                    "a quoted field is not closed on its line (read as running over lines \
+                                     {line}-{}, it is followed by other characters at line {}, column {column})",
+                                    self.line, self.line
+                                ),
+                                text: lossy(&input[field_at + 1 - field_column..line_end(input, field_at)]),
+                            };
+                            self.line = line;
+                            self.skip_line(field_at);
+                            return Err(error);
+                        }
                         let error = SyntaxError {
                             line: self.line,
-                            column: pos - line_start + 1,
+                            column,
                             message: "characters after the closing quote of a quoted field".into(),
                             text: lossy(&input[line_start..line_end(input, pos)]),
                         };

@@ -272,11 +272,14 @@ fn read_chunk<T>(
             Ok(Next::End) => return None,
             Ok(Next::Open { offset, line }) if !last => return Some((offset, line)),
             Ok(Next::Open { offset, line }) => {
+                // The record's first line is the bad one; reading goes on at the next line, so the lines the
+                // open quote ran over are read as records rather than lost.
                 let end = memchr::memchr(b'\n', &slice[offset..]).map_or(slice.len(), |p| offset + p);
                 let text = String::from_utf8_lossy(&slice[offset..end.min(offset + 200)]).into_owned();
                 let message = "a quoted field is not closed before the end of the file".to_string();
-                bad(out).push(BadLine { line, column: 1, message, text });
-                return None;
+                reader.pos = (end + 1).min(slice.len());
+                reader.line = line + 1;
+                Err(BadLine { line, column: 1, message, text })
             }
             Err(e) => Err(BadLine { line: e.line, column: e.column, message: e.message, text: e.text }),
         };

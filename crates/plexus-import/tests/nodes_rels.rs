@@ -306,3 +306,32 @@ fn a_group_of_files_takes_its_header_from_the_first() {
     let err = run(&tmp.path().join("db"), &spec).unwrap_err();
     assert!(err.contains("part2.csv: line 1, column 3: 'x' is not a valid int"), "{err}");
 }
+
+#[test]
+fn a_stray_quote_is_reported_where_it_opens_and_swallows_no_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The quote opened on line 3 closes only on line 6, where the record makes no sense.
+    let file = write(tmp.path(), "n.csv", "id:ID,name\n1,ok\n2,\"oops\n3,fine\n4,fine\n5,\"quoted\"\n6,fine\n");
+    let spec = |skip| GraphImport {
+        nodes: vec![nodes(&["N"], &file)],
+        csv: CsvOptions { skip_bad_lines: skip, ..Default::default() },
+        ..Default::default()
+    };
+    let err = run(&tmp.path().join("db"), &spec(0)).unwrap_err();
+    assert!(err.contains("line 3, column 3: a quoted field is not closed on its line"), "{err}");
+    assert!(err.contains("lines 3-6"), "{err}");
+    let db = tmp.path().join("db");
+    let summary = run(&db, &spec(1)).unwrap();
+    assert_eq!(summary.bad_lines.len(), 1);
+    assert_eq!(summary.bad_lines[0].1.line, 3);
+    assert_eq!(summary.nodes, 5, "only the line with the stray quote is skipped");
+    // A quote left open to the end of the file: its line is the bad one, the lines after it are read.
+    let open = write(tmp.path(), "open.csv", "id:ID,name\n1,ok\n2,\"oops\n3,fine\n");
+    let spec = GraphImport {
+        nodes: vec![nodes(&["N"], &open)],
+        csv: CsvOptions { skip_bad_lines: 1, ..Default::default() },
+        ..Default::default()
+    };
+    let summary = run(&tmp.path().join("db2"), &spec).unwrap();
+    assert_eq!((summary.nodes, summary.bad_lines.len(), summary.bad_lines[0].1.line), (2, 1, 3));
+}
