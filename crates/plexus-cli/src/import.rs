@@ -172,10 +172,12 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
 }
 
 /// Makes Ctrl-C and SIGTERM remove the partly written database before the process exits: the target only
-/// ever appears complete, and nothing is left beside it. Called before any other thread starts, so that every
-/// thread inherits the blocked signals and only the waiting thread receives them.
+/// ever appears complete, or as it was. Called before any other thread starts, so that every thread inherits the
+/// blocked signals and only the waiting thread receives them. The removal and the final step that puts the
+/// database in place take the same lock ([`plexus_import::publish::cancel`]): a signal that comes while the
+/// database is being put in place waits for it, and then the import is complete and ends as usual.
 fn clean_up_when_interrupted(target: &std::path::Path) {
-    let temp = plexus_import::import::temp_dir_for(target);
+    let target = target.to_path_buf();
     // SAFETY: plain libc calls on a signal set owned by this function.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -188,12 +190,21 @@ fn clean_up_when_interrupted(target: &std::path::Path) {
         std::thread::spawn(move || {
             let mut signal: libc::c_int = 0;
             if libc::sigwait(&set, &mut signal) == 0 {
-                if std::fs::remove_dir_all(&temp).is_ok() {
-                    eprintln!("plexus import: interrupted; the partly written database was removed");
-                } else {
-                    eprintln!("plexus import: interrupted");
+                match plexus_import::publish::cancel(&target) {
+                    plexus_import::publish::Cancelled::Removed => {
+                        eprintln!(
+                            "plexus import: interrupted; nothing was written to {} (the partly built database was removed)",
+                            target.display()
+                        );
+                        std::process::exit(128 + signal);
+                    }
+                    plexus_import::publish::Cancelled::Complete => {
+                        eprintln!(
+                            "plexus import: interrupted after the database was complete: {} holds it in full",
+                            target.display()
+                        );
+                    }
                 }
-                std::process::exit(128 + signal);
             }
         });
     }
@@ -224,15 +235,29 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             eprintln!("plexus import: {line}");
         }
     };
+    // Usage errors (exit status 2) are found before any work starts; what goes wrong after is a runtime or data
+    // error (exit status 1).
+    let edges_only = args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none();
+    let edge_import = if edges_only && args.mode == ModeArg::Create { Some(edge_options(&args)?) } else { None };
+    let graph = if edge_import.is_none() { Some(graph_import(&args)?) } else { None };
     if args.mode == ModeArg::Create {
         clean_up_when_interrupted(&args.data);
     }
+    let failed = |message: String| {
+        if args.mode == ModeArg::Create {
+            plexus_import::publish::settle();
+        }
+        eprintln!("plexus: {message}");
+        Ok(ExitCode::from(1))
+    };
     let start = Instant::now();
-    let edges_only = args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none();
-    let summary: ImportSummary = if edges_only && args.mode == ModeArg::Create {
-        import_edge_lists(&args.data, &args.edges, &edge_options(&args)?, say).map_err(|e| e.to_string())?
+    let summary: ImportSummary = if let Some(options) = &edge_import {
+        match import_edge_lists(&args.data, &args.edges, options, say) {
+            Ok(summary) => summary,
+            Err(e) => return failed(e.to_string()),
+        }
     } else {
-        let (spec, notes) = graph_import(&args)?;
+        let (spec, notes) = graph.expect("a graph import when not an edge-list import");
         for n in &notes {
             say(n);
         }
@@ -246,7 +271,10 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             done.store(true, Ordering::Release);
             result
         });
-        result.map_err(|e| e.to_string())?
+        match result {
+            Ok(summary) => summary,
+            Err(e) => return failed(e.to_string()),
+        }
     };
     for (path, bad) in &summary.bad_lines {
         eprintln!("plexus import: skipped {}: {bad}", path.display());

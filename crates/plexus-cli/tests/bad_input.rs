@@ -69,7 +69,7 @@ fn a_failed_import_keeps_an_empty_target_and_a_good_one_fills_it() {
     let target = path(tmp.path(), "db");
     std::fs::create_dir(&target).unwrap();
     let out = plexus(&["import", "--data", &target, "--edges", &path(tmp.path(), "missing.csv")]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(Path::new(&target).is_dir(), "the user's directory stays");
     // What a killed import left beside the target goes with the next import.
     let leftover = tmp.path().join(".db.importing-4000000");
@@ -118,7 +118,7 @@ fn edge_lists_must_agree_on_columns_and_be_text() {
         "--edges",
         &path(tmp.path(), "plain.csv"),
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("weighted.csv has a weight column and") && err.contains("plain.csv does not"), "{err}");
     assert!(!tmp.path().join("db").exists());
@@ -131,7 +131,7 @@ fn edge_lists_must_agree_on_columns_and_be_text() {
     ] {
         std::fs::write(tmp.path().join(name), bytes).unwrap();
         let out = plexus(&["import", "--data", &db, "--edges", &path(tmp.path(), name)]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(out.status.code(), Some(1), "{name}");
         assert!(text(&out.stderr).contains(message), "{name}: {}", text(&out.stderr));
     }
 }
@@ -156,7 +156,7 @@ fn an_incremental_import_with_bad_input_changes_nothing() {
         "--relationships",
         &format!("R={}", path(tmp.path(), "r.csv")),
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unknown end id '99'"), "{}", text(&out.stderr));
     assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "1");
 }
@@ -171,7 +171,7 @@ fn typed_values_out_of_range_are_errors() {
     assert_eq!(scalar(&db, "MATCH (n) RETURN n.v"), "-9223372036854775808");
     std::fs::write(tmp.path().join("bad.csv"), "id:ID,d:date\n1,99999999999999999999-01-01\n").unwrap();
     let out = plexus(&["import", "--data", &path(tmp.path(), "db2"), "--nodes", &path(tmp.path(), "bad.csv")]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("line 2, column 3"), "{}", text(&out.stderr));
 }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::{Catalog, Store, Value};
+use plexus_storage::{Catalog, Value};
 
 use crate::edgelist::{self, EdgeList, Format, VertexIds};
 
@@ -121,27 +121,10 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
 
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
-/// Where an import into `dir` by this process writes the database before renaming it into place: what to
-/// remove if the process is interrupted.
-pub fn temp_dir_for(dir: &Path) -> std::path::PathBuf {
-    Store::import_temp_dir(dir)
-}
-
-/// Refuses a target that holds anything (an empty one is replaced by the new database when it is complete).
-pub(crate) fn prepare_target(dir: &Path) -> Result<(), ImportError> {
-    match std::fs::read_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(ImportError::Io { path: dir.to_path_buf(), error }),
-        Ok(mut entries) => {
-            if entries.next().is_some() {
-                return Err(ImportError::Target(format!(
-                    "{} is not empty: import creates a new database (choose another directory, or add to this one with --mode incremental)",
-                    dir.display()
-                )));
-            }
-            Ok(())
-        }
-    }
+/// Refuses a target that holds anything (an empty one is filled with the new database when it is complete), after
+/// removing what interrupted imports into it left.
+pub(crate) fn prepare_target(dir: &Path, with_edge_lists: bool) -> Result<(), ImportError> {
+    crate::publish::prepare_target(dir, with_edge_lists)
 }
 
 /// A vertex's external id, for numbering vertices across several files.
@@ -158,7 +141,7 @@ pub fn import_edge_lists(
     options: &EdgeImport,
     mut progress: impl FnMut(&str),
 ) -> Result<ImportSummary, ImportError> {
-    prepare_target(dir)?;
+    prepare_target(dir, true)?;
     let mut summary = ImportSummary::default();
     let lists = parse_edge_files(files, options, &mut summary, &mut progress)?;
     let start = Instant::now();
@@ -175,7 +158,7 @@ pub fn import_edge_lists(
         summary.nodes, summary.relationships, summary.build
     ));
     let start = Instant::now();
-    summary.bytes_on_disk = Store::create_from_state(dir, state, &catalog).map_err(ImportError::Storage)?;
+    summary.bytes_on_disk = crate::publish::create(dir, state, &catalog)?;
     drop(write_only);
     summary.write = start.elapsed();
     progress(&format!("wrote {} bytes in {:.2?}", summary.bytes_on_disk, summary.write));
@@ -324,7 +307,7 @@ pub(crate) fn to_edge_list_graph(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plexus_storage::{Direction, TypeFilter};
+    use plexus_storage::{Direction, Store, TypeFilter};
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);

@@ -23,4 +23,5 @@ pub mod ldbc;
 pub mod load;
 pub mod nodes_rels;
 pub mod progress;
+pub mod publish;
 pub mod values;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use plexus_storage::bulk::{build_state, NodeInput, RelInput};
 use plexus_storage::fxhash::FxHashSet;
-use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, RelId, RelRecord, Store, Value};
+use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, RelId, RelRecord, Value};
 
 use crate::edgelist::{BadLine, ParseError};
 use crate::import::{
@@ -205,7 +205,7 @@ pub(crate) fn parse_nodes<'a>(
 }
 
 fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportSummary, ImportError> {
-    prepare_target(dir)?;
+    prepare_target(dir, !spec.edges.is_empty())?;
     let mut summary = ImportSummary::default();
     let catalog = Catalog::new();
     let mut inputs = Vec::with_capacity(spec.nodes.len());
@@ -267,7 +267,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
     summary.build += start.elapsed();
     progress.phase("writing the checkpoint");
     let start = Instant::now();
-    summary.bytes_on_disk = Store::create_from_state(dir, state, &catalog).map_err(ImportError::Storage)?;
+    summary.bytes_on_disk = crate::publish::create(dir, state, &catalog)?;
     drop(write_only);
     summary.write = start.elapsed();
     Ok(summary)
