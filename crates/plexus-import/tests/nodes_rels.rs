@@ -335,3 +335,48 @@ fn a_stray_quote_is_reported_where_it_opens_and_swallows_no_rows() {
     let summary = run(&tmp.path().join("db2"), &spec).unwrap();
     assert_eq!((summary.nodes, summary.bad_lines.len(), summary.bad_lines[0].1.line), (2, 1, 3));
 }
+
+#[test]
+fn an_incremental_import_ends_with_a_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let first = write(tmp.path(), "a.csv", "id:ID(P),name\n1,Ann\n");
+    run(&db, &GraphImport { nodes: vec![nodes(&["P"], &first)], ..Default::default() }).unwrap();
+    let second = write(tmp.path(), "b.csv", "id:ID(P),name\n2,Bob\n3,Cleo\n");
+    let spec = GraphImport { nodes: vec![nodes(&["P"], &second)], mode: Mode::Incremental, ..Default::default() };
+    run(&db, &spec).unwrap();
+    let (store, report) = Store::open(&db).unwrap();
+    assert_eq!(report.replayed, 0, "nothing left in the log to replay: {report:?}");
+    assert_eq!(store.read().node_count(), 3);
+}
+
+#[test]
+fn compressed_input_is_recognised_by_its_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "id:ID(P),name\n1,Ann\n2,Bob\n";
+    // Gzip and zstd under names that do not say so.
+    let gz = tmp.path().join("gz.csv");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, text.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let zst = tmp.path().join("zst.csv");
+    std::fs::write(&zst, zstd::encode_all(text.as_bytes(), 1).unwrap()).unwrap();
+    for (i, file) in [gz, zst].iter().enumerate() {
+        let summary = run(
+            &tmp.path().join(format!("db{i}")),
+            &GraphImport { nodes: vec![nodes(&["P"], file)], ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(summary.nodes, 2);
+    }
+    // Formats the importer cannot read are named.
+    for (name, bytes, format) in
+        [("z.zip", &b"PK\x03\x04rest"[..], "zip"), ("b.bz2", b"BZh91AY&SY", "bzip2"), ("x.xz", b"\xfd7zXZ\x00..", "xz")]
+    {
+        let file = write(tmp.path(), name, "");
+        std::fs::write(&file, bytes).unwrap();
+        let spec = GraphImport { nodes: vec![nodes(&["P"], &file)], ..Default::default() };
+        let err = run(&tmp.path().join("dbx"), &spec).unwrap_err();
+        assert!(err.contains(&format!("unsupported compressed format ({format})")), "{err}");
+    }
+}
