@@ -96,9 +96,38 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
     let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
     let mut bytes = Vec::with_capacity(size);
     let name = path.to_string_lossy();
-    if name.ends_with(".gz") {
+    // Compressed input is recognised by its magic bytes as well as by its extension.
+    let mut magic = [0u8; 6];
+    let magic_len = {
+        use std::io::{Seek, SeekFrom};
+        let mut f = &file;
+        let n = f.read(&mut magic).map_err(io)?;
+        f.seek(SeekFrom::Start(0)).map_err(io)?;
+        n
+    };
+    let magic = &magic[..magic_len];
+    let gzip = magic.starts_with(&[0x1f, 0x8b]);
+    let zstd = magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+    let other = if magic.starts_with(b"PK\x03\x04") {
+        Some("zip")
+    } else if magic.starts_with(b"BZh") {
+        Some("bzip2")
+    } else if magic.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some("xz")
+    } else if magic.starts_with(b"7z\xbc\xaf") {
+        Some("7z")
+    } else {
+        None
+    };
+    if let Some(format) = other {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("unsupported compressed format ({format}): decompress it first, or compress with gzip or zstd"),
+        )));
+    }
+    if gzip || (name.ends_with(".gz") && !zstd) {
         flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes).map_err(io)?;
-    } else if name.ends_with(".zst") {
+    } else if zstd || name.ends_with(".zst") {
         zstd::stream::read::Decoder::new(file).and_then(|mut d| d.read_to_end(&mut bytes)).map_err(io)?;
     } else {
         let mut file = file;
