@@ -1,10 +1,11 @@
 //! Users, roles and password checks. Users live in `users.json` in the data directory, each with an argon2id
 //! password hash (PHC string) and a role; the file is rewritten atomically and readable only by its owner.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
@@ -73,6 +74,32 @@ pub enum AuthError {
     InvalidName(String),
     #[error("'{0}' is the last admin: add another admin first, or nobody could manage users and schema")]
     LastAdmin(String),
+    /// The user failed to log on too many times in a row and is locked for a while: no password is checked.
+    #[error("The client has provided incorrect authentication details too many times in a row.")]
+    TooManyAttempts { lock_time: Duration },
+}
+
+/// How failed log-ons lock a user, as Neo4j's `dbms.security.auth_max_failed_attempts` and
+/// `dbms.security.auth_lock_time` do: after `max_failed_attempts` failures in a row, every attempt within
+/// `lock_time` of the last failure is refused at once, without checking the password (so guessing costs the
+/// server no password hashing), even with the right password. A success resets the count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lockout {
+    /// 0: never lock.
+    pub max_failed_attempts: u32,
+    pub lock_time: Duration,
+}
+
+impl Default for Lockout {
+    fn default() -> Self {
+        Lockout { max_failed_attempts: 3, lock_time: Duration::from_secs(5) }
+    }
+}
+
+/// A user's failed log-ons in a row.
+struct Failures {
+    count: u32,
+    last: Instant,
 }
 
 /// The users of one server. With authentication off every client is an admin.
@@ -84,6 +111,9 @@ pub struct Auth {
     loaded: parking_lot::Mutex<Option<FileStamp>>,
     /// Bumped whenever the users may have changed, so whoever caches a decision knows to make it again.
     generation: AtomicU64,
+    lockout: Lockout,
+    /// Failed log-ons of existing users (an unknown user costs no hashing and is not tracked).
+    failures: parking_lot::Mutex<HashMap<String, Failures>>,
 }
 
 impl Auth {
@@ -95,6 +125,8 @@ impl Auth {
             users: RwLock::default(),
             loaded: Default::default(),
             generation: AtomicU64::new(0),
+            lockout: Lockout::default(),
+            failures: Default::default(),
         }
     }
 
@@ -111,6 +143,8 @@ impl Auth {
             users: RwLock::new(users),
             loaded: parking_lot::Mutex::new(modified(&file)),
             generation: AtomicU64::new(0),
+            lockout: Lockout::default(),
+            failures: Default::default(),
         };
         if auth.users.read().is_empty() {
             let password = match initial_password {
@@ -124,6 +158,12 @@ impl Auth {
             auth.add_user(INITIAL_USER, &password, Role::Admin)?;
         }
         Ok((auth, generated))
+    }
+
+    /// Sets how failed log-ons lock a user.
+    pub fn with_lockout(mut self, lockout: Lockout) -> Auth {
+        self.lockout = lockout;
+        self
     }
 
     pub fn enabled(&self) -> bool {
@@ -140,9 +180,40 @@ impl Auth {
         }
         self.reload_if_changed();
         let stored = self.users.read().get(user).cloned().ok_or(AuthError::BadCredentials)?;
-        let hash = PasswordHash::new(&stored.password_hash).map_err(|_| AuthError::BadCredentials)?;
-        Argon2::default().verify_password(password.as_bytes(), &hash).map_err(|_| AuthError::BadCredentials)?;
+        if self.is_locked(user) {
+            return Err(AuthError::TooManyAttempts { lock_time: self.lockout.lock_time });
+        }
+        let verified = PasswordHash::new(&stored.password_hash)
+            .is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok());
+        if !verified {
+            self.failed(user);
+            return Err(AuthError::BadCredentials);
+        }
+        if self.lockout.max_failed_attempts > 0 {
+            self.failures.lock().remove(user);
+        }
         Ok(stored.role)
+    }
+
+    /// Whether `user` failed too often in a row, the last time too recently.
+    fn is_locked(&self, user: &str) -> bool {
+        let Lockout { max_failed_attempts, lock_time } = self.lockout;
+        max_failed_attempts > 0
+            && self
+                .failures
+                .lock()
+                .get(user)
+                .is_some_and(|f| f.count >= max_failed_attempts && f.last.elapsed() < lock_time)
+    }
+
+    fn failed(&self, user: &str) {
+        if self.lockout.max_failed_attempts == 0 {
+            return;
+        }
+        let mut failures = self.failures.lock();
+        let entry = failures.entry(user.to_string()).or_insert(Failures { count: 0, last: Instant::now() });
+        entry.count = entry.count.saturating_add(1);
+        entry.last = Instant::now();
     }
 
     pub fn add_user(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
@@ -336,6 +407,44 @@ mod tests {
             assert!(matches!(auth.add_user(name, "pw", Role::Reader), Err(AuthError::InvalidName(_))), "{name:?}");
         }
         assert_eq!(auth.users(), vec![("root".to_string(), Role::Admin)]);
+    }
+
+    #[test]
+    fn repeated_failures_lock_the_user_for_a_while() {
+        let dir = tempfile::tempdir().unwrap();
+        let lockout = Lockout { max_failed_attempts: 3, lock_time: Duration::from_millis(300) };
+        let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+        let auth = auth.with_lockout(lockout);
+        auth.add_user("bob", "bobpw", Role::Reader).unwrap();
+        // Two failures, then a success: the count starts again.
+        for _ in 0..2 {
+            assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
+        }
+        assert!(auth.authenticate("basic", "neo4j", "pw").is_ok());
+        for _ in 0..3 {
+            assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
+        }
+        // Locked: even the right password is refused, without being checked.
+        for password in ["wrong", "pw"] {
+            assert!(matches!(auth.authenticate("basic", "neo4j", password), Err(AuthError::TooManyAttempts { .. })));
+        }
+        // Other users are not affected, and unknown users are not tracked.
+        assert!(auth.authenticate("basic", "bob", "bobpw").is_ok());
+        for _ in 0..5 {
+            assert!(matches!(auth.authenticate("basic", "nobody", "x"), Err(AuthError::BadCredentials)));
+        }
+        assert!(auth.failures.lock().get("nobody").is_none());
+        // Once the lock time has passed since the last failure, the password is checked again.
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(auth.authenticate("basic", "neo4j", "pw").is_ok());
+        assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
+
+        // No lockout when the maximum is 0.
+        let auth = auth.with_lockout(Lockout { max_failed_attempts: 0, lock_time: Duration::from_secs(60) });
+        for _ in 0..5 {
+            assert!(matches!(auth.authenticate("basic", "bob", "wrong"), Err(AuthError::BadCredentials)));
+        }
+        assert!(auth.authenticate("basic", "bob", "bobpw").is_ok());
     }
 
     #[test]

@@ -35,8 +35,18 @@ pub struct ServerConfig {
     pub query_timeout_ms: u64,
     /// Largest result a query may build, in bytes (0: no limit).
     pub max_result_bytes: usize,
-    /// Idle connections are closed after this many seconds (default two hours).
+    /// Idle authenticated connections are closed after this many seconds (default two hours).
     pub idle_timeout_secs: u64,
+    /// A connection that has not authenticated is closed after this many seconds (default 30): a Bolt client
+    /// must have logged on within it of connecting, an HTTP client must send its request's headers within it,
+    /// and an HTTP connection none of whose requests carried valid credentials may idle between requests for
+    /// only this long.
+    pub auth_timeout_secs: u64,
+    /// Failed log-ons in a row after which a user is locked for `auth_lock_time_secs` (0: never), as Neo4j's
+    /// `dbms.security.auth_max_failed_attempts`.
+    pub auth_max_failed_attempts: u32,
+    /// How long a user stays locked after its last failed log-on, as Neo4j's `dbms.security.auth_lock_time`.
+    pub auth_lock_time_secs: u64,
     /// Largest Bolt message or HTTP body accepted, in bytes.
     pub max_request_bytes: usize,
     /// An explicit HTTP (Query API) transaction with no request for this many milliseconds is rolled back.
@@ -75,6 +85,9 @@ impl Default for ServerConfig {
             // Longer than the hour after which the official drivers retire a pooled connection themselves: a
             // driver (Go's, for one) that reused a connection the server had closed would fail the next query.
             idle_timeout_secs: 2 * 3600,
+            auth_timeout_secs: 30,
+            auth_max_failed_attempts: 3,
+            auth_lock_time_secs: 5,
             max_request_bytes: 64 << 20,
             http_transaction_timeout_ms: 30_000,
             checkpoint_on_shutdown: true,
@@ -113,9 +126,18 @@ impl ServerConfig {
         }
     }
 
+    /// How failed log-ons lock a user.
+    pub fn lockout(&self) -> crate::auth::Lockout {
+        crate::auth::Lockout {
+            max_failed_attempts: self.auth_max_failed_attempts,
+            lock_time: Duration::from_secs(self.auth_lock_time_secs),
+        }
+    }
+
     pub fn connection_limits(&self) -> ConnectionLimits {
         ConnectionLimits {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
+            auth_timeout: Duration::from_secs(self.auth_timeout_secs.max(1)),
             max_message_bytes: self.max_request_bytes,
             ..ConnectionLimits::default()
         }
@@ -125,6 +147,7 @@ impl ServerConfig {
         HttpLimits {
             max_body_bytes: self.max_request_bytes,
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
+            auth_timeout: Duration::from_secs(self.auth_timeout_secs.max(1)),
             transaction_timeout: Duration::from_millis(self.http_transaction_timeout_ms.max(1)),
             max_connections: self.max_connections,
             ..HttpLimits::default()

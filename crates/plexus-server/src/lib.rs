@@ -83,7 +83,7 @@ impl Server {
         }
         let (auth, generated_password) = if config.auth {
             let (a, g) = auth::Auth::open(&config.data, config.password.as_deref()).map_err(|e| e.to_string())?;
-            (a, g)
+            (a.with_lockout(config.lockout()), g)
         } else {
             (auth::Auth::disabled(), None)
         };

@@ -394,3 +394,81 @@ fn stopping_the_server_lets_an_open_transaction_commit_then_closes_it() {
     let count = db.execute("MATCH (n:T) RETURN count(n)", &plexus::Params::new()).unwrap();
     assert_eq!(count.rows, vec![vec![plexus::ResultValue::Int(1)]]);
 }
+
+/// Whether the server closes the connection (rather than leaving it open until the test's generous wait ends).
+fn closed_by_server(stream: &mut TcpStream) -> bool {
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+        }
+    }
+}
+
+#[test]
+fn connections_that_do_not_log_on_are_closed_after_the_auth_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    let config =
+        ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), auth_timeout_secs: 1, ..Default::default() };
+    let s = TestServer::start(config, auth);
+    // Only part of the handshake.
+    let mut partial = TcpStream::connect(s.addr).unwrap();
+    partial.write_all(&[0x60, 0x60, 0xB0, 0x17]).unwrap();
+    // The handshake, then nothing.
+    let (mut silent, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    // HELLO without LOGON.
+    let (mut hello, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    hello.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    // Logged on: the idle timeout applies.
+    let (mut ready, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    ready.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    let creds = map([
+        ("scheme", Ps::String("basic".into())),
+        ("principal", Ps::String("neo4j".into())),
+        ("credentials", Ps::String("pw".into())),
+    ]);
+    assert!(matches!(&ready.request(0x6A, vec![creds])[0], Ps::Struct(0x70, _)));
+
+    assert!(closed_by_server(&mut partial), "part of a handshake");
+    assert!(closed_by_server(&mut silent.stream), "no HELLO");
+    assert!(closed_by_server(&mut hello.stream), "no LOGON");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(ready.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+    // Logging off starts the authentication timeout again.
+    assert!(matches!(&ready.request(0x6B, vec![])[0], Ps::Struct(0x70, _)));
+    assert!(closed_by_server(&mut ready.stream), "logged off");
+}
+
+#[test]
+fn repeated_wrong_passwords_lock_the_user_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    let auth =
+        auth.with_lockout(plexus_server::auth::Lockout { max_failed_attempts: 3, lock_time: Duration::from_secs(60) });
+    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
+    let s = TestServer::start(config, auth);
+    let log_on = |password: &str| {
+        let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+        let creds = map([
+            ("scheme", Ps::String("basic".into())),
+            ("principal", Ps::String("neo4j".into())),
+            ("credentials", Ps::String(password.into())),
+        ]);
+        match c.request(0x6A, vec![creds]).remove(0) {
+            Ps::Struct(0x70, _) => "ok".to_string(),
+            Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).unwrap().to_string(),
+            other => panic!("{other:?}"),
+        }
+    };
+    for _ in 0..3 {
+        assert_eq!(log_on("wrong"), "Neo.ClientError.Security.Unauthorized");
+    }
+    for password in ["wrong", "pw"] {
+        assert_eq!(log_on(password), "Neo.ClientError.Security.AuthenticationRateLimit");
+    }
+}

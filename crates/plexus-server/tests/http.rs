@@ -21,18 +21,26 @@ struct TestServer {
 }
 
 async fn start_with(auth: bool, transaction_timeout_ms: u64) -> TestServer {
+    start_configured(|c| {
+        c.auth = auth;
+        c.http_transaction_timeout_ms = transaction_timeout_ms;
+    })
+    .await
+}
+
+/// A server with the tests' settings, changed by `configure`.
+async fn start_configured(configure: impl FnOnce(&mut ServerConfig)) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
-    let config = ServerConfig {
+    let mut config = ServerConfig {
         data: dir.path().to_path_buf(),
         bolt: String::new(),
         http: "127.0.0.1:0".into(),
-        auth,
         password: Some("secret".into()),
         durability: "off".into(),
         max_request_bytes: 64 * 1024,
-        http_transaction_timeout_ms: transaction_timeout_ms,
         ..ServerConfig::default()
     };
+    configure(&mut config);
     let server = Server::start(&config).await.unwrap();
     let addr = server.http_addr.expect("HTTP is listening");
     assert!(addr.ip().is_loopback() && addr.port() != 0);
@@ -788,5 +796,93 @@ async fn schema_clashes_carry_neo4j_codes() {
     assert!(r.json()["errors"][0]["message"].as_str().unwrap().contains("share the value 1"), "{:?}", r.json());
     assert_eq!(code(r), "Neo.ClientError.Schema.ConstraintCreationFailed");
     assert_eq!(code(query(&t, "USE nosuchdb RETURN 1", json!({})).await), "Neo.ClientError.Database.DatabaseNotFound");
+    stop(t).await;
+}
+
+/// Reads one answer with a `Content-Length` off a connection kept open; `None` when the connection closed first.
+async fn read_one(stream: &mut TcpStream) -> Option<Reply> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .expect("a Content-Length");
+            if raw.len() >= split + 4 + length {
+                return Some(parse_reply(&raw));
+            }
+        }
+        match tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buf)).await.expect("no answer") {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Whether the server closes `stream` (rather than leaving it open until the test's generous wait ends).
+async fn closed_by_server(stream: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_do_not_authenticate_are_closed_after_the_auth_timeout() {
+    let t = start_configured(|c| c.auth_timeout_secs = 1).await;
+    // Headers never finished: closed, not held for the idle timeout.
+    let mut stalled = TcpStream::connect(t.addr).await.unwrap();
+    stalled.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    // Nothing sent at all.
+    let mut silent = TcpStream::connect(t.addr).await.unwrap();
+    // A request without credentials answered, then the connection kept open and idle.
+    let mut anonymous = TcpStream::connect(t.addr).await.unwrap();
+    anonymous.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    assert_eq!(read_one(&mut anonymous).await.unwrap().status, 200);
+    // An authenticated connection may idle for the idle timeout.
+    let mut trusted = TcpStream::connect(t.addr).await.unwrap();
+    let request = format!("GET /db/neo4j/nodes/0 HTTP/1.1\r\nHost: x\r\nAuthorization: {ADMIN}\r\n\r\n");
+    trusted.write_all(request.as_bytes()).await.unwrap();
+    assert_eq!(read_one(&mut trusted).await.unwrap().status, 404);
+
+    assert!(closed_by_server(&mut stalled).await, "a request head that never ends");
+    assert!(closed_by_server(&mut silent).await, "a connection that sends nothing");
+    assert!(closed_by_server(&mut anonymous).await, "an idle connection that never authenticated");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    trusted.write_all(request.as_bytes()).await.unwrap();
+    assert_eq!(read_one(&mut trusted).await.expect("still open").status, 404);
+    stop(t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_wrong_passwords_lock_the_user_briefly() {
+    let t = start_configured(|c| c.auth_lock_time_secs = 1).await;
+    let body = json!({"statement": "RETURN 1"}).to_string();
+    let wrong = "Basic bmVvNGo6d3Jvbmc="; // neo4j:wrong
+    let ask = |auth: &'static str| {
+        let body = body.clone();
+        let addr = t.addr;
+        async move { send(addr, "POST", "/db/neo4j/query/v2", &[("Authorization", auth)], body.as_bytes()).await }
+    };
+    for _ in 0..3 {
+        assert_eq!(ask(wrong).await.status, 401);
+    }
+    for auth in [wrong, ADMIN] {
+        let r = ask(auth).await;
+        assert_eq!((r.status, r.error_code().as_str()), (429, "Neo.ClientError.Security.AuthenticationRateLimit"));
+        assert!(r.json()["errors"][0]["message"].as_str().unwrap().contains("wait 1 seconds"));
+    }
+    // The lock ends a lock time after the last failure; a success resets the count.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(ask(ADMIN).await.status, 202);
+    assert_eq!(ask(wrong).await.status, 401);
+    assert_eq!(ask(ADMIN).await.status, 202);
     stop(t).await;
 }

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::session::{Control, Session, State, VERSIONS};
 use crate::packstream;
@@ -31,10 +31,13 @@ const LINGER: Duration = Duration::from_millis(500);
 /// Per-connection limits.
 #[derive(Clone, Debug)]
 pub struct ConnectionLimits {
-    /// A connection that sends nothing for this long is closed.
+    /// An authenticated connection that sends nothing for this long is closed.
     pub idle_timeout: Duration,
     /// The handshake must complete within this.
     pub handshake_timeout: Duration,
+    /// A connection must have authenticated (HELLO, and LOGON from Bolt 5.1) within this of connecting, or of
+    /// logging off: a client that never does is closed instead of holding a connection slot for the idle timeout.
+    pub auth_timeout: Duration,
     /// Largest request message accepted.
     pub max_message_bytes: usize,
 }
@@ -44,6 +47,7 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             idle_timeout: Duration::from_secs(2 * 3600),
             handshake_timeout: Duration::from_secs(10),
+            auth_timeout: Duration::from_secs(30),
             max_message_bytes: 64 << 20,
         }
     }
@@ -228,9 +232,10 @@ pub fn serve(
     probe: Arc<dyn Fn() -> Liveness + Send + Sync>,
     standing: &Standing,
 ) {
-    set_timeout(Some(limits.handshake_timeout));
+    // Authentication must be complete by this time; until then every read waits at most what is left of it.
+    let mut auth_deadline = Some(Instant::now() + limits.auth_timeout);
     let mut hello = [0u8; 20];
-    if stream.read_exact(&mut hello).is_err() || hello[..4] != MAGIC {
+    if !read_exact_by(stream, &mut hello, auth_deadline, limits.handshake_timeout, set_timeout) || hello[..4] != MAGIC {
         return;
     }
     let proposals: [u8; 16] = hello[4..].try_into().expect("16 bytes");
@@ -241,7 +246,8 @@ pub fn serve(
     if stream.write_all(&[0, 0, version.1, version.0]).and_then(|_| stream.flush()).is_err() {
         return;
     }
-    set_timeout(Some(limits.idle_timeout));
+    // The read timeout in force, so that it is set again only when it changes.
+    let mut timeout: Option<Duration> = None;
     let mut session = Session::new(service, version, local, id);
     session.set_probe(probe);
     let mut inbuf: Vec<u8> = Vec::with_capacity(8192);
@@ -292,6 +298,22 @@ pub fn serve(
         if served && stream.write_all(&out).and_then(|_| stream.flush()).is_err() {
             return;
         }
+        // An authenticated connection may idle for the idle timeout; one that has not authenticated (yet, or
+        // again after LOGOFF) only until its authentication deadline.
+        let wanted = if session.is_authenticated() {
+            auth_deadline = None;
+            limits.idle_timeout
+        } else {
+            let deadline = *auth_deadline.get_or_insert_with(|| Instant::now() + limits.auth_timeout);
+            match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return,
+            }
+        };
+        if timeout != Some(wanted) {
+            set_timeout(Some(wanted));
+            timeout = Some(wanted);
+        }
         // An open transaction, or an auto-commit result with rows still owed, keeps the connection through a
         // stop: the client's COMMIT or next PULL may be on the way.
         let holding = match session.state() {
@@ -306,7 +328,10 @@ pub fn serve(
             // left the client unable to tell whether it committed), or until the listener's grace period ends
             // and it is rolled back. Anything else closes now.
             match session.state() {
-                State::Streaming => set_timeout(Some(OWED_PULL_TIMEOUT)),
+                State::Streaming => {
+                    set_timeout(Some(OWED_PULL_TIMEOUT));
+                    timeout = Some(OWED_PULL_TIMEOUT);
+                }
                 State::TxReady | State::TxStreaming => {}
                 _ => return,
             }
@@ -319,6 +344,35 @@ pub fn serve(
             }
         }
     }
+}
+
+/// Fills `buf` from `stream`, each read waiting at most `per_read` and none past `deadline`; false when the
+/// stream ends, fails or times out first.
+fn read_exact_by(
+    stream: &mut dyn Transport,
+    buf: &mut [u8],
+    deadline: Option<Instant>,
+    per_read: Duration,
+    set_timeout: &dyn Fn(Option<Duration>),
+) -> bool {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let wait = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left.min(per_read),
+                _ => return false,
+            },
+            None => per_read,
+        };
+        set_timeout(Some(wait));
+        match stream.read(&mut buf[filled..]) {
+            Ok(0) => return false,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// Reads and drops the message at the front of `buf` up to its end marker, reading more from `stream` as needed;

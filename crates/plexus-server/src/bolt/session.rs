@@ -166,6 +166,11 @@ impl Session {
         self.state
     }
 
+    /// Whether the client has logged on (and not logged off since).
+    pub fn is_authenticated(&self) -> bool {
+        self.role.is_some()
+    }
+
     /// Lets running queries notice a client that went away or sent RESET.
     pub fn set_probe(&mut self, probe: Arc<dyn Fn() -> Liveness + Send + Sync>) {
         self.probe = Some(probe);
@@ -329,6 +334,9 @@ impl Session {
             match e {
                 crate::auth::AuthError::UnsupportedScheme(_) => {
                     ServerError::new("Neo.ClientError.Security.Unauthorized", e.to_string())
+                }
+                crate::auth::AuthError::TooManyAttempts { .. } => {
+                    ServerError::new("Neo.ClientError.Security.AuthenticationRateLimit", e.to_string())
                 }
                 _ => ServerError::unauthorized(),
             }

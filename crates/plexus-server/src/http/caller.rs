@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::http::StatusCode;
 use base64::Engine as _;
 use parking_lot::Mutex;
 
+use super::connection::Activity;
 use super::error::ApiError;
 use super::HttpState;
-use crate::auth::Role;
+use crate::auth::{AuthError, Role};
 use crate::service::ServerError;
 
 /// How long an accepted header is trusted without checking the password again while the users stay unchanged.
@@ -84,6 +86,17 @@ impl FromRequestParts<Arc<HttpState>> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<HttpState>) -> Result<Caller, ApiError> {
+        let caller = Self::authenticate(parts, state).await?;
+        // The connection showed valid credentials: it may idle between requests for the idle timeout.
+        if let Some(activity) = parts.extensions.get::<Arc<Activity>>() {
+            activity.trust();
+        }
+        Ok(caller)
+    }
+}
+
+impl Caller {
+    async fn authenticate(parts: &Parts, state: &Arc<HttpState>) -> Result<Caller, ApiError> {
         let service = &state.service;
         if !service.auth.enabled() {
             return Ok(Caller { user: String::new(), role: Role::Admin });
@@ -108,11 +121,29 @@ impl FromRequestParts<Arc<HttpState>> for Caller {
         let role = tokio::task::spawn_blocking(move || checker.auth.authenticate("basic", &name, &password))
             .await
             .map_err(|_| unauthorized())?
-            .map_err(|_| unauthorized())?;
+            .map_err(|e| match e {
+                AuthError::TooManyAttempts { lock_time } => {
+                    service.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
+                    rate_limited(lock_time)
+                }
+                _ => unauthorized(),
+            })?;
         let caller = Caller { user, role };
         state.credentials.insert(header, &caller, generation);
         Ok(caller)
     }
+}
+
+/// Neo4j's answer to a log-on of a user locked after too many failures: 429, with the code drivers know.
+fn rate_limited(lock_time: Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Neo.ClientError.Security.AuthenticationRateLimit",
+        format!(
+            "Too many failed authentication requests. Please wait {} seconds and try again.",
+            lock_time.as_secs_f64().ceil() as u64
+        ),
+    )
 }
 
 #[cfg(test)]

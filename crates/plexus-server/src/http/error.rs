@@ -34,6 +34,7 @@ pub fn status_for(code: &str) -> StatusCode {
     match code {
         "Neo.ClientError.Security.Unauthorized" => StatusCode::UNAUTHORIZED,
         "Neo.ClientError.Security.Forbidden" => StatusCode::FORBIDDEN,
+        "Neo.ClientError.Security.AuthenticationRateLimit" => StatusCode::TOO_MANY_REQUESTS,
         "Neo.ClientError.Database.DatabaseNotFound"
         | "Neo.ClientError.Transaction.TransactionNotFound"
         | "Neo.ClientError.Statement.EntityNotFound" => StatusCode::NOT_FOUND,

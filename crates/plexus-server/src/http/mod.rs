@@ -10,6 +10,7 @@
 //! [`route_table`] and described in `openapi.json`; a test keeps the two in step.
 
 pub mod caller;
+pub mod connection;
 pub mod error;
 pub mod json;
 pub mod query;
@@ -29,10 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::Router;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
@@ -52,8 +50,11 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 pub struct HttpLimits {
     /// Largest request body accepted.
     pub max_body_bytes: usize,
-    /// A connection with no request for this long is closed.
+    /// A connection with no request for this long is closed, once one of its requests authenticated.
     pub idle_timeout: Duration,
+    /// A connection none of whose requests authenticated is closed when it sends no complete request head for
+    /// this long (see [`connection`]).
+    pub auth_timeout: Duration,
     /// The TLS handshake must complete within this.
     pub handshake_timeout: Duration,
     /// An explicit transaction with no request for this long is rolled back.
@@ -66,6 +67,7 @@ impl Default for HttpLimits {
         HttpLimits {
             max_body_bytes: 64 << 20,
             idle_timeout: Duration::from_secs(2 * 3600),
+            auth_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
             transaction_timeout: Duration::from_secs(30),
             max_connections: 4096,
@@ -182,10 +184,10 @@ pub async fn listen(
                     if let Ok(Ok(stream)) =
                         tokio::time::timeout(limits.handshake_timeout, acceptor.accept(socket)).await
                     {
-                        serve_connection(stream, app, limits.idle_timeout, shutdown).await;
+                        connection::serve(stream, app, &limits, shutdown).await;
                     }
                 }
-                None => serve_connection(socket, app, limits.idle_timeout, shutdown).await,
+                None => connection::serve(socket, app, &limits, shutdown).await,
             }
             state.service.metrics.connection_closed(Protocol::Http);
             drop(permit);
@@ -198,27 +200,6 @@ pub async fn listen(
     let service = state.service.clone();
     let closing = state.clone();
     let _ = tokio::task::spawn_blocking(move || closing.transactions.close_all(&service)).await;
-}
-
-async fn serve_connection<S>(stream: S, app: Router, idle_timeout: Duration, mut shutdown: watch::Receiver<bool>)
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let connection = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(idle_timeout)
-        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
-    tokio::pin!(connection);
-    if *shutdown.borrow() {
-        connection.as_mut().graceful_shutdown();
-    }
-    tokio::select! {
-        _ = connection.as_mut() => return,
-        _ = shutdown.changed() => {}
-    }
-    // Finish the request in flight, if any, and close instead of waiting for the next one.
-    connection.as_mut().graceful_shutdown();
-    let _ = connection.await;
 }
 
 /// Rolls back idle explicit transactions a few times per timeout.
