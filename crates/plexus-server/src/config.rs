@@ -183,6 +183,21 @@ impl ServerConfig {
                 data.display()
             ));
         }
+        // Zero would leave a server that starts but serves nothing (no connection, no body, no thread, no
+        // time): a mistake to report, not a setting.
+        let at_least_one = [
+            ("max_connections", self.max_connections as u64, "no connection could be accepted"),
+            ("max_request_bytes", self.max_request_bytes as u64, "every request would be refused"),
+            ("http_transaction_timeout_ms", self.http_transaction_timeout_ms, "transactions would expire at once"),
+            ("query_threads", self.query_threads as u64, "no query could run"),
+            ("worker_threads", self.worker_threads.unwrap_or(1) as u64, "the network could not be served"),
+            ("auth_timeout_secs", self.auth_timeout_secs, "no client would have time to log on"),
+        ];
+        for (key, value, why) in at_least_one {
+            if value == 0 {
+                return Err(format!("{key} = 0 is not allowed ({why}): give a value of at least 1"));
+            }
+        }
         let (bolt, http) = self.addresses()?;
         if bolt.is_none() && http.is_none() {
             return Err("both listeners are disabled: give --bolt or --http an address".into());
@@ -222,6 +237,26 @@ mod tests {
         assert!(c.validate().unwrap_err().contains("loopback"));
         let c = ServerConfig { auth: false, ..ServerConfig::default() };
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn settings_that_would_disable_the_server_are_refused() {
+        type Zero = fn(&mut ServerConfig);
+        let zeroed: [(&str, Zero); 6] = [
+            ("max_connections", |c| c.max_connections = 0),
+            ("max_request_bytes", |c| c.max_request_bytes = 0),
+            ("http_transaction_timeout_ms", |c| c.http_transaction_timeout_ms = 0),
+            ("query_threads", |c| c.query_threads = 0),
+            ("worker_threads", |c| c.worker_threads = Some(0)),
+            ("auth_timeout_secs", |c| c.auth_timeout_secs = 0),
+        ];
+        for (key, zero) in zeroed {
+            let mut c = ServerConfig::default();
+            zero(&mut c);
+            let error = c.validate().unwrap_err();
+            assert!(error.starts_with(&format!("{key} = 0 ")), "{error}");
+        }
+        ServerConfig { worker_threads: Some(1), query_threads: 1, ..ServerConfig::default() }.validate().unwrap();
     }
 
     #[test]
