@@ -215,23 +215,24 @@ impl Registry {
     /// its commit fail; a rollback still succeeds) and the statement running in it is cancelled. False when
     /// nothing runs under that id.
     pub fn terminate(&self, id: u64) -> bool {
+        self.terminate_owned(id).is_some()
+    }
+
+    /// [`terminate`](Self::terminate), answering whose transaction or statement was stopped.
+    pub fn terminate_owned(&self, id: u64) -> Option<Arc<str>> {
         let entries = self.entries.lock();
         if let Some(open) = entries.transactions.get(&id) {
             if open.fate.compare_exchange(OPEN, TERMINATED, Ordering::AcqRel, Ordering::Acquire) == Err(COMMITTING) {
-                return false; // Committing already: too late to stop.
+                return None; // Committing already: too late to stop.
             }
             for r in entries.statements.values().filter(|r| r.transaction == Some(id)) {
                 r.interrupt.cancel();
             }
-            return true;
+            return Some(open.caller.user.clone());
         }
-        match entries.statements.get(&id) {
-            Some(r) => {
-                r.interrupt.cancel();
-                true
-            }
-            None => false,
-        }
+        let r = entries.statements.get(&id)?;
+        r.interrupt.cancel();
+        Some(r.caller.user.clone())
     }
 }
 

@@ -35,11 +35,56 @@ const PREFIX: &str = "neo4j-transaction-";
 #[derive(Debug, PartialEq, Eq)]
 pub enum TxCommand {
     /// The ids asked for (all when empty), and the `YIELD`/`WHERE` part.
-    Show(Vec<String>, String),
-    Terminate(Vec<String>, String),
+    Show(Vec<Id>, String),
+    Terminate(Vec<Id>, String),
 }
 
-/// Parses `query` if it is one of the two commands. Ids are string literals (`'neo4j-transaction-3'`).
+/// Transaction ids as the command gives them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Id {
+    /// A string literal.
+    Literal(String),
+    /// A parameter (`$ids`), holding a string or a list of strings.
+    Param(String),
+}
+
+/// The ids of a command, with its parameters' values put in.
+fn resolve(ids: &[Id], params: &Params) -> Result<Vec<String>, ServerError> {
+    let mut out = Vec::new();
+    let wrong = |name: &str| {
+        ServerError::new(
+            "Neo.ClientError.Statement.ArgumentError",
+            format!("the transaction ids must be a string or a list of strings, but ${name} is not"),
+        )
+    };
+    for id in ids {
+        match id {
+            Id::Literal(s) => out.push(s.clone()),
+            Id::Param(name) => match params.get(name.as_str()) {
+                None => {
+                    return Err(ServerError::new(
+                        "Neo.ClientError.Statement.ParameterMissing",
+                        format!("Expected parameter(s): {name}"),
+                    ))
+                }
+                Some(Value::String(s)) => out.push(s.to_string()),
+                Some(Value::List(items)) => {
+                    for item in items.iter() {
+                        match item {
+                            Value::String(s) => out.push(s.to_string()),
+                            _ => return Err(wrong(name)),
+                        }
+                    }
+                }
+                Some(_) => return Err(wrong(name)),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `query` if it is one of the two commands. Ids are string literals (`'neo4j-transaction-3'`), separated
+/// by commas or in a list literal, or a parameter holding a string or a list of strings (`$ids`), as in Neo4j.
 pub fn parse(query: &str) -> Option<Result<TxCommand, ServerError>> {
     let query = query.trim().trim_end_matches(';').trim_end();
     let (verb, rest) = next_word(query)?;
@@ -52,21 +97,47 @@ pub fn parse(query: &str) -> Option<Result<TxCommand, ServerError>> {
         return None;
     }
     let mut ids = Vec::new();
+    // A list literal: `['neo4j-transaction-3', 'neo4j-transaction-4']`.
+    let bracketed = match rest.trim_start().strip_prefix('[') {
+        Some(after) => {
+            rest = after;
+            true
+        }
+        None => false,
+    };
     loop {
         let trimmed = rest.trim_start();
-        let Some(quote) = trimmed.chars().next().filter(|c| *c == '\'' || *c == '"') else { break };
-        let Some(end) = trimmed[1..].find(quote) else {
-            return Some(Err(syntax("an unclosed string in the transaction ids")));
-        };
-        ids.push(trimmed[1..1 + end].to_string());
-        rest = trimmed[end + 2..].trim_start();
+        if let Some(param) = trimmed.strip_prefix('$') {
+            let end = param.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(param.len());
+            if end == 0 {
+                return Some(Err(syntax("a parameter name must follow '$' in the transaction ids")));
+            }
+            ids.push(Id::Param(param[..end].to_string()));
+            rest = param[end..].trim_start();
+        } else {
+            let Some(quote) = trimmed.chars().next().filter(|c| *c == '\'' || *c == '"') else { break };
+            let Some(end) = trimmed[1..].find(quote) else {
+                return Some(Err(syntax("an unclosed string in the transaction ids")));
+            };
+            ids.push(Id::Literal(trimmed[1..1 + end].to_string()));
+            rest = trimmed[end + 2..].trim_start();
+        }
         match rest.strip_prefix(',') {
             Some(after) => rest = after,
             None => break,
         }
     }
+    if bracketed {
+        match rest.trim_start().strip_prefix(']') {
+            Some(after) => rest = after,
+            None => return Some(Err(syntax("a list of transaction ids must end with ']'"))),
+        }
+    }
     if !show && ids.is_empty() {
-        return Some(Err(syntax("TERMINATE TRANSACTIONS needs the ids of the transactions to stop")));
+        return Some(Err(syntax(
+            "TERMINATE TRANSACTIONS needs the ids of the transactions to stop: string literals, a list of them, or \
+             a parameter holding a string or a list of strings",
+        )));
     }
     let rest = rest.trim().to_string();
     Some(Ok(if show { TxCommand::Show(ids, rest) } else { TxCommand::Terminate(ids, rest) }))
@@ -94,6 +165,7 @@ pub fn run(
 ) -> Result<Outcome, ServerError> {
     let (columns, rows, rest): (&[&str], Vec<Value>, &str) = match command {
         TxCommand::Show(ids, rest) => {
+            let ids = resolve(ids, params)?;
             let rows = service
                 .registry
                 .listed()
@@ -136,15 +208,17 @@ pub fn run(
         TxCommand::Terminate(ids, rest) => {
             // The rest of the command is checked before anything is stopped.
             translate(&Command::rows(rest), &TERMINATE_COLUMNS)?;
+            let ids = resolve(ids, params)?;
             let rows = ids
                 .iter()
                 .map(|wanted| {
                     let id = wanted.strip_prefix(PREFIX).and_then(|n| n.parse::<u64>().ok());
-                    let message = match id {
-                        Some(id) if service.registry.terminate(id) => "Transaction terminated.",
-                        _ => "Transaction not found.",
+                    // The owner of the transaction stopped, as SHOW TRANSACTIONS lists it.
+                    let (owner, message) = match id.and_then(|id| service.registry.terminate_owned(id)) {
+                        Some(owner) => (owner, "Transaction terminated."),
+                        None => (Arc::from(""), "Transaction not found."),
                     };
-                    row(&TERMINATE_COLUMNS, vec![text(wanted), text(""), text(message)])
+                    row(&TERMINATE_COLUMNS, vec![text(wanted), text(&owner), text(message)])
                 })
                 .collect();
             (&TERMINATE_COLUMNS, rows, rest)
@@ -164,20 +238,60 @@ mod tests {
 
     #[test]
     fn commands_are_recognised() {
+        let literal = |s: &str| Id::Literal(s.into());
         let c = parse("show transactions").unwrap().unwrap();
         assert_eq!(c, TxCommand::Show(vec![], String::new()));
         let c = parse("SHOW TRANSACTION 'neo4j-transaction-3', \"neo4j-transaction-4\" YIELD currentQuery").unwrap();
         assert_eq!(
             c.unwrap(),
             TxCommand::Show(
-                vec!["neo4j-transaction-3".into(), "neo4j-transaction-4".into()],
+                vec![literal("neo4j-transaction-3"), literal("neo4j-transaction-4")],
                 "YIELD currentQuery".into()
             )
         );
         let c = parse("TERMINATE TRANSACTIONS 'neo4j-transaction-9';").unwrap().unwrap();
-        assert_eq!(c, TxCommand::Terminate(vec!["neo4j-transaction-9".into()], String::new()));
+        assert_eq!(c, TxCommand::Terminate(vec![literal("neo4j-transaction-9")], String::new()));
+        let c = parse("TERMINATE TRANSACTIONS $id").unwrap().unwrap();
+        assert_eq!(c, TxCommand::Terminate(vec![Id::Param("id".into())], String::new()));
+        let c = parse("TERMINATE TRANSACTION ['neo4j-transaction-1', $more] YIELD message").unwrap().unwrap();
+        assert_eq!(
+            c,
+            TxCommand::Terminate(
+                vec![literal("neo4j-transaction-1"), Id::Param("more".into())],
+                "YIELD message".into()
+            )
+        );
         assert!(parse("TERMINATE TRANSACTIONS").unwrap().is_err());
+        assert!(parse("TERMINATE TRANSACTIONS $").unwrap().is_err());
+        assert!(parse("TERMINATE TRANSACTIONS ['a'").unwrap().is_err());
         assert!(parse("SHOW DATABASES").is_none());
         assert!(parse("MATCH (n) RETURN n").is_none());
+    }
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    #[test]
+    fn parameters_give_one_id_or_a_list() {
+        let mut params = Params::new();
+        params.insert("one".into(), Value::string("neo4j-transaction-1"));
+        let list = vec![Value::string("neo4j-transaction-2"), Value::string("neo4j-transaction-3")];
+        params.insert("many".into(), Value::List(Arc::new(list)));
+        params.insert("number".into(), Value::Int(4));
+        let ids = [Id::Param("one".into()), Id::Literal("x".into()), Id::Param("many".into())];
+        assert_eq!(
+            resolve(&ids, &params).unwrap(),
+            vec!["neo4j-transaction-1", "x", "neo4j-transaction-2", "neo4j-transaction-3"]
+        );
+        assert_eq!(
+            resolve(&[Id::Param("number".into())], &params).unwrap_err().code,
+            "Neo.ClientError.Statement.ArgumentError"
+        );
+        assert_eq!(
+            resolve(&[Id::Param("absent".into())], &params).unwrap_err().code,
+            "Neo.ClientError.Statement.ParameterMissing"
+        );
     }
 }

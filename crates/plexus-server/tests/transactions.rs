@@ -141,3 +141,66 @@ fn an_idle_explicit_transaction_is_listed_and_terminated() {
     let (count, _) = admin.query("MATCH (n:Doomed) RETURN count(n) AS n");
     assert_eq!(count, vec![Ps::Int(0)]);
 }
+
+/// Connects with Bolt 5.4 and logs on as `user`.
+fn log_on(s: &TestServer, user: &str, password: &str) -> Client {
+    let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+    let logon = c.request(
+        0x6A,
+        vec![map([
+            ("scheme", Ps::String("basic".into())),
+            ("principal", Ps::String(user.into())),
+            ("credentials", Ps::String(password.into())),
+        ])],
+    );
+    assert!(matches!(&logon[0], Ps::Struct(0x70, _)), "{logon:?}");
+    c
+}
+
+#[test]
+fn ids_may_be_parameters_and_the_owner_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    auth.add_user("bob", "bpw", plexus_server::auth::Role::Writer).unwrap();
+    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
+    let s = TestServer::start(config, auth);
+    let mut bob = log_on(&s, "bob", "bpw");
+    let mut admin = log_on(&s, "neo4j", "pw");
+    let open_transaction = |bob: &mut Client, admin: &mut Client| {
+        assert!(matches!(&bob.request(0x11, vec![map([])])[0], Ps::Struct(0x70, _)));
+        let (ids, _) =
+            admin.query("SHOW TRANSACTIONS YIELD transactionId, username WHERE username = 'bob' RETURN transactionId");
+        let [Ps::String(id)] = &ids[..] else { panic!("{ids:?}") };
+        id.clone()
+    };
+    let id = open_transaction(&mut bob, &mut admin);
+    let terminate = "TERMINATE TRANSACTIONS $ids YIELD transactionId, username, message RETURN username, message";
+    let run = |c: &mut Client, query: &str, ids: Ps| {
+        let r = c.request(0x10, vec![Ps::String(query.into()), map([("ids", ids)]), map([])]);
+        assert!(matches!(&r[0], Ps::Struct(0x70, _)), "{r:?}");
+        let mut pulled = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        pulled.pop();
+        pulled
+            .into_iter()
+            .map(|r| match r {
+                Ps::Struct(0x71, mut f) => f.remove(0),
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    // A string parameter.
+    let rows = run(&mut admin, terminate, Ps::String(id.clone()));
+    let terminated = Ps::List(vec![Ps::String("bob".into()), Ps::String("Transaction terminated.".into())]);
+    assert_eq!(rows, vec![terminated.clone()]);
+    assert!(matches!(&bob.request(0x13, vec![])[0], Ps::Struct(0x70, _)), "the rollback succeeds");
+    // A list parameter.
+    let id = open_transaction(&mut bob, &mut admin);
+    let rows =
+        run(&mut admin, terminate, Ps::List(vec![Ps::String(id), Ps::String("neo4j-transaction-999999".into())]));
+    let missing = Ps::List(vec![Ps::String("".into()), Ps::String("Transaction not found.".into())]);
+    assert_eq!(rows, vec![terminated, missing]);
+    // Anything else is refused.
+    let r = admin.request(0x10, vec![Ps::String(terminate.into()), map([("ids", Ps::Int(1))]), map([])]);
+    assert!(matches!(&r[0], Ps::Struct(0x7F, _)), "{r:?}");
+}
