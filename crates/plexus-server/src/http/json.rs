@@ -277,15 +277,20 @@ pub fn decode_value(v: &Json, format: Format) -> Result<Value, String> {
         Json::Bool(b) => Value::Bool(*b),
         Json::Number(n) => match n.as_i64() {
             Some(i) => Value::Int(i),
+            // An integer literal past i64 (serde_json keeps those up to u64 as integers) is refused, not made a
+            // float that would silently lose digits; larger ones are caught in the body's text
+            // ([`oversized_integer`]).
+            None if n.is_u64() => return Err(out_of_range(&n.to_string())),
             None => Value::Float(n.as_f64().ok_or("a number out of range")?),
         },
         Json::String(s) => Value::string(s.as_str()),
         Json::Array(items) => Value::list(items.iter().map(|i| decode_value(i, format)).collect::<Result<_, _>>()?),
         Json::Object(m) => {
-            if format == Format::Typed {
-                if let (2, Some(Json::String(t)), Some(inner)) = (m.len(), m.get("$type"), m.get("_value")) {
-                    return decode_typed(t, inner);
-                }
+            if format == Format::Typed && m.contains_key("$type") {
+                return match (m.len(), m.get("$type"), m.get("_value")) {
+                    (2, Some(Json::String(t)), Some(inner)) => decode_typed(t, inner),
+                    _ => Err("a typed value is an object of exactly '$type' (a string) and '_value'".into()),
+                };
             }
             Value::map(decode_map(m, format)?)
         }
@@ -366,23 +371,76 @@ fn parse_float(s: &str) -> Option<f64> {
 // Request bodies
 // ---------------------------------------------------------------------------------------------------------------
 
+/// Why an integer literal is refused.
+fn out_of_range(literal: &str) -> String {
+    format!(
+        "the integer {literal} is out of range: integers must lie between {} and {} (write a number with a \
+         fraction or an exponent, like 1.0e19, for a float)",
+        i64::MIN,
+        i64::MAX
+    )
+}
+
+/// The first integer literal (digits, no fraction or exponent) of a JSON text that does not fit in an i64, if
+/// any. serde_json reads such literals past u64 as floats, so they are looked for in the text itself.
+fn oversized_integer(body: &[u8]) -> Option<&str> {
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'"' => {
+                i += 1;
+                while i < body.len() {
+                    match body[i] {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                i += 1;
+                while i < body.len() && matches!(body[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                    i += 1;
+                }
+                let token = std::str::from_utf8(&body[start..i]).unwrap_or_default();
+                let digits = token.strip_prefix('-').unwrap_or(token);
+                if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) && token.parse::<i64>().is_err() {
+                    return Some(token);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Parses a request body as JSON, refusing integer literals out of range.
+fn parse_json(body: &[u8]) -> Result<Json, ServerError> {
+    let json = serde_json::from_slice::<Json>(body)
+        .map_err(|e| invalid_format(format!("the request body is not valid JSON: {e}")))?;
+    match oversized_integer(body) {
+        Some(literal) => Err(invalid(out_of_range(literal))),
+        None => Ok(json),
+    }
+}
+
 /// Parses a body as a JSON object; an empty body is an empty object (commit and rollback send none).
 fn parse_object(body: &[u8]) -> Result<JsonMap<String, Json>, ServerError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(JsonMap::new());
     }
-    match serde_json::from_slice::<Json>(body) {
-        Ok(Json::Object(m)) => Ok(m),
-        Ok(_) => Err(invalid_format("the request body must be a JSON object")),
-        Err(e) => Err(invalid_format(format!("the request body is not valid JSON: {e}"))),
+    match parse_json(body)? {
+        Json::Object(m) => Ok(m),
+        _ => Err(invalid_format("the request body must be a JSON object")),
     }
 }
 
 fn parse_array(body: &[u8]) -> Result<Vec<Json>, ServerError> {
-    match serde_json::from_slice::<Json>(body) {
-        Ok(Json::Array(items)) => Ok(items),
-        Ok(_) => Err(invalid_format("the request body must be a JSON array")),
-        Err(e) => Err(invalid_format(format!("the request body is not valid JSON: {e}"))),
+    match parse_json(body)? {
+        Json::Array(items) => Ok(items),
+        _ => Err(invalid_format("the request body must be a JSON array")),
     }
 }
 
@@ -628,6 +686,39 @@ mod tests {
         // In plain JSON a typed-looking object is just a map.
         let v = decode_value(&json!({"$type": "Integer", "_value": "1"}), Format::Plain).unwrap();
         assert!(matches!(v, Value::Map(_)));
+    }
+
+    #[test]
+    fn integers_out_of_range_are_refused_and_floats_stay_floats() {
+        for big in ["9223372036854775808", "-9223372036854775809", "18446744073709551616", "1234567890123456789012"] {
+            let body = format!(r#"{{"statement": "RETURN $x", "parameters": {{"x": [1, {big}]}}}}"#);
+            let err = parse_query_request(body.as_bytes(), Format::Plain).unwrap_err();
+            assert_eq!(err.code, "Neo.ClientError.Request.Invalid");
+            assert!(err.message.contains(&format!("the integer {big} is out of range")), "{}", err.message);
+            let err = parse_property_update(format!(r#"{{"big": {big}}}"#).as_bytes(), Format::Plain).unwrap_err();
+            assert!(err.message.contains("out of range"), "{}", err.message);
+        }
+        let body = br#"{"statement": "RETURN '9223372036854775808 \" 99999999999999999999'", "parameters": {
+            "min": -9223372036854775808, "max": 9223372036854775807, "f": 9223372036854775808.0, "e": 1e300,
+            "s": "18446744073709551616"}}"#;
+        let r = parse_query_request(body, Format::Plain).unwrap();
+        assert_eq!(r.parameters["min"], Value::Int(i64::MIN));
+        assert_eq!(r.parameters["max"], Value::Int(i64::MAX));
+        assert_eq!(r.parameters["f"], Value::Float(9223372036854775808.0));
+        assert_eq!(r.parameters["e"], Value::Float(1e300));
+        assert!(decode_value(&json!(9223372036854775808u64), Format::Plain).is_err());
+    }
+
+    #[test]
+    fn typed_values_need_both_fields() {
+        for bad in
+            [json!({"$type": "Integer"}), json!({"$type": "Integer", "_value": "1", "x": 1}), json!({"$type": 1})]
+        {
+            let err = decode_value(&bad, Format::Typed).unwrap_err();
+            assert!(err.contains("exactly '$type'"), "{bad}: {err}");
+        }
+        assert_eq!(decode_value(&json!({"$type": "Integer", "_value": "7"}), Format::Typed).unwrap(), Value::Int(7));
+        assert!(matches!(decode_value(&json!({"type": "Integer"}), Format::Typed).unwrap(), Value::Map(_)));
     }
 
     #[test]
