@@ -332,6 +332,29 @@ async fn openapi() -> Response {
 mod tests {
     use super::*;
 
+    /// The error statuses a route's handler can answer with, by what the route does: every database route
+    /// authenticates (401, and 429 for a locked user), checks the role (403), names a database and often an
+    /// entity (404), validates its input (400) and may fail inside (500) or find the database unavailable (503);
+    /// a route with a body may find it too large (413) or of another type (415); a route that writes may clash
+    /// with a uniqueness constraint or a concurrent write (409).
+    fn statuses_produced(method: &str, path: &str) -> Vec<u16> {
+        let mut statuses = Vec::new();
+        if path == "/ready" {
+            statuses.push(503);
+        }
+        if path.starts_with("/db/") {
+            statuses.extend([400, 401, 403, 404, 429, 500, 503]);
+            if method == "post" || method == "patch" {
+                statuses.extend([413, 415]);
+            }
+            let rollback = method == "delete" && path.ends_with("/tx/{id}");
+            if method != "get" && !rollback {
+                statuses.push(409);
+            }
+        }
+        statuses
+    }
+
     #[test]
     fn every_route_is_documented_and_every_documented_route_exists() {
         let doc: serde_json::Value = serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
@@ -345,6 +368,13 @@ mod tests {
         }
         for (path, item) in paths {
             for method in item.as_object().unwrap().keys().filter(|k| *k != "parameters") {
+                let documented = item[method]["responses"].as_object().expect("responses");
+                for status in statuses_produced(method, path) {
+                    assert!(
+                        documented.contains_key(&status.to_string()),
+                        "{method} {path} can answer {status}, which openapi.json does not document"
+                    );
+                }
                 assert!(
                     table.iter().any(|(m, p, _)| p == path && m.as_str().eq_ignore_ascii_case(method)),
                     "openapi.json documents {method} {path}, which the server does not serve"
