@@ -18,7 +18,7 @@ use super::error::ApiError;
 use super::json::{self, Format};
 use super::rest::{
     check, committed, no_node, no_rel, node_id, node_json, property_ids, query_error, rel_id, rel_json, storage_error,
-    Body, WRITE_ATTEMPTS,
+    write_retrying, Body,
 };
 use super::{blocking, body_formats, formats, json_response, HttpState};
 use crate::bolt::values::rel_element_id;
@@ -172,7 +172,7 @@ pub async fn create_relationship(
     let edge = json::parse_new_relationship(&body?, input)?;
     let worker = state.clone();
     let created = blocking(move || {
-        worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| {
+        write_retrying(&worker.service.db, |tx| {
             let (src, dst) = (NodeId(edge.src), NodeId(edge.dst));
             for end in [src, dst] {
                 if !tx.node_exists(end) {
@@ -220,7 +220,7 @@ pub async fn update_relationship(
     let props = json::parse_property_update(&body?, input)?;
     let worker = state.clone();
     let rel = blocking(move || {
-        worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| {
+        write_retrying(&worker.service.db, |tx| {
             if !tx.rel_exists(id) {
                 return Err(plexus::Error::RelNotFound(id));
             }
@@ -245,9 +245,7 @@ pub async fn delete_relationship(
     check(&state, &name, &caller, true)?;
     let id: RelId = rel_id(&id)?;
     let worker = state.clone();
-    blocking(move || worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| tx.delete_rel(id)))
-        .await?
-        .map_err(storage_error)?;
+    blocking(move || write_retrying(&worker.service.db, |tx| tx.delete_rel(id))).await?.map_err(storage_error)?;
     committed(&state);
     Ok(json_response(StatusCode::OK, Format::Plain, &json!({"deleted": rel_element_id(id.0)})))
 }
@@ -266,7 +264,7 @@ pub async fn upsert_edges(
     let edges = json::parse_edge_batch(&body?, input, true)?;
     let worker = state.clone();
     let counts = blocking(move || {
-        worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| {
+        write_retrying(&worker.service.db, |tx| {
             let batch: Vec<plexus::EdgeUpsert> = edges
                 .iter()
                 .map(|e| (NodeId(e.src), tx.rel_type(&e.rel_type), NodeId(e.dst), property_ids(tx, &e.properties)))
@@ -293,7 +291,7 @@ pub async fn remove_edges(
     let edges = json::parse_edge_batch(&body?, input, false)?;
     let worker = state.clone();
     let removed = blocking(move || {
-        worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| {
+        write_retrying(&worker.service.db, |tx| {
             // A type that was never used has no relationships to remove.
             let batch: Vec<(NodeId, TypeId, NodeId)> = edges
                 .iter()

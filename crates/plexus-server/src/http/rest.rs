@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
@@ -30,8 +31,46 @@ use crate::service::ServerError;
 
 pub(super) type Body = Result<Bytes, BytesRejection>;
 
-/// How many times a REST write is tried when another transaction committed a conflicting change first.
-pub(super) const WRITE_ATTEMPTS: usize = 3;
+/// How long a REST write keeps retrying when other transactions commit conflicting changes first, before it
+/// answers 409. Concurrent writers of the same entities (say sixteen clients upserting the same edge) each
+/// commit in turn within this.
+const RETRY_FOR: Duration = Duration::from_secs(2);
+/// The first pause between attempts; each pause doubles (up to [`MAX_PAUSE`]) and is jittered, so writers that
+/// clashed once do not clash again in step.
+const FIRST_PAUSE: Duration = Duration::from_millis(1);
+const MAX_PAUSE: Duration = Duration::from_millis(100);
+
+/// Runs `work` in a write transaction and commits, running it again after a pause when another transaction
+/// committed a conflicting change first, for up to [`RETRY_FOR`].
+pub(super) fn write_retrying<T>(
+    db: &plexus::Database,
+    work: impl FnMut(&mut plexus::WriteTxn) -> plexus::Result<T>,
+) -> plexus::Result<T> {
+    retry_for(db, RETRY_FOR, work)
+}
+
+fn retry_for<T>(
+    db: &plexus::Database,
+    budget: Duration,
+    mut work: impl FnMut(&mut plexus::WriteTxn) -> plexus::Result<T>,
+) -> plexus::Result<T> {
+    let deadline = Instant::now() + budget;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let mut tx = db.write();
+        let value = work(&mut tx)?;
+        match tx.commit() {
+            Ok(_) => return Ok(value),
+            Err(e) if e.is_retryable() && Instant::now() < deadline => {
+                // Full jitter: anywhere from nothing to the current pause, never past the deadline.
+                let jittered = pause.mul_f64(rand::random::<f64>());
+                std::thread::sleep(jittered.min(deadline.saturating_duration_since(Instant::now())));
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
 
 /// A storage error as a client sees it.
 pub(super) fn storage_error(e: plexus::Error) -> ApiError {
@@ -154,7 +193,7 @@ pub async fn create_node(
     let node = json::parse_new_node(&body?, input)?;
     let worker = state.clone();
     let created = blocking(move || {
-        worker.service.db.write_with_retry(WRITE_ATTEMPTS, |tx| {
+        write_retrying(&worker.service.db, |tx| {
             let labels: Vec<LabelId> = node.labels.iter().map(|l| tx.label(l)).collect();
             let props = property_ids(tx, &node.properties);
             let id = tx.create_node(&labels, props)?;
@@ -189,18 +228,15 @@ fn update_properties(
     props: Vec<(String, Stored)>,
     format: Format,
 ) -> Result<Json, ApiError> {
-    let node = state
-        .service
-        .db
-        .write_with_retry(WRITE_ATTEMPTS, |tx| {
-            if !tx.node_exists(id) {
-                return Err(plexus::Error::NodeNotFound(id));
-            }
-            let props = property_ids(tx, &props);
-            tx.set_node_props(id, props)?;
-            Ok(node_json(tx, tx.catalog(), id, format))
-        })
-        .map_err(storage_error)?;
+    let node = write_retrying(&state.service.db, |tx| {
+        if !tx.node_exists(id) {
+            return Err(plexus::Error::NodeNotFound(id));
+        }
+        let props = property_ids(tx, &props);
+        tx.set_node_props(id, props)?;
+        Ok(node_json(tx, tx.catalog(), id, format))
+    })
+    .map_err(storage_error)?;
     committed(state);
     node.ok_or_else(|| no_node(id))
 }
@@ -235,24 +271,21 @@ pub(super) fn query_error(e: QueryRejection) -> ApiError {
 
 /// Deletes node `id`; answers how many relationships went with it.
 fn delete(state: &HttpState, id: NodeId, detach: bool) -> Result<Json, ApiError> {
-    let removed = state
-        .service
-        .db
-        .write_with_retry(WRITE_ATTEMPTS, |tx| {
-            if !tx.node_exists(id) {
-                return Err(plexus::Error::NodeNotFound(id));
+    let removed = write_retrying(&state.service.db, |tx| {
+        if !tx.node_exists(id) {
+            return Err(plexus::Error::NodeNotFound(id));
+        }
+        if detach {
+            tx.detach_delete_node(id)
+        } else {
+            let degree = tx.degree(id, Direction::Both, TypeFilter::All);
+            if degree > 0 {
+                return Err(plexus::Error::NodeHasRelationships(id, degree));
             }
-            if detach {
-                tx.detach_delete_node(id)
-            } else {
-                let degree = tx.degree(id, Direction::Both, TypeFilter::All);
-                if degree > 0 {
-                    return Err(plexus::Error::NodeHasRelationships(id, degree));
-                }
-                tx.delete_node(id).map(|_| 0)
-            }
-        })
-        .map_err(storage_error)?;
+            tx.delete_node(id).map(|_| 0)
+        }
+    })
+    .map_err(storage_error)?;
     committed(state);
     Ok(json!({"deleted": node_element_id(id.0), "relationshipsDeleted": removed}))
 }
@@ -346,4 +379,46 @@ pub async fn delete_node_by_key(
     })
     .await??;
     Ok(json_response(StatusCode::OK, Format::Plain, &body))
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+
+    /// Another transaction commits a change to the same node while `tx` runs: `tx`'s commit then conflicts.
+    fn clash(db: &plexus::Database, tx: &mut WriteTxn, node: NodeId, value: i64) -> plexus::Result<()> {
+        let key = tx.prop_key("n");
+        let mut other = db.write();
+        other.set_node_props(node, vec![(key, Stored::Int(-value))])?;
+        other.commit()?;
+        tx.set_node_props(node, vec![(key, Stored::Int(value))])
+    }
+
+    #[test]
+    fn conflicting_writes_are_retried_until_they_commit_or_time_runs_out() {
+        let db = plexus::Database::in_memory();
+        let mut tx = db.write();
+        let node = tx.create_node(&[], vec![]).unwrap();
+        tx.commit().unwrap();
+        // Ten clashes in a row, far more than a few attempts would take: the eleventh attempt commits.
+        let mut attempts = 0;
+        let result = retry_for(&db, Duration::from_secs(60), |tx| {
+            attempts += 1;
+            if attempts <= 10 {
+                clash(&db, tx, node, attempts)
+            } else {
+                tx.set_node_props(node, vec![(tx.prop_key("n"), Stored::Int(0))])
+            }
+        });
+        result.unwrap();
+        assert_eq!(attempts, 11);
+        // With no time left the conflict is answered (409 for the client).
+        let mut attempts = 0;
+        let result = retry_for(&db, Duration::ZERO, |tx| {
+            attempts += 1;
+            clash(&db, tx, node, 1)
+        });
+        assert!(result.unwrap_err().is_retryable());
+        assert_eq!(attempts, 1);
+    }
 }
