@@ -2,6 +2,7 @@
 //! minimal HTTP/1.1 client over a TCP stream (one request per connection).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use plexus_server::auth::Role;
@@ -884,5 +885,91 @@ async fn repeated_wrong_passwords_lock_the_user_briefly() {
     assert_eq!(ask(ADMIN).await.status, 202);
     assert_eq!(ask(wrong).await.status, 401);
     assert_eq!(ask(ADMIN).await.status, 202);
+    stop(t).await;
+}
+
+/// Accepts the server's certificate without checking it: the tests' self-signed one.
+#[derive(Debug)]
+struct AnyCertificate(rustls::crypto::WebPkiSupportedAlgorithms);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_bodies_get_their_413_over_tls() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let t = start_configured(|c| {
+        c.max_request_bytes = 1 << 20;
+        c.tls =
+            Some(plexus_server::config::TlsConfig { cert: data.join("test-cert.pem"), key: data.join("test-key.pem") })
+    })
+    .await;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(AnyCertificate(provider.signature_verification_algorithms));
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    // Far more than the limit (1 MiB) and than the socket buffers hold: the client is still sending when the
+    // server answers, and reads the answer only once it has sent everything, as most HTTP clients do.
+    let body = vec![b' '; 20 << 20];
+    for _ in 0..5 {
+        let tcp = TcpStream::connect(t.addr).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let mut tls = connector.connect(name, tcp).await.unwrap();
+        let head = format!(
+            "POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\nAuthorization: {ADMIN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        tls.write_all(head.as_bytes()).await.unwrap();
+        // The server answers at once, then reads and drops the rest rather than resetting the connection under
+        // the client (which could destroy the answer before it is read).
+        let sent = async {
+            tls.write_all(&body).await?;
+            tls.flush().await
+        };
+        tokio::time::timeout(Duration::from_secs(30), sent).await.expect("sent").expect("the whole body is taken");
+        let mut raw = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(30), tls.read_to_end(&mut raw)).await.expect("answered");
+        let text = String::from_utf8_lossy(&raw);
+        assert!(text.starts_with("HTTP/1.1 413"), "{read:?}: {text}");
+        assert!(text.contains("Neo.ClientError.Request.TooLarge"), "{text}");
+    }
     stop(t).await;
 }
