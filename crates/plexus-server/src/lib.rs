@@ -183,8 +183,18 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
         builder.worker_threads(n.max(1));
     }
     let runtime = builder.build().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    // Whether a password given now can take effect: only a new data directory's first user takes it.
+    let password_ignored = config.auth && config.password.is_some() && config.data.join(auth::USERS_FILE).exists();
     runtime.block_on(async {
         let server = Server::start(&config).await?;
+        if password_ignored {
+            say!(
+                "Note: the password given applies only to a new data directory; {} has users already, and theirs \
+                 stay as they are (change one with `plexus user passwd --data {}`).",
+                config.data.display(),
+                config.data.display()
+            );
+        }
         let secure = if config.tls.is_some() { "s" } else { "" };
         if let Some(a) = server.bolt_addr {
             say!("Bolt listening on bolt{}://{a}", if secure.is_empty() { "" } else { "+s" });

@@ -117,8 +117,49 @@ pub fn is_system_procedure(query: &str) -> bool {
         && (name.eq_ignore_ascii_case("dbms.components") || name.eq_ignore_ascii_case("db.ping"))
 }
 
+/// The administration command `query` starts with (its first words, upper-cased), when it is one the `system`
+/// database runs in Neo4j but Plexus does not: users, roles, privileges and databases.
+fn administration_command(query: &str) -> Option<String> {
+    let words: Vec<String> = query.split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
+    let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let object = |w: &str| {
+        matches!(
+            w.trim_end_matches(';'),
+            "USER"
+                | "USERS"
+                | "ROLE"
+                | "ROLES"
+                | "DATABASE"
+                | "DATABASES"
+                | "ALIAS"
+                | "ALIASES"
+                | "PRIVILEGES"
+                | "COMPOSITE"
+        )
+    };
+    let named = match word(0) {
+        "GRANT" | "DENY" | "REVOKE" => 1,
+        "CREATE" | "DROP" | "RENAME" | "START" | "STOP" if object(word(1)) => 2,
+        "CREATE" | "ALTER" | "SHOW" if word(1) == "OR" || word(1) == "CURRENT" => 3,
+        "ALTER" if object(word(1)) => 2,
+        "SHOW" if object(word(1)) || object(word(2)) => 3,
+        _ => return None,
+    };
+    Some(words[..named.min(words.len())].join(" "))
+}
+
 /// The refusal of a statement `system` does not run, with Neo4j's code for it.
 pub fn not_a_system_command(query: &str) -> ServerError {
+    if let Some(command) = administration_command(query) {
+        return ServerError::new(
+            "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+            format!(
+                "Unsupported administration command: {command}. Plexus has one database, neo4j, and manages users \
+                 from the command line: `plexus user add|passwd|remove|list --data DIR` (roles reader, writer and \
+                 admin); a running server sees the change at the next log-on."
+            ),
+        );
+    }
     ServerError::new(
         "Neo.ClientError.Statement.NotSystemDatabaseError",
         format!(
@@ -263,6 +304,29 @@ pub fn show(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn administration_commands_point_to_the_command_line() {
+        for q in [
+            "CREATE USER ann SET PASSWORD 'x'",
+            "ALTER CURRENT USER SET PASSWORD FROM 'a' TO 'b'",
+            "alter user bob set password 'x'",
+            "SHOW USERS",
+            "SHOW CURRENT USER",
+            "SHOW POPULATED ROLES",
+            "GRANT ROLE reader TO ann",
+            "CREATE OR REPLACE ROLE r",
+            "DROP DATABASE other",
+            "CREATE DATABASE other;",
+        ] {
+            let e = not_a_system_command(q);
+            assert_eq!(e.code, "Neo.ClientError.Statement.UnsupportedAdministrationCommand", "{q}");
+            assert!(e.message.contains("plexus user"), "{q}: {}", e.message);
+        }
+        for q in ["MATCH (n) RETURN n", "CREATE (n:User)", "SHOW INDEXES", "DROP INDEX i"] {
+            assert_eq!(not_a_system_command(q).code, "Neo.ClientError.Statement.NotSystemDatabaseError", "{q}");
+        }
+    }
 
     #[test]
     fn show_commands_are_recognised() {

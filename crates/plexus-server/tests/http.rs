@@ -318,6 +318,13 @@ async fn rest_resources_read_and_write_the_graph() {
     let r = send(t.addr, "PATCH", &format!("/db/neo4j/nodes/{bob}"), &[("Authorization", ADMIN)], b"{\"nick\": null}")
         .await;
     assert_eq!(r.json()["properties"], json!({"key": "bob", "age": 31}));
+    // A PATCH without a body is a mistake, answered as one; `{}` changes nothing.
+    for body in [&b""[..], b"  \n"] {
+        let r = send(t.addr, "PATCH", &format!("/db/neo4j/nodes/{bob}"), &[("Authorization", ADMIN)], body).await;
+        assert_eq!(r.status, 400, "{:?}", r.json());
+    }
+    let r = send(t.addr, "PATCH", &format!("/db/neo4j/nodes/{bob}"), &[("Authorization", ADMIN)], b"{}").await;
+    assert_eq!(r.json()["properties"], json!({"key": "bob", "age": 31}));
 
     let r = post(
         &t,
@@ -337,6 +344,13 @@ async fn rest_resources_read_and_write_the_graph() {
     assert_eq!(get(&t, &degree("both", "&type=KNOWS,LIKES")).await.json()["degree"], 2);
     assert_eq!(get(&t, &degree("both", "&type=NONE")).await.json()["degree"], 0);
     assert_eq!(get(&t, &degree("sideways", "")).await.status, 400);
+    // `type=` naming no type is a mistake, not "no type" nor "every type".
+    for ty in ["&type=", "&type=,", "&type=%20"] {
+        assert_eq!(get(&t, &degree("both", ty)).await.status, 400, "{ty}");
+    }
+    let r = get(&t, &format!("/db/neo4j/nodes/{ann}/relationships?type=")).await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["errors"][0]["message"].as_str().unwrap().contains("type="), "{:?}", r.json());
     let r = get(&t, &format!("/db/neo4j/nodes/{ann}/relationships?direction=out")).await;
     assert_eq!(r.json()["relationships"][0]["elementId"], rel.as_str());
     let r = get(&t, &format!("/db/neo4j/nodes/{ann}/neighbours?type=LIKES")).await;

@@ -583,7 +583,14 @@ fn parse_names(value: &Json, what: &str) -> Result<Vec<String>, ServerError> {
 }
 
 /// A properties update (`PATCH`): the object of properties to set; null removes a property.
+/// The properties a PATCH sets (null removes one). The body is required: an empty one is more likely a client's
+/// mistake than a request to change nothing.
 pub fn parse_property_update(body: &[u8], format: Format) -> Result<Vec<(String, plexus::Value)>, ServerError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(invalid_format(
+            "the request body must be a JSON object of the properties to set (null removes one); it is empty",
+        ));
+    }
     let object = parse_object(body)?;
     parse_properties(&Json::Object(object), format)
 }

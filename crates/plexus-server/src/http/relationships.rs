@@ -42,9 +42,18 @@ impl Neighbourhood {
         }
     }
 
-    /// The requested type names, or `None` for every type.
-    fn type_names(&self) -> Option<Vec<&str>> {
-        self.types.as_deref().map(|t| t.split(',').map(str::trim).filter(|t| !t.is_empty()).collect())
+    /// The requested type names, or `None` for every type. `type=` naming no type is refused: read as "no type"
+    /// it would answer nothing, read as "every type" it would hide a client's empty variable.
+    fn type_names(&self) -> Result<Option<Vec<&str>>, ApiError> {
+        let Some(types) = self.types.as_deref() else { return Ok(None) };
+        let names: Vec<&str> = types.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+        if names.is_empty() {
+            return Err(ApiError::bad_request(
+                "type= names no relationship type: leave it out for every type, or name one or more, comma-separated"
+                    .to_string(),
+            ));
+        }
+        Ok(Some(names))
     }
 }
 
@@ -56,7 +65,7 @@ fn with_filter<T>(
     read: impl FnOnce(Direction, TypeFilter) -> T,
 ) -> Result<Option<T>, ApiError> {
     let direction = options.direction()?;
-    match options.type_names() {
+    match options.type_names()? {
         None => Ok(Some(read(direction, TypeFilter::All))),
         Some(names) => {
             let ids: Vec<TypeId> = names.iter().filter_map(|n| g.type_id(n)).collect();
@@ -88,6 +97,7 @@ async fn node_read(
     let id = node_id(id)?;
     let Query(options) = options.map_err(query_error)?;
     options.direction()?;
+    options.type_names()?;
     let (_, format) = formats(headers);
     Ok(NodeRead { state, id, options, format })
 }
