@@ -621,6 +621,15 @@ impl Service {
             };
             return Some(self.record(started.elapsed(), outcome));
         }
+        if let Some(command) = crate::system::parse_current_user(query) {
+            let started = Instant::now();
+            let _guard = self.register(interrupt, query);
+            let caller = crate::registry::current_caller();
+            // Without authentication every client is the initial user, with every right.
+            let user = if caller.user.is_empty() { crate::auth::INITIAL_USER } else { &caller.user };
+            let outcome = crate::system::show_current_user(self, &command, user, role, params, interrupt);
+            return Some(self.record(started.elapsed(), outcome));
+        }
         if let Some(command) = crate::system::parse(query) {
             let started = Instant::now();
             let _guard = self.register(interrupt, query);

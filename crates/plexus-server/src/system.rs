@@ -109,6 +109,71 @@ pub fn parse(query: &str) -> Option<Command> {
     Some(Command { listing, rest: rest.trim().to_string() })
 }
 
+/// What the current user asked about, and the command's `YIELD`/`WHERE` part: `SHOW CURRENT USER` (Neo4j 5's
+/// command) or `CALL dbms.showCurrentUser()` (the procedure tools such as Neo4j Browser call on connecting).
+pub fn parse_current_user(query: &str) -> Option<(CurrentUser, String)> {
+    let query = query.trim().trim_end_matches(';');
+    let (first, rest) = next_word(query)?;
+    if first.eq_ignore_ascii_case("SHOW") {
+        let (current, rest) = next_word(rest)?;
+        let (user, rest) = next_word(rest)?;
+        return (current.eq_ignore_ascii_case("CURRENT") && user.eq_ignore_ascii_case("USER"))
+            .then(|| (CurrentUser::Command, rest.trim().to_string()));
+    }
+    if !first.eq_ignore_ascii_case("CALL") {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let name_end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
+    if !rest[..name_end].eq_ignore_ascii_case("dbms.showCurrentUser") {
+        return None;
+    }
+    let rest = rest[name_end..].trim_start();
+    let rest = match rest.strip_prefix('(') {
+        Some(args) => args.trim_start().strip_prefix(')')?,
+        None => rest,
+    };
+    Some((CurrentUser::Procedure, rest.trim().to_string()))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CurrentUser {
+    Command,
+    Procedure,
+}
+
+/// Answers [`parse_current_user`]'s command for `user` with `role`, with Neo4j's columns.
+pub fn show_current_user(
+    service: &Service,
+    (kind, rest): &(CurrentUser, String),
+    user: &str,
+    role: crate::auth::Role,
+    params: &Params,
+    interrupt: &Arc<Interrupt>,
+) -> Result<Outcome, ServerError> {
+    let roles = Value::List(Arc::new(vec![Value::string(role.name())]));
+    let mut fields: Vec<(&str, Value)> = match kind {
+        CurrentUser::Command => vec![
+            ("user", Value::string(user)),
+            ("roles", roles),
+            ("passwordChangeRequired", Value::Bool(false)),
+            ("suspended", Value::Bool(false)),
+            ("home", Value::string(Target::Graph.name())),
+        ],
+        CurrentUser::Procedure => {
+            vec![("username", Value::string(user)), ("roles", roles), ("flags", Value::List(Arc::new(Vec::new())))]
+        }
+    };
+    let columns: Vec<&str> = fields.iter().map(|(c, _)| *c).collect();
+    let query = translate(&Command::rows(rest), &columns)?;
+    let row: Map = fields.drain(..).map(|(c, v)| (Arc::from(c), v)).collect();
+    let mut params = params.clone();
+    params.insert(ROWS_PARAM.into(), Value::List(Arc::new(vec![Value::Map(Arc::new(row))])));
+    let snapshot = service.db.read();
+    let result = service.db.engine().execute_read_with(&snapshot, &query, &params, Some(interrupt))?;
+    Ok(Outcome { result, bookmark: Some(bookmark(snapshot.version())), query_type: "r" })
+}
+
 /// Whether `query` calls one of the procedures the `system` database answers.
 pub fn is_system_procedure(query: &str) -> bool {
     let Some((call, rest)) = next_word(query) else { return false };
@@ -312,7 +377,6 @@ mod tests {
             "ALTER CURRENT USER SET PASSWORD FROM 'a' TO 'b'",
             "alter user bob set password 'x'",
             "SHOW USERS",
-            "SHOW CURRENT USER",
             "SHOW POPULATED ROLES",
             "GRANT ROLE reader TO ann",
             "CREATE OR REPLACE ROLE r",

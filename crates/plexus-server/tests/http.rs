@@ -741,6 +741,16 @@ async fn show_transactions_and_databases_answer_over_http() {
     let r = query(&t, "TERMINATE TRANSACTIONS 'neo4j-transaction-999999'", json!({})).await;
     let body = r.json();
     assert_eq!(body["data"]["values"][0][2], json!("Transaction not found."), "{body}");
+    // Who is asking, as Neo4j 5's command and the procedure tools call on connecting answer it.
+    let body = query(&t, "SHOW CURRENT USER", json!({})).await.json();
+    assert_eq!(body["data"]["fields"], json!(["user", "roles", "passwordChangeRequired", "suspended", "home"]));
+    assert_eq!(body["data"]["values"], json!([["neo4j", ["admin"], false, false, "neo4j"]]), "{body}");
+    let body = query(&t, "SHOW CURRENT USER YIELD user, roles WHERE user = 'neo4j'", json!({})).await.json();
+    assert_eq!(body["data"]["values"], json!([["neo4j", ["admin"]]]), "{body}");
+    let body = query(&t, "CALL dbms.showCurrentUser()", json!({})).await.json();
+    assert_eq!(body["data"]["values"], json!([["neo4j", ["admin"], []]]), "{body}");
+    let body = query(&t, "call dbms.showCurrentUser YIELD username", json!({})).await.json();
+    assert_eq!(body["data"]["values"], json!([["neo4j"]]), "{body}");
     stop(t).await;
 }
 
