@@ -1,26 +1,34 @@
 //! Incremental import: node and relationship files added to an existing database through ordinary write
 //! transactions (write-ahead log, fsync, conflict checks), committed in batches of `batch_size` operations.
 //!
-//! A row whose label declares a unique key on the file's id property, and whose id the database already holds,
-//! is *matched*: the existing node stands for it (relationships attach to it) and is left unchanged. Other rows
-//! become new nodes. Relationship ends are looked up among the nodes of this import first, then in the database
-//! by `(label, unique key)`: the labels of the id space's node files, or, for an id space no node file of this
+//! Rows are matched to the database by the unique keys of their labels: the key the database declares for the
+//! label (whatever the files' id column is called, when the file has a column of that name), else the key this
+//! import declares on the files' id property. A row whose value of such a key the database holds is *matched*:
+//! the existing node stands for it (relationships attach to it) and is left unchanged. Other rows become new
+//! nodes. Relationship ends are looked up among the nodes of this import first, then in the database by
+//! `(label, unique key)`: the labels of the id space's node files, or, for an id space no node file of this
 //! import uses, the label named like the space (`:START_ID(Person)` finds `(:Person {id: ...})`).
 //!
-//! Every file is parsed and every relationship's ends resolved before the first write, so bad input (a bad
-//! value, an unknown id) fails the import with the database unchanged. Then each batch is its own
-//! transaction: an import interrupted while writing leaves the batches committed before the interruption in
-//! place. Running it again matches the nodes they created, but adds their relationships again.
+//! Every file is parsed, every row matched or checked against the unique keys (a row whose values find two
+//! different existing nodes, or a new row taking a key value an earlier new row took, is a bad line), and every
+//! relationship's ends resolved before the first write, so bad input (a bad value, an unknown id, a broken
+//! unique key) fails the import with the database unchanged, or is skipped with `skip_bad_lines`. Then each
+//! batch is its own transaction: an import interrupted while writing leaves the batches committed before the
+//! interruption in place. Running it again matches the nodes they created, but adds their relationships again.
 
 use std::path::Path;
 use std::time::Instant;
 
-use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::{LabelId, NodeId, PropKeyId, Store, TokenKind, Value, WriteTxn};
+use std::path::PathBuf;
 
+use plexus_storage::fxhash::FxHashMap;
+use plexus_storage::keymap::key_form;
+use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenKind, Value, WriteTxn};
+
+use crate::edgelist::BadLine;
 use crate::import::{ImportError, ImportSummary};
 use crate::load::{count_bad, parse_error, parse_nodes, read_group, unique_keys, GraphImport};
-use crate::nodes_rels::{parse_rel_group, ExternalId, IdMaps};
+use crate::nodes_rels::{bad_rows, parse_rel_group, ExternalId, IdMaps, Input, NodeGroup};
 use crate::progress::Progress;
 
 /// Marks node numbers that are database node ids rather than rows of this import.
@@ -92,16 +100,41 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         inputs.push(read_group(&n.files, &mut summary, progress)?);
     }
     let mut groups = parse_nodes(spec, &inputs, catalog, &mut summary, progress)?;
-    let mut offsets = Vec::with_capacity(groups.len());
-    let mut count = 0u64;
-    for g in &groups {
-        offsets.push(count);
-        count += g.len() as u64;
-    }
-    // Checks duplicates and maps ids to rows of this import.
-    let maps = IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
-    let (keys, notes) = unique_keys(&groups, catalog);
+    let offsets_of = |groups: &[NodeGroup]| -> (Vec<u64>, u64) {
+        let mut offsets = Vec::with_capacity(groups.len());
+        let mut count = 0u64;
+        for g in groups {
+            offsets.push(count);
+            count += g.len() as u64;
+        }
+        (offsets, count)
+    };
+    let (offsets, _) = offsets_of(&groups);
+    // Checks duplicates.
+    IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
+    let (planned, notes) = unique_keys(&groups, catalog);
     summary.notes = notes;
+    let snapshot = store.read();
+
+    // Which rows are nodes the database holds already (by the unique keys of their labels), and which would
+    // break a unique key (a value two new rows share, or that two existing nodes hold): decided against the
+    // snapshot before anything is written, so that writing cannot meet a violation.
+    let start = Instant::now();
+    let keys = KeyPlan::new(&groups, &planned, &snapshot, catalog, &mut summary.notes);
+    let (mut fates, bad) = keys.match_rows(&groups, &inputs, spec.csv.delimiter, catalog);
+    let declare = keys.declare;
+    if !bad.is_empty() {
+        for (g, group) in groups.iter_mut().enumerate() {
+            let keep: Vec<bool> = fates[g].iter().map(|f| !matches!(f, Fate::Bad)).collect();
+            group.retain(&keep);
+            fates[g].retain(|f| !matches!(f, Fate::Bad));
+        }
+        count_bad(bad, &mut summary, spec.csv.skip_bad_lines)?;
+    }
+    summary.parse += start.elapsed();
+    let (offsets, count) = offsets_of(&groups);
+    // Maps ids to rows of this import.
+    let maps = IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
 
     // Every relationship file is parsed and its ends resolved before anything is written: an unknown id or a
     // bad value fails the import with the database unchanged. Ends are rows of this import (by the id maps) or
@@ -117,7 +150,6 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             }
         }
     }
-    let snapshot = store.read();
     let fallback = |space: Option<&str>, id: ExternalId| -> Option<u64> {
         let value = match id {
             ExternalId::Int(i) => Value::Int(i),
@@ -156,7 +188,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
 
     let write_start = Instant::now();
     let mut batches = Batches { store, tx: None, size: spec.batch_size.max(1), progress, commits: 0 };
-    let written = write(store, keys, &mut groups, count, rel_groups, &mut batches, &mut summary);
+    let written = write(store, declare, &mut groups, &fates, count, rel_groups, &mut batches, &mut summary);
     summary.write = write_start.elapsed();
     if let Err(e) = written {
         if batches.commits == 0 {
@@ -173,10 +205,12 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
 }
 
 /// Declares the unique keys, then writes the nodes and the relationships of an incremental import in batches.
+#[allow(clippy::too_many_arguments)]
 fn write(
     store: &Store,
-    keys: Vec<(LabelId, PropKeyId)>,
-    groups: &mut [crate::nodes_rels::NodeGroup<'_>],
+    declare: Vec<(LabelId, PropKeyId)>,
+    groups: &mut [NodeGroup<'_>],
+    fates: &[Vec<Fate>],
     count: u64,
     rel_groups: Vec<crate::nodes_rels::RelColumns>,
     batches: &mut Batches<'_>,
@@ -184,44 +218,30 @@ fn write(
 ) -> Result<(), ImportError> {
     let catalog = store.catalog();
     let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
-    for (label, key) in keys {
-        match store.read().unique_key(label) {
-            Some(k) if k == key => {}
-            Some(k) => summary.notes.push(format!(
-                "label {} already has the unique key {}; rows are matched by it, not by {}",
-                name(TokenKind::Label, label.0),
-                name(TokenKind::PropKey, k.0),
-                name(TokenKind::PropKey, key.0)
-            )),
-            None => {
-                let mut tx = store.write();
-                match tx.declare_unique_key(label, key).and_then(|_| tx.commit()) {
-                    Ok(_) => summary.unique_keys.push(crate::load::key_names(&[(label, key)], catalog).remove(0)),
-                    Err(e) => summary
-                        .notes
-                        .push(format!("no unique key declared for label {}: {e}", name(TokenKind::Label, label.0))),
-                }
+    for (label, key) in declare {
+        let mut tx = store.write();
+        match tx.declare_unique_key(label, key).and_then(|_| tx.commit()) {
+            Ok(_) => summary.unique_keys.push(crate::load::key_names(&[(label, key)], catalog).remove(0)),
+            Err(e) => {
+                summary.notes.push(format!("no unique key declared for label {}: {e}", name(TokenKind::Label, label.0)))
             }
         }
     }
 
     batches.progress.phase("writing nodes");
     let mut node_ids: Vec<u64> = Vec::with_capacity(count as usize);
-    for group in groups.iter_mut() {
+    for (group, fates) in groups.iter_mut().zip(fates) {
         let props = std::mem::take(&mut group.props);
-        for (row, props) in props.into_iter().enumerate() {
-            let labels = group.labels_of(row);
-            let tx = batches.tx();
-            let existing = group.id_key.and_then(|key| existing_node(tx, &labels, key, group.id_value(row)?));
-            match existing {
-                Some(id) => {
+        for ((row, props), fate) in props.into_iter().enumerate().zip(fates) {
+            match *fate {
+                Fate::Existing(id) => {
                     summary.matched += 1;
                     node_ids.push(id.0);
                 }
-                None => {
+                _ => {
                     let pairs: Vec<(PropKeyId, Value)> =
                         props.map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
-                    let id = tx.create_node(&labels, pairs).map_err(ImportError::Storage)?;
+                    let id = batches.tx().create_node(&group.labels_of(row), pairs).map_err(ImportError::Storage)?;
                     summary.nodes += 1;
                     node_ids.push(id.0);
                 }
@@ -248,7 +268,209 @@ fn write(
     Ok(())
 }
 
-/// The existing node with one of `labels` whose unique key `key` equals `value`.
-fn existing_node(tx: &WriteTxn, labels: &[LabelId], key: PropKeyId, value: Value) -> Option<NodeId> {
-    labels.iter().filter(|&&l| tx.unique_key(l) == Some(key)).find_map(|&l| tx.node_by_key(l, &value))
+/// What becomes of a row of the node files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    New,
+    /// The database holds the node already (found by a unique key of one of the row's labels): it stands for
+    /// the row, unchanged.
+    Existing(NodeId),
+    /// The row would break a unique key: a bad line.
+    Bad,
+}
+
+/// A unique key rows are matched by: the database's, or one this import declares (found by a scan of the
+/// label's nodes, since the database has no map for it yet).
+struct Key {
+    label: LabelId,
+    key: PropKeyId,
+    declared: Option<FxHashMap<Value, NodeId>>,
+}
+
+/// The unique keys of an incremental import's labels.
+struct KeyPlan<'s> {
+    keys: Vec<Key>,
+    snapshot: &'s ReadTxn,
+    /// Keys this import declares before writing.
+    declare: Vec<(LabelId, PropKeyId)>,
+}
+
+impl<'s> KeyPlan<'s> {
+    /// The key of each label of the input: the database's when it has one (rows are matched by it whatever the
+    /// files' id column is called), else the one this import declares, unless the label's nodes in the
+    /// database already share values of it.
+    fn new(
+        groups: &[NodeGroup],
+        planned: &[(LabelId, PropKeyId)],
+        snapshot: &'s ReadTxn,
+        catalog: &Catalog,
+        notes: &mut Vec<String>,
+    ) -> KeyPlan<'s> {
+        let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
+        let mut labels: Vec<LabelId> = Vec::new();
+        for group in groups {
+            for row in 0..group.len().max(1) {
+                for l in group.labels_of(row) {
+                    if !labels.contains(&l) {
+                        labels.push(l);
+                    }
+                }
+            }
+        }
+        let mut plan = KeyPlan { keys: Vec::new(), snapshot, declare: Vec::new() };
+        for label in labels {
+            let planned = planned.iter().find(|(l, _)| *l == label).map(|&(_, k)| k);
+            if let Some(key) = snapshot.unique_key(label) {
+                if let Some(id) = planned.filter(|&k| k != key) {
+                    let (l, k, id) = (
+                        name(TokenKind::Label, label.0),
+                        name(TokenKind::PropKey, key.0),
+                        name(TokenKind::PropKey, id.0),
+                    );
+                    let has_column = groups.iter().any(|g| {
+                        g.labels.contains(&label) && g.column_of(key, catalog).is_some()
+                            || g.row_labels.iter().any(|r| r.contains(&label)) && g.column_of(key, catalog).is_some()
+                    });
+                    notes.push(if has_column {
+                        format!("label {l} has the unique key {k}: rows are matched to existing {l} nodes by {k}, not by {id}")
+                    } else {
+                        format!(
+                            "label {l} has the unique key {k}, which its node files have no column for: their rows \
+                             are not matched to existing {l} nodes (the id column {id} is stored as a plain property)"
+                        )
+                    });
+                }
+                plan.keys.push(Key { label, key, declared: None });
+                continue;
+            }
+            let Some(key) = planned else { continue };
+            let mut map: FxHashMap<Value, NodeId> = FxHashMap::default();
+            let mut shared = None;
+            for n in snapshot.nodes_with_label(label) {
+                let Some(v) = snapshot.node_prop(n, key) else { continue };
+                if let Some(&other) = map.get(&*key_form(v)) {
+                    shared = Some((other, n, v.clone()));
+                    break;
+                }
+                map.insert(key_form(v).into_owned(), n);
+            }
+            match shared {
+                Some((a, b, v)) => notes.push(format!(
+                    "no unique key declared for label {}: its nodes {} and {} in the database share the value {} of {}",
+                    name(TokenKind::Label, label.0),
+                    a.0,
+                    b.0,
+                    plexus_storage::value::shown(&v),
+                    name(TokenKind::PropKey, key.0)
+                )),
+                None => {
+                    plan.keys.push(Key { label, key, declared: Some(map) });
+                    plan.declare.push((label, key));
+                }
+            }
+        }
+        plan
+    }
+
+    fn existing(&self, key: &Key, value: &Value) -> Option<NodeId> {
+        match &key.declared {
+            Some(map) => map.get(value).copied(),
+            None => self.snapshot.node_by_key(key.label, value),
+        }
+    }
+
+    /// Each row's fate, and the bad lines of the rows that would break a unique key: a row whose values find
+    /// two different existing nodes, or a new row with a value an earlier new row of the input has.
+    fn match_rows(
+        &self,
+        groups: &[NodeGroup],
+        inputs: &[Vec<Input>],
+        delimiter: u8,
+        catalog: &Catalog,
+    ) -> (Vec<Vec<Fate>>, Vec<(PathBuf, BadLine)>) {
+        let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
+        let shown = |v: &Value| match v {
+            Value::String(s) => format!("'{s}'"),
+            v => plexus_storage::value::shown(v),
+        };
+        // Values new rows take: (label, key form) to (group, row).
+        let mut taken: FxHashMap<(LabelId, Value), (usize, usize)> = FxHashMap::default();
+        let mut all_fates = Vec::with_capacity(groups.len());
+        let mut bad = Vec::new();
+        for (g, group) in groups.iter().enumerate() {
+            let mut fates = Vec::with_capacity(group.len());
+            let mut bad_here: Vec<(usize, usize, String)> = Vec::new();
+            // The keys of this group's rows, with their columns.
+            let keys: Vec<(&Key, Option<usize>)> =
+                self.keys.iter().map(|k| (k, group.column_of(k.key, catalog))).collect();
+            for row in 0..group.len() {
+                let labels = group.labels_of(row);
+                let props = group.props[row].as_deref();
+                let values: Vec<(&Key, usize, Value)> = keys
+                    .iter()
+                    .filter(|(k, _)| labels.contains(&k.label))
+                    .filter_map(|&(k, col)| {
+                        let v = props?.get(k.key)?;
+                        Some((k, col.unwrap_or(0), key_form(v).into_owned()))
+                    })
+                    .collect();
+                let mut fate = Fate::New;
+                let mut first: Option<(&Key, NodeId)> = None;
+                for (k, col, v) in &values {
+                    let Some(n) = self.existing(k, v) else { continue };
+                    match first {
+                        None => {
+                            first = Some((k, n));
+                            fate = Fate::Existing(n);
+                        }
+                        Some((k0, n0)) if n0 != n => {
+                            let message = format!(
+                                "the row matches two nodes of the database: node {} by {}({}) and node {} by {}({}) = {}",
+                                n0.0,
+                                name(TokenKind::Label, k0.label.0),
+                                name(TokenKind::PropKey, k0.key.0),
+                                n.0,
+                                name(TokenKind::Label, k.label.0),
+                                name(TokenKind::PropKey, k.key.0),
+                                shown(v)
+                            );
+                            bad_here.push((row, *col, message));
+                            fate = Fate::Bad;
+                            break;
+                        }
+                        Some(_) => {}
+                    }
+                }
+                if fate == Fate::New {
+                    let clash = values.iter().find_map(|(k, col, v)| {
+                        taken.get(&(k.label, v.clone())).map(|&(g0, r0)| (*k, *col, v, g0, r0))
+                    });
+                    match clash {
+                        Some((k, col, v, g0, r0)) => {
+                            let message = format!(
+                                "{}({}) = {} is a unique key, which {} has already",
+                                name(TokenKind::Label, k.label.0),
+                                name(TokenKind::PropKey, k.key.0),
+                                shown(v),
+                                groups[g0].place(r0)
+                            );
+                            bad_here.push((row, col, message));
+                            fate = Fate::Bad;
+                        }
+                        None => {
+                            for (k, _, v) in values {
+                                taken.insert((k.label, v), (g, row));
+                            }
+                        }
+                    }
+                }
+                fates.push(fate);
+            }
+            if !bad_here.is_empty() {
+                bad.extend(bad_rows(group, &inputs[g], delimiter, bad_here));
+            }
+            all_fates.push(fates);
+        }
+        (all_fates, bad)
+    }
 }

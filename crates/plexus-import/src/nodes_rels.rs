@@ -185,6 +185,39 @@ impl NodeGroup<'_> {
         }
     }
 
+    /// The column of the node property `key` (its id column, or a property column of that name).
+    pub fn column_of(&self, key: PropKeyId, catalog: &Catalog) -> Option<usize> {
+        if self.id_key == Some(key) {
+            return self.header.id;
+        }
+        let name = catalog.name(plexus_storage::TokenKind::PropKey, key.0)?;
+        self.header.columns.iter().position(|c| matches!(c, Column::Property { name: n, .. } if **n == *name))
+    }
+
+    /// Keeps the rows whose entry in `keep` is true (the files' first rows follow).
+    pub fn retain(&mut self, keep: &[bool]) {
+        fn filter<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        match &mut self.ids {
+            Ids::None => {}
+            Ids::Int(v) => filter(v, keep),
+            Ids::Str(v) => filter(v, keep),
+        }
+        if !self.row_labels.is_empty() {
+            filter(&mut self.row_labels, keep);
+        }
+        filter(&mut self.props, keep);
+        filter(&mut self.lines, keep);
+        for (first, _) in &mut self.files {
+            *first = keep[..*first].iter().filter(|&&k| k).count();
+        }
+    }
+
     /// Every label of row `row`.
     pub fn labels_of(&self, row: usize) -> Labels {
         let mut labels = self.labels.clone();
@@ -197,6 +230,59 @@ impl NodeGroup<'_> {
         }
         labels
     }
+}
+
+/// Bad lines for rows of a group found bad after parsing: `(row, field, message)`, placed at the field's line and
+/// column with the record's text. The group's files are read again for them, one pass per file holding any.
+pub fn bad_rows(
+    group: &NodeGroup,
+    inputs: &[Input],
+    delimiter: u8,
+    mut rows: Vec<(usize, usize, String)>,
+) -> Vec<(PathBuf, BadLine)> {
+    rows.sort_by_key(|r| r.0);
+    let mut out = Vec::with_capacity(rows.len());
+    let mut rows = rows.into_iter().peekable();
+    for (f, input) in inputs.iter().enumerate() {
+        let end = group.files.get(f + 1).map_or(usize::MAX, |(first, _)| *first);
+        let mut wanted = Vec::new();
+        while let Some(r) = rows.next_if(|r| r.0 < end) {
+            wanted.push(r);
+        }
+        if wanted.is_empty() {
+            continue;
+        }
+        let bytes = &input.bytes;
+        let mut reader = Reader::new(bytes, 0, 1, delimiter);
+        let mut rec = Record::default();
+        let mut wanted = wanted.into_iter().peekable();
+        while let Some(line) = wanted.peek().map(|w| group.lines[w.0]) {
+            let found = loop {
+                match reader.next(&mut rec) {
+                    Ok(Next::Record) if rec.line == line => break true,
+                    Ok(Next::Record) => {}
+                    Ok(Next::End) => break false,
+                    // An unclosed quote was a bad line of its own: reading went on at the next line.
+                    Ok(Next::Open { offset, line }) => {
+                        let end = memchr::memchr(b'\n', &bytes[offset..]).map_or(bytes.len(), |p| offset + p);
+                        reader.pos = (end + 1).min(bytes.len());
+                        reader.line = line + 1;
+                    }
+                    // A malformed record was a bad line of its own: reading goes on after it.
+                    Err(_) => {}
+                }
+            };
+            // Several bad fields of one line share its record.
+            while let Some((_, field, message)) = wanted.next_if(|w| group.lines[w.0] == line) {
+                let bad = match found {
+                    true => bad_at(&rec, bytes, field, message),
+                    false => BadLine { line, column: 1, message, text: String::new() },
+                };
+                out.push((input.path.clone(), bad));
+            }
+        }
+    }
+    out
 }
 
 #[derive(Default)]

@@ -380,3 +380,83 @@ fn compressed_input_is_recognised_by_its_bytes() {
         assert!(err.contains(&format!("unsupported compressed format ({format})")), "{err}");
     }
 }
+
+/// A label's unique key in the database decides which rows are nodes it holds already, whatever the files' id
+/// column is called; a row that would break the key is a bad line found before anything is written.
+#[test]
+fn an_incremental_import_matches_rows_by_the_labels_unique_key_and_checks_it_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let people = write(tmp.path(), "p.csv", "personId:ID(Person),name\n1,Ann\n2,Bob\n");
+    run(&db, &GraphImport { nodes: vec![nodes(&["Person"], &people)], ..Default::default() }).unwrap();
+    let incremental = |nodes_file: &Path, rels_file: Option<&Path>, skip: usize| GraphImport {
+        nodes: vec![nodes(&["Person"], nodes_file)],
+        relationships: rels_file.map(|r| vec![rels(Some("KNOWS"), r)]).unwrap_or_default(),
+        csv: CsvOptions { skip_bad_lines: skip, ..Default::default() },
+        mode: Mode::Incremental,
+        batch_size: 1,
+        ..Default::default()
+    };
+    let counts = || {
+        let (store, _) = Store::open(&db).unwrap();
+        let r = store.read();
+        (r.node_count(), r.rel_count())
+    };
+
+    // Two new rows with one value of the key: the second is a bad line (file, line, column), and nothing is
+    // written, even with one transaction per row.
+    let twice = write(tmp.path(), "twice.csv", "pid:ID(Person),personId,name\n101,77,New\n102,77,Again\n");
+    let err = run(&db, &incremental(&twice, None, 0)).unwrap_err();
+    assert!(
+        err.contains("twice.csv: line 3, column 5: Person(personId) = '77' is a unique key, which")
+            && err.contains("twice.csv: line 2 has already"),
+        "{err}"
+    );
+    assert_eq!(counts(), (2, 0), "nothing written");
+    // Skipped, it is reported and the rest imported.
+    let summary = run(&db, &incremental(&twice, None, 1)).unwrap();
+    assert_eq!((summary.nodes, summary.matched, summary.bad_lines.len()), (1, 0, 1));
+    assert_eq!(counts(), (3, 0));
+
+    // A row whose key value the database holds is that node, by the key, though the file's id is pid:
+    // relationships to its id attach to it, and the note says how rows were matched.
+    let again = write(tmp.path(), "again.csv", "pid:ID(Person),personId,name\n103,78,Dan\n100,1,Ann-again\n");
+    let knows = write(tmp.path(), "knows.csv", ":START_ID(Person),:END_ID(Person)\n103,100\n");
+    let summary = run(&db, &incremental(&again, Some(&knows), 0)).unwrap();
+    assert_eq!((summary.nodes, summary.matched, summary.relationships), (1, 1, 1));
+    assert!(
+        summary.notes.iter().any(|n| n.contains("rows are matched to existing Person nodes by personId, not by pid")),
+        "{:?}",
+        summary.notes
+    );
+    let (store, _) = Store::open(&db).unwrap();
+    let r = store.read();
+    let person = r.label_id("Person").unwrap();
+    let (name, pid) = (r.prop_key_id("name").unwrap(), r.prop_key_id("pid").unwrap());
+    let ann = r.node_by_key(person, &Value::from("1")).unwrap();
+    let dan = r.node_by_key(person, &Value::from("78")).unwrap();
+    assert_eq!(r.node_prop(ann, name), Some(&Value::from("Ann")), "matched nodes are left unchanged");
+    assert_eq!(r.node_prop(ann, pid), None);
+    assert!(r.has_edge(dan, ann, Direction::Out, TypeFilter::All));
+    assert_eq!((r.node_count(), r.rel_count()), (4, 1));
+}
+
+/// A row whose values of two labels' unique keys find two different nodes of the database is a bad line.
+#[test]
+fn an_incremental_row_matching_two_existing_nodes_is_a_bad_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let people = write(tmp.path(), "p.csv", "personId:ID(Person),name\n1,Ann\n");
+    let staff = write(tmp.path(), "s.csv", "staffId:ID(Staff),name\n9,Sam\n");
+    let spec =
+        GraphImport { nodes: vec![nodes(&["Person"], &people), nodes(&["Staff"], &staff)], ..Default::default() };
+    run(&db, &spec).unwrap();
+    let both =
+        write(tmp.path(), "both.csv", "personId:ID(Person),staffId,:LABEL\n1,9,Person;Staff\n2,10,Person;Staff\n");
+    let spec = GraphImport { nodes: vec![nodes(&[], &both)], mode: Mode::Incremental, ..Default::default() };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("both.csv: line 2, column 3: the row matches two nodes of the database"), "{err}");
+    assert!(err.contains("by Person(personId)") && err.contains("by Staff(staffId) = '9'"), "{err}");
+    let (store, _) = Store::open(&db).unwrap();
+    assert_eq!(store.read().node_count(), 2, "nothing written");
+}
