@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
@@ -210,6 +210,54 @@ fn clean_up_when_interrupted(target: &std::path::Path) {
     }
 }
 
+/// Makes Ctrl-C and SIGTERM stop an incremental import at a batch boundary: the open batch is rolled back and
+/// the import reports what its committed batches hold and how to finish (exit status 130). Before anything is
+/// written, the process ends at once, the database unchanged. A second signal ends the process at once: what
+/// was committed is durable. Called before any other thread starts, as [`clean_up_when_interrupted`] is.
+/// The signal that stopped an incremental import.
+static STOPPED_BY: AtomicI32 = AtomicI32::new(libc::SIGINT);
+
+fn stop_when_interrupted(progress: std::sync::Arc<Progress>, target: &std::path::Path) {
+    let target = target.to_path_buf();
+    // SAFETY: plain libc calls on a signal set owned by this function.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        std::thread::spawn(move || {
+            let mut signal: libc::c_int = 0;
+            if libc::sigwait(&set, &mut signal) != 0 {
+                return;
+            }
+            STOPPED_BY.store(signal, Ordering::Release);
+            match progress.request_stop() {
+                plexus_import::progress::StopAt::Now => {
+                    eprintln!(
+                        "plexus import: interrupted before anything was written: {} is unchanged",
+                        target.display()
+                    );
+                    std::process::exit(128 + signal);
+                }
+                plexus_import::progress::StopAt::NextBatch => eprintln!(
+                    "plexus import: interrupted; stopping at the last committed batch (interrupt again to stop at once)"
+                ),
+            }
+            if libc::sigwait(&set, &mut signal) == 0 {
+                eprintln!(
+                    "plexus import: interrupted again: stopped at once; the batches committed before stay in {} \
+                     (run the import again as its first interruption would have said, after checking what is there)",
+                    target.display()
+                );
+                std::process::exit(128 + signal);
+            }
+        });
+    }
+}
+
 pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     if args.edges.is_empty() && args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none() {
         return Err("nothing to import: give --edges, --nodes and --relationships, or --ldbc".into());
@@ -240,8 +288,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     let edges_only = args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none();
     let edge_import = if edges_only && args.mode == ModeArg::Create { Some(edge_options(&args)?) } else { None };
     let graph = if edge_import.is_none() { Some(graph_import(&args)?) } else { None };
+    let progress = std::sync::Arc::new(Progress::new());
     if args.mode == ModeArg::Create {
         clean_up_when_interrupted(&args.data);
+    } else {
+        stop_when_interrupted(progress.clone(), &args.data);
     }
     let failed = |message: String| {
         if args.mode == ModeArg::Create {
@@ -261,18 +312,22 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
         for n in &notes {
             say(n);
         }
-        let progress = Progress::new();
+        let progress = &*progress;
         let done = AtomicBool::new(false);
         let result = std::thread::scope(|scope| {
             if !args.quiet {
-                scope.spawn(|| crate::progress::report(&progress, &done));
+                scope.spawn(|| crate::progress::report(progress, &done));
             }
-            let result = import_graph(&args.data, &spec, &progress);
+            let result = import_graph(&args.data, &spec, progress);
             done.store(true, Ordering::Release);
             result
         });
         match result {
             Ok(summary) => summary,
+            Err(e) if progress.stop_requested() => {
+                eprintln!("plexus import: {e}");
+                return Ok(ExitCode::from(128 + STOPPED_BY.load(Ordering::Acquire) as u8));
+            }
             Err(e) => return failed(e.to_string()),
         }
     };

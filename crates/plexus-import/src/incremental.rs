@@ -34,6 +34,28 @@ use crate::progress::Progress;
 /// Marks node numbers that are database node ids rather than rows of this import.
 const EXISTING: u64 = 1 << 63;
 
+/// How far the writing got: the node groups before `group` (or all of them, in the relationship phase) and
+/// `rows` rows of `group`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Position {
+    rels: bool,
+    group: usize,
+    rows: usize,
+}
+
+/// Why writing stopped before the end.
+enum Halt {
+    Failed(ImportError),
+    /// A stop was requested (Ctrl-C): the open batch was rolled back.
+    Stopped,
+}
+
+impl From<ImportError> for Halt {
+    fn from(e: ImportError) -> Halt {
+        Halt::Failed(e)
+    }
+}
+
 /// Write transactions committed every `size` operations.
 struct Batches<'s> {
     store: &'s Store,
@@ -41,6 +63,9 @@ struct Batches<'s> {
     size: usize,
     progress: &'s Progress,
     commits: u64,
+    /// Where the rows added to the open transaction end, and where the committed ones do.
+    pending: Position,
+    committed: Position,
 }
 
 impl Batches<'_> {
@@ -49,10 +74,16 @@ impl Batches<'_> {
         self.tx.get_or_insert_with(|| store.write())
     }
 
-    /// Commits when the open transaction holds a batch.
-    fn tick(&mut self) -> Result<(), ImportError> {
+    /// Notes that the rows up to `at` are in the open transaction; commits when it holds a batch. A requested
+    /// stop rolls the open transaction back, so the import ends at the last batch boundary.
+    fn tick(&mut self, at: Position) -> Result<(), Halt> {
+        self.pending = at;
         if self.tx.as_ref().is_some_and(|tx| tx.op_count() >= self.size) {
             self.commit()?;
+        }
+        if self.progress.stop_requested() {
+            self.tx = None;
+            return Err(Halt::Stopped);
         }
         Ok(())
     }
@@ -61,9 +92,10 @@ impl Batches<'_> {
         if let Some(tx) = self.tx.take() {
             let ops = tx.op_count() as u64;
             tx.commit().map_err(ImportError::Storage)?;
-            self.progress.add_rows(ops);
+            self.progress.add_committed(ops);
             self.commits += 1;
         }
+        self.committed = self.pending;
         Ok(())
     }
 }
@@ -186,22 +218,145 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     }
     drop(snapshot);
 
-    let write_start = Instant::now();
-    let mut batches = Batches { store, tx: None, size: spec.batch_size.max(1), progress, commits: 0 };
-    let written = write(store, declare, &mut groups, &fates, count, rel_groups, &mut batches, &mut summary);
-    summary.write = write_start.elapsed();
-    if let Err(e) = written {
-        if batches.commits == 0 {
-            return Err(e);
-        }
-        // The input was valid, but a write failed (a constraint, a full disk) after some batches committed.
-        return Err(ImportError::Target(format!(
-            "{e}; before it, {} transactions committed {} nodes and {} relationships, which stay in the database",
-            batches.commits, summary.nodes, summary.relationships
-        )));
+    if !progress.start_writing() {
+        return Err(ImportError::Target("interrupted before anything was written: the database is unchanged".into()));
     }
-    summary.notes.push(format!("{} transactions committed", batches.commits));
+    let write_start = Instant::now();
+    let mut batches = Batches {
+        store,
+        tx: None,
+        size: spec.batch_size.max(1),
+        progress,
+        commits: 0,
+        pending: Position::default(),
+        committed: Position::default(),
+    };
+    let written = write(store, declare, &mut groups, &fates, count, &mut rel_groups, &mut batches, &mut summary);
+    summary.write = write_start.elapsed();
+    match written {
+        Ok(()) => {}
+        Err(Halt::Stopped) => {
+            return Err(ImportError::Target(interrupted(&groups, &fates, &rel_groups, batches.committed, &summary)))
+        }
+        Err(Halt::Failed(e)) if batches.commits == 0 => return Err(e),
+        Err(Halt::Failed(e)) => {
+            // The input was valid, but a write failed (a full disk, a concurrent writer) after some batches
+            // committed.
+            return Err(ImportError::Target(format!(
+                "{e}; before it, {} committed {} and {}, which stay in the database",
+                plural(batches.commits, "transaction"),
+                plural(summary.nodes, "node"),
+                plural(summary.relationships, "relationship")
+            )));
+        }
+    }
+    summary.notes.push(format!("{} committed", plural(batches.commits, "transaction")));
     Ok(summary)
+}
+
+/// `n thing` or `n things`.
+pub(crate) fn plural(n: u64, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What an interrupted import committed, file by file, and how to finish it.
+fn interrupted(
+    groups: &[NodeGroup],
+    fates: &[Vec<Fate>],
+    rel_groups: &[crate::nodes_rels::RelColumns],
+    at: Position,
+    summary: &ImportSummary,
+) -> String {
+    let mut lines = vec!["interrupted; what was committed before it stays in the database:".to_string()];
+    if !summary.unique_keys.is_empty() {
+        lines.push(format!("  unique keys declared: {}", summary.unique_keys.join(", ")));
+    }
+    // Files whose committed rows would be added again by running the same import again.
+    let mut unkeyed: Vec<String> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        // (Writing took the rows' properties: the lines tell how many rows there are.)
+        let len = group.lines.len();
+        let done = if at.rels || g < at.group {
+            len
+        } else if g == at.group {
+            at.rows
+        } else {
+            0
+        };
+        for (i, (first, path)) in group.files.iter().enumerate() {
+            let end = group.files.get(i + 1).map_or(len, |f| f.0);
+            let reached = done.clamp(*first, end);
+            let file = path.display();
+            if reached == *first {
+                lines.push(format!("  {file}: no rows committed"));
+                continue;
+            }
+            let rows = &fates[g][*first..reached];
+            let added = rows.iter().filter(|f| matches!(f, Fate::New { .. })).count() as u64;
+            let found = rows.iter().filter(|f| matches!(f, Fate::Existing(_))).count() as u64;
+            let line = group.lines[reached - 1];
+            let how_far = if reached == end { "all rows".to_string() } else { format!("rows up to line {line}") };
+            lines.push(format!(
+                "  {file}: {how_far} committed ({} added, {} already there)",
+                plural(added, "node"),
+                found
+            ));
+            if rows.iter().any(|f| matches!(f, Fate::New { keyed: false })) {
+                unkeyed.push(format!("{file} up to line {line}"));
+            }
+        }
+    }
+    let mut resume_rels = None;
+    for (g, columns) in rel_groups.iter().enumerate() {
+        let done = if !at.rels {
+            0
+        } else if g < at.group {
+            columns.len()
+        } else if g == at.group {
+            at.rows
+        } else {
+            0
+        };
+        for (i, (first, path)) in columns.files.iter().enumerate() {
+            let end = columns.files.get(i + 1).map_or(columns.len(), |f| f.0);
+            let reached = done.clamp(*first, end);
+            let file = path.display();
+            if reached == *first {
+                lines.push(format!("  {file}: no rows committed"));
+                resume_rels.get_or_insert_with(|| format!("{file} from its first row"));
+                continue;
+            }
+            let line = columns.lines[reached - 1];
+            if reached == end {
+                lines.push(format!("  {file}: all rows committed ({})", plural((end - first) as u64, "relationship")));
+            } else {
+                lines.push(format!(
+                    "  {file}: rows up to line {line} committed ({})",
+                    plural((reached - first) as u64, "relationship")
+                ));
+                resume_rels.get_or_insert_with(|| format!("{file} after line {line}"));
+            }
+        }
+    }
+    let nodes = if unkeyed.is_empty() {
+        "give the node files again: the nodes committed are found by their unique keys and not added twice".to_string()
+    } else {
+        format!(
+            "leave out the node rows committed from {} (their labels have no unique key to find them by, so they \
+             would be added twice)",
+            unkeyed.join(", ")
+        )
+    };
+    match resume_rels {
+        None if !at.rels => lines.push(format!("to finish, run the import again: {nodes}")),
+        None => lines.push("every row was committed: nothing is left to import".into()),
+        Some(rels) if at.rels => lines.push(format!(
+            "to finish, run the import again with the relationship rows not committed (from {rels}, keeping the \
+             header line, and the relationship files after it: rows committed would be added again); {nodes}"
+        )),
+        Some(_) => lines.push(format!("to finish, run the import again with all relationship files; {nodes}")),
+    }
+    lines.join("\n")
 }
 
 /// Declares the unique keys, then writes the nodes and the relationships of an incremental import in batches.
@@ -212,10 +367,10 @@ fn write(
     groups: &mut [NodeGroup<'_>],
     fates: &[Vec<Fate>],
     count: u64,
-    rel_groups: Vec<crate::nodes_rels::RelColumns>,
+    rel_groups: &mut [crate::nodes_rels::RelColumns],
     batches: &mut Batches<'_>,
     summary: &mut ImportSummary,
-) -> Result<(), ImportError> {
+) -> Result<(), Halt> {
     let catalog = store.catalog();
     let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
     for (label, key) in declare {
@@ -230,7 +385,7 @@ fn write(
 
     batches.progress.phase("writing nodes");
     let mut node_ids: Vec<u64> = Vec::with_capacity(count as usize);
-    for (group, fates) in groups.iter_mut().zip(fates) {
+    for (g, (group, fates)) in groups.iter_mut().zip(fates).enumerate() {
         let props = std::mem::take(&mut group.props);
         for ((row, props), fate) in props.into_iter().enumerate().zip(fates) {
             match *fate {
@@ -246,22 +401,23 @@ fn write(
                     node_ids.push(id.0);
                 }
             }
-            batches.tick()?;
+            batches.tick(Position { rels: false, group: g, rows: row + 1 })?;
         }
     }
     batches.commit()?;
 
     let node = |v: u64| NodeId(if v & EXISTING != 0 { v & !EXISTING } else { node_ids[v as usize] });
     batches.progress.phase("writing relationships");
-    for mut columns in rel_groups {
+    for (g, columns) in rel_groups.iter_mut().enumerate() {
         let mut props = std::mem::take(&mut columns.props).into_iter();
+        batches.pending = Position { rels: true, group: g, rows: 0 };
         for i in 0..columns.len() {
             let pairs: Vec<(PropKeyId, Value)> =
                 props.next().flatten().map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect()).unwrap_or_default();
             let (src, dst) = (node(columns.src[i]), node(columns.dst[i]));
             batches.tx().create_rel(src, columns.ty(i), dst, pairs).map_err(ImportError::Storage)?;
             summary.relationships += 1;
-            batches.tick()?;
+            batches.tick(Position { rels: true, group: g, rows: i + 1 })?;
         }
         batches.commit()?;
     }
@@ -271,7 +427,9 @@ fn write(
 /// What becomes of a row of the node files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fate {
-    New,
+    /// A new node; `keyed` when one of its labels has a unique key it has a value of (so running the import
+    /// again finds it).
+    New { keyed: bool },
     /// The database holds the node already (found by a unique key of one of the row's labels): it stands for
     /// the row, unchanged.
     Existing(NodeId),
@@ -414,7 +572,7 @@ impl<'s> KeyPlan<'s> {
                         Some((k, col.unwrap_or(0), key_form(v).into_owned()))
                     })
                     .collect();
-                let mut fate = Fate::New;
+                let mut fate = Fate::New { keyed: !values.is_empty() };
                 let mut first: Option<(&Key, NodeId)> = None;
                 for (k, col, v) in &values {
                     let Some(n) = self.existing(k, v) else { continue };
@@ -441,7 +599,7 @@ impl<'s> KeyPlan<'s> {
                         Some(_) => {}
                     }
                 }
-                if fate == Fate::New {
+                if matches!(fate, Fate::New { .. }) {
                     let clash = values.iter().find_map(|(k, col, v)| {
                         taken.get(&(k.label, v.clone())).map(|&(g0, r0)| (*k, *col, v, g0, r0))
                     });

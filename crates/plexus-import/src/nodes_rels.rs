@@ -705,6 +705,10 @@ pub struct RelColumns {
     /// One entry per row, or empty when the group has no property columns.
     pub props: Vec<Option<Arc<PropMap>>>,
     pub bad: Vec<(PathBuf, BadLine)>,
+    /// Incremental imports (those with a fallback): each row's line, and the first row of each file, to say how
+    /// far an interrupted import got.
+    pub lines: Vec<u64>,
+    pub files: Vec<(usize, PathBuf)>,
 }
 
 impl RelColumns {
@@ -743,8 +747,10 @@ pub fn parse_rel_group(
     let default_type = spec.rel_type.as_deref().map(|t| catalog.rel_type(t));
     let mut all = RelColumns { default_type, ..RelColumns::default() };
     let describe = |name: Option<&str>| name.map_or("the global id space".to_string(), |s| format!("id space {s}"));
+    let keep_lines = fallback.is_some();
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("relationships {}", input.path.display()));
+        all.files.push((all.src.len(), input.path.clone()));
         let (start, line) = if n == 0 { (data_start, data_line) } else { (0, 1) };
         let bytes: &[u8] = &input.bytes;
         let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
@@ -838,6 +844,9 @@ pub fn parse_rel_group(
                     if has_props {
                         out.props.push(props);
                     }
+                    if keep_lines {
+                        out.lines.push(rec.line);
+                    }
                     Ok(())
                 },
             );
@@ -850,6 +859,7 @@ pub fn parse_rel_group(
             all.dst.extend_from_slice(&c.dst);
             all.types.extend_from_slice(&c.types);
             all.props.extend(c.props);
+            all.lines.extend_from_slice(&c.lines);
             all.bad.extend(bad.into_iter().map(|b| (input.path.clone(), b)));
         }
     }

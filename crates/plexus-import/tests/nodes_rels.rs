@@ -460,3 +460,59 @@ fn an_incremental_row_matching_two_existing_nodes_is_a_bad_line() {
     let (store, _) = Store::open(&db).unwrap();
     assert_eq!(store.read().node_count(), 2, "nothing written");
 }
+
+/// A stop requested while an incremental import writes (Ctrl-C) ends it at a batch boundary, with a report of
+/// what each file got committed and how to finish; running the rest as it says completes the import.
+#[test]
+fn an_interrupted_incremental_import_says_what_it_committed_and_how_to_finish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let seed = write(tmp.path(), "seed.csv", "id:ID(P),name\n0,seed\n");
+    run(&db, &GraphImport { nodes: vec![nodes(&["P"], &seed)], ..Default::default() }).unwrap();
+    let people = write(tmp.path(), "p.csv", "id:ID(P),name\n0,again\n1,a\n2,b\n3,c\n");
+    let knows = write(tmp.path(), "k.csv", ":START_ID(P),:END_ID(P)\n0,1\n1,2\n2,3\n3,0\n");
+    let spec = |people: &Path, knows: &Path| GraphImport {
+        nodes: vec![nodes(&["P"], people)],
+        relationships: vec![rels(Some("KNOWS"), knows)],
+        mode: Mode::Incremental,
+        batch_size: 1,
+        ..Default::default()
+    };
+    let counts = || {
+        let (store, _) = Store::open(&db).unwrap();
+        let r = store.read();
+        (r.node_count(), r.rel_count())
+    };
+    let stopped = |spec: &GraphImport, progress: &Progress| import_graph(&db, spec, progress).unwrap_err().to_string();
+
+    // Stopped before writing: nothing written.
+    let progress = Progress::new();
+    progress.request_stop();
+    let err = stopped(&spec(&people, &knows), &progress);
+    assert!(err.contains("interrupted before anything was written"), "{err}");
+    assert_eq!(counts(), (1, 0));
+
+    // Stopped among the nodes (after two of them were committed).
+    let progress = Progress::new();
+    progress.request_stop_after(2);
+    let err = stopped(&spec(&people, &knows), &progress);
+    assert!(err.contains("p.csv: rows up to line 4 committed (2 nodes added, 1 already there)"), "{err}");
+    assert!(err.contains("k.csv: no rows committed"), "{err}");
+    assert!(err.contains("give the node files again"), "{err}");
+    assert_eq!(counts(), (3, 0));
+
+    // Run again, stopped among the relationships: the node rows committed are found, not added twice.
+    let progress = Progress::new();
+    progress.request_stop_after(3);
+    let err = stopped(&spec(&people, &knows), &progress);
+    assert!(err.contains("p.csv: all rows committed (1 node added, 3 already there)"), "{err}");
+    assert!(err.contains("k.csv: rows up to line 3 committed (2 relationships)"), "{err}");
+    assert!(err.contains("k.csv after line 3, keeping the header line"), "{err}");
+    assert_eq!(counts(), (4, 2));
+
+    // The relationship rows after line 3, with the node files again, finish it.
+    let rest = write(tmp.path(), "rest.csv", ":START_ID(P),:END_ID(P)\n2,3\n3,0\n");
+    let summary = run(&db, &spec(&people, &rest)).unwrap();
+    assert_eq!((summary.nodes, summary.matched, summary.relationships), (0, 4, 2));
+    assert_eq!(counts(), (4, 4));
+}
