@@ -590,6 +590,8 @@ pub struct IdMaps<'a> {
     names: Vec<Option<String>>,
     maps: Vec<SpaceMap<'a>>,
     id_type: IdType,
+    /// Per space of string ids, the integers its ids read as (made when a hint first needs them).
+    as_integers: Vec<std::sync::OnceLock<plexus_storage::fxhash::FxHashSet<i64>>>,
 }
 
 impl<'a> IdMaps<'a> {
@@ -603,7 +605,7 @@ impl<'a> IdMaps<'a> {
         id_type: IdType,
         node_of: impl Fn(usize, usize) -> u64,
     ) -> Result<IdMaps<'a>, String> {
-        let mut maps = IdMaps { names: Vec::new(), maps: Vec::new(), id_type };
+        let mut maps = IdMaps { names: Vec::new(), maps: Vec::new(), id_type, as_integers: Vec::new() };
         // Where each space's ids came from, to name both places of a duplicate.
         let mut owner: Vec<Vec<(usize, usize)>> = Vec::new();
         for (g, group) in groups.iter().enumerate() {
@@ -662,7 +664,64 @@ impl<'a> IdMaps<'a> {
         for map in &mut maps.maps {
             map.densify();
         }
+        maps.as_integers = maps.maps.iter().map(|_| std::sync::OnceLock::new()).collect();
         Ok(maps)
+    }
+
+    /// Whether space `s` holds `text` as an id.
+    fn holds(&self, s: usize, text: &[u8]) -> bool {
+        match &self.maps[s] {
+            SpaceMap::Str(m) => m.contains_key(text),
+            map => parse_int(text).is_some_and(|i| map.get_int(i).is_some()),
+        }
+    }
+
+    /// Why an unknown id might be unknown, when something says so: the same id read as the other id type finds
+    /// a node (of this import, or of the database), or another id space holds it.
+    fn hint(&self, space: Option<usize>, name: Option<&str>, text: &[u8], fallback: Option<Fallback>) -> String {
+        let Ok(s) = std::str::from_utf8(text) else { return String::new() };
+        match self.id_type {
+            IdType::String => {
+                if let Some(i) = parse_int(text) {
+                    let in_files = space.is_some_and(|sp| {
+                        let ints = self.as_integers[sp].get_or_init(|| match &self.maps[sp] {
+                            SpaceMap::Str(m) => m.keys().filter_map(|k| parse_int(k)).collect(),
+                            _ => Default::default(),
+                        });
+                        ints.contains(&i)
+                    });
+                    let in_database = !in_files && fallback.is_some_and(|f| f(name, ExternalId::Int(i)).is_some());
+                    if in_files {
+                        return format!(
+                            " (ids are read as strings, and a node id of the files is {i} as an integer: add \
+                             --id-type integer to read them as integers)"
+                        );
+                    }
+                    if in_database {
+                        return format!(
+                            " (ids are read as strings, and the database has a node with the integer id {i}: add \
+                             --id-type integer)"
+                        );
+                    }
+                }
+            }
+            IdType::Integer => {
+                if fallback.is_some_and(|f| f(name, ExternalId::Str(s)).is_some()) {
+                    return format!(
+                        " (ids are read as integers, and the database has a node with the string id '{s}': leave \
+                         out --id-type integer)"
+                    );
+                }
+            }
+        }
+        let others: Vec<String> = (0..self.maps.len())
+            .filter(|&o| Some(o) != space && self.holds(o, text))
+            .map(|o| self.names[o].as_deref().map_or("the global id space".to_string(), |n| format!("id space {n}")))
+            .collect();
+        if others.is_empty() {
+            return String::new();
+        }
+        format!(" (it is a node id in {})", others.join(" and "))
     }
 
     fn resolve(&self, space: Option<usize>, name: Option<&str>, text: &[u8], fallback: Option<Fallback>) -> Lookup {
@@ -787,14 +846,7 @@ pub fn parse_rel_group(
                                 format!("'{}' is not an integer {what} id", String::from_utf8_lossy(text)),
                             )),
                             Lookup::Unknown => {
-                                // Ids read as strings never find nodes keyed by integers (an edge-list import's).
-                                let hint = if options.id_type == IdType::String
-                                    && crate::values::parse_int(text).is_some()
-                                {
-                                    " (ids are read as strings: if the nodes' ids are integers, add --id-type integer)"
-                                } else {
-                                    ""
-                                };
+                                let hint = maps.hint(space, name, text, fallback);
                                 Err(bad_at(
                                     rec,
                                     bytes,

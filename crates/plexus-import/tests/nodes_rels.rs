@@ -516,3 +516,46 @@ fn an_interrupted_incremental_import_says_what_it_committed_and_how_to_finish() 
     assert_eq!((summary.nodes, summary.matched, summary.relationships), (0, 4, 2));
     assert_eq!(counts(), (4, 4));
 }
+
+/// An unknown relationship end gets a hint only when it is true: the id names a node when read as the other id
+/// type, or in another id space.
+#[test]
+fn unknown_ids_are_hinted_at_only_when_the_hint_helps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let unknown = |db: &str, spec: GraphImport| run(&dir.join(db), &spec).unwrap_err();
+    let a = write(dir, "a.csv", "id:ID(A)\n1\n");
+    let b = write(dir, "b.csv", "id:ID(B)\n2\n");
+    let one_two = write(dir, "r.csv", ":START_ID(A),:END_ID(A)\n1,2\n");
+    let plain = |nodes_files: Vec<NodeFiles>, rel: &Path| GraphImport {
+        nodes: nodes_files,
+        relationships: vec![rels(Some("R"), rel)],
+        ..Default::default()
+    };
+    // Read as strings like the nodes' ids, the id is simply not there: no hint.
+    let err = unknown("db1", plain(vec![nodes(&["A"], &a)], &one_two));
+    assert!(err.contains("unknown end id '2' in id space A in"), "{err}");
+    assert!(!err.contains("--id-type"), "{err}");
+    // Another id space has it.
+    let err = unknown("db2", plain(vec![nodes(&["A"], &a), nodes(&["B"], &b)], &one_two));
+    assert!(err.contains("unknown end id '2' in id space A (it is a node id in id space B)"), "{err}");
+    // As integers, the ids match.
+    let padded = write(dir, "padded.csv", "id:ID(A)\n1\n02\n");
+    let err = unknown("db3", plain(vec![nodes(&["A"], &padded)], &one_two));
+    assert!(err.contains("a node id of the files is 2 as an integer: add --id-type integer"), "{err}");
+    // An edge-list database keys its nodes by integers.
+    let db = dir.join("edges");
+    let edges = write(dir, "e.csv", "1,2\n");
+    import_edges(&db, &edges);
+    let global = write(dir, "g.csv", ":START_ID,:END_ID\n1,2\n");
+    let spec = GraphImport { mode: Mode::Incremental, ..plain(vec![], &global) };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("the database has a node with the integer id 1: add --id-type integer"), "{err}");
+    let ints = GraphImport { csv: CsvOptions { id_type: IdType::Integer, ..Default::default() }, ..spec };
+    assert_eq!(run(&db, &ints).unwrap().relationships, 1);
+}
+
+fn import_edges(db: &Path, file: &Path) {
+    let options = plexus_import::import::EdgeImport::default();
+    plexus_import::import::import_edge_lists(db, &[file.to_path_buf()], &options, |_| {}).unwrap();
+}
