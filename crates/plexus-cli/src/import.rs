@@ -67,6 +67,10 @@ pub struct ImportArgs {
     /// Skip up to N bad lines (reported), across all files, instead of failing on the first.
     #[arg(long, default_value_t = 0)]
     skip_bad_lines: usize,
+    /// Node files: keep the first node with an id in its id space and skip (and report) the others, instead of
+    /// failing; not counted against --skip-bad-lines.
+    #[arg(long)]
+    skip_duplicate_nodes: bool,
     /// create: a new database, written once; incremental: add to the existing database in transactions.
     #[arg(long, value_enum, default_value = "create")]
     mode: ModeArg,
@@ -145,6 +149,7 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
         ));
     }
     csv.skip_bad_lines = args.skip_bad_lines;
+    csv.skip_duplicate_nodes = args.skip_duplicate_nodes;
     let mut spec = GraphImport {
         edges: args.edges.clone(),
         edge_options: if args.edges.is_empty() { EdgeImport::default() } else { edge_options(args)? },
@@ -278,6 +283,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             ));
         }
     }
+    if args.skip_duplicate_nodes && args.nodes.is_empty() && args.ldbc.is_none() {
+        return Err("--skip-duplicate-nodes applies to node files (--nodes, --ldbc) only".into());
+    }
     let say = |line: &str| {
         if !args.quiet {
             eprintln!("plexus import: {line}");
@@ -331,7 +339,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             Err(e) => return failed(e.to_string()),
         }
     };
-    for (path, bad) in &summary.bad_lines {
+    for (path, bad) in summary.bad_lines.iter().chain(&summary.duplicates) {
         eprintln!("plexus import: skipped {}: {bad}", path.display());
     }
     if !summary.unique_keys.is_empty() {

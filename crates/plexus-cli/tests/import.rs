@@ -96,3 +96,20 @@ fn ldbc_layout() {
     let info = text(&plexus(&["info", "--data", &db]).stdout);
     assert!(info.contains(":City  2 nodes") && info.contains("[:KNOWS]  2 relationships"), "{info}");
 }
+
+#[test]
+fn duplicate_node_ids_are_skipped_with_skip_duplicate_nodes_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("n.csv"), "id:ID,name\n1,a\n2,b\n1,c\n").unwrap();
+    let (db, nodes) = (path(dir, "db"), path(dir, "n.csv"));
+    let out = plexus(&["import", "--quiet", "--data", &db, "--nodes", &nodes, "--skip-bad-lines", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("duplicate node id '1'") && err.contains("--skip-duplicate-nodes"), "{err}");
+    let out = plexus(&["import", "--quiet", "--data", &db, "--nodes", &nodes, "--skip-duplicate-nodes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("skipped") && err.contains("n.csv: line 4, column 1: duplicate node id '1'"), "{err}");
+    assert!(text(&out.stdout).contains("imported 2 nodes"), "{}", text(&out.stdout));
+}

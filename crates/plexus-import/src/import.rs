@@ -49,6 +49,8 @@ pub struct ImportSummary {
     pub input_bytes: u64,
     pub bytes_on_disk: u64,
     pub bad_lines: Vec<(PathBuf, edgelist::BadLine)>,
+    /// Node rows skipped because an earlier row of their id space has their id (`skip_duplicate_nodes`).
+    pub duplicates: Vec<(PathBuf, edgelist::BadLine)>,
     /// Incremental mode: nodes of the input that already existed (found by label and key) and were kept.
     pub matched: u64,
     /// Unique keys declared, as `Label(key)`.

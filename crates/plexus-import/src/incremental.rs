@@ -27,8 +27,8 @@ use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenK
 
 use crate::edgelist::BadLine;
 use crate::import::{ImportError, ImportSummary};
-use crate::load::{count_bad, parse_error, parse_nodes, read_group, unique_keys, GraphImport};
-use crate::nodes_rels::{bad_rows, parse_rel_group, ExternalId, IdMaps, Input, NodeGroup};
+use crate::load::{build_id_maps, count_bad, parse_error, parse_nodes, read_group, unique_keys, GraphImport};
+use crate::nodes_rels::{bad_rows, parse_rel_group, ExternalId, Input, NodeGroup};
 use crate::progress::Progress;
 
 /// Marks node numbers that are database node ids rather than rows of this import.
@@ -132,18 +132,8 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         inputs.push(read_group(&n.files, &mut summary, progress)?);
     }
     let mut groups = parse_nodes(spec, &inputs, catalog, &mut summary, progress)?;
-    let offsets_of = |groups: &[NodeGroup]| -> (Vec<u64>, u64) {
-        let mut offsets = Vec::with_capacity(groups.len());
-        let mut count = 0u64;
-        for g in groups {
-            offsets.push(count);
-            count += g.len() as u64;
-        }
-        (offsets, count)
-    };
-    let (offsets, _) = offsets_of(&groups);
-    // Checks duplicates.
-    IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
+    // Checks duplicates (or skips them).
+    let mut maps = build_id_maps(&mut groups, &inputs, &spec.csv, &mut summary)?;
     let (planned, notes) = unique_keys(&groups, catalog);
     summary.notes = notes;
     let snapshot = store.read();
@@ -156,17 +146,18 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     let (mut fates, bad) = keys.match_rows(&groups, &inputs, spec.csv.delimiter, catalog);
     let declare = keys.declare;
     if !bad.is_empty() {
+        drop(maps);
         for (g, group) in groups.iter_mut().enumerate() {
             let keep: Vec<bool> = fates[g].iter().map(|f| !matches!(f, Fate::Bad)).collect();
             group.retain(&keep);
             fates[g].retain(|f| !matches!(f, Fate::Bad));
         }
         count_bad(bad, &mut summary, spec.csv.skip_bad_lines)?;
+        // The rows left out must not be found by relationships.
+        maps = build_id_maps(&mut groups, &inputs, &spec.csv, &mut summary)?;
     }
     summary.parse += start.elapsed();
-    let (offsets, count) = offsets_of(&groups);
-    // Maps ids to rows of this import.
-    let maps = IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
+    let (maps, _, count) = maps;
 
     // Every relationship file is parsed and its ends resolved before anything is written: an unknown id or a
     // bad value fails the import with the database unchanged. Ends are rows of this import (by the id maps) or

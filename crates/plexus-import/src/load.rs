@@ -19,7 +19,9 @@ use crate::edgelist::{BadLine, ParseError};
 use crate::import::{
     parse_edge_files, prepare_target, read_input, to_edge_list_graph, EdgeImport, ImportError, ImportSummary,
 };
-use crate::nodes_rels::{parse_node_group, parse_rel_group, CsvOptions, IdMaps, Input, NodeFiles, NodeGroup, RelFiles};
+use crate::nodes_rels::{
+    bad_rows, parse_node_group, parse_rel_group, CsvOptions, IdMaps, Input, NodeFiles, NodeGroup, RelFiles,
+};
 use crate::progress::Progress;
 
 /// Whether an import builds a new database or adds to an existing one.
@@ -87,6 +89,53 @@ pub(crate) fn count_bad(
         return Err(parse_error(path, bad, allowed));
     }
     Ok(())
+}
+
+/// The id spaces of the node groups, with each group's first node number and the number of nodes. Duplicate ids
+/// are errors, or with `skip_duplicate_nodes` rows left out of their groups (the first with an id is kept) and
+/// reported in the summary.
+pub(crate) fn build_id_maps<'a>(
+    groups: &mut [NodeGroup<'a>],
+    inputs: &[Vec<Input>],
+    csv: &CsvOptions,
+    summary: &mut ImportSummary,
+) -> Result<(IdMaps<'a>, Vec<u64>, u64), ImportError> {
+    let offsets_of = |groups: &[NodeGroup]| {
+        let mut offsets = Vec::with_capacity(groups.len());
+        let mut count = 0u64;
+        for g in groups {
+            offsets.push(count);
+            count += g.len() as u64;
+        }
+        (offsets, count)
+    };
+    let (offsets, count) = offsets_of(groups);
+    let (maps, duplicates) = IdMaps::build(groups, csv.id_type, csv.skip_duplicate_nodes, |g, r| offsets[g] + r as u64)
+        .map_err(ImportError::Target)?;
+    if duplicates.is_empty() {
+        return Ok((maps, offsets, count));
+    }
+    drop(maps);
+    let mut skip: Vec<Vec<bool>> = groups.iter().map(|g| vec![false; g.len()]).collect();
+    let mut rows: Vec<Vec<(usize, usize, String)>> = vec![Vec::new(); groups.len()];
+    for d in duplicates {
+        skip[d.group][d.row] = true;
+        let column = groups[d.group].header.id.unwrap_or(0);
+        rows[d.group].push((d.row, column, d.message));
+    }
+    for (g, group) in groups.iter_mut().enumerate() {
+        let rows = std::mem::take(&mut rows[g]);
+        if rows.is_empty() {
+            continue;
+        }
+        summary.duplicates.extend(bad_rows(group, &inputs[g], csv.delimiter, rows));
+        let keep: Vec<bool> = skip[g].iter().map(|s| !s).collect();
+        group.retain(&keep);
+    }
+    let (offsets, count) = offsets_of(groups);
+    let (maps, _) =
+        IdMaps::build(groups, csv.id_type, false, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
+    Ok((maps, offsets, count))
 }
 
 /// Which labels get a unique key, and notes on those that do not.
@@ -214,13 +263,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
     }
     let mut groups = parse_nodes(spec, &inputs, &catalog, &mut summary, progress)?;
     let start = Instant::now();
-    let mut offsets = Vec::with_capacity(groups.len());
-    let mut count = 0u64;
-    for g in &groups {
-        offsets.push(count);
-        count += g.len() as u64;
-    }
-    let maps = IdMaps::build(&groups, spec.csv.id_type, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
+    let (maps, offsets, count) = build_id_maps(&mut groups, &inputs, &spec.csv, &mut summary)?;
     let (mut keys, notes) = unique_keys(&groups, &catalog);
     summary.notes = notes;
     let mut nodes: Vec<NodeInput> = Vec::with_capacity(count as usize);

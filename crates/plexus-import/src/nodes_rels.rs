@@ -38,6 +38,9 @@ pub struct CsvOptions {
     pub id_type: IdType,
     /// Bad lines to skip (and report) across all files before failing.
     pub skip_bad_lines: usize,
+    /// Keep the first node with an id in its id space and skip (and report) the others, instead of failing;
+    /// they are not counted against `skip_bad_lines`.
+    pub skip_duplicate_nodes: bool,
     /// Smallest chunk parsed by one thread (tests make it tiny to exercise chunk boundaries).
     pub min_chunk: usize,
 }
@@ -49,6 +52,7 @@ impl Default for CsvOptions {
             array_delimiter: b';',
             id_type: IdType::String,
             skip_bad_lines: 0,
+            skip_duplicate_nodes: false,
             min_chunk: 1 << 20,
         }
     }
@@ -536,6 +540,13 @@ fn node_row<'a>(
     Ok(())
 }
 
+/// A row whose id an earlier row of its id space has (skipped with `skip_duplicate_nodes`).
+pub struct Duplicate {
+    pub group: usize,
+    pub row: usize,
+    pub message: String,
+}
+
 /// An id space's map from external id to node id.
 enum SpaceMap<'a> {
     Int(FxHashMap<i64, u64>),
@@ -599,13 +610,17 @@ impl<'a> IdMaps<'a> {
         self.names.iter().position(|n| n.as_deref() == name)
     }
 
-    /// Builds the maps; `node_of(group, row)` gives each row's node id. Duplicate ids in a space are errors.
+    /// Builds the maps; `node_of(group, row)` gives each row's node id. A duplicate id in a space is an error,
+    /// or with `skip_duplicates` a row left out of the maps (the first row with the id keeps it) and returned.
     pub fn build(
         groups: &[NodeGroup<'a>],
         id_type: IdType,
+        skip_duplicates: bool,
         node_of: impl Fn(usize, usize) -> u64,
-    ) -> Result<IdMaps<'a>, String> {
+    ) -> Result<(IdMaps<'a>, Vec<Duplicate>), String> {
+        use std::collections::hash_map::Entry;
         let mut maps = IdMaps { names: Vec::new(), maps: Vec::new(), id_type, as_integers: Vec::new() };
+        let mut duplicates = Vec::new();
         // Where each space's ids came from, to name both places of a duplicate.
         let mut owner: Vec<Vec<(usize, usize)>> = Vec::new();
         for (g, group) in groups.iter().enumerate() {
@@ -626,11 +641,14 @@ impl<'a> IdMaps<'a> {
                 }
             };
             owner[s].push((g, group.len()));
-            let duplicate = |row: usize, existing: u64| {
-                // Find the group and row that holds node `existing`.
+            let mut duplicate = |row: usize, existing: u64| {
+                // The group and row that hold node `existing` (rows of a group are numbered consecutively).
                 let first = owner[s]
                     .iter()
-                    .find_map(|&(g2, len)| (0..len).find(|&r| node_of(g2, r) == existing).map(|r| groups[g2].place(r)))
+                    .find_map(|&(g2, len)| {
+                        let r = existing.checked_sub(node_of(g2, 0)).filter(|&r| r < len as u64)? as usize;
+                        (node_of(g2, r) == existing).then(|| groups[g2].place(r))
+                    })
                     .unwrap_or_default();
                 let shown = match group.id_value(row) {
                     Some(Value::Int(i)) => i.to_string(),
@@ -638,23 +656,38 @@ impl<'a> IdMaps<'a> {
                     _ => String::new(),
                 };
                 let space = group.header.space().map_or("the global id space".to_string(), |s| format!("id space {s}"));
+                if skip_duplicates {
+                    let message = format!("duplicate node id {shown} in {space}: skipped, the node of {first} is kept");
+                    duplicates.push(Duplicate { group: g, row, message });
+                    return Ok(());
+                }
                 let column = group.header.id.map_or(String::new(), |i| format!(" (field {} of each line)", i + 1));
-                format!("duplicate node id {shown} in {space}{column}: {} and {first}", group.place(row))
+                Err(format!(
+                    "duplicate node id {shown} in {space}{column}: {} and {first} (--skip-duplicate-nodes keeps the \
+                     first node with an id and skips the others)",
+                    group.place(row)
+                ))
             };
             match (&mut maps.maps[s], &group.ids) {
                 (SpaceMap::Int(map), Ids::Int(ids)) => {
                     map.reserve(ids.len());
                     for (row, &id) in ids.iter().enumerate() {
-                        if let Some(old) = map.insert(id, node_of(g, row)) {
-                            return Err(duplicate(row, old));
+                        match map.entry(id) {
+                            Entry::Occupied(e) => duplicate(row, *e.get())?,
+                            Entry::Vacant(e) => {
+                                e.insert(node_of(g, row));
+                            }
                         }
                     }
                 }
                 (SpaceMap::Str(map), Ids::Str(ids)) => {
                     map.reserve(ids.len());
                     for (row, id) in ids.iter().enumerate() {
-                        if let Some(old) = map.insert(id.clone(), node_of(g, row)) {
-                            return Err(duplicate(row, old));
+                        match map.entry(id.clone()) {
+                            Entry::Occupied(e) => duplicate(row, *e.get())?,
+                            Entry::Vacant(e) => {
+                                e.insert(node_of(g, row));
+                            }
                         }
                     }
                 }
@@ -665,7 +698,7 @@ impl<'a> IdMaps<'a> {
             map.densify();
         }
         maps.as_integers = maps.maps.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Ok(maps)
+        Ok((maps, duplicates))
     }
 
     /// Whether space `s` holds `text` as an id.

@@ -559,3 +559,49 @@ fn import_edges(db: &Path, file: &Path) {
     let options = plexus_import::import::EdgeImport::default();
     plexus_import::import::import_edge_lists(db, &[file.to_path_buf()], &options, |_| {}).unwrap();
 }
+
+/// Duplicate node ids are errors whatever --skip-bad-lines allows (naming the option that skips them); with
+/// skip_duplicate_nodes the first node with an id is kept and the others reported with file, line and column,
+/// not counted as bad lines.
+#[test]
+fn duplicate_node_ids_are_skipped_only_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write(tmp.path(), "a.csv", "id:ID(P),name\n1,first\n2,b\n");
+    let b = write(tmp.path(), "b.csv", "name,id:ID(P)\nsecond,1\nc,3\nthird,2\n");
+    let knows = write(tmp.path(), "k.csv", ":START_ID(P),:END_ID(P)\n1,2\n3,1\n");
+    let spec = |skip_bad_lines, skip_duplicate_nodes, mode| GraphImport {
+        nodes: vec![nodes(&["P"], &a), nodes(&["P"], &b)],
+        relationships: vec![rels(Some("KNOWS"), &knows)],
+        csv: CsvOptions { skip_bad_lines, skip_duplicate_nodes, ..Default::default() },
+        mode,
+        ..Default::default()
+    };
+    let db = tmp.path().join("db");
+    let err = run(&db, &spec(5, false, Mode::Create)).unwrap_err();
+    assert!(err.contains("duplicate node id '1' in id space P (field 2 of each line)"), "{err}");
+    assert!(err.contains("--skip-duplicate-nodes"), "{err}");
+    assert!(!db.exists());
+
+    let summary = run(&db, &spec(0, true, Mode::Create)).unwrap();
+    assert_eq!((summary.nodes, summary.relationships, summary.bad_lines.len()), (3, 2, 0));
+    let skipped: Vec<String> = summary.duplicates.iter().map(|(p, b)| format!("{}: {b}", p.display())).collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(
+        skipped[0].contains("b.csv: line 2, column 8: duplicate node id '1' in id space P: skipped"),
+        "{skipped:?}"
+    );
+    assert!(skipped[0].contains("a.csv: line 2 is kept"), "{skipped:?}");
+    assert!(skipped[1].contains("b.csv: line 4, column 7: duplicate node id '2'"), "{skipped:?}");
+    let (store, _) = Store::open(&db).unwrap();
+    let r = store.read();
+    let (p, name) = (r.label_id("P").unwrap(), r.prop_key_id("name").unwrap());
+    let node = |id: &str| r.node_by_key(p, &Value::from(id)).unwrap();
+    assert_eq!(r.node_prop(node("1"), name), Some(&Value::from("first")));
+    assert!(r.has_edge(node("3"), node("1"), Direction::Out, TypeFilter::All));
+    drop((r, store));
+
+    // Incremental mode: the same, and the first rows are matched to the nodes just imported.
+    let summary = run(&db, &spec(0, true, Mode::Incremental)).unwrap();
+    assert_eq!((summary.nodes, summary.matched, summary.duplicates.len()), (0, 3, 2));
+    assert!(run(&db, &spec(0, false, Mode::Incremental)).unwrap_err().contains("--skip-duplicate-nodes"));
+}
