@@ -339,6 +339,7 @@ fn parse_chunk<'a>(
     id_type: IdType,
     columns_hint: Option<usize>,
     max_bad: usize,
+    guessed: bool,
 ) -> ChunkOut<'a> {
     let mut out = ChunkOut {
         ints: Vec::new(),
@@ -418,7 +419,14 @@ fn parse_chunk<'a>(
         let id = |(field, col): (&'a [u8], usize)| -> Result<RawId<'a>, BadLine> {
             match id_type {
                 IdType::Integer => parse_int(field).map(RawId::Int).ok_or_else(|| {
-                    bad(col, format!("'{}' is not an integer vertex id", String::from_utf8_lossy(field)))
+                    // The first lines had integers only: later ones may not.
+                    let hint = if guessed {
+                        " (ids were taken for integers from the first lines: add --id-type string to read them as \
+                         strings)"
+                    } else {
+                        ""
+                    };
+                    bad(col, format!("'{}' is not an integer vertex id{hint}", String::from_utf8_lossy(field)))
                 }),
                 IdType::String => match std::str::from_utf8(field) {
                     Ok(_) => Ok(RawId::Str(field)),
@@ -555,7 +563,9 @@ pub fn parse(input: &[u8], format: &Format, skip_bad_lines: usize) -> Result<Edg
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(chunk, line)) = chunks.get(i) else { break };
-                let out = parse_chunk(chunk, line + header_lines + 1, delimiter, id_type, columns, skip_bad_lines);
+                let first = line + header_lines + 1;
+                let guessed = format.id_type.is_none();
+                let out = parse_chunk(chunk, first, delimiter, id_type, columns, skip_bad_lines, guessed);
                 results.lock().expect("no panics while holding").push((i, out));
             });
         }

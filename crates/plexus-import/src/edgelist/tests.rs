@@ -117,3 +117,20 @@ fn large_inputs_split_into_chunks_keep_line_numbers() {
     let e = parse(s.as_bytes(), &Format::default(), 1).unwrap();
     assert_eq!(e.src.len(), 200_000);
 }
+
+#[test]
+fn a_string_id_after_the_lines_the_id_type_was_guessed_from_suggests_id_type_string() {
+    let mut input: String = (1..=1500).map(|i| format!("{i},{}\n", i + 1)).collect();
+    input.push_str("x,y\n");
+    let err = parse(input.as_bytes(), &Format::default(), 0).unwrap_err();
+    assert_eq!((err.bad.line, err.bad.column), (1501, 1));
+    assert!(err.to_string().contains("'x' is not an integer vertex id"), "{err}");
+    assert!(err.to_string().contains("add --id-type string"), "{err}");
+    // Integers asked for: no hint.
+    let format = Format { id_type: Some(IdType::Integer), ..Format::default() };
+    let err = parse(input.as_bytes(), &format, 0).unwrap_err();
+    assert!(!err.to_string().contains("--id-type"), "{err}");
+    // Strings asked for: every line is an edge.
+    let format = Format { id_type: Some(IdType::String), ..Format::default() };
+    assert_eq!(parse(input.as_bytes(), &format, 0).unwrap().src.len(), 1501);
+}
