@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use plexus_import::edgelist::{Delimiter, Format, IdType};
-use plexus_import::import::{import_edge_lists, EdgeImport, ImportSummary};
+use plexus_import::import::{import_edge_lists, plural, EdgeImport, ImportSummary};
 use plexus_import::load::{import_graph, GraphImport, Mode};
 use plexus_import::nodes_rels::{CsvOptions, NodeFiles, RelFiles};
 use plexus_import::progress::Progress;
@@ -357,12 +357,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     ));
     let secs = start.elapsed().as_secs_f64();
     let rate = summary.relationships as f64 / secs.max(1e-9) / 1e6;
+    let (nodes, relationships) = (plural(summary.nodes, "node"), plural(summary.relationships, "relationship"));
     if args.mode == ModeArg::Incremental {
         println!(
-            "added {} nodes ({} already there) and {} relationships to {} in {:.2} s ({:.2} M relationships/s)",
-            summary.nodes,
+            "added {nodes} ({} already there) and {relationships} to {} in {:.2} s ({:.2} M relationships/s)",
             summary.matched,
-            summary.relationships,
             args.data.display(),
             secs,
             rate
@@ -373,13 +372,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             n => format!(", {:.2} bytes per relationship", summary.bytes_on_disk as f64 / n as f64),
         };
         println!(
-            "imported {} nodes and {} relationships into {} in {:.2} s ({:.2} M edges/s; {} bytes on disk{per_relationship})",
-            summary.nodes,
-            summary.relationships,
+            "imported {nodes} and {relationships} into {} in {:.2} s ({:.2} M edges/s; {} on disk{per_relationship})",
             args.data.display(),
             secs,
             rate,
-            summary.bytes_on_disk,
+            plural(summary.bytes_on_disk, "byte"),
         );
     }
     Ok(ExitCode::SUCCESS)

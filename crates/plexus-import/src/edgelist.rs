@@ -104,7 +104,8 @@ pub struct ParseError {
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.skipped > 0 {
-            write!(f, "{} (after skipping {} bad lines)", self.bad, self.skipped)
+            let lines = if self.skipped == 1 { "line" } else { "lines" };
+            write!(f, "{} (after skipping {} bad {lines})", self.bad, self.skipped)
         } else {
             write!(f, "{}", self.bad)
         }

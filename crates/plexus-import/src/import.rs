@@ -63,6 +63,11 @@ pub struct ImportSummary {
     pub write: Duration,
 }
 
+/// `1 node`, `2 nodes`: a count and its noun, singular for one.
+pub fn plural(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 impl ImportSummary {
     pub fn total(&self) -> Duration {
         self.read + self.parse + self.build + self.write
@@ -185,14 +190,16 @@ pub fn import_edge_lists(
     let state = build_edge_list(1, graph).map_err(ImportError::Storage)?;
     summary.build = start.elapsed();
     progress(&format!(
-        "built {} nodes and {} relationships in {:.2?}",
-        summary.nodes, summary.relationships, summary.build
+        "built {} and {} in {:.2?}",
+        plural(summary.nodes, "node"),
+        plural(summary.relationships, "relationship"),
+        summary.build
     ));
     let start = Instant::now();
     summary.bytes_on_disk = crate::publish::create(dir, state, &catalog)?;
     drop(write_only);
     summary.write = start.elapsed();
-    progress(&format!("wrote {} bytes in {:.2?}", summary.bytes_on_disk, summary.write));
+    progress(&format!("wrote {} in {:.2?}", plural(summary.bytes_on_disk, "byte"), summary.write));
     Ok(summary)
 }
 
@@ -209,12 +216,17 @@ pub(crate) fn parse_edge_files(
         let bytes = read_input(path)?;
         summary.read += start.elapsed();
         summary.input_bytes += bytes.len() as u64;
-        progress(&format!("read {} ({} bytes) in {:.2?}", path.display(), bytes.len(), start.elapsed()));
+        progress(&format!(
+            "read {} ({}) in {:.2?}",
+            path.display(),
+            plural(bytes.len() as u64, "byte"),
+            start.elapsed()
+        ));
         let start = Instant::now();
         let list = edgelist::parse(&bytes, &options.format, options.skip_bad_lines)
             .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
         summary.parse += start.elapsed();
-        progress(&format!("parsed {} edges in {:.2?}", list.src.len(), start.elapsed()));
+        progress(&format!("parsed {} in {:.2?}", plural(list.src.len() as u64, "edge"), start.elapsed()));
         if list.header && options.format.header.is_none() {
             // Guessed, so say so: a first edge taken for a header would otherwise vanish unnoticed.
             summary.notes.push(format!(

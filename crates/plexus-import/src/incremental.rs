@@ -26,7 +26,7 @@ use plexus_storage::keymap::key_form;
 use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenKind, Value, WriteTxn};
 
 use crate::edgelist::BadLine;
-use crate::import::{ImportError, ImportSummary};
+use crate::import::{plural, ImportError, ImportSummary};
 use crate::load::{build_id_maps, count_bad, parse_error, parse_nodes, read_group, unique_keys, GraphImport};
 use crate::nodes_rels::{bad_rows, parse_rel_group, ExternalId, Input, NodeGroup};
 use crate::progress::Progress;
@@ -243,11 +243,6 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     }
     summary.notes.push(format!("{} committed", plural(batches.commits, "transaction")));
     Ok(summary)
-}
-
-/// `n thing` or `n things`.
-pub(crate) fn plural(n: u64, thing: &str) -> String {
-    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
 }
 
 /// What an interrupted import committed, file by file, and how to finish it.
