@@ -3,7 +3,7 @@
 //! A *node group* is one `--nodes` argument: one or more files whose header is the first row of the first file,
 //! with labels given on the command line and/or in a `:LABEL` column. Every row becomes a node, numbered in
 //! input order. Node ids live in id spaces (`:ID(space)`; the global space when unnamed); a duplicate id in one
-//! space is an error naming both places. A *relationship group* is one `--relationships` argument; its start and
+//! space is an error naming both places, or with `skip_duplicate_nodes` a skipped row (the first one is kept). A *relationship group* is one `--relationships` argument; its start and
 //! end ids are resolved through the id spaces while its chunks are parsed in parallel, into flat source, target,
 //! type and property columns. An id that resolves to no node is a bad line (file, line, column and text),
 //! never an invented node.
