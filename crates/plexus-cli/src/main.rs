@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use plexus::{Database, Direction, NodeId, TokenKind, TypeFilter};
+use plexus_import::import::plural;
 
 mod format;
 mod generate;
@@ -378,12 +379,12 @@ fn describe_node(r: &plexus::ReadTxn, n: NodeId) -> String {
 
 fn info(db: &Database) {
     let r = db.read();
-    println!("version {}: {} nodes, {} relationships", r.version(), r.node_count(), r.rel_count());
+    println!("version {}: {}, {}", r.version(), plural(r.node_count(), "node"), plural(r.rel_count(), "relationship"));
     let catalog = r.catalog();
     for (i, name) in catalog.names(TokenKind::Label).iter().enumerate() {
         let n = r.label_count(plexus::LabelId(i as u32));
         if n > 0 {
-            println!("  :{name}  {n} nodes");
+            println!("  :{name}  {}", plural(n, "node"));
         }
     }
     let mut per_type = vec![0u64; catalog.names(TokenKind::Type).len()];
@@ -402,7 +403,7 @@ fn info(db: &Database) {
     });
     for (i, name) in catalog.names(TokenKind::Type).iter().enumerate() {
         if per_type[i] > 0 {
-            println!("  [:{name}]  {} relationships", per_type[i]);
+            println!("  [:{name}]  {}", plural(per_type[i], "relationship"));
         }
     }
     if r.node_count() > 0 {

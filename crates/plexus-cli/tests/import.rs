@@ -24,7 +24,7 @@ fn nodes_and_relationships_then_incremental() {
     assert!(!text(&out.stderr).contains('\r'), "no progress bar when stderr is not a terminal");
 
     let info = text(&plexus(&["info", "--data", &db]).stdout);
-    assert!(info.contains(":Employee  2 nodes") && info.contains("[:KNOWS]  1 relationships"), "{info}");
+    assert!(info.contains(":Employee  2 nodes") && info.contains("[:KNOWS]  1 relationship\n"), "{info}");
 
     std::fs::write(dir.join("more.tsv"), "id:ID\tname\nbob\tRobert\ncleo\tCleo\n").unwrap();
     std::fs::write(dir.join("more-knows.tsv"), ":START_ID\t:END_ID\tsince:int\ncleo\tann\t2020\n").unwrap();
