@@ -303,6 +303,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         "{} holds {n} intact commits that a recovery set aside after damage in the log",
                         file.display()
                     )),
+                    None if file.to_string_lossy().contains(".log.dropped-at-") => problems.push(format!(
+                        "{} holds a damaged commit that a recovery set aside from the end of the log: the commit is \
+                         lost (remove the file once that is accepted)",
+                        file.display()
+                    )),
                     None => problems.push(format!(
                         "{} is a log segment cut inside its header, set aside by a recovery: its commits are lost",
                         file.display()

@@ -203,13 +203,16 @@ fn statement_text(args: &QueryArgs) -> Result<String, String> {
         let text = String::from_utf8(bytes).map_err(|e| format!("{what} is not valid UTF-8: {e}"))?;
         Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
     };
+    let stdin = || {
+        let mut bytes = Vec::new();
+        let r = std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes).map(|_| bytes);
+        read("standard input", r)
+    };
     match (&args.query, &args.file) {
+        // `--file -` reads standard input, as `cypher-shell -f -` does.
+        (_, Some(file)) if file.as_os_str() == "-" => stdin(),
         (_, Some(file)) => read(&file.display().to_string(), std::fs::read(file)),
-        (Some(q), None) if q == "-" => {
-            let mut bytes = Vec::new();
-            let r = std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes).map(|_| bytes);
-            read("standard input", r)
-        }
+        (Some(q), None) if q == "-" => stdin(),
         (Some(q), None) => Ok(q.clone()),
         (None, None) => Err("give a statement, - to read it from standard input, or --file FILE".into()),
     }

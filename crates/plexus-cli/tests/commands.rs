@@ -77,16 +77,20 @@ fn query_reads_its_statement_from_a_file_or_stdin_and_runs_only_one() {
     std::fs::write(&file, "// the report\nRETURN 1 AS one;\n").unwrap();
     let out = plexus(&["query", "--data", &db, "--format", "csv", "-f", &file]);
     assert_eq!(text(&out.stdout), "one\n1\n", "{}", text(&out.stderr));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args(["query", "--data", &db, "--format", "csv", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"RETURN 2 AS two").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(text(&out.stdout), "two\n2\n", "{}", text(&out.stderr));
+    // `-` and `-f -` read the statement from standard input.
+    for stdin_args in [&["-"][..], &["-f", "-"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+            .args(["query", "--data", &db, "--format", "csv"])
+            .args(stdin_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"RETURN 2 AS two").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(text(&out.stdout), "two\n2\n", "{stdin_args:?}: {}", text(&out.stderr));
+    }
     let out = plexus(&["query", "--data", &db, "RETURN 1; RETURN 2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("plexus shell"), "{}", text(&out.stderr));

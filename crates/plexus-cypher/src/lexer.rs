@@ -222,6 +222,11 @@ pub fn tokenize(text: &str) -> Result<Vec<Token>> {
                             )
                             .at(Position::locate(text, i))
                         }
+                        // Escaped when it is a control character: an error message must not carry a terminal
+                        // escape sequence to whoever prints it.
+                        _ if ch.is_control() => {
+                            err_at(text, i, format!("unexpected character '{}'", ch.escape_unicode()))
+                        }
                         _ => err_at(text, i, format!("unexpected character '{ch}'")),
                     });
                 }
@@ -446,6 +451,14 @@ mod tests {
         assert_eq!((at.line, at.column), (1, 20));
         assert_eq!(toks("$`a``b`"), vec![Tok::Param("a`b".into()), Tok::Eof]);
         assert!(tokenize("RETURN $`open").is_err());
+    }
+
+    /// A control character is named escaped: printed raw, an ESC would reach the terminal of whoever shows the
+    /// error.
+    #[test]
+    fn control_characters_are_escaped_in_errors() {
+        let e = tokenize("RETURN \u{1b}[31m").unwrap_err();
+        assert!(e.message.contains("'\\u{1b}'") && !e.message.contains('\u{1b}'), "{}", e.message);
     }
 
     #[test]

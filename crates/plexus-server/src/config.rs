@@ -192,6 +192,7 @@ impl ServerConfig {
             ("query_threads", self.query_threads as u64, "no query could run"),
             ("worker_threads", self.worker_threads.unwrap_or(1) as u64, "the network could not be served"),
             ("auth_timeout_secs", self.auth_timeout_secs, "no client would have time to log on"),
+            ("idle_timeout_secs", self.idle_timeout_secs, "every connection would be closed between requests"),
         ];
         for (key, value, why) in at_least_one {
             if value == 0 {
@@ -242,13 +243,14 @@ mod tests {
     #[test]
     fn settings_that_would_disable_the_server_are_refused() {
         type Zero = fn(&mut ServerConfig);
-        let zeroed: [(&str, Zero); 6] = [
+        let zeroed: [(&str, Zero); 7] = [
             ("max_connections", |c| c.max_connections = 0),
             ("max_request_bytes", |c| c.max_request_bytes = 0),
             ("http_transaction_timeout_ms", |c| c.http_transaction_timeout_ms = 0),
             ("query_threads", |c| c.query_threads = 0),
             ("worker_threads", |c| c.worker_threads = Some(0)),
             ("auth_timeout_secs", |c| c.auth_timeout_secs = 0),
+            ("idle_timeout_secs", |c| c.idle_timeout_secs = 0),
         ];
         for (key, zero) in zeroed {
             let mut c = ServerConfig::default();

@@ -637,7 +637,8 @@ impl Service {
             return Some(self.record(started.elapsed(), outcome));
         }
         match target {
-            Target::Graph => None,
+            // Neo4j runs these on `system` only; Plexus on neither, and says where users are managed.
+            Target::Graph => crate::system::unsupported_administration(query).map(Err),
             // Read-only whatever the client asked: `system` holds nothing to write.
             Target::System if crate::system::is_system_procedure(query) => {
                 Some(self.run_auto_commit(role, AccessMode::Read, query, params, interrupt))

@@ -215,16 +215,23 @@ fn administration_command(query: &str) -> Option<String> {
 
 /// The refusal of a statement `system` does not run, with Neo4j's code for it.
 pub fn not_a_system_command(query: &str) -> ServerError {
-    if let Some(command) = administration_command(query) {
-        return ServerError::new(
-            "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
-            format!(
-                "Unsupported administration command: {command}. Plexus has one database, neo4j, and manages users \
+    unsupported_administration(query).unwrap_or_else(|| not_a_system_command_plain(query))
+}
+
+/// The refusal of a user, role, privilege or database command, on either database, when `query` is one.
+pub fn unsupported_administration(query: &str) -> Option<ServerError> {
+    let command = administration_command(query)?;
+    Some(ServerError::new(
+        "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+        format!(
+            "Unsupported administration command: {command}. Plexus has one database, neo4j, and manages users \
                  from the command line: `plexus user add|passwd|remove|list --data DIR` (roles reader, writer and \
                  admin); a running server sees the change at the next log-on."
-            ),
-        );
-    }
+        ),
+    ))
+}
+
+fn not_a_system_command_plain(query: &str) -> ServerError {
     ServerError::new(
         "Neo.ClientError.Statement.NotSystemDatabaseError",
         format!(

@@ -751,6 +751,10 @@ async fn show_transactions_and_databases_answer_over_http() {
     assert_eq!(body["data"]["values"], json!([["neo4j", ["admin"], []]]), "{body}");
     let body = query(&t, "call dbms.showCurrentUser YIELD username", json!({})).await.json();
     assert_eq!(body["data"]["values"], json!([["neo4j"]]), "{body}");
+    // User administration, sent to the graph instead of `system`, says where users are managed.
+    let body = query(&t, "CREATE USER ann SET PASSWORD 'secret'", json!({})).await.json();
+    assert_eq!(body["errors"][0]["code"], json!("Neo.ClientError.Statement.UnsupportedAdministrationCommand"));
+    assert!(body["errors"][0]["message"].as_str().unwrap().contains("plexus user"), "{body}");
     stop(t).await;
 }
 
