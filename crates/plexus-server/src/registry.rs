@@ -74,6 +74,8 @@ pub struct Listed {
     pub started: SystemTime,
     pub since: Instant,
     pub caller: Caller,
+    /// Terminated, and not yet touched by its client since (its next statement or commit fails).
+    pub terminated: bool,
 }
 
 #[derive(Default)]
@@ -197,7 +199,15 @@ impl Registry {
                     .filter(|(_, r)| r.transaction == Some(id))
                     .max_by_key(|(&sid, _)| sid)
                     .map(|(&sid, r)| (sid, r.query.clone()));
-                Listed { id, statement, started: open.started, since: open.since, caller: open.caller.clone() }
+                let terminated = open.fate.load(Ordering::Acquire) == TERMINATED;
+                Listed {
+                    id,
+                    statement,
+                    started: open.started,
+                    since: open.since,
+                    caller: open.caller.clone(),
+                    terminated,
+                }
             })
             .collect();
         rows.extend(entries.statements.iter().filter(|(_, r)| r.transaction.is_none()).map(|(&id, r)| Listed {
@@ -206,6 +216,7 @@ impl Registry {
             started: r.started,
             since: r.since,
             caller: r.caller.clone(),
+            terminated: r.interrupt.is_cancelled(),
         }));
         rows.sort_by_key(|row| row.id);
         rows
@@ -257,8 +268,11 @@ mod tests {
         let rows = registry.listed();
         assert_eq!(rows.len(), 2, "a statement in a transaction is listed as the transaction");
         assert_eq!(rows[0].statement.as_ref().map(|(_, q)| &**q), Some("MATCH (n) RETURN n"));
+        assert!(!rows[0].terminated);
         assert!(registry.terminate(ticket.id));
         assert!(ticket.terminated() && inside.check().is_err() && auto.check().is_ok());
+        let rows = registry.listed();
+        assert!(rows[0].terminated && !rows[1].terminated, "listed as terminated until its client sees it");
         drop(guard);
         drop(ticket);
         assert_eq!(registry.listed().len(), 1);

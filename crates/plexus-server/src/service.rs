@@ -601,7 +601,9 @@ impl Service {
 
     /// Runs `query` when it is not for the query engine: a `SHOW DATABASES`-style command on either database, or
     /// anything sent to `system`, which answers `dbms.components()` and `db.ping()` and refuses the rest. `None`
-    /// for an ordinary statement on the graph. `address` is the Bolt address the client reached.
+    /// for an ordinary statement on the graph. `address` is the Bolt address the client reached; `transaction` the
+    /// explicit transaction the statement runs in, if any (`SHOW TRANSACTIONS` lists the statement as part of it).
+    #[allow(clippy::too_many_arguments)]
     pub fn run_administrative(
         &self,
         target: Target,
@@ -610,10 +612,12 @@ impl Service {
         params: &Params,
         address: &str,
         interrupt: &Arc<Interrupt>,
+        transaction: Option<u64>,
     ) -> Option<Result<Outcome, ServerError>> {
+        let register = |interrupt, query| self.registry.register(interrupt, query, transaction);
         if let Some(command) = crate::transactions::parse(query) {
             let started = Instant::now();
-            let _guard = self.register(interrupt, query);
+            let _guard = register(interrupt, query);
             let outcome = match command {
                 Err(e) => Err(e),
                 Ok(_) if role < Role::Admin => Err(ServerError::forbidden("Listing and stopping transactions", role)),
@@ -623,7 +627,7 @@ impl Service {
         }
         if let Some(command) = crate::system::parse_current_user(query) {
             let started = Instant::now();
-            let _guard = self.register(interrupt, query);
+            let _guard = register(interrupt, query);
             let caller = crate::registry::current_caller();
             // Without authentication every client is the initial user, with every right.
             let user = if caller.user.is_empty() { crate::auth::INITIAL_USER } else { &caller.user };
@@ -632,7 +636,7 @@ impl Service {
         }
         if let Some(command) = crate::system::parse(query) {
             let started = Instant::now();
-            let _guard = self.register(interrupt, query);
+            let _guard = register(interrupt, query);
             let outcome = crate::system::show(self, &command, params, address, interrupt);
             return Some(self.record(started.elapsed(), outcome));
         }

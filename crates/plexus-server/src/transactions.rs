@@ -197,7 +197,12 @@ pub fn run(
                             text(&r.caller.user),
                             text(r.statement.as_ref().map_or("", |(_, query)| query)),
                             Value::DateTime(Box::new(started)),
-                            text("Running"),
+                            // Neo4j's wording, which tools match on.
+                            text(if r.terminated {
+                                "Terminated with reason: Status.Transaction.Terminated"
+                            } else {
+                                "Running"
+                            }),
                             Value::duration(elapsed),
                         ],
                     )

@@ -114,8 +114,15 @@ fn an_idle_explicit_transaction_is_listed_and_terminated() {
     let (listed, _) = admin.query(&format!("SHOW TRANSACTIONS '{id}' YIELD status RETURN status"));
     assert_eq!(listed, vec![Ps::String("Running".into())]);
 
+    // A SHOW run inside the transaction is listed as the transaction's statement, not as a second transaction.
+    let (inside, _) = client.query("SHOW TRANSACTIONS YIELD transactionId RETURN collect(transactionId) AS ids");
+    assert_eq!(inside, vec![Ps::List(vec![Ps::String(id.clone())])], "{inside:?}");
+
     let (messages, _) = admin.query(&format!("TERMINATE TRANSACTIONS '{id}' YIELD message RETURN message"));
     assert_eq!(messages, vec![Ps::String("Transaction terminated.".into())]);
+    // Until its client touches it, it is listed as terminated, in Neo4j's words.
+    let (status, _) = admin.query(&format!("SHOW TRANSACTIONS '{id}' YIELD status RETURN status"));
+    assert_eq!(status, vec![Ps::String("Terminated with reason: Status.Transaction.Terminated".into())]);
     let run = client.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), map([])]);
     match &run[0] {
         Ps::Struct(0x7F, f) => {

@@ -359,7 +359,7 @@ impl Session {
                 let mode = access_mode(extra);
                 let interrupt = self.interrupt(tx_timeout(extra), None);
                 let service = &self.service;
-                match service.run_administrative(target, role, query, &params, &address, &interrupt) {
+                match service.run_administrative(target, role, query, &params, &address, &interrupt, None) {
                     Some(outcome) => (target, outcome?, None),
                     None => {
                         let (outcome, rest) = service.run_auto_commit_streaming(
@@ -379,7 +379,16 @@ impl Session {
                 let interrupt = self.interrupt(None, deadline);
                 let open = self.tx.as_mut().expect("a transaction is open in this state");
                 let service = &self.service;
-                match service.run_administrative(open.target, role, query, &params, &address, &interrupt) {
+                let in_transaction = Some(open.tx.id());
+                match service.run_administrative(
+                    open.target,
+                    role,
+                    query,
+                    &params,
+                    &address,
+                    &interrupt,
+                    in_transaction,
+                ) {
                     // Only a commit makes a bookmark in a transaction.
                     Some(outcome) => (open.target, Outcome { bookmark: None, ..outcome? }, None),
                     None => {

@@ -159,7 +159,8 @@ pub async fn auto_commit(
             let began = Instant::now();
             // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
             let (role, params) = (caller.role, request.parameters);
-            if let Some(outcome) = service.run_administrative(Target::Graph, role, &statement, &params, "", &interrupt)
+            if let Some(outcome) =
+                service.run_administrative(Target::Graph, role, &statement, &params, "", &interrupt, None)
             {
                 return Answered::Whole(outcome);
             }
