@@ -183,48 +183,59 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
 /// database is being put in place waits for it, and then the import is complete and ends as usual.
 fn clean_up_when_interrupted(target: &std::path::Path) {
     let target = target.to_path_buf();
-    // SAFETY: plain libc calls on a signal set owned by this function.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            return;
+    on_interrupt(move |signal, _| match plexus_import::publish::cancel(&target) {
+        plexus_import::publish::Cancelled::Removed => {
+            eprintln!(
+                "plexus import: interrupted; nothing was written to {} (the partly built database was removed)",
+                target.display()
+            );
+            std::process::exit(128 + signal);
         }
-        std::thread::spawn(move || {
-            let mut signal: libc::c_int = 0;
-            if libc::sigwait(&set, &mut signal) == 0 {
-                match plexus_import::publish::cancel(&target) {
-                    plexus_import::publish::Cancelled::Removed => {
-                        eprintln!(
-                            "plexus import: interrupted; nothing was written to {} (the partly built database was removed)",
-                            target.display()
-                        );
-                        std::process::exit(128 + signal);
-                    }
-                    plexus_import::publish::Cancelled::Complete => {
-                        eprintln!(
-                            "plexus import: interrupted after the database was complete: {} holds it in full",
-                            target.display()
-                        );
-                    }
-                }
-            }
-        });
-    }
+        plexus_import::publish::Cancelled::Complete => {
+            eprintln!(
+                "plexus import: interrupted after the database was complete: {} holds it in full",
+                target.display()
+            );
+        }
+    });
 }
+
+/// The signal that stopped an incremental import.
+static STOPPED_BY: AtomicI32 = AtomicI32::new(libc::SIGINT);
 
 /// Makes Ctrl-C and SIGTERM stop an incremental import at a batch boundary: the open batch is rolled back and
 /// the import reports what its committed batches hold and how to finish (exit status 130). Before anything is
 /// written, the process ends at once, the database unchanged. A second signal ends the process at once: what
 /// was committed is durable. Called before any other thread starts, as [`clean_up_when_interrupted`] is.
-/// The signal that stopped an incremental import.
-static STOPPED_BY: AtomicI32 = AtomicI32::new(libc::SIGINT);
-
 fn stop_when_interrupted(progress: std::sync::Arc<Progress>, target: &std::path::Path) {
     let target = target.to_path_buf();
-    // SAFETY: plain libc calls on a signal set owned by this function.
+    on_interrupt(move |signal, next_signal| {
+        STOPPED_BY.store(signal, Ordering::Release);
+        match progress.request_stop() {
+            plexus_import::progress::StopAt::Now => {
+                eprintln!("plexus import: interrupted before anything was written: {} is unchanged", target.display());
+                std::process::exit(128 + signal);
+            }
+            plexus_import::progress::StopAt::NextBatch => eprintln!(
+                "plexus import: interrupted; stopping at the last committed batch (interrupt again to stop at once)"
+            ),
+        }
+        if let Some(signal) = next_signal() {
+            eprintln!(
+                "plexus import: interrupted again: stopped at once; the batches committed before stay in {} (run the \
+                 import again as its first interruption would have said, after checking what is there)",
+                target.display()
+            );
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+/// Blocks SIGINT and SIGTERM in this thread and the threads it starts later, and hands them to `handle` on a
+/// thread of their own: the signal, and a way to wait for the next one. Call before any other thread starts, so
+/// that every thread inherits the blocked signals and only the waiting thread receives them.
+fn on_interrupt(handle: impl FnOnce(libc::c_int, &dyn Fn() -> Option<libc::c_int>) + Send + 'static) {
+    // SAFETY: plain libc calls on a signal set owned here and moved into the waiting thread.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -234,30 +245,12 @@ fn stop_when_interrupted(progress: std::sync::Arc<Progress>, target: &std::path:
             return;
         }
         std::thread::spawn(move || {
-            let mut signal: libc::c_int = 0;
-            if libc::sigwait(&set, &mut signal) != 0 {
-                return;
-            }
-            STOPPED_BY.store(signal, Ordering::Release);
-            match progress.request_stop() {
-                plexus_import::progress::StopAt::Now => {
-                    eprintln!(
-                        "plexus import: interrupted before anything was written: {} is unchanged",
-                        target.display()
-                    );
-                    std::process::exit(128 + signal);
-                }
-                plexus_import::progress::StopAt::NextBatch => eprintln!(
-                    "plexus import: interrupted; stopping at the last committed batch (interrupt again to stop at once)"
-                ),
-            }
-            if libc::sigwait(&set, &mut signal) == 0 {
-                eprintln!(
-                    "plexus import: interrupted again: stopped at once; the batches committed before stay in {} \
-                     (run the import again as its first interruption would have said, after checking what is there)",
-                    target.display()
-                );
-                std::process::exit(128 + signal);
+            let next = || {
+                let mut signal: libc::c_int = 0;
+                (libc::sigwait(&set, &mut signal) == 0).then_some(signal)
+            };
+            if let Some(signal) = next() {
+                handle(signal, &next);
             }
         });
     }
