@@ -102,6 +102,16 @@ struct Failures {
     last: Instant,
 }
 
+/// A running password check, counted in [`Auth::hashing`] while it lives.
+struct HashingSlot<'a>(&'a Auth);
+
+impl Drop for HashingSlot<'_> {
+    fn drop(&mut self) {
+        *self.0.hashing.lock() -= 1;
+        self.0.hashing_done.notify_one();
+    }
+}
+
 /// The users of one server. With authentication off every client is an admin.
 pub struct Auth {
     enabled: bool,
@@ -114,7 +124,16 @@ pub struct Auth {
     lockout: Lockout,
     /// Failed log-ons of existing users (an unknown user costs no hashing and is not tracked).
     failures: parking_lot::Mutex<HashMap<String, Failures>>,
+    /// Password checks running now, bounded by [`HASHING_SLOTS`].
+    hashing: parking_lot::Mutex<usize>,
+    hashing_done: parking_lot::Condvar,
 }
+
+/// Password checks that run at once; more wait. A check costs tens of milliseconds of a core (argon2), so
+/// parallel guesses could take every core, and a burst of them would all be checked before the first failures
+/// lock the user: waiting, they find the lock (a log-on of many connections at once still goes through, a few
+/// at a time).
+const HASHING_SLOTS: usize = 2;
 
 impl Auth {
     /// No authentication: every client is an admin.
@@ -127,6 +146,8 @@ impl Auth {
             generation: AtomicU64::new(0),
             lockout: Lockout::default(),
             failures: Default::default(),
+            hashing: Default::default(),
+            hashing_done: Default::default(),
         }
     }
 
@@ -145,6 +166,8 @@ impl Auth {
             generation: AtomicU64::new(0),
             lockout: Lockout::default(),
             failures: Default::default(),
+            hashing: Default::default(),
+            hashing_done: Default::default(),
         };
         if auth.users.read().is_empty() {
             let password = match initial_password {
@@ -183,8 +206,15 @@ impl Auth {
         if self.is_locked(user) {
             return Err(AuthError::TooManyAttempts { lock_time: self.lockout.lock_time });
         }
-        let verified = PasswordHash::new(&stored.password_hash)
-            .is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok());
+        let verified = {
+            let _slot = self.hashing_slot();
+            // Failures checked while this one waited may have locked the user.
+            if self.is_locked(user) {
+                return Err(AuthError::TooManyAttempts { lock_time: self.lockout.lock_time });
+            }
+            PasswordHash::new(&stored.password_hash)
+                .is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
+        };
         if !verified {
             self.failed(user);
             return Err(AuthError::BadCredentials);
@@ -193,6 +223,16 @@ impl Auth {
             self.failures.lock().remove(user);
         }
         Ok(stored.role)
+    }
+
+    /// Waits for one of the [`HASHING_SLOTS`]; it is given back when the guard drops.
+    fn hashing_slot(&self) -> impl Drop + '_ {
+        let mut running = self.hashing.lock();
+        while *running >= HASHING_SLOTS {
+            self.hashing_done.wait(&mut running);
+        }
+        *running += 1;
+        HashingSlot(self)
     }
 
     /// Whether `user` failed too often in a row, the last time too recently.
@@ -438,6 +478,23 @@ mod tests {
         std::thread::sleep(Duration::from_millis(400));
         assert!(auth.authenticate("basic", "neo4j", "pw").is_ok());
         assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
+
+        // Guesses sent in parallel wait for a slot and then find the lock: few are checked.
+        std::thread::sleep(Duration::from_millis(400));
+        let auth = std::sync::Arc::new(auth);
+        let checked: usize = (0..24)
+            .map(|_| {
+                let auth = auth.clone();
+                std::thread::spawn(move || {
+                    matches!(auth.authenticate("basic", "bob", "x"), Err(AuthError::BadCredentials))
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| usize::from(t.join().unwrap()))
+            .sum();
+        assert!(checked <= 3 + HASHING_SLOTS, "{checked} of 24 parallel guesses were checked");
+        let auth = std::sync::Arc::into_inner(auth).unwrap();
 
         // No lockout when the maximum is 0.
         let auth = auth.with_lockout(Lockout { max_failed_attempts: 0, lock_time: Duration::from_secs(60) });
