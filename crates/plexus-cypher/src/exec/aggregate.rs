@@ -220,8 +220,9 @@ pub(crate) struct Grouper<'p> {
     groups: Vec<(Row, Vec<Acc>)>,
     percentiles: Vec<Option<f64>>,
     key: Vec<Equivalent>,
-    /// Bytes the groups and the values they keep take, roughly (for the memory limit), and rows added since it
-    /// was last checked.
+    /// Whether a memory limit applies (the context's, read at each row); then the bytes the groups and the values they keep
+    /// take, roughly, and rows added since that was last checked.
+    counted: bool,
     held: usize,
     unchecked: usize,
 }
@@ -235,12 +236,14 @@ impl<'p> Grouper<'p> {
             groups: Vec::new(),
             percentiles: vec![None; aggs.len()],
             key: Vec::with_capacity(keys.len()),
+            counted: false,
             held: 0,
             unchecked: 0,
         }
     }
 
     pub fn add(&mut self, row: &[Value], ctx: &Ctx) -> Result<()> {
+        self.counted = ctx.memory_limited();
         let g = self.group_of(row, ctx)?;
         for (i, spec) in self.aggs.iter().enumerate() {
             let v = spec.arg.as_ref().map(|e| e.eval(row, ctx)).transpose()?;
@@ -249,7 +252,7 @@ impl<'p> Grouper<'p> {
                     self.percentiles[i] = Some(percentile_arg(&extra.eval(row, ctx)?)?);
                 }
             }
-            if let Some(v) = &v {
+            if let (Some(v), true) = (&v, self.counted) {
                 // What the aggregate keeps of each value: collected, or remembered for DISTINCT.
                 let kept = usize::from(spec.distinct)
                     + usize::from(matches!(spec.func, AggFn::Collect | AggFn::PercentileCont | AggFn::PercentileDisc));
@@ -260,7 +263,7 @@ impl<'p> Grouper<'p> {
             self.groups[g].1[i].add(spec, v)?;
         }
         self.unchecked += 1;
-        if self.unchecked == super::BATCH {
+        if self.counted && self.unchecked == super::BATCH {
             self.unchecked = 0;
             super::check_held(ctx, self.held, "aggregation")?;
         }
@@ -270,6 +273,7 @@ impl<'p> Grouper<'p> {
     /// Adds `n` to every aggregate of `row`'s group, all of which are plain counts of values that are never
     /// null (see `ExpandAggregate`'s degree counts): `n` rows at once, without their values.
     pub fn add_count(&mut self, row: &[Value], ctx: &Ctx, n: u64) -> Result<()> {
+        self.counted = ctx.memory_limited();
         let g = self.group_of(row, ctx)?;
         for acc in &mut self.groups[g].1 {
             if let State::Count(c) = &mut acc.state {
@@ -299,7 +303,9 @@ impl<'p> Grouper<'p> {
                     for ((_, slot), v) in self.keys.iter().zip(&self.key) {
                         first[*slot] = v.0.clone();
                     }
-                    self.held += 2 * super::row_bytes(&first) + 64 * self.aggs.len();
+                    if self.counted {
+                        self.held += 2 * super::row_bytes(&first) + 64 * self.aggs.len();
+                    }
                     self.groups.push((first, self.aggs.iter().map(Acc::new).collect()));
                     self.index.insert(self.key.clone(), self.groups.len() - 1);
                     self.groups.len() - 1

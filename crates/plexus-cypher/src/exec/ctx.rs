@@ -88,6 +88,11 @@ pub(crate) struct Deleted {
 }
 
 impl<'a> Ctx<'a> {
+    /// Whether the statement runs under a memory limit: only then do operators count what they hold.
+    pub fn memory_limited(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.max_result_bytes.is_some())
+    }
+
     pub fn read(txn: &'a ReadTxn, params: &'a Params, width: usize) -> Ctx<'a> {
         Ctx {
             graph: Graph::Read { state: txn, catalog: txn.catalog() },

@@ -493,11 +493,7 @@ impl<'p> NeighbourCounts<'p> {
             let _ = sink(&mut self.zero_row(ctx.width), ctx)?;
             return Ok(());
         }
-        let top = self.top_cells(ctx);
-        let cells: Box<dyn Iterator<Item = usize>> = match top {
-            Some(cells) => Box::new(cells.into_iter()),
-            None => Box::new(0..self.cell_keys.len()),
-        };
+        let cells = self.lent_cells(ctx);
         let mut row: Row = Vec::new();
         for (n, c) in cells.enumerate() {
             if n % super::BATCH == super::BATCH - 1 {
@@ -517,14 +513,18 @@ impl<'p> NeighbourCounts<'p> {
         Ok(())
     }
 
+    /// The cells to lend, in cell order: those [`Self::top_cells`] picks, or every one.
+    fn lent_cells(&self, ctx: &Ctx) -> Box<dyn Iterator<Item = usize>> {
+        match self.top_cells(ctx) {
+            Some(cells) => Box::new(cells.into_iter()),
+            None => Box::new(0..self.cell_keys.len()),
+        }
+    }
+
     /// The groups of [`Self::lend`] as their parts, for a consumer that reads nothing else
     /// ([`super::Operator::lend_cells`]). Not for a count without keys (its one row of zeros has no cell).
     pub fn lend_cells(&self, ctx: &Ctx, sink: &mut CellSink<'_>) -> Result<()> {
-        let top = self.top_cells(ctx);
-        let cells: Box<dyn Iterator<Item = usize>> = match top {
-            Some(cells) => Box::new(cells.into_iter()),
-            None => Box::new(0..self.cell_keys.len()),
-        };
+        let cells = self.lent_cells(ctx);
         let width = self.aggs.len();
         for c in cells {
             let (group, neighbour) = self.cell_keys[c];

@@ -40,7 +40,8 @@ impl<'p> Sort<'p> {
         let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
         let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
         let mut key: Vec<Value> = Vec::with_capacity(keys.len());
-        // Bytes held by an unbounded sort (a bounded one holds at most twice its bound).
+        // Bytes held by an unbounded sort under a memory limit (a bounded one holds at most twice its bound).
+        let counted = keep.is_none() && ctx.memory_limited();
         let mut held = 0usize;
         self.input.for_each_row(ctx, &mut |row, ctx| {
             key.clear();
@@ -52,7 +53,7 @@ impl<'p> Sort<'p> {
                     return Ok(ControlFlow::Continue(()));
                 }
             }
-            if keep.is_none() {
+            if counted {
                 held += row_bytes(row) + row_bytes(&key);
                 if keyed.len().is_multiple_of(BATCH) {
                     check_held(ctx, held, "sort")?;
