@@ -167,11 +167,24 @@ pub fn show_current_user(
     let columns: Vec<&str> = fields.iter().map(|(c, _)| *c).collect();
     let query = translate(&Command::rows(rest), &columns)?;
     let row: Map = fields.drain(..).map(|(c, v)| (Arc::from(c), v)).collect();
+    let (result, version) = run_listing(service, &query, vec![Value::Map(Arc::new(row))], params, interrupt)?;
+    Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type: "r" })
+}
+
+/// Runs a listing's `query` (from [`translate`]) over its `rows`, given as the list parameter it unwinds;
+/// returns the result and the version of the snapshot it read.
+pub(crate) fn run_listing(
+    service: &Service,
+    query: &str,
+    rows: Vec<Value>,
+    params: &Params,
+    interrupt: &Arc<Interrupt>,
+) -> Result<(plexus::QueryResult, u64), ServerError> {
     let mut params = params.clone();
-    params.insert(ROWS_PARAM.into(), Value::List(Arc::new(vec![Value::Map(Arc::new(row))])));
+    params.insert(ROWS_PARAM.into(), Value::List(Arc::new(rows)));
     let snapshot = service.db.read();
-    let result = service.db.engine().execute_read_with(&snapshot, &query, &params, Some(interrupt))?;
-    Ok(Outcome { result, bookmark: Some(bookmark(snapshot.version())), query_type: "r" })
+    let result = service.db.engine().execute_read_with(&snapshot, query, &params, Some(interrupt))?;
+    Ok((result, snapshot.version()))
 }
 
 /// Whether `query` calls one of the procedures the `system` database answers.
@@ -365,12 +378,9 @@ pub fn show(
         }
     };
     let query = translate(command, &columns)?;
-    let mut params = params.clone();
     let rows = wanted.into_iter().map(|t| row(t, address)).collect();
-    params.insert(ROWS_PARAM.into(), Value::List(Arc::new(rows)));
-    let snapshot = service.db.read();
-    let result = service.db.engine().execute_read_with(&snapshot, &query, &params, Some(interrupt))?;
-    Ok(Outcome { result, bookmark: Some(bookmark(snapshot.version())), query_type: "r" })
+    let (result, version) = run_listing(service, &query, rows, params, interrupt)?;
+    Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type: "r" })
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use plexus::cypher::{Interrupt, Map, Value};
 use plexus::Params;
 
 use crate::service::{Outcome, ServerError, Service};
-use crate::system::{next_word, translate, Command, ROWS_PARAM};
+use crate::system::{next_word, run_listing, translate, Command};
 
 /// The columns of `SHOW TRANSACTIONS`, in Neo4j's order (its default ones).
 const COLUMNS: [&str; 10] = [
@@ -230,10 +230,7 @@ pub fn run(
         }
     };
     let query = translate(&Command::rows(rest), columns)?;
-    let mut params = params.clone();
-    params.insert(ROWS_PARAM.into(), Value::List(Arc::new(rows)));
-    let snapshot = service.db.read();
-    let result = service.db.engine().execute_read_with(&snapshot, &query, &params, Some(interrupt))?;
+    let (result, _) = run_listing(service, &query, rows, params, interrupt)?;
     Ok(Outcome { result, bookmark: None, query_type: "r" })
 }
 
