@@ -743,4 +743,16 @@ mod tests {
             assert!(plan_debug(query).contains("Subquery"), "{query}");
         }
     }
+
+    #[test]
+    fn union_parts_share_their_slots() {
+        let width = |query: &str| match &Engine::new().compile(query).expect("compiles").compiled {
+            Compiled::Query(plan) => plan.width,
+            Compiled::Schema(_) => unreachable!("a query"),
+        };
+        let part = "MATCH (a)-[r]->(b) WITH a, b, r UNWIND [1, 2] AS z RETURN a.x AS x, z";
+        let one = width(part);
+        let many = width(&vec![part; 50].join(" UNION ALL "));
+        assert!(many <= one + 1, "50 parts take {many} slots, one takes {one}");
+    }
 }

@@ -592,6 +592,32 @@ fn union_parts_may_name_the_same_columns_in_another_order() {
 }
 
 #[test]
+fn union_parts_of_different_shapes_keep_their_own_values() {
+    let db = Db::new();
+    db.run("CREATE (:N {id: 1})-[:E {w: 5}]->(:N {id: 2})");
+    // Parts bind different numbers of variables, and the subquery's outer variables and the ones after it must
+    // not be overwritten by any part's.
+    let q = "UNWIND [10, 20] AS k \
+             CALL (k) { \
+               MATCH (a:N)-[e:E]->(b:N) WITH a, e, b, k UNWIND [1] AS one RETURN a.id + b.id + e.w + one + k AS v \
+               UNION ALL RETURN k AS v \
+               UNION ALL WITH k AS kk, 7 AS seven MATCH (n:N {id: 2}) RETURN n.id * seven + kk AS v \
+             } \
+             WITH k, v, k * 2 AS twice RETURN k, v, twice ORDER BY k, v";
+    assert_eq!(
+        db.run(q),
+        vec![
+            vec![int(10), int(10), int(20)],
+            vec![int(10), int(19), int(20)],
+            vec![int(10), int(24), int(20)],
+            vec![int(20), int(20), int(40)],
+            vec![int(20), int(29), int(40)],
+            vec![int(20), int(34), int(40)],
+        ]
+    );
+}
+
+#[test]
 fn deleted_entities_cannot_be_returned_but_failed_statements_leave_them() {
     let db = Db::new();
     db.run("CREATE (:A {v: 1})-[:R {w: 2}]->(:B)");
