@@ -257,6 +257,8 @@ impl Auth {
     }
 
     pub fn add_user(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
+        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
+        self.reload_if_changed();
         // Basic authentication joins name and password with ':', and a blank or invisible name cannot be told
         // apart from another.
         if name.trim().is_empty() || name.chars().any(|c| c == ':' || c.is_whitespace() || c.is_control()) {
@@ -271,15 +273,39 @@ impl Auth {
     }
 
     pub fn set_password(&self, name: &str, password: &str) -> Result<(), AuthError> {
+        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
+        self.reload_if_changed();
         let mut users = self.users.write();
         let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
         user.password_hash = hash_password(password)?;
         self.save(&users)
     }
 
+    /// Gives a user another role, unless that takes the last admin's away (see [`Auth::remove_user`]).
+    pub fn set_role(&self, name: &str, role: Role) -> Result<(), AuthError> {
+        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
+        self.reload_if_changed();
+        let mut users = self.users.write();
+        let admins = users.values().filter(|u| u.role == Role::Admin).count();
+        let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+        if user.role == Role::Admin && role != Role::Admin && admins == 1 {
+            return Err(AuthError::LastAdmin(name.to_string()));
+        }
+        user.role = role;
+        self.save(&users)
+    }
+
+    /// The role of a user, if there is one of that name.
+    pub fn role_of(&self, name: &str) -> Option<Role> {
+        self.reload_if_changed();
+        self.users.read().get(name).map(|u| u.role)
+    }
+
     /// Removes a user, unless it is the last admin: with none left, nobody could manage users or schema (and
     /// with no user at all, the next start would create the initial one with a password nobody was shown).
     pub fn remove_user(&self, name: &str) -> Result<(), AuthError> {
+        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
+        self.reload_if_changed();
         let mut users = self.users.write();
         let user = users.get(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
         if user.role == Role::Admin && users.values().filter(|u| u.role == Role::Admin).count() == 1 {
@@ -291,6 +317,7 @@ impl Auth {
 
     /// User names and roles.
     pub fn users(&self) -> Vec<(String, Role)> {
+        self.reload_if_changed();
         self.users.read().iter().map(|(n, u)| (n.clone(), u.role)).collect()
     }
 
@@ -328,10 +355,15 @@ impl Auth {
     fn reload_if_changed(&self) {
         let Some(file) = &self.file else { return };
         let now = modified(file);
-        let mut loaded = self.loaded.lock();
-        if now != *loaded {
-            if let Ok(users) = read_users(file) {
-                *self.users.write() = users;
+        if now == *self.loaded.lock() {
+            return;
+        }
+        if let Ok(read) = read_users(file) {
+            // The users' lock before the stamp's, in the order `save` takes them (it runs under the users' lock).
+            let mut users = self.users.write();
+            let mut loaded = self.loaded.lock();
+            if now != *loaded {
+                *users = read;
                 *loaded = now;
                 self.generation.fetch_add(1, Ordering::Release);
             }

@@ -17,6 +17,7 @@ pub mod service;
 pub mod system;
 pub mod tls;
 pub mod transactions;
+pub mod users;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

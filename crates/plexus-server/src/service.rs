@@ -625,6 +625,13 @@ impl Service {
             };
             return Some(self.record(started.elapsed(), outcome));
         }
+        if let Some(command) = crate::users::parse(query) {
+            let started = Instant::now();
+            let _guard = register(interrupt, query);
+            let caller = crate::registry::current_caller();
+            let outcome = command.and_then(|c| crate::users::run(self, &c, &caller.user, role, params, interrupt));
+            return Some(self.record(started.elapsed(), outcome));
+        }
         if let Some(command) = crate::system::parse_current_user(query) {
             let started = Instant::now();
             let _guard = register(interrupt, query);

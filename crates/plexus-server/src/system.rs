@@ -237,9 +237,10 @@ pub fn unsupported_administration(query: &str) -> Option<ServerError> {
     Some(ServerError::new(
         "Neo.ClientError.Statement.UnsupportedAdministrationCommand",
         format!(
-            "Unsupported administration command: {command}. Plexus has one database, neo4j, and manages users \
-                 from the command line: `plexus user add|passwd|remove|list --data DIR` (roles reader, writer and \
-                 admin); a running server sees the change at the next log-on."
+            "Unsupported administration command: {command}. Plexus has one database, neo4j, and three fixed \
+                 roles, reader, writer and admin. Users are managed with SHOW USERS, CREATE USER, ALTER USER, \
+                 DROP USER and GRANT/REVOKE ROLE (one role per user), or from the command line: `plexus user \
+                 add|passwd|remove|list --data DIR`."
         ),
     ))
 }

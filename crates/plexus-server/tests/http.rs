@@ -751,10 +751,79 @@ async fn show_transactions_and_databases_answer_over_http() {
     assert_eq!(body["data"]["values"], json!([["neo4j", ["admin"], []]]), "{body}");
     let body = query(&t, "call dbms.showCurrentUser YIELD username", json!({})).await.json();
     assert_eq!(body["data"]["values"], json!([["neo4j"]]), "{body}");
-    // User administration, sent to the graph instead of `system`, says where users are managed.
-    let body = query(&t, "CREATE USER ann SET PASSWORD 'secret'", json!({})).await.json();
+    // Role and database administration says what Plexus has instead.
+    let body = query(&t, "CREATE ROLE analyst", json!({})).await.json();
     assert_eq!(body["errors"][0]["code"], json!("Neo.ClientError.Statement.UnsupportedAdministrationCommand"));
-    assert!(body["errors"][0]["message"].as_str().unwrap().contains("plexus user"), "{body}");
+    assert!(body["errors"][0]["message"].as_str().unwrap().contains("reader, writer and admin"), "{body}");
+    stop(t).await;
+}
+
+/// Runs `statement` as the user whose Basic credentials are `credentials`.
+async fn query_as(t: &TestServer, credentials: &str, statement: &str, parameters: Json) -> Reply {
+    let body = json!({"statement": statement, "parameters": parameters}).to_string();
+    let headers = [("Authorization", credentials), ("Content-Type", "application/json")];
+    send(t.addr, "POST", "/db/neo4j/query/v2", &headers, body.as_bytes()).await
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+}
+
+/// Neo4j 5's user commands: an admin creates, lists, changes and drops users; anyone changes their own password;
+/// nobody else manages users, and the last admin cannot be demoted or dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_are_managed_in_cypher() {
+    let t = start().await;
+    let ok = |r: &Reply| assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    ok(&query(&t, "CREATE USER ann SET PASSWORD $pw CHANGE NOT REQUIRED", json!({"pw": "ann-pw"})).await);
+    let ann = basic("ann", "ann-pw");
+    // A new user reads and may not write.
+    ok(&query_as(&t, &ann, "MATCH (n) RETURN count(n) AS n", json!({})).await);
+    let r = query_as(&t, &ann, "CREATE (:Ann)", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Security.Forbidden");
+    let r = query_as(&t, &ann, "CREATE USER eve SET PASSWORD 'x'", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Security.Forbidden");
+    ok(&query(&t, "GRANT ROLE writer TO ann", json!({})).await);
+    ok(&query_as(&t, &ann, "CREATE (:Ann)", json!({})).await);
+
+    let body = query(&t, "SHOW USERS YIELD user, roles RETURN user, roles ORDER BY user", json!({})).await.json();
+    assert_eq!(body["data"]["values"], json!([["ann", ["writer"]], ["neo4j", ["admin"]]]), "{body}");
+
+    // Creating an existing user is an error unless asked otherwise.
+    let r = query(&t, "CREATE USER ann SET PASSWORD 'other'", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.General.InvalidArguments", "{}", String::from_utf8_lossy(&r.body));
+    ok(&query(&t, "CREATE USER ann IF NOT EXISTS SET PASSWORD 'other'", json!({})).await);
+    ok(&query_as(&t, &ann, "RETURN 1 AS one", json!({})).await);
+
+    // Their own password, given the old one.
+    let r = query_as(&t, &ann, "ALTER CURRENT USER SET PASSWORD FROM 'wrong' TO 'new-pw'", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.General.InvalidArguments");
+    ok(&query_as(&t, &ann, "ALTER CURRENT USER SET PASSWORD FROM 'ann-pw' TO 'new-pw'", json!({})).await);
+    assert_eq!(query_as(&t, &ann, "RETURN 1 AS one", json!({})).await.status, 401, "the old password still works");
+    let ann = basic("ann", "new-pw");
+    ok(&query_as(&t, &ann, "RETURN 1 AS one", json!({})).await);
+    ok(&query(&t, "ALTER USER ann SET PASSWORD 'reset'", json!({})).await);
+    let ann = basic("ann", "reset");
+    ok(&query(&t, "REVOKE ROLE writer FROM ann", json!({})).await);
+    let r = query_as(&t, &ann, "CREATE (:Ann)", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Security.Forbidden", "a revoked writer still writes");
+
+    // The last admin stays one, and nobody drops themselves.
+    let r = query(&t, "REVOKE ROLE admin FROM neo4j", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.General.InvalidArguments");
+    let r = query(&t, "DROP USER neo4j", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.General.InvalidArguments");
+    let r = query(&t, "GRANT ROLE superuser TO ann", json!({})).await;
+    assert!(r.json()["errors"][0]["message"].as_str().unwrap().contains("reader, writer and admin"));
+    let r = query(&t, "CREATE USER bob SET PASSWORD 'x' CHANGE REQUIRED", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.Statement.SyntaxError");
+
+    ok(&query(&t, "DROP USER ann", json!({})).await);
+    assert_eq!(query_as(&t, &ann, "RETURN 1 AS one", json!({})).await.status, 401, "a dropped user still works");
+    let r = query(&t, "DROP USER ann", json!({})).await;
+    assert_eq!(r.error_code(), "Neo.ClientError.General.InvalidArguments");
+    ok(&query(&t, "DROP USER ann IF EXISTS", json!({})).await);
     stop(t).await;
 }
 

@@ -380,6 +380,30 @@ def test_system_database_and_health_procedures(bolt_uri, auth):
         assert e.value.code == "Neo.ClientError.Statement.NotSystemDatabaseError"
 
 
+def test_users_are_managed_on_the_system_database(bolt_uri, auth, tag):
+    # As Neo4j 5's tools do it: user commands on `system`, names and passwords as parameters.
+    user = f"user_{tag}".lower()
+    with GraphDatabase.driver(bolt_uri, auth=auth) as admin:
+        admin.execute_query("CREATE USER $u SET PASSWORD $p CHANGE NOT REQUIRED", u=user, p="first", database_="system")
+        records, _, _ = admin.execute_query("SHOW USERS YIELD user, roles WHERE user = $u", u=user, database_="system")
+        assert [(r["user"], r["roles"]) for r in records] == [(user, ["reader"])]
+        with GraphDatabase.driver(bolt_uri, auth=(user, "first")) as d:
+            assert d.execute_query("RETURN 1 AS one").records[0]["one"] == 1
+            with pytest.raises(ClientError) as e:
+                d.execute_query(f"CREATE (:{tag})")
+            assert e.value.code == "Neo.ClientError.Security.Forbidden"
+            d.execute_query("ALTER CURRENT USER SET PASSWORD FROM 'first' TO 'second'", database_="system")
+        with GraphDatabase.driver(bolt_uri, auth=(user, "second")) as d:
+            d.verify_connectivity()
+        admin.execute_query(f"GRANT ROLE writer TO `{user}`", database_="system")
+        with GraphDatabase.driver(bolt_uri, auth=(user, "second")) as d:
+            d.execute_query(f"CREATE (:{tag})")
+        admin.execute_query("DROP USER $u", u=user, database_="system")
+        with GraphDatabase.driver(bolt_uri, auth=(user, "second")) as d:
+            with pytest.raises(AuthError):
+                d.verify_connectivity()
+
+
 def test_schema_listings_run_in_read_transactions(driver, tag):
     driver.execute_query(f"CREATE INDEX {tag}_name IF NOT EXISTS FOR (n:{tag}) ON (n.name)")
     driver.execute_query(f"CREATE (:{tag} {{name: 'x', born: date('2000-01-01')}})")
