@@ -14,11 +14,11 @@ use plexus_storage::{TypeFilter, TypeId};
 use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
 use super::expand::{cached_types, rel_in};
-use super::neighbour_counts::NeighbourCounts;
-use super::{lend_batches, Batch, CellSink, Op, Operator, Row, RowSink};
+use super::neighbour_counts::{Hop, NeighbourCounts};
+use super::{lend_batches, Batch, CellRunSink, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
 use crate::expr::CExpr;
-use crate::plan::fuse::{cell_parts, slot_deps, CellPart, CountShape};
+use crate::plan::fuse::CountShape;
 use crate::plan::{AggSpec, PlanNode};
 use crate::value::Value;
 
@@ -29,8 +29,6 @@ pub(crate) struct ExpandAggregate<'p> {
     keys: &'p [(CExpr, usize)],
     aggs: &'p [AggSpec],
     shape: Option<&'p CountShape>,
-    /// When the input is a fused count's groups and this reads only their parts: the parts, by slot.
-    cells_in: Option<Vec<(usize, CellPart)>>,
     output: Option<std::vec::IntoIter<Row>>,
 }
 
@@ -39,8 +37,7 @@ impl<'p> ExpandAggregate<'p> {
         let PlanNode::ExpandAggregate { expand, filters, keys, aggs, shape } = plan else {
             unreachable!("opened for an ExpandAggregate node")
         };
-        let cells_in = shape.as_ref().and_then(|_| cells_in(expand, filters, keys, aggs));
-        ExpandAggregate { input, expand, filters, keys, aggs, shape: shape.as_deref(), cells_in, output: None }
+        ExpandAggregate { input, expand, filters, keys, aggs, shape: shape.as_deref(), output: None }
     }
 
     /// Folds every input row's relationships into the groups.
@@ -57,6 +54,7 @@ impl<'p> ExpandAggregate<'p> {
                 self.keys,
                 self.aggs,
                 ctx.g().node_id_bound(),
+                Hop { from: *from, rel: *rel, to: *to, dir: *dir, distinct_from },
             ))),
             None => Fold::Rows(Grouper::new(self.keys, self.aggs)),
         };
@@ -96,36 +94,43 @@ impl<'p> ExpandAggregate<'p> {
                         }
                     });
                 }
-                Fold::Counts(counts) => {
-                    counts.start_row(row, distinct_from, ctx);
-                    // Runs of neighbour and relationship ids straight from the adjacency: no entry is decoded
-                    // one at a time.
-                    let _ = g.visit_rel_slices(start, *dir, filter, |nbrs, rels| {
-                        match counts.visit_run(row, (*rel, *to), distinct_from, nbrs, rels, ctx) {
-                            Ok(true) => ControlFlow::Continue(()),
-                            Ok(false) => ControlFlow::Break(()),
-                            Err(e) => {
-                                failed = Some(e);
-                                ControlFlow::Break(())
-                            }
-                        }
-                    });
-                }
+                Fold::Counts(counts) => counts.count_row(row, filter, ctx)?,
             }
             failed.map_or(Ok(()), Err)
         };
-        if let Some(parts) = &self.cells_in {
+        if let Some(parts) = self.shape.and_then(|s| s.cells_in.as_deref()) {
             // The slots this reads, and only those, written from each group's cell: no row is built and
             // projected per group.
             let mut row: Row = vec![Value::Null; ctx.width];
-            let lent = self.input.lend_cells(ctx, &mut |cell, ctx| {
-                for &(slot, part) in parts {
-                    row[slot] = cell.value(part);
+            // A batching count takes the groups after the first of a run straight into its open batch: they
+            // share that one's outer keys, so its state.
+            let direct = match &fold {
+                Fold::Counts(counts) => counts.direct_cells(parts),
+                Fold::Rows(_) => None,
+            };
+            let lent = self.input.lend_cell_runs(ctx, &mut |run, ctx| {
+                let mut k = 0;
+                while k < run.cells.len() {
+                    if let (Some(addend), Fold::Counts(counts), true) = (direct, &mut fold, k > 0) {
+                        k += counts.queue_run(run, k, addend, ctx)?;
+                        if k == run.cells.len() {
+                            break;
+                        }
+                    }
+                    let cell = run.cell(k);
+                    for &(slot, part) in parts {
+                        row[slot] = cell.value(part);
+                    }
+                    step(&mut fold, &mut row, ctx)?;
+                    k += 1;
+                    if k % super::BATCH == 0 {
+                        ctx.check_interrupt()?;
+                    }
                 }
-                step(&mut fold, &mut row, ctx)?;
                 Ok(ControlFlow::Continue(()))
             })?;
             if lent {
+                fold.flush(ctx)?;
                 return Ok(fold);
             }
         }
@@ -135,6 +140,7 @@ impl<'p> ExpandAggregate<'p> {
                 step(&mut fold, row, ctx)?;
                 Ok(ControlFlow::Continue(()))
             })?;
+            fold.flush(ctx)?;
             return Ok(fold);
         }
         while let Some(batch) = self.input.next(ctx)? {
@@ -145,32 +151,11 @@ impl<'p> ExpandAggregate<'p> {
             for mut row in batch {
                 step(&mut fold, &mut row, ctx)?;
             }
+            // Rows still queued are counted before the input is asked for more (it may write).
+            fold.flush(ctx)?;
         }
         Ok(fold)
     }
-}
-
-/// The parts of the input's groups that the slots read by this count come from, when the input is a fused
-/// count lending them (`crate::plan::fuse::cell_parts`). The expand's own relationship and neighbour slots are
-/// written per relationship, not read from the input.
-fn cells_in(
-    expand: &PlanNode,
-    filters: &[CExpr],
-    keys: &[(CExpr, usize)],
-    aggs: &[AggSpec],
-) -> Option<Vec<(usize, CellPart)>> {
-    let PlanNode::Expand { from, rel, to, distinct_from, input, .. } = expand else { return None };
-    let mut reads = vec![*from];
-    reads.extend(distinct_from);
-    let exprs = filters.iter().chain(keys.iter().map(|(k, _)| k));
-    let args = aggs.iter().flat_map(|a| a.arg.iter().chain(&a.extra));
-    for e in exprs.chain(args) {
-        reads.extend(slot_deps(e)?);
-    }
-    reads.retain(|s| s != rel && s != to);
-    reads.sort_unstable();
-    reads.dedup();
-    cell_parts(input, &reads)
 }
 
 /// Whether the aggregation is counts of a node's relationships grouped by what the input row alone decides
@@ -230,12 +215,12 @@ impl Operator for ExpandAggregate<'_> {
         Ok(next_batch(self.output.as_mut()))
     }
 
-    fn lend_cells(&mut self, ctx: &mut Ctx, sink: &mut CellSink<'_>) -> Result<bool> {
+    fn lend_cell_runs(&mut self, ctx: &mut Ctx, sink: &mut CellRunSink<'_>) -> Result<bool> {
         if self.output.is_some() || self.shape.is_none() || self.keys.is_empty() {
             return Ok(false);
         }
         match self.fold(ctx)? {
-            Fold::Counts(counts) => counts.lend_cells(ctx, sink)?,
+            Fold::Counts(counts) => counts.lend_cell_runs(ctx, sink)?,
             Fold::Rows(_) => unreachable!("a count shape folds into counts"),
         }
         Ok(true)
@@ -251,6 +236,16 @@ impl Operator for ExpandAggregate<'_> {
                 self.output = Some(grouper.finish(ctx.width)?.into_iter());
                 lend_batches(self, ctx, sink)
             }
+        }
+    }
+}
+
+impl Fold<'_> {
+    /// Counts the rows a batching count still holds.
+    fn flush(&mut self, ctx: &Ctx) -> Result<()> {
+        match self {
+            Fold::Counts(counts) => counts.flush(ctx),
+            Fold::Rows(_) => Ok(()),
         }
     }
 }

@@ -54,14 +54,65 @@ pub(crate) trait Operator {
         lend_batches(self, ctx, sink)
     }
 
-    /// Lends each remaining group of a fused count to `sink` as its parts, when this operator is one (or
-    /// projects one's slots, see [`crate::plan::fuse::cell_parts`]); false, with nothing consumed, when not.
-    fn lend_cells(&mut self, _ctx: &mut Ctx, _sink: &mut CellSink<'_>) -> Result<bool> {
+    /// Lends the remaining groups of a fused count to `sink` as their parts, in runs that share their outer
+    /// keys, when this operator is one (or projects one's slots, see `crate::plan::fuse::cell_parts`); false,
+    /// with nothing consumed, when not.
+    fn lend_cell_runs(&mut self, _ctx: &mut Ctx, _sink: &mut CellRunSink<'_>) -> Result<bool> {
         Ok(false)
     }
 }
 
-/// One group of a fused count, lent by [`Operator::lend_cells`].
+/// Groups of a fused count that share their outer keys, lent by [`Operator::lend_cell_runs`]: the cells
+/// `cells` of the count's arrays, in cell order.
+pub(crate) struct CellRun<'a> {
+    /// The values of the outer keys.
+    pub outer: &'a [Value],
+    /// Every cell's (outer group, neighbour) and aggregate values (`width` per cell).
+    pub keys: &'a [(u32, u64)],
+    pub values: CellValues<'a>,
+    pub width: usize,
+    pub cells: CellIndices<'a>,
+}
+
+/// Which cells a [`CellRun`] holds.
+#[derive(Clone, Copy)]
+pub(crate) enum CellIndices<'a> {
+    Range(usize, usize),
+    List(&'a [usize]),
+}
+
+impl CellIndices<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            CellIndices::Range(from, to) => to - from,
+            CellIndices::List(list) => list.len(),
+        }
+    }
+
+    /// The `k`-th cell of the run.
+    #[inline]
+    pub fn get(&self, k: usize) -> usize {
+        match self {
+            CellIndices::Range(from, _) => from + k,
+            CellIndices::List(list) => list[k],
+        }
+    }
+}
+
+impl<'a> CellRun<'a> {
+    /// The `k`-th group of the run.
+    pub fn cell(&self, k: usize) -> CellRef<'a> {
+        let c = self.cells.get(k);
+        let (w, width) = (c * self.width, self.width);
+        let aggregates = match self.values {
+            CellValues::Ints(ints) => CellValues::Ints(&ints[w..w + width]),
+            CellValues::Values(values) => CellValues::Values(&values[w..w + width]),
+        };
+        CellRef { outer: self.outer, neighbour: self.keys[c].1, aggregates }
+    }
+}
+
+/// One group of a fused count (see [`CellRun`]).
 pub(crate) struct CellRef<'a> {
     /// The values of the outer keys.
     pub outer: &'a [Value],
@@ -69,6 +120,7 @@ pub(crate) struct CellRef<'a> {
     pub aggregates: CellValues<'a>,
 }
 
+#[derive(Clone, Copy)]
 pub(crate) enum CellValues<'a> {
     Ints(&'a [i64]),
     Values(&'a [Value]),
@@ -89,8 +141,8 @@ impl CellRef<'_> {
     }
 }
 
-/// What an operator does with each group lent by [`Operator::lend_cells`].
-pub(crate) type CellSink<'a> = dyn FnMut(CellRef<'_>, &Ctx) -> Result<ControlFlow<()>> + 'a;
+/// What an operator does with each run of groups lent by [`Operator::lend_cell_runs`].
+pub(crate) type CellRunSink<'a> = dyn FnMut(&CellRun<'_>, &Ctx) -> Result<ControlFlow<()>> + 'a;
 
 /// [`Operator::for_each_row`] over the operator's own batches.
 fn lend_batches<O: Operator + ?Sized>(op: &mut O, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
@@ -192,19 +244,16 @@ impl<O: Operator> Operator for Interruptible<'_, O> {
         })
     }
 
-    fn lend_cells(&mut self, ctx: &mut Ctx, sink: &mut CellSink<'_>) -> Result<bool> {
+    /// The consumer checks the interrupt as it goes through a run (a run may hold every group).
+    fn lend_cell_runs(&mut self, ctx: &mut Ctx, sink: &mut CellRunSink<'_>) -> Result<bool> {
         if ctx.profile.is_some() {
             // Rows, so that PROFILE counts each operator's rows and time.
             return Ok(false);
         }
         ctx.check_interrupt()?;
-        let mut lent = 0usize;
-        self.op.lend_cells(ctx, &mut |cell, ctx| {
-            lent += 1;
-            if lent.is_multiple_of(BATCH) {
-                ctx.check_interrupt()?;
-            }
-            sink(cell, ctx)
+        self.op.lend_cell_runs(ctx, &mut |run, ctx| {
+            ctx.check_interrupt()?;
+            sink(run, ctx)
         })
     }
 }
@@ -432,11 +481,11 @@ impl Operator for Project<'_> {
     }
 
     /// The consumer reads the cells' parts through the copies (`cell_parts`); a computed item has to run.
-    fn lend_cells(&mut self, ctx: &mut Ctx, sink: &mut CellSink<'_>) -> Result<bool> {
+    fn lend_cell_runs(&mut self, ctx: &mut Ctx, sink: &mut CellRunSink<'_>) -> Result<bool> {
         if !self.items.iter().all(|(e, _)| matches!(e, crate::expr::CExpr::Slot(_))) {
             return Ok(false);
         }
-        self.input.lend_cells(ctx, sink)
+        self.input.lend_cell_runs(ctx, sink)
     }
 }
 

@@ -11,13 +11,13 @@ use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::{IdSlice, NodeId, RelId, TypeFilter, TypeId};
+use plexus_storage::{Direction, IdSlice, NodeId, RelId, TypeFilter, TypeId};
 
 use super::aggregate::{add_to_sum, check_number};
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::nodemap::NodeMap;
-use super::{CellRef, CellSink, CellValues, Row, RowSink};
+use super::{CellIndices, CellRun, CellRunSink, CellValues, Row, RowSink};
 use crate::arith;
 use crate::compare::Equivalent;
 use crate::error::Result;
@@ -25,6 +25,19 @@ use crate::expr::CExpr;
 use crate::plan::fuse::{CountShape, TopKey};
 use crate::plan::{AggFn, AggSpec};
 use crate::value::Value;
+
+mod batch;
+
+/// The hop a fused count walks: from the node in slot `from` along `dir`, writing the relationship and the
+/// neighbour into `rel` and `to`, never reusing the relationships in `distinct_from`.
+#[derive(Clone, Copy)]
+pub(crate) struct Hop<'p> {
+    pub from: usize,
+    pub rel: usize,
+    pub to: usize,
+    pub dir: Direction,
+    pub distinct_from: &'p [usize],
+}
 
 /// Up to this many top groups are kept by insertion into a sorted list as the cells are scanned; more by
 /// selection over all of them.
@@ -37,6 +50,8 @@ const POOLED_CELLS_MAX: usize = 1 << 16;
 type CellArrays = (Vec<(u32, u64)>, Vec<i64>);
 
 thread_local! {
+    /// A reused column of packed sort keys for [`top_pairs`].
+    static PAIRS: std::cell::Cell<Vec<(i64, i64)>> = const { std::cell::Cell::new(Vec::new()) };
     /// Emptied cell arrays (keys, integer values) ready for reuse: a query counting a few hundred groups
     /// would otherwise spend more on growing them than on counting.
     static CELL_POOL: std::cell::RefCell<Vec<CellArrays>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -85,6 +100,9 @@ pub(crate) struct NeighbourCounts<'p> {
     /// Cells of the first outer group (usually the only one) by neighbour id, and of the others by (group,
     /// neighbour id).
     first_cells: NodeMap,
+    /// The cells a batch appended to an empty count (all of the first group) are not in `first_cells` yet:
+    /// most counts fold one batch and never look a cell up again (see [`Self::index_cells`]).
+    unindexed: bool,
     other_cells: FxHashMap<(u32, u64), u32>,
     cell_keys: Vec<(u32, u64)>,
     cells: Cells,
@@ -96,6 +114,12 @@ pub(crate) struct NeighbourCounts<'p> {
     adjacent: Vec<(Option<NodeId>, NodeMap)>,
     row: RowState,
     key: Vec<Equivalent>,
+    hop: Hop<'p>,
+    /// Input rows taken in batches, when the count's shape allows it.
+    batcher: Option<batch::Batcher<'p>>,
+    /// A bound on the magnitude of every integer cell (`i64::MAX`: unknown), so that a batch can add to the
+    /// cells without checking each for overflow.
+    reach: i64,
 }
 
 impl<'p> NeighbourCounts<'p> {
@@ -105,9 +129,10 @@ impl<'p> NeighbourCounts<'p> {
         keys: &'p [(CExpr, usize)],
         aggs: &'p [AggSpec],
         node_bound: u64,
+        hop: Hop<'p>,
     ) -> Self {
         let (cell_keys, ints) = CELL_POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
-        NeighbourCounts {
+        let mut counts = NeighbourCounts {
             shape,
             filters,
             keys,
@@ -115,6 +140,7 @@ impl<'p> NeighbourCounts<'p> {
             outer_index: FxHashMap::default(),
             outer_keys: Vec::new(),
             first_cells: NodeMap::new(if shape.neighbour_key.is_some() { node_bound } else { 1 }),
+            unindexed: false,
             other_cells: FxHashMap::default(),
             cell_keys,
             cells: Cells::Ints(ints),
@@ -134,7 +160,46 @@ impl<'p> NeighbourCounts<'p> {
                 adjacent_ready: false,
             },
             key: Vec::with_capacity(keys.len()),
+            hop,
+            batcher: None,
+            reach: 0,
+        };
+        if node_bound <= batch::BATCH_NODE_LIMIT {
+            counts.batcher = shape.batch.as_ref().map(batch::Batcher::new);
         }
+        counts
+    }
+
+    /// Counts `row`'s relationships from `start` now, one by one.
+    fn count_now(&mut self, row: &mut Row, start: NodeId, filter: TypeFilter, ctx: &Ctx) -> Result<()> {
+        self.start_row(row, self.hop.distinct_from, ctx);
+        self.count_started(row, start, filter, ctx)
+    }
+
+    /// [`Self::count_now`] after [`Self::start_row`].
+    fn count_started(&mut self, row: &mut Row, start: NodeId, filter: TypeFilter, ctx: &Ctx) -> Result<()> {
+        self.index_cells();
+        let hop = self.hop;
+        let mut failed = None;
+        let mut visited = 0usize;
+        // Runs of neighbour and relationship ids straight from the adjacency: no entry is decoded one at a time.
+        let _ = ctx.g().visit_rel_slices(start, hop.dir, filter, |nbrs, rels| {
+            visited += nbrs.len();
+            match self.visit_run(row, (hop.rel, hop.to), hop.distinct_from, nbrs, rels, ctx) {
+                Ok(true) => ControlFlow::Continue(()),
+                Ok(false) => ControlFlow::Break(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        if self.row.ready {
+            let largest = self.row.int_addends.iter().map(|a| a.unsigned_abs()).max().unwrap_or(0);
+            let added = if self.row.all_ints { (visited as u64).saturating_mul(largest) } else { u64::MAX };
+            self.reach = self.reach.saturating_add(i64::try_from(added).unwrap_or(i64::MAX));
+        }
+        failed.map_or(Ok(()), Err)
     }
 
     /// Forgets the remembered verdicts and neighbour sets (operators below may have written to the graph).
@@ -146,7 +211,7 @@ impl<'p> NeighbourCounts<'p> {
         }
     }
 
-    pub fn start_row(&mut self, row: &Row, distinct_from: &[usize], ctx: &Ctx) {
+    fn start_row(&mut self, row: &Row, distinct_from: &[usize], ctx: &Ctx) {
         self.row.adjacent_ready = true;
         for (spec, (of, set)) in self.shape.adjacent.iter().zip(&mut self.adjacent) {
             let Value::Node(node) = row[spec.from] else {
@@ -199,7 +264,7 @@ impl<'p> NeighbourCounts<'p> {
 
     /// Folds a run of the current row's relationships (parallel neighbour and relationship ids); false when
     /// the rest of the row's relationships can be skipped (a row filter failed).
-    pub fn visit_run(
+    fn visit_run(
         &mut self,
         row: &mut Row,
         slots: (usize, usize),
@@ -319,42 +384,8 @@ impl<'p> NeighbourCounts<'p> {
         if !self.row.passes {
             return Ok(false);
         }
-        for &(i, slot) in &self.shape.not_equal {
-            let pass = match row[slot] {
-                Value::Node(other) => other != nbr,
-                _ => {
-                    write(row);
-                    self.filters[i].is_true(row, ctx)?
-                }
-            };
-            if !pass {
-                return Ok(true);
-            }
-        }
-        for (spec, (_, set)) in self.shape.adjacent.iter().zip(&self.adjacent) {
-            let pass = if self.row.adjacent_ready {
-                set.get(nbr.0).is_some() != spec.negated
-            } else {
-                write(row);
-                self.filters[spec.filter].is_true(row, ctx)?
-            };
-            if !pass {
-                return Ok(true);
-            }
-        }
-        if !self.shape.memo_filters.is_empty() {
-            let pass = match self.memo.get(nbr.0) {
-                Some(verdict) => verdict == 1,
-                None => {
-                    write(row);
-                    let pass = self.all_true(&self.shape.memo_filters, row, ctx)?;
-                    self.memo.insert(nbr.0, u32::from(pass));
-                    pass
-                }
-            };
-            if !pass {
-                return Ok(true);
-            }
+        if !self.neighbour_passes(row, nbr.0, &mut write, ctx)? {
+            return Ok(true);
         }
         if !self.shape.rel_filters.is_empty() {
             write(row);
@@ -380,6 +411,56 @@ impl<'p> NeighbourCounts<'p> {
         for (acc, addend) in values[cell * width..cell * width + width].iter_mut().zip(&self.row.addends) {
             if let Some(b) = addend {
                 *acc = add_to_sum(acc, b)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether neighbour `nbr` passes the filters that read it but not the relationship (in the order the
+    /// unfused plan evaluates them), given the row's verdict. `write` puts the neighbour into the row before
+    /// an expression reads it.
+    fn neighbour_passes(
+        &mut self,
+        row: &mut Row,
+        nbr: u64,
+        write: &mut dyn FnMut(&mut Row),
+        ctx: &Ctx,
+    ) -> Result<bool> {
+        for &(i, slot) in &self.shape.not_equal {
+            let pass = match row[slot] {
+                Value::Node(other) => other.0 != nbr,
+                _ => {
+                    write(row);
+                    self.filters[i].is_true(row, ctx)?
+                }
+            };
+            if !pass {
+                return Ok(false);
+            }
+        }
+        for (spec, (_, set)) in self.shape.adjacent.iter().zip(&self.adjacent) {
+            let pass = if self.row.adjacent_ready {
+                set.get(nbr).is_some() != spec.negated
+            } else {
+                write(row);
+                self.filters[spec.filter].is_true(row, ctx)?
+            };
+            if !pass {
+                return Ok(false);
+            }
+        }
+        if !self.shape.memo_filters.is_empty() {
+            let pass = match self.memo.get(nbr) {
+                Some(verdict) => verdict == 1,
+                None => {
+                    write(row);
+                    let pass = self.all_true(&self.shape.memo_filters, row, ctx)?;
+                    self.memo.insert(nbr, u32::from(pass));
+                    pass
+                }
+            };
+            if !pass {
+                return Ok(false);
             }
         }
         Ok(true)
@@ -423,13 +504,34 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     /// The cell of neighbour `nbr` in the current row's group, created if new.
+    #[inline]
     fn cell(&mut self, nbr: u64) -> usize {
+        // The common case inline: the first group, counted by neighbour in a dense map, one integer aggregate.
+        if let (0, Some(_), NodeMap::Dense { slots, set }, Cells::Ints(ints), 1) =
+            (self.row.group, self.shape.neighbour_key, &mut self.first_cells, &mut self.cells, self.aggs.len())
+        {
+            if let Some(slot) = slots.get_mut(nbr as usize) {
+                if *slot != 0 {
+                    return *slot as usize - 1;
+                }
+                let c = self.cell_keys.len();
+                *slot = c as u32 + 1;
+                set.push(nbr);
+                self.cell_keys.push((0, nbr));
+                ints.push(0);
+                return c;
+            }
+        }
+        self.new_cell(nbr)
+    }
+
+    #[inline(never)]
+    fn new_cell(&mut self, nbr: u64) -> usize {
+        if let Some(c) = self.find_cell(nbr) {
+            return c;
+        }
         let group = self.row.group;
         let nbr = if self.shape.neighbour_key.is_some() { nbr } else { 0 };
-        let found = if group == 0 { self.first_cells.get(nbr) } else { self.other_cells.get(&(group, nbr)).copied() };
-        if let Some(c) = found {
-            return c as usize;
-        }
         let c = self.cell_keys.len() as u32;
         if group == 0 {
             self.first_cells.insert(nbr, c);
@@ -443,6 +545,23 @@ impl<'p> NeighbourCounts<'p> {
             Cells::Values(values) => values.extend(std::iter::repeat_n(Value::Int(0), width)),
         }
         c as usize
+    }
+
+    /// Records in `first_cells` the cells a batch appended without (before anything looks a cell up).
+    fn index_cells(&mut self) {
+        if std::mem::take(&mut self.unindexed) {
+            for (c, &(_, nbr)) in self.cell_keys.iter().enumerate() {
+                self.first_cells.insert(nbr, c as u32);
+            }
+        }
+    }
+
+    /// The cell of neighbour `nbr` in the current row's group, if it has one.
+    fn find_cell(&self, nbr: u64) -> Option<usize> {
+        let group = self.row.group;
+        let nbr = if self.shape.neighbour_key.is_some() { nbr } else { 0 };
+        let found = if group == 0 { self.first_cells.get(nbr) } else { self.other_cells.get(&(group, nbr)).copied() };
+        found.map(|c| c as usize)
     }
 
     fn all_true(&self, which: &[usize], row: &Row, ctx: &Ctx) -> Result<bool> {
@@ -502,8 +621,9 @@ impl<'p> NeighbourCounts<'p> {
                 }
             }
             if row.len() != ctx.width {
-                // New, or taken by the sink.
-                row = vec![Value::Null; ctx.width];
+                // New, or taken by the sink: nulls written in place rather than cloned one by one.
+                row.clear();
+                row.resize_with(ctx.width, || Value::Null);
             }
             self.write_group(c, &mut row);
             if sink(&mut row, ctx)?.is_break() {
@@ -521,21 +641,39 @@ impl<'p> NeighbourCounts<'p> {
         }
     }
 
-    /// The groups of [`Self::lend`] as their parts, for a consumer that reads nothing else
-    /// ([`super::Operator::lend_cells`]). Not for a count without keys (its one row of zeros has no cell).
-    pub fn lend_cells(&self, ctx: &Ctx, sink: &mut CellSink<'_>) -> Result<()> {
-        let cells = self.lent_cells(ctx);
-        let width = self.aggs.len();
-        for c in cells {
-            let (group, neighbour) = self.cell_keys[c];
-            let aggregates = match &self.cells {
-                Cells::Ints(ints) => CellValues::Ints(&ints[c * width..c * width + width]),
-                Cells::Values(values) => CellValues::Values(&values[c * width..c * width + width]),
+    /// The groups of [`Self::lend`] as their parts, in runs of the same outer group, for a consumer that reads
+    /// nothing else ([`super::Operator::lend_cell_runs`]). Not for a count without keys (its one row of zeros
+    /// has no cell).
+    pub fn lend_cell_runs(&self, ctx: &Ctx, sink: &mut CellRunSink<'_>) -> Result<()> {
+        let top = self.top_cells(ctx);
+        let n = top.as_ref().map_or(self.cell_keys.len(), Vec::len);
+        let values = match &self.cells {
+            Cells::Ints(ints) => CellValues::Ints(ints),
+            Cells::Values(values) => CellValues::Values(values),
+        };
+        let index = |k: usize| top.as_ref().map_or(k, |t| t[k]);
+        let mut from = 0;
+        while from < n {
+            let group = self.cell_keys[index(from)].0;
+            let mut to = from + 1;
+            while to < n && self.cell_keys[index(to)].0 == group {
+                to += 1;
+            }
+            let cells = match &top {
+                Some(t) => CellIndices::List(&t[from..to]),
+                None => CellIndices::Range(from, to),
             };
-            let cell = CellRef { outer: &self.outer_keys[group as usize], neighbour, aggregates };
-            if sink(cell, ctx)?.is_break() {
+            let run = CellRun {
+                outer: &self.outer_keys[group as usize],
+                keys: &self.cell_keys,
+                values,
+                width: self.aggs.len(),
+                cells,
+            };
+            if sink(&run, ctx)?.is_break() {
                 break;
             }
+            from = to;
         }
         Ok(())
     }
@@ -580,13 +718,41 @@ impl<'p> NeighbourCounts<'p> {
             let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
             cells.truncate(keep);
             (cells, last)
+        } else if let Some(best) = self.top_by_aggregate(ints, &top.keys, keep) {
+            let last = best[keep - 1];
+            (best, last)
         } else if let [first, rest @ ..] = top.keys.as_slice() {
             if rest.len() <= 1 {
                 // Up to two keys packed as a pair of integers that compares in sort order (a descending key
                 // bitwise negated, which reverses the order of every i64): one compare per cell.
-                let packed = |c: usize, &(k, desc): &(TopKey, bool)| if desc { !key(c, k) } else { key(c, k) };
-                let pair = |c: usize| (packed(c, first), rest.first().map_or(0, |k| packed(c, k)));
-                let best = top_pairs(n, keep, pair);
+                // Each key is gathered into a column in one pass over the cells, then compared.
+                let best = PAIRS.with(|pairs| {
+                    let mut pairs = pairs.take();
+                    pairs.clear();
+                    pairs.resize(n, (0, 0));
+                    for (column, key) in [Some(first), rest.first()].into_iter().enumerate() {
+                        let Some(&(k, desc)) = key else { continue };
+                        let flip = if desc { -1 } else { 0 };
+                        let mut put = |c: usize, v: i64| {
+                            // `!v` (bitwise) when descending: it reverses the order of every i64.
+                            let v = v ^ flip;
+                            if column == 0 {
+                                pairs[c].0 = v
+                            } else {
+                                pairs[c].1 = v
+                            }
+                        };
+                        match k {
+                            TopKey::Aggregate(i) => (0..n).for_each(|c| put(c, ints[c * width + i])),
+                            TopKey::NeighbourId => (0..n).for_each(|c| put(c, self.cell_keys[c].1 as i64)),
+                        }
+                    }
+                    let best = top_pairs(&pairs, keep);
+                    if pairs.capacity() <= POOLED_CELLS_MAX {
+                        PAIRS.set(pairs);
+                    }
+                    best
+                });
                 let last = best[keep - 1];
                 (best, last)
             } else {
@@ -603,6 +769,40 @@ impl<'p> NeighbourCounts<'p> {
             (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect()
         };
         Some(cells)
+    }
+
+    /// [`top_pairs`] for the common sort on an aggregate, then perhaps the neighbour's id (`ORDER BY count
+    /// DESC, id(n)`), reading both keys straight from the cells; `None` for other sorts.
+    fn top_by_aggregate(&self, ints: &[i64], keys: &[(TopKey, bool)], keep: usize) -> Option<Vec<usize>> {
+        let (i, first_desc, second) = match keys {
+            [(TopKey::Aggregate(i), desc)] => (*i, *desc, None),
+            [(TopKey::Aggregate(i), desc), (TopKey::NeighbourId, second)] => (*i, *desc, Some(*second)),
+            _ => return None,
+        };
+        // A descending key bitwise negated reverses the order of every i64.
+        let (flip0, flip1) = (-i64::from(first_desc), -i64::from(second == Some(true)));
+        let width = self.aggs.len();
+        let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
+        let mut floor = (i64::MAX, i64::MAX);
+        for (c, &(_, nbr)) in self.cell_keys.iter().enumerate() {
+            let a = ints[c * width + i] ^ flip0;
+            // Most cells fail against the worst kept one at the first key.
+            if a > floor.0 {
+                continue;
+            }
+            let key = (a, if second.is_some() { nbr as i64 ^ flip1 } else { 0 });
+            // A later cell tied with the worst kept sorts after it.
+            if best.len() == keep && key >= floor {
+                continue;
+            }
+            let at = best.partition_point(|&(b, _)| b <= key);
+            best.insert(at, (key, c));
+            best.truncate(keep);
+            if best.len() == keep {
+                floor = best[keep - 1].0;
+            }
+        }
+        Some(best.into_iter().map(|(_, c)| c).collect())
     }
 
     fn zero_row(&self, width: usize) -> Row {
@@ -679,13 +879,12 @@ fn top_by_insertion(
     (best, last)
 }
 
-/// [`top_by_insertion`] for keys packed into pairs that compare in sort order: the first `keep` (at least
-/// one) of `n` cells, ties in cell order.
-fn top_pairs(n: usize, keep: usize, pair: impl Fn(usize) -> (i64, i64)) -> Vec<usize> {
+/// [`top_by_insertion`] for keys packed into pairs that compare in sort order, one per cell: the first `keep`
+/// (at least one) cells, ties in cell order.
+fn top_pairs(pairs: &[(i64, i64)], keep: usize) -> Vec<usize> {
     let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
     let mut floor = (i64::MAX, i64::MAX);
-    for c in 0..n {
-        let k = pair(c);
+    for (c, &k) in pairs.iter().enumerate() {
         // A later cell tied with the worst kept sorts after it.
         if best.len() == keep && k >= floor {
             continue;

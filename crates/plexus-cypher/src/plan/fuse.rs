@@ -40,6 +40,34 @@ pub(crate) struct CountShape {
     /// Set when the groups go (through projections of slots) to an ORDER BY ... LIMIT on aggregates and the
     /// neighbour's id: only the groups that sort into the first `skip + limit` need to be lent.
     pub top: Option<TopGroups>,
+    /// Set when input rows that agree on the slots in its `state` can be counted as one batch.
+    pub batch: Option<BatchShape>,
+    /// When the input is another fused count's groups and this count reads only their parts: the parts, by
+    /// slot (see [`crate::exec::Operator::lend_cells`]).
+    pub cells_in: Option<Vec<(usize, CellPart)>>,
+}
+
+/// How a fused count with one aggregate takes its input rows in batches
+/// (`crate::exec::neighbour_counts`): rows that agree on every slot its set-up reads (their state) differ only
+/// in their start node, their addend and the relationships they must not reuse.
+#[derive(Clone, Debug)]
+pub(crate) struct BatchShape {
+    /// The slots read by the outer keys and by every filter but through the neighbour, sorted.
+    pub state: Vec<usize>,
+    pub addend: Addend,
+    /// The relationship slots the new relationship must differ from (at most two).
+    pub distinct: Vec<usize>,
+}
+
+/// What each input row adds to its neighbours' cells in a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Addend {
+    /// `count(*)`.
+    One,
+    /// `count(x)` of a slot: one when it holds a value.
+    Count(usize),
+    /// `sum(x)` of a slot holding a positive integer.
+    Sum(usize),
 }
 
 /// The ORDER BY keys and the bound of a sort over a fused count's groups, in terms of the groups' cells.
@@ -99,9 +127,7 @@ pub(crate) fn fuse(node: &mut PlanNode) {
             expand = *input;
         }
         filters.reverse();
-        let PlanNode::Expand { to, rel, .. } = &expand else { unreachable!("checked by is_fusable") };
-        let shape = count_shape(*to, *rel, &filters, &keys, &aggs);
-        let shape = shape.map(Box::new);
+        let shape = count_shape(&expand, &filters, &keys, &aggs).map(Box::new);
         *node = PlanNode::ExpandAggregate { expand: Box::new(expand), filters, keys, aggs, shape };
     }
     push_group_filter(node);
@@ -153,9 +179,8 @@ fn push_group_filter(node: &mut PlanNode) {
         below = input;
     }
     let PlanNode::ExpandAggregate { expand, filters, keys, aggs, shape } = below else { unreachable!("found above") };
-    let PlanNode::Expand { to, rel, .. } = &**expand else { unreachable!("an ExpandAggregate expands one hop") };
     filters.push(predicate);
-    *shape = count_shape(*to, *rel, filters, keys, aggs).map(Box::new);
+    *shape = count_shape(expand, filters, keys, aggs).map(Box::new);
 }
 
 /// Under `LIMIT` over `ORDER BY` (with or without `SKIP`) over projections of slots over a fused count whose
@@ -227,7 +252,7 @@ pub(crate) enum CellPart {
 /// When `input` is a fused count with a [`CountShape`] under projections that only copy slots, and each slot
 /// in `reads` holds a part of its groups: those parts, by slot. An operator over it that reads only these
 /// slots can take the groups as cells, without rows being built and projected for it.
-pub(crate) fn cell_parts(input: &PlanNode, reads: &[usize]) -> Option<Vec<(usize, CellPart)>> {
+fn cell_parts(input: &PlanNode, reads: &[usize]) -> Option<Vec<(usize, CellPart)>> {
     let mut sources: Vec<(usize, usize)> = reads.iter().map(|&s| (s, s)).collect();
     let mut below = input;
     while let PlanNode::Project { input, items } = below {
@@ -281,13 +306,9 @@ fn is_fusable(node: &PlanNode) -> bool {
     matches!(below, PlanNode::Expand { to_bound: false, rel_bound: false, .. })
 }
 
-fn count_shape(
-    to: usize,
-    rel: usize,
-    filters: &[CExpr],
-    keys: &[(CExpr, usize)],
-    aggs: &[AggSpec],
-) -> Option<CountShape> {
+fn count_shape(expand: &PlanNode, filters: &[CExpr], keys: &[(CExpr, usize)], aggs: &[AggSpec]) -> Option<CountShape> {
+    let PlanNode::Expand { to, rel, distinct_from, .. } = expand else { return None };
+    let (to, rel) = (*to, *rel);
     let reads_new = |deps: &[usize]| deps.iter().any(|&s| s == to || s == rel);
     for spec in aggs {
         if !matches!(spec.func, AggFn::Count | AggFn::Sum) || spec.distinct || spec.extra.is_some() {
@@ -309,6 +330,8 @@ fn count_shape(
         adjacent: Vec::new(),
         rel_filters: Vec::new(),
         top: None,
+        batch: None,
+        cells_in: None,
     };
     for (i, (key, _)) in keys.iter().enumerate() {
         let neighbour = match key {
@@ -358,7 +381,66 @@ fn count_shape(
             _ => shape.rel_filters.push(i),
         }
     }
+    shape.batch = batch_shape(&shape, (to, rel), distinct_from, filters, keys, aggs);
+    shape.cells_in = cells_in(expand, filters, keys, aggs);
     Some(shape)
+}
+
+/// The parts of the input's groups that the slots read by a count come from, when the input is a fused
+/// count lending them ([`cell_parts`]). The expand's own relationship and neighbour slots are written per
+/// relationship, not read from the input.
+fn cells_in(
+    expand: &PlanNode,
+    filters: &[CExpr],
+    keys: &[(CExpr, usize)],
+    aggs: &[AggSpec],
+) -> Option<Vec<(usize, CellPart)>> {
+    let PlanNode::Expand { from, rel, to, distinct_from, input, .. } = expand else { return None };
+    let mut reads = vec![*from];
+    reads.extend(distinct_from);
+    let exprs = filters.iter().chain(keys.iter().map(|(k, _)| k));
+    let args = aggs.iter().flat_map(|a| a.arg.iter().chain(&a.extra));
+    for e in exprs.chain(args) {
+        reads.extend(slot_deps(e)?);
+    }
+    reads.retain(|s| s != rel && s != to);
+    reads.sort_unstable();
+    reads.dedup();
+    cell_parts(input, &reads)
+}
+
+/// The [`BatchShape`] of a count with one aggregate (`count(*)`, or a count or sum of a slot) and no filter
+/// that reads the relationship; `None` for any other.
+fn batch_shape(
+    shape: &CountShape,
+    (to, rel): (usize, usize),
+    distinct: &[usize],
+    filters: &[CExpr],
+    keys: &[(CExpr, usize)],
+    aggs: &[AggSpec],
+) -> Option<BatchShape> {
+    let [spec] = aggs else { return None };
+    let addend = match (&spec.func, &spec.arg) {
+        (AggFn::Count, None) => Addend::One,
+        (AggFn::Count, Some(CExpr::Slot(s))) => Addend::Count(*s),
+        (AggFn::Sum, Some(CExpr::Slot(s))) => Addend::Sum(*s),
+        _ => return None,
+    };
+    if !shape.rel_filters.is_empty() || distinct.len() > 2 {
+        return None;
+    }
+    let mut state = Vec::new();
+    for &k in &shape.outer_keys {
+        state.extend(slot_deps(&keys[k].0)?);
+    }
+    // Every filter left reads the neighbour through one of these, or not at all.
+    for filter in filters {
+        state.extend(slot_deps(filter)?);
+    }
+    state.retain(|&s| s != to && s != rel);
+    state.sort_unstable();
+    state.dedup();
+    Some(BatchShape { state, addend, distinct: distinct.to_vec() })
 }
 
 /// Whether evaluating `e` costs more than a hash probe: it reads the graph or calls a function.

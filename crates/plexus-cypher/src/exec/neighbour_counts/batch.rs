@@ -1,0 +1,592 @@
+//! Batches of input rows for a fused count that differ only in their start node, their addend and the
+//! relationships they must not reuse, as the rows of a two-hop count do (`MATCH (me)-[:LIKES]->(i)<-[:LIKES]-(o)`:
+//! one row per item, all with the same `me`) and the groups one count lends another (one per co-liker).
+//!
+//! Such rows share everything the per-row set-up of [`NeighbourCounts`] works out: the row filters' verdict,
+//! the group, the neighbour sets of pattern predicates, the nodes the neighbour must differ from. So a batch
+//! is set up once, from its first row, and its rows are then only walked: every relationship adds the row's
+//! addend to its neighbour's entry in a dense per-thread counter, without a filter or a cell in the loop.
+//! Filters on the neighbour are applied afterwards, once per distinct neighbour, in the order the neighbours
+//! were first reached, which is the order in which the row-by-row path would have created their cells: the
+//! cells, their order and their values come out the same.
+//!
+//! Nothing can fail in the walk. When something could (a sum that might overflow, a filter that raises an
+//! error, values that are not integers), the batch is counted again row by row from its start, before any
+//! cell has changed, so that errors are raised exactly where the row-by-row path raises them.
+
+use std::cell::RefCell;
+use std::ops::ControlFlow;
+
+use plexus_storage::{IdSlice, NodeId, TypeFilter, TypeId};
+
+use super::{CellRun, CellValues, Cells, NeighbourCounts};
+use crate::error::Result;
+use crate::exec::ctx::Ctx;
+use crate::exec::nodemap::NodeMap;
+use crate::exec::Row;
+use crate::plan::fuse::CellPart;
+use crate::plan::fuse::{Addend, BatchShape};
+use crate::value::Value;
+
+/// Graphs with more node ids than this are counted row by row (the counter takes 16 bytes per node id).
+pub(super) const BATCH_NODE_LIMIT: u64 = 1 << 24;
+/// Counters for up to this many node ids go back to the thread's pool; larger ones are freed after use.
+const POOLED_COUNTER_MAX: usize = 1 << 22;
+/// Batches of one row in a row after which a count stops batching.
+const GIVE_UP_AFTER: u32 = 16;
+/// Rows queued before they are walked: a batch of a million groups lent by another count is walked in
+/// slices, so the queue stays small.
+const MAX_QUEUED: usize = 4096;
+
+thread_local! {
+    static COUNTERS: RefCell<Vec<Counter>> = const { RefCell::new(Vec::new()) };
+    static BUFFERS: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One queued row: its start node, addend and the relationships it must not reuse (padded with `u64::MAX`).
+#[derive(Clone, Copy)]
+struct Start {
+    node: u64,
+    addend: i64,
+    bound: [u64; 2],
+}
+
+/// A batcher's vectors, kept per thread between queries (a query would otherwise regrow them every time).
+#[derive(Default)]
+struct Buffers {
+    /// A copy of the open batch's first row: its state slots hold the batch's values.
+    row: Row,
+    starts: Vec<Start>,
+}
+
+/// The batch being gathered: the rows since the last whose state differed from theirs.
+pub(super) struct Batcher<'p> {
+    shape: &'p BatchShape,
+    open: bool,
+    /// The open batch's row filters failed: its rows count nothing.
+    dead: bool,
+    buffers: Buffers,
+    types: Option<Vec<TypeId>>,
+    /// How many batches in a row held a single row: rows that never share a state are counted one by one
+    /// after [`GIVE_UP_AFTER`] of them.
+    lone_batches: u32,
+}
+
+impl<'p> Batcher<'p> {
+    pub(super) fn new(shape: &'p BatchShape) -> Batcher<'p> {
+        let buffers = BUFFERS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        Batcher { shape, open: false, dead: false, buffers, types: None, lone_batches: 0 }
+    }
+
+    /// What `row` (starting at `node`) would queue, when it can be batched at all: its addend is a positive
+    /// integer and the relationships it must not reuse are relationships.
+    fn start(&self, row: &Row, node: NodeId) -> Option<Start> {
+        let addend = match self.shape.addend {
+            Addend::One => 1,
+            Addend::Count(s) if !matches!(row[s], Value::Null) => 1,
+            Addend::Sum(s) => match row[s] {
+                Value::Int(i) if i > 0 => i,
+                _ => return None,
+            },
+            Addend::Count(_) => return None,
+        };
+        let mut bound = [u64::MAX; 2];
+        for (b, &slot) in bound.iter_mut().zip(&self.shape.distinct) {
+            match row[slot] {
+                Value::Rel(r) => *b = r.0,
+                _ => return None,
+            }
+        }
+        Some(Start { node: node.0, addend, bound })
+    }
+
+    /// Whether `row`'s state is the open batch's.
+    fn joins(&self, row: &Row, filter: TypeFilter) -> bool {
+        self.open
+            && same_types(&self.types, filter)
+            && self.shape.state.iter().all(|&s| same(&row[s], &self.buffers.row[s]))
+    }
+}
+
+impl Drop for Batcher<'_> {
+    fn drop(&mut self) {
+        let mut buffers = std::mem::take(&mut self.buffers);
+        // Values are let go now, not when the buffers are next used.
+        buffers.row.clear();
+        buffers.starts.clear();
+        if buffers.starts.capacity() <= MAX_QUEUED {
+            BUFFERS.with(|p| p.borrow_mut().push(buffers));
+        }
+    }
+}
+
+/// Whether two values are the same for every expression: identical, floats by their bits. Values that are
+/// costly to compare count as different (a batch then simply does not form).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Node(x), Value::Node(y)) => x == y,
+        (Value::Rel(x), Value::Rel(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn types_of(filter: TypeFilter) -> Option<Vec<TypeId>> {
+    match filter {
+        TypeFilter::All => None,
+        TypeFilter::Only(ids) => Some(ids.to_vec()),
+    }
+}
+
+fn same_types(kept: &Option<Vec<TypeId>>, filter: TypeFilter) -> bool {
+    match (kept, filter) {
+        (None, TypeFilter::All) => true,
+        (Some(kept), TypeFilter::Only(ids)) => kept.as_slice() == ids,
+        _ => false,
+    }
+}
+
+fn filter_of(types: &Option<Vec<TypeId>>) -> TypeFilter<'_> {
+    match types {
+        None => TypeFilter::All,
+        Some(ids) => TypeFilter::Only(ids),
+    }
+}
+
+impl NeighbourCounts<'_> {
+    /// Counts the relationships of the input row `row` along `filter`, now or as part of a batch (then
+    /// [`Self::flush`] must run before anything else reads the cells or writes the graph).
+    pub fn count_row(&mut self, row: &mut Row, filter: TypeFilter, ctx: &Ctx) -> Result<()> {
+        let Value::Node(node) = row[self.hop.from] else { return Ok(()) };
+        let Some(batcher) = &mut self.batcher else { return self.count_now(row, node, filter, ctx) };
+        let start = batcher.start(row, node);
+        if let Some(start) = start {
+            if batcher.joins(row, filter) {
+                return self.queue(start, ctx);
+            }
+        }
+        self.flush(ctx)?;
+        let batcher = self.batcher.as_mut().expect("checked above");
+        let Some(start) = start.filter(|_| batcher.lone_batches < GIVE_UP_AFTER) else {
+            return self.count_now(row, node, filter, ctx);
+        };
+        // The row's set-up is the batch's; a row it cannot decide without its relationships is counted now.
+        self.start_row(row, self.hop.distinct_from, ctx);
+        if !(self.row.decided && (!self.row.passes || self.row.ready)) {
+            return self.count_started(row, node, filter, ctx);
+        }
+        let batcher = self.batcher.as_mut().expect("checked above");
+        batcher.open = true;
+        batcher.dead = !self.row.passes;
+        batcher.buffers.row.clone_from(row);
+        batcher.types = types_of(filter);
+        self.queue(start, ctx)
+    }
+
+    /// Queues the groups of `run` from its `from`-th on as rows of the open batch, while they suit it: the
+    /// caller knows them to have the open batch's state (the run's earlier groups share their outer keys,
+    /// and one of them opened it). Returns how many it queued: none when no batch is open. `addend` is the
+    /// aggregate of the groups that the addend comes from (see [`Self::direct_cells`]).
+    pub fn queue_run(&mut self, run: &CellRun, from: usize, addend: Option<usize>, ctx: &Ctx) -> Result<usize> {
+        let Some(batcher) = &mut self.batcher else { return Ok(0) };
+        if !batcher.open || !batcher.shape.distinct.is_empty() {
+            return Ok(0);
+        }
+        let n = run.cells.len();
+        if batcher.dead {
+            // Rows whose filters failed count nothing.
+            return Ok(n - from);
+        }
+        let ints = match (addend, &run.values) {
+            (None, _) => &[][..],
+            (Some(_), CellValues::Ints(ints)) => ints,
+            (Some(_), CellValues::Values(_)) => return Ok(0),
+        };
+        let sums = matches!(batcher.shape.addend, Addend::Sum(_));
+        let mut k = from;
+        while k < n {
+            let batcher = self.batcher.as_mut().expect("checked above");
+            let room = MAX_QUEUED.saturating_sub(batcher.buffers.starts.len()).max(1);
+            let end = n.min(k + room);
+            while k < end {
+                let c = run.cells.get(k);
+                let addend = match addend {
+                    Some(i) if sums => ints[c * run.width + i],
+                    _ => 1,
+                };
+                if addend <= 0 {
+                    return Ok(k - from);
+                }
+                batcher.buffers.starts.push(Start { node: run.keys[c].1, addend, bound: [u64::MAX; 2] });
+                k += 1;
+            }
+            if batcher.buffers.starts.len() >= MAX_QUEUED {
+                self.walk_queued(ctx)?;
+                ctx.check_interrupt()?;
+            }
+        }
+        Ok(k - from)
+    }
+
+    /// When groups lent by another count can be queued with [`Self::queue_start`] (given `parts`, the parts of
+    /// them that the input slots hold): the index of the aggregate the addend comes from, if any. The start
+    /// node must be the lent neighbour, the state must come from the lender's outer keys, and no relationship
+    /// must be excluded.
+    pub fn direct_cells(&self, parts: &[(usize, CellPart)]) -> Option<Option<usize>> {
+        let shape = self.batcher.as_ref()?.shape;
+        let part = |slot: usize| parts.iter().find(|(s, _)| *s == slot).map(|(_, p)| *p);
+        if !shape.distinct.is_empty() || part(self.hop.from) != Some(CellPart::Neighbour) {
+            return None;
+        }
+        if !shape.state.iter().all(|&s| matches!(part(s), Some(CellPart::Outer(_)))) {
+            return None;
+        }
+        match shape.addend {
+            Addend::One => Some(None),
+            Addend::Count(s) | Addend::Sum(s) => match part(s) {
+                Some(CellPart::Aggregate(i)) => Some(Some(i)),
+                _ => None,
+            },
+        }
+    }
+
+    fn queue(&mut self, start: Start, ctx: &Ctx) -> Result<()> {
+        let batcher = self.batcher.as_mut().expect("only with a batcher");
+        if batcher.dead {
+            return Ok(());
+        }
+        batcher.buffers.starts.push(start);
+        if batcher.buffers.starts.len() >= MAX_QUEUED {
+            self.walk_queued(ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Counts the open batch's rows and closes it.
+    pub fn flush(&mut self, ctx: &Ctx) -> Result<()> {
+        match &mut self.batcher {
+            Some(batcher) if batcher.open => {
+                batcher.open = false;
+                let lone = batcher.buffers.starts.len() <= 1;
+                batcher.lone_batches = if lone { batcher.lone_batches + 1 } else { 0 };
+                self.walk_queued(ctx)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Counts the queued rows of the open batch: walked at once, or row by row when walking cannot decide.
+    fn walk_queued(&mut self, ctx: &Ctx) -> Result<()> {
+        let batcher = self.batcher.as_mut().expect("only with a batcher");
+        let starts = std::mem::take(&mut batcher.buffers.starts);
+        let mut row = std::mem::take(&mut batcher.buffers.row);
+        let types = batcher.types.take();
+        let result = if starts.is_empty() {
+            Ok(())
+        } else {
+            match self.walk(&starts, &mut row, filter_of(&types), ctx) {
+                Ok(true) => Ok(()),
+                Ok(false) => self.replay(&starts, &mut row, filter_of(&types), ctx),
+                Err(e) => Err(e),
+            }
+        };
+        let batcher = self.batcher.as_mut().expect("only with a batcher");
+        batcher.buffers.starts = starts;
+        batcher.buffers.starts.clear();
+        batcher.buffers.row = row;
+        batcher.types = types;
+        result
+    }
+
+    /// The fast path: false (with no cell changed) when the batch must be counted row by row instead.
+    fn walk(&mut self, starts: &[Start], row: &mut Row, filter: TypeFilter, ctx: &Ctx) -> Result<bool> {
+        if !matches!(self.cells, Cells::Ints(_)) {
+            return Ok(false);
+        }
+        let g = ctx.g();
+        let mut counter = COUNTERS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        counter.reserve(g.node_id_bound() as usize);
+        let dir = self.hop.dir;
+        // What the counter's entries can reach, bounded by addend times relationships: below i64::MAX,
+        // nothing in the walk or in one cell's total overflows.
+        let mut reach: i64 = 0;
+        let mut walked = true;
+        for (k, start) in starts.iter().enumerate() {
+            if k % super::super::BATCH == super::super::BATCH - 1 {
+                if let Some(interrupt) = &ctx.interrupt {
+                    if let Err(e) = interrupt.check() {
+                        counter.give_back();
+                        return Err(e);
+                    }
+                }
+            }
+            let mut add = |nbrs: IdSlice, rels: Option<IdSlice>| {
+                reach = match (start.addend.checked_mul(nbrs.len() as i64)).and_then(|n| reach.checked_add(n)) {
+                    Some(r) => r,
+                    None => return false,
+                };
+                match (nbrs, rels) {
+                    (IdSlice::Narrow(ids), None) => counter.add(ids, start.addend),
+                    (IdSlice::Wide(ids), None) => counter.add(ids, start.addend),
+                    (nbrs, Some(rels)) => counter.add_unless(nbrs, rels, start.bound, start.addend),
+                }
+            };
+            let flow = if start.bound[0] == u64::MAX {
+                g.visit_neighbour_slices(NodeId(start.node), dir, filter, |nbrs| {
+                    if add(nbrs, None) {
+                        ControlFlow::Continue(())
+                    } else {
+                        ControlFlow::Break(())
+                    }
+                })
+            } else {
+                g.visit_rel_slices(NodeId(start.node), dir, filter, |nbrs, rels| {
+                    if add(nbrs, Some(rels)) {
+                        ControlFlow::Continue(())
+                    } else {
+                        ControlFlow::Break(())
+                    }
+                })
+            };
+            if flow.is_break() {
+                walked = false;
+                break;
+            }
+        }
+        let merged = walked && self.merge(&mut counter, reach, row, ctx);
+        counter.clear();
+        counter.give_back();
+        Ok(merged)
+    }
+
+    /// Adds the counter's entries that pass the filters on the neighbour to their cells, in the order the
+    /// neighbours were first reached; false, with no cell changed, when a filter fails with an error or a
+    /// cell could overflow. `reach` bounds every entry of the counter.
+    fn merge(&mut self, counter: &mut Counter, reach: i64, row: &mut Row, ctx: &Ctx) -> bool {
+        // No cell can overflow when everything ever added to the cells and this batch stay below i64::MAX.
+        let safe = self.reach.checked_add(reach).is_some_and(|r| r < i64::MAX);
+        if safe {
+            if let Some((excluded, negated)) = self.quick_verdict() {
+                if self.cell_keys.is_empty() && self.appends_first_cells() {
+                    // An empty count's cells are the passing neighbours in order: appended, with their lookup
+                    // left until something needs it.
+                    let sets = std::mem::take(&mut self.adjacent);
+                    let Cells::Ints(ints) = &mut self.cells else { unreachable!("checked by walk") };
+                    let set = match (negated, sets.first()) {
+                        (Some(_), Some((_, NodeMap::Dense { slots, .. }))) => Some(&slots[..]),
+                        _ => None,
+                    };
+                    if negated.is_none() || set.is_some() {
+                        let (set, negated) = (set.unwrap_or_default(), negated.unwrap_or(false));
+                        for &nbr in &counter.touched[..counter.len] {
+                            let adjacent = set.get(nbr as usize).is_some_and(|&v| v != 0);
+                            if nbr != excluded[0] && nbr != excluded[1] && (set.is_empty() || adjacent != negated) {
+                                self.cell_keys.push((0, nbr));
+                                ints.push(counter.acc[nbr as usize]);
+                            }
+                        }
+                        self.unindexed = true;
+                        self.adjacent = sets;
+                        self.reach += reach;
+                        return true;
+                    }
+                    self.adjacent = sets;
+                }
+                self.index_cells();
+                // The neighbour set is set aside while cells are created, and put back.
+                let sets = std::mem::take(&mut self.adjacent);
+                for i in 0..counter.len {
+                    let nbr = counter.touched[i];
+                    let adjacent = |negated: bool| sets[0].1.get(nbr).is_some() != negated;
+                    if nbr != excluded[0] && nbr != excluded[1] && negated.is_none_or(adjacent) {
+                        let c = self.cell(nbr);
+                        let Cells::Ints(ints) = &mut self.cells else { unreachable!("checked by walk") };
+                        ints[c] += counter.acc[nbr as usize];
+                    }
+                }
+                self.adjacent = sets;
+                self.reach += reach;
+                return true;
+            }
+        }
+        self.index_cells();
+        let (to, rel) = (self.hop.to, self.hop.rel);
+        let by_neighbour = self.shape.neighbour_key.is_some();
+        counter.verdicts.clear();
+        let mut one_cell: i64 = 0;
+        for i in 0..counter.len {
+            let nbr = counter.touched[i];
+            let mut write = |row: &mut Row| {
+                row[to] = Value::Node(NodeId(nbr));
+                row[rel] = Value::Null;
+            };
+            let Ok(pass) = self.neighbour_passes(row, nbr, &mut write, ctx) else { return false };
+            if pass && !safe {
+                let amount = counter.acc[nbr as usize];
+                let Cells::Ints(ints) = &self.cells else { return false };
+                // Without a neighbour key every neighbour adds to one cell.
+                let total = if by_neighbour { Some(amount) } else { one_cell.checked_add(amount) };
+                let existing = self.find_cell(nbr).map_or(0, |c| ints[c]);
+                match total.and_then(|t| existing.checked_add(t).map(|_| t)) {
+                    Some(t) => one_cell = t,
+                    None => return false,
+                }
+            }
+            counter.verdicts.push(pass);
+        }
+        for i in 0..counter.len {
+            if counter.verdicts[i] {
+                let nbr = counter.touched[i];
+                let c = self.cell(nbr);
+                let Cells::Ints(ints) = &mut self.cells else { unreachable!("checked by walk") };
+                ints[c] += counter.acc[nbr as usize];
+            }
+        }
+        self.reach = self.reach.saturating_add(reach);
+        true
+    }
+
+    /// Whether cells of the first group, counted by neighbour with one integer aggregate, are where this count's
+    /// rows go.
+    fn appends_first_cells(&self) -> bool {
+        self.row.group == 0
+            && self.shape.neighbour_key.is_some()
+            && self.aggs.len() == 1
+            && matches!(self.first_cells, NodeMap::Dense { .. })
+    }
+
+    /// The batch's filters on the neighbour when they are at most two excluded nodes and one neighbour set:
+    /// the excluded ids, and whether the set's filter is negated.
+    fn quick_verdict(&self) -> Option<([u64; 2], Option<bool>)> {
+        if !self.shape.memo_filters.is_empty() || !self.row.adjacent_ready {
+            return None;
+        }
+        let negated = match self.shape.adjacent.as_slice() {
+            [] => None,
+            [spec] => Some(spec.negated),
+            _ => return None,
+        };
+        Some((self.row.excluded?, negated))
+    }
+
+    /// Counts the batch's rows one by one, as they came.
+    fn replay(&mut self, starts: &[Start], row: &mut Row, filter: TypeFilter, ctx: &Ctx) -> Result<()> {
+        let shape = self.batcher.as_ref().expect("only with a batcher").shape;
+        let from = self.hop.from;
+        // Slots of the state hold the batch's values already, and must keep them.
+        let varying = |s: &usize| !shape.state.contains(s);
+        let addend_slot = match shape.addend {
+            Addend::Count(s) | Addend::Sum(s) => Some(s).filter(varying),
+            Addend::One => None,
+        };
+        let distinct: Vec<usize> = shape.distinct.iter().copied().filter(varying).collect();
+        let all_distinct = &shape.distinct;
+        for start in starts {
+            row[from] = Value::Node(NodeId(start.node));
+            if let Some(s) = addend_slot {
+                row[s] = Value::Int(start.addend);
+            }
+            for (i, &slot) in all_distinct.iter().enumerate() {
+                if distinct.contains(&slot) {
+                    row[slot] = Value::Rel(plexus_storage::RelId(start.bound[i]));
+                }
+            }
+            self.count_now(row, NodeId(start.node), filter, ctx)?;
+        }
+        Ok(())
+    }
+}
+
+/// Sums per node id in a dense array, with the ids in the order they were first reached.
+#[derive(Default)]
+struct Counter {
+    acc: Vec<i64>,
+    /// One more slot than `acc`: `add` writes the next slot before it knows whether the id is new.
+    touched: Vec<u64>,
+    len: usize,
+    verdicts: Vec<bool>,
+}
+
+impl Counter {
+    fn reserve(&mut self, bound: usize) {
+        if self.acc.len() < bound {
+            self.acc.resize(bound, 0);
+            self.touched.resize(bound + 1, 0);
+        }
+    }
+
+    /// Adds `a` (positive) to the entry of every id; false when an id is beyond the arrays. Branch-free on
+    /// whether an id is new, which is as likely as not: the id is written to the next slot either way and kept
+    /// only when its entry was zero.
+    #[inline]
+    fn add<T: Copy + Into<u64>>(&mut self, ids: &[T], a: i64) -> bool {
+        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
+        let mut len = self.len;
+        for &id in ids {
+            let id: u64 = id.into();
+            let Some(entry) = acc.get_mut(id as usize) else {
+                self.len = len;
+                return false;
+            };
+            touched[len] = id;
+            len += usize::from(*entry == 0);
+            *entry += a;
+        }
+        self.len = len;
+        true
+    }
+
+    /// [`Counter::add`] for the neighbours whose relationship is not one of `bound`.
+    fn add_unless(&mut self, nbrs: IdSlice, rels: IdSlice, bound: [u64; 2], a: i64) -> bool {
+        match (nbrs, rels) {
+            (IdSlice::Narrow(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
+            (IdSlice::Narrow(n), IdSlice::Wide(r)) => self.add_unless_in(n, r, bound, a),
+            (IdSlice::Wide(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
+            (IdSlice::Wide(n), IdSlice::Wide(r)) => self.add_unless_in(n, r, bound, a),
+        }
+    }
+
+    #[inline]
+    fn add_unless_in<N: Copy + Into<u64>, R: Copy + Into<u64>>(
+        &mut self,
+        nbrs: &[N],
+        rels: &[R],
+        bound: [u64; 2],
+        a: i64,
+    ) -> bool {
+        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
+        let mut len = self.len;
+        for (&id, &rel) in nbrs.iter().zip(rels) {
+            let (id, rel): (u64, u64) = (id.into(), rel.into());
+            if rel == bound[0] || rel == bound[1] {
+                continue;
+            }
+            let Some(entry) = acc.get_mut(id as usize) else {
+                self.len = len;
+                return false;
+            };
+            touched[len] = id;
+            len += usize::from(*entry == 0);
+            *entry += a;
+        }
+        self.len = len;
+        true
+    }
+
+    fn clear(&mut self) {
+        for &id in &self.touched[..self.len] {
+            self.acc[id as usize] = 0;
+        }
+        self.len = 0;
+    }
+
+    fn give_back(self) {
+        if self.acc.len() <= POOLED_COUNTER_MAX {
+            COUNTERS.with(|p| p.borrow_mut().push(self));
+        }
+    }
+}
