@@ -134,8 +134,9 @@ impl<'p> ExpandAggregate<'p> {
                 return Ok(fold);
             }
         }
-        if lends_groups(input) {
-            // The input computed its groups before lending the first: nothing writes while they are read.
+        if lends_groups(input) || !input.writes_anywhere() {
+            // The input computed its groups before lending the first, or writes nothing at all: nothing writes
+            // while its rows are read, so they can be lent one by one instead of copied into batches.
             self.input.for_each_row(ctx, &mut |row, ctx| {
                 step(&mut fold, row, ctx)?;
                 Ok(ControlFlow::Continue(()))

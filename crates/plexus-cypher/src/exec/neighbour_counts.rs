@@ -2,12 +2,14 @@
 //! [`CountShape`]: what the plan can decide once per input row is decided once, costly filters on the
 //! neighbour are remembered per neighbour, and each relationship then costs a few array reads.
 //!
-//! Two paths share the state. [`NeighbourCounts::visit`] handles any relationship and evaluates whatever
-//! expression it needs. Once a row's keys, arguments and filters are known, the common case (integer
-//! counts or sums, the first group of input rows, dense arrays) runs [`NeighbourCounts::run_dense`]: a loop
-//! over a run of neighbour ids that falls back to `visit` only for a neighbour it has not judged yet.
+//! Input rows are counted one by one or in batches. One by one, [`NeighbourCounts::visit`] handles any
+//! relationship and evaluates whatever expression it needs; once a row's keys, arguments and filters are
+//! known, the common case (integer counts or sums, the first group of input rows, dense arrays) runs the
+//! loop of `dense` over a run of neighbour ids, falling back to `visit` only for a neighbour it has not judged
+//! yet. Rows that share everything but their start node and addend are counted as one batch (`batch`): walked
+//! into a dense counter (`counter`) and merged into the cells once per neighbour, or walked straight into
+//! the cells (`direct`). A sort under a LIMIT over the groups takes only those it keeps (`top`).
 
-use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
 use plexus_storage::fxhash::FxHashMap;
@@ -22,11 +24,15 @@ use crate::arith;
 use crate::compare::Equivalent;
 use crate::error::Result;
 use crate::expr::CExpr;
-use crate::plan::fuse::{CountShape, TopKey};
+use crate::plan::fuse::CountShape;
 use crate::plan::{AggFn, AggSpec};
 use crate::value::Value;
 
 mod batch;
+mod counter;
+mod dense;
+mod direct;
+mod top;
 
 /// The hop a fused count walks: from the node in slot `from` along `dir`, writing the relationship and the
 /// neighbour into `rel` and `to`, never reusing the relationships in `distinct_from`.
@@ -39,10 +45,6 @@ pub(crate) struct Hop<'p> {
     pub distinct_from: &'p [usize],
 }
 
-/// Up to this many top groups are kept by insertion into a sorted list as the cells are scanned; more by
-/// selection over all of them.
-const TOP_BY_INSERTION: usize = 64;
-
 /// Cell arrays up to this many cells go back to the pool when a count is done.
 const POOLED_CELLS_MAX: usize = 1 << 16;
 
@@ -50,8 +52,6 @@ const POOLED_CELLS_MAX: usize = 1 << 16;
 type CellArrays = (Vec<(u32, u64)>, Vec<i64>);
 
 thread_local! {
-    /// A reused column of packed sort keys for [`top_pairs`].
-    static PAIRS: std::cell::Cell<Vec<(i64, i64)>> = const { std::cell::Cell::new(Vec::new()) };
     /// Emptied cell arrays (keys, integer values) ready for reuse: a query counting a few hundred groups
     /// would otherwise spend more on growing them than on counting.
     static CELL_POOL: std::cell::RefCell<Vec<CellArrays>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -292,75 +292,6 @@ impl<'p> NeighbourCounts<'p> {
             i += 1;
         }
         Ok(true)
-    }
-
-    /// Whether the current row can go through [`Self::run_dense`].
-    fn dense_ready(&self) -> bool {
-        self.row.ready
-            && self.row.group == 0
-            && self.row.all_ints
-            && self.row.excluded.is_some()
-            && self.row.bound_rels.is_some()
-            && self.shape.rel_filters.is_empty()
-            && self.row.adjacent_ready
-            && match self.adjacent.as_slice() {
-                [] => true,
-                [(_, set)] => matches!(set, NodeMap::Dense { .. }),
-                _ => false,
-            }
-            && matches!(self.cells, Cells::Ints(_))
-            && matches!(self.first_cells, NodeMap::Dense { .. })
-            && (self.shape.memo_filters.is_empty() || matches!(self.memo, NodeMap::Dense { .. }))
-    }
-
-    /// The common case as a plain loop from `from`: returns the index of the first relationship it cannot
-    /// decide (a neighbour not judged yet, or beyond the arrays), or the run's length. The loop is compiled
-    /// once per combination of the checks a row needs, so a row pays only for its own.
-    #[inline(never)]
-    fn run_dense<T: Copy + Into<u64>>(&mut self, nbrs: &[T], rels: IdSlice, from: usize) -> Result<usize> {
-        let (Cells::Ints(ints), NodeMap::Dense { slots: cell_slots, set: cell_set }) =
-            (&mut self.cells, &mut self.first_cells)
-        else {
-            unreachable!("checked by dense_ready")
-        };
-        // At most one neighbour set (checked by `dense_ready`), complete: absent means not adjacent.
-        let adjacency: Option<(&[u32], bool)> = match (self.adjacent.first(), self.shape.adjacent.first()) {
-            (Some((_, NodeMap::Dense { slots, .. })), Some(spec)) => Some((slots, spec.negated)),
-            _ => None,
-        };
-        let memo: Option<&[u32]> = match &self.memo {
-            NodeMap::Dense { slots, .. } if !self.shape.memo_filters.is_empty() => Some(slots),
-            _ => None,
-        };
-        let (Some(bound_rels), Some(excluded)) = (self.row.bound_rels, self.row.excluded) else {
-            unreachable!("checked by dense_ready")
-        };
-        let mut run = DenseRun {
-            nbrs,
-            rels,
-            bound_rels,
-            excluded,
-            adjacency: adjacency.map_or((&[][..], false), |a| a),
-            memo,
-            addends: &self.row.int_addends,
-            by_neighbour: self.shape.neighbour_key.is_some(),
-            cell_slots,
-            cell_set,
-            cell_keys: &mut self.cell_keys,
-            ints,
-        };
-        let distinct = bound_rels[0] != u64::MAX;
-        let one = run.addends.len() == 1;
-        match (distinct, adjacency.is_some(), one) {
-            (false, false, true) => run.fold::<false, false, true>(from),
-            (false, true, true) => run.fold::<false, true, true>(from),
-            (true, false, true) => run.fold::<true, false, true>(from),
-            (true, true, true) => run.fold::<true, true, true>(from),
-            (false, false, false) => run.fold::<false, false, false>(from),
-            (false, true, false) => run.fold::<false, true, false>(from),
-            (true, false, false) => run.fold::<true, false, false>(from),
-            (true, true, false) => run.fold::<true, true, false>(from),
-        }
     }
 
     /// Folds one relationship of the current row; false when the rest of the row's relationships can be
@@ -678,133 +609,6 @@ impl<'p> NeighbourCounts<'p> {
         Ok(())
     }
 
-    /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
-    /// cell order, as the stable sort above breaks them; with more sort keys than it knows, every cell tied
-    /// with the last of those), in cell order; `None` to lend every cell.
-    fn top_cells(&self, ctx: &Ctx) -> Option<Vec<usize>> {
-        let top = self.shape.top.as_ref()?;
-        let Cells::Ints(ints) = &self.cells else { return None };
-        // The sort evaluates its bound before it reads a row, so an invalid one has failed already.
-        let skip = match &top.skip {
-            Some(s) => super::count_value(s, ctx, "SKIP").ok()?,
-            None => 0,
-        };
-        let keep = skip.saturating_add(super::count_value(&top.limit, ctx, "LIMIT").ok()?);
-        let n = self.cell_keys.len();
-        if keep >= n {
-            return None;
-        }
-        let width = self.aggs.len();
-        let key = |c: usize, k: TopKey| match k {
-            TopKey::Aggregate(i) => ints[c * width + i],
-            TopKey::NeighbourId => self.cell_keys[c].1 as i64,
-        };
-        let on_keys = |a: usize, b: usize| {
-            for &(k, desc) in &top.keys {
-                let o = key(a, k).cmp(&key(b, k));
-                let o = if desc { o.reverse() } else { o };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        };
-        if keep == 0 {
-            return Some(Vec::new());
-        }
-        // The first `keep` cells in sort order, ties in cell order, and the last of them.
-        let (mut best, last) = if keep > TOP_BY_INSERTION {
-            let mut cells: Vec<usize> = (0..n).collect();
-            let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
-            cells.truncate(keep);
-            (cells, last)
-        } else if let Some(best) = self.top_by_aggregate(ints, &top.keys, keep) {
-            let last = best[keep - 1];
-            (best, last)
-        } else if let [first, rest @ ..] = top.keys.as_slice() {
-            if rest.len() <= 1 {
-                // Up to two keys packed as a pair of integers that compares in sort order (a descending key
-                // bitwise negated, which reverses the order of every i64): one compare per cell.
-                // Each key is gathered into a column in one pass over the cells, then compared.
-                let best = PAIRS.with(|pairs| {
-                    let mut pairs = pairs.take();
-                    pairs.clear();
-                    pairs.resize(n, (0, 0));
-                    for (column, key) in [Some(first), rest.first()].into_iter().enumerate() {
-                        let Some(&(k, desc)) = key else { continue };
-                        let flip = if desc { -1 } else { 0 };
-                        let mut put = |c: usize, v: i64| {
-                            // `!v` (bitwise) when descending: it reverses the order of every i64.
-                            let v = v ^ flip;
-                            if column == 0 {
-                                pairs[c].0 = v
-                            } else {
-                                pairs[c].1 = v
-                            }
-                        };
-                        match k {
-                            TopKey::Aggregate(i) => (0..n).for_each(|c| put(c, ints[c * width + i])),
-                            TopKey::NeighbourId => (0..n).for_each(|c| put(c, self.cell_keys[c].1 as i64)),
-                        }
-                    }
-                    let best = top_pairs(&pairs, keep);
-                    if pairs.capacity() <= POOLED_CELLS_MAX {
-                        PAIRS.set(pairs);
-                    }
-                    best
-                });
-                let last = best[keep - 1];
-                (best, last)
-            } else {
-                top_by_insertion(n, keep, *first, key, on_keys)
-            }
-        } else {
-            unreachable!("a sort has at least one key")
-        };
-        let cells = if top.exact {
-            best.sort_unstable();
-            best
-        } else {
-            // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
-            (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect()
-        };
-        Some(cells)
-    }
-
-    /// [`top_pairs`] for the common sort on an aggregate, then perhaps the neighbour's id (`ORDER BY count
-    /// DESC, id(n)`), reading both keys straight from the cells; `None` for other sorts.
-    fn top_by_aggregate(&self, ints: &[i64], keys: &[(TopKey, bool)], keep: usize) -> Option<Vec<usize>> {
-        let (i, first_desc, second) = match keys {
-            [(TopKey::Aggregate(i), desc)] => (*i, *desc, None),
-            [(TopKey::Aggregate(i), desc), (TopKey::NeighbourId, second)] => (*i, *desc, Some(*second)),
-            _ => return None,
-        };
-        // A descending key bitwise negated reverses the order of every i64.
-        let (flip0, flip1) = (-i64::from(first_desc), -i64::from(second == Some(true)));
-        let width = self.aggs.len();
-        let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
-        let mut floor = (i64::MAX, i64::MAX);
-        for (c, &(_, nbr)) in self.cell_keys.iter().enumerate() {
-            let a = ints[c * width + i] ^ flip0;
-            // Most cells fail against the worst kept one at the first key.
-            if a > floor.0 {
-                continue;
-            }
-            let key = (a, if second.is_some() { nbr as i64 ^ flip1 } else { 0 });
-            // A later cell tied with the worst kept sorts after it.
-            if best.len() == keep && key >= floor {
-                continue;
-            }
-            let at = best.partition_point(|&(b, _)| b <= key);
-            best.insert(at, (key, c));
-            best.truncate(keep);
-            if best.len() == keep {
-                floor = best[keep - 1].0;
-            }
-        }
-        Some(best.into_iter().map(|(_, c)| c).collect())
-    }
-
     fn zero_row(&self, width: usize) -> Row {
         let mut row = vec![Value::Null; width];
         for spec in self.aggs {
@@ -847,58 +651,6 @@ impl Drop for NeighbourCounts<'_> {
     }
 }
 
-/// The first `keep` (at least one) of `n` cells in sort order, ties in cell order, found in one pass: once
-/// there are `keep`, a cell enters only if it sorts before the worst of them, which most cells fail at the
-/// first key. Returns them and the last of them.
-fn top_by_insertion(
-    n: usize,
-    keep: usize,
-    (first, first_desc): (TopKey, bool),
-    key: impl Fn(usize, TopKey) -> i64,
-    on_keys: impl Fn(usize, usize) -> Ordering,
-) -> (Vec<usize>, usize) {
-    let mut best: Vec<usize> = Vec::with_capacity(keep + 1);
-    let mut floor = i64::MIN;
-    for c in 0..n {
-        if best.len() == keep {
-            let v = key(c, first);
-            let o = if first_desc { floor.cmp(&v) } else { v.cmp(&floor) };
-            // A later cell tied on every key sorts after the kept one.
-            if o == Ordering::Greater || (o == Ordering::Equal && on_keys(c, best[keep - 1]) != Ordering::Less) {
-                continue;
-            }
-        }
-        let at = best.partition_point(|&b| on_keys(b, c) != Ordering::Greater);
-        best.insert(at, c);
-        best.truncate(keep);
-        if best.len() == keep {
-            floor = key(best[keep - 1], first);
-        }
-    }
-    let last = best[keep - 1];
-    (best, last)
-}
-
-/// [`top_by_insertion`] for keys packed into pairs that compare in sort order, one per cell: the first `keep`
-/// (at least one) cells, ties in cell order.
-fn top_pairs(pairs: &[(i64, i64)], keep: usize) -> Vec<usize> {
-    let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
-    let mut floor = (i64::MAX, i64::MAX);
-    for (c, &k) in pairs.iter().enumerate() {
-        // A later cell tied with the worst kept sorts after it.
-        if best.len() == keep && k >= floor {
-            continue;
-        }
-        let at = best.partition_point(|&(b, _)| b <= k);
-        best.insert(at, (k, c));
-        best.truncate(keep);
-        if best.len() == keep {
-            floor = best[keep - 1].0;
-        }
-    }
-    best.into_iter().map(|(_, c)| c).collect()
-}
-
 /// Up to two ids as a pair padded with `u64::MAX` (no node or relationship has that id); `None` for more, or
 /// when one is `None`.
 fn pair(ids: impl Iterator<Item = Option<u64>>) -> Option<[u64; 2]> {
@@ -907,102 +659,6 @@ fn pair(ids: impl Iterator<Item = Option<u64>>) -> Option<[u64; 2]> {
         *out.get_mut(i)? = id?;
     }
     Some(out)
-}
-
-/// What [`NeighbourCounts::run_dense`] reads and writes, borrowed apart so that its loop can be
-/// specialised.
-struct DenseRun<'a, T> {
-    nbrs: &'a [T],
-    rels: IdSlice<'a>,
-    bound_rels: [u64; 2],
-    /// Node ids the neighbour must differ from.
-    excluded: [u64; 2],
-    /// The one neighbour set a filter asks about (complete: absent means not adjacent), and whether the
-    /// filter wants the neighbour absent from it.
-    adjacency: (&'a [u32], bool),
-    /// Remembered verdicts per neighbour, plus one (0: not judged yet).
-    memo: Option<&'a [u32]>,
-    addends: &'a [i64],
-    by_neighbour: bool,
-    cell_slots: &'a mut Vec<u32>,
-    cell_set: &'a mut Vec<u64>,
-    cell_keys: &'a mut Vec<(u32, u64)>,
-    ints: &'a mut Vec<i64>,
-}
-
-impl<T: Copy + Into<u64>> DenseRun<'_, T> {
-    /// The loop of [`NeighbourCounts::run_dense`]; `DISTINCT`: relationships are checked against
-    /// `bound_rels`, `ADJACENT`: the neighbour set is consulted, `ONE`: a single aggregate.
-    #[inline(always)]
-    fn fold<const DISTINCT: bool, const ADJACENT: bool, const ONE: bool>(&mut self, from: usize) -> Result<usize> {
-        let width = self.addends.len();
-        let (set, negated) = self.adjacency;
-        for i in from..self.nbrs.len() {
-            let nbr: u64 = self.nbrs[i].into();
-            if DISTINCT {
-                let rel = self.rels.get(i);
-                if rel == self.bound_rels[0] || rel == self.bound_rels[1] {
-                    continue;
-                }
-            }
-            if nbr == self.excluded[0] || nbr == self.excluded[1] {
-                continue;
-            }
-            // Whether the neighbour passes the adjacency filter; a failing neighbour that already has a cell
-            // adds zero to it rather than branching on a verdict that is often a coin toss.
-            let passes = !ADJACENT || (set.get(nbr as usize).is_some_and(|&v| v != 0) != negated);
-            if let Some(memo) = self.memo {
-                // Stored verdict plus one: 2 passes, 1 fails, 0 not judged yet.
-                match memo.get(nbr as usize) {
-                    Some(2) => {}
-                    Some(1) => continue,
-                    _ => return Ok(i),
-                }
-            }
-            let key = if self.by_neighbour { nbr } else { 0 };
-            let Some(&slot) = self.cell_slots.get(key as usize) else { return Ok(i) };
-            if ONE {
-                // Whether the neighbour has a cell is as unpredictable as whether it passes (a neighbour that
-                // fails never gets one), so neither is branched on: only creating a cell is, which is rare. A
-                // neighbour without a cell that fails adds zero to cell 0 instead.
-                let slot = if (slot == 0) & passes { self.create(key, width) } else { slot };
-                if self.ints.is_empty() {
-                    continue;
-                }
-                let cell = (slot as usize).saturating_sub(1);
-                let a = self.addends[0] & (passes as i64).wrapping_neg();
-                add_int(&mut self.ints[cell], a)?;
-                continue;
-            }
-            let cell = match slot {
-                0 if !passes => continue,
-                0 => self.create(key, width),
-                c => c,
-            } as usize
-                - 1;
-            if passes {
-                for (acc, &a) in self.ints[cell * width..cell * width + width].iter_mut().zip(self.addends) {
-                    add_int(acc, a)?;
-                }
-            }
-        }
-        Ok(self.nbrs.len())
-    }
-
-    /// A new cell of the first group for `key`; returns its slot value (index plus one).
-    #[cold]
-    fn create(&mut self, key: u64, width: usize) -> u32 {
-        let c = self.cell_keys.len() as u32;
-        self.cell_slots[key as usize] = c + 1;
-        self.cell_set.push(key);
-        self.cell_keys.push((0, key));
-        if width == 1 {
-            self.ints.push(0);
-        } else {
-            self.ints.resize(self.ints.len() + width, 0);
-        }
-        c + 1
-    }
 }
 
 /// Adds an integer addend to an integer cell, with Cypher's overflow error.

@@ -1,6 +1,7 @@
 //! ORDER BY, SKIP and LIMIT.
 
 use super::*;
+use smallvec::SmallVec;
 
 /// ORDER BY: a stable sort of every row, or under a LIMIT a bounded one that keeps only the first `skip + limit`.
 pub(super) struct Sort<'p> {
@@ -37,9 +38,10 @@ impl<'p> Sort<'p> {
             }
             std::cmp::Ordering::Equal
         };
-        let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
+        // Up to two sort keys, as nearly always, are kept beside the row without an allocation of their own.
+        let mut keyed: Vec<(SmallVec<[Value; 2]>, Row)> = Vec::new();
         let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
-        let mut key: Vec<Value> = Vec::with_capacity(keys.len());
+        let mut key: SmallVec<[Value; 2]> = SmallVec::new();
         // Bytes held by an unbounded sort under a memory limit (a bounded one holds at most twice its bound).
         let counted = keep.is_none() && ctx.memory_limited();
         let mut held = 0usize;
@@ -59,7 +61,7 @@ impl<'p> Sort<'p> {
                     check_held(ctx, held, "sort")?;
                 }
             }
-            keyed.push((std::mem::replace(&mut key, Vec::with_capacity(keys.len())), std::mem::take(row)));
+            keyed.push((std::mem::take(&mut key), std::mem::take(row)));
             if let Some(k) = keep {
                 if keyed.len() >= k.max(16).saturating_mul(2) {
                     keyed.sort_by(|(a, _), (b, _)| order(a, b));
@@ -100,12 +102,17 @@ impl Operator for Sort<'_> {
 
 /// Evaluates a SKIP/LIMIT count: a non-negative integer that may not depend on the row.
 pub(crate) fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Result<usize> {
-    let empty = vec![Value::Null; ctx.width];
+    // A literal or a parameter, as nearly always, needs no row to be evaluated against.
+    let value = match e {
+        crate::expr::CExpr::Const(v) => v.clone(),
+        crate::expr::CExpr::Param(_) => e.eval(&[], ctx)?,
+        _ => e.eval(&vec![Value::Null; ctx.width], ctx)?,
+    };
     let invalid = |detail: &'static str, got: String| {
         Err(CypherError::syntax(detail, format!("{what} must be a non-negative integer, got {got}"))
             .in_phase(crate::error::Phase::Runtime))
     };
-    match e.eval(&empty, ctx)? {
+    match value {
         Value::Int(i) if i >= 0 => Ok(i as usize),
         Value::Int(i) => invalid("NegativeIntegerArgument", i.to_string()),
         Value::Float(f) => invalid("InvalidArgumentType", f.to_string()),

@@ -478,7 +478,7 @@ impl PlanNode {
     }
 
     /// Whether this operator, one below it or a plan inside one of them writes.
-    fn writes_anywhere(&self) -> bool {
+    pub(crate) fn writes_anywhere(&self) -> bool {
         self.any_below(|n| match n {
             PlanNode::Create { .. }
             | PlanNode::Merge { .. }

@@ -19,19 +19,17 @@ use std::ops::ControlFlow;
 
 use plexus_storage::{IdSlice, NodeId, TypeFilter, TypeId};
 
+use super::counter::Counter;
 use super::{CellRun, CellValues, Cells, NeighbourCounts};
 use crate::error::Result;
 use crate::exec::ctx::Ctx;
 use crate::exec::nodemap::NodeMap;
 use crate::exec::Row;
-use crate::plan::fuse::CellPart;
-use crate::plan::fuse::{Addend, BatchShape};
+use crate::plan::fuse::{Addend, BatchShape, CellPart};
 use crate::value::Value;
 
 /// Graphs with more node ids than this are counted row by row (the counter takes 16 bytes per node id).
 pub(super) const BATCH_NODE_LIMIT: u64 = 1 << 24;
-/// Counters for up to this many node ids go back to the thread's pool; larger ones are freed after use.
-const POOLED_COUNTER_MAX: usize = 1 << 22;
 /// Batches of one row in a row after which a count stops batching.
 const GIVE_UP_AFTER: u32 = 16;
 /// Rows queued before they are walked: a batch of a million groups lent by another count is walked in
@@ -39,16 +37,15 @@ const GIVE_UP_AFTER: u32 = 16;
 const MAX_QUEUED: usize = 4096;
 
 thread_local! {
-    static COUNTERS: RefCell<Vec<Counter>> = const { RefCell::new(Vec::new()) };
     static BUFFERS: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
 }
 
 /// One queued row: its start node, addend and the relationships it must not reuse (padded with `u64::MAX`).
 #[derive(Clone, Copy)]
-struct Start {
-    node: u64,
-    addend: i64,
-    bound: [u64; 2],
+pub(super) struct Start {
+    pub node: u64,
+    pub addend: i64,
+    pub bound: [u64; 2],
 }
 
 /// A batcher's vectors, kept per thread between queries (a query would otherwise regrow them every time).
@@ -288,7 +285,11 @@ impl NeighbourCounts<'_> {
         let result = if starts.is_empty() {
             Ok(())
         } else {
-            match self.walk(&starts, &mut row, filter_of(&types), ctx) {
+            let walked = match self.walk_direct(&starts, filter_of(&types), ctx) {
+                Ok(false) => self.walk(&starts, &mut row, filter_of(&types), ctx),
+                done => done,
+            };
+            match walked {
                 Ok(true) => Ok(()),
                 Ok(false) => self.replay(&starts, &mut row, filter_of(&types), ctx),
                 Err(e) => Err(e),
@@ -308,7 +309,7 @@ impl NeighbourCounts<'_> {
             return Ok(false);
         }
         let g = ctx.g();
-        let mut counter = COUNTERS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        let mut counter = Counter::take();
         counter.reserve(g.node_id_bound() as usize);
         let dir = self.hop.dir;
         // What the counter's entries can reach, bounded by addend times relationships: below i64::MAX,
@@ -329,10 +330,17 @@ impl NeighbourCounts<'_> {
                     Some(r) => r,
                     None => return false,
                 };
-                match (nbrs, rels) {
-                    (IdSlice::Narrow(ids), None) => counter.add(ids, start.addend),
-                    (IdSlice::Wide(ids), None) => counter.add(ids, start.addend),
-                    (nbrs, Some(rels)) => counter.add_unless(nbrs, rels, start.bound, start.addend),
+                // Whether an id is new to the counter is a coin toss while few have been seen, and nearly always
+                // "no" once the relationships walked far outnumber the ids (many likes of few items): each run
+                // takes the loop that suits what the counter shows so far.
+                let seen = counter.len * 8 < counter.added;
+                counter.added += nbrs.len();
+                match (nbrs, rels, seen) {
+                    (IdSlice::Narrow(ids), None, false) => counter.add(ids, start.addend),
+                    (IdSlice::Wide(ids), None, false) => counter.add(ids, start.addend),
+                    (IdSlice::Narrow(ids), None, true) => counter.add_mostly_seen(ids, start.addend),
+                    (IdSlice::Wide(ids), None, true) => counter.add_mostly_seen(ids, start.addend),
+                    (nbrs, Some(rels), _) => counter.add_unless(nbrs, rels, start.bound, start.addend),
                 }
             };
             let flow = if start.bound[0] == u64::MAX {
@@ -381,14 +389,8 @@ impl NeighbourCounts<'_> {
                         _ => None,
                     };
                     if negated.is_none() || set.is_some() {
-                        let (set, negated) = (set.unwrap_or_default(), negated.unwrap_or(false));
-                        for &nbr in &counter.touched[..counter.len] {
-                            let adjacent = set.get(nbr as usize).is_some_and(|&v| v != 0);
-                            if nbr != excluded[0] && nbr != excluded[1] && (set.is_empty() || adjacent != negated) {
-                                self.cell_keys.push((0, nbr));
-                                ints.push(counter.acc[nbr as usize]);
-                            }
-                        }
+                        let adjacency = set.map(|set| (set, negated.unwrap_or(false)));
+                        counter.drain_passing(excluded, adjacency, &mut self.cell_keys, ints);
                         self.unindexed = true;
                         self.adjacent = sets;
                         self.reach += reach;
@@ -452,7 +454,7 @@ impl NeighbourCounts<'_> {
 
     /// Whether cells of the first group, counted by neighbour with one integer aggregate, are where this count's
     /// rows go.
-    fn appends_first_cells(&self) -> bool {
+    pub(super) fn appends_first_cells(&self) -> bool {
         self.row.group == 0
             && self.shape.neighbour_key.is_some()
             && self.aggs.len() == 1
@@ -461,7 +463,7 @@ impl NeighbourCounts<'_> {
 
     /// The batch's filters on the neighbour when they are at most two excluded nodes and one neighbour set:
     /// the excluded ids, and whether the set's filter is negated.
-    fn quick_verdict(&self) -> Option<([u64; 2], Option<bool>)> {
+    pub(super) fn quick_verdict(&self) -> Option<([u64; 2], Option<bool>)> {
         if !self.shape.memo_filters.is_empty() || !self.row.adjacent_ready {
             return None;
         }
@@ -498,95 +500,5 @@ impl NeighbourCounts<'_> {
             self.count_now(row, NodeId(start.node), filter, ctx)?;
         }
         Ok(())
-    }
-}
-
-/// Sums per node id in a dense array, with the ids in the order they were first reached.
-#[derive(Default)]
-struct Counter {
-    acc: Vec<i64>,
-    /// One more slot than `acc`: `add` writes the next slot before it knows whether the id is new.
-    touched: Vec<u64>,
-    len: usize,
-    verdicts: Vec<bool>,
-}
-
-impl Counter {
-    fn reserve(&mut self, bound: usize) {
-        if self.acc.len() < bound {
-            self.acc.resize(bound, 0);
-            self.touched.resize(bound + 1, 0);
-        }
-    }
-
-    /// Adds `a` (positive) to the entry of every id; false when an id is beyond the arrays. Branch-free on
-    /// whether an id is new, which is as likely as not: the id is written to the next slot either way and kept
-    /// only when its entry was zero.
-    #[inline]
-    fn add<T: Copy + Into<u64>>(&mut self, ids: &[T], a: i64) -> bool {
-        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
-        let mut len = self.len;
-        for &id in ids {
-            let id: u64 = id.into();
-            let Some(entry) = acc.get_mut(id as usize) else {
-                self.len = len;
-                return false;
-            };
-            touched[len] = id;
-            len += usize::from(*entry == 0);
-            *entry += a;
-        }
-        self.len = len;
-        true
-    }
-
-    /// [`Counter::add`] for the neighbours whose relationship is not one of `bound`.
-    fn add_unless(&mut self, nbrs: IdSlice, rels: IdSlice, bound: [u64; 2], a: i64) -> bool {
-        match (nbrs, rels) {
-            (IdSlice::Narrow(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
-            (IdSlice::Narrow(n), IdSlice::Wide(r)) => self.add_unless_in(n, r, bound, a),
-            (IdSlice::Wide(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
-            (IdSlice::Wide(n), IdSlice::Wide(r)) => self.add_unless_in(n, r, bound, a),
-        }
-    }
-
-    #[inline]
-    fn add_unless_in<N: Copy + Into<u64>, R: Copy + Into<u64>>(
-        &mut self,
-        nbrs: &[N],
-        rels: &[R],
-        bound: [u64; 2],
-        a: i64,
-    ) -> bool {
-        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
-        let mut len = self.len;
-        for (&id, &rel) in nbrs.iter().zip(rels) {
-            let (id, rel): (u64, u64) = (id.into(), rel.into());
-            if rel == bound[0] || rel == bound[1] {
-                continue;
-            }
-            let Some(entry) = acc.get_mut(id as usize) else {
-                self.len = len;
-                return false;
-            };
-            touched[len] = id;
-            len += usize::from(*entry == 0);
-            *entry += a;
-        }
-        self.len = len;
-        true
-    }
-
-    fn clear(&mut self) {
-        for &id in &self.touched[..self.len] {
-            self.acc[id as usize] = 0;
-        }
-        self.len = 0;
-    }
-
-    fn give_back(self) {
-        if self.acc.len() <= POOLED_COUNTER_MAX {
-            COUNTERS.with(|p| p.borrow_mut().push(self));
-        }
     }
 }

@@ -1,0 +1,170 @@
+//! The dense per-thread counter a batch is walked into ([`super::batch`]): sums per node id, with the ids in
+//! the order they were first reached, emptied by walking only those.
+
+use std::cell::RefCell;
+
+use plexus_storage::IdSlice;
+
+/// Counters for up to this many node ids go back to the thread's pool; larger ones are freed after use.
+const POOLED_COUNTER_MAX: usize = 1 << 22;
+
+thread_local! {
+    static COUNTERS: RefCell<Vec<Counter>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Sums per node id in a dense array, with the ids in the order they were first reached.
+#[derive(Default)]
+pub(super) struct Counter {
+    pub(super) acc: Vec<i64>,
+    /// One more slot than `acc`: `add` writes the next slot before it knows whether the id is new.
+    pub(super) touched: Vec<u64>,
+    pub(super) len: usize,
+    /// Relationships added since the counter was last empty.
+    pub(super) added: usize,
+    pub(super) verdicts: Vec<bool>,
+}
+
+impl Counter {
+    /// A counter from the thread's pool (a query walking a batch inside another's filter gets its own).
+    pub(super) fn take() -> Counter {
+        COUNTERS.with(|p| p.borrow_mut().pop()).unwrap_or_default()
+    }
+
+    pub(super) fn reserve(&mut self, bound: usize) {
+        if self.acc.len() < bound {
+            self.acc.resize(bound, 0);
+            self.touched.resize(bound + 1, 0);
+        }
+    }
+
+    /// Adds `a` (positive) to the entry of every id; false when an id is beyond the arrays. Branch-free on
+    /// whether an id is new, which is as likely as not: the id is written to the next slot either way and kept
+    /// only when its entry was zero.
+    #[inline]
+    pub(super) fn add<T: Copy + Into<u64>>(&mut self, ids: &[T], a: i64) -> bool {
+        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
+        let mut len = self.len;
+        for &id in ids {
+            let id: u64 = id.into();
+            let Some(entry) = acc.get_mut(id as usize) else {
+                self.len = len;
+                return false;
+            };
+            touched[len] = id;
+            len += usize::from(*entry == 0);
+            *entry += a;
+        }
+        self.len = len;
+        true
+    }
+
+    /// [`Counter::add`] branching on whether an id is new, for when nearly none is.
+    #[inline]
+    pub(super) fn add_mostly_seen<T: Copy + Into<u64>>(&mut self, ids: &[T], a: i64) -> bool {
+        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
+        let mut len = self.len;
+        for &id in ids {
+            let id: u64 = id.into();
+            let Some(entry) = acc.get_mut(id as usize) else {
+                self.len = len;
+                return false;
+            };
+            if *entry == 0 {
+                touched[len] = id;
+                len += 1;
+            }
+            *entry += a;
+        }
+        self.len = len;
+        true
+    }
+
+    /// [`Counter::add`] for the neighbours whose relationship is not one of `bound`.
+    pub(super) fn add_unless(&mut self, nbrs: IdSlice, rels: IdSlice, bound: [u64; 2], a: i64) -> bool {
+        match (nbrs, rels) {
+            (IdSlice::Narrow(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
+            (IdSlice::Narrow(n), IdSlice::Wide(r)) => self.add_unless_in(n, r, bound, a),
+            (IdSlice::Wide(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
+            (IdSlice::Wide(n), IdSlice::Wide(r)) => self.add_unless_in(n, r, bound, a),
+        }
+    }
+
+    #[inline]
+    fn add_unless_in<N: Copy + Into<u64>, R: Copy + Into<u64>>(
+        &mut self,
+        nbrs: &[N],
+        rels: &[R],
+        bound: [u64; 2],
+        a: i64,
+    ) -> bool {
+        let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
+        let mut len = self.len;
+        for (&id, &rel) in nbrs.iter().zip(rels) {
+            let (id, rel): (u64, u64) = (id.into(), rel.into());
+            if rel == bound[0] || rel == bound[1] {
+                continue;
+            }
+            let Some(entry) = acc.get_mut(id as usize) else {
+                self.len = len;
+                return false;
+            };
+            touched[len] = id;
+            len += usize::from(*entry == 0);
+            *entry += a;
+        }
+        self.len = len;
+        true
+    }
+
+    /// Appends the entries that pass (not an excluded id; in the neighbour set, or not when `negated`) as new
+    /// cells of the first group, in the order their ids were first reached, and empties the counter.
+    pub(super) fn drain_passing(
+        &mut self,
+        excluded: [u64; 2],
+        adjacency: Option<(&[u32], bool)>,
+        keys: &mut Vec<(u32, u64)>,
+        ints: &mut Vec<i64>,
+    ) {
+        keys.reserve(self.len);
+        ints.reserve(self.len);
+        let acc = &mut self.acc[..];
+        let touched = &self.touched[..self.len];
+        match adjacency {
+            None => {
+                for &nbr in touched {
+                    let sum = std::mem::take(&mut acc[nbr as usize]);
+                    if nbr != excluded[0] && nbr != excluded[1] {
+                        keys.push((0, nbr));
+                        ints.push(sum);
+                    }
+                }
+            }
+            Some((set, negated)) => {
+                for &nbr in touched {
+                    let sum = std::mem::take(&mut acc[nbr as usize]);
+                    let adjacent = set.get(nbr as usize).is_some_and(|&v| v != 0);
+                    if nbr != excluded[0] && nbr != excluded[1] && adjacent != negated {
+                        keys.push((0, nbr));
+                        ints.push(sum);
+                    }
+                }
+            }
+        }
+        self.len = 0;
+        self.added = 0;
+    }
+
+    pub(super) fn clear(&mut self) {
+        for &id in &self.touched[..self.len] {
+            self.acc[id as usize] = 0;
+        }
+        self.len = 0;
+        self.added = 0;
+    }
+
+    pub(super) fn give_back(self) {
+        if self.acc.len() <= POOLED_COUNTER_MAX {
+            COUNTERS.with(|p| p.borrow_mut().push(self));
+        }
+    }
+}
