@@ -120,6 +120,9 @@ pub(crate) struct NeighbourCounts<'p> {
     /// A bound on the magnitude of every integer cell (`i64::MAX`: unknown), so that a batch can add to the
     /// cells without checking each for overflow.
     reach: i64,
+    /// The last batch walked into a counter reached mostly new neighbours (then the next is walked straight
+    /// into the cells, which saves a pass over them; else the counter, which adds a repeat cheaply).
+    mostly_new: bool,
 }
 
 impl<'p> NeighbourCounts<'p> {
@@ -163,6 +166,7 @@ impl<'p> NeighbourCounts<'p> {
             hop,
             batcher: None,
             reach: 0,
+            mostly_new: false,
         };
         if node_bound <= batch::BATCH_NODE_LIMIT {
             counts.batcher = shape.batch.as_ref().map(batch::Batcher::new);

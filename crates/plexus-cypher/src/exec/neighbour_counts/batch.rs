@@ -365,6 +365,7 @@ impl NeighbourCounts<'_> {
                 break;
             }
         }
+        self.mostly_new = counter.len * 2 > counter.added;
         let merged = walked && self.merge(&mut counter, reach, row, ctx);
         counter.clear();
         counter.give_back();

@@ -1,8 +1,8 @@
-//! A batch counted straight into the cells, one relationship at a time, for a count that has cells already:
-//! when most neighbours are new to a batch (a scan over a large graph), a counter would only add a pass over
-//! them (see [`super::batch`]). Only for the filters on the neighbour that cannot fail (nodes it must differ
-//! from, one neighbour set), so the walk can do all it does in place: each addition is checked for overflow
-//! in the order the row-by-row path makes it, and fails where that path fails.
+//! A batch counted straight into the cells, one relationship at a time, for a count that has cells already
+//! and whose last batch reached mostly new neighbours (a scan over a large graph): there a counter would
+//! only add a pass over them (see [`super::batch`]). Only for the filters on the neighbour that cannot fail
+//! (nodes it must differ from, one neighbour set), so the walk can do all it does in place: each addition is
+//! checked for overflow in the order the row-by-row path makes it, and fails where that path fails.
 
 use std::ops::ControlFlow;
 
@@ -18,7 +18,11 @@ impl NeighbourCounts<'_> {
     /// Counts `starts` into the cells of the first group; `Ok(false)`, with nothing done, when the count's
     /// state does not allow it.
     pub(super) fn walk_direct(&mut self, starts: &[Start], filter: TypeFilter, ctx: &Ctx) -> Result<bool> {
-        if self.cell_keys.is_empty() || !self.appends_first_cells() || !matches!(self.cells, Cells::Ints(_)) {
+        if !self.mostly_new
+            || self.cell_keys.is_empty()
+            || !self.appends_first_cells()
+            || !matches!(self.cells, Cells::Ints(_))
+        {
             return Ok(false);
         }
         let Some((excluded, negated)) = self.quick_verdict() else { return Ok(false) };
