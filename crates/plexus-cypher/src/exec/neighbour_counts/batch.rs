@@ -314,7 +314,10 @@ impl NeighbourCounts<'_> {
         let dir = self.hop.dir;
         // What the counter's entries can reach, bounded by addend times relationships: below i64::MAX,
         // nothing in the walk or in one cell's total overflows.
-        let mut reach: i64 = 0;
+        // What an entry can reach is bounded by the largest addend times the relationships walked: the walk
+        // stops (and the batch is counted row by row) before that could pass i64::MAX.
+        let largest = starts.iter().map(|s| s.addend).max().unwrap_or(1);
+        let most = usize::try_from(i64::MAX / largest).unwrap_or(usize::MAX);
         let mut walked = true;
         for (k, start) in starts.iter().enumerate() {
             if k % super::super::BATCH == super::super::BATCH - 1 {
@@ -326,10 +329,9 @@ impl NeighbourCounts<'_> {
                 }
             }
             let mut add = |nbrs: IdSlice, rels: Option<IdSlice>| {
-                reach = match (start.addend.checked_mul(nbrs.len() as i64)).and_then(|n| reach.checked_add(n)) {
-                    Some(r) => r,
-                    None => return false,
-                };
+                if counter.added + nbrs.len() > most {
+                    return false;
+                }
                 // Whether an id is new to the counter is a coin toss while few have been seen, and nearly always
                 // "no" once the relationships walked far outnumber the ids (many likes of few items): each run
                 // takes the loop that suits what the counter shows so far.
@@ -366,6 +368,8 @@ impl NeighbourCounts<'_> {
             }
         }
         self.mostly_new = counter.len * 2 > counter.added;
+        // Below i64::MAX, as the walk made sure.
+        let reach = counter.added as i64 * largest;
         let merged = walked && self.merge(&mut counter, reach, row, ctx);
         counter.clear();
         counter.give_back();
@@ -386,12 +390,24 @@ impl NeighbourCounts<'_> {
                     let sets = std::mem::take(&mut self.adjacent);
                     let Cells::Ints(ints) = &mut self.cells else { unreachable!("checked by walk") };
                     let set = match (negated, sets.first()) {
-                        (Some(_), Some((_, NodeMap::Dense { slots, .. }))) => Some(&slots[..]),
+                        (Some(_), Some((_, NodeMap::Dense { slots, set: members }))) => {
+                            Some((&slots[..], &members[..]))
+                        }
                         _ => None,
                     };
                     if negated.is_none() || set.is_some() {
-                        let adjacency = set.map(|set| (set, negated.unwrap_or(false)));
-                        counter.drain_passing(excluded, adjacency, &mut self.cell_keys, ints);
+                        // Nodes that must not be counted are dropped before the counter is read: the excluded
+                        // ones and, for `NOT (x)-->(neighbour)`, the few neighbours of x.
+                        counter.drop_entries(excluded.iter().copied());
+                        let adjacency = match (set, negated) {
+                            (Some((_, members)), Some(true)) => {
+                                counter.drop_entries(members.iter().copied());
+                                None
+                            }
+                            (Some((slots, _)), Some(false)) => Some(slots),
+                            _ => None,
+                        };
+                        counter.drain_passing(adjacency, &mut self.cell_keys, ints);
                         self.unindexed = true;
                         self.adjacent = sets;
                         self.reach += reach;

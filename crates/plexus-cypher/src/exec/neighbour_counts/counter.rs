@@ -21,6 +21,8 @@ pub(super) struct Counter {
     pub(super) len: usize,
     /// Relationships added since the counter was last empty.
     pub(super) added: usize,
+    /// Scratch for [`Counter::drain_passing`].
+    sums: Vec<i64>,
     pub(super) verdicts: Vec<bool>,
 }
 
@@ -116,40 +118,35 @@ impl Counter {
         true
     }
 
-    /// Appends the entries that pass (not an excluded id; in the neighbour set, or not when `negated`) as new
-    /// cells of the first group, in the order their ids were first reached, and empties the counter.
-    pub(super) fn drain_passing(
-        &mut self,
-        excluded: [u64; 2],
-        adjacency: Option<(&[u32], bool)>,
-        keys: &mut Vec<(u32, u64)>,
-        ints: &mut Vec<i64>,
-    ) {
-        keys.reserve(self.len);
-        ints.reserve(self.len);
-        let acc = &mut self.acc[..];
-        let touched = &self.touched[..self.len];
-        match adjacency {
-            None => {
-                for &nbr in touched {
-                    let sum = std::mem::take(&mut acc[nbr as usize]);
-                    if nbr != excluded[0] && nbr != excluded[1] {
-                        keys.push((0, nbr));
-                        ints.push(sum);
-                    }
-                }
-            }
-            Some((set, negated)) => {
-                for &nbr in touched {
-                    let sum = std::mem::take(&mut acc[nbr as usize]);
-                    let adjacent = set.get(nbr as usize).is_some_and(|&v| v != 0);
-                    if nbr != excluded[0] && nbr != excluded[1] && adjacent != negated {
-                        keys.push((0, nbr));
-                        ints.push(sum);
-                    }
-                }
+    /// Sets the entries of `ids` to zero, which [`Counter::drain_passing`] then skips (a counted entry is
+    /// positive).
+    pub(super) fn drop_entries(&mut self, ids: impl Iterator<Item = u64>) {
+        for id in ids {
+            if let Some(entry) = self.acc.get_mut(id as usize) {
+                *entry = 0;
             }
         }
+    }
+
+    /// Appends the entries left (not dropped; in the neighbour set `adjacent`, if given) as new cells of the
+    /// first group, in the order their ids were first reached, and empties the counter.
+    pub(super) fn drain_passing(&mut self, adjacent: Option<&[u32]>, keys: &mut Vec<(u32, u64)>, ints: &mut Vec<i64>) {
+        // The passing ids are moved to the front of `touched` and their sums to `sums`, then appended whole.
+        if self.sums.len() < self.len {
+            self.sums.resize(self.len, 0);
+        }
+        let (acc, touched, sums) = (&mut self.acc[..], &mut self.touched[..], &mut self.sums[..]);
+        let mut kept = 0;
+        for i in 0..self.len {
+            let nbr = touched[i];
+            let sum = std::mem::take(&mut acc[nbr as usize]);
+            let passes = sum != 0 && adjacent.is_none_or(|set| set.get(nbr as usize).is_some_and(|&v| v != 0));
+            touched[kept] = nbr;
+            sums[kept] = sum;
+            kept += usize::from(passes);
+        }
+        keys.extend(touched[..kept].iter().map(|&nbr| (0, nbr)));
+        ints.extend_from_slice(&sums[..kept]);
         self.len = 0;
         self.added = 0;
     }
