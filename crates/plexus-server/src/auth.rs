@@ -212,11 +212,15 @@ impl Auth {
             if self.is_locked(user) {
                 return Err(AuthError::TooManyAttempts { lock_time: self.lockout.lock_time });
             }
-            PasswordHash::new(&stored.password_hash)
-                .is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
+            let verified = PasswordHash::new(&stored.password_hash)
+                .is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok());
+            // Counted before the slot is given back, so that the guess waiting for it sees this failure.
+            if !verified {
+                self.failed(user);
+            }
+            verified
         };
         if !verified {
-            self.failed(user);
             return Err(AuthError::BadCredentials);
         }
         if self.lockout.max_failed_attempts > 0 {
@@ -525,7 +529,8 @@ mod tests {
             .into_iter()
             .map(|t| usize::from(t.join().unwrap()))
             .sum();
-        assert!(checked <= 3 + HASHING_SLOTS, "{checked} of 24 parallel guesses were checked");
+        // The three failures that lock the user, and at most one guess per other slot hashing meanwhile.
+        assert!(checked < 3 + HASHING_SLOTS, "{checked} of 24 parallel guesses were checked");
         let auth = std::sync::Arc::into_inner(auth).unwrap();
 
         // No lockout when the maximum is 0.
