@@ -492,3 +492,34 @@ fn the_queries_are_fused_and_their_counterparts_are_not() {
     let plan = engine.explain(recommendation).expect("explain");
     assert_eq!(plan.matches("counted per neighbour").count(), 2, "{plan}");
 }
+
+/// A query stopped at any point, including in the middle of walking a batch, leaves nothing behind for the
+/// next query on the same thread (the per-thread counters and cell arrays go back to their pools empty).
+#[test]
+fn a_stopped_count_leaves_nothing_for_the_next_query() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let load = "UNWIND range(1, 3000) AS i CREATE (p:P {i: i})-[:R]->(q:Q {i: i % 7}) \
+                WITH p, q MATCH (x:Q {i: 3}) WHERE x <> q CREATE (p)-[:R]->(x)";
+    engine.execute(&store, load, &Params::new()).expect("load");
+    let q = "MATCH (a:P)-[:R]->(b) WITH b, count(*) AS n MATCH (b)<-[:R]-(c) RETURN id(c) AS c, sum(n) AS s";
+    let unfused = "MATCH (a:P)-[r:R]->(b) WITH a, r, b, 0 AS z WITH b, count(*) AS n, 0 AS z \
+                   MATCH (b)<-[q:R]-(c) WITH n, c, q, 0 AS z RETURN id(c) AS c, sum(n) AS s";
+    let expected = run(&engine, &store, unfused, 0).expect("runs");
+    assert_eq!(run(&engine, &store, q, 0).expect("runs"), expected);
+    let mut stopped = 0;
+    for n in 1..36 {
+        let checks = Arc::new(AtomicUsize::new(0));
+        let seen = checks.clone();
+        let interrupt = plexus_cypher::Interrupt::new(None, None)
+            .with_probe(std::time::Duration::ZERO, move || seen.fetch_add(1, Ordering::Relaxed) + 1 >= n);
+        let interrupt = Arc::new(interrupt);
+        if engine.execute_with(&store, q, &Params::new(), Some(&interrupt)).is_err() {
+            stopped += 1;
+        }
+        assert_eq!(run(&engine, &store, q, 0).expect("runs"), expected, "after a stop at check {n}");
+    }
+    assert!(stopped > 10, "only {stopped} runs were stopped");
+}

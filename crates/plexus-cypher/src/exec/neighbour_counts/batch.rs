@@ -371,7 +371,6 @@ impl NeighbourCounts<'_> {
         // Below i64::MAX, as the walk made sure.
         let reach = counter.added as i64 * largest;
         let merged = walked && self.merge(&mut counter, reach, row, ctx);
-        counter.clear();
         counter.give_back();
         Ok(merged)
     }

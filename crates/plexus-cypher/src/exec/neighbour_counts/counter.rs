@@ -151,7 +151,7 @@ impl Counter {
         self.added = 0;
     }
 
-    pub(super) fn clear(&mut self) {
+    fn clear(&mut self) {
         for &id in &self.touched[..self.len] {
             self.acc[id as usize] = 0;
         }
@@ -159,7 +159,9 @@ impl Counter {
         self.added = 0;
     }
 
-    pub(super) fn give_back(self) {
+    /// Returns the counter, emptied, to the thread's pool (a walk stopped part-way leaves entries behind).
+    pub(super) fn give_back(mut self) {
+        self.clear();
         if self.acc.len() <= POOLED_COUNTER_MAX {
             COUNTERS.with(|p| p.borrow_mut().push(self));
         }
