@@ -343,6 +343,10 @@ fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
     if !matches!(v, Value::Node(_) | Value::Rel(_) | Value::Path(_) | Value::List(_) | Value::Map(_)) {
         return None;
     }
+    // Only values that are or may hold an entity are looked at further: a list of a million maps of scalars
+    // (rows for UNWIND) costs a look at each map's values, not a stack entry for each.
+    let holds =
+        |v: &&Value| matches!(v, Value::Node(_) | Value::Rel(_) | Value::Path(_) | Value::List(_) | Value::Map(_));
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
@@ -356,8 +360,8 @@ fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
                     return Some(format!("a path along relationship {}", r.0));
                 }
             }
-            Value::List(items) => stack.extend(items.iter()),
-            Value::Map(map) => stack.extend(map.values()),
+            Value::List(items) => stack.extend(items.iter().filter(holds)),
+            Value::Map(map) => stack.extend(map.values().filter(holds)),
             _ => {}
         }
     }

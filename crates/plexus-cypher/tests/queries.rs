@@ -1016,3 +1016,29 @@ fn values_nested_too_deep_are_refused_where_they_are_built() {
     assert_eq!(db.run(&chain(9)), vec![vec![int(1)]]);
     assert_eq!(db.run("RETURN [[1, 2], {a: [3]}] AS flat, {m: {n: 1}} AS map").len(), 1);
 }
+
+/// A parameter holding an entity that does not exist is refused wherever in it the entity sits, and a large
+/// list of scalar maps (rows for UNWIND) is accepted.
+#[test]
+fn parameters_holding_deleted_entities_are_refused_at_any_depth() {
+    let db = Db::new();
+    let ResultValue::Int(id) = db.run("CREATE (n:Gone) RETURN id(n)")[0][0] else { panic!("an id") };
+    db.run("MATCH (n:Gone) DELETE n");
+    let gone = Value::Node(plexus_storage::NodeId(id as u64));
+    let row = |v: Value| {
+        let map: plexus_cypher::Map = [("a".into(), Value::Int(1)), ("n".into(), v)].into_iter().collect();
+        Value::map(map)
+    };
+    let rows: Vec<Value> = (0..1000).map(|i| row(Value::Int(i))).collect();
+    let fine = Value::list(rows.clone());
+    let q = "UNWIND $rows AS r RETURN count(r) AS n";
+    assert_eq!(db.run_with(q, &[("rows", fine)]), vec![vec![int(1000)]]);
+    let mut hidden = rows;
+    hidden[517] = row(Value::list(vec![Value::Int(3), Value::list(vec![gone.clone()])]));
+    for bad in [Value::list(hidden), row(gone.clone()), gone] {
+        let params: Params = [("rows".to_string(), bad)].into_iter().collect();
+        let e = db.engine.execute(&db.store, q, &params).expect_err("refused");
+        assert_eq!(e.kind, ErrorKind::EntityNotFound, "{e}");
+        assert!(e.to_string().contains(&format!("node {id}")), "{e}");
+    }
+}
