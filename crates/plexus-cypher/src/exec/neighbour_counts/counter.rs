@@ -42,6 +42,9 @@ impl Counter {
     /// Adds `a` (positive) to the entry of every id; false when an id is beyond the arrays. Branch-free on
     /// whether an id is new, which is as likely as not: the id is written to the next slot either way and kept
     /// only when its entry was zero.
+    ///
+    /// This loop and the two after it are written out on purpose: one loop taking their differences as const
+    /// parameters compiled to code 7.7 % slower on the whole recommendation (callgrind, 200 items, 100 likes).
     #[inline]
     pub(super) fn add<T: Copy + Into<u64>>(&mut self, ids: &[T], a: i64) -> bool {
         let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
