@@ -821,6 +821,20 @@ async fn users_are_managed_in_cypher() {
 
     ok(&query(&t, "DROP USER ann", json!({})).await);
     assert_eq!(query_as(&t, &ann, "RETURN 1 AS one", json!({})).await.status, 401, "a dropped user still works");
+
+    // In an explicit transaction too, as drivers send them.
+    let (id, opened) = open_tx(&t, &json!({"statement": "CREATE USER tx_user SET PASSWORD 'tx-pw'"})).await;
+    assert!(opened["errors"].is_null(), "{opened}");
+    let r = post(
+        &t,
+        &format!("/db/neo4j/query/v2/tx/{id}"),
+        &json!({"statement": "SHOW USERS YIELD user WHERE user = 'tx_user'"}),
+    )
+    .await;
+    assert_eq!(r.json()["data"]["values"], json!([["tx_user"]]), "{}", String::from_utf8_lossy(&r.body));
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}/commit"), &json!({})).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    ok(&query_as(&t, &basic("tx_user", "tx-pw"), "RETURN 1 AS one", json!({})).await);
     let r = query(&t, "DROP USER ann", json!({})).await;
     assert_eq!(r.error_code(), "Neo.ClientError.General.InvalidArguments");
     ok(&query(&t, "DROP USER ann IF EXISTS", json!({})).await);

@@ -251,7 +251,13 @@ fn run_in_open(
     if let Some(statement) = &request.statement {
         let tx = tx_state.live(service, id)?;
         let started = Instant::now();
-        match service.run_in_transaction(tx, caller.role, statement, &request.parameters, interrupt) {
+        // SHOW TRANSACTIONS, user commands and the like answer here as in an auto-commit request and over Bolt.
+        let (role, params, open) = (caller.role, &request.parameters, Some(tx.id()));
+        let outcome = match service.run_administrative(Target::Graph, role, statement, params, "", interrupt, open) {
+            Some(outcome) => outcome.map(|o| Outcome { bookmark: None, ..o }),
+            None => service.run_in_transaction(tx, role, statement, params, interrupt),
+        };
+        match outcome {
             Ok(outcome) => body = result_body(&outcome, format, !request.omit_counters, elapsed_ms(started)),
             Err(e) => {
                 if let Some(tx) = tx_state.tx.take() {
