@@ -49,12 +49,12 @@ impl NeighbourCounts<'_> {
         let (Some(bound_rels), Some(excluded)) = (self.row.bound_rels, self.row.excluded) else {
             unreachable!("checked by dense_ready")
         };
-        let mut run = DenseRun {
+        DenseRun {
             nbrs,
             rels,
             bound_rels,
             excluded,
-            adjacency: adjacency.map_or((&[][..], false), |a| a),
+            adjacency,
             memo,
             addends: &self.row.int_addends,
             by_neighbour: self.shape.neighbour_key.is_some(),
@@ -62,50 +62,59 @@ impl NeighbourCounts<'_> {
             cell_set,
             cell_keys: &mut self.cell_keys,
             ints,
-        };
-        let distinct = bound_rels[0] != u64::MAX;
-        let one = run.addends.len() == 1;
-        match (distinct, adjacency.is_some(), one) {
-            (false, false, true) => run.fold::<false, false, true>(from),
-            (false, true, true) => run.fold::<false, true, true>(from),
-            (true, false, true) => run.fold::<true, false, true>(from),
-            (true, true, true) => run.fold::<true, true, true>(from),
-            (false, false, false) => run.fold::<false, false, false>(from),
-            (false, true, false) => run.fold::<false, true, false>(from),
-            (true, false, false) => run.fold::<true, false, false>(from),
-            (true, true, false) => run.fold::<true, true, false>(from),
         }
+        .fold_from(from)
     }
 }
 
-/// What [`NeighbourCounts::run_dense`] reads and writes, borrowed apart so that its loop can be
-/// specialised.
-struct DenseRun<'a, T> {
-    nbrs: &'a [T],
-    rels: IdSlice<'a>,
-    bound_rels: [u64; 2],
+/// What the loop over a run of neighbour ids reads and writes, borrowed apart so that it can be specialised:
+/// for [`NeighbourCounts::run_dense`] (one input row) and for a batch walked straight into the cells
+/// (`direct`).
+pub(super) struct DenseRun<'a, T> {
+    pub nbrs: &'a [T],
+    pub rels: IdSlice<'a>,
+    /// Relationship ids the relationship must differ from (padded with `u64::MAX`).
+    pub bound_rels: [u64; 2],
     /// Node ids the neighbour must differ from.
-    excluded: [u64; 2],
-    /// The one neighbour set a filter asks about (complete: absent means not adjacent), and whether the
-    /// filter wants the neighbour absent from it.
-    adjacency: (&'a [u32], bool),
+    pub excluded: [u64; 2],
+    /// The one neighbour set a filter asks about, if any (complete: absent means not adjacent), and whether
+    /// the filter wants the neighbour absent from it.
+    pub adjacency: Option<(&'a [u32], bool)>,
     /// Remembered verdicts per neighbour, plus one (0: not judged yet).
-    memo: Option<&'a [u32]>,
-    addends: &'a [i64],
-    by_neighbour: bool,
-    cell_slots: &'a mut Vec<u32>,
-    cell_set: &'a mut Vec<u64>,
-    cell_keys: &'a mut Vec<(u32, u64)>,
-    ints: &'a mut Vec<i64>,
+    pub memo: Option<&'a [u32]>,
+    pub addends: &'a [i64],
+    pub by_neighbour: bool,
+    pub cell_slots: &'a mut Vec<u32>,
+    pub cell_set: &'a mut Vec<u64>,
+    pub cell_keys: &'a mut Vec<(u32, u64)>,
+    pub ints: &'a mut Vec<i64>,
 }
 
 impl<T: Copy + Into<u64>> DenseRun<'_, T> {
-    /// The loop of [`NeighbourCounts::run_dense`]; `DISTINCT`: relationships are checked against
-    /// `bound_rels`, `ADJACENT`: the neighbour set is consulted, `ONE`: a single aggregate.
+    /// Folds the run from `from`: returns the index of the first relationship it cannot decide (a neighbour
+    /// not judged yet, or beyond the arrays), or the run's length. Dispatches to the loop compiled for the
+    /// checks this run needs.
+    pub fn fold_from(&mut self, from: usize) -> Result<usize> {
+        let distinct = self.bound_rels[0] != u64::MAX;
+        let one = self.addends.len() == 1;
+        match (distinct, self.adjacency.is_some(), one) {
+            (false, false, true) => self.fold::<false, false, true>(from),
+            (false, true, true) => self.fold::<false, true, true>(from),
+            (true, false, true) => self.fold::<true, false, true>(from),
+            (true, true, true) => self.fold::<true, true, true>(from),
+            (false, false, false) => self.fold::<false, false, false>(from),
+            (false, true, false) => self.fold::<false, true, false>(from),
+            (true, false, false) => self.fold::<true, false, false>(from),
+            (true, true, false) => self.fold::<true, true, false>(from),
+        }
+    }
+
+    /// The loop of [`Self::fold_from`]; `DISTINCT`: relationships are checked against `bound_rels`,
+    /// `ADJACENT`: the neighbour set is consulted, `ONE`: a single aggregate.
     #[inline(always)]
     fn fold<const DISTINCT: bool, const ADJACENT: bool, const ONE: bool>(&mut self, from: usize) -> Result<usize> {
         let width = self.addends.len();
-        let (set, negated) = self.adjacency;
+        let (set, negated) = self.adjacency.unwrap_or((&[], false));
         for i in from..self.nbrs.len() {
             let nbr: u64 = self.nbrs[i].into();
             if DISTINCT {
