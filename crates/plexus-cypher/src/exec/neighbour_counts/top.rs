@@ -3,18 +3,13 @@
 
 use std::cmp::Ordering;
 
-use super::{Cells, NeighbourCounts, POOLED_CELLS_MAX};
+use super::{Cells, NeighbourCounts};
 use crate::exec::ctx::Ctx;
 use crate::plan::fuse::TopKey;
 
 /// Up to this many top groups are kept by insertion into a sorted list as the cells are scanned; more by
 /// selection over all of them.
 const TOP_BY_INSERTION: usize = 64;
-
-thread_local! {
-/// A reused column of packed sort keys for [`top_pairs`].
-    static PAIRS: std::cell::Cell<Vec<(i64, i64)>> = const { std::cell::Cell::new(Vec::new()) };
-}
 
 impl NeighbourCounts<'_> {
     /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
@@ -57,41 +52,23 @@ impl NeighbourCounts<'_> {
             let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
             cells.truncate(keep);
             (cells, last)
-        } else if let Some(best) = self.top_by_aggregate(ints, &top.keys, keep) {
-            let last = best[keep - 1];
-            (best, last)
         } else if let [first, rest @ ..] = top.keys.as_slice() {
             if rest.len() <= 1 {
-                // Up to two keys packed as a pair of integers that compares in sort order (a descending key
-                // bitwise negated, which reverses the order of every i64): one compare per cell.
-                // Each key is gathered into a column in one pass over the cells, then compared.
-                let best = PAIRS.with(|pairs| {
-                    let mut pairs = pairs.take();
-                    pairs.clear();
-                    pairs.resize(n, (0, 0));
-                    for (column, key) in [Some(first), rest.first()].into_iter().enumerate() {
-                        let Some(&(k, desc)) = key else { continue };
-                        let flip = if desc { -1 } else { 0 };
-                        let mut put = |c: usize, v: i64| {
-                            // `!v` (bitwise) when descending: it reverses the order of every i64.
-                            let v = v ^ flip;
-                            if column == 0 {
-                                pairs[c].0 = v
-                            } else {
-                                pairs[c].1 = v
-                            }
-                        };
-                        match k {
-                            TopKey::Aggregate(i) => (0..n).for_each(|c| put(c, ints[c * width + i])),
-                            TopKey::NeighbourId => (0..n).for_each(|c| put(c, self.cell_keys[c].1 as i64)),
-                        }
+                // A descending key bitwise negated: that reverses the order of every i64.
+                let column = |&(key, desc): &(TopKey, bool)| {
+                    let flip = -i64::from(desc);
+                    Column { key, flip, ints, width, cells: &self.cell_keys }
+                };
+                let (first, second) = (column(first), rest.first().map(column));
+                let best = match (first.key, second.map(|s| s.key)) {
+                    // The usual sort of a count (`ORDER BY n DESC, id(x)`): both keys read without a match per cell.
+                    (TopKey::Aggregate(i), None | Some(TopKey::NeighbourId)) => {
+                        let flip = second.map_or(0, |s| s.flip);
+                        let neighbour = |c: usize| if second.is_some() { self.cell_keys[c].1 as i64 ^ flip } else { 0 };
+                        top_two(n, keep, |c| ints[c * width + i] ^ first.flip, neighbour)
                     }
-                    let best = top_pairs(&pairs, keep);
-                    if pairs.capacity() <= POOLED_CELLS_MAX {
-                        PAIRS.set(pairs);
-                    }
-                    best
-                });
+                    _ => top_two(n, keep, |c| first.get(c), |c| second.map_or(0, |s| s.get(c))),
+                };
                 let last = best[keep - 1];
                 (best, last)
             } else {
@@ -108,47 +85,6 @@ impl NeighbourCounts<'_> {
             (0..n).filter(|&c| on_keys(c, last) != Ordering::Greater).collect()
         };
         Some(cells)
-    }
-
-    /// [`top_pairs`] for the common sort on an aggregate, then perhaps the neighbour's id (`ORDER BY count
-    /// DESC, id(n)`), reading both keys straight from the cells; `None` for other sorts.
-    fn top_by_aggregate(&self, ints: &[i64], keys: &[(TopKey, bool)], keep: usize) -> Option<Vec<usize>> {
-        let (i, first_desc, second) = match keys {
-            [(TopKey::Aggregate(i), desc)] => (*i, *desc, None),
-            [(TopKey::Aggregate(i), desc), (TopKey::NeighbourId, second)] => (*i, *desc, Some(*second)),
-            _ => return None,
-        };
-        // A descending key bitwise negated reverses the order of every i64.
-        let (flip0, flip1) = (-i64::from(first_desc), -i64::from(second == Some(true)));
-        let width = self.aggs.len();
-        let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
-        let mut floor = (i64::MAX, i64::MAX);
-        for (c, &(_, nbr)) in self.cell_keys.iter().enumerate() {
-            let a = ints[c * width + i] ^ flip0;
-            // Most cells fail against the worst kept one at the first key.
-            if a > floor.0 {
-                continue;
-            }
-            let key = (a, if second.is_some() { nbr as i64 ^ flip1 } else { 0 });
-            // A later cell tied with the worst kept sorts after it.
-            if best.len() == keep {
-                if key >= floor {
-                    continue;
-                }
-                best.pop();
-            }
-            // Inserted after every kept cell that sorts before it or ties with it.
-            best.push((key, c));
-            let mut j = best.len() - 1;
-            while j > 0 && best[j - 1].0 > key {
-                best.swap(j - 1, j);
-                j -= 1;
-            }
-            if best.len() == keep {
-                floor = best[keep - 1].0;
-            }
-        }
-        Some(best.into_iter().map(|(_, c)| c).collect())
     }
 }
 
@@ -184,19 +120,54 @@ fn top_by_insertion(
     (best, last)
 }
 
-/// [`top_by_insertion`] for keys packed into pairs that compare in sort order, one per cell: the first `keep`
-/// (at least one) cells, ties in cell order.
-fn top_pairs(pairs: &[(i64, i64)], keep: usize) -> Vec<usize> {
+/// One sort key of the cells, as an integer that compares in sort order.
+#[derive(Clone, Copy)]
+struct Column<'a> {
+    key: TopKey,
+    /// -1 for a descending key (negating it bitwise), else 0.
+    flip: i64,
+    ints: &'a [i64],
+    width: usize,
+    cells: &'a [(u32, u64)],
+}
+
+impl Column<'_> {
+    #[inline]
+    fn get(&self, c: usize) -> i64 {
+        let v = match self.key {
+            TopKey::Aggregate(i) => self.ints[c * self.width + i],
+            TopKey::NeighbourId => self.cells[c].1 as i64,
+        };
+        v ^ self.flip
+    }
+}
+
+/// [`top_by_insertion`] for up to two keys that compare as integers (`second` gives 0 without a second key):
+/// the first `keep` (at least one) of `n` cells, ties in cell order. A cell is compared on its second key only
+/// when its first ties the worst kept one, which few do.
+fn top_two(n: usize, keep: usize, first: impl Fn(usize) -> i64, second: impl Fn(usize) -> i64) -> Vec<usize> {
     let mut best: Vec<((i64, i64), usize)> = Vec::with_capacity(keep + 1);
     let mut floor = (i64::MAX, i64::MAX);
-    for (c, &k) in pairs.iter().enumerate() {
-        // A later cell tied with the worst kept sorts after it.
-        if best.len() == keep && k >= floor {
+    for c in 0..n {
+        let a = first(c);
+        if a > floor.0 {
             continue;
         }
-        let at = best.partition_point(|&(b, _)| b <= k);
-        best.insert(at, (k, c));
-        best.truncate(keep);
+        let key = (a, second(c));
+        // A later cell tied with the worst kept sorts after it.
+        if best.len() == keep {
+            if key >= floor {
+                continue;
+            }
+            best.pop();
+        }
+        // Inserted after every kept cell that sorts before it or ties with it.
+        best.push((key, c));
+        let mut j = best.len() - 1;
+        while j > 0 && best[j - 1].0 > key {
+            best.swap(j - 1, j);
+            j -= 1;
+        }
         if best.len() == keep {
             floor = best[keep - 1].0;
         }
