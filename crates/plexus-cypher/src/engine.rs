@@ -339,14 +339,14 @@ fn explained(plan: &Plan) -> QueryResult {
 /// carry one only from an embedding program (the Python package passes its `Node` objects back); one deleted
 /// since would otherwise read as an empty entity in some places and fail in others.
 fn missing_entity(v: &Value, g: &plexus_storage::GraphState) -> Option<String> {
-    // Most parameters are scalars: no walk, no allocation (this runs for every parameter of every query).
-    if !matches!(v, Value::Node(_) | Value::Rel(_) | Value::Path(_) | Value::List(_) | Value::Map(_)) {
-        return None;
-    }
-    // Only values that are or may hold an entity are looked at further: a list of a million maps of scalars
-    // (rows for UNWIND) costs a look at each map's values, not a stack entry for each.
+    // Only values that are or may hold an entity are looked at: most parameters are scalars (no walk, no
+    // allocation; this runs for every parameter of every query), and a list of a million maps of scalars (rows
+    // for UNWIND) costs a look at each map's values, not a stack entry for each.
     let holds =
         |v: &&Value| matches!(v, Value::Node(_) | Value::Rel(_) | Value::Path(_) | Value::List(_) | Value::Map(_));
+    if !holds(&v) {
+        return None;
+    }
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {

@@ -43,7 +43,7 @@ pub(crate) struct CountShape {
     /// Set when input rows that agree on the slots in its `state` can be counted as one batch.
     pub batch: Option<BatchShape>,
     /// When the input is another fused count's groups and this count reads only their parts: the parts, by
-    /// slot (see [`crate::exec::Operator::lend_cells`]).
+    /// slot (see [`crate::exec::Operator::lend_cell_runs`]).
     pub cells_in: Option<Vec<(usize, CellPart)>>,
 }
 
@@ -237,7 +237,7 @@ fn push_top_groups(node: &mut PlanNode) {
 }
 
 /// Where a slot's value comes from when a fused count's groups are lent as cells
-/// ([`crate::exec::Operator::lend_cells`]).
+/// ([`crate::exec::Operator::lend_cell_runs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CellPart {
     /// The value of outer key `i` (the `i`-th of [`CountShape::outer_keys`]).

@@ -229,7 +229,7 @@ impl NeighbourCounts<'_> {
         Ok(k - from)
     }
 
-    /// When groups lent by another count can be queued with [`Self::queue_start`] (given `parts`, the parts of
+    /// When groups lent by another count can be queued with [`Self::queue_run`] (given `parts`, the parts of
     /// them that the input slots hold): the index of the aggregate the addend comes from, if any. The start
     /// node must be the lent neighbour, the state must come from the lender's outer keys, and no relationship
     /// must be excluded.
@@ -312,20 +312,16 @@ impl NeighbourCounts<'_> {
         let mut counter = Counter::take();
         counter.reserve(g.node_id_bound() as usize);
         let dir = self.hop.dir;
-        // What the counter's entries can reach, bounded by addend times relationships: below i64::MAX,
-        // nothing in the walk or in one cell's total overflows.
         // What an entry can reach is bounded by the largest addend times the relationships walked: the walk
         // stops (and the batch is counted row by row) before that could pass i64::MAX.
         let largest = starts.iter().map(|s| s.addend).max().unwrap_or(1);
         let most = usize::try_from(i64::MAX / largest).unwrap_or(usize::MAX);
         let mut walked = true;
         for (k, start) in starts.iter().enumerate() {
-            if k % super::super::BATCH == super::super::BATCH - 1 {
-                if let Some(interrupt) = &ctx.interrupt {
-                    if let Err(e) = interrupt.check() {
-                        counter.give_back();
-                        return Err(e);
-                    }
+            if k % crate::exec::BATCH == crate::exec::BATCH - 1 {
+                if let Err(e) = ctx.check_interrupt() {
+                    counter.give_back();
+                    return Err(e);
                 }
             }
             let mut add = |nbrs: IdSlice, rels: Option<IdSlice>| {
@@ -450,7 +446,8 @@ impl NeighbourCounts<'_> {
                 let total = if by_neighbour { Some(amount) } else { one_cell.checked_add(amount) };
                 let existing = self.find_cell(nbr).map_or(0, |c| ints[c]);
                 match total.and_then(|t| existing.checked_add(t).map(|_| t)) {
-                    Some(t) => one_cell = t,
+                    Some(t) if !by_neighbour => one_cell = t,
+                    Some(_) => {}
                     None => return false,
                 }
             }
@@ -501,16 +498,14 @@ impl NeighbourCounts<'_> {
             Addend::Count(s) | Addend::Sum(s) => Some(s).filter(varying),
             Addend::One => None,
         };
-        let distinct: Vec<usize> = shape.distinct.iter().copied().filter(varying).collect();
-        let all_distinct = &shape.distinct;
         for start in starts {
             row[from] = Value::Node(NodeId(start.node));
             if let Some(s) = addend_slot {
                 row[s] = Value::Int(start.addend);
             }
-            for (i, &slot) in all_distinct.iter().enumerate() {
-                if distinct.contains(&slot) {
-                    row[slot] = Value::Rel(plexus_storage::RelId(start.bound[i]));
+            for (&slot, &rel) in shape.distinct.iter().zip(&start.bound) {
+                if varying(&slot) {
+                    row[slot] = Value::Rel(plexus_storage::RelId(rel));
                 }
             }
             self.count_now(row, NodeId(start.node), filter, ctx)?;
