@@ -68,78 +68,34 @@ enum Token {
     /// A backquoted name.
     Name(String),
     Param(String),
+    /// Anything else (a comma, a number), as written.
+    Other(String),
 }
 
-/// Splits `text` into tokens; `Err` for an unterminated quote.
+/// Splits `text` into tokens with Cypher's own lexer, so strings, escapes, backquoted names, parameters and
+/// comments read as they do in any other statement.
 fn tokens(text: &str) -> Result<Vec<Token>, String> {
-    let mut out = Vec::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some(&(i, c)) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-        } else if c == '\'' || c == '"' {
-            chars.next();
-            let mut value = String::new();
-            loop {
-                match chars.next() {
-                    None => return Err(format!("a string opened at offset {i} is not closed")),
-                    Some((_, '\\')) => match chars.next() {
-                        Some((_, 'n')) => value.push('\n'),
-                        Some((_, 't')) => value.push('\t'),
-                        Some((_, other)) => value.push(other),
-                        None => return Err(format!("a string opened at offset {i} is not closed")),
-                    },
-                    Some((_, q)) if q == c => break,
-                    Some((_, other)) => value.push(other),
-                }
-            }
-            out.push(Token::Quoted(value));
-        } else if c == '`' {
-            chars.next();
-            out.push(Token::Name(backquoted(&mut chars, i)?));
-        } else if c == '$' {
-            chars.next();
-            let name = match chars.peek() {
-                Some(&(j, '`')) => {
-                    chars.next();
-                    backquoted(&mut chars, j)?
-                }
-                _ => bare(&mut chars),
-            };
-            out.push(Token::Param(name));
+    use plexus::cypher::lexer::{tokenize, Tok};
+    let lexed = tokenize(text).map_err(|e| {
+        if e.message.starts_with("unterminated") {
+            format!("{}: a quote or backquote is not closed", e.message)
         } else {
-            out.push(Token::Bare(bare(&mut chars)));
+            e.message
         }
-    }
-    Ok(out)
-}
-
-fn bare(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> String {
-    let mut word = String::new();
-    while let Some(&(_, c)) = chars.peek() {
-        if c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '$') {
-            break;
-        }
-        word.push(c);
-        chars.next();
-    }
-    word
-}
-
-/// The rest of a backquoted name (a doubled backquote stands for one).
-fn backquoted(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>, at: usize) -> Result<String, String> {
-    let mut name = String::new();
-    loop {
-        match chars.next() {
-            None => return Err(format!("a name opened with ` at offset {at} is not closed")),
-            Some((_, '`')) if chars.peek().is_some_and(|&(_, c)| c == '`') => {
-                chars.next();
-                name.push('`');
-            }
-            Some((_, '`')) => return Ok(name),
-            Some((_, c)) => name.push(c),
-        }
-    }
+    })?;
+    Ok(lexed
+        .into_iter()
+        .filter_map(|t| {
+            Some(match t.tok {
+                Tok::Eof => return None,
+                Tok::Ident { name, quoted: false } => Token::Bare(name),
+                Tok::Ident { name, quoted: true } => Token::Name(name),
+                Tok::Str(value) => Token::Quoted(value),
+                Tok::Param(name) => Token::Param(name),
+                _ => Token::Other(text[t.span.start..t.span.end].to_string()),
+            })
+        })
+        .collect())
 }
 
 /// Reads tokens in order, matching keywords.
@@ -181,7 +137,7 @@ impl Reader {
     fn found(&mut self) -> String {
         match self.peek() {
             None => " at the end of the command".into(),
-            Some(Token::Bare(w)) | Some(Token::Name(w)) => format!(", found '{w}'"),
+            Some(Token::Bare(w)) | Some(Token::Name(w)) | Some(Token::Other(w)) => format!(", found '{w}'"),
             Some(Token::Quoted(_)) => ", found a string".into(),
             Some(Token::Param(p)) => format!(", found ${p}"),
         }
@@ -326,8 +282,7 @@ fn parse_tokens(mut r: Reader) -> Result<UserCommand, String> {
             r.expect("ROLES")?;
         }
         let role = r.name("role")?;
-        let listed = matches!(&role, Word::Text(w) if w.ends_with(','));
-        if listed || matches!(r.peek(), Some(Token::Bare(w)) if w.starts_with(',')) {
+        if matches!(r.peek(), Some(Token::Other(w)) if w == ",") {
             return Err("a Plexus user has one role: grant or revoke one at a time".into());
         }
         r.expect(if grant { "TO" } else { "FROM" })?;
