@@ -211,7 +211,7 @@ mod tests {
     fn small() -> GraphState {
         let mut g = GraphState::new();
         for id in 0..3 {
-            g.apply(&Op::CreateNode { id: NodeId(id), labels: vec![], props: vec![] }).unwrap();
+            g.apply(&Op::CreateNode { id: NodeId(id), labels: Default::default(), props: None }).unwrap();
         }
         for (id, src, dst) in [(0, 0, 1), (1, 1, 2)] {
             let op = Op::CreateRel { id: RelId(id), ty: TypeId(0), src: NodeId(src), dst: NodeId(dst), props: vec![] };

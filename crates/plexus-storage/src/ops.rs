@@ -7,6 +7,7 @@
 use crate::catalog::TokenKind;
 use crate::codec::{put_str, put_u8, put_value, put_varint, DecodeError, DecodeResult, Reader};
 use crate::ids::{LabelId, NodeId, PropKeyId, RelId, TypeId};
+use crate::records::{Labels, PropMap, Props};
 use crate::value::Value;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -17,10 +18,13 @@ pub enum Op {
         id: u32,
         name: String,
     },
+    /// The properties are the map the node gets (sorted by key, one value each, no nulls), shared between the
+    /// operation and every state it is applied to: a node created in a transaction is one map in memory, not a
+    /// list for the log and a copy for the graph.
     CreateNode {
         id: NodeId,
-        labels: Vec<LabelId>,
-        props: Vec<(PropKeyId, Value)>,
+        labels: Labels,
+        props: Props,
     },
     /// Creates `count` nodes with the consecutive ids from `first`, none with labels or properties. Ids come in
     /// runs from a thread's block, so a transaction creating many bare nodes records one operation, not one each.
@@ -137,7 +141,11 @@ impl Op {
                 for l in labels {
                     put_varint(buf, l.0 as u64);
                 }
-                put_props(buf, props);
+                put_varint(buf, props.as_ref().map_or(0, |p| p.len()) as u64);
+                for (k, v) in props.iter().flat_map(|p| p.iter()) {
+                    put_varint(buf, k.0 as u64);
+                    put_value(buf, v);
+                }
             }
             Op::CreateEmptyNodes { first, count } => {
                 put_u8(buf, OP_CREATE_EMPTY_NODES);
@@ -210,11 +218,11 @@ impl Op {
             OP_CREATE_NODE => {
                 let id = NodeId(r.varint()?);
                 let n = r.count(1)?;
-                let mut labels = Vec::with_capacity(n);
+                let mut labels = Labels::with_capacity(n);
                 for _ in 0..n {
                     labels.push(LabelId(r.u32v()?));
                 }
-                Op::CreateNode { id, labels, props: read_props(r)? }
+                Op::CreateNode { id, labels, props: PropMap::shared(read_props(r)?) }
             }
             OP_CREATE_EMPTY_NODES => {
                 let first = r.varint()?;
@@ -293,7 +301,11 @@ mod tests {
     fn commit_round_trips() {
         let ops = vec![
             Op::Token { kind: TokenKind::Label, id: 0, name: "Person".into() },
-            Op::CreateNode { id: NodeId(5), labels: vec![LabelId(0)], props: vec![(PropKeyId(1), Value::from("x"))] },
+            Op::CreateNode {
+                id: NodeId(5),
+                labels: Labels::from_slice(&[LabelId(0)]),
+                props: PropMap::shared(vec![(PropKeyId(1), Value::from("x"))]),
+            },
             Op::CreateEmptyNodes { first: NodeId(64), count: 1000 },
             Op::CreateRel { id: RelId(9), ty: TypeId(0), src: NodeId(5), dst: NodeId(5), props: vec![] },
             Op::SetRelProp { id: RelId(9), key: PropKeyId(0), value: Value::Float(1.5) },

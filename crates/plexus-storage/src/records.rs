@@ -36,6 +36,12 @@ impl PropMap {
         PropMap { entries: SmallVec::from_vec(pairs) }
     }
 
+    /// The map of `pairs` as [`PropMap::from_pairs`] builds it, shared; nothing when no property is left.
+    pub fn shared(pairs: Vec<(PropKeyId, Value)>) -> Props {
+        let map = PropMap::from_pairs(pairs);
+        (!map.is_empty()).then(|| Arc::new(map))
+    }
+
     /// A map of one property (nothing when `value` is null).
     pub fn single(key: PropKeyId, value: Value) -> PropMap {
         let mut entries = SmallVec::new();
@@ -64,6 +70,11 @@ impl PropMap {
 
     pub fn iter(&self) -> impl Iterator<Item = (PropKeyId, &Value)> {
         self.entries.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// The entries, sorted by key.
+    pub fn entries(&self) -> &[(PropKeyId, Value)] {
+        &self.entries
     }
 
     pub fn len(&self) -> usize {

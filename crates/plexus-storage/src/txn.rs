@@ -303,7 +303,7 @@ impl WriteTxn {
             return self.create_empty_node();
         }
         let id = NodeId(self.shared.node_ids.allocate());
-        self.record(Op::CreateNode { id, labels: labels.to_vec(), props })?;
+        self.record(Op::CreateNode { id, labels: labels.into(), props: crate::records::PropMap::shared(props) })?;
         self.created.insert(id.0);
         let keys = self.node_unique_keys(id, None);
         self.writes.extend(keys);

@@ -20,7 +20,7 @@ use plexus_storage::codec::{put_value, Reader};
 use plexus_storage::ops::{decode_commit, encode_commit, Op};
 use plexus_storage::value::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
 use plexus_storage::wal::{encode_header, frame, read_segment};
-use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, RelId, Store, TokenKind, TypeId, Value};
+use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, PropMap, RelId, Store, TokenKind, TypeId, Value};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -81,13 +81,17 @@ fn sample_ops() -> Vec<Vec<Op>> {
             Op::Token { kind: TokenKind::Label, id: 0, name: "Person".into() },
             Op::Token { kind: TokenKind::PropKey, id: 0, name: "name".into() },
             Op::DeclareUniqueKey { label: LabelId(0), key: PropKeyId(0), name: None },
-            Op::CreateNode { id: NodeId(1), labels: vec![LabelId(0)], props: vec![(PropKeyId(0), v[9].clone())] },
+            Op::CreateNode {
+                id: NodeId(1),
+                labels: [LabelId(0)].into_iter().collect(),
+                props: PropMap::shared(vec![(PropKeyId(0), v[9].clone())]),
+            },
         ],
         vec![
             Op::CreateNode {
                 id: NodeId(70),
-                labels: vec![],
-                props: v.iter().cloned().map(|x| (PropKeyId(3), x)).collect(),
+                labels: Default::default(),
+                props: PropMap::shared(v.iter().cloned().enumerate().map(|(i, x)| (PropKeyId(i as u32), x)).collect()),
             },
             Op::CreateRel {
                 id: RelId(5),

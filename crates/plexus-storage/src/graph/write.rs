@@ -237,21 +237,22 @@ impl GraphState {
         Ok(())
     }
 
-    fn create_node(&mut self, id: NodeId, labels: &[LabelId], props: &[(PropKeyId, Value)]) -> Result<()> {
+    fn create_node(&mut self, id: NodeId, labels: &[LabelId], props: &crate::records::Props) -> Result<()> {
         if self.node_exists(id) {
             return Err(StorageError::ConstraintViolation(format!("{id} already exists")));
         }
-        Self::validate_props(props)?;
         let mut label_set: Labels = labels.iter().copied().collect();
         if label_set.len() > 1 {
             label_set.sort_unstable();
             label_set.dedup();
         }
-        let map = if props.is_empty() { PropMap::default() } else { PropMap::from_pairs(props.to_vec()) };
-        for (k, v) in map.iter() {
-            self.check_unique(id, &label_set, k, v)?;
+        let map = props.as_deref().map_or(&[][..], PropMap::entries);
+        Self::validate_props(map)?;
+        for (k, v) in map {
+            self.check_unique(id, &label_set, *k, v)?;
         }
-        for (k, v) in map.iter() {
+        for (k, v) in map {
+            let (k, v) = (*k, v);
             self.index_key(id, &label_set, k, Some(v), true);
             self.update_indexes(id, &label_set, k, v, true);
         }
@@ -265,8 +266,8 @@ impl GraphState {
         if !label_set.is_empty() {
             *leaf.labels_mut(slot) = label_set;
         }
-        if !map.is_empty() {
-            *leaf.props_mut(slot) = Some(Arc::new(map));
+        if props.is_some() {
+            *leaf.props_mut(slot) = props.clone();
         }
         self.node_count += 1;
         Ok(())
