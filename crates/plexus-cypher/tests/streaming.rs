@@ -141,3 +141,46 @@ proptest! {
         }
     }
 }
+
+fn count(engine: &Engine, store: &Store, q: &str) -> Vec<ResultValue> {
+    engine.execute(store, q, &Params::new()).unwrap().rows.remove(0)
+}
+
+#[test]
+fn a_bulk_create_changes_its_rows_as_they_arrive_and_creates_every_one() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let q = "UNWIND $rows AS r CREATE (:P {id: r}) CREATE (:Q {id: r})";
+    let rows = Value::list((0..3000).map(Value::Int).collect());
+    let p: Params = [("rows".to_string(), rows)].into_iter().collect();
+    let plan = engine.execute(&store, &format!("EXPLAIN {q}"), &p).unwrap().plan.unwrap();
+    assert_eq!(plan.matches("rows as they arrive").count(), 2, "{plan}");
+    let r = engine.execute(&store, q, &p).unwrap();
+    assert_eq!(r.stats.nodes_created, 6000);
+    let q = "MATCH (p:P) WITH count(p) AS p, sum(p.id) AS s MATCH (q:Q) RETURN p, s, count(q)";
+    assert_eq!(count(&engine, &store, q), [3000, 2999 * 3000 / 2, 3000].map(ResultValue::Int));
+}
+
+#[test]
+fn creates_whose_rows_or_input_read_the_graph_read_all_their_input_first() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    // Every row counts the nodes after all were created, not the ones created by the batches before it.
+    let q = "UNWIND range(1, 3000) AS i CREATE (:X) WITH i, COUNT { (:X) } AS seen RETURN min(seen), max(seen)";
+    assert_eq!(count(&engine, &store, q), [3000, 3000].map(ResultValue::Int));
+    let plan = engine.execute(&store, &format!("EXPLAIN {q}"), &Params::new()).unwrap().plan.unwrap();
+    assert!(!plan.contains("rows as they arrive"), "{plan}");
+    // A MATCH feeding the CREATE sees the graph as it was before the statement: one new node per old one.
+    engine.execute(&store, "MATCH (x:X) CREATE (:X)", &Params::new()).unwrap();
+    assert_eq!(count(&engine, &store, "MATCH (x:X) RETURN count(x)"), [ResultValue::Int(6000)]);
+}
+
+#[test]
+fn a_bulk_create_that_fails_part_way_leaves_nothing() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    // Fails at the 2000th row, after the first batches were created in the statement's transaction.
+    let err = engine.execute(&store, "UNWIND range(1, 3000) AS i CREATE (:E {v: 10 / (2000 - i)})", &Params::new());
+    assert!(err.is_err());
+    assert_eq!(count(&engine, &store, "MATCH (e:E) RETURN count(e)"), [ResultValue::Int(0)]);
+}

@@ -1,7 +1,9 @@
 //! Updating operators (CREATE, MERGE, SET, REMOVE, DELETE, FOREACH) and procedure calls.
 //!
 //! An update reads all of its input before changing anything (see [`crate::exec`]); MERGE then handles its rows
-//! one at a time, so a later row sees what an earlier one created.
+//! one at a time, so a later row sees what an earlier one created. A CREATE that nothing could tell from an
+//! eager one (`UNWIND $rows AS r CREATE ...`, the bulk write; `crate::plan::planner::stream_creates`) changes
+//! each batch of rows as it arrives instead.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,16 +22,28 @@ pub(crate) struct Update<'p> {
     input: Op<'p>,
     plan: &'p PlanNode,
     output: Option<std::vec::IntoIter<Row>>,
+    /// Whether the input's rows are changed batch by batch as they arrive (a CREATE the planner lets stream).
+    streams: bool,
 }
 
 impl<'p> Update<'p> {
     pub fn new(input: Op<'p>, plan: &'p PlanNode) -> Self {
-        Update { input, plan, output: None }
+        let streams = matches!(plan, PlanNode::Create { streams: true, .. });
+        Update { input, plan, output: None, streams }
     }
 }
 
 impl Operator for Update<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.streams {
+            let PlanNode::Create { nodes, rels, .. } = self.plan else { unreachable!("only a CREATE streams") };
+            let Some(mut batch) = self.input.next(ctx)? else { return Ok(None) };
+            check_update_memory(ctx, 0)?;
+            for row in &mut batch {
+                create(row, nodes, rels, ctx, false)?;
+            }
+            return Ok(Some(batch));
+        }
         if self.output.is_none() {
             let mut rows = Vec::new();
             let mut buffered = 0usize;
@@ -175,7 +189,7 @@ fn eval_props(
     what: &str,
 ) -> Result<Vec<(PropKeyId, plexus_storage::Value)>> {
     let Some(e) = e else { return Ok(Vec::new()) };
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(if let CExpr::Map(entries) = e { entries.len() } else { 0 });
     let mut put = |k: Key, v: Value, ctx: &mut Ctx| -> Result<()> {
         if v.is_null() {
             if merge {
@@ -243,7 +257,8 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
         let props = eval_props(&n.properties, row, ctx, merge, "node")?;
         let computed = computed_labels(&n.dynamic_labels, row, ctx)?;
         let tx = ctx.tx()?;
-        let mut labels: Vec<_> = n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label))).collect();
+        let mut labels: plexus_storage::records::Labels =
+            n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label))).collect();
         for name in &computed {
             let id = tx.label(name);
             if !labels.contains(&id) {

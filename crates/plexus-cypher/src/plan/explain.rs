@@ -79,7 +79,12 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::Sort { keys, .. } => format!("Sort({} key(s))", keys.len()),
         P::Skip { .. } => "Skip".into(),
         P::Limit { .. } => "Limit".into(),
-        P::Create { nodes, rels, .. } => format!("Create({} node(s), {} relationship(s))", nodes.len(), rels.len()),
+        P::Create { nodes, rels, streams, .. } => format!(
+            "Create({} node(s), {} relationship(s){})",
+            nodes.len(),
+            rels.len(),
+            if *streams { ", rows as they arrive" } else { "" }
+        ),
         P::Merge { .. } => "Merge".into(),
         P::Set { items, .. } => format!("SetOrRemove({} item(s))", items.len()),
         P::Delete { detach, .. } => if *detach { "DetachDelete" } else { "Delete" }.into(),

@@ -374,6 +374,9 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         nodes: Vec<CreateNode>,
         rels: Vec<CreateRel>,
+        /// Whether the rows are changed batch by batch as they arrive instead of all read first (see
+        /// [`planner::stream_creates`], which sets it).
+        streams: bool,
     },
     /// MERGE: per row, run `matcher`; if it finds rows apply `on_match` to each, else create and apply
     /// `on_create`.

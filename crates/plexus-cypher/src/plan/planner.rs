@@ -151,6 +151,7 @@ pub(crate) fn plan_query(
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
+    stream_creates(&mut root);
     let writes_per_row = root.writes_per_row();
     let commits_in_parts = root.commits_in_parts();
     Ok(Plan {
@@ -162,6 +163,31 @@ pub(crate) fn plan_query(
         params: p.params.into_iter().collect(),
         commits_in_parts,
     })
+}
+
+/// Lets the CREATEs that make up a whole statement (`UNWIND $rows AS r CREATE ...`, the bulk write) change their
+/// rows batch by batch as the rows arrive, instead of reading all of them first as updates do (see
+/// [`crate::exec`]), when nothing could tell the difference: no row of their input depends on the graph after
+/// the first (the starting row, an UNWIND straight over it, whose list is evaluated once before any change, and
+/// CREATEs, which read nothing of the graph), and nothing reads their rows (the statement returns nothing).
+/// A million-row write then holds one batch of rows at a time rather than a million.
+pub(crate) fn stream_creates(root: &mut PlanNode) {
+    fn blind_to_changes(node: &PlanNode) -> bool {
+        match node {
+            PlanNode::Start => true,
+            PlanNode::Unwind { input, .. } => matches!(**input, PlanNode::Start),
+            PlanNode::Create { input, .. } => blind_to_changes(input),
+            _ => false,
+        }
+    }
+    if !matches!(root, PlanNode::Create { .. }) || !blind_to_changes(root) {
+        return;
+    }
+    let mut node = root;
+    while let PlanNode::Create { input, streams, .. } = node {
+        *streams = true;
+        node = input;
+    }
 }
 
 fn is_update(c: &Clause) -> bool {

@@ -7,7 +7,7 @@ use crate::plan::PropKey;
 impl Planner<'_> {
     pub(super) fn create(&mut self, input: PlanNode, patterns: &[PatternPart], scope: &mut Scope) -> Result<PlanNode> {
         let (nodes, rels, paths) = self.creation(patterns, scope, false)?;
-        let mut plan = PlanNode::Create { input: Box::new(input), nodes, rels };
+        let mut plan = PlanNode::Create { input: Box::new(input), nodes, rels, streams: false };
         if !paths.is_empty() {
             plan = PlanNode::Project { input: Box::new(plan), items: paths };
         }
