@@ -122,7 +122,11 @@ impl Catalog {
             Op::Token { .. } | Op::CreateEmptyNodes { .. } | Op::DeleteNode { .. } | Op::DeleteRel { .. } => Ok(()),
             Op::CreateNode { labels, props, .. } => {
                 labels.iter().try_for_each(|l| known(TokenKind::Label, l.0))?;
-                props.iter().flat_map(|p| p.iter()).try_for_each(|(k, _)| known(TokenKind::PropKey, k.0))
+                // The map is sorted by key: its last key is the largest.
+                match props.as_deref().and_then(|p| p.entries().last()) {
+                    Some((k, _)) => known(TokenKind::PropKey, k.0),
+                    None => Ok(()),
+                }
             }
             Op::SetNodeProp { key, .. } | Op::SetRelProp { key, .. } => known(TokenKind::PropKey, key.0),
             Op::AddLabel { label, .. } | Op::RemoveLabel { label, .. } => known(TokenKind::Label, label.0),
