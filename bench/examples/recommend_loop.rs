@@ -7,7 +7,9 @@
 //!
 //! Arguments: items, likes per person, people, seconds, and `native` to run `plexus::algo::recommend` instead
 //! of the Cypher query. `PLEXUS_QUERY` replaces the query text (its parameter `$id` is the person's node id);
-//! `PLEXUS_PROFILE=1` prints the profiled plan of one run first.
+//! `PLEXUS_PROFILE=1` prints the profiled plan of one run first; `PLEXUS_COUNT=N` runs exactly N
+//! recommendations instead of as many as fit in the seconds, so that instruction counts of two builds (under
+//! callgrind) cover the same people.
 
 use plexus::cypher::Value;
 use plexus::{Database, Params};
@@ -31,7 +33,8 @@ fn main() {
     }
     let started = std::time::Instant::now();
     let mut done = 0usize;
-    while started.elapsed().as_secs_f64() < secs as f64 {
+    let count: Option<usize> = std::env::var("PLEXUS_COUNT").ok().and_then(|c| c.parse().ok());
+    while count.map_or(started.elapsed().as_secs_f64() < secs as f64, |count| done < count) {
         let me = people_ids[done.wrapping_mul(7919) % people_ids.len()];
         if native {
             std::hint::black_box(plexus::algo::recommend(&snapshot, me, likes_type, LIMIT));
