@@ -141,11 +141,7 @@ impl Op {
                 for l in labels {
                     put_varint(buf, l.0 as u64);
                 }
-                put_varint(buf, props.as_ref().map_or(0, |p| p.len()) as u64);
-                for (k, v) in props.iter().flat_map(|p| p.iter()) {
-                    put_varint(buf, k.0 as u64);
-                    put_value(buf, v);
-                }
+                put_props(buf, props.as_deref().map_or(&[][..], PropMap::entries));
             }
             Op::CreateEmptyNodes { first, count } => {
                 put_u8(buf, OP_CREATE_EMPTY_NODES);
