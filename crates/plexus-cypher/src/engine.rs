@@ -436,7 +436,16 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
         // Without a size limit, a result of one batch needs no check of its own: the operators made theirs.
         Some(i) if i.max_result_bytes.is_some() || rows.len() > crate::exec::BATCH => i.clone(),
         _ => {
-            return rows.into_iter().map(|row| row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect()).collect()
+            // Plain loops: the adapters that collect a `Result` cost more than the conversion of a small result.
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let mut values = Vec::with_capacity(row.len());
+                for v in row {
+                    values.push(resolve(v, ctx, &mut nodes)?);
+                }
+                out.push(values);
+            }
+            return Ok(out);
         }
     };
     let mut bytes = 0usize;

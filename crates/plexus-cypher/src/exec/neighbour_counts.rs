@@ -568,7 +568,8 @@ impl<'p> NeighbourCounts<'p> {
         Ok(())
     }
 
-    /// The cells to lend, in cell order: those [`Self::top_cells`] picks, or every one.
+    /// The cells to lend: those [`Self::top_cells`] picks (in sort order when it knows every sort key), or
+    /// every one in cell order.
     fn lent_cells(&self, ctx: &Ctx) -> Box<dyn Iterator<Item = usize>> {
         match self.top_cells(ctx) {
             Some(cells) => Box::new(cells.into_iter()),
@@ -580,7 +581,11 @@ impl<'p> NeighbourCounts<'p> {
     /// nothing else ([`super::Operator::lend_cell_runs`]). Not for a count without keys (its one row of zeros
     /// has no cell).
     pub fn lend_cell_runs(&self, ctx: &Ctx, sink: &mut CellRunSink<'_>) -> Result<()> {
-        let top = self.top_cells(ctx);
+        // In cell order, so that runs of one outer group stay whole.
+        let top = self.top_cells(ctx).map(|mut cells| {
+            cells.sort_unstable();
+            cells
+        });
         let n = top.as_ref().map_or(self.cell_keys.len(), Vec::len);
         let values = match &self.cells {
             Cells::Ints(ints) => CellValues::Ints(ints),

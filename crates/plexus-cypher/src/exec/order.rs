@@ -39,7 +39,10 @@ impl<'p> Sort<'p> {
             std::cmp::Ordering::Equal
         };
         // Up to two sort keys, as nearly always, are kept beside the row without an allocation of their own.
-        let mut keyed: Vec<(SmallVec<[Value; 2]>, Row)> = Vec::new();
+        // Under a bound, sized once for what it holds between cuts (growing from empty reallocated three times
+        // for a LIMIT 10).
+        let mut keyed: Vec<(SmallVec<[Value; 2]>, Row)> =
+            Vec::with_capacity(keep.map_or(0, |k| k.max(16).saturating_mul(2).min(BATCH)));
         let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
         let mut key: SmallVec<[Value; 2]> = SmallVec::new();
         // Bytes held by an unbounded sort under a memory limit (a bounded one holds at most twice its bound).
@@ -93,6 +96,11 @@ impl Operator for Sort<'_> {
                 None => None,
             };
             let rows = self.sorted(ctx, keep)?;
+            if rows.len() <= BATCH {
+                // One batch, as a bounded sort nearly always returns: handed over whole.
+                self.output = Some(Vec::new().into_iter());
+                return Ok(if rows.is_empty() { None } else { Some(rows) });
+            }
             self.output = Some(rows.into_iter());
         }
         let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();

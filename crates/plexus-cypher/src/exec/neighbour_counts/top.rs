@@ -13,8 +13,9 @@ const TOP_BY_INSERTION: usize = 64;
 
 impl NeighbourCounts<'_> {
     /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
-    /// cell order, as the stable sort above breaks them; with more sort keys than it knows, every cell tied
-    /// with the last of those), in cell order; `None` to lend every cell.
+    /// cell order, as the stable sort above breaks them), in that order: the sort above then finds its input
+    /// sorted. With more sort keys than it knows, every cell tied with the last of those, in cell order. `None`
+    /// to lend every cell.
     pub(super) fn top_cells(&self, ctx: &Ctx) -> Option<Vec<usize>> {
         let top = self.shape.top.as_ref()?;
         let Cells::Ints(ints) = &self.cells else { return None };
@@ -47,10 +48,11 @@ impl NeighbourCounts<'_> {
             return Some(Vec::new());
         }
         // The first `keep` cells in sort order, ties in cell order, and the last of them.
-        let (mut best, last) = if keep > TOP_BY_INSERTION {
+        let (best, last) = if keep > TOP_BY_INSERTION {
             let mut cells: Vec<usize> = (0..n).collect();
             let (_, &mut last, _) = cells.select_nth_unstable_by(keep - 1, |&a, &b| on_keys(a, b).then(a.cmp(&b)));
             cells.truncate(keep);
+            cells.sort_unstable_by(|&a, &b| on_keys(a, b).then(a.cmp(&b)));
             (cells, last)
         } else if let [first, rest @ ..] = top.keys.as_slice() {
             if rest.len() <= 1 {
@@ -78,7 +80,6 @@ impl NeighbourCounts<'_> {
             unreachable!("a sort has at least one key")
         };
         let cells = if top.exact {
-            best.sort_unstable();
             best
         } else {
             // Every group that sorts before the keep-th on the keys known here, and every one tied with it.
