@@ -441,7 +441,13 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
             for row in rows {
                 let mut values = Vec::with_capacity(row.len());
                 for v in row {
-                    values.push(resolve(v, ctx, &mut nodes)?);
+                    values.push(match v {
+                        // Scalars, as most results hold, without the graph lookups' call.
+                        Value::Int(i) => ResultValue::Int(i),
+                        Value::Null => ResultValue::Null,
+                        Value::String(s) => ResultValue::String(s),
+                        v => resolve(v, ctx, &mut nodes)?,
+                    });
                 }
                 out.push(values);
             }

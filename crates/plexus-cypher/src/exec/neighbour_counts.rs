@@ -224,7 +224,8 @@ impl<'p> NeighbourCounts<'p> {
             };
             if *of != Some(node) {
                 set.clear();
-                let ids: Vec<TypeId> = spec.types.iter().filter_map(|t| ctx.type_token(t)).collect();
+                let ids: smallvec::SmallVec<[TypeId; 2]> =
+                    spec.types.iter().filter_map(|t| ctx.type_token(t)).collect();
                 if spec.types.is_empty() || !ids.is_empty() {
                     let filter = if spec.types.is_empty() { TypeFilter::All } else { TypeFilter::Only(&ids) };
                     let _ = ctx.g().visit_neighbour_slices::<()>(node, spec.dir, filter, |nbrs| {

@@ -39,10 +39,10 @@ impl<'p> Sort<'p> {
             std::cmp::Ordering::Equal
         };
         // Up to two sort keys, as nearly always, are kept beside the row without an allocation of their own.
-        // Under a bound, sized once for what it holds between cuts (growing from empty reallocated three times
-        // for a LIMIT 10).
+        // Under a bound, sized for the rows it keeps (growing from empty reallocated three times for a LIMIT 10);
+        // a longer input grows it as usual up to the next cut.
         let mut keyed: Vec<(SmallVec<[Value; 2]>, Row)> =
-            Vec::with_capacity(keep.map_or(0, |k| k.max(16).saturating_mul(2).min(BATCH)));
+            Vec::with_capacity(keep.map_or(0, |k| k.saturating_add(1).min(BATCH)));
         let mut full = false; // `keyed` holds `keep` rows, sorted, from the last cut
         let mut key: SmallVec<[Value; 2]> = SmallVec::new();
         // Bytes held by an unbounded sort under a memory limit (a bounded one holds at most twice its bound).

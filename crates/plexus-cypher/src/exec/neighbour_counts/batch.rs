@@ -63,7 +63,7 @@ pub(super) struct Batcher<'p> {
     /// The open batch's row filters failed: its rows count nothing.
     dead: bool,
     buffers: Buffers,
-    types: Option<Vec<TypeId>>,
+    types: Option<TypeIds>,
     /// How many batches in a row held a single row: rows that never share a state are counted one by one
     /// after [`GIVE_UP_AFTER`] of them.
     lone_batches: u32,
@@ -132,14 +132,17 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn types_of(filter: TypeFilter) -> Option<Vec<TypeId>> {
+/// The relationship types a batch walks: one or two nearly always, kept without an allocation.
+type TypeIds = smallvec::SmallVec<[TypeId; 2]>;
+
+fn types_of(filter: TypeFilter) -> Option<TypeIds> {
     match filter {
         TypeFilter::All => None,
-        TypeFilter::Only(ids) => Some(ids.to_vec()),
+        TypeFilter::Only(ids) => Some(TypeIds::from_slice(ids)),
     }
 }
 
-fn same_types(kept: &Option<Vec<TypeId>>, filter: TypeFilter) -> bool {
+fn same_types(kept: &Option<TypeIds>, filter: TypeFilter) -> bool {
     match (kept, filter) {
         (None, TypeFilter::All) => true,
         (Some(kept), TypeFilter::Only(ids)) => kept.as_slice() == ids,
@@ -147,7 +150,7 @@ fn same_types(kept: &Option<Vec<TypeId>>, filter: TypeFilter) -> bool {
     }
 }
 
-fn filter_of(types: &Option<Vec<TypeId>>) -> TypeFilter<'_> {
+fn filter_of(types: &Option<TypeIds>) -> TypeFilter<'_> {
     match types {
         None => TypeFilter::All,
         Some(ids) => TypeFilter::Only(ids),
