@@ -436,20 +436,9 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
         // Without a size limit, a result of one batch needs no check of its own: the operators made theirs.
         Some(i) if i.max_result_bytes.is_some() || rows.len() > crate::exec::BATCH => i.clone(),
         _ => {
-            // Plain loops: the adapters that collect a `Result` cost more than the conversion of a small result.
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
-                let mut values = Vec::with_capacity(row.len());
-                for v in row {
-                    values.push(match v {
-                        // Scalars, as most results hold, without the graph lookups' call.
-                        Value::Int(i) => ResultValue::Int(i),
-                        Value::Null => ResultValue::Null,
-                        Value::String(s) => ResultValue::String(s),
-                        v => resolve(v, ctx, &mut nodes)?,
-                    });
-                }
-                out.push(values);
+                out.push(resolve_row(row, ctx, &mut nodes)?);
             }
             return Ok(out);
         }
@@ -460,7 +449,7 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
         if i % crate::exec::BATCH == 0 {
             interrupt.check()?;
         }
-        let row: Vec<ResultValue> = row.into_iter().map(|v| resolve(v, ctx, &mut nodes)).collect::<Result<_>>()?;
+        let row = resolve_row(row, ctx, &mut nodes)?;
         bytes += row.iter().map(ResultValue::approx_size).sum::<usize>();
         interrupt.check_result_size(bytes)?;
         out.push(row);
@@ -543,6 +532,25 @@ fn plain(v: Value) -> ResultValue {
         Value::Point(p) => ResultValue::Point(*p),
         Value::Node(_) | Value::Rel(_) | Value::Path(_) => ResultValue::Null,
     }
+}
+
+/// A row's values as result values, in a plain loop (the adapters that collect a `Result` cost more than the
+/// conversion of a small result), scalars without the call that resolves entities.
+fn resolve_row(
+    row: Row,
+    ctx: &Ctx,
+    nodes: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>,
+) -> Result<Vec<ResultValue>> {
+    let mut values = Vec::with_capacity(row.len());
+    for v in row {
+        values.push(match v {
+            Value::Int(i) => ResultValue::Int(i),
+            Value::Null => ResultValue::Null,
+            Value::String(s) => ResultValue::String(s),
+            v => resolve(v, ctx, nodes)?,
+        });
+    }
+    Ok(values)
 }
 
 fn resolve(v: Value, ctx: &Ctx, nodes: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>) -> Result<ResultValue> {

@@ -22,21 +22,18 @@ pub(crate) struct Update<'p> {
     input: Op<'p>,
     plan: &'p PlanNode,
     output: Option<std::vec::IntoIter<Row>>,
-    /// Whether the input's rows are changed batch by batch as they arrive (a CREATE the planner lets stream).
-    streams: bool,
 }
 
 impl<'p> Update<'p> {
     pub fn new(input: Op<'p>, plan: &'p PlanNode) -> Self {
-        let streams = matches!(plan, PlanNode::Create { streams: true, .. });
-        Update { input, plan, output: None, streams }
+        Update { input, plan, output: None }
     }
 }
 
 impl Operator for Update<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        if self.streams {
-            let PlanNode::Create { nodes, rels, .. } = self.plan else { unreachable!("only a CREATE streams") };
+        // A CREATE the planner lets stream changes each batch of rows as it arrives.
+        if let PlanNode::Create { nodes, rels, streams: true, .. } = self.plan {
             let Some(mut batch) = self.input.next(ctx)? else { return Ok(None) };
             check_update_memory(ctx, 0)?;
             for row in &mut batch {

@@ -248,11 +248,10 @@ impl GraphState {
         }
         let map = props.as_deref().map_or(&[][..], PropMap::entries);
         Self::validate_props(map)?;
-        for (k, v) in map {
-            self.check_unique(id, &label_set, *k, v)?;
+        for &(k, ref v) in map {
+            self.check_unique(id, &label_set, k, v)?;
         }
-        for (k, v) in map {
-            let (k, v) = (*k, v);
+        for &(k, ref v) in map {
             self.index_key(id, &label_set, k, Some(v), true);
             self.update_indexes(id, &label_set, k, v, true);
         }

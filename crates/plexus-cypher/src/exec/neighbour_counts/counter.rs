@@ -44,7 +44,9 @@ impl Counter {
     /// only when its entry was zero.
     ///
     /// This loop and the two after it are written out on purpose: one loop taking their differences as const
-    /// parameters compiled to code 7.7 % slower on the whole recommendation (callgrind, 200 items, 100 likes).
+    /// parameters compiled to code 7.7 % slower on the whole recommendation (callgrind, 200 items, 100 likes),
+    /// and `add` and `add_unless_in` sharing their step as an inlined function 3.8 % slower, as did one loop
+    /// over an iterator that skips the bound relationships (0.9 % on 200 items, 10 likes).
     #[inline]
     pub(super) fn add<T: Copy + Into<u64>>(&mut self, ids: &[T], a: i64) -> bool {
         let (acc, touched) = (&mut self.acc[..], &mut self.touched[..]);
