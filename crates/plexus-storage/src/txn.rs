@@ -122,6 +122,16 @@ pub struct WriteTxn {
     pub(crate) token_counts: [usize; 3],
     pub(crate) schema_change: bool,
     pub(crate) registered: bool,
+    /// Names the history `ops` records: new for every transaction and after every rollback to a savepoint, so a
+    /// reader of [`WriteTxn::change_log`] knows whether the operations it has seen are still a prefix of it.
+    generation: u64,
+}
+
+/// Source of [`WriteTxn`] generations.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Applies operations recorded as pending: they were checked when recorded, as `GraphState::apply` checks them.
@@ -170,7 +180,17 @@ impl WriteTxn {
             token_counts: [0; 3],
             schema_change: false,
             registered: true,
+            generation: next_generation(),
         }
+    }
+
+    /// The operations this transaction has recorded so far, in order, with the generation of that history. While
+    /// the generation stays the same, the operations seen before are still the first ones and later calls only
+    /// append (the count of a trailing [`Op::CreateEmptyNodes`] may grow; such nodes have neither labels nor
+    /// properties). A rollback to a savepoint starts a new generation. For a query engine that keeps a structure
+    /// of its own over the transaction's state up to date with the writes of a statement.
+    pub fn change_log(&self) -> (u64, &[Op]) {
+        (self.generation, &self.ops)
     }
 
     /// Takes over the state a read built while operations were pending (and applies operations at once from then
@@ -649,6 +669,7 @@ impl WriteTxn {
         self.writes.truncate(mark.writes);
         self.created = mark.created;
         self.schema_change = mark.schema;
+        self.generation = next_generation();
     }
 
     /// Commits: validates against transactions committed since this one began, logs, and publishes. Returns

@@ -39,6 +39,8 @@ pub(crate) struct Ctx<'a> {
     /// Whether the statement runs in a transaction of its own, which it may commit part-way through
     /// (`CALL { } IN TRANSACTIONS`); not in an explicit transaction.
     pub may_commit_parts: bool,
+    /// Tables standing in for missing indexes when the statement looks the same label and key up many times.
+    key_scans: super::key_scans::KeyScans,
 }
 
 /// What each operator of a profiled statement produced, keyed by its plan node.
@@ -105,6 +107,7 @@ impl<'a> Ctx<'a> {
             profile: None,
             writes_per_row: false,
             may_commit_parts: false,
+            key_scans: Default::default(),
         }
     }
 
@@ -120,6 +123,7 @@ impl<'a> Ctx<'a> {
             profile: None,
             writes_per_row: true,
             may_commit_parts: false,
+            key_scans: Default::default(),
         }
     }
 
@@ -172,7 +176,23 @@ impl<'a> Ctx<'a> {
             profile: self.profile.clone(),
             writes_per_row: false,
             may_commit_parts: false,
+            key_scans: Default::default(),
         }
+    }
+
+    /// Nodes labelled `label` that may have `value` under `key`, from a table the statement keeps over them, or
+    /// `None` when the caller should scan the label (see [`super::key_scans`]).
+    pub fn key_candidates(
+        &mut self,
+        label: LabelId,
+        key: PropKeyId,
+        value: &plexus_storage::Value,
+    ) -> Option<super::key_scans::Candidates> {
+        let (state, log): (&GraphState, _) = match &self.graph {
+            Graph::Read { state, .. } => (state, None),
+            Graph::Write(tx) => (tx, Some(tx.change_log())),
+        };
+        self.key_scans.candidates(state, log, label, key, value)
     }
 
     /// The statement's instant (the same for every call within one statement).

@@ -104,6 +104,22 @@ impl RowExpander for KeyLookup<'_> {
             }
             Access::Scan(scan) => {
                 let key = ctx.prop_token(self.key);
+                // Between rows (not part-way through one row's scan), the statement may have a table instead.
+                if scan.candidates.as_ref().is_none_or(|(_, pos)| *pos == 0) {
+                    if let (Some(l), Some(k), Ok(stored)) = (ctx.label_token(self.label), key, wanted.to_lookup()) {
+                        if let Some(nodes) = ctx.key_candidates(l, k, &stored) {
+                            let g = ctx.g();
+                            let equal = |n: NodeId| {
+                                g.node_has_label(n, l)
+                                    && g.node_prop(n, k)
+                                        .is_some_and(|v| compare::equals(&Value::from_stored(v), &wanted) == Some(true))
+                            };
+                            let found: super::key_scans::Candidates = nodes.into_iter().filter(|&n| equal(n)).collect();
+                            push(row, self.slot, found, out);
+                            return Ok(false);
+                        }
+                    }
+                }
                 let mut found = Vec::new();
                 let more = scan.expand(row, ctx, &mut found)?;
                 for r in found {

@@ -9,6 +9,7 @@ mod apply;
 pub(crate) mod ctx;
 pub(crate) mod expand;
 pub(crate) mod expand_aggregate;
+mod key_scans;
 pub(crate) mod load_csv;
 pub(crate) mod lookup;
 pub(crate) mod neighbour_counts;

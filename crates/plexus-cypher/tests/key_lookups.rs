@@ -1,0 +1,148 @@
+//! Lookups by label and property value without an index (`MATCH (n:P {id: r.a})`, `MERGE (:P {id: r.a})`):
+//! after a few scans a statement answers them from a table of its own, kept up to date with its writes. Every
+//! statement here runs twice, on a graph with property indexes on the looked-up keys and on one without, and the
+//! two graphs must end the same.
+
+use plexus_cypher::{Engine, Params, ResultValue, Value};
+use plexus_storage::Store;
+use proptest::prelude::*;
+
+/// Statements over `$rows` of `{a, b}` maps; every one looks nodes up by `id`, and most change what a later row
+/// finds: keys set to other values or types, labels moved, nodes deleted or created.
+const STATEMENTS: &[&str] = &[
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) ON CREATE SET n.created = r.b ON MATCH SET n.hits = coalesce(n.hits, 0) + 1",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) SET n.id = r.b",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) REMOVE n:P SET n:Q",
+    "UNWIND $rows AS r MATCH (n:Q {id: r.a}) SET n:P",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) DETACH DELETE n",
+    "UNWIND $rows AS r CREATE (:P {id: r.a, created: r.b})",
+    "UNWIND $rows AS r MERGE (n:P {id: toFloat(r.a)}) ON CREATE SET n.float = true",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) SET n.id = toString(r.b)",
+    "UNWIND $rows AS r MERGE (n:P {id: toString(r.a)}) ON CREATE SET n.text = true",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) REMOVE n.id",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) ON CREATE SET n.id = r.b",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) ON MATCH SET n.id = r.b",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) ON MATCH SET n:Q REMOVE n:P",
+    "UNWIND $rows AS r MERGE (n:Q {id: r.a}) ON MATCH SET n:P ON CREATE SET n.q = true",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) ON MATCH SET n.id = toFloat(r.b) + 0.5",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) ON MATCH SET n.id = null",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) WITH n, r WHERE r.b < 0 DETACH DELETE n",
+    // Row by row: a node gains or loses the label between two lookups of one clause.
+    "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:Q {id: r.b}) ON MATCH SET q:P MERGE (p:P {id: r.a}))",
+    "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:P {id: r.b}) ON MATCH SET q:Q REMOVE q:P MERGE (p:Q {id: r.a}))",
+    "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:P {id: r.b}) ON MATCH SET q.id = r.a + 1 MERGE (p:P {id: r.a}))",
+    "UNWIND $rows AS r MERGE (n:P {id: r.a}) MERGE (m:P {id: r.b}) MERGE (n)-[:T]->(m)",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) SET n.id = [r.b, r.a]",
+    "UNWIND $rows AS r MERGE (n:P {id: [r.a, r.b]})",
+    "UNWIND $rows AS r MATCH (n:P {id: r.a}) SET n.id = date({year: 2000, month: 1, day: 1 + abs(r.b) % 28})",
+    "UNWIND $rows AS r MERGE (n:P {id: date({year: 2000, month: 1, day: 1 + abs(r.a) % 28})}) ON CREATE SET n.day = true",
+];
+
+fn rows(pairs: &[(i64, i64)]) -> Params {
+    let list = pairs
+        .iter()
+        .map(|&(a, b)| {
+            let mut m = plexus_cypher::Map::new();
+            m.insert("a".into(), Value::Int(a));
+            m.insert("b".into(), Value::Int(b));
+            Value::map(m)
+        })
+        .collect();
+    [("rows".to_string(), Value::list(list))].into_iter().collect()
+}
+
+/// Every node with its labels and properties, and every relationship by its ends' `created` and `id`, sorted.
+fn dump(engine: &Engine, store: &Store) -> Vec<String> {
+    let q = "MATCH (n) OPTIONAL MATCH (n)-[t]->(m) \
+             RETURN labels(n) AS l, properties(n) AS p, properties(m) AS mp, type(t) AS t";
+    let mut out: Vec<String> =
+        engine.execute(store, q, &Params::new()).unwrap().rows.into_iter().map(|row| format!("{row:?}")).collect();
+    out.sort();
+    out
+}
+
+fn run(indexed: bool, script: &[(usize, Vec<(i64, i64)>)]) -> (Vec<String>, Vec<String>) {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    if indexed {
+        engine.execute(&store, "CREATE INDEX FOR (n:P) ON (n.id)", &Params::new()).unwrap();
+        engine.execute(&store, "CREATE INDEX FOR (n:Q) ON (n.id)", &Params::new()).unwrap();
+    }
+    let mut outcomes = Vec::new();
+    for (statement, pairs) in script {
+        let outcome = engine.execute(&store, STATEMENTS[*statement], &rows(pairs));
+        outcomes.push(match outcome {
+            Ok(r) => format!("{:?}", r.stats),
+            Err(e) => e.message,
+        });
+    }
+    (dump(&engine, &store), outcomes)
+}
+
+fn script() -> impl Strategy<Value = Vec<(usize, Vec<(i64, i64)>)>> {
+    let pairs = proptest::collection::vec((-12i64..12, -12i64..12), 0..40);
+    proptest::collection::vec((0..STATEMENTS.len(), pairs), 1..8)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn lookups_without_an_index_change_the_graph_as_lookups_through_one(script in script()) {
+        let (indexed, indexed_outcomes) = run(true, &script);
+        let (scanned, scanned_outcomes) = run(false, &script);
+        prop_assert_eq!(indexed_outcomes, scanned_outcomes);
+        prop_assert_eq!(indexed, scanned);
+    }
+}
+
+#[test]
+fn many_merges_without_an_index_find_earlier_rows_nodes() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let pairs: Vec<(i64, i64)> = (0..20_000).map(|i| (i % 5_000, i)).collect();
+    let result = engine.execute(&store, STATEMENTS[0], &rows(&pairs)).unwrap();
+    assert_eq!(result.stats.nodes_created, 5_000);
+    let count = engine.execute(&store, "MATCH (n:P) WHERE n.hits = 3 RETURN count(n) AS c", &Params::new()).unwrap();
+    assert_eq!(count.rows, vec![vec![ResultValue::Int(5_000)]]);
+    // 1.0 is the node keyed 1, as `=` says.
+    let float = engine.execute(&store, STATEMENTS[6], &rows(&[(1, 0), (2, 0), (3, 0), (4, 0), (9_999, 0)])).unwrap();
+    assert_eq!(float.stats.nodes_created, 1);
+}
+
+#[test]
+fn a_batch_rolled_back_part_way_leaves_no_trace_in_later_lookups() {
+    let q = "UNWIND range(1, 60) AS i CALL { WITH i MERGE (n:P {id: i % 7}) ON CREATE SET n.x = 1 / (i - 20) \
+             ON MATCH SET n.hits = coalesce(n.hits, 0) + 1 } IN TRANSACTIONS OF 3 ROWS ON ERROR CONTINUE";
+    let mut dumps = Vec::new();
+    for indexed in [true, false] {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        if indexed {
+            engine.execute(&store, "CREATE INDEX FOR (n:P) ON (n.id)", &Params::new()).unwrap();
+        }
+        engine.execute(&store, "CREATE (:P {id: 6, early: true})", &Params::new()).unwrap();
+        engine.execute(&store, q, &Params::new()).unwrap();
+        dumps.push(dump(&engine, &store));
+    }
+    assert_eq!(dumps[0], dumps[1]);
+    assert_eq!(dumps[1].len(), 7, "one node per key: {:?}", dumps[1]);
+}
+
+#[test]
+fn a_read_only_statement_looks_up_many_values_from_its_snapshot() {
+    let q = "UNWIND range(-5, 3000) AS i OPTIONAL MATCH (n:P {id: i % 1000}) RETURN count(n) AS c, sum(n.v) AS s";
+    let mut answers = Vec::new();
+    for indexed in [true, false] {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        if indexed {
+            engine.execute(&store, "CREATE INDEX FOR (n:P) ON (n.id)", &Params::new()).unwrap();
+        }
+        engine.execute(&store, "UNWIND range(0, 1999) AS i CREATE (:P {id: i % 900, v: i})", &Params::new()).unwrap();
+        engine.execute(&store, "CREATE (:P {id: 5.0, v: 100000}), (:P {id: '5', v: 1})", &Params::new()).unwrap();
+        let reader = engine.execute_read(&store.read(), q, &Params::new()).unwrap();
+        answers.push(reader.rows);
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert!(matches!(answers[1][0][0], ResultValue::Int(c) if c > 3000), "{:?}", answers[1]);
+}
