@@ -146,3 +146,49 @@ fn a_read_only_statement_looks_up_many_values_from_its_snapshot() {
     assert_eq!(answers[0], answers[1]);
     assert!(matches!(answers[1][0][0], ResultValue::Int(c) if c > 3000), "{:?}", answers[1]);
 }
+
+fn values() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        (-4i64..4).prop_map(Value::Int),
+        prop_oneof![Just(-0.0), Just(1.0), Just(2.5), Just(f64::NAN)].prop_map(Value::Float),
+        prop_oneof![Just("a"), Just("1")].prop_map(Value::string),
+    ];
+    leaf.prop_recursive(1, 8, 2, |inner| proptest::collection::vec(inner, 0..3).prop_map(Value::list))
+}
+
+/// Values a property can hold (no nulls in lists, lists of one type), or null for none.
+fn storable() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        (-4i64..4).prop_map(Value::Int),
+        prop_oneof![Just(-0.0), Just(1.0), Just(2.5), Just(f64::NAN)].prop_map(Value::Float),
+        prop_oneof![Just("a"), Just("1")].prop_map(Value::string),
+        proptest::collection::vec((-2i64..2).prop_map(Value::Int), 0..3).prop_map(Value::list),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// `IN` a parameter list (evaluated once per statement, hashed when long) answers as `IN` a list the
+    /// statement reads per row, on every row and for each execution of the cached plan.
+    #[test]
+    fn in_a_parameter_list_answers_as_in_a_per_row_list(
+        stored in proptest::collection::vec(storable(), 1..30),
+        lists in proptest::collection::vec(proptest::collection::vec(values(), 0..40), 2),
+    ) {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        let params: Params = [("vs".to_string(), Value::list(stored))].into_iter().collect();
+        engine.execute(&store, "UNWIND range(0, size($vs) - 1) AS i CREATE (:N {i: i, v: $vs[i]})", &params).unwrap();
+        for list in lists {
+            let p: Params = [("list".to_string(), Value::list(list))].into_iter().collect();
+            let constant = "MATCH (n:N) RETURN n.i AS i, n.v IN $list AS found ORDER BY i";
+            let per_row = "MATCH (n:N) RETURN n.i AS i, n.v IN coalesce(n.none, $list) AS found ORDER BY i";
+            let filtered = "MATCH (n:N) WHERE n.v IN [x IN $list | x] RETURN count(n) AS c";
+            let filtered_per_row = "MATCH (n:N) WHERE n.v IN [x IN $list | coalesce(n.none, x)] RETURN count(n) AS c";
+            prop_assert_eq!(engine.execute(&store, constant, &p).unwrap().rows, engine.execute(&store, per_row, &p).unwrap().rows);
+            prop_assert_eq!(engine.execute(&store, filtered, &p).unwrap().rows, engine.execute(&store, filtered_per_row, &p).unwrap().rows);
+        }
+    }
+}

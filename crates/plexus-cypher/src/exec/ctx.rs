@@ -41,7 +41,19 @@ pub(crate) struct Ctx<'a> {
     pub may_commit_parts: bool,
     /// Tables standing in for missing indexes when the statement looks the same label and key up many times.
     key_scans: super::key_scans::KeyScans,
+    /// The lists of `IN` tests whose list is the same on every row, by the test's place in the plan, evaluated
+    /// once; shared with the contexts of subqueries.
+    constant_lists: ConstantLists,
 }
+
+type ConstantLists = std::rc::Rc<
+    std::cell::RefCell<
+        plexus_storage::fxhash::FxHashMap<
+            *const crate::expr::CExpr,
+            std::rc::Rc<crate::expr::constant_in::ConstantList>,
+        >,
+    >,
+>;
 
 /// What each operator of a profiled statement produced, keyed by its plan node.
 #[derive(Default)]
@@ -108,6 +120,7 @@ impl<'a> Ctx<'a> {
             writes_per_row: false,
             may_commit_parts: false,
             key_scans: Default::default(),
+            constant_lists: Default::default(),
         }
     }
 
@@ -124,6 +137,7 @@ impl<'a> Ctx<'a> {
             writes_per_row: true,
             may_commit_parts: false,
             key_scans: Default::default(),
+            constant_lists: Default::default(),
         }
     }
 
@@ -177,6 +191,7 @@ impl<'a> Ctx<'a> {
             writes_per_row: false,
             may_commit_parts: false,
             key_scans: Default::default(),
+            constant_lists: self.constant_lists.clone(),
         }
     }
 
@@ -193,6 +208,20 @@ impl<'a> Ctx<'a> {
             Graph::Write(tx) => (tx, Some(tx.change_log())),
         };
         self.key_scans.candidates(state, log, label, key, value)
+    }
+
+    /// The evaluated list of the `IN` test `at` (see [`crate::expr::constant_in`]), from `list` the first time.
+    pub fn constant_list(
+        &self,
+        at: &crate::expr::CExpr,
+        list: impl FnOnce() -> Result<crate::value::Value>,
+    ) -> Result<std::rc::Rc<crate::expr::constant_in::ConstantList>> {
+        if let Some(known) = self.constant_lists.borrow().get(&(at as *const _)) {
+            return Ok(known.clone());
+        }
+        let evaluated = std::rc::Rc::new(crate::expr::constant_in::ConstantList::new(list()?)?);
+        self.constant_lists.borrow_mut().insert(at as *const _, evaluated.clone());
+        Ok(evaluated)
     }
 
     /// The statement's instant (the same for every call within one statement).

@@ -16,6 +16,7 @@ use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
 
 mod access;
+pub(crate) mod constant_in;
 mod values;
 use access::{build_path, graph_function, index_value, not_a_list, property_resolved};
 pub(crate) use access::{properties_of, property};
@@ -87,6 +88,9 @@ pub(crate) enum CExpr {
     Or(Box<CExpr>, Box<CExpr>),
     Xor(Box<CExpr>, Box<CExpr>),
     Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
+    /// `x IN list` where the list is the same for the whole statement (built from parameters and constants):
+    /// evaluated once per statement into a hash set (`constant_in`).
+    InConstant(Box<CExpr>, Box<CExpr>),
     IsNull(Box<CExpr>, bool),
     /// `x IS [NOT] :: type`.
     TypeTest(Box<CExpr>, Arc<crate::ast::CypherType>, bool),
@@ -252,6 +256,10 @@ impl CExpr {
                 }
             }
             CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
+            CExpr::InConstant(item, list) => {
+                let item = item.eval_ref(row, ctx)?;
+                bool_or_null(ctx.constant_list(self, || list.eval(row, ctx))?.contains(&item))
+            }
             CExpr::IsNull(e, negated) => Value::Bool(e.eval_ref(row, ctx)?.is_null() != *negated),
             CExpr::TypeTest(e, ty, negated) => {
                 Value::Bool(crate::functions::is_of_type(e.eval_ref(row, ctx)?.as_ref(), ty) != *negated)

@@ -242,6 +242,7 @@ impl Planner<'_> {
                     BinaryOp::And => CExpr::And(a, b),
                     BinaryOp::Or => CExpr::Or(a, b),
                     BinaryOp::Xor => CExpr::Xor(a, b),
+                    BinaryOp::In if crate::expr::constant_in::is_statement_constant(&b) => CExpr::InConstant(a, b),
                     op => CExpr::Binary(*op, a, b),
                 }
             }

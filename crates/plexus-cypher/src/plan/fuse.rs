@@ -519,6 +519,7 @@ fn walk(e: &CExpr, visit: &mut dyn FnMut(&CExpr) -> bool) -> bool {
         | CExpr::Or(a, b)
         | CExpr::Xor(a, b)
         | CExpr::Binary(_, a, b)
+        | CExpr::InConstant(a, b)
         | CExpr::PropsMatch(a, b) => all(&mut [&**a, &**b].into_iter()),
         CExpr::Slice(base, from, to) => all(&mut std::iter::once(&**base).chain(from.as_deref()).chain(to.as_deref())),
         CExpr::Case { operand, whens, otherwise } => all(&mut operand
