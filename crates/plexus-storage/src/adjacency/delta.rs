@@ -2,7 +2,9 @@
 //! for all the leaf's nodes in two flat arrays ordered by (slot, entry), each with a short unsorted tail that a
 //! transaction appends to.
 
-use super::AdjEntry;
+use std::ops::ControlFlow;
+
+use super::{AdjEntry, TypeFilter};
 use crate::ids::TypeId;
 
 /// An [`AdjEntry`] of a leaf delta, tagged with its node's slot; ordered by slot, then as the entry.
@@ -156,6 +158,57 @@ impl<'a> RunSlice<'a> {
         self.sorted.is_empty() && !self.tail.iter().any(|e| e.slot == self.slot)
     }
 
+    /// Calls `f` with the entries to `nbr` whose type passes `filter`, in order: in the sorted part, a binary
+    /// search in each type's run (a node that gained thousands of relationships in one transaction, a hub
+    /// merged to row after row, is not scanned whole for each pair), then the tail.
+    #[inline]
+    pub(super) fn visit_to<B>(
+        self,
+        nbr: u64,
+        filter: TypeFilter,
+        mut f: impl FnMut(&SlotEntry) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let mut rest = self.sorted;
+        while let Some(first) = rest.first() {
+            let ty = first.ty;
+            let (run, after) = rest.split_at(rest.partition_point(|e| e.ty == ty));
+            if filter.accepts(ty) {
+                let from = run.partition_point(|e| e.nbr < nbr);
+                for e in run[from..].iter().take_while(|e| e.nbr == nbr) {
+                    f(e)?;
+                }
+            }
+            rest = after;
+        }
+        for e in self.tail {
+            if e.slot == self.slot && e.nbr == nbr && filter.accepts(e.ty) {
+                f(e)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Number of entries whose type passes `filter`: the sorted part counted by type runs, not entry by entry.
+    #[inline]
+    pub(super) fn count(self, filter: TypeFilter) -> usize {
+        let sorted = match filter {
+            TypeFilter::All => self.sorted.len(),
+            TypeFilter::Only(_) => {
+                let (mut rest, mut n) = (self.sorted, 0);
+                while let Some(first) = rest.first() {
+                    let ty = first.ty;
+                    let len = rest.partition_point(|e| e.ty == ty);
+                    if filter.accepts(ty) {
+                        n += len;
+                    }
+                    rest = &rest[len..];
+                }
+                n
+            }
+        };
+        sorted + self.tail.iter().filter(|e| e.slot == self.slot && filter.accepts(e.ty)).count()
+    }
+
     #[inline]
     pub(super) fn contains(self, e: &AdjEntry) -> bool {
         (!self.sorted.is_empty() && self.sorted.binary_search_by(|x| x.entry().cmp(e)).is_ok())
@@ -174,5 +227,42 @@ impl SlotDelta<'_> {
     #[inline]
     pub(super) fn is_removed(&self, e: &AdjEntry) -> bool {
         self.removed.contains(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn lookups_by_neighbour_and_counts_agree_with_a_scan(
+            entries in proptest::collection::vec((0u32..4, 0u32..3, 0u64..6, 0u64..1000), 0..300),
+            sorted_share in 0usize..300,
+            slot in 0usize..4,
+            nbr in 0u64..6,
+            only in proptest::option::of(proptest::collection::vec(0u32..3, 0..3)),
+        ) {
+            let mut run = Run::default();
+            for (i, (s, ty, n, rel)) in entries.iter().enumerate() {
+                run.entries.push(SlotEntry { slot: *s, ty: TypeId(*ty), nbr: *n, rel: *rel });
+                if i + 1 == sorted_share.min(entries.len()) {
+                    run.normalize();
+                }
+            }
+            let types: Vec<TypeId> = only.unwrap_or_default().into_iter().map(TypeId).collect();
+            let filter = if types.is_empty() { TypeFilter::All } else { TypeFilter::Only(&types) };
+            let slice = run.of_slot(slot);
+            let mut found = Vec::new();
+            let _ = slice.visit_to::<()>(nbr, filter, |e| {
+                found.push(*e);
+                ControlFlow::Continue(())
+            });
+            let expected: Vec<SlotEntry> =
+                slice.iter().filter(|e| e.nbr == nbr && filter.accepts(e.ty)).copied().collect();
+            prop_assert_eq!(found, expected);
+            prop_assert_eq!(slice.count(filter), slice.iter().filter(|e| filter.accepts(e.ty)).count());
+        }
     }
 }

@@ -440,8 +440,8 @@ impl AdjLeaf {
     pub fn degree(&self, slot: usize, filter: TypeFilter) -> u64 {
         let mut n = self.base.count(slot, filter);
         if let Some(d) = self.delta(slot) {
-            n += d.added.iter().filter(|e| filter.accepts(e.ty)).count() as u64;
-            n -= d.removed.iter().filter(|e| filter.accepts(e.ty)).count() as u64;
+            n += d.added.count(filter) as u64;
+            n -= d.removed.count(filter) as u64;
         }
         n
     }
@@ -562,11 +562,7 @@ impl AdjLeaf {
             }
         }
         if let Some(d) = delta {
-            for e in d.added.iter() {
-                if e.nbr == nbr && filter.accepts(e.ty) {
-                    f(e.entry())?;
-                }
-            }
+            d.added.visit_to(nbr, filter, |e| f(e.entry()))?;
         }
         ControlFlow::Continue(())
     }
