@@ -31,6 +31,9 @@ const STATEMENTS: &[&str] = &[
     "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:Q {id: r.b}) ON MATCH SET q:P MERGE (p:P {id: r.a}))",
     "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:P {id: r.b}) ON MATCH SET q:Q REMOVE q:P MERGE (p:Q {id: r.a}))",
     "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:P {id: r.b}) ON MATCH SET q.id = r.a + 1 MERGE (p:P {id: r.a}))",
+    "UNWIND $rows AS r MATCH (n:P) WHERE n.id IN [r.a, r.b, toFloat(r.a), null] SET n.hits = coalesce(n.hits, 0) + 1",
+    "UNWIND $rows AS r MATCH (n:P) WHERE n.id IN [r.a, r.b] SET n.id = r.a + r.b",
+    "UNWIND $rows AS r FOREACH (x IN [1] | CREATE (:P {id: r.a * 2})) WITH r MATCH (n:Q) WHERE n.id IN [r.a, r.b] SET n:P",
     "UNWIND $rows AS r MERGE (n:P {id: r.a}) MERGE (m:P {id: r.b}) MERGE (n)-[:T]->(m)",
     "UNWIND $rows AS r MATCH (n:P {id: r.a}) SET n.id = [r.b, r.a]",
     "UNWIND $rows AS r MERGE (n:P {id: [r.a, r.b]})",
@@ -191,4 +194,67 @@ proptest! {
             prop_assert_eq!(engine.execute(&store, filtered, &p).unwrap().rows, engine.execute(&store, filtered_per_row, &p).unwrap().rows);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// `WHERE n.v IN $list` starts from lookups per element (a unique key, an index, the statement's table or
+    /// one scan): the same nodes as the test applied as a filter to every node of the label.
+    #[test]
+    fn lookups_of_a_list_find_what_the_filter_finds(
+        stored in proptest::collection::vec(storable(), 1..30),
+        lists in proptest::collection::vec(proptest::collection::vec(values(), 0..40), 3),
+        schema in 0usize..3,
+    ) {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        let mut stored = stored;
+        if schema == 2 {
+            let mut seen = Vec::new();
+            for v in stored.iter_mut() {
+                // A unique key holds one NaN (the map keys floats by their bits), though NaN = NaN is false.
+                let nan = matches!(v, Value::Float(f) if f.is_nan());
+                if nan || seen.iter().any(|s: &Value| plexus_cypher::compare::equals(s, v) == Some(true)) {
+                    *v = Value::Null;
+                } else if !v.is_null() {
+                    seen.push(v.clone());
+                }
+            }
+        }
+        match schema {
+            1 => engine.execute(&store, "CREATE INDEX FOR (n:N) ON (n.v)", &Params::new()).unwrap(),
+            2 => engine.execute(&store, "CREATE CONSTRAINT FOR (n:N) REQUIRE n.v IS UNIQUE", &Params::new()).unwrap(),
+            _ => engine.execute(&store, "RETURN 1", &Params::new()).unwrap(),
+        };
+        let params: Params = [("vs".to_string(), Value::list(stored))].into_iter().collect();
+        engine.execute(&store, "UNWIND range(0, size($vs) - 1) AS i CREATE (:N {i: i, v: $vs[i]})", &params).unwrap();
+        for list in lists {
+            let p: Params = [("list".to_string(), Value::list(list))].into_iter().collect();
+            let seek = "MATCH (n:N) WHERE n.v IN $list RETURN n.i AS i ORDER BY i";
+            let filter = "MATCH (n:N) WHERE (n.v IN $list) = true RETURN n.i AS i ORDER BY i";
+            let per_row = "UNWIND range(1, 5) AS k MATCH (n:N) WHERE n.v IN $list RETURN k, n.i AS i ORDER BY k, i";
+            let per_row_filter =
+                "UNWIND range(1, 5) AS k MATCH (n:N) WHERE (n.v IN $list) = true RETURN k, n.i AS i ORDER BY k, i";
+            prop_assert_eq!(engine.execute(&store, seek, &p).unwrap().rows, engine.execute(&store, filter, &p).unwrap().rows);
+            prop_assert_eq!(
+                engine.execute(&store, per_row, &p).unwrap().rows,
+                engine.execute(&store, per_row_filter, &p).unwrap().rows
+            );
+        }
+    }
+}
+
+/// A parameter may hold a node: a list reading its properties changes as the statement writes them, so it is
+/// not evaluated once for the statement.
+#[test]
+fn an_in_list_reading_a_node_parameter_sees_the_statements_writes() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let created = engine.execute(&store, "CREATE (a:A {v: 0}) RETURN id(a) AS id", &Params::new()).unwrap();
+    let ResultValue::Int(id) = created.rows[0][0] else { panic!("an id") };
+    let p: Params = [("n".to_string(), Value::Node(plexus_storage::NodeId(id as u64)))].into_iter().collect();
+    let q = "UNWIND [0, 1, 2] AS i MATCH (a:A) SET a.v = CASE WHEN i IN [$n.v] THEN i + 1 ELSE a.v END \
+             RETURN a.v AS v";
+    let rows = engine.execute(&store, q, &p).unwrap().rows;
+    assert_eq!(rows.last(), Some(&vec![ResultValue::Int(3)]));
 }

@@ -210,17 +210,22 @@ impl<'a> Ctx<'a> {
         self.key_scans.candidates(state, log, label, key, value)
     }
 
-    /// The evaluated list of the `IN` test `at` (see [`crate::expr::constant_in`]), from `list` the first time.
+    /// The evaluated `list` of the `IN` test `at` (see [`crate::expr::constant_in`]): evaluated on `row` the first
+    /// time and kept for the statement, unless a parameter it reads holds a graph entity (whose properties the
+    /// statement may change between rows).
     pub fn constant_list(
         &self,
         at: &crate::expr::CExpr,
-        list: impl FnOnce() -> Result<crate::value::Value>,
+        list: &crate::expr::CExpr,
+        row: &[crate::value::Value],
     ) -> Result<std::rc::Rc<crate::expr::constant_in::ConstantList>> {
         if let Some(known) = self.constant_lists.borrow().get(&(at as *const _)) {
             return Ok(known.clone());
         }
-        let evaluated = std::rc::Rc::new(crate::expr::constant_in::ConstantList::new(list()?)?);
-        self.constant_lists.borrow_mut().insert(at as *const _, evaluated.clone());
+        let evaluated = std::rc::Rc::new(crate::expr::constant_in::ConstantList::new(list.eval(row, self)?)?);
+        if !crate::expr::constant_in::reads_entity_parameters(list, self.params) {
+            self.constant_lists.borrow_mut().insert(at as *const _, evaluated.clone());
+        }
         Ok(evaluated)
     }
 

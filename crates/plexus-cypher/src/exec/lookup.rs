@@ -71,12 +71,91 @@ pub(crate) struct KeyLookup<'p> {
     label: &'p Token,
     key: &'p Token,
     value: &'p CExpr,
+    /// `value` is a list and a node matches when its property equals one of the elements.
+    any_of: bool,
     access: Option<Access>,
 }
 
 impl<'p> KeyLookup<'p> {
-    pub fn new(slot: usize, label: &'p Token, key: &'p Token, value: &'p CExpr) -> Self {
-        KeyLookup { slot, label, key, value, access: None }
+    pub fn new(slot: usize, label: &'p Token, key: &'p Token, value: &'p CExpr, any_of: bool) -> Self {
+        KeyLookup { slot, label, key, value, any_of, access: None }
+    }
+
+    /// `n.key IN list`: the nodes whose property equals an element, each once, in the order of the first element
+    /// each equals (a unique key or index answers per element; without one, the statement's table does, or one
+    /// scan of the label tests every node against the list).
+    fn expand_any_of(&mut self, list: Value, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let items = match list {
+            Value::Null => return Ok(false),
+            Value::List(items) => items,
+            other => {
+                return Err(crate::error::CypherError::type_error(
+                    "InvalidArgumentType",
+                    format!("IN expects a list, got {}", other.type_name()),
+                ))
+            }
+        };
+        let mut found: Vec<NodeId> = Vec::new();
+        let mut seen = plexus_storage::fxhash::FxHashSet::default();
+        let mut keep = |n: NodeId, found: &mut Vec<NodeId>| {
+            if seen.insert(n) {
+                found.push(n);
+            }
+        };
+        let stored: Vec<(&Value, plexus_storage::Value)> =
+            items.iter().filter(|v| !v.is_null()).filter_map(|v| v.to_lookup().ok().map(|s| (v, s))).collect();
+        match self.access.as_ref().expect("chosen") {
+            Access::Nothing => {}
+            Access::UniqueKey(l) => {
+                for (_, s) in &stored {
+                    if let Some(n) = ctx.g().node_by_key(*l, s) {
+                        keep(n, &mut found);
+                    }
+                }
+            }
+            Access::Index(l, k) => {
+                for (_, s) in &stored {
+                    for n in ctx.g().index_seek(*l, *k, s) {
+                        keep(n, &mut found);
+                    }
+                }
+            }
+            Access::Scan(_) => {
+                let (Some(l), Some(k)) = (ctx.label_token(self.label), ctx.prop_token(self.key)) else {
+                    return Ok(false);
+                };
+                let tabled = match stored.first() {
+                    Some((_, s)) => ctx.key_candidates(l, k, s).is_some(),
+                    None => false,
+                };
+                if tabled {
+                    for (wanted, s) in &stored {
+                        let candidates = ctx.key_candidates(l, k, s).unwrap_or_default();
+                        let g = ctx.g();
+                        for n in candidates {
+                            let equal = g.node_has_label(n, l)
+                                && g.node_prop(n, k)
+                                    .is_some_and(|v| compare::equals(&Value::from_stored(v), wanted) == Some(true));
+                            if equal {
+                                keep(n, &mut found);
+                            }
+                        }
+                    }
+                } else {
+                    let g = ctx.g();
+                    let _ = g.visit_label::<()>(l, |n| {
+                        if let Some(v) = g.node_prop(n, k) {
+                            if compare::in_list(&Value::from_stored(v), &items) == Some(true) {
+                                keep(n, &mut found);
+                            }
+                        }
+                        std::ops::ControlFlow::Continue(())
+                    });
+                }
+            }
+        }
+        push(row, self.slot, found, out);
+        Ok(false)
     }
 }
 
@@ -86,6 +165,9 @@ impl RowExpander for KeyLookup<'_> {
             self.access = Some(choose(ctx, self.slot, self.label, self.key, true));
         }
         let wanted = self.value.eval(row, ctx)?;
+        if self.any_of {
+            return self.expand_any_of(wanted, row, ctx, out);
+        }
         if wanted.is_null() {
             return Ok(false);
         }

@@ -268,8 +268,8 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::ScanNodes { input, slot, label } => {
             boxed(plan, FlatMap::new(source(input, arg), Scan { slot: *slot, label: label.clone(), candidates: None }))
         }
-        P::KeyLookup { input, slot, label, key, value } => {
-            boxed(plan, FlatMap::new(source(input, arg), lookup::KeyLookup::new(*slot, label, key, value)))
+        P::KeyLookup { input, slot, label, key, value, any_of } => {
+            boxed(plan, FlatMap::new(source(input, arg), lookup::KeyLookup::new(*slot, label, key, value, *any_of)))
         }
         P::NodeById { input, slot, id } => {
             boxed(plan, FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))

@@ -101,43 +101,64 @@ impl ConstantList {
     }
 }
 
-/// Whether `e` has one value for the whole statement: built from constants and parameters, with the
+/// Whether `e` may have one value for the whole statement: built from constants and parameters, with the
 /// variables of list comprehensions, quantifiers and `reduce` inside it as the only slots it reads, and no
-/// function whose answer changes from call to call or that reads the graph or the current row of LOAD CSV.
+/// function whose answer changes from call to call or that reads the graph or the current row of LOAD CSV. It
+/// does, unless a parameter it reads holds a node, relationship or path, whose properties it could read from
+/// the graph as the statement changes it: [`reads_entity_parameters`] tells, once the parameters are known.
 pub(crate) fn is_statement_constant(e: &CExpr) -> bool {
-    constant(e, &mut Vec::new())
+    constant(e, &mut Vec::new(), &mut |_| {})
 }
 
-fn constant(e: &CExpr, locals: &mut Vec<usize>) -> bool {
-    let all = |es: &mut dyn Iterator<Item = &CExpr>, locals: &mut Vec<usize>| {
+/// Whether a parameter `e` reads holds a graph entity (at any depth).
+pub(crate) fn reads_entity_parameters(e: &CExpr, params: &crate::Params) -> bool {
+    fn entity(v: &Value) -> bool {
+        match v {
+            Value::Node(_) | Value::Rel(_) | Value::Path(_) => true,
+            Value::List(items) => items.iter().any(entity),
+            Value::Map(entries) => entries.values().any(entity),
+            _ => false,
+        }
+    }
+    let mut found = false;
+    constant(e, &mut Vec::new(), &mut |name| found |= params.get(name).is_some_and(entity));
+    found
+}
+
+fn constant(e: &CExpr, locals: &mut Vec<usize>, param: &mut dyn FnMut(&str)) -> bool {
+    fn all(es: &mut dyn Iterator<Item = &CExpr>, locals: &mut Vec<usize>, param: &mut dyn FnMut(&str)) -> bool {
         for e in es {
-            if !constant(e, locals) {
+            if !constant(e, locals, param) {
                 return false;
             }
         }
         true
-    };
+    }
     match e {
-        CExpr::Const(_) | CExpr::Param(_) => true,
+        CExpr::Const(_) => true,
+        CExpr::Param(name) => {
+            param(name);
+            true
+        }
         CExpr::Slot(s) => locals.contains(s),
         CExpr::Property(b, _) | CExpr::Not(b) | CExpr::Neg(b) | CExpr::Plus(b) | CExpr::IsNull(b, _) => {
-            constant(b, locals)
+            constant(b, locals, param)
         }
-        CExpr::TypeTest(b, _, _) => constant(b, locals),
-        CExpr::List(items) => all(&mut items.iter(), locals),
-        CExpr::Map(entries) => all(&mut entries.iter().map(|(_, e)| e), locals),
+        CExpr::TypeTest(b, _, _) => constant(b, locals, param),
+        CExpr::List(items) => all(&mut items.iter(), locals, param),
+        CExpr::Map(entries) => all(&mut entries.iter().map(|(_, e)| e), locals, param),
         CExpr::Scalar(name, args) => {
             const VARYING: [&str; 4] = ["rand", "randomuuid", "file", "linenumber"];
-            !VARYING.iter().any(|v| name.eq_ignore_ascii_case(v)) && all(&mut args.iter(), locals)
+            !VARYING.iter().any(|v| name.eq_ignore_ascii_case(v)) && all(&mut args.iter(), locals, param)
         }
         CExpr::Index(a, b)
         | CExpr::And(a, b)
         | CExpr::Or(a, b)
         | CExpr::Xor(a, b)
         | CExpr::Binary(_, a, b)
-        | CExpr::InConstant(a, b) => constant(a, locals) && constant(b, locals),
+        | CExpr::InConstant(a, b) => constant(a, locals, param) && constant(b, locals, param),
         CExpr::Slice(base, from, to) => {
-            all(&mut std::iter::once(&**base).chain(from.as_deref()).chain(to.as_deref()), locals)
+            all(&mut std::iter::once(&**base).chain(from.as_deref()).chain(to.as_deref()), locals, param)
         }
         CExpr::Case { operand, whens, otherwise } => all(
             &mut operand
@@ -146,27 +167,28 @@ fn constant(e: &CExpr, locals: &mut Vec<usize>) -> bool {
                 .chain(whens.iter().flat_map(|(w, t)| [w, t]))
                 .chain(otherwise.as_deref()),
             locals,
+            param,
         ),
         CExpr::ListComprehension { slot, list, filter, map } => {
-            constant(list, locals) && {
+            constant(list, locals, param) && {
                 locals.push(*slot);
-                let inner = all(&mut filter.as_deref().into_iter().chain(map.as_deref()), locals);
+                let inner = all(&mut filter.as_deref().into_iter().chain(map.as_deref()), locals, param);
                 locals.pop();
                 inner
             }
         }
         CExpr::Quantified { slot, list, predicate, .. } => {
-            constant(list, locals) && {
+            constant(list, locals, param) && {
                 locals.push(*slot);
-                let inner = constant(predicate, locals);
+                let inner = constant(predicate, locals, param);
                 locals.pop();
                 inner
             }
         }
         CExpr::Reduce { acc, init, slot, list, expr } => {
-            constant(init, locals) && constant(list, locals) && {
+            constant(init, locals, param) && constant(list, locals, param) && {
                 locals.extend([*acc, *slot]);
-                let inner = constant(expr, locals);
+                let inner = constant(expr, locals, param);
                 locals.truncate(locals.len() - 2);
                 inner
             }

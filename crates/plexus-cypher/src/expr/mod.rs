@@ -258,7 +258,7 @@ impl CExpr {
             CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
             CExpr::InConstant(item, list) => {
                 let item = item.eval_ref(row, ctx)?;
-                bool_or_null(ctx.constant_list(self, || list.eval(row, ctx))?.contains(&item))
+                bool_or_null(ctx.constant_list(self, list, row)?.contains(&item))
             }
             CExpr::IsNull(e, negated) => Value::Bool(e.eval_ref(row, ctx)?.is_null() != *negated),
             CExpr::TypeTest(e, ty, negated) => {

@@ -14,7 +14,8 @@ pub(crate) fn describe(node: &PlanNode) -> String {
         P::Start => "Start".into(),
         P::ScanNodes { label: Some(l), slot, .. } => format!("NodeByLabelScan(:{l}) -> #{slot}"),
         P::ScanNodes { slot, .. } => format!("AllNodesScan -> #{slot}"),
-        P::KeyLookup { label, key, slot, .. } => format!("NodeIndexSeek(:{label}.{key}) -> #{slot}"),
+        P::KeyLookup { label, key, slot, any_of: false, .. } => format!("NodeIndexSeek(:{label}.{key}) -> #{slot}"),
+        P::KeyLookup { label, key, slot, any_of: true, .. } => format!("NodeIndexSeek(:{label}.{key} IN) -> #{slot}"),
         // Planned whether or not the index exists yet: without one it reads the label's nodes (the plan is cached
         // and holds when an index is created later).
         P::IndexRange { label, key, slot, .. } => {

@@ -202,13 +202,15 @@ pub(crate) enum PlanNode {
         label: Option<Token>,
     },
     /// Nodes found by equality on `key`: through the label's unique key or a property index when there is one,
-    /// otherwise a label scan filtered on the property.
+    /// otherwise a label scan filtered on the property. With `any_of`, `value` is a list and a node matches
+    /// when its property equals one of its elements (`n.key IN list`), each node once.
     KeyLookup {
         input: Box<PlanNode>,
         slot: usize,
         label: Token,
         key: Token,
         value: CExpr,
+        any_of: bool,
     },
     /// Nodes of a label whose property lies in a range, through a property index when there is one (else a label
     /// scan; the range predicates stay as filters above either way). Bounds are `(expression, inclusive)`.

@@ -51,8 +51,16 @@ pub(super) fn mentioned(e: &Expr) -> Option<HashSet<String>> {
     (!opaque).then_some(names)
 }
 
-/// `(label, key, value)` of a unique-key lookup.
-type KeyLookupSpec = (Arc<str>, Arc<str>, CExpr);
+/// A lookup by label and property value for a start node.
+struct KeyLookupSpec {
+    label: Arc<str>,
+    key: Arc<str>,
+    value: CExpr,
+    /// `value` is a list of values to look up (`n.key IN list`).
+    any_of: bool,
+    /// The value is the first entry of the node pattern's property map, which then needs no filter.
+    inline: bool,
+}
 
 /// Whether `e` can be evaluated once the variables in `bound` are: every pattern variable it mentions is bound.
 fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
@@ -344,17 +352,10 @@ impl Planner<'_> {
             plan = self.node_filters(plan, start_np, s, false, None, scope)?;
         } else {
             match self.key_lookup(start_np, pending, bound, declared, scope)? {
-                Some((label, key, value)) => {
-                    let skip_prop = match &start_np.properties {
-                        Some(Expr { kind: ExprKind::Map(entries), .. })
-                            if entries.first().is_some_and(|(k, _)| *k.name == *key) =>
-                        {
-                            Some(key.clone())
-                        }
-                        _ => None,
-                    };
+                Some(KeyLookupSpec { label, key, value, any_of, inline }) => {
+                    let skip_prop = inline.then(|| key.clone());
                     let (label, key) = (Token::new(label), Token::new(key));
-                    plan = PlanNode::KeyLookup { input: Box::new(plan), slot: s, label, key, value };
+                    plan = PlanNode::KeyLookup { input: Box::new(plan), slot: s, label, key, value, any_of };
                     plan = self.node_filters(plan, start_np, s, true, skip_prop.as_deref(), scope)?;
                 }
                 None => {
@@ -398,7 +399,8 @@ impl Planner<'_> {
                 let ready = computable(v, bound, declared);
                 if ready {
                     let value = self.expr(v, scope, &mut AggMode::Forbidden)?;
-                    return Ok(Some((label, Arc::from(k.name.as_str()), value)));
+                    let key = Arc::from(k.name.as_str());
+                    return Ok(Some(KeyLookupSpec { label, key, value, any_of: false, inline: true }));
                 }
             }
         }
@@ -409,7 +411,19 @@ impl Planner<'_> {
             }
             _ => None,
         };
-        Ok(self.take_equality(pending, bound, declared, scope, key_of)?.map(|(key, value)| (label, key, value)))
+        if let Some((key, value)) = self.take_equality(pending, bound, declared, scope, key_of)? {
+            return Ok(Some(KeyLookupSpec { label, key, value, any_of: false, inline: false }));
+        }
+        // `n.key IN list`: one lookup per element instead of a scan of the label with the test as a filter.
+        let found = pending.iter().enumerate().find_map(|(i, p)| {
+            let ExprKind::Binary(BinaryOp::In, item, list) = &p.expr.kind else { return None };
+            let key = key_of(item)?;
+            computable(list, bound, declared).then(|| (i, key, (**list).clone()))
+        });
+        let Some((i, key, list)) = found else { return Ok(None) };
+        let value = self.expr(&list, scope, &mut AggMode::Forbidden)?;
+        pending.remove(i);
+        Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }))
     }
 
     /// Finds a pending conjunct `side = other` (either way round) where `matches(side)` says yes and `other` is
