@@ -187,10 +187,15 @@ proptest! {
         for list in lists {
             let p: Params = [("list".to_string(), Value::list(list))].into_iter().collect();
             let constant = "MATCH (n:N) RETURN n.i AS i, n.v IN $list AS found ORDER BY i";
-            let per_row = "MATCH (n:N) RETURN n.i AS i, n.v IN coalesce(n.none, $list) AS found ORDER BY i";
+            // A new list on every row: compared element by element.
+            let per_row = "MATCH (n:N) RETURN n.i AS i, n.v IN [x IN coalesce(n.none, $list) | x] AS found ORDER BY i";
+            // One list handed to every row: hashed from its second row on.
+            let carried = "WITH $list AS l MATCH (n:N) RETURN n.i AS i, n.v IN l AS found ORDER BY i";
             let filtered = "MATCH (n:N) WHERE n.v IN [x IN $list | x] RETURN count(n) AS c";
             let filtered_per_row = "MATCH (n:N) WHERE n.v IN [x IN $list | coalesce(n.none, x)] RETURN count(n) AS c";
-            prop_assert_eq!(engine.execute(&store, constant, &p).unwrap().rows, engine.execute(&store, per_row, &p).unwrap().rows);
+            let expected = engine.execute(&store, per_row, &p).unwrap().rows;
+            prop_assert_eq!(&engine.execute(&store, constant, &p).unwrap().rows, &expected);
+            prop_assert_eq!(&engine.execute(&store, carried, &p).unwrap().rows, &expected);
             prop_assert_eq!(engine.execute(&store, filtered, &p).unwrap().rows, engine.execute(&store, filtered_per_row, &p).unwrap().rows);
         }
     }

@@ -44,6 +44,16 @@ pub(crate) struct Ctx<'a> {
     /// The lists of `IN` tests whose list is the same on every row, by the test's place in the plan, evaluated
     /// once; shared with the contexts of subqueries.
     constant_lists: ConstantLists,
+    /// For `IN` tests whose list is computed per row: the last list each met (see
+    /// [`crate::expr::constant_in::RepeatedList`]).
+    repeated_lists: std::rc::Rc<
+        std::cell::RefCell<
+            plexus_storage::fxhash::FxHashMap<
+                *const crate::expr::CExpr,
+                Option<crate::expr::constant_in::RepeatedList>,
+            >,
+        >,
+    >,
 }
 
 type ConstantLists = std::rc::Rc<
@@ -121,6 +131,7 @@ impl<'a> Ctx<'a> {
             may_commit_parts: false,
             key_scans: Default::default(),
             constant_lists: Default::default(),
+            repeated_lists: Default::default(),
         }
     }
 
@@ -138,6 +149,7 @@ impl<'a> Ctx<'a> {
             may_commit_parts: false,
             key_scans: Default::default(),
             constant_lists: Default::default(),
+            repeated_lists: Default::default(),
         }
     }
 
@@ -192,6 +204,7 @@ impl<'a> Ctx<'a> {
             may_commit_parts: false,
             key_scans: Default::default(),
             constant_lists: self.constant_lists.clone(),
+            repeated_lists: self.repeated_lists.clone(),
         }
     }
 
@@ -227,6 +240,16 @@ impl<'a> Ctx<'a> {
             self.constant_lists.borrow_mut().insert(at as *const _, evaluated.clone());
         }
         Ok(evaluated)
+    }
+
+    /// The hashed form of the list `items` of the `IN` test `at` when the test met the same list before.
+    pub fn repeated_list(
+        &self,
+        at: &crate::expr::CExpr,
+        items: &std::sync::Arc<Vec<crate::value::Value>>,
+    ) -> Option<std::rc::Rc<crate::expr::constant_in::ConstantList>> {
+        let mut lists = self.repeated_lists.borrow_mut();
+        crate::expr::constant_in::RepeatedList::meet(lists.entry(at as *const _).or_default(), items)
     }
 
     /// The statement's instant (the same for every call within one statement).

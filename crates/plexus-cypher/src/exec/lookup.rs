@@ -142,10 +142,12 @@ impl<'p> KeyLookup<'p> {
                         }
                     }
                 } else {
+                    // One scan testing every node against the list, hashed when long.
+                    let list = crate::expr::constant_in::ConstantList::new(Value::List(items.clone()))?;
                     let g = ctx.g();
                     let _ = g.visit_label::<()>(l, |n| {
                         if let Some(v) = g.node_prop(n, k) {
-                            if compare::in_list(&Value::from_stored(v), &items) == Some(true) {
+                            if list.contains(&Value::from_stored(v)) == Some(true) {
                                 keep(n, &mut found);
                             }
                         }

@@ -15,7 +15,36 @@ use crate::error::{CypherError, Result};
 use crate::value::Value;
 
 /// Lists shorter than this are compared element by element: hashing would cost more than it saves.
-const HASH_FROM: usize = 16;
+pub(crate) const HASH_FROM: usize = 16;
+
+/// The last list an `IN` test whose list is computed per row met (`WITH collect(a.id) AS ids MATCH (b) WHERE
+/// b.id IN ids` hands every row the same list), hashed once it meets the same list again. Holding the list
+/// keeps its address from being reused by another list while it is remembered.
+pub(crate) struct RepeatedList {
+    list: Arc<Vec<Value>>,
+    hashed: Option<std::rc::Rc<ConstantList>>,
+}
+
+impl RepeatedList {
+    /// The hashed form of `items` if this test met the same list before, else `None` (and `items` is
+    /// remembered).
+    pub(crate) fn meet(slot: &mut Option<RepeatedList>, items: &Arc<Vec<Value>>) -> Option<std::rc::Rc<ConstantList>> {
+        match slot {
+            Some(known) if Arc::ptr_eq(&known.list, items) => Some(
+                known
+                    .hashed
+                    .get_or_insert_with(|| {
+                        std::rc::Rc::new(ConstantList::new(Value::List(items.clone())).expect("a list"))
+                    })
+                    .clone(),
+            ),
+            _ => {
+                *slot = Some(RepeatedList { list: items.clone(), hashed: None });
+                None
+            }
+        }
+    }
+}
 
 /// A value's key where `=` between two such values is `true` exactly when their keys are equal, and never null.
 #[derive(Hash, PartialEq, Eq)]

@@ -255,6 +255,17 @@ impl CExpr {
                     _ => Value::Null,
                 }
             }
+            CExpr::Binary(BinaryOp::In, a, b) => {
+                let item = a.eval_ref(row, ctx)?;
+                let list = b.eval_ref(row, ctx)?;
+                match list.as_ref() {
+                    Value::List(items) if items.len() >= constant_in::HASH_FROM => bool_or_null(
+                        ctx.repeated_list(self, items)
+                            .map_or_else(|| compare::in_list(&item, items), |hashed| hashed.contains(&item)),
+                    ),
+                    list => binary(BinaryOp::In, &item, list)?,
+                }
+            }
             CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
             CExpr::InConstant(item, list) => {
                 let item = item.eval_ref(row, ctx)?;
