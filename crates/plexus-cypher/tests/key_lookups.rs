@@ -33,6 +33,7 @@ const STATEMENTS: &[&str] = &[
     "UNWIND $rows AS r FOREACH (x IN [1] | MERGE (q:P {id: r.b}) ON MATCH SET q.id = r.a + 1 MERGE (p:P {id: r.a}))",
     "UNWIND $rows AS r MATCH (n:P) WHERE n.id IN [r.a, r.b, toFloat(r.a), null] SET n.hits = coalesce(n.hits, 0) + 1",
     "UNWIND $rows AS r MATCH (n:P) WHERE n.id IN [r.a, r.b] SET n.id = r.a + r.b",
+    "UNWIND $rows AS r MATCH (n:P) WHERE n.id = r.a OR r.b = n.id OR n.id = toString(r.a) SET n.hits = 0",
     "UNWIND $rows AS r FOREACH (x IN [1] | CREATE (:P {id: r.a * 2})) WITH r MATCH (n:Q) WHERE n.id IN [r.a, r.b] SET n:P",
     "UNWIND $rows AS r MERGE (n:P {id: r.a}) MERGE (m:P {id: r.b}) MERGE (n)-[:T]->(m)",
     "UNWIND $rows AS r MATCH (n:P {id: r.a}) SET n.id = [r.b, r.a]",
@@ -241,6 +242,10 @@ proptest! {
             let per_row_filter =
                 "UNWIND range(1, 5) AS k MATCH (n:N) WHERE (n.v IN $list) = true RETURN k, n.i AS i ORDER BY k, i";
             prop_assert_eq!(engine.execute(&store, seek, &p).unwrap().rows, engine.execute(&store, filter, &p).unwrap().rows);
+            let ors = "MATCH (n:N) WHERE n.v = $list[0] OR $list[1] = n.v OR n.v = $list[2] RETURN n.i AS i ORDER BY i";
+            let ors_filter =
+                "MATCH (n:N) WHERE (n.v = $list[0] OR $list[1] = n.v OR n.v = $list[2]) = true RETURN n.i AS i ORDER BY i";
+            prop_assert_eq!(engine.execute(&store, ors, &p).unwrap().rows, engine.execute(&store, ors_filter, &p).unwrap().rows);
             prop_assert_eq!(
                 engine.execute(&store, per_row, &p).unwrap().rows,
                 engine.execute(&store, per_row_filter, &p).unwrap().rows

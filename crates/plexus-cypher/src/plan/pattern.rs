@@ -62,6 +62,39 @@ struct KeyLookupSpec {
     inline: bool,
 }
 
+/// `side = value OR side = value ...` with the same key on every side (`key_of` finds it), and the values; at
+/// least two equalities.
+fn or_of_equalities<'e>(e: &'e Expr, key_of: &impl Fn(&Expr) -> Option<Arc<str>>) -> Option<(Arc<str>, Vec<&'e Expr>)> {
+    fn collect<'e>(
+        e: &'e Expr,
+        key_of: &impl Fn(&Expr) -> Option<Arc<str>>,
+        key: &mut Option<Arc<str>>,
+        values: &mut Vec<&'e Expr>,
+    ) -> bool {
+        match &e.kind {
+            ExprKind::Binary(BinaryOp::Or, a, b) => collect(a, key_of, key, values) && collect(b, key_of, key, values),
+            ExprKind::Binary(BinaryOp::Eq, a, b) => {
+                let Some((k, value)) = key_of(a).map(|k| (k, &**b)).or_else(|| key_of(b).map(|k| (k, &**a))) else {
+                    return false;
+                };
+                if key.as_ref().is_some_and(|known| *known != k) {
+                    return false;
+                }
+                *key = Some(k);
+                values.push(value);
+                true
+            }
+            _ => false,
+        }
+    }
+    if !matches!(&e.kind, ExprKind::Binary(BinaryOp::Or, ..)) {
+        return None;
+    }
+    let (mut key, mut values) = (None, Vec::new());
+    collect(e, key_of, &mut key, &mut values).then_some(())?;
+    Some((key?, values))
+}
+
 /// Whether `e` can be evaluated once the variables in `bound` are: every pattern variable it mentions is bound.
 fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
     mentioned(e).is_some_and(|ns| all_bound(&ns, bound, declared))
@@ -420,10 +453,20 @@ impl Planner<'_> {
             let key = key_of(item)?;
             computable(list, bound, declared).then(|| (i, key, (**list).clone()))
         });
-        let Some((i, key, list)) = found else { return Ok(None) };
-        let value = self.expr(&list, scope, &mut AggMode::Forbidden)?;
+        if let Some((i, key, list)) = found {
+            let value = self.expr(&list, scope, &mut AggMode::Forbidden)?;
+            pending.remove(i);
+            return Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }));
+        }
+        // `n.key = a OR n.key = b ...`: the same as `n.key IN [a, b, ...]`, true, false and null alike.
+        let found = pending.iter().enumerate().find_map(|(i, p)| {
+            let (key, values) = or_of_equalities(&p.expr, &key_of)?;
+            values.iter().all(|v| computable(v, bound, declared)).then_some((i, key, values))
+        });
+        let Some((i, key, values)) = found else { return Ok(None) };
+        let values = values.into_iter().map(|v| self.expr(v, scope, &mut AggMode::Forbidden)).collect::<Result<_>>()?;
         pending.remove(i);
-        Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }))
+        Ok(Some(KeyLookupSpec { label, key, value: CExpr::List(values), any_of: true, inline: false }))
     }
 
     /// Finds a pending conjunct `side = other` (either way round) where `matches(side)` says yes and `other` is
