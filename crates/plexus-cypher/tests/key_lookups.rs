@@ -65,13 +65,19 @@ fn dump(engine: &Engine, store: &Store) -> Vec<String> {
     out
 }
 
-fn run(indexed: bool, script: &[(usize, Vec<(i64, i64)>)]) -> (Vec<String>, Vec<String>) {
+/// An empty database, with property indexes on `:P(id)` and `:Q(id)` when `indexed`.
+fn database(indexed: bool) -> (Store, Engine) {
     let store = Store::in_memory();
     let engine = Engine::new();
     if indexed {
         engine.execute(&store, "CREATE INDEX FOR (n:P) ON (n.id)", &Params::new()).unwrap();
         engine.execute(&store, "CREATE INDEX FOR (n:Q) ON (n.id)", &Params::new()).unwrap();
     }
+    (store, engine)
+}
+
+fn run(indexed: bool, script: &[(usize, Vec<(i64, i64)>)]) -> (Vec<String>, Vec<String>) {
+    let (store, engine) = database(indexed);
     let mut outcomes = Vec::new();
     for (statement, pairs) in script {
         let outcome = engine.execute(&store, STATEMENTS[*statement], &rows(pairs));
@@ -119,11 +125,7 @@ fn a_batch_rolled_back_part_way_leaves_no_trace_in_later_lookups() {
              ON MATCH SET n.hits = coalesce(n.hits, 0) + 1 } IN TRANSACTIONS OF 3 ROWS ON ERROR CONTINUE";
     let mut dumps = Vec::new();
     for indexed in [true, false] {
-        let store = Store::in_memory();
-        let engine = Engine::new();
-        if indexed {
-            engine.execute(&store, "CREATE INDEX FOR (n:P) ON (n.id)", &Params::new()).unwrap();
-        }
+        let (store, engine) = database(indexed);
         engine.execute(&store, "CREATE (:P {id: 6, early: true})", &Params::new()).unwrap();
         engine.execute(&store, q, &Params::new()).unwrap();
         dumps.push(dump(&engine, &store));
@@ -137,11 +139,7 @@ fn a_read_only_statement_looks_up_many_values_from_its_snapshot() {
     let q = "UNWIND range(-5, 3000) AS i OPTIONAL MATCH (n:P {id: i % 1000}) RETURN count(n) AS c, sum(n.v) AS s";
     let mut answers = Vec::new();
     for indexed in [true, false] {
-        let store = Store::in_memory();
-        let engine = Engine::new();
-        if indexed {
-            engine.execute(&store, "CREATE INDEX FOR (n:P) ON (n.id)", &Params::new()).unwrap();
-        }
+        let (store, engine) = database(indexed);
         engine.execute(&store, "UNWIND range(0, 1999) AS i CREATE (:P {id: i % 900, v: i})", &Params::new()).unwrap();
         engine.execute(&store, "CREATE (:P {id: 5.0, v: 100000}), (:P {id: '5', v: 1})", &Params::new()).unwrap();
         let reader = engine.execute_read(&store.read(), q, &Params::new()).unwrap();
@@ -159,6 +157,16 @@ fn values() -> impl Strategy<Value = Value> {
         prop_oneof![Just("a"), Just("1")].prop_map(Value::string),
     ];
     leaf.prop_recursive(1, 8, 2, |inner| proptest::collection::vec(inner, 0..3).prop_map(Value::list))
+}
+
+/// Nodes `(:N {i, v})` numbered from 0, one per value (none for null).
+fn create_numbered(engine: &Engine, store: &Store, values: Vec<Value>) {
+    let params: Params = [("vs".to_string(), Value::list(values))].into_iter().collect();
+    engine.execute(store, "UNWIND range(0, size($vs) - 1) AS i CREATE (:N {i: i, v: $vs[i]})", &params).unwrap();
+}
+
+fn list_param(list: Vec<Value>) -> Params {
+    [("list".to_string(), Value::list(list))].into_iter().collect()
 }
 
 /// Values a property can hold (no nulls in lists, lists of one type), or null for none.
@@ -183,10 +191,9 @@ proptest! {
     ) {
         let store = Store::in_memory();
         let engine = Engine::new();
-        let params: Params = [("vs".to_string(), Value::list(stored))].into_iter().collect();
-        engine.execute(&store, "UNWIND range(0, size($vs) - 1) AS i CREATE (:N {i: i, v: $vs[i]})", &params).unwrap();
+        create_numbered(&engine, &store, stored);
         for list in lists {
-            let p: Params = [("list".to_string(), Value::list(list))].into_iter().collect();
+            let p = list_param(list);
             let constant = "MATCH (n:N) RETURN n.i AS i, n.v IN $list AS found ORDER BY i";
             // A new list on every row: compared element by element.
             let per_row = "MATCH (n:N) RETURN n.i AS i, n.v IN [x IN coalesce(n.none, $list) | x] AS found ORDER BY i";
@@ -200,10 +207,7 @@ proptest! {
             prop_assert_eq!(engine.execute(&store, filtered, &p).unwrap().rows, engine.execute(&store, filtered_per_row, &p).unwrap().rows);
         }
     }
-}
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
     /// `WHERE n.v IN $list` starts from lookups per element (a unique key, an index, the statement's table or
     /// one scan): the same nodes as the test applied as a filter to every node of the label.
     #[test]
@@ -232,10 +236,9 @@ proptest! {
             2 => engine.execute(&store, "CREATE CONSTRAINT FOR (n:N) REQUIRE n.v IS UNIQUE", &Params::new()).unwrap(),
             _ => engine.execute(&store, "RETURN 1", &Params::new()).unwrap(),
         };
-        let params: Params = [("vs".to_string(), Value::list(stored))].into_iter().collect();
-        engine.execute(&store, "UNWIND range(0, size($vs) - 1) AS i CREATE (:N {i: i, v: $vs[i]})", &params).unwrap();
+        create_numbered(&engine, &store, stored);
         for list in lists {
-            let p: Params = [("list".to_string(), Value::list(list))].into_iter().collect();
+            let p = list_param(list);
             let seek = "MATCH (n:N) WHERE n.v IN $list RETURN n.i AS i ORDER BY i";
             let filter = "MATCH (n:N) WHERE (n.v IN $list) = true RETURN n.i AS i ORDER BY i";
             let per_row = "UNWIND range(1, 5) AS k MATCH (n:N) WHERE n.v IN $list RETURN k, n.i AS i ORDER BY k, i";
