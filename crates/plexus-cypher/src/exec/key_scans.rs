@@ -24,6 +24,16 @@ use smallvec::SmallVec;
 /// work and memory for every node of the label, which a statement that looks up once or twice never earns back.
 const SCANS_BEFORE_TABLE: u32 = 3;
 
+/// Nodes of a label per further scan before a table: a table takes some 70-90 bytes a node, so a label of tens of
+/// millions is scanned a few dozen times first, and a statement with a handful of lookups there never holds
+/// gigabytes for them (a statement with thousands still gets its table after a small share of them).
+const NODES_PER_EXTRA_SCAN: u64 = 1 << 20;
+
+/// Whether `scans` lookups of a label of `nodes` nodes call for a table.
+fn wants_table(scans: u32, nodes: u64) -> bool {
+    u64::from(scans) > u64::from(SCANS_BEFORE_TABLE).max(nodes / NODES_PER_EXTRA_SCAN)
+}
+
 /// Nodes that may hold a value.
 pub(crate) type Candidates = SmallVec<[NodeId; 4]>;
 
@@ -74,7 +84,7 @@ impl KeyScans {
         match scan {
             KeyScan::Counting(n) => {
                 *n += 1;
-                if *n <= SCANS_BEFORE_TABLE {
+                if !wants_table(*n, state.label_count(label)) {
                     return None;
                 }
                 *scan = KeyScan::Table(Box::new(KeyTable::build(state, log, label, key)));
@@ -194,5 +204,19 @@ impl KeyTable {
         // In id order, as a scan of the label finds them.
         out.sort_unstable();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_labels_are_scanned_longer_before_a_table() {
+        assert!(!wants_table(3, 10));
+        assert!(wants_table(4, 10));
+        assert!(wants_table(4, 3 << 20));
+        assert!(!wants_table(40, 50 << 20));
+        assert!(wants_table(51, 50 << 20));
     }
 }
