@@ -123,7 +123,7 @@ impl Catalog {
             Op::CreateNode { labels, props, .. } => {
                 labels.iter().try_for_each(|l| known(TokenKind::Label, l.0))?;
                 // The map is sorted by key: its last key is the largest.
-                match props.as_deref().and_then(|p| p.entries().last()) {
+                match crate::records::props_entries(props).last() {
                     Some((k, _)) => known(TokenKind::PropKey, k.0),
                     None => Ok(()),
                 }

@@ -141,7 +141,7 @@ impl Op {
                 for l in labels {
                     put_varint(buf, l.0 as u64);
                 }
-                put_props(buf, props.as_deref().map_or(&[][..], PropMap::entries));
+                put_props(buf, crate::records::props_entries(props));
             }
             Op::CreateEmptyNodes { first, count } => {
                 put_u8(buf, OP_CREATE_EMPTY_NODES);

@@ -93,6 +93,11 @@ pub fn props_get(props: &Props, key: PropKeyId) -> Option<&Value> {
     props.as_deref().and_then(|p| p.get(key))
 }
 
+/// The entries of a possibly absent map, sorted by key.
+pub fn props_entries(props: &Props) -> &[(PropKeyId, Value)] {
+    props.as_deref().map_or(&[], PropMap::entries)
+}
+
 /// Sets a property in a shared map, copying it first if another snapshot holds it.
 pub fn props_set(props: &mut Props, key: PropKeyId, value: Value) -> Option<Value> {
     if props.is_none() && value.is_null() {

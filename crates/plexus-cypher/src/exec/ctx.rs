@@ -41,29 +41,9 @@ pub(crate) struct Ctx<'a> {
     pub may_commit_parts: bool,
     /// Tables standing in for missing indexes when the statement looks the same label and key up many times.
     key_scans: super::key_scans::KeyScans,
-    /// The lists of `IN` tests whose list is the same on every row, by the test's place in the plan, evaluated
-    /// once; shared with the contexts of subqueries.
-    constant_lists: ConstantLists,
-    /// For `IN` tests whose list is computed per row: the last list each met (see
-    /// [`crate::expr::constant_in::RepeatedList`]).
-    repeated_lists: std::rc::Rc<
-        std::cell::RefCell<
-            plexus_storage::fxhash::FxHashMap<
-                *const crate::expr::CExpr,
-                Option<crate::expr::constant_in::RepeatedList>,
-            >,
-        >,
-    >,
+    /// The lists of the statement's `IN` tests, kept between rows; shared with the contexts of subqueries.
+    in_lists: std::rc::Rc<std::cell::RefCell<crate::expr::constant_in::InLists>>,
 }
-
-type ConstantLists = std::rc::Rc<
-    std::cell::RefCell<
-        plexus_storage::fxhash::FxHashMap<
-            *const crate::expr::CExpr,
-            std::rc::Rc<crate::expr::constant_in::ConstantList>,
-        >,
-    >,
->;
 
 /// What each operator of a profiled statement produced, keyed by its plan node.
 #[derive(Default)]
@@ -130,8 +110,7 @@ impl<'a> Ctx<'a> {
             writes_per_row: false,
             may_commit_parts: false,
             key_scans: Default::default(),
-            constant_lists: Default::default(),
-            repeated_lists: Default::default(),
+            in_lists: Default::default(),
         }
     }
 
@@ -148,8 +127,7 @@ impl<'a> Ctx<'a> {
             writes_per_row: true,
             may_commit_parts: false,
             key_scans: Default::default(),
-            constant_lists: Default::default(),
-            repeated_lists: Default::default(),
+            in_lists: Default::default(),
         }
     }
 
@@ -203,8 +181,7 @@ impl<'a> Ctx<'a> {
             writes_per_row: false,
             may_commit_parts: false,
             key_scans: Default::default(),
-            constant_lists: self.constant_lists.clone(),
-            repeated_lists: self.repeated_lists.clone(),
+            in_lists: self.in_lists.clone(),
         }
     }
 
@@ -232,12 +209,12 @@ impl<'a> Ctx<'a> {
         list: &crate::expr::CExpr,
         row: &[crate::value::Value],
     ) -> Result<std::rc::Rc<crate::expr::constant_in::ConstantList>> {
-        if let Some(known) = self.constant_lists.borrow().get(&(at as *const _)) {
-            return Ok(known.clone());
+        if let Some(known) = self.in_lists.borrow().constant(at) {
+            return Ok(known);
         }
-        let evaluated = std::rc::Rc::new(crate::expr::constant_in::ConstantList::new(list.eval(row, self)?)?);
+        let evaluated = std::rc::Rc::new(crate::expr::constant_in::ConstantList::new(&list.eval(row, self)?)?);
         if !crate::expr::constant_in::reads_entity_parameters(list, self.params) {
-            self.constant_lists.borrow_mut().insert(at as *const _, evaluated.clone());
+            self.in_lists.borrow_mut().keep_constant(at, evaluated.clone());
         }
         Ok(evaluated)
     }
@@ -248,8 +225,7 @@ impl<'a> Ctx<'a> {
         at: &crate::expr::CExpr,
         items: &std::sync::Arc<Vec<crate::value::Value>>,
     ) -> Option<std::rc::Rc<crate::expr::constant_in::ConstantList>> {
-        let mut lists = self.repeated_lists.borrow_mut();
-        crate::expr::constant_in::RepeatedList::meet(lists.entry(at as *const _).or_default(), items)
+        self.in_lists.borrow_mut().repeated(at, items)
     }
 
     /// The statement's instant (the same for every call within one statement).

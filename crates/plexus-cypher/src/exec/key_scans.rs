@@ -8,17 +8,18 @@
 //! of operations (a table built over a read-only snapshot never changes). Lookups then cost a hash probe.
 //!
 //! The table only proposes candidates: the caller checks each with Cypher's `=` (and the label), so a hash
-//! collision or a node whose value changed costs a comparison, never a wrong answer. Values whose storage form
-//! hashes consistently with `=` are bucketed; the rare others (temporal values with zones, durations, points)
-//! are proposed for every lookup.
+//! collision or a node whose value changed costs a comparison, never a wrong answer. Values are bucketed by their
+//! [`Key`] (the one `IN` hashes by); the rare values without one (temporal values, durations, points) are
+//! proposed for every lookup.
 
 use std::hash::BuildHasher;
 
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::keymap::key_form;
 use plexus_storage::ops::Op;
 use plexus_storage::{GraphState, LabelId, NodeId, PropKeyId, Value};
 use smallvec::SmallVec;
+
+use crate::expr::constant_in::Key;
 
 /// Scans of one `(label, key)` a statement makes before building a table for it. Building costs a few scans'
 /// work and memory for every node of the label, which a statement that looks up once or twice never earns back.
@@ -100,17 +101,6 @@ impl KeyScans {
     }
 }
 
-/// The form of `v` that hashes as `=` compares, if it has one: equal numbers of either type share a key form,
-/// and the types kept here compare by that form alone. NaN equals nothing, so it needs no bucket.
-fn hashable(v: &Value) -> bool {
-    match v {
-        Value::Bool(_) | Value::Int(_) | Value::String(_) | Value::Bytes(_) => true,
-        Value::Float(f) => !f.is_nan(),
-        Value::List(items) => items.iter().all(hashable),
-        _ => false,
-    }
-}
-
 impl KeyTable {
     fn build(state: &GraphState, log: Option<(u64, &[Op])>, label: LabelId, key: PropKeyId) -> KeyTable {
         let mut table = KeyTable {
@@ -129,17 +119,20 @@ impl KeyTable {
         table
     }
 
-    fn hash(&self, v: &Value) -> u64 {
-        self.hasher.hash_one(key_form(v).as_ref())
+    /// The hash of `v`'s [`Key`], if it has one.
+    fn hash(&self, v: &Value) -> Option<u64> {
+        Key::of_stored(v).map(|k| self.hasher.hash_one(k))
     }
 
     fn insert(&mut self, node: NodeId, v: &Value) {
-        if hashable(v) {
-            let h = self.hash(v);
-            self.buckets.entry(h).or_default().push(node);
-            self.bucket_of.insert(node, h);
-        } else {
-            self.unhashed.insert(node);
+        match self.hash(v) {
+            Some(h) => {
+                self.buckets.entry(h).or_default().push(node);
+                self.bucket_of.insert(node, h);
+            }
+            None => {
+                self.unhashed.insert(node);
+            }
         }
     }
 
@@ -193,12 +186,9 @@ impl KeyTable {
 
     fn candidates(&self, value: &Value) -> Candidates {
         let mut out = Candidates::new();
-        if hashable(value) {
-            if let Some(bucket) = self.buckets.get(&self.hash(value)) {
-                out.extend(bucket.iter().copied());
-            }
-        } else {
-            out.extend(self.buckets.values().flatten().copied());
+        match self.hash(value) {
+            Some(h) => out.extend(self.buckets.get(&h).into_iter().flatten().copied()),
+            None => out.extend(self.buckets.values().flatten().copied()),
         }
         out.extend(self.unhashed.iter().copied());
         // In id order, as a scan of the label finds them.

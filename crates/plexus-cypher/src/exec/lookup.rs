@@ -85,16 +85,7 @@ impl<'p> KeyLookup<'p> {
     /// each equals (a unique key or index answers per element; without one, the statement's table does, or one
     /// scan of the label tests every node against the list).
     fn expand_any_of(&mut self, list: Value, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
-        let items = match list {
-            Value::Null => return Ok(false),
-            Value::List(items) => items,
-            other => {
-                return Err(crate::error::CypherError::type_error(
-                    "InvalidArgumentType",
-                    format!("IN expects a list, got {}", other.type_name()),
-                ))
-            }
-        };
+        let Some(items) = crate::expr::in_operand(&list)? else { return Ok(false) };
         let mut found: Vec<NodeId> = Vec::new();
         let mut seen = plexus_storage::fxhash::FxHashSet::default();
         let mut keep = |n: NodeId, found: &mut Vec<NodeId>| {
@@ -124,26 +115,22 @@ impl<'p> KeyLookup<'p> {
                 let (Some(l), Some(k)) = (ctx.label_token(self.label), ctx.prop_token(self.key)) else {
                     return Ok(false);
                 };
-                let tabled = match stored.first() {
-                    Some((_, s)) => ctx.key_candidates(l, k, s).is_some(),
-                    None => false,
-                };
-                if tabled {
-                    for (wanted, s) in &stored {
+                // Once the statement has a table, it answers element by element (the first call says whether it
+                // has one); until then one scan tests every node against the list, hashed when long.
+                let mut elements = stored.iter();
+                let first = elements.next().and_then(|(wanted, s)| Some((*wanted, ctx.key_candidates(l, k, s)?)));
+                if let Some((wanted, candidates)) = first {
+                    for n in candidates.into_iter().filter(|&n| holds(ctx.g(), n, l, k, wanted)) {
+                        keep(n, &mut found);
+                    }
+                    for (wanted, s) in elements {
                         let candidates = ctx.key_candidates(l, k, s).unwrap_or_default();
-                        let g = ctx.g();
-                        for n in candidates {
-                            let equal = g.node_has_label(n, l)
-                                && g.node_prop(n, k)
-                                    .is_some_and(|v| compare::equals(&Value::from_stored(v), wanted) == Some(true));
-                            if equal {
-                                keep(n, &mut found);
-                            }
+                        for n in candidates.into_iter().filter(|&n| holds(ctx.g(), n, l, k, wanted)) {
+                            keep(n, &mut found);
                         }
                     }
                 } else {
-                    // One scan testing every node against the list, hashed when long.
-                    let list = crate::expr::constant_in::ConstantList::new(Value::List(items.clone()))?;
+                    let list = crate::expr::constant_in::ConstantList::of_items(items.clone());
                     let g = ctx.g();
                     let _ = g.visit_label::<()>(l, |n| {
                         if let Some(v) = g.node_prop(n, k) {
@@ -159,6 +146,13 @@ impl<'p> KeyLookup<'p> {
         push(row, self.slot, found, out);
         Ok(false)
     }
+}
+
+/// Whether node `n` has label `l` and a value under `k` that `=` finds equal to `wanted` (a candidate from the
+/// statement's table is only a candidate).
+fn holds(g: &plexus_storage::GraphState, n: NodeId, l: LabelId, k: PropKeyId, wanted: &Value) -> bool {
+    g.node_has_label(n, l)
+        && g.node_prop(n, k).is_some_and(|v| compare::equals(&Value::from_stored(v), wanted) == Some(true))
 }
 
 impl RowExpander for KeyLookup<'_> {
@@ -193,12 +187,8 @@ impl RowExpander for KeyLookup<'_> {
                     if let (Some(l), Some(k), Ok(stored)) = (ctx.label_token(self.label), key, wanted.to_lookup()) {
                         if let Some(nodes) = ctx.key_candidates(l, k, &stored) {
                             let g = ctx.g();
-                            let equal = |n: NodeId| {
-                                g.node_has_label(n, l)
-                                    && g.node_prop(n, k)
-                                        .is_some_and(|v| compare::equals(&Value::from_stored(v), &wanted) == Some(true))
-                            };
-                            let found: super::key_scans::Candidates = nodes.into_iter().filter(|&n| equal(n)).collect();
+                            let found: super::key_scans::Candidates =
+                                nodes.into_iter().filter(|&n| holds(g, n, l, k, &wanted)).collect();
                             push(row, self.slot, found, out);
                             return Ok(false);
                         }

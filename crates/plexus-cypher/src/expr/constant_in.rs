@@ -7,46 +7,65 @@
 //! (null, maps, temporal values, NaN) stay in a list compared one by one, which keeps `IN`'s three-valued answer.
 
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::Arc;
+
+use plexus_storage::fxhash::FxHashMap;
 
 use super::CExpr;
 use crate::compare;
-use crate::error::{CypherError, Result};
+use crate::error::Result;
 use crate::value::Value;
 
 /// Lists shorter than this are compared element by element: hashing would cost more than it saves.
 pub(crate) const HASH_FROM: usize = 16;
 
-/// The last list an `IN` test whose list is computed per row met (`WITH collect(a.id) AS ids MATCH (b) WHERE
-/// b.id IN ids` hands every row the same list), hashed once it meets the same list again. Holding the list
-/// keeps its address from being reused by another list while it is remembered.
-pub(crate) struct RepeatedList {
-    list: Arc<Vec<Value>>,
-    hashed: Option<std::rc::Rc<ConstantList>>,
+/// The lists of a statement's `IN` tests, by the test's place in the plan (see the module documentation).
+#[derive(Default)]
+pub(crate) struct InLists {
+    /// Of tests whose list is the same on every row ([`CExpr::InConstant`]), evaluated once.
+    constant: FxHashMap<*const CExpr, Rc<ConstantList>>,
+    /// Of tests whose list is computed per row: the last list each met.
+    repeated: FxHashMap<*const CExpr, RepeatedList>,
 }
 
-impl RepeatedList {
-    /// The hashed form of `items` if this test met the same list before, else `None` (and `items` is
+/// The last list an `IN` test met (`WITH collect(a.id) AS ids MATCH (b) WHERE b.id IN ids` hands every row the
+/// same list), hashed once the test meets the same list again. Holding the list keeps its address from being
+/// reused by another list while it is remembered.
+struct RepeatedList {
+    list: Arc<Vec<Value>>,
+    hashed: Option<Rc<ConstantList>>,
+}
+
+impl InLists {
+    /// The evaluated list of the constant test `at`, if evaluated before.
+    pub(crate) fn constant(&self, at: &CExpr) -> Option<Rc<ConstantList>> {
+        self.constant.get(&(at as *const _)).cloned()
+    }
+
+    /// Keeps the evaluated list of the constant test `at` for the rest of the statement.
+    pub(crate) fn keep_constant(&mut self, at: &CExpr, list: Rc<ConstantList>) {
+        self.constant.insert(at as *const _, list);
+    }
+
+    /// The hashed form of `items` if the test `at` met the same list before, else `None` (and `items` is
     /// remembered).
-    pub(crate) fn meet(slot: &mut Option<RepeatedList>, items: &Arc<Vec<Value>>) -> Option<std::rc::Rc<ConstantList>> {
-        match slot {
-            Some(known) if Arc::ptr_eq(&known.list, items) => Some(
-                known
-                    .hashed
-                    .get_or_insert_with(|| {
-                        std::rc::Rc::new(ConstantList::new(Value::List(items.clone())).expect("a list"))
-                    })
-                    .clone(),
-            ),
+    pub(crate) fn repeated(&mut self, at: &CExpr, items: &Arc<Vec<Value>>) -> Option<Rc<ConstantList>> {
+        match self.repeated.get_mut(&(at as *const _)) {
+            Some(known) if Arc::ptr_eq(&known.list, items) => {
+                Some(known.hashed.get_or_insert_with(|| Rc::new(ConstantList::of_items(items.clone()))).clone())
+            }
             _ => {
-                *slot = Some(RepeatedList { list: items.clone(), hashed: None });
+                self.repeated.insert(at as *const _, RepeatedList { list: items.clone(), hashed: None });
                 None
             }
         }
     }
 }
 
-/// A value's key where `=` between two such values is `true` exactly when their keys are equal, and never null.
+/// A value's key where `=` between two such values is `true` exactly when their keys are equal, and never null;
+/// `None` for values without one (null, maps, entities, temporal values, NaN, lists holding any of them). Query
+/// values ([`Key::of`]) and stored ones ([`Key::of_stored`]) get the same key when `=` holds between them.
 #[derive(Hash, PartialEq, Eq)]
 pub(crate) enum Key {
     Bool(bool),
@@ -59,20 +78,41 @@ pub(crate) enum Key {
     List(Vec<Key>),
 }
 
-fn key(v: &Value) -> Option<Key> {
-    Some(match v {
-        Value::Bool(b) => Key::Bool(*b),
-        Value::Int(i) => Key::Int(*i),
-        Value::Float(f) if f.is_nan() => return None,
-        Value::Float(f) if f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(f) => {
-            Key::Int(*f as i64)
+impl Key {
+    pub(crate) fn of(v: &Value) -> Option<Key> {
+        Some(match v {
+            Value::Bool(b) => Key::Bool(*b),
+            Value::Int(i) => Key::Int(*i),
+            Value::Float(f) => Key::float(*f)?,
+            Value::String(s) => Key::String(s.clone()),
+            Value::Bytes(b) => Key::Bytes(b.clone()),
+            Value::List(items) => Key::List(items.iter().map(Key::of).collect::<Option<_>>()?),
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn of_stored(v: &plexus_storage::Value) -> Option<Key> {
+        use plexus_storage::Value as Stored;
+        Some(match v {
+            Stored::Bool(b) => Key::Bool(*b),
+            Stored::Int(i) => Key::Int(*i),
+            Stored::Float(f) => Key::float(*f)?,
+            Stored::String(s) => Key::String(s.clone()),
+            Stored::Bytes(b) => Key::Bytes(b.clone()),
+            Stored::List(items) => Key::List(items.iter().map(Key::of_stored).collect::<Option<_>>()?),
+            _ => return None,
+        })
+    }
+
+    fn float(f: f64) -> Option<Key> {
+        if f.is_nan() {
+            None
+        } else if f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
+            Some(Key::Int(f as i64))
+        } else {
+            Some(Key::Float(f.to_bits()))
         }
-        Value::Float(f) => Key::Float(f.to_bits()),
-        Value::String(s) => Key::String(s.clone()),
-        Value::Bytes(b) => Key::Bytes(b.clone()),
-        Value::List(items) => Key::List(items.iter().map(key).collect::<Option<_>>()?),
-        _ => return None,
-    })
+    }
 }
 
 /// A statement's evaluated list (see the module documentation).
@@ -88,30 +128,29 @@ pub(crate) enum ConstantList {
 }
 
 impl ConstantList {
-    pub(crate) fn new(list: Value) -> Result<ConstantList> {
-        Ok(match list {
-            Value::Null => ConstantList::Null,
-            Value::List(items) if items.len() < HASH_FROM => ConstantList::Short(items),
-            Value::List(items) => {
-                let mut keyed = HashSet::with_capacity(items.len());
-                let mut others = Vec::new();
-                for item in items.iter() {
-                    match key(item) {
-                        Some(k) => {
-                            keyed.insert(k);
-                        }
-                        None => others.push(item.clone()),
-                    }
-                }
-                ConstantList::Hashed { all: items, keyed, others }
-            }
-            other => {
-                return Err(CypherError::type_error(
-                    "InvalidArgumentType",
-                    format!("IN expects a list, got {}", other.type_name()),
-                ))
-            }
+    /// The right side of an `IN` as a statement keeps it (an error for anything but a list or null).
+    pub(crate) fn new(list: &Value) -> Result<ConstantList> {
+        Ok(match super::in_operand(list)? {
+            None => ConstantList::Null,
+            Some(items) => ConstantList::of_items(items.clone()),
         })
+    }
+
+    pub(crate) fn of_items(items: Arc<Vec<Value>>) -> ConstantList {
+        if items.len() < HASH_FROM {
+            return ConstantList::Short(items);
+        }
+        let mut keyed = HashSet::with_capacity(items.len());
+        let mut others = Vec::new();
+        for item in items.iter() {
+            match Key::of(item) {
+                Some(k) => {
+                    keyed.insert(k);
+                }
+                None => others.push(item.clone()),
+            }
+        }
+        ConstantList::Hashed { all: items, keyed, others }
     }
 
     /// `v IN list`: `true`, `false` or null (`None`), as [`compare::in_list`] answers.
@@ -119,7 +158,7 @@ impl ConstantList {
         match self {
             ConstantList::Null => None,
             ConstantList::Short(items) => compare::in_list(v, items),
-            ConstantList::Hashed { all, keyed, others } => match key(v) {
+            ConstantList::Hashed { all, keyed, others } => match Key::of(v) {
                 // Against a keyed element, `=` is true on equal keys and false otherwise, never null; so only
                 // the others can make the answer true or null beyond the set.
                 Some(k) if keyed.contains(&k) => Some(true),
@@ -253,7 +292,7 @@ mod tests {
         #[test]
         fn answers_as_comparing_every_element(items in proptest::collection::vec(value(), 0..40), v in value()) {
             let expected = compare::in_list(&v, &items);
-            let list = ConstantList::new(Value::list(items)).unwrap();
+            let list = ConstantList::new(&Value::list(items)).unwrap();
             prop_assert_eq!(list.contains(&v), expected);
         }
     }

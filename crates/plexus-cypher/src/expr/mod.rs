@@ -20,6 +20,7 @@ pub(crate) mod constant_in;
 mod values;
 use access::{build_path, graph_function, index_value, not_a_list, property_resolved};
 pub(crate) use access::{properties_of, property};
+pub(crate) use values::in_operand;
 use values::{binary, slice};
 
 /// A compiled label expression: the names of [`crate::ast::LabelExpr`] as tokens.

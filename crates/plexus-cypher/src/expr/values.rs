@@ -47,15 +47,9 @@ pub(super) fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
         BinaryOp::Le => bool_or_null(compare::compare_op(compare::CompareOp::Le, a, b)),
         BinaryOp::Gt => bool_or_null(compare::compare_op(compare::CompareOp::Gt, a, b)),
         BinaryOp::Ge => bool_or_null(compare::compare_op(compare::CompareOp::Ge, a, b)),
-        BinaryOp::In => match b {
-            Value::Null => Value::Null,
-            Value::List(items) => bool_or_null(compare::in_list(a, items)),
-            other => {
-                return Err(CypherError::type_error(
-                    "InvalidArgumentType",
-                    format!("IN expects a list, got {}", other.type_name()),
-                ))
-            }
+        BinaryOp::In => match in_operand(b)? {
+            None => Value::Null,
+            Some(items) => bool_or_null(compare::in_list(a, items)),
         },
         BinaryOp::StartsWith => bool_or_null(compare::string_op(compare::StringOp::StartsWith, a, b)),
         BinaryOp::EndsWith => bool_or_null(compare::string_op(compare::StringOp::EndsWith, a, b)),
@@ -74,4 +68,15 @@ pub(super) fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
         },
         BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => unreachable!("logical operators are compiled separately"),
     })
+}
+
+/// The list on the right of `IN`: `None` for null (the test is then null), an error for anything but a list.
+pub(crate) fn in_operand(list: &Value) -> Result<Option<&std::sync::Arc<Vec<Value>>>> {
+    match list {
+        Value::Null => Ok(None),
+        Value::List(items) => Ok(Some(items)),
+        other => {
+            Err(CypherError::type_error("InvalidArgumentType", format!("IN expects a list, got {}", other.type_name())))
+        }
+    }
 }

@@ -62,37 +62,58 @@ struct KeyLookupSpec {
     inline: bool,
 }
 
-/// `side = value OR side = value ...` with the same key on every side (`key_of` finds it), and the values; at
-/// least two equalities.
-fn or_of_equalities<'e>(e: &'e Expr, key_of: &impl Fn(&Expr) -> Option<Arc<str>>) -> Option<(Arc<str>, Vec<&'e Expr>)> {
-    fn collect<'e>(
-        e: &'e Expr,
-        key_of: &impl Fn(&Expr) -> Option<Arc<str>>,
-        key: &mut Option<Arc<str>>,
-        values: &mut Vec<&'e Expr>,
-    ) -> bool {
-        match &e.kind {
-            ExprKind::Binary(BinaryOp::Or, a, b) => collect(a, key_of, key, values) && collect(b, key_of, key, values),
-            ExprKind::Binary(BinaryOp::Eq, a, b) => {
-                let Some((k, value)) = key_of(a).map(|k| (k, &**b)).or_else(|| key_of(b).map(|k| (k, &**a))) else {
-                    return false;
-                };
-                if key.as_ref().is_some_and(|known| *known != k) {
-                    return false;
+/// The values a pending conjunct lets a lookup try for one key, any of which a node may equal.
+enum AnyOf<'e> {
+    /// `n.key IN list`.
+    List(&'e Expr),
+    /// `n.key = a OR n.key = b ...`: the same as `n.key IN [a, b, ...]`, true, false and null alike.
+    Values(Vec<&'e Expr>),
+}
+
+impl<'e> AnyOf<'e> {
+    /// `e` as a test of one key against several values (`key_of` names the key of a side), if it is one.
+    fn of(e: &'e Expr, key_of: &impl Fn(&Expr) -> Option<Arc<str>>) -> Option<(Arc<str>, AnyOf<'e>)> {
+        /// Collects the equalities of an OR tree, all on one key.
+        fn equalities<'e>(
+            e: &'e Expr,
+            key_of: &impl Fn(&Expr) -> Option<Arc<str>>,
+            key: &mut Option<Arc<str>>,
+            values: &mut Vec<&'e Expr>,
+        ) -> Option<()> {
+            match &e.kind {
+                ExprKind::Binary(BinaryOp::Or, a, b) => {
+                    equalities(a, key_of, key, values)?;
+                    equalities(b, key_of, key, values)
                 }
-                *key = Some(k);
-                values.push(value);
-                true
+                ExprKind::Binary(BinaryOp::Eq, a, b) => {
+                    let (k, value) = key_of(a).map(|k| (k, &**b)).or_else(|| key_of(b).map(|k| (k, &**a)))?;
+                    if key.as_ref().is_some_and(|known| *known != k) {
+                        return None;
+                    }
+                    *key = Some(k);
+                    values.push(value);
+                    Some(())
+                }
+                _ => None,
             }
-            _ => false,
+        }
+        match &e.kind {
+            ExprKind::Binary(BinaryOp::In, item, list) => Some((key_of(item)?, AnyOf::List(list))),
+            ExprKind::Binary(BinaryOp::Or, ..) => {
+                let (mut key, mut values) = (None, Vec::new());
+                equalities(e, key_of, &mut key, &mut values)?;
+                Some((key?, AnyOf::Values(values)))
+            }
+            _ => None,
         }
     }
-    if !matches!(&e.kind, ExprKind::Binary(BinaryOp::Or, ..)) {
-        return None;
+
+    fn exprs(&self) -> &[&'e Expr] {
+        match self {
+            AnyOf::List(list) => std::slice::from_ref(list),
+            AnyOf::Values(values) => values,
+        }
     }
-    let (mut key, mut values) = (None, Vec::new());
-    collect(e, key_of, &mut key, &mut values).then_some(())?;
-    Some((key?, values))
 }
 
 /// Whether `e` can be evaluated once the variables in `bound` are: every pattern variable it mentions is bound.
@@ -447,26 +468,21 @@ impl Planner<'_> {
         if let Some((key, value)) = self.take_equality(pending, bound, declared, scope, key_of)? {
             return Ok(Some(KeyLookupSpec { label, key, value, any_of: false, inline: false }));
         }
-        // `n.key IN list`: one lookup per element instead of a scan of the label with the test as a filter.
+        // `n.key IN list` or an OR of equalities on one key: one lookup per value instead of a scan of the
+        // label with the test as a filter.
         let found = pending.iter().enumerate().find_map(|(i, p)| {
-            let ExprKind::Binary(BinaryOp::In, item, list) = &p.expr.kind else { return None };
-            let key = key_of(item)?;
-            computable(list, bound, declared).then(|| (i, key, (**list).clone()))
+            let (key, any_of) = AnyOf::of(&p.expr, &key_of)?;
+            any_of.exprs().iter().all(|v| computable(v, bound, declared)).then_some((i, key, any_of))
         });
-        if let Some((i, key, list)) = found {
-            let value = self.expr(&list, scope, &mut AggMode::Forbidden)?;
-            pending.remove(i);
-            return Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }));
-        }
-        // `n.key = a OR n.key = b ...`: the same as `n.key IN [a, b, ...]`, true, false and null alike.
-        let found = pending.iter().enumerate().find_map(|(i, p)| {
-            let (key, values) = or_of_equalities(&p.expr, &key_of)?;
-            values.iter().all(|v| computable(v, bound, declared)).then_some((i, key, values))
-        });
-        let Some((i, key, values)) = found else { return Ok(None) };
-        let values = values.into_iter().map(|v| self.expr(v, scope, &mut AggMode::Forbidden)).collect::<Result<_>>()?;
+        let Some((i, key, any_of)) = found else { return Ok(None) };
+        let value = match any_of {
+            AnyOf::List(list) => self.expr(list, scope, &mut AggMode::Forbidden)?,
+            AnyOf::Values(values) => CExpr::List(
+                values.into_iter().map(|v| self.expr(v, scope, &mut AggMode::Forbidden)).collect::<Result<_>>()?,
+            ),
+        };
         pending.remove(i);
-        Ok(Some(KeyLookupSpec { label, key, value: CExpr::List(values), any_of: true, inline: false }))
+        Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }))
     }
 
     /// Finds a pending conjunct `side = other` (either way round) where `matches(side)` says yes and `other` is

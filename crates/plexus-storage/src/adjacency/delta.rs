@@ -168,17 +168,11 @@ impl<'a> RunSlice<'a> {
         filter: TypeFilter,
         mut f: impl FnMut(&SlotEntry) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
-        let mut rest = self.sorted;
-        while let Some(first) = rest.first() {
-            let ty = first.ty;
-            let (run, after) = rest.split_at(rest.partition_point(|e| e.ty == ty));
-            if filter.accepts(ty) {
-                let from = run.partition_point(|e| e.nbr < nbr);
-                for e in run[from..].iter().take_while(|e| e.nbr == nbr) {
-                    f(e)?;
-                }
+        for run in self.type_runs().filter(|run| filter.accepts(run[0].ty)) {
+            let from = run.partition_point(|e| e.nbr < nbr);
+            for e in run[from..].iter().take_while(|e| e.nbr == nbr) {
+                f(e)?;
             }
-            rest = after;
         }
         for e in self.tail {
             if e.slot == self.slot && e.nbr == nbr && filter.accepts(e.ty) {
@@ -188,23 +182,23 @@ impl<'a> RunSlice<'a> {
         ControlFlow::Continue(())
     }
 
+    /// The sorted part's runs of one type each, in order, found by binary search rather than entry by entry.
+    fn type_runs(self) -> impl Iterator<Item = &'a [SlotEntry]> {
+        let mut rest = self.sorted;
+        std::iter::from_fn(move || {
+            let ty = rest.first()?.ty;
+            let (run, after) = rest.split_at(rest.partition_point(|e| e.ty == ty));
+            rest = after;
+            Some(run)
+        })
+    }
+
     /// Number of entries whose type passes `filter`: the sorted part counted by type runs, not entry by entry.
     #[inline]
     pub(super) fn count(self, filter: TypeFilter) -> usize {
         let sorted = match filter {
             TypeFilter::All => self.sorted.len(),
-            TypeFilter::Only(_) => {
-                let (mut rest, mut n) = (self.sorted, 0);
-                while let Some(first) = rest.first() {
-                    let ty = first.ty;
-                    let len = rest.partition_point(|e| e.ty == ty);
-                    if filter.accepts(ty) {
-                        n += len;
-                    }
-                    rest = &rest[len..];
-                }
-                n
-            }
+            TypeFilter::Only(_) => self.type_runs().filter(|run| filter.accepts(run[0].ty)).map(<[_]>::len).sum(),
         };
         sorted + self.tail.iter().filter(|e| e.slot == self.slot && filter.accepts(e.ty)).count()
     }

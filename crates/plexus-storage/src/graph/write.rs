@@ -246,7 +246,7 @@ impl GraphState {
             label_set.sort_unstable();
             label_set.dedup();
         }
-        let map = props.as_deref().map_or(&[][..], PropMap::entries);
+        let map = crate::records::props_entries(props);
         Self::validate_props(map)?;
         for &(k, ref v) in map {
             self.check_unique(id, &label_set, k, v)?;
