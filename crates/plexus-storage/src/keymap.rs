@@ -78,6 +78,12 @@ impl Table {
 
     #[inline]
     fn get(&self, value: &Value) -> Option<&u64> {
+        self.position(value).map(|i| &self.entries[i].1)
+    }
+
+    /// Where `value`'s entry sits in `entries`.
+    #[inline]
+    fn position(&self, value: &Value) -> Option<usize> {
         if self.entries.is_empty() {
             return None;
         }
@@ -87,9 +93,9 @@ impl Table {
             match self.slots[at] {
                 0 => return None,
                 i => {
-                    let (v, node) = &self.entries[i as usize - 1];
-                    if v == value {
-                        return Some(node);
+                    let i = i as usize - 1;
+                    if self.entries[i].0 == *value {
+                        return Some(i);
                     }
                 }
             }
@@ -183,8 +189,16 @@ impl KeyMap {
 
     /// Calls `f` with every `(value, node)` mapped, in no particular order.
     pub fn for_each(&self, mut f: impl FnMut(&Value, u64)) {
-        for (value, node) in self.base.entries.iter() {
-            if !self.delta.contains_key(value) {
+        // The table entries a change overrides, found by one probe of the table per change: asking the trie
+        // about every table entry instead made a fold cost a trie walk per entry, a quarter of a bulk MERGE.
+        let mut overridden = vec![0u64; self.base.entries.len().div_ceil(64)];
+        for (value, _) in self.delta.iter() {
+            if let Some(i) = self.base.position(value) {
+                overridden[i / 64] |= 1 << (i % 64);
+            }
+        }
+        for (i, (value, node)) in self.base.entries.iter().enumerate() {
+            if overridden[i / 64] & (1 << (i % 64)) == 0 {
                 f(value, *node);
             }
         }
