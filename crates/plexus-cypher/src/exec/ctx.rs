@@ -197,7 +197,8 @@ impl<'a> Ctx<'a> {
             Graph::Read { state, .. } => (state, None),
             Graph::Write(tx) => (tx, Some(tx.change_log())),
         };
-        self.key_scans.candidates(state, log, label, key, value)
+        let memory_limit = self.interrupt.as_ref().and_then(|i| i.max_result_bytes);
+        self.key_scans.candidates(state, log, (label, key), value, memory_limit)
     }
 
     /// The evaluated `list` of the `IN` test `at` (see [`crate::expr::constant_in`]): evaluated on `row` the first

@@ -30,9 +30,15 @@ const SCANS_BEFORE_TABLE: u32 = 3;
 /// gigabytes for them (a statement with thousands still gets its table after a small share of them).
 const NODES_PER_EXTRA_SCAN: u64 = 1 << 20;
 
-/// Whether `scans` lookups of a label of `nodes` nodes call for a table.
-fn wants_table(scans: u32, nodes: u64) -> bool {
+/// What a table may take per node of its label, on the high side (two hash-map entries and a bucket).
+const TABLE_BYTES_PER_NODE: u64 = 96;
+
+/// Whether `scans` lookups of a label of `nodes` nodes call for a table, for a statement that may hold
+/// `memory_limit` bytes (when it has a limit). A table that would not fit is never built: the lookups scan, slower
+/// but within the limit, where the table would have held memory the limit does not see.
+fn wants_table(scans: u32, nodes: u64, memory_limit: Option<usize>) -> bool {
     u64::from(scans) > u64::from(SCANS_BEFORE_TABLE).max(nodes / NODES_PER_EXTRA_SCAN)
+        && memory_limit.is_none_or(|limit| nodes.saturating_mul(TABLE_BYTES_PER_NODE) <= limit as u64)
 }
 
 /// Nodes that may hold a value.
@@ -71,21 +77,22 @@ struct KeyTable {
 
 impl KeyScans {
     /// Nodes that may have `value` under `key` among those labelled `label`, or `None` when the caller should
-    /// scan the label instead (the first few lookups of a statement). `log` is the writing transaction's
-    /// [`plexus_storage::WriteTxn::change_log`], `None` for a read-only snapshot, which never changes.
+    /// scan the label instead (the first few lookups of a statement, or all of them when a table would not fit in
+    /// `memory_limit`). `log` is the writing transaction's [`plexus_storage::WriteTxn::change_log`], `None` for a
+    /// read-only snapshot, which never changes.
     pub(crate) fn candidates(
         &mut self,
         state: &GraphState,
         log: Option<(u64, &[Op])>,
-        label: LabelId,
-        key: PropKeyId,
+        (label, key): (LabelId, PropKeyId),
         value: &Value,
+        memory_limit: Option<usize>,
     ) -> Option<Candidates> {
         let scan = self.keys.entry((label, key)).or_insert(KeyScan::Counting(0));
         match scan {
             KeyScan::Counting(n) => {
                 *n += 1;
-                if !wants_table(*n, state.label_count(label)) {
+                if !wants_table(*n, state.label_count(label), memory_limit) {
                     return None;
                 }
                 *scan = KeyScan::Table(Box::new(KeyTable::build(state, log, label, key)));
@@ -203,10 +210,17 @@ mod tests {
 
     #[test]
     fn large_labels_are_scanned_longer_before_a_table() {
-        assert!(!wants_table(3, 10));
-        assert!(wants_table(4, 10));
-        assert!(wants_table(4, 3 << 20));
-        assert!(!wants_table(40, 50 << 20));
-        assert!(wants_table(51, 50 << 20));
+        assert!(!wants_table(3, 10, None));
+        assert!(wants_table(4, 10, None));
+        assert!(wants_table(4, 3 << 20, None));
+        assert!(!wants_table(40, 50 << 20, None));
+        assert!(wants_table(51, 50 << 20, None));
+    }
+
+    #[test]
+    fn a_table_over_the_memory_limit_is_never_built() {
+        assert!(wants_table(4, 1000, Some(96_000)));
+        assert!(!wants_table(4, 1001, Some(96_000)));
+        assert!(!wants_table(u32::MAX, 1 << 20, Some(1 << 20)));
     }
 }
