@@ -145,6 +145,9 @@ pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> 
         return open_read_only(data);
     }
     let created = !Database::exists(data);
+    if created {
+        Database::clear_unfinished_creation(data).map_err(|e| e.to_string())?;
+    }
     if created && std::fs::read_dir(data).is_ok_and(|mut entries| entries.next().is_some()) {
         // Most likely a mistyped path: scattering database files among someone's own would be a poor answer.
         return Err(format!(

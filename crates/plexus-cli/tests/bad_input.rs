@@ -219,6 +219,29 @@ fn a_query_does_not_create_a_database_among_other_files() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "nothing was added");
 }
 
+/// A creation killed before it wrote its metadata leaves a lock file and a temporary file: the next command
+/// creates the database there instead of taking the directory for someone's own files (so does an import).
+#[test]
+fn what_a_killed_creation_left_does_not_block_the_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    for command in ["query", "import"] {
+        let db = tmp.path().join(command);
+        std::fs::create_dir(&db).unwrap();
+        std::fs::write(db.join("LOCK"), "").unwrap();
+        std::fs::write(db.join("plexus.meta.tmp"), "PLX").unwrap();
+        let dir = db.to_str().unwrap();
+        let out = if command == "query" {
+            plexus(&["query", "--data", dir, "CREATE (:N) RETURN 1"])
+        } else {
+            let edges = tmp.path().join("edges.csv");
+            std::fs::write(&edges, "1,2\n").unwrap();
+            plexus(&["import", "--data", dir, "--edges", edges.to_str().unwrap()])
+        };
+        assert!(out.status.success(), "{command}: {}", text(&out.stderr));
+        assert_eq!(scalar(dir, "MATCH (n) RETURN count(n)"), if command == "query" { "1" } else { "2" }, "{command}");
+    }
+}
+
 /// A flipped byte in the middle of the log, with intact commits after it, is damage a writable open refuses
 /// (changing nothing), until `plexus repair` drops those commits (keeping them aside); a torn tail never needs it.
 #[test]

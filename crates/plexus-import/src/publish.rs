@@ -145,6 +145,8 @@ pub(crate) fn prepare_target(dir: &Path, with_edge_lists: bool) -> Result<(), Im
     remove_abandoned_beside(dir);
     let Some(real) = existing_dir(dir)? else { return Ok(()) };
     remove_abandoned_inside(&real)?;
+    plexus_storage::Store::clear_unfinished_creation(&real)
+        .map_err(|e| ImportError::Target(format!("{}: {e}", dir.display())))?;
     let mut entries = std::fs::read_dir(&real).map_err(io(dir))?;
     if entries.next().is_some() {
         let hint = if with_edge_lists {

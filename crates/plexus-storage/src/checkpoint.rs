@@ -31,8 +31,9 @@ const BLOCK_RAW: usize = 4 << 20;
 /// reveal a deleted checkpoint.
 pub const HEAD_FILE: &str = "checkpoint.head";
 
-/// The version of the newest checkpoint written, as recorded; `None` for a database from before the record.
-pub fn recorded_head(dir: &Path) -> Option<u64> {
+/// The version of the newest checkpoint written, as recorded; `None` for a database from before the record, an
+/// error when the record is damaged.
+pub fn recorded_head(dir: &Path) -> crate::error::Result<Option<u64>> {
     crate::wal::read_marker(dir, HEAD_FILE)
 }
 

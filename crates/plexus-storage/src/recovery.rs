@@ -210,7 +210,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
         }
     };
     let (checkpoints, segments) = list(dir)?;
-    if let Some(newest) = checkpoint::recorded_head(dir) {
+    if let Some(newest) = checkpoint::recorded_head(dir)? {
         if checkpoints.last().is_none_or(|(v, _)| *v < newest) {
             return Err(StorageError::Corrupt {
                 path: dir.join(checkpoint::checkpoint_name(newest)),
@@ -234,7 +234,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
     let next_segment = segments.last().map_or(0, |(seq, _)| seq + 1);
     // The newest segment ever started must be here, or have been set aside by a recovery: a log that ends
     // before it lost its last commits, and opening would hide that.
-    if let Some(head) = crate::wal::recorded_head(dir) {
+    if let Some(head) = crate::wal::recorded_head(dir)? {
         let newest = segments.iter().chain(&set_aside_paths(dir)?).map(|(seq, _)| *seq).max();
         if newest.is_none_or(|n| n < head) {
             let missing = dir.join(crate::wal::segment_name(head));
@@ -256,9 +256,9 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
         let header = match decode_header(&bytes) {
             Ok(h) => h,
             Err(reason) if index + 1 == segments.len() && bytes.len() < crate::wal::SEGMENT_HEADER_LEN => {
-                // Segments are created whole (renamed into place with their header), so a short one was cut
-                // by damage and its commits are lost; an empty one is from a build that created them in place,
-                // cut short by a crash, and held none. Either way it is set aside, not deleted.
+                // Segments are created whole (their header written and fsynced before they are renamed into
+                // place), so a short one, or an empty one, was cut by damage and its commits are lost, how many
+                // cannot be told. It is set aside, not deleted.
                 let kept = if repair { Some(set_aside(path, "log.dropped", None)?) } else { None };
                 report.dropped.push(DroppedTail {
                     file: path.clone(),
@@ -267,7 +267,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                     reason,
                     intact_commits: 0,
                     kept_in: kept,
-                    unknown_loss: !bytes.is_empty(),
+                    unknown_loss: true,
                 });
                 continue;
             }
@@ -457,13 +457,12 @@ pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
         let bytes = read_file(&path)?;
         let cut_off_tail = path.to_str().is_some_and(|p| p.contains(".log.dropped-at-"));
         // A whole segment set aside starts with its header, a cut-off tail at a damaged record; a segment cut
-        // inside its header held commits that cannot be counted (`None`).
+        // inside its header, or emptied, held commits that cannot be counted (`None`).
         let intact = match decode_header(&bytes) {
             Ok(_) => Some(read_segment(&bytes).0.len() as u64),
             // Recovery keeps a cut-off tail only when it is not the torn last write of a crash, so one without a
             // whole record in it is still a damaged commit.
             Err(_) if cut_off_tail => Some(intact_commits_after(&bytes)).filter(|&n| n > 0 || bytes.is_empty()),
-            Err(_) if bytes.is_empty() => Some(0),
             Err(_) => None,
         };
         out.push((path, intact));

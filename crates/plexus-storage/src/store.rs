@@ -323,6 +323,48 @@ impl Store {
         dir.join(META_FILE).exists() || recovery::has_data_files(dir).unwrap_or(false)
     }
 
+    /// Removes what a creation of a database in `dir` that was killed before it wrote its metadata left (the lock
+    /// file, the metadata's temporary file) when the directory holds nothing else and no process holds it, so that
+    /// `dir` reads as empty again. Returns whether it removed anything. A creation writes no data before its
+    /// metadata, so nothing is lost; without this, every tool would take the directory for someone's own files.
+    pub fn clear_unfinished_creation(dir: impl AsRef<Path>) -> Result<bool> {
+        let dir = dir.as_ref();
+        let meta_tmp = format!("{META_FILE}.tmp");
+        let Ok(entries) = std::fs::read_dir(dir) else { return Ok(false) };
+        let mut names = Vec::new();
+        for entry in entries {
+            let name = entry.map_err(|e| StorageError::io(dir, e))?.file_name();
+            if name != LOCK_FILE && name != meta_tmp.as_str() {
+                return Ok(false);
+            }
+            names.push(name);
+        }
+        if names.is_empty() {
+            return Ok(false);
+        }
+        // Held the way an open holds them, so a process still creating the database is never disturbed.
+        let dir_lock = File::open(dir).map_err(|e| StorageError::io(dir, e))?;
+        locked(dir_lock.try_lock(), dir, dir)?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = match File::open(&lock_path) {
+            Ok(file) => Some(file),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(StorageError::io(&lock_path, e)),
+        };
+        if let Some(file) = &lock {
+            locked(file.try_lock(), dir, &lock_path)?;
+        }
+        for name in [meta_tmp.as_str(), LOCK_FILE] {
+            match std::fs::remove_file(dir.join(name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(StorageError::io(dir.join(name), e)),
+            }
+        }
+        sync_dir(dir)?;
+        Ok(true)
+    }
+
     /// Opens (creating if needed) the database in `dir` with default options.
     pub fn open(dir: impl AsRef<Path>) -> Result<(Store, RecoveryReport)> {
         Self::open_with(dir, Options::default())

@@ -48,7 +48,7 @@ fn record_head(dir: &Path, seq: u64) -> Result<()> {
 
 /// The newest segment started, as recorded; `None` for a database from before the record (or a damaged one,
 /// which then checks nothing).
-pub fn recorded_head(dir: &Path) -> Option<u64> {
+pub fn recorded_head(dir: &Path) -> Result<Option<u64>> {
     read_marker(dir, HEAD_FILE)
 }
 
@@ -64,12 +64,26 @@ pub(crate) fn write_marker(dir: &Path, name: &str, value: u64) -> Result<()> {
     sync_dir(dir)
 }
 
-/// The value [`write_marker`] wrote to `name`; `None` when the file is absent or damaged.
-pub(crate) fn read_marker(dir: &Path, name: &str) -> Option<u64> {
-    let bytes = std::fs::read(dir.join(name)).ok()?;
-    let value: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
-    let crc = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?);
-    (bytes.len() == 12 && crc32fast::hash(&value) == crc).then_some(u64::from_le_bytes(value))
+/// The value [`write_marker`] wrote to `name`; `None` when the file is absent. A damaged one is an error: it is
+/// written whole before it is renamed into place, so damage is not a crash's, and what it guards (a missing
+/// newest segment or checkpoint) would otherwise go unnoticed.
+pub(crate) fn read_marker(dir: &Path, name: &str) -> Result<Option<u64>> {
+    let path = dir.join(name);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StorageError::io(&path, e)),
+    };
+    let value = (bytes.len() == 12 && crc32fast::hash(&bytes[..8]).to_le_bytes() == bytes[8..12])
+        .then(|| u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")));
+    value.map(Some).ok_or_else(|| StorageError::Corrupt {
+        path,
+        message: format!(
+            "damaged (it records the newest file written, to notice one gone missing); remove it to open without \
+             that check, after making sure no {} file is missing",
+            if name == HEAD_FILE { "wal-*.log" } else { "checkpoint-*.plx" }
+        ),
+    })
 }
 
 pub fn segment_name(seq: u64) -> String {
@@ -253,7 +267,7 @@ impl Wal {
         // The record of the newest segment must name this one before anything more is written to it: it may be
         // missing (removed by hand, a database from before it) or behind (a crash between a segment's creation
         // and its record), and commits added here would then not be missed if the segment were lost.
-        if recorded_head(dir) != Some(seq) {
+        if recorded_head(dir).ok().flatten() != Some(seq) {
             record_head(dir, seq)?;
         }
         let segment = Segment { file, path: path.to_path_buf(), seq, size: end, synced: end, allocated };

@@ -507,6 +507,38 @@ fn second_open_is_locked() {
     assert_state(&b, &store, &report, b.states.len() - 1, "reopen after the lock is released");
 }
 
+/// A creation killed before its metadata was written leaves a lock file and the metadata's temporary file:
+/// they are cleared (no data is in them), but never while a process holds the directory, and never beside
+/// anything else.
+#[test]
+fn what_an_unfinished_creation_left_is_cleared() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    assert!(!Store::clear_unfinished_creation(&db).unwrap(), "an empty directory has nothing to clear");
+    std::fs::write(db.join("LOCK"), b"").unwrap();
+    std::fs::write(db.join("plexus.meta.tmp"), b"PLX").unwrap();
+    std::fs::write(db.join("notes.txt"), b"mine").unwrap();
+    assert!(!Store::clear_unfinished_creation(&db).unwrap(), "someone's own file is never touched");
+    std::fs::remove_file(db.join("notes.txt")).unwrap();
+    let (store, _) = Store::open(&db).unwrap();
+    drop(store);
+    assert!(!Store::clear_unfinished_creation(&db).unwrap(), "a database is not an unfinished creation");
+
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("LOCK"), b"").unwrap();
+    std::fs::write(other.join("plexus.meta.tmp"), b"PLX").unwrap();
+    let held = std::fs::File::open(&other).unwrap();
+    held.lock().unwrap();
+    assert!(matches!(Store::clear_unfinished_creation(&other), Err(StorageError::Locked { .. })));
+    drop(held);
+    assert!(Store::clear_unfinished_creation(&other).unwrap());
+    assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0);
+    let (store, report) = Store::open(&other).unwrap();
+    assert!(report.is_clean() && store.read().node_count() == 0);
+}
+
 /// The log a database reopens with counts towards its next automatic checkpoint: a process that opens, writes a
 /// little and stops, again and again, must not grow the log without bound.
 #[test]
@@ -546,18 +578,54 @@ fn log_kept_from_earlier_sessions_counts_towards_the_next_checkpoint() {
 fn a_segment_cut_inside_its_header_is_lost_data_and_a_temporary_one_is_removed() {
     let b = build(false);
     let segment = last_segment(b.dir.path());
-    let copy = copy_dir(b.dir.path());
-    let seg = copy.path().join(segment.file_name().unwrap());
-    std::fs::OpenOptions::new().write(true).open(&seg).unwrap().set_len(20).unwrap();
-    std::fs::write(copy.path().join("wal-0000000000000099.log.tmp"), [1u8; 10]).unwrap();
-    let (store, report) = open(copy.path(), "cut inside the header").unwrap();
-    assert!(report.lost_data() && report.lost_commits() == 0, "{report}");
-    assert!(report.to_string().contains("how many is unknown"), "{report}");
-    let aside = plexus_storage::recovery::set_aside_files(copy.path()).unwrap();
-    assert_eq!(aside.len(), 1, "{aside:?}");
-    assert_eq!(aside[0].1, None, "{aside:?}");
-    assert!(!copy.path().join("wal-0000000000000099.log.tmp").exists());
-    commit_and_reopen(copy.path(), store, "after a segment cut inside its header");
+    // Emptied too: segments are renamed into place whole, so not even a crash leaves one empty.
+    for cut in [20, 0] {
+        let what = format!("cut to {cut} bytes, inside the header");
+        let copy = copy_dir(b.dir.path());
+        let seg = copy.path().join(segment.file_name().unwrap());
+        std::fs::OpenOptions::new().write(true).open(&seg).unwrap().set_len(cut).unwrap();
+        std::fs::write(copy.path().join("wal-0000000000000099.log.tmp"), [1u8; 10]).unwrap();
+        let (store, report) = open(copy.path(), &what).unwrap();
+        assert!(report.lost_data() && report.lost_commits() == 0, "{what}: {report}");
+        assert!(report.to_string().contains("how many is unknown"), "{what}: {report}");
+        let aside = plexus_storage::recovery::set_aside_files(copy.path()).unwrap();
+        assert_eq!(aside.len(), 1, "{what}: {aside:?}");
+        assert_eq!(aside[0].1, None, "{what}: {aside:?}");
+        assert!(!copy.path().join("wal-0000000000000099.log.tmp").exists());
+        commit_and_reopen(copy.path(), store, &format!("after a segment {what}"));
+    }
+}
+
+/// The records of the newest segment and checkpoint are checksummed and written whole: a damaged one is refused
+/// by name, never taken for absent (which would let a later missing segment or checkpoint pass unnoticed).
+#[test]
+fn a_damaged_record_of_the_newest_segment_or_checkpoint_is_refused() {
+    let b = build(true);
+    for name in [plexus_storage::wal::HEAD_FILE, plexus_storage::checkpoint::HEAD_FILE] {
+        let bytes = std::fs::read(b.dir.path().join(name)).unwrap();
+        for at in 0..=bytes.len() {
+            let what =
+                if at == bytes.len() { format!("{name} cut short") } else { format!("{name} byte {at} flipped") };
+            let copy = copy_dir(b.dir.path());
+            let mut damaged = bytes.clone();
+            if at == bytes.len() {
+                damaged.pop();
+            } else {
+                damaged[at] ^= 0x41;
+            }
+            std::fs::write(copy.path().join(name), &damaged).unwrap();
+            let before = snapshot_files(copy.path());
+            match open(copy.path(), &what) {
+                Err(StorageError::Corrupt { path, message }) => {
+                    assert_eq!(path.file_name().and_then(|n| n.to_str()), Some(name), "{what}");
+                    assert!(message.contains("damaged") && message.contains("remove it"), "{what}: {message}");
+                }
+                Ok((_, report)) => panic!("{what}: opened: {report}"),
+                Err(e) => panic!("{what}: unexpected error {e:?}"),
+            }
+            assert!(snapshot_files(copy.path()) == before, "{what}: a refused open changed the directory");
+        }
+    }
 }
 
 /// The newest segment is recorded when it starts: if it goes missing (deleted, lost with a disk), opening is

@@ -59,6 +59,12 @@ impl Database {
         plexus_storage::Store::holds_database(dir)
     }
 
+    /// Removes what a creation of a database in `dir` killed before it finished left behind (a lock file and a
+    /// temporary metadata file, no data), when nothing else is there; returns whether it removed anything.
+    pub fn clear_unfinished_creation(dir: impl AsRef<Path>) -> Result<bool> {
+        plexus_storage::Store::clear_unfinished_creation(dir)
+    }
+
     /// Log data that recoveries of the database in `dir` set aside, with the intact commits each file holds
     /// (`None`: some, but how many cannot be told).
     pub fn set_aside_log(dir: impl AsRef<Path>) -> Result<Vec<(std::path::PathBuf, Option<u64>)>> {
