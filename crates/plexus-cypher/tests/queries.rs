@@ -338,6 +338,17 @@ fn reduce_cannot_nest_values_without_bound() {
     assert_eq!(e.kind, ErrorKind::ArgumentError, "{e}");
     assert_eq!(db.run("RETURN size(reduce(acc = 1, i IN range(1, 500) | [acc, [acc]])) AS x"), vec![vec![int(2)]]);
     assert_eq!(db.run("RETURN size(reduce(acc = [], i IN range(1, 3000) | acc + [i])) AS x"), vec![vec![int(3000)]]);
+    // Appending in place gives what building a fresh list each step gives, and never touches the initial value.
+    assert_eq!(
+        db.run("RETURN reduce(acc = [], x IN range(1, 200) | acc + x) = [x IN range(1, 200)] AS same"),
+        vec![vec![ResultValue::Bool(true)]]
+    );
+    let ints = |l: &[i64]| ResultValue::List(l.iter().map(|&i| int(i)).collect());
+    assert_eq!(db.run("RETURN reduce(acc = [0], x IN [1, 2] | acc + [x, x]) AS l"), vec![vec![ints(&[0, 1, 1, 2, 2])]]);
+    let rows = db.run("WITH [1, 2] AS base RETURN reduce(acc = base, x IN [3] | acc + x) AS r, base");
+    assert_eq!(rows, vec![vec![ints(&[1, 2, 3]), ints(&[1, 2])]]);
+    assert_eq!(db.run("RETURN reduce(acc = [], x IN [1, 2] | acc + null) AS l"), vec![vec![ResultValue::Null]]);
+    assert_eq!(db.run("RETURN reduce(acc = [1], x IN [1, 2] | acc + acc) AS l"), vec![vec![ints(&[1, 1, 1, 1])]]);
 }
 
 #[test]
@@ -362,6 +373,27 @@ fn a_range_larger_than_the_memory_limit_fails_before_it_is_built() {
     let e = run("RETURN size(range(1, 100000000)) AS n").expect_err("over the limit");
     assert_eq!(e.kind, ErrorKind::MemoryLimit, "{e}");
     assert_eq!(run("RETURN size(range(1, 1000)) AS n").expect("under the limit").rows, vec![vec![int(1000)]]);
+}
+
+/// A time limit stops a statement inside one row's expression too: nested comprehensions and quantifiers loop
+/// for as long as their lists multiply out, and the operators only check between rows.
+#[test]
+fn a_time_limit_stops_loops_inside_an_expression() {
+    let db = Db::new();
+    for q in [
+        "RETURN size([i IN range(1, 20000) | size([j IN range(1, 20000) WHERE j = -1])]) AS n",
+        "RETURN any(i IN range(1, 20000) WHERE any(j IN range(1, 20000) WHERE j = -i)) AS b",
+        "RETURN reduce(s = 0, i IN range(1, 20000) | s + size([j IN range(1, 20000) WHERE j = -1])) AS n",
+    ] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(Some(deadline), None));
+        let started = std::time::Instant::now();
+        let e = db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt)).expect_err("past its limit");
+        assert_eq!(e.kind, ErrorKind::Timeout, "{q}: {e}");
+        // 400 million steps take minutes; stopped, it takes the limit and one batch of steps. The bound is loose
+        // for a busy machine: it only tells stopping from running to the end.
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{q}: ran {:?}", started.elapsed());
+    }
 }
 
 #[test]

@@ -43,6 +43,9 @@ pub(crate) struct Ctx<'a> {
     key_scans: super::key_scans::KeyScans,
     /// The lists of the statement's `IN` tests, kept between rows; shared with the contexts of subqueries.
     in_lists: std::rc::Rc<std::cell::RefCell<crate::expr::constant_in::InLists>>,
+    /// Steps of the loops inside expressions (comprehensions, quantifiers, `reduce`) since the statement began,
+    /// counted only when someone may stop the query (see [`Ctx::tick`]).
+    loop_steps: std::cell::Cell<u32>,
 }
 
 /// What each operator of a profiled statement produced, keyed by its plan node.
@@ -111,6 +114,7 @@ impl<'a> Ctx<'a> {
             may_commit_parts: false,
             key_scans: Default::default(),
             in_lists: Default::default(),
+            loop_steps: Default::default(),
         }
     }
 
@@ -128,6 +132,7 @@ impl<'a> Ctx<'a> {
             may_commit_parts: false,
             key_scans: Default::default(),
             in_lists: Default::default(),
+            loop_steps: Default::default(),
         }
     }
 
@@ -160,6 +165,23 @@ impl<'a> Ctx<'a> {
     }
 
     /// Fails when the query was stopped (time limit, cancellation, result size).
+    /// Counts one step of a loop inside an expression and checks for an interrupt every batch of steps. The
+    /// operators check between batches of rows, but one row's expression can loop for minutes (nested
+    /// comprehensions multiply), and a time limit, a cancellation or a client gone must stop it too.
+    #[inline]
+    pub fn tick(&self) -> Result<()> {
+        if self.interrupt.is_none() {
+            return Ok(());
+        }
+        let steps = self.loop_steps.get().wrapping_add(1);
+        self.loop_steps.set(steps);
+        if steps.is_multiple_of(super::BATCH as u32) {
+            self.check_interrupt()
+        } else {
+            Ok(())
+        }
+    }
+
     pub fn check_interrupt(&self) -> Result<()> {
         match &self.interrupt {
             Some(interrupt) => interrupt.check(),
@@ -182,6 +204,7 @@ impl<'a> Ctx<'a> {
             may_commit_parts: false,
             key_scans: Default::default(),
             in_lists: self.in_lists.clone(),
+            loop_steps: Default::default(),
         }
     }
 
