@@ -1074,3 +1074,22 @@ fn parameters_holding_deleted_entities_are_refused_at_any_depth() {
         assert!(e.to_string().contains(&format!("node {id}")), "{e}");
     }
 }
+
+/// A variable-length relationship nobody reads is walked without building its list, and a long path is checked
+/// for reused relationships by a set: still relationship-unique, still distinct from the MATCH's other
+/// relationships.
+#[test]
+fn long_paths_of_anonymous_relationships_stay_relationship_unique() {
+    let db = Db::new();
+    db.run("UNWIND range(1, 200) AS i CREATE (:C {i: i})");
+    db.run("MATCH (a:C), (b:C) WHERE b.i = a.i + 1 CREATE (a)-[:NEXT]->(b)");
+    db.run("MATCH (a:C {i: 200}), (b:C {i: 1}) CREATE (a)-[:NEXT]->(b)");
+    // Around a cycle of 200 every path from a node has 1 to 200 relationships, the last back at the start.
+    assert_eq!(db.run("MATCH (a:C {i: 1})-[:NEXT*]->(b) RETURN count(b)"), vec![vec![int(200)]]);
+    assert_eq!(db.run("MATCH (a:C {i: 1})-[:NEXT*]-(b) RETURN count(b)"), vec![vec![int(400)]]);
+    assert_eq!(db.run("MATCH (a:C {i: 1})-[r:NEXT*]->(b) RETURN max(size(r))"), vec![vec![int(200)]]);
+    // The relationship after the walk may not be one the walk used: only paths that stop short of all 200.
+    assert_eq!(db.run("MATCH (a:C {i: 1})-[:NEXT*]->(b)-[:NEXT]->(c) RETURN count(c)"), vec![vec![int(199)]]);
+    assert_eq!(db.run("MATCH (x)-[:NEXT]->(a:C {i: 1})-[:NEXT*]->(b) RETURN count(b)"), vec![vec![int(199)]]);
+    assert_eq!(db.run("MATCH p = (a:C {i: 1})-[:NEXT*]->(b) RETURN max(length(p))"), vec![vec![int(200)]]);
+}

@@ -192,6 +192,7 @@ impl RowExpander for Expander<'_> {
                 distinct_from,
                 reverse,
                 rel_bound,
+                list_unread,
                 hop_nodes,
                 cycle,
                 ..
@@ -260,14 +261,16 @@ impl RowExpander for Expander<'_> {
                         return Ok(false);
                     }
                     let mut r = row.clone();
-                    let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
-                    if *reverse {
-                        list.reverse();
+                    if !*list_unread {
+                        let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
+                        if *reverse {
+                            list.reverse();
+                        }
+                        if let Some(cycle) = cycle {
+                            set_groups(&mut r, cycle, &list, nodes, *reverse);
+                        }
+                        r[*rel] = Value::list(list);
                     }
-                    if let Some(cycle) = cycle {
-                        set_groups(&mut r, cycle, &list, nodes, *reverse);
-                    }
-                    r[*rel] = Value::list(list);
                     r[*to] = Value::Node(end);
                     results.push(r);
                     if stream {
@@ -277,7 +280,8 @@ impl RowExpander for Expander<'_> {
                     // size is checked as they grow (a rough count: the row's values and the path's relationships).
                     if results.len().is_multiple_of(BATCH) {
                         if let Some(interrupt) = &ctx.interrupt {
-                            let bytes = results.len() * (row.len() + rels.len()) * std::mem::size_of::<Value>();
+                            let listed = if *list_unread { 0 } else { rels.len() };
+                            let bytes = results.len() * (row.len() + listed) * std::mem::size_of::<Value>();
                             interrupt.check_result_size(bytes)?;
                         }
                     }
@@ -527,7 +531,7 @@ struct VarWalk<'p> {
     frames: Vec<(Vec<plexus_storage::RelEntry>, usize)>,
     /// The node of each frame.
     at: Vec<NodeId>,
-    path: Vec<RelId>,
+    path: PathRels,
     check: RelCheck<'p>,
     /// For a quantified path pattern of several relationships: the repetition the walk takes whole.
     cycle: Option<CycleWalk<'p>>,
@@ -557,7 +561,7 @@ impl<'p> VarWalk<'p> {
         }
         let (dir, filter) = cycle.as_ref().map_or((spec.dir, spec.filter), |c| c.step(0));
         let frames = vec![(ctx.g().rels_of(node, dir, filter), 0usize)];
-        Ok(Some(VarWalk { frames, at: vec![node], path: Vec::new(), check, cycle, steps: 0 }))
+        Ok(Some(VarWalk { frames, at: vec![node], path: PathRels::default(), check, cycle, steps: 0 }))
     }
 
     /// Walks on until every path is reported (`true`) or `emit` asks for a pause (`false`).
@@ -583,7 +587,7 @@ impl<'p> VarWalk<'p> {
                 ctx.check_interrupt()?;
             }
             let at = *self.at.last().expect("a node per frame");
-            if self.path.contains(&e.rel)
+            if self.path.contains(e.rel)
                 || rel_in(row, distinct_from, e.rel)
                 || !self.check.passes_step(e.rel, at, e.nbr, ctx)?
             {
@@ -596,14 +600,14 @@ impl<'p> VarWalk<'p> {
             let whole = self.cycle.as_ref().is_none_or(|c| depth.is_multiple_of(c.steps.len()));
             if whole {
                 if let Some(cycle) = &mut self.cycle {
-                    if !cycle.passes(&self.at, &self.path, ctx)? {
+                    if !cycle.passes(&self.at, &self.path.rels, ctx)? {
                         self.path.pop();
                         self.at.pop();
                         continue;
                     }
                 }
             }
-            let full = whole && depth as u64 >= spec.min && emit(e.nbr, &self.path, &self.at)?;
+            let full = whole && depth as u64 >= spec.min && emit(e.nbr, &self.path.rels, &self.at)?;
             if (depth as u64) < spec.max {
                 let (dir, filter) = self.cycle.as_ref().map_or((spec.dir, spec.filter), |c| c.step(depth));
                 self.frames.push((g.rels_of(e.nbr, dir, filter), 0));
@@ -616,5 +620,47 @@ impl<'p> VarWalk<'p> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The relationships of a walk's path, in order, and a set of them once the path has been long enough that
+/// looking through it for each candidate would make walking a long chain quadratic. Once made, the set is kept
+/// exact as the path shrinks and grows again, rather than rebuilt each time the path passes that length.
+#[derive(Default)]
+struct PathRels {
+    rels: Vec<RelId>,
+    set: Option<plexus_storage::fxhash::FxHashSet<RelId>>,
+}
+
+impl PathRels {
+    /// Up to this length a path is searched rather than hashed.
+    const SCANNED: usize = 32;
+
+    fn len(&self) -> usize {
+        self.rels.len()
+    }
+
+    fn contains(&self, rel: RelId) -> bool {
+        match &self.set {
+            Some(set) if self.rels.len() > Self::SCANNED => set.contains(&rel),
+            _ => self.rels.contains(&rel),
+        }
+    }
+
+    fn push(&mut self, rel: RelId) {
+        self.rels.push(rel);
+        match &mut self.set {
+            Some(set) => {
+                set.insert(rel);
+            }
+            None if self.rels.len() > Self::SCANNED => self.set = Some(self.rels.iter().copied().collect()),
+            None => {}
+        }
+    }
+
+    fn pop(&mut self) {
+        if let (Some(rel), Some(set)) = (self.rels.pop(), &mut self.set) {
+            set.remove(&rel);
+        }
     }
 }

@@ -259,6 +259,10 @@ pub(crate) enum PlanNode {
         reverse: bool,
         /// The relationship list is already bound: follow exactly those relationships.
         rel_bound: bool,
+        /// Nothing reads the relationship list (an anonymous relationship, no path variable, no later
+        /// relationship of the MATCH to keep distinct from it): the walk does not build it, which would cost
+        /// each path its length.
+        list_unread: bool,
         /// For a quantified path pattern: scratch slots receiving each candidate relationship's two nodes, the
         /// pattern's left one first, while `rel_filter` (which then holds the repetition's condition) runs.
         hop_nodes: Option<(usize, usize)>,

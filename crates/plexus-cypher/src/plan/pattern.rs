@@ -244,7 +244,8 @@ impl Planner<'_> {
         }
         let mut bound: HashSet<String> = outer.clone();
         let mut plan = input;
-        let mut rels_here: Vec<usize> = Vec::new();
+        let total = patterns.iter().filter(|p| p.kind == PathKind::Normal).map(|p| p.element.chain.len()).sum();
+        let mut rels_here = MatchRels { slots: Vec::new(), total };
         plan = self.flush(plan, &mut pending, &bound, &declared, scope)?;
         for part in patterns {
             plan = self.pattern_part(plan, part, scope, &mut bound, &declared, &mut pending, &mut rels_here)?;
@@ -593,7 +594,7 @@ impl Planner<'_> {
         bound: &mut HashSet<String>,
         declared: &HashSet<String>,
         pending: &mut Vec<Pending>,
-        rels_here: &mut Vec<usize>,
+        rels_here: &mut MatchRels,
     ) -> Result<PlanNode> {
         let el = &part.element;
         let mut nodes: Vec<&NodePattern> = vec![&el.start];
@@ -657,7 +658,7 @@ impl Planner<'_> {
             let rel_bound = rp.variable.as_ref().is_some_and(|v| bound.contains(&v.name));
             let types: Vec<Token> = rp.types.iter().map(|t| Token::new(t.name.as_str())).collect();
             let dir = to_dir(rp.direction, reversed);
-            let distinct_from = rels_here.clone();
+            let distinct_from = rels_here.slots.clone();
             match rp.length {
                 None => {
                     plan = PlanNode::Expand {
@@ -751,6 +752,10 @@ impl Planner<'_> {
                         distinct_from,
                         reverse: reversed,
                         rel_bound,
+                        list_unread: rp.variable.is_none()
+                            && part.variable.is_none()
+                            && rp.hop.is_none()
+                            && rels_here.slots.len() + 1 == rels_here.total,
                         hop_nodes,
                         cycle,
                     };
@@ -760,7 +765,7 @@ impl Planner<'_> {
                     }
                 }
             }
-            rels_here.push(rel_slots[ri]);
+            rels_here.slots.push(rel_slots[ri]);
             if let Some(v) = &rp.variable {
                 bound.insert(v.name.clone());
             }
@@ -785,6 +790,13 @@ impl Planner<'_> {
         }
         Ok(plan)
     }
+}
+
+/// The relationships of one MATCH: the slots of those planned so far, which each later one must differ from, and
+/// how many there are in all.
+struct MatchRels {
+    slots: Vec<usize>,
+    total: usize,
 }
 
 /// The test of a relationship type expression (`[:!R]`, `[:%]`) on the relationship in `slot`.
