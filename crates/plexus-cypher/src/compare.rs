@@ -270,7 +270,7 @@ fn time_utc(t: &Time) -> i128 {
 }
 
 /// The total order of temporal values of one type. Durations (which have no order of their own) by their
-/// components; the others by [`temporal::compare`], or when it has no answer by instant.
+/// average length; the others by [`temporal::compare`], or when it has no answer by instant.
 fn temporal_order(a: &Value, b: &Value) -> Ordering {
     if let (Value::Duration(x), Value::Duration(y)) = (a, b) {
         return duration_key(x).cmp(&duration_key(y));
@@ -291,8 +291,12 @@ fn datetime_key(d: &DateTime) -> (i64, u32) {
     (d.seconds, d.nanos)
 }
 
-fn duration_key(d: &Duration) -> (i64, i64, i64, i32) {
-    (d.months, d.days, d.seconds, d.nanos)
+/// Durations sort as Neo4j sorts them: by their average length (a month as 365.25 / 12 days), then by their
+/// months, days and seconds, so that `P1M` and `P30DT10H30M` (of one average length) still differ.
+fn duration_key(d: &Duration) -> (i128, i64, i64, i64) {
+    const AVERAGE_SECONDS_PER_MONTH: i128 = 2_629_800;
+    let seconds = d.months as i128 * AVERAGE_SECONDS_PER_MONTH + d.days as i128 * 86_400 + d.seconds as i128;
+    (seconds * NANOS_PER_SECOND as i128 + d.nanos as i128, d.months, d.days, d.seconds)
 }
 
 /// Points by system (SRID), then coordinate by coordinate; `-0.0` and `0.0` differ, as in Neo4j.

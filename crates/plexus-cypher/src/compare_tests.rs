@@ -419,3 +419,17 @@ fn comparability_of_maps() {
     assert_eq!(lt(&m(&[("a", m(&[("x", i(1))]))]), &m(&[("a", m(&[("x", i(2))]))])), Some(true));
     assert_eq!(lt(&m(&[("a", i(1))]), &i(1)), None);
 }
+
+#[test]
+fn durations_sort_by_their_average_length() {
+    let dur = |months, days, seconds| Value::duration(Duration { months, days, seconds, nanos: 0 });
+    // A month is on average 30 days 10.5 hours: longer than 30 days, shorter than 31.
+    assert_eq!(order(&dur(0, 30, 0), &dur(1, 0, 0)), Ordering::Less);
+    assert_eq!(order(&dur(1, 0, 0), &dur(0, 31, 0)), Ordering::Less);
+    assert_eq!(order(&dur(0, 2, 0), &dur(0, 1, 86_401)), Ordering::Less);
+    assert_eq!(order(&dur(-1, 0, 0), &dur(0, -30, 0)), Ordering::Less);
+    // Of one average length: fewer months first, then fewer days.
+    assert_eq!(order(&dur(0, 30, 37_800), &dur(1, 0, 0)), Ordering::Less);
+    assert_eq!(order(&dur(0, 1, 0), &dur(0, 0, 86_400)), Ordering::Greater);
+    assert_eq!(order(&dur(1, 0, 0), &dur(1, 0, 0)), Ordering::Equal);
+}
