@@ -884,6 +884,34 @@ async fn large_answers_stream_and_a_late_failure_cuts_them_short() {
     stop(t).await;
 }
 
+/// A server stopping while a client is still reading a streamed answer cuts the answer short once its grace
+/// period is over: the client never sees a truncated document end as if it were whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_cuts_a_streamed_answer_short() {
+    let t = start().await;
+    let statement = "UNWIND range(1, 3000000) AS i RETURN i, 'row ' + toString(i) AS s";
+    let mut stream = TcpStream::connect(t.addr).await.unwrap();
+    let body = json!({"statement": statement}).to_string();
+    let head = format!(
+        "POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: {ADMIN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // Take the head, then stop reading: the producer fills the pieces in flight and waits on the client.
+    let mut raw = vec![0u8; 1 << 16];
+    let n = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut raw)).await.expect("answered").unwrap();
+    raw.truncate(n);
+    assert!(raw.starts_with(b"HTTP/1.1 202"), "{}", String::from_utf8_lossy(&raw));
+    let stopping = tokio::spawn(t.server.shutdown(Duration::from_millis(200)));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut rest)).await.expect("closed");
+    raw.extend_from_slice(&rest);
+    assert!(!raw.ends_with(b"0\r\n\r\n"), "an answer cut short by the shutdown ended as if it were whole");
+    stopping.await.unwrap().unwrap();
+}
+
 /// Schema commands that clash with what exists, and a graph that does not exist, fail with Neo4j's own codes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schema_clashes_carry_neo4j_codes() {

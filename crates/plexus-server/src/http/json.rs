@@ -381,9 +381,16 @@ fn out_of_range(literal: &str) -> String {
     )
 }
 
-/// The first integer literal (digits, no fraction or exponent) of a JSON text that does not fit in an i64, if
-/// any. serde_json reads such literals past u64 as floats, so they are looked for in the text itself.
-fn oversized_integer(body: &[u8]) -> Option<&str> {
+/// What the integer literals (digits, no fraction or exponent) of a JSON text need before serde_json reads them:
+/// the first that does not fit in an i64 (serde_json reads those past u64 as floats), and where each `-0` starts
+/// (serde_json reads it as the float -0.0, where it is the integer 0).
+struct IntegerLiterals<'b> {
+    oversized: Option<&'b str>,
+    negative_zeros: Vec<usize>,
+}
+
+fn integer_literals(body: &[u8]) -> IntegerLiterals<'_> {
+    let mut found = IntegerLiterals { oversized: None, negative_zeros: Vec::new() };
     let mut i = 0;
     while i < body.len() {
         match body[i] {
@@ -406,24 +413,43 @@ fn oversized_integer(body: &[u8]) -> Option<&str> {
                 }
                 let token = std::str::from_utf8(&body[start..i]).unwrap_or_default();
                 let digits = token.strip_prefix('-').unwrap_or(token);
-                if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) && token.parse::<i64>().is_err() {
-                    return Some(token);
+                if token == "-0" {
+                    found.negative_zeros.push(start);
+                } else if !digits.is_empty()
+                    && digits.bytes().all(|c| c.is_ascii_digit())
+                    && token.parse::<i64>().is_err()
+                    && found.oversized.is_none()
+                {
+                    found.oversized = Some(token);
                 }
             }
             _ => i += 1,
         }
     }
-    None
+    found
 }
 
-/// Parses a request body as JSON, refusing integer literals out of range.
+/// Parses a request body as JSON, refusing integer literals out of range and reading `-0` as the integer 0.
 fn parse_json(body: &[u8]) -> Result<Json, ServerError> {
-    let json = serde_json::from_slice::<Json>(body)
-        .map_err(|e| invalid_format(format!("the request body is not valid JSON: {e}")))?;
-    match oversized_integer(body) {
-        Some(literal) => Err(invalid(out_of_range(literal))),
-        None => Ok(json),
+    let literals = integer_literals(body);
+    if let Some(literal) = literals.oversized {
+        // Only a body that parses is told about its numbers.
+        serde_json::from_slice::<serde::de::IgnoredAny>(body)
+            .map_err(|e| invalid_format(format!("the request body is not valid JSON: {e}")))?;
+        return Err(invalid(out_of_range(literal)));
     }
+    let unsigned;
+    let body = if literals.negative_zeros.is_empty() {
+        body
+    } else {
+        let mut copy = body.to_vec();
+        for at in literals.negative_zeros {
+            copy[at] = b' ';
+        }
+        unsigned = copy;
+        &unsigned[..]
+    };
+    serde_json::from_slice::<Json>(body).map_err(|e| invalid_format(format!("the request body is not valid JSON: {e}")))
 }
 
 /// Parses a body as a JSON object; an empty body is an empty object (commit and rollback send none).
@@ -714,6 +740,20 @@ mod tests {
         assert_eq!(r.parameters["f"], Value::Float(9223372036854775808.0));
         assert_eq!(r.parameters["e"], Value::Float(1e300));
         assert!(decode_value(&json!(9223372036854775808u64), Format::Plain).is_err());
+    }
+
+    #[test]
+    fn minus_zero_is_the_integer_zero_and_minus_zero_point_zero_a_float() {
+        let body = br#"{"statement": "RETURN '-0'", "parameters": {"i": -0, "l": [-0,-0], "f": -0.0, "e": -0e1}}"#;
+        let r = parse_query_request(body, Format::Plain).unwrap();
+        assert_eq!(r.parameters["i"], Value::Int(0));
+        assert_eq!(r.parameters["l"], Value::list(vec![Value::Int(0), Value::Int(0)]));
+        assert!(matches!(r.parameters["f"], Value::Float(f) if f == 0.0 && f.is_sign_negative()));
+        assert!(matches!(r.parameters["e"], Value::Float(f) if f == 0.0 && f.is_sign_negative()));
+        assert_eq!(
+            parse_query_request(br#"{"statement": "RETURN 1", "x": [0 -0]}"#, Format::Plain).unwrap_err().code,
+            "Neo.ClientError.Request.InvalidFormat"
+        );
     }
 
     #[test]

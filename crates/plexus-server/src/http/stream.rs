@@ -7,11 +7,12 @@
 //! a bounded channel: when the client reads slowly the thread waits, and when the client goes away the body is
 //! dropped, which cancels the query. A failure after the head went out can no longer change the status: the
 //! body then ends without its closing part (the connection is cut), so no client takes a cut-short result for a
-//! whole one.
+//! whole one. So does an answer the server stops producing because its grace period for shutting down is over.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use axum::body::Bytes;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -43,6 +44,12 @@ struct StreamedBody {
     interrupt: Arc<Interrupt>,
     /// The interrupt of the batch being produced, cancelled too so that the batch stops where it is.
     live: Arc<Mutex<Arc<Interrupt>>>,
+    /// Set by the producer once the document's last piece is in the channel. A producer that stops before
+    /// (the server's grace period for stopping ran out) leaves it unset, and the body ends in an error rather
+    /// than as a whole answer.
+    complete: Arc<AtomicBool>,
+    /// The error of a body that ended early has been reported.
+    cut: bool,
 }
 
 impl Drop for StreamedBody {
@@ -81,7 +88,13 @@ impl hyper::body::Body for StreamedBody {
     type Error = std::io::Error;
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        self.pieces.poll_recv(cx).map(|piece| piece.map(|r| r.map(Frame::data)))
+        match ready!(self.pieces.poll_recv(cx)) {
+            Some(piece) => Poll::Ready(Some(piece.map(Frame::data))),
+            None if self.complete.load(Ordering::Acquire) || std::mem::replace(&mut self.cut, true) => {
+                Poll::Ready(None)
+            }
+            None => Poll::Ready(Some(Err(std::io::Error::other("the answer was cut short: the server is stopping")))),
+        }
     }
 }
 
@@ -155,6 +168,8 @@ pub fn answer(
     let caller = crate::registry::current_caller();
     let (live, body_live) = (Arc::new(Mutex::new(interrupt.clone())), interrupt.clone());
     let live_for_body = live.clone();
+    let complete = Arc::new(AtomicBool::new(false));
+    let done = complete.clone();
     // On the blocking pool: its threads have the query stack (deeply nested values are encoded and dropped
     // recursively) and count against `query_threads`.
     tokio::task::spawn_blocking(move || {
@@ -195,10 +210,12 @@ pub fn answer(
             }
             close_document(&mut piece, &tail);
             let fresh = live.lock().clone();
-            send(&sender, Ok(Bytes::from(piece)), &service, &fresh);
+            if send(&sender, Ok(Bytes::from(piece)), &service, &fresh) {
+                done.store(true, Ordering::Release);
+            }
         })
     });
-    let body = StreamedBody { pieces, interrupt, live: live_for_body };
+    let body = StreamedBody { pieces, interrupt, live: live_for_body, complete, cut: false };
     let mut response = (StatusCode::ACCEPTED, axum::body::Body::new(body)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(format.media_type()));
     Ok(response)
