@@ -101,7 +101,7 @@ impl Engine {
     pub fn explain(&self, query: &str) -> Result<String> {
         let s = self.compile(query)?;
         Ok(match &s.compiled {
-            Compiled::Query(plan) => explain::render(&plan.root, None),
+            Compiled::Query(plan) => explain::render(&plan.root, None, None),
             Compiled::Schema(cmd) => format!("+SchemaCommand({cmd:?})\n"),
         })
     }
@@ -146,7 +146,8 @@ impl Engine {
             }
             Compiled::Query(plan) => {
                 if statement.mode == RunMode::Explain {
-                    return Ok(explained(plan));
+                    let snapshot: ReadTxn = store.read();
+                    return Ok(explained(plan, &Ctx::read(&snapshot, params, plan.width)));
                 }
                 if plan.writes {
                     let mut tx = store.write();
@@ -210,7 +211,7 @@ impl Engine {
             Compiled::Schema(cmd) => schema(tx, cmd),
             Compiled::Query(plan) => {
                 if statement.mode == RunMode::Explain {
-                    return Ok(explained(plan));
+                    return Ok(explained(plan, &Ctx::write(tx, params, plan.width)));
                 }
                 if plan.commits_in_parts {
                     return Err(CypherError::implicit_transaction_required(Phase::CompileTime));
@@ -247,7 +248,7 @@ impl Engine {
         match &statement.compiled {
             Compiled::Query(plan) if !plan.writes => {
                 if statement.mode == RunMode::Explain {
-                    return Ok(explained(plan));
+                    return Ok(explained(plan, &Ctx::read(snapshot, params, plan.width)));
                 }
                 run(plan, statement.mode, Ctx::read(snapshot, params, plan.width), interrupt)
             }
@@ -325,13 +326,14 @@ pub enum Access {
     Schema,
 }
 
-fn explained(plan: &Plan) -> QueryResult {
+/// The answer to EXPLAIN: the plan as it would run against the graph `ctx` reads.
+fn explained(plan: &Plan, ctx: &Ctx) -> QueryResult {
     QueryResult {
         columns: plan.columns.clone(),
         rows: vec![],
         stats: QueryStats::default(),
-        plan: Some(explain::render(&plan.root, None)),
-        plan_tree: Some(explain::tree(&plan.root, None)),
+        plan: Some(explain::render(&plan.root, None, Some(ctx))),
+        plan_tree: Some(explain::tree(&plan.root, None, Some(ctx))),
     }
 }
 
@@ -389,12 +391,12 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
     let plan_text = profile.as_ref().map(|profile| {
         format!(
             "{}rows: {}, time: {:.3} ms\n",
-            explain::render(&plan.root, Some(profile)),
+            explain::render(&plan.root, Some(profile), Some(&ctx)),
             rows.len(),
             started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1e3)
         )
     });
-    let plan_tree = profile.as_ref().map(|profile| explain::tree(&plan.root, Some(profile)));
+    let plan_tree = profile.as_ref().map(|profile| explain::tree(&plan.root, Some(profile), Some(&ctx)));
     drop(profile);
     Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text, plan_tree })
 }

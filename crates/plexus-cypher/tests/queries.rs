@@ -22,6 +22,12 @@ impl Db {
         self.engine.execute(&self.store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows
     }
 
+    /// The plan EXPLAIN gives for `q` against the graph as it is.
+    fn explain(&self, q: &str) -> String {
+        let explained = self.engine.execute(&self.store, &format!("EXPLAIN {q}"), &Params::new());
+        explained.unwrap_or_else(|e| panic!("{q}: {e}")).plan.expect("a plan")
+    }
+
     fn err(&self, q: &str) -> plexus_cypher::CypherError {
         self.engine.execute(&self.store, q, &Params::new()).expect_err(q)
     }
@@ -161,8 +167,8 @@ fn property_indexes_serve_equality_and_ranges() {
     assert_eq!(before, vec![vec![int(8)]]);
     assert_eq!(db.run("MATCH (n:Item {price: 7}) RETURN count(n)"), eq_before);
     assert_eq!(db.run("MATCH (n:Item) WHERE 45.5 < n.price RETURN count(n)"), vec![vec![int(16)]]);
-    let plan = db.engine.explain("MATCH (n:Item) WHERE n.price > 3 RETURN n").unwrap();
-    assert!(plan.contains("NodeIndexRangeSeek(:Item.price"), "{plan}");
+    let plan = db.explain("MATCH (n:Item) WHERE n.price > 3 RETURN n");
+    assert!(plan.contains("NodeIndexRangeSeek(:Item.price)"), "{plan}");
     // Writes keep the index current.
     db.run("MATCH (n:Item {price: 7}) SET n.price = 1000");
     assert_eq!(db.run("MATCH (n:Item) WHERE n.price > 999 RETURN count(n)"), vec![vec![int(4)]]);
@@ -1093,4 +1099,36 @@ fn long_paths_of_anonymous_relationships_stay_relationship_unique() {
     assert_eq!(db.run("MATCH (a:C {i: 1})-[:NEXT*]->(b)-[:NEXT]->(c) RETURN count(c)"), vec![vec![int(199)]]);
     assert_eq!(db.run("MATCH (x)-[:NEXT]->(a:C {i: 1})-[:NEXT*]->(b) RETURN count(b)"), vec![vec![int(199)]]);
     assert_eq!(db.run("MATCH p = (a:C {i: 1})-[:NEXT*]->(b) RETURN max(length(p))"), vec![vec![int(200)]]);
+}
+
+/// EXPLAIN names how a lookup finds its nodes in the graph as it is now: the same cached plan seeks a unique key
+/// or an index once one exists and scans the label before.
+#[test]
+fn explain_names_the_access_a_lookup_would_use_now() {
+    let db = Db::new();
+    let (equality, range, any) = (
+        "MATCH (n:P {id: 1}) RETURN n",
+        "MATCH (n:P) WHERE n.age > 2 RETURN n",
+        "MATCH (n:P) WHERE n.id IN [1, 2] RETURN n",
+    );
+    assert!(
+        db.explain(equality).contains("NodeIndexSeek(:P.id): no such label or key, no rows"),
+        "{}",
+        db.explain(equality)
+    );
+    db.run("CREATE (:P {id: 1, age: 3})");
+    assert!(db.explain(equality).contains("NodeByLabelScan(:P) filtered on .id: no index"), "{}", db.explain(equality));
+    assert!(
+        db.explain(range).contains("NodeByLabelScan(:P) filtered on .age range: no index"),
+        "{}",
+        db.explain(range)
+    );
+    db.run("CREATE INDEX FOR (n:P) ON (n.age)");
+    assert!(db.explain(range).contains("NodeIndexRangeSeek(:P.age)"), "{}", db.explain(range));
+    db.run("CREATE CONSTRAINT FOR (n:P) REQUIRE n.id IS UNIQUE");
+    assert!(db.explain(equality).contains("NodeUniqueIndexSeek(:P.id)"), "{}", db.explain(equality));
+    assert!(db.explain(any).contains("NodeUniqueIndexSeek(:P.id IN)"), "{}", db.explain(any));
+    let profiled = db.engine.execute(&db.store, &format!("PROFILE {equality}"), &Params::new()).unwrap();
+    assert!(profiled.plan.unwrap().contains("NodeUniqueIndexSeek(:P.id)"));
+    assert!(db.engine.explain(equality).unwrap().contains("NodeKeyLookup(:P.id: unique key, index or label scan)"));
 }

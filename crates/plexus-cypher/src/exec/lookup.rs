@@ -56,6 +56,25 @@ fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) ->
     }
 }
 
+/// How a lookup finds its nodes, as EXPLAIN tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AccessKind {
+    UniqueKey,
+    Index,
+    LabelScan,
+    Nothing,
+}
+
+/// How a lookup of `label`.`key` (by equality, else by range) would find its nodes in the graph `ctx` reads now.
+pub(crate) fn access_kind(ctx: &Ctx, label: &Token, key: &Token, equality: bool) -> AccessKind {
+    match choose(ctx, 0, label, key, equality) {
+        Access::UniqueKey(_) => AccessKind::UniqueKey,
+        Access::Index(..) => AccessKind::Index,
+        Access::Scan(_) => AccessKind::LabelScan,
+        Access::Nothing => AccessKind::Nothing,
+    }
+}
+
 /// One output row per node; the last one takes `row` itself.
 fn push(row: &mut Row, slot: usize, nodes: impl IntoIterator<Item = NodeId>, out: &mut Batch) {
     let mut nodes = nodes.into_iter().peekable();

@@ -3,24 +3,44 @@
 
 use std::fmt::Write;
 
-use super::PlanNode;
-use crate::exec::ctx::Profile;
+use super::{PlanNode, Token};
+use crate::exec::ctx::{Ctx, Profile};
+use crate::exec::lookup::AccessKind;
 use crate::PlanTree;
 
-/// One line describing the operator at the top of `node` (not its inputs).
-pub(crate) fn describe(node: &PlanNode) -> String {
+/// How a lookup operator finds its nodes: planned whether or not a unique key or index exists (the plan is
+/// cached and holds when one is created later), it chooses when it runs. With the graph at hand (`ctx`) the line
+/// says what it would choose now; without, what it may choose.
+fn lookup_line(ctx: Option<&Ctx>, label: &Token, key: &Token, equality: bool, any_of: bool, slot: usize) -> String {
+    let operand = if !equality {
+        " range"
+    } else if any_of {
+        " IN"
+    } else {
+        ""
+    };
+    let how = match ctx.map(|c| crate::exec::lookup::access_kind(c, label, key, equality)) {
+        Some(AccessKind::UniqueKey) => format!("NodeUniqueIndexSeek(:{label}.{key}{operand})"),
+        Some(AccessKind::Index) if equality => format!("NodeIndexSeek(:{label}.{key}{operand})"),
+        Some(AccessKind::Index) => format!("NodeIndexRangeSeek(:{label}.{key})"),
+        Some(AccessKind::LabelScan) => format!("NodeByLabelScan(:{label}) filtered on .{key}{operand}: no index"),
+        Some(AccessKind::Nothing) => format!("NodeIndexSeek(:{label}.{key}{operand}): no such label or key, no rows"),
+        None if equality => format!("NodeKeyLookup(:{label}.{key}{operand}: unique key, index or label scan)"),
+        None => format!("NodeRangeLookup(:{label}.{key}: index or label scan)"),
+    };
+    format!("{how} -> #{slot}")
+}
+
+/// One line describing the operator at the top of `node` (not its inputs); `ctx`, when given, is the graph the
+/// plan would run against.
+pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
     use PlanNode as P;
     match node {
         P::Start => "Start".into(),
         P::ScanNodes { label: Some(l), slot, .. } => format!("NodeByLabelScan(:{l}) -> #{slot}"),
         P::ScanNodes { slot, .. } => format!("AllNodesScan -> #{slot}"),
-        P::KeyLookup { label, key, slot, any_of: false, .. } => format!("NodeIndexSeek(:{label}.{key}) -> #{slot}"),
-        P::KeyLookup { label, key, slot, any_of: true, .. } => format!("NodeIndexSeek(:{label}.{key} IN) -> #{slot}"),
-        // Planned whether or not the index exists yet: without one it reads the label's nodes (the plan is cached
-        // and holds when an index is created later).
-        P::IndexRange { label, key, slot, .. } => {
-            format!("NodeIndexRangeSeek(:{label}.{key}, a label scan while no such index exists) -> #{slot}")
-        }
+        P::KeyLookup { label, key, slot, any_of, .. } => lookup_line(ctx, label, key, true, *any_of, *slot),
+        P::IndexRange { label, key, slot, .. } => lookup_line(ctx, label, key, false, false, *slot),
         P::NodeById { slot, .. } => format!("NodeByIdSeek -> #{slot}"),
         P::Expand { from, to, dir, types, to_bound, .. } => format!(
             "Expand{}(#{from} {:?} [{}] #{to})",
@@ -99,32 +119,32 @@ pub(crate) fn describe(node: &PlanNode) -> String {
 /// The whole tree, root first, with nested plans (OPTIONAL MATCH, subqueries, MERGE) indented under their
 /// operator; with `profile`, each operator's rows and time (operators that ran inside another one, such as a
 /// sort under its LIMIT, have no line of figures of their own).
-pub(crate) fn render(root: &PlanNode, profile: Option<&Profile>) -> String {
+pub(crate) fn render(root: &PlanNode, profile: Option<&Profile>, ctx: Option<&Ctx>) -> String {
     let mut out = String::new();
-    render_into(root, 0, profile, &mut out);
+    render_into(root, 0, profile, ctx, &mut out);
     out
 }
 
-fn render_into(node: &PlanNode, depth: usize, profile: Option<&Profile>, out: &mut String) {
+fn render_into(node: &PlanNode, depth: usize, profile: Option<&Profile>, ctx: Option<&Ctx>, out: &mut String) {
     let mut current = Some(node);
     while let Some(n) = current {
-        let _ = write!(out, "{}+{}", "| ".repeat(depth), describe(n));
+        let _ = write!(out, "{}+{}", "| ".repeat(depth), describe(n, ctx));
         if let Some(p) = profile.and_then(|p| p.of(n)) {
             let _ = write!(out, "  rows: {}, time: {:.3} ms", p.rows, p.time.as_secs_f64() * 1e3);
         }
         out.push('\n');
         for nested in nested_plans(n) {
-            render_into(nested, depth + 1, profile, out);
+            render_into(nested, depth + 1, profile, ctx, out);
         }
         current = n.input();
     }
 }
 
 /// The plan as a tree (see [`PlanTree`]), with `profile`'s figures on each operator that has them.
-pub(crate) fn tree(node: &PlanNode, profile: Option<&Profile>) -> PlanTree {
+pub(crate) fn tree(node: &PlanNode, profile: Option<&Profile>, ctx: Option<&Ctx>) -> PlanTree {
     let figures = profile.and_then(|p| p.of(node));
-    let children = node.input().into_iter().chain(nested_plans(node)).map(|child| tree(child, profile)).collect();
-    PlanTree { operator: describe(node), rows: figures.map(|f| f.rows), time: figures.map(|f| f.time), children }
+    let children = node.input().into_iter().chain(nested_plans(node)).map(|child| tree(child, profile, ctx)).collect();
+    PlanTree { operator: describe(node, ctx), rows: figures.map(|f| f.rows), time: figures.map(|f| f.time), children }
 }
 
 /// The plans an operator runs besides its input: OPTIONAL MATCH and subquery bodies, a MERGE pattern, a
