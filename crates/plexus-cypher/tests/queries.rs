@@ -1132,3 +1132,32 @@ fn explain_names_the_access_a_lookup_would_use_now() {
     assert!(profiled.plan.unwrap().contains("NodeUniqueIndexSeek(:P.id)"));
     assert!(db.engine.explain(equality).unwrap().contains("NodeKeyLookup(:P.id: unique key, index or label scan)"));
 }
+
+/// Errors that name what went wrong: a parameter where a variable-length bound must be a literal, the null
+/// property MERGE cannot match on, a shortestPath() asked from a node to itself.
+#[test]
+fn errors_name_the_offending_part() {
+    let db = Db::new();
+    let e = db.err("MATCH (a)-[*..$k]->(b) RETURN b");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "InvalidParameterUse"), "{e}");
+    assert!(e.message.contains("bounds are integer literals: $k"), "{e}");
+    let e = db.err("MERGE (n:A {v: 1, w: null})");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SemanticError, "MergeReadOwnWrites"), "{e}");
+    assert!(e.message.contains("property 'w' is null"), "{e}");
+    let e = db.err("WITH {w: null} AS m MERGE (n:A)-[:R {w: m.w}]->(b)");
+    assert!(e.message.contains("relationship whose property 'w' is null"), "{e}");
+    db.run("CREATE (:S {i: 1})-[:R]->(:S {i: 2})-[:R]->(:S {i: 3})");
+    let e = db.err("MATCH (a:S), (b:S) MATCH p = shortestPath((a)-[*]-(b)) RETURN p");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SemanticError, "ShortestPathCommonEndNodes"), "{e}");
+    // Rows with the same start and end filtered out first, a path that may be empty, a selector: no error.
+    let count = "RETURN count(p) AS n";
+    assert_eq!(
+        db.run(&format!("MATCH (a:S), (b:S), p = shortestPath((a)-[*]-(b)) WHERE a <> b {count}")),
+        vec![vec![int(6)]]
+    );
+    assert_eq!(
+        db.run(&format!("MATCH (a:S), (b:S) MATCH p = shortestPath((a)-[*0..]-(b)) {count}")),
+        vec![vec![int(9)]]
+    );
+    assert_eq!(db.run(&format!("MATCH (a:S {{i: 1}}) MATCH p = SHORTEST 1 (a)-[*]-(a) {count}")), vec![vec![int(0)]]);
+}

@@ -8,7 +8,7 @@ use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 use super::ctx::Ctx;
 use super::shortest::{shortest_paths, shortest_paths_passing, shortest_repetitions, Search};
 use super::{Batch, Row, RowExpander, RowSink, BATCH};
-use crate::error::Result;
+use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::CExpr;
 use crate::plan::{GroupItem, HopCycle, PlanNode};
 use crate::token::Token;
@@ -323,6 +323,18 @@ impl RowExpander for Expander<'_> {
             } => {
                 let (Value::Node(a), Value::Node(b)) = (&row[*from], &row[*to]) else { return Ok(false) };
                 let (a, b) = (*a, *b);
+                if a == b && !*selector && *min > 0 {
+                    // As Neo4j does by default: rather than quietly drop the row (the path of at least one
+                    // relationship from a node to itself is no shortest path), say so.
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "ShortestPathCommonEndNodes",
+                        "shortestPath() does not search from a node to itself: this row gives it the same start and \
+                         end node (as a cartesian product may); filter those rows out with WHERE a <> b first, or \
+                         use the selector SHORTEST 1 to find the shortest cycle",
+                    ));
+                }
                 let mut check = RelCheck::new(rel_filters, *rel_scratch, row).with_hop_nodes(*hop_nodes, false);
                 let mut rel_ok = |r: RelId, from: NodeId, to: NodeId| check.passes_step(r, from, to, ctx);
                 let search = Search {

@@ -162,12 +162,15 @@ fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx, buffered: usize) -> Res
     }
 }
 
-fn null_merge_error(what: &str) -> CypherError {
+fn null_merge_error(what: &str, key: &str) -> CypherError {
     CypherError::new(
         ErrorKind::SemanticError,
         Phase::Runtime,
         "MergeReadOwnWrites",
-        format!("cannot merge the following {what} because of null property value"),
+        format!(
+            "cannot merge a {what} whose property '{key}' is null: null never equals anything, so MERGE could \
+             never find the {what} it creates (leave the property out, or give it a value)"
+        ),
     )
 }
 
@@ -190,7 +193,11 @@ fn eval_props(
     let mut put = |k: Key, v: Value, ctx: &mut Ctx| -> Result<()> {
         if v.is_null() {
             if merge {
-                return Err(null_merge_error(what));
+                let name = match k {
+                    Key::Name(name) => name,
+                    Key::Token(token) => token.as_ref(),
+                };
+                return Err(null_merge_error(what, name));
             }
             return Ok(());
         }

@@ -545,6 +545,14 @@ impl Parser<'_> {
                     Ok(Some(v as u64))
                 }
                 Tok::Int(_) | Tok::BigInt(_) | Tok::Float(_) => Err(p.unexpected("a non-negative integer bound")),
+                // `[*..$k]` would otherwise read `$k` as the relationship's property map.
+                Tok::Param(name) => Err(p.error_at(
+                    p.span(),
+                    "InvalidParameterUse",
+                    format!(
+                        "a variable-length relationship's bounds are integer literals: ${name} cannot stand for one"
+                    ),
+                )),
                 _ => Ok(None),
             }
         };
