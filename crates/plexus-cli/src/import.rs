@@ -26,7 +26,8 @@ pub struct ImportArgs {
     /// Database directory.
     #[arg(long, default_value = "plexus-data")]
     data: PathBuf,
-    /// Edge-list file: `source,target[,weight]` per line; repeatable; `.gz` and `.zst` are decompressed.
+    /// Edge-list file: `source,target[,weight]` per line; repeatable; `.gz` and `.zst` are decompressed; `-` reads
+    /// standard input (a pipe works as a file does).
     #[arg(long = "edges")]
     edges: Vec<PathBuf>,
     /// Node file(s) in Neo4j's import format, header in the first line of the first file; repeatable.

@@ -117,3 +117,38 @@ fn duplicate_node_ids_are_skipped_with_skip_duplicate_nodes_only() {
     assert!(err.contains("skipped") && err.contains("n.csv: line 4, column 1: duplicate node id '1'"), "{err}");
     assert!(text(&out.stdout).contains("imported 2 nodes"), "{}", text(&out.stdout));
 }
+
+/// Input from standard input (`-`) and from a pipe reads like a file, compressed or not.
+#[test]
+fn edges_from_standard_input_and_pipes() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let compressed = zstd::encode_all(&b"1,2\n2,3\n3,1\n"[..], 1).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["import", "--data", &db, "--edges", "-", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&compressed).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let counted = plexus(&["query", "--data", &db, "--format", "csv", "MATCH ()-[r]->() RETURN count(r) AS n"]);
+    assert_eq!(text(&counted.stdout).trim(), "n\n3");
+
+    // A named pipe, as `<(zcat edges.gz)` hands one over: nothing may seek in it.
+    let fifo = tmp.path().join("edges.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let writer = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::write(fifo, "10,20\n20,30\n").unwrap()
+    });
+    let piped = path(tmp.path(), "piped");
+    let out = plexus(&["import", "--data", &piped, "--edges", fifo.to_str().unwrap(), "--quiet"]);
+    writer.join().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

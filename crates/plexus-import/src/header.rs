@@ -84,6 +84,19 @@ pub fn parse_column(field: &str) -> Result<Column, String> {
             ty = ScalarType::Point(crate::values::named_crs(&entries).map_err(|e| format!("'{field}': {e}"))?);
         }
         let name = named.ok_or_else(|| format!("'{field}': a property column needs a name"))?;
+        // `id:ID:int` would otherwise make a property named `id:ID`.
+        if let Some((_, inner)) = name.rsplit_once(':') {
+            let upper = inner.to_ascii_uppercase();
+            let keyword = ["ID", "START_ID", "END_ID", "LABEL", "TYPE", "IGNORE"]
+                .iter()
+                .any(|k| upper == *k || upper.starts_with(&format!("{k}(")));
+            if keyword || ScalarType::from_name(inner.trim_end_matches("[]")).is_some() {
+                return Err(format!(
+                    "'{field}': a column takes one kind or type after its name, not both '{inner}' and '{kind}' \
+                     (the ids' type is set for the whole import with --id-type)"
+                ));
+            }
+        }
         Column::Property { name, ty, array }
     };
     Ok(column)
@@ -246,6 +259,9 @@ mod tests {
             Column::Property { name: "a:b".into(), ty: ScalarType::Float, array: false }
         );
         assert!(parse_column("x:whatever").unwrap_err().contains("unknown type"));
+        assert!(parse_column("id:ID:int").unwrap_err().contains("not both 'ID' and 'int'"));
+        assert!(parse_column("x:int:string").unwrap_err().contains("one kind or type"));
+        assert!(matches!(parse_column("a:b:int"), Ok(Column::Property { name, .. }) if name == "a:b"));
         assert_eq!(
             parse_column("at:point{crs:WGS-84}").unwrap(),
             Column::Property { name: "at".into(), ty: ScalarType::Point(Some(Crs::Wgs84)), array: false }

@@ -96,22 +96,32 @@ impl std::fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
-/// Reads a whole file, decompressing `.gz` and `.zst` by extension.
+/// Reads a whole file, decompressing `.gz` and `.zst` by extension or by their magic bytes. `-` is standard
+/// input, and a pipe (`<(zcat ...)`, `/dev/stdin`) reads like a file: nothing here seeks.
 pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
     let io = |error| ImportError::Io { path: path.to_path_buf(), error };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let (mut source, size): (Box<dyn Read>, usize) = if path == Path::new("-") {
+        (Box::new(std::io::stdin().lock()), 0)
+    } else {
+        let file = std::fs::File::open(path).map_err(io)?;
+        let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+        (Box::new(file), size)
+    };
     let mut bytes = Vec::with_capacity(size);
     let name = path.to_string_lossy();
-    // Compressed input is recognised by its magic bytes as well as by its extension.
+    // Compressed input is recognised by its magic bytes as well as by its extension; the bytes read to tell are
+    // put back in front of the rest.
     let mut magic = [0u8; 6];
-    let magic_len = {
-        use std::io::{Seek, SeekFrom};
-        let mut f = &file;
-        let n = f.read(&mut magic).map_err(io)?;
-        f.seek(SeekFrom::Start(0)).map_err(io)?;
-        n
-    };
+    let mut magic_len = 0;
+    while magic_len < magic.len() {
+        match source.read(&mut magic[magic_len..]) {
+            Ok(0) => break,
+            Ok(n) => magic_len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    let file = std::io::Cursor::new(magic[..magic_len].to_vec()).chain(source);
     let magic = &magic[..magic_len];
     let gzip = magic.starts_with(&[0x1f, 0x8b]);
     let zstd = magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);

@@ -369,7 +369,7 @@ fn read_chunk<T>(
                 let message = "a quoted field is not closed before the end of the file".to_string();
                 reader.pos = (end + 1).min(slice.len());
                 reader.line = line + 1;
-                Err(BadLine { line, column: 1, message, text })
+                Err(BadLine { line, column: unclosed_quote_column(&slice[offset..end]), message, text })
             }
             Err(e) => Err(BadLine { line: e.line, column: e.column, message: e.message, text: e.text }),
         };
@@ -949,4 +949,34 @@ pub fn parse_rel_group(
         }
     }
     Ok(all)
+}
+
+/// The column (in characters, from 1) of the quote that opens the field still open at the end of `line`: the
+/// last quote met outside a quoted field (a doubled quote inside one closes and reopens it).
+fn unclosed_quote_column(line: &[u8]) -> usize {
+    let (mut quoted, mut opened_at, mut closed_at) = (false, 0, None);
+    for (at, &b) in line.iter().enumerate() {
+        if b == b'"' {
+            // A quote right after the one that closed the field is the second of a doubled quote.
+            if quoted {
+                closed_at = Some(at);
+            } else if closed_at.is_none_or(|c| c + 1 != at) {
+                opened_at = at;
+            }
+            quoted = !quoted;
+        }
+    }
+    String::from_utf8_lossy(&line[..opened_at]).chars().count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unclosed_quote_column;
+
+    #[test]
+    fn the_unclosed_quote_is_found_past_closed_ones() {
+        assert_eq!(unclosed_quote_column(b"2,\"bbb"), 3);
+        assert_eq!(unclosed_quote_column(b"\"a\",\"b\"\"c"), 5);
+        assert_eq!(unclosed_quote_column("é,\"x".as_bytes()), 3);
+    }
 }
