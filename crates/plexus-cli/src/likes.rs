@@ -6,35 +6,59 @@ use plexus::algo::recommend;
 use plexus::random::SplitMix;
 use plexus::{Database, NodeId, Result, Value};
 
-pub fn demo(db: &Database, items: usize, people: usize, likes_per_person: usize, seed: u64) -> Result<()> {
+pub fn demo(
+    db: &Database,
+    items: usize,
+    people: usize,
+    likes_per_person: usize,
+    seed: u64,
+) -> std::result::Result<(), String> {
     let snapshot = db.read();
     let existing = snapshot.label_id("Person").map_or(0, |l| snapshot.label_count(l));
     if existing == 0 {
-        let start = Instant::now();
-        let mut tx = db.write();
-        let (item, person, likes, id) = (tx.label("Item"), tx.label("Person"), tx.rel_type("LIKES"), tx.prop_key("id"));
-        tx.declare_unique_key(item, id)?;
-        tx.declare_unique_key(person, id)?;
-        let item_ids: Vec<NodeId> =
-            (0..items).map(|i| tx.create_node(&[item], vec![(id, Value::Int(i as i64))])).collect::<Result<_>>()?;
-        let mut rng = SplitMix(seed);
-        for p in 0..people {
-            let me = tx.create_node(&[person], vec![(id, Value::Int(p as i64))])?;
-            for _ in 0..likes_per_person {
-                tx.upsert_edge(me, likes, item_ids[rng.below(items as u64) as usize], vec![])?;
-            }
-        }
-        let version = tx.commit()?;
-        println!(
-            "created {items} items, {people} people and their likes in {:.2?} (commit version {version})",
-            start.elapsed()
+        build(db, items, people, likes_per_person, seed).map_err(|e| e.to_string())?;
+    } else {
+        eprintln!(
+            "plexus demo: the database already holds {existing} :Person nodes, so nothing is created (the sizes \
+             given apply to a new database) and the traversal runs on what is there"
         );
     }
+    traverse(db)
+}
+
+/// Creates the items, the people and their likes in one transaction.
+fn build(db: &Database, items: usize, people: usize, likes_per_person: usize, seed: u64) -> Result<()> {
+    let start = Instant::now();
+    let mut tx = db.write();
+    let (item, person, likes, id) = (tx.label("Item"), tx.label("Person"), tx.rel_type("LIKES"), tx.prop_key("id"));
+    tx.declare_unique_key(item, id)?;
+    tx.declare_unique_key(person, id)?;
+    let item_ids: Vec<NodeId> =
+        (0..items).map(|i| tx.create_node(&[item], vec![(id, Value::Int(i as i64))])).collect::<Result<_>>()?;
+    let mut rng = SplitMix(seed);
+    for p in 0..people {
+        let me = tx.create_node(&[person], vec![(id, Value::Int(p as i64))])?;
+        for _ in 0..likes_per_person {
+            tx.upsert_edge(me, likes, item_ids[rng.below(items as u64) as usize], vec![])?;
+        }
+    }
+    let version = tx.commit()?;
+    println!(
+        "created {items} items, {people} people and their likes in {:.2?} (commit version {version})",
+        start.elapsed()
+    );
+    Ok(())
+}
+
+/// The recommendation for person 0, then the traversal's rate over every person.
+fn traverse(db: &Database) -> std::result::Result<(), String> {
     let snapshot = db.read();
     let (Some(person), Some(likes), Some(id)) =
         (snapshot.label_id("Person"), snapshot.type_id("LIKES"), snapshot.prop_key_id("id"))
     else {
-        return Ok(());
+        return Err("this database has :Person nodes but not the demo's (:Person)-[:LIKES]->(:Item) graph: give \
+                    --data a new directory"
+            .into());
     };
     println!("graph: {} nodes, {} relationships", snapshot.node_count(), snapshot.rel_count());
     let Some(me) = snapshot.node_by_key(person, &Value::Int(0)) else {

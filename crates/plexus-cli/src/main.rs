@@ -41,8 +41,9 @@ Examples:
   plexus query --data g -p id=42 'MATCH (n {id: $id}) RETURN n' --format json
   plexus shell --data g             interactive shell (statements end with ;)
   plexus shell --data g < script.cypher      run a script (stops at the first error)
-  plexus user add ann --role writer --data g  a server user (password from PLEXUS_USER_PASSWORD)
   plexus serve --data g --password secret     Bolt on 127.0.0.1:7687, HTTP on 127.0.0.1:7474
+  plexus user add ann --role writer --data g  one more server user, once g has served (password from
+                                              PLEXUS_USER_PASSWORD)
   plexus loadgen --bolt 127.0.0.1:7687 --password secret --rate 5000 --duration 10")]
 struct Cli {
     #[command(subcommand)]
@@ -132,7 +133,8 @@ const SERVE_EXAMPLES: &str = "Examples:
 const LOADGEN_EXAMPLES: &str = "Examples:
   plexus loadgen --bolt 127.0.0.1:7687 --password secret --rate 5000 --duration 10
   plexus loadgen --http 127.0.0.1:7474 --password secret --scenario recommend --rate 1000 --step-factor 2";
-const USER_EXAMPLES: &str = "Examples:
+const USER_EXAMPLES: &str = "Users live in the data directory from the first `plexus serve`, which creates the admin.
+Examples:
   PLEXUS_USER_PASSWORD=s3cret plexus user add ann --role writer --data g
   plexus user list --data g
   plexus user remove ann --data g";
@@ -230,8 +232,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if items == 0 || people == 0 {
                 return Err(format!("--{} must be at least 1", if items == 0 { "items" } else { "people" }));
             }
+            if likes > items {
+                return Err(format!("--likes ({likes}) cannot exceed --items ({items}): a person likes an item once"));
+            }
             let db = open(&data, false)?;
-            likes::demo(&db, items, people, likes, seed).map_err(|e| e.to_string())?;
+            likes::demo(&db, items, people, likes, seed)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(args) => import::run(args),

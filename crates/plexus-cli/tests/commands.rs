@@ -18,10 +18,24 @@ fn demo_refuses_empty_sizes_before_writing_anything() {
         assert!(!text(&out.stderr).contains("panicked"));
         assert!(!tmp.path().join("db").exists(), "{flag}: nothing written");
     }
-    // A database with people but no person 0 is no reason to panic either.
+    let out = plexus(&["demo", "--data", &db, "--items", "5", "--likes", "6"]);
+    assert!(text(&out.stderr).contains("--likes (6) cannot exceed --items (5)"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("db").exists(), "nothing written");
+    // A database with people but not the demo's graph is told so, not left to panic or to do nothing quietly.
     assert!(plexus(&["query", "--data", &db, "CREATE (:Person {id: 5})"]).status.success());
     let out = plexus(&["demo", "--data", &db]);
+    assert!(!out.status.success() && !text(&out.stderr).contains("panicked"));
+    assert!(text(&out.stderr).contains("not the demo's (:Person)-[:LIKES]->(:Item) graph"), "{}", text(&out.stderr));
+    // A second run on the demo's own graph says it creates nothing, and why.
+    let demo = path(tmp.path(), "demo");
+    assert!(plexus(&["demo", "--data", &demo, "--items", "50", "--people", "20"]).status.success());
+    let out = plexus(&["demo", "--data", &demo, "--people", "5"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("already holds 20 :Person nodes, so nothing is created"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
