@@ -598,10 +598,19 @@ fn numeric_edge_cases_of_aggregates_and_conversions() {
     assert_eq!(one("UNWIND [1e308, 1e308] AS x RETURN avg(x)"), ResultValue::Float(1e308));
     assert_eq!(one("UNWIND [0.1, 0.1, 0.1] AS x RETURN stDev(x)"), ResultValue::Float(0.0));
     assert_eq!(db.err("UNWIND [1, duration('P1D')] AS d RETURN avg(d)").kind, ErrorKind::TypeError);
-    // An integer out of range is no integer, not the nearest one.
-    for q in ["RETURN toInteger('9223372036854775808')", "RETURN toInteger('-1e30')", "RETURN toInteger(0.0 / 0.0)"] {
-        assert_eq!(one(q), ResultValue::Null, "{q}");
+    // An integer out of range is no integer, not the nearest one: a number in a string is an error, as in Neo4j
+    // (toIntegerOrNull answers null), and NaN is null.
+    for q in ["RETURN toInteger('9223372036854775808')", "RETURN toInteger('-1e30')"] {
+        let e = db.err(q);
+        assert!(e.kind == ErrorKind::TypeError && e.message.contains("is too large"), "{q}: {e}");
+        assert_eq!(one(&q.replace("toInteger", "toIntegerOrNull")), ResultValue::Null, "{q}");
     }
+    assert_eq!(one("RETURN toInteger(0.0 / 0.0)"), ResultValue::Null);
+    assert_eq!(one("RETURN toInteger('12abc')"), ResultValue::Null);
+    assert_eq!(
+        one("RETURN toIntegerList(['1', '9223372036854775808'])"),
+        ResultValue::List(vec![int(1), ResultValue::Null])
+    );
     assert_eq!(one("RETURN toInteger('-9223372036854775808')"), int(i64::MIN));
     assert_eq!(one("RETURN split('', '')"), ResultValue::List(vec![s("")]));
     assert_eq!(db.err("RETURN 'a' + true").kind, ErrorKind::TypeError);

@@ -33,7 +33,7 @@ pub fn parse_float(s: &str) -> Option<f64> {
 
 /// Parses an integer: digits with an optional sign, or failing that a decimal float (truncated towards zero). As in
 /// Neo4j, and unlike `toFloat`, neither surrounding whitespace nor a `d`/`f` suffix is accepted. A number outside
-/// the integer range has no integer: `None`, never the nearest one.
+/// the integer range has no integer: `None`, never the nearest one (`toInteger` then raises an error).
 pub fn parse_integer(s: &str) -> Option<i64> {
     if !s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) {
         return None;
@@ -61,9 +61,24 @@ fn integer(v: &Value) -> Option<Result<Value>> {
         // Truncates; NaN, infinities and floats beyond the integer range have no integer.
         Value::Float(f) => float_to_integer(*f).map_or(Value::Null, Value::Int),
         Value::Bool(b) => Value::Int(*b as i64),
-        Value::String(s) => parse_integer(s).map_or(Value::Null, Value::Int),
+        Value::String(s) => match parse_integer(s) {
+            Some(i) => Value::Int(i),
+            // A number, but beyond the integer range: an error, as in Neo4j (toIntegerOrNull answers null).
+            None if is_number_text(s) => {
+                return Some(Err(CypherError::type_error(
+                    "NumberOutOfRange",
+                    format!("integer, {s}, is too large: integers lie between {} and {}", i64::MIN, i64::MAX),
+                )))
+            }
+            None => Value::Null,
+        },
         _ => return None,
     }))
+}
+
+/// Whether `s` is a number as [`parse_integer`] reads them, whatever its size.
+fn is_number_text(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) && parse_float(s).is_some()
 }
 
 fn float(v: &Value) -> Option<Result<Value>> {
