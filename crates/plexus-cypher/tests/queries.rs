@@ -606,6 +606,10 @@ fn numeric_edge_cases_of_aggregates_and_conversions() {
         assert_eq!(one(&q.replace("toInteger", "toIntegerOrNull")), ResultValue::Null, "{q}");
     }
     assert_eq!(one("RETURN toInteger(0.0 / 0.0)"), ResultValue::Null);
+    // length() measures paths; strings and lists are size()'s.
+    for q in ["RETURN length('abc')", "WITH [1, 2] AS l RETURN length(l)"] {
+        assert!(db.err(q).message.contains("size() counts"), "{q}");
+    }
     assert_eq!(one("RETURN toInteger('12abc')"), ResultValue::Null);
     assert_eq!(
         one("RETURN toIntegerList(['1', '9223372036854775808'])"),

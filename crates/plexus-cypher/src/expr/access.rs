@@ -244,10 +244,15 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
             }
             _ => return Err(wrong(if f == GraphFn::StartNode { "startNode" } else { "endNode" })),
         },
+        // A path's length only, as in Neo4j 5: size() counts a string's characters or a list's elements.
         GraphFn::Length => match arg {
             Value::Path(p) => Value::Int(p.rels.len() as i64),
-            Value::String(s) => Value::Int(s.chars().count() as i64),
-            Value::List(l) => Value::Int(l.len() as i64),
+            Value::String(_) | Value::List(_) => {
+                return Err(CypherError::type_error(
+                    "InvalidArgumentType",
+                    format!("length() takes a path, not a {}: size() counts its elements", arg.type_name()),
+                ))
+            }
             _ => return Err(wrong("length")),
         },
         GraphFn::Exists => Value::Bool(!arg.is_null()),
