@@ -175,6 +175,7 @@ impl Partial {
         // The final name last: its extension still chooses the compression.
         temporary_name.push(name);
         let temporary = parent(out).join(temporary_name);
+        remove_left_by_killed_runs(&parent(out), name);
         remove_on_signal(temporary.clone());
         Ok(Partial { temporary, done: false })
     }
@@ -202,6 +203,25 @@ impl Partial {
         }
         self.done = true;
         Ok(())
+    }
+}
+
+/// Removes what runs for the same output killed by SIGKILL (which no handler sees) left in `dir`: temporaries
+/// named for `name` by a process that no longer exists.
+fn remove_left_by_killed_runs(dir: &Path, name: &std::ffi::OsStr) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|f| f.strip_prefix(".plexus-partial-")) else { continue };
+        let Some((pid, output)) = rest.split_once('-') else { continue };
+        let dead = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists());
+        if dead && std::ffi::OsStr::new(output) == name {
+            let path = entry.path();
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_dir_all(&path);
+        }
     }
 }
 

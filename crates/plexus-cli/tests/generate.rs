@@ -160,3 +160,21 @@ fn outputs_are_written_under_a_temporary_name_and_renamed_at_the_end() {
     assert_eq!(plexus(&["generate", "likes", "--out", &nowhere]).status.code(), Some(2));
     assert_eq!(names(tmp.path()), ["likes.csv.zst", "snb"]);
 }
+
+/// A run killed outright (SIGKILL, which no handler sees) leaves its temporary; the next run for the same output
+/// removes it, and leaves alone those of other outputs and of live processes.
+#[test]
+fn temporaries_of_killed_runs_are_removed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = tmp.path().join(format!(".plexus-partial-{}-out.csv", u32::MAX - 1));
+    let other_output = tmp.path().join(format!(".plexus-partial-{}-other.csv", u32::MAX - 1));
+    let live = tmp.path().join(format!(".plexus-partial-{}-out.csv", std::process::id()));
+    for f in [&dead, &other_output, &live] {
+        std::fs::write(f, "1,2\n").unwrap();
+    }
+    let out = tmp.path().join("out.csv");
+    let done = plexus(&["generate", "rmat", "--rmat-scale", "4", "--out", out.to_str().unwrap()]);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(out.exists() && !dead.exists());
+    assert!(other_output.exists() && live.exists());
+}
