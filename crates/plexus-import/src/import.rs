@@ -150,6 +150,17 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
         let mut file = file;
         file.read_to_end(&mut bytes).map_err(io)?;
     }
+    // Text in UTF-16 (spreadsheets on Windows save "Unicode text" so) would read as fields full of NUL bytes.
+    let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) || {
+        let head = &bytes[..bytes.len().min(64)];
+        head.len() >= 4 && head.iter().skip(1).step_by(2).all(|&b| b == 0)
+    };
+    if utf16 {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "the file is UTF-16 text: convert it to UTF-8 first (for example iconv -f UTF-16 -t UTF-8)",
+        )));
+    }
     // A byte-order mark (spreadsheets write one) is not part of the first field.
     if bytes.starts_with(UTF8_BOM) {
         bytes.drain(..UTF8_BOM.len());
@@ -450,6 +461,12 @@ mod tests {
         let zst = tmp.path().join("e.csv.zst");
         std::fs::write(&zst, zstd::encode_all(&b"5,6\n"[..], 3).unwrap()).unwrap();
         assert_eq!(read_input(&gz).unwrap(), b"1,2\n2,3\n");
+        let utf16 = tmp.path().join("utf16.csv");
+        let text: Vec<u8> = "\u{feff}1,2\n".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        std::fs::write(&utf16, &text).unwrap();
+        assert!(read_input(&utf16).unwrap_err().to_string().contains("UTF-16"));
+        std::fs::write(&utf16, &text[2..]).unwrap();
+        assert!(read_input(&utf16).unwrap_err().to_string().contains("UTF-16"), "without a byte-order mark too");
         assert_eq!(read_input(&zst).unwrap(), b"5,6\n");
         let summary = import_edge_lists(&tmp.path().join("db"), &[gz, zst], &EdgeImport::default(), |_| {}).unwrap();
         assert_eq!((summary.nodes, summary.relationships), (5, 3));
