@@ -308,7 +308,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 match intact {
                     Some(0) => {}
                     Some(n) => problems.push(format!(
-                        "{} holds {n} intact commits that a recovery set aside after damage in the log",
+                        "{} holds {n} intact commits that a recovery set aside after damage in the log (remove the \
+                         file once their loss is accepted)",
                         file.display()
                     )),
                     None if file.to_string_lossy().contains(".log.dropped-at-") => problems.push(format!(
@@ -346,6 +347,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let bytes = db.checkpoint().map_err(|e| e.to_string())?;
             println!("checkpoint written: {bytes} bytes; the database opens normally from now on");
+            let kept: Vec<_> = Database::set_aside_log(&data)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .filter(|(_, intact)| *intact != Some(0))
+                .map(|(file, _)| file.display().to_string())
+                .collect();
+            if !kept.is_empty() {
+                println!(
+                    "what was dropped is kept in {}: `plexus check` reports the loss until it is deleted",
+                    kept.join(", ")
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Checkpoint { data } => {
