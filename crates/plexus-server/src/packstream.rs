@@ -215,22 +215,40 @@ impl<'a> Decoder<'a> {
         // Each entry takes at least two bytes.
         let n = self.count(n.saturating_mul(2))? / 2;
         let mut entries: Vec<(String, Ps)> = Vec::with_capacity(n);
+        // A repeated key keeps its last value, as in the reference implementations. Past a few entries the keys
+        // seen are found by hash: a scan per key would let one message of many keys (a HELLO, before any log-on)
+        // hold a core for hours.
+        let mut positions: Option<std::collections::HashMap<String, usize>> = None;
         for _ in 0..n {
             let key = match self.value(depth + 1)? {
                 Ps::String(s) => s,
                 _ => return Err(DecodeError::NonStringKey),
             };
             let value = self.value(depth + 1)?;
-            // A repeated key keeps its last value, as in the reference implementations.
-            if let Some(slot) = entries.iter_mut().find(|(k, _)| *k == key) {
-                slot.1 = value;
-            } else {
-                entries.push((key, value));
+            if positions.is_none() && entries.len() >= SCANNED_KEYS {
+                positions = Some(entries.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect());
+            }
+            let existing = match &mut positions {
+                Some(positions) => match positions.entry(key.clone()) {
+                    std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(entries.len());
+                        None
+                    }
+                },
+                None => entries.iter().position(|(k, _)| *k == key),
+            };
+            match existing {
+                Some(i) => entries[i].1 = value,
+                None => entries.push((key, value)),
             }
         }
         Ok(Ps::Map(entries))
     }
 }
+
+/// Up to this many entries a map's keys are checked for repeats by a scan, past it by hash.
+const SCANNED_KEYS: usize = 16;
 
 /// Writes PackStream values into a growing buffer.
 #[derive(Default)]
@@ -421,5 +439,43 @@ mod tests {
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = decode(&bytes);
         }
+
+        /// A map with repeated keys decodes as a scan would: each key where it first appears, with its last value,
+        /// whether the map is small (scanned) or large (hashed).
+        #[test]
+        fn repeated_keys_keep_their_first_place_and_last_value(
+            keys in proptest::collection::vec(0u8..40, 0..80),
+        ) {
+            let mut e = Encoder::new();
+            e.buf.push(0xD8);
+            e.buf.push(keys.len() as u8);
+            let mut expected: Vec<(String, Ps)> = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                let key = format!("k{k}");
+                e.value(&Ps::String(key.clone()));
+                e.value(&Ps::Int(i as i64));
+                match expected.iter_mut().find(|(x, _)| *x == key) {
+                    Some(slot) => slot.1 = Ps::Int(i as i64),
+                    None => expected.push((key, Ps::Int(i as i64))),
+                }
+            }
+            prop_assert_eq!(decode(&e.buf).unwrap(), Ps::Map(expected));
+        }
+    }
+
+    #[test]
+    fn a_map_of_many_keys_decodes_in_linear_time() {
+        // 200,000 distinct keys: a scan per key would take minutes; by hash it is milliseconds.
+        let n = 200_000u32;
+        let mut e = Encoder::new();
+        e.buf.push(0xDA);
+        e.buf.extend_from_slice(&n.to_be_bytes());
+        for i in 0..n {
+            e.value(&Ps::String(format!("k{i}")));
+            e.value(&Ps::Int(i as i64));
+        }
+        let Ps::Map(entries) = decode(&e.buf).unwrap() else { panic!("a map") };
+        assert_eq!(entries.len(), n as usize);
+        assert_eq!(entries[123_456], ("k123456".to_string(), Ps::Int(123_456)));
     }
 }

@@ -111,6 +111,11 @@ impl From<CypherError> for ServerError {
             _ if e.detail == "IndexNotFound" => "Neo.ClientError.Schema.IndexDropFailed",
             _ if e.detail == "ConstraintCreationFailed" => "Neo.ClientError.Schema.ConstraintCreationFailed",
             _ if e.detail == "GraphNotFound" => "Neo.ClientError.Database.DatabaseNotFound",
+            // Neo4j reports what its semantic analysis finds before running as syntax errors, and semantic errors
+            // found while running (MERGE on a null property, deleting a node with relationships) as such.
+            ErrorKind::SemanticError if e.phase == plexus::cypher::Phase::Runtime => {
+                "Neo.ClientError.Statement.SemanticError"
+            }
             ErrorKind::SyntaxError | ErrorKind::SemanticError => "Neo.ClientError.Statement.SyntaxError",
             ErrorKind::ParameterMissing => "Neo.ClientError.Statement.ParameterMissing",
             ErrorKind::TypeError => "Neo.ClientError.Statement.TypeError",

@@ -90,6 +90,44 @@ fn authentication_is_required_and_checked() {
     assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
 }
 
+/// A user's rights follow changes made while it is logged on: a revoked role applies to its next statement on a
+/// connection it already has, and a dropped user can run nothing more there.
+#[test]
+fn revoking_or_dropping_a_user_applies_to_its_open_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
+    let s = TestServer::start(config, auth);
+    let log_on = |user: &str, password: &str| {
+        let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
+        let creds = map([
+            ("scheme", Ps::String("basic".into())),
+            ("principal", Ps::String(user.into())),
+            ("credentials", Ps::String(password.into())),
+        ]);
+        assert!(matches!(&c.request(0x6A, vec![creds])[0], Ps::Struct(0x70, _)));
+        c
+    };
+    let mut admin = log_on("neo4j", "pw");
+    admin.query("CREATE USER w SET PASSWORD 'w-password' CHANGE NOT REQUIRED");
+    admin.query("GRANT ROLE writer TO w");
+    let mut w = log_on("w", "w-password");
+    assert_eq!(w.query("CREATE (n:T) RETURN count(n)").0, vec![Ps::Int(1)]);
+    let failure =
+        |c: &mut Client, q: &str| match c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]).remove(0) {
+            Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).unwrap_or_default().to_string(),
+            other => panic!("{q}: {other:?}"),
+        };
+    admin.query("REVOKE ROLE writer FROM w");
+    assert_eq!(failure(&mut w, "CREATE (:T)"), "Neo.ClientError.Security.Forbidden");
+    assert!(matches!(&w.request(0x0F, vec![])[0], Ps::Struct(0x70, _)), "RESET");
+    assert_eq!(w.query("MATCH (n:T) RETURN count(n)").0, vec![Ps::Int(1)], "a reader still reads");
+    admin.query("DROP USER w");
+    assert_eq!(failure(&mut w, "MATCH (n) RETURN count(n)"), "Neo.ClientError.Security.Unauthorized");
+    assert!(w.is_closed());
+}
+
 #[test]
 fn unsupported_versions_and_bad_magic_are_refused() {
     let s = TestServer::open();

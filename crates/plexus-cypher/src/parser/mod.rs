@@ -227,7 +227,42 @@ impl<'a> Parser<'a> {
         &self.text[span.start..span.end]
     }
 
+    /// `CYPHER 5`, `CYPHER runtime=slotted`, ...: the language version and planner options Neo4j takes at the
+    /// head of a query. Plexus speaks Cypher 5 (and the Cypher 25 it has in common) with one planner and runtime,
+    /// so the options are read and change nothing.
+    fn query_options(&mut self) -> Result<()> {
+        while self.at_kw("CYPHER") {
+            self.bump();
+            match self.peek().clone() {
+                Tok::Int(5 | 25) => {
+                    self.bump();
+                }
+                Tok::Int(_) | Tok::Float(_) => {
+                    let found = self.text_of(self.span()).to_string();
+                    return Err(self.error_at(
+                        self.span(),
+                        "UnsupportedCypherVersion",
+                        format!("Cypher version {found} is not supported: Plexus speaks Cypher 5 (and 25)"),
+                    ));
+                }
+                _ => {}
+            }
+            while matches!(self.peek(), Tok::Ident { quoted: false, .. }) && matches!(self.peek_at(1), Tok::Eq) {
+                self.bump();
+                self.bump();
+                match self.peek() {
+                    Tok::Ident { .. } | Tok::Int(_) | Tok::Str(_) => {
+                        self.bump();
+                    }
+                    _ => return Err(self.unexpected("the option's value")),
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn statement(&mut self) -> Result<Statement> {
+        self.query_options()?;
         let mode = if self.eat_kw("EXPLAIN") {
             RunMode::Explain
         } else if self.eat_kw("PROFILE") {

@@ -51,6 +51,23 @@ fn schema_commands() {
     assert_eq!(parse("EXPLAIN MATCH (n) RETURN n").unwrap().mode, RunMode::Explain);
 }
 
+/// The `CYPHER` prefix Neo4j takes (language version, planner and runtime options) is read and changes nothing.
+#[test]
+fn cypher_version_and_options_prefix() {
+    for q in [
+        "CYPHER 5 RETURN 1",
+        "CYPHER 25 MATCH (n) RETURN n",
+        "CYPHER runtime=slotted RETURN 1",
+        "CYPHER 5 planner=cost replan=force EXPLAIN RETURN 1",
+        "cypher RETURN 1",
+    ] {
+        assert!(parse(q).is_ok(), "{q}");
+    }
+    assert_eq!(parse("CYPHER planner=cost EXPLAIN RETURN 1").unwrap().mode, RunMode::Explain);
+    assert_eq!(parse("CYPHER 4.4 RETURN 1").unwrap_err().detail, "UnsupportedCypherVersion");
+    assert!(parse("CYPHER runtime= RETURN 1").is_err());
+}
+
 /// What Neo4j's exports and migration scripts write: kinds of index that are range indexes here, OPTIONS, and
 /// clear refusals of what is not supported.
 #[test]

@@ -263,9 +263,23 @@ impl Session {
         }
     }
 
+    /// The role the logged-on user has now: a user given another role, or dropped, since logging on gets the new
+    /// rights (or none) from the next message, as HTTP requests do, rather than for as long as a driver keeps the
+    /// connection pooled.
     fn authenticated(&self) -> Result<Role, ServerError> {
         match (self.role, self.state) {
-            (Some(role), State::Ready | State::Streaming | State::TxReady | State::TxStreaming) => Ok(role),
+            (Some(role), State::Ready | State::Streaming | State::TxReady | State::TxStreaming) => {
+                let auth = &self.service.auth;
+                if !auth.enabled() || self.caller.user.is_empty() {
+                    return Ok(role);
+                }
+                auth.role_of(&self.caller.user).ok_or_else(|| {
+                    ServerError::new(
+                        "Neo.ClientError.Security.Unauthorized",
+                        format!("The user '{}' no longer exists: log on again as another user.", self.caller.user),
+                    )
+                })
+            }
             _ => Err(ServerError::request(format!("the message is not allowed in state {:?}", self.state))),
         }
     }
