@@ -24,9 +24,13 @@ use crate::service::{Outcome, ServerError, Service, Target};
 
 type Body = Result<Bytes, BytesRejection>;
 
-/// Reads and parses a Query API request for database `name`.
+/// Reads and parses a Query API request for database `name`, which must be the graph's.
 fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Result<(QueryRequest, Format), ApiError> {
     state.service.check_database(Some(name))?;
+    parse_request(headers, body)
+}
+
+fn parse_request(headers: &HeaderMap, body: Body) -> Result<(QueryRequest, Format), ApiError> {
     let body = body?;
     let (input, output) = body_formats(headers)?;
     let request = json::parse_query_request(&body, input)?;
@@ -131,11 +135,29 @@ pub async fn auto_commit(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (request, format) = request(&state, &name, &headers, body)?;
+    // `system` answers what it answers over Bolt (`db.ping()`, `dbms.components()`, SHOW and user commands):
+    // drivers in HTTP mode check the connection with `CALL db.ping()` there.
+    let target = state.service.select_database(Some(&name))?;
+    let (request, format) = parse_request(&headers, body)?;
     check_bookmarks(&state.service, &request.bookmarks)?;
     let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
     let counters = !request.omit_counters;
     let started = Instant::now();
+    if target == Target::System {
+        let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
+        let worker = state.clone();
+        let who = crate::registry::Caller { user: caller.user.as_str().into(), ..Default::default() };
+        let (role, params) = (caller.role, request.parameters);
+        let outcome = blocking(move || {
+            crate::registry::as_caller(who, || {
+                let service = &worker.service;
+                service.run_administrative(Target::System, role, &statement, &params, "", &interrupt, None)
+            })
+        })
+        .await?;
+        let outcome = outcome.expect("the system database answers every statement, if only with an error");
+        return Ok(answer(outcome?, format, counters, started));
+    }
     if state.quick.is_quick(&statement) {
         let service = &state.service;
         let (role, mode, params) = (caller.role, request.access_mode, &request.parameters);

@@ -35,6 +35,15 @@ def http_driver(http_uri, auth):
         yield d
 
 
+def test_connectivity_checks(http_driver, http_uri):
+    # The driver checks with `CALL db.ping()` on the system database.
+    http_driver.verify_connectivity()
+    assert http_driver.get_server_info().agent.startswith("Neo4j/")
+    assert http_driver.verify_authentication()
+    with GraphDatabase.driver(http_uri, auth=("neo4j", "not-the-password")) as wrong:
+        assert not wrong.verify_authentication()
+
+
 def test_auto_commit_queries(http_driver, tag):
     records, summary, keys = http_driver.execute_query(
         f"CREATE (n:{tag} {{x: $x}}) RETURN n.x AS x", x=41, database_=DB
