@@ -125,17 +125,50 @@ fn naive_datetime<'py>(
     t.datetime.bind(py).call1((y, m, d, h, mi, s, nanos / 1000))
 }
 
-/// A Cypher duration as a `timedelta` when that is exact, else as a `plexus.Duration`.
+/// A Cypher duration as a `timedelta` when that is exact (it comes back as the same duration), else as a
+/// `plexus.Duration`.
 fn duration<'py>(py: Python<'py>, t: &Temporal, d: &Duration) -> PyResult<Bound<'py, PyAny>> {
-    let exact = d.months == 0
-        && d.nanos % 1000 == 0
-        && (0..1_000_000_000).contains(&d.nanos)
-        && (0..SECONDS_PER_DAY).contains(&d.seconds)
-        && d.days.abs() <= 999_999_999;
-    if exact {
-        t.timedelta.bind(py).call1((d.days, d.seconds, d.nanos / 1000))
+    if d.months == 0 && d.nanos % 1000 == 0 {
+        let total =
+            (d.days as i128 * SECONDS_PER_DAY as i128 + d.seconds as i128) * 1_000_000 + (d.nanos / 1000) as i128;
+        let (days, seconds, micros) = timedelta_parts(total);
+        if days.abs() <= 999_999_999 && duration_of_timedelta(days, seconds, micros, 0) == *d {
+            return t.timedelta.bind(py).call1((days, seconds, micros));
+        }
+    }
+    t.duration.bind(py).call1((d.months, d.days, d.seconds, d.nanos))
+}
+
+/// A span of microseconds as Python's `timedelta` holds it: days (any sign), then seconds in [0, 86400) and
+/// microseconds in [0, 1,000,000).
+fn timedelta_parts(total_micros: i128) -> (i64, i64, i64) {
+    let per_day = SECONDS_PER_DAY as i128 * 1_000_000;
+    let days = total_micros.div_euclid(per_day);
+    let rest = total_micros.rem_euclid(per_day);
+    (days as i64, (rest / 1_000_000) as i64, (rest % 1_000_000) as i64)
+}
+
+/// The duration a `timedelta` (its normalised parts, and the nanoseconds a pandas `Timedelta` adds) stands for.
+/// A negative one keeps its sign on every part: Python holds `timedelta(hours=-1)` as -1 day + 23 hours, which
+/// as a Cypher duration (`P-1DT23H`) would differ from `PT-1H` across a daylight-saving change.
+fn duration_of_timedelta(days: i64, seconds: i64, micros: i64, extra_nanos: i64) -> Duration {
+    let sign = if days < 0 { -1 } else { 1 };
+    let (days, seconds, nanos) = if days < 0 {
+        let total = (days as i128 * SECONDS_PER_DAY as i128 + seconds as i128) * 1_000_000_000
+            + micros as i128 * 1000
+            + extra_nanos as i128;
+        let (d, s, u) = timedelta_parts(-total / 1000);
+        let nanos = u as i128 * 1000 + (-total).rem_euclid(1000);
+        (d, s, nanos as i64)
     } else {
-        t.duration.bind(py).call1((d.months, d.days, d.seconds, d.nanos))
+        (days, seconds, micros * 1000 + extra_nanos)
+    };
+    let nanos = sign * nanos;
+    Duration {
+        months: 0,
+        days: sign * days,
+        seconds: sign * seconds + nanos.div_euclid(NANOS_PER_SECOND),
+        nanos: nanos.rem_euclid(NANOS_PER_SECOND) as i32,
     }
 }
 
@@ -398,12 +431,14 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Time(Time { nanos, offset_seconds: offset_seconds(&offset)? }));
     }
     if obj.is_instance(t.timedelta.bind(py))? {
-        return Ok(Value::duration(Duration {
-            months: 0,
-            days: int_attr(obj, "days")?,
-            seconds: int_attr(obj, "seconds")?,
-            nanos: (int_attr(obj, "microseconds")? * 1000) as i32,
-        }));
+        // A pandas `Timedelta` is a `timedelta` with nanoseconds past its microseconds.
+        let extra_nanos = obj.getattr("nanoseconds").ok().and_then(|n| n.extract::<i64>().ok()).unwrap_or(0);
+        return Ok(Value::duration(duration_of_timedelta(
+            int_attr(obj, "days")?,
+            int_attr(obj, "seconds")?,
+            int_attr(obj, "microseconds")?,
+            extra_nanos,
+        )));
     }
     if obj.is_instance(t.duration.bind(py))? {
         let nanos = int_attr(obj, "nanoseconds")?;

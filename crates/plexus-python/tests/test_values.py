@@ -43,7 +43,7 @@ def roundtrip(db, value):
         dt.timedelta(days=-2, seconds=86399),
         dt.timedelta(0),
         plexus.Duration(months=14, days=3, seconds=4, nanoseconds=5),
-        plexus.Duration(seconds=-1),
+        plexus.Duration(seconds=-1, nanoseconds=1),
         plexus.Point.cartesian(1.5, -2.0),
         plexus.Point.cartesian(1, 2, 3),
         plexus.Point.wgs84(12.5, 56.25),
@@ -56,6 +56,24 @@ def test_parameter_round_trip(db, value):
         assert got == 0 and math.copysign(1, got) == math.copysign(1, value)
     else:
         assert got == value and type(got) is type(value)
+
+
+def test_negative_timedeltas_keep_their_sign_on_every_part(db):
+    # Python holds timedelta(hours=-1) as -1 day + 23 hours; as a duration that would be P-1DT23H, which differs
+    # from PT-1H across a daylight-saving change.
+    row = db.execute(
+        "RETURN $d AS d, $d.hours AS hours, $d.days AS days, "
+        "toString(datetime('2024-03-31T12:00[Europe/Berlin]') + $d) AS across, toString($d) AS text",
+        {"d": dt.timedelta(hours=-1)},
+    )[0]
+    assert row["d"] == dt.timedelta(hours=-1) and type(row["d"]) is dt.timedelta
+    assert (row["hours"], row["days"], row["text"]) == (-1, 0, "PT-1H")
+    assert row["across"] == "2024-03-31T11:00:00+02:00[Europe/Berlin]"
+    assert db.execute("RETURN toString($d) AS s", {"d": dt.timedelta(microseconds=-1)}).scalar() == "PT-0.000001S"
+    assert db.execute("RETURN toString($d) AS s", {"d": dt.timedelta(days=-1)}).scalar() == "P-1D"
+    # A duration whose parts differ in sign has no timedelta that comes back as itself.
+    assert db.execute("RETURN duration('P-1DT23H') AS d").scalar() == plexus.Duration(days=-1, seconds=23 * 3600)
+    assert db.execute("RETURN duration('PT-90M') AS d").scalar() == dt.timedelta(minutes=-90)
 
 
 def test_points(db, tmp_path):
