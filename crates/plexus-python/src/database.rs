@@ -28,8 +28,9 @@ use crate::values::from_py;
 /// (``file:///a.csv`` is then ``DIR/a.csv``, and nothing outside it is read).
 /// Use it as a context manager, or call :meth:`close`.
 ///
+/// >>> import plexus
 /// >>> with plexus.Database() as db:
-/// ...     db.execute("CREATE (:Person {name: $name})", {"name": "Ann"})
+/// ...     _ = db.execute("CREATE (:Person {name: $name})", {"name": "Ann"})
 /// ...     db.execute("MATCH (p:Person) RETURN p.name AS name").tuples()
 /// [('Ann',)]
 #[pyclass(module = "plexus", frozen)]
@@ -162,11 +163,23 @@ impl Database {
     }
 }
 
-/// Query parameters from a dict of names to values.
+/// Query parameters from a mapping (a dict, or any object with `keys()` and item access) of names to values.
 pub fn params(parameters: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
     let mut out = Params::new();
     let Some(p) = parameters.filter(|p| !p.is_none()) else { return Ok(out) };
-    let dict = p.cast::<PyDict>().map_err(|_| errors::argument("parameters must be a dict of names to values"))?;
+    let copied;
+    let dict = match p.cast::<PyDict>() {
+        Ok(dict) => dict,
+        Err(_) if p.hasattr("keys")? && p.hasattr("__getitem__")? => {
+            copied = PyDict::new(p.py());
+            for key in p.call_method0("keys")?.try_iter()? {
+                let key = key?;
+                copied.set_item(&key, p.get_item(&key)?)?;
+            }
+            &copied
+        }
+        Err(_) => return Err(errors::argument("parameters must be a mapping of names to values")),
+    };
     for (k, v) in dict.iter() {
         let name =
             k.cast::<PyString>().map_err(|_| errors::argument(format!("parameter names must be strings, not {k}")))?;
@@ -258,8 +271,13 @@ impl Database {
     /// batches of up to ``batch_size`` rows, produced as the stream is iterated: a result of any size needs the
     /// memory of one batch. All batches read the snapshot the statement started on.
     ///
-    /// >>> for batch in db.stream("MATCH (p:Person) RETURN p.name AS name", batch_size=100_000):
-    /// ...     frame = batch.df()
+    /// >>> import plexus
+    /// >>> db = plexus.Database()
+    /// >>> for batch in db.stream("UNWIND range(1, 250000) AS i RETURN i", batch_size=100_000):
+    /// ...     print(len(batch.df()))
+    /// 100000
+    /// 100000
+    /// 50000
     #[pyo3(signature = (query, parameters=None, batch_size=100_000))]
     fn stream(
         slf: Bound<'_, Self>,

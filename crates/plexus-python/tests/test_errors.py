@@ -61,7 +61,7 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(plexus.ArgumentError, match="durability"):
         plexus.Database(tmp_path / "db", durability="sometimes")
     with plexus.Database() as db:
-        with pytest.raises(plexus.ArgumentError, match="dict"):
+        with pytest.raises(plexus.ArgumentError, match="mapping"):
             db.execute("RETURN 1", [1])
         with pytest.raises(plexus.ArgumentError, match="dtype float64"):
             db.import_edges(np.array([1.5]), np.array([2.0]))

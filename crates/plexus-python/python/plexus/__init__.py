@@ -2,7 +2,7 @@
 
 >>> import plexus
 >>> with plexus.Database() as db:            # in memory; plexus.Database("dir") for a durable one
-...     db.execute("CREATE (:Person {name: 'Ann'})-[:KNOWS]->(:Person {name: 'Bob'})")
+...     _ = db.execute("CREATE (:Person {name: 'Ann'})-[:KNOWS]->(:Person {name: 'Bob'})")
 ...     db.execute("MATCH (a)-[:KNOWS]->(b) RETURN a.name, b.name").tuples()
 [('Ann', 'Bob')]
 

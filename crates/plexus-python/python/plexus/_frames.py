@@ -10,16 +10,19 @@ import datetime as dt
 
 import numpy as np
 
+from ._plexus import Node, Path, Relationship
+from ._types import Point
+
 
 def _plain(value):
     """Nodes, relationships, paths and points as dicts (inside lists and maps too), for Arrow's type inference.
 
     A point becomes ``{srid, x, y, z}`` (``z`` null in 2D; x and y are longitude and latitude for WGS-84), so a
-    column of points is a struct column rather than text.
+    column of points is a struct column rather than text. A time with an offset becomes its text
+    (``12:00:00+01:00``): Arrow's times have no offset and would drop it.
     """
-    from ._plexus import Node, Path, Relationship
-    from ._types import Point
-
+    if isinstance(value, dt.time) and value.tzinfo is not None:
+        return value.isoformat()
     if isinstance(value, Point):
         return {"srid": value.srid, "x": value.x, "y": value.y, "z": value.z}
 
@@ -98,11 +101,11 @@ def _arrow_column(pa, column):
     if kind == "null":
         return pa.nulls(length)
     if kind == "object":
-        values = [_plain(v) for v in buffers]
-        # Arrow's times have no offset, and would drop it: times with one keep it as text (`01:00:00+05:00`).
-        if any(isinstance(v, dt.time) and v.tzinfo is not None for v in values):
-            text = [None if v is None else v.isoformat() if isinstance(v, dt.time) else str(v) for v in values]
+        # Times with an offset arrive as text (`01:00:00+05:00`, see `_plain`): a column of them stays text.
+        if any(isinstance(v, dt.time) and v.tzinfo is not None for v in buffers):
+            text = [None if v is None else v.isoformat() if isinstance(v, dt.time) else str(v) for v in buffers]
             return pa.array(text, type=pa.large_string())
+        values = [_plain(v) for v in buffers]
         if _uniform(values):
             try:
                 return pa.array(values)
