@@ -163,8 +163,9 @@ impl QueryResult {
     /// (month_day_nano_interval) never become Python objects. Columns of other or mixed types are converted from
     /// Python values (nodes and relationships as dicts). The batches of a stream share one schema: a column
     /// takes the type of the first batch where it holds a value (integers widen to floats if a later batch
-    /// holds floats only where they are exact), and a batch whose values need another type raises
-    /// ``TypeError`` naming the column.
+    /// holds floats only where they are exact; datetimes are microseconds unless a value needs nanoseconds, so
+    /// that a later date past 2262 fits), and a batch whose values need another type raises ``TypeError``
+    /// naming the column.
     fn arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let cols = columns::export(py, &self.inner, columns::Target::Arrow)?;
         let types = self.arrow_types.as_ref().map(|t| t.clone_ref(py));

@@ -55,6 +55,22 @@ def test_batches_convert_to_arrow_with_one_schema(db):
     assert whole.num_rows == 2000 and whole.column("m").to_pylist()[-1] == {"i": 2000, "extra": "x"}
 
 
+def test_datetimes_past_2262_in_a_later_batch_share_the_stream_schema(db):
+    pa = pytest.importorskip("pyarrow")
+    # The first batch fits in nanoseconds; the second holds a placeholder date nanoseconds cannot.
+    query = """UNWIND range(0, 1999) AS i
+               RETURN CASE WHEN i < 1000 THEN localdatetime('2020-01-01T00:00') ELSE localdatetime('9999-12-31T00:00') END AS t,
+                      CASE WHEN i < 1000 THEN datetime('2020-01-01T00:00Z') ELSE datetime('9999-12-31T00:00Z') END AS z"""
+    tables = [b.arrow() for b in db.stream(query, batch_size=1000)]
+    assert [t.schema.field("t").type for t in tables] == [pa.timestamp("us")] * 2
+    assert [t.schema.field("z").type for t in tables] == [pa.timestamp("us", tz="UTC")] * 2
+    whole = pa.concat_tables(tables)
+    assert whole.column("t").to_pylist()[-1].year == 9999
+    # A value finer than a microsecond keeps nanoseconds where they fit.
+    fine = [b.arrow() for b in db.stream("RETURN localdatetime('2020-01-01T00:00:00.000000001') AS t")]
+    assert fine[0].schema.field("t").type == pa.timestamp("ns")
+
+
 def test_a_huge_range_streams_and_stops_early(db):
     stream = db.stream("UNWIND range(1, 1000000000000) AS i RETURN i", batch_size=1000)
     first = next(stream)

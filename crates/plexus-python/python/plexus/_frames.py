@@ -148,10 +148,21 @@ def _conform(pa, names, arrays, types):
             out.append(array)
         elif pa.types.is_null(array.type):
             out.append(array if want is None else pa.nulls(len(array), type=want))
+        elif want is None and pa.types.is_timestamp(array.type) and array.type.unit == "ns":
+            # A stream learns microseconds where nothing finer is needed: a later batch may hold a date past
+            # 2262 (a 9999-12-31 placeholder), which nanoseconds cannot, and its batches must share one type.
+            try:
+                array = array.cast(pa.timestamp("us", tz=array.type.tz), safe=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                pass
+            learned[i] = array.type
+            out.append(array)
         elif want is None or array.type == want:
             learned[i] = array.type
             out.append(array)
         else:
+            # Timestamps convert between units where no value changes (nanoseconds to microseconds when none has
+            # a finer part, microseconds to nanoseconds within 1677-2262).
             widens = (pa.types.is_floating(want) and pa.types.is_integer(array.type)) or (
                 pa.types.is_timestamp(want) and pa.types.is_timestamp(array.type) and want.tz == array.type.tz
             )
