@@ -55,11 +55,14 @@ pub struct QueryStats {
     pub indexes_removed: u64,
     pub constraints_added: u64,
     pub constraints_removed: u64,
+    /// Changes to what the server keeps beside the graph (users and roles), as Neo4j counts those to `system`.
+    pub system_updates: u64,
 }
 
 impl QueryStats {
+    /// Whether the statement changed the graph or its schema.
     pub fn contains_updates(&self) -> bool {
-        *self != QueryStats::default()
+        *self != QueryStats { system_updates: self.system_updates, ..QueryStats::default() }
     }
 }
 

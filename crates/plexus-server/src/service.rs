@@ -168,6 +168,14 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// The access mode the transaction was opened in.
+    pub fn mode(&self) -> AccessMode {
+        match self.kind {
+            TxKind::Read(_) => AccessMode::Read,
+            TxKind::Write(_) => AccessMode::Write,
+        }
+    }
+
     /// The transaction's id, as `SHOW TRANSACTIONS` lists it.
     pub fn id(&self) -> u64 {
         self.ticket.id
@@ -613,6 +621,7 @@ impl Service {
         &self,
         target: Target,
         role: Role,
+        mode: AccessMode,
         query: &str,
         params: &Params,
         address: &str,
@@ -634,7 +643,13 @@ impl Service {
             let started = Instant::now();
             let _guard = register(interrupt, query);
             let caller = crate::registry::current_caller();
-            let outcome = command.and_then(|c| crate::users::run(self, &c, &caller.user, role, params, interrupt));
+            let outcome = command.and_then(|c| {
+                // Changing users writes, which a read transaction may not, as Neo4j refuses writes to `system` there.
+                if mode == AccessMode::Read && !matches!(c, crate::users::UserCommand::Show { .. }) {
+                    return Err(write_refusal(Role::Admin, AccessMode::Read).expect("refused in read access mode"));
+                }
+                crate::users::run(self, &c, &caller.user, role, params, interrupt)
+            });
             return Some(self.record(started.elapsed(), outcome));
         }
         if let Some(command) = crate::system::parse_current_user(query) {

@@ -318,7 +318,8 @@ pub fn run(
         return Err(ServerError::forbidden("Managing users", role));
     }
     let text = |w: &Word, what: &str| resolve(w, what, params);
-    let done = |query_type| Ok(Outcome { result: plexus::QueryResult::default(), bookmark: None, query_type });
+    // What changed, counted as Neo4j counts changes to `system`.
+    let mut updates = 0;
     match command {
         UserCommand::Show { rest } => return show(service, rest, params, interrupt),
         UserCommand::Create { name, password, if_not_exists, or_replace } => {
@@ -330,15 +331,22 @@ pub fn run(
                     if existing != Role::Reader {
                         auth.set_role(&name, Role::Reader).map_err(refusal)?;
                     }
+                    updates = 1;
                 }
-                _ => auth.add_user(&name, &password, Role::Reader).map_err(refusal)?,
+                _ => {
+                    auth.add_user(&name, &password, Role::Reader).map_err(refusal)?;
+                    updates = 1;
+                }
             }
         }
         UserCommand::SetPassword { name, password, if_exists } => {
             let (name, password) = (text(name, "user name")?, text(password, "password")?);
             match auth.set_password(&name, &password) {
                 Err(AuthError::NoSuchUser(_)) if *if_exists => {}
-                other => other.map_err(refusal)?,
+                other => {
+                    other.map_err(refusal)?;
+                    updates = 1;
+                }
             }
         }
         UserCommand::Drop { name, if_exists } => {
@@ -350,12 +358,16 @@ pub fn run(
             }
             match auth.remove_user(&name) {
                 Err(AuthError::NoSuchUser(_)) if *if_exists => {}
-                other => other.map_err(refusal)?,
+                other => {
+                    other.map_err(refusal)?;
+                    updates = 1;
+                }
             }
         }
         UserCommand::Grant { role: granted, name } => {
             let (granted, name) = (role_named(&text(granted, "role")?)?, text(name, "user name")?);
             auth.set_role(&name, granted).map_err(refusal)?;
+            updates = 1;
         }
         UserCommand::Revoke { role: revoked, name } => {
             let (revoked, name) = (role_named(&text(revoked, "role")?)?, text(name, "user name")?);
@@ -363,6 +375,7 @@ pub fn run(
             // Revoking a role the user does not hold changes nothing, as in Neo4j.
             if current == revoked && revoked != Role::Reader {
                 auth.set_role(&name, Role::Reader).map_err(refusal)?;
+                updates = 1;
             }
         }
         UserCommand::ChangeOwnPassword { old, new } => {
@@ -378,9 +391,12 @@ pub fn run(
                 )));
             }
             auth.set_password(user, &new).map_err(refusal)?;
+            updates = 1;
         }
     }
-    done("s")
+    let mut result = plexus::QueryResult::default();
+    result.stats.system_updates = updates;
+    Ok(Outcome { result, bookmark: None, query_type: "s" })
 }
 
 /// `SHOW USERS` with Neo4j's columns.

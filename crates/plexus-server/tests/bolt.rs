@@ -128,6 +128,40 @@ fn revoking_or_dropping_a_user_applies_to_its_open_connections() {
     assert!(w.is_closed());
 }
 
+/// A RUN or BEGIN whose timeout, mode or database is of the wrong kind is refused, not run with the field ignored.
+#[test]
+fn malformed_run_and_begin_fields_are_refused() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    for extra in [
+        map([("tx_timeout", Ps::String("abc".into()))]),
+        map([("tx_timeout", Ps::Int(-5))]),
+        map([("mode", Ps::String("x".into()))]),
+        map([("db", Ps::Int(5))]),
+    ] {
+        let r = c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), extra.clone()]);
+        match &r[0] {
+            Ps::Struct(0x7F, f) => {
+                assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Request.Invalid"))
+            }
+            other => panic!("{extra:?}: {other:?}"),
+        }
+        c.request(0x0F, vec![]);
+        let r = c.request(0x11, vec![extra.clone()]);
+        assert!(matches!(&r[0], Ps::Struct(0x7F, _)), "BEGIN {extra:?}: {r:?}");
+        c.request(0x0F, vec![]);
+    }
+    let r = c.request(
+        0x10,
+        vec![
+            Ps::String("RETURN 1".into()),
+            map([]),
+            map([("tx_timeout", Ps::Int(0)), ("mode", Ps::String("r".into()))]),
+        ],
+    );
+    assert!(matches!(&r[0], Ps::Struct(0x70, _)), "{r:?}");
+}
+
 #[test]
 fn unsupported_versions_and_bad_magic_are_refused() {
     let s = TestServer::open();

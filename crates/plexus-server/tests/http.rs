@@ -776,7 +776,16 @@ fn basic(user: &str, password: &str) -> String {
 async fn users_are_managed_in_cypher() {
     let t = start().await;
     let ok = |r: &Reply| assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
-    ok(&query(&t, "CREATE USER ann SET PASSWORD $pw CHANGE NOT REQUIRED", json!({"pw": "ann-pw"})).await);
+    // Changing users writes: refused in read access mode, and counted as a system update as Neo4j counts it.
+    let read = json!({"statement": "CREATE USER ann SET PASSWORD 'ann-pw'", "accessMode": "Read"});
+    assert_eq!(post(&t, "/db/neo4j/query/v2", &read).await.error_code(), "Neo.ClientError.Statement.AccessMode");
+    let created = query(&t, "CREATE USER ann SET PASSWORD $pw CHANGE NOT REQUIRED", json!({"pw": "ann-pw"})).await;
+    ok(&created);
+    let counters = &created.json()["counters"];
+    assert_eq!((&counters["systemUpdates"], &counters["containsSystemUpdates"]), (&json!(1), &json!(true)));
+    assert_eq!(counters["containsUpdates"], json!(false));
+    let again = query(&t, "CREATE USER ann IF NOT EXISTS SET PASSWORD 'x'", json!({})).await;
+    assert_eq!(again.json()["counters"]["systemUpdates"], json!(0));
     let ann = basic("ann", "ann-pw");
     // A new user reads and may not write.
     ok(&query_as(&t, &ann, "MATCH (n) RETURN count(n) AS n", json!({})).await);

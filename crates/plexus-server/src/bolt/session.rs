@@ -368,12 +368,13 @@ impl Session {
         let address = self.address();
         let (target, outcome, rest) = match self.state {
             State::Ready => {
+                check_extra(extra)?;
                 let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
                 check_bolt_bookmarks(extra, &self.service)?;
                 let mode = access_mode(extra);
                 let interrupt = self.interrupt(tx_timeout(extra), None);
                 let service = &self.service;
-                match service.run_administrative(target, role, query, &params, &address, &interrupt, None) {
+                match service.run_administrative(target, role, mode, query, &params, &address, &interrupt, None) {
                     Some(outcome) => (target, outcome?, None),
                     None => {
                         let (outcome, rest) = service.run_auto_commit_streaming(
@@ -397,6 +398,7 @@ impl Session {
                 match service.run_administrative(
                     open.target,
                     role,
+                    open.tx.mode(),
                     query,
                     &params,
                     &address,
@@ -610,7 +612,7 @@ impl Session {
         if let Some(b) = stream.bookmark {
             m.push(("bookmark".to_string(), Ps::String(b)));
         }
-        if stream.stats.contains_updates() {
+        if stream.stats.contains_updates() || stream.stats.system_updates > 0 {
             m.push(("stats".to_string(), stats(&stream.stats)));
         }
         if let Some(plan) = stream.plan {
@@ -628,6 +630,7 @@ impl Session {
         }
         let extra = fields.first().unwrap_or(&NULL);
         refuse_impersonation(extra)?;
+        check_extra(extra)?;
         let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
         check_bolt_bookmarks(extra, &self.service)?;
         let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
@@ -783,6 +786,28 @@ fn refuse_impersonation(extra: &Ps) -> Result<(), ServerError> {
     }
 }
 
+/// Refuses the fields of a RUN's or BEGIN's extra map that a client got wrong, as Neo4j does: a timeout it meant
+/// to set would otherwise be ignored without a word.
+fn check_extra(extra: &Ps) -> Result<(), ServerError> {
+    let wrong = |field: &str, want: &str, got: &Ps| {
+        ServerError::request(format!("the '{field}' field must be {want}, got {got:?}"))
+    };
+    match extra.get("tx_timeout") {
+        None | Some(Ps::Null) => {}
+        Some(Ps::Int(ms)) if *ms >= 0 => {}
+        Some(other) => return Err(wrong("tx_timeout", "a number of milliseconds (0 or more)", other)),
+    }
+    match extra.get("mode") {
+        None | Some(Ps::Null) => {}
+        Some(Ps::String(m)) if m == "r" || m == "w" => {}
+        Some(other) => return Err(wrong("mode", "\"r\" or \"w\"", other)),
+    }
+    match extra.get("db") {
+        None | Some(Ps::Null) | Some(Ps::String(_)) => Ok(()),
+        Some(other) => Err(wrong("db", "a database name", other)),
+    }
+}
+
 fn access_mode(extra: &Ps) -> AccessMode {
     match extra.get("mode").and_then(Ps::as_str) {
         Some("r") => AccessMode::Read,
@@ -812,7 +837,13 @@ fn stats(s: &QueryStats) -> Ps {
     .filter(|(_, v)| *v > 0)
     .collect();
     let mut entries: Vec<(String, Ps)> = counts.into_iter().map(|(k, v)| (k.to_string(), Ps::Int(v as i64))).collect();
-    entries.push(("contains-updates".into(), Ps::Bool(true)));
+    if s.contains_updates() {
+        entries.push(("contains-updates".into(), Ps::Bool(true)));
+    }
+    if s.system_updates > 0 {
+        entries.push(("system-updates".into(), Ps::Int(s.system_updates as i64)));
+        entries.push(("contains-system-updates".into(), Ps::Bool(true)));
+    }
     Ps::Map(entries)
 }
 

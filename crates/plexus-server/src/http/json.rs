@@ -260,8 +260,8 @@ pub fn counters(stats: &QueryStats) -> Json {
         "indexesRemoved": stats.indexes_removed,
         "constraintsAdded": stats.constraints_added,
         "constraintsRemoved": stats.constraints_removed,
-        "containsSystemUpdates": false,
-        "systemUpdates": 0,
+        "containsSystemUpdates": stats.system_updates > 0,
+        "systemUpdates": stats.system_updates,
     })
 }
 

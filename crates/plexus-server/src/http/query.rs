@@ -147,11 +147,11 @@ pub async fn auto_commit(
         let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
         let worker = state.clone();
         let who = crate::registry::Caller { user: caller.user.as_str().into(), ..Default::default() };
-        let (role, params) = (caller.role, request.parameters);
+        let (role, params, mode) = (caller.role, request.parameters, request.access_mode);
         let outcome = blocking(move || {
             crate::registry::as_caller(who, || {
                 let service = &worker.service;
-                service.run_administrative(Target::System, role, &statement, &params, "", &interrupt, None)
+                service.run_administrative(Target::System, role, mode, &statement, &params, "", &interrupt, None)
             })
         })
         .await?;
@@ -180,13 +180,12 @@ pub async fn auto_commit(
             let service = &worker.service;
             let began = Instant::now();
             // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
-            let (role, params) = (caller.role, request.parameters);
+            let (role, params, mode) = (caller.role, request.parameters, request.access_mode);
             if let Some(outcome) =
-                service.run_administrative(Target::Graph, role, &statement, &params, "", &interrupt, None)
+                service.run_administrative(Target::Graph, role, mode, &statement, &params, "", &interrupt, None)
             {
                 return Answered::Whole(outcome);
             }
-            let mode = request.access_mode;
             let params = Arc::new(params);
             let outcome =
                 service.run_auto_commit_streaming(role, mode, &statement, params, &interrupt, stream::FIRST_ROWS);
@@ -275,10 +274,12 @@ fn run_in_open(
         let started = Instant::now();
         // SHOW TRANSACTIONS, user commands and the like answer here as in an auto-commit request and over Bolt.
         let (role, params, open) = (caller.role, &request.parameters, Some(tx.id()));
-        let outcome = match service.run_administrative(Target::Graph, role, statement, params, "", interrupt, open) {
-            Some(outcome) => outcome.map(|o| Outcome { bookmark: None, ..o }),
-            None => service.run_in_transaction(tx, role, statement, params, interrupt),
-        };
+        let mode = tx.mode();
+        let outcome =
+            match service.run_administrative(Target::Graph, role, mode, statement, params, "", interrupt, open) {
+                Some(outcome) => outcome.map(|o| Outcome { bookmark: None, ..o }),
+                None => service.run_in_transaction(tx, role, statement, params, interrupt),
+            };
         match outcome {
             Ok(outcome) => body = result_body(&outcome, format, !request.omit_counters, elapsed_ms(started)),
             Err(e) => {
