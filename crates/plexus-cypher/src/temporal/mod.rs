@@ -51,6 +51,39 @@ pub fn zone_id_offset(id: &str) -> Option<i32> {
     }
 }
 
+/// A datetime a client sent with a zone id (Bolt's `DateTimeZoneId`): its UTC seconds, the offset in force then
+/// and the zone's canonical name (`None` for an offset written as a zone id). `given_is_local`: the seconds are
+/// the local wall time (Bolt 4 without the `utc` patch), else UTC. Years beyond the zone database's use the rules
+/// at its nearest end, as values made in queries do; beyond ±999,999,999 years, or for an unknown zone, an error.
+pub fn zoned_from_client(
+    zone: &str,
+    given_seconds: i64,
+    given_is_local: bool,
+) -> std::result::Result<(i64, i32, Option<std::sync::Arc<str>>), String> {
+    let zone = zone::Zone::parse(zone).map_err(|e| e.message)?;
+    let utc = if given_is_local {
+        given_seconds.checked_sub(zone.offset_for_local(given_seconds, None) as i64).ok_or("datetime out of range")?
+    } else {
+        given_seconds
+    };
+    let offset = zone.offset_at(utc);
+    if !epoch_seconds_in_range(utc.saturating_add(offset as i64)) {
+        return Err("datetime is out of range: years lie between -999999999 and 999999999".into());
+    }
+    Ok((utc, offset, zone.name().cloned()))
+}
+
+/// Whether a date (days since 1970-01-01) lies within the years Cypher's temporal values cover.
+pub fn epoch_days_in_range(days: i64) -> bool {
+    civil::days_in_range(days)
+}
+
+/// Whether a local date-time (seconds since 1970-01-01T00:00) lies within the years Cypher's temporal values
+/// cover.
+pub fn epoch_seconds_in_range(seconds: i64) -> bool {
+    civil::days_in_range(seconds.div_euclid(86_400))
+}
+
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::value::Value;
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use plexus::cypher::temporal;
 use plexus::cypher::value::{NodeData, PathData, RelData};
 use plexus::cypher::{ResultValue, Value};
 use plexus_storage::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Point, Time};
@@ -245,14 +246,23 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
     };
     // Bolt 5 sends UTC seconds (with the `utc` patch in 4.4); the legacy structures local ones.
     let local_seconds = t == tag::LEGACY_DATE_TIME || t == tag::LEGACY_DATE_TIME_ZONE_ID || !shape.utc_datetimes;
+    // Values past the years Cypher covers (±999,999,999) are refused here: stored, every later use of them
+    // would fail with a misleading error.
+    let too_far = || "a temporal value out of range: years lie between -999999999 and 999999999".to_string();
     let with_offset = |given: i64, nanos: u32, offset: i32| {
-        let seconds = if local_seconds { given - offset as i64 } else { given };
-        Value::DateTime(Box::new(DateTime { seconds, nanos, offset_seconds: offset, zone: None }))
+        let seconds = if local_seconds { given.checked_sub(offset as i64) } else { Some(given) };
+        let seconds = seconds.filter(|s| temporal::epoch_seconds_in_range(s.saturating_add(offset as i64)));
+        let seconds = seconds.ok_or_else(too_far)?;
+        Ok::<_, String>(Value::DateTime(Box::new(DateTime { seconds, nanos, offset_seconds: offset, zone: None })))
     };
     Ok(match t {
         tag::DATE => {
             arity(1)?;
-            Value::Date(Date { days: int(0)? })
+            let days = int(0)?;
+            if !temporal::epoch_days_in_range(days) {
+                return Err(too_far());
+            }
+            Value::Date(Date { days })
         }
         tag::LOCAL_TIME => {
             arity(1)?;
@@ -264,32 +274,28 @@ fn decode_struct(t: u8, f: &[Ps], shape: Shape) -> Result<Value, String> {
         }
         tag::LOCAL_DATE_TIME => {
             arity(2)?;
-            Value::LocalDateTime(LocalDateTime { seconds: int(0)?, nanos: nanos_of(1)? })
+            let seconds = int(0)?;
+            if !temporal::epoch_seconds_in_range(seconds) {
+                return Err(too_far());
+            }
+            Value::LocalDateTime(LocalDateTime { seconds, nanos: nanos_of(1)? })
         }
         tag::DATE_TIME | tag::LEGACY_DATE_TIME => {
             arity(3)?;
-            with_offset(int(0)?, nanos_of(1)?, offset_of(2)?)
+            with_offset(int(0)?, nanos_of(1)?, offset_of(2)?)?
         }
         tag::DATE_TIME_ZONE_ID | tag::LEGACY_DATE_TIME_ZONE_ID => {
             arity(3)?;
             let zone = f[2].as_str().ok_or("structure DateTimeZoneId: the zone must be a string")?;
-            if let Some(offset) = plexus::cypher::temporal::zone_id_offset(zone) {
+            if let Some(offset) = temporal::zone_id_offset(zone) {
                 // An offset sent as a zone id (Java's `GMT+02:00`, Go's `+02:00`) is the fixed offset it names.
-                return Ok(with_offset(int(0)?, nanos_of(1)?, offset));
+                return with_offset(int(0)?, nanos_of(1)?, offset);
             }
-            let tz = jiff::tz::TimeZone::get(zone).map_err(|_| format!("unknown time zone '{zone}'"))?;
             let nanos = nanos_of(1)?;
-            let given = int(0)?;
-            let utc = if local_seconds {
-                let local = jiff::Timestamp::from_second(given).map_err(|e| e.to_string())?;
-                let civil = local.to_zoned(jiff::tz::TimeZone::UTC).datetime();
-                tz.to_ambiguous_zoned(civil).compatible().map_err(|e| e.to_string())?.timestamp().as_second()
-            } else {
-                given
-            };
-            let at = jiff::Timestamp::from_second(utc).map_err(|e| e.to_string())?;
-            let offset = tz.to_offset(at).seconds();
-            Value::DateTime(Box::new(DateTime { seconds: utc, nanos, offset_seconds: offset, zone: Some(zone.into()) }))
+            // The zone's canonical name (`Europe/Stockholm` for `europe/stockholm`), and its rules at the nearest
+            // end of the zone database for years beyond it, as for values made in queries.
+            let (utc, offset, name) = temporal::zoned_from_client(zone, int(0)?, local_seconds)?;
+            Value::DateTime(Box::new(DateTime { seconds: utc, nanos, offset_seconds: offset, zone: name }))
         }
         tag::DURATION => {
             arity(4)?;
@@ -446,5 +452,26 @@ mod tests {
         assert!(decode_param(&Ps::Struct(0x74, vec![Ps::Int(-1)]), V5).is_err());
         assert!(decode_param(&Ps::Struct(0x69, vec![Ps::Int(0), Ps::Int(0), Ps::String("Nowhere/Land".into())]), V5)
             .is_err());
+    }
+
+    /// Temporal values past the years Cypher covers are refused; within them, zone ids work beyond the zone
+    /// database's years (as values made in queries do) and are kept in their canonical spelling.
+    #[test]
+    fn temporal_parameters_are_checked_against_cypher_s_years() {
+        let too_far = |p: Ps| decode_param(&p, V5).unwrap_err().contains("out of range");
+        assert!(too_far(Ps::Struct(0x44, vec![Ps::Int(1 << 62)])));
+        assert!(too_far(Ps::Struct(0x64, vec![Ps::Int(i64::MAX), Ps::Int(0)])));
+        assert!(too_far(Ps::Struct(0x49, vec![Ps::Int(i64::MIN), Ps::Int(0), Ps::Int(3600)])));
+        assert!(too_far(Ps::Struct(0x69, vec![Ps::Int(1 << 62), Ps::Int(0), Ps::String("Europe/Stockholm".into())])));
+        // +10000-01-01T00:00 in Stockholm (UTC+1 then): 253402297200 - 3600 seconds.
+        let utc = 253_402_300_800 - 3600;
+        let zoned =
+            decode_param(&Ps::Struct(0x69, vec![Ps::Int(utc), Ps::Int(0), Ps::String("europe/stockholm".into())]), V5);
+        match zoned.unwrap() {
+            Value::DateTime(d) => {
+                assert_eq!((d.seconds, d.offset_seconds, d.zone.as_deref()), (utc, 3600, Some("Europe/Stockholm")))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
