@@ -13,7 +13,7 @@ use plexus_server::bolt::session::chunk;
 use plexus_server::packstream::{map, Encoder, Ps};
 use plexus_server::service::Service;
 use plexus_server::ServerConfig;
-use support::{assert_healthy, bolt_only_with_message_limit, Client, TestServer};
+use support::{assert_healthy, basic_credentials, bolt_only_with_message_limit, Client, TestServer};
 
 #[test]
 fn pull_in_batches_and_pipelining() {
@@ -55,10 +55,7 @@ fn failures_ignore_until_reset() {
 
 #[test]
 fn authentication_is_required_and_checked() {
-    let dir = tempfile::tempdir().unwrap();
-    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
-    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
-    let s = TestServer::start(config, auth);
+    let (_users, s) = TestServer::with_password("pw");
     let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
     c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
     // Nothing runs before LOGON.
@@ -68,13 +65,7 @@ fn authentication_is_required_and_checked() {
 
     let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
     c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
-    let creds = |p: &str| {
-        map([
-            ("scheme", Ps::String("basic".into())),
-            ("principal", Ps::String("neo4j".into())),
-            ("credentials", Ps::String(p.into())),
-        ])
-    };
+    let creds = |p: &str| basic_credentials("neo4j", p);
     let r = c.request(0x6A, vec![creds("wrong")]);
     match &r[0] {
         Ps::Struct(0x7F, f) => {
@@ -94,37 +85,19 @@ fn authentication_is_required_and_checked() {
 /// connection it already has, and a dropped user can run nothing more there.
 #[test]
 fn revoking_or_dropping_a_user_applies_to_its_open_connections() {
-    let dir = tempfile::tempdir().unwrap();
-    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
-    let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
-    let s = TestServer::start(config, auth);
-    let log_on = |user: &str, password: &str| {
-        let (mut c, _) = Client::connect(s.addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
-        c.request(0x01, vec![map([("user_agent", Ps::String("t".into()))])]);
-        let creds = map([
-            ("scheme", Ps::String("basic".into())),
-            ("principal", Ps::String(user.into())),
-            ("credentials", Ps::String(password.into())),
-        ]);
-        assert!(matches!(&c.request(0x6A, vec![creds])[0], Ps::Struct(0x70, _)));
-        c
-    };
+    let (_users, s) = TestServer::with_password("pw");
+    let log_on = |user: &str, password: &str| Client::logged_on(s.addr, user, password);
     let mut admin = log_on("neo4j", "pw");
     admin.query("CREATE USER w SET PASSWORD 'w-password' CHANGE NOT REQUIRED");
     admin.query("GRANT ROLE writer TO w");
     let mut w = log_on("w", "w-password");
     assert_eq!(w.query("CREATE (n:T) RETURN count(n)").0, vec![Ps::Int(1)]);
-    let failure =
-        |c: &mut Client, q: &str| match c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]).remove(0) {
-            Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).unwrap_or_default().to_string(),
-            other => panic!("{q}: {other:?}"),
-        };
     admin.query("REVOKE ROLE writer FROM w");
-    assert_eq!(failure(&mut w, "CREATE (:T)"), "Neo.ClientError.Security.Forbidden");
+    assert_eq!(w.run_failure("CREATE (:T)", map([])), "Neo.ClientError.Security.Forbidden");
     assert!(matches!(&w.request(0x0F, vec![])[0], Ps::Struct(0x70, _)), "RESET");
     assert_eq!(w.query("MATCH (n:T) RETURN count(n)").0, vec![Ps::Int(1)], "a reader still reads");
     admin.query("DROP USER w");
-    assert_eq!(failure(&mut w, "MATCH (n) RETURN count(n)"), "Neo.ClientError.Security.Unauthorized");
+    assert_eq!(w.run_failure("MATCH (n) RETURN count(n)", map([])), "Neo.ClientError.Security.Unauthorized");
     assert!(w.is_closed());
 }
 
@@ -139,13 +112,7 @@ fn malformed_run_and_begin_fields_are_refused() {
         map([("mode", Ps::String("x".into()))]),
         map([("db", Ps::Int(5))]),
     ] {
-        let r = c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), extra.clone()]);
-        match &r[0] {
-            Ps::Struct(0x7F, f) => {
-                assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Request.Invalid"))
-            }
-            other => panic!("{extra:?}: {other:?}"),
-        }
+        assert_eq!(c.run_failure("RETURN 1", extra.clone()), "Neo.ClientError.Request.Invalid", "{extra:?}");
         c.request(0x0F, vec![]);
         let r = c.request(0x11, vec![extra.clone()]);
         assert!(matches!(&r[0], Ps::Struct(0x7F, _)), "BEGIN {extra:?}: {r:?}");

@@ -878,19 +878,26 @@ async fn large_answers_stream_and_a_late_failure_cuts_them_short() {
     assert!(r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")), "{:?}", r.headers);
     // Past the head, the failure can only cut the answer short: what arrives is not a whole document.
     let late = "UNWIND range(1, 2000000) AS i RETURN i, 'row ' + toString(i) AS s, 1 / (i - 1900000) AS x";
-    let mut stream = TcpStream::connect(t.addr).await.unwrap();
-    let body = json!({"statement": late}).to_string();
+    let mut stream = post_raw(t.addr, late).await;
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut raw)).await.expect("answered");
+    assert!(raw.starts_with(b"HTTP/1.1 202"), "{}", String::from_utf8_lossy(&raw[..200.min(raw.len())]));
+    assert!(!raw.ends_with(b"0\r\n\r\n"), "a cut-short answer ended as if it were whole");
+    stop(t).await;
+}
+
+/// Sends an auto-commit Query API request for `statement` on a connection of its own, leaving the answer to be
+/// read from the returned stream as raw HTTP (chunks and all).
+async fn post_raw(addr: SocketAddr, statement: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let body = json!({"statement": statement}).to_string();
     let head = format!(
         "POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: {ADMIN}\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut raw)).await.expect("answered");
-    assert!(raw.starts_with(b"HTTP/1.1 202"), "{}", String::from_utf8_lossy(&raw[..200.min(raw.len())]));
-    assert!(!raw.ends_with(b"0\r\n\r\n"), "a cut-short answer ended as if it were whole");
-    stop(t).await;
+    stream
 }
 
 /// A server stopping while a client is still reading a streamed answer cuts the answer short once its grace
@@ -899,14 +906,7 @@ async fn large_answers_stream_and_a_late_failure_cuts_them_short() {
 async fn a_stopping_server_cuts_a_streamed_answer_short() {
     let t = start().await;
     let statement = "UNWIND range(1, 3000000) AS i RETURN i, 'row ' + toString(i) AS s";
-    let mut stream = TcpStream::connect(t.addr).await.unwrap();
-    let body = json!({"statement": statement}).to_string();
-    let head = format!(
-        "POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: {ADMIN}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut stream = post_raw(t.addr, statement).await;
     // Take the head, then stop reading: the producer fills the pieces in flight and waits on the client.
     let mut raw = vec![0u8; 1 << 16];
     let n = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut raw)).await.expect("answered").unwrap();

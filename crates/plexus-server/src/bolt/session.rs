@@ -112,6 +112,8 @@ struct OpenTransaction {
     tx: Transaction,
     deadline: Option<Instant>,
     target: Target,
+    /// The access mode the client asked for (a transaction on `system` reads the graph whatever it asked).
+    declared: AccessMode,
 }
 
 /// One Bolt connection's protocol state.
@@ -398,7 +400,7 @@ impl Session {
                 match service.run_administrative(
                     open.target,
                     role,
-                    open.tx.mode(),
+                    open.declared,
                     query,
                     &params,
                     &address,
@@ -636,7 +638,8 @@ impl Session {
         let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
         // `system` holds nothing to write: a read transaction spares the graph's writer for others.
         let mode = if target == Target::System { AccessMode::Read } else { access_mode(extra) };
-        self.tx = Some(OpenTransaction { tx: self.service.begin(mode), deadline, target });
+        let declared = access_mode(extra);
+        self.tx = Some(OpenTransaction { tx: self.service.begin(mode), deadline, target, declared });
         self.next_qid = 0;
         self.state = State::TxReady;
         self.success(out, map([]));

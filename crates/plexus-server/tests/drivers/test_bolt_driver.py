@@ -384,6 +384,12 @@ def test_users_are_managed_on_the_system_database(bolt_uri, auth, tag):
     # As Neo4j 5's tools do it: user commands on `system`, names and passwords as parameters.
     user = f"user_{tag}".lower()
     with GraphDatabase.driver(bolt_uri, auth=auth) as admin:
+        # Changing users writes: refused in a read transaction, as Neo4j refuses writes to `system` there.
+        with pytest.raises(ClientError) as e:
+            admin.execute_query(
+                "CREATE USER $u SET PASSWORD $p", u=user, p="first", database_="system", routing_=neo4j.RoutingControl.READ
+            )
+        assert e.value.code == "Neo.ClientError.Statement.AccessMode"
         admin.execute_query("CREATE USER $u SET PASSWORD $p CHANGE NOT REQUIRED", u=user, p="first", database_="system")
         records, _, _ = admin.execute_query("SHOW USERS YIELD user, roles WHERE user = $u", u=user, database_="system")
         assert [(r["user"], r["roles"]) for r in records] == [(user, ["reader"])]

@@ -26,6 +26,15 @@ impl TestServer {
         TestServer { addr: server.bolt_addr.unwrap(), runtime, server: Some(server) }
     }
 
+    /// A Bolt-only server with authentication on, the initial user's password `password`, its users kept in
+    /// the returned directory.
+    pub fn with_password(password: &str) -> (tempfile::TempDir, TestServer) {
+        let dir = tempfile::tempdir().unwrap();
+        let (auth, _) = Auth::open(dir.path(), Some(password)).unwrap();
+        let config = ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), ..Default::default() };
+        (dir, Self::start(config, auth))
+    }
+
     pub fn open() -> TestServer {
         let config =
             ServerConfig { bolt: "127.0.0.1:0".into(), http: String::new(), auth: false, ..Default::default() };
@@ -65,6 +74,23 @@ impl Client {
         let logon = c.request(0x6A, vec![map([("scheme", Ps::String("none".into()))])]);
         assert!(matches!(&logon[0], Ps::Struct(0x70, _)), "{logon:?}");
         c
+    }
+
+    /// Connects with Bolt 5.4 and logs on as `user`.
+    pub fn logged_on(addr: SocketAddr, user: &str, password: &str) -> Client {
+        let (mut c, _) = Self::connect(addr, [0, 0, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        c.request(0x01, vec![map([("user_agent", Ps::String("test/1".into()))])]);
+        let logon = c.request(0x6A, vec![basic_credentials(user, password)]);
+        assert!(matches!(&logon[0], Ps::Struct(0x70, _)), "{logon:?}");
+        c
+    }
+
+    /// The code of the failure a RUN of `q` with `extra` meets (panics if it succeeds).
+    pub fn run_failure(&mut self, q: &str, extra: Ps) -> String {
+        match self.request(0x10, vec![Ps::String(q.into()), map([]), extra]).remove(0) {
+            Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).unwrap_or_default().to_string(),
+            other => panic!("{q}: {other:?}"),
+        }
     }
 
     pub fn send(&mut self, tag: u8, fields: Vec<Ps>) {
@@ -167,4 +193,13 @@ pub fn start_on_disk(data: std::path::PathBuf) -> (tokio::runtime::Runtime, Serv
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = runtime.block_on(Server::start(&config)).unwrap();
     (runtime, server)
+}
+
+/// A LOGON's auth map for the basic scheme.
+pub fn basic_credentials(user: &str, password: &str) -> Ps {
+    map([
+        ("scheme", Ps::String("basic".into())),
+        ("principal", Ps::String(user.into())),
+        ("credentials", Ps::String(password.into())),
+    ])
 }
