@@ -212,6 +212,12 @@ def test_mixed_columns_keep_every_value_as_text_rather_than_coerce_it(db):
     assert "05:00" in dates["v"].to_pylist()[1], "the time of day is kept"
     texts = db.execute("UNWIND [1.5, true] AS v RETURN v").arrow()["v"].to_pylist()
     assert texts == ["1.5", "True"]
+    # Lists and maps in such a column are JSON text, not Python reprs.
+    lists = db.execute("UNWIND [[1.5, true], {a: 1, b: [null]}] AS v RETURN v").arrow()["v"].to_pylist()
+    assert lists == ["[1.5, true]", '{"a": 1, "b": [null]}']
+    # Values nested deeper than Python's stack: text too, not a RecursionError.
+    deep = db.execute("RETURN reduce(acc = [], i IN range(1, 600) | [acc]) AS v").arrow()["v"]
+    assert deep.type == pa.large_string() and deep.to_pylist()[0].startswith("[[[")
     # One type, nulls included, still makes a typed column.
     typed = db.execute("UNWIND [date('2020-01-01'), null] AS v RETURN v").arrow()["v"]
     assert typed.type == pa.date32()

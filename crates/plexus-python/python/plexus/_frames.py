@@ -7,6 +7,7 @@ NumPy buffers in Arrow's layout, wrapped here without copying, or ``kind == "obj
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import numpy as np
 
@@ -46,6 +47,18 @@ def _plain(value):
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def _text(value):
+    """A value of a column Arrow cannot type, as text: lists and maps as JSON, the rest as ``str`` gives them."""
+    if value is None:
+        return None
+    if isinstance(value, (list, dict)):
+        try:
+            return json.dumps(value, default=str, ensure_ascii=False)
+        except (RecursionError, ValueError):
+            pass
+    return str(value)
 
 
 def _kinds(value, path, seen):
@@ -105,14 +118,18 @@ def _arrow_column(pa, column):
         if any(isinstance(v, dt.time) and v.tzinfo is not None for v in buffers):
             text = [None if v is None else v.isoformat() if isinstance(v, dt.time) else str(v) for v in buffers]
             return pa.array(text, type=pa.large_string())
-        values = [_plain(v) for v in buffers]
-        if _uniform(values):
-            try:
+        values = buffers
+        try:
+            values = [_plain(v) for v in buffers]
+            if _uniform(values):
                 return pa.array(values)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError):
-                pass
-        # Mixed types have no Arrow type: keep each value's text.
-        return pa.array([None if v is None else str(v) for v in values], type=pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError):
+            pass
+        except RecursionError:
+            # Nested deeper than Python's stack allows (the engine allows 1,000 levels): text, as below.
+            pass
+        # Mixed types have no Arrow type: keep each value's text (lists and maps as JSON).
+        return pa.array([_text(v) for v in values], type=pa.large_string())
     valid = None if validity is None else pa.py_buffer(validity)
     return pa.Array.from_buffers(
         _arrow_type(pa, kind, param), length, [valid] + [pa.py_buffer(b) for b in buffers], null_count=nulls
