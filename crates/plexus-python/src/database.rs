@@ -284,10 +284,13 @@ impl Database {
         py: Python<'_>,
         query: &str,
         parameters: Option<&Bound<'_, PyAny>>,
-        batch_size: usize,
+        batch_size: i64,
     ) -> PyResult<crate::stream::ResultStream> {
+        let Ok(batch_size) = usize::try_from(batch_size) else {
+            return Err(errors::argument(format!("batch_size must be at least 1, not {batch_size}")));
+        };
         if batch_size == 0 {
-            return Err(errors::argument("batch_size must be at least 1"));
+            return Err(errors::argument("batch_size must be at least 1, not 0"));
         }
         let params = params(parameters)?;
         let this = slf.get();

@@ -249,6 +249,16 @@ fn datetime<'py>(py: Python<'py>, dt: &DateTime) -> PyResult<Bound<'py, PyAny>> 
     with_tz(naive, offset_tz(py, t, dt.offset_seconds, dt.zone.as_deref())?)
 }
 
+/// A Python string as UTF-8; one holding a lone surrogate (which UTF-8 cannot encode) is the package's
+/// `ArgumentError`, not a `UnicodeEncodeError` from deep inside a call.
+fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
+    s.to_cow().map_err(|_| {
+        errors::argument(
+            "a string holding a lone surrogate (\\ud800-\\udfff) cannot be stored: it is not valid Unicode text",
+        )
+    })
+}
+
 fn int_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<i64> {
     obj.getattr(name)?.extract()
 }
@@ -355,7 +365,7 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Float(f.value()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(Arc::from(&*s.to_cow()?)));
+        return Ok(Value::String(Arc::from(&*text_of(s)?)));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(Value::Bytes(Arc::from(b.as_bytes())));
@@ -379,7 +389,7 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         for (k, v) in dict.iter() {
             let key =
                 k.cast::<PyString>().map_err(|_| errors::argument(format!("map keys must be strings, not {k}")))?;
-            map.insert(Arc::from(&*key.to_cow()?), from_py(&v)?);
+            map.insert(Arc::from(&*text_of(key)?), from_py(&v)?);
         }
         return Ok(Value::map(map));
     }

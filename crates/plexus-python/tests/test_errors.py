@@ -63,6 +63,13 @@ def test_bad_arguments(tmp_path):
     with plexus.Database() as db:
         with pytest.raises(plexus.ArgumentError, match="mapping"):
             db.execute("RETURN 1", [1])
+        with pytest.raises(plexus.ArgumentError, match="lone surrogate"):
+            db.execute("RETURN $s", {"s": "a\ud800b"})
+        with pytest.raises(plexus.ArgumentError, match="lone surrogate"):
+            db.execute("RETURN $m", {"m": {"\udfff": 1}})
+        for size in (0, -1):
+            with pytest.raises(plexus.ArgumentError, match="batch_size must be at least 1"):
+                db.stream("RETURN 1", batch_size=size)
         with pytest.raises(plexus.ArgumentError, match="dtype float64"):
             db.import_edges(np.array([1.5]), np.array([2.0]))
         with pytest.raises(plexus.ArgumentError, match="same length"):
