@@ -31,7 +31,6 @@ struct Temporal {
     datetime: Py<PyAny>,
     timedelta: Py<PyAny>,
     timezone: Py<PyAny>,
-    utc: Py<PyAny>,
     /// `zoneinfo.ZoneInfo`, when the interpreter has it (3.9+) and its zone data is usable.
     zoneinfo: Option<Py<PyAny>>,
     duration: Py<PyAny>,
@@ -51,7 +50,6 @@ fn temporal(py: Python<'_>) -> PyResult<&Temporal> {
             datetime: get("datetime")?,
             timedelta: get("timedelta")?,
             timezone: get("timezone")?,
-            utc: dt.getattr("timezone")?.getattr("utc")?.unbind(),
             zoneinfo,
             duration: py.import("plexus._types")?.getattr("Duration")?.unbind(),
             point: py.import("plexus._types")?.getattr("Point")?.unbind(),
@@ -237,15 +235,24 @@ fn with_tz<'py>(naive: Bound<'py, PyAny>, tz: Bound<'py, PyAny>) -> PyResult<Bou
 
 fn datetime<'py>(py: Python<'py>, dt: &DateTime) -> PyResult<Bound<'py, PyAny>> {
     let t = temporal(py)?;
-    // A named zone becomes a `ZoneInfo` when the interpreter knows it; otherwise the offset in force, named.
-    if let (Some(zone), Some(zoneinfo)) = (&dt.zone, &t.zoneinfo) {
-        if let Ok(tz) = zoneinfo.bind(py).call1((&**zone,)) {
-            let utc = with_tz(naive_datetime(py, t, dt.seconds, dt.nanos, "a datetime")?, t.utc.bind(py).clone())?;
-            return utc.call_method1("astimezone", (tz,));
-        }
-    }
+    // The wall time is built directly (not from UTC, which may fall outside Python's years when the wall time
+    // does not: 0001-01-01T00:30+01:00). A named zone becomes a `ZoneInfo` when the interpreter knows it and
+    // agrees on the offset (`fold` picks the later of two in a repeated hour); otherwise the offset, named.
     let local = dt.seconds + i64::from(dt.offset_seconds);
     let naive = naive_datetime(py, t, local, dt.nanos, "a datetime")?;
+    if let (Some(zone), Some(zoneinfo)) = (&dt.zone, &t.zoneinfo) {
+        if let Ok(tz) = zoneinfo.bind(py).call1((&**zone,)) {
+            for fold in [0, 1] {
+                let kwargs = PyDict::new(py);
+                kwargs.set_item("tzinfo", &tz)?;
+                kwargs.set_item("fold", fold)?;
+                let aware = naive.call_method("replace", (), Some(&kwargs))?;
+                if offset_seconds(&aware.call_method0("utcoffset")?)? == dt.offset_seconds {
+                    return Ok(aware);
+                }
+            }
+        }
+    }
     with_tz(naive, offset_tz(py, t, dt.offset_seconds, dt.zone.as_deref())?)
 }
 

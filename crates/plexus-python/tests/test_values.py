@@ -76,6 +76,18 @@ def test_negative_timedeltas_keep_their_sign_on_every_part(db):
     assert db.execute("RETURN duration('PT-90M') AS d").scalar() == dt.timedelta(minutes=-90)
 
 
+def test_zoned_datetimes_at_the_edges_of_python_s_years(db):
+    # The wall time fits Python's years though the UTC instant does not.
+    early = db.execute("RETURN datetime('0001-01-01T00:30+01:00') AS d").scalar()
+    assert early == dt.datetime(1, 1, 1, 0, 30, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    late = db.execute("RETURN datetime('9999-12-31T23:30-02:00') AS d").scalar()
+    assert late.replace(tzinfo=None) == dt.datetime(9999, 12, 31, 23, 30) and late.utcoffset() == dt.timedelta(hours=-2)
+    # A repeated hour keeps the offset the value has (the later one here), as `fold` says.
+    repeated = db.execute("RETURN datetime('2024-10-27T02:30+01:00[Europe/Paris]') AS d").scalar()
+    assert repeated.utcoffset() == dt.timedelta(hours=1) and str(repeated.tzinfo) == "Europe/Paris"
+    assert db.execute("RETURN $d = datetime('2024-10-27T02:30+01:00[Europe/Paris]') AS same", {"d": repeated}).scalar()
+
+
 def test_points(db, tmp_path):
     row = db.execute(
         "RETURN point({x: 3, y: 4}) AS c, point({longitude: 181, latitude: 2}) AS g, "
