@@ -479,6 +479,10 @@ fn node_data(
     }
     let g = ctx.g();
     let Some(labels) = g.node_labels(id) else {
+        // As Neo4j answers: a node the statement deleted is returned empty, without labels or properties.
+        if ctx.deleted_node(id) {
+            return Ok(NodeData { id: id.0, labels: Vec::new(), properties: Default::default() });
+        }
         return Err(deleted_in_result("node", id.0));
     };
     let mut labels: Vec<Arc<str>> = labels.iter().map(|l| ctx.label_name(*l)).collect();
@@ -490,7 +494,17 @@ fn node_data(
 
 fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> Result<RelData> {
     let g = ctx.g();
-    let rec = g.rel(id).ok_or_else(|| deleted_in_result("relationship", id.0))?;
+    let Some(rec) = g.rel(id) else {
+        // As Neo4j answers: a relationship the statement deleted keeps its type and ends, without properties.
+        let kept = ctx.deleted_rel(id).ok_or_else(|| deleted_in_result("relationship", id.0))?;
+        return Ok(RelData {
+            id: id.0,
+            start: kept.start.0,
+            end: kept.end.0,
+            rel_type: ctx.type_name(kept.ty),
+            properties: Default::default(),
+        });
+    };
     Ok(RelData {
         id: id.0,
         start: rec.src.0,
@@ -500,15 +514,15 @@ fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> Result<RelData> {
     })
 }
 
-/// A result can only carry what still exists when the statement ends: a deleted entity has no labels, type or
-/// properties left to send, and an empty one would pass for real data (Neo4j refuses the same way).
+/// An entity gone from the graph that this statement did not delete (one deleted by an earlier statement of the
+/// transaction): nothing is known of it to send.
 fn deleted_in_result(what: &str, id: u64) -> CypherError {
     CypherError::new(
         ErrorKind::EntityNotFound,
         Phase::Runtime,
         "DeletedEntityAccess",
         format!(
-            "the {what} with id {id} was deleted by this statement and cannot be returned; \
+            "the {what} with id {id} was deleted earlier in this transaction and cannot be returned; \
              return what is needed from it before the deletion, e.g. WITH x, properties(x) AS p DELETE x RETURN p"
         ),
     )

@@ -91,7 +91,16 @@ impl StatementClock<'_> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deleted {
     pub nodes: std::collections::HashSet<plexus_storage::NodeId>,
-    pub rels: std::collections::HashMap<plexus_storage::RelId, TypeId>,
+    /// Each deleted relationship's type, start and end: what a result still shows of it.
+    pub rels: std::collections::HashMap<plexus_storage::RelId, DeletedRel>,
+}
+
+/// What is kept of a relationship a statement deleted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeletedRel {
+    pub ty: TypeId,
+    pub start: plexus_storage::NodeId,
+    pub end: plexus_storage::NodeId,
 }
 
 impl<'a> Ctx<'a> {
@@ -142,9 +151,9 @@ impl<'a> Ctx<'a> {
         self.deleted.as_ref().is_some_and(|d| d.nodes.contains(&n))
     }
 
-    /// The type of relationship `r` if this statement deleted it.
+    /// What is kept of relationship `r` if this statement deleted it.
     #[inline]
-    pub fn deleted_rel(&self, r: plexus_storage::RelId) -> Option<TypeId> {
+    pub fn deleted_rel(&self, r: plexus_storage::RelId) -> Option<DeletedRel> {
         self.deleted.as_ref().and_then(|d| d.rels.get(&r).copied())
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use plexus_storage::{LabelId, NodeId, PropKeyId, RelId, TokenKind, TypeId};
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, DeletedRel};
 use super::{approx_bytes, run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
@@ -583,7 +583,7 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
         let tx = ctx.tx()?;
         if let Some(rec) = tx.rel(r) {
             tx.delete_rel(r)?;
-            ctx.deleted_mut().rels.insert(r, rec.ty);
+            ctx.deleted_mut().rels.insert(r, DeletedRel { ty: rec.ty, start: rec.src, end: rec.dst });
             ctx.stats.relationships_deleted += 1;
         }
     }
@@ -593,9 +593,12 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             continue;
         }
         if detach {
-            let rels = tx.rels_of(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All);
+            let out = tx.rels_of(n, plexus_storage::Direction::Out, plexus_storage::TypeFilter::All);
+            let incoming = tx.rels_of(n, plexus_storage::Direction::In, plexus_storage::TypeFilter::All);
             let deleted = ctx.deleted_mut();
-            deleted.rels.extend(rels.iter().map(|e| (e.rel, e.ty)));
+            let kept = |e: &plexus_storage::RelEntry, start, end| (e.rel, DeletedRel { ty: e.ty, start, end });
+            deleted.rels.extend(out.iter().map(|e| kept(e, n, e.nbr)));
+            deleted.rels.extend(incoming.iter().map(|e| kept(e, e.nbr, n)));
             let tx = ctx.tx()?;
             let removed = tx.detach_delete_node(n)?;
             ctx.stats.relationships_deleted += removed;

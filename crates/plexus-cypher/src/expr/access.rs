@@ -218,7 +218,7 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
         GraphFn::Type => match arg {
             Value::Rel(r) => match g.rel(*r) {
                 Some(rec) => Value::String(ctx.type_name(rec.ty)),
-                None => Value::String(ctx.type_name(ctx.deleted_rel(*r).ok_or_else(deleted)?)),
+                None => Value::String(ctx.type_name(ctx.deleted_rel(*r).ok_or_else(deleted)?.ty)),
             },
             _ => return Err(wrong("type")),
         },
