@@ -150,22 +150,16 @@ fn timedelta_parts(total_micros: i128) -> (i64, i64, i64) {
 /// A negative one keeps its sign on every part: Python holds `timedelta(hours=-1)` as -1 day + 23 hours, which
 /// as a Cypher duration (`P-1DT23H`) would differ from `PT-1H` across a daylight-saving change.
 fn duration_of_timedelta(days: i64, seconds: i64, micros: i64, extra_nanos: i64) -> Duration {
-    let sign = if days < 0 { -1 } else { 1 };
-    let (days, seconds, nanos) = if days < 0 {
-        let total = (days as i128 * SECONDS_PER_DAY as i128 + seconds as i128) * 1_000_000_000
-            + micros as i128 * 1000
-            + extra_nanos as i128;
-        let (d, s, u) = timedelta_parts(-total / 1000);
-        let nanos = u as i128 * 1000 + (-total).rem_euclid(1000);
-        (d, s, nanos as i64)
-    } else {
-        (days, seconds, micros * 1000 + extra_nanos)
-    };
-    let nanos = sign * nanos;
+    const NANOS_PER_DAY: i128 = SECONDS_PER_DAY as i128 * NANOS_PER_SECOND as i128;
+    let total = ((days as i128 * SECONDS_PER_DAY as i128 + seconds as i128) * 1_000_000 + micros as i128) * 1000
+        + extra_nanos as i128;
+    // The span's size split into days, seconds and nanoseconds, each then given the span's sign.
+    let (sign, size) = (if total < 0 { -1 } else { 1 }, total.abs());
+    let nanos = sign * (size % NANOS_PER_SECOND as i128) as i64;
     Duration {
         months: 0,
-        days: sign * days,
-        seconds: sign * seconds + nanos.div_euclid(NANOS_PER_SECOND),
+        days: sign * (size / NANOS_PER_DAY) as i64,
+        seconds: sign * (size % NANOS_PER_DAY / NANOS_PER_SECOND as i128) as i64 + nanos.div_euclid(NANOS_PER_SECOND),
         nanos: nanos.rem_euclid(NANOS_PER_SECOND) as i32,
     }
 }

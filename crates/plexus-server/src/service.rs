@@ -646,7 +646,7 @@ impl Service {
             let outcome = command.and_then(|c| {
                 // Changing users writes, which a read transaction may not, as Neo4j refuses writes to `system` there.
                 if mode == AccessMode::Read && !matches!(c, crate::users::UserCommand::Show { .. }) {
-                    return Err(write_refusal(Role::Admin, AccessMode::Read).expect("refused in read access mode"));
+                    return Err(read_mode_refusal());
                 }
                 crate::users::run(self, &c, &caller.user, role, params, interrupt)
             });
@@ -692,10 +692,15 @@ fn write_refusal(role: Role, mode: AccessMode) -> Option<ServerError> {
     if role < Role::Writer {
         Some(ServerError::forbidden("Writing", role))
     } else if mode == AccessMode::Read {
-        Some(ServerError::new("Neo.ClientError.Statement.AccessMode", "Writing in read access mode is not allowed"))
+        Some(read_mode_refusal())
     } else {
         None
     }
+}
+
+/// The refusal of a write in a transaction the client opened for reading.
+fn read_mode_refusal() -> ServerError {
+    ServerError::new("Neo.ClientError.Statement.AccessMode", "Writing in read access mode is not allowed")
 }
 
 pub(crate) fn bookmark(version: u64) -> String {

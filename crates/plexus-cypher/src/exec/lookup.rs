@@ -35,8 +35,8 @@ impl RowExpander for NodeById<'_> {
     }
 }
 
-/// How a lookup finds its nodes, decided on first use.
-enum Access {
+/// How a lookup finds its nodes, decided on first use (and told by EXPLAIN).
+pub(crate) enum Access {
     UniqueKey(LabelId),
     Index(LabelId, PropKeyId),
     Scan(Scan),
@@ -44,7 +44,7 @@ enum Access {
     Nothing,
 }
 
-fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) -> Access {
+pub(crate) fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) -> Access {
     let (Some(l), Some(k)) = (ctx.label_token(label), ctx.prop_token(key)) else { return Access::Nothing };
     let g = ctx.g();
     if equality && g.unique_key(l) == Some(k) {
@@ -53,25 +53,6 @@ fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) ->
         Access::Index(l, k)
     } else {
         Access::Scan(Scan { slot, label: Some(label.clone()), candidates: None })
-    }
-}
-
-/// How a lookup finds its nodes, as EXPLAIN tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum AccessKind {
-    UniqueKey,
-    Index,
-    LabelScan,
-    Nothing,
-}
-
-/// How a lookup of `label`.`key` (by equality, else by range) would find its nodes in the graph `ctx` reads now.
-pub(crate) fn access_kind(ctx: &Ctx, label: &Token, key: &Token, equality: bool) -> AccessKind {
-    match choose(ctx, 0, label, key, equality) {
-        Access::UniqueKey(_) => AccessKind::UniqueKey,
-        Access::Index(..) => AccessKind::Index,
-        Access::Scan(_) => AccessKind::LabelScan,
-        Access::Nothing => AccessKind::Nothing,
     }
 }
 

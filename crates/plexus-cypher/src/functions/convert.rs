@@ -35,7 +35,7 @@ pub fn parse_float(s: &str) -> Option<f64> {
 /// Neo4j, and unlike `toFloat`, neither surrounding whitespace nor a `d`/`f` suffix is accepted. A number outside
 /// the integer range has no integer: `None`, never the nearest one (`toInteger` then raises an error).
 pub fn parse_integer(s: &str) -> Option<i64> {
-    if !s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) {
+    if !number_chars(s) {
         return None;
     }
     match s.parse::<i64>() {
@@ -76,9 +76,14 @@ fn integer(v: &Value) -> Option<Result<Value>> {
     }))
 }
 
+/// Whether `s` holds only what [`parse_integer`] reads: digits, signs, a point, an exponent.
+fn number_chars(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
+}
+
 /// Whether `s` is a number as [`parse_integer`] reads them, whatever its size.
 fn is_number_text(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E')) && parse_float(s).is_some()
+    number_chars(s) && parse_float(s).is_some()
 }
 
 fn float(v: &Value) -> Option<Result<Value>> {

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::{PlanNode, Token};
 use crate::exec::ctx::{Ctx, Profile};
-use crate::exec::lookup::AccessKind;
+use crate::exec::lookup::{choose, Access};
 use crate::PlanTree;
 
 /// How a lookup operator finds its nodes: planned whether or not a unique key or index exists (the plan is
@@ -19,12 +19,12 @@ fn lookup_line(ctx: Option<&Ctx>, label: &Token, key: &Token, equality: bool, an
     } else {
         ""
     };
-    let how = match ctx.map(|c| crate::exec::lookup::access_kind(c, label, key, equality)) {
-        Some(AccessKind::UniqueKey) => format!("NodeUniqueIndexSeek(:{label}.{key}{operand})"),
-        Some(AccessKind::Index) if equality => format!("NodeIndexSeek(:{label}.{key}{operand})"),
-        Some(AccessKind::Index) => format!("NodeIndexRangeSeek(:{label}.{key})"),
-        Some(AccessKind::LabelScan) => format!("NodeByLabelScan(:{label}) filtered on .{key}{operand}: no index"),
-        Some(AccessKind::Nothing) => format!("NodeIndexSeek(:{label}.{key}{operand}): no such label or key, no rows"),
+    let how = match ctx.map(|c| choose(c, slot, label, key, equality)) {
+        Some(Access::UniqueKey(_)) => format!("NodeUniqueIndexSeek(:{label}.{key}{operand})"),
+        Some(Access::Index(..)) if equality => format!("NodeIndexSeek(:{label}.{key}{operand})"),
+        Some(Access::Index(..)) => format!("NodeIndexRangeSeek(:{label}.{key})"),
+        Some(Access::Scan(_)) => format!("NodeByLabelScan(:{label}) filtered on .{key}{operand}: no index"),
+        Some(Access::Nothing) => format!("NodeIndexSeek(:{label}.{key}{operand}): no such label or key, no rows"),
         None if equality => format!("NodeKeyLookup(:{label}.{key}{operand}: unique key, index or label scan)"),
         None => format!("NodeRangeLookup(:{label}.{key}: index or label scan)"),
     };

@@ -636,9 +636,9 @@ impl Session {
         let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
         check_bolt_bookmarks(extra, &self.service)?;
         let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
-        // `system` holds nothing to write: a read transaction spares the graph's writer for others.
-        let mode = if target == Target::System { AccessMode::Read } else { access_mode(extra) };
         let declared = access_mode(extra);
+        // `system` holds nothing to write: a read transaction spares the graph's writer for others.
+        let mode = if target == Target::System { AccessMode::Read } else { declared };
         self.tx = Some(OpenTransaction { tx: self.service.begin(mode), deadline, target, declared });
         self.next_qid = 0;
         self.state = State::TxReady;
