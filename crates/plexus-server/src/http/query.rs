@@ -143,22 +143,8 @@ pub async fn auto_commit(
     let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
     let counters = !request.omit_counters;
     let started = Instant::now();
-    if target == Target::System {
-        let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
-        let worker = state.clone();
-        let who = crate::registry::Caller { user: caller.user.as_str().into(), ..Default::default() };
-        let (role, params, mode) = (caller.role, request.parameters, request.access_mode);
-        let outcome = blocking(move || {
-            crate::registry::as_caller(who, || {
-                let service = &worker.service;
-                service.run_administrative(Target::System, role, mode, &statement, &params, "", &interrupt, None)
-            })
-        })
-        .await?;
-        let outcome = outcome.expect("the system database answers every statement, if only with an error");
-        return Ok(answer(outcome?, format, counters, started));
-    }
-    if state.quick.is_quick(&statement) {
+    // Quick statements run inline on the graph; `system`'s answers are all administrative.
+    if target == Target::Graph && state.quick.is_quick(&statement) {
         let service = &state.service;
         let (role, mode, params) = (caller.role, request.access_mode, &request.parameters);
         match service.try_auto_commit_within(role, mode, &statement, params, quick::BUDGET) {
@@ -179,10 +165,11 @@ pub async fn auto_commit(
         crate::registry::as_caller(who, || {
             let service = &worker.service;
             let began = Instant::now();
-            // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt.
+            // SHOW TRANSACTIONS, TERMINATE TRANSACTIONS and SHOW DATABASES answer here as over Bolt, and every
+            // statement on `system`.
             let (role, params, mode) = (caller.role, request.parameters, request.access_mode);
             if let Some(outcome) =
-                service.run_administrative(Target::Graph, role, mode, &statement, &params, "", &interrupt, None)
+                service.run_administrative(target, role, mode, &statement, &params, "", &interrupt, None)
             {
                 return Answered::Whole(outcome);
             }
