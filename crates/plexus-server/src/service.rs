@@ -600,14 +600,14 @@ impl Service {
         }
     }
 
-    /// Checks that a database name a client sent is the graph's, for the requests that reach only the graph
-    /// (the HTTP API).
+    /// Checks that a database name a client sent is the graph's, for the HTTP requests that reach only the graph
+    /// (REST resources and Query API transactions).
     pub fn check_database(&self, name: Option<&str>) -> Result<(), ServerError> {
         match self.select_database(name)? {
             Target::Graph => Ok(()),
             Target::System => Err(ServerError::new(
                 "Neo.ClientError.Database.DatabaseNotFound",
-                format!("The '{SYSTEM_DATABASE_NAME}' database is reached over Bolt only. This API serves '{DATABASE_NAME}'."),
+                format!("The '{SYSTEM_DATABASE_NAME}' database answers over Bolt and auto-commit Query API requests only. This resource serves '{DATABASE_NAME}'."),
             )),
         }
     }
