@@ -27,9 +27,9 @@ struct Pending {
 #[derive(Default)]
 pub struct StreamSlot {
     pending: Mutex<Pending>,
-    /// Set when an interrupt (Ctrl-C) ended the stream part-way: iterating again must say the rest is lost,
-    /// not end as if the result were complete.
-    interrupted: std::sync::atomic::AtomicBool,
+    /// Set when an interrupt (Ctrl-C) or a failing row ended the stream part-way: iterating again must say the
+    /// rest is lost, not end as if the result were complete (as a Python generator would after its error).
+    broken: Mutex<Option<&'static str>>,
 }
 
 impl StreamSlot {
@@ -105,11 +105,8 @@ impl ResultStream {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<QueryResult>> {
-        if self.slot.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(Failure::Closed(
-                "stream, interrupted part-way (its remaining rows are lost: run the query again),",
-            )
-            .into());
+        if let Some(why) = *self.slot.broken.lock() {
+            return Err(Failure::Closed(why).into());
         }
         // A closed database ends its streams, even between rows already produced.
         let db = match self.owner.get().handle() {
@@ -150,10 +147,14 @@ impl ResultStream {
         });
         if let Some(raised) = take_raised() {
             py.detach(|| self.slot.end());
-            self.slot.interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
+            *self.slot.broken.lock() =
+                Some("stream, interrupted part-way (its remaining rows are lost: run the query again),");
             return Err(raised);
         }
         if let Some(failure) = failure {
+            *self.slot.broken.lock() = Some(
+                "stream, failed part-way (its remaining rows are lost: the error was raised by an earlier batch),",
+            );
             return Err(failure.into());
         }
         Ok((!rows.is_empty()).then(|| self.batch(py, rows)))

@@ -104,7 +104,11 @@ def test_errors_come_with_the_batch_that_meets_them(db):
         for batch in stream:
             seen += len(batch)
     assert 1000 <= seen < 4000
-    assert next(stream, None) is None
+    # Iterating on after the error must not look like a complete result.
+    with pytest.raises(plexus.ClosedError, match="failed part-way"):
+        next(stream)
+    with pytest.raises(plexus.ClosedError, match="failed part-way"):
+        list(stream)
 
 
 def test_a_closed_database_ends_its_streams(tmp_path):

@@ -137,7 +137,8 @@ class Result:
 
 class ResultStream(Iterator[Result]):
     """A read-only query's rows as :class:`Result` batches, all from the snapshot the query started on; ended by
-    :meth:`close` or by ``Database.close``."""
+    :meth:`close` or by ``Database.close``. A batch that fails raises the query's error; iterating on after that
+    raises :class:`ClosedError`, so a cut-short result never passes for a complete one."""
 
     @property
     def columns(self) -> List[str]: ...
