@@ -30,6 +30,21 @@ impl Node {
 
 #[pymethods]
 impl Node {
+    /// A node as a result holds it; for unpickling and tests (a query result makes nodes by itself).
+    #[new]
+    #[pyo3(signature = (id, labels, properties))]
+    fn new(id: u64, labels: Vec<String>, properties: Bound<'_, PyDict>) -> Node {
+        Node { id, labels, properties: properties.unbind() }
+    }
+
+    /// Pickles as its id, labels and properties (a copy: no link to the database travels with it).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let args = (me.id, me.labels.clone(), me.properties.clone_ref(py)).into_pyobject(py)?;
+        Ok((slf.get_type().into_any(), args))
+    }
+
     /// The labels, in the order the database lists them.
     #[getter]
     fn labels(&self) -> Vec<String> {
@@ -110,6 +125,21 @@ impl Relationship {
 
 #[pymethods]
 impl Relationship {
+    /// A relationship as a result holds it; for unpickling and tests.
+    #[new]
+    #[pyo3(signature = (id, r#type, start, end, properties))]
+    fn new(id: u64, r#type: String, start: u64, end: u64, properties: Bound<'_, PyDict>) -> Relationship {
+        Relationship { id, r#type, start, end, properties: properties.unbind() }
+    }
+
+    /// Pickles as its id, type, ends and properties.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let args = (me.id, me.r#type.clone(), me.start, me.end, me.properties.clone_ref(py)).into_pyobject(py)?;
+        Ok((slf.get_type().into_any(), args))
+    }
+
     /// The properties as a dict.
     #[getter]
     fn properties(&self, py: Python<'_>) -> Py<PyDict> {
@@ -174,6 +204,29 @@ impl Path {
 
 #[pymethods]
 impl Path {
+    /// A path of `nodes` and the `relationships` between them; for unpickling and tests.
+    #[new]
+    fn new(nodes: Vec<Bound<'_, Node>>, relationships: Vec<Bound<'_, Relationship>>) -> PyResult<Path> {
+        if nodes.len() != relationships.len() + 1 {
+            return Err(crate::errors::argument(format!(
+                "a path of {} relationships joins {} nodes, not {}",
+                relationships.len(),
+                relationships.len() + 1,
+                nodes.len()
+            )));
+        }
+        let py = nodes[0].py();
+        Ok(Path { nodes: PyTuple::new(py, nodes)?.unbind(), relationships: PyTuple::new(py, relationships)?.unbind() })
+    }
+
+    /// Pickles as its nodes and relationships.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let args = (me.nodes.clone_ref(py), me.relationships.clone_ref(py)).into_pyobject(py)?;
+        Ok((slf.get_type().into_any(), args))
+    }
+
     /// The first node.
     #[getter]
     fn start_node<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

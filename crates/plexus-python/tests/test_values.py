@@ -178,6 +178,23 @@ def test_graph_entities(db):
     assert hash(n) == hash(db.execute("MATCH (a:A) RETURN a").scalar())
 
 
+def test_graph_entities_pickle_and_copy(db):
+    import copy
+    import pickle
+
+    db.execute("CREATE (a:A:B {n: 1, tags: ['x']})-[:R {w: 2.5}]->(b:B {n: 2})")
+    n, r, p = db.execute("MATCH p = (a:A)-[r:R]->(b) RETURN a, r, p").tuples()[0]
+    for value in (n, r, p, copy.deepcopy(p)):
+        back = pickle.loads(pickle.dumps(value))
+        assert type(back) is type(value) and back == value and repr(back) == repr(value)
+    back = pickle.loads(pickle.dumps(n))
+    assert back.labels == ["A", "B"] and back["tags"] == ["x"] and back.id == n.id
+    back = pickle.loads(pickle.dumps(r))
+    assert (back.type, back.start, back.end, back["w"]) == ("R", r.start, r.end, 2.5)
+    with pytest.raises(plexus.ArgumentError, match="joins 2 nodes"):
+        plexus.Path([n], [r])
+
+
 def test_numpy_scalars_and_arrays_as_parameters(db):
     assert roundtrip(db, np.int32(5)) == 5
     assert roundtrip(db, np.float32(0.5)) == 0.5

@@ -151,7 +151,10 @@ class Rows(Iterator[Dict[str, Value]]):
     def __next__(self) -> Dict[str, Value]: ...
 
 class Node:
+    """A node copied out of a result; it pickles (with no link to its database)."""
+
     id: int
+    def __init__(self, id: int, labels: List[str], properties: Dict[str, Value]) -> None: ...
     @property
     def labels(self) -> List[str]: ...
     @property
@@ -165,6 +168,7 @@ class Relationship:
     type: str
     start: int
     end: int
+    def __init__(self, id: int, type: str, start: int, end: int, properties: Dict[str, Value]) -> None: ...
     @property
     def properties(self) -> Dict[str, Value]: ...
     def __getitem__(self, key: str) -> Value: ...
@@ -174,6 +178,7 @@ class Relationship:
 class Path:
     nodes: Tuple[Node, ...]
     relationships: Tuple[Relationship, ...]
+    def __init__(self, nodes: Sequence[Node], relationships: Sequence[Relationship]) -> None: ...
     @property
     def start_node(self) -> Node: ...
     @property
