@@ -12,6 +12,8 @@ use argon2::Argon2;
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
+use crate::password_cache::PasswordCache;
+
 /// The user created on first start, named as in Neo4j so that tools' defaults work.
 pub const INITIAL_USER: &str = "neo4j";
 
@@ -127,6 +129,8 @@ pub struct Auth {
     /// Password checks running now, bounded by [`HASHING_SLOTS`].
     hashing: parking_lot::Mutex<usize>,
     hashing_done: parking_lot::Condvar,
+    /// Passwords checked lately: a pool of connections logging on with them pays one argon2 check, not one each.
+    verified: PasswordCache,
 }
 
 /// Password checks that run at once; more wait. A check costs tens of milliseconds of a core (argon2), so
@@ -148,6 +152,7 @@ impl Auth {
             failures: Default::default(),
             hashing: Default::default(),
             hashing_done: Default::default(),
+            verified: Default::default(),
         }
     }
 
@@ -168,6 +173,7 @@ impl Auth {
             failures: Default::default(),
             hashing: Default::default(),
             hashing_done: Default::default(),
+            verified: Default::default(),
         };
         if auth.users.read().is_empty() {
             let password = match initial_password {
@@ -206,6 +212,9 @@ impl Auth {
         if self.is_locked(user) {
             return Err(AuthError::TooManyAttempts { lock_time: self.lockout.lock_time });
         }
+        if self.verified.contains(user, password, &stored.password_hash) {
+            return Ok(stored.role);
+        }
         let verified = {
             let _slot = self.hashing_slot();
             // Failures checked while this one waited may have locked the user.
@@ -226,6 +235,7 @@ impl Auth {
         if self.lockout.max_failed_attempts > 0 {
             self.failures.lock().remove(user);
         }
+        self.verified.insert(user, password, &stored.password_hash);
         Ok(stored.role)
     }
 
@@ -448,6 +458,28 @@ mod tests {
         let (cli, _) = Auth::open(dir.path(), None).unwrap();
         cli.add_user("bob", "bobpw", Role::Writer).unwrap();
         assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Writer);
+        cli.remove_user("bob").unwrap();
+        assert!(server.authenticate("basic", "bob", "bobpw").is_err());
+    }
+
+    #[test]
+    fn a_remembered_log_on_follows_changes_to_the_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+        let (cli, _) = Auth::open(dir.path(), None).unwrap();
+        cli.add_user("bob", "bobpw", Role::Writer).unwrap();
+        for _ in 0..3 {
+            assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Writer);
+        }
+        assert!(server.authenticate("basic", "bob", "bobpw2").is_err());
+        cli.set_role("bob", Role::Reader).unwrap();
+        assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Reader);
+        cli.set_password("bob", "new").unwrap();
+        assert!(server.authenticate("basic", "bob", "bobpw").is_err(), "the old password, verified before");
+        assert_eq!(server.authenticate("basic", "bob", "new").unwrap(), Role::Reader);
+        // Set back to the first password: a fresh hash, checked again, and accepted.
+        cli.set_password("bob", "bobpw").unwrap();
+        assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Reader);
         cli.remove_user("bob").unwrap();
         assert!(server.authenticate("basic", "bob", "bobpw").is_err());
     }

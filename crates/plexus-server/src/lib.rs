@@ -12,6 +12,7 @@ pub mod http;
 pub mod loadgen;
 pub mod metrics;
 pub mod packstream;
+mod password_cache;
 pub mod registry;
 pub mod service;
 pub mod system;
