@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// [default: DATA/import].
     #[arg(long)]
     import_dir: Option<PathBuf>,
+    /// Let web pages from this origin call the HTTP API (repeatable; `*` for any, only with authentication on)
+    /// [default: none].
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
     /// A TOML file with any of these settings plus thread counts, limits and TLS; flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -68,6 +72,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     if args.import_dir.is_some() {
         config.import_dir = args.import_dir;
+    }
+    if !args.cors_origins.is_empty() {
+        config.cors_origins = args.cors_origins;
     }
     if let Some(t) = args.query_timeout_ms {
         config.query_timeout_ms = t;

@@ -59,6 +59,9 @@ pub struct ServerConfig {
     /// The only directory `LOAD CSV` reads from (`file:///a.csv` names `import_dir/a.csv`); default
     /// `data/import`.
     pub import_dir: Option<PathBuf>,
+    /// Origins whose web pages may call the HTTP API, e.g. `["http://localhost:3000"]`; `"*"` for any (only with
+    /// authentication on). None by default.
+    pub cors_origins: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -94,6 +97,7 @@ impl Default for ServerConfig {
             checkpoint_after_bytes: plexus::Options::default().checkpoint_after_bytes,
             tls: None,
             import_dir: None,
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -150,6 +154,7 @@ impl ServerConfig {
             auth_timeout: Duration::from_secs(self.auth_timeout_secs.max(1)),
             transaction_timeout: Duration::from_millis(self.http_transaction_timeout_ms.max(1)),
             max_connections: self.max_connections,
+            cors_origins: self.cors_origins.clone(),
             ..HttpLimits::default()
         }
     }
@@ -211,6 +216,14 @@ impl ServerConfig {
                          keep authentication on or listen on 127.0.0.1"
                     ));
                 }
+            }
+        }
+        for origin in &self.cors_origins {
+            crate::http::cors::check_origin(origin)?;
+            if origin == "*" && !self.auth {
+                return Err("cors_origins = [\"*\"] with authentication off would let any web page the user visits \
+                            read and change the database: name the origins, or keep authentication on"
+                    .into());
             }
         }
         self.durability()?;

@@ -508,6 +508,63 @@ async fn without_authentication_everyone_is_admin() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_pages_get_in_only_from_the_origins_named() {
+    // None named: a page's preflight is refused and answers carry no CORS header.
+    let t = start().await;
+    let preflight = [("Origin", "http://localhost:3000"), ("Access-Control-Request-Method", "POST")];
+    let r = send(t.addr, "OPTIONS", "/db/neo4j/query/v2", &preflight, b"").await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    let r =
+        send(t.addr, "GET", "/db/neo4j/nodes/0", &[("Origin", "http://localhost:3000"), ("Authorization", ADMIN)], b"")
+            .await;
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    stop(t).await;
+
+    let t = start_configured(|c| c.cors_origins = vec!["http://localhost:3000".into()]).await;
+    let asking = [
+        ("Origin", "http://localhost:3000"),
+        ("Access-Control-Request-Method", "POST"),
+        ("Access-Control-Request-Headers", "authorization, content-type"),
+    ];
+    let r = send(t.addr, "OPTIONS", "/db/neo4j/query/v2", &asking, b"").await;
+    assert_eq!(r.status, 204, "a preflight carries no credentials and needs none");
+    assert_eq!(r.header("access-control-allow-origin"), Some("http://localhost:3000"));
+    assert!(r.header("access-control-allow-methods").unwrap().contains("POST"));
+    assert_eq!(r.header("access-control-allow-headers"), Some("authorization, content-type"));
+    let body = json!({"statement": "RETURN 1 AS one"}).to_string();
+    let headers = [("Origin", "http://localhost:3000"), ("Authorization", ADMIN), ("Content-Type", "application/json")];
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &headers, body.as_bytes()).await;
+    assert_eq!(r.status, 202);
+    assert_eq!(r.header("access-control-allow-origin"), Some("http://localhost:3000"));
+    assert_eq!(r.json()["data"]["values"], json!([[1]]));
+    // Credentials are still needed for the request itself.
+    let r = send(t.addr, "POST", "/db/neo4j/query/v2", &headers[..1], body.as_bytes()).await;
+    assert_eq!(r.status, 401);
+    // Another origin: nothing to let the page read, and its preflight fails.
+    let evil = [("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST")];
+    let r = send(t.addr, "OPTIONS", "/db/neo4j/query/v2", &evil, b"").await;
+    assert_ne!(r.status, 204);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    stop(t).await;
+
+    // Any origin with authentication off is refused at start.
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        data: dir.path().to_path_buf(),
+        bolt: String::new(),
+        http: "127.0.0.1:0".into(),
+        auth: false,
+        cors_origins: vec!["*".into()],
+        ..ServerConfig::default()
+    };
+    let refused = config.validate().unwrap_err();
+    assert!(refused.contains("any web page"), "{refused}");
+    let bad = ServerConfig { cors_origins: vec!["http://localhost:3000/".into()], ..config };
+    assert!(bad.validate().unwrap_err().contains("trailing slash"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removed_users_and_old_passwords_stop_working_at_the_next_request() {
     let t = start().await;
     // `plexus user` changes the users file from another process while the server runs.

@@ -6,11 +6,12 @@
 //! and graceful shutdown), the shared state, the route table and the operational endpoints. [`query`] serves the
 //! Query API with [`transactions`] holding its open transactions and [`quick`] choosing which statements run on the
 //! event loop, [`rest`] and [`relationships`] the REST resources, [`json`] converts
-//! values and parses bodies, [`caller`] authenticates, [`error`] shapes failures. Every route is listed once in
+//! values and parses bodies, [`caller`] authenticates, [`cors`] lets named web origins in, [`error`] shapes failures. Every route is listed once in
 //! [`route_table`] and described in `openapi.json`; a test keeps the two in step.
 
 pub mod caller;
 pub mod connection;
+pub mod cors;
 pub mod error;
 pub mod json;
 pub mod query;
@@ -60,6 +61,8 @@ pub struct HttpLimits {
     /// An explicit transaction with no request for this long is rolled back.
     pub transaction_timeout: Duration,
     pub max_connections: usize,
+    /// Origins whose web pages may call the API (`*`: any); none by default ([`cors`]).
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for HttpLimits {
@@ -71,6 +74,7 @@ impl Default for HttpLimits {
             handshake_timeout: Duration::from_secs(10),
             transaction_timeout: Duration::from_secs(30),
             max_connections: 4096,
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -81,6 +85,7 @@ pub struct HttpState {
     pub transactions: Transactions,
     pub credentials: CredentialCache,
     pub quick: quick::QuickStatements,
+    pub cors: cors::Cors,
     /// Set when shutdown begins, so `/ready` turns away new work.
     pub stopping: AtomicBool,
 }
@@ -92,6 +97,7 @@ impl HttpState {
             transactions: Transactions::new(limits.transaction_timeout),
             credentials: CredentialCache::default(),
             quick: quick::QuickStatements::default(),
+            cors: cors::Cors::new(&limits.cors_origins),
             stopping: AtomicBool::new(false),
         })
     }
@@ -141,6 +147,7 @@ pub fn router(state: Arc<HttpState>, max_body_bytes: usize) -> Router {
         .fallback(error::no_such_route)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), cors::apply))
         .layer(middleware::from_fn_with_state(state.clone(), count_request))
         .with_state(state)
 }
