@@ -26,7 +26,8 @@ use crate::values::from_py;
 /// (at once; fsync at least every 10 ms) or ``"off"`` (never fsync; survives a process crash, not an OS crash).
 /// ``load_csv`` says which files ``LOAD CSV`` may read: ``"anywhere"`` (the default), ``"none"``, or a directory
 /// (``file:///a.csv`` is then ``DIR/a.csv``, and nothing outside it is read).
-/// Use it as a context manager, or call :meth:`close`.
+/// Opening a directory this process already has open shares that database (as re-running a notebook cell
+/// does), when asked with the same settings. Use it as a context manager, or call :meth:`close`.
 ///
 /// >>> import plexus
 /// >>> with plexus.Database() as db:
@@ -47,6 +48,9 @@ pub struct Database {
     /// Result streams made here and perhaps still open: `close` ends them, since each holds a snapshot, and
     /// with it the database open.
     streams: Mutex<Vec<std::sync::Weak<crate::stream::StreamSlot>>>,
+    /// This handle's share of a database other handles of this process may have open too ([`crate::opened`]);
+    /// let go at `close`.
+    shared: Mutex<Option<Arc<crate::opened::Opened>>>,
 }
 
 #[derive(Default)]
@@ -163,6 +167,14 @@ impl Database {
     }
 }
 
+fn durability_name(durability: Durability) -> &'static str {
+    match durability {
+        Durability::Sync => "sync",
+        Durability::Batch => "batch",
+        Durability::Off => "off",
+    }
+}
+
 /// Query parameters from a mapping (a dict, or any object with `keys()` and item access) of names to values.
 pub fn params(parameters: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
     let mut out = Params::new();
@@ -226,28 +238,40 @@ impl Database {
             "none" => plexus::cypher::FileAccess::Nowhere,
             dir => plexus::cypher::FileAccess::Under(PathBuf::from(dir)),
         };
-        let db = match &path {
+        let (db, shared) = match &path {
             None if read_only => return Err(errors::argument("read_only=True needs the path of a database")),
-            None => plexus::Database::in_memory(),
+            None => {
+                let db = plexus::Database::in_memory();
+                db.engine().set_file_access(files);
+                (db, None)
+            }
             Some(dir) => {
                 let options = Options { durability, ..Options::default() };
-                let db = py
-                    .detach(|| match read_only {
+                let settings = format!(
+                    "durability='{}', read_only={}, load_csv='{load_csv}'",
+                    durability_name(durability),
+                    if read_only { "True" } else { "False" }
+                );
+                let shared = py.detach(|| {
+                    crate::opened::open_shared(dir, settings, || match read_only {
                         true => plexus::Database::open_read_only(dir),
                         false => plexus::Database::open_with(dir, options),
                     })
-                    .map_err(Failure::Storage)?;
-                let report = db.recovery_report();
-                if !report.is_clean() {
-                    // Recovery dropped log data: a torn last write after a crash, or (with intact commits among
-                    // it) damage. Python shows a warning once per call site; `recovery` keeps the details.
-                    let warnings = py.import("warnings")?;
-                    warnings.call_method1("warn", (format!("plexus: recovery of {}: {report}", dir.display()),))?;
+                })?;
+                let db = shared.opened.db.clone();
+                if shared.fresh {
+                    db.engine().set_file_access(files);
+                    let report = db.recovery_report();
+                    if !report.is_clean() {
+                        // Recovery dropped log data: a torn last write after a crash, or (with intact commits
+                        // among it) damage. Python shows a warning once per call site; `recovery` keeps the details.
+                        let warnings = py.import("warnings")?;
+                        warnings.call_method1("warn", (format!("plexus: recovery of {}: {report}", dir.display()),))?;
+                    }
                 }
-                db
+                (db, Some(shared.opened))
             }
         };
-        db.engine().set_file_access(files);
         Ok(Database {
             inner: RwLock::new(Some(db)),
             path,
@@ -255,6 +279,7 @@ impl Database {
             transactions: Mutex::new(Vec::new()),
             in_flight: Arc::default(),
             streams: Mutex::new(Vec::new()),
+            shared: Mutex::new(shared),
         })
     }
 
@@ -394,7 +419,8 @@ impl Database {
 
     /// Closes this handle: queries running on other threads stop, open transactions roll back and result
     /// streams end (asked for more, they raise :class:`ClosedError`). The files are released once graph views
-    /// made from it are gone too. Closing twice is harmless.
+    /// made from it, and other handles of this process on the same directory, are gone too. Closing twice is
+    /// harmless.
     fn close(&self, py: Python<'_>) {
         let db = py.detach(|| self.inner.write().take());
         // Queries running on other threads stop at their next check (they raise QueryError, Terminated), and
@@ -421,7 +447,8 @@ impl Database {
         let streams: Vec<_> = self.streams.lock().drain(..).filter_map(|s| s.upgrade()).collect();
         py.detach(|| streams.iter().for_each(|s| s.end()));
         // Dropping the last handle flushes the log and joins background threads: not with the GIL held.
-        py.detach(move || drop(db));
+        let shared = self.shared.lock().take();
+        py.detach(move || drop((db, shared)));
     }
 
     /// What opening the database recovered: ``{"checkpoint_version", "replayed", "version", "dropped"}``, where
@@ -473,11 +500,7 @@ impl Database {
     /// ``"sync"``, ``"batch"`` or ``"off"``.
     #[getter]
     fn durability(&self) -> &'static str {
-        match self.durability {
-            Durability::Sync => "sync",
-            Durability::Batch => "batch",
-            Durability::Off => "off",
-        }
+        durability_name(self.durability)
     }
 
     /// Number of nodes and relationships in the newest committed state, as a dict.

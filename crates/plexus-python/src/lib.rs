@@ -18,6 +18,7 @@ mod entities;
 mod errors;
 mod graph;
 mod idindex;
+mod opened;
 mod result;
 mod stream;
 mod values;

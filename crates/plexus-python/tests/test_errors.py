@@ -95,12 +95,34 @@ def test_closed_database(tmp_path):
 
 
 def test_locked_directory(tmp_path):
+    import subprocess
+    import sys
+
+    other_process = [sys.executable, "-c", "import plexus, sys; plexus.Database(sys.argv[1])", str(tmp_path / "db")]
     with plexus.Database(tmp_path / "db"):
-        with pytest.raises(plexus.StorageError, match="locked"):
-            plexus.Database(tmp_path / "db")
+        out = subprocess.run(other_process, capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0 and "StorageError" in out.stderr and "locked" in out.stderr, out.stderr
     # Released on close.
-    with plexus.Database(tmp_path / "db") as again:
-        assert again.execute("RETURN 1").scalar() == 1
+    assert subprocess.run(other_process, capture_output=True, timeout=60).returncode == 0
+
+
+def test_opening_an_open_directory_again_in_one_process_shares_it(tmp_path):
+    # As a notebook does when a cell `db = plexus.Database(path)` runs twice: the new handle comes first.
+    db = plexus.Database(tmp_path / "db")
+    db.execute("CREATE (:A {n: 1})")
+    db = plexus.Database(tmp_path / "db")
+    assert db.execute("MATCH (a:A) RETURN a.n").tuples() == [(1,)]
+    other = plexus.Database(str(tmp_path / "db" / ".." / "db"), durability="sync")
+    other.execute("CREATE (:A {n: 2})")
+    assert db.execute("MATCH (a:A) RETURN count(a)").scalar() == 2, "one database, seen by both"
+    with pytest.raises(plexus.ArgumentError, match="already open in this process with durability='sync'"):
+        plexus.Database(tmp_path / "db", durability="off")
+    # Closing one handle leaves the other working; the directory is free once both are closed.
+    other.close()
+    assert db.execute("MATCH (a:A) RETURN count(a)").scalar() == 2
+    db.close()
+    with plexus.Database(tmp_path / "db", durability="off") as again:
+        assert again.durability == "off" and again.execute("MATCH (a:A) RETURN count(a)").scalar() == 2
 
 
 def test_import_errors_name_file_and_line(db, tmp_path):

@@ -157,7 +157,7 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
         # A second reader may share the directory; a writer may not.
         with plexus.Database(path, read_only=True) as again:
             assert again.execute("MATCH (n) RETURN count(*)").tuples() == [(1,)]
-        with pytest.raises(plexus.StorageError, match="locked"):
+        with pytest.raises(plexus.ArgumentError, match="already open in this process with .*read_only=True"):
             plexus.Database(path)
     assert sorted(p.name for p in path.iterdir()) == files
     with pytest.raises(plexus.Error):

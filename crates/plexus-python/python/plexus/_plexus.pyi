@@ -43,7 +43,8 @@ Bools = npt.NDArray[np.bool_]
 Direction = Literal["out", "in", "both"]
 
 class Database:
-    """An open Plexus database: in memory (``path=None``) or in a directory, created when missing."""
+    """An open Plexus database: in memory (``path=None``) or in a directory, created when missing. Opening a
+    directory this process already has open shares that database, when asked with the same settings."""
 
     def __init__(
         self,
