@@ -253,6 +253,55 @@ fn parse_float(field: &[u8]) -> Option<f64> {
 const HEADER_NAMES: [&str; 12] =
     ["source", "target", "src", "dst", "from", "to", "weight", "u", "v", "start", "end", "id"];
 
+/// Words that column names of edge lists are made of (`from_id`, `source node`, `target-vertex`): a first line
+/// whose two id fields are made only of these is a header. No digits: `node_1,node_2` are vertices.
+const HEADER_WORDS: [&str; 22] = [
+    "source",
+    "target",
+    "src",
+    "dst",
+    "dest",
+    "destination",
+    "from",
+    "to",
+    "start",
+    "end",
+    "begin",
+    "head",
+    "tail",
+    "id",
+    "ids",
+    "node",
+    "vertex",
+    "key",
+    "name",
+    "in",
+    "out",
+    "edge",
+];
+
+/// Whether `field` names an edge list's column: a known name, or words that column names are made of.
+fn is_column_name(field: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(field).to_ascii_lowercase();
+    let name = name.split(':').next().unwrap_or("").trim().to_string();
+    if HEADER_NAMES.contains(&name.as_str()) {
+        return true;
+    }
+    let mut words = name.split(|c: char| c == '_' || c == '-' || c == ' ' || c == '.').filter(|w| !w.is_empty());
+    let mut any = false;
+    words.all(|w| {
+        any = true;
+        HEADER_WORDS.contains(&w)
+    }) && any
+}
+
+/// Whether `field` is an integer written the one way an integer id prints back: no sign but `-`, no leading
+/// zero (`007` and `7`, `+7` and `7` would otherwise become one vertex).
+fn is_canonical_int(field: &[u8]) -> bool {
+    let digits = field.strip_prefix(b"-").unwrap_or(field);
+    parse_int(field).is_some() && !field.starts_with(b"+") && !(digits.len() > 1 && digits[0] == b'0') && field != b"-0"
+}
+
 /// Detects the delimiter, header and id type from the first data lines.
 fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
     let mut lines = input.split(|&b| b == b'\n').map(strip_cr).filter(|l| !is_blank_or_comment(l));
@@ -278,29 +327,25 @@ fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
     });
     let first_fields = fields(first, delimiter);
     let header = format.header.unwrap_or_else(|| {
-        // Both ids named like columns (`source,target`, `from,to`): a header. One such name is not enough, since
-        // vertices may be called `start` or `end`.
-        let is_name = |f: &[u8]| {
-            let name = String::from_utf8_lossy(f).to_ascii_lowercase();
-            let name = name.split(':').next().unwrap_or("").trim().to_string();
-            HEADER_NAMES.contains(&name.as_str())
-        };
-        let named = first_fields.len() >= 2 && first_fields.iter().take(2).all(|(f, _)| is_name(f));
+        // Both ids named like columns (`source,target`, `from_id,to_id`): a header. One such name is not enough,
+        // since vertices may be called `start` or `end`.
+        let named = first_fields.len() >= 2 && first_fields.iter().take(2).all(|(f, _)| is_column_name(f));
         // Or a first field that is no number at all above lines that start with integers.
         let numeric_first = first_fields.first().is_some_and(|(f, _)| parse_float(f).is_some());
-        let numeric_second = lines
-            .clone()
-            .next()
-            .and_then(|l| fields(l, delimiter).first().map(|(f, _)| parse_int(f).is_some()))
-            .unwrap_or(false);
-        named || (!numeric_first && numeric_second)
+        let second = lines.clone().next().map(|l| fields(l, delimiter));
+        let numeric_second = second.as_ref().and_then(|f| f.first().map(|(f, _)| parse_int(f).is_some()));
+        // Or a third field that is no number above a line whose third field is one: `x,y,w` over `a,b,0.5`.
+        let weight_named = first_fields.len() == 3
+            && parse_float(first_fields.get(2).0).is_none()
+            && second.as_ref().is_some_and(|f| f.len() == 3 && parse_float(f.get(2).0).is_some());
+        named || weight_named || (!numeric_first && numeric_second.unwrap_or(false))
     });
     let id_type = format.id_type.unwrap_or_else(|| {
         let sample = if header { lines.next().unwrap_or(&[]) } else { first };
         let mut all_ints = true;
         for line in std::iter::once(sample).chain(lines.take(1000)) {
             let f = fields(line, delimiter);
-            if f.iter().take(2).any(|(x, _)| parse_int(x).is_none()) {
+            if f.iter().take(2).any(|(x, _)| !is_canonical_int(x)) {
                 all_ints = false;
                 break;
             }
@@ -419,6 +464,15 @@ fn parse_chunk<'a>(
         }
         let id = |(field, col): (&'a [u8], usize)| -> Result<RawId<'a>, BadLine> {
             match id_type {
+                IdType::Integer if guessed && parse_int(field).is_some() && !is_canonical_int(field) => Err(bad(
+                    col,
+                    format!(
+                        "'{}' has a sign or leading zero that an integer id would drop, merging it with another \
+                         (ids were taken for integers from the first lines: add --id-type string to keep them as \
+                         written, or --id-type integer to read them as numbers)",
+                        String::from_utf8_lossy(field)
+                    ),
+                )),
                 IdType::Integer => parse_int(field).map(RawId::Int).ok_or_else(|| {
                     // The first lines had integers only: later ones may not.
                     let hint = if guessed {
@@ -493,7 +547,8 @@ fn int_pair(chunk: &[u8], pos: usize, sep: u8) -> Option<(i64, i64, usize, bool)
             v = v * 10 + d as i64;
             i += 1;
         }
-        (i > start).then_some((v, i))
+        // A leading zero goes the slow way, which refuses it when the id type was guessed.
+        (i > start && !(chunk[start] == b'0' && i > start + 1)).then_some((v, i))
     };
     let (a, i) = number(pos)?;
     if chunk.get(i) != Some(&sep) {

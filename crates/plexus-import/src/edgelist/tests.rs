@@ -134,3 +134,45 @@ fn a_string_id_after_the_lines_the_id_type_was_guessed_from_suggests_id_type_str
     let format = Format { id_type: Some(IdType::String), ..Format::default() };
     assert_eq!(parse(input.as_bytes(), &format, 0).unwrap().src.len(), 1501);
 }
+
+#[test]
+fn headers_of_string_id_lists_are_recognised_and_vertex_names_are_not() {
+    let names = |e: &EdgeList| match &e.vertices {
+        VertexIds::String(ids) => ids.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    // Column names made of the words edge lists use.
+    for input in ["from_id,to_id\nu1,u2\n", "Source Node,Target Node\nu1,u2\n", "src-id\tdst-id\nu1\tu2\n"] {
+        let e = parse_str(input);
+        assert!(e.header, "{input:?}");
+        assert_eq!(names(&e), ["u1", "u2"], "{input:?}");
+    }
+    // A third field that is no number above weights.
+    let e = parse_str("x,y,w\nu1,u2,0.5\n");
+    assert!(e.header);
+    assert_eq!((names(&e), e.weight), (vec!["u1".to_string(), "u2".to_string()], Some(vec![0.5])));
+    // Vertex names stay data, numbered ones too.
+    for input in ["alice,bob\nbob,carol\n", "node_1,node_2\nnode_2,node_3\n", "start,x\nx,end\n", "a,b\nb,c\n"] {
+        assert!(!parse_str(input).header, "{input:?}");
+    }
+}
+
+#[test]
+fn ids_with_leading_zeros_or_plus_signs_are_not_taken_for_integers() {
+    // In the lines the type is guessed from: strings, kept as written.
+    let e = parse_str("01,02\n1,3\n");
+    let VertexIds::String(ids) = &e.vertices else { panic!("string ids") };
+    assert_eq!(ids.iter().map(|s| &**s).collect::<Vec<_>>(), ["01", "02", "1", "3"]);
+    assert!(matches!(parse_str("+1,2\n1,3\n").vertices, VertexIds::String(_)));
+    assert!(matches!(parse_str("0,-1\n10,-20\n").vertices, VertexIds::Integer(_)));
+    // Past those lines: refused, not merged with `7`.
+    let mut input: String = (1..=2000).map(|i| format!("{i},{}\n", i + 1)).collect();
+    input.push_str("007,1\n");
+    let Err(err) = parse(input.as_bytes(), &Format::default(), 0) else { panic!("a bad line") };
+    assert_eq!(err.bad.line, 2001);
+    assert!(err.bad.message.contains("leading zero") && err.bad.message.contains("--id-type string"));
+    // Asked for integers: read as numbers.
+    let format = Format { id_type: Some(IdType::Integer), ..Format::default() };
+    let e = parse(input.as_bytes(), &format, 0).unwrap();
+    assert_eq!(e.src.len(), 2001);
+}
