@@ -287,7 +287,7 @@ fn is_column_name(field: &[u8]) -> bool {
     if HEADER_NAMES.contains(&name.as_str()) {
         return true;
     }
-    let mut words = name.split(|c: char| c == '_' || c == '-' || c == ' ' || c == '.').filter(|w| !w.is_empty());
+    let mut words = name.split(['_', '-', ' ', '.']).filter(|w| !w.is_empty());
     let mut any = false;
     words.all(|w| {
         any = true;
