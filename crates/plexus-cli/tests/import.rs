@@ -152,3 +152,51 @@ fn edges_from_standard_input_and_pipes() {
     writer.join().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn an_incremental_import_of_relationships_alone_finds_nodes_of_a_named_id_space() {
+    // The id space is named for the files (`ID(P)`), not like the label: the nodes are found by their key.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("people.csv"), "pid:ID(P),name\na,Ann\nb,Bob\n").unwrap();
+    std::fs::write(dir.join("knows.csv"), ":START_ID(P),:END_ID(P)\na,b\n").unwrap();
+    let db = path(dir, "db");
+    let out = plexus(&["import", "--data", &db, "--nodes", &format!("Person={}", path(dir, "people.csv"))]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rels = format!("KNOWS={}", path(dir, "knows.csv"));
+    let out = plexus(&["import", "--data", &db, "--mode", "incremental", "--quiet", "--relationships", &rels]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (a)-[:KNOWS]->(b) RETURN a.name, b.name"]);
+    assert_eq!(text(&out.stdout), "a.name,b.name\nAnn,Bob\n", "{}", text(&out.stderr));
+}
+
+/// A failed write part-way (here the file size limit, as a full disk) reports what the batches before it
+/// committed, file by file, as an interrupt does.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_incremental_import_that_fails_to_write_part_way_says_what_was_committed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("seed.csv"), "id:ID,name\nseed,S\n").unwrap();
+    let rows: String = (0..20_000).map(|i| format!("n{i},N{i},{}\n", "x".repeat(80))).collect();
+    std::fs::write(dir.join("fill.csv"), format!("id:ID,name,pad\n{rows}")).unwrap();
+    let db = path(dir, "db");
+    let out = plexus(&["import", "--data", &db, "--nodes", &format!("Q={}", path(dir, "seed.csv"))]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Writes past 1.2 MB fail with EFBIG (SIGXFSZ ignored, as the shell passes it on).
+    let binary = env!("CARGO_BIN_EXE_plexus");
+    let fill = format!("Q={}", path(dir, "fill.csv"));
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1200; exec '{binary}' import --data '{db}' --mode incremental --batch-size 3000 \
+         --nodes '{fill}'"
+    );
+    let out = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let count = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n:Q) RETURN count(n) AS n"]);
+    let committed: u64 = text(&count.stdout).lines().nth(1).unwrap().parse().unwrap();
+    assert!(committed > 1 && committed < 20_001 && (committed - 1) % 3000 == 0, "{committed}");
+    let expected = format!("fill.csv: rows up to line {committed} committed ({} nodes added", committed - 1);
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stderr.contains("what was committed before it stays in the database"), "{stderr}");
+}

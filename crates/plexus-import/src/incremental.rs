@@ -7,7 +7,8 @@
 //! the existing node stands for it (relationships attach to it) and is left unchanged. Other rows become new
 //! nodes. Relationship ends are looked up among the nodes of this import first, then in the database by
 //! `(label, unique key)`: the labels of the id space's node files, or, for an id space no node file of this
-//! import uses, the label named like the space (`:START_ID(Person)` finds `(:Person {id: ...})`).
+//! import uses, the label named like the space (`:START_ID(Person)` finds `(:Person {id: ...})`), or when there
+//! is no such label (the global space, or `ID(P)` given to `:Person` nodes), the one node any unique key finds.
 //!
 //! Every file is parsed, every row matched or checked against the unique keys (a row whose values find two
 //! different existing nodes, or a new row taking a key value an earlier new row took, is a bad line), and every
@@ -178,16 +179,14 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             ExternalId::Int(i) => Value::Int(i),
             ExternalId::Str(s) => Value::from(s),
         };
-        let named;
-        let labels: &[LabelId] = match (space_labels.get(&space.map(String::from)), space) {
+        let named = space.and_then(|space| catalog.lookup(TokenKind::Label, space)).map(LabelId);
+        let labels: &[LabelId] = match (space_labels.get(&space.map(String::from)), named.as_ref()) {
             (Some(labels), _) => labels,
-            (None, Some(space)) => {
-                named = catalog.lookup(TokenKind::Label, space).map(LabelId);
-                named.as_slice()
-            }
-            // The global id space with no node file in this import: the nodes an earlier import gave ids in it
-            // may have any label, so every label with a unique key is asked, and an id found under two
-            // different nodes is not guessed at.
+            (None, Some(label)) => std::slice::from_ref(label),
+            // No node file of this import uses the space, and no label is named like it (the global space, or
+            // one named for the files, `ID(P)` on `:Person`): the nodes an earlier import gave ids in it may
+            // have any label, so every label with a unique key is asked, and an id found under two different
+            // nodes is not guessed at.
             (None, None) => {
                 let mut found = snapshot.unique_keys().into_iter().filter_map(|(l, _)| snapshot.node_by_key(l, &value));
                 let first = found.next()?;
@@ -227,33 +226,32 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     match written {
         Ok(()) => {}
         Err(Halt::Stopped) => {
-            return Err(ImportError::Target(interrupted(&groups, &fates, &rel_groups, batches.committed, &summary)))
+            let report = halted("interrupted", &groups, &fates, &rel_groups, batches.committed, &summary);
+            return Err(ImportError::Target(report));
         }
         Err(Halt::Failed(e)) if batches.commits == 0 => return Err(e),
         Err(Halt::Failed(e)) => {
             // The input was valid, but a write failed (a full disk, a concurrent writer) after some batches
-            // committed.
-            return Err(ImportError::Target(format!(
-                "{e}; before it, {} committed {} and {}, which stay in the database",
-                plural(batches.commits, "transaction"),
-                plural(summary.nodes, "node"),
-                plural(summary.relationships, "relationship")
-            )));
+            // committed: say what they hold, file by file, as for an interrupt.
+            let why = format!("{e} (after {} committed)", plural(batches.commits, "transaction"));
+            return Err(ImportError::Target(halted(&why, &groups, &fates, &rel_groups, batches.committed, &summary)));
         }
     }
     summary.notes.push(format!("{} committed", plural(batches.commits, "transaction")));
     Ok(summary)
 }
 
-/// What an interrupted import committed, file by file, and how to finish it.
-fn interrupted(
+/// What an import stopped part-way (interrupted, or failed to write) committed, file by file, and how to
+/// finish it; `why` says what stopped it.
+fn halted(
+    why: &str,
     groups: &[NodeGroup],
     fates: &[Vec<Fate>],
     rel_groups: &[crate::nodes_rels::RelColumns],
     at: Position,
     summary: &ImportSummary,
 ) -> String {
-    let mut lines = vec!["interrupted; what was committed before it stays in the database:".to_string()];
+    let mut lines = vec![format!("{why}; what was committed before it stays in the database:")];
     if !summary.unique_keys.is_empty() {
         lines.push(format!("  unique keys declared: {}", summary.unique_keys.join(", ")));
     }
