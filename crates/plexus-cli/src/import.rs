@@ -96,9 +96,12 @@ fn csv_byte(s: &str, what: &str) -> Result<u8, String> {
     }
 }
 
-/// `[PREFIX=]FILE[,FILE...]`: the prefix, when the text before the first `=` is not a path.
+/// `[PREFIX=]FILE[,FILE...]`: the prefix, when the text before the first `=` is not a path, unless only the
+/// whole argument names existing files (`dt=2024/part-1.csv`).
 fn split_prefixed(arg: &str) -> (Option<&str>, Vec<PathBuf>) {
+    let first_is_file = |files: &str| std::path::Path::new(files.split(',').next().unwrap_or("")).is_file();
     let (prefix, files) = match arg.split_once('=') {
+        Some((_, rest)) if !first_is_file(rest) && first_is_file(arg) => (None, arg),
         Some((p, rest)) if !p.is_empty() && !p.contains('/') && !p.contains('\\') => (Some(p), rest),
         _ => (None, arg),
     };
@@ -276,6 +279,16 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
                  in their headers (:LABEL, :TYPE) or as LABEL=FILE / TYPE=FILE"
             ));
         }
+    }
+    if args.batch_size == 0 {
+        return Err("--batch-size must be at least 1".into());
+    }
+    // Standard input can be read once: a second `-` would silently find it empty.
+    let edges = args.edges.iter().filter(|file| file.as_os_str() == "-").count();
+    let others = args.nodes.iter().chain(&args.relationships).flat_map(|arg| split_prefixed(arg).1);
+    let stdin_uses = edges + others.filter(|file| file.as_os_str() == "-").count();
+    if stdin_uses > 1 {
+        return Err("standard input (-) can be given only once: it can be read only once".into());
     }
     if args.skip_duplicate_nodes && args.nodes.is_empty() && args.ldbc.is_none() {
         return Err("--skip-duplicate-nodes applies to node files (--nodes, --ldbc) only".into());

@@ -282,3 +282,27 @@ fn damage_in_the_middle_of_the_log_is_refused_until_repaired() {
     assert!((1..40).contains(&kept), "kept {kept} of 40 commits");
     assert_eq!(scalar(&db, "MATCH (n) RETURN max(n.i)"), kept.to_string(), "the commits before the damage");
 }
+
+#[test]
+fn import_arguments_that_cannot_work_are_refused_and_file_names_may_hold_equals_signs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = path(dir, "db");
+    let out = plexus(&["import", "--data", &db, "--edges", "-", "--edges", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("standard input (-) can be given only once"), "{}", text(&out.stderr));
+    std::fs::create_dir(dir.join("dt=2024")).unwrap();
+    std::fs::write(dir.join("dt=2024").join("people.csv"), "id:ID,name\na,Ann\n").unwrap();
+    let nodes = path(dir, "dt=2024/people.csv");
+    let out = plexus(&["import", "--data", &db, "--nodes", &nodes, "--mode", "incremental", "--batch-size", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--batch-size must be at least 1"), "{}", text(&out.stderr));
+    // `dt=2024/people.csv` is a file, not label `dt` of file `2024/people.csv`.
+    let out = plexus(&["import", "--data", &db, "--nodes", &nodes]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(scalar(&db, "MATCH (n) RETURN n.name"), "Ann");
+    let out = plexus(&["import", "--data", &path(dir, "l"), "--ldbc", &path(dir, "missing.tgz")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("No such file or directory"), "{}", text(&out.stderr));
+    assert!(!Path::new(&path(dir, "l")).exists());
+}

@@ -56,8 +56,18 @@ pub struct BadLine {
 
 impl fmt::Display for BadLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {} in \"{}\"", self.line, self.column, self.message, self.text)
+        let (message, text) = (printable(&self.message), printable(&self.text));
+        write!(f, "line {}, column {}: {message} in \"{text}\"", self.line, self.column)
     }
+}
+
+/// `text` with control characters escaped (`\t`, `\u{1b}`): a bad line quoted in a message must not move the
+/// cursor, ring the bell or recolour the user's terminal.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Vertex ids, indexed by dense vertex number.

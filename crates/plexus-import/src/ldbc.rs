@@ -153,6 +153,14 @@ pub struct Layout {
 /// The node and relationship inputs of an LDBC SNB directory (holding `static/` and `dynamic/`, or the files
 /// themselves).
 pub fn layout(dir: &Path) -> Result<Layout, String> {
+    if let Err(e) = std::fs::read_dir(dir) {
+        let what = if dir.is_file() {
+            "is a file, not the directory of an LDBC SNB data set".to_string()
+        } else {
+            e.to_string()
+        };
+        return Err(format!("{}: {what}", dir.display()));
+    }
     let mut files: Vec<PathBuf> = Vec::new();
     for sub in [dir.join("static"), dir.join("dynamic"), dir.to_path_buf()] {
         let Ok(entries) = std::fs::read_dir(&sub) else { continue };

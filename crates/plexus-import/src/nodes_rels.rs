@@ -663,7 +663,7 @@ impl<'a> IdMaps<'a> {
                 }
                 let column = group.header.id.map_or(String::new(), |i| format!(" (field {} of each line)", i + 1));
                 Err(format!(
-                    "duplicate node id {shown} in {space}{column}: {} and {first} (--skip-duplicate-nodes keeps the \
+                    "duplicate node id {shown} in {space}{column}: {first} and {} (--skip-duplicate-nodes keeps the \
                      first node with an id and skips the others)",
                     group.place(row)
                 ))

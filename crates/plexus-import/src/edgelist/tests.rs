@@ -176,3 +176,12 @@ fn ids_with_leading_zeros_or_plus_signs_are_not_taken_for_integers() {
     let e = parse(input.as_bytes(), &format, 0).unwrap();
     assert_eq!(e.src.len(), 2001);
 }
+
+#[test]
+fn bad_lines_are_quoted_without_control_characters() {
+    let bad =
+        BadLine { line: 2, column: 3, message: "'\u{1b}[31mRED' is odd".into(), text: "1,\u{1b}[31mRED\u{7}".into() };
+    let shown = bad.to_string();
+    assert!(!shown.chars().any(char::is_control), "{shown:?}");
+    assert!(shown.contains(r"\u{1b}[31mRED\u{7}"), "{shown}");
+}
