@@ -133,6 +133,27 @@ fn header_of(
     Ok((fields, reader.pos, reader.line))
 }
 
+/// Where the data of a group's later file starts: past a byte-order mark, and past its first line when that
+/// repeats the group's header line (files split from one with the header kept in each, whose header would
+/// otherwise become a row of column names).
+fn later_file_start(first: &Input, data_start: usize, input: &Input) -> (usize, u64) {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let line_of = |bytes: &[u8], from: usize, to: usize| {
+        let line = &bytes[from..to];
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        line.strip_suffix(b"\r").unwrap_or(line).to_vec()
+    };
+    let header = line_of(&first.bytes, if first.bytes.starts_with(BOM) { 3 } else { 0 }, data_start);
+    let bytes = &input.bytes;
+    let start = if bytes.starts_with(BOM) { 3 } else { 0 };
+    let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p + 1);
+    if !header.is_empty() && line_of(bytes, start, end) == header {
+        (end, 2)
+    } else {
+        (start, 1)
+    }
+}
+
 /// A header error at field `e.column` (1-based), placed like a data error: at the character where that field
 /// starts (counted in the fields as read, one delimiter between each; quotes are not counted).
 fn header_error(e: HeaderError, fields: &[String]) -> BadLine {
@@ -422,7 +443,7 @@ pub fn parse_node_group<'a>(
     };
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("nodes {}", input.path.display()));
-        let (start, line) = if n == 0 { (data_start, data_line) } else { (0, 1) };
+        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input) };
         let bytes: &'a [u8] = &input.bytes;
         let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
             let mut out = NodeChunk::default();
@@ -843,7 +864,7 @@ pub fn parse_rel_group(
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("relationships {}", input.path.display()));
         all.files.push((all.src.len(), input.path.clone()));
-        let (start, line) = if n == 0 { (data_start, data_line) } else { (0, 1) };
+        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input) };
         let bytes: &[u8] = &input.bytes;
         let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
             let mut out = (RelColumns::default(), Vec::new());

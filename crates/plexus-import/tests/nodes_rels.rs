@@ -605,3 +605,23 @@ fn duplicate_node_ids_are_skipped_only_when_asked() {
     assert_eq!((summary.nodes, summary.matched, summary.duplicates.len()), (0, 3, 2));
     assert!(run(&db, &spec(0, false, Mode::Incremental)).unwrap_err().contains("--skip-duplicate-nodes"));
 }
+
+#[test]
+fn later_files_of_a_group_that_repeat_its_header_have_it_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write(tmp.path(), "a.csv", "id:ID,name\n1,Ann\n");
+    let b = write(tmp.path(), "b.csv", "\u{feff}id:ID,name\r\n2,Bob\r\n");
+    let c = write(tmp.path(), "c.csv", "3,Cleo\n");
+    let r1 = write(tmp.path(), "r1.csv", ":START_ID,:END_ID\n1,2\n");
+    let r2 = write(tmp.path(), "r2.csv", ":START_ID,:END_ID\n2,3\n");
+    let db = tmp.path().join("db");
+    let spec = GraphImport {
+        nodes: vec![NodeFiles { files: vec![a, b, c], labels: vec!["P".into()], ..Default::default() }],
+        relationships: vec![RelFiles { files: vec![r1, r2], rel_type: Some("R".into()), rewrite: None }],
+        ..Default::default()
+    };
+    run(&db, &spec).unwrap();
+    let (store, _) = Store::open(&db).unwrap();
+    let read = store.read();
+    assert_eq!((read.node_count(), read.rel_count()), (3, 2));
+}
