@@ -113,7 +113,7 @@ fn split_param(spec: &str) -> Result<(String, &str), String> {
             if rest.is_empty() {
                 format!("parameter '{spec}' has no value: write {PARAM_FORMS}")
             } else {
-                let whole: String = body.chars().take_while(|c| !matches!(c, '=' | ':' | ' ')).collect();
+                let whole = body[..body.find(['=', ':']).unwrap_or(body.len())].trim_end();
                 format!(
                     "parameter '{spec}': a name is letters, digits and _; write others in backticks (`{whole}` => \
                      VALUE), and the forms are {PARAM_FORMS}"
@@ -326,6 +326,7 @@ mod tests {
         assert_eq!(split_param("`a``b-c` = 2").unwrap(), ("a`b-c".to_string(), "2"));
         assert!(split_param("=5").unwrap_err().contains("no name"));
         assert!(split_param("my-name=1").unwrap_err().contains("`my-name`"));
+        assert!(split_param("first name: \"x\"").unwrap_err().contains("(`first name` => VALUE)"));
         assert!(split_param("x =>").unwrap_err().contains("no value"));
         assert!(split_param("`open = 1").unwrap_err().contains("not closed"));
     }
