@@ -353,8 +353,11 @@ pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
     add(s.properties_set, "property", "properties", "set");
     add(s.labels_added, "label", "labels", "added");
     add(s.labels_removed, "label", "labels", "removed");
+    add(s.indexes_added, "index", "indexes", "added");
+    add(s.indexes_removed, "index", "indexes", "removed");
     add(s.constraints_added, "constraint", "constraints", "added");
     add(s.constraints_removed, "constraint", "constraints", "removed");
+    add(s.system_updates, "system update", "system updates", "made");
     let rows = result.rows.len();
     let head = if result.columns.is_empty() {
         "0 rows".to_string()
@@ -389,5 +392,10 @@ mod tests {
             s.starts_with("0 rows, 1 node created, 2 relationships created, 1 property set, 1 constraint added ("),
             "{s}"
         );
+        let mut result = QueryResult::default();
+        result.stats.indexes_added = 1;
+        result.stats.indexes_removed = 2;
+        let s = summary(&result, std::time::Duration::ZERO);
+        assert!(s.starts_with("0 rows, 1 index added, 2 indexes removed ("), "{s}");
     }
 }

@@ -61,13 +61,21 @@ impl fmt::Display for BadLine {
     }
 }
 
-/// `text` with control characters escaped (`\t`, `\u{1b}`): a bad line quoted in a message must not move the
+/// `text` with control characters escaped (`\t`, `\u001B`), as tables show them: a bad line quoted in a message must not move the
 /// cursor, ring the bell or recolour the user's terminal.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return text.into();
     }
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    text.chars()
+        .map(|c| match c {
+            '\t' => "\\t".to_string(),
+            '\r' => "\\r".to_string(),
+            '\n' => "\\n".to_string(),
+            c if c.is_control() => format!("\\u{:04X}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// Vertex ids, indexed by dense vertex number.

@@ -183,5 +183,5 @@ fn bad_lines_are_quoted_without_control_characters() {
         BadLine { line: 2, column: 3, message: "'\u{1b}[31mRED' is odd".into(), text: "1,\u{1b}[31mRED\u{7}".into() };
     let shown = bad.to_string();
     assert!(!shown.chars().any(char::is_control), "{shown:?}");
-    assert!(shown.contains(r"\u{1b}[31mRED\u{7}"), "{shown}");
+    assert!(shown.contains(r"\u001B[31mRED\u0007"), "{shown}");
 }
