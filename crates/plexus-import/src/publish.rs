@@ -154,8 +154,16 @@ pub(crate) fn prepare_target(dir: &Path, with_edge_lists: bool) -> Result<(), Im
         } else {
             "choose another directory, or add to this one with --mode incremental"
         };
+        // `plexus query` and `plexus shell` create the database they are pointed at: a mistyped or early one leaves
+        // an empty database where the import was meant to go.
+        let holds = if real.join("plexus.meta").exists() {
+            " and holds a database (perhaps an empty one that `plexus query` or `plexus shell` created there: delete \
+             the directory if so)"
+        } else {
+            ""
+        };
         return Err(ImportError::Target(format!(
-            "{} is not empty: import creates a new database ({hint})",
+            "{} is not empty{holds}: import creates a new database ({hint})",
             dir.display()
         )));
     }
