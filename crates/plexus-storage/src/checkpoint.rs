@@ -76,7 +76,29 @@ pub fn write(
 ) -> Result<(PathBuf, u64)> {
     let final_path = dir.join(checkpoint_name(state.version()));
     let tmp_path = dir.join(format!("{}.tmp", checkpoint_name(state.version())));
-    let io = |e| StorageError::io(&tmp_path, e);
+    let written = write_image(&tmp_path, db_id, state, catalog, next_node, next_rel);
+    if written.is_err() {
+        // A failed write (a full disk) must not keep the space it took until the next open: commits go on in
+        // what is left.
+        let _ = std::fs::remove_file(&tmp_path);
+    }
+    let size = written?;
+    std::fs::rename(&tmp_path, &final_path).map_err(|e| StorageError::io(&final_path, e))?;
+    sync_dir(dir)?;
+    crate::wal::write_marker(dir, HEAD_FILE, state.version())?;
+    Ok((final_path, size))
+}
+
+/// Writes the checkpoint image of `state` to `tmp_path` and syncs it; returns its size in bytes.
+fn write_image(
+    tmp_path: &Path,
+    db_id: &[u8; 16],
+    state: &GraphState,
+    catalog: &Catalog,
+    next_node: u64,
+    next_rel: u64,
+) -> Result<u64> {
+    let io = |e| StorageError::io(tmp_path, e);
     let mut file: File = OpenOptions::new().create(true).truncate(true).write(true).open(&tmp_path).map_err(io)?;
     // Each part is encoded, cut into blocks and compressed by one worker; parts spread over the cores.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -101,11 +123,7 @@ pub fn write(
     out.extend_from_slice(&blocks.to_le_bytes());
     file.write_all(&out).map_err(io)?;
     file.sync_all().map_err(io)?;
-    drop(file);
-    std::fs::rename(&tmp_path, &final_path).map_err(|e| StorageError::io(&final_path, e))?;
-    sync_dir(dir)?;
-    crate::wal::write_marker(dir, HEAD_FILE, state.version())?;
-    Ok((final_path, out.len() as u64))
+    Ok(out.len() as u64)
 }
 
 /// One block to check and decompress: its number, compressed bytes, checksum and place in the image.

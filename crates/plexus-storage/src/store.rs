@@ -595,12 +595,16 @@ impl Store {
     /// Replaces the state of an empty store with `state`, built by [`crate::bulk::build_state`] with this store's
     /// catalog (bulk loading into a new database without a transaction per entity), and on disk makes it durable
     /// with a checkpoint. Refused while the store holds any node or relationship or a write transaction is open.
-    /// Readers that pinned the empty state keep it; until the checkpoint is written a crash leaves the store empty.
+    /// Readers that pinned the empty state keep it. On disk the checkpoint is written before the state is
+    /// published, and commits wait meanwhile: a commit building on the loaded graph must never reach a log whose
+    /// checkpoint lacks it (a crash, or a failed checkpoint write, would leave a log that does not replay). When
+    /// the checkpoint cannot be written the store stays empty.
     pub fn load_bulk(&self, mut state: GraphState) -> Result<u64> {
         let shared = &self.shared;
         shared.writable()?;
+        // The checkpoint path's lock order: checkpoint, head, then writers.
+        let _checkpointing = shared.checkpoint_lock.lock();
         {
-            // The commit path's lock order: head, then writers.
             let mut head = shared.head.lock();
             let writers = shared.writers.lock();
             if head.state.node_count() > 0 || head.state.rel_count() > 0 || !shared.pending.lock().is_empty() {
@@ -619,11 +623,15 @@ impl Store {
             state.seal();
             shared.node_ids.raise_floor(state.node_id_bound());
             shared.rel_ids.raise_floor(state.rel_id_bound());
+            let size = shared.checkpoint_unpublished(&state)?;
             let state = Arc::new(state);
             head.state = state.clone();
             shared.published.store(state);
+            drop(writers);
+            drop(head);
+            commit::trim_heap();
+            Ok(size)
         }
-        shared.checkpoint()
     }
 }
 

@@ -268,6 +268,29 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Writes `state`, a state of the head's version that replaces the head's (a bulk load), as the checkpoint,
+    /// and retires the log before it; the caller holds the checkpoint and head locks and publishes `state` after.
+    /// Returns the checkpoint's size (0 in memory).
+    pub(super) fn checkpoint_unpublished(&self, state: &GraphState) -> Result<u64> {
+        let Some(disk) = &self.disk else {
+            return Ok(0);
+        };
+        let new_segment = disk.wal.rotate(state.version() + 1)?;
+        let (path, size) = checkpoint::write(
+            &disk.dir,
+            &disk.db_id,
+            state,
+            &self.catalog,
+            self.node_ids.high_water(),
+            self.rel_ids.high_water(),
+        )?;
+        recovery::retire_before(&disk.dir, &path, new_segment)?;
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
+        Ok(size)
+    }
+}
+
 /// Rebuilds every leaf that has deltas, so the checkpoint encodes quickly; the published state is unchanged.
 pub(super) fn compact(state: &GraphState) -> GraphState {
     let mut copy = state.clone();

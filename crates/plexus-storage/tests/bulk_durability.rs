@@ -1,0 +1,57 @@
+//! A bulk load is durable before it is visible: when its checkpoint cannot be written the store stays empty and
+//! keeps opening, instead of holding a graph that the disk lacks and that later commits build on (their log
+//! records would then not replay).
+
+use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
+use plexus_storage::checkpoint::checkpoint_name;
+use plexus_storage::*;
+
+fn graph(store: &Store) -> EdgeListGraph {
+    let (label, key, ty) = {
+        let tx = store.write();
+        (tx.label("N"), tx.prop_key("id"), tx.rel_type("E"))
+    };
+    let keys = (0..100).map(Value::Int).collect();
+    let (src, dst) = ((0..99).collect(), (1..100).collect());
+    EdgeListGraph { label, key, keys, ty, src, dst, weight: None }
+}
+
+#[test]
+fn a_bulk_load_whose_checkpoint_fails_leaves_the_store_empty_and_openable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = Store::open(dir.path()).unwrap();
+    let graph = graph(&store);
+    // A directory where the checkpoint's temporary file goes: writing it fails, as on a full disk.
+    for version in 0..4 {
+        std::fs::create_dir(dir.path().join(format!("{}.tmp", checkpoint_name(version)))).unwrap();
+    }
+    assert!(store.load_bulk(build_edge_list(0, graph).unwrap()).is_err());
+    assert_eq!((store.read().node_count(), store.read().rel_count()), (0, 0), "nothing visible");
+    // Commits go on, on the empty store, and replay after a reopen.
+    let mut tx = store.write();
+    let label = tx.label("M");
+    tx.create_node(&[label], Vec::new()).unwrap();
+    tx.commit().unwrap();
+    drop(store);
+    for version in 0..4 {
+        std::fs::remove_dir(dir.path().join(format!("{}.tmp", checkpoint_name(version)))).unwrap();
+    }
+    let (store, _) = Store::open(dir.path()).unwrap();
+    assert_eq!((store.read().node_count(), store.read().rel_count()), (1, 0));
+    assert!(store.read().check().is_empty());
+}
+
+#[test]
+fn a_bulk_load_is_on_disk_when_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = Store::open(dir.path()).unwrap();
+    let graph = graph(&store);
+    store.load_bulk(build_edge_list(0, graph).unwrap()).unwrap();
+    let mut tx = store.write();
+    let label = tx.label("M");
+    tx.create_node(&[label], Vec::new()).unwrap();
+    tx.commit().unwrap();
+    drop(store);
+    let (store, _) = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((store.read().node_count(), store.read().rel_count()), (101, 99));
+}
