@@ -99,7 +99,7 @@ fn write_image(
     next_rel: u64,
 ) -> Result<u64> {
     let io = |e| StorageError::io(tmp_path, e);
-    let mut file: File = OpenOptions::new().create(true).truncate(true).write(true).open(&tmp_path).map_err(io)?;
+    let mut file: File = OpenOptions::new().create(true).truncate(true).write(true).open(tmp_path).map_err(io)?;
     // Each part is encoded, cut into blocks and compressed by one worker; parts spread over the cores.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let parts = image::parts(state, threads);
