@@ -271,42 +271,41 @@ impl Auth {
     }
 
     pub fn add_user(&self, name: &str, password: &str, role: Role) -> Result<(), AuthError> {
-        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
-        self.reload_if_changed();
         // Basic authentication joins name and password with ':', and a blank or invisible name cannot be told
         // apart from another.
         if name.trim().is_empty() || name.chars().any(|c| c == ':' || c.is_whitespace() || c.is_control()) {
             return Err(AuthError::InvalidName(name.to_string()));
         }
-        let mut users = self.users.write();
-        if users.contains_key(name) {
-            return Err(AuthError::UserExists(name.to_string()));
-        }
-        users.insert(name.to_string(), StoredUser { role, password_hash: hash_password(password)? });
-        self.save(&users)
+        let password_hash = hash_password(password)?;
+        self.change(|users| {
+            if users.contains_key(name) {
+                return Err(AuthError::UserExists(name.to_string()));
+            }
+            users.insert(name.to_string(), StoredUser { role, password_hash });
+            Ok(())
+        })
     }
 
     pub fn set_password(&self, name: &str, password: &str) -> Result<(), AuthError> {
-        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
-        self.reload_if_changed();
-        let mut users = self.users.write();
-        let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
-        user.password_hash = hash_password(password)?;
-        self.save(&users)
+        let password_hash = hash_password(password)?;
+        self.change(|users| {
+            let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+            user.password_hash = password_hash;
+            Ok(())
+        })
     }
 
     /// Gives a user another role, unless that takes the last admin's away (see [`Auth::remove_user`]).
     pub fn set_role(&self, name: &str, role: Role) -> Result<(), AuthError> {
-        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
-        self.reload_if_changed();
-        let mut users = self.users.write();
-        let admins = users.values().filter(|u| u.role == Role::Admin).count();
-        let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
-        if user.role == Role::Admin && role != Role::Admin && admins == 1 {
-            return Err(AuthError::LastAdmin(name.to_string()));
-        }
-        user.role = role;
-        self.save(&users)
+        self.change(|users| {
+            let admins = users.values().filter(|u| u.role == Role::Admin).count();
+            let user = users.get_mut(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+            if user.role == Role::Admin && role != Role::Admin && admins == 1 {
+                return Err(AuthError::LastAdmin(name.to_string()));
+            }
+            user.role = role;
+            Ok(())
+        })
     }
 
     /// The role of a user, if there is one of that name.
@@ -318,15 +317,14 @@ impl Auth {
     /// Removes a user, unless it is the last admin: with none left, nobody could manage users or schema (and
     /// with no user at all, the next start would create the initial one with a password nobody was shown).
     pub fn remove_user(&self, name: &str) -> Result<(), AuthError> {
-        // Changes made meanwhile by another process (the command line) are kept, not overwritten.
-        self.reload_if_changed();
-        let mut users = self.users.write();
-        let user = users.get(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
-        if user.role == Role::Admin && users.values().filter(|u| u.role == Role::Admin).count() == 1 {
-            return Err(AuthError::LastAdmin(name.to_string()));
-        }
-        users.remove(name);
-        self.save(&users)
+        self.change(|users| {
+            let user = users.get(name).ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+            if user.role == Role::Admin && users.values().filter(|u| u.role == Role::Admin).count() == 1 {
+                return Err(AuthError::LastAdmin(name.to_string()));
+            }
+            users.remove(name);
+            Ok(())
+        })
     }
 
     /// User names and roles.
@@ -335,10 +333,33 @@ impl Auth {
         self.users.read().iter().map(|(n, u)| (n.clone(), u.role)).collect()
     }
 
+    /// Applies `edit` to the users as the file holds them now, and writes them back, all under a lock on the
+    /// file that every process changing users takes (`plexus user` and servers on the same directory): two
+    /// changes at once both land, and a change reported done stays done. Nothing is written when `edit` fails,
+    /// nor over a file that cannot be read.
+    fn change(
+        &self,
+        edit: impl FnOnce(&mut BTreeMap<String, StoredUser>) -> Result<(), AuthError>,
+    ) -> Result<(), AuthError> {
+        let Some(file) = &self.file else { return edit(&mut self.users.write()) };
+        let io = |e: std::io::Error| AuthError::Io { path: file.display().to_string(), message: e.to_string() };
+        let lock_path = file.with_extension("json.lock");
+        let lock = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io)?;
+        lock.lock().map_err(io)?;
+        let mut users = self.users.write();
+        *users = read_users(file).map_err(io)?;
+        *self.loaded.lock() = modified(file);
+        // What was read may differ from what was cached: decisions cached on the old users are made again.
+        self.generation.fetch_add(1, Ordering::Release);
+        edit(&mut users)?;
+        self.save(&users)
+        // The file lock goes with `lock`, after the new file is in place.
+    }
+
     fn save(&self, users: &BTreeMap<String, StoredUser>) -> Result<(), AuthError> {
         let Some(file) = &self.file else { return Ok(()) };
         let io = |e: std::io::Error| AuthError::Io { path: file.display().to_string(), message: e.to_string() };
-        let tmp = file.with_extension("json.tmp");
+        let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
         let text = serde_json::to_vec_pretty(users).expect("users serialise");
         {
             use std::io::Write;
@@ -482,6 +503,30 @@ mod tests {
         assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Reader);
         cli.remove_user("bob").unwrap();
         assert!(server.authenticate("basic", "bob", "bobpw").is_err());
+    }
+
+    #[test]
+    fn changes_made_at_once_by_many_processes_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        Auth::open(dir.path(), Some("pw")).unwrap();
+        // Each `Auth` stands for a process of its own (`plexus user add`, a server): its own cache, its own file
+        // lock.
+        std::thread::scope(|scope| {
+            for i in 0..6 {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    let (auth, _) = Auth::open(dir, None).unwrap();
+                    auth.add_user(&format!("u{i}"), "secret", Role::Reader).unwrap();
+                });
+            }
+        });
+        let (auth, _) = Auth::open(dir.path(), None).unwrap();
+        let names: Vec<String> = auth.users().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["neo4j", "u0", "u1", "u2", "u3", "u4", "u5"]);
+        // An unreadable file is not written over.
+        fs::write(dir.path().join(USERS_FILE), "{ damaged").unwrap();
+        assert!(matches!(auth.add_user("late", "pw", Role::Reader), Err(AuthError::Io { .. })));
+        assert_eq!(fs::read_to_string(dir.path().join(USERS_FILE)).unwrap(), "{ damaged");
     }
 
     #[test]
