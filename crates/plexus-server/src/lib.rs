@@ -209,12 +209,31 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
             say!("It is shown only this once; it is stored hashed in {}.", config.data.display());
         }
         say!("Data in {}. Stop with Ctrl-C or SIGTERM.", config.data.display());
+        let watcher = tokio::spawn(report_checkpoint_failures(server.service.clone()));
         wait_for_signal().await;
+        watcher.abort();
         say!("Shutting down: finishing in-flight requests, then a checkpoint.");
         server.shutdown(Duration::from_secs(10)).await?;
         say!("Stopped.");
         Ok(())
     })
+}
+
+/// Says when an automatic checkpoint fails: it happens in the background, and nothing else would tell.
+async fn report_checkpoint_failures(service: Arc<service::Service>) {
+    let mut seen = service.db.checkpoint_failures().0;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let (failures, error) = service.db.checkpoint_failures();
+        if failures > seen {
+            say!(
+                "Warning: a checkpoint failed: {}. No commit is lost (the log keeps them); the next checkpoint \
+                 tries again.",
+                error.unwrap_or_default()
+            );
+            seen = failures;
+        }
+    }
 }
 
 async fn wait_for_signal() {

@@ -145,6 +145,12 @@ impl Metrics {
             db.checkpoints().to_string(),
         );
         counter(
+            "plexus_checkpoint_failures_total",
+            "Checkpoints that failed since the database opened (a full disk, say); the log keeps every commit.",
+            "counter",
+            db.checkpoint_failures().0.to_string(),
+        );
+        counter(
             "plexus_bolt_connections_open",
             "Open Bolt connections.",
             "gauge",

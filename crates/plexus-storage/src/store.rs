@@ -144,6 +144,10 @@ pub(crate) struct Shared {
     checkpoint_cv: Condvar,
     /// Checkpoints written since the store opened, by whoever asked (the checkpointer thread, a caller).
     checkpoints: std::sync::atomic::AtomicU64,
+    /// Checkpoints that failed (a full disk), and the last one's error: nothing else would tell of a failed
+    /// automatic one while the log still keeps every commit.
+    checkpoint_failures: std::sync::atomic::AtomicU64,
+    last_checkpoint_error: Mutex<Option<String>>,
     /// The process that opened the store. A child forked from it inherits the handle but not the background
     /// threads, and shares the log's file offsets with the parent: it may read, never write.
     owner: u32,
@@ -508,6 +512,8 @@ impl Store {
             checkpoint_wanted: Mutex::new(false),
             checkpoint_cv: Condvar::new(),
             checkpoints: std::sync::atomic::AtomicU64::new(0),
+            checkpoint_failures: std::sync::atomic::AtomicU64::new(0),
+            last_checkpoint_error: Mutex::new(None),
             owner: crate::process::id(),
         });
         let flusher = shared.disk.as_ref().map(|_| {
@@ -584,6 +590,12 @@ impl Store {
     /// Returns the checkpoint's size in bytes (0 for an in-memory database).
     pub fn checkpoint(&self) -> Result<u64> {
         self.shared.checkpoint()
+    }
+
+    /// How many checkpoints failed since the store opened (automatic ones included), and the last failure.
+    pub fn checkpoint_failures(&self) -> (u64, Option<String>) {
+        let shared = &self.shared;
+        (shared.checkpoint_failures.load(Ordering::Relaxed), shared.last_checkpoint_error.lock().clone())
     }
 
     /// Makes every commit so far durable and sends later ones to a new log segment, so that the files of the

@@ -32,6 +32,11 @@ fn a_bulk_load_whose_checkpoint_fails_leaves_the_store_empty_and_openable() {
     let label = tx.label("M");
     tx.create_node(&[label], Vec::new()).unwrap();
     tx.commit().unwrap();
+    // A checkpoint that fails the same way is counted, with its error, for whoever watches.
+    assert!(store.checkpoint().is_err());
+    let (failures, error) = store.checkpoint_failures();
+    assert_eq!(failures, 1);
+    assert!(error.unwrap().contains(".plx.tmp"));
     drop(store);
     for version in 0..4 {
         std::fs::remove_dir(dir.path().join(format!("{}.tmp", checkpoint_name(version)))).unwrap();
@@ -39,6 +44,10 @@ fn a_bulk_load_whose_checkpoint_fails_leaves_the_store_empty_and_openable() {
     let (store, _) = Store::open(dir.path()).unwrap();
     assert_eq!((store.read().node_count(), store.read().rel_count()), (1, 0));
     assert!(store.read().check().is_empty());
+    store.checkpoint().unwrap();
+    assert_eq!(store.checkpoint_failures().0, 0);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().ends_with(".tmp")), "{left:?}");
 }
 
 #[test]

@@ -189,6 +189,12 @@ impl Database {
         self.store.checkpoints()
     }
 
+    /// Checkpoints that failed since the database opened (automatic ones included), and the last one's error.
+    /// A failed checkpoint loses nothing (the log keeps every commit) and the next one tries again.
+    pub fn checkpoint_failures(&self) -> (u64, Option<String>) {
+        self.store.checkpoint_failures()
+    }
+
     /// The storage engine underneath, for tools that need more than the public API.
     pub fn store(&self) -> &plexus_storage::Store {
         &self.store

@@ -199,7 +199,12 @@ impl Shared {
 
     pub(super) fn checkpoint(&self) -> Result<u64> {
         let _guard = self.checkpoint_lock.lock();
-        self.checkpoint_locked()
+        let written = self.checkpoint_locked();
+        if let Err(e) = &written {
+            self.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+            *self.last_checkpoint_error.lock() = Some(e.to_string());
+        }
+        written
     }
 
     pub(super) fn start_log_segment(&self) -> Result<()> {
