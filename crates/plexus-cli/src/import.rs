@@ -208,7 +208,8 @@ fn clean_up_when_interrupted(target: &std::path::Path) {
 static STOPPED_BY: AtomicI32 = AtomicI32::new(libc::SIGINT);
 
 /// Makes Ctrl-C and SIGTERM stop an incremental import at a batch boundary: the open batch is rolled back and
-/// the import reports what its committed batches hold and how to finish (exit status 130). Before anything is
+/// the import reports what its committed batches hold and how to finish (exit status 128 + the signal: 130 for
+/// Ctrl-C, 143 for SIGTERM). Before anything is
 /// written, the process ends at once, the database unchanged. A second signal ends the process at once: what
 /// was committed is durable. Called before any other thread starts, as [`clean_up_when_interrupted`] is.
 fn stop_when_interrupted(progress: std::sync::Arc<Progress>, target: &std::path::Path) {

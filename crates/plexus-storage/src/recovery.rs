@@ -202,8 +202,9 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                 path: path.to_path_buf(),
                 message: format!(
                     "{what}; opening for writing would drop them for good, so nothing was changed. Restore the \
-                     file from a backup, or open with the damaged log dropped (`plexus repair`; embedded: \
-                     `Options::drop_damaged_log`), which keeps what it drops in wal-*.log.dropped* files"
+                     file from a backup, or open with the damaged log dropped (the command `plexus repair`, or \
+                     in a Rust program `Options::drop_damaged_log`), which keeps what it drops in \
+                     wal-*.log.dropped* files"
                 ),
             }),
             _ => Ok(()),
