@@ -285,11 +285,49 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             return Err(corrupt(format!("header says segment {}, the file name says {seq}", header.seq)));
         }
         if header.first_version > state.version() + 1 {
-            return Err(corrupt(format!(
-                "log starts at version {} but the database is at version {}: a segment is missing",
+            // Name the file at fault, not this intact one.
+            let before = match index.checked_sub(1).map(|i| &segments[i]) {
+                Some((prev, prev_path)) if prev + 1 == *seq => format!(
+                    "{} before it ends at version {}: it was cut short, so commits {} to {} are lost",
+                    prev_path.display(),
+                    state.version(),
+                    state.version() + 1,
+                    header.first_version - 1
+                ),
+                Some(_) | None if *seq > 0 => {
+                    format!("{} before it is missing", dir.join(crate::wal::segment_name(seq - 1)).display())
+                }
+                _ => "the log before it is missing".to_string(),
+            };
+            let gap = format!(
+                "log starts at version {} but the database is at version {}: {before}",
                 header.first_version,
                 state.version()
-            )));
+            );
+            // The commits from here on cannot be replayed over the gap: refused unless they may be dropped (kept
+            // aside, as after damage).
+            let from_here: Vec<(u64, u64)> = segments[index..]
+                .iter()
+                .map(|(_, p)| read_file(p).map(|b| (b.len() as u64, read_segment(&b).0.len() as u64)))
+                .collect::<Result<_>>()?;
+            let intact: u64 = from_here.iter().map(|(_, n)| n).sum();
+            refuse_loss(path, format!("{gap}, and {intact} intact commits from here on cannot be replayed"))?;
+            for ((_, later), &(bytes, intact_commits)) in segments[index..].iter().zip(&from_here) {
+                let kept = if repair { Some(set_aside(later, "log.dropped", None)?) } else { None };
+                report.dropped.push(DroppedTail {
+                    file: later.clone(),
+                    offset: 0,
+                    bytes,
+                    reason: format!("follows a gap in the log ({before})"),
+                    intact_commits,
+                    kept_in: kept,
+                    unknown_loss: false,
+                });
+            }
+            if repair {
+                sync_dir(dir)?;
+            }
+            break;
         }
         let (records, good_end, tail) = read_segment(&bytes);
         let last = index + 1 == segments.len();
