@@ -272,7 +272,18 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                 });
                 continue;
             }
-            Err(reason) => return Err(corrupt(reason)),
+            Err(reason) => {
+                // A damaged header: this segment's commits cannot be trusted to be this database's, nor those
+                // after it replayed. Refused unless they may be dropped (kept aside).
+                let counts = segment_counts(&segments[index..])?;
+                let intact: u64 = counts.iter().map(|(_, n)| n).sum();
+                if intact > 0 {
+                    let lost = format!("{reason}, and {intact} intact commits from here on cannot be replayed");
+                    refuse_loss(path, lost)?;
+                }
+                drop_segments(dir, &segments[index..], &counts, &reason, repair, &mut report)?;
+                break;
+            }
         };
         if &header.db_id != db_id {
             return Err(StorageError::ForeignFile {
@@ -306,27 +317,11 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             );
             // The commits from here on cannot be replayed over the gap: refused unless they may be dropped (kept
             // aside, as after damage).
-            let from_here: Vec<(u64, u64)> = segments[index..]
-                .iter()
-                .map(|(_, p)| read_file(p).map(|b| (b.len() as u64, read_segment(&b).0.len() as u64)))
-                .collect::<Result<_>>()?;
-            let intact: u64 = from_here.iter().map(|(_, n)| n).sum();
+            let counts = segment_counts(&segments[index..])?;
+            let intact: u64 = counts.iter().map(|(_, n)| n).sum();
             refuse_loss(path, format!("{gap}, and {intact} intact commits from here on cannot be replayed"))?;
-            for ((_, later), &(bytes, intact_commits)) in segments[index..].iter().zip(&from_here) {
-                let kept = if repair { Some(set_aside(later, "log.dropped", None)?) } else { None };
-                report.dropped.push(DroppedTail {
-                    file: later.clone(),
-                    offset: 0,
-                    bytes,
-                    reason: format!("follows a gap in the log ({before})"),
-                    intact_commits,
-                    kept_in: kept,
-                    unknown_loss: false,
-                });
-            }
-            if repair {
-                sync_dir(dir)?;
-            }
+            let reason = format!("follows a gap in the log ({before})");
+            drop_segments(dir, &segments[index..], &counts, &reason, repair, &mut report)?;
             break;
         }
         let (records, good_end, tail) = read_segment(&bytes);
@@ -430,6 +425,39 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
     }
     report.version = state.version();
     Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, resumable, report })
+}
+
+/// The size and the intact commits of each of `segments`.
+fn segment_counts(segments: &[(u64, PathBuf)]) -> Result<Vec<(u64, u64)>> {
+    segments.iter().map(|(_, p)| read_file(p).map(|b| (b.len() as u64, read_segment(&b).0.len() as u64))).collect()
+}
+
+/// Reports `segments` (with their `counts`) dropped, the first for `reason` and the others as following it, and
+/// when repairing sets them aside.
+fn drop_segments(
+    dir: &Path,
+    segments: &[(u64, PathBuf)],
+    counts: &[(u64, u64)],
+    reason: &str,
+    repair: bool,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    for (i, ((_, path), &(bytes, intact_commits))) in segments.iter().zip(counts).enumerate() {
+        let kept = if repair { Some(set_aside(path, "log.dropped", None)?) } else { None };
+        report.dropped.push(DroppedTail {
+            file: path.clone(),
+            offset: 0,
+            bytes,
+            reason: if i == 0 { reason.to_string() } else { "follows a damaged segment".into() },
+            intact_commits,
+            kept_in: kept,
+            unknown_loss: false,
+        });
+    }
+    if repair {
+        sync_dir(dir)?;
+    }
+    Ok(())
 }
 
 /// Whether `tail`, the log bytes from file offset `at` on, begins with a record that was written to its end

@@ -39,3 +39,26 @@ fn a_missing_middle_segment_is_named_and_repair_opens_before_it() {
     let (store, _) = Store::open(dir.path()).unwrap();
     assert_eq!(store.read().node_count(), 4);
 }
+
+#[test]
+fn a_segment_with_a_damaged_header_is_refused_and_repair_sets_it_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (store, _) = Store::open(dir.path()).unwrap();
+        commit_nodes(&store, 2);
+        store.start_log_segment().unwrap();
+        commit_nodes(&store, 2);
+    }
+    let last = dir.path().join(wal::segment_name(1));
+    let mut bytes = std::fs::read(&last).unwrap();
+    bytes[10] ^= 0x40;
+    std::fs::write(&last, bytes).unwrap();
+    let refused = Store::open(dir.path()).err().expect("refused").to_string();
+    assert!(refused.contains("2 intact commits from here on"), "{refused}");
+    let options = Options { drop_damaged_log: true, ..Options::default() };
+    let (store, report) = Store::open_with(dir.path(), options).unwrap();
+    assert_eq!(store.read().node_count(), 2, "{report}");
+    drop(store);
+    let (store, _) = Store::open(dir.path()).unwrap();
+    assert_eq!(store.read().node_count(), 2);
+}
