@@ -658,10 +658,20 @@ fn locked(taken: std::result::Result<(), std::fs::TryLockError>, dir: &Path, pat
 
 /// A directory with log or checkpoint files but no metadata: opening it anew would hide the data.
 fn missing_meta(dir: &Path) -> StorageError {
-    StorageError::Corrupt {
-        path: dir.join(META_FILE),
-        message: "missing, but the directory holds log or checkpoint files".into(),
-    }
+    // An import into an existing empty directory moves its files in one by one, the metadata last
+    // (`plexus_import::publish`): killed meanwhile, it leaves its working directory inside.
+    let importing = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with(".plexus-importing-"));
+    let message = if importing {
+        "missing, but the directory holds log or checkpoint files: an import into it was interrupted while moving \
+         its files in; run the same `plexus import` again, which finishes or clears it"
+    } else {
+        "missing, but the directory holds log or checkpoint files"
+    };
+    StorageError::Corrupt { path: dir.join(META_FILE), message: message.into() }
 }
 
 fn checkpoint_loop(shared: Arc<Shared>) {
