@@ -213,6 +213,10 @@ impl Auth {
             return Err(AuthError::TooManyAttempts { lock_time: self.lockout.lock_time });
         }
         if self.verified.contains(user, password, &stored.password_hash) {
+            // A success ends a run of failures, remembered or not.
+            if self.lockout.max_failed_attempts > 0 {
+                self.failures.lock().remove(user);
+            }
             return Ok(stored.role);
         }
         let verified = {
@@ -574,6 +578,13 @@ mod tests {
             assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
         }
         assert!(auth.authenticate("basic", "neo4j", "pw").is_ok());
+        // A remembered success (no password check this time) starts the count again too.
+        for _ in 0..2 {
+            for _ in 0..2 {
+                assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
+            }
+            assert!(auth.authenticate("basic", "neo4j", "pw").is_ok());
+        }
         for _ in 0..3 {
             assert!(matches!(auth.authenticate("basic", "neo4j", "wrong"), Err(AuthError::BadCredentials)));
         }
