@@ -434,6 +434,30 @@ fn top_groups_on_many_groups_match_a_sort_over_all() {
     }
 }
 
+/// Items mixing an aggregate with a grouping key (`count(*) * a.w` grouped by `a`) read the key as the group has
+/// it: such an aggregation is not fused (a fused count keeps no input row per group), and answers as unfused.
+#[test]
+fn items_mixing_aggregates_and_keys_see_the_keys() {
+    let nodes: Vec<(u8, Option<String>)> = (0..40).map(|i| ((i % 3) as u8, Some((1 + i % 4).to_string()))).collect();
+    let rels = (0..120).map(|i| ((i * 7) % 40, (i * 13 + 5) % 40, i % 3 == 0, Some((i % 5) as i64))).collect();
+    let g = Graph { nodes, rels };
+    let pairs = [
+        (
+            "MATCH (a)-[r:R]->(b) RETURN a.w AS k, count(*) + a.w AS x, [count(*), a.w] AS l",
+            "MATCH (a)-[r:R]->(b) WITH a, r, b, 0 AS z RETURN a.w AS k, count(*) + a.w AS x, [count(*), a.w] AS l",
+        ),
+        (
+            "MATCH (a)-[r]->(b) WITH a, count(*) * a.w AS x, sum(r.k) > a.w AS y RETURN id(a) AS a, x, y",
+            "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WITH a, count(*) * a.w AS x, sum(r.k) > a.w AS y \
+             RETURN id(a) AS a, x, y",
+        ),
+    ];
+    pairs_agree(&g, 0, &pairs, Compare::AsSet).expect("the same rows");
+    let (store, engine) = load(&g);
+    let rows = run(&engine, &store, pairs[0].0, 0).expect("runs");
+    assert!(rows.iter().all(|r| !r.contains("Null")), "{rows:?}");
+}
+
 /// Counts in batches larger than a batch's queue (4,096 rows), walked in parts and merged each time, and
 /// batches whose rows alternate with rows of another state.
 #[test]

@@ -104,6 +104,12 @@ pub(crate) struct Adjacent {
 
 /// Applies the rewrites to `node` and everything under it.
 pub(crate) fn fuse(node: &mut PlanNode) {
+    fuse_below(node, true)
+}
+
+/// [`fuse`], where `may_fuse` says whether `node` itself may become a fused count.
+fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
+    let child_may_fuse = !reads_beyond_groups(node);
     match node {
         PlanNode::Union { parts, .. } => parts.iter_mut().for_each(fuse),
         PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
@@ -114,9 +120,9 @@ pub(crate) fn fuse(node: &mut PlanNode) {
         _ => {}
     }
     if let Some(input) = node.input_mut() {
-        fuse(input);
+        fuse_below(input, child_may_fuse);
     }
-    if is_fusable(node) {
+    if may_fuse && is_fusable(node) {
         let PlanNode::Aggregate { input, keys, aggs } = std::mem::replace(node, PlanNode::Start) else {
             unreachable!("checked by is_fusable")
         };
@@ -294,6 +300,16 @@ fn source_before(items: &[(CExpr, usize)], slot: usize) -> Option<usize> {
         Some(_) => None,
         None => Some(slot),
     }
+}
+
+/// Whether `node` projects over an aggregation something other than its groups' keys and aggregates: an item
+/// mixing an aggregate with an input variable (`count(*) * o.age` grouped by `o`) reads the input row a group
+/// came from, which an aggregation keeps and a fused count, building no row per relationship, does not.
+fn reads_beyond_groups(node: &PlanNode) -> bool {
+    let PlanNode::Project { input, items } = node else { return false };
+    let PlanNode::Aggregate { keys, aggs, .. } = &**input else { return false };
+    let groups: Vec<usize> = keys.iter().map(|(_, slot)| *slot).chain(aggs.iter().map(|a| a.slot)).collect();
+    items.iter().any(|(e, _)| slot_deps(e).is_none_or(|deps| deps.iter().any(|s| !groups.contains(s))))
 }
 
 /// An aggregation over filters over an expand to a new node along a new relationship.
