@@ -499,6 +499,12 @@ pub(crate) fn slot_deps(e: &CExpr) -> Option<Vec<usize>> {
     known.then_some(deps)
 }
 
+/// Whether `e` reads graph data beyond the entities its row holds: a subquery (`COUNT { ... }`, `EXISTS`, a
+/// pattern comprehension) or a pattern predicate, which see what other rows changed.
+pub(crate) fn reads_beyond_row(e: &CExpr) -> bool {
+    !walk(e, &mut |e| !matches!(e, CExpr::Subquery { .. } | CExpr::HasEdge { .. }))
+}
+
 /// Calls `visit` on `e` and every expression inside it until `visit` returns false; returns whether it never
 /// did.
 fn walk(e: &CExpr, visit: &mut dyn FnMut(&CExpr) -> bool) -> bool {

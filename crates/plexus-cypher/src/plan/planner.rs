@@ -169,14 +169,24 @@ pub(crate) fn plan_query(
 /// rows batch by batch as the rows arrive, instead of reading all of them first as updates do (see
 /// [`crate::exec`]), when nothing could tell the difference: no row of their input depends on the graph after
 /// the first (the starting row, an UNWIND straight over it, whose list is evaluated once before any change, and
-/// CREATEs, which read nothing of the graph), and nothing reads their rows (the statement returns nothing).
-/// A million-row write then holds one batch of rows at a time rather than a million.
+/// CREATEs whose values read nothing of the graph), and nothing reads their rows (the statement returns
+/// nothing). A million-row write then holds one batch of rows at a time rather than a million. A CREATE after
+/// another that reads the graph (`CREATE (:M {c: COUNT { (:L) }})`) must see every row of the one before done,
+/// so such a chain is not streamed.
 pub(crate) fn stream_creates(root: &mut PlanNode) {
     fn blind_to_changes(node: &PlanNode) -> bool {
         match node {
             PlanNode::Start => true,
             PlanNode::Unwind { input, .. } => matches!(**input, PlanNode::Start),
-            PlanNode::Create { input, .. } => blind_to_changes(input),
+            PlanNode::Create { input, nodes, rels, .. } => {
+                let reads_graph = |e: &CExpr| crate::plan::fuse::reads_beyond_row(e);
+                let exprs = nodes
+                    .iter()
+                    .flat_map(|n| n.properties.iter().chain(&n.dynamic_labels))
+                    .chain(rels.iter().flat_map(|r| r.properties.iter().chain(&r.dynamic_type)));
+                let first = !matches!(**input, PlanNode::Create { .. });
+                (first || !exprs.clone().any(reads_graph)) && blind_to_changes(input)
+            }
             _ => false,
         }
     }
