@@ -171,13 +171,13 @@ fn creates_whose_rows_or_input_read_the_graph_read_all_their_input_first() {
     let plan = engine.execute(&store, &format!("EXPLAIN {q}"), &Params::new()).unwrap().plan.unwrap();
     assert!(!plan.contains("rows as they arrive"), "{plan}");
     // A CREATE whose values read the graph, after another CREATE: it sees every row of that one done.
-    let store = Store::in_memory();
+    let chain = Store::in_memory();
     let q = "UNWIND range(1, 3000) AS i CREATE (:L) CREATE (:M {c: COUNT { (x:L) }, e: EXISTS { (:L)-->() }})";
-    engine.execute(&store, q, &Params::new()).unwrap();
+    engine.execute(&chain, q, &Params::new()).unwrap();
     let q = "MATCH (m:M) RETURN min(m.c), max(m.c), count(*)";
-    assert_eq!(count(&engine, &store, q), [3000, 3000, 3000].map(ResultValue::Int));
+    assert_eq!(count(&engine, &chain, q), [3000, 3000, 3000].map(ResultValue::Int));
     let plan = engine
-        .execute(&store, "EXPLAIN UNWIND range(1, 3) AS i CREATE (:L) CREATE (:M {c: COUNT { (x:L) }})", &Params::new())
+        .execute(&chain, "EXPLAIN UNWIND range(1, 3) AS i CREATE (:L) CREATE (:M {c: COUNT { (x:L) }})", &Params::new())
         .unwrap()
         .plan
         .unwrap();
