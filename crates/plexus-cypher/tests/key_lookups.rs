@@ -271,3 +271,26 @@ fn an_in_list_reading_a_node_parameter_sees_the_statements_writes() {
     let rows = engine.execute(&store, q, &p).unwrap().rows;
     assert_eq!(rows.last(), Some(&vec![ResultValue::Int(3)]));
 }
+
+/// NaN equals nothing, itself included: a unique key (which files NaN under one key) finds no node for it, as a
+/// label scan does not.
+#[test]
+fn a_unique_key_finds_nothing_for_nan() {
+    for constrained in [false, true] {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap().rows;
+        if constrained {
+            run("CREATE CONSTRAINT FOR (n:L) REQUIRE n.k IS UNIQUE");
+        }
+        run("CREATE (:L {k: 0.0/0.0, u: 1}), (:L {k: [1.0, 0.0/0.0], u: 2}), (:L {k: 3, u: 3})");
+        for q in [
+            "MATCH (n:L) WHERE n.k = 0.0/0.0 RETURN n.u",
+            "MATCH (n:L {k: [1, 0.0/0.0]}) RETURN n.u",
+            "MATCH (n:L) WHERE n.k IN [0.0/0.0, 4] RETURN n.u",
+        ] {
+            assert!(run(q).is_empty(), "{q} (constrained: {constrained})");
+        }
+        assert_eq!(run("MATCH (n:L) WHERE n.k IN [0.0/0.0, 3] RETURN n.u"), [[ResultValue::Int(3)]]);
+    }
+}

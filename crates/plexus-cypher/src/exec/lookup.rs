@@ -98,7 +98,10 @@ impl<'p> KeyLookup<'p> {
         match self.access.as_ref().expect("chosen") {
             Access::Nothing => {}
             Access::UniqueKey(l) => {
-                for (_, s) in &stored {
+                for (v, s) in &stored {
+                    if has_nan(v) {
+                        continue;
+                    }
                     if let Some(n) = ctx.g().node_by_key(*l, s) {
                         keep(n, &mut found);
                     }
@@ -148,6 +151,15 @@ impl<'p> KeyLookup<'p> {
     }
 }
 
+/// Whether `v` is NaN or a list holding one: `=` finds it equal to nothing.
+fn has_nan(v: &Value) -> bool {
+    match v {
+        Value::Float(f) => f.is_nan(),
+        Value::List(items) => items.iter().any(has_nan),
+        _ => false,
+    }
+}
+
 /// Whether node `n` has label `l` and a value under `k` that `=` finds equal to `wanted` (a candidate from the
 /// statement's table is only a candidate).
 fn holds(g: &plexus_storage::GraphState, n: NodeId, l: LabelId, k: PropKeyId, wanted: &Value) -> bool {
@@ -170,6 +182,10 @@ impl RowExpander for KeyLookup<'_> {
         match self.access.as_mut().expect("chosen") {
             Access::Nothing => Ok(false),
             Access::UniqueKey(l) => {
+                // NaN equals nothing, itself included, though the key map files it under one key.
+                if has_nan(&wanted) {
+                    return Ok(false);
+                }
                 let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
                 // The key map keys numbers by value (`key_form`): `1.0` finds the node keyed `1`, as `=` does.
                 push(row, self.slot, ctx.g().node_by_key(*l, &stored), out);
