@@ -196,3 +196,23 @@ fn a_bulk_create_that_fails_part_way_leaves_nothing() {
     assert!(err.is_err());
     assert_eq!(count(&engine, &store, "MATCH (e:E) RETURN count(e)"), [ResultValue::Int(0)]);
 }
+
+/// A subquery that writes finishes every row, whatever the batches, before a LIMIT stops its input or a later
+/// clause reads the graph, as an updating clause does.
+#[test]
+fn a_writing_subquery_finishes_every_row_before_what_follows() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap();
+    run("UNWIND range(1, 3000) AS i CREATE (:Z)");
+    run("MATCH (n:Z) CALL (n) { SET n.x = 1 } RETURN n.x LIMIT 1");
+    assert_eq!(count(&engine, &store, "MATCH (n:Z) WHERE n.x = 1 RETURN count(*)"), [ResultValue::Int(3000)]);
+    run("UNWIND range(1, 5000) AS i CALL (i) { CREATE (:Q {i: i}) } RETURN i LIMIT 0");
+    assert_eq!(count(&engine, &store, "MATCH (n:Q) RETURN count(*)"), [ResultValue::Int(5000)]);
+    let q = "UNWIND range(1, 2000) AS i CALL (i) { CREATE (:R {i: i}) } WITH i MATCH (x:R) WHERE x.i > 1500 \
+             RETURN count(*)";
+    assert_eq!(count(&engine, &store, q), [ResultValue::Int(2000 * 500)]);
+    let q = "UNWIND range(1, 2000) AS i CALL (i) { MATCH (q:R {i: i}) DETACH DELETE q } WITH i MATCH (m:R) \
+             RETURN count(*)";
+    assert_eq!(count(&engine, &store, q), [ResultValue::Int(0)]);
+}

@@ -287,7 +287,17 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::Filter { input, predicate } => boxed(plan, Filter { input: open(input, arg), predicate }),
         P::Optional { input, inner } => boxed(plan, FlatMap::new(source(input, arg), Optional { inner })),
-        P::Apply { input, .. } => boxed(plan, FlatMap::new(source(input, arg), apply::Apply::new(plan))),
+        P::Apply { input, inner, rows_per_transaction, .. } => {
+            let op = boxed(plan, FlatMap::new(source(input, arg), apply::Apply::new(plan)));
+            // A subquery that writes finishes every row before a later clause reads the graph or a LIMIT stops
+            // its input, as an updating clause does. (Not `IN TRANSACTIONS`, whose point is to hold one part of
+            // a large input at a time.)
+            if inner.writes_anywhere() && rows_per_transaction.is_none() {
+                Box::new(Eager { input: op, rows: None })
+            } else {
+                op
+            }
+        }
         P::LoadCsv { input, url, slot, position, headers, separator, access } => boxed(
             plan,
             FlatMap::new(
@@ -551,6 +561,31 @@ fn source(input: &PlanNode, arg: Option<Row>) -> Source<'_> {
     match input {
         PlanNode::Start => Source::Start(Some(arg)),
         _ => Source::Op(open(input, arg)),
+    }
+}
+
+/// Holds every row of its input before passing any on (see the subqueries that write, in [`open`]).
+struct Eager<'p> {
+    input: Op<'p>,
+    rows: Option<std::vec::IntoIter<Row>>,
+}
+
+impl Operator for Eager<'_> {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
+        if self.rows.is_none() {
+            let (mut rows, mut held) = (Vec::new(), 0usize);
+            let limited = ctx.memory_limited();
+            while let Some(batch) = self.input.next(ctx)? {
+                if limited {
+                    held += batch.iter().map(|row| row.iter().map(approx_bytes).sum::<usize>()).sum::<usize>();
+                    update::check_update_memory(ctx, held)?;
+                }
+                rows.extend(batch);
+            }
+            self.rows = Some(rows.into_iter());
+        }
+        let out: Batch = self.rows.as_mut().expect("filled above").take(BATCH).collect();
+        Ok((!out.is_empty()).then_some(out))
     }
 }
 

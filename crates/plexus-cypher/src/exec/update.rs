@@ -70,7 +70,7 @@ const BYTES_PER_CHANGE: usize = 160;
 /// Under a memory limit, an error once the rows an update holds (`buffered` bytes) and the changes its
 /// transaction made so far need more than the limit: a statement like `UNWIND range(1, 100000000) AS i CREATE
 /// (...)` would otherwise grow the process by gigabytes before it could fail.
-fn check_update_memory(ctx: &mut Ctx, buffered: usize) -> Result<()> {
+pub(crate) fn check_update_memory(ctx: &mut Ctx, buffered: usize) -> Result<()> {
     let Some(interrupt) = ctx.interrupt.clone() else { return Ok(()) };
     if interrupt.max_result_bytes.is_none() {
         return Ok(());
