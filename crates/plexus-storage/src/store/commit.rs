@@ -246,16 +246,7 @@ impl Shared {
             (state, seg)
         };
         let compacted = compact(&state);
-        let (path, size) = checkpoint::write(
-            &disk.dir,
-            &disk.db_id,
-            &compacted,
-            &self.catalog,
-            self.node_ids.high_water(),
-            self.rel_ids.high_water(),
-        )?;
-        recovery::retire_before(&disk.dir, &path, new_segment)?;
-        self.checkpoints.fetch_add(1, Ordering::Relaxed);
+        let size = self.write_checkpoint(disk, &compacted, new_segment)?;
         // Adopt the compacted leaves when nothing committed meanwhile, so the memory that removal deltas and
         // emptied leaves held goes back too.
         let compacted = Arc::new(compacted);
@@ -282,6 +273,12 @@ impl Shared {
             return Ok(0);
         };
         let new_segment = disk.wal.rotate(state.version() + 1)?;
+        self.write_checkpoint(disk, state, new_segment)
+    }
+
+    /// Writes `state` as the checkpoint and retires the log segments before `new_segment`, which the caller
+    /// started at the version after it. Returns the checkpoint's size.
+    fn write_checkpoint(&self, disk: &super::Disk, state: &GraphState, new_segment: u64) -> Result<u64> {
         let (path, size) = checkpoint::write(
             &disk.dir,
             &disk.db_id,
