@@ -8,7 +8,7 @@ use plexus_storage::{LabelId, NodeId, PropKeyId};
 
 use super::ctx::Ctx;
 use super::{Batch, Row, RowExpander, Scan};
-use crate::compare;
+use crate::compare::{self, CompareOp};
 use crate::error::Result;
 use crate::expr::CExpr;
 use crate::token::Token;
@@ -108,9 +108,13 @@ impl<'p> KeyLookup<'p> {
                 }
             }
             Access::Index(l, k) => {
-                for (_, s) in &stored {
-                    for n in ctx.g().index_seek(*l, *k, s) {
-                        keep(n, &mut found);
+                let g = ctx.g();
+                for (v, s) in &stored {
+                    for n in g.index_seek(*l, *k, s) {
+                        // Zoned times share the key of their instant (see `expand`).
+                        if !is_zoned(v) || holds(g, n, *l, *k, v) {
+                            keep(n, &mut found);
+                        }
                     }
                 }
             }
@@ -149,6 +153,11 @@ impl<'p> KeyLookup<'p> {
         push(row, self.slot, found, out);
         Ok(false)
     }
+}
+
+/// Whether `v` is a time or datetime with an offset or zone, which a property index keys by instant alone.
+fn is_zoned(v: &Value) -> bool {
+    matches!(v, Value::Time(_) | Value::DateTime(_))
 }
 
 /// Whether `v` is NaN or a list holding one: `=` finds it equal to nothing.
@@ -193,7 +202,16 @@ impl RowExpander for KeyLookup<'_> {
             }
             Access::Index(l, k) => {
                 let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
-                push(row, self.slot, ctx.g().index_seek(*l, *k, &stored), out);
+                let (l, k, g) = (*l, *k, ctx.g());
+                let found = g.index_seek(l, k, &stored);
+                if is_zoned(&wanted) {
+                    // The index keys zoned times by instant: `12:00Z` and `13:00+01:00` share a key but are not
+                    // equal.
+                    let found: Vec<NodeId> = found.into_iter().filter(|&n| holds(g, n, l, k, &wanted)).collect();
+                    push(row, self.slot, found, out);
+                } else {
+                    push(row, self.slot, found, out);
+                }
                 Ok(false)
             }
             Access::Scan(scan) => {
@@ -274,8 +292,37 @@ impl RowExpander for IndexRange<'_> {
                     // A bound that is null or not storable: the comparison is never true.
                     return Ok(false);
                 }
-                let nodes = ctx.g().index_range(*l, *k, lo.as_ref(), hi.as_ref());
-                push(row, self.slot, nodes, out);
+                let zoned = [&lower, &upper].into_iter().flatten().any(|(v, _)| is_zoned(&Value::from_stored(v)));
+                if !zoned {
+                    let nodes = ctx.g().index_range(*l, *k, lo.as_ref(), hi.as_ref());
+                    push(row, self.slot, nodes, out);
+                    return Ok(false);
+                }
+                // The index keys zoned times by instant, and Cypher orders those of one instant by zone: take the
+                // bounds' instants in, then keep what compares as asked.
+                let widen = |b: Bound<plexus_storage::Value>| match b {
+                    Bound::Excluded(v) => Bound::Included(v),
+                    other => other,
+                };
+                let (l, k, g) = (*l, *k, ctx.g());
+                let nodes = g.index_range(l, k, widen(lo).as_ref(), widen(hi).as_ref());
+                let within = |v: &Value, b: &Option<(plexus_storage::Value, bool)>, op: [CompareOp; 2]| match b {
+                    None => true,
+                    Some((b, inclusive)) => {
+                        compare::compare_op(op[usize::from(*inclusive)], v, &Value::from_stored(b)) == Some(true)
+                    }
+                };
+                let found: Vec<NodeId> = nodes
+                    .into_iter()
+                    .filter(|&n| {
+                        g.node_prop(n, k).is_some_and(|v| {
+                            let v = Value::from_stored(v);
+                            within(&v, &lower, [CompareOp::Gt, CompareOp::Ge])
+                                && within(&v, &upper, [CompareOp::Lt, CompareOp::Le])
+                        })
+                    })
+                    .collect();
+                push(row, self.slot, found, out);
                 Ok(false)
             }
             Access::Scan(scan) => scan.expand(row, ctx, out),
