@@ -35,7 +35,6 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-use self::caller::CredentialCache;
 use self::error::ApiError;
 use self::json::Format;
 use self::transactions::Transactions;
@@ -83,7 +82,6 @@ impl Default for HttpLimits {
 pub struct HttpState {
     pub service: Arc<Service>,
     pub transactions: Transactions,
-    pub credentials: CredentialCache,
     pub quick: quick::QuickStatements,
     pub cors: cors::Cors,
     /// Set when shutdown begins, so `/ready` turns away new work.
@@ -95,7 +93,6 @@ impl HttpState {
         Arc::new(HttpState {
             service,
             transactions: Transactions::new(limits.transaction_timeout),
-            credentials: CredentialCache::default(),
             quick: quick::QuickStatements::default(),
             cors: cors::Cors::new(&limits.cors_origins),
             stopping: AtomicBool::new(false),
