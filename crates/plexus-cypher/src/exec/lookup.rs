@@ -4,7 +4,7 @@
 
 use std::ops::Bound;
 
-use plexus_storage::{LabelId, NodeId, PropKeyId};
+use plexus_storage::{GraphState, LabelId, NodeId, PropKeyId, Value as StoredValue};
 
 use super::ctx::Ctx;
 use super::{Batch, Row, RowExpander, Scan};
@@ -99,22 +99,15 @@ impl<'p> KeyLookup<'p> {
             Access::Nothing => {}
             Access::UniqueKey(l) => {
                 for (v, s) in &stored {
-                    if has_nan(v) {
-                        continue;
-                    }
-                    if let Some(n) = ctx.g().node_by_key(*l, s) {
+                    if let Some(n) = unique_seek(ctx.g(), *l, v, s) {
                         keep(n, &mut found);
                     }
                 }
             }
             Access::Index(l, k) => {
-                let g = ctx.g();
                 for (v, s) in &stored {
-                    for n in g.index_seek(*l, *k, s) {
-                        // Zoned times share the key of their instant (see `expand`).
-                        if !is_zoned(v) || holds(g, n, *l, *k, v) {
-                            keep(n, &mut found);
-                        }
+                    for n in index_seek_equal(ctx.g(), *l, *k, v, s) {
+                        keep(n, &mut found);
                     }
                 }
             }
@@ -155,6 +148,25 @@ impl<'p> KeyLookup<'p> {
     }
 }
 
+/// The node unique key `l` finds for `wanted` (`stored` its storage form): none for NaN, which `=` finds equal
+/// to nothing, itself included, though the key map files it under one key.
+fn unique_seek(g: &GraphState, l: LabelId, wanted: &Value, stored: &StoredValue) -> Option<NodeId> {
+    if has_nan(wanted) {
+        return None;
+    }
+    g.node_by_key(l, stored)
+}
+
+/// The nodes the index on `l`.`k` holds equal to `wanted` (`stored` its storage form). The index keys zoned times
+/// by instant, and `12:00Z` and `13:00+01:00` share a key but are not equal: those candidates are checked.
+fn index_seek_equal(g: &GraphState, l: LabelId, k: PropKeyId, wanted: &Value, stored: &StoredValue) -> Vec<NodeId> {
+    let found = g.index_seek(l, k, stored);
+    if !is_zoned(wanted) {
+        return found;
+    }
+    found.into_iter().filter(|&n| holds(g, n, l, k, wanted)).collect()
+}
+
 /// Whether `v` is a time or datetime with an offset or zone, which a property index keys by instant alone.
 fn is_zoned(v: &Value) -> bool {
     matches!(v, Value::Time(_) | Value::DateTime(_))
@@ -171,7 +183,7 @@ fn has_nan(v: &Value) -> bool {
 
 /// Whether node `n` has label `l` and a value under `k` that `=` finds equal to `wanted` (a candidate from the
 /// statement's table is only a candidate).
-fn holds(g: &plexus_storage::GraphState, n: NodeId, l: LabelId, k: PropKeyId, wanted: &Value) -> bool {
+fn holds(g: &GraphState, n: NodeId, l: LabelId, k: PropKeyId, wanted: &Value) -> bool {
     g.node_has_label(n, l)
         && g.node_prop(n, k).is_some_and(|v| compare::equals(&Value::from_stored(v), wanted) == Some(true))
 }
@@ -191,27 +203,14 @@ impl RowExpander for KeyLookup<'_> {
         match self.access.as_mut().expect("chosen") {
             Access::Nothing => Ok(false),
             Access::UniqueKey(l) => {
-                // NaN equals nothing, itself included, though the key map files it under one key.
-                if has_nan(&wanted) {
-                    return Ok(false);
-                }
                 let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
                 // The key map keys numbers by value (`key_form`): `1.0` finds the node keyed `1`, as `=` does.
-                push(row, self.slot, ctx.g().node_by_key(*l, &stored), out);
+                push(row, self.slot, unique_seek(ctx.g(), *l, &wanted, &stored), out);
                 Ok(false)
             }
             Access::Index(l, k) => {
                 let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
-                let (l, k, g) = (*l, *k, ctx.g());
-                let found = g.index_seek(l, k, &stored);
-                if is_zoned(&wanted) {
-                    // The index keys zoned times by instant: `12:00Z` and `13:00+01:00` share a key but are not
-                    // equal.
-                    let found: Vec<NodeId> = found.into_iter().filter(|&n| holds(g, n, l, k, &wanted)).collect();
-                    push(row, self.slot, found, out);
-                } else {
-                    push(row, self.slot, found, out);
-                }
+                push(row, self.slot, index_seek_equal(ctx.g(), *l, *k, &wanted, &stored), out);
                 Ok(false)
             }
             Access::Scan(scan) => {
@@ -306,19 +305,19 @@ impl RowExpander for IndexRange<'_> {
                 };
                 let (l, k, g) = (*l, *k, ctx.g());
                 let nodes = g.index_range(l, k, widen(lo).as_ref(), widen(hi).as_ref());
-                let within = |v: &Value, b: &Option<(plexus_storage::Value, bool)>, op: [CompareOp; 2]| match b {
-                    None => true,
-                    Some((b, inclusive)) => {
-                        compare::compare_op(op[usize::from(*inclusive)], v, &Value::from_stored(b)) == Some(true)
-                    }
+                let within = |v: &Value, bound: &Option<(StoredValue, bool)>, strict: CompareOp, loose: CompareOp| {
+                    bound.as_ref().is_none_or(|(b, inclusive)| {
+                        let op = if *inclusive { loose } else { strict };
+                        compare::compare_op(op, v, &Value::from_stored(b)) == Some(true)
+                    })
                 };
                 let found: Vec<NodeId> = nodes
                     .into_iter()
                     .filter(|&n| {
                         g.node_prop(n, k).is_some_and(|v| {
                             let v = Value::from_stored(v);
-                            within(&v, &lower, [CompareOp::Gt, CompareOp::Ge])
-                                && within(&v, &upper, [CompareOp::Lt, CompareOp::Le])
+                            within(&v, &lower, CompareOp::Gt, CompareOp::Ge)
+                                && within(&v, &upper, CompareOp::Lt, CompareOp::Le)
                         })
                     })
                     .collect();

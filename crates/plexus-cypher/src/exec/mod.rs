@@ -573,16 +573,7 @@ struct Eager<'p> {
 impl Operator for Eager<'_> {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.rows.is_none() {
-            let (mut rows, mut held) = (Vec::new(), 0usize);
-            let limited = ctx.memory_limited();
-            while let Some(batch) = self.input.next(ctx)? {
-                if limited {
-                    held += batch.iter().map(|row| row.iter().map(approx_bytes).sum::<usize>()).sum::<usize>();
-                    update::check_update_memory(ctx, held)?;
-                }
-                rows.extend(batch);
-            }
-            self.rows = Some(rows.into_iter());
+            self.rows = Some(update::read_all(&mut self.input, ctx)?.0.into_iter());
         }
         let out: Batch = self.rows.as_mut().expect("filled above").take(BATCH).collect();
         Ok((!out.is_empty()).then_some(out))

@@ -42,24 +42,31 @@ impl Operator for Update<'_> {
             return Ok(Some(batch));
         }
         if self.output.is_none() {
-            let mut rows = Vec::new();
-            let mut buffered = 0usize;
-            // Sizes are added up only under a memory limit: a walk of every value held (a million maps of a
-            // parameter list) is a pass the update does not otherwise need.
-            let limited = ctx.memory_limited();
-            while let Some(b) = self.input.next(ctx)? {
-                if limited {
-                    buffered += b.iter().map(|row| row.iter().map(approx_bytes).sum::<usize>()).sum::<usize>();
-                    check_update_memory(ctx, buffered)?;
-                }
-                rows.extend(b);
-            }
+            let (rows, buffered) = read_all(&mut self.input, ctx)?;
             let rows = apply(self.plan, rows, ctx, buffered)?;
             self.output = Some(rows.into_iter());
         }
         let out: Batch = self.output.as_mut().unwrap().take(BATCH).collect();
         Ok(if out.is_empty() { None } else { Some(out) })
     }
+}
+
+/// Every row of `input`, and (under a memory limit) about how many bytes they hold, refused once they and the
+/// statement's changes need more than the limit.
+pub(crate) fn read_all(input: &mut Op<'_>, ctx: &mut Ctx) -> Result<(Vec<Row>, usize)> {
+    let mut rows = Vec::new();
+    let mut buffered = 0usize;
+    // Sizes are added up only under a memory limit: a walk of every value held (a million maps of a parameter
+    // list) is a pass the update does not otherwise need.
+    let limited = ctx.memory_limited();
+    while let Some(b) = input.next(ctx)? {
+        if limited {
+            buffered += b.iter().map(|row| row.iter().map(approx_bytes).sum::<usize>()).sum::<usize>();
+            check_update_memory(ctx, buffered)?;
+        }
+        rows.extend(b);
+    }
+    Ok((rows, buffered))
 }
 
 /// What one recorded change of a write transaction takes in memory, roughly: the redo operation with its
@@ -70,7 +77,7 @@ const BYTES_PER_CHANGE: usize = 160;
 /// Under a memory limit, an error once the rows an update holds (`buffered` bytes) and the changes its
 /// transaction made so far need more than the limit: a statement like `UNWIND range(1, 100000000) AS i CREATE
 /// (...)` would otherwise grow the process by gigabytes before it could fail.
-pub(crate) fn check_update_memory(ctx: &mut Ctx, buffered: usize) -> Result<()> {
+fn check_update_memory(ctx: &mut Ctx, buffered: usize) -> Result<()> {
     let Some(interrupt) = ctx.interrupt.clone() else { return Ok(()) };
     if interrupt.max_result_bytes.is_none() {
         return Ok(());
