@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use plexus::{QueryResult, ResultValue};
+use plexus_import::edgelist::{escape_control, printable};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -33,27 +34,9 @@ fn props(p: &std::collections::BTreeMap<std::sync::Arc<str>, ResultValue>, out: 
     out.push('}');
 }
 
-/// `c`, or its escape when it is a control character (C0, DEL, C1): a table cell must not move the cursor, change
-/// the terminal's state (ESC sequences from stored data) or take no width and misalign its column.
-fn escape_control(c: char, out: &mut String) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\t' => out.push_str("\\t"),
-        '\r' => out.push_str("\\r"),
-        c if c.is_control() => {
-            let _ = write!(out, "\\u{:04X}", c as u32);
-        }
-        c => out.push(c),
-    }
-}
-
 /// A column name as a table header shows it, control characters escaped.
 fn header(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        escape_control(c, &mut out);
-    }
-    out
+    printable(name).into_owned()
 }
 
 fn write_literal(v: &ResultValue, out: &mut String) {

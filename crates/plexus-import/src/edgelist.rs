@@ -61,21 +61,30 @@ impl fmt::Display for BadLine {
     }
 }
 
-/// `text` with control characters escaped (`\t`, `\u001B`), as tables show them: a bad line quoted in a message must not move the
+/// `text` with control characters escaped ([`escape_control`]): a bad line quoted in a message must not move the
 /// cursor, ring the bell or recolour the user's terminal.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return text.into();
     }
-    text.chars()
-        .map(|c| match c {
-            '\t' => "\\t".to_string(),
-            '\r' => "\\r".to_string(),
-            '\n' => "\\n".to_string(),
-            c if c.is_control() => format!("\\u{:04X}", c as u32),
-            c => c.to_string(),
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len() + 8);
+    text.chars().for_each(|c| escape_control(c, &mut out));
+    out.into()
+}
+
+/// `c`, or its escape when it is a control character (C0, DEL, C1): `\n`, `\t`, `\r`, else `\u001B`. What the
+/// command line shows of stored or read text: it must not change the terminal's state, nor take no width and
+/// misalign a table's column.
+pub fn escape_control(c: char, out: &mut String) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if c.is_control() => {
+            let _ = std::fmt::Write::write_fmt(out, format_args!("\\u{:04X}", c as u32));
+        }
+        c => out.push(c),
+    }
 }
 
 /// Vertex ids, indexed by dense vertex number.
@@ -313,11 +322,16 @@ fn is_column_name(field: &[u8]) -> bool {
     }) && any
 }
 
-/// Whether `field` is an integer written the one way an integer id prints back: no sign but `-`, no leading
-/// zero (`007` and `7`, `+7` and `7` would otherwise become one vertex).
-fn is_canonical_int(field: &[u8]) -> bool {
+/// Whether the integer text `field` is not written the one way an integer id prints back: a `+` sign, a leading
+/// zero or `-0` (`007` and `7`, `+7` and `7` would otherwise become one vertex).
+fn drops_text(field: &[u8]) -> bool {
     let digits = field.strip_prefix(b"-").unwrap_or(field);
-    parse_int(field).is_some() && !field.starts_with(b"+") && !(digits.len() > 1 && digits[0] == b'0') && field != b"-0"
+    field.starts_with(b"+") || (digits.len() > 1 && digits[0] == b'0') || field == b"-0"
+}
+
+/// Whether `field` is an integer written the one way an integer id prints back (see [`drops_text`]).
+fn is_canonical_int(field: &[u8]) -> bool {
+    parse_int(field).is_some() && !drops_text(field)
 }
 
 /// Detects the delimiter, header and id type from the first data lines.
@@ -482,25 +496,28 @@ fn parse_chunk<'a>(
         }
         let id = |(field, col): (&'a [u8], usize)| -> Result<RawId<'a>, BadLine> {
             match id_type {
-                IdType::Integer if guessed && parse_int(field).is_some() && !is_canonical_int(field) => Err(bad(
-                    col,
-                    format!(
-                        "'{}' has a sign or leading zero that an integer id would drop, merging it with another \
-                         (ids were taken for integers from the first lines: add --id-type string to keep them as \
-                         written, or --id-type integer to read them as numbers)",
-                        String::from_utf8_lossy(field)
-                    ),
-                )),
-                IdType::Integer => parse_int(field).map(RawId::Int).ok_or_else(|| {
-                    // The first lines had integers only: later ones may not.
-                    let hint = if guessed {
-                        " (ids were taken for integers from the first lines: add --id-type string to read them as \
-                         strings)"
-                    } else {
-                        ""
-                    };
-                    bad(col, format!("'{}' is not an integer vertex id{hint}", String::from_utf8_lossy(field)))
-                }),
+                IdType::Integer => match parse_int(field) {
+                    Some(_) if guessed && drops_text(field) => Err(bad(
+                        col,
+                        format!(
+                            "'{}' has a sign or leading zero that an integer id would drop, merging it with another \
+                             (ids were taken for integers from the first lines: add --id-type string to keep them \
+                             as written, or --id-type integer to read them as numbers)",
+                            String::from_utf8_lossy(field)
+                        ),
+                    )),
+                    Some(v) => Ok(RawId::Int(v)),
+                    None => {
+                        // The first lines had integers only: later ones may not.
+                        let hint = if guessed {
+                            " (ids were taken for integers from the first lines: add --id-type string to read them \
+                             as strings)"
+                        } else {
+                            ""
+                        };
+                        Err(bad(col, format!("'{}' is not an integer vertex id{hint}", String::from_utf8_lossy(field))))
+                    }
+                },
                 IdType::String => match std::str::from_utf8(field) {
                     Ok(_) => Ok(RawId::Str(field)),
                     Err(_) => Err(bad(col, format!("'{}' is not valid UTF-8", String::from_utf8_lossy(field)))),
