@@ -17,6 +17,7 @@ use pyo3::types::{PyDict, PyString};
 use crate::bulk;
 use crate::errors::{self, Failure};
 use crate::graph::Graph;
+use crate::opened::Opened;
 use crate::result::QueryResult;
 use crate::values::from_py;
 
@@ -36,7 +37,9 @@ use crate::values::from_py;
 /// [('Ann',)]
 #[pyclass(module = "plexus", frozen)]
 pub struct Database {
-    inner: RwLock<Option<plexus::Database>>,
+    /// The open database, shared with the other handles of this process on its directory ([`crate::opened`]);
+    /// `None` once closed.
+    inner: RwLock<Option<Arc<Opened>>>,
     path: Option<PathBuf>,
     durability: Durability,
     /// Explicit transactions begun here and perhaps still open: `close` rolls them back, since each holds the
@@ -48,9 +51,6 @@ pub struct Database {
     /// Result streams made here and perhaps still open: `close` ends them, since each holds a snapshot, and
     /// with it the database open.
     streams: Mutex<Vec<std::sync::Weak<crate::stream::StreamSlot>>>,
-    /// This handle's share of a database other handles of this process may have open too ([`crate::opened`]);
-    /// let go at `close`.
-    shared: Mutex<Option<Arc<crate::opened::Opened>>>,
 }
 
 #[derive(Default)]
@@ -155,7 +155,7 @@ impl Database {
     /// A handle to the open database, for one call.
     pub fn handle(&self) -> Result<Handle, Failure> {
         let inner = self.inner.read();
-        let db = inner.clone().ok_or(Failure::Closed("database"))?;
+        let db = inner.as_ref().map(|opened| opened.db.clone()).ok_or(Failure::Closed("database"))?;
         // Counted under the read lock, so a `close` (which takes the write lock) sees every handle lent before it.
         self.in_flight.calls.fetch_add(1, Ordering::SeqCst);
         Ok(Handle { db, in_flight: self.in_flight.clone() })
@@ -163,7 +163,7 @@ impl Database {
 
     /// Runs `f` on the open database without cloning its handle (for calls that take well under a microsecond).
     pub fn with<R>(&self, f: impl FnOnce(&plexus::Database) -> R) -> Result<R, Failure> {
-        self.inner.read().as_ref().map(f).ok_or(Failure::Closed("database"))
+        self.inner.read().as_ref().map(|opened| f(&opened.db)).ok_or(Failure::Closed("database"))
     }
 }
 
@@ -238,12 +238,12 @@ impl Database {
             "none" => plexus::cypher::FileAccess::Nowhere,
             dir => plexus::cypher::FileAccess::Under(PathBuf::from(dir)),
         };
-        let (db, shared) = match &path {
+        let opened = match &path {
             None if read_only => return Err(errors::argument("read_only=True needs the path of a database")),
             None => {
                 let db = plexus::Database::in_memory();
                 db.engine().set_file_access(files);
-                (db, None)
+                Arc::new(Opened::alone(db))
             }
             Some(dir) => {
                 let options = Options { durability, ..Options::default() };
@@ -258,8 +258,8 @@ impl Database {
                         false => plexus::Database::open_with(dir, options),
                     })
                 })?;
-                let db = shared.opened.db.clone();
                 if shared.fresh {
+                    let db = &shared.opened.db;
                     db.engine().set_file_access(files);
                     let report = db.recovery_report();
                     if !report.is_clean() {
@@ -269,17 +269,16 @@ impl Database {
                         warnings.call_method1("warn", (format!("plexus: recovery of {}: {report}", dir.display()),))?;
                     }
                 }
-                (db, Some(shared.opened))
+                shared.opened
             }
         };
         Ok(Database {
-            inner: RwLock::new(Some(db)),
+            inner: RwLock::new(Some(opened)),
             path,
             durability,
             transactions: Mutex::new(Vec::new()),
             in_flight: Arc::default(),
             streams: Mutex::new(Vec::new()),
-            shared: Mutex::new(shared),
         })
     }
 
@@ -447,8 +446,7 @@ impl Database {
         let streams: Vec<_> = self.streams.lock().drain(..).filter_map(|s| s.upgrade()).collect();
         py.detach(|| streams.iter().for_each(|s| s.end()));
         // Dropping the last handle flushes the log and joins background threads: not with the GIL held.
-        let shared = self.shared.lock().take();
-        py.detach(move || drop((db, shared)));
+        py.detach(move || drop(db));
     }
 
     /// What opening the database recovered: ``{"checkpoint_version", "replayed", "version", "dropped"}``, where

@@ -12,10 +12,17 @@ use parking_lot::Mutex;
 
 use crate::errors::Failure;
 
-/// One open database and the settings it was opened with.
+/// One open database and the settings it was opened with; a handle holds it while open.
 pub struct Opened {
     pub db: plexus::Database,
     settings: String,
+}
+
+impl Opened {
+    /// A database no other handle can share (in memory).
+    pub fn alone(db: plexus::Database) -> Opened {
+        Opened { db, settings: String::new() }
+    }
 }
 
 static OPEN: Mutex<Vec<(PathBuf, Weak<Opened>)>> = Mutex::new(Vec::new());
