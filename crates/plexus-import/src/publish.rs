@@ -20,14 +20,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use plexus_storage::store::IMPORT_INSIDE_PREFIX as INSIDE_PREFIX;
 use plexus_storage::{Catalog, GraphState, Store};
 
 use crate::import::ImportError;
 
 /// The metadata file of a database directory, moved last into an existing target.
 const META_FILE: &str = "plexus.meta";
-/// The temporary directory inside an existing, empty target, before the process id.
-const INSIDE_PREFIX: &str = ".plexus-importing-";
 /// The list of file names being moved into an existing target.
 const MOVING: &str = "moving";
 

@@ -232,6 +232,10 @@ fn read_meta(dir: &Path) -> Result<[u8; 16]> {
     Ok(bytes[8..24].try_into().expect("16 bytes"))
 }
 
+/// The name, before the process id, of the working directory an import into an existing empty directory keeps
+/// inside it while it moves its files in (`plexus_import::publish`).
+pub const IMPORT_INSIDE_PREFIX: &str = ".plexus-importing-";
+
 /// The directory the temporary directories of imports into `dir` go in, and their names before the process id.
 fn import_temp_prefix(dir: &Path) -> (PathBuf, String) {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "plexus".into());
@@ -664,7 +668,7 @@ fn missing_meta(dir: &Path) -> StorageError {
         .into_iter()
         .flatten()
         .flatten()
-        .any(|e| e.file_name().to_string_lossy().starts_with(".plexus-importing-"));
+        .any(|e| e.file_name().to_string_lossy().starts_with(IMPORT_INSIDE_PREFIX));
     let message = if importing {
         "missing, but the directory holds log or checkpoint files: an import into it was interrupted while moving \
          its files in; run the same `plexus import` again, which finishes or clears it"
