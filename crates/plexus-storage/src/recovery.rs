@@ -275,8 +275,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             Err(reason) => {
                 // A damaged header: this segment's commits cannot be trusted to be this database's, nor those
                 // after it replayed. Refused unless they may be dropped (kept aside).
-                let counts = segment_counts(&segments[index..])?;
-                let intact: u64 = counts.iter().map(|(_, n)| n).sum();
+                let (counts, intact) = segment_counts(&segments[index..])?;
                 if intact > 0 {
                     let lost = format!("{reason}, and {intact} intact commits from here on cannot be replayed");
                     refuse_loss(path, lost)?;
@@ -317,8 +316,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             );
             // The commits from here on cannot be replayed over the gap: refused unless they may be dropped (kept
             // aside, as after damage).
-            let counts = segment_counts(&segments[index..])?;
-            let intact: u64 = counts.iter().map(|(_, n)| n).sum();
+            let (counts, intact) = segment_counts(&segments[index..])?;
             refuse_loss(path, format!("{gap}, and {intact} intact commits from here on cannot be replayed"))?;
             let reason = format!("follows a gap in the log ({before})");
             drop_segments(dir, &segments[index..], &counts, &reason, repair, &mut report)?;
@@ -427,9 +425,14 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
     Ok(Recovered { empty_segments, state, next_node, next_rel, next_segment, resumable, report })
 }
 
-/// The size and the intact commits of each of `segments`.
-fn segment_counts(segments: &[(u64, PathBuf)]) -> Result<Vec<(u64, u64)>> {
-    segments.iter().map(|(_, p)| read_file(p).map(|b| (b.len() as u64, read_segment(&b).0.len() as u64))).collect()
+/// The size and the intact commits of each of `segments`, and the intact commits of all of them.
+fn segment_counts(segments: &[(u64, PathBuf)]) -> Result<(Vec<(u64, u64)>, u64)> {
+    let counts: Vec<(u64, u64)> = segments
+        .iter()
+        .map(|(_, p)| read_file(p).map(|b| (b.len() as u64, read_segment(&b).0.len() as u64)))
+        .collect::<Result<_>>()?;
+    let intact = counts.iter().map(|(_, n)| n).sum();
+    Ok((counts, intact))
 }
 
 /// Reports `segments` (with their `counts`) dropped, the first for `reason` and the others as following it, and

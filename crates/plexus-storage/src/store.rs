@@ -620,7 +620,7 @@ impl Store {
         shared.writable()?;
         // The checkpoint path's lock order: checkpoint, head, then writers.
         let _checkpointing = shared.checkpoint_lock.lock();
-        {
+        let size = {
             let mut head = shared.head.lock();
             let writers = shared.writers.lock();
             if head.state.node_count() > 0 || head.state.rel_count() > 0 || !shared.pending.lock().is_empty() {
@@ -643,11 +643,10 @@ impl Store {
             let state = Arc::new(state);
             head.state = state.clone();
             shared.published.store(state);
-            drop(writers);
-            drop(head);
-            commit::trim_heap();
-            Ok(size)
-        }
+            size
+        };
+        commit::trim_heap();
+        Ok(size)
     }
 }
 
