@@ -179,13 +179,12 @@ pub(crate) fn stream_creates(root: &mut PlanNode) {
             PlanNode::Start => true,
             PlanNode::Unwind { input, .. } => matches!(**input, PlanNode::Start),
             PlanNode::Create { input, nodes, rels, .. } => {
-                let reads_graph = |e: &CExpr| crate::plan::fuse::reads_beyond_row(e);
-                let exprs = nodes
+                let mut exprs = nodes
                     .iter()
                     .flat_map(|n| n.properties.iter().chain(&n.dynamic_labels))
                     .chain(rels.iter().flat_map(|r| r.properties.iter().chain(&r.dynamic_type)));
                 let first = !matches!(**input, PlanNode::Create { .. });
-                (first || !exprs.clone().any(reads_graph)) && blind_to_changes(input)
+                (first || !exprs.any(crate::plan::fuse::reads_beyond_row)) && blind_to_changes(input)
             }
             _ => false,
         }
