@@ -407,8 +407,9 @@ impl Auth {
 
 impl Auth {
     /// A number that changes whenever a user is added, removed or given a new password or role, here or by
-    /// another process through the users file. Costs one `stat` of the file when nothing changed, so a cache of
-    /// accepted credentials can ask it on every request.
+    /// another process through the users file. Costs one `stat` of the file when nothing changed. (No cache in
+    /// the server asks it any more: verified passwords are remembered by their stored hash, which a change
+    /// replaces.)
     pub fn generation(&self) -> u64 {
         self.reload_if_changed();
         self.generation.load(Ordering::Acquire)
