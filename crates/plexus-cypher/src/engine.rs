@@ -668,6 +668,19 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         format!("label :{label} already has a unique key on another property"),
                     ))
                 }
+                // The constraint's own index would be a second index on the same schema (refused as in Neo4j,
+                // `IF NOT EXISTS` or not: nothing equivalent exists).
+                None if tx.has_index(l, k) => {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "IndexAlreadyExists",
+                        format!(
+                            "an index on :{label}({property}) already exists; \
+                             drop it before creating a uniqueness constraint on the same property"
+                        ),
+                    ))
+                }
                 None => {
                     tx.declare_named_unique_key(l, k, given.as_deref()).map_err(|e| {
                         let detail = "ConstraintCreationFailed";
@@ -723,6 +736,16 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             } else if let Some(holder) = holder {
                 if !*if_not_exists {
                     return Err(name_taken(holder));
+                }
+            } else if tx.unique_key(l) == Some(k) {
+                // A uniqueness constraint's key is already indexed (and seeks use it).
+                if !*if_not_exists {
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        "IndexAlreadyExists",
+                        format!("a uniqueness constraint on :{label}({}) already indexes that property", properties[0]),
+                    ));
                 }
             } else {
                 tx.create_named_index(l, k, given.as_deref())?;

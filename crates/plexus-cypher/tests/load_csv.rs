@@ -210,6 +210,24 @@ fn call_in_transactions_commits_every_n_rows() {
     assert_eq!(db.rows("MATCH (i:Item) RETURN count(i)"), vec![vec![int(0)]]);
 }
 
+/// A LIMIT after `CALL { } IN TRANSACTIONS` limits the rows returned, never the rows written (as for any write
+/// before a LIMIT), even when the statement's rows come in several batches.
+#[test]
+fn a_limit_after_call_in_transactions_still_writes_every_row() {
+    let db = Db::new();
+    let q =
+        "UNWIND range(1, 5000) AS i CALL { WITH i CREATE (:X {i: i}) } IN TRANSACTIONS OF 100 ROWS RETURN i LIMIT 1";
+    assert_eq!(db.rows(q), vec![vec![int(1)]]);
+    assert_eq!(db.rows("MATCH (x:X) RETURN count(x)"), vec![vec![int(5000)]]);
+    let q = "UNWIND range(1, 3000) AS i CALL { WITH i CREATE (y:Y {i: i}) RETURN y } IN TRANSACTIONS \
+             WITH i, y LIMIT 3 RETURN count(*)";
+    assert_eq!(db.rows(q), vec![vec![int(3)]]);
+    assert_eq!(db.rows("MATCH (y:Y) RETURN count(y)"), vec![vec![int(3000)]]);
+    let q = "UNWIND range(1, 3000) AS i CALL { WITH i CREATE (:Z {i: i}) } IN TRANSACTIONS RETURN i LIMIT 0";
+    assert!(db.rows(q).is_empty());
+    assert_eq!(db.rows("MATCH (z:Z) RETURN count(z)"), vec![vec![int(3000)]]);
+}
+
 /// `ON ERROR CONTINUE | BREAK` roll a failed transaction back and go on (or stop); `REPORT STATUS AS s` says
 /// what became of each input row's transaction; the subquery's results are null for a failed one.
 #[test]

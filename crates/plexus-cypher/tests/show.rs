@@ -198,3 +198,26 @@ fn tools_read_the_schema_and_the_version() {
     );
     assert_eq!(db.result("CALL db.ping()").rows, vec![vec![ResultValue::Bool(true)]]);
 }
+
+/// An index and a uniqueness constraint on the same label and property would be two indexes on one schema: each
+/// is refused while the other exists (as in Neo4j), and nothing is left behind by the refusal.
+#[test]
+fn an_index_and_a_uniqueness_constraint_do_not_share_a_property() {
+    let db = Db::new();
+    let err = |q: &str| db.engine.execute(&db.store, q, &Params::new()).expect_err(q);
+    for q in [
+        "CREATE CONSTRAINT person_name FOR (p:Person) REQUIRE p.name IS UNIQUE",
+        "CREATE CONSTRAINT person_name IF NOT EXISTS FOR (p:Person) REQUIRE p.name IS UNIQUE",
+    ] {
+        let e = err(q);
+        assert_eq!((e.kind, e.detail), (ErrorKind::SemanticError, "IndexAlreadyExists"), "{q}: {e}");
+    }
+    let e = err("CREATE INDEX city_id_index FOR (c:City) ON (c.id)");
+    assert_eq!(e.detail, "IndexAlreadyExists", "{e}");
+    db.run("CREATE INDEX city_id_index IF NOT EXISTS FOR (c:City) ON (c.id)");
+    let names = db.run("SHOW INDEXES YIELD name RETURN name ORDER BY name");
+    assert_eq!(names, vec![vec![s("city_id")], vec![s("idx_name")]]);
+    // With the index dropped, the constraint can be made.
+    db.run("DROP INDEX idx_name");
+    db.run("CREATE CONSTRAINT person_name FOR (p:Person) REQUIRE p.name IS UNIQUE");
+}

@@ -369,7 +369,10 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                 },
                 _ => open(input, arg),
             };
-            boxed(plan, Limit { input: below, count, remaining: None, pulled: false })
+            // Rows the limit drops still run the side effects of a `CALL { } IN TRANSACTIONS` below it, which
+            // writes as rows arrive (other writes have all happened before their first row comes up).
+            let drain = input.commits_in_parts();
+            boxed(plan, Limit { input: below, count, remaining: None, pulled: false, drain })
         }
         P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
             boxed(plan, update::Update::new(open(plan.input().unwrap(), arg), plan))

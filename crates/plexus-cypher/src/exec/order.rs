@@ -160,6 +160,8 @@ pub(super) struct Limit<'p> {
     pub(super) count: &'p crate::expr::CExpr,
     pub(super) remaining: Option<usize>,
     pub(super) pulled: bool,
+    /// Whether the input is read to its end once the limit is reached, for the side effects of reading it.
+    pub(super) drain: bool,
 }
 
 impl Operator for Limit<'_> {
@@ -169,6 +171,11 @@ impl Operator for Limit<'_> {
         }
         let left = self.remaining.unwrap();
         if left == 0 {
+            if self.drain {
+                self.drain = false;
+                while self.input.next(ctx)?.is_some() {}
+                return Ok(None);
+            }
             if !self.pulled {
                 // Updates below run when first pulled: LIMIT 0 limits the rows, never the side effects.
                 self.pulled = true;

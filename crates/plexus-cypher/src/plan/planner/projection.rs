@@ -319,6 +319,40 @@ fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut
         | ExprKind::HasLabels(a, _)
         | ExprKind::LabelTest(a, _) => go(a),
         ExprKind::Function { args, .. } => args.iter().for_each(go),
+        ExprKind::Slice(a, from, to) => {
+            go(a);
+            from.iter().chain(to).for_each(|x| go(x));
+        }
+        // `o {.age, c: count(*)}` reads `o` outside its aggregate as much as `o.age + count(*)` does.
+        ExprKind::MapProjection { base, items } => {
+            go(base);
+            for item in items {
+                if let MapProjectionItem::Entry(_, v) = item {
+                    go(v);
+                }
+            }
+        }
+        ExprKind::ListComprehension { variable, list, filter, map } => {
+            go(list);
+            let mut inner = Vec::new();
+            for x in filter.iter().chain(map) {
+                free_outside_aggregates(x, keys, text, &mut inner);
+            }
+            out.extend(inner.into_iter().filter(|(n, _)| *n != variable.name));
+        }
+        ExprKind::Quantified { variable, list, predicate, .. } => {
+            go(list);
+            let mut inner = Vec::new();
+            free_outside_aggregates(predicate, keys, text, &mut inner);
+            out.extend(inner.into_iter().filter(|(n, _)| *n != variable.name));
+        }
+        ExprKind::Reduce { accumulator, init, variable, list, expr } => {
+            go(init);
+            go(list);
+            let mut inner = Vec::new();
+            free_outside_aggregates(expr, keys, text, &mut inner);
+            out.extend(inner.into_iter().filter(|(n, _)| *n != variable.name && *n != accumulator.name));
+        }
         ExprKind::Case { operand, whens, otherwise } => {
             if let Some(o) = operand {
                 go(o);
