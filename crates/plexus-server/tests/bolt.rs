@@ -511,3 +511,30 @@ fn repeated_wrong_passwords_lock_the_user_briefly() {
         assert_eq!(log_on(password), "Neo.ClientError.Security.AuthenticationRateLimit");
     }
 }
+
+/// A message the connection's state does not take (DISCARD with no result open, COMMIT with no transaction, RUN
+/// while a result is open) is a protocol breach: a FAILURE naming the message, then the connection closes, as
+/// Neo4j's does, so a driver that lost track of the state cannot get the connection back into its pool.
+#[test]
+fn a_message_out_of_state_fails_and_closes_the_connection() {
+    let s = TestServer::start(bolt_only_with_message_limit(1 << 20), Auth::disabled());
+    let failure_message = |r: &[Ps]| match &r[0] {
+        Ps::Struct(0x7F, fields) => fields[0].get("message").and_then(Ps::as_str).unwrap_or_default().to_string(),
+        other => panic!("expected a FAILURE, got {other:?}"),
+    };
+    for (tag, name) in [(0x2F, "DISCARD"), (0x3F, "PULL"), (0x12, "COMMIT"), (0x13, "ROLLBACK")] {
+        let mut c = Client::ready(s.addr);
+        let r = c.request(tag, vec![map([("n", Ps::Int(-1))])]);
+        let message = failure_message(&r);
+        assert!(message.contains(&format!("'{name}'")) && message.contains("READY"), "{message}");
+        assert!(c.is_closed(), "{name}");
+    }
+    // RUN while an auto-commit result is still open.
+    let mut c = Client::ready(s.addr);
+    let r = c.request(0x10, vec![Ps::String("UNWIND range(1, 5) AS i RETURN i".into()), map([]), map([])]);
+    assert!(matches!(&r[0], Ps::Struct(0x70, _)));
+    let r = c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), map([])]);
+    assert!(failure_message(&r).contains("STREAMING"));
+    assert!(c.is_closed());
+    assert_healthy(s.addr);
+}

@@ -273,6 +273,9 @@ pub fn serve(
                             return;
                         }
                     };
+                    if reset_queued(&inbuf) && session.ignore_before_reset(&message, &mut out) {
+                        continue;
+                    }
                     if session.handle(message, &mut out) == Control::Close {
                         let _ = stream.write_all(&out).and_then(|_| stream.flush());
                         return;
@@ -473,6 +476,28 @@ pub fn probe_socket(fd: std::os::fd::RawFd) -> Liveness {
     }
 }
 
+/// Whether one of the complete messages at the front of `buf` (which starts at a message's first chunk) is a
+/// RESET: walked message by message, so a RESET's bytes inside another message's data do not count.
+fn reset_queued(buf: &[u8]) -> bool {
+    const RESET: [u8; 6] = [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00];
+    let mut pos = 0;
+    while pos + 2 <= buf.len() {
+        if buf[pos..].starts_with(&RESET) {
+            return true;
+        }
+        // Skip this message's chunks up to its end marker.
+        loop {
+            let Some(header) = buf.get(pos..pos + 2) else { return false };
+            let size = u16::from_be_bytes([header[0], header[1]]) as usize;
+            pos += 2 + size;
+            if size == 0 {
+                break;
+            }
+        }
+    }
+    false
+}
+
 /// Whether the buffered bytes hold a complete RESET message (a one-chunk message `B0 0F`).
 fn contains_reset(buf: &[u8]) -> bool {
     buf.windows(6).any(|w| w == [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00])
@@ -493,6 +518,21 @@ mod tests {
         assert_eq!(choose_version(&p), Some((5, 2)));
         let p = [0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         assert_eq!(choose_version(&p), None);
+    }
+
+    #[test]
+    fn a_queued_reset_is_found_only_at_a_message_start() {
+        let reset = [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00];
+        let pull = [0x00, 0x03, 0xB1, 0x3F, 0xA0, 0x00, 0x00];
+        assert!(reset_queued(&reset));
+        assert!(reset_queued(&[&pull[..], &reset[..]].concat()));
+        assert!(!reset_queued(&pull));
+        // A RUN whose query text holds a RESET's bytes, split over two chunks.
+        let run = [0x00, 0x04, 0xB1, 0x10, 0x86, 0x00, 0x00, 0x05, 0x02, 0xB0, 0x0F, 0x00, 0x00, 0x00, 0x00];
+        assert!(!reset_queued(&run));
+        assert!(reset_queued(&[&run[..], &reset[..]].concat()));
+        // An incomplete message ends the walk.
+        assert!(!reset_queued(&[0x00, 0x09, 0xB1]));
     }
 
     #[test]

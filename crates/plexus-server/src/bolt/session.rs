@@ -137,6 +137,9 @@ pub struct Session {
     /// Asked while a query runs whether the client is still there.
     probe: Option<Arc<dyn Fn() -> Liveness + Send + Sync>>,
     scratch: Encoder,
+    /// Set by a message the state does not allow: the connection then closes after its FAILURE, as Neo4j's does,
+    /// so a driver that lost track of the state never gets the connection back into its pool.
+    breached: bool,
 }
 
 impl Session {
@@ -155,6 +158,7 @@ impl Session {
             routing_address: None,
             local_address,
             connection_id: format!("bolt-{connection_id}"),
+            breached: false,
             caller: crate::registry::Caller {
                 connection: format!("bolt-{connection_id}").into(),
                 ..Default::default()
@@ -190,6 +194,20 @@ impl Session {
 
     /// Answers a request the connection could not take (too large, or not PackStream) with a FAILURE; the
     /// connection must close after it.
+    /// Answers IGNORED to `message` when the client has already sent a RESET after it (the connection saw it
+    /// queued), as Neo4j interrupts on a RESET's arrival: a driver closing a session sends PULL then RESET, and
+    /// must not be handed more rows it will only DISCARD into a state that no longer has them. True if ignored.
+    pub fn ignore_before_reset(&mut self, message: &Ps, out: &mut Vec<u8>) -> bool {
+        let Ps::Struct(tag, _) = message else { return false };
+        let interruptible =
+            matches!(self.state, State::Ready | State::Streaming | State::TxReady | State::TxStreaming | State::Failed);
+        if !interruptible || *tag == msg::RESET || *tag == msg::GOODBYE {
+            return false;
+        }
+        self.respond(out, msg::IGNORED, None);
+        true
+    }
+
     pub fn reject(&mut self, error: ServerError, out: &mut Vec<u8>) {
         self.fail(out, error);
         self.state = State::Defunct;
@@ -242,7 +260,7 @@ impl Session {
             other => Err(ServerError::request(format!("unknown Bolt message 0x{other:02X}"))),
         };
         if let Err(e) = result {
-            let defunct = e.code == "Neo.ClientError.Security.Unauthorized";
+            let defunct = e.code == "Neo.ClientError.Security.Unauthorized" || std::mem::take(&mut self.breached);
             self.fail(out, e);
             if defunct || matches!(self.state, State::Connected | State::Authentication | State::Defunct) {
                 self.state = State::Defunct;
@@ -255,6 +273,23 @@ impl Session {
         } else {
             Control::Continue
         }
+    }
+
+    /// The error for `message` sent in a state that does not take it, in Neo4j's words; the connection closes
+    /// after it.
+    fn out_of_state(&mut self, message: &str) -> ServerError {
+        self.breached = true;
+        let state = match self.state {
+            State::Connected => "CONNECTED",
+            State::Authentication => "AUTHENTICATION",
+            State::Ready => "READY",
+            State::Streaming => "STREAMING",
+            State::TxReady => "TX_READY",
+            State::TxStreaming => "TX_STREAMING",
+            State::Failed => "FAILED",
+            State::Defunct => "DEFUNCT",
+        };
+        ServerError::request(format!("Message '{message}' cannot be handled by a session in the {state} state."))
     }
 
     fn unauthenticated_state(&self) -> State {
@@ -288,7 +323,7 @@ impl Session {
 
     fn hello(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
         if self.state != State::Connected {
-            return Err(ServerError::request("HELLO was already sent"));
+            return Err(self.out_of_state("HELLO"));
         }
         let extra = fields.first().ok_or_else(|| ServerError::request("HELLO needs a metadata map"))?;
         if let Some(routing) = extra.get("routing") {
@@ -321,7 +356,7 @@ impl Session {
 
     fn logon(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
         if self.version < (5, 1) || self.state != State::Authentication {
-            return Err(ServerError::request(format!("LOGON is not allowed in state {:?}", self.state)));
+            return Err(self.out_of_state("LOGON"));
         }
         let auth = fields.first().ok_or_else(|| ServerError::request("LOGON needs an auth map"))?;
         self.role = Some(self.authenticate(auth)?);
@@ -333,7 +368,7 @@ impl Session {
 
     fn logoff(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
         if self.version < (5, 1) || self.state != State::Ready {
-            return Err(ServerError::request(format!("LOGOFF is not allowed in state {:?}", self.state)));
+            return Err(self.out_of_state("LOGOFF"));
         }
         self.role = None;
         self.state = State::Authentication;
@@ -422,9 +457,7 @@ impl Session {
                     }
                 }
             }
-            State::Streaming => {
-                return Err(ServerError::request("RUN while a result is open: PULL or DISCARD it first"));
-            }
+            State::Streaming => return Err(self.out_of_state("RUN")),
             _ => unreachable!("authenticated() admits only the states above"),
         };
         let in_tx = self.state != State::Ready;
@@ -485,7 +518,7 @@ impl Session {
 
     fn pull(&mut self, fields: &[Ps], out: &mut Vec<u8>, discard: bool) -> Result<(), ServerError> {
         if !matches!(self.state, State::Streaming | State::TxStreaming) {
-            return Err(ServerError::request(format!("no result to pull in state {:?}", self.state)));
+            return Err(self.out_of_state(if discard { "DISCARD" } else { "PULL" }));
         }
         let extra = fields.first().unwrap_or(&NULL);
         let n = extra.get("n").and_then(Ps::as_int).unwrap_or(-1);
@@ -628,7 +661,7 @@ impl Session {
     fn begin(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
         self.authenticated()?;
         if self.state != State::Ready {
-            return Err(ServerError::request(format!("BEGIN is not allowed in state {:?}", self.state)));
+            return Err(self.out_of_state("BEGIN"));
         }
         let extra = fields.first().unwrap_or(&NULL);
         refuse_impersonation(extra)?;
@@ -648,7 +681,7 @@ impl Session {
 
     fn commit(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
         if !matches!(self.state, State::TxReady | State::TxStreaming) {
-            return Err(ServerError::request(format!("COMMIT is not allowed in state {:?}", self.state)));
+            return Err(self.out_of_state("COMMIT"));
         }
         self.streams.clear();
         let open = self.tx.take().expect("a transaction is open in this state");
@@ -668,7 +701,7 @@ impl Session {
 
     fn rollback(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
         if !matches!(self.state, State::TxReady | State::TxStreaming) {
-            return Err(ServerError::request(format!("ROLLBACK is not allowed in state {:?}", self.state)));
+            return Err(self.out_of_state("ROLLBACK"));
         }
         self.reset();
         self.state = State::Ready;
@@ -680,7 +713,7 @@ impl Session {
     fn route(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
         self.authenticated()?;
         if self.state != State::Ready {
-            return Err(ServerError::request(format!("ROUTE is not allowed in state {:?}", self.state)));
+            return Err(self.out_of_state("ROUTE"));
         }
         let db = match fields.get(2) {
             Some(Ps::String(s)) => Some(s.as_str()),
