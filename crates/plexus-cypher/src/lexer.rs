@@ -332,18 +332,15 @@ fn lex_number(text: &str, start: usize) -> Result<(Tok, usize)> {
         return Ok((Tok::Float(v), i));
     }
     if let Some(octal) = literal.strip_prefix('0').filter(|rest| !rest.is_empty()) {
-        // The older octal form Neo4j still reads (deprecated for 0o): 0777 is 511, and 09 is no number at all.
-        if !octal.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-            return Err(err_at(
-                text,
-                start,
-                format!("invalid number '{literal}': a leading 0 makes an integer octal (write {})", octal),
-            ));
-        }
-        return match i64::from_str_radix(octal, 8) {
-            Ok(v) => Ok((Tok::Int(v), i)),
-            Err(_) => Ok((Tok::BigInt(format!("0o{octal}")), i)),
-        };
+        // The older octal form (`017`), which Neo4j 5 no longer reads: refused rather than read as a decimal a
+        // reader would expect, or as the octal it once was.
+        return Err(err_at(
+            text,
+            start,
+            format!(
+                "the octal integer literal syntax `{literal}` is no longer supported, please use `0o{octal}` instead"
+            ),
+        ));
     }
     match literal.parse::<i64>() {
         Ok(v) => Ok((Tok::Int(v), i)),
@@ -502,10 +499,13 @@ mod tests {
             [Tok::Int(31), Tok::Int(15), Tok::BigInt("9223372036854775808".into())]
         );
         assert!(tokenize("12abc").is_err());
-        // A leading zero is the older octal form; a float is read in decimal whatever its first digit.
-        assert_eq!(toks("0777 00 0 07.5")[..4], [Tok::Int(511), Tok::Int(0), Tok::Int(0), Tok::Float(7.5)]);
-        assert_eq!(toks("01000000000000000000000")[0], Tok::BigInt("0o1000000000000000000000".into()));
-        assert!(tokenize("09").is_err());
+        // A leading zero was the older octal form, which Neo4j 5 refuses; a float is read in decimal whatever its
+        // first digit.
+        assert_eq!(toks("0 07.5")[..2], [Tok::Int(0), Tok::Float(7.5)]);
+        for old in ["0777", "00", "09", "01000000000000000000000"] {
+            let e = tokenize(old).unwrap_err();
+            assert!(e.message.contains("no longer supported"), "{old}: {e}");
+        }
         assert_eq!(
             toks("1_000 0x_1_F 0o1_7 1_0.5_5 1e1_0 9_223_372_036_854_775_808")[..6],
             [

@@ -702,8 +702,8 @@ fn deleted_entities_are_returned_empty_and_failed_statements_leave_them() {
 fn aggregates_over_no_rows() {
     let db = Db::new();
     let rows = db.run("UNWIND [] AS x RETURN stDev(x), stDevP(x), avg(x), count(x)");
-    // Neo4j's deviation of fewer than two values is 0.0, even of none.
-    assert_eq!(rows, vec![vec![ResultValue::Float(0.0), ResultValue::Float(0.0), ResultValue::Null, int(0)]]);
+    // As in Neo4j 5: no values have no deviation (null); one value deviates by 0.0.
+    assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null, ResultValue::Null, int(0)]]);
     let rows = db.run("UNWIND [5] AS x RETURN stDev(x), stDevP(x)");
     assert_eq!(rows, vec![vec![ResultValue::Float(0.0), ResultValue::Float(0.0)]]);
 }

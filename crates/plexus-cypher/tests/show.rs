@@ -213,7 +213,7 @@ fn an_index_and_a_uniqueness_constraint_do_not_share_a_property() {
         assert_eq!((e.kind, e.detail), (ErrorKind::SemanticError, "IndexAlreadyExists"), "{q}: {e}");
     }
     let e = err("CREATE INDEX city_id_index FOR (c:City) ON (c.id)");
-    assert_eq!(e.detail, "IndexAlreadyExists", "{e}");
+    assert_eq!(e.detail, "ConstraintAlreadyExists", "{e}");
     db.run("CREATE INDEX city_id_index IF NOT EXISTS FOR (c:City) ON (c.id)");
     let names = db.run("SHOW INDEXES YIELD name RETURN name ORDER BY name");
     assert_eq!(names, vec![vec![s("city_id")], vec![s("idx_name")]]);

@@ -139,8 +139,9 @@ impl Acc {
             },
             State::MinMax(v) => v.unwrap_or(Value::Null),
             State::Collect(items) => Value::list(items),
-            // Fewer than two values deviate by 0.0, as Neo4j answers, even none (where avg is null).
-            State::Deviation { n: 0 | 1, .. } => Value::Float(0.0),
+            // No value has no deviation (null, as Neo4j 5 answers, like avg); one value deviates by 0.0.
+            State::Deviation { n: 0, .. } => Value::Null,
+            State::Deviation { n: 1, .. } => Value::Float(0.0),
             State::Deviation { n, squares, .. } => {
                 let n = n as f64;
                 Value::Float((squares / if spec.func == AggFn::StDev { n - 1.0 } else { n }).sqrt())

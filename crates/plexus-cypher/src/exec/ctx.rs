@@ -93,6 +93,9 @@ pub(crate) struct Deleted {
     pub nodes: std::collections::HashSet<plexus_storage::NodeId>,
     /// Each deleted relationship's type, start and end: what a result still shows of it.
     pub rels: std::collections::HashMap<plexus_storage::RelId, DeletedRel>,
+    /// Nodes deleted while they still had relationships: still stored until their last relationship goes,
+    /// which must happen before the statement ends (see `update::settle_deletions`).
+    pub connected: std::collections::BTreeSet<plexus_storage::NodeId>,
 }
 
 /// What is kept of a relationship a statement deleted.
@@ -165,7 +168,9 @@ impl<'a> Ctx<'a> {
     /// Commits what the statement did so far and goes on in a new transaction (`CALL { } IN TRANSACTIONS`).
     pub fn commit_part(&mut self) -> Result<()> {
         match &mut self.graph {
-            Graph::Write(tx) if self.may_commit_parts => {
+            Graph::Write(_) if self.may_commit_parts => {
+                super::update::settle_deletions(self)?;
+                let tx = self.tx()?;
                 tx.commit_and_continue().map_err(CypherError::from)?;
                 Ok(())
             }

@@ -198,6 +198,21 @@ fn eval_props(
     let Some(e) = e else { return Ok(Vec::new()) };
     let mut out = Vec::with_capacity(if let CExpr::Map(entries) = e { entries.len() } else { 0 });
     let mut put = |k: Key, v: Value, ctx: &mut Ctx| -> Result<()> {
+        if merge && matches!(v, Value::Float(f) if f.is_nan()) {
+            let name = match k {
+                Key::Name(name) => name,
+                Key::Token(token) => token.name().as_ref(),
+            };
+            return Err(CypherError::new(
+                ErrorKind::SemanticError,
+                Phase::Runtime,
+                "MergeReadOwnWrites",
+                format!(
+                    "cannot merge a {what} whose property '{name}' is NaN: NaN equals nothing, not even itself, so \
+                     MERGE could never find the {what} it creates"
+                ),
+            ));
+        }
         if v.is_null() {
             if merge {
                 let name = match k {
@@ -219,12 +234,15 @@ fn eval_props(
     };
     // A map written in the pattern is evaluated entry by entry, without building the map.
     if let CExpr::Map(entries) = e {
-        for (k, x) in entries {
+        for (i, (k, x)) in entries.iter().enumerate() {
             let v = x.eval(row, ctx)?;
+            // A key written twice (`{a: 1, a: 2}`) takes its last value, as in a map literal.
+            if entries[i + 1..].iter().any(|(later, _)| later.name() == k.name()) {
+                continue;
+            }
             put(Key::Token(k), v, ctx)?;
         }
         out.sort_by_key(|(k, _)| *k);
-        out.dedup_by_key(|(k, _)| *k);
         return Ok(out);
     }
     match e.eval(row, ctx)? {
@@ -268,10 +286,10 @@ fn create(row: &mut Row, nodes: &[CreateNode], rels: &[CreateRel], ctx: &mut Ctx
         let props = eval_props(&n.properties, row, ctx, merge, "node")?;
         let computed = computed_labels(&n.dynamic_labels, row, ctx)?;
         let tx = ctx.tx()?;
-        let mut labels: plexus_storage::records::Labels =
-            n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label))).collect();
-        for name in &computed {
-            let id = tx.label(name);
+        let mut labels = plexus_storage::records::Labels::new();
+        // A label written twice (`:A:B:A`) is one label, and counted once.
+        let named = n.labels.iter().map(|l| LabelId(l.intern(tx.catalog(), TokenKind::Label)));
+        for id in named.chain(computed.iter().map(|name| tx.label(name))) {
             if !labels.contains(&id) {
                 labels.push(id);
             }
@@ -340,6 +358,16 @@ fn entity(v: Value, what: &str) -> Result<Option<Entity>> {
             "InvalidArgumentType",
             format!("{what} expects a node or relationship, got {}", other.type_name()),
         )),
+    }
+}
+
+/// Whether `target` exists and has no property `key` (a deleted entity does not lack it: writing to it fails).
+fn lacks_prop(ctx: &Ctx, target: &Entity, key: &str) -> bool {
+    let g = ctx.g();
+    let k = ctx.prop_key(key);
+    match target {
+        Entity::Node(n) => g.node_exists(*n) && k.is_none_or(|k| g.node_prop(*n, k).is_none()),
+        Entity::Rel(r) => g.rel_exists(*r) && k.is_none_or(|k| g.rel_prop(*r, k).is_none()),
     }
 }
 
@@ -466,19 +494,17 @@ fn set(row: &Row, item: &SetOp, value: Option<Value>, ctx: &mut Ctx) -> Result<(
             let Some(t) = entity(target.eval(row, ctx)?, "SET")? else { return Ok(()) };
             let key = property_key(key, row, ctx)?;
             let v = stored(&value.unwrap_or(Value::Null))?;
+            // Setting null removes: nothing to do (or count) when there is nothing to remove.
+            if matches!(v, plexus_storage::Value::Null) && lacks_prop(ctx, &t, &key) {
+                return Ok(());
+            }
             set_prop(ctx, &t, &key, v)
         }
         SetOp::RemoveProperty { target, key } => {
             let Some(t) = entity(target.eval(row, ctx)?, "REMOVE")? else { return Ok(()) };
             let key = property_key(key, row, ctx)?;
-            let key = &*key;
-            let Some(k) = ctx.prop_key(key) else { return Ok(()) };
-            let had = match &t {
-                Entity::Node(n) => ctx.g().node_prop(*n, k).is_some(),
-                Entity::Rel(r) => ctx.g().rel_prop(*r, k).is_some(),
-            };
-            if had {
-                set_prop(ctx, &t, key, plexus_storage::Value::Null)?;
+            if !lacks_prop(ctx, &t, &key) {
+                set_prop(ctx, &t, &key, plexus_storage::Value::Null)?;
             }
             Ok(())
         }
@@ -592,6 +618,16 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             tx.delete_rel(r)?;
             ctx.deleted_mut().rels.insert(r, DeletedRel { ty: rec.ty, start: rec.src, end: rec.dst });
             ctx.stats.relationships_deleted += 1;
+            // A node deleted earlier in the statement while this relationship still held it goes now.
+            for end in [rec.src, rec.dst] {
+                if ctx.deleted.as_ref().is_some_and(|d| d.connected.contains(&end)) {
+                    let tx = ctx.tx()?;
+                    if tx.degree(end, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) == 0 {
+                        tx.delete_node(end)?;
+                        ctx.deleted_mut().connected.remove(&end);
+                    }
+                }
+            }
         }
     }
     for n in nodes {
@@ -599,31 +635,65 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
         if !tx.node_exists(n) {
             continue;
         }
+        let waiting = ctx.deleted.as_ref().is_some_and(|d| d.connected.contains(&n));
+        if ctx.deleted_node(n) && !(detach && waiting) {
+            continue;
+        }
         if detach {
+            let tx = ctx.tx()?;
             let out = tx.rels_of(n, plexus_storage::Direction::Out, plexus_storage::TypeFilter::All);
             let incoming = tx.rels_of(n, plexus_storage::Direction::In, plexus_storage::TypeFilter::All);
             let deleted = ctx.deleted_mut();
             let kept = |e: &plexus_storage::RelEntry, start, end| (e.rel, DeletedRel { ty: e.ty, start, end });
             deleted.rels.extend(out.iter().map(|e| kept(e, n, e.nbr)));
             deleted.rels.extend(incoming.iter().map(|e| kept(e, e.nbr, n)));
+            deleted.connected.remove(&n);
             let tx = ctx.tx()?;
             let removed = tx.detach_delete_node(n)?;
             ctx.stats.relationships_deleted += removed;
-        } else {
-            let degree = tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All);
-            if degree > 0 {
-                return Err(CypherError::new(
-                    ErrorKind::ConstraintVerificationFailed,
-                    Phase::Runtime,
-                    "DeleteConnectedNode",
-                    format!("cannot delete node {}: it still has relationships; use DETACH DELETE", n.0),
-                ));
+            if waiting {
+                // Counted when it was first deleted.
+                continue;
             }
-            tx.delete_node(n)?;
+        } else {
+            let tx = ctx.tx()?;
+            if tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) > 0 {
+                // As in Neo4j, what counts is that its relationships are gone by the end of the statement
+                // (`DELETE n DELETE r` in two clauses): it is deleted for the rest of the statement, and
+                // [`settle_deletions`] refuses the statement if it is still connected then.
+                ctx.deleted_mut().connected.insert(n);
+            } else {
+                tx.delete_node(n)?;
+            }
         }
         ctx.deleted_mut().nodes.insert(n);
         ctx.stats.nodes_deleted += 1;
     }
+    Ok(())
+}
+
+/// Ends the deletions of a statement (or of a part of it that commits): a node deleted while it still had
+/// relationships must have lost them all by now.
+pub(crate) fn settle_deletions(ctx: &mut Ctx) -> Result<()> {
+    let Some(waiting) = ctx.deleted.as_ref().filter(|d| !d.connected.is_empty()).map(|d| d.connected.clone()) else {
+        return Ok(());
+    };
+    for n in waiting {
+        let tx = ctx.tx()?;
+        if !tx.node_exists(n) {
+            continue;
+        }
+        if tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) > 0 {
+            return Err(CypherError::new(
+                ErrorKind::ConstraintVerificationFailed,
+                Phase::Runtime,
+                "DeleteConnectedNode",
+                format!("cannot delete node {}: it still has relationships; use DETACH DELETE", n.0),
+            ));
+        }
+        tx.delete_node(n)?;
+    }
+    ctx.deleted_mut().connected.clear();
     Ok(())
 }
 

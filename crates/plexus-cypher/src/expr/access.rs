@@ -127,7 +127,9 @@ pub(super) fn index_value(base: &Value, index: &Value, ctx: &Ctx) -> Result<Valu
             }
         }
         (Value::Map(m), Value::String(k)) => m.get(&**k).cloned().unwrap_or(Value::Null),
-        (Value::Node(_) | Value::Rel(_), Value::String(k)) => property(base, k, ctx)?,
+        (Value::Node(_) | Value::Rel(_) | Value::Point(_), Value::String(k)) => property(base, k, ctx)?,
+        // `d['year']` reads a temporal value's field as `d.year` does.
+        (other, Value::String(k)) if temporal::property(other, k).is_some() => property(base, k, ctx)?,
         (Value::List(_), other) => {
             return Err(CypherError::type_error(
                 "InvalidArgumentType",
@@ -232,7 +234,13 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
             Value::Rel(r) => Value::string(format!("r:{}", r.0)),
             _ => return Err(wrong("elementId")),
         },
-        GraphFn::Keys => match properties_of(arg, ctx).map_err(|_| wrong("keys"))? {
+        GraphFn::Keys => match properties_of(arg, ctx).map_err(|e| {
+            if e.kind == ErrorKind::EntityNotFound {
+                e
+            } else {
+                wrong("keys")
+            }
+        })? {
             Value::Map(m) => Value::list(m.keys().map(|k| Value::String(k.clone())).collect()),
             _ => Value::Null,
         },

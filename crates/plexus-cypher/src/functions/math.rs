@@ -117,7 +117,13 @@ pub fn round(args: &[Value]) -> Result<Value> {
         }
         (p, mode) => {
             let p = p.unwrap_or(0);
-            if !(-400..=400).contains(&p) {
+            if p < 0 {
+                return Err(CypherError::argument(
+                    "NumberOutOfRange",
+                    "Precision argument to 'round()' cannot be negative",
+                ));
+            }
+            if p > 400 {
                 return Err(out_of_range("round", format!("precision {p} is out of range")));
             }
             round_decimal(x, p as i32, mode.unwrap_or(Mode::HalfUp)).map(Value::Float)

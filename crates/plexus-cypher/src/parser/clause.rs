@@ -418,7 +418,7 @@ impl Parser<'_> {
                 dynamic.push(self.expr()?);
                 self.expect(&Tok::RParen, "')' closing the label expression")?;
             } else {
-                labels.push(self.ident("a label name")?);
+                labels.push(self.token_name("a label name")?);
             }
         }
         Ok((labels, dynamic))

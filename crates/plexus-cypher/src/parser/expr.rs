@@ -448,7 +448,7 @@ impl Parser<'_> {
             match self.peek() {
                 Tok::Dot => {
                     self.bump();
-                    let key = self.ident("a property name after '.'")?;
+                    let key = self.token_name("a property name after '.'")?;
                     let span = expr.span.to(key.span);
                     expr = Expr::new(ExprKind::Property(Box::new(expr), key), span);
                 }
@@ -677,7 +677,7 @@ impl Parser<'_> {
                     if self.eat(&Tok::Star) {
                         items.push(MapProjectionItem::AllProperties);
                     } else {
-                        items.push(MapProjectionItem::Property(self.ident("a property name")?));
+                        items.push(MapProjectionItem::Property(self.token_name("a property name")?));
                     }
                 } else {
                     let key = self.ident("a key, .property or .*")?;

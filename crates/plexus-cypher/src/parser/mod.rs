@@ -203,6 +203,15 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The name of a label, relationship type or property key: an empty one (`` n.`` ``) names nothing.
+    fn token_name(&mut self, what: &str) -> Result<Ident> {
+        let name = self.ident(what)?;
+        if name.name.is_empty() {
+            return Err(self.error_at(name.span, "InvalidTokenName", "'' is not a valid token name"));
+        }
+        Ok(name)
+    }
+
     /// A symbolic name that may appear as a variable; used where keywords that start clauses would be ambiguous.
     fn at_ident(&self) -> bool {
         matches!(self.peek(), Tok::Ident { .. })

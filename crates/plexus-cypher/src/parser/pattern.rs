@@ -391,7 +391,7 @@ impl Parser<'_> {
             self.expect(&Tok::RParen, "')' closing the label expression")?;
             return Ok(inner);
         }
-        Ok(LabelExpr::Name(self.ident("a label name")?))
+        Ok(LabelExpr::Name(self.token_name("a label name")?))
     }
 
     fn pattern_properties(&mut self) -> Result<Option<Expr>> {

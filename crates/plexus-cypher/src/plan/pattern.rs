@@ -366,10 +366,32 @@ impl Planner<'_> {
     ) -> Result<PlanNode> {
         let map = match &props.kind {
             ExprKind::Map(entries) => {
-                let entries: Vec<(Ident, Expr)> =
-                    entries.iter().filter(|(k, _)| Some(k.name.as_str()) != skip).cloned().collect();
+                // The key a lookup already matched is not tested again, once (a key written twice in a pattern,
+                // `{name: 'a', name: 'b'}`, must match both values, as in Neo4j).
+                let mut skip = skip;
+                let mut entries: Vec<(Ident, Expr)> = entries
+                    .iter()
+                    .filter(|(k, _)| {
+                        let skipped = Some(k.name.as_str()) == skip;
+                        if skipped {
+                            skip = None;
+                        }
+                        !skipped
+                    })
+                    .cloned()
+                    .collect();
                 if entries.is_empty() {
                     return Ok(plan);
+                }
+                // A key written again is tested by a filter of its own.
+                let repeated =
+                    (1..entries.len()).find(|&i| entries[..i].iter().any(|(k, _)| k.name == entries[i].0.name));
+                if let Some(i) = repeated {
+                    let rest = entries.split_off(i);
+                    let first = Expr::new(ExprKind::Map(entries), props.span);
+                    let plan = self.property_filter(plan, &first, slot, None, scope)?;
+                    let rest = Expr::new(ExprKind::Map(rest), props.span);
+                    return self.property_filter(plan, &rest, slot, None, scope);
                 }
                 let mut out = Vec::new();
                 for (k, v) in &entries {

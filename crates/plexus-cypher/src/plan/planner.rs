@@ -419,6 +419,8 @@ impl Planner<'_> {
                                     ),
                                 ))
                             }
+                            // `DELETE null` deletes nothing, as a null from OPTIONAL MATCH does.
+                            ExprKind::Literal(v) if v.is_null() => {}
                             ExprKind::Literal(_) | ExprKind::Binary(..) | ExprKind::Map(_) => {
                                 return Err(self.error(
                                     t.span,
