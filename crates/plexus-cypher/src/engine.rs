@@ -284,6 +284,7 @@ impl Engine {
             }
         };
         let columns = plan.columns.clone();
+        let notifications = plan.notices.for_run(snapshot.catalog());
         let mut cursor = crate::cursor::ReadCursor::open(statement.clone(), snapshot, params, interrupt)?;
         let mut rows = Vec::new();
         while rows.len() < first_rows.max(1) {
@@ -293,7 +294,7 @@ impl Engine {
                 None => break,
             }
         }
-        let first = QueryResult { columns, rows, stats: QueryStats::default(), plan: None, plan_tree: None };
+        let first = QueryResult { columns, rows, notifications, ..Default::default() };
         Ok(crate::cursor::ReadStream { first, rest: (!cursor.is_done()).then_some(cursor) })
     }
 
@@ -334,6 +335,7 @@ fn explained(plan: &Plan, ctx: &Ctx) -> QueryResult {
         stats: QueryStats::default(),
         plan: Some(explain::render(&plan.root, None, Some(ctx))),
         plan_tree: Some(explain::tree(&plan.root, None, Some(ctx))),
+        notifications: plan.notices.for_run(ctx.catalog()),
     }
 }
 
@@ -404,7 +406,8 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
     });
     let plan_tree = profile.as_ref().map(|profile| explain::tree(&plan.root, Some(profile), Some(&ctx)));
     drop(profile);
-    Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text, plan_tree })
+    let notifications = plan.notices.for_run(ctx.catalog());
+    Ok(QueryResult { columns: plan.columns.clone(), rows, stats: ctx.stats, plan: plan_text, plan_tree, notifications })
 }
 
 /// Refuses a run whose parameters are missing or hold entities that do not exist.

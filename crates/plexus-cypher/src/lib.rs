@@ -20,6 +20,7 @@ pub mod format;
 pub mod functions;
 pub mod interrupt;
 pub mod lexer;
+pub mod notices;
 pub mod parser;
 mod plan;
 pub mod procedures;
@@ -77,6 +78,8 @@ pub struct QueryResult {
     pub plan: Option<String>,
     /// The same plan as a tree of operators, for clients that show plans as trees (Bolt drivers).
     pub plan_tree: Option<PlanTree>,
+    /// What Neo4j would tell about the statement: unknown names, cartesian products, deprecations.
+    pub notifications: Vec<notices::Notification>,
 }
 
 /// One operator of a plan and the operators it reads from: its input first, then any nested plan (an

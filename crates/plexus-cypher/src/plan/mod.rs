@@ -536,4 +536,6 @@ pub(crate) struct Plan {
     pub params: Vec<String>,
     /// It commits part-way through (`CALL { } IN TRANSACTIONS`), so it runs only in a transaction of its own.
     pub commits_in_parts: bool,
+    /// What each run may be told about the statement ([`crate::notices`]).
+    pub notices: crate::notices::Notices,
 }

@@ -162,6 +162,7 @@ pub(crate) fn plan_query(
         writes_per_row,
         params: p.params.into_iter().collect(),
         commits_in_parts,
+        notices: crate::notices::Notices::collect(text, query),
     })
 }
 

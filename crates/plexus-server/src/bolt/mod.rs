@@ -7,6 +7,7 @@
 //! connection costs a parked thread with a small stack.
 
 pub mod connection;
+pub mod notifications;
 pub mod session;
 pub mod values;
 

@@ -106,6 +106,9 @@ struct Stream {
     started: Instant,
     /// The database the statement ran against, for the summary.
     db: &'static str,
+    notifications: Vec<plexus::cypher::notices::Notification>,
+    /// Which of them the client wants.
+    notification_filter: super::notifications::Filter,
 }
 
 struct OpenTransaction {
@@ -114,6 +117,8 @@ struct OpenTransaction {
     target: Target,
     /// The access mode the client asked for (a transaction on `system` reads the graph whatever it asked).
     declared: AccessMode,
+    /// The notifications its statements' summaries carry.
+    notification_filter: super::notifications::Filter,
 }
 
 /// One Bolt connection's protocol state.
@@ -140,6 +145,8 @@ pub struct Session {
     /// Set by a message the state does not allow: the connection then closes after its FAILURE, as Neo4j's does,
     /// so a driver that lost track of the state never gets the connection back into its pool.
     breached: bool,
+    /// The notifications the client asked for at HELLO.
+    notification_filter: super::notifications::Filter,
 }
 
 impl Session {
@@ -159,6 +166,7 @@ impl Session {
             local_address,
             connection_id: format!("bolt-{connection_id}"),
             breached: false,
+            notification_filter: super::notifications::Filter::all(),
             caller: crate::registry::Caller {
                 connection: format!("bolt-{connection_id}").into(),
                 ..Default::default()
@@ -329,6 +337,7 @@ impl Session {
         if let Some(routing) = extra.get("routing") {
             self.routing_address = routing.get("address").and_then(Ps::as_str).map(str::to_owned);
         }
+        self.notification_filter = super::notifications::Filter::from_extra(&self.notification_filter, extra);
         let mut metadata = vec![
             ("server".to_string(), Ps::String(self.service.agent.clone())),
             ("connection_id".to_string(), Ps::String(self.connection_id.clone())),
@@ -478,6 +487,10 @@ impl Session {
             metadata.push(("qid".to_string(), Ps::Int(qid)));
         }
         let profile = result.plan.is_some() && query.trim_start().to_ascii_uppercase().starts_with("PROFILE");
+        let notification_filter = match &self.tx {
+            Some(open) if in_tx => open.notification_filter.clone(),
+            _ => super::notifications::Filter::from_extra(&self.notification_filter, extra),
+        };
         self.streams.push(Stream {
             qid,
             columns: result.columns.to_vec(),
@@ -493,6 +506,8 @@ impl Session {
             query_type,
             started,
             db: target.name(),
+            notifications: result.notifications,
+            notification_filter,
         });
         self.state = if in_tx { State::TxStreaming } else { State::Streaming };
         self.success(out, Ps::Map(metadata));
@@ -650,6 +665,9 @@ impl Session {
         if stream.stats.contains_updates() || stream.stats.system_updates > 0 {
             m.push(("stats".to_string(), stats(&stream.stats)));
         }
+        if let Some(notifications) = stream.notification_filter.summary(&stream.notifications) {
+            m.push(("notifications".to_string(), notifications));
+        }
         if let Some(plan) = stream.plan {
             let key = if stream.profile { "profile" } else { "plan" };
             let tree = stream.plan_tree.unwrap_or_default();
@@ -672,7 +690,9 @@ impl Session {
         let declared = access_mode(extra);
         // `system` holds nothing to write: a read transaction spares the graph's writer for others.
         let mode = if target == Target::System { AccessMode::Read } else { declared };
-        self.tx = Some(OpenTransaction { tx: self.service.begin(mode), deadline, target, declared });
+        let notification_filter = super::notifications::Filter::from_extra(&self.notification_filter, extra);
+        self.tx =
+            Some(OpenTransaction { tx: self.service.begin(mode), deadline, target, declared, notification_filter });
         self.next_qid = 0;
         self.state = State::TxReady;
         self.success(out, map([]));

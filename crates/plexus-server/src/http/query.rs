@@ -111,6 +111,23 @@ fn result_body(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u6
         body.insert("counters".into(), json::counters(&result.stats));
     }
     body.insert("bookmarks".into(), json!(outcome.bookmark.iter().collect::<Vec<_>>()));
+    if !result.notifications.is_empty() {
+        let notifications: Vec<Json> = result
+            .notifications
+            .iter()
+            .map(|n| {
+                json!({
+                    "code": n.code,
+                    "title": n.title,
+                    "description": &*n.description,
+                    "severity": n.severity.name(),
+                    "category": n.category,
+                    "position": {"offset": n.position.offset, "line": n.position.line, "column": n.position.column},
+                })
+            })
+            .collect();
+        body.insert("notifications".into(), Json::Array(notifications));
+    }
     if let Some(tree) = &result.plan_tree {
         // As Neo4j's Query API answers: the plan under EXPLAIN, the plan with what each operator did under PROFILE.
         let profiled = tree.rows.is_some();

@@ -3,6 +3,7 @@
 import datetime
 import math
 import threading
+import warnings
 
 import neo4j
 import neo4j.spatial
@@ -499,3 +500,27 @@ def test_tls(auth):
         pytest.skip("no TLS server (openssl missing)")
     with GraphDatabase.driver(uri, auth=auth) as d:
         assert d.execute_query("RETURN 'over tls' AS s").records[0]["s"] == "over tls"
+
+
+def _codes(summary):
+    # Bolt 5.4 carries notifications; the 6.x driver reads them too but calls the attribute deprecated in favour of
+    # GQL status objects, which it makes from them.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        notifications = summary.notifications or []
+    return [n["code"].rsplit(".", 1)[1] for n in notifications]
+
+
+def test_notifications_reach_the_summary_as_the_client_filters_them(bolt_uri, auth, tag):
+    # A label no node ever had: the driver is told where, as Neo4j tells it.
+    with GraphDatabase.driver(bolt_uri, auth=auth) as d:
+        with d.session() as s:
+            summary = s.run(f"MATCH (n:{tag}Missing) RETURN n").consume()
+            assert _codes(summary) == ["UnknownLabelWarning"]
+            summary = s.run(f"MATCH (a:{tag}), (b:{tag}) RETURN count(*)").consume()
+            assert "CartesianProduct" in _codes(summary)
+        with d.session(notifications_min_severity="WARNING") as s:
+            summary = s.run(f"MATCH (a:{tag}A), (b:{tag}A) RETURN count(*)").consume()
+            assert _codes(summary) == ["UnknownLabelWarning"]
+        with d.session(notifications_min_severity="OFF") as s:
+            assert _codes(s.run(f"MATCH (n:{tag}Missing) RETURN n").consume()) == []
