@@ -508,7 +508,8 @@ def _codes(summary):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         notifications = summary.notifications or []
-    return [n["code"].rsplit(".", 1)[1] for n in notifications]
+    codes = [n["code"] if isinstance(n, dict) else n.code for n in notifications]
+    return [c.rsplit(".", 1)[1] for c in codes]
 
 
 def test_notifications_reach_the_summary_as_the_client_filters_them(bolt_uri, auth, tag):
