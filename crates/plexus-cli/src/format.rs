@@ -320,6 +320,18 @@ pub fn render(result: &QueryResult, format: Format) -> String {
     out
 }
 
+/// What the database told about the statement (an unknown label, a cartesian product), a line each, as
+/// `warning: ... (line 1, column 10)`; empty when it told nothing.
+pub fn notifications(result: &QueryResult) -> String {
+    let mut out = String::new();
+    for n in &result.notifications {
+        let severity = n.severity.name().to_ascii_lowercase();
+        let at = n.position;
+        out.push_str(&format!("{severity}: {} (line {}, column {})\n", n.description, at.line, at.column));
+    }
+    out
+}
+
 /// The one-line summary after a result: rows, changes, time.
 pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
     let s = &result.stats;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use plexus::{CypherError, Database, Params, ResultValue};
 
-use crate::format::{self, render, summary, Format};
+use crate::format::{self, notifications, render, summary, Format};
 
 pub(crate) const EXAMPLES: &str = "Examples:
   plexus query --data g \"MATCH (n) RETURN count(n) AS nodes\"
@@ -254,6 +254,7 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, String> {
                 }
             }
             if args.format == Format::Table {
+                eprint!("{}", notifications(&result));
                 eprintln!("{}", summary(&result, start.elapsed()));
             }
             Ok(ExitCode::SUCCESS)

@@ -18,7 +18,7 @@ use clap::Args;
 use plexus::cypher::{ErrorKind, Interrupt};
 use plexus::{Database, Params};
 
-use crate::format::{render, summary, Format};
+use crate::format::{notifications, render, summary, Format};
 use crate::query::{parse_param, show_error_at};
 
 #[derive(Args)]
@@ -127,11 +127,13 @@ impl Session {
                     if let Some(plan) = &result.plan {
                         print!("{plan}");
                     }
+                    print!("{}", notifications(&result));
                     println!("{summary}");
                 } else {
                     if let Some(plan) = &result.plan {
                         eprint!("{plan}");
                     }
+                    eprint!("{}", notifications(&result));
                     eprintln!("{summary}");
                 }
                 Outcome::Done
