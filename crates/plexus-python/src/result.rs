@@ -111,6 +111,28 @@ impl QueryResult {
         self.inner.plan.clone()
     }
 
+    /// What the database told about the statement, as Neo4j's drivers give it: a list of dicts with ``code``,
+    /// ``title``, ``description``, ``severity``, ``category`` and ``position`` (``offset``, ``line``, ``column``).
+    #[getter]
+    fn notifications<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut out = Vec::with_capacity(self.inner.notifications.len());
+        for n in &self.inner.notifications {
+            let d = PyDict::new(py);
+            d.set_item("code", n.code)?;
+            d.set_item("title", n.title)?;
+            d.set_item("description", &*n.description)?;
+            d.set_item("severity", n.severity.name())?;
+            d.set_item("category", n.category)?;
+            let at = PyDict::new(py);
+            at.set_item("offset", n.position.offset)?;
+            at.set_item("line", n.position.line)?;
+            at.set_item("column", n.position.column)?;
+            d.set_item("position", at)?;
+            out.push(d);
+        }
+        PyList::new(py, out)
+    }
+
     fn __len__(&self) -> usize {
         self.inner.rows.len()
     }

@@ -148,3 +148,13 @@ def test_close_ends_open_transactions(tmp_path):
         tx.execute("RETURN 1")
     with plexus.Database(tmp_path / "db") as again:
         assert again.execute("MATCH (t:T) RETURN count(t)").scalar() == 0
+
+
+def test_notifications_name_what_the_database_lacks(db):
+    db.execute("CREATE (:Person {name: 'a'})")
+    assert db.execute("MATCH (p:Person) RETURN p.name").notifications == []
+    notes = db.execute("MATCH (p:Persn) RETURN p.nme").notifications
+    assert [n["code"].rsplit(".", 1)[1] for n in notes] == ["UnknownLabelWarning", "UnknownPropertyKeyWarning"]
+    assert notes[0]["severity"] == "WARNING" and notes[0]["category"] == "UNRECOGNIZED"
+    assert notes[0]["position"] == {"offset": 9, "line": 1, "column": 10}
+    assert "Persn" in notes[0]["description"]
