@@ -89,6 +89,10 @@ pub enum Clause {
     /// `CALL { ... }`: a subquery run once per incoming row.
     Subquery {
         query: Box<Query>,
+        /// Written with a scope clause, `CALL (a) { ... }`: the variables it imports stay visible in the whole
+        /// body, past any `WITH` (an importing `WITH a` at its start, the older form, makes them ordinary
+        /// variables that a later `WITH` can drop).
+        scoped: bool,
         /// `OPTIONAL CALL`: a row the subquery returns nothing for is kept, its columns null.
         optional: bool,
         /// `IN TRANSACTIONS [OF n ROWS]`: the rows per transaction (`None`: the default, 1,000).

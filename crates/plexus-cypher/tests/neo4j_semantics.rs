@@ -117,3 +117,52 @@ fn inputs_neo4j_refuses_or_reads_differently() {
     let rows = db.run("UNWIND [] AS x RETURN stDev(x), stDevP(x)");
     assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null]]);
 }
+
+/// `shortestPath(...)` and `allShortestPaths(...)` as values, between bound nodes.
+#[test]
+fn shortest_paths_as_expressions() {
+    let db = Db::new();
+    db.run(
+        "CREATE (a:SP {n: 1})-[:R]->(:SP {n: 2})-[:R]->(c:SP {n: 3}), (a)-[:R]->(:SP {n: 4})-[:R]->(c), (:SP {n: 5})",
+    );
+    let q = "MATCH (a:SP {n: 1}), (c:SP {n: 3}) RETURN length(shortestPath((a)-[*]-(c))) AS l, \
+             size(allShortestPaths((a)-[*]-(c))) AS s";
+    assert_eq!(db.run(q), vec![vec![ResultValue::Int(2), ResultValue::Int(2)]]);
+    let q = "MATCH (a:SP {n: 1}), (e:SP {n: 5}) RETURN shortestPath((a)-[*]-(e)) AS p, allShortestPaths((a)-[*]-(e)) AS all";
+    assert_eq!(db.run(q), vec![vec![ResultValue::Null, ResultValue::List(vec![])]]);
+}
+
+/// Inside `CALL (a) { }` and the subquery expressions, the outer variables stay visible past a `WITH` that does
+/// not name them (as in Neo4j): a later pattern over `a` is the outer node, not a new variable matching the
+/// whole graph.
+#[test]
+fn outer_variables_outlive_a_with_inside_a_subquery() {
+    let db = Db { store: Store::in_memory(), engine: Engine::new() };
+    db.run("UNWIND range(1, 6) AS i CREATE (:C {id: i})");
+    db.run("MATCH (a:C), (b:C) WHERE b.id = a.id + 1 OR (a.id = 1 AND b.id = 4) CREATE (a)-[:T]->(b)");
+    let ints = |v: &[i64]| v.iter().map(|&i| vec![ResultValue::Int(i)]).collect::<Vec<_>>();
+    let q = "MATCH (a:C) CALL (a) { WITH 1 AS x MATCH (a)-->(b) RETURN count(b) AS c } RETURN c ORDER BY a.id";
+    assert_eq!(db.run(q), ints(&[2, 1, 1, 1, 1, 0]));
+    let q = "MATCH (a:C) WHERE EXISTS { WITH 1 AS x MATCH (a)-[:T]->(b) } RETURN a.id ORDER BY a.id";
+    assert_eq!(db.run(q), ints(&[1, 2, 3, 4, 5]));
+    let q = "MATCH (a:C) RETURN COUNT { MATCH (a)-->(b) WITH b MATCH (b)-->(c) RETURN c } AS m ORDER BY a.id";
+    assert_eq!(db.run(q), ints(&[2, 1, 1, 1, 0, 0]));
+    let q = "MATCH (a:C) RETURN COLLECT { MATCH (a)-->(b) WITH b ORDER BY b.id RETURN b.id + a.id }[0] AS l \
+             ORDER BY a.id";
+    let rows = db.run(q);
+    assert_eq!(rows[..5], ints(&[3, 5, 7, 9, 11])[..]);
+    assert_eq!(db.run("UNWIND [1, 2] AS i CALL (i) { WITH 1 AS z RETURN i AS j } RETURN j"), ints(&[1, 2]));
+    // A count that the outer variable is not used after keeps its one row for a node with no relationship.
+    let q = "MATCH (p:C) CALL (p) { MATCH (p)-[:T]->(f) WITH count(f) AS n RETURN n } RETURN n ORDER BY p.id";
+    assert_eq!(db.run(q), ints(&[2, 1, 1, 1, 1, 0]));
+    // The older importing WITH keeps its meaning: a later WITH drops what it does not name.
+    let q = "MATCH (a:C {id: 1}) CALL { WITH a WITH 1 AS x MATCH (a)-->(b) RETURN count(b) AS c } RETURN c";
+    assert_eq!(db.run(q), ints(&[6]));
+    // A write through the outer variable touches only its relationships.
+    let stats = db.stats("MATCH (a:C {id: 1}) CALL (a) { WITH 1 AS x MATCH (a)-[r:T]->() DELETE r } RETURN count(*)");
+    assert_eq!(stats.relationships_deleted, 2);
+    // A pattern inside an argument, where it stands for a boolean.
+    let q =
+        "MATCH (a:C {id: 2}) RETURN toString(CASE WHEN (a)-->() THEN 1 ELSE 0 END) AS s, coalesce(NOT (a)-->(), false)";
+    assert_eq!(db.run(q), vec![vec![ResultValue::String("1".into()), ResultValue::Bool(false)]]);
+}

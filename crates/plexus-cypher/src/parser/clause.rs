@@ -135,6 +135,7 @@ impl Parser<'_> {
             if self.eat(&Tok::LBrace) {
                 let mut query = self.query()?;
                 self.expect(&Tok::RBrace, "'}' closing the subquery")?;
+                let scoped = imports.is_some();
                 if let Some(imports) = imports {
                     for part in &mut query.parts {
                         part.clauses.insert(0, Clause::With(imports.clone()));
@@ -206,6 +207,7 @@ impl Parser<'_> {
                 };
                 Clause::Subquery {
                     query: Box::new(query),
+                    scoped,
                     optional,
                     in_transactions,
                     on_error,

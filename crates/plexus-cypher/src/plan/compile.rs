@@ -555,6 +555,11 @@ impl Planner<'_> {
                 ),
             )
         };
+        if let ([arg], "shortestpath" | "allshortestpaths") = (args, name) {
+            if let ExprKind::PatternPredicate(pattern) = &arg.kind {
+                return self.expr(&shortest_path_subquery(e, pattern, name == "shortestpath"), scope, agg);
+            }
+        }
         if let Some(func) = AggFn::from_name(name) {
             let (min, max) = match func {
                 AggFn::PercentileCont | AggFn::PercentileDisc => (2, 2),
@@ -600,19 +605,14 @@ impl Planner<'_> {
             return Ok(CExpr::Slot(slot));
         }
         if name != "exists" {
-            for a in args {
-                let mut nested_pattern = None;
-                walk(a, &mut |x| {
-                    if matches!(x.kind, ExprKind::PatternPredicate(_)) && nested_pattern.is_none() {
-                        nested_pattern = Some(x.span);
-                    }
-                });
-                if let Some(span) = nested_pattern {
-                    return Err(self.error(
-                        span,
-                        CypherError::syntax("UnexpectedSyntax", "a pattern can only be used as a predicate here"),
-                    ));
-                }
+            // A pattern stands for a boolean only where a boolean is asked for (`CASE WHEN (a)-->() ...`, `NOT
+            // (a)-->()` inside an argument are fine); as an argument itself (`size((a)-->())`) it would be the
+            // list of paths of older Cypher, which Neo4j 5 refuses too.
+            if let Some(a) = args.iter().find(|a| matches!(a.kind, ExprKind::PatternPredicate(_))) {
+                return Err(self.error(
+                    a.span,
+                    CypherError::syntax("UnexpectedSyntax", "a pattern can only be used as a predicate here"),
+                ));
             }
         }
         if name == "exists" && args.len() == 1 && matches!(args[0].kind, ExprKind::PatternPredicate(_)) {
@@ -667,4 +667,45 @@ impl Planner<'_> {
         let args = args.iter().map(|a| self.expr(a, scope, agg)).collect::<Result<Vec<_>>>()?;
         Ok(CExpr::Scalar(Arc::from(name), args))
     }
+}
+
+/// `shortestPath((a)-[*]-(b))` used as a value (as Neo4j allows): the path a `MATCH p = shortestPath(...)` over
+/// the same pattern finds, or null when there is none; `allShortestPaths(...)` the list of them all.
+fn shortest_path_subquery(call: &Expr, pattern: &crate::ast::PatternElement, one: bool) -> Expr {
+    use crate::ast::{Clause, Ident, PathKind, PatternPart, Projection, ProjectionItem, Query, SingleQuery};
+    let span = call.span;
+    // A name no query can write, so it cannot clash with the outer query's variables.
+    let path = "  shortest path";
+    let part = PatternPart {
+        variable: Some(Ident { name: path.into(), span }),
+        kind: if one { PathKind::Shortest } else { PathKind::AllShortest },
+        element: pattern.clone(),
+        predicate: None,
+        span,
+    };
+    let ret = Projection {
+        distinct: false,
+        star: false,
+        items: vec![ProjectionItem {
+            expr: Expr::new(ExprKind::Variable(path.into()), span),
+            alias: None,
+            text: path.into(),
+        }],
+        order_by: Vec::new(),
+        skip: None,
+        limit: None,
+        predicate: None,
+        span,
+    };
+    let clauses =
+        vec![Clause::Match { optional: false, patterns: vec![part], predicate: None, span }, Clause::Return(ret)];
+    let paths = Expr::new(
+        ExprKind::CollectSubquery(Box::new(Query { parts: vec![SingleQuery { clauses }], union_all: Vec::new() })),
+        span,
+    );
+    if !one {
+        return paths;
+    }
+    let first = Expr::new(ExprKind::Literal(crate::value::Value::Int(0)), span);
+    Expr::new(ExprKind::Index(Box::new(paths), Box::new(first)), span)
 }

@@ -100,6 +100,9 @@ pub(crate) struct Planner<'t> {
     /// While planning a MATCH: conditions of its quantified path patterns' repetitions that name variables
     /// bound elsewhere in it, applied once it is bound (see `quantified.rs`).
     pub repetition_filters: Vec<CExpr>,
+    /// Inside a subquery expression (`EXISTS`, `COUNT`, `COLLECT { }`) or a `CALL (a) { }`: the outer variables
+    /// its body sees throughout, which each `WITH` of the body carries on without naming them (as in Neo4j).
+    persistent: Vec<String>,
 }
 
 /// The outer variables a part of a `CALL { }` subquery sees: those its leading importing `WITH` names (`WITH a,
@@ -131,6 +134,14 @@ fn imported_scope(part: &SingleQuery, outer: &Scope) -> Scope {
     scope
 }
 
+/// Whether `clauses` may use variable `name`: it appears as a variable or a name anywhere in them (nested
+/// subqueries included). It may also be a name of something else (a property key, an alias): erring that way only
+/// carries a variable that was not needed.
+fn mentions(clauses: &[Clause], name: &str) -> bool {
+    let text = format!("{clauses:?}");
+    text.contains(&format!("Variable({name:?})")) || text.contains(&format!("name: {name:?}"))
+}
+
 /// Plans a query statement.
 pub(crate) fn plan_query(
     text: &str,
@@ -148,6 +159,7 @@ pub(crate) fn plan_query(
         anonymous: 0,
         substitutions: Vec::new(),
         repetition_filters: Vec::new(),
+        persistent: Vec::new(),
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
@@ -311,7 +323,39 @@ impl Planner<'_> {
     }
 
     pub(crate) fn subquery(&mut self, q: &Query, scope: &Scope) -> Result<(PlanNode, Vec<String>)> {
-        self.query(q, PlanNode::Start, scope, false)
+        let names = scope.vars.iter().filter(|v| !v.hidden).map(|v| v.name.clone()).collect();
+        let outer = std::mem::replace(&mut self.persistent, names);
+        let planned = self.query(q, PlanNode::Start, scope, false);
+        self.persistent = outer;
+        planned
+    }
+
+    /// `p` with the persistent outer variables it does not name added as plain items, when there are any to add:
+    /// those the clauses after it (`later`) mention. They become grouping keys of an aggregating `WITH`, which
+    /// changes nothing (they hold one value per run of the subquery) except that no input then makes no row
+    /// instead of one, which is why a variable nothing later uses is not carried.
+    fn carrying_persistent(&self, p: &Projection, scope: &Scope, later: &[Clause]) -> Option<Projection> {
+        if p.star || self.persistent.is_empty() {
+            return None;
+        }
+        let missing: Vec<&String> = self
+            .persistent
+            .iter()
+            .filter(|name| scope.get(name).is_some() && !p.items.iter().any(|i| i.name() == name.as_str()))
+            .filter(|name| mentions(later, name))
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let mut carried = p.clone();
+        for name in missing {
+            carried.items.push(ProjectionItem {
+                expr: Expr::new(ExprKind::Variable(name.clone()), p.span),
+                alias: None,
+                text: name.clone(),
+            });
+        }
+        Some(carried)
     }
 
     fn single_query(
@@ -387,7 +431,8 @@ impl Planner<'_> {
                     }
                 }
                 Clause::With(p) => {
-                    let (plan, new_scope, _) = self.projection(plan, p, &scope, true)?;
+                    let carried = self.carrying_persistent(p, &scope, &q.clauses[i + 1..]);
+                    let (plan, new_scope, _) = self.projection(plan, carried.as_ref().unwrap_or(p), &scope, true)?;
                     scope = new_scope;
                     plan
                 }
@@ -463,7 +508,7 @@ impl Planner<'_> {
                     }
                     p
                 }
-                Clause::Subquery { query, optional, in_transactions, on_error, report_status, .. } => {
+                Clause::Subquery { query, scoped, optional, in_transactions, on_error, report_status, .. } => {
                     if in_transactions.is_some() && !top {
                         return Err(CypherError::syntax(
                             "InvalidClauseComposition",
@@ -497,8 +542,15 @@ impl Planner<'_> {
                             ));
                         }
                     }
-                    let scopes = query.parts.iter().map(|part| imported_scope(part, &scope)).collect();
-                    let (inner, cols) = self.union_of(query, PlanNode::Start, scopes, false)?;
+                    let scopes: Vec<Scope> = query.parts.iter().map(|part| imported_scope(part, &scope)).collect();
+                    let imported = match scopes.first() {
+                        Some(first) if *scoped => first.vars.iter().map(|v| v.name.clone()).collect(),
+                        _ => Vec::new(),
+                    };
+                    let outer_persistent = std::mem::replace(&mut self.persistent, imported);
+                    let planned = self.union_of(query, PlanNode::Start, scopes, false);
+                    self.persistent = outer_persistent;
+                    let (inner, cols) = planned?;
                     let mut returns = Vec::new();
                     for c in &cols {
                         if scope.get(c).is_some() {
