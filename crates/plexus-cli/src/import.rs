@@ -84,15 +84,19 @@ pub struct ImportArgs {
 }
 
 fn csv_byte(s: &str, what: &str) -> Result<u8, String> {
+    // Names in any case (`TAB`, as Neo4j's importer spells it, or `tab`).
+    match s.to_ascii_lowercase().as_str() {
+        "comma" => return Ok(b','),
+        "tab" | "\\t" => return Ok(b'\t'),
+        "space" => return Ok(b' '),
+        "pipe" => return Ok(b'|'),
+        "semicolon" => return Ok(b';'),
+        _ => {}
+    }
     match s {
-        "comma" => Ok(b','),
-        "tab" | "\\t" => Ok(b'\t'),
-        "space" => Ok(b' '),
-        "pipe" => Ok(b'|'),
-        "semicolon" => Ok(b';'),
         "\"" | "\n" | "\r" => Err(format!("{what} cannot be a quote or a line end: those delimit fields and records")),
         _ if s.len() == 1 && s.is_ascii() => Ok(s.as_bytes()[0]),
-        _ => Err(format!("{what} must be one character (or comma, tab, space, pipe, semicolon), got '{s}'")),
+        _ => Err(format!("{what} must be one ASCII character (or comma, tab, space, pipe, semicolon), got '{s}'")),
     }
 }
 

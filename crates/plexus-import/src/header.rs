@@ -51,8 +51,9 @@ pub fn parse_column(field: &str) -> Result<Column, String> {
         Some(at) if field.ends_with('}') => (&field[..at], Some(&field[at..])),
         _ => (field, None),
     };
+    // Spaces around the name and the type are dropped as around the whole field (`age :int` is `age`).
     let (name, kind) = match typed.rsplit_once(':') {
-        Some((name, kind)) => (name, kind),
+        Some((name, kind)) => (name.trim(), kind.trim()),
         None if field.is_empty() => return Err("empty column name".into()),
         None => return Ok(Column::Property { name: field.to_string(), ty: ScalarType::String, array: false }),
     };

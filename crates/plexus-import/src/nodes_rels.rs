@@ -350,7 +350,9 @@ fn props_of(
     for (i, plan) in plans.iter().enumerate() {
         let Plan::Prop { key, ty, array } = *plan else { continue };
         let text = rec.get(input, i);
-        if text.is_empty() && !(rec.quoted(i) && ty == ScalarType::String) {
+        // An empty field is no property, except a quoted one in a string column: the empty string. (A quoted
+        // empty string[] field is no property either, as in Neo4j, rather than a list of one empty string.)
+        if text.is_empty() && !(rec.quoted(i) && ty == ScalarType::String && !array) {
             continue;
         }
         let value = parse_typed(ty, array, array_delimiter, text).map_err(|m| bad_at(rec, input, i, m))?;
@@ -857,6 +859,25 @@ pub fn parse_rel_group(
     let has_props = plans.iter().any(|p| matches!(p, Plan::Prop { .. }));
     let (start_name, end_name) = (header.start_space(), header.end_space());
     let (start_space, end_space) = (maps.space_index(start_name), maps.space_index(end_name));
+    // An id space no node file has (a misspelt `:END_ID(Persn)`) would make every row a bad line: refused at the
+    // header, unless ids may also be looked for in the database imported into.
+    if fallback.is_none() {
+        for (name, space, column) in [(start_name, start_space, header.start), (end_name, end_space, header.end)] {
+            if space.is_none() {
+                let what = name.map_or("the global id space (an ID column with no space)".to_string(), |s| {
+                    format!("id space '{s}'")
+                });
+                let defined: Vec<String> = maps
+                    .names
+                    .iter()
+                    .map(|n| n.as_ref().map_or("the global id space".to_string(), |s| format!("'{s}'")))
+                    .collect();
+                let defined = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
+                let message = format!("{what} is not defined by any node file (the node files define: {defined})");
+                return Err((first.path.clone(), header_error(HeaderError { column: column + 1, message }, &fields)));
+            }
+        }
+    }
     let default_type = spec.rel_type.as_deref().map(|t| catalog.rel_type(t));
     let mut all = RelColumns { default_type, ..RelColumns::default() };
     let describe = |name: Option<&str>| name.map_or("the global id space".to_string(), |s| format!("id space {s}"));

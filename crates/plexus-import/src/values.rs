@@ -114,21 +114,19 @@ fn not_a(ty: ScalarType, text: &[u8]) -> String {
     format!("'{}' is not a valid {}", String::from_utf8_lossy(&text[..text.len().min(100)]), ty.name())
 }
 
-/// Parses one value of type `ty`.
+/// Parses one value of type `ty`. Numbers and booleans may have spaces around them (` 3 `), as Neo4j's importer
+/// reads them. Every integer type is stored as a 64-bit integer, so `int`, `short` and `byte` columns take any
+/// 64-bit value, as Neo4j's importer does by default (it normalises them to `long`).
 pub fn parse_scalar(ty: ScalarType, text: &[u8]) -> Result<Value, String> {
     let bad = || not_a(ty, text);
-    let int_in = |min: i64, max: i64| match parse_int(text) {
-        Some(v) if (min..=max).contains(&v) => Ok(Value::Int(v)),
-        Some(v) => Err(format!("{v} is out of range for {}", ty.name())),
-        None => Err(bad()),
-    };
+    let trimmed = text.trim_ascii();
     match ty {
-        ScalarType::Long => int_in(i64::MIN, i64::MAX),
-        ScalarType::Int => int_in(i32::MIN as i64, i32::MAX as i64),
-        ScalarType::Short => int_in(i16::MIN as i64, i16::MAX as i64),
-        ScalarType::Byte => int_in(i8::MIN as i64, i8::MAX as i64),
-        ScalarType::Float => utf8(text)?.trim().parse::<f64>().map(Value::Float).map_err(|_| bad()),
+        ScalarType::Long | ScalarType::Int | ScalarType::Short | ScalarType::Byte => {
+            parse_int(trimmed).map(Value::Int).ok_or_else(bad)
+        }
+        ScalarType::Float => utf8(trimmed)?.parse::<f64>().map(Value::Float).map_err(|_| bad()),
         ScalarType::Boolean => {
+            let text = trimmed;
             if text.eq_ignore_ascii_case(b"true") {
                 Ok(Value::Bool(true))
             } else if text.eq_ignore_ascii_case(b"false") {
@@ -272,8 +270,12 @@ mod tests {
         assert!(parse_scalar(ScalarType::Date, b"99999999999999999999-01-01").is_err());
         assert!(parse_scalar(ScalarType::LocalDateTime, b"99999999999999999-01-01T00:00").is_err());
         assert_eq!(ok(ScalarType::Int, "+42"), Value::Int(42));
-        assert!(parse_scalar(ScalarType::Int, b"3000000000").unwrap_err().contains("out of range"));
-        assert!(parse_scalar(ScalarType::Byte, b"128").is_err());
+        // Every integer column holds 64-bit integers, with spaces around them or not.
+        assert_eq!(ok(ScalarType::Int, "3000000000"), Value::Int(3_000_000_000));
+        assert_eq!(ok(ScalarType::Byte, " 128 "), Value::Int(128));
+        assert_eq!(ok(ScalarType::Boolean, " true\t"), Value::Bool(true));
+        assert_eq!(ok(ScalarType::Float, " 1.5 "), Value::Float(1.5));
+        assert!(parse_scalar(ScalarType::Int, b"1 2").is_err());
         assert_eq!(parse_scalar(ScalarType::Int, b"abc").unwrap_err(), "'abc' is not a valid int");
         assert_eq!(ok(ScalarType::Float, "1.5e3"), Value::Float(1500.0));
         assert_eq!(ok(ScalarType::Boolean, "TRUE"), Value::Bool(true));
