@@ -486,9 +486,11 @@ impl Service {
             if !engine.commits_in_parts(query) {
                 return e;
             }
-            // Not a transient error to retry: the parts committed before the failure stay, and a retry repeats them.
+            // Not a transient error to retry: the parts committed before the failure stay, and a retry repeats
+            // them. A client error keeps its own code (an ArithmeticError is one here as in Neo4j).
+            let code = if e.is_transient() { "Neo.ClientError.Statement.ExecutionFailed" } else { e.code };
             ServerError::new(
-                "Neo.ClientError.Statement.ExecutionFailed",
+                code,
                 format!(
                     "{} ({}; the parts of CALL {{ }} IN TRANSACTIONS committed before it stay committed, and running \
                      the statement again repeats them)",

@@ -60,6 +60,13 @@ fn load_csv_reads_the_import_directory_only_and_loads_in_parts() {
     );
     assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.SyntaxError"), "{r:?}");
     c.request(0x0F, vec![]);
+    // A part that fails keeps its own error's code (not a transient one a driver would retry); the parts before
+    // it stay.
+    let q = "UNWIND range(1, 3) AS i CALL { WITH i CREATE (:Z {v: 1 / (i - 2)}) } IN TRANSACTIONS OF 1 ROW";
+    let r = c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
+    assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.ArithmeticError"), "{r:?}");
+    c.request(0x0F, vec![]);
+    assert_eq!(c.query("MATCH (z:Z) RETURN count(z) AS c").0, vec![Ps::Int(1)]);
     drop(c);
     runtime.block_on(server.shutdown(Duration::from_secs(5))).unwrap();
     // Every part survived: reopened from its files.
