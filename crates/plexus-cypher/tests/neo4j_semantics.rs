@@ -116,6 +116,18 @@ fn inputs_neo4j_refuses_or_reads_differently() {
     assert_eq!(rows, vec![vec![ResultValue::Int(2020), ResultValue::Int(3)]]);
     let rows = db.run("UNWIND [] AS x RETURN stDev(x), stDevP(x)");
     assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null]]);
+    // Neo4j 5's float literals, and times written with ISO 8601's designator.
+    let rows = db.run("RETURN NaN <> NaN, Inf, -Infinity, toString(time('T12:00')), toString(localtime('t12:00:01'))");
+    assert_eq!(
+        rows,
+        vec![vec![
+            ResultValue::Bool(true),
+            ResultValue::Float(f64::INFINITY),
+            ResultValue::Float(f64::NEG_INFINITY),
+            ResultValue::String("12:00:00Z".into()),
+            ResultValue::String("12:00:01".into()),
+        ]]
+    );
 }
 
 /// `shortestPath(...)` and `allShortestPaths(...)` as values, between bound nodes.

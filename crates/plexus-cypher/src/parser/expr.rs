@@ -549,6 +549,12 @@ impl Parser<'_> {
                 self.bump();
                 return Ok(Expr::new(ExprKind::Literal(Value::Null), start));
             }
+            // Neo4j 5's float literals (like `true`, they win over a variable of the same name; `` `nan` `` is one).
+            "NAN" | "INF" | "INFINITY" if !next_is(self, &Tok::LParen) => {
+                self.bump();
+                let v = if upper == "NAN" { f64::NAN } else { f64::INFINITY };
+                return Ok(Expr::new(ExprKind::Literal(Value::Float(v)), start));
+            }
             "CASE" => return self.case_expr(),
             "COUNT" if next_is(self, &Tok::LParen) && self.peek_at(2) == &Tok::Star => {
                 self.bump();

@@ -77,11 +77,13 @@ fn now(kind: Kind, zone: &Zone, clock: &Clock) -> Result<Value> {
 }
 
 pub(super) fn from_string(kind: Kind, s: &str) -> Result<Value> {
+    // A time may be written with ISO 8601's time designator in front (`T12:00`), as Neo4j reads it.
+    let time_text = |s: &str| -> String { s.strip_prefix(['T', 't']).filter(|t| !t.is_empty()).unwrap_or(s).into() };
     match kind {
         Kind::Date => instant::date(parse::date(s)?),
-        Kind::LocalTime => Ok(instant::local_time(parse::local_time(s)?)),
+        Kind::LocalTime => Ok(instant::local_time(parse::local_time(&time_text(s))?)),
         Kind::Time => {
-            let (nanos, offset) = parse::time(s)?;
+            let (nanos, offset) = parse::time(&time_text(s))?;
             Ok(instant::time(nanos, offset.unwrap_or(0)))
         }
         Kind::LocalDateTime => {
