@@ -136,7 +136,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     // Checks duplicates (or skips them).
     let mut maps = build_id_maps(&mut groups, &inputs, &spec.csv, &mut summary)?;
     let (planned, notes) = unique_keys(&groups, catalog);
-    summary.notes = notes;
+    summary.notes.extend(notes);
     let snapshot = store.read();
 
     // Which rows are nodes the database holds already (by the unique keys of their labels), and which would

@@ -71,6 +71,9 @@ pub(crate) fn read_group(
     if inputs.is_empty() {
         return Err(ImportError::Target("a --nodes or --relationships argument names no file".into()));
     }
+    for path in crate::nodes_rels::repeated_headers(&inputs) {
+        summary.notes.push(format!("skipped the first line of {}: it repeats the header", path.display()));
+    }
     summary.read += start.elapsed();
     Ok(inputs)
 }
@@ -265,7 +268,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
     let start = Instant::now();
     let (maps, offsets, count) = build_id_maps(&mut groups, &inputs, &spec.csv, &mut summary)?;
     let (mut keys, notes) = unique_keys(&groups, &catalog);
-    summary.notes = notes;
+    summary.notes.extend(notes);
     let mut nodes: Vec<NodeInput> = Vec::with_capacity(count as usize);
     for (g, group) in groups.iter_mut().enumerate() {
         let props = std::mem::take(&mut group.props);

@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use plexus_storage::fxhash::FxHashMap;
@@ -152,6 +152,20 @@ fn later_file_start(first: &Input, data_start: usize, input: &Input) -> (usize, 
     } else {
         (start, 1)
     }
+}
+
+/// The later files of a group whose first line repeats the first file's header line, which the import skips
+/// (see [`later_file_start`]), so that it can say so.
+pub fn repeated_headers(inputs: &[Input]) -> Vec<&Path> {
+    let Some(first) = inputs.first() else { return Vec::new() };
+    let bytes = &first.bytes;
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let data_start = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p + 1);
+    inputs[1..]
+        .iter()
+        .filter(|input| later_file_start(first, data_start, input).1 == 2)
+        .map(|input| input.path.as_path())
+        .collect()
 }
 
 /// A header error at field `e.column` (1-based), placed like a data error: at the character where that field
