@@ -89,9 +89,14 @@ impl Record {
     }
 
     /// The record's text for messages, cut at 200 bytes.
+    /// The record's text for a message: its first 200 bytes, with "…" after them when there is more.
     pub fn text(&self, input: &[u8]) -> String {
         let text = &input[self.span.clone()];
-        String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned()
+        let mut out = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+        if text.len() > 200 {
+            out.push('…');
+        }
+        out
     }
 }
 
@@ -458,6 +463,12 @@ mod tests {
         reader.next(&mut rec).unwrap();
         assert_eq!((rec.line, rec.position(1)), (4, (4, 3)));
         assert_eq!(rec.text(input), "q,r");
+        // A long record is quoted in part, and says so.
+        let long = format!("{},x\n", "a".repeat(300));
+        let mut reader = Reader::new(long.as_bytes(), 0, 1, b',');
+        reader.next(&mut rec).unwrap();
+        let text = rec.text(long.as_bytes());
+        assert!(text.starts_with(&"a".repeat(200)) && text.ends_with('…') && text.chars().count() == 201, "{text}");
     }
 
     #[test]
