@@ -384,17 +384,14 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
         // Nothing is returned: run for the side effects without keeping rows.
         let mut op = crate::exec::open(&plan.root, None);
         while op.next(&mut ctx)?.is_some() {}
-        if plan.writes {
-            crate::exec::update::settle_deletions(&mut ctx)?;
-        }
         Vec::new()
     } else {
-        let rows = run_plan(&plan.root, None, &mut ctx, None)?;
-        if plan.writes {
-            crate::exec::update::settle_deletions(&mut ctx)?;
-        }
-        materialize(rows, &ctx)?
+        run_plan(&plan.root, None, &mut ctx, None)?
     };
+    if plan.writes {
+        crate::exec::update::settle_deletions(&mut ctx)?;
+    }
+    let rows = materialize(rows, &ctx)?;
     let profile = ctx.profile.as_ref().map(|p| p.borrow());
     let plan_text = profile.as_ref().map(|profile| {
         format!(

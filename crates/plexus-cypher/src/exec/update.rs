@@ -169,15 +169,20 @@ fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx, buffered: usize) -> Res
     }
 }
 
-fn null_merge_error(what: &str, key: &str) -> CypherError {
+/// The error for a MERGE whose property `key` holds a value that equals nothing, so that MERGE could never find
+/// what it creates: null, or NaN (not even equal to itself).
+fn unmatchable_merge_error(what: &str, key: &str, value: &Value) -> CypherError {
+    let why = if value.is_null() {
+        "is null: null never equals anything"
+    } else {
+        "is NaN: NaN equals nothing, not even itself"
+    };
+    let advice = if value.is_null() { " (leave the property out, or give it a value)" } else { "" };
     CypherError::new(
         ErrorKind::SemanticError,
         Phase::Runtime,
         "MergeReadOwnWrites",
-        format!(
-            "cannot merge a {what} whose property '{key}' is null: null never equals anything, so MERGE could \
-             never find the {what} it creates (leave the property out, or give it a value)"
-        ),
+        format!("cannot merge a {what} whose property '{key}' {why}, so MERGE could never find the {what} it creates{advice}"),
     )
 }
 
@@ -185,6 +190,15 @@ fn null_merge_error(what: &str, key: &str) -> CypherError {
 enum Key<'a> {
     Token(&'a Token),
     Name(&'a str),
+}
+
+impl Key<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Key::Name(name) => name,
+            Key::Token(token) => token.name(),
+        }
+    }
 }
 
 /// Evaluates a property map for CREATE/MERGE into storable pairs (null values are skipped).
@@ -198,29 +212,10 @@ fn eval_props(
     let Some(e) = e else { return Ok(Vec::new()) };
     let mut out = Vec::with_capacity(if let CExpr::Map(entries) = e { entries.len() } else { 0 });
     let mut put = |k: Key, v: Value, ctx: &mut Ctx| -> Result<()> {
-        if merge && matches!(v, Value::Float(f) if f.is_nan()) {
-            let name = match k {
-                Key::Name(name) => name,
-                Key::Token(token) => token.name().as_ref(),
-            };
-            return Err(CypherError::new(
-                ErrorKind::SemanticError,
-                Phase::Runtime,
-                "MergeReadOwnWrites",
-                format!(
-                    "cannot merge a {what} whose property '{name}' is NaN: NaN equals nothing, not even itself, so \
-                     MERGE could never find the {what} it creates"
-                ),
-            ));
+        if merge && (v.is_null() || matches!(v, Value::Float(f) if f.is_nan())) {
+            return Err(unmatchable_merge_error(what, k.name(), &v));
         }
         if v.is_null() {
-            if merge {
-                let name = match k {
-                    Key::Name(name) => name,
-                    Key::Token(token) => token.as_ref(),
-                };
-                return Err(null_merge_error(what, name));
-            }
             return Ok(());
         }
         let stored = v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))?;
@@ -620,12 +615,9 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
             ctx.stats.relationships_deleted += 1;
             // A node deleted earlier in the statement while this relationship still held it goes now.
             for end in [rec.src, rec.dst] {
-                if ctx.deleted.as_ref().is_some_and(|d| d.connected.contains(&end)) {
-                    let tx = ctx.tx()?;
-                    if tx.degree(end, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) == 0 {
-                        tx.delete_node(end)?;
-                        ctx.deleted_mut().connected.remove(&end);
-                    }
+                if ctx.deleted.as_ref().is_some_and(|d| d.connected.contains(&end)) && delete_if_unconnected(ctx, end)?
+                {
+                    ctx.deleted_mut().connected.remove(&end);
                 }
             }
         }
@@ -655,16 +647,11 @@ fn delete(nodes: BTreeSet<NodeId>, rels: BTreeSet<RelId>, detach: bool, ctx: &mu
                 // Counted when it was first deleted.
                 continue;
             }
-        } else {
-            let tx = ctx.tx()?;
-            if tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) > 0 {
-                // As in Neo4j, what counts is that its relationships are gone by the end of the statement
-                // (`DELETE n DELETE r` in two clauses): it is deleted for the rest of the statement, and
-                // [`settle_deletions`] refuses the statement if it is still connected then.
-                ctx.deleted_mut().connected.insert(n);
-            } else {
-                tx.delete_node(n)?;
-            }
+        } else if !delete_if_unconnected(ctx, n)? {
+            // As in Neo4j, what counts is that its relationships are gone by the end of the statement (`DELETE n
+            // DELETE r` in two clauses): it is deleted for the rest of the statement, and [`settle_deletions`]
+            // refuses the statement if it is still connected then.
+            ctx.deleted_mut().connected.insert(n);
         }
         ctx.deleted_mut().nodes.insert(n);
         ctx.stats.nodes_deleted += 1;
@@ -679,11 +666,10 @@ pub(crate) fn settle_deletions(ctx: &mut Ctx) -> Result<()> {
         return Ok(());
     };
     for n in waiting {
-        let tx = ctx.tx()?;
-        if !tx.node_exists(n) {
+        if !ctx.tx()?.node_exists(n) {
             continue;
         }
-        if tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) > 0 {
+        if !delete_if_unconnected(ctx, n)? {
             return Err(CypherError::new(
                 ErrorKind::ConstraintVerificationFailed,
                 Phase::Runtime,
@@ -691,10 +677,19 @@ pub(crate) fn settle_deletions(ctx: &mut Ctx) -> Result<()> {
                 format!("cannot delete node {}: it still has relationships; use DETACH DELETE", n.0),
             ));
         }
-        tx.delete_node(n)?;
     }
     ctx.deleted_mut().connected.clear();
     Ok(())
+}
+
+/// Deletes node `n` if no relationship holds it; whether it did.
+fn delete_if_unconnected(ctx: &mut Ctx, n: NodeId) -> Result<bool> {
+    let tx = ctx.tx()?;
+    if tx.degree(n, plexus_storage::Direction::Both, plexus_storage::TypeFilter::All) > 0 {
+        return Ok(false);
+    }
+    tx.delete_node(n)?;
+    Ok(true)
 }
 
 pub(crate) struct ProcedureCall<'p> {

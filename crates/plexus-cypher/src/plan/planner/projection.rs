@@ -334,24 +334,17 @@ fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut
         }
         ExprKind::ListComprehension { variable, list, filter, map } => {
             go(list);
-            let mut inner = Vec::new();
-            for x in filter.iter().chain(map) {
-                free_outside_aggregates(x, keys, text, &mut inner);
-            }
-            out.extend(inner.into_iter().filter(|(n, _)| *n != variable.name));
+            let body: Vec<&Expr> = filter.iter().chain(map).map(|x| &**x).collect();
+            free_outside_binding(&body, &[&variable.name], keys, text, out);
         }
         ExprKind::Quantified { variable, list, predicate, .. } => {
             go(list);
-            let mut inner = Vec::new();
-            free_outside_aggregates(predicate, keys, text, &mut inner);
-            out.extend(inner.into_iter().filter(|(n, _)| *n != variable.name));
+            free_outside_binding(&[predicate], &[&variable.name], keys, text, out);
         }
         ExprKind::Reduce { accumulator, init, variable, list, expr } => {
             go(init);
             go(list);
-            let mut inner = Vec::new();
-            free_outside_aggregates(expr, keys, text, &mut inner);
-            out.extend(inner.into_iter().filter(|(n, _)| *n != variable.name && *n != accumulator.name));
+            free_outside_binding(&[expr], &[&variable.name, &accumulator.name], keys, text, out);
         }
         ExprKind::Case { operand, whens, otherwise } => {
             if let Some(o) = operand {
@@ -367,4 +360,20 @@ fn free_outside_aggregates(e: &Expr, keys: &HashSet<&str>, text: &str, out: &mut
         }
         _ => {}
     }
+}
+
+/// [`free_outside_aggregates`] of `body`, an expression's part that binds `bound` (a comprehension's variable,
+/// `reduce`'s accumulator): those names are its own, not the query's.
+fn free_outside_binding(
+    body: &[&Expr],
+    bound: &[&str],
+    keys: &HashSet<&str>,
+    text: &str,
+    out: &mut Vec<(String, Span)>,
+) {
+    let mut inner = Vec::new();
+    for x in body {
+        free_outside_aggregates(x, keys, text, &mut inner);
+    }
+    out.extend(inner.into_iter().filter(|(n, _)| !bound.contains(&n.as_str())));
 }
