@@ -479,10 +479,9 @@ pub fn probe_socket(fd: std::os::fd::RawFd) -> Liveness {
 /// Whether one of the complete messages at the front of `buf` (which starts at a message's first chunk) is a
 /// RESET: walked message by message, so a RESET's bytes inside another message's data do not count.
 fn reset_queued(buf: &[u8]) -> bool {
-    const RESET: [u8; 6] = [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00];
     let mut pos = 0;
     while pos + 2 <= buf.len() {
-        if buf[pos..].starts_with(&RESET) {
+        if buf[pos..].starts_with(&RESET_MESSAGE) {
             return true;
         }
         // Skip this message's chunks up to its end marker.
@@ -498,9 +497,14 @@ fn reset_queued(buf: &[u8]) -> bool {
     false
 }
 
-/// Whether the buffered bytes hold a complete RESET message (a one-chunk message `B0 0F`).
+/// A RESET as clients frame it: one chunk of two bytes (`B0 0F`, a structure of no fields tagged 0x0F), then the
+/// end marker.
+const RESET_MESSAGE: [u8; 6] = [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00];
+
+/// Whether the buffered bytes hold a complete RESET message anywhere (the socket's unread bytes need not start
+/// at a message).
 fn contains_reset(buf: &[u8]) -> bool {
-    buf.windows(6).any(|w| w == [0x00, 0x02, 0xB0, 0x0F, 0x00, 0x00])
+    buf.windows(RESET_MESSAGE.len()).any(|w| w == RESET_MESSAGE)
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@ use plexus::cypher::notices::{Notification, Severity};
 
 use crate::packstream::{map, Ps};
 
-/// Which notifications a client wants.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Which notifications a client wants ([`Filter::all`] until it says otherwise).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filter {
     /// `None`: none at all (`OFF`).
     minimum: Option<Severity>,
