@@ -28,7 +28,9 @@ use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenK
 
 use crate::edgelist::BadLine;
 use crate::import::{plural, ImportError, ImportSummary};
-use crate::load::{build_id_maps, count_bad, parse_error, parse_nodes, read_group, unique_keys, GraphImport};
+use crate::load::{
+    build_id_maps, count_bad, note_repeated_headers, parse_error, parse_nodes, read_group, unique_keys, GraphImport,
+};
 use crate::nodes_rels::{bad_rows, parse_rel_group, ExternalId, Input, NodeGroup};
 use crate::progress::Progress;
 
@@ -203,6 +205,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         drop(inputs);
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
+        note_repeated_headers(&columns.repeated_headers, &mut summary);
         summary.parse += start.elapsed();
         rel_groups.push(columns);
     }

@@ -71,14 +71,18 @@ pub(crate) fn read_group(
     if inputs.is_empty() {
         return Err(ImportError::Target("a --nodes or --relationships argument names no file".into()));
     }
-    for path in crate::nodes_rels::repeated_headers(&inputs) {
-        summary.notes.push(format!("skipped the first line of {}: it repeats the header", path.display()));
-    }
     summary.read += start.elapsed();
     Ok(inputs)
 }
 
 /// Adds a group's bad lines to the summary; fails once there are more than allowed.
+/// Says which later files of a group had their first line skipped for repeating the header.
+pub(crate) fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSummary) {
+    for path in paths {
+        summary.notes.push(format!("skipped the first line of {}: it repeats the header", path.display()));
+    }
+}
+
 pub(crate) fn count_bad(
     bad: Vec<(PathBuf, BadLine)>,
     summary: &mut ImportSummary,
@@ -250,6 +254,7 @@ pub(crate) fn parse_nodes<'a>(
         let mut group = parse_node_group(files, inputs, &spec.csv, catalog, progress)
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         count_bad(std::mem::take(&mut group.bad), summary, spec.csv.skip_bad_lines)?;
+        note_repeated_headers(&group.repeated_headers, summary);
         groups.push(group);
     }
     summary.parse += start.elapsed();
@@ -285,6 +290,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         drop(inputs);
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
+        note_repeated_headers(&columns.repeated_headers, &mut summary);
         summary.parse += start.elapsed();
         let start = Instant::now();
         rels.reserve(columns.len());

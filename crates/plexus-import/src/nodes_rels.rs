@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use plexus_storage::fxhash::FxHashMap;
@@ -154,20 +154,6 @@ fn later_file_start(first: &Input, data_start: usize, input: &Input) -> (usize, 
     }
 }
 
-/// The later files of a group whose first line repeats the first file's header line, which the import skips
-/// (see [`later_file_start`]), so that it can say so.
-pub fn repeated_headers(inputs: &[Input]) -> Vec<&Path> {
-    let Some(first) = inputs.first() else { return Vec::new() };
-    let bytes = &first.bytes;
-    let start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
-    let data_start = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p + 1);
-    inputs[1..]
-        .iter()
-        .filter(|input| later_file_start(first, data_start, input).1 == 2)
-        .map(|input| input.path.as_path())
-        .collect()
-}
-
 /// A header error at field `e.column` (1-based), placed like a data error: at the character where that field
 /// starts (counted in the fields as read, one delimiter between each; quotes are not counted).
 fn header_error(e: HeaderError, fields: &[String]) -> BadLine {
@@ -198,6 +184,8 @@ pub struct NodeGroup<'a> {
     pub lines: Vec<u64>,
     pub files: Vec<(usize, PathBuf)>,
     pub bad: Vec<(PathBuf, BadLine)>,
+    /// Later files whose first line repeated the header and was skipped (see [`later_file_start`]).
+    pub repeated_headers: Vec<PathBuf>,
 }
 
 impl NodeGroup<'_> {
@@ -456,10 +444,14 @@ pub fn parse_node_group<'a>(
         lines: Vec::new(),
         files: Vec::new(),
         bad: Vec::new(),
+        repeated_headers: Vec::new(),
     };
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("nodes {}", input.path.display()));
         let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input) };
+        if n > 0 && line == 2 {
+            group.repeated_headers.push(input.path.clone());
+        }
         let bytes: &'a [u8] = &input.bytes;
         let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
             let mut out = NodeChunk::default();
@@ -834,6 +826,8 @@ pub struct RelColumns {
     /// One entry per row, or empty when the group has no property columns.
     pub props: Vec<Option<Arc<PropMap>>>,
     pub bad: Vec<(PathBuf, BadLine)>,
+    /// Later files whose first line repeated the header and was skipped (see [`later_file_start`]).
+    pub repeated_headers: Vec<PathBuf>,
     /// Incremental imports (those with a fallback): each row's line, and the first row of each file, to say how
     /// far an interrupted import got.
     pub lines: Vec<u64>,
@@ -900,6 +894,9 @@ pub fn parse_rel_group(
         progress.phase(format!("relationships {}", input.path.display()));
         all.files.push((all.src.len(), input.path.clone()));
         let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input) };
+        if n > 0 && line == 2 {
+            all.repeated_headers.push(input.path.clone());
+        }
         let bytes: &[u8] = &input.bytes;
         let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
             let mut out = (RelColumns::default(), Vec::new());
