@@ -167,6 +167,25 @@ fn outer_variables_outlive_a_with_inside_a_subquery() {
     // A count that the outer variable is not used after keeps its one row for a node with no relationship.
     let q = "MATCH (p:C) CALL (p) { MATCH (p)-[:T]->(f) WITH count(f) AS n RETURN n } RETURN n ORDER BY p.id";
     assert_eq!(db.run(q), ints(&[2, 1, 1, 1, 1, 0]));
+    // ... and so does one it is used after: the count has no grouping key of its own, so each run of the
+    // subquery has one row, with 0 for a node with no relationship (node 6 has one incoming, none outgoing).
+    let q = "MATCH (p:C) CALL (p) { MATCH (p)-[:T]->(f) WITH count(f) AS n MATCH (p)<-[:T]-(g) RETURN n, g.id AS g } \
+             RETURN p.id, n, g ORDER BY p.id, g";
+    let rows: Vec<Vec<i64>> = db
+        .run(q)
+        .into_iter()
+        .map(|r| r.into_iter().map(|v| if let ResultValue::Int(i) = v { i } else { panic!("{v:?}") }).collect())
+        .collect();
+    assert_eq!(rows, [[2, 1, 1], [3, 1, 2], [4, 1, 1], [4, 1, 3], [5, 1, 4], [6, 0, 5]]);
+    let q = "MATCH (p:C {id: 6}) CALL (p) { OPTIONAL MATCH (p)-[:T]->(f) WITH collect(f) AS fs, count(*) AS n \
+             RETURN size(fs) + n + p.id AS s } RETURN s";
+    assert_eq!(db.run(q), ints(&[7]));
+    let q = "MATCH (p:C {id: 6}) CALL (p) { MATCH (p)-[:T]->(f) WITH sum(f.id) AS total WHERE p.id = 6 \
+             RETURN total, p.id AS id } RETURN total, id";
+    assert_eq!(db.run(q), vec![vec![ResultValue::Int(0), ResultValue::Int(6)]]);
+    let q = "MATCH (p:C) WHERE EXISTS { MATCH (p)-[:T]->(f) WITH count(f) AS n WHERE n = 0 MATCH (p)<-[:T]-(g) } \
+             RETURN p.id, COUNT { MATCH (p)-[:T]->(f) WITH count(f) AS n MATCH (p)<-[:T]-(g) RETURN n } AS c";
+    assert_eq!(db.run(q), vec![vec![ResultValue::Int(6), ResultValue::Int(1)]]);
     // The older importing WITH keeps its meaning: a later WITH drops what it does not name.
     let q = "MATCH (a:C {id: 1}) CALL { WITH a WITH 1 AS x MATCH (a)-->(b) RETURN count(b) AS c } RETURN c";
     assert_eq!(db.run(q), ints(&[6]));

@@ -340,12 +340,20 @@ pub(crate) struct Aggregate<'p> {
     input: Op<'p>,
     keys: &'p [(CExpr, usize)],
     aggs: &'p [AggSpec],
+    /// When the keys are only variables a subquery carries (`PlanNode::Aggregate::per_run`): their slots here and
+    /// their values in this run.
+    run_keys: Option<Vec<(usize, Value)>>,
     output: Option<std::vec::IntoIter<Row>>,
 }
 
 impl<'p> Aggregate<'p> {
-    pub fn new(input: Op<'p>, keys: &'p [(CExpr, usize)], aggs: &'p [AggSpec]) -> Self {
-        Aggregate { input, keys, aggs, output: None }
+    pub fn new(
+        input: Op<'p>,
+        keys: &'p [(CExpr, usize)],
+        aggs: &'p [AggSpec],
+        run_keys: Option<Vec<(usize, Value)>>,
+    ) -> Self {
+        Aggregate { input, keys, aggs, run_keys, output: None }
     }
 
     fn compute(&mut self, ctx: &mut Ctx) -> Result<Vec<Row>> {
@@ -353,6 +361,15 @@ impl<'p> Aggregate<'p> {
         while let Some(batch) = self.input.next(ctx)? {
             for row in &batch {
                 grouper.add(row, ctx)?;
+            }
+        }
+        if let Some(run_keys) = self.run_keys.take() {
+            if grouper.groups.is_empty() {
+                let mut row = vec![Value::Null; ctx.width];
+                for (slot, value) in run_keys {
+                    row[slot] = value;
+                }
+                grouper.group_of(&row, ctx)?;
             }
         }
         grouper.finish(ctx.width)

@@ -317,7 +317,14 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             boxed(plan, FlatMap::new(source(input, arg), Unwind { list, slot: *slot, pending: None }))
         }
         P::Project { input, items } => boxed(plan, Project { input: open(input, arg), items }),
-        P::Aggregate { input, keys, aggs } => boxed(plan, aggregate::Aggregate::new(open(input, arg), keys, aggs)),
+        P::Aggregate { input, keys, aggs, per_run } => {
+            // The carried keys' values in the argument row, read now: `open` hands the row on to the input.
+            let run_keys = (!per_run.is_empty()).then(|| {
+                let value = |slot: usize| arg.as_ref().and_then(|a| a.get(slot)).cloned().unwrap_or(Value::Null);
+                per_run.iter().map(|&(arg_slot, slot)| (slot, value(arg_slot))).collect()
+            });
+            boxed(plan, aggregate::Aggregate::new(open(input, arg), keys, aggs, run_keys))
+        }
         P::ExpandAggregate { expand, .. } => {
             let input = open(expand.input().expect("an expand has an input"), arg);
             boxed(plan, expand_aggregate::ExpandAggregate::new(plan, input))

@@ -84,7 +84,12 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
             format!("LoadCsv{} -> #{slot}", if *headers { "(with headers)" } else { "" })
         }
         P::Project { items, .. } => format!("Projection({} item(s))", items.len()),
-        P::Aggregate { keys, aggs, .. } => format!("Aggregation({} key(s), {} aggregate(s))", keys.len(), aggs.len()),
+        P::Aggregate { keys, aggs, per_run, .. } => format!(
+            "Aggregation({} key(s), {} aggregate(s){})",
+            keys.len(),
+            aggs.len(),
+            if per_run.is_empty() { "" } else { ", one row per run" }
+        ),
         P::ExpandAggregate { keys, aggs, filters, shape, .. } => format!(
             "ExpandAggregation({} key(s), {} aggregate(s), {} filter(s){})",
             keys.len(),

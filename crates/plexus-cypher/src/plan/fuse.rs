@@ -123,7 +123,7 @@ fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
         fuse_below(input, child_may_fuse);
     }
     if may_fuse && is_fusable(node) {
-        let PlanNode::Aggregate { input, keys, aggs } = std::mem::replace(node, PlanNode::Start) else {
+        let PlanNode::Aggregate { input, keys, aggs, .. } = std::mem::replace(node, PlanNode::Start) else {
             unreachable!("checked by is_fusable")
         };
         let mut expand = *input;
@@ -312,9 +312,13 @@ fn reads_beyond_groups(node: &PlanNode) -> bool {
     items.iter().any(|(e, _)| slot_deps(e).is_none_or(|deps| deps.iter().any(|s| !groups.contains(s))))
 }
 
-/// An aggregation over filters over an expand to a new node along a new relationship.
+/// An aggregation over filters over an expand to a new node along a new relationship (and not one whose row
+/// comes from the subquery's argument when it has no input, which a fused count does not keep).
 fn is_fusable(node: &PlanNode) -> bool {
-    let PlanNode::Aggregate { input, .. } = node else { return false };
+    let PlanNode::Aggregate { input, per_run, .. } = node else { return false };
+    if !per_run.is_empty() {
+        return false;
+    }
     let mut below: &PlanNode = input;
     while let PlanNode::Filter { input, .. } = below {
         below = input;

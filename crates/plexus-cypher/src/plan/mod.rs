@@ -348,6 +348,11 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         keys: Vec<(CExpr, usize)>,
         aggs: Vec<AggSpec>,
+        /// When the keys are only outer variables that a subquery carries past this `WITH` (see
+        /// `Planner::carrying_persistent`), one value each per run of the subquery: each one's slot in the
+        /// subquery's argument row and in the rows here. The run then has one row even over no input, as an
+        /// aggregation without keys has, its keys read from the argument row. Empty otherwise.
+        per_run: Vec<(usize, usize)>,
     },
     /// An `Aggregate` directly over `Filter`s over a single-hop `Expand` (`expand`, which keeps its own input),
     /// run as one operator that never materialises the expanded rows (see [`fuse`]).

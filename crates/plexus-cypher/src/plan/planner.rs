@@ -101,8 +101,9 @@ pub(crate) struct Planner<'t> {
     /// bound elsewhere in it, applied once it is bound (see `quantified.rs`).
     pub repetition_filters: Vec<CExpr>,
     /// Inside a subquery expression (`EXISTS`, `COUNT`, `COLLECT { }`) or a `CALL (a) { }`: the outer variables
-    /// its body sees throughout, which each `WITH` of the body carries on without naming them (as in Neo4j).
-    persistent: Vec<String>,
+    /// its body sees throughout, which each `WITH` of the body carries on without naming them (as in Neo4j), each
+    /// with its slot in the subquery's argument row.
+    persistent: Vec<(String, usize)>,
 }
 
 /// The outer variables a part of a `CALL { }` subquery sees: those its leading importing `WITH` names (`WITH a,
@@ -323,7 +324,7 @@ impl Planner<'_> {
     }
 
     pub(crate) fn subquery(&mut self, q: &Query, scope: &Scope) -> Result<(PlanNode, Vec<String>)> {
-        let names = scope.vars.iter().filter(|v| !v.hidden).map(|v| v.name.clone()).collect();
+        let names = scope.vars.iter().filter(|v| !v.hidden).map(|v| (v.name.clone(), v.slot)).collect();
         let outer = std::mem::replace(&mut self.persistent, names);
         let planned = self.query(q, PlanNode::Start, scope, false);
         self.persistent = outer;
@@ -332,30 +333,40 @@ impl Planner<'_> {
 
     /// `p` with the persistent outer variables it does not name added as plain items, when there are any to add:
     /// those the clauses after it (`later`) mention. They become grouping keys of an aggregating `WITH`, which
-    /// changes nothing (they hold one value per run of the subquery) except that no input then makes no row
-    /// instead of one, which is why a variable nothing later uses is not carried.
-    fn carrying_persistent(&self, p: &Projection, scope: &Scope, later: &[Clause]) -> Option<Projection> {
+    /// changes nothing since they hold one value per run of the subquery; when they are its only keys, the
+    /// aggregation still makes its one row over no input (`PlanNode::Aggregate::per_run`).
+    /// Returns the projection with them added, and for each added variable its slot in the subquery's argument
+    /// row and its slot in `scope`.
+    fn carrying_persistent(
+        &self,
+        p: &Projection,
+        scope: &Scope,
+        later: &[Clause],
+    ) -> Option<(Projection, Vec<(usize, usize)>)> {
         if p.star || self.persistent.is_empty() {
             return None;
         }
-        let missing: Vec<&String> = self
+        let missing: Vec<(&String, usize, usize)> = self
             .persistent
             .iter()
-            .filter(|name| scope.get(name).is_some() && !p.items.iter().any(|i| i.name() == name.as_str()))
-            .filter(|name| mentions(later, name))
+            .filter(|(name, _)| !p.items.iter().any(|i| i.name() == name.as_str()))
+            .filter_map(|(name, arg_slot)| Some((name, *arg_slot, scope.get(name)?.slot)))
+            .filter(|(name, _, _)| mentions(later, name))
             .collect();
         if missing.is_empty() {
             return None;
         }
         let mut carried = p.clone();
-        for name in missing {
+        let mut slots = Vec::with_capacity(missing.len());
+        for (name, arg_slot, slot) in missing {
             carried.items.push(ProjectionItem {
                 expr: Expr::new(ExprKind::Variable(name.clone()), p.span),
                 alias: None,
                 text: name.clone(),
             });
+            slots.push((arg_slot, slot));
         }
-        Some(carried)
+        Some((carried, slots))
     }
 
     fn single_query(
@@ -432,12 +443,16 @@ impl Planner<'_> {
                 }
                 Clause::With(p) => {
                     let carried = self.carrying_persistent(p, &scope, &q.clauses[i + 1..]);
-                    let (plan, new_scope, _) = self.projection(plan, carried.as_ref().unwrap_or(p), &scope, true)?;
+                    let (p, carried) = match &carried {
+                        Some((with_carried, slots)) => (with_carried, slots.as_slice()),
+                        None => (p, &[][..]),
+                    };
+                    let (plan, new_scope, _) = self.projection(plan, p, &scope, true, carried)?;
                     scope = new_scope;
                     plan
                 }
                 Clause::Return(p) => {
-                    let (plan, _, cols) = self.projection(plan, p, &scope, false)?;
+                    let (plan, _, cols) = self.projection(plan, p, &scope, false, &[])?;
                     columns = cols;
                     plan
                 }
@@ -544,7 +559,7 @@ impl Planner<'_> {
                     }
                     let scopes: Vec<Scope> = query.parts.iter().map(|part| imported_scope(part, &scope)).collect();
                     let imported = match scopes.first() {
-                        Some(first) if *scoped => first.vars.iter().map(|v| v.name.clone()).collect(),
+                        Some(first) if *scoped => first.vars.iter().map(|v| (v.name.clone(), v.slot)).collect(),
                         _ => Vec::new(),
                     };
                     let outer_persistent = std::mem::replace(&mut self.persistent, imported);

@@ -4,13 +4,15 @@
 use super::*;
 
 impl Planner<'_> {
-    /// WITH and RETURN.
+    /// WITH and RETURN. The last `carried.len()` items of `p` are outer variables a subquery carries past a `WITH`
+    /// (`Planner::carrying_persistent`), with their slots in the subquery's argument row and in `scope`.
     pub(super) fn projection(
         &mut self,
         input: PlanNode,
         p: &Projection,
         scope: &Scope,
         is_with: bool,
+        carried: &[(usize, usize)],
     ) -> Result<(PlanNode, Scope, Vec<String>)> {
         // The projected items: (column name, expression AST or an existing variable).
         let mut items: Vec<(String, Option<&Expr>, Option<crate::plan::planner::Var>, Span)> = Vec::new();
@@ -89,7 +91,9 @@ impl Planner<'_> {
                 new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
                 out_slots.push(slot);
             }
-            plan = PlanNode::Aggregate { input: Box::new(plan), keys, aggs: specs };
+            // Keys that are all carried hold one value per run of the subquery: no key of the projection's own.
+            let per_run = if keys.len() == carried.len() { carried.to_vec() } else { Vec::new() };
+            plan = PlanNode::Aggregate { input: Box::new(plan), keys, aggs: specs, per_run };
             if !post.is_empty() {
                 plan = PlanNode::Project { input: Box::new(plan), items: post };
             }
