@@ -70,8 +70,36 @@ pub struct ImportArgs {
     skip_bad_lines: usize,
     /// Node files: keep the first node with an id in its id space and skip (and report) the others, instead of
     /// failing; not counted against --skip-bad-lines.
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     skip_duplicate_nodes: bool,
+    /// Relationship files: skip (and report) relationships whose start or end id names no node, instead of
+    /// failing; not counted against --skip-bad-lines.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    skip_bad_relationships: bool,
+    /// Fail once more than N nodes and relationships have been skipped by --skip-duplicate-nodes and
+    /// --skip-bad-relationships together [default: no limit].
+    #[arg(long, value_name = "N")]
+    bad_tolerance: Option<usize>,
+    /// Node and relationship files: the character that quotes a field.
+    #[arg(long, default_value = "\"")]
+    quote: String,
+    /// Node and relationship files: drop fields past the header's last column instead of reporting the line as bad.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    ignore_extra_columns: bool,
+    /// Node and relationship files: remove whitespace around string values, array elements and string ids.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    trim_strings: bool,
+    /// Node and relationship files: a quoted empty field ("") is no property, as an unquoted empty one is,
+    /// instead of the empty string.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    ignore_empty_strings: bool,
+    /// Accepted for command lines written for Neo4j's importer: quoted fields may always span lines here.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "true|false")]
+    multiline_fields: Option<bool>,
+    /// Accepted for command lines written for Neo4j's importer: integers are always stored as 64-bit integers
+    /// and floats as 64-bit floats here (int, short and byte columns read as long, float as double).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "true|false")]
+    normalize_types: Option<bool>,
     /// create: a new database, written once; incremental: add to the existing database in transactions.
     #[arg(long, value_enum, default_value = "create")]
     mode: ModeArg,
@@ -81,6 +109,17 @@ pub struct ImportArgs {
     /// No progress output (the summary line and skipped lines are still printed).
     #[arg(long)]
     quiet: bool,
+}
+
+/// Skipped lines listed one by one; past this many, only their number (a file with a million relationships to
+/// unknown nodes under --skip-bad-relationships would otherwise print a million lines).
+const SKIPPED_SHOWN: usize = 1000;
+
+fn quote_byte(s: &str) -> Result<u8, String> {
+    match s.as_bytes() {
+        [b] if b.is_ascii() && !matches!(b, b'\n' | b'\r') => Ok(*b),
+        _ => Err(format!("--quote must be one ASCII character other than a line end, got '{s}'")),
+    }
 }
 
 fn csv_byte(s: &str, what: &str) -> Result<u8, String> {
@@ -158,6 +197,23 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
     }
     csv.skip_bad_lines = args.skip_bad_lines;
     csv.skip_duplicate_nodes = args.skip_duplicate_nodes;
+    csv.skip_bad_relationships = args.skip_bad_relationships;
+    csv.bad_tolerance = args.bad_tolerance;
+    if args.ldbc.is_none() {
+        csv.quote = quote_byte(&args.quote)?;
+        if csv.quote == csv.delimiter || csv.quote == csv.array_delimiter {
+            return Err(format!("--quote '{}' is also a delimiter: fields could not be told apart", args.quote));
+        }
+    }
+    csv.ignore_extra_columns = args.ignore_extra_columns;
+    csv.trim_strings = args.trim_strings;
+    csv.ignore_empty_strings = args.ignore_empty_strings;
+    if args.multiline_fields == Some(false) {
+        notes.push("--multiline-fields=false: quoted fields are read across lines all the same".into());
+    }
+    if args.normalize_types == Some(false) {
+        notes.push("--normalize-types=false: integers and floats are stored as 64-bit values all the same".into());
+    }
     let mut spec = GraphImport {
         edges: args.edges.clone(),
         edge_options: if args.edges.is_empty() { EdgeImport::default() } else { edge_options(args)? },
@@ -170,7 +226,7 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
         let layout = plexus_import::ldbc::layout(dir)?;
         spec.nodes = layout.nodes;
         spec.relationships = layout.relationships;
-        notes = layout.notes;
+        notes.extend(layout.notes);
     }
     for arg in &args.nodes {
         let (labels, files) = split_prefixed(arg);
@@ -298,6 +354,18 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     if args.skip_duplicate_nodes && args.nodes.is_empty() && args.ldbc.is_none() {
         return Err("--skip-duplicate-nodes applies to node files (--nodes, --ldbc) only".into());
     }
+    let files_only = [
+        ("--skip-bad-relationships", args.skip_bad_relationships),
+        ("--ignore-extra-columns", args.ignore_extra_columns),
+        ("--trim-strings", args.trim_strings),
+        ("--ignore-empty-strings", args.ignore_empty_strings),
+        ("--quote", args.quote != "\""),
+    ];
+    if let Some((flag, _)) = files_only.iter().find(|(_, given)| *given) {
+        if args.nodes.is_empty() && args.relationships.is_empty() && args.ldbc.is_none() {
+            return Err(format!("{flag} applies to node and relationship files (--nodes, --relationships) only"));
+        }
+    }
     let say = |line: &str| {
         if !args.quiet {
             eprintln!("plexus import: {line}");
@@ -351,8 +419,13 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
             Err(e) => return failed(e.to_string()),
         }
     };
-    for (path, bad) in summary.bad_lines.iter().chain(&summary.duplicates) {
+    let skipped: Vec<_> =
+        summary.bad_lines.iter().chain(&summary.duplicates).chain(&summary.skipped_relationships).collect();
+    for (path, bad) in skipped.iter().take(SKIPPED_SHOWN) {
         eprintln!("plexus import: skipped {}: {bad}", path.display());
+    }
+    if skipped.len() > SKIPPED_SHOWN {
+        eprintln!("plexus import: skipped {} more lines, not listed", skipped.len() - SKIPPED_SHOWN);
     }
     if !summary.unique_keys.is_empty() {
         say(&format!("unique keys: {}", summary.unique_keys.join(", ")));

@@ -118,6 +118,61 @@ fn duplicate_node_ids_are_skipped_with_skip_duplicate_nodes_only() {
     assert!(text(&out.stdout).contains("imported 2 nodes"), "{}", text(&out.stdout));
 }
 
+/// The options of Neo4j's importer that change how fields read: a command line written for it runs here too.
+#[test]
+fn neo4j_importer_field_options() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("n.csv"), "id:ID,name,tags:string[]\n1, Ann ,a ; b\n2,'Bo, B',,extra\n3,'',x\n").unwrap();
+    std::fs::write(dir.join("r.csv"), ":START_ID,:END_ID,:TYPE\n1,2,KNOWS\n1,9,KNOWS\n 2 ,1,KNOWS\n7,8,KNOWS\n")
+        .unwrap();
+    let (nodes, rels) = (format!("Person={}", path(dir, "n.csv")), path(dir, "r.csv"));
+    let import = |db: &str, extra: &[&str]| {
+        let args = ["import", "--quiet", "--data", db, "--nodes", &nodes, "--relationships", &rels, "--quote='"];
+        plexus(&[&args[..], extra].concat())
+    };
+    let query = |db: &str, q: &str| text(&plexus(&["query", "--data", db, "--format", "csv", q]).stdout);
+
+    // Without them the extra field and the unknown ids are bad lines.
+    let out = import(&path(dir, "plain"), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("line 3, column 12: 4 fields, but the header has 3"), "{}", text(&out.stderr));
+    assert!(!dir.join("plain").exists(), "a failed import leaves no database");
+
+    let db = path(dir, "db");
+    let flags = [
+        "--trim-strings",
+        "--ignore-extra-columns",
+        "--skip-bad-relationships",
+        "--ignore-empty-strings=true",
+        "--multiline-fields=true",
+        "--normalize-types",
+    ];
+    let out = import(&db, &flags);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("skipped") && err.contains("line 3, column 3: unknown end id '9'"), "{err}");
+    assert!(err.contains("line 5, column 1: unknown start id '7'"), "{err}");
+    assert_eq!(
+        query(&db, "MATCH (n:Person) RETURN n.id AS id, n.name AS name, n.tags AS tags ORDER BY id"),
+        "id,name,tags\n1,Ann,\"[\"\"a\"\", \"\"b\"\"]\"\n2,\"Bo, B\",\n3,,\"[\"\"x\"\"]\"\n"
+    );
+    assert_eq!(query(&db, "MATCH (n {id: '3'}) RETURN n.name IS NULL AS absent"), "absent\ntrue\n");
+    assert_eq!(query(&db, "MATCH (a)-->(b) RETURN a.id AS a, b.id AS b ORDER BY a"), "a,b\n1,2\n2,1\n");
+
+    // The bad tolerance bounds what the skipping options skip.
+    let tolerant = ["--trim-strings", "--ignore-extra-columns", "--skip-bad-relationships", "--bad-tolerance", "1"];
+    let out = import(&path(dir, "tolerant"), &tolerant);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("unknown start id '7'") && err.contains("bad tolerance of 1"), "{err}");
+    assert!(!dir.join("tolerant").exists());
+
+    let out = plexus(&["import", "--data", &path(dir, "e"), "--edges", &rels, "--trim-strings"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--trim-strings applies to node and relationship files"));
+}
+
 /// Input from standard input (`-`) and from a pipe reads like a file, compressed or not.
 #[test]
 fn edges_from_standard_input_and_pipes() {

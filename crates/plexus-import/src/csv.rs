@@ -136,6 +136,11 @@ impl<'a> Reader<'a> {
         Reader { input, pos, line, delimiter, quote: b'"' }
     }
 
+    /// The same reader with `quote` as the quoting character instead of `"`.
+    pub fn quoting(self, quote: u8) -> Reader<'a> {
+        Reader { quote, ..self }
+    }
+
     /// Skips the rest of the current line (after a syntax error).
     fn skip_line(&mut self, from: usize) {
         match memchr::memchr(b'\n', &self.input[from.min(self.input.len())..]) {

@@ -51,6 +51,8 @@ pub struct ImportSummary {
     pub bad_lines: Vec<(PathBuf, edgelist::BadLine)>,
     /// Node rows skipped because an earlier row of their id space has their id (`skip_duplicate_nodes`).
     pub duplicates: Vec<(PathBuf, edgelist::BadLine)>,
+    /// Relationship rows skipped because an end's id names no node (`skip_bad_relationships`).
+    pub skipped_relationships: Vec<(PathBuf, edgelist::BadLine)>,
     /// Incremental mode: nodes of the input that already existed (found by label and key) and were kept.
     pub matched: u64,
     /// Unique keys declared, as `Label(key)`.

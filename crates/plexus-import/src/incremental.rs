@@ -29,9 +29,10 @@ use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenK
 use crate::edgelist::BadLine;
 use crate::import::{plural, ImportError, ImportSummary};
 use crate::load::{
-    build_id_maps, count_bad, note_repeated_headers, parse_error, parse_nodes, read_group, unique_keys, GraphImport,
+    build_id_maps, count_bad, count_skipped, note_repeated_headers, parse_error, parse_nodes, read_group, unique_keys,
+    GraphImport,
 };
-use crate::nodes_rels::{bad_rows, parse_rel_group, ExternalId, Input, NodeGroup};
+use crate::nodes_rels::{bad_rows, parse_rel_group, CsvOptions, ExternalId, Input, NodeGroup};
 use crate::progress::Progress;
 
 /// Marks node numbers that are database node ids rather than rows of this import.
@@ -146,7 +147,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     // snapshot before anything is written, so that writing cannot meet a violation.
     let start = Instant::now();
     let keys = KeyPlan::new(&groups, &planned, &snapshot, catalog, &mut summary.notes);
-    let (mut fates, bad) = keys.match_rows(&groups, &inputs, spec.csv.delimiter, catalog);
+    let (mut fates, bad) = keys.match_rows(&groups, &inputs, &spec.csv, catalog);
     let declare = keys.declare;
     if !bad.is_empty() {
         drop(maps);
@@ -205,6 +206,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         drop(inputs);
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
+        count_skipped(std::mem::take(&mut columns.skipped), &mut summary, &spec.csv)?;
         note_repeated_headers(&columns.repeated_headers, &mut summary);
         summary.parse += start.elapsed();
         rel_groups.push(columns);
@@ -530,7 +532,7 @@ impl<'s> KeyPlan<'s> {
         &self,
         groups: &[NodeGroup],
         inputs: &[Vec<Input>],
-        delimiter: u8,
+        csv: &CsvOptions,
         catalog: &Catalog,
     ) -> (Vec<Vec<Fate>>, Vec<(PathBuf, BadLine)>) {
         let name = |kind, id: u32| catalog.name(kind, id).map(|n| n.to_string()).unwrap_or_default();
@@ -612,7 +614,7 @@ impl<'s> KeyPlan<'s> {
                 fates.push(fate);
             }
             if !bad_here.is_empty() {
-                bad.extend(bad_rows(group, &inputs[g], delimiter, bad_here));
+                bad.extend(bad_rows(group, &inputs[g], csv, bad_here));
             }
             all_fates.push(fates);
         }

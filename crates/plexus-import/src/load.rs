@@ -83,6 +83,30 @@ pub(crate) fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSumma
     }
 }
 
+/// Records relationships skipped for an end that names no node (`skip_bad_relationships`).
+pub(crate) fn count_skipped(
+    skipped: Vec<(PathBuf, BadLine)>,
+    summary: &mut ImportSummary,
+    csv: &CsvOptions,
+) -> Result<(), ImportError> {
+    let mut skipped = skipped;
+    skipped.sort_by_key(|(_, b)| b.line);
+    summary.skipped_relationships.extend(skipped);
+    check_tolerance(summary, csv)
+}
+
+/// Fails once the duplicate nodes and the relationships to unknown ids skipped so far are more than
+/// `bad_tolerance`, naming the first one past it.
+fn check_tolerance(summary: &ImportSummary, csv: &CsvOptions) -> Result<(), ImportError> {
+    let Some(limit) = csv.bad_tolerance else { return Ok(()) };
+    let Some((path, bad)) = summary.duplicates.iter().chain(&summary.skipped_relationships).nth(limit) else {
+        return Ok(());
+    };
+    let mut bad = bad.clone();
+    bad.message = format!("{} (more skipped nodes and relationships than the bad tolerance of {limit})", bad.message);
+    Err(parse_error(path.clone(), bad, 0))
+}
+
 pub(crate) fn count_bad(
     bad: Vec<(PathBuf, BadLine)>,
     summary: &mut ImportSummary,
@@ -135,10 +159,11 @@ pub(crate) fn build_id_maps<'a>(
         if rows.is_empty() {
             continue;
         }
-        summary.duplicates.extend(bad_rows(group, &inputs[g], csv.delimiter, rows));
+        summary.duplicates.extend(bad_rows(group, &inputs[g], csv, rows));
         let keep: Vec<bool> = skip[g].iter().map(|s| !s).collect();
         group.retain(&keep);
     }
+    check_tolerance(summary, csv)?;
     let (offsets, count) = offsets_of(groups);
     let (maps, _) =
         IdMaps::build(groups, csv.id_type, false, |g, r| offsets[g] + r as u64).map_err(ImportError::Target)?;
@@ -290,6 +315,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         drop(inputs);
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
+        count_skipped(std::mem::take(&mut columns.skipped), &mut summary, &spec.csv)?;
         note_repeated_headers(&columns.repeated_headers, &mut summary);
         summary.parse += start.elapsed();
         let start = Instant::now();

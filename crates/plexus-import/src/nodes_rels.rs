@@ -8,8 +8,11 @@
 //! type and property columns. An id that resolves to no node is a bad line (file, line, column and text),
 //! never an invented node.
 //!
-//! An empty unquoted field is an absent property; `""` is an empty string. Rows with fewer fields than the
-//! header leave the rest absent (as Neo4j does); rows with more are bad lines.
+//! An empty unquoted field is an absent property; `""` is an empty string (or absent too with
+//! `ignore_empty_strings`). Rows with fewer fields than the header leave the rest absent (as Neo4j does); rows
+//! with more are bad lines, or with `ignore_extra_columns` their extra fields are dropped. Neo4j's importer's
+//! other options that change what a field reads as are here too: the quote character, `trim_strings`, and
+//! `skip_bad_relationships` (a relationship to an unknown id skipped and reported instead of a bad line).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -24,7 +27,7 @@ use crate::csv::{self, ChunkResult, Next, Reader, Record};
 use crate::edgelist::{BadLine, IdType};
 use crate::header::{Column, HeaderError, NodeHeader, RelHeader};
 use crate::progress::Progress;
-use crate::values::{parse_int, parse_typed, ScalarType};
+use crate::values::{parse_int, parse_scalar, parse_typed, ScalarType};
 
 /// Rewrites a file's own header fields into Neo4j-style column specifications (used by layouts such as LDBC
 /// whose headers are plain names).
@@ -41,6 +44,20 @@ pub struct CsvOptions {
     /// Keep the first node with an id in its id space and skip (and report) the others, instead of failing;
     /// they are not counted against `skip_bad_lines`.
     pub skip_duplicate_nodes: bool,
+    /// Skip (and report) relationships whose start or end id names no node, instead of failing; they are not
+    /// counted against `skip_bad_lines`.
+    pub skip_bad_relationships: bool,
+    /// At most this many nodes and relationships skipped by `skip_duplicate_nodes` and `skip_bad_relationships`
+    /// together before the import fails (Neo4j's `--bad-tolerance`); no limit when `None`.
+    pub bad_tolerance: Option<usize>,
+    /// The character that quotes a field.
+    pub quote: u8,
+    /// Fields past the header's last column are dropped instead of making their line bad.
+    pub ignore_extra_columns: bool,
+    /// Whitespace around string values, array elements and string ids is removed.
+    pub trim_strings: bool,
+    /// A quoted empty field (`""`) is no property, as an unquoted empty one is, instead of the empty string.
+    pub ignore_empty_strings: bool,
     /// Smallest chunk parsed by one thread (tests make it tiny to exercise chunk boundaries).
     pub min_chunk: usize,
 }
@@ -53,6 +70,12 @@ impl Default for CsvOptions {
             id_type: IdType::String,
             skip_bad_lines: 0,
             skip_duplicate_nodes: false,
+            skip_bad_relationships: false,
+            bad_tolerance: None,
+            quote: b'"',
+            ignore_extra_columns: false,
+            trim_strings: false,
+            ignore_empty_strings: false,
             min_chunk: 1 << 20,
         }
     }
@@ -113,11 +136,11 @@ pub struct Input {
 /// fields and where the data of the first file starts (byte offset, line).
 fn header_of(
     input: &Input,
-    delimiter: u8,
+    options: &CsvOptions,
     rewrite: Option<&HeaderRewrite>,
 ) -> Result<(Vec<String>, usize, u64), BadLine> {
     let start = if input.bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
-    let mut reader = Reader::new(&input.bytes, start, 1, delimiter);
+    let mut reader = Reader::new(&input.bytes, start, 1, options.delimiter).quoting(options.quote);
     let mut rec = Record::default();
     let err = |message: String| BadLine { line: 1, column: 1, message, text: String::new() };
     match reader.next(&mut rec) {
@@ -264,7 +287,7 @@ impl NodeGroup<'_> {
 pub fn bad_rows(
     group: &NodeGroup,
     inputs: &[Input],
-    delimiter: u8,
+    options: &CsvOptions,
     mut rows: Vec<(usize, usize, String)>,
 ) -> Vec<(PathBuf, BadLine)> {
     rows.sort_by_key(|r| r.0);
@@ -280,7 +303,7 @@ pub fn bad_rows(
             continue;
         }
         let bytes = &input.bytes;
-        let mut reader = Reader::new(bytes, 0, 1, delimiter);
+        let mut reader = Reader::new(bytes, 0, 1, options.delimiter).quoting(options.quote);
         let mut rec = Record::default();
         let mut wanted = wanted.into_iter().peekable();
         while let Some(line) = wanted.peek().map(|w| group.lines[w.0]) {
@@ -341,7 +364,7 @@ fn props_of(
     rec: &Record,
     input: &[u8],
     plans: &[Plan],
-    array_delimiter: u8,
+    options: &CsvOptions,
     first: Option<(PropKeyId, Value)>,
 ) -> Result<Option<Arc<PropMap>>, BadLine> {
     let mut pairs: Vec<(PropKeyId, Value)> = Vec::new();
@@ -352,12 +375,21 @@ fn props_of(
     for (i, plan) in plans.iter().enumerate() {
         let Plan::Prop { key, ty, array } = *plan else { continue };
         let text = rec.get(input, i);
+        let is_string = ty == ScalarType::String;
+        let text = if options.trim_strings && is_string { text.trim_ascii() } else { text };
         // An empty field is no property, except a quoted one in a string column: the empty string. (A quoted
         // empty string[] field is no property either, as in Neo4j, rather than a list of one empty string.)
-        if text.is_empty() && !(rec.quoted(i) && ty == ScalarType::String && !array) {
+        let empty_string = rec.quoted(i) && is_string && !array && !options.ignore_empty_strings;
+        if text.is_empty() && !empty_string {
             continue;
         }
-        let value = parse_typed(ty, array, array_delimiter, text).map_err(|m| bad_at(rec, input, i, m))?;
+        let value = if options.trim_strings && is_string && array {
+            let items = text.split(|&b| b == options.array_delimiter).map(|item| parse_scalar(ty, item.trim_ascii()));
+            items.collect::<Result<Vec<Value>, String>>().map(|items| Value::List(Arc::from(items)))
+        } else {
+            parse_typed(ty, array, options.array_delimiter, text)
+        }
+        .map_err(|m| bad_at(rec, input, i, m))?;
         if pairs.capacity() == 0 {
             pairs.reserve(plans.len());
         }
@@ -379,7 +411,7 @@ fn read_chunk<T>(
     mut row: impl FnMut(&Record, &mut T) -> Result<(), BadLine>,
 ) -> Option<(usize, u64)> {
     let slice = &input[..range.end];
-    let mut reader = Reader::new(slice, range.start, line, options.delimiter);
+    let mut reader = Reader::new(slice, range.start, line, options.delimiter).quoting(options.quote);
     let mut rec = Record::default();
     loop {
         let result = match reader.next(&mut rec) {
@@ -418,7 +450,7 @@ pub fn parse_node_group<'a>(
 ) -> Result<NodeGroup<'a>, (PathBuf, BadLine)> {
     let first = &inputs[0];
     let (fields, data_start, data_line) =
-        header_of(first, options.delimiter, spec.rewrite.as_ref()).map_err(|b| (first.path.clone(), b))?;
+        header_of(first, options, spec.rewrite.as_ref()).map_err(|b| (first.path.clone(), b))?;
     let header = NodeHeader::parse(&fields).map_err(|e| (first.path.clone(), header_error(e, &fields)))?;
     let plans = plans(&header.columns, catalog);
     let id_key = header.id_property().map(|p| catalog.prop_key(p));
@@ -503,14 +535,16 @@ fn node_row<'a>(
     cache: &mut FxHashMap<Vec<u8>, LabelId>,
     out: &mut NodeChunk<'a>,
 ) -> Result<(), BadLine> {
-    if rec.len() > plans.len() {
+    if rec.len() > plans.len() && !options.ignore_extra_columns {
         let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
         return Err(bad_at(rec, input, plans.len(), message));
     }
     let mut id_prop = None;
     let mut id: Option<Result<i64, Cow<'a, [u8]>>> = None;
+    let trim = |text: &'a [u8]| if options.trim_strings { text.trim_ascii() } else { text };
     if let Some(col) = group.header.id {
         let text = rec.get(input, col);
+        let text = if options.trim_strings { text.trim_ascii() } else { text };
         if text.is_empty() {
             return Err(bad_at(rec, input, col, "empty node id".into()));
         }
@@ -528,7 +562,7 @@ fn node_row<'a>(
                 id_prop = group.id_key.map(|k| (k, Value::from(s)));
                 // Borrow the input unless the field was unescaped into the record's scratch space.
                 id = Some(Err(match rec.get_in(input, col) {
-                    Some(borrowed) => Cow::Borrowed(borrowed),
+                    Some(borrowed) => Cow::Borrowed(trim(borrowed)),
                     None => Cow::Owned(text.to_vec()),
                 }));
             }
@@ -555,7 +589,7 @@ fn node_row<'a>(
             }
         }
     }
-    let props = props_of(rec, input, plans, options.array_delimiter, id_prop)?;
+    let props = props_of(rec, input, plans, options, id_prop)?;
     match id {
         Some(Ok(v)) => out.ints.push(v),
         Some(Err(s)) => out.strs.push(s),
@@ -826,6 +860,8 @@ pub struct RelColumns {
     /// One entry per row, or empty when the group has no property columns.
     pub props: Vec<Option<Arc<PropMap>>>,
     pub bad: Vec<(PathBuf, BadLine)>,
+    /// Rows skipped because an end's id names no node (`skip_bad_relationships`).
+    pub skipped: Vec<(PathBuf, BadLine)>,
     /// Later files whose first line repeated the header and was skipped (see [`later_file_start`]).
     pub repeated_headers: Vec<PathBuf>,
     /// Incremental imports (those with a fallback): each row's line, and the first row of each file, to say how
@@ -860,7 +896,7 @@ pub fn parse_rel_group(
 ) -> Result<RelColumns, (PathBuf, BadLine)> {
     let first = &inputs[0];
     let (fields, data_start, data_line) =
-        header_of(first, options.delimiter, spec.rewrite.as_ref()).map_err(|b| (first.path.clone(), b))?;
+        header_of(first, options, spec.rewrite.as_ref()).map_err(|b| (first.path.clone(), b))?;
     let header = RelHeader::parse(&fields, spec.rel_type.is_some())
         .map_err(|e| (first.path.clone(), header_error(e, &fields)))?;
     let plans = plans(&header.columns, catalog);
@@ -899,7 +935,7 @@ pub fn parse_rel_group(
         }
         let bytes: &[u8] = &input.bytes;
         let chunks = csv::parse_chunks(bytes, start, line, csv::threads(), options.min_chunk, |range, line, last| {
-            let mut out = (RelColumns::default(), Vec::new());
+            let mut out = (RelColumns::default(), Vec::new(), Vec::new());
             let cap = range.len() / 24;
             out.0.src.reserve(cap);
             out.0.dst.reserve(cap);
@@ -913,41 +949,50 @@ pub fn parse_rel_group(
                 options,
                 &mut out,
                 |o| &mut o.1,
-                |rec, (out, _)| {
-                    if rec.len() > plans.len() {
+                |rec, (out, _, skipped)| {
+                    if rec.len() > plans.len() && !options.ignore_extra_columns {
                         let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
                         return Err(bad_at(rec, bytes, plans.len(), message));
                     }
+                    // A bad end, and whether it is bad only for naming no node.
                     let end = |col: usize, name: Option<&str>, space: Option<usize>, what: &str| {
                         let text = rec.get(bytes, col);
+                        let text = if options.trim_strings { text.trim_ascii() } else { text };
                         if text.is_empty() {
-                            return Err(bad_at(rec, bytes, col, format!("empty {what} id")));
+                            return Err((bad_at(rec, bytes, col, format!("empty {what} id")), false));
                         }
                         match maps.resolve(space, name, text, fallback) {
                             Lookup::Found(n) => Ok(n),
-                            Lookup::Malformed => Err(bad_at(
-                                rec,
-                                bytes,
-                                col,
-                                format!("'{}' is not an integer {what} id", String::from_utf8_lossy(text)),
-                            )),
-                            Lookup::Unknown => {
-                                let hint = maps.hint(space, name, text, fallback);
-                                Err(bad_at(
+                            Lookup::Malformed => Err((
+                                bad_at(
                                     rec,
                                     bytes,
                                     col,
-                                    format!(
-                                        "unknown {what} id '{}' in {}{hint}",
-                                        String::from_utf8_lossy(text),
-                                        describe(name)
-                                    ),
-                                ))
+                                    format!("'{}' is not an integer {what} id", String::from_utf8_lossy(text)),
+                                ),
+                                false,
+                            )),
+                            Lookup::Unknown => {
+                                let hint = maps.hint(space, name, text, fallback);
+                                let message = format!(
+                                    "unknown {what} id '{}' in {}{hint}",
+                                    String::from_utf8_lossy(text),
+                                    describe(name)
+                                );
+                                Err((bad_at(rec, bytes, col, message), true))
                             }
                         }
                     };
-                    let src = end(header.start, start_name, start_space, "start")?;
-                    let dst = end(header.end, end_name, end_space, "end")?;
+                    let ends = end(header.start, start_name, start_space, "start")
+                        .and_then(|src| Ok((src, end(header.end, end_name, end_space, "end")?)));
+                    let (src, dst) = match ends {
+                        Ok(ends) => ends,
+                        Err((bad, true)) if options.skip_bad_relationships => {
+                            skipped.push(bad);
+                            return Ok(());
+                        }
+                        Err((bad, _)) => return Err(bad),
+                    };
                     let ty = match header.ty {
                         None => None,
                         Some(col) => {
@@ -972,8 +1017,7 @@ pub fn parse_rel_group(
                             }
                         }
                     };
-                    let props =
-                        if has_props { props_of(rec, bytes, &plans, options.array_delimiter, None)? } else { None };
+                    let props = if has_props { props_of(rec, bytes, &plans, options, None)? } else { None };
                     out.src.push(src);
                     out.dst.push(dst);
                     if let Some(t) = ty {
@@ -992,7 +1036,8 @@ pub fn parse_rel_group(
             progress.add_rows(out.0.src.len() as u64);
             ChunkResult { out, open }
         });
-        for (c, bad) in chunks {
+        for (c, bad, skipped) in chunks {
+            all.skipped.extend(skipped.into_iter().map(|b| (input.path.clone(), b)));
             all.src.extend_from_slice(&c.src);
             all.dst.extend_from_slice(&c.dst);
             all.types.extend_from_slice(&c.types);
