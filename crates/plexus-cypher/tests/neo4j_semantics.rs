@@ -197,3 +197,20 @@ fn outer_variables_outlive_a_with_inside_a_subquery() {
         "MATCH (a:C {id: 2}) RETURN toString(CASE WHEN (a)-->() THEN 1 ELSE 0 END) AS s, coalesce(NOT (a)-->(), false)";
     assert_eq!(db.run(q), vec![vec![ResultValue::String("1".into()), ResultValue::Bool(false)]]);
 }
+
+#[test]
+fn labels_and_keys_come_in_the_order_they_were_first_created() {
+    let db = Db { store: Store::in_memory(), engine: Engine::new() };
+    db.run("CREATE (:Zeta {z: 1, a: 2})");
+    db.run("CREATE (n:Alpha:Zeta:Mid {m: 1, a: 2, z: 3})");
+    let strings = |v: &[&str]| ResultValue::List(v.iter().map(|s| ResultValue::String((*s).into())).collect());
+    let rows = db.run("MATCH (n:Alpha) RETURN labels(n), labels(n)[0], keys(n)");
+    assert_eq!(
+        rows,
+        vec![vec![strings(&["Zeta", "Alpha", "Mid"]), ResultValue::String("Zeta".into()), strings(&["z", "a", "m"])]]
+    );
+    match &db.run("MATCH (n:Alpha) RETURN n")[0][0] {
+        ResultValue::Node(n) => assert_eq!(n.labels.iter().map(|l| &**l).collect::<Vec<_>>(), ["Zeta", "Alpha", "Mid"]),
+        other => panic!("{other:?}"),
+    }
+}

@@ -210,10 +210,11 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
         _ if arg.is_null() => Value::Null,
         GraphFn::Labels => match arg {
             Value::Node(n) => {
-                let labels = g.node_labels(*n).ok_or_else(deleted)?;
-                let mut names: Vec<Value> = labels.iter().map(|l| Value::String(ctx.label_name(*l))).collect();
-                names.sort_by(compare::order);
-                Value::list(names)
+                // In the order the labels were first created in the database, as Neo4j lists them: `labels(n)[0]`
+                // is the same label in both.
+                let mut ids = g.node_labels(*n).ok_or_else(deleted)?.to_vec();
+                ids.sort_unstable();
+                Value::list(ids.iter().map(|l| Value::String(ctx.label_name(*l))).collect())
             }
             _ => return Err(wrong("labels")),
         },
@@ -234,6 +235,15 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
             Value::Rel(r) => Value::string(format!("r:{}", r.0)),
             _ => return Err(wrong("elementId")),
         },
+        // An entity's keys in the order the keys were first created in the database, as Neo4j lists them.
+        GraphFn::Keys if matches!(arg, Value::Node(_) | Value::Rel(_)) => {
+            let props = match arg {
+                Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?.map(std::borrow::Cow::Borrowed),
+                Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted)?,
+                _ => unreachable!("matched above"),
+            };
+            Value::list(props.iter().flat_map(|p| p.iter()).map(|(k, _)| Value::String(ctx.key_name(k))).collect())
+        }
         GraphFn::Keys => match properties_of(arg, ctx).map_err(|e| {
             if e.kind == ErrorKind::EntityNotFound {
                 e
