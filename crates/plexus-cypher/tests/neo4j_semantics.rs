@@ -97,6 +97,11 @@ fn counters_count_what_changed() {
     assert_eq!(db.stats("MATCH (n:Person) SET n.missing = null").properties_set, 0);
     assert_eq!(db.stats("CREATE (n:S) SET n.a = null").properties_set, 0);
     assert_eq!(db.stats("MATCH (n:Person) SET n.name = null").properties_set, 1);
+    // A null in a map for a key the entity lacks sets nothing.
+    assert_eq!(db.stats("CREATE (n:C {a: 1}) SET n = {a: 2, b: null}").properties_set, 2);
+    assert_eq!(db.stats("CREATE (n:C {a: 1}) SET n += {b: null}").properties_set, 1);
+    assert_eq!(db.stats("CREATE (n:C {a: 1}) SET n += {a: null}").properties_set, 2);
+    assert_eq!(db.stats("CREATE ()-[r:R {a: 1}]->() SET r = {b: null, c: 1}").properties_set, 3);
 }
 
 #[test]

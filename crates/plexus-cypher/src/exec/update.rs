@@ -529,6 +529,10 @@ fn set(row: &Row, item: &SetOp, value: Option<Value>, ctx: &mut Ctx) -> Result<(
                 }
             }
             for (k, v) in new.iter() {
+                // A null for a key the entity does not have changes nothing, and is not counted (as in Neo4j).
+                if v.is_null() && lacks_prop(ctx, &t, k) {
+                    continue;
+                }
                 set_prop(ctx, &t, k, stored(v)?)?;
             }
             Ok(())
