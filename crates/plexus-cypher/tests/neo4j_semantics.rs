@@ -219,3 +219,22 @@ fn labels_and_keys_come_in_the_order_they_were_first_created() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn temporal_fields_as_neo4j_reads_them() {
+    let db = Db { store: Store::in_memory(), engine: Engine::new() };
+    let text = |q: &str| match &db.run(q)[0][0] {
+        ResultValue::Int(i) => i.to_string(),
+        other => format!("{other:?}"),
+    };
+    let q = "RETURN toString(date({date: date('2020-05-05'), quarter: 4})) + ' ' + \
+             toString(date({date: date('2020-05-31'), quarter: 1})) + ' ' + \
+             toString(date({year: 2020, quarter: 1, dayOfQuarter: 92}))";
+    assert_eq!(text(q), "String(\"2020-11-05 2020-02-29 2020-04-01\")");
+    assert_eq!(text("RETURN datetime({epochMillis: -1500}).epochSeconds"), "-1");
+    assert_eq!(text("RETURN datetime('1969-12-31T23:59:59.5Z').epochSeconds"), "0");
+    assert_eq!(text("RETURN datetime('1969-12-31T23:59:59Z').epochSeconds"), "-1");
+    let q = "RETURN toString(datetime({epochMillis: 1500000000123, nanosecond: 7}))";
+    assert_eq!(text(q), "String(\"2017-07-14T02:40:00.000000007Z\")");
+    assert_eq!(text("RETURN toInteger(1e19)"), i64::MAX.to_string());
+}

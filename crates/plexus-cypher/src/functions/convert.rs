@@ -58,8 +58,9 @@ fn integer(v: &Value) -> Option<Result<Value>> {
     Some(Ok(match v {
         Value::Null => Value::Null,
         Value::Int(_) => v.clone(),
-        // Truncates; NaN, infinities and floats beyond the integer range have no integer.
-        Value::Float(f) => float_to_integer(*f).map_or(Value::Null, Value::Int),
+        // Truncates towards zero, saturating as Java's cast does in Neo4j: beyond the integer range (and the
+        // infinities) to the nearest end, NaN to 0.
+        Value::Float(f) => Value::Int(*f as i64),
         Value::Bool(b) => Value::Int(*b as i64),
         Value::String(s) => match parse_integer(s) {
             Some(i) => Value::Int(i),

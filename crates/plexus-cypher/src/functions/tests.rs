@@ -205,6 +205,12 @@ fn conversions() {
         ("tointeger", vec![s("1.5d")], "null"),
         ("tofloat", vec![s(" 1.5 ")], "1.5"),
         ("tointeger", vec![Value::Bool(true)], "1"),
+        // Floats beyond the integer range saturate and NaN is 0, as Java's cast in Neo4j.
+        ("tointeger", vec![f(1e19)], "9223372036854775807"),
+        ("tointeger", vec![f(-1e19)], "-9223372036854775808"),
+        ("tointeger", vec![f(f64::NAN)], "0"),
+        ("tointeger", vec![f(f64::INFINITY)], "9223372036854775807"),
+        ("tointegerornull", vec![f(9.3e18)], "9223372036854775807"),
         // TypeConversion3
         ("tofloat", vec![f(3.4)], "3.4"),
         ("tofloat", vec![i(3)], "3.0"),

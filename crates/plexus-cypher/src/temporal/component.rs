@@ -79,7 +79,8 @@ fn instant(value: &Value, parts: &Parts, key: &str) -> Result<Option<Value>> {
     }
     if let Value::DateTime(t) = value {
         match key {
-            "epochseconds" => return Ok(Some(Value::Int(t.seconds))),
+            // Whole seconds towards zero, as Neo4j counts them: half a second before 1970 is second 0.
+            "epochseconds" => return Ok(Some(Value::Int(t.seconds + (t.seconds < 0 && t.nanos > 0) as i64))),
             "epochmillis" => {
                 let millis = t.seconds as i128 * 1000 + t.nanos as i128 / 1_000_000;
                 let millis = i64::try_from(millis).map_err(|_| out_of_range("epochMillis is out of range"))?;

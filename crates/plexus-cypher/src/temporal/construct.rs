@@ -302,7 +302,7 @@ fn build_date(f: &Fields, base: Option<i64>) -> Result<i64> {
             parse::ordinal_date(year, f.ordinal_day.unwrap_or(1))
         } else if quarter {
             let q = f.quarter.ok_or_else(|| invalid("'dayOfQuarter' needs 'quarter'"))?;
-            parse::quarter_date(year, q, f.day_of_quarter.unwrap_or(1))
+            quarter_day(year, q, f.day_of_quarter.unwrap_or(1))
         } else {
             if f.day.is_some() && f.month.is_none() {
                 return Err(invalid("'day' needs 'month'"));
@@ -320,14 +320,20 @@ fn build_date(f: &Fields, base: Option<i64>) -> Result<i64> {
         let (y, _, _) = civil::civil_from_days(base);
         parse::ordinal_date(f.year.unwrap_or(y), f.ordinal_day.unwrap_or(1))
     } else if quarter {
-        let (y, m, _) = civil::civil_from_days(base);
+        let (y, m, d) = civil::civil_from_days(base);
         let year = f.year.unwrap_or(y);
         let q = f.quarter.unwrap_or(civil::quarter(m) as i64);
-        let doq = f.day_of_quarter.unwrap_or_else(|| {
-            let max = if (1..=4).contains(&q) && year_ok(year) { civil::days_in_quarter(year, q as u32) } else { 92 };
-            (civil::day_of_quarter(base) as i64).min(max as i64)
-        });
-        parse::quarter_date(year, q, doq)
+        match f.day_of_quarter {
+            Some(doq) => quarter_day(year, q, doq),
+            // A new quarter keeps the month within the quarter and the day of the month (clamped to fit), as in
+            // Neo4j: 2020-05-31 in the first quarter is 2020-02-29.
+            None if (1..=4).contains(&q) => {
+                let month = (q - 1) * 3 + (m as i64 - 1) % 3 + 1;
+                let max = if year_ok(year) { civil::days_in_month(year, month as u32) } else { 31 };
+                parse::calendar(year, month, (d as i64).min(max as i64))
+            }
+            None => parse::quarter_date(year, q, 1),
+        }
     } else {
         let (y, m, d) = civil::civil_from_days(base);
         let year = f.year.unwrap_or(y);
@@ -339,6 +345,19 @@ fn build_date(f: &Fields, base: Option<i64>) -> Result<i64> {
         });
         parse::calendar(year, month, day)
     }
+}
+
+/// Day `doq` of a quarter. A day past the quarter's end but within the longest quarter (92 days) rolls into the
+/// next quarter, as in Neo4j: day 92 of 2020's first quarter is 2020-04-01.
+fn quarter_day(year: i64, quarter: i64, doq: i64) -> Result<i64> {
+    let rolls = (1..=4).contains(&quarter)
+        && year_ok(year)
+        && doq > civil::days_in_quarter(year, quarter as u32) as i64
+        && doq <= 92;
+    if rolls {
+        return Ok(parse::quarter_date(year, quarter, 1)? + doq - 1);
+    }
+    parse::quarter_date(year, quarter, doq)
 }
 
 fn year_ok(year: i64) -> bool {
@@ -423,7 +442,13 @@ fn epoch(kind: Kind, f: &Fields) -> Result<Value> {
             if f.millisecond.is_some() || extra >= 1_000_000 {
                 return Err(invalid("epochMillis takes only microsecond and nanosecond below it"));
             }
-            ms as i128 * 1_000_000 + extra as i128
+            // Microseconds and nanoseconds replace the second's fraction the milliseconds gave, as in Neo4j
+            // (`{epochMillis: 1500000000123, nanosecond: 7}` ends in .000000007).
+            if subsecond_given(f) {
+                ms.div_euclid(1000) as i128 * NANOS_PER_SECOND as i128 + extra as i128
+            } else {
+                ms as i128 * 1_000_000
+            }
         }
         _ => return Err(invalid("cannot give both 'epochSeconds' and 'epochMillis'")),
     };
