@@ -10,8 +10,9 @@ use std::sync::Arc;
 use plexus_storage::catalog::Catalog;
 use plexus_storage::{GraphState, LabelId, PropKeyId, TokenKind};
 
+use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
-use crate::procedures::ProcedureRegistry;
+use crate::procedures::{ParamType, ProcedureRegistry};
 use crate::value::{Map, Value};
 
 /// The Neo4j version Plexus answers as (the Bolt agent, `dbms.components()`): drivers and tools choose
@@ -28,6 +29,8 @@ pub(crate) enum Builtin {
     Components,
     NodeTypeProperties,
     RelTypeProperties,
+    AwaitIndexes,
+    AwaitIndex,
     ShowIndexes,
     ShowConstraints,
 }
@@ -78,6 +81,18 @@ const CALLABLE: &[(Builtin, &str, &str, &str)] = &[
         "Show the derived property schema of the relationships in tabular form.",
         "db.schema.relTypeProperties() :: (relType :: STRING, propertyName :: STRING, propertyTypes :: LIST<STRING>, \
          mandatory :: BOOLEAN)",
+    ),
+    (
+        Builtin::AwaitIndexes,
+        "db.awaitIndexes",
+        "Wait for all indexes to come online (for example: CALL db.awaitIndexes(300)).",
+        "db.awaitIndexes(timeOutSeconds = 300 :: INTEGER)",
+    ),
+    (
+        Builtin::AwaitIndex,
+        "db.awaitIndex",
+        "Wait for an index to come online (for example: CALL db.awaitIndex(\"MyIndex\", 300)).",
+        "db.awaitIndex(indexName :: STRING, timeOutSeconds = 300 :: INTEGER)",
     ),
 ];
 
@@ -173,15 +188,31 @@ impl Builtin {
             Builtin::Components => &["name", "versions", "edition"],
             Builtin::NodeTypeProperties => &["nodeType", "nodeLabels", "propertyName", "propertyTypes", "mandatory"],
             Builtin::RelTypeProperties => &["relType", "propertyName", "propertyTypes", "mandatory"],
+            Builtin::AwaitIndexes | Builtin::AwaitIndex => &[],
             Builtin::ShowIndexes => INDEX_COLUMNS,
             Builtin::ShowConstraints => CONSTRAINT_COLUMNS,
         }
     }
 
-    pub fn rows(self, ctx: &Ctx) -> Vec<Vec<Value>> {
-        let g = ctx.g();
-        let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
+    /// The arguments it takes, and how many of the last ones may be left out.
+    pub fn inputs(self) -> (Vec<(String, ParamType)>, usize) {
+        let timeout = ("timeOutSeconds".to_string(), ParamType::Integer);
         match self {
+            Builtin::AwaitIndexes => (vec![timeout], 1),
+            Builtin::AwaitIndex => (vec![("indexName".to_string(), ParamType::String), timeout], 1),
+            _ => (Vec::new(), 0),
+        }
+    }
+
+    pub fn rows(self, ctx: &Ctx, args: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let g = ctx.g();
+        if let Some(Value::Int(t)) = args.iter().find(|a| matches!(a, Value::Int(_))) {
+            if *t < 0 {
+                return Err(CypherError::argument("InvalidArgumentValue", "the timeout must not be negative"));
+            }
+        }
+        let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
+        Ok(match self {
             Builtin::Labels => strings(
                 ctx.catalog()
                     .names(TokenKind::Label)
@@ -206,9 +237,29 @@ impl Builtin {
             ]],
             Builtin::NodeTypeProperties => crate::exec::schema_properties::node_type_properties(ctx),
             Builtin::RelTypeProperties => crate::exec::schema_properties::rel_type_properties(ctx),
+            // An index is built by the statement that creates it and is online once that commits: there is
+            // nothing to wait for, only the name to check.
+            Builtin::AwaitIndexes => Vec::new(),
+            Builtin::AwaitIndex => {
+                let name = match args.first() {
+                    Some(Value::String(s)) => s.clone(),
+                    _ => {
+                        return Err(CypherError::argument("InvalidArgumentValue", "db.awaitIndex needs an index name"))
+                    }
+                };
+                if !schema_objects(g, ctx.catalog()).iter().any(|o| *o.name == *name) {
+                    return Err(CypherError::new(
+                        ErrorKind::ProcedureError,
+                        Phase::Runtime,
+                        "ProcedureCallFailed",
+                        format!("Failed to invoke procedure `db.awaitIndex`: there is no index called `{name}`"),
+                    ));
+                }
+                Vec::new()
+            }
             Builtin::ShowIndexes => index_rows(g, ctx.catalog()),
             Builtin::ShowConstraints => constraint_rows(g, ctx.catalog()),
-        }
+        })
     }
 }
 

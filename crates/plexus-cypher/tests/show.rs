@@ -221,3 +221,31 @@ fn an_index_and_a_uniqueness_constraint_do_not_share_a_property() {
     db.run("DROP INDEX idx_name");
     db.run("CREATE CONSTRAINT person_name FOR (p:Person) REQUIRE p.name IS UNIQUE");
 }
+
+/// Scripts wait for their indexes with `db.awaitIndexes()`: here every index is online once the statement that
+/// creates it commits, so they return at once, and `db.awaitIndex` checks the name.
+#[test]
+fn waiting_for_indexes() {
+    let db = Db::new();
+    for q in
+        ["CALL db.awaitIndexes()", "CALL db.awaitIndexes(10)", "CALL db.awaitIndexes", "CALL db.awaitIndex('idx_name')"]
+    {
+        assert!(db.result(q).rows.is_empty(), "{q}");
+    }
+    assert_eq!(
+        db.run("MATCH (p:Person) CALL db.awaitIndex('city_id', 5) RETURN count(*)"),
+        vec![vec![ResultValue::Int(2)]]
+    );
+    let err = |q: &str| db.engine.execute_read(&db.store.read(), q, &Params::new()).unwrap_err();
+    assert_eq!(err("CALL db.awaitIndex('nope')").kind, ErrorKind::ProcedureError);
+    assert_eq!(err("CALL db.awaitIndex()").kind, ErrorKind::SyntaxError);
+    assert_eq!(err("CALL db.awaitIndexes(1, 2)").kind, ErrorKind::SyntaxError);
+    assert_eq!(err("CALL db.awaitIndexes(-1)").kind, ErrorKind::ArgumentError);
+}
+
+#[test]
+fn return_star_after_yield_keeps_the_yield_order() {
+    let db = Db::new();
+    assert_eq!(db.columns("SHOW CONSTRAINTS YIELD name, type, entityType RETURN *"), ["name", "type", "entityType"]);
+    assert_eq!(db.columns("SHOW INDEXES YIELD type, name RETURN *, 1 AS one"), ["type", "name", "one"]);
+}

@@ -705,7 +705,21 @@ pub(crate) struct ProcedureCall<'p> {
 impl RowExpander for ProcedureCall<'_> {
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = match self.procedure {
-            Procedure::Builtin(b) => b.rows(ctx),
+            Procedure::Builtin(b) => {
+                let (inputs, _) = b.inputs();
+                let mut args = Vec::with_capacity(self.args.len());
+                for (e, (name, ty)) in self.args.iter().zip(&inputs) {
+                    let v = e.eval(row, ctx)?;
+                    if !ty.accepts(&v) {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            format!("argument `{name}` must be {ty:?}, got {}", v.type_name()),
+                        ));
+                    }
+                    args.push(v);
+                }
+                b.rows(ctx, &args)?
+            }
             Procedure::Listing { rows, .. } => rows.to_vec(),
             Procedure::User(p) => {
                 let mut args = Vec::with_capacity(self.args.len());

@@ -106,8 +106,20 @@ impl Parser<'_> {
                 yielded.items.iter().map(|i| i.alias.as_ref().map_or(i.text.clone(), |a| a.name.clone())).collect();
             clauses.push(Clause::With(yielded));
             if self.at_kw("RETURN") {
+                let first = clauses.len();
                 while let Some(clause) = self.clause()? {
                     clauses.push(clause);
+                }
+                // `RETURN *` right after the YIELD keeps the YIELD's order, as Neo4j's SHOW commands do, instead
+                // of sorting the columns by name as `RETURN *` does elsewhere.
+                if let Some(Clause::Return(p)) = clauses.get_mut(first) {
+                    if p.star {
+                        p.star = false;
+                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                        let mut listed = items(&names);
+                        listed.append(&mut p.items);
+                        p.items = listed;
+                    }
                 }
             } else {
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();

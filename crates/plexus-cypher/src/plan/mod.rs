@@ -156,8 +156,17 @@ impl Procedure {
 
     pub fn inputs(&self) -> Vec<(String, crate::procedures::ParamType)> {
         match self {
-            Procedure::Builtin(_) | Procedure::Listing { .. } => vec![],
+            Procedure::Builtin(b) => b.inputs().0,
+            Procedure::Listing { .. } => vec![],
             Procedure::User(p) => p.signature.inputs.clone(),
+        }
+    }
+
+    /// How many of the last inputs have defaults and may be left out.
+    pub fn optional_inputs(&self) -> usize {
+        match self {
+            Procedure::Builtin(b) => b.inputs().1,
+            _ => 0,
         }
     }
 

@@ -25,12 +25,18 @@ impl Planner<'_> {
         let inputs = procedure.inputs();
         let args = match &call.args {
             Some(a) => {
-                if a.len() != inputs.len() {
+                let least = inputs.len() - procedure.optional_inputs();
+                if a.len() < least || a.len() > inputs.len() {
+                    let takes = if least == inputs.len() {
+                        inputs.len().to_string()
+                    } else {
+                        format!("{least} to {}", inputs.len())
+                    };
                     return Err(self.error(
                         call.span,
                         CypherError::syntax(
                             "InvalidNumberOfArguments",
-                            format!("{} takes {} argument(s), got {}", call.name, inputs.len(), a.len()),
+                            format!("{} takes {takes} argument(s), got {}", call.name, a.len()),
                         ),
                     ));
                 }
@@ -47,14 +53,14 @@ impl Planner<'_> {
                 a.iter().map(|x| self.expr(x, scope, &mut AggMode::Forbidden)).collect::<Result<Vec<_>>>()?
             }
             // `CALL proc` without parentheses takes its arguments from the parameters of the same names.
-            None if standalone => inputs
+            None if standalone => inputs[..inputs.len() - procedure.optional_inputs()]
                 .iter()
                 .map(|(name, _)| {
                     self.params.insert(name.clone());
                     CExpr::Param(Arc::from(name.as_str()))
                 })
                 .collect(),
-            None if inputs.is_empty() => vec![],
+            None if inputs.len() == procedure.optional_inputs() => vec![],
             None => {
                 return Err(self.error(
                     call.span,
