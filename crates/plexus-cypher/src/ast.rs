@@ -557,8 +557,30 @@ impl Expr {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SchemaCommand {
-    CreateIndex { name: Option<String>, label: String, properties: Vec<String>, if_not_exists: bool },
-    DropIndex { name: Option<String>, label: Option<String>, properties: Vec<String>, if_exists: bool },
-    CreateUnique { name: Option<String>, label: String, property: String, if_not_exists: bool },
-    DropConstraint { name: Option<String>, label: Option<String>, property: Option<String>, if_exists: bool },
+    CreateIndex {
+        name: Option<String>,
+        label: String,
+        properties: Vec<String>,
+        if_not_exists: bool,
+        /// `TEXT` or `POINT` when the statement asked for that kind, which a range index stands in for.
+        asked: Option<&'static str>,
+    },
+    DropIndex {
+        name: Option<String>,
+        label: Option<String>,
+        properties: Vec<String>,
+        if_exists: bool,
+    },
+    CreateUnique {
+        name: Option<String>,
+        label: String,
+        property: String,
+        if_not_exists: bool,
+    },
+    DropConstraint {
+        name: Option<String>,
+        label: Option<String>,
+        property: Option<String>,
+        if_exists: bool,
+    },
 }

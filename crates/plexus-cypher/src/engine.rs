@@ -717,7 +717,10 @@ fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
             }
         }
-        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists } => {
+        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked } => {
+            if let Some(kind) = asked {
+                result.notifications.push(crate::notices::range_index_instead(kind));
+            }
             if properties.len() != 1 {
                 return Err(CypherError::new(
                     ErrorKind::SemanticError,

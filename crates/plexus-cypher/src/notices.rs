@@ -139,6 +139,22 @@ fn unknown_name(kind: TokenKind, name: &str, position: NotificationPosition) -> 
     }
 }
 
+/// Told when `CREATE TEXT INDEX` or `CREATE POINT INDEX` makes a range index, which answers the same
+/// predicates here (equality, ranges, prefixes) and is what `SHOW INDEXES` then lists.
+pub(crate) fn range_index_instead(kind: &str) -> Notification {
+    Notification {
+        code: "Plexus.ClientNotification.Schema.RangeIndexInstead",
+        title: "The index is a range index.",
+        description: std::sync::Arc::from(format!(
+            "{kind} indexes are made range indexes here: a range index answers the same predicates (equality, \
+             ranges and STARTS WITH) and SHOW INDEXES lists it as RANGE"
+        )),
+        severity: Severity::Information,
+        category: "GENERIC",
+        position: NotificationPosition { offset: 0, line: 1, column: 1 },
+    }
+}
+
 struct Collector<'t> {
     text: &'t str,
     notices: Found,

@@ -62,3 +62,15 @@ fn disconnected_patterns_and_deprecated_functions() {
     let found = codes(&store, &engine, "MATCH (a:X) RETURN id(a) LIMIT 1");
     assert_eq!(found, vec![("FeatureDeprecationWarning".into(), 1, 20)]);
 }
+
+/// `CREATE TEXT INDEX` and `CREATE POINT INDEX` make range indexes, and say so.
+#[test]
+fn text_and_point_indexes_say_they_are_range_indexes() {
+    let (store, engine) = (Store::in_memory(), Engine::new());
+    for q in ["CREATE TEXT INDEX t FOR (n:P) ON (n.email)", "CREATE POINT INDEX IF NOT EXISTS FOR (n:P) ON (n.at)"] {
+        assert_eq!(codes(&store, &engine, q), vec![("RangeIndexInstead".to_string(), 1, 1)], "{q}");
+    }
+    assert!(codes(&store, &engine, "CREATE RANGE INDEX FOR (n:P) ON (n.name)").is_empty());
+    let listed = engine.execute(&store, "SHOW INDEXES YIELD name, type WHERE name = 't'", &Params::new()).unwrap();
+    assert_eq!(format!("{:?}", listed.rows), r#"[[String("t"), String("RANGE")]]"#);
+}

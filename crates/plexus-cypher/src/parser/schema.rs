@@ -41,7 +41,7 @@ impl Parser<'_> {
         }
         self.bump();
         match (create, is_index) {
-            (true, true) => self.create_index().map(Some),
+            (true, true) => self.create_index(kind.filter(|k| matches!(*k, "TEXT" | "POINT"))).map(Some),
             (false, true) => self.drop_index().map(Some),
             (true, false) => self.create_constraint().map(Some),
             (false, false) => self.drop_constraint().map(Some),
@@ -105,13 +105,13 @@ impl Parser<'_> {
         Ok(self.ident("a property name")?.name)
     }
 
-    fn create_index(&mut self) -> Result<SchemaCommand> {
+    fn create_index(&mut self, asked: Option<&'static str>) -> Result<SchemaCommand> {
         if self.eat_kw("ON") {
             // Old syntax: CREATE INDEX ON :Label(prop, ...)
             self.expect(&Tok::Colon, "':'")?;
             let label = self.ident("a label")?.name;
             let properties = self.property_name_list()?;
-            return Ok(SchemaCommand::CreateIndex { name: None, label, properties, if_not_exists: false });
+            return Ok(SchemaCommand::CreateIndex { name: None, label, properties, if_not_exists: false, asked });
         }
         let name = self.schema_name()?;
         let if_not_exists = self.if_not_exists()?;
@@ -125,7 +125,7 @@ impl Parser<'_> {
         }
         self.expect(&Tok::RParen, "')'")?;
         self.schema_options()?;
-        Ok(SchemaCommand::CreateIndex { name, label, properties, if_not_exists })
+        Ok(SchemaCommand::CreateIndex { name, label, properties, if_not_exists, asked })
     }
 
     fn property_name_list(&mut self) -> Result<Vec<String>> {
