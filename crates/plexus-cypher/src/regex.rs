@@ -14,7 +14,7 @@ pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         if !cache.contains_key(pattern) {
-            let re = regex::Regex::new(&format!("^(?:{})$", unquote(pattern))).map_err(|e| {
+            let re = regex::Regex::new(&format!("^(?:{})$", java_classes(&unquote(pattern)))).map_err(|e| {
                 CypherError::argument("InvalidArgumentValue", format!("invalid regular expression '{pattern}': {e}"))
             })?;
             if cache.len() > 256 {
@@ -57,9 +57,62 @@ fn unquote(pattern: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// `pattern` with the classes that Java (and so Neo4j) reads as ASCII written out as ASCII sets: `\w`, `\d`,
+/// `\s` and their negations (the regex crate reads them as Unicode classes, so `é` would be a word character),
+/// and, unless the pattern turns on `(?s)`, `.` as any character but Java's line terminators (`\n`, `\r`,
+/// U+0085, U+2028, U+2029; the regex crate's `.` excludes only `\n`). Inside a character class the sets nest.
+fn java_classes(pattern: &str) -> String {
+    // A flag group turning on `s` (`(?s)`, `(?is:...)`, not `(?-s)`).
+    let dot_all = pattern.match_indices("(?").any(|(at, _)| {
+        let flags = pattern[at + 2..].split(|c: char| !c.is_ascii_alphabetic() && c != '-').next().unwrap_or("");
+        flags.split('-').next().is_some_and(|on| on.contains('s'))
+    });
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    let mut depth = 0usize;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('w') => out.push_str("[0-9A-Za-z_]"),
+                Some('W') => out.push_str("[^0-9A-Za-z_]"),
+                Some('d') => out.push_str("[0-9]"),
+                Some('D') => out.push_str("[^0-9]"),
+                Some('s') => out.push_str("[\\t\\n\\x0B\\x0C\\r ]"),
+                Some('S') => out.push_str("[^\\t\\n\\x0B\\x0C\\r ]"),
+                Some(next) => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                None => out.push('\\'),
+            },
+            '[' => {
+                depth += 1;
+                out.push(c);
+            }
+            ']' if depth > 0 => {
+                depth -= 1;
+                out.push(c);
+            }
+            '.' if depth == 0 && !dot_all => out.push_str("[^\\n\\r\\x{85}\\x{2028}\\x{2029}]"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::full_match;
+
+    #[test]
+    fn classes_and_the_dot_read_as_java_reads_them() {
+        let m = |p: &str, t: &str| full_match(p, t).unwrap();
+        assert!(!m(r"\w", "é") && m(r"\W", "é") && !m(r"\d", "١") && !m(r"\s", "\u{a0}"));
+        assert!(m(r"\w+\s\d", "ab_9 7") && m(r"[\w-]+", "a-b") && !m(r"[\w-]+", "a+b") && m(r"[^\d]", "x"));
+        assert!(!m(".", "\r") && !m(".", "\u{2028}") && !m("a.b", "a\u{85}b") && m("a.b", "a\tb") && m(".", "é"));
+        assert!(m("(?s)a.b", "a\nb") && m("(?ims)a.b", "a\rb") && !m("(?i-s)a.b", "a\rb"));
+        assert!(m(r"\.\\", ".\\") && m(r"\p{L}+", "é"));
+    }
 
     #[test]
     fn java_quoting_is_literal() {
