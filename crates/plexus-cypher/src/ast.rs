@@ -127,6 +127,8 @@ pub struct ProcedureCall {
     pub yields: Option<Vec<(Ident, Option<Ident>)>>,
     pub yield_star: bool,
     pub predicate: Option<Expr>,
+    /// `OPTIONAL CALL`: a row the procedure yields nothing for (that passes the `WHERE`) goes on with nulls.
+    pub optional: bool,
     pub span: Span,
 }
 

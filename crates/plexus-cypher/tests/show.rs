@@ -249,3 +249,16 @@ fn return_star_after_yield_keeps_the_yield_order() {
     assert_eq!(db.columns("SHOW CONSTRAINTS YIELD name, type, entityType RETURN *"), ["name", "type", "entityType"]);
     assert_eq!(db.columns("SHOW INDEXES YIELD type, name RETURN *, 1 AS one"), ["type", "name", "one"]);
 }
+
+/// `OPTIONAL CALL proc() YIELD ... [WHERE ...]` keeps a row the procedure yields nothing for, with nulls.
+#[test]
+fn optional_procedure_calls() {
+    let db = Db::new();
+    let q = "MATCH (p:Person) OPTIONAL CALL db.labels() YIELD label WHERE label = 'Nope' RETURN p.name, label";
+    assert_eq!(db.run(q).len(), 2);
+    assert!(db.run(q).iter().all(|row| row[1] == ResultValue::Null));
+    let q = "MATCH (p:Person) OPTIONAL CALL db.labels() YIELD label WHERE label STARTS WITH 'C' RETURN count(label)";
+    assert_eq!(db.run(q), vec![vec![ResultValue::Int(4)]]);
+    let q = "MATCH (p:Person) CALL db.labels() YIELD label WHERE label = 'Nope' RETURN count(*)";
+    assert_eq!(db.run(q), vec![vec![ResultValue::Int(0)]]);
+}

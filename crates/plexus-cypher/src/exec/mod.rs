@@ -384,9 +384,13 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::Create { .. } | P::Merge { .. } | P::Set { .. } | P::Delete { .. } | P::Foreach { .. } => {
             boxed(plan, update::Update::new(open(plan.input().unwrap(), arg), plan))
         }
-        P::Call { input, procedure, args, yields } => {
-            boxed(plan, FlatMap::new(source(input, arg), update::ProcedureCall { procedure, args, yields }))
-        }
+        P::Call { input, procedure, args, yields, optional } => boxed(
+            plan,
+            FlatMap::new(
+                source(input, arg),
+                update::ProcedureCall { procedure, args, yields, optional: optional.as_ref() },
+            ),
+        ),
         P::Produce { input, columns } => {
             boxed(
                 plan,

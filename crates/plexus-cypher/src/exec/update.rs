@@ -700,6 +700,8 @@ pub(crate) struct ProcedureCall<'p> {
     pub procedure: &'p Procedure,
     pub args: &'p [CExpr],
     pub yields: &'p [(usize, usize)],
+    /// `OPTIONAL CALL` and its `WHERE` (see `PlanNode::Call`).
+    pub optional: Option<&'p Option<CExpr>>,
 }
 
 impl RowExpander for ProcedureCall<'_> {
@@ -741,10 +743,23 @@ impl RowExpander for ProcedureCall<'_> {
             out.push(row.clone());
             return Ok(false);
         }
+        let before = out.len();
         for values in rows {
             let mut r = row.clone();
             for (field, slot) in self.yields {
                 r[*slot] = values.get(*field).cloned().unwrap_or(Value::Null);
+            }
+            if let Some(Some(predicate)) = self.optional {
+                if predicate.eval(&r, ctx)? != Value::Bool(true) {
+                    continue;
+                }
+            }
+            out.push(r);
+        }
+        if self.optional.is_some() && out.len() == before {
+            let mut r = row.clone();
+            for (_, slot) in self.yields {
+                r[*slot] = Value::Null;
             }
             out.push(r);
         }

@@ -214,10 +214,10 @@ impl Parser<'_> {
                     report_status,
                     span: start.to(self.prev_span()),
                 }
-            } else if imports.is_some() || optional {
+            } else if imports.is_some() {
                 return Err(self.unexpected("'{' starting the subquery"));
             } else {
-                Clause::Call(self.procedure_call(start)?)
+                Clause::Call(ProcedureCall { optional, ..self.procedure_call(start)? })
             }
         } else {
             return Ok(None);
@@ -294,7 +294,15 @@ impl Parser<'_> {
                 predicate = Some(self.expr()?);
             }
         }
-        Ok(ProcedureCall { name, args, yields, yield_star, predicate, span: start.to(self.prev_span()) })
+        Ok(ProcedureCall {
+            name,
+            args,
+            yields,
+            yield_star,
+            predicate,
+            optional: false,
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// The body of WITH/RETURN: `[DISTINCT] (* | items) [ORDER BY] [SKIP] [LIMIT]`, plus `WHERE` for WITH.

@@ -88,6 +88,7 @@ impl Parser<'_> {
             yields: Some(columns.iter().map(|c| (ident(c), None)).collect()),
             yield_star: false,
             predicate: None,
+            optional: false,
             span,
         })];
         if none || (user_defined && procedure == builtin::SHOW_FUNCTIONS) {

@@ -429,6 +429,9 @@ pub(crate) enum PlanNode {
         args: Vec<CExpr>,
         /// `(field index, slot)`.
         yields: Vec<(usize, usize)>,
+        /// `OPTIONAL CALL`: its `WHERE` (checked here, so that a row none of whose yields pass still goes on),
+        /// and a row with the yields null when nothing passes.
+        optional: Option<Option<CExpr>>,
     },
     /// Rows become the named columns' values.
     Produce {

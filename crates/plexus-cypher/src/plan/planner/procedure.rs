@@ -111,10 +111,11 @@ impl Planner<'_> {
             yields.push((index, slot));
             columns.push((alias, slot));
         }
-        let mut plan = PlanNode::Call { input: Box::new(input), procedure, args, yields };
-        if let Some(pred) = &call.predicate {
-            let c = self.expr(pred, scope, &mut AggMode::Forbidden)?;
-            plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
+        let predicate = call.predicate.as_ref().map(|p| self.expr(p, scope, &mut AggMode::Forbidden)).transpose()?;
+        let (predicate, optional) = if call.optional { (None, Some(predicate)) } else { (predicate, None) };
+        let mut plan = PlanNode::Call { input: Box::new(input), procedure, args, yields, optional };
+        if let Some(predicate) = predicate {
+            plan = PlanNode::Filter { input: Box::new(plan), predicate };
         }
         if standalone {
             let names = columns.iter().map(|(n, _)| n.clone()).collect();
