@@ -191,6 +191,8 @@ impl Fields {
             };
             *slot = Some(match value {
                 Value::Int(i) => *i,
+                // A null field is left out, as in Neo4j (`{year: 2020, month: $m}` with no month).
+                Value::Null => continue,
                 other => return Err(wrong_type(format!("'{key}' must be an integer, got {}", other.type_name()))),
             });
         }
