@@ -135,9 +135,21 @@ impl Builder {
 }
 
 /// A duration from months, days and a signed count of nanoseconds, or an error when a component leaves 64 bits.
+///
+/// Its average length in seconds (a month being 2,629,746 s, as Neo4j counts) must fit in 64 bits too, as Neo4j
+/// and the drivers require: a duration of 10^17 days would be refused by Neo4j, and would break the official
+/// drivers if returned.
 pub fn normalize(months: i128, days: i128, nanos: i128) -> Result<Duration> {
     let too_big = || out_of_range("duration is out of range");
     let seconds = nanos.div_euclid(NANOS);
+    let average_seconds = months.checked_mul(2_629_746).zip(days.checked_mul(86_400));
+    if average_seconds
+        .and_then(|(m, d)| m.checked_add(d)?.checked_add(seconds))
+        .and_then(|s| i64::try_from(s).ok())
+        .is_none()
+    {
+        return Err(too_big());
+    }
     Ok(Duration {
         months: i64::try_from(months).map_err(|_| too_big())?,
         days: i64::try_from(days).map_err(|_| too_big())?,
@@ -400,5 +412,9 @@ mod tests {
         assert!(from_map(&map(&[("seconds", Value::Float(-1e29)), ("hours", Value::Float(-1e29))])).is_err());
         assert!(from_map(&map(&[("fortnights", Value::Int(1))])).is_err());
         assert!(from_map(&map(&[("days", Value::from("1"))])).is_err());
+        // Within 64 bits component by component, but not as a length in seconds.
+        assert!(from_map(&map(&[("days", Value::Int(106_751_991_167_301))])).is_err());
+        assert!(from_map(&map(&[("days", Value::Int(106_751_991_167_300))])).is_ok());
+        assert!(from_map(&map(&[("months", Value::Int(i64::MAX / 2_629_746 + 1))])).is_err());
     }
 }
