@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Instant;
 
+use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
 use plexus_import::edgelist::{Delimiter, Format, IdType};
 use plexus_import::import::{import_edge_lists, plural, EdgeImport, ImportSummary};
@@ -70,35 +71,36 @@ pub struct ImportArgs {
     skip_bad_lines: usize,
     /// Node files: keep the first node with an id in its id space and skip (and report) the others, instead of
     /// failing; not counted against --skip-bad-lines.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", value_parser = BoolishValueParser::new())]
     skip_duplicate_nodes: bool,
     /// Relationship files: skip (and report) relationships whose start or end id names no node, instead of
     /// failing; not counted against --skip-bad-lines.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", value_parser = BoolishValueParser::new())]
     skip_bad_relationships: bool,
     /// Fail once more than N nodes and relationships have been skipped by --skip-duplicate-nodes and
-    /// --skip-bad-relationships together [default: no limit].
-    #[arg(long, value_name = "N")]
-    bad_tolerance: Option<usize>,
+    /// --skip-bad-relationships together; -1 for no limit [default: no limit].
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    bad_tolerance: Option<i64>,
     /// Node and relationship files: the character that quotes a field.
     #[arg(long, default_value = "\"")]
     quote: String,
     /// Node and relationship files: drop fields past the header's last column instead of reporting the line as bad.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", value_parser = BoolishValueParser::new())]
     ignore_extra_columns: bool,
-    /// Node and relationship files: remove whitespace around string values, array elements and string ids.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    /// Node and relationship files: remove whitespace around unquoted values and ids, every array element and
+    /// label, and an unquoted type; blanks around a quoted field are skipped (a quoted value keeps its own).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", value_parser = BoolishValueParser::new())]
     trim_strings: bool,
     /// Node and relationship files: a quoted empty field ("") is no property, as an unquoted empty one is,
     /// instead of the empty string.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false", value_parser = BoolishValueParser::new())]
     ignore_empty_strings: bool,
     /// Accepted for command lines written for Neo4j's importer: quoted fields may always span lines here.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "true|false")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "true|false", value_parser = BoolishValueParser::new())]
     multiline_fields: Option<bool>,
     /// Accepted for command lines written for Neo4j's importer: integers are always stored as 64-bit integers
     /// and floats as 64-bit floats here (int, short and byte columns read as long, float as double).
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "true|false")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "true|false", value_parser = BoolishValueParser::new())]
     normalize_types: Option<bool>,
     /// create: a new database, written once; incremental: add to the existing database in transactions.
     #[arg(long, value_enum, default_value = "create")]
@@ -198,7 +200,11 @@ fn graph_import(args: &ImportArgs) -> Result<(GraphImport, Vec<String>), String>
     csv.skip_bad_lines = args.skip_bad_lines;
     csv.skip_duplicate_nodes = args.skip_duplicate_nodes;
     csv.skip_bad_relationships = args.skip_bad_relationships;
-    csv.bad_tolerance = args.bad_tolerance;
+    csv.bad_tolerance = match args.bad_tolerance {
+        Some(n) if n < -1 => return Err(format!("--bad-tolerance must be a count, or -1 for no limit, got {n}")),
+        Some(n) => usize::try_from(n).ok(),
+        None => None,
+    };
     if args.ldbc.is_none() {
         csv.quote = quote_byte(&args.quote)?;
         if csv.quote == csv.delimiter || csv.quote == csv.array_delimiter {

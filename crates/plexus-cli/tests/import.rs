@@ -168,6 +168,31 @@ fn neo4j_importer_field_options() {
     assert!(err.contains("unknown start id '7'") && err.contains("bad tolerance of 1"), "{err}");
     assert!(!dir.join("tolerant").exists());
 
+    // Trimming leaves a quoted value as it is, skips blanks around one, and trims array elements, labels, types,
+    // integer ids always; a relationship without an end is skipped with the others.
+    std::fs::write(
+        dir.join("t.csv"),
+        "id:ID,name,x,tags:string[],d:date,:LABEL\n1, \"a,b\" ,z, a ; b , 2020-01-02 , A ; B \n2,\" q \",,,,C\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("tr.csv"), ":START_ID,:END_ID,:TYPE\n1,2, T \n,2,T\n1,\" 2 \",T\n").unwrap();
+    let db = path(dir, "trimmed");
+    let (nodes, rels) = (path(dir, "t.csv"), path(dir, "tr.csv"));
+    let args = ["import", "--quiet", "--data", &db, "--nodes", &nodes, "--relationships", &rels];
+    let out = plexus(
+        &[&args[..], &["--trim-strings", "true", "--skip-bad-relationships=TRUE", "--bad-tolerance", "-1"]].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("empty start id") && text(&out.stderr).contains("unknown end id ' 2 '"));
+    assert_eq!(
+        query(
+            &db,
+            "MATCH (n) RETURN n.name AS name, n.x AS x, size(n.tags) AS tags, n.d AS d, labels(n) AS l ORDER BY n.id"
+        ),
+        "name,x,tags,d,l\n\"a,b\",z,2,2020-01-02,\"[\"\"A\"\", \"\"B\"\"]\"\n q ,,,,\"[\"\"C\"\"]\"\n"
+    );
+    assert_eq!(query(&db, "MATCH (a)-[r]->(b) RETURN a.id AS a, type(r) AS t, b.id AS b"), "a,t,b\n1,T,2\n");
+
     let out = plexus(&["import", "--data", &path(dir, "e"), "--edges", &rels, "--trim-strings"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--trim-strings applies to node and relationship files"));

@@ -129,16 +129,31 @@ pub struct Reader<'a> {
     pub line: u64,
     delimiter: u8,
     quote: u8,
+    /// Blanks around a quoted field are skipped (Neo4j's `--trim-strings`).
+    trim: bool,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(input: &'a [u8], pos: usize, line: u64, delimiter: u8) -> Reader<'a> {
-        Reader { input, pos, line, delimiter, quote: b'"' }
+        Reader { input, pos, line, delimiter, quote: b'"', trim: false }
     }
 
-    /// The same reader with `quote` as the quoting character instead of `"`.
-    pub fn quoting(self, quote: u8) -> Reader<'a> {
-        Reader { quote, ..self }
+    /// The same reader with `quote` as the quoting character instead of `"`, and, when `trim`, blanks (spaces and
+    /// tabs that are not the delimiter) skipped before a field's opening quote and after its closing one, so that
+    /// `1, "a,b" ,2` has three fields. (An unquoted field keeps its blanks here; its value is trimmed.)
+    pub fn quoting(self, quote: u8, trim: bool) -> Reader<'a> {
+        Reader { quote, trim, ..self }
+    }
+
+    /// `pos` moved past blanks when trimming.
+    fn past_blanks(&self, mut pos: usize) -> usize {
+        if self.trim {
+            while pos < self.input.len() && matches!(self.input[pos], b' ' | b'\t') && self.input[pos] != self.delimiter
+            {
+                pos += 1;
+            }
+        }
+        pos
     }
 
     /// Skips the rest of the current line (after a syntax error).
@@ -185,7 +200,9 @@ impl<'a> Reader<'a> {
             // At the start of a field.
             let column = (pos - line_start + 1) as u32;
             let line = (self.line - record_line) as u32;
-            if pos < input.len() && input[pos] == self.quote {
+            let opening = self.past_blanks(pos);
+            if opening < input.len() && input[opening] == self.quote {
+                pos = opening;
                 let mut seg = pos + 1;
                 let mut scratch_start: Option<usize> = None;
                 let end;
@@ -221,7 +238,7 @@ impl<'a> Reader<'a> {
                     end = q + 1;
                     break;
                 }
-                pos = end;
+                pos = self.past_blanks(end);
                 match input.get(pos) {
                     None => {
                         self.pos = pos;
@@ -455,6 +472,24 @@ mod tests {
         assert_eq!(fields("\"multi\nline\",2\nnext,3"), [vec!["multi\nline", "2"], vec!["next", "3"]]);
         assert_eq!(fields("5'11\" tall,x\n"), [["5'11\" tall", "x"]]);
         assert_eq!(fields("\"\",\"\"\"\"\n"), [["", "\""]]);
+    }
+
+    #[test]
+    fn trimming_skips_blanks_around_a_quoted_field() {
+        let read = |input: &[u8], quote: u8, trim: bool| {
+            let mut reader = Reader::new(input, 0, 1, b',').quoting(quote, trim);
+            let mut rec = Record::default();
+            reader.next(&mut rec).unwrap();
+            (0..rec.len())
+                .map(|i| (String::from_utf8_lossy(rec.get(input, i)).into_owned(), rec.quoted(i)))
+                .collect::<Vec<_>>()
+        };
+        let owned = |v: &[(&str, bool)]| v.iter().map(|(s, q)| (s.to_string(), *q)).collect::<Vec<_>>();
+        let line = b"1, \"a,b\" , c ,\t'x'\n";
+        assert_eq!(read(line, b'"', true), owned(&[("1", false), ("a,b", true), (" c ", false), ("\t'x'", false)]));
+        assert_eq!(read(b"'p''q' ,2\n", b'\'', true), owned(&[("p'q", true), ("2", false)]));
+        // Without trimming a quote after a blank is an ordinary character.
+        assert_eq!(read(b"1, \"a\"\n", b'"', false), owned(&[("1", false), (" \"a\"", false)]));
     }
 
     #[test]

@@ -207,11 +207,24 @@ fn parse_point(text: &str, default: Option<Crs>) -> Result<Value, String> {
 
 /// Parses a value of type `ty`, or an array of them split on `array_delimiter`.
 pub fn parse_typed(ty: ScalarType, array: bool, array_delimiter: u8, text: &[u8]) -> Result<Value, String> {
+    parse_typed_trimming(ty, array, array_delimiter, text, false)
+}
+
+/// [`parse_typed`], with each array element's surrounding whitespace removed when `trim_items`.
+pub fn parse_typed_trimming(
+    ty: ScalarType,
+    array: bool,
+    array_delimiter: u8,
+    text: &[u8],
+    trim_items: bool,
+) -> Result<Value, String> {
     if !array {
         return parse_scalar(ty, text);
     }
-    let items: Result<Vec<Value>, String> =
-        text.split(|&b| b == array_delimiter).map(|item| parse_scalar(ty, item)).collect();
+    let items: Result<Vec<Value>, String> = text
+        .split(|&b| b == array_delimiter)
+        .map(|item| parse_scalar(ty, if trim_items { item.trim_ascii() } else { item }))
+        .collect();
     let list = Value::List(Arc::from(items?));
     if let ScalarType::Point(_) = ty {
         // Points of one list share a system, as any stored list of points must.

@@ -33,7 +33,7 @@ use crate::csv::{self, ChunkResult, Next, Reader, Record};
 use crate::edgelist::{BadLine, IdType};
 use crate::header::{Column, HeaderError, NodeHeader, RelHeader};
 use crate::progress::Progress;
-use crate::values::{parse_int, parse_scalar, parse_typed, ScalarType};
+use crate::values::{parse_int, parse_typed_trimming, ScalarType};
 
 /// Rewrites a file's own header fields into Neo4j-style column specifications (used by layouts such as LDBC
 /// whose headers are plain names).
@@ -60,7 +60,8 @@ pub struct CsvOptions {
     pub quote: u8,
     /// Fields past the header's last column are dropped instead of making their line bad.
     pub ignore_extra_columns: bool,
-    /// Whitespace around string values, array elements and string ids is removed.
+    /// Whitespace around unquoted values, ids and types, and around every array element and label, is removed,
+    /// and blanks around a quoted field are skipped; a quoted value keeps its own (as Neo4j's `--trim-strings`).
     pub trim_strings: bool,
     /// A quoted empty field (`""`) is no property, as an unquoted empty one is, instead of the empty string.
     pub ignore_empty_strings: bool,
@@ -146,7 +147,8 @@ fn header_of(
     rewrite: Option<&HeaderRewrite>,
 ) -> Result<(Vec<String>, usize, u64), BadLine> {
     let start = if input.bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
-    let mut reader = Reader::new(&input.bytes, start, 1, options.delimiter).quoting(options.quote);
+    let mut reader =
+        Reader::new(&input.bytes, start, 1, options.delimiter).quoting(options.quote, options.trim_strings);
     let mut rec = Record::default();
     let err = |message: String| BadLine { line: 1, column: 1, message, text: String::new() };
     match reader.next(&mut rec) {
@@ -309,7 +311,7 @@ pub fn bad_rows(
             continue;
         }
         let bytes = &input.bytes;
-        let mut reader = Reader::new(bytes, 0, 1, options.delimiter).quoting(options.quote);
+        let mut reader = Reader::new(bytes, 0, 1, options.delimiter).quoting(options.quote, options.trim_strings);
         let mut rec = Record::default();
         let mut wanted = wanted.into_iter().peekable();
         while let Some(line) = wanted.peek().map(|w| group.lines[w.0]) {
@@ -382,20 +384,16 @@ fn props_of(
         let Plan::Prop { key, ty, array } = *plan else { continue };
         let text = rec.get(input, i);
         let is_string = ty == ScalarType::String;
-        let text = if options.trim_strings && is_string { text.trim_ascii() } else { text };
+        // Trimming, as Neo4j's: an unquoted value, and each array element even quoted; never a quoted value.
+        let text = if options.trim_strings && !rec.quoted(i) { text.trim_ascii() } else { text };
         // An empty field is no property, except a quoted one in a string column: the empty string. (A quoted
         // empty string[] field is no property either, as in Neo4j, rather than a list of one empty string.)
         let empty_string = rec.quoted(i) && is_string && !array && !options.ignore_empty_strings;
         if text.is_empty() && !empty_string {
             continue;
         }
-        let value = if options.trim_strings && is_string && array {
-            let items = text.split(|&b| b == options.array_delimiter).map(|item| parse_scalar(ty, item.trim_ascii()));
-            items.collect::<Result<Vec<Value>, String>>().map(|items| Value::List(Arc::from(items)))
-        } else {
-            parse_typed(ty, array, options.array_delimiter, text)
-        }
-        .map_err(|m| bad_at(rec, input, i, m))?;
+        let value = parse_typed_trimming(ty, array, options.array_delimiter, text, options.trim_strings)
+            .map_err(|m| bad_at(rec, input, i, m))?;
         if pairs.capacity() == 0 {
             pairs.reserve(plans.len());
         }
@@ -417,7 +415,8 @@ fn read_chunk<T>(
     mut row: impl FnMut(&Record, &mut T) -> Result<(), BadLine>,
 ) -> Option<(usize, u64)> {
     let slice = &input[..range.end];
-    let mut reader = Reader::new(slice, range.start, line, options.delimiter).quoting(options.quote);
+    let mut reader =
+        Reader::new(slice, range.start, line, options.delimiter).quoting(options.quote, options.trim_strings);
     let mut rec = Record::default();
     loop {
         let result = match reader.next(&mut rec) {
@@ -547,10 +546,12 @@ fn node_row<'a>(
     }
     let mut id_prop = None;
     let mut id: Option<Result<i64, Cow<'a, [u8]>>> = None;
-    let trim = |text: &'a [u8]| if options.trim_strings { text.trim_ascii() } else { text };
+    // A string id is trimmed with the other unquoted strings; an integer id always is (Neo4j reads ` 1 ` as 1).
+    let trimmed = |col: usize| options.trim_strings && !rec.quoted(col) || matches!(options.id_type, IdType::Integer);
+    let trim = |text: &'a [u8], col: usize| if trimmed(col) { text.trim_ascii() } else { text };
     if let Some(col) = group.header.id {
         let text = rec.get(input, col);
-        let text = if options.trim_strings { text.trim_ascii() } else { text };
+        let text = if trimmed(col) { text.trim_ascii() } else { text };
         if text.is_empty() {
             return Err(bad_at(rec, input, col, "empty node id".into()));
         }
@@ -568,7 +569,7 @@ fn node_row<'a>(
                 id_prop = group.id_key.map(|k| (k, Value::from(s)));
                 // Borrow the input unless the field was unescaped into the record's scratch space.
                 id = Some(Err(match rec.get_in(input, col) {
-                    Some(borrowed) => Cow::Borrowed(trim(borrowed)),
+                    Some(borrowed) => Cow::Borrowed(trim(borrowed, col)),
                     None => Cow::Owned(text.to_vec()),
                 }));
             }
@@ -579,7 +580,10 @@ fn node_row<'a>(
         if !matches!(plan, Plan::Label) {
             continue;
         }
-        for name in rec.get(input, i).split(|&b| b == options.array_delimiter).filter(|n| !n.is_empty()) {
+        let names = rec.get(input, i).split(|&b| b == options.array_delimiter);
+        // Labels are an array: each is trimmed when strings are, quoted or not.
+        let names = names.map(|n| if options.trim_strings { n.trim_ascii() } else { n });
+        for name in names.filter(|n| !n.is_empty()) {
             let label = match cache.get(name) {
                 Some(&l) => l,
                 None => {

@@ -109,12 +109,15 @@ pub fn parse_rel_group(
                         let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
                         return Err(bad_at(rec, bytes, plans.len(), message));
                     }
-                    // A bad end, and whether it is bad only for naming no node.
+                    // A bad end, and whether --skip-bad-relationships skips it (no id, or one naming no node).
                     let end = |col: usize, name: Option<&str>, space: Option<usize>, what: &str| {
                         let text = rec.get(bytes, col);
-                        let text = if options.trim_strings { text.trim_ascii() } else { text };
+                        let trim =
+                            options.trim_strings && !rec.quoted(col) || matches!(options.id_type, IdType::Integer);
+                        let text = if trim { text.trim_ascii() } else { text };
+                        // A missing end is a bad relationship that --skip-bad-relationships skips, as in Neo4j.
                         if text.is_empty() {
-                            return Err((bad_at(rec, bytes, col, format!("empty {what} id")), false));
+                            return Err((bad_at(rec, bytes, col, format!("empty {what} id")), true));
                         }
                         match maps.resolve(space, name, text, fallback) {
                             Lookup::Found(n) => Ok(n),
@@ -152,6 +155,7 @@ pub fn parse_rel_group(
                         None => None,
                         Some(col) => {
                             let text = rec.get(bytes, col);
+                            let text = if options.trim_strings && !rec.quoted(col) { text.trim_ascii() } else { text };
                             if text.is_empty() {
                                 match default_type {
                                     Some(t) => Some(t),
