@@ -38,6 +38,12 @@ fuzz_target!(|data: &[u8]| {
         delimiter: [b',', b'\t', b'|', b';'][(choice & 3) as usize],
         id_type: if choice & 4 == 0 { IdType::String } else { IdType::Integer },
         skip_bad_lines: ((choice >> 3) & 3) as usize,
+        // Neo4j's field options, two at a time with the quote character.
+        trim_strings: choice & 0x20 != 0,
+        ignore_extra_columns: choice & 0x40 != 0,
+        skip_bad_relationships: choice & 0x80 != 0,
+        ignore_empty_strings: choice & 0x60 == 0x60,
+        quote: if choice & 0xA0 == 0xA0 { b'\'' } else { b'"' },
         min_chunk: 16,
         ..Default::default()
     };
