@@ -110,6 +110,16 @@ fn inputs_neo4j_refuses_or_reads_differently() {
     for q in ["MATCH (n:Person) SET n.`` = 1", "MATCH (n:Person) SET n:``", "MATCH (n:``) RETURN n", "RETURN 017"] {
         assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
     }
+    // An empty property key is refused wherever it would be written, from a pattern or from a map.
+    for q in [
+        "CREATE (n {``: 1})",
+        "MERGE (:M {``: 1})",
+        "MATCH (n:Person) SET n = {``: 1}",
+        "MATCH (n:Person) SET n += {``: 1}",
+    ] {
+        assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+    assert_eq!(db.count("MATCH (n) WHERE '' IN keys(n) RETURN count(n)"), 0);
     assert_eq!(db.err("RETURN round(7, -1)").kind, ErrorKind::ArgumentError);
     let e = db.err("MERGE (n:T {k: 0.0 / 0.0})");
     assert_eq!(e.kind, ErrorKind::SemanticError, "{e}");

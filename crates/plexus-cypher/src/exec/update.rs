@@ -218,6 +218,9 @@ fn eval_props(
         if v.is_null() {
             return Ok(());
         }
+        if k.name().is_empty() {
+            return Err(empty_key());
+        }
         let stored = v.to_stored().map_err(|m| CypherError::type_error("InvalidPropertyType", m))?;
         let tx = ctx.tx()?;
         let key = match k {
@@ -366,7 +369,15 @@ fn lacks_prop(ctx: &Ctx, target: &Entity, key: &str) -> bool {
     }
 }
 
+/// A property key must have a name, as in Neo4j: one written from a map (`SET n = $map`) is checked here.
+fn empty_key() -> CypherError {
+    CypherError::syntax("InvalidTokenName", "'' is not a valid token name: a property key cannot be empty")
+}
+
 fn set_prop(ctx: &mut Ctx, target: &Entity, key: &str, value: plexus_storage::Value) -> Result<()> {
+    if key.is_empty() {
+        return Err(empty_key());
+    }
     let tx = ctx.tx()?;
     let k = tx.prop_key(key);
     match target {
