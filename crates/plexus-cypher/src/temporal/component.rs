@@ -10,7 +10,7 @@ use super::civil::{self, NANOS_PER_SECOND};
 use super::duration::canonical;
 use super::format::offset_string;
 use super::instant::Parts;
-use super::{invalid, out_of_range};
+use super::out_of_range;
 use crate::error::Result;
 use crate::value::Value;
 
@@ -23,7 +23,8 @@ pub fn get(value: &Value, key: &str) -> Result<Value> {
             None => None,
         },
     };
-    found.ok_or_else(|| invalid(format!("{} has no component '{key}'", value.type_name())))
+    // A component the type lacks is a type mistake, as Neo4j reports it (`date(...).hour`: TypeError).
+    found.ok_or_else(|| super::wrong_type(format!("{} has no component '{key}'", value.type_name())))
 }
 
 fn instant(value: &Value, parts: &Parts, key: &str) -> Result<Option<Value>> {

@@ -21,7 +21,7 @@ pub fn construct(kind: Kind, arg: Option<&Value>, clock: &Clock) -> Result<Value
     match arg {
         None => now(kind, &Zone::UTC, clock),
         Some(Value::Null) => Ok(Value::Null),
-        Some(Value::String(s)) => from_string(kind, s),
+        Some(Value::String(s)) => from_string(kind, s).map_err(super::unreadable_text),
         Some(Value::Map(m)) => build(kind, Fields::from_map(m)?, clock),
         Some(v) => match Parts::from_value(v) {
             Some(parts) => {

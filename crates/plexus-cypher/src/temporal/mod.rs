@@ -185,6 +185,17 @@ pub(crate) fn invalid(message: impl Into<String>) -> CypherError {
     CypherError::argument("InvalidArgumentValue", message)
 }
 
+/// A text a temporal function cannot read, as Neo4j reports it: a `SyntaxError` (raised at run time, where the
+/// same mistake in a map of fields, `date({month: 13})`, is an `ArgumentError`).
+pub(crate) fn unreadable_text(e: CypherError) -> CypherError {
+    match e.kind {
+        ErrorKind::ArgumentError => {
+            CypherError::new(ErrorKind::SyntaxError, crate::error::Phase::Runtime, "InvalidTemporalText", e.message)
+        }
+        _ => e,
+    }
+}
+
 /// `TypeError: InvalidArgumentType`.
 pub(crate) fn wrong_type(message: impl Into<String>) -> CypherError {
     CypherError::type_error("InvalidArgumentType", message)

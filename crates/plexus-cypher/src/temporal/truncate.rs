@@ -124,16 +124,16 @@ pub fn truncate(kind: Kind, unit: &Value, value: &Value, overrides: Option<&Valu
         return Err(invalid("truncation overrides cannot hold epoch fields"));
     }
     if kind == Kind::Date && !unit.is_date_based() {
-        return Err(invalid(format!("cannot truncate a date to a {unit_name}")));
+        return Err(wrong_type(format!("cannot truncate a date to a {unit_name}")));
     }
     if !kind.has_date() && unit.is_date_based() && unit != Unit::Day {
-        return Err(invalid(format!("cannot truncate a {name} to a {unit_name}")));
+        return Err(wrong_type(format!("cannot truncate a {name} to a {unit_name}")));
     }
     if kind.has_date() && parts.days.is_none() {
-        return Err(invalid(format!("cannot truncate a {} to a {name}: it has no date", value.type_name())));
+        return Err(wrong_type(format!("cannot truncate a {} to a {name}: it has no date", value.type_name())));
     }
     if !kind.has_date() && parts.nanos.is_none() {
-        return Err(invalid(format!("cannot truncate a {} to a {name}: it has no time", value.type_name())));
+        return Err(wrong_type(format!("cannot truncate a {} to a {name}: it has no time", value.type_name())));
     }
     let nanos = truncate_nanos(unit, parts.nanos.unwrap_or(0));
     // A sub-second override below the truncation unit keeps the truncated part above it.
