@@ -120,6 +120,10 @@ fn inputs_neo4j_refuses_or_reads_differently() {
         assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
     }
     assert_eq!(db.count("MATCH (n) WHERE '' IN keys(n) RETURN count(n)"), 0);
+    let params: Params = [("m".to_string(), plexus_cypher::Value::Null)].into_iter().collect();
+    let e = db.engine.execute(&db.store, "CREATE (n:P $m)", &params).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::TypeError, "{e}");
+    assert_eq!(db.err("WITH null AS m MERGE (n:P {k: 1}) ON CREATE SET n = m").kind, ErrorKind::TypeError);
     assert_eq!(db.err("RETURN round(7, -1)").kind, ErrorKind::ArgumentError);
     let e = db.err("MERGE (n:T {k: 0.0 / 0.0})");
     assert_eq!(e.kind, ErrorKind::SemanticError, "{e}");

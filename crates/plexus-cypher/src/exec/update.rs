@@ -249,7 +249,7 @@ fn eval_props(
                 put(Key::Name(k), v.clone(), ctx)?;
             }
         }
-        Value::Null => {}
+        // Null too, as in Neo4j: `CREATE (n $props)` with no map is a mistake, not an empty node.
         other => {
             return Err(CypherError::type_error(
                 "InvalidArgumentType",
