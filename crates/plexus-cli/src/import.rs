@@ -433,6 +433,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     if skipped.len() > SKIPPED_SHOWN {
         eprintln!("plexus import: skipped {} more lines, not listed", skipped.len() - SKIPPED_SHOWN);
     }
+    // Data left out, so told even with --quiet, as skipped lines are.
+    for (path, n) in &summary.dropped_fields {
+        let fields = if *n == 1 { "field" } else { "fields" };
+        eprintln!("plexus import: dropped {n} {fields} past the header's last column of {}", path.display());
+    }
     if !summary.unique_keys.is_empty() {
         say(&format!("unique keys: {}", summary.unique_keys.join(", ")));
     }

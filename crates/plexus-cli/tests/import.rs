@@ -153,6 +153,7 @@ fn neo4j_importer_field_options() {
     let err = text(&out.stderr);
     assert!(err.contains("skipped") && err.contains("line 3, column 3: unknown end id '9'"), "{err}");
     assert!(err.contains("line 5, column 1: unknown start id '7'"), "{err}");
+    assert!(err.contains("dropped 1 field past the header's last column of"), "{err}");
     assert_eq!(
         query(&db, "MATCH (n:Person) RETURN n.id AS id, n.name AS name, n.tags AS tags ORDER BY id"),
         "id,name,tags\n1,Ann,\"[\"\"a\"\", \"\"b\"\"]\"\n2,\"Bo, B\",\n3,,\"[\"\"x\"\"]\"\n"

@@ -53,6 +53,8 @@ pub struct ImportSummary {
     pub duplicates: Vec<(PathBuf, edgelist::BadLine)>,
     /// Relationship rows skipped because an end's id names no node (`skip_bad_relationships`).
     pub skipped_relationships: Vec<(PathBuf, edgelist::BadLine)>,
+    /// Per file, the fields past the header's last column dropped by `ignore_extra_columns`.
+    pub dropped_fields: Vec<(PathBuf, u64)>,
     /// Incremental mode: nodes of the input that already existed (found by label and key) and were kept.
     pub matched: u64,
     /// Unique keys declared, as `Label(key)`.

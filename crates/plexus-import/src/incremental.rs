@@ -29,8 +29,8 @@ use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenK
 use crate::edgelist::BadLine;
 use crate::import::{plural, ImportError, ImportSummary};
 use crate::load::{
-    build_id_maps, count_bad, count_skipped, note_repeated_headers, parse_error, parse_nodes, read_group, unique_keys,
-    GraphImport,
+    build_id_maps, count_bad, count_skipped, note_dropped_fields, note_repeated_headers, parse_error, parse_nodes,
+    read_group, unique_keys, GraphImport,
 };
 use crate::nodes_rels::{bad_rows, parse_rel_group, CsvOptions, ExternalId, Input, NodeGroup};
 use crate::progress::Progress;
@@ -208,6 +208,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
         count_skipped(std::mem::take(&mut columns.skipped), &mut summary, &spec.csv)?;
         note_repeated_headers(&columns.repeated_headers, &mut summary);
+        note_dropped_fields(&columns.dropped_fields, &mut summary);
         summary.parse += start.elapsed();
         rel_groups.push(columns);
     }

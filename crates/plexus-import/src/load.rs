@@ -83,6 +83,11 @@ pub(crate) fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSumma
     }
 }
 
+/// Records how many fields past the header's last column `ignore_extra_columns` dropped, file by file.
+pub(crate) fn note_dropped_fields(dropped: &[(PathBuf, u64)], summary: &mut ImportSummary) {
+    summary.dropped_fields.extend_from_slice(dropped);
+}
+
 /// Records relationships skipped for an end that names no node (`skip_bad_relationships`).
 pub(crate) fn count_skipped(
     skipped: Vec<(PathBuf, BadLine)>,
@@ -280,6 +285,7 @@ pub(crate) fn parse_nodes<'a>(
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         count_bad(std::mem::take(&mut group.bad), summary, spec.csv.skip_bad_lines)?;
         note_repeated_headers(&group.repeated_headers, summary);
+        note_dropped_fields(&group.dropped_fields, summary);
         groups.push(group);
     }
     summary.parse += start.elapsed();
@@ -317,6 +323,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
         count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
         count_skipped(std::mem::take(&mut columns.skipped), &mut summary, &spec.csv)?;
         note_repeated_headers(&columns.repeated_headers, &mut summary);
+        note_dropped_fields(&columns.dropped_fields, &mut summary);
         summary.parse += start.elapsed();
         let start = Instant::now();
         rels.reserve(columns.len());

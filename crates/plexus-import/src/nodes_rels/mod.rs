@@ -217,6 +217,8 @@ pub struct NodeGroup<'a> {
     pub bad: Vec<(PathBuf, BadLine)>,
     /// Later files whose first line repeated the header and was skipped (see [`later_file_start`]).
     pub repeated_headers: Vec<PathBuf>,
+    /// Per file, the fields past the header's last column that `ignore_extra_columns` dropped.
+    pub dropped_fields: Vec<(PathBuf, u64)>,
 }
 
 impl NodeGroup<'_> {
@@ -351,6 +353,7 @@ struct NodeChunk<'a> {
     props: Vec<Option<Arc<PropMap>>>,
     lines: Vec<u64>,
     bad: Vec<BadLine>,
+    dropped_fields: u64,
 }
 
 fn bad_at(rec: &Record, input: &[u8], field: usize, message: String) -> BadLine {
@@ -482,6 +485,7 @@ pub fn parse_node_group<'a>(
         files: Vec::new(),
         bad: Vec::new(),
         repeated_headers: Vec::new(),
+        dropped_fields: Vec::new(),
     };
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("nodes {}", input.path.display()));
@@ -511,7 +515,9 @@ pub fn parse_node_group<'a>(
             ChunkResult { out, open }
         });
         group.files.push((group.props.len(), input.path.clone()));
+        let mut dropped = 0;
         for c in chunks {
+            dropped += c.dropped_fields;
             match &mut group.ids {
                 Ids::Int(v) => v.extend(c.ints),
                 Ids::Str(v) => v.extend(c.strs),
@@ -523,6 +529,9 @@ pub fn parse_node_group<'a>(
             group.props.extend(c.props);
             group.lines.extend(c.lines);
             group.bad.extend(c.bad.into_iter().map(|b| (input.path.clone(), b)));
+        }
+        if dropped > 0 {
+            group.dropped_fields.push((input.path.clone(), dropped));
         }
     }
     Ok(group)
@@ -540,9 +549,12 @@ fn node_row<'a>(
     cache: &mut FxHashMap<Vec<u8>, LabelId>,
     out: &mut NodeChunk<'a>,
 ) -> Result<(), BadLine> {
-    if rec.len() > plans.len() && !options.ignore_extra_columns {
-        let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
-        return Err(bad_at(rec, input, plans.len(), message));
+    if rec.len() > plans.len() {
+        if !options.ignore_extra_columns {
+            let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
+            return Err(bad_at(rec, input, plans.len(), message));
+        }
+        out.dropped_fields += (rec.len() - plans.len()) as u64;
     }
     let mut id_prop = None;
     let mut id: Option<Result<i64, Cow<'a, [u8]>>> = None;

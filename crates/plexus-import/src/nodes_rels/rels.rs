@@ -19,6 +19,8 @@ pub struct RelColumns {
     pub skipped: Vec<(PathBuf, BadLine)>,
     /// Later files whose first line repeated the header and was skipped (see [`later_file_start`]).
     pub repeated_headers: Vec<PathBuf>,
+    /// Per file, the fields past the header's last column that `ignore_extra_columns` dropped.
+    pub dropped_fields: Vec<(PathBuf, u64)>,
     /// Incremental imports (those with a fallback): each row's line, and the first row of each file, to say how
     /// far an interrupted import got.
     pub lines: Vec<u64>,
@@ -105,9 +107,17 @@ pub fn parse_rel_group(
                 &mut out,
                 |o| &mut o.1,
                 |rec, (out, _, skipped)| {
-                    if rec.len() > plans.len() && !options.ignore_extra_columns {
-                        let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
-                        return Err(bad_at(rec, bytes, plans.len(), message));
+                    if rec.len() > plans.len() {
+                        if !options.ignore_extra_columns {
+                            let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
+                            return Err(bad_at(rec, bytes, plans.len(), message));
+                        }
+                        // One count per chunk; the file is named when the chunks are joined.
+                        let extra = (rec.len() - plans.len()) as u64;
+                        match out.dropped_fields.first_mut() {
+                            Some((_, n)) => *n += extra,
+                            None => out.dropped_fields.push((PathBuf::new(), extra)),
+                        }
                     }
                     // A bad end, and whether --skip-bad-relationships skips it (no id, or one naming no node).
                     let end = |col: usize, name: Option<&str>, space: Option<usize>, what: &str| {
@@ -195,7 +205,9 @@ pub fn parse_rel_group(
             progress.add_rows(out.0.src.len() as u64);
             ChunkResult { out, open }
         });
+        let mut dropped = 0;
         for (c, bad, skipped) in chunks {
+            dropped += c.dropped_fields.iter().map(|(_, n)| n).sum::<u64>();
             all.skipped.extend(skipped.into_iter().map(|b| (input.path.clone(), b)));
             all.src.extend_from_slice(&c.src);
             all.dst.extend_from_slice(&c.dst);
@@ -203,6 +215,9 @@ pub fn parse_rel_group(
             all.props.extend(c.props);
             all.lines.extend_from_slice(&c.lines);
             all.bad.extend(bad.into_iter().map(|b| (input.path.clone(), b)));
+        }
+        if dropped > 0 {
+            all.dropped_fields.push((input.path.clone(), dropped));
         }
     }
     Ok(all)
