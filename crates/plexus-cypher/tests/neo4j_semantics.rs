@@ -124,6 +124,11 @@ fn inputs_neo4j_refuses_or_reads_differently() {
     let e = db.engine.execute(&db.store, "CREATE (n:P $m)", &params).unwrap_err();
     assert_eq!(e.kind, ErrorKind::TypeError, "{e}");
     assert_eq!(db.err("WITH null AS m MERGE (n:P {k: 1}) ON CREATE SET n = m").kind, ErrorKind::TypeError);
+    // Byte arrays count and index as Java's signed bytes; FOREACH over one value runs once.
+    let bytes: Params = [("b".to_string(), plexus_cypher::Value::Bytes(vec![1u8, 200].into()))].into_iter().collect();
+    let rows = db.engine.execute(&db.store, "RETURN size($b), $b[0], $b[-1], $b[2]", &bytes).unwrap().rows;
+    assert_eq!(rows, vec![vec![ResultValue::Int(2), ResultValue::Int(1), ResultValue::Int(-56), ResultValue::Null]]);
+    assert_eq!(db.stats("FOREACH (x IN 1 | CREATE (:Once {x: x}))").nodes_created, 1);
     assert_eq!(db.err("RETURN round(7, -1)").kind, ErrorKind::ArgumentError);
     let e = db.err("MERGE (n:T {k: 0.0 / 0.0})");
     assert_eq!(e.kind, ErrorKind::SemanticError, "{e}");
@@ -252,4 +257,8 @@ fn temporal_fields_as_neo4j_reads_them() {
     assert_eq!(text(q), "String(\"2017-07-14T02:40:00.000000007Z\")");
     assert_eq!(text("RETURN toInteger(1e19)"), i64::MAX.to_string());
     assert_eq!(text("RETURN toString(date({year: 2020, month: null}))"), "String(\"2020-01-01\")");
+    // ISO designators in lower case read as Neo4j reads them; a zone name keeps its case.
+    let q = "RETURN toString(duration('p1dt2h')) + ' ' + toString(datetime('2020-01-01t10:00z')) + ' ' + \
+             toString(datetime('2020-01-01t10:00[Europe/Stockholm]'))";
+    assert_eq!(text(q), "String(\"P1DT2H 2020-01-01T10:00:00Z 2020-01-01T10:00:00+01:00[Europe/Stockholm]\")");
 }

@@ -150,12 +150,8 @@ fn apply(plan: &PlanNode, rows: Vec<Row>, ctx: &mut Ctx, buffered: usize) -> Res
                 let items = match list.eval(row, ctx)? {
                     Value::Null => continue,
                     Value::List(items) => items,
-                    other => {
-                        return Err(CypherError::type_error(
-                            "InvalidArgumentType",
-                            format!("FOREACH expects a list, got {}", other.type_name()),
-                        ))
-                    }
+                    // One value is a list of one, as Neo4j reads `FOREACH (x IN 1 | ...)`.
+                    other => std::sync::Arc::from(vec![other]),
                 };
                 for item in items.iter() {
                     let mut inner = row.clone();

@@ -126,6 +126,16 @@ pub(super) fn index_value(base: &Value, index: &Value, ctx: &Ctx) -> Result<Valu
                 items[i as usize].clone()
             }
         }
+        // A byte array's bytes read as integers, as in Neo4j (`$bytes[1]`).
+        (Value::Bytes(b), Value::Int(i)) => {
+            let len = b.len() as i64;
+            let i = if *i < 0 { len + i } else { *i };
+            if i < 0 || i >= len {
+                Value::Null
+            } else {
+                Value::Int(i64::from(b[i as usize] as i8))
+            }
+        }
         (Value::Map(m), Value::String(k)) => m.get(&**k).cloned().unwrap_or(Value::Null),
         (Value::Node(_) | Value::Rel(_) | Value::Point(_), Value::String(k)) => property(base, k, ctx)?,
         // `d['year']` reads a temporal value's field as `d.year` does.

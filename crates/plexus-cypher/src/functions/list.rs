@@ -18,6 +18,8 @@ pub fn size(args: &[Value]) -> Result<Value> {
         Value::Null => Value::Null,
         Value::List(items) => Value::Int(items.len() as i64),
         Value::String(s) => Value::Int(s.chars().count() as i64),
+        // A byte array counts its bytes, as in Neo4j.
+        Value::Bytes(b) => Value::Int(b.len() as i64),
         other => return Err(invalid_type("size", "a list or a string", other)),
     })
 }

@@ -76,7 +76,24 @@ fn now(kind: Kind, zone: &Zone, clock: &Clock) -> Result<Value> {
     })
 }
 
+/// Reads `s` with `parse`, and failing that with its ISO 8601 designators in upper case (`t`, `z`, `w`, `p`,
+/// units) outside a bracketed zone name, which keeps its case: Neo4j reads `2020-01-01t10:00z` and `p1d` as
+/// their upper-case forms. An error is the one the text as written gives.
+pub(super) fn read_any_case<T>(s: &str, parse: impl Fn(&str) -> Result<T>) -> Result<T> {
+    let first = parse(s);
+    if first.is_ok() || !s.bytes().any(|b| b.is_ascii_lowercase()) {
+        return first;
+    }
+    let zone_at = s.find('[').unwrap_or(s.len());
+    let (text, zone) = s.split_at(zone_at);
+    parse(&format!("{}{zone}", text.to_ascii_uppercase())).or(first)
+}
+
 pub(super) fn from_string(kind: Kind, s: &str) -> Result<Value> {
+    read_any_case(s, |s| from_string_as_written(kind, s))
+}
+
+fn from_string_as_written(kind: Kind, s: &str) -> Result<Value> {
     // A time may be written with ISO 8601's time designator in front (`T12:00`), as Neo4j reads it.
     let time_text = |s: &str| -> String { s.strip_prefix(['T', 't']).filter(|t| !t.is_empty()).unwrap_or(s).into() };
     match kind {

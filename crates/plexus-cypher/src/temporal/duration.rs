@@ -232,7 +232,10 @@ fn approximate(months: f64, days: f64, seconds: f64, nanos: f64) -> Result<Durat
 pub fn construct(arg: &Value) -> Result<Value> {
     match arg {
         Value::Null => Ok(Value::Null),
-        Value::String(s) => Ok(Value::duration(super::parse::duration(s).map_err(super::unreadable_text)?)),
+        Value::String(s) => {
+            let d = super::construct::read_any_case(s, super::parse::duration);
+            Ok(Value::duration(d.map_err(super::unreadable_text)?))
+        }
         Value::Map(m) => Ok(Value::duration(from_map(m)?)),
         Value::Duration(d) => Ok(Value::duration(canonical(d))),
         other => Err(wrong_type(format!("duration() expects a string or a map, got {}", other.type_name()))),

@@ -95,7 +95,7 @@ use crate::value::Value;
 pub fn parse_stored(function: &str, text: &str) -> Option<std::result::Result<plexus_storage::Value, String>> {
     use plexus_storage::Value as Stored;
     let parsed = if function == "duration" {
-        parse::duration(text).map(Value::duration)
+        construct::read_any_case(text, parse::duration).map(Value::duration)
     } else {
         construct::from_string(Kind::from_name(function)?, text)
     };
