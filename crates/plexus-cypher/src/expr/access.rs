@@ -114,27 +114,19 @@ pub(crate) fn properties_of(v: &Value, ctx: &Ctx) -> Result<Value> {
     Ok(Value::map(m))
 }
 
+/// Where index `i` (negative: from the end) falls in a sequence of `len`, if inside it.
+fn position(len: usize, i: i64) -> Option<usize> {
+    let i = if i < 0 { i.checked_add(len as i64)? } else { i };
+    (0..len as i64).contains(&i).then_some(i as usize)
+}
+
 pub(super) fn index_value(base: &Value, index: &Value, ctx: &Ctx) -> Result<Value> {
     Ok(match (base, index) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (Value::List(items), Value::Int(i)) => {
-            let len = items.len() as i64;
-            let i = if *i < 0 { len + i } else { *i };
-            if i < 0 || i >= len {
-                Value::Null
-            } else {
-                items[i as usize].clone()
-            }
-        }
+        (Value::List(items), Value::Int(i)) => position(items.len(), *i).map_or(Value::Null, |i| items[i].clone()),
         // A byte array's bytes read as integers, as in Neo4j (`$bytes[1]`).
         (Value::Bytes(b), Value::Int(i)) => {
-            let len = b.len() as i64;
-            let i = if *i < 0 { len + i } else { *i };
-            if i < 0 || i >= len {
-                Value::Null
-            } else {
-                Value::Int(i64::from(b[i as usize] as i8))
-            }
+            position(b.len(), *i).map_or(Value::Null, |i| Value::Int(i64::from(b[i] as i8)))
         }
         (Value::Map(m), Value::String(k)) => m.get(&**k).cloned().unwrap_or(Value::Null),
         (Value::Node(_) | Value::Rel(_) | Value::Point(_), Value::String(k)) => property(base, k, ctx)?,
