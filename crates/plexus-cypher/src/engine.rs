@@ -491,10 +491,8 @@ fn node_data(
         }
         return Err(deleted_in_result("node", id.0));
     };
-    // In the order the labels were first created in the database, as Neo4j lists them (`labels(n)[0]`).
-    let mut ids = labels.to_vec();
-    ids.sort_unstable();
-    let labels: Vec<Arc<str>> = ids.iter().map(|l| ctx.label_name(*l)).collect();
+    // Sorted by id in storage: the order they were first created in the database, as Neo4j lists them.
+    let labels: Vec<Arc<str>> = labels.iter().map(|l| ctx.label_name(*l)).collect();
     let n = NodeData { id: id.0, labels, properties: props_map(g.node_props(id).flatten(), ctx) };
     cache.insert(id.0, n.clone());
     Ok(n)

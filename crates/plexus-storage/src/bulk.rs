@@ -254,8 +254,13 @@ fn fill_nodes(state: &mut GraphState, nodes: Vec<NodeInput>) -> Option<Vec<u64>>
     while let Some(first) = nodes.peek() {
         let leaf_index = first.id.0 >> LEAF_BITS;
         let leaf = state.nodes.get_mut(leaf_index);
-        while let Some(n) = nodes.next_if(|n| n.id.0 >> LEAF_BITS == leaf_index) {
+        while let Some(mut n) = nodes.next_if(|n| n.id.0 >> LEAF_BITS == leaf_index) {
             let slot = (n.id.0 as usize) & (LEAF_SIZE - 1);
+            // A node's labels are kept sorted by id, as `create_node` and `add_label` keep them.
+            if n.labels.len() > 1 {
+                n.labels.sort_unstable();
+                n.labels.dedup();
+            }
             for &l in &n.labels {
                 let l = l.0 as usize;
                 if label_bits.len() <= l {
@@ -605,6 +610,18 @@ mod tests {
             std::ops::ControlFlow::Continue(())
         });
         out
+    }
+
+    #[test]
+    fn loaded_labels_are_kept_sorted_by_id() {
+        let node = |id, labels: &[u32]| NodeInput {
+            id: NodeId(id),
+            labels: labels.iter().map(|&l| LabelId(l)).collect(),
+            props: None,
+        };
+        let state = build_state(0, vec![node(0, &[2, 0, 1, 0]), node(1, &[1])], Vec::new(), &[]).unwrap();
+        assert_eq!(state.node_labels(NodeId(0)), Some(&[LabelId(0), LabelId(1), LabelId(2)][..]));
+        assert_eq!(state.label_count(LabelId(0)), 1);
     }
 
     #[test]

@@ -136,6 +136,7 @@ impl NodeLeaf {
         self.live & (1u64 << slot) != 0
     }
 
+    /// The labels of `slot`, sorted by id: the order their names were first created in the catalog.
     #[inline]
     pub fn labels(&self, slot: usize) -> &[LabelId] {
         self.labels.as_ref().map_or(&[], |l| &l[slot][..])

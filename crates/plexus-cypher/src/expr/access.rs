@@ -212,11 +212,10 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
         _ if arg.is_null() => Value::Null,
         GraphFn::Labels => match arg {
             Value::Node(n) => {
-                // In the order the labels were first created in the database, as Neo4j lists them: `labels(n)[0]`
-                // is the same label in both.
-                let mut ids = g.node_labels(*n).ok_or_else(deleted)?.to_vec();
-                ids.sort_unstable();
-                Value::list(ids.iter().map(|l| Value::String(ctx.label_name(*l))).collect())
+                // Storage keeps them sorted by id, the order they were first created in the database, which is how
+                // Neo4j lists them: `labels(n)[0]` is the same label in both.
+                let labels = g.node_labels(*n).ok_or_else(deleted)?;
+                Value::list(labels.iter().map(|l| Value::String(ctx.label_name(*l))).collect())
             }
             _ => return Err(wrong("labels")),
         },
