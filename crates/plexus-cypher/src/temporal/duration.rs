@@ -16,6 +16,8 @@ use crate::value::{Map, Value};
 
 /// The average Gregorian month, in days.
 const AVG_DAYS_PER_MONTH: f64 = 365.2425 / 12.0;
+/// The same month in seconds (365.2425 × 86,400 / 12, a whole number), as Neo4j measures a duration's length.
+const AVG_SECONDS_PER_MONTH: i128 = 2_629_746;
 
 const NANOS: i128 = NANOS_PER_SECOND as i128;
 
@@ -136,26 +138,20 @@ impl Builder {
 
 /// A duration from months, days and a signed count of nanoseconds, or an error when a component leaves 64 bits.
 ///
-/// Its average length in seconds (a month being 2,629,746 s, as Neo4j counts) must fit in 64 bits too, as Neo4j
-/// and the drivers require: a duration of 10^17 days would be refused by Neo4j, and would break the official
-/// drivers if returned.
+/// Its average length in seconds must fit in 64 bits too, as Neo4j and the drivers require: a duration of 10^17
+/// days would be refused by Neo4j, and would break the official drivers if returned.
 pub fn normalize(months: i128, days: i128, nanos: i128) -> Result<Duration> {
     let too_big = || out_of_range("duration is out of range");
-    let seconds = nanos.div_euclid(NANOS);
-    let average_seconds = months.checked_mul(2_629_746).zip(days.checked_mul(86_400));
-    if average_seconds
-        .and_then(|(m, d)| m.checked_add(d)?.checked_add(seconds))
-        .and_then(|s| i64::try_from(s).ok())
-        .is_none()
-    {
-        return Err(too_big());
-    }
-    Ok(Duration {
+    let d = Duration {
         months: i64::try_from(months).map_err(|_| too_big())?,
         days: i64::try_from(days).map_err(|_| too_big())?,
-        seconds: i64::try_from(seconds).map_err(|_| too_big())?,
+        seconds: i64::try_from(nanos.div_euclid(NANOS)).map_err(|_| too_big())?,
         nanos: nanos.rem_euclid(NANOS) as i32,
-    })
+    };
+    let average_seconds =
+        d.months as i128 * AVG_SECONDS_PER_MONTH + d.days as i128 * SECONDS_PER_DAY as i128 + d.seconds as i128;
+    i64::try_from(average_seconds).map_err(|_| too_big())?;
+    Ok(d)
 }
 
 /// The seconds and nanoseconds of a duration as one signed count of nanoseconds.
