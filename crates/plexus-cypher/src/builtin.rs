@@ -194,23 +194,19 @@ impl Builtin {
         }
     }
 
-    /// The arguments it takes, and how many of the last ones may be left out.
-    pub fn inputs(self) -> (Vec<(String, ParamType)>, usize) {
-        let timeout = ("timeOutSeconds".to_string(), ParamType::Integer);
+    /// The arguments it takes (as its signature in `CALLABLE` names them), and how many of the last ones may be
+    /// left out.
+    pub fn inputs(self) -> (&'static [(&'static str, ParamType)], usize) {
+        const TIMEOUT: (&str, ParamType) = ("timeOutSeconds", ParamType::Integer);
         match self {
-            Builtin::AwaitIndexes => (vec![timeout], 1),
-            Builtin::AwaitIndex => (vec![("indexName".to_string(), ParamType::String), timeout], 1),
-            _ => (Vec::new(), 0),
+            Builtin::AwaitIndexes => (&[TIMEOUT], 1),
+            Builtin::AwaitIndex => (&[("indexName", ParamType::String), TIMEOUT], 1),
+            _ => (&[], 0),
         }
     }
 
     pub fn rows(self, ctx: &Ctx, args: &[Value]) -> Result<Vec<Vec<Value>>> {
         let g = ctx.g();
-        if let Some(Value::Int(t)) = args.iter().find(|a| matches!(a, Value::Int(_))) {
-            if *t < 0 {
-                return Err(CypherError::argument("InvalidArgumentValue", "the timeout must not be negative"));
-            }
-        }
         let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
         Ok(match self {
             Builtin::Labels => strings(
@@ -239,8 +235,12 @@ impl Builtin {
             Builtin::RelTypeProperties => crate::exec::schema_properties::rel_type_properties(ctx),
             // An index is built by the statement that creates it and is online once that commits: there is
             // nothing to wait for, only the name to check.
-            Builtin::AwaitIndexes => Vec::new(),
+            Builtin::AwaitIndexes => {
+                non_negative_timeout(args.first())?;
+                Vec::new()
+            }
             Builtin::AwaitIndex => {
+                non_negative_timeout(args.get(1))?;
                 let name = match args.first() {
                     Some(Value::String(s)) => s.clone(),
                     _ => {
@@ -260,6 +260,16 @@ impl Builtin {
             Builtin::ShowIndexes => index_rows(g, ctx.catalog()),
             Builtin::ShowConstraints => constraint_rows(g, ctx.catalog()),
         })
+    }
+}
+
+/// An await procedure's timeout (in seconds, when given) must not be negative.
+fn non_negative_timeout(timeout: Option<&Value>) -> Result<()> {
+    match timeout {
+        Some(Value::Int(t)) if *t < 0 => {
+            Err(CypherError::argument("InvalidArgumentValue", format!("the timeout must not be negative, got {t}")))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -15,6 +15,7 @@ use super::{approx_bytes, run_plan, Batch, Op, Operator, Row, RowExpander, BATCH
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::{properties_of, CExpr};
 use crate::plan::{CreateNode, CreateRel, PlanNode, Procedure, PropKey, SetOp};
+use crate::procedures::ParamType;
 use crate::token::Token;
 use crate::value::{Map, Value};
 
@@ -703,6 +704,29 @@ fn delete_if_unconnected(ctx: &mut Ctx, n: NodeId) -> Result<bool> {
     Ok(true)
 }
 
+/// A call's argument values, each checked against its declared type (`of`: the procedure, named in the error).
+fn checked_args<'a>(
+    exprs: &[CExpr],
+    inputs: impl Iterator<Item = (&'a str, ParamType)>,
+    of: Option<&str>,
+    row: &Row,
+    ctx: &mut Ctx,
+) -> Result<Vec<Value>> {
+    let mut args = Vec::with_capacity(exprs.len());
+    for (e, (name, ty)) in exprs.iter().zip(inputs) {
+        let v = e.eval(row, ctx)?;
+        if !ty.accepts(&v) {
+            let of = of.map(|p| format!(" of {p}")).unwrap_or_default();
+            return Err(CypherError::type_error(
+                "InvalidArgumentType",
+                format!("argument `{name}`{of} must be {ty:?}, got {}", v.type_name()),
+            ));
+        }
+        args.push(v);
+    }
+    Ok(args)
+}
+
 pub(crate) struct ProcedureCall<'p> {
     pub procedure: &'p Procedure,
     pub args: &'p [CExpr],
@@ -715,34 +739,14 @@ impl RowExpander for ProcedureCall<'_> {
     fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
         let rows = match self.procedure {
             Procedure::Builtin(b) => {
-                let (inputs, _) = b.inputs();
-                let mut args = Vec::with_capacity(self.args.len());
-                for (e, (name, ty)) in self.args.iter().zip(&inputs) {
-                    let v = e.eval(row, ctx)?;
-                    if !ty.accepts(&v) {
-                        return Err(CypherError::type_error(
-                            "InvalidArgumentType",
-                            format!("argument `{name}` must be {ty:?}, got {}", v.type_name()),
-                        ));
-                    }
-                    args.push(v);
-                }
+                let inputs = b.inputs().0.iter().map(|&(name, ty)| (name, ty));
+                let args = checked_args(self.args, inputs, None, row, ctx)?;
                 b.rows(ctx, &args)?
             }
             Procedure::Listing { rows, .. } => rows.to_vec(),
             Procedure::User(p) => {
-                let mut args = Vec::with_capacity(self.args.len());
-                for (e, (name, ty)) in self.args.iter().zip(&p.signature.inputs) {
-                    let v = e.eval(row, ctx)?;
-                    if !ty.accepts(&v) {
-                        return Err(CypherError::type_error(
-                            "InvalidArgumentType",
-                            format!("argument `{name}` of {} must be {ty:?}, got {}", p.signature.name, v.type_name()),
-                        ));
-                    }
-                    args.push(v);
-                }
-                (p.body)(&args)?
+                let inputs = p.signature.inputs.iter().map(|(name, ty)| (name.as_str(), *ty));
+                (p.body)(&checked_args(self.args, inputs, Some(&p.signature.name), row, ctx)?)?
             }
         };
         if self.procedure.fields().is_empty() {

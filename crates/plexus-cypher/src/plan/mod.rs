@@ -156,7 +156,7 @@ impl Procedure {
 
     pub fn inputs(&self) -> Vec<(String, crate::procedures::ParamType)> {
         match self {
-            Procedure::Builtin(b) => b.inputs().0,
+            Procedure::Builtin(b) => b.inputs().0.iter().map(|&(name, ty)| (name.to_string(), ty)).collect(),
             Procedure::Listing { .. } => vec![],
             Procedure::User(p) => p.signature.inputs.clone(),
         }
