@@ -135,12 +135,11 @@ fn imported_scope(part: &SingleQuery, outer: &Scope) -> Scope {
     scope
 }
 
-/// Whether `clauses` may use variable `name`: it appears as a variable or a name anywhere in them (nested
-/// subqueries included). It may also be a name of something else (a property key, an alias): erring that way only
-/// carries a variable that was not needed.
-fn mentions(clauses: &[Clause], name: &str) -> bool {
-    let text = format!("{clauses:?}");
-    text.contains(&format!("Variable({name:?})")) || text.contains(&format!("name: {name:?}"))
+/// Whether clauses may use variable `name`, given their debug text `clauses` (`format!("{clauses:?}")`): it
+/// appears as a variable or a name anywhere in them (nested subqueries included). It may also be a name of
+/// something else (a property key, an alias): erring that way only carries a variable that was not needed.
+fn mentions(clauses: &str, name: &str) -> bool {
+    clauses.contains(&format!("Variable({name:?})")) || clauses.contains(&format!("name: {name:?}"))
 }
 
 /// Plans a query statement.
@@ -346,12 +345,13 @@ impl Planner<'_> {
         if p.star || self.persistent.is_empty() {
             return None;
         }
+        let later = format!("{later:?}");
         let missing: Vec<(&String, usize, usize)> = self
             .persistent
             .iter()
             .filter(|(name, _)| !p.items.iter().any(|i| i.name() == name.as_str()))
             .filter_map(|(name, arg_slot)| Some((name, *arg_slot, scope.get(name)?.slot)))
-            .filter(|(name, _, _)| mentions(later, name))
+            .filter(|(name, _, _)| mentions(&later, name))
             .collect();
         if missing.is_empty() {
             return None;
