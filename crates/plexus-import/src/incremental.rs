@@ -29,8 +29,7 @@ use plexus_storage::{Catalog, LabelId, NodeId, PropKeyId, ReadTxn, Store, TokenK
 use crate::edgelist::BadLine;
 use crate::import::{plural, ImportError, ImportSummary};
 use crate::load::{
-    build_id_maps, count_bad, count_skipped, note_dropped_fields, note_repeated_headers, parse_error, parse_nodes,
-    read_group, unique_keys, GraphImport,
+    build_id_maps, count_bad, parse_error, parse_nodes, read_group, report_rel_group, unique_keys, GraphImport,
 };
 use crate::nodes_rels::{bad_rows, parse_rel_group, CsvOptions, ExternalId, Input, NodeGroup};
 use crate::progress::Progress;
@@ -205,10 +204,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         let mut columns = parse_rel_group(r, &inputs, &maps, Some(&fallback), &spec.csv, catalog, progress)
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         drop(inputs);
-        count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
-        count_skipped(std::mem::take(&mut columns.skipped), &mut summary, &spec.csv)?;
-        note_repeated_headers(&columns.repeated_headers, &mut summary);
-        note_dropped_fields(&columns.dropped_fields, &mut summary);
+        report_rel_group(&mut columns, &mut summary, &spec.csv)?;
         summary.parse += start.elapsed();
         rel_groups.push(columns);
     }

@@ -20,7 +20,7 @@ use crate::import::{
     parse_edge_files, prepare_target, read_input, to_edge_list_graph, EdgeImport, ImportError, ImportSummary,
 };
 use crate::nodes_rels::{
-    bad_rows, parse_node_group, parse_rel_group, CsvOptions, IdMaps, Input, NodeFiles, NodeGroup, RelFiles,
+    bad_rows, parse_node_group, parse_rel_group, CsvOptions, IdMaps, Input, NodeFiles, NodeGroup, RelColumns, RelFiles,
 };
 use crate::progress::Progress;
 
@@ -75,21 +75,30 @@ pub(crate) fn read_group(
     Ok(inputs)
 }
 
-/// Adds a group's bad lines to the summary; fails once there are more than allowed.
 /// Says which later files of a group had their first line skipped for repeating the header.
-pub(crate) fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSummary) {
+fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSummary) {
     for path in paths {
         summary.notes.push(format!("skipped the first line of {}: it repeats the header", path.display()));
     }
 }
 
-/// Records how many fields past the header's last column `ignore_extra_columns` dropped, file by file.
-pub(crate) fn note_dropped_fields(dropped: &[(PathBuf, u64)], summary: &mut ImportSummary) {
-    summary.dropped_fields.extend_from_slice(dropped);
+/// Takes into the summary what parsing a relationship group found besides its rows: bad lines (failing past
+/// `skip_bad_lines`), relationships skipped for an end that names no node (failing past the bad tolerance),
+/// repeated headers and dropped fields.
+pub(crate) fn report_rel_group(
+    columns: &mut RelColumns,
+    summary: &mut ImportSummary,
+    csv: &CsvOptions,
+) -> Result<(), ImportError> {
+    count_bad(std::mem::take(&mut columns.bad), summary, csv.skip_bad_lines)?;
+    count_skipped(std::mem::take(&mut columns.skipped), summary, csv)?;
+    note_repeated_headers(&columns.repeated_headers, summary);
+    summary.dropped_fields.extend_from_slice(&columns.dropped_fields);
+    Ok(())
 }
 
 /// Records relationships skipped for an end that names no node (`skip_bad_relationships`).
-pub(crate) fn count_skipped(
+fn count_skipped(
     skipped: Vec<(PathBuf, BadLine)>,
     summary: &mut ImportSummary,
     csv: &CsvOptions,
@@ -112,6 +121,7 @@ fn check_tolerance(summary: &ImportSummary, csv: &CsvOptions) -> Result<(), Impo
     Err(parse_error(path.clone(), bad, 0))
 }
 
+/// Adds a group's bad lines to the summary; fails once there are more than allowed.
 pub(crate) fn count_bad(
     bad: Vec<(PathBuf, BadLine)>,
     summary: &mut ImportSummary,
@@ -285,7 +295,7 @@ pub(crate) fn parse_nodes<'a>(
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         count_bad(std::mem::take(&mut group.bad), summary, spec.csv.skip_bad_lines)?;
         note_repeated_headers(&group.repeated_headers, summary);
-        note_dropped_fields(&group.dropped_fields, summary);
+        summary.dropped_fields.extend_from_slice(&group.dropped_fields);
         groups.push(group);
     }
     summary.parse += start.elapsed();
@@ -320,10 +330,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
         let mut columns = parse_rel_group(r, &inputs, &maps, None, &spec.csv, &catalog, progress)
             .map_err(|(path, bad)| parse_error(path, bad, 0))?;
         drop(inputs);
-        count_bad(std::mem::take(&mut columns.bad), &mut summary, spec.csv.skip_bad_lines)?;
-        count_skipped(std::mem::take(&mut columns.skipped), &mut summary, &spec.csv)?;
-        note_repeated_headers(&columns.repeated_headers, &mut summary);
-        note_dropped_fields(&columns.dropped_fields, &mut summary);
+        report_rel_group(&mut columns, &mut summary, &spec.csv)?;
         summary.parse += start.elapsed();
         let start = Instant::now();
         rels.reserve(columns.len());

@@ -205,13 +205,9 @@ fn parse_point(text: &str, default: Option<Crs>) -> Result<Value, String> {
     Point::new(crs, &coords).map(Value::from)
 }
 
-/// Parses a value of type `ty`, or an array of them split on `array_delimiter`.
-pub fn parse_typed(ty: ScalarType, array: bool, array_delimiter: u8, text: &[u8]) -> Result<Value, String> {
-    parse_typed_trimming(ty, array, array_delimiter, text, false)
-}
-
-/// [`parse_typed`], with each array element's surrounding whitespace removed when `trim_items`.
-pub fn parse_typed_trimming(
+/// Parses a value of type `ty`, or an array of them split on `array_delimiter`, each element's surrounding
+/// whitespace removed when `trim_items`.
+pub fn parse_typed(
     ty: ScalarType,
     array: bool,
     array_delimiter: u8,
@@ -265,9 +261,9 @@ mod tests {
         for bad in ["1,2", "{x:1}", "{x:a,y:2}", "{latitude:95,longitude:1}", "{x:1,y:2,crs:mars}"] {
             assert!(parse_scalar(ScalarType::Point(None), bad.as_bytes()).is_err(), "{bad}");
         }
-        let list = parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4}").unwrap();
+        let list = parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4}", false).unwrap();
         assert_eq!(list, Value::List(vec![p(Crs::Cartesian, &[1.0, 2.0]), p(Crs::Cartesian, &[3.0, 4.0])].into()));
-        assert!(parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4,z:5}").is_err());
+        assert!(parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4,z:5}", false).is_err());
     }
 
     #[test]
@@ -299,9 +295,9 @@ mod tests {
 
     #[test]
     fn arrays_split_on_the_array_delimiter() {
-        assert_eq!(parse_typed(ScalarType::Int, true, b';', b"1;2;3").unwrap(), Value::from(vec![1i64, 2, 3]));
-        assert_eq!(parse_typed(ScalarType::String, true, b';', b"a").unwrap(), Value::from(vec!["a"]));
-        assert!(parse_typed(ScalarType::Int, true, b';', b"1;x").is_err());
+        assert_eq!(parse_typed(ScalarType::Int, true, b';', b"1;2;3", false).unwrap(), Value::from(vec![1i64, 2, 3]));
+        assert_eq!(parse_typed(ScalarType::String, true, b';', b"a", false).unwrap(), Value::from(vec!["a"]));
+        assert!(parse_typed(ScalarType::Int, true, b';', b"1;x", false).is_err());
     }
 
     #[test]

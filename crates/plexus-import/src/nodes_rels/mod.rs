@@ -33,7 +33,7 @@ use crate::csv::{self, ChunkResult, Next, Reader, Record};
 use crate::edgelist::{BadLine, IdType};
 use crate::header::{Column, HeaderError, NodeHeader, RelHeader};
 use crate::progress::Progress;
-use crate::values::{parse_int, parse_typed_trimming, ScalarType};
+use crate::values::{parse_int, parse_typed, ScalarType};
 
 /// Rewrites a file's own header fields into Neo4j-style column specifications (used by layouts such as LDBC
 /// whose headers are plain names).
@@ -395,7 +395,7 @@ fn props_of(
         if text.is_empty() && !empty_string {
             continue;
         }
-        let value = parse_typed_trimming(ty, array, options.array_delimiter, text, options.trim_strings)
+        let value = parse_typed(ty, array, options.array_delimiter, text, options.trim_strings)
             .map_err(|m| bad_at(rec, input, i, m))?;
         if pairs.capacity() == 0 {
             pairs.reserve(plans.len());
