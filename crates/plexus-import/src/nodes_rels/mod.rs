@@ -356,6 +356,17 @@ struct NodeChunk<'a> {
     dropped_fields: u64,
 }
 
+/// The text of id field `col` (a node's, or a relationship's end): trimmed with the other unquoted strings when
+/// `trim_strings`, and always when ids are integers (Neo4j reads ` 1 ` as 1).
+fn id_text<'t>(text: &'t [u8], rec: &Record, col: usize, options: &CsvOptions) -> &'t [u8] {
+    let trim = options.trim_strings && !rec.quoted(col) || matches!(options.id_type, IdType::Integer);
+    if trim {
+        text.trim_ascii()
+    } else {
+        text
+    }
+}
+
 fn bad_at(rec: &Record, input: &[u8], field: usize, message: String) -> BadLine {
     let (line, column) = rec.position(field);
     BadLine { line, column, message, text: rec.text(input) }
@@ -558,12 +569,8 @@ fn node_row<'a>(
     }
     let mut id_prop = None;
     let mut id: Option<Result<i64, Cow<'a, [u8]>>> = None;
-    // A string id is trimmed with the other unquoted strings; an integer id always is (Neo4j reads ` 1 ` as 1).
-    let trimmed = |col: usize| options.trim_strings && !rec.quoted(col) || matches!(options.id_type, IdType::Integer);
-    let trim = |text: &'a [u8], col: usize| if trimmed(col) { text.trim_ascii() } else { text };
     if let Some(col) = group.header.id {
-        let text = rec.get(input, col);
-        let text = if trimmed(col) { text.trim_ascii() } else { text };
+        let text = id_text(rec.get(input, col), rec, col, options);
         if text.is_empty() {
             return Err(bad_at(rec, input, col, "empty node id".into()));
         }
@@ -581,7 +588,7 @@ fn node_row<'a>(
                 id_prop = group.id_key.map(|k| (k, Value::from(s)));
                 // Borrow the input unless the field was unescaped into the record's scratch space.
                 id = Some(Err(match rec.get_in(input, col) {
-                    Some(borrowed) => Cow::Borrowed(trim(borrowed, col)),
+                    Some(borrowed) => Cow::Borrowed(id_text(borrowed, rec, col, options)),
                     None => Cow::Owned(text.to_vec()),
                 }));
             }

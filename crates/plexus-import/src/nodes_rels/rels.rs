@@ -121,10 +121,7 @@ pub fn parse_rel_group(
                     }
                     // A bad end, and whether --skip-bad-relationships skips it (no id, or one naming no node).
                     let end = |col: usize, name: Option<&str>, space: Option<usize>, what: &str| {
-                        let text = rec.get(bytes, col);
-                        let trim =
-                            options.trim_strings && !rec.quoted(col) || matches!(options.id_type, IdType::Integer);
-                        let text = if trim { text.trim_ascii() } else { text };
+                        let text = id_text(rec.get(bytes, col), rec, col, options);
                         // A missing end is a bad relationship that --skip-bad-relationships skips, as in Neo4j.
                         if text.is_empty() {
                             return Err((bad_at(rec, bytes, col, format!("empty {what} id")), true));
