@@ -2,8 +2,9 @@
 //!
 //! Request `i` is due at `start + i / rate` whatever happened to earlier ones, and its latency is measured from
 //! that due time, not from when a connection got round to sending it. So a server that stalls is charged for
-//! every request that queued behind the stall (no coordinated omission). Latencies go into HDR histograms, per
-//! second and overall. Step mode raises the rate until p99 passes a bound or the server stops keeping up.
+//! every request that queued behind the stall (no coordinated omission). Each connection notes its latencies in a
+//! buffer sized before the start, and they go into HDR histograms, per second and overall, once the phase is over.
+//! Step mode raises the rate until p99 passes a bound or the server stops keeping up.
 //! Requests are released at their due times by a pacing thread (a timed sleep accurate to tens of
 //! microseconds), not by the async runtime's millisecond timer.
 
@@ -135,12 +136,30 @@ enum Ids {
 }
 
 struct Worker {
-    overall: Histogram<u64>,
-    per_second: Vec<(u64, u64, Histogram<u64>)>,
+    /// One per measured request, in the order this connection completed them.
+    samples: Vec<Sample>,
     rows: u64,
     warmup_completed: u64,
-    errors: u64,
     first_error: Option<String>,
+}
+
+/// A measured request: the second of the phase it was due in, and its latency in microseconds or `ERROR`.
+struct Sample {
+    second: u32,
+    micros: u32,
+}
+
+impl Sample {
+    const ERROR: u32 = 0;
+
+    fn latency(second: u32, latency: Duration) -> Sample {
+        // At least 1 µs, so that no latency reads as an error; at most about 71 minutes.
+        Sample { second, micros: latency.as_micros().clamp(1, u32::MAX as u128) as u32 }
+    }
+
+    fn error(second: u32) -> Sample {
+        Sample { second, micros: Sample::ERROR }
+    }
 }
 
 fn histogram() -> Histogram<u64> {
@@ -332,6 +351,9 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
             .spawn(move || pace(start, interval, total, connections, &released))
             .map_err(|e| format!("cannot start the pacing thread: {e}"))?
     };
+    // Room for a fair share of the measured requests and then some, so that no worker grows its buffer (a copy of
+    // it) while the clock runs.
+    let samples_per_connection = ((total - warmup) as usize / conns.len()) * 2 + 1024;
     let mut tasks = Vec::new();
     for (w, mut conn) in conns.into_iter().enumerate() {
         let released = released.clone();
@@ -342,11 +364,9 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
         let mut rng = cfg.seed ^ (w as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         tasks.push(tokio::spawn(async move {
             let mut worker = Worker {
-                overall: histogram(),
-                per_second: Vec::new(),
+                samples: Vec::with_capacity(samples_per_connection),
                 rows: 0,
                 warmup_completed: 0,
-                errors: 0,
                 first_error: None,
             };
             loop {
@@ -367,21 +387,14 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
                     continue;
                 }
                 let latency = Instant::now().saturating_duration_since(due);
-                let micros = (latency.as_micros() as u64).clamp(1, 3_600_000_000);
-                let second = ((i - warmup) as f64 * interval) as u64;
-                if worker.per_second.last().is_none_or(|(s, _, _)| *s != second) {
-                    worker.per_second.push((second, 0, histogram()));
-                }
-                let slot = worker.per_second.last_mut().expect("pushed above");
+                let second = ((i - warmup) as f64 * interval) as u32;
                 match outcome {
                     Ok(rows) => {
                         worker.rows += rows as u64;
-                        worker.overall.saturating_record(micros);
-                        slot.2.saturating_record(micros);
+                        worker.samples.push(Sample::latency(second, latency));
                     }
                     Err(e) => {
-                        worker.errors += 1;
-                        slot.1 += 1;
+                        worker.samples.push(Sample::error(second));
                         worker.first_error.get_or_insert(e.0);
                     }
                 }
@@ -395,29 +408,44 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
     let _ = pacer.join();
     let elapsed = measured_from.elapsed().as_secs_f64();
     let workers = std::mem::take(&mut *results.lock());
+    let mut report = summarise(rate, elapsed, workers);
+    report.nodes_per_second =
+        (cfg.scenario == Scenario::Insert).then_some(report.achieved_rate * NODES_PER_INSERT as f64);
+    Ok(report)
+}
+
+/// A phase's report from what its connections noted. Histograms are built only here, once the clock has stopped:
+/// a fresh one per connection and second (a few hundred KiB to allocate and zero each) cost milliseconds of a
+/// runtime thread at each second's turn, which showed up in the latencies of the requests waiting on that thread.
+fn summarise(rate: f64, elapsed: f64, workers: Vec<Worker>) -> PhaseReport {
     let mut overall = histogram();
     let (mut errors, mut rows, mut warmup_completed) = (0, 0, 0);
     let mut first_error = None;
-    let mut seconds: std::collections::BTreeMap<u64, (u64, Histogram<u64>)> = Default::default();
+    let mut seconds: std::collections::BTreeMap<u32, (u64, Histogram<u64>)> = Default::default();
     for w in workers {
-        overall.add(&w.overall).expect("same bounds");
-        errors += w.errors;
         rows += w.rows;
         warmup_completed += w.warmup_completed;
         if first_error.is_none() {
             first_error = w.first_error;
         }
-        for (s, e, h) in w.per_second {
-            let entry = seconds.entry(s).or_insert_with(|| (0, histogram()));
-            entry.0 += e;
-            entry.1.add(&h).expect("same bounds");
+        for sample in w.samples {
+            let entry = seconds.entry(sample.second).or_insert_with(|| (0, histogram()));
+            match sample.micros {
+                Sample::ERROR => {
+                    errors += 1;
+                    entry.0 += 1;
+                }
+                micros => {
+                    overall.saturating_record(micros as u64);
+                    entry.1.saturating_record(micros as u64);
+                }
+            }
         }
     }
     let completed = overall.len();
-    let achieved_rate = completed as f64 / elapsed.max(1e-9);
-    Ok(PhaseReport {
+    PhaseReport {
         target_rate: rate,
-        achieved_rate,
+        achieved_rate: completed as f64 / elapsed.max(1e-9),
         completed,
         rows,
         warmup_completed,
@@ -426,10 +454,15 @@ async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64
         latency_ms: Percentiles::of(&overall),
         seconds: seconds
             .into_iter()
-            .map(|(second, (errors, h))| Second { second, completed: h.len(), errors, latency_ms: Percentiles::of(&h) })
+            .map(|(second, (errors, h))| Second {
+                second: second as u64,
+                completed: h.len(),
+                errors,
+                latency_ms: Percentiles::of(&h),
+            })
             .collect(),
-        nodes_per_second: (cfg.scenario == Scenario::Insert).then_some(achieved_rate * NODES_PER_INSERT as f64),
-    })
+        nodes_per_second: None,
+    }
 }
 
 #[cfg(test)]
@@ -456,5 +489,30 @@ mod tests {
         });
         pacer.join().unwrap();
         assert_eq!(released.available_permits(), connections, "one permit per connection ends the tasks");
+    }
+
+    #[test]
+    fn a_phase_is_summarised_per_second_from_every_connection() {
+        let worker = |samples: Vec<Sample>, error: Option<&str>| Worker {
+            samples,
+            rows: 2,
+            warmup_completed: 1,
+            first_error: error.map(str::to_owned),
+        };
+        let ms = Duration::from_millis;
+        let workers = vec![
+            worker(vec![Sample::latency(0, ms(1)), Sample::latency(0, Duration::ZERO), Sample::error(1)], Some("boom")),
+            worker(vec![Sample::latency(1, ms(4)), Sample::latency(1, ms(2))], None),
+        ];
+        let report = summarise(5.0, 1.0, workers);
+        assert_eq!((report.completed, report.errors, report.rows, report.warmup_completed), (4, 1, 4, 2));
+        assert_eq!(report.first_error.as_deref(), Some("boom"));
+        assert_eq!(report.achieved_rate, 4.0);
+        assert!((report.latency_ms.max - 4.0).abs() < 0.01, "{:?}", report.latency_ms);
+        let per_second: Vec<(u64, u64, u64)> =
+            report.seconds.iter().map(|s| (s.second, s.completed, s.errors)).collect();
+        // A request answered in under a microsecond is a latency, not an error.
+        assert_eq!(per_second, vec![(0, 2, 0), (1, 2, 1)]);
+        assert!((report.seconds[1].latency_ms.max - 4.0).abs() < 0.01);
     }
 }
