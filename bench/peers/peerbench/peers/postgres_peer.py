@@ -102,7 +102,8 @@ class Cluster:
             if probe.returncode != 0:
                 raise PermissionError(f"the postgres user cannot reach {self.root}: make its parents traversable")
         self._run([_binary("initdb"), "-A", "trust", "-U", self.user, "-E", "UTF8", "--locale=C", "-D", self.data])
-        settings = ["max_connections = 100"]
+        # The commits job runs up to 256 committers, each with its own connection; the default of 100 refused them.
+        settings = ["max_connections = 300"]
         if len(os.path.join(self.root, ".s.PGSQL.5432")) < 100:
             settings += ["listen_addresses = ''", f"unix_socket_directories = '{self.root}'"]
         else:  # a unix socket path is limited to 107 bytes
