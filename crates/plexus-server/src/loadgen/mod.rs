@@ -6,7 +6,8 @@
 //! buffer sized before the start, and they go into HDR histograms, per second and overall, once the phase is over.
 //! Step mode raises the rate until p99 passes a bound or the server stops keeping up.
 //! Requests are released at their due times by a pacing thread (a timed sleep accurate to tens of
-//! microseconds), not by the async runtime's millisecond timer.
+//! microseconds, at least 100 µs long: at high rates each wake-up releases what fell due since), not by the async
+//! runtime's millisecond timer.
 
 pub mod client;
 
