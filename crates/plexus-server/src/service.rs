@@ -15,7 +15,7 @@ use crate::metrics::Metrics;
 use crate::registry::{Registry, RunningGuard, TransactionTicket};
 
 /// The name clients use for the one database a server holds (Neo4j's default, so drivers' defaults work).
-pub const DATABASE_NAME: &str = "neo4j";
+pub use plexus::DATABASE_NAME;
 /// The name of Neo4j's administrative database, which drivers use for discovery and to check credentials.
 pub const SYSTEM_DATABASE_NAME: &str = "system";
 /// The Neo4j version the server presents itself as, in its agent string and `dbms.components()`. Drivers pick

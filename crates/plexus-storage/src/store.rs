@@ -80,6 +80,27 @@ impl Default for Options {
     }
 }
 
+/// Who a database is: an id made when it was created (kept in its metadata file, and stamped on its log and
+/// checkpoint files so that files of another database are never replayed), and when that was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub id: [u8; 16],
+    /// When the metadata file was written, which happens once, as the database is created (an in-memory
+    /// database: when it was made).
+    pub created: std::time::SystemTime,
+}
+
+impl Identity {
+    fn new_in_memory() -> Identity {
+        Identity { id: new_db_id(), created: std::time::SystemTime::now() }
+    }
+
+    fn of_directory(dir: &Path, id: [u8; 16]) -> Identity {
+        let written = std::fs::metadata(dir.join(META_FILE)).and_then(|m| m.modified());
+        Identity { id, created: written.unwrap_or_else(|_| std::time::SystemTime::now()) }
+    }
+}
+
 const META_FILE: &str = "plexus.meta";
 const LOCK_FILE: &str = "LOCK";
 const META_MAGIC: &[u8; 8] = b"PLEXUS\x00\x01";
@@ -151,6 +172,7 @@ pub(crate) struct Shared {
     /// The process that opened the store. A child forked from it inherits the handle but not the background
     /// threads, and shares the log's file offsets with the parent: it may read, never write.
     owner: u32,
+    identity: Identity,
 }
 
 /// A handle to an open database. Cheap to clone; the database closes when the last handle and transaction drop.
@@ -264,14 +286,23 @@ fn remove_abandoned_imports(dir: &Path) {
 impl Store {
     /// A database that lives only in memory.
     pub fn in_memory() -> Store {
-        Self::from_parts(GraphState::new(), Catalog::new(), 0, 0, None, None, Options::default())
+        Self::from_parts(
+            GraphState::new(),
+            Catalog::new(),
+            0,
+            0,
+            None,
+            None,
+            Options::default(),
+            Identity::new_in_memory(),
+        )
     }
 
     /// An in-memory database holding `state` (for example one made by [`crate::bulk::build_state`]), whose
     /// token ids refer to `catalog`. New ids are allocated above every id the state holds.
     pub fn from_state(state: GraphState, catalog: Catalog) -> Store {
         let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
-        Self::from_parts(state, catalog, next_node, next_rel, None, None, Options::default())
+        Self::from_parts(state, catalog, next_node, next_rel, None, None, Options::default(), Identity::new_in_memory())
     }
 
     /// Writes a new database holding `state` into `dir`, which must not exist yet or be an empty directory:
@@ -424,6 +455,7 @@ impl Store {
         for empty in &recovered.empty_segments {
             std::fs::remove_file(empty).map_err(|e| StorageError::io(empty, e))?;
         }
+        let identity = Identity::of_directory(&dir, db_id);
         let disk = Disk { dir, db_id, wal, _lock: lock, _dir_lock: dir_lock };
         let store = Self::from_parts(
             recovered.state,
@@ -433,6 +465,7 @@ impl Store {
             Some(disk),
             None,
             options,
+            identity,
         );
         // The log kept from before counts towards the next automatic checkpoint: otherwise a database reopened
         // often (a crashing process, short sessions) would grow its log without bound.
@@ -460,6 +493,7 @@ impl Store {
         let db_id = read_meta(&dir)?;
         let catalog = Catalog::new();
         let recovered = recovery::recover(&dir, &db_id, &catalog, recovery::Mode::ReadOnly)?;
+        let identity = Identity::of_directory(&dir, db_id);
         let read_only = ReadOnlyDir { dir, _dir_lock: dir_lock };
         let options = Options { checkpoint_after_bytes: 0, ..Options::default() };
         let store = Self::from_parts(
@@ -470,6 +504,7 @@ impl Store {
             None,
             Some(read_only),
             options,
+            identity,
         );
         Ok((store, recovered.report))
     }
@@ -479,6 +514,7 @@ impl Store {
         self.shared.read_only.is_some()
     }
 
+    #[allow(clippy::too_many_arguments)] // each part is one of the store's, named at every call
     fn from_parts(
         mut state: GraphState,
         catalog: Catalog,
@@ -487,6 +523,7 @@ impl Store {
         disk: Option<Disk>,
         read_only: Option<ReadOnlyDir>,
         options: Options,
+        identity: Identity,
     ) -> Store {
         state.seal();
         let state = Arc::new(state);
@@ -519,6 +556,7 @@ impl Store {
             checkpoint_failures: std::sync::atomic::AtomicU64::new(0),
             last_checkpoint_error: Mutex::new(None),
             owner: crate::process::id(),
+            identity,
         });
         let flusher = shared.disk.as_ref().map(|_| {
             let flusher = Arc::new(Flusher { shared: shared.clone(), threads: Mutex::new(Vec::new()) });
@@ -557,6 +595,11 @@ impl Store {
 
     pub fn durability(&self) -> Durability {
         self.shared.options.durability
+    }
+
+    /// The database's id and when it was created.
+    pub fn identity(&self) -> &Identity {
+        &self.shared.identity
     }
 
     pub fn is_in_memory(&self) -> bool {

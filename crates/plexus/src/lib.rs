@@ -74,7 +74,7 @@ impl Database {
     /// Opens or creates the database in `dir`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
         let (store, recovery) = plexus_storage::Store::open_with(dir, options)?;
-        Ok(Database { store, recovery, engine: Arc::default() })
+        Ok(Database::assemble(store, recovery))
     }
 
     /// Opens the database in `dir` for reading only, changing nothing on disk (see
@@ -82,7 +82,7 @@ impl Database {
     /// [`Error::ReadOnlyDatabase`].
     pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Database> {
         let (store, recovery) = plexus_storage::Store::open_read_only(dir)?;
-        Ok(Database { store, recovery, engine: Arc::default() })
+        Ok(Database::assemble(store, recovery))
     }
 
     /// Whether the database was opened with [`Database::open_read_only`].
@@ -92,11 +92,22 @@ impl Database {
 
     /// A database that lives only in memory and vanishes when the last handle drops.
     pub fn in_memory() -> Database {
-        Database {
-            store: plexus_storage::Store::in_memory(),
-            recovery: RecoveryReport::default(),
-            engine: Arc::default(),
-        }
+        Database::assemble(plexus_storage::Store::in_memory(), RecoveryReport::default())
+    }
+
+    /// A database over `store`, with a query engine that knows the facts about it that only it can tell:
+    /// `CALL db.info()`.
+    fn assemble(store: plexus_storage::Store, recovery: RecoveryReport) -> Database {
+        let engine = Arc::new(plexus_cypher::Engine::new());
+        let row = db_info_row(store.identity());
+        let text = cypher::ParamType::String;
+        let signature = cypher::ProcedureSignature {
+            name: "db.info".into(),
+            inputs: Vec::new(),
+            outputs: vec![("id".into(), text), ("name".into(), text), ("creationDate".into(), text)],
+        };
+        engine.register_procedure(signature, move |_| Ok(vec![row.clone()]));
+        Database { store, recovery, engine }
     }
 
     /// What recovery did when the database was opened.
@@ -200,3 +211,19 @@ impl Database {
         &self.store
     }
 }
+
+/// The row of `CALL db.info()`, in Neo4j's columns: the database's id (in upper-case hexadecimal, as Neo4j writes
+/// its own), the name clients address it by, and when it was created (as `toString(datetime(...))` writes it).
+fn db_info_row(identity: &plexus_storage::Identity) -> Vec<cypher::Value> {
+    let id: String = identity.id.iter().map(|b| format!("{b:02X}")).collect();
+    let millis = identity.created.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    let clock = cypher::temporal::Clock::now();
+    let created = cypher::temporal::call_function("datetime.fromepochmillis", &[cypher::Value::Int(millis)], &clock)
+        .and_then(|v| v.ok())
+        .and_then(|v| cypher::temporal::to_string(&v))
+        .unwrap_or_default();
+    vec![cypher::Value::string(id), cypher::Value::string(DATABASE_NAME), cypher::Value::string(created)]
+}
+
+/// The name clients address the database by: drivers and tools send Neo4j's default database name.
+pub const DATABASE_NAME: &str = "neo4j";
