@@ -39,6 +39,10 @@ pub struct LoadgenArgs {
     /// Concurrent connections.
     #[arg(long, default_value_t = 32)]
     connections: usize,
+    /// Threads sending requests and reading answers, each with its share of the connections. One keeps up with
+    /// tens of thousands of requests a second and leaves the other cores to the server on a shared machine.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     #[arg(long, default_value = "neo4j")]
     user: String,
     #[arg(long, env = "PLEXUS_PASSWORD", hide_env_values = true, default_value = "")]
@@ -94,6 +98,7 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
             retry: args.step_retry,
         }),
         seed: args.seed,
+        threads: args.threads.max(1),
     };
     println!(
         "{:?} over {} at {} requests/s for {} s per phase, {} connections",

@@ -37,6 +37,7 @@ fn every_scheduled_insert_is_sent_answered_and_counted() {
             step: None,
             // Ids follow from the seed: each run its own, so that every node is new.
             seed: 7 + run as u64,
+            threads: 1 + run,
         };
         let mut seen = 0;
         let reports = loadgen::run(&load, |_| seen += 1).unwrap();
@@ -53,6 +54,36 @@ fn every_scheduled_insert_is_sent_answered_and_counted() {
         assert!(r.nodes_per_second.is_some_and(|n| n > 3000.0), "{target:?}: {:?}", r.nodes_per_second);
         created += (r.completed + r.warmup_completed) * 10;
     }
+    // Requests the server refuses are counted as errors, and each connection goes on serving after its RESET:
+    // the same ids again, now under a uniqueness constraint.
+    server
+        .service
+        .db
+        .execute("CREATE CONSTRAINT FOR (n:LoadNode) REQUIRE n.id IS UNIQUE", &Default::default())
+        .unwrap();
+    for (run, target) in
+        [Target::Bolt(server.bolt_addr.unwrap().to_string()), Target::Http(server.http_addr.unwrap().to_string())]
+            .into_iter()
+            .enumerate()
+    {
+        let load = LoadConfig {
+            target: target.clone(),
+            user: "neo4j".into(),
+            password: "secret".into(),
+            scenario: Scenario::Insert,
+            rate: 200.0,
+            duration: Duration::from_millis(500),
+            warmup: Duration::ZERO,
+            connections: 3,
+            step: None,
+            seed: 7 + run as u64,
+            threads: 1,
+        };
+        let r = &loadgen::run(&load, |_| {}).unwrap()[0];
+        assert_eq!((r.completed, r.errors), (0, 100), "{target:?}");
+        assert!(r.first_error.as_deref().is_some_and(|e| e.contains("ConstraintValidationFailed")), "{r:?}");
+        assert_eq!(r.seconds.iter().map(|s| s.errors).sum::<u64>(), 100);
+    }
     // A scenario whose data is missing, and a wrong password, end the run with a clear error.
     let bolt = Target::Bolt(server.bolt_addr.unwrap().to_string());
     let mut load = LoadConfig {
@@ -66,6 +97,7 @@ fn every_scheduled_insert_is_sent_answered_and_counted() {
         connections: 1,
         step: None,
         seed: 1,
+        threads: 1,
     };
     let e = loadgen::run(&load, |_| {}).unwrap_err();
     assert!(e.contains("no Person nodes"), "{e}");

@@ -1,6 +1,7 @@
-//! Minimal asynchronous clients for the load generator: Bolt 5 (RUN + PULL pipelined in one write) and the HTTP
-//! Query API over a keep-alive HTTP/1.1 connection. They do only what the load generator needs, with the least
-//! client-side work, so the server is what gets measured.
+//! Minimal asynchronous clients for the load generator: Bolt 5 and the HTTP Query API over a keep-alive HTTP/1.1
+//! connection. They connect, log on and run the setup queries; the measured requests (a Bolt RUN and PULL
+//! pipelined in one write, or one POST) are written by [`bolt_run_pull`] and [`http_post`] and sent by
+//! [`super::wire`] over the same connections.
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -96,28 +97,9 @@ impl BoltClient {
         }
     }
 
-    /// Runs a query and returns the number of records.
-    pub async fn run(&mut self, query: &str, params: Ps) -> Result<usize, RequestError> {
-        self.send(0x10, vec![Ps::String(query.into()), params, map([])]);
-        self.send(0x3F, vec![map([("n", Ps::Int(-1))])]);
-        self.flush().await?;
-        let run = self.receive().await?;
-        if !matches!(run, Ps::Struct(0x70, _)) {
-            // The PULL is ignored; reset so the connection is usable again.
-            let _ = self.receive().await?;
-            self.send(0x0F, vec![]);
-            self.flush().await?;
-            let _ = self.receive().await?;
-            return Err(RequestError(failure_text(&run)));
-        }
-        let mut records = 0;
-        loop {
-            match self.receive().await? {
-                Ps::Struct(0x71, _) => records += 1,
-                Ps::Struct(0x70, _) => return Ok(records),
-                other => return Err(RequestError(failure_text(&other))),
-            }
-        }
+    /// The connection for the measuring loop, with anything read past the last answer.
+    pub(super) fn into_wire(self) -> std::io::Result<super::wire::Wire> {
+        super::wire::Wire::new(self.stream.into_std()?, false, self.inbuf)
     }
 
     /// Runs a query and returns the first column of every record (setup queries).
@@ -146,7 +128,7 @@ impl BoltClient {
     }
 }
 
-fn failure_text(m: &Ps) -> String {
+pub(super) fn failure_text(m: &Ps) -> String {
     match m {
         Ps::Struct(0x7F, f) => {
             let code = f.first().and_then(|m| m.get("code")).and_then(Ps::as_str).unwrap_or("?");
@@ -170,14 +152,13 @@ impl HttpClient {
     pub async fn connect(addr: &str, user: &str, password: &str) -> Result<HttpClient, RequestError> {
         let stream = TcpStream::connect(addr).await.map_err(io)?;
         stream.set_nodelay(true).map_err(io)?;
-        let authorization = format!("Basic {}", base64(format!("{user}:{password}").as_bytes()));
+        let authorization = http_authorization(user, password);
         Ok(HttpClient { stream, host: addr.to_string(), authorization, inbuf: Vec::new() })
     }
 
-    /// Runs a statement; returns the number of rows.
-    pub async fn run(&mut self, statement: &str, parameters: serde_json::Value) -> Result<usize, RequestError> {
-        let v = self.query(statement, parameters).await?;
-        Ok(v.pointer("/data/values").and_then(|r| r.as_array()).map_or(0, |r| r.len()))
+    /// The connection for the measuring loop, with anything read past the last answer.
+    pub(super) fn into_wire(self) -> std::io::Result<super::wire::Wire> {
+        super::wire::Wire::new(self.stream.into_std()?, true, self.inbuf)
     }
 
     /// Runs a statement and returns the first column of every row (setup queries).
@@ -203,14 +184,9 @@ impl HttpClient {
     }
 
     async fn post(&mut self, path: &str, body: &str) -> Result<Vec<u8>, RequestError> {
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            self.host,
-            self.authorization,
-            body.len()
-        );
-        self.stream.write_all(request.as_bytes()).await.map_err(io)?;
+        let mut request = Vec::new();
+        http_post(&self.host, &self.authorization, path, body, &mut request);
+        self.stream.write_all(&request).await.map_err(io)?;
         self.read_response().await
     }
 
@@ -269,6 +245,32 @@ impl HttpClient {
         }
         Ok(body)
     }
+}
+
+/// The `Authorization` header's value for basic auth.
+pub(super) fn http_authorization(user: &str, password: &str) -> String {
+    format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
+}
+
+/// Writes a POST of a JSON `body` to `path` on a keep-alive connection.
+pub(super) fn http_post(host: &str, authorization: &str, path: &str, body: &str, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let _ = write!(
+        out,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {authorization}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Writes a Bolt RUN of `query` with `params` and the PULL of all its records, pipelined.
+pub(super) fn bolt_run_pull(query: &str, params: Ps, out: &mut Vec<u8>) {
+    let mut e = Encoder::new();
+    e.value(&Ps::Struct(0x10, vec![Ps::String(query.into()), params, map([])]));
+    chunk(&e.buf, out);
+    let mut e = Encoder::new();
+    e.value(&Ps::Struct(0x3F, vec![map([("n", Ps::Int(-1))])]));
+    chunk(&e.buf, out);
 }
 
 fn base64(bytes: &[u8]) -> String {

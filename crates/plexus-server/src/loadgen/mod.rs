@@ -5,18 +5,16 @@
 //! every request that queued behind the stall (no coordinated omission). Each connection notes its latencies in a
 //! buffer sized before the start, and they go into HDR histograms, per second and overall, once the phase is over.
 //! Step mode raises the rate until p99 passes a bound or the server stops keeping up.
-//! Requests are released at their due times by a pacing thread (a timed sleep accurate to tens of
-//! microseconds, at least 100 µs long: at high rates each wake-up releases what fell due since), not by the async
-//! runtime's millisecond timer.
+//!
+//! [`client`] connects and logs on (asynchronously, before the clock starts); [`wire`] then sends the requests at
+//! their due times and reads the answers, on threads of its own.
 
 pub mod client;
+mod wire;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use parking_lot::Mutex;
 use serde::Serialize;
 
 use crate::packstream::{map, Ps};
@@ -68,6 +66,8 @@ pub struct LoadConfig {
     /// achieved rate keeps up, up to `max_rate`.
     pub step: Option<StepConfig>,
     pub seed: u64,
+    /// Threads sending and reading, each with its share of the connections and of the schedule (at least 1).
+    pub threads: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -188,24 +188,10 @@ impl Conn {
         })
     }
 
-    async fn request(&mut self, scenario: Scenario, i: u64, ids: &Ids, rng: &mut u64) -> Result<usize, RequestError> {
-        let pick = |rng: &mut u64, ids: &[i64]| ids[(next_random(rng) % ids.len() as u64) as usize];
-        match (self, scenario, ids) {
-            (Conn::Bolt(c), Scenario::Insert, _) => c.run(INSERT_QUERY, insert_batch_ps(i)).await,
-            (Conn::Http(c), Scenario::Insert, _) => c.run(INSERT_QUERY, insert_batch_json(i)).await,
-            (Conn::Bolt(c), Scenario::Is1, Ids::Ints(ids)) => {
-                c.run(IS1_QUERY, map([("personId", Ps::Int(pick(rng, ids)))])).await
-            }
-            (Conn::Http(c), Scenario::Is1, Ids::Ints(ids)) => {
-                c.run(IS1_QUERY, serde_json::json!({ "personId": pick(rng, ids) })).await
-            }
-            (Conn::Bolt(c), Scenario::Recommend, Ids::Ints(ids)) => {
-                c.run(RECOMMEND_QUERY, map([("id", Ps::Int(pick(rng, ids)))])).await
-            }
-            (Conn::Http(c), Scenario::Recommend, Ids::Ints(ids)) => {
-                c.run(RECOMMEND_QUERY, serde_json::json!({ "id": pick(rng, ids) })).await
-            }
-            _ => Err(RequestError("the scenario has no ids to draw from".into())),
+    fn into_wire(self) -> std::io::Result<wire::Wire> {
+        match self {
+            Conn::Bolt(c) => c.into_wire(),
+            Conn::Http(c) => c.into_wire(),
         }
     }
 }
@@ -247,13 +233,9 @@ fn next_random(state: &mut u64) -> u64 {
 
 /// Runs the configured load (one phase, or steps) and returns a report per phase.
 pub fn run(cfg: &LoadConfig, mut progress: impl FnMut(&PhaseReport)) -> Result<Vec<PhaseReport>, String> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    runtime.block_on(async {
+    // The runtime connects and logs on; the measuring loop is `wire`'s, on threads of its own.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let ids = runtime.block_on(async {
         let mut setup = Conn::open(cfg).await.map_err(|e| format!("cannot connect: {e}"))?;
         let ids = match cfg.scenario {
             Scenario::Insert => Ids::None,
@@ -266,159 +248,126 @@ pub fn run(cfg: &LoadConfig, mut progress: impl FnMut(&PhaseReport)) -> Result<V
         };
         if let Ids::Ints(v) = &ids {
             if v.is_empty() {
-                return Err(
-                    "the database has no Person nodes for this scenario: import or generate its data first".into()
+                return Err::<Ids, String>(
+                    "the database has no Person nodes for this scenario: import or generate its data first".into(),
                 );
             }
         }
-        let ids = Arc::new(ids);
-        // Insert ids continue across phases so every node is new.
-        let offset = Arc::new(AtomicU64::new(cfg.seed.wrapping_mul(1_000_000_007) % (1 << 40)));
-        let mut reports = Vec::new();
-        let mut rate = cfg.rate;
-        let mut retried = false;
-        loop {
-            let report = phase(cfg, rate, ids.clone(), offset.clone()).await?;
-            progress(&report);
-            let keeps_up = report.achieved_rate >= 0.95 * rate;
-            let within = cfg.step.as_ref().is_some_and(|s| report.latency_ms.p99 <= s.p99_bound.as_secs_f64() * 1e3);
-            reports.push(report);
-            match &cfg.step {
-                Some(s) if keeps_up && within && rate * s.factor <= s.max_rate => {
-                    rate *= s.factor;
-                    retried = false;
-                }
-                Some(s) if !(keeps_up && within) && s.retry && !retried => retried = true,
-                _ => break,
+        Ok(ids)
+    })?;
+    // Insert ids continue across phases so every node is new.
+    let mut offset = cfg.seed.wrapping_mul(1_000_000_007) % (1 << 40);
+    let mut reports = Vec::new();
+    let mut rate = cfg.rate;
+    let mut retried = false;
+    loop {
+        let report = phase(cfg, rate, &ids, &mut offset, &runtime)?;
+        progress(&report);
+        let keeps_up = report.achieved_rate >= 0.95 * rate;
+        let within = cfg.step.as_ref().is_some_and(|s| report.latency_ms.p99 <= s.p99_bound.as_secs_f64() * 1e3);
+        reports.push(report);
+        match &cfg.step {
+            Some(s) if keeps_up && within && rate * s.factor <= s.max_rate => {
+                rate *= s.factor;
+                retried = false;
             }
-        }
-        Ok(reports)
-    })
-}
-
-/// The shortest sleep of the pacing thread.
-const PACER_TICK: Duration = Duration::from_micros(100);
-
-/// Releases one permit per request at its time (`start + i * interval`), then one more per connection so that
-/// every connection's task finds the schedule exhausted and ends.
-fn pace(start: Instant, interval: f64, total: u64, connections: usize, released: &tokio::sync::Semaphore) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK changes how late this thread's timed sleeps may end, nothing else.
-    unsafe {
-        // 10 µs instead of the default 50: requests are tens of microseconds apart at the rates measured.
-        libc::prctl(libc::PR_SET_TIMERSLACK, 10_000 as libc::c_ulong);
-    }
-    let mut sent = 0u64;
-    while sent < total {
-        let now = Instant::now();
-        if now >= start {
-            let due = ((now - start).as_secs_f64() / interval) as u64 + 1;
-            let due = due.min(total);
-            if due > sent {
-                released.add_permits((due - sent) as usize);
-                sent = due;
-            }
-        }
-        if sent < total {
-            // At high rates the pacer wakes at most every `PACER_TICK` and releases what fell due meanwhile:
-            // a wake-up per request was a fifth of the generator's CPU at 15,000/s, which the server then lacked
-            // on a machine both share. A request released late is measured from its due time all the same.
-            let next = start + Duration::from_secs_f64(sent as f64 * interval);
-            let now = Instant::now();
-            if next > now {
-                std::thread::sleep((next - now).max(PACER_TICK));
-            }
+            Some(s) if !(keeps_up && within) && s.retry && !retried => retried = true,
+            _ => break,
         }
     }
-    released.add_permits(connections);
+    Ok(reports)
 }
 
-async fn phase(cfg: &LoadConfig, rate: f64, ids: Arc<Ids>, offset: Arc<AtomicU64>) -> Result<PhaseReport, String> {
+fn phase(
+    cfg: &LoadConfig,
+    rate: f64,
+    ids: &Ids,
+    offset: &mut u64,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<PhaseReport, String> {
     let warmup = (rate * cfg.warmup.as_secs_f64()).round() as u64;
     let total = warmup + (rate * cfg.duration.as_secs_f64()).round().max(1.0) as u64;
-    let base = offset.fetch_add(total, Ordering::Relaxed);
-    let mut conns = Vec::with_capacity(cfg.connections);
-    for _ in 0..cfg.connections.max(1) {
-        conns.push(Conn::open(cfg).await.map_err(|e| format!("cannot connect: {e}"))?);
+    let base = *offset;
+    *offset += total;
+    let wires = runtime.block_on(async {
+        let mut wires = Vec::with_capacity(cfg.connections);
+        for _ in 0..cfg.connections.max(1) {
+            let conn = Conn::open(cfg).await.map_err(|e| format!("cannot connect: {e}"))?;
+            wires.push(conn.into_wire().map_err(|e| format!("cannot take over a connection: {e}"))?);
+        }
+        Ok::<_, String>(wires)
+    })?;
+    let threads = cfg.threads.clamp(1, wires.len());
+    let mut groups: Vec<Vec<wire::Wire>> = (0..threads).map(|_| Vec::new()).collect();
+    for (k, w) in wires.into_iter().enumerate() {
+        groups[k % threads].push(w);
     }
-    let next = Arc::new(AtomicU64::new(0));
-    let start = Instant::now() + Duration::from_millis(50);
     let interval = 1.0 / rate;
-    let results = Arc::new(Mutex::new(Vec::new()));
+    let start = Instant::now() + Duration::from_millis(50);
     let measured_from = start + Duration::from_secs_f64(warmup as f64 * interval);
-    // A pacing thread releases each request at its scheduled time. Tokio's timers tick once a millisecond: sleeping
-    // until each request's time sent every millisecond's requests together (16 at once at 16,000/s, waking as
-    // many server threads at once), and counted up to a millisecond of the timer's own lateness as latency.
-    let released = Arc::new(tokio::sync::Semaphore::new(0));
-    let pacer = {
-        let released = released.clone();
-        let connections = conns.len();
-        std::thread::Builder::new()
-            .name("loadgen-pacer".into())
-            .spawn(move || pace(start, interval, total, connections, &released))
-            .map_err(|e| format!("cannot start the pacing thread: {e}"))?
-    };
-    // Room for a fair share of the measured requests and then some, so that no worker grows its buffer (a copy of
+    // Room for a fair share of the measured requests and then some, so that no thread grows its buffer (a copy of
     // it) while the clock runs.
-    let samples_per_connection = ((total - warmup) as usize / conns.len()) * 2 + 1024;
-    let mut tasks = Vec::new();
-    for (w, mut conn) in conns.into_iter().enumerate() {
-        let released = released.clone();
-        let next = next.clone();
-        let ids = ids.clone();
-        let results = results.clone();
-        let scenario = cfg.scenario;
-        let mut rng = cfg.seed ^ (w as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
-        tasks.push(tokio::spawn(async move {
-            let mut worker = Worker {
-                samples: Vec::with_capacity(samples_per_connection),
-                rows: 0,
-                warmup_completed: 0,
-                first_error: None,
-            };
-            loop {
-                // Each permit is one request whose time has come; a request released while every connection is
-                // busy waits here, and its latency still counts from its scheduled time.
-                match released.acquire().await {
-                    Ok(permit) => permit.forget(),
-                    Err(_) => break,
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= total {
-                    break;
-                }
-                let due = start + Duration::from_secs_f64(i as f64 * interval);
-                let outcome = conn.request(scenario, base + i, &ids, &mut rng).await;
-                if i < warmup {
-                    worker.warmup_completed += outcome.is_ok() as u64;
-                    continue;
-                }
-                let latency = Instant::now().saturating_duration_since(due);
-                let second = ((i - warmup) as f64 * interval) as u32;
-                match outcome {
-                    Ok(rows) => {
-                        worker.rows += rows as u64;
-                        worker.samples.push(Sample::latency(second, latency));
-                    }
-                    Err(e) => {
-                        worker.samples.push(Sample::error(second));
-                        worker.first_error.get_or_insert(e.0);
-                    }
-                }
-            }
-            results.lock().push(worker);
-        }));
-    }
-    for t in tasks {
-        t.await.map_err(|e| e.to_string())?;
-    }
-    let _ = pacer.join();
+    let samples_per_thread = ((total - warmup) as usize / threads) * 2 + 1024;
+    let authorization = client::http_authorization(&cfg.user, &cfg.password);
+    let outcomes: Vec<Result<Worker, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(t, group)| {
+                let share = wire::Share { first: t as u64, step: threads as u64, total, warmup, start, interval };
+                let mut rng = cfg.seed ^ (t as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d);
+                let authorization = authorization.as_str();
+                std::thread::Builder::new().name(format!("loadgen-{t}")).spawn_scoped(scope, move || {
+                    let mut encode =
+                        |i: u64, out: &mut Vec<u8>| encode_request(cfg, authorization, ids, base + i, &mut rng, out);
+                    wire::drive(group, &share, samples_per_thread, &mut encode)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| Err("a load thread panicked".into())),
+                Err(e) => Err(format!("cannot start a load thread: {e}")),
+            })
+            .collect()
+    });
+    let workers = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
     let elapsed = measured_from.elapsed().as_secs_f64();
-    let workers = std::mem::take(&mut *results.lock());
     let mut report = summarise(rate, elapsed, workers);
     report.nodes_per_second =
         (cfg.scenario == Scenario::Insert).then_some(report.achieved_rate * NODES_PER_INSERT as f64);
     Ok(report)
+}
+
+/// Writes request `i` of the scenario, its query and parameters, for the target's protocol.
+fn encode_request(cfg: &LoadConfig, authorization: &str, ids: &Ids, i: u64, rng: &mut u64, out: &mut Vec<u8>) {
+    let mut pick = || match ids {
+        Ids::Ints(ids) => ids[(next_random(rng) % ids.len() as u64) as usize],
+        Ids::None => 0,
+    };
+    let (query, key) = match cfg.scenario {
+        Scenario::Insert => (INSERT_QUERY, ""),
+        Scenario::Is1 => (IS1_QUERY, "personId"),
+        Scenario::Recommend => (RECOMMEND_QUERY, "id"),
+    };
+    match &cfg.target {
+        Target::Bolt(_) => {
+            let params = match cfg.scenario {
+                Scenario::Insert => insert_batch_ps(i),
+                _ => map([(key, Ps::Int(pick()))]),
+            };
+            client::bolt_run_pull(query, params, out);
+        }
+        Target::Http(host) => {
+            let parameters = match cfg.scenario {
+                Scenario::Insert => insert_batch_json(i),
+                _ => serde_json::json!({ key: pick() }),
+            };
+            let body = serde_json::json!({ "statement": query, "parameters": parameters }).to_string();
+            client::http_post(host, authorization, "/db/neo4j/query/v2", &body, out);
+        }
+    }
 }
 
 /// A phase's report from what its connections noted. Histograms are built only here, once the clock has stopped:
@@ -475,28 +424,6 @@ fn summarise(rate: f64, elapsed: f64, workers: Vec<Worker>) -> PhaseReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_pacer_releases_no_request_before_its_time_and_then_one_per_connection() {
-        let start = Instant::now() + Duration::from_millis(5);
-        let interval = 0.0005;
-        let (total, connections) = (40u64, 3usize);
-        let released = Arc::new(tokio::sync::Semaphore::new(0));
-        let pacer = {
-            let released = released.clone();
-            std::thread::spawn(move || pace(start, interval, total, connections, &released))
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            for i in 0..total {
-                released.acquire().await.unwrap().forget();
-                let due = start + Duration::from_secs_f64(i as f64 * interval);
-                assert!(Instant::now() >= due, "request {i} released before its time");
-            }
-        });
-        pacer.join().unwrap();
-        assert_eq!(released.available_permits(), connections, "one permit per connection ends the tasks");
-    }
 
     #[test]
     fn a_phase_is_summarised_per_second_from_every_connection() {
