@@ -26,9 +26,9 @@ pub struct ServerConfig {
     pub password: Option<String>,
     /// `sync`, `batch` or `off`.
     pub durability: String,
-    /// Threads running the network event loop.
+    /// HTTP event loops, each a thread serving its share of the connections (default: one per core).
     pub worker_threads: Option<usize>,
-    /// Threads running queries.
+    /// Threads running HTTP queries that block (beyond the inline budget), shared out between the event loops.
     pub query_threads: usize,
     pub max_connections: usize,
     /// Per-query time limit in milliseconds (0: none).

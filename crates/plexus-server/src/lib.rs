@@ -131,7 +131,13 @@ impl Server {
             http_addr = listener.local_addr().ok();
             let limits = config.http_limits();
             let state = http::HttpState::new(service.clone(), &limits);
-            listeners.push(tokio::spawn(http::listen(listener, state, limits, tls.clone(), shutdown_rx.clone())));
+            let count =
+                config.worker_threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+            let loops =
+                http::loops::EventLoops::start(count, config.query_threads.div_ceil(count.max(1)), bolt::QUERY_STACK)
+                    .map_err(|e| format!("cannot start the HTTP event loops: {e}"))?;
+            let serve = http::listen(listener, state, limits, tls.clone(), shutdown_rx.clone(), Arc::new(loops));
+            listeners.push(tokio::spawn(serve));
         }
         Ok(Server {
             bolt_addr,

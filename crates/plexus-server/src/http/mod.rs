@@ -14,6 +14,7 @@ pub mod connection;
 pub mod cors;
 pub mod error;
 pub mod json;
+pub mod loops;
 pub mod query;
 pub mod quick;
 pub mod relationships;
@@ -162,6 +163,7 @@ pub async fn listen(
     limits: HttpLimits,
     tls: Option<Acceptor>,
     mut shutdown: watch::Receiver<bool>,
+    loops: Arc<loops::EventLoops>,
 ) {
     let app = router(state.clone(), limits.max_body_bytes);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
@@ -179,23 +181,29 @@ pub async fn listen(
             continue;
         };
         let _ = socket.set_nodelay(true);
+        // The connection moves to one of the event loops (`loops`), registered with that loop's reactor.
+        let Ok(socket) = socket.into_std() else { continue };
         let (app, state, limits, tls, shutdown) =
             (app.clone(), state.clone(), limits.clone(), tls.clone(), shutdown.clone());
-        connections.spawn(async move {
-            state.service.metrics.connection_opened(Protocol::Http);
-            match tls {
-                Some(acceptor) => {
-                    if let Ok(Ok(stream)) =
-                        tokio::time::timeout(limits.handshake_timeout, acceptor.accept(socket)).await
-                    {
-                        connection::serve(stream, app, &limits, shutdown).await;
+        connections.spawn_on(
+            async move {
+                let Ok(socket) = tokio::net::TcpStream::from_std(socket) else { return };
+                state.service.metrics.connection_opened(Protocol::Http);
+                match tls {
+                    Some(acceptor) => {
+                        if let Ok(Ok(stream)) =
+                            tokio::time::timeout(limits.handshake_timeout, acceptor.accept(socket)).await
+                        {
+                            connection::serve(stream, app, &limits, shutdown).await;
+                        }
                     }
+                    None => connection::serve(socket, app, &limits, shutdown).await,
                 }
-                None => connection::serve(socket, app, &limits, shutdown).await,
-            }
-            state.service.metrics.connection_closed(Protocol::Http);
-            drop(permit);
-        });
+                state.service.metrics.connection_closed(Protocol::Http);
+                drop(permit);
+            },
+            loops.next(),
+        );
         while connections.try_join_next().is_some() {}
     }
     state.stopping.store(true, Ordering::Relaxed);
@@ -204,6 +212,7 @@ pub async fn listen(
     let service = state.service.clone();
     let closing = state.clone();
     let _ = tokio::task::spawn_blocking(move || closing.transactions.close_all(&service)).await;
+    let _ = tokio::task::spawn_blocking(move || loops.stop()).await;
 }
 
 /// Rolls back idle explicit transactions a few times per timeout.
