@@ -224,12 +224,24 @@ pub(super) fn http_outcome(status: u16, body: &[u8]) -> Outcome {
     if status >= 400 {
         return Err(RequestError(format!("HTTP {status}: {}", String::from_utf8_lossy(body))));
     }
-    let v: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| RequestError(format!("bad JSON response: {e}")))?;
-    if let Some(errors) = v.get("errors").and_then(|e| e.as_array()).filter(|e| !e.is_empty()) {
-        return Err(RequestError(errors[0].to_string()));
+    // The rows are checked as JSON and counted, not built: a tree of values per answer was most of the
+    // generator's own work per HTTP request.
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        data: Option<Data>,
+        #[serde(default)]
+        errors: Vec<serde_json::Value>,
     }
-    Ok(v.pointer("/data/values").and_then(|r| r.as_array()).map_or(0, |r| r.len()))
+    #[derive(serde::Deserialize)]
+    struct Data {
+        #[serde(default)]
+        values: Vec<serde::de::IgnoredAny>,
+    }
+    let answer: Answer = serde_json::from_slice(body).map_err(|e| RequestError(format!("bad JSON response: {e}")))?;
+    if let Some(error) = answer.errors.first() {
+        return Err(RequestError(error.to_string()));
+    }
+    Ok(answer.data.map_or(0, |d| d.values.len()))
 }
 
 /// One thread's share of a phase.
