@@ -487,7 +487,7 @@ pub(crate) fn procedure_rows(registry: &ProcedureRegistry) -> Vec<Vec<Value>> {
         } else {
             format!("{}({}) :: ({})", s.name, part(&s.inputs), part(&s.outputs))
         };
-        listed.insert(s.name.clone(), (String::new(), signature, false));
+        listed.insert(s.name.clone(), (s.description.clone(), signature, false));
     }
     listed
         .into_iter()

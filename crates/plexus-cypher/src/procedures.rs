@@ -83,12 +83,14 @@ impl ParamType {
 }
 
 /// What a procedure takes and yields.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProcedureSignature {
     /// Dotted name, e.g. `my.proc`.
     pub name: String,
     pub inputs: Vec<(String, ParamType)>,
     pub outputs: Vec<(String, ParamType)>,
+    /// What `SHOW PROCEDURES` says the procedure does (empty: nothing).
+    pub description: String,
 }
 
 /// The body of a registered procedure: arguments in signature order → rows of outputs in signature order.

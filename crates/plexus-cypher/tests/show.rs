@@ -98,6 +98,7 @@ fn procedures_and_functions_are_listed() {
             name: "my.echo".into(),
             inputs: vec![("x".into(), ParamType::Integer)],
             outputs: vec![("y".into(), ParamType::Integer)],
+            description: "Echoes its argument.".into(),
         },
         |args| Ok(vec![vec![args[0].clone()]]),
     );
@@ -108,6 +109,8 @@ fn procedures_and_functions_are_listed() {
     }
     let rows = db.result("SHOW PROCEDURES YIELD name, signature, argumentDescription WHERE name = 'my.echo'").rows;
     assert_eq!(rows[0][1], s("my.echo(x :: INTEGER) :: (y :: INTEGER)"));
+    let described = db.result("SHOW PROCEDURES YIELD name, description WHERE name = 'my.echo' RETURN description").rows;
+    assert_eq!(described, vec![vec![s("Echoes its argument.")]]);
     let ResultValue::List(args) = &rows[0][2] else { panic!("{rows:?}") };
     assert_eq!(args.len(), 1);
     assert_eq!(
@@ -141,10 +144,7 @@ fn registering_a_procedure_renews_the_listing() {
     let db = Db::new();
     let count = |db: &Db| db.result("SHOW PROCEDURES YIELD name RETURN count(*)").rows[0][0].clone();
     let before = count(&db);
-    db.engine
-        .register_procedure(ProcedureSignature { name: "my.later".into(), inputs: vec![], outputs: vec![] }, |_| {
-            Ok(vec![])
-        });
+    db.engine.register_procedure(ProcedureSignature { name: "my.later".into(), ..Default::default() }, |_| Ok(vec![]));
     let ResultValue::Int(n) = before else { panic!() };
     assert_eq!(count(&db), ResultValue::Int(n + 1));
 }

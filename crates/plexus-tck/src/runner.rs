@@ -409,7 +409,7 @@ fn procedure(
         }
         rows.push(cells.iter().map(|c| notation::parse(c).and_then(|v| to_param(&v))).collect::<Result<Vec<_>, _>>()?);
     }
-    Ok((ProcedureSignature { name, inputs, outputs }, rows))
+    Ok((ProcedureSignature { name, inputs, outputs, description: String::new() }, rows))
 }
 
 #[cfg(test)]

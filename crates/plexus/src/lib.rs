@@ -105,6 +105,7 @@ impl Database {
             name: "db.info".into(),
             inputs: Vec::new(),
             outputs: vec![("id".into(), text), ("name".into(), text), ("creationDate".into(), text)],
+            description: "Provides information regarding the database.".into(),
         };
         engine.register_procedure(signature, move |_| Ok(vec![row.clone()]));
         Database { store, recovery, engine }

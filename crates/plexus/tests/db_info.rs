@@ -44,11 +44,17 @@ fn a_database_keeps_its_id_and_creation_date_across_reopenings() {
 fn show_procedures_lists_db_info() {
     let db = Database::in_memory();
     let result = db
-        .execute("SHOW PROCEDURES YIELD name, signature WHERE name = 'db.info' RETURN signature", &Params::new())
+        .execute(
+            "SHOW PROCEDURES YIELD name, signature, description WHERE name = 'db.info' RETURN signature, description",
+            &Params::new(),
+        )
         .unwrap();
     assert_eq!(result.rows.len(), 1);
     assert_eq!(
-        result.rows[0][0],
-        ResultValue::String("db.info() :: (id :: STRING, name :: STRING, creationDate :: STRING)".into())
+        result.rows[0],
+        [
+            ResultValue::String("db.info() :: (id :: STRING, name :: STRING, creationDate :: STRING)".into()),
+            ResultValue::String("Provides information regarding the database.".into())
+        ]
     );
 }
