@@ -47,12 +47,14 @@ import json, sys
 title, path = sys.argv[1], sys.argv[2]
 phases = json.load(open(path))
 print(f"### {title}\n")
-print("| target req/s | achieved req/s | nodes/s | errors | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| target req/s | achieved req/s | nodes/s | errors | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | generator µs/req |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for p in phases:
     l = p["latency_ms"]
     nodes = f'{p["nodes_per_second"]:.0f}' if p.get("nodes_per_second") else ""
-    print(f'| {p["target_rate"]:.0f} | {p["achieved_rate"]:.0f} | {nodes} | {p["errors"]} | {l["p50"]:.2f} | {l["p90"]:.2f} | {l["p99"]:.2f} | {l["p999"]:.2f} | {l["max"]:.2f} |')
+    print(f'| {p["target_rate"]:.0f} | {p["achieved_rate"]:.0f} | {nodes} | {p["errors"]} | {l["p50"]:.2f} | {l["p90"]:.2f} | {l["p99"]:.2f} | {l["p999"]:.2f} | {l["max"]:.2f} | {p.get("generator_cpu_us", 0):.0f} |')
+print()
+print("*generator µs/req*: the load generator's own CPU per request (warm-up included), taken from the server's cores.")
 print()
 PY
 }

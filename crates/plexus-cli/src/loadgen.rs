@@ -112,8 +112,8 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
         config.connections
     );
     println!(
-        "{:>10} {:>10} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "target/s", "achieved/s", "done", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"
+        "{:>10} {:>10} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}",
+        "target/s", "achieved/s", "done", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "gen µs/req"
     );
     let per_second = args.per_second;
     let reports = loadgen::run(&config, |r: &PhaseReport| {
@@ -127,7 +127,7 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
         }
         let l = &r.latency_ms;
         println!(
-            "{:>10.0} {:>10.0} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}{}",
+            "{:>10.0} {:>10.0} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.0}{}",
             r.target_rate,
             r.achieved_rate,
             r.completed,
@@ -137,6 +137,7 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
             l.p99,
             l.p999,
             l.max,
+            r.generator_cpu_us,
             r.nodes_per_second.map_or(String::new(), |n| format!("  ({n:.0} nodes/s)"))
         );
         if let Some(e) = &r.first_error {

@@ -52,6 +52,8 @@ fn every_scheduled_insert_is_sent_answered_and_counted() {
         assert_eq!(r.seconds.iter().map(|s| s.second).collect::<Vec<_>>(), [0, 1], "{target:?}");
         assert_eq!(r.seconds.iter().map(|s| s.completed).sum::<u64>(), 600, "{target:?}");
         assert!(r.nodes_per_second.is_some_and(|n| n > 3000.0), "{target:?}: {:?}", r.nodes_per_second);
+        // The generator's own CPU per request: more than nothing, less than the request's whole budget.
+        assert!(r.generator_cpu_us > 0.0 && r.generator_cpu_us < 2500.0, "{target:?}: {}", r.generator_cpu_us);
         created += (r.completed + r.warmup_completed) * 10;
     }
     // Requests the server refuses are counted as errors, and each connection goes on serving after its RESET:

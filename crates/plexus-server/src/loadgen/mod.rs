@@ -128,6 +128,9 @@ pub struct PhaseReport {
     pub seconds: Vec<Second>,
     /// Nodes created per second (insert scenario).
     pub nodes_per_second: Option<f64>,
+    /// CPU time the load generator itself spent per request of the phase (warm-up included), in microseconds:
+    /// on a machine it shares with the server, what it took from the server.
+    pub generator_cpu_us: f64,
 }
 
 /// What requests need that is read from the database once before the load starts.
@@ -308,6 +311,7 @@ fn phase(
     // Room for a fair share of the measured requests and then some, so that no thread grows its buffer (a copy of
     // it) while the clock runs.
     let samples_per_thread = ((total - warmup) as usize / threads) * 2 + 1024;
+    let cpu_before = process_cpu_seconds();
     let authorization = client::http_authorization(&cfg.user, &cfg.password);
     let outcomes: Vec<Result<Worker, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = groups
@@ -334,7 +338,9 @@ fn phase(
     });
     let workers = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
     let elapsed = measured_from.elapsed().as_secs_f64();
+    let generator_cpu = process_cpu_seconds() - cpu_before;
     let mut report = summarise(rate, elapsed, workers);
+    report.generator_cpu_us = generator_cpu * 1e6 / total as f64;
     report.nodes_per_second =
         (cfg.scenario == Scenario::Insert).then_some(report.achieved_rate * NODES_PER_INSERT as f64);
     Ok(report)
@@ -418,7 +424,20 @@ fn summarise(rate: f64, elapsed: f64, workers: Vec<Worker>) -> PhaseReport {
             })
             .collect(),
         nodes_per_second: None,
+        generator_cpu_us: 0.0,
     }
+}
+
+/// User and system CPU time of this process so far, in seconds.
+fn process_cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 #[cfg(test)]
