@@ -135,16 +135,12 @@ impl Wire {
                         *step = BoltStep::Ignored;
                     } else {
                         *step = BoltStep::Reset;
-                        self.out.clear();
-                        self.written = 0;
-                        crate::bolt::session::chunk(&[0xB0, 0x0F], &mut self.out);
+                        return self.send_reset().map(|()| None);
                     }
                 }
                 (BoltStep::Ignored, 0x7E) => {
                     *step = BoltStep::Reset;
-                    self.out.clear();
-                    self.written = 0;
-                    crate::bolt::session::chunk(&[0xB0, 0x0F], &mut self.out);
+                    return self.send_reset().map(|()| None);
                 }
                 (BoltStep::Reset, 0x70) => {
                     let why = failure.take().unwrap_or_default();
@@ -154,6 +150,21 @@ impl Wire {
             }
         }
         Ok(None)
+    }
+}
+
+impl Wire {
+    /// Sends the RESET a failed request leaves the connection needing; what does not fit in the socket now is
+    /// sent when it is writable (`wants_to_write`). Nothing else can have arrived before its answer.
+    fn send_reset(&mut self) -> Result<(), RequestError> {
+        self.out.clear();
+        self.written = 0;
+        crate::bolt::session::chunk(&[0xB0, 0x0F], &mut self.out);
+        if self.write_some() {
+            Ok(())
+        } else {
+            Err(RequestError("the connection failed while sending a RESET".into()))
+        }
     }
 }
 
@@ -352,14 +363,9 @@ pub(super) fn drive(
             }
             match w.on_readable() {
                 Ok(None) => {
-                    // A RESET after a failure is sent from here.
-                    if w.wants_to_write() && w.written == 0 {
-                        if !w.write_some() {
-                            return Err("a connection failed while sending".into());
-                        }
-                        if w.wants_to_write() {
-                            poll.modify(w.stream.as_raw_fd(), token, true).map_err(|e| e.to_string())?;
-                        }
+                    // A RESET after a failure may not have fit in the socket.
+                    if w.wants_to_write() {
+                        poll.modify(w.stream.as_raw_fd(), token, true).map_err(|e| e.to_string())?;
                     }
                 }
                 Ok(Some(outcome)) => {
