@@ -200,50 +200,13 @@ impl HttpClient {
     }
 
     async fn read_response(&mut self) -> Result<Vec<u8>, RequestError> {
-        let header_end = loop {
-            if let Some(i) = self.inbuf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
+        loop {
+            if let Some((status, body)) = super::wire::take_http_response(&mut self.inbuf)? {
+                super::wire::http_accepted(status, &body)?;
+                return Ok(body);
             }
             self.fill().await?;
-        };
-        let head = String::from_utf8_lossy(&self.inbuf[..header_end]).to_ascii_lowercase();
-        let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let length =
-            head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
-        let chunked = head.lines().any(|l| l.starts_with("transfer-encoding:") && l.contains("chunked"));
-        self.inbuf.drain(..header_end);
-        let body = if let Some(n) = length {
-            while self.inbuf.len() < n {
-                self.fill().await?;
-            }
-            self.inbuf.drain(..n).collect()
-        } else if chunked {
-            let mut body = Vec::new();
-            loop {
-                let line_end = loop {
-                    if let Some(i) = self.inbuf.windows(2).position(|w| w == b"\r\n") {
-                        break i;
-                    }
-                    self.fill().await?;
-                };
-                let size = usize::from_str_radix(String::from_utf8_lossy(&self.inbuf[..line_end]).trim(), 16)
-                    .map_err(|_| RequestError("bad chunk size".into()))?;
-                while self.inbuf.len() < line_end + 2 + size + 2 {
-                    self.fill().await?;
-                }
-                body.extend_from_slice(&self.inbuf[line_end + 2..line_end + 2 + size]);
-                self.inbuf.drain(..line_end + 2 + size + 2);
-                if size == 0 {
-                    break body;
-                }
-            }
-        } else {
-            return Err(RequestError("a response without a length".into()));
-        };
-        if status >= 400 {
-            return Err(RequestError(format!("HTTP {status}: {}", String::from_utf8_lossy(&body))));
         }
-        Ok(body)
     }
 }
 

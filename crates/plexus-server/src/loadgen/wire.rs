@@ -230,11 +230,17 @@ pub(super) fn take_http_response(buf: &mut Vec<u8>) -> Result<Option<(u16, Vec<u
     }
 }
 
-/// The rows of a Query API answer, or its error.
-pub(super) fn http_outcome(status: u16, body: &[u8]) -> Outcome {
+/// An error for an answer with an error status, quoting its body.
+pub(super) fn http_accepted(status: u16, body: &[u8]) -> Result<(), RequestError> {
     if status >= 400 {
         return Err(RequestError(format!("HTTP {status}: {}", String::from_utf8_lossy(body))));
     }
+    Ok(())
+}
+
+/// The rows of a Query API answer, or its error.
+pub(super) fn http_outcome(status: u16, body: &[u8]) -> Outcome {
+    http_accepted(status, body)?;
     // The rows are checked as JSON and counted, not built: a tree of values per answer was most of the
     // generator's own work per HTTP request.
     #[derive(serde::Deserialize)]
