@@ -66,19 +66,22 @@ impl EventLoops {
 
     /// Stops every loop and waits for their threads.
     pub fn stop(&self) {
-        for stop in self.stops.lock().expect("not poisoned").drain(..) {
-            let _ = stop.send(());
-        }
+        self.signal_stop();
         for thread in self.threads.lock().expect("not poisoned").drain(..) {
             let _ = thread.join();
+        }
+    }
+
+    /// Tells every loop still running to stop, without waiting.
+    fn signal_stop(&self) {
+        for stop in self.stops.lock().expect("not poisoned").drain(..) {
+            let _ = stop.send(());
         }
     }
 }
 
 impl Drop for EventLoops {
     fn drop(&mut self) {
-        for stop in self.stops.get_mut().expect("not poisoned").drain(..) {
-            let _ = stop.send(());
-        }
+        self.signal_stop();
     }
 }
