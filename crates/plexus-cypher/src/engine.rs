@@ -15,7 +15,7 @@ use crate::exec::ctx::Ctx;
 use crate::exec::{run_plan, Row};
 use crate::plan::{explain, planner, Plan};
 use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
-use crate::{Interrupt, Params, QueryResult, QueryStats};
+use crate::{Interrupt, Params, PlanTree, QueryResult, QueryStats};
 
 /// What a statement compiles to.
 pub(crate) enum Compiled {
@@ -102,7 +102,7 @@ impl Engine {
         let s = self.compile(query)?;
         Ok(match &s.compiled {
             Compiled::Query(plan) => explain::render(&plan.root, None, None),
-            Compiled::Schema(cmd) => format!("+SchemaCommand({cmd:?})\n"),
+            Compiled::Schema(cmd) => format!("+{}\n", schema_operator(cmd)),
         })
     }
 
@@ -122,7 +122,7 @@ impl Engine {
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
         let writes = match &statement.compiled {
-            Compiled::Schema(_) => true,
+            Compiled::Schema(_) => statement.mode != RunMode::Explain,
             Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
         };
         if writes && store.is_read_only() {
@@ -138,9 +138,10 @@ impl Engine {
             ));
         }
         match &statement.compiled {
+            Compiled::Schema(cmd) if statement.mode == RunMode::Explain => Ok(explained_schema(cmd)),
             Compiled::Schema(cmd) => {
                 let mut tx = store.write();
-                let result = schema(&mut tx, cmd)?;
+                let result = schema(&mut tx, cmd, statement.mode)?;
                 tx.commit()?;
                 Ok(result)
             }
@@ -201,14 +202,15 @@ impl Engine {
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
         let writes = match &statement.compiled {
-            Compiled::Schema(_) => true,
+            Compiled::Schema(_) => statement.mode != RunMode::Explain,
             Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
         };
         if let Some(refusal) = writes.then(|| tx.refusal()).flatten() {
             return Err(CypherError::from(refusal));
         }
         match &statement.compiled {
-            Compiled::Schema(cmd) => schema(tx, cmd),
+            Compiled::Schema(cmd) if statement.mode == RunMode::Explain => Ok(explained_schema(cmd)),
+            Compiled::Schema(cmd) => schema(tx, cmd, statement.mode),
             Compiled::Query(plan) => {
                 if statement.mode == RunMode::Explain {
                     return Ok(explained(plan, &Ctx::write(tx, params, plan.width)));
@@ -252,6 +254,7 @@ impl Engine {
                 }
                 run(plan, statement.mode, Ctx::read(snapshot, params, plan.width), interrupt)
             }
+            Compiled::Schema(cmd) if statement.mode == RunMode::Explain => Ok(explained_schema(cmd)),
             _ => Err(CypherError::new(
                 ErrorKind::SemanticError,
                 Phase::CompileTime,
@@ -309,6 +312,7 @@ impl Engine {
     pub fn access(&self, query: &str) -> Result<Access> {
         let statement = self.compile(query)?;
         Ok(match &statement.compiled {
+            Compiled::Schema(_) if statement.mode == RunMode::Explain => Access::Read,
             Compiled::Schema(_) => Access::Schema,
             Compiled::Query(plan) if plan.writes && statement.mode != RunMode::Explain => Access::Write,
             Compiled::Query(_) => Access::Read,
@@ -336,6 +340,43 @@ fn explained(plan: &Plan, ctx: &Ctx) -> QueryResult {
         plan: Some(explain::render(&plan.root, None, Some(ctx))),
         plan_tree: Some(explain::tree(&plan.root, None, Some(ctx))),
         notifications: plan.notices.for_run(ctx.catalog()),
+    }
+}
+
+/// The answer to EXPLAIN of an index or constraint command: its one operator, as Neo4j plans it, and nothing
+/// changed.
+fn explained_schema(cmd: &SchemaCommand) -> QueryResult {
+    let operator = schema_operator(cmd);
+    QueryResult {
+        plan: Some(format!("+{operator}\n")),
+        plan_tree: Some(PlanTree { operator, rows: None, time: None, children: vec![] }),
+        ..Default::default()
+    }
+}
+
+/// The operator Neo4j names for a schema command, with what it creates or drops.
+fn schema_operator(cmd: &SchemaCommand) -> String {
+    let named = |name: &Option<String>| name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
+    match cmd {
+        SchemaCommand::CreateIndex { name, label, properties, .. } => {
+            format!("CreateIndex(RANGE INDEX{} FOR (:{label}) ON ({}))", named(name), properties.join(", "))
+        }
+        SchemaCommand::DropIndex { name, label, properties, .. } => match label {
+            Some(label) => format!("DropIndex(INDEX ON :{label}({}))", properties.join(", ")),
+            None => format!("DropIndex(INDEX{})", named(name)),
+        },
+        SchemaCommand::CreateUnique { name, label, property, .. } => {
+            format!(
+                "CreateConstraint(UNIQUENESS CONSTRAINT{} FOR (:{label}) REQUIRE ({property}) IS UNIQUE)",
+                named(name)
+            )
+        }
+        SchemaCommand::DropConstraint { name, label, property, .. } => match (label, property) {
+            (Some(label), Some(property)) => {
+                format!("DropConstraint(CONSTRAINT ON (:{label}) ASSERT ({property}) IS UNIQUE)")
+            }
+            _ => format!("DropConstraint(CONSTRAINT{})", named(name)),
+        },
     }
 }
 
@@ -637,7 +678,19 @@ fn name_taken(holder: &SchemaObject) -> CypherError {
 /// Runs a schema command. As in Neo4j, a name given to an index or constraint is how SHOW lists it and DROP
 /// finds it, no two have the same name, and `IF NOT EXISTS` makes a CREATE do nothing when an index or
 /// constraint of the same name, or on the same schema, exists.
-fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
+/// Runs a schema command; under PROFILE its result carries the command's one operator as its plan.
+fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand, mode: RunMode) -> Result<QueryResult> {
+    let started = Instant::now();
+    let mut result = run_schema(tx, cmd)?;
+    if mode == RunMode::Profile {
+        let operator = schema_operator(cmd);
+        result.plan = Some(format!("+{operator}  rows: 0, time: {:.3} ms\n", started.elapsed().as_secs_f64() * 1e3));
+        result.plan_tree = Some(PlanTree { operator, rows: Some(0), time: Some(started.elapsed()), children: vec![] });
+    }
+    Ok(result)
+}
+
+fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     let mut stats = QueryStats::default();
     let mut result = QueryResult::default();
     match cmd {

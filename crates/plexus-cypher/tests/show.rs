@@ -262,3 +262,55 @@ fn optional_procedure_calls() {
     let q = "MATCH (p:Person) CALL db.labels() YIELD label WHERE label = 'Nope' RETURN count(*)";
     assert_eq!(db.run(q), vec![vec![ResultValue::Int(0)]]);
 }
+
+/// EXPLAIN of an index or constraint command shows its operator and changes nothing, in any kind of
+/// transaction and on a read-only database; PROFILE runs it and shows the same operator.
+#[test]
+fn explain_plans_schema_commands_without_running_them() {
+    let db = Db::new();
+    let names = |db: &Db, what: &str| -> Vec<ResultValue> {
+        db.run(&format!("SHOW {what} YIELD name RETURN name ORDER BY name")).into_iter().map(|r| r[0].clone()).collect()
+    };
+    let (indexes, constraints) = (names(&db, "INDEXES"), names(&db, "CONSTRAINTS"));
+    for (q, operator) in [
+        ("EXPLAIN DROP CONSTRAINT city_id", "DropConstraint"),
+        ("EXPLAIN DROP INDEX idx_name", "DropIndex"),
+        ("EXPLAIN CREATE INDEX other FOR (n:Other) ON (n.p)", "CreateIndex"),
+        ("EXPLAIN CREATE CONSTRAINT other FOR (n:Other) REQUIRE n.k IS UNIQUE", "CreateConstraint"),
+    ] {
+        let through_store = db.engine.execute(&db.store, q, &Params::new()).unwrap();
+        let in_read = db.result(q);
+        let mut tx = db.store.write();
+        let in_write = db.engine.execute_in(&mut tx, q, &Params::new()).unwrap();
+        tx.commit().unwrap();
+        for r in [&through_store, &in_read, &in_write] {
+            assert!(r.plan.as_deref().is_some_and(|p| p.contains(operator)), "{q}: {:?}", r.plan);
+            assert_eq!(r.plan_tree.as_ref().map(|t| t.operator_type()), Some(format!("{operator}@neo4j")), "{q}");
+            assert!(r.rows.is_empty() && r.stats == Default::default(), "{q}: {:?}", r.stats);
+        }
+        assert_eq!(db.engine.access(q).unwrap(), Access::Read, "{q}");
+        assert_eq!((names(&db, "INDEXES"), names(&db, "CONSTRAINTS")), (indexes.clone(), constraints.clone()), "{q}");
+    }
+    let profiled = db.engine.execute(&db.store, "PROFILE DROP CONSTRAINT city_id", &Params::new()).unwrap();
+    assert!(profiled.plan.as_deref().is_some_and(|p| p.contains("DropConstraint")), "{:?}", profiled.plan);
+    assert_eq!(profiled.stats.constraints_removed, 1);
+    assert_eq!(names(&db, "CONSTRAINTS"), Vec::<ResultValue>::new());
+}
+
+#[test]
+fn explain_of_a_schema_command_runs_on_a_read_only_database() {
+    let dir = std::env::temp_dir().join(format!("plexus-explain-schema-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let (store, _) = Store::open(&dir).unwrap();
+        Engine::new().execute(&store, "CREATE CONSTRAINT c FOR (n:N) REQUIRE n.k IS UNIQUE", &Params::new()).unwrap();
+    }
+    let (store, _) = Store::open_read_only(&dir).unwrap();
+    let engine = Engine::new();
+    let r = engine.execute(&store, "EXPLAIN DROP CONSTRAINT c", &Params::new()).unwrap();
+    assert!(r.plan.unwrap().contains("DropConstraint"));
+    let err = engine.execute(&store, "DROP CONSTRAINT c", &Params::new()).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ReadOnlyDatabase);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
