@@ -13,7 +13,7 @@ use plexus::value::{Crs, Date, DateTime, Duration, LocalDateTime, LocalTime, Poi
 use plexus::{NodeId, RelId};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::entities::{Node, Path, Relationship};
@@ -374,6 +374,11 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(b) = obj.cast::<PyByteArray>() {
         return Ok(Value::Bytes(Arc::from(b.to_vec())));
     }
+    if obj.is_instance_of::<PyMemoryView>() {
+        // Its bytes, in order (`tolist` below would make a list of integers of it).
+        let bytes = obj.call_method0("tobytes")?;
+        return Ok(Value::Bytes(Arc::from(bytes.cast::<PyBytes>()?.as_bytes())));
+    }
     if let Ok(list) = obj.cast::<PyList>() {
         return Ok(Value::list(list.iter().map(|i| from_py(&i)).collect::<PyResult<_>>()?));
     }
@@ -412,7 +417,11 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         }
         let days =
             days_from_civil(int_attr(obj, "year")?, int_attr(obj, "month")? as u32, int_attr(obj, "day")? as u32);
-        let of_day = nanos_of_day(obj)?;
+        let mut of_day = nanos_of_day(obj)?;
+        if !obj.is_exact_instance(t.datetime.bind(py)) {
+            // A pandas `Timestamp` is a `datetime` with nanoseconds past its microseconds.
+            of_day += obj.getattr("nanosecond").ok().and_then(|n| n.extract::<i64>().ok()).unwrap_or(0);
+        }
         let local = days * SECONDS_PER_DAY + of_day / NANOS_PER_SECOND;
         let nanos = (of_day % NANOS_PER_SECOND) as u32;
         let offset = obj.call_method0("utcoffset")?;
@@ -420,13 +429,20 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             return Ok(Value::LocalDateTime(LocalDateTime { seconds: local, nanos }));
         }
         let offset_seconds = offset_seconds(&offset)?;
-        let zone = obj.getattr("tzinfo")?.getattr("key").ok().and_then(|k| k.extract::<String>().ok());
-        return Ok(Value::DateTime(Box::new(DateTime {
-            seconds: local - i64::from(offset_seconds),
-            nanos,
-            offset_seconds,
-            zone: zone.map(Arc::from),
-        })));
+        let utc = local - i64::from(offset_seconds);
+        let Some(zone) = obj.getattr("tzinfo")?.getattr("key").ok().and_then(|k| k.extract::<String>().ok()) else {
+            return Ok(Value::DateTime(Box::new(DateTime { seconds: utc, nanos, offset_seconds, zone: None })));
+        };
+        // The zone's own offset at that instant, as Cypher's `datetime()` gives it: a wall time in a gap (which
+        // Python reads with the offset before it) moves forward, and the name is checked and made canonical.
+        let (utc, offset_seconds, zone) =
+            plexus::cypher::temporal::zoned_from_client(&zone, utc, false).map_err(|e| {
+                errors::argument(format!(
+                    "a datetime in the time zone '{zone}' cannot be passed to Plexus ({e}): use a zone of the IANA \
+                     database (zoneinfo.ZoneInfo(\"Europe/Berlin\")) or a fixed offset (datetime.timezone)"
+                ))
+            })?;
+        return Ok(Value::DateTime(Box::new(DateTime { seconds: utc, nanos, offset_seconds, zone })));
     }
     if obj.is_instance(t.date.bind(py))? {
         let days =
@@ -484,14 +500,18 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if obj.hasattr("tolist")? {
         let plain = obj.call_method0("tolist")?;
-        if !plain.is(obj) {
-            return from_py_at(&plain, depth);
+        // NumPy's long doubles give a long double back, not a Python number: those are taken as numbers below
+        // (recursing on them never ended).
+        if !plain.is(obj) && !plain.get_type().is(obj.get_type()) {
+            return from_py_at(&plain, depth + 1);
         }
     }
     if obj.hasattr("__index__")? {
         return obj.extract::<i64>().map(Value::Int);
     }
-    if obj.hasattr("__float__")? {
+    // A complex number has `__float__` in NumPy, which would drop its imaginary part.
+    let complex = type_name.contains("complex") || matches!(type_name.as_str(), "csingle" | "cdouble" | "clongdouble");
+    if obj.hasattr("__float__")? && !complex {
         return obj.extract::<f64>().map(Value::Float);
     }
     Err(errors::argument(format!("a {type_name} cannot be passed to Plexus as a value")))

@@ -126,6 +126,24 @@ def test_named_zone_round_trip(db):
     value = dt.datetime(2021, 7, 1, 12, 0, tzinfo=tz)
     got = roundtrip(db, value)
     assert got == value and got.utcoffset() == dt.timedelta(hours=2) and str(got.tzinfo) == "Europe/Paris"
+    # A wall time in the spring-forward gap moves past it, as Cypher's datetime() moves it.
+    gap = dt.datetime(2024, 3, 31, 2, 30, tzinfo=tz)
+    row = db.execute(
+        "RETURN toString($v) AS s, $v = datetime('2024-03-31T02:30:00[Europe/Paris]') AS same", {"v": gap}
+    ).dicts()[0]
+    assert row == {"s": "2024-03-31T03:30:00+02:00[Europe/Paris]", "same": True}
+    # The repeated hour keeps the offset Python's fold gives.
+    later = dt.datetime(2024, 10, 27, 2, 30, fold=1, tzinfo=tz)
+    assert db.execute("RETURN toString($v) AS s", {"v": later}).scalar() == "2024-10-27T02:30:00+01:00[Europe/Paris]"
+    # A zone name outside the IANA database is refused rather than stored unusable.
+    class Nowhere(dt.tzinfo):
+        key = "Nowhere/Land"
+
+        def utcoffset(self, d):
+            return dt.timedelta(hours=1)
+
+    with pytest.raises(plexus.ArgumentError, match="Nowhere/Land"):
+        db.execute("RETURN $v", {"v": dt.datetime(2024, 1, 1, tzinfo=Nowhere())})
 
 
 def test_values_made_by_cypher(db):
@@ -264,7 +282,6 @@ def test_entities_as_parameters_must_still_exist(db):
 
 
 def test_numpy_durations_pandas_missing_values_and_exact_duration_text(db):
-    np = pytest.importorskip("numpy")
     pd = pytest.importorskip("pandas")
     five_ns = db.execute("RETURN $v AS v", {"v": np.timedelta64(5, "ns")}).scalar()
     assert isinstance(five_ns, plexus.Duration) and (five_ns.seconds, five_ns.nanoseconds) == (0, 5)
@@ -276,3 +293,18 @@ def test_numpy_durations_pandas_missing_values_and_exact_duration_text(db):
     assert db.execute("RETURN $v IS NULL AS v", {"v": pd.NA}).scalar() is True
     for d in [plexus.Duration(months=1, seconds=1234567), plexus.Duration(months=1, seconds=-1, nanoseconds=999999999)]:
         assert db.execute("RETURN duration($s) = $d AS same", {"s": str(d), "d": d}).scalar() is True, str(d)
+
+
+def test_numpy_long_doubles_are_floats_and_complex_numbers_are_refused(db):
+    assert db.execute("RETURN $v AS v", {"v": np.longdouble(1.5)}).scalar() == 1.5
+    assert db.execute("RETURN $v AS v", {"v": np.array([np.longdouble(2.5)])}).scalar() == [2.5]
+    for v in [np.clongdouble(1), np.complex128(1), complex(1, 2)]:
+        with pytest.raises(plexus.ArgumentError, match="cannot be passed"):
+            db.execute("RETURN $v", {"v": v})
+
+
+def test_memoryviews_are_bytes_and_timestamps_keep_nanoseconds(db):
+    assert db.execute("RETURN $v AS v", {"v": memoryview(b"ab")}).scalar() == b"ab"
+    pd = pytest.importorskip("pandas")
+    stamp = pd.Timestamp("2024-01-01 12:00:00.000000001")
+    assert db.execute("RETURN toString($v) AS s", {"v": stamp}).scalar() == "2024-01-01T12:00:00.000000001"
