@@ -183,9 +183,15 @@ impl Parser<'_> {
         let span = self.span();
         let _ = self.eat_kw("NODE");
         if !self.eat_kw("UNIQUE") {
-            if self.eat_kw("KEY") {
-                self.schema_options()?;
-                return Ok(SchemaCommand::CreateUnique { name, label, property, if_not_exists });
+            if self.at_kw("KEY") {
+                // A key also requires the property to exist, which nothing here would enforce: taking it as a
+                // uniqueness constraint alone would drop that guarantee without a word (Neo4j Community refuses
+                // it too).
+                return Err(self.error_at(
+                    span,
+                    "UnsupportedConstraint",
+                    "node key constraints (unique and required) are not supported; IS UNIQUE gives the uniqueness part",
+                ));
             }
             return Err(self.error_at(
                 span,

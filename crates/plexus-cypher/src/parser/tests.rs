@@ -86,6 +86,8 @@ fn schema_commands_as_neo4j_scripts_write_them() {
         ("CREATE VECTOR INDEX v FOR (n:P) ON (n.v)", "UnsupportedIndex"),
         ("CREATE INDEX FOR ()-[r:R]-() ON (r.p)", "UnsupportedIndex"),
         ("CREATE CONSTRAINT FOR (n:P) REQUIRE (n.a, n.b) IS NODE KEY", "UnsupportedConstraint"),
+        ("CREATE CONSTRAINT FOR (n:P) REQUIRE n.a IS NODE KEY", "UnsupportedConstraint"),
+        ("CREATE CONSTRAINT c IF NOT EXISTS FOR (n:P) REQUIRE (n.a) IS KEY", "UnsupportedConstraint"),
         ("CREATE INDEX FOR (n:P) ON (n.a) OPTIONS 1", "InvalidArgumentType"),
     ] {
         assert_eq!(parse(q).unwrap_err().detail, detail, "{q}");
