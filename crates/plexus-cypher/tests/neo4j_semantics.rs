@@ -262,3 +262,15 @@ fn temporal_fields_as_neo4j_reads_them() {
              toString(datetime('2020-01-01t10:00[Europe/Stockholm]'))";
     assert_eq!(text(q), "String(\"P1DT2H 2020-01-01T10:00:00Z 2020-01-01T10:00:00+01:00[Europe/Stockholm]\")");
 }
+
+/// A uniqueness violation names the value as Cypher writes it, lists included.
+#[test]
+fn uniqueness_violations_write_the_value_as_cypher_does() {
+    let db = Db::new();
+    db.run("CREATE CONSTRAINT d_k FOR (d:D) REQUIRE d.k IS UNIQUE");
+    db.run("CREATE (:D {k: [1, 2]}), (:D {k: 'x'})");
+    let list = db.err("CREATE (:D {k: [1, 2]})").message;
+    assert!(list.contains("k = [1, 2], which must be unique"), "{list}");
+    let text = db.err("CREATE (:D {k: 'x'})").message;
+    assert!(text.contains("k = 'x', which must be unique"), "{text}");
+}

@@ -271,14 +271,18 @@ impl WriteTxn {
         let StorageError::UniqueKeyTaken { holder, label, key, value } = e else { return e };
         let catalog = &self.shared.catalog;
         let name = |kind, id: u32| catalog.name(kind, id).map_or_else(|| id.to_string(), |n| n.to_string());
-        let value = match &value {
-            Value::String(s) => format!("'{s}'"),
-            Value::Int(i) => i.to_string(),
-            Value::Float(f) => f.to_string(),
-            Value::Bool(b) => b.to_string(),
-            Value::Point(p) => p.to_string(),
-            other => format!("{other:?}"),
-        };
+        fn literal(value: &Value) -> String {
+            match value {
+                Value::String(s) => format!("'{s}'"),
+                Value::Int(i) => i.to_string(),
+                Value::Float(f) => f.to_string(),
+                Value::Bool(b) => b.to_string(),
+                Value::Point(p) => p.to_string(),
+                Value::List(items) => format!("[{}]", items.iter().map(literal).collect::<Vec<_>>().join(", ")),
+                other => format!("{other:?}"),
+            }
+        }
+        let value = literal(&value);
         StorageError::ConstraintViolation(format!(
             "{holder} already has label {} with {} = {value}, which must be unique",
             name(crate::catalog::TokenKind::Label, label.0),
