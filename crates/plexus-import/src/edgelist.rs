@@ -189,16 +189,36 @@ fn fields(line: &[u8], delimiter: Delimiter) -> Fields<'_> {
     let mut out = Fields { items: [(&[][..], 0); 4], len: 0, malformed: None };
     match delimiter {
         Delimiter::Space => {
+            let blank = |b: u8| b == b' ' || b == b'\t';
             let mut i = 0;
             while i < line.len() {
-                while i < line.len() && (line[i] == b' ' || line[i] == b'\t') {
+                while i < line.len() && blank(line[i]) {
                     i += 1;
                 }
                 let start = i;
-                while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
+                if line.get(i) == Some(&b'"') {
+                    // Quoted as for the other delimiters: `"New York" Boston`.
+                    let open = i + 1;
+                    let Some(close) = line[open..].iter().position(|&b| b == b'"').map(|p| open + p) else {
+                        out.malformed = Some((start, "a quoted field is not closed on its line"));
+                        return out;
+                    };
+                    if close + 1 < line.len() && !blank(line[close + 1]) {
+                        out.malformed = Some((close + 1, "text after the closing quote of a field"));
+                        return out;
+                    }
+                    out.push(&line[open..close], start);
+                    i = close + 1;
+                    continue;
+                }
+                while i < line.len() && !blank(line[i]) {
                     i += 1;
                 }
                 if start < i {
+                    if line[start..i].contains(&b'"') {
+                        out.malformed = Some((start, "a quote inside an unquoted field"));
+                        return out;
+                    }
                     out.push(&line[start..i], start);
                 }
             }
@@ -334,11 +354,28 @@ fn is_canonical_int(field: &[u8]) -> bool {
     parse_int(field).is_some() && !drops_text(field)
 }
 
+/// How many of the first data lines [`consistent_delimiter`] looks at.
+const DELIMITER_SAMPLE: usize = 20;
+
+/// The delimiter that splits each of the first lines into two or three fields, quotes respected: tab before
+/// comma (a comma inside a tab-separated name such as `Smith, Ann` is common, a tab inside a comma-separated one
+/// is not), then comma, then spaces. `None` when none does (a bad line among them), for the first line alone to
+/// decide.
+fn consistent_delimiter<'a>(first: &'a [u8], rest: impl Iterator<Item = &'a [u8]>) -> Option<Delimiter> {
+    let sample: Vec<&[u8]> = std::iter::once(first).chain(rest.take(DELIMITER_SAMPLE - 1)).collect();
+    [Delimiter::Tab, Delimiter::Comma, Delimiter::Space].into_iter().find(|&d| {
+        sample.iter().all(|line| {
+            let f = fields(line, d);
+            f.malformed.is_none() && (2..=3).contains(&f.len())
+        })
+    })
+}
+
 /// Detects the delimiter, header and id type from the first data lines.
 fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
     let mut lines = input.split(|&b| b == b'\n').map(strip_cr).filter(|l| !is_blank_or_comment(l));
     let first = lines.next().unwrap_or(&[]);
-    let delimiter = format.delimiter.unwrap_or_else(|| {
+    let delimiter = format.delimiter.or_else(|| consistent_delimiter(first, lines.clone())).unwrap_or_else(|| {
         // Only what is outside quotes: `"New York, NY"\tBoston` is tab-separated.
         let mut quoted = false;
         let unquoted: Vec<u8> = first
@@ -362,15 +399,23 @@ fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
         // Both ids named like columns (`source,target`, `from_id,to_id`): a header. One such name is not enough,
         // since vertices may be called `start` or `end`.
         let named = first_fields.len() >= 2 && first_fields.iter().take(2).all(|(f, _)| is_column_name(f));
-        // Or a first field that is no number at all above lines that start with integers.
-        let numeric_first = first_fields.first().is_some_and(|(f, _)| parse_float(f).is_some());
+        // The other rules take only a first line whose ids could be names: present and not numbers. A line with a
+        // number or nothing for an id is data, and a bad value in it is reported, not dropped as a header.
+        let could_name = |i: usize| {
+            i < first_fields.len() && {
+                let f = first_fields.get(i).0;
+                !f.is_empty() && parse_float(f).is_none()
+            }
+        };
+        let names_ids = could_name(0) && (first_fields.len() < 2 || could_name(1));
+        // Or ids that are no numbers above lines that start with integers.
         let second = lines.clone().next().map(|l| fields(l, delimiter));
         let numeric_second = second.as_ref().and_then(|f| f.first().map(|(f, _)| parse_int(f).is_some()));
         // Or a third field that is no number above a line whose third field is one: `x,y,w` over `a,b,0.5`.
         let weight_named = first_fields.len() == 3
-            && parse_float(first_fields.get(2).0).is_none()
+            && could_name(2)
             && second.as_ref().is_some_and(|f| f.len() == 3 && parse_float(f.get(2).0).is_some());
-        named || weight_named || (!numeric_first && numeric_second.unwrap_or(false))
+        named || (names_ids && (weight_named || numeric_second.unwrap_or(false)))
     });
     let id_type = format.id_type.unwrap_or_else(|| {
         let sample = if header { lines.next().unwrap_or(&[]) } else { first };

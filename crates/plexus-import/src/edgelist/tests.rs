@@ -185,3 +185,48 @@ fn bad_lines_are_quoted_without_control_characters() {
     assert!(!shown.chars().any(char::is_control), "{shown:?}");
     assert!(shown.contains(r"\u001B[31mRED\u0007"), "{shown}");
 }
+
+#[test]
+fn a_first_line_with_numbers_or_nothing_for_ids_is_data_not_a_header() {
+    // Each of these first lines is data with a bad value: reported on line 1, never dropped as a header.
+    for (input, column) in
+        [("1,2,abc\n2,3,1\n4,5,2\n", 5), ("1,2,\n2,3,1\n", 5), ("1,2,N/A\n2,3,1\n", 5), (",2\n2,3\n", 1)]
+    {
+        let err = parse(input.as_bytes(), &Format::default(), 0).unwrap_err();
+        assert_eq!((err.bad.line, err.bad.column), (1, column), "{input:?}: {err}");
+    }
+    // A name above numbers is still a header; a name beside a number is a vertex (the ids are then strings).
+    assert!(parse_str("a,b\n1,2\n").header);
+    let e = parse_str("x,1\n2,3\n");
+    assert!(!e.header);
+    assert_eq!(e.src.len(), 2);
+}
+
+#[test]
+fn a_tab_separated_list_with_commas_in_its_names_is_tab_separated() {
+    let e = parse_str("Smith, Ann\tDoe\nJones, Bob\tRoe\n");
+    assert_eq!(e.delimiter, Delimiter::Tab);
+    let VertexIds::String(names) = &e.vertices else { panic!("string ids") };
+    assert_eq!(names.iter().map(|n| &**n).collect::<Vec<_>>(), ["Smith, Ann", "Doe", "Jones, Bob", "Roe"]);
+    // Commas that split every line into two or three fields still make a comma-separated list.
+    assert_eq!(parse_str("1,2,0.5\n2,3,1.5\n").delimiter, Delimiter::Comma);
+    assert_eq!(parse_str("a b\nc d\n").delimiter, Delimiter::Space);
+}
+
+#[test]
+fn space_separated_fields_may_be_quoted() {
+    let e = parse_str("\"1\" \"2\"\n");
+    assert!(matches!(&e.vertices, VertexIds::Integer(v) if v == &[1, 2]));
+    let e = parse_str("\"a b\" c\n\"c\"  d\n");
+    let VertexIds::String(names) = &e.vertices else { panic!("string ids") };
+    assert_eq!(names.iter().map(|n| &**n).collect::<Vec<_>>(), ["a b", "c", "d"]);
+    for (input, column, what) in [
+        ("a b\n\"c d\n", 1, "not closed"),
+        ("a b\n\"c\"x d\n", 4, "after the closing quote"),
+        ("a b\nc\"x d\n", 1, "inside"),
+    ] {
+        let err = parse(input.as_bytes(), &Format::default(), 0).unwrap_err();
+        assert_eq!((err.bad.line, err.bad.column), (2, column), "{input:?}: {err}");
+        assert!(err.bad.message.contains(what), "{input:?}: {err}");
+    }
+}
