@@ -183,7 +183,16 @@ pub(crate) fn run_listing(
     let mut params = params.clone();
     params.insert(ROWS_PARAM.into(), Value::List(Arc::new(rows)));
     let snapshot = service.db.read();
-    let result = service.db.engine().execute_read_with(&snapshot, query, &params, Some(interrupt))?;
+    // What the engine finds is about the query written here, not the command the client sent: its warnings
+    // (a map's keys are no property keys of the graph) would be noise, and an error's place would point past
+    // the command's end. The message stays; the place goes.
+    let mut result = service.db.engine().execute_read_with(&snapshot, query, &params, Some(interrupt)).map_err(
+        |mut e: plexus::CypherError| {
+            e.position = None;
+            e
+        },
+    )?;
+    result.notifications.clear();
     Ok((result, snapshot.version()))
 }
 

@@ -211,3 +211,24 @@ fn ids_may_be_parameters_and_the_owner_is_named() {
     let r = admin.request(0x10, vec![Ps::String(terminate.into()), map([("ids", Ps::Int(1))]), map([])]);
     assert!(matches!(&r[0], Ps::Struct(0x7F, _)), "{r:?}");
 }
+
+/// SHOW and TERMINATE answer from a query the server writes around the command: what the engine finds in that
+/// query (warnings, an error's place) is not the client's to see.
+#[test]
+fn listings_give_no_warnings_and_no_places_beyond_the_command() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    for q in
+        ["SHOW TRANSACTIONS", "SHOW CURRENT USER", "SHOW DATABASES", "TERMINATE TRANSACTIONS 'neo4j-transaction-9'"]
+    {
+        let run = c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
+        assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{q}: {run:?}");
+        let (_, summary) = c.pull(-1, None);
+        assert!(summary.get("notifications").is_none() && summary.get("statuses").is_none(), "{q}: {summary:?}");
+    }
+    let q = "SHOW DATABASES YIELD name WHERE nosuch = 1";
+    let failure = c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
+    let Ps::Struct(0x7F, f) = &failure[0] else { panic!("{failure:?}") };
+    let message = f[0].get("message").and_then(Ps::as_str).unwrap_or_default().to_string();
+    assert!(message.contains("nosuch") && !message.contains("column"), "{message}");
+}
