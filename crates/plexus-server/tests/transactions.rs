@@ -224,7 +224,8 @@ fn listings_give_no_warnings_and_no_places_beyond_the_command() {
         let run = c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
         assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{q}: {run:?}");
         let (_, summary) = c.pull(-1, None);
-        assert!(summary.get("notifications").is_none() && summary.get("statuses").is_none(), "{q}: {summary:?}");
+        let Ps::Struct(0x70, f) = &summary else { panic!("{q}: {summary:?}") };
+        assert!(f[0].get("notifications").is_none() && f[0].get("statuses").is_none(), "{q}: {summary:?}");
     }
     let q = "SHOW DATABASES YIELD name WHERE nosuch = 1";
     let failure = c.request(0x10, vec![Ps::String(q.into()), map([]), map([])]);
