@@ -12,7 +12,7 @@ use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::builtin::{constraint_name, index_name, SchemaKind, SchemaObject};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
-use crate::exec::{run_plan, Row};
+use crate::exec::Row;
 use crate::plan::{explain, planner, Plan};
 use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
 use crate::{Interrupt, Params, PlanTree, QueryResult, QueryStats};
@@ -427,7 +427,7 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
         while op.next(&mut ctx)?.is_some() {}
         Vec::new()
     } else {
-        run_plan(&plan.root, None, &mut ctx, None)?
+        crate::exec::collect_result(&plan.root, &mut ctx)?
     };
     if plan.writes {
         crate::exec::update::settle_deletions(&mut ctx)?;
@@ -499,7 +499,8 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
             interrupt.check()?;
         }
         let row = resolve_row(row, ctx, &mut nodes)?;
-        bytes += row.iter().map(ResultValue::approx_size).sum::<usize>();
+        // The row's own allocation too: for narrow rows of small values it is most of their memory.
+        bytes += std::mem::size_of::<Vec<ResultValue>>() + 16 + row.iter().map(ResultValue::approx_size).sum::<usize>();
         interrupt.check_result_size(bytes)?;
         out.push(row);
     }

@@ -1183,3 +1183,17 @@ fn errors_name_the_offending_part() {
     );
     assert_eq!(db.run(&format!("MATCH (a:S {{i: 1}}) MATCH p = SHORTEST 1 (a)-[*]-(a) {count}")), vec![vec![int(0)]]);
 }
+
+/// The result's rows count against the memory limit as they are made, with what each row's own allocation
+/// costs: counted only as their values when converted for the client, a result of many narrow rows grew to
+/// several times the limit before it failed.
+#[test]
+fn result_rows_count_against_the_memory_limit_as_they_are_made() {
+    let db = Db::new();
+    let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, Some(40 << 20)));
+    let run = |q: &str| db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt));
+    // A million rows of one integer: about 32 bytes of values each, but over 40 of rows and slots.
+    let e = run("UNWIND range(1, 1000000) AS x RETURN x").expect_err("over the limit");
+    assert_eq!(e.kind, ErrorKind::MemoryLimit, "{e}");
+    assert_eq!(run("UNWIND range(1, 100000) AS x RETURN x").expect("under the limit").rows.len(), 100000);
+}
