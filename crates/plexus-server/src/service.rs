@@ -181,8 +181,8 @@ impl Transaction {
         self.ticket.id
     }
 
-    /// Refuses a terminated transaction's statements and commit.
-    fn check_terminated(&self) -> Result<(), ServerError> {
+    /// Refuses a terminated transaction's statements, the rows of its open results, and its commit.
+    pub(crate) fn check_terminated(&self) -> Result<(), ServerError> {
         if self.ticket.terminated() {
             return Err(ServerError::new(
                 TERMINATED,

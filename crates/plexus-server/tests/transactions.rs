@@ -233,3 +233,26 @@ fn listings_give_no_warnings_and_no_places_beyond_the_command() {
     let message = f[0].get("message").and_then(Ps::as_str).unwrap_or_default().to_string();
     assert!(message.contains("nosuch") && !message.contains("column"), "{message}");
 }
+
+/// A transaction terminated while its result is open (between PULLs) sends no more of it: the next PULL fails
+/// with `Terminated`, as its next statement would.
+#[test]
+fn terminating_a_transaction_ends_its_open_result() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let begun = c.request(0x11, vec![map([])]);
+    assert!(matches!(&begun[0], Ps::Struct(0x70, _)), "{begun:?}");
+    let run = c.request(0x10, vec![Ps::String("UNWIND range(1, 300000) AS x RETURN x".into()), map([]), map([])]);
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    let (first, _) = c.pull(10, None);
+    assert_eq!(first.len(), 10);
+    let mut admin = Client::ready(s.addr);
+    let (ids, _) =
+        admin.query("SHOW TRANSACTIONS YIELD transactionId, currentQuery WHERE currentQuery = '' RETURN transactionId");
+    let [Ps::String(id)] = ids.as_slice() else { panic!("{ids:?}") };
+    let (messages, _) = admin.query(&format!("TERMINATE TRANSACTION '{id}' YIELD message RETURN message"));
+    assert_eq!(messages, vec![Ps::String("Transaction terminated.".into())]);
+    let rest = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let Some(Ps::Struct(0x7F, f)) = rest.first() else { panic!("rows after the termination: {}", rest.len()) };
+    assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Transaction.Terminated"));
+}

@@ -582,6 +582,14 @@ impl Session {
     /// Sends the records of `pull`, then its summary; stops early (leaving `pending_pull`) once `out` holds
     /// [`PULL_OUTPUT_BYTES`] and more records are wanted.
     fn pull_rows(&mut self, pull: Pull, out: &mut Vec<u8>) -> Result<(), ServerError> {
+        if let Some(open) = &self.tx {
+            // A terminated transaction's results end at the next PULL (or the next part of a long one), rows
+            // produced but not yet sent included, as its next statement would fail.
+            if let Err(e) = open.tx.check_terminated() {
+                self.streams.clear();
+                return Err(e);
+            }
+        }
         let Pull { index, mut left, discard } = pull;
         let shape = self.shape;
         let service = &self.service;
