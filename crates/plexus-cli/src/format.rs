@@ -12,6 +12,16 @@ pub enum Format {
     Csv,
 }
 
+/// Byte arrays up to this long are shown in a table as hexadecimal; longer ones by their length. JSON and CSV
+/// write every byte (base64, as Neo4j's HTTP API does).
+const SHOWN_BYTES: usize = 64;
+
+/// `bytes` in standard base64.
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 /// A value in Cypher literal notation, as the table shows it.
 pub fn literal(v: &ResultValue) -> String {
     let mut s = String::new();
@@ -59,6 +69,12 @@ fn write_literal(v: &ResultValue, out: &mut String) {
                 }
             }
             out.push('"');
+        }
+        ResultValue::Bytes(b) if b.len() <= SHOWN_BYTES => {
+            out.push_str("0x");
+            for byte in b.iter() {
+                let _ = write!(out, "{byte:02x}");
+            }
         }
         ResultValue::Bytes(b) => {
             let _ = write!(out, "<{} bytes>", b.len());
@@ -165,6 +181,7 @@ pub fn json(v: &ResultValue, out: &mut String) {
         }
         ResultValue::Float(f) => json_string(&plexus::cypher::format::float_to_string(*f), out),
         ResultValue::String(s) => json_string(s, out),
+        ResultValue::Bytes(b) => json_string(&base64(b), out),
         ResultValue::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -262,6 +279,7 @@ pub fn rows(rows: &[Vec<ResultValue>], format: Format, before: usize, out: &mut 
                     .iter()
                     .map(|v| match v {
                         ResultValue::String(s) => csv_field(s),
+                        ResultValue::Bytes(b) => base64(b),
                         ResultValue::Null => String::new(),
                         other => csv_field(&literal(other)),
                     })
@@ -373,6 +391,25 @@ mod tests {
         assert_eq!(literal(&ResultValue::String(text.into())), r#""a\tb|x\ry|\u001B[31mred|\u007F\u0085|\n""#);
         assert_eq!(header("a\tb\u{1b}"), "a\\tb\\u001B");
         assert_eq!(literal(&ResultValue::String("é 字".into())), "\"é 字\"");
+    }
+
+    #[test]
+    fn json_and_csv_write_every_byte_and_tables_show_short_byte_arrays() {
+        let short = ResultValue::Bytes(vec![0u8, 1, 0xff].into());
+        let long = ResultValue::Bytes(vec![7u8; 100].into());
+        let result = QueryResult {
+            columns: vec!["b".into(), "l".into()].into(),
+            rows: vec![vec![short.clone(), ResultValue::List(vec![long.clone()])]],
+            ..Default::default()
+        };
+        let expected_long = base64(&[7u8; 100]);
+        assert_eq!(
+            render(&result, Format::Json),
+            format!("{{\"columns\":[\"b\",\"l\"],\"rows\":[[\"AAH/\",[\"{expected_long}\"]]]}}\n")
+        );
+        assert!(render(&result, Format::Csv).starts_with("b,l\nAAH/,"), "{}", render(&result, Format::Csv));
+        assert_eq!(literal(&short), "0x0001ff");
+        assert_eq!(literal(&long), "<100 bytes>");
     }
 
     #[test]
