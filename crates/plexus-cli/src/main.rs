@@ -463,9 +463,8 @@ fn info(db: &Database) {
 /// Turns transparent huge pages off for the server process. Under durable inserts the first touch of each 2 MiB
 /// page mimalloc had mapped zeroed it inside whichever request touched it: 8 % of the server's samples, and p99
 /// of 27-37 ms at 20,000 requests/s on 64 connections against 9-14 ms without (`bench/results/server.md`).
-/// mimalloc's own switch for this is read when the process starts (setting it later changes nothing: its arena is
-/// already mapped), so the whole process opts out, which also costs the engine's large arrays their huge pages in
-/// the server. Bulk import keeps them (it measured 15-20 % faster with them).
+/// mimalloc is now built without its huge-page advice (see the allocator below), which removes that cause; the
+/// server still opts out entirely, which also costs the engine's large arrays their huge pages there.
 fn without_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only this process's page policy.
@@ -475,7 +474,12 @@ fn without_transparent_huge_pages() {
 }
 
 // The engine allocates many small, short-lived objects (rows, values, persistent-tree nodes); mimalloc serves
-// them from thread-local pages, which the server profile showed the system allocator did not.
+// them from thread-local pages, which the server profile showed the system allocator did not. It is built with
+// `no_thp`: otherwise it advises the kernel to back all its memory with 2 MiB pages, and memory freed and reused
+// in other sizes faults whole huge pages in again. `plexus import` of the patents preset spent 3-5 s of system
+// time zeroing and compacting them (against 1.3-1.9 s without) and took 4.3-6.3 s instead of 3.5-3.8 s; opening
+// the result (`plexus info`) 5.8-6.6 s instead of 3.2-3.8 s. The arrays reads gain from huge pages ask for them
+// themselves (`plexus_storage::prefetch`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
