@@ -192,7 +192,8 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             (None, None) => {
                 let mut found = snapshot.unique_keys().into_iter().filter_map(|(l, _)| snapshot.node_by_key(l, &value));
                 let first = found.next()?;
-                return found.all(|n| n == first).then_some(first.0 | EXISTING);
+                let only = found.all(|n| n == first);
+                return Some(if only { first.0 | EXISTING } else { crate::nodes_rels::AMBIGUOUS });
             }
         };
         labels.iter().find_map(|&l| snapshot.node_by_key(l, &value)).map(|n| n.0 | EXISTING)

@@ -680,3 +680,25 @@ fn inputs_read_as_neo4j_reads_them() {
     assert_eq!(prop(bob, "tags"), Some(Value::from(vec!["a", "b"])));
     assert!(r.prop_key_id("age ").is_none());
 }
+
+/// An id that names nodes under two labels of the database is refused as ambiguous, with the way forward,
+/// not called unknown; with its id space it resolves.
+#[test]
+fn an_incremental_relationship_to_an_id_of_two_labels_asks_for_its_id_space() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let people = write(tmp.path(), "people.csv", "id:ID(Person)\np1\np2\n");
+    let companies = write(tmp.path(), "companies.csv", "id:ID(Company)\np1\n");
+    let spec =
+        GraphImport { nodes: vec![nodes(&["Person"], &people), nodes(&["Company"], &companies)], ..Default::default() };
+    run(&db, &spec).unwrap();
+    let knows = write(tmp.path(), "knows.csv", ":START_ID,:END_ID\np1,p2\n");
+    let ambiguous =
+        GraphImport { relationships: vec![rels(Some("KNOWS"), &knows)], mode: Mode::Incremental, ..Default::default() };
+    let err = run(&db, &ambiguous).unwrap_err();
+    assert!(err.contains("start id 'p1' names more than one node") && err.contains(":START_ID(Person)"), "{err}");
+    let named = write(tmp.path(), "named.csv", ":START_ID(Person),:END_ID\np1,p2\n");
+    let spec =
+        GraphImport { relationships: vec![rels(Some("KNOWS"), &named)], mode: Mode::Incremental, ..Default::default() };
+    assert_eq!(run(&db, &spec).unwrap().relationships, 1);
+}

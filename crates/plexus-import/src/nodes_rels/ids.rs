@@ -59,6 +59,10 @@ pub enum ExternalId<'t> {
 /// Looks up ids the parsed node files do not hold: `(space name, id)` to a node id.
 pub type Fallback<'f> = &'f (dyn Fn(Option<&str>, ExternalId) -> Option<u64> + Sync);
 
+/// What a [`Fallback`] answers for an id that names more than one node of the database (in the global id space,
+/// under several labels): a relationship to it is refused rather than guessed at.
+pub const AMBIGUOUS: u64 = u64::MAX;
+
 /// The id spaces of an import: external id to node id.
 pub struct IdMaps<'a> {
     pub(super) names: Vec<Option<String>>,
@@ -239,7 +243,7 @@ impl<'a> IdMaps<'a> {
                 if let Some(n) = space.and_then(|s| self.maps[s].get_int(id)) {
                     return Lookup::Found(n);
                 }
-                fallback.and_then(|f| f(name, ExternalId::Int(id))).map_or(Lookup::Unknown, Lookup::Found)
+                fallback.and_then(|f| f(name, ExternalId::Int(id))).map_or(Lookup::Unknown, Lookup::found)
             }
             IdType::String => {
                 if let Some(&n) = space.and_then(|s| match &self.maps[s] {
@@ -249,7 +253,7 @@ impl<'a> IdMaps<'a> {
                     return Lookup::Found(n);
                 }
                 let Ok(s) = std::str::from_utf8(text) else { return Lookup::Unknown };
-                fallback.and_then(|f| f(name, ExternalId::Str(s))).map_or(Lookup::Unknown, Lookup::Found)
+                fallback.and_then(|f| f(name, ExternalId::Str(s))).map_or(Lookup::Unknown, Lookup::found)
             }
         }
     }
@@ -259,4 +263,16 @@ pub(super) enum Lookup {
     Found(u64),
     Unknown,
     Malformed,
+    /// Several nodes of the database have the id (see [`AMBIGUOUS`]).
+    Ambiguous,
+}
+
+impl Lookup {
+    fn found(node: u64) -> Lookup {
+        if node == AMBIGUOUS {
+            Lookup::Ambiguous
+        } else {
+            Lookup::Found(node)
+        }
+    }
 }

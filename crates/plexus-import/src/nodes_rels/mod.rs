@@ -26,7 +26,7 @@ use plexus_storage::{Catalog, LabelId, PropKeyId, TypeId, Value};
 mod ids;
 mod rels;
 
-pub use ids::{Duplicate, ExternalId, Fallback, IdMaps};
+pub use ids::{Duplicate, ExternalId, Fallback, IdMaps, AMBIGUOUS};
 pub use rels::{parse_rel_group, RelColumns};
 
 use crate::csv::{self, ChunkResult, Next, Reader, Record};

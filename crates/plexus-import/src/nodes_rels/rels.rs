@@ -137,6 +137,15 @@ pub fn parse_rel_group(
                                 ),
                                 false,
                             )),
+                            Lookup::Ambiguous => {
+                                let message = format!(
+                                    "{what} id '{}' names more than one node of the database (under different \
+                                     labels); give the id space of the node meant, e.g. :{}_ID(Person)",
+                                    String::from_utf8_lossy(text),
+                                    what.to_ascii_uppercase()
+                                );
+                                Err((bad_at(rec, bytes, col, message), true))
+                            }
                             Lookup::Unknown => {
                                 let hint = maps.hint(space, name, text, fallback);
                                 let message = format!(
