@@ -101,7 +101,7 @@ fn mean_digits(n: u64) -> f64 {
 /// ordered ones (`human-brain`) only about 2.2-fold, and the estimate guards the disk.
 fn edge_list_bytes(nodes: u64, edges: u64, weights: bool, out: &Path) -> f64 {
     let per_edge = 2.0 * mean_digits(nodes) + 2.0 + if weights { 9.0 } else { 0.0 };
-    let compressed = out.extension().is_some_and(|e| e == "gz" || e == "zst");
+    let compressed = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz") || e.eq_ignore_ascii_case("zst"));
     edges as f64 * per_edge / if compressed { 2.0 } else { 1.0 }
 }
 

@@ -74,15 +74,25 @@ pub(crate) enum Sink {
     Zstd(zstd::Encoder<'static, BufWriter<File>>),
 }
 
+/// Extensions of compressed formats the generator does not write.
+const OTHER_COMPRESSIONS: [&str; 9] = ["bz2", "xz", "lzma", "lz4", "zip", "7z", "br", "tgz", "z"];
+
 /// Compressors emit small pieces: gather them into large writes.
 const FILE_BUFFER: usize = 4 << 20;
 const PLAIN_BUFFER: usize = 64 << 10;
 
 impl Sink {
     pub(crate) fn create(path: &Path) -> io::Result<Sink> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        if OTHER_COMPRESSIONS.contains(&ext.as_str()) {
+            // Written plain under that name, the file would fool every tool that trusts the name.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot write .{ext} files: name the output .gz or .zst to compress it, or neither for text"),
+            ));
+        }
         let file = File::create(path)?;
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        Ok(match ext {
+        Ok(match ext.as_str() {
             // Fast levels: generation outruns any compressor, so the writer thread's compression is the limit
             // and the stronger levels buy little on this repetitive text.
             "gz" => Sink::Gzip(flate2::write::GzEncoder::new(

@@ -138,13 +138,20 @@ fn compressed_files_read_back_as_the_plain_text() {
     let graph = preset(Preset::MouseGenes, 0.01);
     let options = Options { header: true, ..opts(8, 2) };
     let (plain, _) = text(&graph, &options);
-    for name in ["edges.csv", "edges.csv.gz", "edges.csv.zst"] {
+    // Other compressed formats are refused before anything is written, rather than written as text.
+    for name in ["edges.csv.bz2", "edges.csv.xz", "edges.zip"] {
+        let path = dir.path().join(name);
+        let err = generate_file(&graph, &options, &path, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains(".gz or .zst"), "{name}: {err}");
+        assert!(!path.exists(), "{name}");
+    }
+    for name in ["edges.csv", "edges.csv.gz", "edges.csv.zst", "edges.csv.GZ"] {
         let path = dir.path().join(name);
         let summary = generate_file(&graph, &options, &path, &mut |_| {}).unwrap();
         let raw = std::fs::read(&path).unwrap();
         assert_eq!(summary.bytes, raw.len() as u64);
         assert_eq!(summary.text_bytes, plain.len() as u64);
-        let decoded = if name.ends_with(".gz") {
+        let decoded = if name.to_ascii_lowercase().ends_with(".gz") {
             let mut d = Vec::new();
             flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut d).unwrap();
             assert!(raw.len() < plain.len() * 3 / 4, "gzip should compress: {} of {}", raw.len(), plain.len());
