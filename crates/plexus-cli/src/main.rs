@@ -266,9 +266,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let snapshot = db.read();
             let busy = progress::busy(
                 format!(
-                    "plexus check: checking {} nodes and {} relationships",
-                    snapshot.node_count(),
-                    snapshot.rel_count()
+                    "plexus check: checking {} and {}",
+                    plural(snapshot.node_count(), "node"),
+                    plural(snapshot.rel_count(), "relationship")
                 ),
                 snapshot.rel_count() >= progress::LARGE,
             );
@@ -327,9 +327,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 println!("damage: {p}");
             }
             println!(
-                "checked {} nodes and {} relationships in {:.2?}: {}",
-                snapshot.node_count(),
-                snapshot.rel_count(),
+                "checked {} and {} in {:.2?}: {}",
+                plural(snapshot.node_count(), "node"),
+                plural(snapshot.rel_count(), "relationship"),
                 start.elapsed(),
                 if problems.is_empty() { "consistent" } else { "DAMAGED" }
             );
@@ -432,7 +432,7 @@ fn info(db: &Database) {
             println!("  [:{name}]  {}", plural(per_type[i], "relationship"));
         }
     }
-    if r.node_count() > 0 {
+    if r.rel_count() > 0 {
         println!(
             "  degree: mean {:.2}, max out {} ({}), max in {} ({})",
             r.rel_count() as f64 / r.node_count() as f64,

@@ -79,7 +79,8 @@ impl std::fmt::Display for RecoveryReport {
             Some(v) => write!(f, "loaded checkpoint at version {v}")?,
             None => write!(f, "no checkpoint")?,
         }
-        write!(f, ", replayed {} commits, now at version {}", self.replayed, self.version)?;
+        let commits = if self.replayed == 1 { "commit" } else { "commits" };
+        write!(f, ", replayed {} {commits}, now at version {}", self.replayed, self.version)?;
         for d in &self.dropped {
             write!(f, "; dropped {} bytes of {} from offset {}: {}", d.bytes, d.file.display(), d.offset, d.reason)?;
             if d.intact_commits > 0 {
