@@ -825,11 +825,23 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
                 None if *if_exists => {}
                 None => {
-                    let names: Vec<String> = schema_objects(tx)
-                        .into_iter()
-                        .filter(|o| o.kind == SchemaKind::Index)
-                        .map(|o| o.name)
-                        .collect();
+                    let objects = schema_objects(tx);
+                    // SHOW INDEXES lists a uniqueness constraint's index under the constraint's name.
+                    if let Some(owner) =
+                        objects.iter().find(|o| o.kind == SchemaKind::Constraint && name.as_ref() == Some(&o.name))
+                    {
+                        return Err(CypherError::new(
+                            ErrorKind::SemanticError,
+                            Phase::Runtime,
+                            "IndexNotFound",
+                            format!(
+                                "the index {0} belongs to the constraint {0}: drop the constraint instead (DROP CONSTRAINT {0})",
+                                owner.name
+                            ),
+                        ));
+                    }
+                    let names: Vec<String> =
+                        objects.into_iter().filter(|o| o.kind == SchemaKind::Index).map(|o| o.name).collect();
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,

@@ -314,3 +314,12 @@ fn explain_of_a_schema_command_runs_on_a_read_only_database() {
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Dropping, as an index, the index a uniqueness constraint owns says whose it is.
+#[test]
+fn dropping_a_constraint_s_index_names_the_constraint() {
+    let db = Db::new();
+    let err = db.engine.execute(&db.store, "DROP INDEX city_id", &Params::new()).unwrap_err();
+    assert!(err.message.contains("belongs to the constraint city_id"), "{err}");
+    assert!(db.run("SHOW CONSTRAINTS YIELD name RETURN name").len() == 1);
+}
