@@ -307,6 +307,12 @@ impl Engine {
         matches!(self.compile(query).as_deref(), Ok(Statement { compiled: Compiled::Query(plan), mode: RunMode::Normal | RunMode::Profile }) if plan.commits_in_parts)
     }
 
+    /// Whether `query` only reads (EXPLAIN of a read included): it may then run on a snapshot of a write
+    /// transaction, and stream.
+    pub fn reads_only(&self, query: &str) -> bool {
+        matches!(self.compile(query).as_deref(), Ok(Statement { compiled: Compiled::Query(plan), .. }) if !plan.writes)
+    }
+
     /// What `query` may do to the database (it compiles the query, so a repeated query costs a cache lookup).
     /// Servers use it to route statements and to refuse writes from read-only users before running anything.
     pub fn access(&self, query: &str) -> Result<Access> {

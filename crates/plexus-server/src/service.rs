@@ -361,15 +361,20 @@ impl Service {
         interrupt: &Arc<Interrupt>,
         first_rows: usize,
     ) -> Result<(Outcome, Option<ReadCursor>), ServerError> {
-        let TxKind::Read(snapshot) = &tx.kind else {
-            return Ok((self.run_in_transaction(tx, role, query, &params, interrupt)?, None));
+        let snapshot = match &tx.kind {
+            TxKind::Read(snapshot) => snapshot.clone(),
+            // A read in a write transaction streams too, from the transaction's state as the statement starts:
+            // built whole, a large result held the server's memory until the limit stopped it (drivers'
+            // `execute_query` opens write transactions by default).
+            TxKind::Write(write) if self.db.engine().reads_only(query) && !tx.ticket.terminated() => write.snapshot(),
+            TxKind::Write(_) => return Ok((self.run_in_transaction(tx, role, query, &params, interrupt)?, None)),
         };
         let started = Instant::now();
         let outcome = (|| {
             tx.check_terminated()?;
             self.authorize(query, role, AccessMode::Read)?;
             let _guard = self.registry.register(interrupt, query, Some(tx.ticket.id));
-            match self.stream_read(snapshot.clone(), query, &params, interrupt, first_rows, None) {
+            match self.stream_read(snapshot, query, &params, interrupt, first_rows, None) {
                 // EXPLAIN of a write, counted as a read by `authorize`: refused as the write itself would be.
                 Err(e) if e.detail == WRITE_IN_READ_ONLY => {
                     Err(write_refusal(role, AccessMode::Read).unwrap_or_else(|| e.into()))

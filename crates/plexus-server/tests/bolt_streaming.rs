@@ -289,3 +289,33 @@ fn an_auto_commit_result_pulled_in_batches_goes_on_through_a_stop() {
         stopping.join().unwrap().unwrap();
     });
 }
+
+/// A read in a write transaction streams too, past the result limit, and sees the transaction's own writes made
+/// before it (not those made after it started); the transaction then commits as usual.
+#[test]
+fn a_read_in_a_write_transaction_streams_its_own_writes() {
+    let s = with_result_limit(4 << 20);
+    let mut c = Client::ready(s.addr);
+    assert!(matches!(&c.request(0x11, vec![map([])])[0], Ps::Struct(0x70, _)));
+    assert!(matches!(run(&mut c, "UNWIND range(1, 3000) AS i CREATE (:Mine {i: i})"), Ps::Struct(0x70, _)));
+    c.pull(-1, None);
+    // 300,000 rows of 100 bytes: built whole, over the 4 MB limit.
+    let big = "MATCH (m:Mine) UNWIND range(1, 100) AS k RETURN m.i AS i, k AS k, 'x' + substring(reduce(s = '', j IN range(1, 10) | s + '0123456789'), 1) AS pad";
+    assert!(matches!(run(&mut c, big), Ps::Struct(0x70, _)));
+    let (first, summary) = c.pull(1000, None);
+    assert_eq!(first.len(), 1000);
+    assert!(has_more(&summary));
+    let mut total = first.len();
+    loop {
+        let (rows, summary) = c.pull(20000, None);
+        total += rows.len();
+        if !has_more(&summary) {
+            break;
+        }
+    }
+    assert_eq!(total, 300_000);
+    assert!(matches!(run(&mut c, "MATCH (m:Mine) RETURN count(*) AS c"), Ps::Struct(0x70, _)));
+    assert_eq!(c.pull(-1, None).0, vec![Ps::Int(3000)]);
+    assert!(matches!(&c.request(0x12, vec![])[0], Ps::Struct(0x70, _)));
+    assert_eq!(c.query("MATCH (m:Mine) RETURN count(*) AS c").0, vec![Ps::Int(3000)]);
+}

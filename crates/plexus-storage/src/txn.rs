@@ -141,6 +141,15 @@ pub(crate) fn apply_pending(state: &mut GraphState, ops: &[Op]) {
     }
 }
 
+impl WriteTxn {
+    /// A read snapshot of the transaction's state as it is now, its own writes included: reads through it see
+    /// nothing the transaction writes later (its next writes copy what they change, as after any snapshot).
+    pub fn snapshot(&self) -> ReadTxn {
+        let state: &GraphState = self;
+        ReadTxn { snapshot: Arc::new(state.clone()), shared: self.shared.clone() }
+    }
+}
+
 impl Deref for WriteTxn {
     type Target = GraphState;
     fn deref(&self) -> &GraphState {
