@@ -126,16 +126,43 @@ pub struct EdgeList {
 pub struct ParseError {
     pub bad: BadLine,
     pub skipped: usize,
+    /// The lines skipped before it, described (with their file when several were read), at most
+    /// [`SKIPPED_LISTED`]: the import fails, so they are reported nowhere else.
+    pub skipped_lines: Vec<String>,
+}
+
+/// How many of the lines skipped before a failure its message lists.
+pub const SKIPPED_LISTED: usize = 10;
+
+impl ParseError {
+    /// The error at `bad`, after skipping `skipped` (in the order they were met).
+    pub fn after(bad: BadLine, skipped: impl IntoIterator<Item = String>) -> ParseError {
+        let mut skipped_lines: Vec<String> = Vec::new();
+        let mut count = 0;
+        for line in skipped {
+            count += 1;
+            if skipped_lines.len() < SKIPPED_LISTED {
+                skipped_lines.push(line);
+            }
+        }
+        ParseError { bad, skipped: count, skipped_lines }
+    }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.skipped > 0 {
-            let lines = if self.skipped == 1 { "line" } else { "lines" };
-            write!(f, "{} (after skipping {} bad {lines})", self.bad, self.skipped)
-        } else {
-            write!(f, "{}", self.bad)
+        if self.skipped == 0 {
+            return write!(f, "{}", self.bad);
         }
+        let lines = if self.skipped == 1 { "line" } else { "lines" };
+        write!(f, "{} (after skipping {} bad {lines}", self.bad, self.skipped)?;
+        if !self.skipped_lines.is_empty() {
+            write!(f, ": {}", self.skipped_lines.join("; "))?;
+            if self.skipped > self.skipped_lines.len() {
+                write!(f, "; and {} more", self.skipped - self.skipped_lines.len())?;
+            }
+        }
+        write!(f, ")")
     }
 }
 
@@ -713,12 +740,12 @@ pub fn parse(input: &[u8], format: &Format, skip_bad_lines: usize) -> Result<Edg
     if bad_lines.len() > skip_bad_lines {
         bad_lines.sort_by_key(|b| b.line);
         let bad = bad_lines[skip_bad_lines].clone();
-        return Err(ParseError { bad, skipped: skip_bad_lines });
+        return Err(ParseError::after(bad, bad_lines[..skip_bad_lines].iter().map(ToString::to_string)));
     }
     let edges: usize = outs.iter().map(|o| o.ints.len() + o.strs.len()).sum();
     if edges > u32::MAX as usize {
         let bad = BadLine { line: 0, column: 0, message: "more than 4 billion edges".into(), text: String::new() };
-        return Err(ParseError { bad, skipped: 0 });
+        return Err(ParseError::after(bad, []));
     }
     let weighted = columns == Some(3);
     let mut weight = weighted.then(|| Vec::with_capacity(edges));

@@ -203,7 +203,7 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         let inputs = read_group(&r.files, &mut summary, progress)?;
         let start = Instant::now();
         let mut columns = parse_rel_group(r, &inputs, &maps, Some(&fallback), &spec.csv, catalog, progress)
-            .map_err(|(path, bad)| parse_error(path, bad, 0))?;
+            .map_err(|(path, bad)| parse_error(path, bad))?;
         drop(inputs);
         report_rel_group(&mut columns, &mut summary, &spec.csv)?;
         summary.parse += start.elapsed();

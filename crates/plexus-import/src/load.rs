@@ -48,8 +48,8 @@ pub struct GraphImport {
     pub batch_size: usize,
 }
 
-pub(crate) fn parse_error(path: PathBuf, bad: BadLine, skipped: usize) -> ImportError {
-    ImportError::Parse { path, error: ParseError { bad, skipped } }
+pub(crate) fn parse_error(path: PathBuf, bad: BadLine) -> ImportError {
+    ImportError::Parse { path, error: ParseError::after(bad, []) }
 }
 
 /// Reads every file of a group.
@@ -118,7 +118,7 @@ fn check_tolerance(summary: &ImportSummary, csv: &CsvOptions) -> Result<(), Impo
     };
     let mut bad = bad.clone();
     bad.message = format!("{} (more skipped nodes and relationships than the bad tolerance of {limit})", bad.message);
-    Err(parse_error(path.clone(), bad, 0))
+    Err(parse_error(path.clone(), bad))
 }
 
 /// Adds a group's bad lines to the summary; fails once there are more than allowed.
@@ -132,7 +132,15 @@ pub(crate) fn count_bad(
     summary.bad_lines.extend(bad);
     if summary.bad_lines.len() > allowed {
         let (path, bad) = summary.bad_lines[allowed].clone();
-        return Err(parse_error(path, bad, allowed));
+        let several = summary.bad_lines.iter().any(|(p, _)| *p != path);
+        let skipped = summary.bad_lines[..allowed].iter().map(|(p, b)| {
+            if several {
+                format!("{}: {b}", p.display())
+            } else {
+                b.to_string()
+            }
+        });
+        return Err(ImportError::Parse { path, error: ParseError::after(bad, skipped) });
     }
     Ok(())
 }
@@ -292,7 +300,7 @@ pub(crate) fn parse_nodes<'a>(
     let mut groups = Vec::with_capacity(spec.nodes.len());
     for (files, inputs) in spec.nodes.iter().zip(inputs) {
         let mut group = parse_node_group(files, inputs, &spec.csv, catalog, progress)
-            .map_err(|(path, bad)| parse_error(path, bad, 0))?;
+            .map_err(|(path, bad)| parse_error(path, bad))?;
         count_bad(std::mem::take(&mut group.bad), summary, spec.csv.skip_bad_lines)?;
         note_repeated_headers(&group.repeated_headers, summary);
         summary.dropped_fields.extend_from_slice(&group.dropped_fields);
@@ -328,7 +336,7 @@ fn create(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportS
         let inputs = read_group(&r.files, &mut summary, progress)?;
         let start = Instant::now();
         let mut columns = parse_rel_group(r, &inputs, &maps, None, &spec.csv, &catalog, progress)
-            .map_err(|(path, bad)| parse_error(path, bad, 0))?;
+            .map_err(|(path, bad)| parse_error(path, bad))?;
         drop(inputs);
         report_rel_group(&mut columns, &mut summary, &spec.csv)?;
         summary.parse += start.elapsed();

@@ -223,6 +223,10 @@ fn skip_bad_lines_counts_across_files() {
     };
     let err = run(&tmp.path().join("db1"), &spec(3)).unwrap_err();
     assert!(err.contains("k.csv: line 5") && err.contains("after skipping 3 bad lines"), "{err}");
+    // The lines skipped before the failure are listed with it, each with its file: the import reports them
+    // nowhere else.
+    assert!(err.contains("p.csv: line 3, column 3: 'x' is not a valid int"), "{err}");
+    assert!(err.contains("unknown end id 'nobody'") && err.contains("4 fields, but the header has 3"), "{err}");
     let summary = run(&tmp.path().join("db2"), &spec(4)).unwrap();
     assert_eq!((summary.nodes, summary.relationships), (2, 1));
     let messages: Vec<String> = summary.bad_lines.iter().map(|(p, b)| format!("{}: {b}", p.display())).collect();

@@ -230,3 +230,19 @@ fn space_separated_fields_may_be_quoted() {
         assert!(err.bad.message.contains(what), "{input:?}: {err}");
     }
 }
+
+#[test]
+fn a_failure_past_the_skipped_lines_lists_them() {
+    let input: String =
+        (0..14).map(|i| if i % 2 == 0 { format!("{i},x\n") } else { format!("{i},{}\n", i + 1) }).collect();
+    let err = parse(input.as_bytes(), &Format { id_type: Some(IdType::Integer), ..Format::default() }, 6).unwrap_err();
+    assert_eq!((err.bad.line, err.skipped), (13, 6));
+    let text = err.to_string();
+    assert!(
+        text.contains("after skipping 6 bad lines: line 1, column 3") && text.contains("line 11, column 4"),
+        "{text}"
+    );
+    let err = parse(input.repeat(2).as_bytes(), &Format { id_type: Some(IdType::Integer), ..Format::default() }, 12)
+        .unwrap_err();
+    assert!(err.to_string().ends_with("; and 2 more)"), "{err}");
+}
