@@ -256,3 +256,13 @@ fn terminating_a_transaction_ends_its_open_result() {
     let Some(Ps::Struct(0x7F, f)) = rest.first() else { panic!("rows after the termination: {}", rest.len()) };
     assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Transaction.Terminated"));
 }
+
+/// `clientAddress` is the address the client connects from, as Neo4j lists it.
+#[test]
+fn transactions_list_their_client_s_address() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let mine = c.stream.local_addr().unwrap().to_string();
+    let (addresses, _) = c.query("SHOW TRANSACTIONS YIELD clientAddress RETURN clientAddress");
+    assert_eq!(addresses, vec![Ps::String(mine)]);
+}

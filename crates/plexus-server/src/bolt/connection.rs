@@ -227,6 +227,7 @@ pub fn serve(
     service: Arc<Service>,
     limits: &ConnectionLimits,
     local: String,
+    client: &str,
     id: u64,
     set_timeout: &dyn Fn(Option<Duration>),
     probe: Arc<dyn Fn() -> Liveness + Send + Sync>,
@@ -250,6 +251,7 @@ pub fn serve(
     let mut timeout: Option<Duration> = None;
     let mut session = Session::new(service, version, local, id);
     session.set_probe(probe);
+    session.set_client_address(client);
     let mut inbuf: Vec<u8> = Vec::with_capacity(8192);
     let mut scan = MessageScan::default();
     let mut readbuf = vec![0u8; 64 * 1024];

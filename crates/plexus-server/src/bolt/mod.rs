@@ -162,6 +162,7 @@ fn serve_socket(
     standing: Arc<Standing>,
 ) {
     let Ok(probe_handle) = socket.try_clone() else { return };
+    let client = socket.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let timeouts = socket.try_clone().ok();
     let set_timeout = move |t: Option<Duration>| {
         if let Some(s) = &timeouts {
@@ -193,11 +194,11 @@ fn serve_socket(
             let Ok(conn) = rustls::ServerConnection::new(acceptor.config().clone()) else { return };
             set_timeout(Some(limits.handshake_timeout));
             let mut stream = rustls::StreamOwned::new(conn, socket);
-            connection::serve(&mut stream, service.clone(), limits, local, id, &set_timeout, probe, &standing);
+            connection::serve(&mut stream, service.clone(), limits, local, &client, id, &set_timeout, probe, &standing);
         }
         None => {
             let mut socket = socket;
-            connection::serve(&mut socket, service.clone(), limits, local, id, &set_timeout, probe, &standing);
+            connection::serve(&mut socket, service.clone(), limits, local, &client, id, &set_timeout, probe, &standing);
         }
     }
 }

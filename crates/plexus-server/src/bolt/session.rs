@@ -190,6 +190,11 @@ impl Session {
         self.probe = Some(probe);
     }
 
+    /// The client's address, as `SHOW TRANSACTIONS` lists it (`clientAddress`).
+    pub fn set_client_address(&mut self, address: &str) {
+        self.caller.client = address.into();
+    }
+
     fn interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Arc<Interrupt> {
         match &self.probe {
             Some(p) => {
