@@ -105,6 +105,26 @@ impl Drop for RunningGuard<'_> {
     }
 }
 
+/// [`Registry::register_open`]'s entry: the statement is listed until this is dropped.
+pub struct ListedStatement {
+    registry: Arc<Registry>,
+    id: u64,
+    interrupt: Arc<Interrupt>,
+}
+
+impl ListedStatement {
+    /// An error once the statement was terminated (or the server is stopping).
+    pub fn check(&self) -> Result<(), plexus::CypherError> {
+        self.interrupt.check()
+    }
+}
+
+impl Drop for ListedStatement {
+    fn drop(&mut self) {
+        self.registry.entries.lock().statements.remove(&self.id);
+    }
+}
+
 /// An explicit transaction's place in the registry, given up when the transaction ends (dropped with it).
 pub struct TransactionTicket {
     registry: Arc<Registry>,
@@ -145,6 +165,18 @@ impl Default for Registry {
 impl Registry {
     /// Counts a statement as running while the guard lives, in explicit transaction `transaction` if given.
     pub fn register(&self, interrupt: &Arc<Interrupt>, query: &str, transaction: Option<u64>) -> RunningGuard<'_> {
+        RunningGuard { registry: self, id: self.insert(interrupt, query, transaction) }
+    }
+
+    /// Lists an auto-commit statement whose result stays open between the client's PULLs, for as long as the
+    /// returned entry lives: `TERMINATE TRANSACTIONS` cancels its interrupt, which each PULL checks.
+    pub fn register_open(self: &Arc<Self>, query: &str) -> ListedStatement {
+        let interrupt = Arc::new(Interrupt::new(None, None));
+        let id = self.insert(&interrupt, query, None);
+        ListedStatement { registry: self.clone(), id, interrupt }
+    }
+
+    fn insert(&self, interrupt: &Arc<Interrupt>, query: &str, transaction: Option<u64>) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let entry = Running {
             interrupt: interrupt.clone(),
@@ -160,7 +192,7 @@ impl Registry {
             interrupt.cancel();
         }
         entries.statements.insert(id, entry);
-        RunningGuard { registry: self, id }
+        id
     }
 
     /// Registers an explicit transaction until the ticket is dropped.

@@ -266,3 +266,34 @@ fn transactions_list_their_client_s_address() {
     let (addresses, _) = c.query("SHOW TRANSACTIONS YIELD clientAddress RETURN clientAddress");
     assert_eq!(addresses, vec![Ps::String(mine)]);
 }
+
+/// An auto-commit result left open between PULLs is listed with its query, and TERMINATE TRANSACTIONS ends it
+/// at its next PULL.
+#[test]
+fn an_open_auto_commit_result_is_listed_and_terminated() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let query = "UNWIND range(1, 300000) AS x RETURN x";
+    let run = c.request(0x10, vec![Ps::String(query.into()), map([]), map([])]);
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    let (first, _) = c.pull(10, None);
+    assert_eq!(first.len(), 10);
+    let mut admin = Client::ready(s.addr);
+    let show = format!(
+        "SHOW TRANSACTIONS YIELD transactionId, currentQuery WHERE currentQuery = '{query}' RETURN transactionId"
+    );
+    let (ids, _) = admin.query(&show);
+    let [Ps::String(id)] = ids.as_slice() else { panic!("the open result is not listed: {ids:?}") };
+    let (messages, _) = admin.query(&format!("TERMINATE TRANSACTION '{id}' YIELD message RETURN message"));
+    assert_eq!(messages, vec![Ps::String("Transaction terminated.".into())]);
+    let rest = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    let Some(Ps::Struct(0x7F, f)) = rest.first() else { panic!("rows after the termination: {}", rest.len()) };
+    assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Transaction.Terminated"));
+    c.request(0x0F, vec![]);
+    assert_eq!(admin.query(&show).0, Vec::<Ps>::new(), "listed after it ended");
+    // A result read to its end is no longer listed either.
+    let run = c.request(0x10, vec![Ps::String(query.into()), map([]), map([])]);
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    assert_eq!(c.pull(-1, None).0.len(), 300000);
+    assert_eq!(admin.query(&show).0, Vec::<Ps>::new());
+}

@@ -97,6 +97,9 @@ struct Stream {
     auto_commit_deadline: Option<Option<Instant>>,
     /// The statement's text, while rows are left to produce (what `SHOW TRANSACTIONS` shows during a PULL).
     query: Option<Arc<str>>,
+    /// An auto-commit result with rows left to produce: listed by `SHOW TRANSACTIONS` between PULLs too, and
+    /// stopped by `TERMINATE TRANSACTIONS` at its next PULL.
+    listed: Option<crate::registry::ListedStatement>,
     stats: QueryStats,
     plan: Option<String>,
     plan_tree: Option<PlanTree>,
@@ -502,6 +505,7 @@ impl Session {
             rows: result.rows.into_iter(),
             rest,
             auto_commit_deadline: (!in_tx).then(|| tx_timeout(extra).map(|t| started + t)),
+            listed: streaming_query.as_ref().filter(|_| !in_tx).map(|q| self.service.registry.register_open(q)),
             query: streaming_query,
             stats: result.stats,
             plan: result.plan,
@@ -600,9 +604,15 @@ impl Session {
         let service = &self.service;
         let transaction = self.tx.as_ref().map(|open| open.tx.id());
         let stream = &mut self.streams[index];
-        // Producing more rows is running the statement: stopping the server interrupts it, as at RUN.
-        let running = match (stream.rest.as_ref().and_then(ReadCursor::interrupt), &stream.query) {
-            (Some(i), Some(q)) => Some(service.registry.register(i, q, transaction)),
+        if let Some(Err(e)) = stream.listed.as_ref().map(|l| l.check()) {
+            // Terminated between PULLs (TERMINATE TRANSACTIONS lists and stops an open auto-commit result).
+            self.streams.remove(index);
+            return Err(self.service.stream_error(e));
+        }
+        // Producing more rows is running the statement: stopping the server interrupts it, as at RUN. An open
+        // auto-commit result is listed for its whole life already.
+        let running = match (&stream.listed, stream.rest.as_ref().and_then(ReadCursor::interrupt), &stream.query) {
+            (None, Some(i), Some(q)) => Some(service.registry.register(i, q, transaction)),
             _ => None,
         };
         let mut record = Encoder::new();
@@ -615,6 +625,11 @@ impl Session {
             }
             let row = match stream.rows.next() {
                 Some(row) => row,
+                None if stream.listed.as_ref().is_some_and(|l| l.check().is_err()) => {
+                    failure = stream.listed.as_ref().and_then(|l| l.check().err());
+                    stream.rest = None;
+                    break;
+                }
                 None => match refill(stream, service.registry.stopping()) {
                     Ok(true) => continue,
                     Ok(false) => break,
