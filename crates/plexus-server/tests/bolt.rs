@@ -297,6 +297,19 @@ fn explicit_transactions_and_routing_over_the_wire() {
         }
         other => panic!("{other:?}"),
     }
+    // Malformed fields are refused, not answered.
+    let garbage = c.request(0x66, vec![Ps::Int(5), Ps::Int(5), Ps::Int(5)]);
+    assert!(matches!(&garbage[0], Ps::Struct(0x7F, _)), "{garbage:?}");
+    c.request(0x0F, vec![]);
+    // A bookmark must come in a list, and metadata as a map: ignoring them would hide the client's mistake.
+    for extra in [map([("bookmarks", Ps::String("y".into()))]), map([("tx_metadata", Ps::Int(1))])] {
+        let run = c.request(0x10, vec![Ps::String("RETURN 1".into()), map([]), extra.clone()]);
+        assert!(matches!(&run[0], Ps::Struct(0x7F, _)), "{extra:?}: {run:?}");
+        c.request(0x0F, vec![]);
+        let begin = c.request(0x11, vec![extra.clone()]);
+        assert!(matches!(&begin[0], Ps::Struct(0x7F, _)), "{extra:?}: {begin:?}");
+        c.request(0x0F, vec![]);
+    }
 }
 
 #[test]

@@ -763,13 +763,17 @@ impl Session {
         if self.state != State::Ready {
             return Err(self.out_of_state("ROUTE"));
         }
+        if !matches!(fields.first(), Some(Ps::Map(_))) || !matches!(fields.get(1), Some(Ps::List(_) | Ps::Null)) {
+            return Err(ServerError::request("ROUTE takes a routing context map, a list of bookmarks and a database"));
+        }
         let db = match fields.get(2) {
             Some(Ps::String(s)) => Some(s.as_str()),
-            Some(extra) => {
+            Some(extra @ Ps::Map(_)) => {
                 refuse_impersonation(extra)?;
                 extra.get("db").and_then(Ps::as_str)
             }
-            None => None,
+            None | Some(Ps::Null) => None,
+            Some(_) => return Err(ServerError::request("ROUTE's database must be a name or a map")),
         };
         let target = self.service.select_database(db)?;
         let address = self.address();
@@ -953,9 +957,24 @@ fn plan_map(node: &PlanTree, text: Option<&str>, columns: &[String], profile: bo
     Ps::Map(entries)
 }
 
-/// The `bookmarks` of a BEGIN or an auto-commit RUN, checked (see [`crate::service::check_bookmarks`]).
+/// The `bookmarks` of a BEGIN or an auto-commit RUN, checked (see [`crate::service::check_bookmarks`]), and
+/// its `tx_metadata` a map.
 fn check_bolt_bookmarks(extra: &Ps, service: &Service) -> Result<(), ServerError> {
-    let Some(Ps::List(items)) = extra.get("bookmarks") else { return Ok(()) };
+    if !matches!(extra.get("tx_metadata"), None | Some(Ps::Null | Ps::Map(_))) {
+        return Err(ServerError::request("tx_metadata must be a map"));
+    }
+    let items = match extra.get("bookmarks") {
+        None | Some(Ps::Null) => return Ok(()),
+        Some(Ps::List(items)) => items,
+        // A bookmark given as a single string (or anything else) was ignored: a client relying on it to read its
+        // own writes would not be told.
+        Some(_) => {
+            return Err(ServerError::new(
+                "Neo.ClientError.Transaction.InvalidBookmark",
+                "bookmarks must be a list of strings",
+            ))
+        }
+    };
     let bookmarks = items
         .iter()
         .map(|item| {
