@@ -446,9 +446,15 @@ fn detect(input: &[u8], format: &Format) -> (Delimiter, bool, IdType) {
     });
     let id_type = format.id_type.unwrap_or_else(|| {
         let sample = if header { lines.next().unwrap_or(&[]) } else { first };
+        let width = fields(sample, delimiter).len();
         let mut all_ints = true;
         for line in std::iter::once(sample).chain(lines.take(1000)) {
             let f = fields(line, delimiter);
+            // A line of another width is a bad line (reported, or skipped with --skip-bad-lines): its text says
+            // nothing of the ids.
+            if f.len() != width {
+                continue;
+            }
             if f.iter().take(2).any(|(x, _)| !is_canonical_int(x)) {
                 all_ints = false;
                 break;

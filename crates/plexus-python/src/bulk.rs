@@ -308,7 +308,8 @@ fn one_byte(s: &str, what: &str) -> Result<u8, Failure> {
 }
 
 /// Reads and parses edge-list files into one numbered edge list (vertices shared across files by id).
-fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Option<Vec<f64>>), Failure> {
+/// The edge files parsed into one numbered graph with its weights, and how many bad lines were skipped.
+fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Option<Vec<f64>>, usize), Failure> {
     let delimiter = spec.delimiter.map(edgelist::Delimiter::parse).transpose().map_err(Failure::Argument)?;
     let format = Format { delimiter, header: None, id_type: None };
     let mut ints: Option<bool> = None;
@@ -317,10 +318,12 @@ fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Opti
     let mut g = Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() };
     let mut weights: Vec<f64> = Vec::new();
     let mut all_weighted = true;
+    let mut skipped = 0;
     for path in files {
         let bytes = read_input(path)?;
-        let list = edgelist::parse(&bytes, &format, spec.skip_bad_lines)
+        let list = edgelist::parse(&bytes, &format, spec.skip_bad_lines.saturating_sub(skipped))
             .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
+        skipped += list.bad_lines.len();
         let is_int = matches!(list.vertices, VertexIds::Integer(_));
         if ints.is_some_and(|k| k != is_int) {
             return Err(Failure::Argument("some edge files have integer vertex ids and others string ids".into()));
@@ -373,9 +376,9 @@ fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Opti
                 w2.push(w[i]);
             }
         }
-        return Ok((g, w2));
+        return Ok((g, w2, skipped));
     }
-    Ok((g, weights))
+    Ok((g, weights, skipped))
 }
 
 pub fn import_csv<'py>(
@@ -441,7 +444,8 @@ pub fn import_csv<'py>(
             out.3 += summary.bad_lines.len();
         }
         if !edge_files.is_empty() {
-            let (g, w) = parse_edge_files(&edge_files, spec)?;
+            let (g, w, skipped) = parse_edge_files(&edge_files, spec)?;
+            out.3 += skipped;
             let l = load(db, g, w.as_deref(), (spec.label, "id", spec.rel_type, "weight"), None)?;
             out.0.nodes += l.nodes;
             out.0.relationships += l.relationships;
@@ -473,10 +477,14 @@ fn current_index<'a>(tx: &WriteTxn, index: Option<&'a IdIndex>, label: LabelId, 
 
 /// The node with external id `ext`: from the id table when it is current (it then answers as the key map did at
 /// the start of `tx`; callers remember the nodes they create), else from the key map.
-fn node_by_ext(tx: &WriteTxn, index: Option<&IdIndex>, label: LabelId, ext: i64) -> Option<NodeId> {
+/// A node whose key is a float equal to `ext` (`5.0`) is not the view's node `5`, as the id table has only integer
+/// keys: answering it here but not there made the same call succeed or fail with the table's age.
+fn node_by_ext(tx: &WriteTxn, index: Option<&IdIndex>, label: LabelId, key: PropKeyId, ext: i64) -> Option<NodeId> {
     match index {
         Some(index) => index.node(ext),
-        None => tx.node_by_key(label, &Value::Int(ext)),
+        None => {
+            tx.node_by_key(label, &Value::Int(ext)).filter(|&n| matches!(tx.node_prop(n, key), Some(Value::Int(_))))
+        }
     }
 }
 
@@ -499,7 +507,7 @@ pub fn upsert(
         if let Some(&n) = known.get(&ext) {
             return Ok(n);
         }
-        let n = match node_by_ext(tx, index, label, ext) {
+        let n = match node_by_ext(tx, index, label, key, ext) {
             Some(n) => n,
             None => {
                 let n = tx.create_node(&[label], vec![(key, Value::Int(ext))])?;
@@ -513,7 +521,11 @@ pub fn upsert(
     let mut edges: Vec<EdgeUpsert> = Vec::with_capacity(src.len());
     for i in 0..src.len() {
         let (a, b) = (node(&mut tx, src[i])?, node(&mut tx, dst[i])?);
-        let props = weight.map(|w| vec![(wkey, Value::Float(w[i]))]).unwrap_or_default();
+        // NaN is no weight, as `import_edges` reads it: the edge is created or kept without setting one.
+        let props = match weight {
+            Some(w) if !w[i].is_nan() => vec![(wkey, Value::Float(w[i]))],
+            _ => Vec::new(),
+        };
         edges.push((a, ty, b, props));
     }
     let counts = tx.upsert_edges(&edges)?;
@@ -545,7 +557,7 @@ pub fn remove(
     let (label, ty) = (LabelId(label), plexus::TypeId(ty));
     let key = tx.catalog().lookup(plexus::TokenKind::PropKey, names.1).map(PropKeyId);
     let index = key.and_then(|key| current_index(&tx, index, label, key));
-    let node = |ext: i64| node_by_ext(&tx, index, label, ext);
+    let node = |ext: i64| node_by_ext(&tx, index, label, key?, ext);
     let edges: Vec<(NodeId, plexus::TypeId, NodeId)> =
         (0..src.len()).filter_map(|i| Some((node(src[i])?, ty, node(dst[i])?))).collect();
     let removed = tx.remove_edges(&edges)?;

@@ -536,7 +536,8 @@ impl Graph {
     }
 
     /// Creates or updates edges ``src[i] -> dst[i]`` of the view's type (``EDGE`` when the view has none),
-    /// merging on (source, type, target): an existing relationship gets the new weight, a missing one is created,
+    /// merging on (source, type, target): an existing relationship gets the new weight (a NaN weight sets none,
+    /// as ``import_edges`` reads it), a missing one is created,
     /// and so are missing nodes (with the view's label and key). All in one transaction. Returns
     /// ``{"created", "updated", "nodes_created"}``.
     #[pyo3(signature = (src, dst, weight=None))]

@@ -251,7 +251,9 @@ impl IdIndex {
                 && (above.is_some() || above_end == self.ext_of.len());
         }
         if let Lookup::Dense { min, table, filled } = &mut self.lookup {
-            let (lo, hi) = (ext.min(*min), ext.max(*min + table.len() as i64 - 1));
+            // In i128: a table ending at i64::MAX would overflow its end's sum.
+            let end = (*min as i128 + table.len() as i128 - 1).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+            let (lo, hi) = (ext.min(*min), ext.max(end));
             // Judged by the ids held, not the table's length: ids far apart would otherwise double it each time.
             if dense_enough(lo, hi, *filled + 1) {
                 if lo < *min {

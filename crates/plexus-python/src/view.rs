@@ -102,8 +102,11 @@ impl View {
             // node has (`key` is `None`) finds nothing.
             None => {
                 let label = self.label.filter(|_| ext != NO_ID)?;
-                (self.snap.unique_key(label) == Some(self.key?))
+                let key = self.key?;
+                // Only a node whose key is that integer, as the tables have it (not one keyed `5.0`).
+                (self.snap.unique_key(label) == Some(key))
                     .then(|| self.snap.node_by_key(label, &Value::Int(ext)))?
+                    .filter(|&n| matches!(self.snap.node_prop(n, key), Some(Value::Int(_))))
             }
         }
     }

@@ -427,3 +427,57 @@ def test_a_view_counts_only_the_edges_out_of_its_own_nodes():
     assert g.number_of_edges() == int(g.out_degree(g.nodes()).sum()) == 2
     typed = db.graph(type="EDGE")
     assert typed.number_of_edges() == int(typed.out_degree(typed.nodes()).sum()) == 2
+
+
+def test_weights_of_edges_between_nodes_made_after_a_bulk_load(tmp_path):
+    # New edges between new nodes leave every bulk-loaded node unchanged: their weights are in their own records,
+    # not in the arrays the load made, also after reopening.
+    path = str(tmp_path / "db")
+    with plexus.Database(path) as db:
+        db.import_edges(np.arange(1000), (np.arange(1000) + 1) % 1000, weight=np.full(1000, 0.5))
+        db.graph().upsert_edges([5000], [5001], weight=[7.0])
+        db.execute("CREATE (:Node {id: 6000})-[:EDGE {weight: 9.0}]->(:Node {id: 6001})")
+    with plexus.Database(path) as db:
+        g = db.graph()
+        g.refresh()
+        assert g.out_edges(5000) == [(5000, 5001, 7.0)] and g.in_degree(5001, weight=True) == (1, 7.0)
+        assert g.out_edges(6000) == [(6000, 6001, 9.0)]
+        _, _, weights = g.out_edges(np.array([5000, 6000, 0]))
+        assert weights.tolist() == [7.0, 9.0, 0.5]
+    db = plexus.Database()
+    db.import_edges(np.array([1, 2]), np.array([2, 3]), weight=np.array([1.0, 1.0]))
+    g = db.graph()
+    g.upsert_edges([10], [11], weight=[5.0])
+    assert g.out_edges(10) == [(10, 11, 5.0)] and g.degree(10, weight=True) == (1, 5.0)
+
+
+def test_ids_at_the_top_of_int64_and_keys_stored_as_floats(db):
+    db.import_edges(np.array([2**63 - 2]), np.array([2**63 - 1]))
+    g = db.graph()
+    g.refresh()
+    assert g.upsert_edges([1], [2]) == {"created": 1, "updated": 0, "nodes_created": 2}
+    # A node keyed 5.0 is not the view's node 5, whether or not the view's tables are current.
+    db.execute("CREATE (:Node {id: 5.0})")
+    for refresh in [False, True]:
+        view = db.graph()
+        if refresh:
+            view.refresh()
+        with pytest.raises(plexus.Error):
+            view.upsert_edges([5], [1])
+        assert not view.has_node(5)
+
+
+def test_nan_weights_are_no_weight_when_upserted(db):
+    g = db.graph()
+    g.upsert_edges([1, 2], [2, 3], weight=[np.nan, 2.0])
+    assert db.execute("MATCH ()-[r]->() RETURN count(r.weight) AS n, sum(r.weight) AS s").tuples() == [(1, 2.0)]
+
+
+def test_import_csv_reports_skipped_edge_lines_and_keeps_integer_ids(tmp_path):
+    db = plexus.Database()
+    db.execute("CREATE (:Node {id: 1}), (:Node {id: 2}), (:Node {id: 3})")
+    path = tmp_path / "e.csv"
+    path.write_text("1,2,0.5\n2,3,1.5\n3,x,1.0,extra\n3,1,2.5\n")
+    result = db.import_csv(edges=str(path), skip_bad_lines=1)
+    assert result["bad_lines_skipped"] == 1 and result["nodes_created"] == 0 and result["relationships_created"] == 3
+    assert db.execute("MATCH (n:Node) RETURN collect(n.id) AS ids").scalar() == [1, 2, 3]

@@ -348,7 +348,10 @@ impl FlatAdjacency {
     /// relationship is in them as it was loaded); `None` otherwise.
     pub fn weights_by_rel(&self, key: PropKeyId, version: u64, bound: usize) -> Option<Vec<f64>> {
         let RelProps::Weights { key: k, out: w_out, .. } = &self.props else { return None };
-        if *k != key || self.changed.iter().any(|c| c.load(Ordering::Relaxed) <= version) {
+        // Relationships made since (between nodes made since, which mark no leaf of the arrays changed) have ids
+        // past those the arrays hold: their values are in their leaves only.
+        if *k != key || bound > self.out.rel.len() || self.changed.iter().any(|c| c.load(Ordering::Relaxed) <= version)
+        {
             return None;
         }
         let mut by_rel = crate::prefetch::filled_on_huge_pages(f64::NAN, bound);

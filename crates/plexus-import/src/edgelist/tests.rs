@@ -246,3 +246,10 @@ fn a_failure_past_the_skipped_lines_lists_them() {
         .unwrap_err();
     assert!(err.to_string().ends_with("; and 2 more)"), "{err}");
 }
+
+#[test]
+fn a_bad_line_of_another_width_does_not_make_the_ids_strings() {
+    let e = parse("1,2,0.5\n2,3,1.5\n3,x,1.0,extra\n3,1,2.5\n".as_bytes(), &Format::default(), 1).unwrap();
+    assert!(matches!(&e.vertices, VertexIds::Integer(v) if v == &[1, 2, 3]), "{:?}", e.vertices);
+    assert_eq!((e.src.len(), e.bad_lines.len()), (3, 1));
+}
