@@ -1170,3 +1170,23 @@ async fn oversized_bodies_get_their_413_over_tls() {
     }
     stop(t).await;
 }
+
+/// Probes and scrapes answer while every query thread is busy: on those threads they waited for a query to end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_and_metrics_answer_while_queries_hold_every_query_thread() {
+    let t = start_configured(|c| {
+        c.query_threads = 1;
+        c.worker_threads = Some(1);
+    })
+    .await;
+    let endless = json!({"statement": "UNWIND range(1, 100000) AS x UNWIND range(1, 100000) AS y RETURN count(*)"});
+    let busy = send_and_keep(&t, "/db/neo4j/query/v2", &endless).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for path in ["/ready", "/metrics"] {
+        let asked = std::time::Instant::now();
+        assert_eq!(send(t.addr, "GET", path, &[], b"").await.status, 200, "{path}");
+        assert!(asked.elapsed() < Duration::from_secs(1), "{path} waited {:?} behind a query", asked.elapsed());
+    }
+    drop(busy);
+    stop(t).await;
+}
