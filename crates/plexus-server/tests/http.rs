@@ -961,8 +961,13 @@ async fn a_stopping_server_cuts_a_streamed_answer_short() {
     let n = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut raw)).await.expect("answered").unwrap();
     raw.truncate(n);
     assert!(raw.starts_with(b"HTTP/1.1 202"), "{}", String::from_utf8_lossy(&raw));
+    let addr = t.addr;
     let stopping = tokio::spawn(t.server.shutdown(Duration::from_millis(200)));
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // While the answer drains, the listener is closed: a new connection is refused at once, not left unserved.
+    let refused = tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect(addr)).await;
+    assert!(matches!(refused, Ok(Err(_))), "a connection to a stopping server was {refused:?}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let mut rest = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut rest)).await.expect("closed");
     raw.extend_from_slice(&rest);

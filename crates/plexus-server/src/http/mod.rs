@@ -207,6 +207,9 @@ pub async fn listen(
         while connections.try_join_next().is_some() {}
     }
     state.stopping.store(true, Ordering::Relaxed);
+    // Closed now, so that a new connection is refused at once: left bound while the others drain, the kernel
+    // accepted connections nobody would serve, and probes waited out the drain instead of failing fast.
+    drop(listener);
     while connections.join_next().await.is_some() {}
     let _ = reaper.await;
     let service = state.service.clone();
