@@ -107,6 +107,10 @@ fn every_scheduled_insert_is_sent_answered_and_counted() {
     load.password = "wrong".into();
     let e = loadgen::run(&load, |_| {}).unwrap_err();
     assert!(e.contains("cannot connect"), "{e}");
+    // Over HTTP nothing is asked before the first request: the run checks the credentials first all the same.
+    load.target = Target::Http(server.http_addr.unwrap().to_string());
+    let e = loadgen::run(&load, |_| {}).unwrap_err();
+    assert!(e.contains("401") || e.contains("Unauthorized"), "{e}");
     // Every acknowledged request's ten nodes are in the database, each with its own id.
     let count =
         server.service.db.execute("MATCH (n:LoadNode) RETURN count(n), count(DISTINCT n.id)", &Default::default());

@@ -241,7 +241,13 @@ pub fn run(cfg: &LoadConfig, mut progress: impl FnMut(&PhaseReport)) -> Result<V
     let ids = runtime.block_on(async {
         let mut setup = Conn::open(cfg).await.map_err(|e| format!("cannot connect: {e}"))?;
         let ids = match cfg.scenario {
-            Scenario::Insert => Ids::None,
+            Scenario::Insert => {
+                // A statement now, so that wrong credentials fail here rather than as every request of the run
+                // (over HTTP nothing is asked before the first request, and each refusal counts towards the
+                // server locking the user out).
+                setup.ids("RETURN 1 AS id").await.map_err(|e| format!("cannot run a statement: {}", e.0))?;
+                Ids::None
+            }
             Scenario::Is1 => {
                 Ids::Ints(setup.ids("MATCH (p:Person) RETURN p.id AS id LIMIT 100000").await.map_err(|e| e.0)?)
             }
