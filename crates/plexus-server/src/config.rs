@@ -165,10 +165,15 @@ impl ServerConfig {
             if s.is_empty() {
                 return Ok(None);
             }
-            let s = s.replace("localhost", "127.0.0.1");
-            s.parse()
-                .map(Some)
-                .map_err(|_| format!("bad {what} address '{s}': expected HOST:PORT, e.g. 127.0.0.1:7687"))
+            // `localhost` alone, or as the host of `localhost:PORT`, is loopback; other names are not resolved.
+            let host_port = match s.strip_prefix("localhost") {
+                Some("") => "127.0.0.1".to_string(),
+                Some(rest) if rest.starts_with(':') => format!("127.0.0.1{rest}"),
+                _ => s.to_string(),
+            };
+            host_port.parse().map(Some).map_err(|_| {
+                format!("bad {what} address '{s}': expected IP:PORT (or localhost:PORT), e.g. 127.0.0.1:7687")
+            })
         };
         Ok((parse("Bolt", &self.bolt)?, parse("HTTP", &self.http)?))
     }
@@ -243,6 +248,23 @@ mod tests {
         assert_eq!(bolt.unwrap().to_string(), "127.0.0.1:7687");
         assert_eq!(http.unwrap().to_string(), "127.0.0.1:7474");
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn addresses_are_read_as_written() {
+        let c = ServerConfig { bolt: "localhost:7000".into(), http: "[::1]:7001".into(), ..ServerConfig::default() };
+        let (bolt, http) = c.addresses().unwrap();
+        assert_eq!(
+            (bolt.unwrap().to_string(), http.unwrap().to_string()),
+            ("127.0.0.1:7000".into(), "[::1]:7001".into())
+        );
+        for (given, shown) in
+            [("localhost", "'localhost'"), ("notlocalhost.example:28000", "'notlocalhost.example:28000'")]
+        {
+            let c = ServerConfig { http: given.into(), ..ServerConfig::default() };
+            let e = c.addresses().unwrap_err();
+            assert!(e.contains(shown), "{e}");
+        }
     }
 
     #[test]

@@ -305,6 +305,16 @@ async fn rest_resources_read_and_write_the_graph() {
     assert_eq!(get(&t, &format!("/db/neo4j/nodes/{numeric}")).await.json()["elementId"], ann.as_str());
     assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/bob").await.json()["elementId"], bob.as_str());
     assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/nobody").await.status, 404);
+    // An integer key is found as integers print: `07` and `+7` are no integer key.
+    let seven = post(&t, "/db/neo4j/nodes", &json!({"labels": ["Person"], "properties": {"key": 7}})).await;
+    assert_eq!(seven.status, 201);
+    let seven = seven.json()["elementId"].as_str().unwrap().to_string();
+    assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/7").await.json()["elementId"], seven.as_str());
+    for other in ["07", "+7"] {
+        assert_eq!(get(&t, &format!("/db/neo4j/labels/Person/nodes/{other}")).await.status, 404, "{other}");
+    }
+    let gone = send(t.addr, "DELETE", &format!("/db/neo4j/nodes/{seven}"), &[("Authorization", ADMIN)], b"").await;
+    assert_eq!(gone.status, 200);
 
     let r = send(
         t.addr,
@@ -1193,5 +1203,21 @@ async fn ready_and_metrics_answer_while_queries_hold_every_query_thread() {
         assert!(asked.elapsed() < Duration::from_secs(1), "{path} waited {:?} behind a query", asked.elapsed());
     }
     drop(busy);
+    stop(t).await;
+}
+
+/// A connection over the limit is told why (503) before it is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_over_the_limit_is_answered_503() {
+    let t = start_configured(|c| c.max_connections = 1).await;
+    let held = tokio::net::TcpStream::connect(t.addr).await.unwrap();
+    // The held connection has its slot once the server has taken it: a request through it says so.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut over = tokio::net::TcpStream::connect(t.addr).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), over.read_to_end(&mut answer)).await;
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 503") && text.contains("too many connections"), "{text}");
+    drop(held);
     stop(t).await;
 }

@@ -309,8 +309,9 @@ pub async fn delete_node(
 // Nodes by label and unique key
 // ---------------------------------------------------------------------------------------------------------------
 
-/// The node of `label` whose unique key is `key`: the key as a string, or else as an integer when it reads as one
-/// (a URL segment cannot say which it is).
+/// The node of `label` whose unique key is `key`: the key as a string, or else as an integer when it is one
+/// written as integers print (`7`, not `07` or `+7`, which name no integer key: a URL segment cannot say which
+/// type it is, and a key `"07"` must not find the node keyed 7).
 fn find_by_key(g: &GraphState, label: &str, key: &str, label_id: Option<LabelId>) -> Result<NodeId, ApiError> {
     let missing = || ApiError::not_found(format!("no node :{label} has the key '{key}'"));
     let label_id = label_id.ok_or_else(missing)?;
@@ -323,7 +324,11 @@ fn find_by_key(g: &GraphState, label: &str, key: &str, label_id: Option<LabelId>
     if let Some(id) = g.node_by_key(label_id, &as_string) {
         return Ok(id);
     }
-    key.parse::<i64>().ok().and_then(|i| g.node_by_key(label_id, &Stored::Int(i))).ok_or_else(missing)
+    key.parse::<i64>()
+        .ok()
+        .filter(|i| i.to_string() == key)
+        .and_then(|i| g.node_by_key(label_id, &Stored::Int(i)))
+        .ok_or_else(missing)
 }
 
 /// `GET /db/{name}/labels/{label}/nodes/{key}`.
