@@ -128,7 +128,7 @@ impl Metrics {
         );
         counter(
             "plexus_transactions_rolled_back_total",
-            "Explicit transactions rolled back.",
+            "Explicit transactions rolled back, or whose commit failed (a conflict, a termination).",
             "counter",
             self.transactions_rolled_back.load(Relaxed).to_string(),
         );

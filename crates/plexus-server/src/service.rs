@@ -562,14 +562,19 @@ impl Service {
     }
 
     /// Commits an explicit transaction; returns its bookmark.
+    /// A commit that fails (a conflict, a terminated transaction) leaves nothing: counted as rolled back.
     pub fn commit(&self, tx: Transaction) -> Result<String, ServerError> {
+        let rolled_back = |e: ServerError| {
+            self.metrics.transactions_rolled_back.fetch_add(1, Ordering::Relaxed);
+            e
+        };
         if !tx.ticket.start_commit() {
-            tx.check_terminated()?;
+            tx.check_terminated().map_err(rolled_back)?;
         }
         let version = match tx.kind {
             TxKind::Read(snapshot) => snapshot.version(),
             TxKind::Write(tx) => {
-                let version = tx.commit()?;
+                let version = tx.commit().map_err(|e| rolled_back(e.into()))?;
                 self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
                 version
             }

@@ -282,8 +282,15 @@ async fn explicit_transactions_commit_roll_back_and_expire() {
     let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &json!({"statement": "RETURN 1"})).await;
     assert_eq!((r.status, r.error_code().as_str()), (404, "Neo.ClientError.Transaction.TransactionNotFound"));
     assert_eq!(count(&t).await, 2);
+
+    // A commit that fails on a conflict leaves nothing, and counts as rolled back.
+    let touch = |v: i64| json!({"statement": "MATCH (n) WITH n ORDER BY id(n) LIMIT 1 SET n.touched = $v", "parameters": {"v": v}});
+    let (id, _) = open_tx(&t, &touch(1)).await;
+    assert_eq!(post(&t, "/db/neo4j/query/v2", &touch(2)).await.status, 202);
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}/commit"), &json!({})).await;
+    assert_eq!(r.error_code(), "Neo.TransientError.Transaction.Outdated");
     let metrics = String::from_utf8(get(&t, "/metrics").await.body).unwrap();
-    assert!(metrics.contains("plexus_transactions_rolled_back_total 4"), "{metrics}");
+    assert!(metrics.contains("plexus_transactions_rolled_back_total 5"), "{metrics}");
     stop(t).await;
 }
 
