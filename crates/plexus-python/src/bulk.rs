@@ -488,6 +488,21 @@ fn node_by_ext(tx: &WriteTxn, index: Option<&IdIndex>, label: LabelId, key: Prop
     }
 }
 
+/// The graph view's writes on a read-only database fail as a write through Cypher does, before anything runs:
+/// a batch of edges that all exist already would otherwise report them updated though nothing can be written.
+fn refuse_read_only(db: &plexus::Database, what: &str) -> Result<(), Failure> {
+    if !db.is_read_only() {
+        return Ok(());
+    }
+    let error = plexus::CypherError::new(
+        plexus::cypher::ErrorKind::ReadOnlyDatabase,
+        plexus::cypher::Phase::CompileTime,
+        "",
+        "this call writes, but the database was opened read-only",
+    );
+    Err(Failure::Query { error, query: what.to_string() })
+}
+
 pub fn upsert(
     db: &plexus::Database,
     src: &[i64],
@@ -496,6 +511,7 @@ pub fn upsert(
     names: Names,
     index: Option<&IdIndex>,
 ) -> Result<Upserted, Failure> {
+    refuse_read_only(db, "upsert_edges")?;
     declare_key_alone(db, names)?;
     let mut tx = db.write();
     let (label, key, ty, wkey) = (tx.label(names.0), tx.prop_key(names.1), tx.rel_type(names.2), tx.prop_key(names.3));
@@ -547,6 +563,7 @@ pub fn remove(
     names: Names,
     index: Option<&IdIndex>,
 ) -> Result<Removed, Failure> {
+    refuse_read_only(db, "remove_edges")?;
     let mut tx = db.write();
     let start = tx.start_version();
     let (Some(label), Some(ty)) =

@@ -514,13 +514,23 @@ impl Graph {
         Ok(PyArray1::from_vec(py, ids))
     }
 
+    /// Number of the view's nodes: those of its label with an integer key (as ``nodes()`` lists them).
     fn number_of_nodes(&self, py: Python<'_>) -> PyResult<u64> {
         let view = self.view(py, 0)?;
-        Ok(view.label.map_or(0, |l| view.snap.label_count(l)))
+        let Some(label) = view.label else { return Ok(0) };
+        Ok(py.detach(|| {
+            let mut n = 0;
+            let _ = view.snap.visit_label::<()>(label, |a| {
+                n += u64::from(view.ext(a) != NO_ID);
+                ControlFlow::Continue(())
+            });
+            n
+        }))
     }
 
     /// Number of relationships out of the view's nodes (of the view's type when it has one): the sum of their
-    /// out-degrees, as NetworkX counts edges. Relationships of other labels' nodes are not the view's.
+    /// out-degrees, as NetworkX counts edges. Relationships of other nodes (another label, or no integer key) are
+    /// not the view's.
     fn number_of_edges(&self, py: Python<'_>) -> PyResult<u64> {
         let view = self.view(py, 0)?;
         let Some(label) = view.label else { return Ok(0) };
@@ -528,7 +538,9 @@ impl Graph {
         Ok(py.detach(|| {
             let mut n = 0;
             let _ = view.snap.visit_label::<()>(label, |a| {
-                n += view.snap.degree(a, Direction::Out, filter);
+                if view.ext(a) != NO_ID {
+                    n += view.snap.degree(a, Direction::Out, filter);
+                }
                 ControlFlow::Continue(())
             });
             n

@@ -481,3 +481,10 @@ def test_import_csv_reports_skipped_edge_lines_and_keeps_integer_ids(tmp_path):
     result = db.import_csv(edges=str(path), skip_bad_lines=1)
     assert result["bad_lines_skipped"] == 1 and result["nodes_created"] == 0 and result["relationships_created"] == 3
     assert db.execute("MATCH (n:Node) RETURN collect(n.id) AS ids").scalar() == [1, 2, 3]
+
+
+def test_counts_take_only_the_view_s_nodes(db):
+    db.execute("CREATE (:Node {id: 1})-[:EDGE]->(:Node {id: 2}), (:Node {id: 'x'})-[:EDGE]->(:Node)")
+    g = db.graph()
+    assert sorted(g.nodes().tolist()) == [1, 2]
+    assert g.number_of_nodes() == 2 and g.number_of_edges() == 1

@@ -154,6 +154,12 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
             assert tx.execute("MATCH (n:N) RETURN count(n)").scalar() == 1
         with pytest.raises(plexus.StorageError):
             db.checkpoint()
+        # The graph view's writes are refused the same way, even when every edge exists already.
+        g = db.graph()
+        for write in [lambda: g.upsert_edges([1], [2]), lambda: g.remove_edges([1], [2])]:
+            with pytest.raises(plexus.QueryError) as e:
+                write()
+            assert e.value.code == "ForbiddenOnReadOnlyDatabase"
         # A second reader may share the directory; a writer may not.
         with plexus.Database(path, read_only=True) as again:
             assert again.execute("MATCH (n) RETURN count(*)").tuples() == [(1,)]
