@@ -151,6 +151,9 @@ pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> 
         Database::clear_unfinished_creation(data).map_err(|e| e.to_string())?;
     }
     if created && std::fs::read_dir(data).is_ok_and(|mut entries| entries.next().is_some()) {
+        if let Some(hint) = interrupted_import(data) {
+            return Err(format!("{} holds no Plexus database: {hint}", data.display()));
+        }
         // Most likely a mistyped path: scattering database files among someone's own would be a poor answer.
         return Err(format!(
             "{} holds files but no Plexus database; give a new or empty directory to create one",
@@ -190,7 +193,19 @@ fn require_database(data: &Path) -> Result<(), String> {
         return Ok(());
     }
     let what = if data.exists() { "holds no Plexus database" } else { "does not exist" };
-    Err(format!("{} {what}", data.display()))
+    let hint = interrupted_import(data).map(|h| format!(": {h}")).unwrap_or_default();
+    Err(format!("{} {what}{hint}", data.display()))
+}
+
+/// What to say of `data` when an import into it was stopped before it finished (its working directory is
+/// still there): the directory is otherwise as it was, and the next import clears that away.
+fn interrupted_import(data: &Path) -> Option<String> {
+    let prefix = plexus_import::publish::INSIDE_PREFIX;
+    let left = std::fs::read_dir(data).ok()?.flatten().find(|e| e.file_name().to_string_lossy().starts_with(prefix))?;
+    Some(format!(
+        "an import into it was interrupted ({} is what it left); run the import again, which clears it away",
+        left.file_name().to_string_lossy()
+    ))
 }
 
 fn report_recovery(data: &Path, opened: plexus::Result<Database>) -> Result<Database, String> {

@@ -217,6 +217,14 @@ fn a_query_does_not_create_a_database_among_other_files() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("holds files but no Plexus database"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "nothing was added");
+    // What an interrupted import leaves is named as such, by the commands that open and those that inspect.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir(other.path().join(".plexus-importing-4242")).unwrap();
+    let dir = other.path().to_str().unwrap();
+    for args in [&["query", "--data", dir, "RETURN 1"][..], &["info", "--data", dir]] {
+        let out = plexus(args);
+        assert!(text(&out.stderr).contains("an import into it was interrupted"), "{args:?}: {}", text(&out.stderr));
+    }
 }
 
 /// A creation killed before it wrote its metadata leaves a lock file and a temporary file: the next command

@@ -20,7 +20,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use plexus_storage::store::IMPORT_INSIDE_PREFIX as INSIDE_PREFIX;
+/// The name an import's working directory inside its target starts with (what an interrupted one leaves).
+pub use plexus_storage::store::IMPORT_INSIDE_PREFIX as INSIDE_PREFIX;
 use plexus_storage::{Catalog, GraphState, Store};
 
 use crate::import::ImportError;
