@@ -488,3 +488,10 @@ def test_counts_take_only_the_view_s_nodes(db):
     g = db.graph()
     assert sorted(g.nodes().tolist()) == [1, 2]
     assert g.number_of_nodes() == 2 and g.number_of_edges() == 1
+
+
+def test_a_single_id_that_is_no_integer_is_named(db):
+    g = db.graph()
+    for bad in [1.0, "1", None]:
+        with pytest.raises(plexus.ArgumentError, match="an integer id or a one-dimensional array"):
+            g.has_edge(bad, 2)

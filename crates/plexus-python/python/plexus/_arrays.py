@@ -17,6 +17,9 @@ def _as_numpy(obj, name):
             arr = obj.to_numpy()
     else:
         arr = np.asarray(obj)
+    if arr.ndim == 0:
+        # A single value that is no Python int (those are taken before this): say what it is.
+        raise ArgumentError(f"{name} must be an integer id or a one-dimensional array of them, got {obj!r}")
     if arr.ndim != 1:
         raise ArgumentError(f"{name} must be one-dimensional, got an array of shape {arr.shape}")
     return arr
@@ -31,7 +34,7 @@ def int64_array(obj, name="ids"):
         if arr.dtype.itemsize == 8 and arr.max() > np.iinfo(np.int64).max:
             raise ArgumentError(f"{name} holds ids above 2**63 - 1")
     elif arr.dtype.kind != "i":
-        hint = " (missing values?)" if arr.dtype.kind in "fO" else ""
+        hint = " (missing values, or integers beyond 64 bits?)" if arr.dtype.kind in "fO" else ""
         raise ArgumentError(f"{name} must hold integers, got dtype {arr.dtype}{hint}")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
