@@ -264,17 +264,7 @@ pub(crate) fn parse_edge_files(
     }
     let skipped = summary.bad_lines.len();
     if skipped > options.skip_bad_lines {
-        let (path, bad) = summary.bad_lines[options.skip_bad_lines].clone();
-        let several = summary.bad_lines.iter().any(|(p, _)| *p != path);
-        let skipped = summary.bad_lines[..options.skip_bad_lines].iter().map(|(p, b)| {
-            if several {
-                format!("{}: {b}", p.display())
-            } else {
-                b.to_string()
-            }
-        });
-        let error = edgelist::ParseError::after(bad, skipped);
-        return Err(ImportError::Parse { path, error });
+        return Err(crate::load::past_allowance(&summary.bad_lines, options.skip_bad_lines));
     }
     Ok(lists)
 }

@@ -121,6 +121,16 @@ fn check_tolerance(summary: &ImportSummary, csv: &CsvOptions) -> Result<(), Impo
     Err(parse_error(path.clone(), bad))
 }
 
+/// The error at bad line `allowed` (counting from 0) of `bad_lines`, listing those skipped before it (with
+/// their files when they come from several).
+pub(crate) fn past_allowance(bad_lines: &[(PathBuf, BadLine)], allowed: usize) -> ImportError {
+    let (path, bad) = bad_lines[allowed].clone();
+    let several = bad_lines.iter().any(|(p, _)| *p != path);
+    let skipped =
+        bad_lines[..allowed].iter().map(|(p, b)| if several { format!("{}: {b}", p.display()) } else { b.to_string() });
+    ImportError::Parse { path, error: ParseError::after(bad, skipped) }
+}
+
 /// Adds a group's bad lines to the summary; fails once there are more than allowed.
 pub(crate) fn count_bad(
     bad: Vec<(PathBuf, BadLine)>,
@@ -131,16 +141,7 @@ pub(crate) fn count_bad(
     bad.sort_by_key(|(_, b)| b.line);
     summary.bad_lines.extend(bad);
     if summary.bad_lines.len() > allowed {
-        let (path, bad) = summary.bad_lines[allowed].clone();
-        let several = summary.bad_lines.iter().any(|(p, _)| *p != path);
-        let skipped = summary.bad_lines[..allowed].iter().map(|(p, b)| {
-            if several {
-                format!("{}: {b}", p.display())
-            } else {
-                b.to_string()
-            }
-        });
-        return Err(ImportError::Parse { path, error: ParseError::after(bad, skipped) });
+        return Err(past_allowance(&summary.bad_lines, allowed));
     }
     Ok(())
 }
