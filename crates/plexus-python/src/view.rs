@@ -28,7 +28,7 @@ impl WeightColumn {
         // A bulk-loaded graph nothing has changed yet: the flat arrays hold the values already, a pass over an
         // array instead of a walk to every relationship's property map.
         let bound = snap.rel_id_bound() as usize;
-        if let Some(values) = snap.flat().and_then(|f| f.weights_by_rel(key, snap.version(), bound)) {
+        if let Some(values) = snap.flat().and_then(|f| f.weights_by_rel(key, snap.version(), bound, snap.rel_count())) {
             return WeightColumn { version: snap.version(), values };
         }
         let mut values = filled_on_huge_pages(f64::NAN, bound);

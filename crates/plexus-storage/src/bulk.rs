@@ -658,7 +658,11 @@ mod tests {
         // The flat arrays' weights come from the column here and from the relationship leaves there.
         assert!(built.flat.is_some() && reference.flat.is_some());
         let bound = built.rel_id_bound() as usize;
-        let by_rel = built.flat().unwrap().weights_by_rel(wkey, built.version, bound).expect("nothing changed");
+        let by_rel = built
+            .flat()
+            .unwrap()
+            .weights_by_rel(wkey, built.version, bound, built.rel_count())
+            .expect("nothing changed");
         for (rel, w) in by_rel.iter().enumerate() {
             let stored = built.rel_prop(RelId(rel as u64), wkey).and_then(|v| v.as_f64());
             assert_eq!(stored.map(f64::to_bits), (!w.is_nan()).then(|| w.to_bits()), "relationship {rel}");

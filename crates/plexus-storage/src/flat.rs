@@ -344,14 +344,15 @@ impl FlatAdjacency {
     }
 
     /// Every relationship's value of `key` by relationship id (NaN where it has none), `bound` long, straight from
-    /// the outgoing side, when the arrays hold that key's values and no node has changed by `version` (then every
-    /// relationship is in them as it was loaded); `None` otherwise.
-    pub fn weights_by_rel(&self, key: PropKeyId, version: u64, bound: usize) -> Option<Vec<f64>> {
+    /// the outgoing side, when the arrays hold that key's values, no node has changed by `version` and the state
+    /// has `rel_count` relationships, as many as the arrays (then every relationship is in them as it was
+    /// loaded); `None` otherwise.
+    pub fn weights_by_rel(&self, key: PropKeyId, version: u64, bound: usize, rel_count: u64) -> Option<Vec<f64>> {
         let RelProps::Weights { key: k, out: w_out, .. } = &self.props else { return None };
-        // Relationships made since (between nodes made since, which mark no leaf of the arrays changed) have ids
-        // past those the arrays hold: their values are in their leaves only.
-        if *k != key || bound > self.out.rel.len() || self.changed.iter().any(|c| c.load(Ordering::Relaxed) <= version)
-        {
+        // Relationships made since between nodes made since mark no leaf of the arrays changed, but are counted:
+        // their values are in their leaves only. (A loaded one removed marks its ends' leaves.)
+        let unchanged = !self.changed.iter().any(|c| c.load(Ordering::Relaxed) <= version);
+        if *k != key || rel_count != self.out.rel.len() as u64 || !unchanged {
             return None;
         }
         let mut by_rel = crate::prefetch::filled_on_huge_pages(f64::NAN, bound);
