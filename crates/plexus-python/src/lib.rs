@@ -39,5 +39,8 @@ fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<graph::Graph>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("NO_ID", idindex::NO_ID)?;
+    // NumPy's C API is otherwise loaded at the first array argument, and a Ctrl-C arriving while it loads
+    // (imports run Python code) made numpy's bindings panic instead of raising KeyboardInterrupt.
+    let _ = numpy::PyArray1::<i64>::zeros(m.py(), 0, false);
     Ok(())
 }
