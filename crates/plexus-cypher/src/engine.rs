@@ -28,6 +28,17 @@ pub(crate) struct Statement {
     pub(crate) mode: RunMode,
 }
 
+impl Statement {
+    /// Whether running it changes the database: a schema command or a writing plan, except under EXPLAIN.
+    fn writes(&self) -> bool {
+        self.mode != RunMode::Explain
+            && match &self.compiled {
+                Compiled::Schema(_) => true,
+                Compiled::Query(plan) => plan.writes,
+            }
+    }
+}
+
 /// Plans kept per engine; beyond this the cache starts over (a simple bound against unbounded distinct texts).
 const PLAN_CACHE_CAPACITY: usize = 1024;
 
@@ -102,7 +113,7 @@ impl Engine {
         let s = self.compile(query)?;
         Ok(match &s.compiled {
             Compiled::Query(plan) => explain::render(&plan.root, None, None),
-            Compiled::Schema(cmd) => format!("+{}\n", schema_operator(cmd)),
+            Compiled::Schema(cmd) => schema_plan(cmd, None).0,
         })
     }
 
@@ -121,10 +132,7 @@ impl Engine {
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
-        let writes = match &statement.compiled {
-            Compiled::Schema(_) => statement.mode != RunMode::Explain,
-            Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
-        };
+        let writes = statement.writes();
         if writes && store.is_read_only() {
             // Refused before anything runs, rather than at commit after all the work.
             return Err(CypherError::new(
@@ -201,10 +209,7 @@ impl Engine {
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
         let statement = self.compile(query)?;
-        let writes = match &statement.compiled {
-            Compiled::Schema(_) => statement.mode != RunMode::Explain,
-            Compiled::Query(plan) => plan.writes && statement.mode != RunMode::Explain,
-        };
+        let writes = statement.writes();
         if let Some(refusal) = writes.then(|| tx.refusal()).flatten() {
             return Err(CypherError::from(refusal));
         }
@@ -318,10 +323,9 @@ impl Engine {
     pub fn access(&self, query: &str) -> Result<Access> {
         let statement = self.compile(query)?;
         Ok(match &statement.compiled {
-            Compiled::Schema(_) if statement.mode == RunMode::Explain => Access::Read,
+            _ if !statement.writes() => Access::Read,
             Compiled::Schema(_) => Access::Schema,
-            Compiled::Query(plan) if plan.writes && statement.mode != RunMode::Explain => Access::Write,
-            Compiled::Query(_) => Access::Read,
+            Compiled::Query(_) => Access::Write,
         })
     }
 }
@@ -352,12 +356,18 @@ fn explained(plan: &Plan, ctx: &Ctx) -> QueryResult {
 /// The answer to EXPLAIN of an index or constraint command: its one operator, as Neo4j plans it, and nothing
 /// changed.
 fn explained_schema(cmd: &SchemaCommand) -> QueryResult {
+    let (plan, plan_tree) = schema_plan(cmd, None);
+    QueryResult { plan: Some(plan), plan_tree: Some(plan_tree), ..Default::default() }
+}
+
+/// A schema command's plan, as text and as a tree: its one operator, with the time it took under PROFILE.
+fn schema_plan(cmd: &SchemaCommand, profiled: Option<std::time::Duration>) -> (String, PlanTree) {
     let operator = schema_operator(cmd);
-    QueryResult {
-        plan: Some(format!("+{operator}\n")),
-        plan_tree: Some(PlanTree { operator, rows: None, time: None, children: vec![] }),
-        ..Default::default()
-    }
+    let text = match profiled {
+        Some(t) => format!("+{operator}  rows: 0, time: {:.3} ms\n", t.as_secs_f64() * 1e3),
+        None => format!("+{operator}\n"),
+    };
+    (text, PlanTree { operator, rows: profiled.map(|_| 0), time: profiled, children: vec![] })
 }
 
 /// The operator Neo4j names for a schema command, with what it creates or drops.
@@ -682,21 +692,20 @@ fn name_taken(holder: &SchemaObject) -> CypherError {
     )
 }
 
-/// Runs a schema command. As in Neo4j, a name given to an index or constraint is how SHOW lists it and DROP
-/// finds it, no two have the same name, and `IF NOT EXISTS` makes a CREATE do nothing when an index or
-/// constraint of the same name, or on the same schema, exists.
 /// Runs a schema command; under PROFILE its result carries the command's one operator as its plan.
 fn schema(tx: &mut WriteTxn, cmd: &SchemaCommand, mode: RunMode) -> Result<QueryResult> {
     let started = Instant::now();
     let mut result = run_schema(tx, cmd)?;
     if mode == RunMode::Profile {
-        let operator = schema_operator(cmd);
-        result.plan = Some(format!("+{operator}  rows: 0, time: {:.3} ms\n", started.elapsed().as_secs_f64() * 1e3));
-        result.plan_tree = Some(PlanTree { operator, rows: Some(0), time: Some(started.elapsed()), children: vec![] });
+        let (plan, plan_tree) = schema_plan(cmd, Some(started.elapsed()));
+        (result.plan, result.plan_tree) = (Some(plan), Some(plan_tree));
     }
     Ok(result)
 }
 
+/// Runs a schema command. As in Neo4j, a name given to an index or constraint is how SHOW lists it and DROP
+/// finds it, no two have the same name, and `IF NOT EXISTS` makes a CREATE do nothing when an index or
+/// constraint of the same name, or on the same schema, exists.
 fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     let mut stats = QueryStats::default();
     let mut result = QueryResult::default();
