@@ -366,7 +366,7 @@ impl Service {
             // A read in a write transaction streams too, from the transaction's state as the statement starts:
             // built whole, a large result held the server's memory until the limit stopped it (drivers'
             // `execute_query` opens write transactions by default).
-            TxKind::Write(write) if self.db.engine().reads_only(query) && !tx.ticket.terminated() => write.snapshot(),
+            TxKind::Write(write) if self.db.engine().reads_only(query) => write.snapshot(),
             TxKind::Write(_) => return Ok((self.run_in_transaction(tx, role, query, &params, interrupt)?, None)),
         };
         let started = Instant::now();

@@ -625,18 +625,21 @@ impl Session {
             }
             let row = match stream.rows.next() {
                 Some(row) => row,
-                None if stream.listed.as_ref().is_some_and(|l| l.check().is_err()) => {
-                    failure = stream.listed.as_ref().and_then(|l| l.check().err());
-                    stream.rest = None;
-                    break;
-                }
-                None => match refill(stream, service.registry.stopping()) {
-                    Ok(true) => continue,
-                    Ok(false) => break,
+                None => match stream.listed.as_ref().map_or(Ok(()), |l| l.check()) {
                     Err(e) => {
+                        // Terminated while this PULL ran: no more rows are produced.
+                        stream.rest = None;
                         failure = Some(e);
                         break;
                     }
+                    Ok(()) => match refill(stream, service.registry.stopping()) {
+                        Ok(true) => continue,
+                        Ok(false) => break,
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    },
                 },
             };
             if !discard {
