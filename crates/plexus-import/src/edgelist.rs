@@ -225,16 +225,15 @@ fn fields(line: &[u8], delimiter: Delimiter) -> Fields<'_> {
                 let start = i;
                 if line.get(i) == Some(&b'"') {
                     // Quoted as for the other delimiters: `"New York" Boston`.
-                    let open = i + 1;
-                    let Some(close) = line[open..].iter().position(|&b| b == b'"').map(|p| open + p) else {
-                        out.malformed = Some((start, "a quoted field is not closed on its line"));
+                    let Some(close) = closing_quote(line, start) else {
+                        out.malformed = Some((start, NOT_CLOSED));
                         return out;
                     };
                     if close + 1 < line.len() && !blank(line[close + 1]) {
                         out.malformed = Some((close + 1, "text after the closing quote of a field"));
                         return out;
                     }
-                    out.push(&line[open..close], start);
+                    out.push(&line[start + 1..close], start);
                     i = close + 1;
                     continue;
                 }
@@ -276,8 +275,8 @@ fn quoted_fields<'a>(line: &'a [u8], sep: u8, out: &mut Fields<'a>) {
         let field_start = start + lead;
         let end = if line.get(field_start) == Some(&b'"') {
             let open = field_start + 1;
-            let Some(close) = line[open..].iter().position(|&b| b == b'"').map(|p| open + p) else {
-                out.malformed = Some((field_start, "a quoted field is not closed on its line"));
+            let Some(close) = closing_quote(line, field_start) else {
+                out.malformed = Some((field_start, NOT_CLOSED));
                 return;
             };
             if line.get(close + 1) == Some(&b'"') {
@@ -312,6 +311,13 @@ fn quoted_fields<'a>(line: &'a [u8], sep: u8, out: &mut Fields<'a>) {
         }
         start = end + 1;
     }
+}
+
+const NOT_CLOSED: &str = "a quoted field is not closed on its line";
+
+/// Where the quoted field opening at `quote` ends: the position of its closing quote, if the line has one.
+fn closing_quote(line: &[u8], quote: usize) -> Option<usize> {
+    line[quote + 1..].iter().position(|&b| b == b'"').map(|p| quote + 1 + p)
 }
 
 fn trim(field: &[u8]) -> &[u8] {
