@@ -477,14 +477,10 @@ fn current_index<'a>(tx: &WriteTxn, index: Option<&'a IdIndex>, label: LabelId, 
 
 /// The node with external id `ext`: from the id table when it is current (it then answers as the key map did at
 /// the start of `tx`; callers remember the nodes they create), else from the key map.
-/// A node whose key is a float equal to `ext` (`5.0`) is not the view's node `5`, as the id table has only integer
-/// keys: answering it here but not there made the same call succeed or fail with the table's age.
 fn node_by_ext(tx: &WriteTxn, index: Option<&IdIndex>, label: LabelId, key: PropKeyId, ext: i64) -> Option<NodeId> {
     match index {
         Some(index) => index.node(ext),
-        None => {
-            tx.node_by_key(label, &Value::Int(ext)).filter(|&n| matches!(tx.node_prop(n, key), Some(Value::Int(_))))
-        }
+        None => crate::idindex::node_keyed(tx, label, key, ext),
     }
 }
 

@@ -12,6 +12,14 @@ use plexus::value::Value;
 use plexus::{LabelId, NodeId, PropKeyId, ReadTxn};
 use plexus_storage::fxhash::FxHashMap;
 use plexus_storage::prefetch::filled_on_huge_pages;
+use plexus_storage::GraphState;
+
+/// The node of `label` whose unique key `key` is the integer `ext`, looked up in the key map. Only a node whose
+/// key is that integer is the view's node `ext`, as the tables have it: one keyed `5.0` (equal under the key map)
+/// is not, or the same call would answer differently with the tables' age.
+pub(crate) fn node_keyed(g: &GraphState, label: LabelId, key: PropKeyId, ext: i64) -> Option<NodeId> {
+    g.node_by_key(label, &Value::Int(ext)).filter(|&n| matches!(g.node_prop(n, key), Some(Value::Int(_))))
+}
 
 /// The external id reported in arrays for a neighbour that has none (outside the view's label, or a key that is
 /// not an integer); Python lists hold `None` there. Reserved: a node whose key is this value is outside the view,

@@ -11,7 +11,7 @@ use plexus_storage::prefetch::filled_on_huge_pages;
 use smallvec::SmallVec;
 
 use crate::batch::chunks;
-use crate::idindex::{IdIndex, NO_ID};
+use crate::idindex::{node_keyed, IdIndex, NO_ID};
 
 /// The view's weights by relationship id for one snapshot version (NaN where a relationship has none). Reading a
 /// weight from storage walks to the relationship's leaf and then its property map, several dependent cache
@@ -103,10 +103,7 @@ impl View {
             None => {
                 let label = self.label.filter(|_| ext != NO_ID)?;
                 let key = self.key?;
-                // Only a node whose key is that integer, as the tables have it (not one keyed `5.0`).
-                (self.snap.unique_key(label) == Some(key))
-                    .then(|| self.snap.node_by_key(label, &Value::Int(ext)))?
-                    .filter(|&n| matches!(self.snap.node_prop(n, key), Some(Value::Int(_))))
+                (self.snap.unique_key(label) == Some(key)).then(|| node_keyed(&self.snap, label, key, ext))?
             }
         }
     }
