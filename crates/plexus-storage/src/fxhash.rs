@@ -79,7 +79,7 @@ mod tests {
             std::hash::Hash::hash(format!("u{i}").as_str(), &mut h);
             low.insert(h.finish() & 0x3fff);
         }
-        // About 1 - 1/e of 16,384 buckets for a random hash; before the fold, 32.
+        // About 1 - 1/e of 16,384 buckets for a random hash; before the fold, 64.
         assert!(low.len() > 9_000, "{} buckets", low.len());
     }
 
