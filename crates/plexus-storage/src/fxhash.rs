@@ -1,6 +1,7 @@
-//! A fast, non-cryptographic hasher for in-memory tables keyed by ids (the Firefox/rustc "Fx" mixing step).
-//! Keys here come from our own id space, not from untrusted input, so flooding resistance buys nothing and
-//! SipHash would cost several times more per lookup on the commit path.
+//! A fast, non-cryptographic hasher for in-memory tables keyed by ids, and by names and byte keys (the id
+//! spaces of imported files, grouping keys) — the Firefox/rustc "Fx" mixing step, with byte strings folded so
+//! every byte reaches the bucket. Keys come from the user's own data, not from a remote party, so flooding
+//! resistance buys little and SipHash would cost several times more per lookup on the commit path.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
