@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 pub use cursor::{ReadCursor, ReadStream};
 pub use engine::{Access, Engine};
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
+pub use expr::MAX_VALUE_NESTING;
 pub use files::FileAccess;
 pub use interrupt::Interrupt;
 pub use procedures::{ParamType, ProcedureSignature};

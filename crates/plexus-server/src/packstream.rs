@@ -72,8 +72,11 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// Nesting beyond this is refused, so a hostile message cannot exhaust the stack.
-pub const MAX_DEPTH: usize = 64;
+/// Nesting beyond this is refused, so a hostile message cannot exhaust the stack. It is the depth of the values
+/// Cypher builds and returns, plus the message's struct and its map of parameters (or a record's list of
+/// fields): a value a query returned can be sent back as a parameter. Connection threads decode with a large
+/// stack (`bolt::QUERY_STACK`), where a thousand levels take a few hundred kilobytes.
+pub const MAX_DEPTH: usize = plexus::cypher::MAX_VALUE_NESTING + 2;
 
 /// Decodes exactly one value filling all of `bytes`.
 pub fn decode(bytes: &[u8]) -> Result<Ps, DecodeError> {
@@ -406,8 +409,10 @@ mod tests {
         assert_eq!(decode(&[0x82, 0xFF, 0xFE]), Err(DecodeError::InvalidUtf8));
         assert_eq!(decode(&[0xA1, 0x01, 0x01]), Err(DecodeError::NonStringKey));
         assert_eq!(decode(&[0x01, 0x02]), Err(DecodeError::TrailingBytes(1)));
-        let deep: Vec<u8> = std::iter::repeat_n(0x91, 100).chain([0x01]).collect();
+        let deep: Vec<u8> = std::iter::repeat_n(0x91, MAX_DEPTH + 1).chain([0x01]).collect();
         assert_eq!(decode(&deep), Err(DecodeError::TooDeep));
+        let deepest: Vec<u8> = std::iter::repeat_n(0x91, MAX_DEPTH).chain([0x01]).collect();
+        assert!(decode(&deepest).is_ok());
     }
 
     fn arb_ps() -> impl Strategy<Value = Ps> {

@@ -129,6 +129,29 @@ fn malformed_run_and_begin_fields_are_refused() {
     assert!(matches!(&r[0], Ps::Struct(0x70, _)), "{r:?}");
 }
 
+/// The most deeply nested value a query returns can be sent back as a parameter; one level deeper is refused
+/// with an error the client can read (before the connection closes, as for any message that cannot be decoded).
+#[test]
+fn a_returned_value_can_be_sent_back_however_deeply_nested() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let deepest = plexus::cypher::MAX_VALUE_NESTING;
+    let (records, _) = c.query(&format!("RETURN reduce(v = 1, i IN range(1, {deepest}) | [v]) AS v"));
+    let value = records.into_iter().next().expect("one record");
+    let run = c.request(0x10, vec![Ps::String("RETURN $v = $v AS same".into()), map([("v", value.clone())]), map([])]);
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    assert_eq!(c.pull(-1, None).0, vec![Ps::Bool(true)]);
+    let deeper = Ps::List(vec![value]);
+    let refused = c.request(0x10, vec![Ps::String("RETURN $v".into()), map([("v", deeper)]), map([])]);
+    match &refused[0] {
+        Ps::Struct(0x7F, f) => {
+            let code = f[0].get("code").and_then(Ps::as_str).unwrap_or_default();
+            assert!(code.starts_with("Neo.ClientError."), "{code}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_healthy(s.addr);
+}
 #[test]
 fn unsupported_versions_and_bad_magic_are_refused() {
     let s = TestServer::open();
