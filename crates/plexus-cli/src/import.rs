@@ -434,6 +434,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
         eprintln!("plexus import: skipped {} more lines, not listed", skipped.len() - SKIPPED_SHOWN);
     }
     // Data left out, so told even with --quiet, as skipped lines are.
+    for path in &summary.repeated_headers {
+        eprintln!("plexus import: skipped the first line of {}: it repeats the header", path.display());
+    }
     for (path, n) in &summary.dropped_fields {
         let fields = if *n == 1 { "field" } else { "fields" };
         eprintln!("plexus import: dropped {n} {fields} past the header's last column of {}", path.display());

@@ -118,6 +118,19 @@ fn duplicate_node_ids_are_skipped_with_skip_duplicate_nodes_only() {
     assert!(text(&out.stdout).contains("imported 2 nodes"), "{}", text(&out.stdout));
 }
 
+/// A later file's first line that repeats the header is skipped: data left out, so said even with --quiet.
+#[test]
+fn a_skipped_repeated_header_is_told_even_with_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("a.csv"), "id:ID,name\n1,a\n").unwrap();
+    std::fs::write(dir.join("b.csv"), "id:ID,name\n2,b\n").unwrap();
+    let nodes = format!("N={},{}", path(dir, "a.csv"), path(dir, "b.csv"));
+    let out = plexus(&["import", "--quiet", "--data", &path(dir, "db"), "--nodes", &nodes]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("skipped the first line of") && err.contains("b.csv: it repeats the header"), "{err}");
+}
 /// The options of Neo4j's importer that change how fields read: a command line written for it runs here too.
 #[test]
 fn neo4j_importer_field_options() {

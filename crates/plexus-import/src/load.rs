@@ -77,9 +77,7 @@ pub(crate) fn read_group(
 
 /// Says which later files of a group had their first line skipped for repeating the header.
 fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSummary) {
-    for path in paths {
-        summary.notes.push(format!("skipped the first line of {}: it repeats the header", path.display()));
-    }
+    summary.repeated_headers.extend_from_slice(paths);
 }
 
 /// Takes into the summary what parsing a relationship group found besides its rows: bad lines (failing past
