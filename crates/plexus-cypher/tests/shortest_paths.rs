@@ -7,11 +7,15 @@ use plexus_cypher::{Engine, Params, ResultValue, Value};
 use plexus_storage::Store;
 use proptest::prelude::*;
 
-/// `WHERE` conditions on a path `p` (`$t` is a small integer). The first two become conditions on each
-/// relationship, checked during the search; the others are checked on whole paths.
+/// `WHERE` conditions on a path `p` (`$t` is a small integer). The first five become conditions on each
+/// relationship (on its ends, for those over nodes), checked during the search; the others are checked on whole
+/// paths.
 const PREDICATES: &[&str] = &[
     "all(r IN relationships(p) WHERE r.k < $t)",
     "none(x IN relationships(p) WHERE x.k = $t)",
+    "all(n IN nodes(p) WHERE n.i <> $t)",
+    "none(x IN nodes(p) WHERE x.i = $t + 2) AND all(r IN relationships(p) WHERE r.k IS NULL OR r.k < 2)",
+    "none(x IN nodes(p) WHERE x.missing = $t)",
     "length(p) >= $t",
     "reduce(s = 0, r IN relationships(p) | s + coalesce(r.k, 1)) >= $t",
     "any(n IN nodes(p) WHERE n.i = $t) AND all(r IN relationships(p) WHERE type(r) = 'R' OR r.k > 0)",
@@ -169,4 +173,26 @@ fn a_longer_path_that_passes_is_found_when_the_shortest_fails() {
     assert!(run(&q).is_empty(), "{q}");
     let plan = engine.explain(&format!("{ends} MATCH p = shortestPath((a)-[*]->(c)) WHERE length(p) > 1 RETURN p"));
     assert!(plan.expect("explain").contains("of the paths passing the WHERE"));
+}
+
+/// A condition on every node of the path steers the search: with the start node failing it there is no path,
+/// found at once. Checked on whole paths, the search tried every path of each length first, which on this graph of
+/// ten nodes and 25 relationships took minutes.
+#[test]
+fn a_condition_on_every_node_steers_the_search() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let run = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    run("UNWIND range(0, 9) AS i CREATE (:N {id: i})");
+    run("MATCH (a:N), (b:N) WHERE a.id < b.id AND (a.id + b.id) % 2 = 1 CREATE (a)-[:R]->(b)");
+    run("MATCH (n {id: 0}) SET n:A");
+    let q = "MATCH (a {id: 0}), (b {id: 1}) MATCH p = shortestPath((a)-[*]-(b)) WHERE none(x IN nodes(p) WHERE x:A) \
+             RETURN length(p)";
+    let plan = run(&format!("EXPLAIN {q}")).plan.expect("a plan");
+    assert!(!plan.contains("passing the WHERE"), "{plan}");
+    assert!(run(q).rows.is_empty());
+    let q =
+        "MATCH (a {id: 1}), (b {id: 3}) MATCH p = shortestPath((a)-[*]-(b)) WHERE all(x IN nodes(p) WHERE NOT x:A) \
+             RETURN length(p), nodes(p)[1].id <> 0";
+    assert_eq!(run(q).rows, vec![vec![ResultValue::Int(2), ResultValue::Bool(true)]]);
 }

@@ -88,6 +88,13 @@ impl Planner<'_> {
             rel_filters.push(CExpr::PropsMatch(Box::new(CExpr::Slot(rel_scratch)), Box::new(map)));
         }
         let path_names: Vec<&str> = part.variable.iter().chain(rp.variable.iter()).map(|v| v.name.as_str()).collect();
+        // A condition on every node of the path becomes one on both ends of every relationship: the same for
+        // paths of at least one relationship, which are all a search between two nodes finds unless its minimum
+        // is 0, and not for a walk by whole repetitions (which checks no single relationship).
+        let mut per_node = PerNode {
+            path: part.variable.as_ref().map(|v| v.name.as_str()).filter(|_| cycle.is_none() && min != Some(0)),
+            ends: hop_nodes,
+        };
         let mut path_filters = Vec::new();
         let mut after = bound.clone();
         after.extend(path_names.iter().map(|n| n.to_string()));
@@ -105,9 +112,13 @@ impl Planner<'_> {
             let conjunct = pending.remove(i).expr;
             // Compiled whole first, so it raises the errors it would as a filter.
             let whole = self.expr(&conjunct, scope, &mut AggMode::Forbidden)?;
-            match self.per_relationship(&conjunct, &path_names, rel_scratch, scope)? {
-                Some(f) => rel_filters.push(f),
-                None => path_filters.push(whole),
+            if let Some(fs) = self.per_node(&conjunct, &path_names, &mut per_node, scope)? {
+                rel_filters.extend(fs);
+            } else {
+                match self.per_relationship(&conjunct, &path_names, rel_scratch, scope)? {
+                    Some(f) => rel_filters.push(f),
+                    None => path_filters.push(whole),
+                }
             }
         }
         // The parenthesised path's own WHERE steers the search, selector or not: the shortest paths that pass it.
@@ -116,12 +127,17 @@ impl Planner<'_> {
             super::pattern::conjuncts(predicate, &mut parts);
             for conjunct in parts {
                 let whole = self.expr(&conjunct, scope, &mut AggMode::Forbidden)?;
+                if let Some(fs) = self.per_node(&conjunct, &path_names, &mut per_node, scope)? {
+                    rel_filters.extend(fs);
+                    continue;
+                }
                 match self.per_relationship(&conjunct, &path_names, rel_scratch, scope)? {
                     Some(f) => rel_filters.push(f),
                     None => path_filters.push(whole),
                 }
             }
         }
+        let hop_nodes = per_node.ends;
         if let Some(test) = &rp.type_expr {
             rel_filters.push(type_test(rel_scratch, test));
         }
@@ -159,6 +175,40 @@ impl Planner<'_> {
         self.flush(plan, pending, bound, declared, scope)
     }
 
+    /// `all(x IN nodes(p) WHERE f)` or `none(...)` as conditions on the two ends of each relationship, when `f`
+    /// mentions neither the path nor its relationships and `per_node` allows it: the search then never reaches a
+    /// node that fails it, where filtering whole paths tried every path of each length before the next (which
+    /// grows exponentially with the length when no path passes).
+    fn per_node(
+        &mut self,
+        conjunct: &Expr,
+        path_names: &[&str],
+        per_node: &mut PerNode<'_>,
+        scope: &Scope,
+    ) -> Result<Option<[CExpr; 2]>> {
+        let Some(path) = per_node.path else { return Ok(None) };
+        let ExprKind::Quantified { quantifier, variable, list, predicate } = &conjunct.kind else { return Ok(None) };
+        if !matches!(quantifier, Quantifier::All | Quantifier::None) {
+            return Ok(None);
+        }
+        let over_nodes = matches!(&list.kind, ExprKind::Function { name, args, .. }
+            if name == "nodes" && matches!(args.as_slice(), [a] if matches!(&a.kind, ExprKind::Variable(v) if v == path)));
+        let independent = mentioned(predicate)
+            .is_some_and(|names| names.iter().all(|n| n == &variable.name || !path_names.contains(&n.as_str())));
+        if !over_nodes || !independent {
+            return Ok(None);
+        }
+        let (left, right) = *per_node.ends.get_or_insert_with(|| (self.slot(), self.slot()));
+        let mut end = |slot: usize| -> Result<CExpr> {
+            let f = self.expr(predicate, &scope.with(&variable.name, slot, VarKind::Node), &mut AggMode::Forbidden)?;
+            Ok(match quantifier {
+                Quantifier::None => CExpr::Not(Box::new(f)),
+                _ => f,
+            })
+        };
+        Ok(Some([end(left)?, end(right)?]))
+    }
+
     /// `all(r IN relationships(p) WHERE f)` or `none(...)` (or over a path's relationship list) as a condition on
     /// each relationship, when `f` mentions neither the path nor its list: the search then never follows a
     /// relationship that fails it, which gives the same paths as filtering whole paths, sooner.
@@ -193,4 +243,12 @@ impl Planner<'_> {
             _ => f,
         }))
     }
+}
+
+/// What [`Planner::per_node`] may turn into conditions on relationships: the path variable whose nodes they may
+/// range over (none when it may not), and the scratch slots of each relationship's two ends, made when first
+/// needed unless a quantified path pattern's condition has them already.
+struct PerNode<'a> {
+    path: Option<&'a str>,
+    ends: Option<(usize, usize)>,
 }
