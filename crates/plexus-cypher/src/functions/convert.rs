@@ -45,7 +45,26 @@ pub fn parse_integer(s: &str) -> Option<i64> {
         }
         Err(_) => {}
     }
+    if let Some(truncated) = truncate_decimal(s) {
+        return truncated;
+    }
     parse_float(s).and_then(float_to_integer)
+}
+
+/// A decimal without an exponent (`-12.999`), truncated by dropping its fraction's digits: exact, where the
+/// nearest float of `0.9999999999999999999` is 1. `Some(None)` when the integer part is out of range; `None`
+/// when `s` is not of that form.
+fn truncate_decimal(s: &str) -> Option<Option<i64>> {
+    let (whole, fraction) = s.split_once('.')?;
+    let digits = whole.strip_prefix(['+', '-']).unwrap_or(whole);
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(digits) || !all_digits(fraction) || (digits.is_empty() && fraction.is_empty()) {
+        return None;
+    }
+    if digits.is_empty() {
+        return Some(Some(0));
+    }
+    Some(whole.parse::<i64>().ok())
 }
 
 /// A float truncated towards zero, if that is an integer (not NaN, an infinity or beyond 64 bits).
