@@ -1,4 +1,4 @@
-//! Typed property values from CSV text, as Neo4j's importer reads them: integers (`int`, `long`, `short`,
+//! Typed property values from CSV text, in the types of Neo4j's importer: integers (`int`, `long`, `short`,
 //! `byte`, range-checked), floats, booleans, strings, ISO 8601 temporal values (`date`, `localtime`, `time`,
 //! `localdatetime`, `datetime`, `duration`) and arrays of any of these split on the array delimiter.
 //!
@@ -115,7 +115,8 @@ fn not_a(ty: ScalarType, text: &[u8]) -> String {
 }
 
 /// Parses one value of type `ty`. Numbers and booleans may have spaces around them (` 3 `), as Neo4j's importer
-/// reads them. Every integer type is stored as a 64-bit integer, so `int`, `short` and `byte` columns take any
+/// reads them. A boolean is `true` or `false` in any case, anything else a bad value, where Neo4j's importer
+/// takes every text but `true` as false: a typo is told rather than stored as false. Every integer type is stored as a 64-bit integer, so `int`, `short` and `byte` columns take any
 /// 64-bit value, as Neo4j's importer does by default (it normalises them to `long`).
 pub fn parse_scalar(ty: ScalarType, text: &[u8]) -> Result<Value, String> {
     let bad = || not_a(ty, text);
@@ -198,7 +199,8 @@ fn parse_point(text: &str, default: Option<Crs>) -> Result<Value, String> {
         Some(crs) if geographic && !crs.is_geographic() => {
             return Err(format!("longitude and latitude are not coordinates of the {crs} system"))
         }
-        Some(crs) => crs.with_dimensions(coords.len()),
+        // A named system fixes the number of coordinates: `Point::new` refuses others, as `point()` does.
+        Some(crs) => crs,
         None if geographic => Crs::Wgs84.with_dimensions(coords.len()),
         None => Crs::Cartesian.with_dimensions(coords.len()),
     };
@@ -261,6 +263,14 @@ mod tests {
         for bad in ["1,2", "{x:1}", "{x:a,y:2}", "{latitude:95,longitude:1}", "{x:1,y:2,crs:mars}"] {
             assert!(parse_scalar(ScalarType::Point(None), bad.as_bytes()).is_err(), "{bad}");
         }
+        // As many coordinates as the named system has, no more or fewer.
+        for bad in ["{x:1,y:2,crs:wgs-84-3d}", "{x:1,y:2,z:3,crs:'cartesian'}", "{x:1,y:2,z:3,srid:7203}"] {
+            let e = parse_scalar(ScalarType::Point(None), bad.as_bytes()).unwrap_err();
+            assert!(e.contains("coordinate reference system and"), "{bad}: {e}");
+        }
+        assert!(parse_scalar(ScalarType::Point(Some(Crs::Wgs84)), b"{x:1,y:2,z:3}").is_err());
+        let wgs3 = ok(ScalarType::Point(Some(Crs::Wgs84_3d)), "{x:1,y:2,z:3}");
+        assert_eq!(wgs3, p(Crs::Wgs84_3d, &[1.0, 2.0, 3.0]));
         let list = parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4}", false).unwrap();
         assert_eq!(list, Value::List(vec![p(Crs::Cartesian, &[1.0, 2.0]), p(Crs::Cartesian, &[3.0, 4.0])].into()));
         assert!(parse_typed(ScalarType::Point(None), true, b';', b"{x:1,y:2};{x:3,y:4,z:5}", false).is_err());
