@@ -624,7 +624,14 @@ async fn bodies_that_are_not_json_are_refused_and_counters_can_be_left_out() {
         let r = send(t.addr, "POST", "/db/neo4j/nodes", &headers, b"{}").await;
         assert_eq!(r.status, 415, "{content_type} on a REST resource");
     }
-    for content_type in ["application/json; charset=utf-8", "Application/JSON", "application/vnd.neo4j.query"] {
+    let accepted = [
+        "application/json; charset=utf-8",
+        "Application/JSON",
+        "application/vnd.neo4j.query",
+        "application/vnd.neo4j.query.v1.1",
+        "application/vnd.neo4j.query.v1",
+    ];
+    for content_type in accepted {
         let headers = [("Authorization", ADMIN), ("Content-Type", content_type)];
         let r = send(t.addr, "POST", "/db/neo4j/query/v2", &headers, body.as_bytes()).await;
         assert_eq!(r.status, 202, "{content_type}");

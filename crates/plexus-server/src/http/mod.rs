@@ -266,7 +266,9 @@ pub fn body_formats(headers: &HeaderMap) -> Result<(Format, Format), ApiError> {
     if let Some(value) = headers.get(header::CONTENT_TYPE) {
         let text = value.to_str().unwrap_or_default();
         let essence = text.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-        if !ACCEPTED.contains(&essence.as_str()) {
+        // The typed type may name its version (`application/vnd.neo4j.query.v1.1`), as Neo4j's documentation writes it.
+        let typed_version = essence.strip_prefix(json::TYPED_MEDIA_TYPE).is_some_and(|v| v.starts_with(".v1"));
+        if !ACCEPTED.contains(&essence.as_str()) && !typed_version {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Neo.ClientError.Request.InvalidFormat",
