@@ -18,6 +18,8 @@ pub struct Caller {
     pub connection: Arc<str>,
     /// The client's address, where known.
     pub client: Arc<str>,
+    /// The `tx_metadata` of the request that began the transaction or ran the auto-commit statement (`metaData`).
+    pub metadata: Option<Arc<plexus::cypher::Map>>,
 }
 
 thread_local! {

@@ -325,13 +325,20 @@ fn yielded_names(items: &str) -> Vec<String> {
 
 /// The Cypher query that answers `command` over its rows in `$__plexus_databases`.
 pub(crate) fn translate(command: &Command, columns: &[&str]) -> Result<String, ServerError> {
+    translate_shown(command, columns, columns.len())
+}
+
+/// [`translate`] for a listing whose first `shown` columns are those it returns without `YIELD` (`YIELD *` and
+/// `YIELD` by name reach all).
+pub(crate) fn translate_shown(command: &Command, columns: &[&str], shown: usize) -> Result<String, ServerError> {
     let bind: Vec<String> = columns.iter().map(|c| format!("db.{c} AS {c}")).collect();
     let all: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+    let default = all[..shown].join(", ");
     let mut query = format!("UNWIND ${ROWS_PARAM} AS db WITH {}", bind.join(", "));
     let rest = command.rest.as_str();
     match next_word(rest) {
-        None => query += &format!(" RETURN {}", all.join(", ")),
-        Some((w, _)) if w.eq_ignore_ascii_case("WHERE") => query += &format!(" {rest} RETURN {}", all.join(", ")),
+        None => query += &format!(" RETURN {default}"),
+        Some((w, _)) if w.eq_ignore_ascii_case("WHERE") => query += &format!(" {rest} RETURN {default}"),
         Some((w, items)) if w.eq_ignore_ascii_case("YIELD") => {
             query += &format!(" WITH {items}");
             if !has_word(items, "RETURN") {

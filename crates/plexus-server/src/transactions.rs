@@ -10,10 +10,10 @@ use plexus::cypher::{Interrupt, Map, Value};
 use plexus::Params;
 
 use crate::service::{Outcome, ServerError, Service};
-use crate::system::{next_word, run_listing, translate, Command};
+use crate::system::{next_word, run_listing, translate, translate_shown, Command};
 
-/// The columns of `SHOW TRANSACTIONS`, in Neo4j's order (its default ones).
-const COLUMNS: [&str; 10] = [
+/// The columns of `SHOW TRANSACTIONS`, in Neo4j's order: its default ones, then those only `YIELD` shows.
+const COLUMNS: [&str; 11] = [
     "database",
     "transactionId",
     "currentQueryId",
@@ -24,7 +24,11 @@ const COLUMNS: [&str; 10] = [
     "startTime",
     "status",
     "elapsedTime",
+    "metaData",
 ];
+
+/// How many of [`COLUMNS`] a command without `YIELD` returns.
+const DEFAULT_COLUMNS: usize = 10;
 
 /// The columns of `TERMINATE TRANSACTIONS`.
 const TERMINATE_COLUMNS: [&str; 3] = ["transactionId", "username", "message"];
@@ -163,7 +167,7 @@ pub fn run(
     params: &Params,
     interrupt: &Arc<Interrupt>,
 ) -> Result<Outcome, ServerError> {
-    let (columns, rows, rest): (&[&str], Vec<Value>, &str) = match command {
+    let (columns, shown, rows, rest): (&[&str], usize, Vec<Value>, &str) = match command {
         TxCommand::Show(ids, rest) => {
             let ids = resolve(ids, params)?;
             let rows = service
@@ -204,11 +208,12 @@ pub fn run(
                                 "Running"
                             }),
                             Value::duration(elapsed),
+                            Value::Map(r.caller.metadata.clone().unwrap_or_default()),
                         ],
                     )
                 })
                 .collect();
-            (&COLUMNS, rows, rest)
+            (&COLUMNS, DEFAULT_COLUMNS, rows, rest)
         }
         TxCommand::Terminate(ids, rest) => {
             // The rest of the command is checked before anything is stopped.
@@ -226,10 +231,10 @@ pub fn run(
                     row(&TERMINATE_COLUMNS, vec![text(wanted), text(&owner), text(message)])
                 })
                 .collect();
-            (&TERMINATE_COLUMNS, rows, rest)
+            (&TERMINATE_COLUMNS, TERMINATE_COLUMNS.len(), rows, rest)
         }
     };
-    let query = translate(&Command::rows(rest), columns)?;
+    let query = translate_shown(&Command::rows(rest), columns, shown)?;
     let (result, _) = run_listing(service, &query, rows, params, interrupt)?;
     Ok(Outcome { result, bookmark: None, query_type: "r" })
 }

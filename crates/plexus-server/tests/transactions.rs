@@ -297,3 +297,40 @@ fn an_open_auto_commit_result_is_listed_and_terminated() {
     assert_eq!(c.pull(-1, None).0.len(), 300000);
     assert_eq!(admin.query(&show).0, Vec::<Ps>::new());
 }
+
+/// The `tx_metadata` a driver sends with BEGIN, or with an auto-commit RUN, is listed as `metaData` when asked
+/// for by name (as in Neo4j, it is not among the columns listed without YIELD).
+#[test]
+fn transaction_metadata_is_listed() {
+    let s = TestServer::open();
+    let mut client = Client::ready(s.addr);
+    let metadata = map([("app", Ps::String("billing".into())), ("n", Ps::Int(7))]);
+    let begin = client.request(0x11, vec![map([("tx_metadata", metadata.clone())])]);
+    assert!(matches!(&begin[0], Ps::Struct(0x70, _)), "{begin:?}");
+    let mut admin = Client::ready(s.addr);
+    let show = "SHOW TRANSACTIONS YIELD metaData, currentQuery WHERE currentQuery = '' RETURN metaData";
+    assert_eq!(admin.query(show).0, vec![metadata]);
+    let (own, _) = admin.query(
+        "SHOW TRANSACTIONS YIELD metaData, currentQuery WHERE currentQuery STARTS WITH 'SHOW' \
+                                RETURN metaData",
+    );
+    assert_eq!(own, vec![map([])], "none given");
+    let run = admin.request(
+        0x10,
+        vec![
+            Ps::String(
+                "SHOW TRANSACTIONS YIELD metaData, currentQuery WHERE currentQuery STARTS WITH 'SHOW' RETURN metaData"
+                    .into(),
+            ),
+            map([]),
+            map([("tx_metadata", map([("who", Ps::String("admin".into()))]))]),
+        ],
+    );
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    assert_eq!(admin.pull(-1, None).0, vec![map([("who", Ps::String("admin".into()))])]);
+    let r = admin.request(0x10, vec![Ps::String("SHOW TRANSACTIONS".into()), map([]), map([])]);
+    let Ps::Struct(0x70, f) = &r[0] else { panic!("{r:?}") };
+    let Some(Ps::List(fields)) = f[0].get("fields") else { panic!("{r:?}") };
+    assert_eq!(fields.len(), 10, "the default columns");
+    admin.pull(-1, None);
+}

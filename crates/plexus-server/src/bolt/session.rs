@@ -236,7 +236,23 @@ impl Session {
 
     /// Handles one request message, appending chunked responses to `out`.
     pub fn handle(&mut self, message: Ps, out: &mut Vec<u8>) -> Control {
-        crate::registry::as_caller(self.caller.clone(), || self.handle_message(message, out))
+        let mut caller = self.caller.clone();
+        caller.metadata = self.tx_metadata(&message);
+        crate::registry::as_caller(caller, || self.handle_message(message, out))
+    }
+
+    /// The `tx_metadata` of a BEGIN or RUN, which `SHOW TRANSACTIONS` lists for the transaction it begins or the
+    /// auto-commit statement it runs (a RUN in an open transaction is listed with its transaction's).
+    fn tx_metadata(&self, message: &Ps) -> Option<Arc<plexus::cypher::Map>> {
+        let extra = match message {
+            Ps::Struct(msg::RUN, fields) => fields.get(2)?,
+            Ps::Struct(msg::BEGIN, fields) => fields.first()?,
+            _ => return None,
+        };
+        match values::decode_param(extra.get("tx_metadata")?, self.shape) {
+            Ok(plexus::cypher::Value::Map(map)) if !map.is_empty() => Some(map),
+            _ => None,
+        }
     }
 
     fn handle_message(&mut self, message: Ps, out: &mut Vec<u8>) -> Control {
