@@ -36,7 +36,8 @@ pub struct ServeArgs {
     /// A TOML file with any of these settings plus thread counts, limits and TLS; flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Per-query time limit in milliseconds (0: none) [default: 60000].
+    /// Per-query time limit in milliseconds (0: none) [default: 60000]; a driver's transaction timeout replaces
+    /// it, longer or shorter (0 there: none).
     #[arg(long)]
     query_timeout_ms: Option<u64>,
     /// TLS certificate chain (PEM) for both listeners; needs --tls-key.

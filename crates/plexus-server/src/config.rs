@@ -31,7 +31,7 @@ pub struct ServerConfig {
     /// Threads running HTTP queries that block (beyond the inline budget), shared out between the event loops.
     pub query_threads: usize,
     pub max_connections: usize,
-    /// Per-query time limit in milliseconds (0: none).
+    /// Per-query time limit in milliseconds (0: none), unless the client gives its own timeout.
     pub query_timeout_ms: u64,
     /// Largest result a query may build, in bytes (0: no limit).
     pub max_result_bytes: usize,

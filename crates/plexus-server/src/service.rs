@@ -40,6 +40,20 @@ impl Target {
     }
 }
 
+/// The time a client gave its transaction or statement (Bolt's `tx_timeout`). As in Neo4j 5.3 and later, a
+/// client's own timeout replaces the server's time limit, longer or shorter, and 0 asks for none: a batch job
+/// that says how long it needs is not stopped at the limit meant for interactive queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClientDeadline {
+    /// None given: the server's time limit applies, from the start of each statement.
+    #[default]
+    ServerLimit,
+    /// The client's deadline.
+    At(Instant),
+    /// No time limit (a timeout of 0).
+    Unlimited,
+}
+
 /// Resource limits applied to every query.
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -229,32 +243,29 @@ impl Service {
         }
     }
 
-    /// A fresh interrupt for one query: the server's limits, tightened by the client's `timeout` if it asked for
-    /// one. Registered so [`Service::cancel_all`] reaches it.
-    pub fn interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Arc<Interrupt> {
-        Arc::new(self.limits_interrupt(timeout, tx_deadline))
+    /// A fresh interrupt for one query: the server's limits, its time limit replaced by the client's deadline if
+    /// it gave one. Registered so [`Service::cancel_all`] reaches it.
+    pub fn interrupt(&self, client: ClientDeadline) -> Arc<Interrupt> {
+        Arc::new(self.limits_interrupt(client))
     }
 
     /// [`Service::interrupt`] that also asks `client_gone` every 50 ms whether the client went away.
     pub fn interrupt_probing(
         &self,
-        timeout: Option<Duration>,
-        tx_deadline: Option<Instant>,
+        client: ClientDeadline,
         client_gone: impl Fn() -> bool + Send + Sync + 'static,
     ) -> Arc<Interrupt> {
-        Arc::new(self.limits_interrupt(timeout, tx_deadline).with_probe(Duration::from_millis(50), client_gone))
+        Arc::new(self.limits_interrupt(client).with_probe(Duration::from_millis(50), client_gone))
     }
 
-    fn limits_interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Interrupt {
-        let now = Instant::now();
-        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    fn limits_interrupt(&self, client: ClientDeadline) -> Interrupt {
+        let deadline = match client {
+            ClientDeadline::ServerLimit => self.limits.query_timeout.map(|d| Instant::now() + d),
+            ClientDeadline::At(at) => Some(at),
+            ClientDeadline::Unlimited => None,
         };
-        let server = self.limits.query_timeout.map(|d| now + d);
-        let client = earliest(timeout.map(|d| now + d), tx_deadline);
-        let mut interrupt = Interrupt::new(earliest(server, client), self.limits.max_result_bytes);
-        interrupt.deadline_from_client = client.is_some_and(|c| server.is_none_or(|s| c <= s));
+        let mut interrupt = Interrupt::new(deadline, self.limits.max_result_bytes);
+        interrupt.deadline_from_client = matches!(client, ClientDeadline::At(_));
         interrupt
     }
 
@@ -771,7 +782,7 @@ mod tests {
     fn roles_and_access_modes_are_enforced() {
         let s = service();
         let params = Params::new();
-        let i = s.interrupt(None, None);
+        let i = s.interrupt(ClientDeadline::ServerLimit);
         let err = s.run_auto_commit(Role::Reader, AccessMode::Write, "CREATE ()", &params, &i).err().unwrap();
         assert_eq!(err.code, "Neo.ClientError.Security.Forbidden");
         let err = s.run_auto_commit(Role::Writer, AccessMode::Read, "CREATE ()", &params, &i).err().unwrap();
@@ -808,7 +819,7 @@ mod tests {
     fn explicit_transactions_commit_and_roll_back() {
         let s = service();
         let params = Params::new();
-        let i = s.interrupt(None, None);
+        let i = s.interrupt(ClientDeadline::ServerLimit);
         let mut tx = s.begin(AccessMode::Write);
         s.run_in_transaction(&mut tx, Role::Admin, "CREATE (:T)", &params, &i).unwrap();
         s.rollback(tx);
@@ -821,7 +832,7 @@ mod tests {
     #[test]
     fn errors_carry_neo4j_codes() {
         let s = service();
-        let i = s.interrupt(None, None);
+        let i = s.interrupt(ClientDeadline::ServerLimit);
         let err = s.run_auto_commit(Role::Admin, AccessMode::Write, "MATCH (n RETURN n", &Params::new(), &i);
         assert_eq!(err.err().unwrap().code, "Neo.ClientError.Statement.SyntaxError");
         let err = s.run_auto_commit(Role::Admin, AccessMode::Write, "RETURN $x", &Params::new(), &i);
@@ -835,7 +846,7 @@ mod tests {
             Auth::disabled(),
             Limits { query_timeout: Some(Duration::from_millis(50)), max_result_bytes: None },
         );
-        let i = s.interrupt(None, None);
+        let i = s.interrupt(ClientDeadline::ServerLimit);
         let started = Instant::now();
         let err = s
             .run_auto_commit(
@@ -850,7 +861,7 @@ mod tests {
         assert_eq!(err.code, "Neo.ClientError.Transaction.TransactionTimedOut", "the server's own limit");
         assert!(started.elapsed() < Duration::from_secs(5));
         // A shorter timeout the client set is reported as the client's.
-        let i = s.interrupt(Some(Duration::from_millis(20)), None);
+        let i = s.interrupt(ClientDeadline::At(Instant::now() + Duration::from_millis(20)));
         let query = "UNWIND range(1, 5000) AS a UNWIND range(1, 5000) AS b WITH a WHERE a < 0 RETURN count(*)";
         let err = s.run_auto_commit(Role::Admin, AccessMode::Read, query, &Params::new(), &i).err().unwrap();
         assert_eq!(err.code, "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration");
@@ -863,7 +874,7 @@ mod tests {
             Auth::disabled(),
             Limits { query_timeout: None, max_result_bytes: Some(10_000) },
         );
-        let i = s.interrupt(None, None);
+        let i = s.interrupt(ClientDeadline::ServerLimit);
         let err = s
             .run_auto_commit(Role::Admin, AccessMode::Read, "UNWIND range(1, 10000) AS x RETURN x", &Params::new(), &i)
             .err()

@@ -230,6 +230,51 @@ fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
     assert_eq!(rest.len(), 4000);
 }
 
+/// A driver's transaction timeout replaces the server's time limit, longer or shorter, and 0 means none, as in
+/// Neo4j 5.3 and later: a batch job that says how long it needs is not stopped at the interactive limit.
+#[test]
+fn a_drivers_timeout_replaces_the_servers_time_limit() {
+    let config = ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        query_timeout_ms: 1,
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    let mut c = Client::ready(s.addr);
+    let slow = "UNWIND range(1, 3000000) AS x WITH x WHERE x < 0 RETURN count(*) AS n";
+    let code = |r: &Ps| match r {
+        Ps::Struct(0x7F, f) => f[0].get("code").and_then(Ps::as_str).unwrap_or_default().to_string(),
+        other => format!("{other:?}"),
+    };
+    let with_timeout = |c: &mut Client, ms: Option<i64>| {
+        let extra = ms.map_or(map([]), |ms| map([("tx_timeout", Ps::Int(ms))]));
+        let r = c.request(0x10, vec![Ps::String(slow.into()), map([]), extra]).remove(0);
+        let answer = if matches!(r, Ps::Struct(0x70, _)) {
+            let mut pulled = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+            let summary = pulled.pop().unwrap();
+            if matches!(summary, Ps::Struct(0x70, _)) {
+                "done".to_string()
+            } else {
+                code(&summary)
+            }
+        } else {
+            code(&r)
+        };
+        c.request(0x0F, vec![]);
+        answer
+    };
+    assert_eq!(with_timeout(&mut c, None), "Neo.ClientError.Transaction.TransactionTimedOut");
+    assert_eq!(with_timeout(&mut c, Some(0)), "done", "0 is no limit");
+    assert_eq!(with_timeout(&mut c, Some(600_000)), "done", "longer than the server's limit");
+    assert_eq!(with_timeout(&mut c, Some(2)), "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration");
+    // In an explicit transaction, the timeout BEGIN gave.
+    let begin = c.request(0x11, vec![map([("tx_timeout", Ps::Int(0))])]);
+    assert!(matches!(&begin[0], Ps::Struct(0x70, _)), "{begin:?}");
+    assert_eq!(with_timeout(&mut c, None), "done");
+}
+
 #[test]
 fn explain_of_a_write_in_read_mode_is_refused_as_the_write_would_be() {
     let s = TestServer::open();

@@ -13,7 +13,7 @@ use super::connection::Liveness;
 use super::values::{self, Shape};
 use crate::auth::Role;
 use crate::packstream::{map, Encoder, Ps};
-use crate::service::{AccessMode, Outcome, ServerError, Service, Target, Transaction};
+use crate::service::{AccessMode, ClientDeadline, Outcome, ServerError, Service, Target, Transaction};
 
 /// Rows a read-only statement produces before RUN is answered; the rest wait in a cursor for the client's PULLs.
 /// Drivers pull 1,000 at a time by default, so most results are whole by then and need no cursor.
@@ -91,10 +91,10 @@ struct Stream {
     rows: std::vec::IntoIter<Vec<ResultValue>>,
     /// The rows not produced yet, for a read-only statement whose result is larger than its first batch.
     rest: Option<ReadCursor>,
-    /// For an auto-commit result: the client's own deadline (from its `tx_timeout`), if any. Each PULL then gets
-    /// the server's time limit afresh (bounded by that deadline), so a client reading slowly is not timed out for
-    /// the time it spends between PULLs. In an explicit transaction the transaction's deadline stays.
-    auto_commit_deadline: Option<Option<Instant>>,
+    /// For an auto-commit result: the client's own deadline (from its `tx_timeout`), if any. Without one, each
+    /// PULL gets the server's time limit afresh, so a client reading slowly is not timed out for the time it
+    /// spends between PULLs. In an explicit transaction the transaction's deadline stays.
+    auto_commit_deadline: Option<ClientDeadline>,
     /// The statement's text, while rows are left to produce (what `SHOW TRANSACTIONS` shows during a PULL).
     query: Option<Arc<str>>,
     /// An auto-commit result with rows left to produce: listed by `SHOW TRANSACTIONS` between PULLs too, and
@@ -116,7 +116,7 @@ struct Stream {
 
 struct OpenTransaction {
     tx: Transaction,
-    deadline: Option<Instant>,
+    deadline: ClientDeadline,
     target: Target,
     /// The access mode the client asked for (a transaction on `system` reads the graph whatever it asked).
     declared: AccessMode,
@@ -198,13 +198,13 @@ impl Session {
         self.caller.client = address.into();
     }
 
-    fn interrupt(&self, timeout: Option<Duration>, tx_deadline: Option<Instant>) -> Arc<Interrupt> {
+    fn interrupt(&self, deadline: ClientDeadline) -> Arc<Interrupt> {
         match &self.probe {
             Some(p) => {
                 let p = p.clone();
-                self.service.interrupt_probing(timeout, tx_deadline, move || p() != Liveness::Alive)
+                self.service.interrupt_probing(deadline, move || p() != Liveness::Alive)
             }
-            None => self.service.interrupt(timeout, tx_deadline),
+            None => self.service.interrupt(deadline),
         }
     }
 
@@ -442,7 +442,7 @@ impl Session {
                 let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
                 check_bolt_bookmarks(extra, &self.service)?;
                 let mode = access_mode(extra);
-                let interrupt = self.interrupt(tx_timeout(extra), None);
+                let interrupt = self.interrupt(client_deadline(extra, started));
                 let service = &self.service;
                 match service.run_administrative(target, role, mode, query, &params, &address, &interrupt, None) {
                     Some(outcome) => (target, outcome?, None),
@@ -460,8 +460,8 @@ impl Session {
                 }
             }
             State::TxReady | State::TxStreaming => {
-                let deadline = self.tx.as_ref().and_then(|t| t.deadline);
-                let interrupt = self.interrupt(None, deadline);
+                let deadline = self.tx.as_ref().map(|t| t.deadline).unwrap_or_default();
+                let interrupt = self.interrupt(deadline);
                 let open = self.tx.as_mut().expect("a transaction is open in this state");
                 let service = &self.service;
                 let in_transaction = Some(open.tx.id());
@@ -520,7 +520,7 @@ impl Session {
             columns: result.columns.to_vec(),
             rows: result.rows.into_iter(),
             rest,
-            auto_commit_deadline: (!in_tx).then(|| tx_timeout(extra).map(|t| started + t)),
+            auto_commit_deadline: (!in_tx).then(|| client_deadline(extra, started)),
             listed: streaming_query.as_ref().filter(|_| !in_tx).map(|q| self.service.registry.register_open(q)),
             query: streaming_query,
             stats: result.stats,
@@ -575,7 +575,7 @@ impl Session {
         }
         if let Some(deadline) = self.streams[index].auto_commit_deadline {
             if self.streams[index].rest.is_some() {
-                let interrupt = self.interrupt(None, deadline);
+                let interrupt = self.interrupt(deadline);
                 if let Some(cursor) = self.streams[index].rest.as_mut() {
                     cursor.set_interrupt(Some(interrupt));
                 }
@@ -733,7 +733,7 @@ impl Session {
         check_extra(extra)?;
         let target = self.service.select_database(extra.get("db").and_then(Ps::as_str))?;
         check_bolt_bookmarks(extra, &self.service)?;
-        let deadline = tx_timeout(extra).map(|t| Instant::now() + t);
+        let deadline = client_deadline(extra, Instant::now());
         let declared = access_mode(extra);
         // `system` holds nothing to write: a read transaction spares the graph's writer for others.
         let mode = if target == Target::System { AccessMode::Read } else { declared };
@@ -752,7 +752,7 @@ impl Session {
         }
         self.streams.clear();
         let open = self.tx.take().expect("a transaction is open in this state");
-        if open.deadline.is_some_and(|d| Instant::now() > d) {
+        if matches!(open.deadline, ClientDeadline::At(d) if Instant::now() > d) {
             self.service.rollback(open.tx);
             self.state = State::Ready;
             return Err(ServerError::new(
@@ -922,8 +922,13 @@ fn access_mode(extra: &Ps) -> AccessMode {
     }
 }
 
-fn tx_timeout(extra: &Ps) -> Option<Duration> {
-    extra.get("tx_timeout").and_then(Ps::as_int).filter(|ms| *ms > 0).map(|ms| Duration::from_millis(ms as u64))
+/// The deadline a RUN's or BEGIN's `tx_timeout` sets, counted from `from`.
+fn client_deadline(extra: &Ps, from: Instant) -> ClientDeadline {
+    match extra.get("tx_timeout").and_then(Ps::as_int) {
+        None => ClientDeadline::ServerLimit,
+        Some(0) => ClientDeadline::Unlimited,
+        Some(ms) => ClientDeadline::At(from + Duration::from_millis(ms.max(0) as u64)),
+    }
 }
 
 fn stats(s: &QueryStats) -> Ps {

@@ -62,7 +62,7 @@ impl Drop for CancelOnDrop {
 
 /// A fresh interrupt for one request's query, and the guard that cancels it if the request is dropped.
 fn cancellable(service: &Service) -> (Arc<Interrupt>, CancelOnDrop) {
-    let interrupt = service.interrupt(None, None);
+    let interrupt = service.interrupt(crate::service::ClientDeadline::ServerLimit);
     (interrupt.clone(), CancelOnDrop(Some(interrupt)))
 }
 

@@ -178,7 +178,7 @@ pub fn answer(
             loop {
                 // Each batch gets the server's time and size limits afresh, as each Bolt PULL does: a client
                 // reading a large answer slowly is not timed out for its own pace.
-                let fresh = service.interrupt(None, None);
+                let fresh = service.interrupt(crate::service::ClientDeadline::ServerLimit);
                 *live.lock() = fresh.clone();
                 if body_live.is_cancelled() {
                     return; // The client went away while the last piece was being sent.
