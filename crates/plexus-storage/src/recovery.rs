@@ -323,7 +323,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             drop_segments(dir, &segments[index..], &counts, &reason, repair, &mut report)?;
             break;
         }
-        let (records, good_end, tail) = read_segment(&bytes);
+        let (records, mut good_end, mut tail) = read_segment(&bytes);
         let last = index + 1 == segments.len();
         if last && tail == TailState::Clean && crate::wal::Wal::has_room(good_end) {
             resumable = Some((*seq, path.clone(), good_end));
@@ -336,12 +336,28 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             continue;
         }
         for payload in records {
-            let (version, ops) = decode_commit(payload).map_err(|e| corrupt(format!("undecodable record: {e}")))?;
+            // A record whose checksum holds but which cannot be replayed in order (damage that kept a valid
+            // checksum, records out of order) is damage at its start, as a failed checksum is: the commits from
+            // there on are refused, or dropped and kept aside by a repair, never replayed past a gap.
+            let fault = match decode_commit(payload) {
+                Err(e) => Err(format!("undecodable record: {e}")),
+                Ok((version, _)) if version > state.version() + 1 => {
+                    Err(format!("version {version} follows {}: a commit is missing", state.version()))
+                }
+                Ok(decoded) => Ok(decoded),
+            };
+            let (version, ops) = match fault {
+                Ok(decoded) => decoded,
+                Err(reason) => {
+                    // The frame's length and checksum come before the payload.
+                    let offset = (payload.as_ptr() as usize - bytes.as_ptr() as usize - 8) as u64;
+                    (good_end, tail) = (offset, TailState::Damaged { offset, reason });
+                    resumable = None;
+                    break;
+                }
+            };
             if version <= state.version() {
                 continue;
-            }
-            if version != state.version() + 1 {
-                return Err(corrupt(format!("version {version} follows {}: a commit is missing", state.version())));
             }
             for op in &ops {
                 match op {

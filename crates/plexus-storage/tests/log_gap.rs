@@ -62,3 +62,65 @@ fn a_segment_with_a_damaged_header_is_refused_and_repair_sets_it_aside() {
     let (store, _) = Store::open(dir.path()).unwrap();
     assert_eq!(store.read().node_count(), 2);
 }
+
+/// The records of the only segment, as (start offset, frame) pairs.
+fn frames(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
+    let (records, _, _) = wal::read_segment(bytes);
+    let mut at = wal::SEGMENT_HEADER_LEN;
+    records
+        .iter()
+        .map(|r| {
+            let frame = bytes[at..at + 8 + r.len()].to_vec();
+            at += frame.len();
+            (at - frame.len(), frame)
+        })
+        .collect()
+}
+
+/// Records whose checksums hold but which cannot be replayed in order, two commits swapped or a payload that
+/// is no commit, are damage at their start: a plain open refuses while intact commits follow, naming the
+/// way on, and a repair opens at the commit before them, keeping the rest aside. Both used to refuse every
+/// open, the repair's included.
+#[test]
+fn records_with_valid_checksums_that_cannot_be_replayed_are_damage_a_repair_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (store, _) = Store::open(dir.path()).unwrap();
+        commit_nodes(&store, 5);
+    }
+    let segment = dir.path().join(wal::segment_name(0));
+    let clean = std::fs::read(&segment).unwrap();
+    let records = frames(&clean);
+    assert_eq!(records.len(), 5, "one record a commit");
+
+    // The last two commits swapped: version 5 comes right after version 3.
+    let (a, b) = (&records[3], &records[4]);
+    let mut swapped = clean[..a.0].to_vec();
+    swapped.extend_from_slice(&b.1);
+    swapped.extend_from_slice(&a.1);
+    // A payload of garbage under a valid checksum, appended after the last commit.
+    let mut garbage = clean.clone();
+    wal::frame(&mut garbage, &[0xFF; 40]);
+
+    for (what, bytes, nodes, refused) in [("swapped", swapped, 3, true), ("garbage", garbage, 5, false)] {
+        let copy = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copy.path().join(entry.file_name())).unwrap();
+        }
+        std::fs::write(copy.path().join(wal::segment_name(0)), &bytes).unwrap();
+        if refused {
+            let e = Store::open(copy.path()).err().unwrap_or_else(|| panic!("{what}: opened")).to_string();
+            assert!(e.contains("1 intact commits follow it") && e.contains("plexus repair"), "{what}: {e}");
+        }
+        let options = Options { drop_damaged_log: true, ..Options::default() };
+        let (store, report) = Store::open_with(copy.path(), options).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(store.read().node_count(), nodes, "{what}: {report}");
+        assert_eq!(report.dropped.len(), 1, "{what}: {report}");
+        commit_nodes(&store, 1);
+        drop(store);
+        let (store, report) = Store::open(copy.path()).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
+        assert!(report.is_clean(), "{what}: {report}");
+        assert_eq!(store.read().node_count(), nodes + 1, "{what}");
+    }
+}
