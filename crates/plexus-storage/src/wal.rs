@@ -172,7 +172,13 @@ pub fn read_segment(bytes: &[u8]) -> (Vec<&[u8]>, u64, TailState) {
             return (records, pos as u64, TailState::Clean);
         }
         if len > MAX_RECORD || len == 0 {
-            let reason = format!("implausible record length {len}");
+            // A zero length over bytes that are not all zero: no record starts here, yet the space kept for the
+            // next ones holds something.
+            let reason = if len == 0 {
+                "bytes that are not zero after the last record, where the log is kept zeroed".to_string()
+            } else {
+                format!("implausible record length {len}")
+            };
             return (records, pos as u64, TailState::Damaged { offset: pos as u64, reason });
         }
         if bytes.len() - pos - 8 < len {
