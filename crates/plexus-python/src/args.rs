@@ -4,7 +4,7 @@
 
 use numpy::{PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyInt;
+use pyo3::types::{PyBool, PyInt};
 
 use crate::errors;
 
@@ -28,6 +28,10 @@ fn helper<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
 }
 
 pub fn ids<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Ids<'py>> {
+    // A bool is an int to Python, but `True` for node 1 is a mistake, as a bool array is (refused below).
+    if obj.is_instance_of::<PyBool>() {
+        return Err(errors::argument(format!("{name} must be an integer id or an array of them, got {obj}")));
+    }
     if obj.is_instance_of::<PyInt>() {
         return obj
             .extract::<i64>()

@@ -495,3 +495,6 @@ def test_a_single_id_that_is_no_integer_is_named(db):
     for bad in [1.0, "1", None]:
         with pytest.raises(plexus.ArgumentError, match="an integer id or a one-dimensional array"):
             g.has_edge(bad, 2)
+    # A bool is an int to Python, but True is no id.
+    with pytest.raises(plexus.ArgumentError, match="an integer id or an array"):
+        g.has_edge(True, 2)
