@@ -228,6 +228,25 @@ fn a_limit_after_call_in_transactions_still_writes_every_row() {
     assert_eq!(db.rows("MATCH (z:Z) RETURN count(z)"), vec![vec![int(3000)]]);
 }
 
+/// What follows `CALL { } IN TRANSACTIONS` sees each part's rows only once the part committed, as in Neo4j: its
+/// failure rolls back none of them, the last part's included (which was committed with the statement's end, so
+/// a failing RETURN lost it).
+#[test]
+fn a_failure_after_call_in_transactions_keeps_every_committed_part() {
+    let db = Db::new();
+    for (per_part, q) in [
+        (
+            "OF 2 ROWS",
+            "UNWIND [1, 2, 3] AS x CALL (x) { CREATE (:T {x: x}) } IN TRANSACTIONS OF 2 ROWS RETURN 10 / (x - 3)",
+        ),
+        ("one part", "UNWIND [1, 2, 3] AS x CALL (x) { CREATE (:U {x: x}) } IN TRANSACTIONS RETURN 10 / (x - 3)"),
+    ] {
+        assert_eq!(db.err(q).kind, ErrorKind::ArithmeticError, "{per_part}");
+    }
+    assert_eq!(db.rows("MATCH (t:T) RETURN count(t)"), vec![vec![int(3)]]);
+    assert_eq!(db.rows("MATCH (u:U) RETURN count(u)"), vec![vec![int(3)]]);
+}
+
 /// `ON ERROR CONTINUE | BREAK` roll a failed transaction back and go on (or stop); `REPORT STATUS AS s` says
 /// what became of each input row's transaction; the subquery's results are null for a failed one.
 #[test]

@@ -1,7 +1,8 @@
 //! `CALL { }`: the subquery runs once per input row. With `IN TRANSACTIONS OF n ROWS` the work is committed
-//! every `n` input rows; with `ON ERROR CONTINUE | BREAK` (or `REPORT STATUS AS s`) a transaction that fails is
-//! rolled back instead of failing the statement, so its rows are held until their transaction ends: they leave
-//! with the subquery's results when it commits, and with those results null when it fails.
+//! every `n` input rows, and the rows of each transaction are held until it ends: they leave with the
+//! subquery's results when it commits (so nothing after the subquery runs on uncommitted work), and under
+//! `ON ERROR CONTINUE | BREAK` (or `REPORT STATUS AS s`), where a transaction that fails is rolled back instead
+//! of failing the statement, with those results null when it fails.
 
 use std::sync::Arc;
 
@@ -88,13 +89,16 @@ impl<'p> Apply<'p> {
         Ok(Some(n))
     }
 
-    /// Under `IN TRANSACTIONS`, commits once every `n` input rows.
-    fn count_row(&mut self, row: &Row, ctx: &mut Ctx) -> Result<()> {
-        let Some(per_part) = self.per_part(row, ctx)? else { return Ok(()) };
+    /// Under `IN TRANSACTIONS` without catching failures: the subquery runs for `row` in the transaction under
+    /// way, and its rows are held until that transaction commits, every `n` input rows and after the last, as
+    /// in Neo4j: what follows the subquery sees only committed work, so its failure rolls back none of it.
+    fn expand_in_parts(&mut self, row: &Row, per_part: u64, ctx: &mut Ctx, out: &mut Batch) -> Result<()> {
+        let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
+        self.held.push((row.clone(), Some(rows)));
         self.rows += 1;
         if self.rows == per_part {
             self.rows = 0;
-            ctx.commit_part()?;
+            self.end_part(ctx, out)?;
         }
         Ok(())
     }
@@ -212,14 +216,17 @@ impl RowExpander for Apply<'_> {
             self.expand_catching(row, ctx, out)?;
             return Ok(false);
         }
+        if let Some(per_part) = self.per_part(row, ctx)? {
+            self.expand_in_parts(row, per_part, ctx, out)?;
+            return Ok(false);
+        }
         let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
-        self.count_row(row, ctx)?;
         self.emit(row.clone(), Some(rows), Value::Null, out);
         Ok(false)
     }
 
     fn finish(&mut self, ctx: &mut Ctx, out: &mut Batch) -> Result<()> {
-        if self.catches() {
+        if self.rows_per_transaction.is_some() {
             self.end_part(ctx, out)?;
         }
         Ok(())

@@ -172,6 +172,10 @@ impl<'a> Ctx<'a> {
                 super::update::settle_deletions(self)?;
                 let tx = self.tx()?;
                 tx.commit_and_continue().map_err(CypherError::from)?;
+                // What was deleted is gone from the transaction that goes on, as from any later one: a row
+                // still holding a deleted node reads it as missing (null properties), as in Neo4j, rather than
+                // as deleted by this transaction (an error).
+                self.deleted = None;
                 Ok(())
             }
             _ => Err(CypherError::implicit_transaction_required(Phase::Runtime)),
