@@ -249,3 +249,14 @@ fn normalize_takes_its_form_as_a_keyword_and_is_normalized_tests_it() {
     assert_eq!(err("WITH 'NFD' AS f RETURN normalize('a', f)").kind, ErrorKind::SyntaxError);
     assert_eq!(err("RETURN 'a' IS NFC NULL").kind, ErrorKind::SyntaxError);
 }
+
+/// A query may end with a subquery that returns nothing (a unit subquery), not with one that returns rows,
+/// as in Neo4j: those rows would go nowhere, and the query's writes ran all the same.
+#[test]
+fn a_query_ends_with_a_unit_subquery_only() {
+    let e = err("UNWIND [1] AS x CALL (x) { CREATE (m:M) SET m.x = x RETURN m }");
+    assert_eq!((e.kind, e.detail), (ErrorKind::SyntaxError, "InvalidClauseComposition"));
+    assert!(e.message.contains("cannot conclude with CALL"), "{}", e.message);
+    assert!(run("UNWIND [1] AS x CALL (x) { CREATE (m:M) SET m.x = x }").is_empty());
+    assert_eq!(one("UNWIND [1] AS x CALL (x) { CREATE (m:M) RETURN m.x AS y } RETURN y"), ResultValue::Null);
+}

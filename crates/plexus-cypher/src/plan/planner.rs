@@ -611,7 +611,9 @@ impl Planner<'_> {
         let ends_well = matches!(last, Clause::Return(_))
             || is_update(last)
             || matches!(last, Clause::Call(_))
-            || (matches!(last, Clause::Subquery { .. }) && columns.is_empty());
+            // A unit subquery (no RETURN) may end a query; one that returns rows may not, as in Neo4j.
+            || matches!(last, Clause::Subquery { query, .. }
+                if columns.is_empty() && !query.parts.iter().any(|p| matches!(p.clauses.last(), Some(Clause::Return(_)))));
         if top && !ends_well {
             return Err(CypherError::syntax(
                 "InvalidClauseComposition",
