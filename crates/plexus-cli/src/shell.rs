@@ -446,6 +446,11 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                 }
             }
             Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),
+            // Bytes that are no UTF-8 (typed, or pasted from elsewhere): the line is dropped, not the session
+            // with the statement under way and the parameters.
+            Err(rustyline::error::ReadlineError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                eprintln!("that line was not valid UTF-8 and was discarded");
+            }
             Err(rustyline::error::ReadlineError::Eof) => {
                 if !is_blank(&buffer) {
                     eprintln!("incomplete statement discarded (statements end with ';')");

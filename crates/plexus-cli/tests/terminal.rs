@@ -1,0 +1,83 @@
+//! `plexus shell` on a terminal (a pseudo-terminal here), as a person types into it.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+
+/// A pseudo-terminal: (the side the user types into and reads from, the side the shell gets as its terminal).
+fn pty() -> (File, OwnedFd) {
+    let (mut user, mut shell) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, owned from here on; no name, settings or size are given.
+    let rc = unsafe { libc::openpty(&mut user, &mut shell, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and nothing else owns them.
+    unsafe { (File::from_raw_fd(user), OwnedFd::from_raw_fd(shell)) }
+}
+
+/// Runs `plexus shell` on a terminal, types each of `inputs` at once, half a second apart, and returns whether
+/// it ended well by itself and what it showed.
+fn type_into_shell(inputs: &[&[u8]]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut user, shell) = pty();
+    let mut typed = user.try_clone().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["shell", "--data"])
+        .arg(dir.path().join("db"))
+        .env("HOME", dir.path())
+        .stdin(Stdio::from(shell.try_clone().unwrap()))
+        .stdout(Stdio::from(shell.try_clone().unwrap()))
+        .stderr(Stdio::from(shell))
+        .spawn()
+        .unwrap();
+    for input in inputs {
+        typed.write_all(input).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    // Read until the shell has exited and closed the terminal (a read then fails with EIO). A shell that lost
+    // the `:exit` would wait for input for ever: it is stopped after a while, and the test fails.
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = user.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            output.extend_from_slice(&chunk[..n]);
+        }
+        output
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let exited = child.try_wait().unwrap();
+    if exited.is_none() {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let output = reader.join().unwrap();
+    (exited.is_some_and(|s| s.success()), String::from_utf8_lossy(&output).into_owned())
+}
+
+/// Lines typed ahead, before the shell asks for them (all in one write, as a fast typist or a paste without
+/// bracketed paste delivers them), are all run in order: the line editor kept only the first line of what it
+/// read at once, and dropped the rest without a word.
+#[test]
+fn lines_typed_ahead_are_all_run() {
+    let (ended, output) =
+        type_into_shell(&[b"RETURN 'first' AS a;\nRETURN\n  'second' AS b;\nRETURN 'third' AS c;\n:exit\n"]);
+    assert!(ended, "the shell did not end at :exit:\n{output}");
+    for row in ["| \"first\" |", "| \"second\" |", "| \"third\" |"] {
+        assert!(output.contains(row), "{row} missing from:\n{output}");
+    }
+}
+
+/// A line of bytes that are no UTF-8 is discarded with a word; the session goes on.
+#[test]
+fn a_line_that_is_not_utf8_is_discarded_not_the_session() {
+    let (ended, output) = type_into_shell(&[b"RETURN 'a\xff\xfe';\n", b"RETURN 'after' AS x;\n:exit\n"]);
+    assert!(ended, "the shell did not end at :exit:\n{output}");
+    assert!(output.contains("not valid UTF-8"), "{output}");
+    assert!(output.contains("| \"after\" |"), "{output}");
+}
