@@ -78,7 +78,8 @@ pub struct GenerateArgs {
     /// Worker threads [default: one per core]; the output is the same for any number.
     #[arg(long)]
     threads: Option<usize>,
-    /// Write even when the estimated output is larger than the free space where it goes.
+    /// Write even when the estimated output is larger than the free space where it goes, or when an SNB
+    /// directory's `static` or `dynamic` holds files of other origin (they are replaced whole).
     #[arg(long)]
     force: bool,
 }
@@ -188,10 +189,35 @@ impl Partial {
     }
 
     /// Moves a finished SNB directory into place: its `static` and `dynamic` replace those in `out` when `out`
-    /// is a directory already.
-    fn finish_dir(mut self, out: &Path) -> Result<(), String> {
+    /// is a directory already, if they hold only files a generation writes (unless `force`): a file of the
+    /// user's own there would be deleted with them.
+    fn finish_dir(mut self, out: &Path, force: bool) -> Result<(), String> {
         let fail = |e: std::io::Error| format!("cannot move the data set into {}: {e}", out.display());
         if std::fs::rename(&self.temporary, out).is_err() {
+            for sub in ["static", "dynamic"] {
+                let made: Vec<std::ffi::OsString> = std::fs::read_dir(self.temporary.join(sub))
+                    .map_err(fail)?
+                    .flatten()
+                    .map(|e| e.file_name())
+                    .collect();
+                let theirs: Vec<String> = std::fs::read_dir(out.join(sub))
+                    .map(|entries| {
+                        entries
+                            .flatten()
+                            .filter(|e| !made.contains(&e.file_name()))
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !theirs.is_empty() && !force {
+                    return Err(format!(
+                        "{} holds files a generated data set does not ({}), which replacing it would delete: choose \
+                         another --out, move them, or give --force",
+                        out.join(sub).display(),
+                        theirs.join(", ")
+                    ));
+                }
+            }
             for sub in ["static", "dynamic"] {
                 let target = out.join(sub);
                 if target.exists() {
@@ -487,7 +513,11 @@ fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    partial.finish_dir(&args.out)?;
+    // Not a usage error: the data set could not take its place (a file in the way, a failed move).
+    if let Err(e) = partial.finish_dir(&args.out, args.force) {
+        eprintln!("plexus: {e}");
+        return Ok(ExitCode::from(1));
+    }
     let rows = summary.total_rows();
     let count = |name: &str| generate::snb::FILES.iter().position(|f| f.name == name).map_or(0, |k| summary.rows[k]);
     eprintln!(

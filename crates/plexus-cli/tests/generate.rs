@@ -106,6 +106,19 @@ fn snb_writes_the_ldbc_layout() {
     let knows = "dynamic/person_knows_person_0_0.csv";
     assert_eq!(std::fs::read(Path::new(&a).join(knows)).unwrap(), std::fs::read(Path::new(&b).join(knows)).unwrap());
 
+    // Generating again into the same directory replaces the data set; a file of the user's own beside it is
+    // not deleted with it unless --force says so.
+    let again = ["generate", "snb", "--out", &b, "--scale", "0.003", "--seed", "6"];
+    assert!(plexus(&again).status.success());
+    let mine = Path::new(&b).join("static/important.csv");
+    std::fs::write(&mine, "keep").unwrap();
+    let out = plexus(&again);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("important.csv") && stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "keep");
+    assert!(plexus(&[&again[..], &["--force"]].concat()).status.success());
+    assert!(!mine.exists());
+
     for (args, message) in [
         (&["generate", "snb", "--out", &a][..], "needs --scale"),
         (&["generate", "snb", "--out", &a, "--scale", "0"], "--scale"),
