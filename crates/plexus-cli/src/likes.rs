@@ -15,6 +15,13 @@ pub fn demo(
 ) -> std::result::Result<(), String> {
     let snapshot = db.read();
     let existing = snapshot.label_id("Person").map_or(0, |l| snapshot.label_count(l));
+    if existing == 0 && snapshot.node_count() > 0 {
+        // Data of another kind: the demo's graph is not mixed into it.
+        return Err(format!(
+            "this database holds {} nodes and no :Person: give --data a new directory for the demo",
+            snapshot.node_count()
+        ));
+    }
     if existing == 0 {
         build(db, items, people, likes_per_person, seed).map_err(|e| e.to_string())?;
     } else {
@@ -36,10 +43,17 @@ fn build(db: &Database, items: usize, people: usize, likes_per_person: usize, se
     let item_ids: Vec<NodeId> =
         (0..items).map(|i| tx.create_node(&[item], vec![(id, Value::Int(i as i64))])).collect::<Result<_>>()?;
     let mut rng = SplitMix(seed);
+    let mut liked = std::collections::BTreeSet::new();
     for p in 0..people {
         let me = tx.create_node(&[person], vec![(id, Value::Int(p as i64))])?;
-        for _ in 0..likes_per_person {
-            tx.upsert_edge(me, likes, item_ids[rng.below(items as u64) as usize], vec![])?;
+        // `likes_per_person` distinct items, uniformly (Floyd's sampling): a person likes an item once.
+        liked.clear();
+        for j in items - likes_per_person..items {
+            let pick = rng.below(j as u64 + 1) as usize;
+            liked.insert(if liked.contains(&pick) { j } else { pick });
+        }
+        for &item in &liked {
+            tx.upsert_edge(me, likes, item_ids[item], vec![])?;
         }
     }
     let version = tx.commit()?;

@@ -26,6 +26,19 @@ fn demo_refuses_empty_sizes_before_writing_anything() {
     let out = plexus(&["demo", "--data", &db]);
     assert!(!out.status.success() && !text(&out.stderr).contains("panicked"));
     assert!(text(&out.stderr).contains("not the demo's (:Person)-[:LIKES]->(:Item) graph"), "{}", text(&out.stderr));
+    // A database of other data is not mixed with the demo's.
+    let other = path(tmp.path(), "other");
+    assert!(plexus(&["query", "--data", &other, "CREATE (:A {id: 1})"]).status.success());
+    let out = plexus(&["demo", "--data", &other]);
+    assert!(!out.status.success() && text(&out.stderr).contains("no :Person"), "{}", text(&out.stderr));
+    let count = plexus(&["query", "--data", &other, "--format", "csv", "MATCH (n) RETURN count(n) AS n"]);
+    assert_eq!(text(&count.stdout), "n\n1\n");
+    // Each person likes exactly --likes items, each once.
+    let exact = path(tmp.path(), "exact");
+    assert!(plexus(&["demo", "--data", &exact, "--items", "10", "--people", "10", "--likes", "10"]).status.success());
+    let q = "MATCH (p:Person)-[l:LIKES]->(i:Item) RETURN count(l) AS n, count(DISTINCT [id(p), id(i)]) AS pairs";
+    let count = plexus(&["query", "--data", &exact, "--format", "csv", q]);
+    assert_eq!(text(&count.stdout), "n,pairs\n100,100\n");
     // A second run on the demo's own graph says it creates nothing, and why.
     let demo = path(tmp.path(), "demo");
     assert!(plexus(&["demo", "--data", &demo, "--items", "50", "--people", "20"]).status.success());
