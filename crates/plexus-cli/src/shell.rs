@@ -71,6 +71,26 @@ fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
+/// Writes `text` to stdout in pieces, stopping at the first piece after a Ctrl-C: a result of millions of rows
+/// takes minutes to scroll past on a terminal. False when stopped.
+fn print_stoppable(text: &str) -> bool {
+    const PIECE: usize = 64 << 10;
+    let mut rest = text;
+    while !rest.is_empty() {
+        if interrupted() {
+            return false;
+        }
+        let mut end = rest.len().min(PIECE);
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        // `print!`, as elsewhere: an output error ends the process the way `exit_on_output_errors` says.
+        print!("{}", &rest[..end]);
+        rest = &rest[end..];
+    }
+    true
+}
+
 /// Ctrl-C sets [`INTERRUPTED`] instead of ending the process. (While rustyline reads a line, the terminal is in
 /// raw mode and Ctrl-C is a key, which clears the line.)
 fn catch_sigint() {
@@ -121,7 +141,11 @@ impl Session {
         let interrupt = Arc::new(Interrupt::new(None, None).with_probe(Duration::from_millis(20), interrupted));
         match self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)) {
             Ok(result) => {
-                print!("{}", render(&result, self.format));
+                if !print_stoppable(&render(&result, self.format)) {
+                    println!();
+                    eprintln!("Interrupted: the rest of the output was not shown");
+                    return Outcome::Interrupted;
+                }
                 let summary = summary(&result, start.elapsed());
                 if self.interactive {
                     if let Some(plan) = &result.plan {
