@@ -27,8 +27,8 @@ pub(crate) struct Apply<'p> {
     rows: u64,
     on_error: OnError,
     status: Option<usize>,
-    /// When failures are caught: the rows of the transaction under way, with the subquery's rows for each
-    /// (`None` once the transaction failed), ...
+    /// Under `IN TRANSACTIONS`: the rows of the transaction under way, with the subquery's rows for each
+    /// (`None` once the transaction failed, when failures are caught), ...
     held: Vec<(Row, Option<Vec<Row>>)>,
     /// ... where the transaction started (to roll back to), ...
     start: Option<(Savepoint, QueryStats, Option<Arc<Deleted>>)>,
