@@ -112,13 +112,9 @@ impl Planner<'_> {
             let conjunct = pending.remove(i).expr;
             // Compiled whole first, so it raises the errors it would as a filter.
             let whole = self.expr(&conjunct, scope, &mut AggMode::Forbidden)?;
-            if let Some(fs) = self.per_node(&conjunct, &path_names, &mut per_node, scope)? {
-                rel_filters.extend(fs);
-            } else {
-                match self.per_relationship(&conjunct, &path_names, rel_scratch, scope)? {
-                    Some(f) => rel_filters.push(f),
-                    None => path_filters.push(whole),
-                }
+            match self.per_relationship(&conjunct, &path_names, rel_scratch, &mut per_node, scope)? {
+                Some(fs) => rel_filters.extend(fs),
+                None => path_filters.push(whole),
             }
         }
         // The parenthesised path's own WHERE steers the search, selector or not: the shortest paths that pass it.
@@ -127,12 +123,8 @@ impl Planner<'_> {
             super::pattern::conjuncts(predicate, &mut parts);
             for conjunct in parts {
                 let whole = self.expr(&conjunct, scope, &mut AggMode::Forbidden)?;
-                if let Some(fs) = self.per_node(&conjunct, &path_names, &mut per_node, scope)? {
-                    rel_filters.extend(fs);
-                    continue;
-                }
-                match self.per_relationship(&conjunct, &path_names, rel_scratch, scope)? {
-                    Some(f) => rel_filters.push(f),
+                match self.per_relationship(&conjunct, &path_names, rel_scratch, &mut per_node, scope)? {
+                    Some(fs) => rel_filters.extend(fs),
                     None => path_filters.push(whole),
                 }
             }
@@ -175,77 +167,55 @@ impl Planner<'_> {
         self.flush(plan, pending, bound, declared, scope)
     }
 
-    /// `all(x IN nodes(p) WHERE f)` or `none(...)` as conditions on the two ends of each relationship, when `f`
-    /// mentions neither the path nor its relationships and `per_node` allows it: the search then never reaches a
-    /// node that fails it, where filtering whole paths tried every path of each length before the next (which
-    /// grows exponentially with the length when no path passes).
-    fn per_node(
-        &mut self,
-        conjunct: &Expr,
-        path_names: &[&str],
-        per_node: &mut PerNode<'_>,
-        scope: &Scope,
-    ) -> Result<Option<[CExpr; 2]>> {
-        let Some(path) = per_node.path else { return Ok(None) };
-        let ExprKind::Quantified { quantifier, variable, list, predicate } = &conjunct.kind else { return Ok(None) };
-        if !matches!(quantifier, Quantifier::All | Quantifier::None) {
-            return Ok(None);
-        }
-        let over_nodes = matches!(&list.kind, ExprKind::Function { name, args, .. }
-            if name == "nodes" && matches!(args.as_slice(), [a] if matches!(&a.kind, ExprKind::Variable(v) if v == path)));
-        let independent = mentioned(predicate)
-            .is_some_and(|names| names.iter().all(|n| n == &variable.name || !path_names.contains(&n.as_str())));
-        if !over_nodes || !independent {
-            return Ok(None);
-        }
-        let (left, right) = *per_node.ends.get_or_insert_with(|| (self.slot(), self.slot()));
-        let mut end = |slot: usize| -> Result<CExpr> {
-            let f = self.expr(predicate, &scope.with(&variable.name, slot, VarKind::Node), &mut AggMode::Forbidden)?;
-            Ok(match quantifier {
-                Quantifier::None => CExpr::Not(Box::new(f)),
-                _ => f,
-            })
-        };
-        Ok(Some([end(left)?, end(right)?]))
-    }
-
     /// `all(r IN relationships(p) WHERE f)` or `none(...)` (or over a path's relationship list) as a condition on
-    /// each relationship, when `f` mentions neither the path nor its list: the search then never follows a
-    /// relationship that fails it, which gives the same paths as filtering whole paths, sooner.
+    /// each relationship, and `all(x IN nodes(p) WHERE f)` or `none(...)` as conditions on each relationship's two
+    /// ends when `per_node` allows it, when `f` mentions neither the path nor its list: the search then never
+    /// follows a relationship that fails it, which gives the same paths as filtering whole paths, sooner (filtering
+    /// whole paths tries every path of each length before the next, exponentially many when none passes).
     fn per_relationship(
         &mut self,
         conjunct: &Expr,
         path_names: &[&str],
         rel_scratch: usize,
+        per_node: &mut PerNode<'_>,
         scope: &Scope,
-    ) -> Result<Option<CExpr>> {
+    ) -> Result<Option<Vec<CExpr>>> {
         let ExprKind::Quantified { quantifier, variable, list, predicate } = &conjunct.kind else { return Ok(None) };
         if !matches!(quantifier, Quantifier::All | Quantifier::None) {
             return Ok(None);
         }
-        let over_path = match &list.kind {
-            ExprKind::Variable(v) => path_names.contains(&v.as_str()),
-            ExprKind::Function { name, args, .. } => {
-                name == "relationships"
-                    && matches!(args.as_slice(), [a] if matches!(&a.kind, ExprKind::Variable(v) if path_names.contains(&v.as_str())))
-            }
-            _ => false,
-        };
         let independent = mentioned(predicate)
             .is_some_and(|names| names.iter().all(|n| n == &variable.name || !path_names.contains(&n.as_str())));
-        if !over_path || !independent {
+        if !independent {
             return Ok(None);
         }
-        let inner = scope.with(&variable.name, rel_scratch, VarKind::Rel);
-        let f = self.expr(predicate, &inner, &mut AggMode::Forbidden)?;
-        Ok(Some(match quantifier {
-            Quantifier::None => CExpr::Not(Box::new(f)),
-            _ => f,
-        }))
+        let of_path = |args: &[Expr], names: &[&str]| matches!(args, [a] if matches!(&a.kind, ExprKind::Variable(v) if names.contains(&v.as_str())));
+        let slots = match &list.kind {
+            ExprKind::Variable(v) if path_names.contains(&v.as_str()) => vec![(rel_scratch, VarKind::Rel)],
+            ExprKind::Function { name, args, .. } if name == "relationships" && of_path(args, path_names) => {
+                vec![(rel_scratch, VarKind::Rel)]
+            }
+            ExprKind::Function { name, args, .. }
+                if name == "nodes" && per_node.path.is_some_and(|path| of_path(args, &[path])) =>
+            {
+                let (left, right) = *per_node.ends.get_or_insert_with(|| (self.slot(), self.slot()));
+                vec![(left, VarKind::Node), (right, VarKind::Node)]
+            }
+            _ => return Ok(None),
+        };
+        let mut conditions = Vec::with_capacity(slots.len());
+        for (slot, kind) in slots {
+            let f = self.expr(predicate, &scope.with(&variable.name, slot, kind), &mut AggMode::Forbidden)?;
+            conditions.push(match quantifier {
+                Quantifier::None => CExpr::Not(Box::new(f)),
+                _ => f,
+            });
+        }
+        Ok(Some(conditions))
     }
 }
 
-/// What [`Planner::per_node`] may turn into conditions on relationships: the path variable whose nodes they may
+/// What [`Planner::per_relationship`] may turn into conditions on relationships: the path variable whose nodes they may
 /// range over (none when it may not), and the scratch slots of each relationship's two ends, made when first
 /// needed unless a quantified path pattern's condition has them already.
 struct PerNode<'a> {
