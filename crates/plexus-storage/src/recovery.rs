@@ -349,8 +349,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             let (version, ops) = match fault {
                 Ok(decoded) => decoded,
                 Err(reason) => {
-                    // The frame's length and checksum come before the payload.
-                    let offset = (payload.as_ptr() as usize - bytes.as_ptr() as usize - 8) as u64;
+                    let offset = crate::wal::record_offset(&bytes, payload);
                     (good_end, tail) = (offset, TailState::Damaged { offset, reason });
                     resumable = None;
                     break;

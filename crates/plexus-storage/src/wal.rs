@@ -150,6 +150,12 @@ pub enum TailState {
     Damaged { offset: u64, reason: String },
 }
 
+/// Where the record of `payload`, one of the slices [`read_segment`] returned from `segment`, starts: its
+/// frame's length and checksum come before it.
+pub fn record_offset(segment: &[u8], payload: &[u8]) -> u64 {
+    (payload.as_ptr() as usize - segment.as_ptr() as usize - 8) as u64
+}
+
 /// Reads a segment's records, stopping at the first torn or corrupt one.
 pub fn read_segment(bytes: &[u8]) -> (Vec<&[u8]>, u64, TailState) {
     let mut records = Vec::new();

@@ -66,13 +66,12 @@ fn a_segment_with_a_damaged_header_is_refused_and_repair_sets_it_aside() {
 /// The records of the only segment, as (start offset, frame) pairs.
 fn frames(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
     let (records, _, _) = wal::read_segment(bytes);
-    let mut at = wal::SEGMENT_HEADER_LEN;
     records
         .iter()
         .map(|r| {
-            let frame = bytes[at..at + 8 + r.len()].to_vec();
-            at += frame.len();
-            (at - frame.len(), frame)
+            let start = wal::record_offset(bytes, r) as usize;
+            let end = r.as_ptr() as usize - bytes.as_ptr() as usize + r.len();
+            (start, bytes[start..end].to_vec())
         })
         .collect()
 }
