@@ -49,8 +49,9 @@ fn build(db: &Database, items: usize, people: usize, likes_per_person: usize, se
         // `likes_per_person` distinct items, uniformly (Floyd's sampling): a person likes an item once.
         liked.clear();
         for j in items - likes_per_person..items {
-            let pick = rng.below(j as u64 + 1) as usize;
-            liked.insert(if liked.contains(&pick) { j } else { pick });
+            if !liked.insert(rng.below(j as u64 + 1) as usize) {
+                liked.insert(j);
+            }
         }
         for &item in &liked {
             tx.upsert_edge(me, likes, item_ids[item], vec![])?;
