@@ -75,11 +75,6 @@ pub(crate) fn read_group(
     Ok(inputs)
 }
 
-/// Says which later files of a group had their first line skipped for repeating the header.
-fn note_repeated_headers(paths: &[PathBuf], summary: &mut ImportSummary) {
-    summary.repeated_headers.extend_from_slice(paths);
-}
-
 /// Takes into the summary what parsing a relationship group found besides its rows: bad lines (failing past
 /// `skip_bad_lines`), relationships skipped for an end that names no node (failing past the bad tolerance),
 /// repeated headers and dropped fields.
@@ -90,7 +85,7 @@ pub(crate) fn report_rel_group(
 ) -> Result<(), ImportError> {
     count_bad(std::mem::take(&mut columns.bad), summary, csv.skip_bad_lines)?;
     count_skipped(std::mem::take(&mut columns.skipped), summary, csv)?;
-    note_repeated_headers(&columns.repeated_headers, summary);
+    summary.repeated_headers.append(&mut columns.repeated_headers);
     summary.dropped_fields.extend_from_slice(&columns.dropped_fields);
     Ok(())
 }
@@ -301,7 +296,7 @@ pub(crate) fn parse_nodes<'a>(
         let mut group = parse_node_group(files, inputs, &spec.csv, catalog, progress)
             .map_err(|(path, bad)| parse_error(path, bad))?;
         count_bad(std::mem::take(&mut group.bad), summary, spec.csv.skip_bad_lines)?;
-        note_repeated_headers(&group.repeated_headers, summary);
+        summary.repeated_headers.append(&mut group.repeated_headers);
         summary.dropped_fields.extend_from_slice(&group.dropped_fields);
         groups.push(group);
     }
