@@ -210,16 +210,21 @@ fn a_partial_discard_skips_only_what_it_names() {
     assert_eq!(rest[0], Ps::Int(11));
 }
 
-#[test]
-fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
+/// A Bolt server without auth whose time limit is `ms` milliseconds.
+fn with_time_limit(ms: u64) -> TestServer {
     let config = ServerConfig {
         bolt: "127.0.0.1:0".into(),
         http: String::new(),
         auth: false,
-        query_timeout_ms: 1000,
+        query_timeout_ms: ms,
         ..Default::default()
     };
-    let s = TestServer::start(config, Auth::disabled());
+    TestServer::start(config, Auth::disabled())
+}
+
+#[test]
+fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
+    let s = with_time_limit(1000);
     let mut c = Client::ready(s.addr);
     assert!(matches!(run(&mut c, "UNWIND range(1, 5000) AS i RETURN i"), Ps::Struct(0x70, _)));
     let (first, _) = c.pull(1000, None);
@@ -234,14 +239,7 @@ fn the_time_limit_counts_producing_rows_not_the_client_reading_them() {
 /// Neo4j 5.3 and later: a batch job that says how long it needs is not stopped at the interactive limit.
 #[test]
 fn a_drivers_timeout_replaces_the_servers_time_limit() {
-    let config = ServerConfig {
-        bolt: "127.0.0.1:0".into(),
-        http: String::new(),
-        auth: false,
-        query_timeout_ms: 1,
-        ..Default::default()
-    };
-    let s = TestServer::start(config, Auth::disabled());
+    let s = with_time_limit(1);
     let mut c = Client::ready(s.addr);
     let slow = "UNWIND range(1, 3000000) AS x WITH x WHERE x < 0 RETURN count(*) AS n";
     let code = |r: &Ps| match r {
