@@ -12,6 +12,7 @@ use argon2::Argon2;
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
+use crate::file_watch::FileWatch;
 use crate::password_cache::PasswordCache;
 
 /// The user created on first start, named as in Neo4j so that tools' defaults work.
@@ -121,6 +122,9 @@ pub struct Auth {
     users: RwLock<BTreeMap<String, StoredUser>>,
     /// When the file was last read, so changes made by `plexus user` while the server runs take effect.
     loaded: parking_lot::Mutex<Option<FileStamp>>,
+    /// Says when the file may have changed, so that most checks cost no `stat`; `None` where the kernel offers
+    /// no watch (the stamp is then compared at every check).
+    watch: Option<parking_lot::Mutex<FileWatch>>,
     /// Bumped whenever the users may have changed, so whoever caches a decision knows to make it again.
     generation: AtomicU64,
     lockout: Lockout,
@@ -147,6 +151,7 @@ impl Auth {
             file: None,
             users: RwLock::default(),
             loaded: Default::default(),
+            watch: None,
             generation: AtomicU64::new(0),
             lockout: Lockout::default(),
             failures: Default::default(),
@@ -167,6 +172,8 @@ impl Auth {
             enabled: true,
             file: Some(file.clone()),
             users: RwLock::new(users),
+            // Watching before the first stamp is taken: a change between the two is then seen.
+            watch: FileWatch::new(&file).map(parking_lot::Mutex::new),
             loaded: parking_lot::Mutex::new(modified(&file)),
             generation: AtomicU64::new(0),
             lockout: Lockout::default(),
@@ -407,7 +414,8 @@ impl Auth {
 
 impl Auth {
     /// A number that changes whenever a user is added, removed or given a new password or role, here or by
-    /// another process through the users file. Costs one `stat` of the file when nothing changed. (No cache in
+    /// another process through the users file. Costs one non-blocking `read` of a file watch when nothing changed
+    /// (a `stat` of the file where there is no watch). (No cache in
     /// the server asks it any more: verified passwords are remembered by their stored hash, which a change
     /// replaces.)
     pub fn generation(&self) -> u64 {
@@ -417,11 +425,26 @@ impl Auth {
 
     fn reload_if_changed(&self) {
         let Some(file) = &self.file else { return };
+        // The watch stays locked until the file is read: a check that finds the event already taken by another
+        // then waits for that one to finish reloading, instead of going on with the users from before the change.
+        // (Taken before the users' and the stamp's locks, and never while holding them.)
+        let mut watch = self.watch.as_ref().map(|w| w.lock());
+        if let Some(w) = &mut watch {
+            if !w.maybe_changed() {
+                return;
+            }
+        }
         let now = modified(file);
         if now == *self.loaded.lock() {
+            if let Some(w) = &mut watch {
+                w.settled();
+            }
             return;
         }
         if let Ok(read) = read_users(file) {
+            if let Some(w) = &mut watch {
+                w.settled();
+            }
             // The users' lock before the stamp's, in the order `save` takes them (it runs under the users' lock).
             let mut users = self.users.write();
             let mut loaded = self.loaded.lock();

@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod bolt;
 pub mod config;
+mod file_watch;
 pub mod http;
 pub mod loadgen;
 pub mod metrics;

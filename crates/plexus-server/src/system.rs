@@ -207,6 +207,14 @@ pub fn is_system_procedure(query: &str) -> bool {
 /// The administration command `query` starts with (its first words, upper-cased), when it is one the `system`
 /// database runs in Neo4j but Plexus does not: users, roles, privileges and databases.
 fn administration_command(query: &str) -> Option<String> {
+    // Every query passes here: most are not commands, and are let go before any word is copied.
+    let first = query.split_whitespace().next()?;
+    if !["GRANT", "DENY", "REVOKE", "CREATE", "DROP", "RENAME", "START", "STOP", "ALTER", "SHOW"]
+        .iter()
+        .any(|verb| first.eq_ignore_ascii_case(verb))
+    {
+        return None;
+    }
     let words: Vec<String> = query.split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
     let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     let object = |w: &str| {

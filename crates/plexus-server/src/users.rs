@@ -200,6 +200,11 @@ impl Reader {
 /// one written wrongly (a syntax error naming what was expected).
 pub fn parse(query: &str) -> Option<Result<UserCommand, ServerError>> {
     let text = query.trim().trim_end_matches(';').trim_end();
+    // Every query passes here: most are not user commands, and are let go before any word is copied.
+    let first = text.split_whitespace().next()?;
+    if !["SHOW", "CREATE", "ALTER", "DROP", "GRANT", "REVOKE"].iter().any(|verb| first.eq_ignore_ascii_case(verb)) {
+        return None;
+    }
     let words: Vec<String> = text.split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
     let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     let ours = match word(0) {
