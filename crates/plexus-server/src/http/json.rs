@@ -247,22 +247,57 @@ fn typed_rel(r: &RelData) -> Json {
 
 /// The Query API's `counters` object (every key the Neo4j drivers know, so none is surprised).
 pub fn counters(stats: &QueryStats) -> Json {
-    json!({
-        "containsUpdates": stats.contains_updates(),
-        "nodesCreated": stats.nodes_created,
-        "nodesDeleted": stats.nodes_deleted,
-        "propertiesSet": stats.properties_set,
-        "relationshipsCreated": stats.relationships_created,
-        "relationshipsDeleted": stats.relationships_deleted,
-        "labelsAdded": stats.labels_added,
-        "labelsRemoved": stats.labels_removed,
-        "indexesAdded": stats.indexes_added,
-        "indexesRemoved": stats.indexes_removed,
-        "constraintsAdded": stats.constraints_added,
-        "constraintsRemoved": stats.constraints_removed,
-        "containsSystemUpdates": stats.system_updates > 0,
-        "systemUpdates": stats.system_updates,
-    })
+    let members = counter_members(stats).into_iter().map(|(name, value)| {
+        let value = match value {
+            Counter::Flag(flag) => Json::Bool(flag),
+            Counter::Count(count) => Json::from(count),
+        };
+        (name.to_string(), value)
+    });
+    Json::Object(members.collect())
+}
+
+/// Writes [`counters`] as JSON text, the same bytes without building the object: every answer carries them.
+pub fn write_counters(out: &mut Vec<u8>, stats: &QueryStats) {
+    use std::io::Write;
+    out.push(b'{');
+    for (i, (name, value)) in counter_members(stats).into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match value {
+            Counter::Flag(flag) => write!(out, "\"{name}\":{flag}"),
+            Counter::Count(count) => write!(out, "\"{name}\":{count}"),
+        }
+        .expect("JSON to memory");
+    }
+    out.push(b'}');
+}
+
+enum Counter {
+    Flag(bool),
+    Count(u64),
+}
+
+/// A statement's counters under their Query API names, in the order a JSON object lists its members (by name).
+fn counter_members(stats: &QueryStats) -> [(&'static str, Counter); 14] {
+    use Counter::{Count, Flag};
+    [
+        ("constraintsAdded", Count(stats.constraints_added)),
+        ("constraintsRemoved", Count(stats.constraints_removed)),
+        ("containsSystemUpdates", Flag(stats.system_updates > 0)),
+        ("containsUpdates", Flag(stats.contains_updates())),
+        ("indexesAdded", Count(stats.indexes_added)),
+        ("indexesRemoved", Count(stats.indexes_removed)),
+        ("labelsAdded", Count(stats.labels_added)),
+        ("labelsRemoved", Count(stats.labels_removed)),
+        ("nodesCreated", Count(stats.nodes_created)),
+        ("nodesDeleted", Count(stats.nodes_deleted)),
+        ("propertiesSet", Count(stats.properties_set)),
+        ("relationshipsCreated", Count(stats.relationships_created)),
+        ("relationshipsDeleted", Count(stats.relationships_deleted)),
+        ("systemUpdates", Count(stats.system_updates)),
+    ]
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -111,7 +111,46 @@ fn result_body(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u6
         body.insert("counters".into(), json::counters(&result.stats));
     }
     body.insert("bookmarks".into(), json!(outcome.bookmark.iter().collect::<Vec<_>>()));
-    if !result.notifications.is_empty() {
+    body.extend(occasional_members(outcome).map(|(key, value)| (key.to_string(), value)));
+    body.insert("queryType".into(), json!(outcome.query_type));
+    body.insert("resultAvailableAfter".into(), json!(elapsed_ms));
+    body.insert("resultConsumedAfter".into(), json!(0));
+    body
+}
+
+/// What follows the `data` member of an answer, as `,"key":value` pairs: the members of [`result_body`] after
+/// `data`, in the same order (a JSON object's, by name), written straight to text since every answer has them.
+fn tail_members(outcome: &Outcome, counters: bool, elapsed_ms: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    let member = |out: &mut Vec<u8>, key: &str| {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+    };
+    member(&mut out, "bookmarks");
+    serde_json::to_writer(&mut out, &outcome.bookmark.iter().collect::<Vec<_>>()).expect("JSON to memory");
+    if counters {
+        member(&mut out, "counters");
+        json::write_counters(&mut out, &outcome.result.stats);
+    }
+    for (key, value) in occasional_members(outcome) {
+        member(&mut out, key);
+        serde_json::to_writer(&mut out, &value).expect("JSON to memory");
+    }
+    member(&mut out, "queryType");
+    serde_json::to_writer(&mut out, outcome.query_type).expect("JSON to memory");
+    member(&mut out, "resultAvailableAfter");
+    out.extend_from_slice(elapsed_ms.to_string().as_bytes());
+    member(&mut out, "resultConsumedAfter");
+    out.push(b'0');
+    out
+}
+
+/// The members an answer has only sometimes: notifications, and the plan under EXPLAIN or PROFILE, in the order
+/// of their names.
+fn occasional_members(outcome: &Outcome) -> impl Iterator<Item = (&'static str, Json)> + '_ {
+    let result = &outcome.result;
+    let notifications = (!result.notifications.is_empty()).then(|| {
         let notifications: Vec<Json> = result
             .notifications
             .iter()
@@ -126,18 +165,15 @@ fn result_body(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u6
                 })
             })
             .collect();
-        body.insert("notifications".into(), Json::Array(notifications));
-    }
-    if let Some(tree) = &result.plan_tree {
+        ("notifications", Json::Array(notifications))
+    });
+    let plan = result.plan_tree.as_ref().map(|tree| {
         // As Neo4j's Query API answers: the plan under EXPLAIN, the plan with what each operator did under PROFILE.
         let profiled = tree.rows.is_some();
         let key = if profiled { "profiledQueryPlan" } else { "queryPlan" };
-        body.insert(key.into(), plan_json(tree, result.plan.as_deref(), &result.columns, profiled));
-    }
-    body.insert("queryType".into(), json!(outcome.query_type));
-    body.insert("resultAvailableAfter".into(), json!(elapsed_ms));
-    body.insert("resultConsumedAfter".into(), json!(0));
-    body
+        (key, plan_json(tree, result.plan.as_deref(), &result.columns, profiled))
+    });
+    notifications.into_iter().chain(plan)
 }
 
 fn elapsed_ms(started: Instant) -> u64 {
@@ -207,7 +243,7 @@ pub async fn auto_commit(
                         fields: outcome.result.columns.to_vec(),
                         rows: std::mem::take(&mut outcome.result.rows),
                         format,
-                        tail: tail_members(&outcome, format, counters, elapsed_ms(started)),
+                        tail: tail_members(&outcome, counters, elapsed_ms(started)),
                     };
                     match stream::answer(produced, cursor, interrupt, worker.service.clone(), statement) {
                         Ok(response) => Answered::Streamed(response),
@@ -227,20 +263,6 @@ pub async fn auto_commit(
     }
 }
 
-/// What follows the `data` member of an answer, as `,"key":value` pairs.
-fn tail_members(outcome: &Outcome, format: Format, counters: bool, elapsed_ms: u64) -> Vec<u8> {
-    let mut rest = result_body(outcome, format, counters, elapsed_ms);
-    rest.remove("data");
-    let mut out = Vec::new();
-    for (key, value) in &rest {
-        out.push(b',');
-        serde_json::to_writer(&mut out, key).expect("JSON to memory");
-        out.push(b':');
-        serde_json::to_writer(&mut out, value).expect("JSON to memory");
-    }
-    out
-}
-
 /// The request's bookmarks, checked before anything runs (see [`crate::service::check_bookmarks`]).
 fn check_bookmarks(service: &Service, bookmarks: &[String]) -> Result<(), ServerError> {
     crate::service::check_bookmarks(service, &bookmarks.iter().map(String::as_str).collect::<Vec<_>>())
@@ -251,7 +273,7 @@ fn check_bookmarks(service: &Service, bookmarks: &[String]) -> Result<(), Server
 /// (2 M rows of an integer and a short string, 46 MB of JSON: 963 MB → 547 MB at the server's peak).
 fn answer(mut outcome: Outcome, format: Format, counters: bool, started: Instant) -> Response {
     let rows = std::mem::take(&mut outcome.result.rows);
-    let tail = tail_members(&outcome, format, counters, elapsed_ms(started));
+    let tail = tail_members(&outcome, counters, elapsed_ms(started));
     let mut out: Vec<u8> = Vec::with_capacity(256 + rows.len() * 16);
     stream::open_document(&mut out, &outcome.result.columns);
     stream::write_rows(&mut out, rows, format, &mut true);
@@ -395,4 +417,40 @@ pub async fn rollback(
     })
     .await??;
     Ok(json_response(StatusCode::OK, format, &json!({"bookmarks": []})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The members written straight to text are the bytes the JSON object of a whole answer holds after `data`.
+    #[test]
+    fn tail_members_match_the_answer_object() {
+        let db = plexus::Database::in_memory();
+        let statements = [
+            "CREATE (:A {x: 1})-[:R]->(:B)",
+            "MATCH (n) RETURN n",
+            "MATCH (n:Missing) RETURN n",
+            "EXPLAIN MATCH (n:A) RETURN n.x",
+            "PROFILE MATCH (n:A)-->(m) RETURN m",
+            "MATCH (n) DETACH DELETE n",
+        ];
+        let mut seen = String::new();
+        for (i, statement) in statements.into_iter().enumerate() {
+            let result = db.execute(statement, &Default::default()).unwrap();
+            let bookmark = (i % 2 == 0).then(|| format!("FB:plexus:{i}"));
+            let outcome = Outcome { result, bookmark, query_type: "rw" };
+            for counters in [true, false] {
+                let mut body = result_body(&outcome, Format::Typed, counters, 7);
+                body.remove("data");
+                let whole = serde_json::to_string(&body).unwrap();
+                let tail = String::from_utf8(tail_members(&outcome, counters, 7)).unwrap();
+                assert_eq!(format!("{{{}}}", &tail[1..]), whole, "{statement}");
+                seen += &tail;
+            }
+        }
+        for member in ["\"notifications\"", "\"queryPlan\"", "\"profiledQueryPlan\"", "\"nodesCreated\":2"] {
+            assert!(seen.contains(member), "no answer had {member}");
+        }
+    }
 }
