@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use plexus_import::generate::{self, Graph, Initiator, Options, Preset, Progress};
 
+use crate::{usage, Failure};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Kind {
     /// Graph500 R-MAT: 2^rmat-scale vertices, edge-factor x vertices edges, initiator --abcd.
@@ -424,19 +426,22 @@ fn reporter() -> impl FnMut(Progress) {
     }
 }
 
-pub fn run(args: GenerateArgs) -> Result<ExitCode, String> {
+/// What is wrong with the command line comes back as a usage error (status 2), found before anything is written;
+/// what goes wrong while writing, as a failure (status 1).
+pub fn run(args: GenerateArgs) -> Result<ExitCode, Failure> {
     if args.threads == Some(0) {
-        return Err("--threads must be at least 1".into());
+        return Err(usage("--threads must be at least 1"));
     }
     if args.out.as_os_str() == "-" {
-        return Err("--out -: generate writes files (compressed by their name, .gz or .zst); give a path, or \
-                    /dev/stdout for the text on standard output"
-            .into());
+        return Err(usage(
+            "--out -: generate writes files (compressed by their name, .gz or .zst); give a path, or /dev/stdout \
+             for the text on standard output",
+        ));
     }
     if args.kind == Kind::Snb {
         return snb(&args);
     }
-    let graph = graph(&args)?;
+    let graph = graph(&args).map_err(usage)?;
     let options =
         Options { seed: args.seed, weights: args.weights, header: args.header, threads: args.threads.unwrap_or(0) };
     // A device or pipe (/dev/stdout) is written as it is; a file goes under a temporary name first.
@@ -444,9 +449,9 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode, String> {
     let partial = if special {
         None
     } else {
-        let (nodes, edges) = size(&graph)?;
-        check_space(&args.out, edge_list_bytes(nodes, edges, args.weights, &args.out), args.force)?;
-        Some(Partial::new(&args.out)?)
+        let (nodes, edges) = size(&graph).map_err(usage)?;
+        check_space(&args.out, edge_list_bytes(nodes, edges, args.weights, &args.out), args.force).map_err(usage)?;
+        Some(Partial::new(&args.out).map_err(usage)?)
     };
     let target = partial.as_ref().map_or(args.out.as_path(), |p| p.temporary.as_path());
     let summary = generate::generate_file(&graph, &options, target, &mut reporter())
@@ -477,13 +482,13 @@ fn snb_line(done: u64, persons: u64, elapsed: Duration) -> String {
 }
 
 /// `plexus generate snb`: the LDBC-shaped social network into a directory.
-fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
-    check_flags(args)?;
-    let scale = args.scale.ok_or("snb needs --scale (the LDBC scale factor, e.g. 0.1 or 1)")?;
+fn snb(args: &GenerateArgs) -> Result<ExitCode, Failure> {
+    check_flags(args).map_err(usage)?;
+    let scale = args.scale.ok_or_else(|| usage("snb needs --scale (the LDBC scale factor, e.g. 0.1 or 1)"))?;
     let snb = generate::Snb { scale };
-    let persons = snb.validate().map_err(|e| e.to_string())?;
-    check_space(&args.out, snb_bytes(scale), args.force)?;
-    let partial = Partial::new(&args.out)?;
+    let persons = snb.validate().map_err(|e| usage(e.to_string()))?;
+    check_space(&args.out, snb_bytes(scale), args.force).map_err(usage)?;
+    let partial = Partial::new(&args.out).map_err(usage)?;
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(persons);
         bar.set_style(
@@ -514,10 +519,7 @@ fn snb(args: &GenerateArgs) -> Result<ExitCode, String> {
         bar.finish_and_clear();
     }
     // Not a usage error: the data set could not take its place (a file in the way, a failed move).
-    if let Err(e) = partial.finish_dir(&args.out, args.force) {
-        eprintln!("plexus: {e}");
-        return Ok(ExitCode::from(1));
-    }
+    partial.finish_dir(&args.out, args.force)?;
     let rows = summary.total_rows();
     let count = |name: &str| generate::snb::FILES.iter().position(|f| f.name == name).map_or(0, |k| summary.rows[k]);
     eprintln!(

@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use plexus_server::loadgen::{self, LoadConfig, PhaseReport, Scenario, StepConfig, Target};
 
+use crate::{usage, Failure};
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum ScenarioArg {
     /// 10 nodes with 2 properties per request, parameterised, returning a count.
@@ -74,30 +76,30 @@ const MAX_RATE: f64 = 1e7;
 const MAX_SECONDS: f64 = 86_400.0;
 const MAX_REQUESTS: f64 = 1e8;
 
-pub fn run(args: LoadgenArgs) -> Result<(), String> {
+pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
     let target = match (&args.bolt, &args.http) {
         (_, Some(h)) => Target::Http(h.trim_start_matches("http://").to_string()),
         (Some(b), None) => Target::Bolt(b.trim_start_matches("bolt://").to_string()),
         (None, None) => Target::Bolt("127.0.0.1:7687".into()),
     };
     if !(args.rate.is_finite() && args.rate > 0.0 && args.duration.is_finite() && args.duration > 0.0) {
-        return Err("--rate and --duration must be positive".into());
+        return Err(usage("--rate and --duration must be positive"));
     }
     // Latencies are kept for every request of a phase (16 bytes each), so a phase is bounded.
     if args.rate > MAX_RATE || args.duration > MAX_SECONDS || args.rate * args.duration > MAX_REQUESTS {
-        return Err(format!(
+        return Err(usage(format!(
             "--rate is at most {MAX_RATE:.0} a second, --duration at most {MAX_SECONDS:.0} s, and a phase at most \
              {MAX_REQUESTS:.0} requests"
-        ));
+        )));
     }
     if !(args.warmup.is_finite() && (0.0..=MAX_SECONDS).contains(&args.warmup)) {
-        return Err(format!("--warmup must be between 0 and {MAX_SECONDS:.0} seconds"));
+        return Err(usage(format!("--warmup must be between 0 and {MAX_SECONDS:.0} seconds")));
     }
     if !(args.p99_bound_ms.is_finite() && args.p99_bound_ms > 0.0)
         || args.step_factor.is_some_and(|f| !f.is_finite())
         || !(args.max_rate.is_finite() && args.max_rate > 0.0)
     {
-        return Err("--p99-bound-ms, --step-factor and --max-rate must be positive numbers".into());
+        return Err(usage("--p99-bound-ms, --step-factor and --max-rate must be positive numbers"));
     }
     let config = LoadConfig {
         target: target.clone(),
@@ -185,7 +187,7 @@ pub fn run(args: LoadgenArgs) -> Result<(), String> {
     // A run in which nothing succeeded measured nothing: a script must not take it for a result.
     if reports.iter().all(|r| r.completed == 0) {
         let first = reports.iter().find_map(|r| r.first_error.clone()).unwrap_or_else(|| "no answer".into());
-        return Err(format!("every request failed: {first}"));
+        return Err(format!("every request failed: {first}").into());
     }
     Ok(())
 }

@@ -25,6 +25,10 @@ mod user;
 With no command, plexus opens the shell on ./plexus-data (or, with standard input not a terminal, runs the
 statements read from it there).
 
+Exit status: 0 done; 1 something failed while it ran (a query's error, a database that is missing, locked or
+damaged, a file that cannot be read or written); 2 the command line cannot work as written (nothing was done);
+128 + the signal's number when Ctrl-C or SIGTERM stopped it.
+
 Examples:
   plexus demo                      build a sample graph in ./plexus-data and query it
   plexus                           the interactive shell on ./plexus-data
@@ -232,29 +236,32 @@ fn exit_on_output_errors() {
     }));
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let Some(command) = cli.command else {
         // As `sqlite3` does: no command is the shell, here on the default database.
         let data = PathBuf::from("plexus-data");
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             println!("No command given: the shell on ./{} (plexus --help lists the commands).", data.display());
         }
-        return shell::run(shell::ShellArgs::on(data));
+        return Ok(shell::run(shell::ShellArgs::on(data))?);
     };
     match command {
         Command::Demo { data, items, people, likes, seed } => {
             // Refused before anything is written: the traversal needs a person and items to like.
             if items == 0 || people == 0 {
-                return Err(format!("--{} must be at least 1", if items == 0 { "items" } else { "people" }));
+                return Err(usage(format!("--{} must be at least 1", if items == 0 { "items" } else { "people" })));
             }
             if likes > items {
-                return Err(format!("--likes ({likes}) cannot exceed --items ({items}): a person likes an item once"));
+                return Err(usage(format!(
+                    "--likes ({likes}) cannot exceed --items ({items}): a person likes an item once"
+                )));
             }
             let db = open(&data, false)?;
             likes::demo(&db, items, people, likes, seed)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Import(args) => import::run(args),
+        // Every error `import::run` returns is found before any work starts; failures later are its exit status.
+        Command::Import(args) => import::run(args).map_err(usage),
         Command::Info { data } => {
             let db = open_read_only(&data)?;
             info(&db);
@@ -272,7 +279,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     println!("checked {}: DAMAGED (it does not open)", data.display());
                     return Ok(ExitCode::from(1));
                 }
-                Err(e) => return Err(format!("cannot open {}: {e}", data.display())),
+                Err(e) => return Err(format!("cannot open {}: {e}", data.display()).into()),
             };
             let report = db.recovery_report();
             if !report.is_clean() {
@@ -393,10 +400,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Generate(args) => generate::run(args),
         Command::Query(args) => query::run(args),
-        Command::Shell(args) => shell::run(args),
+        Command::Shell(args) => Ok(shell::run(args)?),
         Command::Serve(args) => {
             without_transparent_huge_pages();
-            serve::run(args).map(|_| ExitCode::SUCCESS)
+            serve::run(args)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Loadgen(args) => loadgen::run(args).map(|_| ExitCode::SUCCESS),
         Command::User(args) => user::run(args).map(|_| ExitCode::SUCCESS),
@@ -498,6 +506,33 @@ fn without_transparent_huge_pages() {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Why a command failed, and the exit status that says so, as other Unix tools do: 2 for a command line that asks
+/// for something that cannot be done (refused before anything is touched), 1 for what went wrong while doing it (a
+/// database that is locked, damaged or missing, a file that cannot be read or written). A plain message is the
+/// second kind; [`usage`] makes the first.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    message: String,
+    status: u8,
+}
+
+/// A command line that cannot be carried out as given: exit status 2.
+pub(crate) fn usage(message: impl Into<String>) -> Failure {
+    Failure { message: message.into(), status: 2 }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure { message, status: 1 }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Failure {
+        Failure::from(message.to_string())
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if !matches!(cli.command, Some(Command::Serve(_) | Command::Loadgen(_))) {
@@ -509,9 +544,9 @@ fn main() -> ExitCode {
     exit_on_output_errors();
     match run(cli) {
         Ok(code) => code,
-        Err(message) => {
+        Err(Failure { message, status }) => {
             eprintln!("plexus: {message}");
-            ExitCode::from(2)
+            ExitCode::from(status)
         }
     }
 }

@@ -9,6 +9,7 @@ use clap::Args;
 use plexus::{CypherError, Database, Params, ResultValue};
 
 use crate::format::{self, notifications, render, summary, Format};
+use crate::{usage, Failure};
 
 pub(crate) const EXAMPLES: &str = "Examples:
   plexus query --data g \"MATCH (n) RETURN count(n) AS nodes\"
@@ -197,8 +198,8 @@ impl QueryArgs {
 }
 
 /// The statement to run: the argument, standard input (`-`) or a file (`--file`).
-fn statement_text(args: &QueryArgs) -> Result<String, String> {
-    let read = |what: &str, r: std::io::Result<Vec<u8>>| -> Result<String, String> {
+fn statement_text(args: &QueryArgs) -> Result<String, Failure> {
+    let read = |what: &str, r: std::io::Result<Vec<u8>>| -> Result<String, Failure> {
         let bytes = r.map_err(|e| format!("reading {what}: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|e| format!("{what} is not valid UTF-8: {e}"))?;
         Ok(text.strip_prefix('\u{feff}').unwrap_or(&text).to_string())
@@ -214,7 +215,7 @@ fn statement_text(args: &QueryArgs) -> Result<String, String> {
         (_, Some(file)) => read(&file.display().to_string(), std::fs::read(file)),
         (Some(q), None) if q == "-" => stdin(),
         (Some(q), None) => Ok(q.clone()),
-        (None, None) => Err("give a statement, - to read it from standard input, or --file FILE".into()),
+        (None, None) => Err(usage("give a statement, - to read it from standard input, or --file FILE")),
     }
 }
 
@@ -224,18 +225,19 @@ fn several_statements(query: &str) -> bool {
     crate::shell::take_statements(&mut buffer).len() > 1
 }
 
-pub fn run(mut args: QueryArgs) -> Result<ExitCode, String> {
+pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     let text = statement_text(&args)?;
     let text = text.trim_end();
     let text = text.strip_suffix(';').unwrap_or(text).to_string();
     if several_statements(&text) {
-        return Err("`plexus query` runs one statement and this holds several: run them one at a time, or as a \
-                    script with `plexus shell --data DIR < script.cypher`"
-            .into());
+        return Err(usage(
+            "`plexus query` runs one statement and this holds several: run them one at a time, or as a script \
+             with `plexus shell --data DIR < script.cypher`",
+        ));
     }
     args.query = Some(text);
     let db = crate::open(&args.data, args.read_only)?;
-    let params = Arc::new(parse_params(&db, &args.params)?);
+    let params = Arc::new(parse_params(&db, &args.params).map_err(usage)?);
     let start = Instant::now();
     if args.format != Format::Table && db.engine().access(args.text()).ok() == Some(plexus::cypher::Access::Read) {
         if let Some(code) = stream(&db, &args, &params)? {

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use plexus_server::ServerConfig;
 
+use crate::{usage, Failure};
+
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Data directory [default: plexus-data].
@@ -48,7 +50,7 @@ pub struct ServeArgs {
     tls_key: Option<PathBuf>,
 }
 
-pub fn run(args: ServeArgs) -> Result<(), String> {
+pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let mut config = match &args.config {
         Some(path) => ServerConfig::from_file(path)?,
         None => ServerConfig::default(),
@@ -83,5 +85,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         config.tls = Some(plexus_server::config::TlsConfig { cert, key });
     }
-    plexus_server::run(config)
+    // Settings that cannot work are the command line's fault (status 2); the server failing to start is not.
+    config.validate().map_err(usage)?;
+    Ok(plexus_server::run(config)?)
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use plexus_server::auth::{Auth, Role};
 
+use crate::{usage, Failure};
+
 #[derive(Args, Debug)]
 pub struct UserArgs {
     /// Data directory of the server.
@@ -37,13 +39,14 @@ enum UserAction {
     Remove { name: String },
 }
 
-pub fn run(args: UserArgs) -> Result<(), String> {
+pub fn run(args: UserArgs) -> Result<(), Failure> {
     if !args.data.join("users.json").exists() {
         return Err(format!(
             "{} has no users yet: start `plexus serve --data {}` once to create the initial user",
             args.data.display(),
             args.data.display()
-        ));
+        )
+        .into());
     }
     let (auth, generated) = Auth::open(&args.data, None).map_err(|e| e.to_string())?;
     // A users file left without users gets the initial admin back, whose password must then be shown once.
@@ -57,8 +60,8 @@ pub fn run(args: UserArgs) -> Result<(), String> {
             }
         }
         UserAction::Add { name, role, password } => {
-            let role =
-                Role::parse(&role).ok_or_else(|| format!("unknown role '{role}': use reader, writer or admin"))?;
+            let role = Role::parse(&role)
+                .ok_or_else(|| usage(format!("unknown role '{role}': use reader, writer or admin")))?;
             auth.add_user(&name, &password, role).map_err(|e| e.to_string())?;
             println!("added user '{name}' ({})", role.name());
         }

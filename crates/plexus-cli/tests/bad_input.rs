@@ -50,7 +50,7 @@ fn inspecting_a_directory_without_a_database_is_an_error_that_creates_nothing() 
     for command in ["info", "check", "checkpoint"] {
         let missing = path(tmp.path(), "typo");
         let out = plexus(&[command, "--data", &missing]);
-        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert_eq!(out.status.code(), Some(1), "{command}");
         assert!(text(&out.stderr).contains("does not exist"), "{command}: {}", text(&out.stderr));
         assert!(!tmp.path().join("typo").exists(), "{command}");
     }
@@ -214,7 +214,7 @@ fn a_query_does_not_create_a_database_among_other_files() {
     std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
     let dir = tmp.path().to_str().unwrap();
     let out = plexus(&["query", "--data", dir, "RETURN 1"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("holds files but no Plexus database"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1, "nothing was added");
     // What an interrupted import leaves is named as such, by the commands that open and those that inspect.
@@ -277,7 +277,7 @@ fn damage_in_the_middle_of_the_log_is_refused_until_repaired() {
     std::fs::write(&segment, &bytes).unwrap();
     let before = files(&tmp.path().join("db"));
     let out = plexus(&["query", "--data", &db, "MATCH (n) RETURN count(n)"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("intact commits follow it"), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("plexus repair"), "{}", text(&out.stderr));
     assert_eq!(files(&tmp.path().join("db")), before, "a refused open changed the directory");
@@ -313,4 +313,36 @@ fn import_arguments_that_cannot_work_are_refused_and_file_names_may_hold_equals_
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("No such file or directory"), "{}", text(&out.stderr));
     assert!(!Path::new(&path(dir, "l")).exists());
+}
+
+/// Exit statuses as other Unix tools give them: 2 for a command line that cannot work as written, 1 for one that
+/// could but failed (here, a database another process holds).
+#[test]
+fn a_database_in_use_is_a_runtime_error_and_a_wrong_command_line_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    assert!(plexus(&["query", "--data", &db, "CREATE (:N)"]).status.success());
+    let holder = plexus::Database::open(Path::new(&db)).unwrap();
+    for args in [&["query", "--data", &db, "CREATE (:N)"][..], &["checkpoint", "--data", &db], &["demo", "--data", &db]]
+    {
+        let out = plexus(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("locked"), "{args:?}: {}", text(&out.stderr));
+    }
+    drop(holder);
+    let missing = path(tmp.path(), "missing.cypher");
+    let out = plexus(&["query", "--data", &db, "--file", &missing]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("reading"), "{}", text(&out.stderr));
+    for (args, message) in [
+        (&["query", "--data", &db, "RETURN 1; RETURN 2"][..], "holds several"),
+        (&["query", "--data", &db, "RETURN $x", "--param", "x"], "has no value"),
+        (&["demo", "--data", &db, "--items", "2", "--likes", "3"], "cannot exceed"),
+        (&["loadgen", "--rate", "0"], "must be positive"),
+    ] {
+        let out = plexus(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(message), "{args:?}: {}", text(&out.stderr));
+    }
+    assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "1", "nothing ran");
 }
