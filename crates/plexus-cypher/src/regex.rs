@@ -1,4 +1,9 @@
 //! `=~`: whole-string regular expression matching, with compiled patterns cached per thread.
+//!
+//! Patterns are Java's, as Neo4j takes them: besides the classes and quoting rewritten below, that means
+//! backreferences (`(a)\1`), look-around (`a(?=b)`), atomic groups and possessive quantifiers, which the `regex`
+//! crate refuses. `fancy_regex` handles those by backtracking, and hands every pattern (or part) without them to
+//! the `regex` crate, so the plain patterns keep their linear-time matching.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -6,7 +11,7 @@ use std::collections::HashMap;
 use crate::error::{CypherError, Result};
 
 thread_local! {
-    static CACHE: RefCell<HashMap<String, regex::Regex>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<String, fancy_regex::Regex>> = RefCell::new(HashMap::new());
 }
 
 /// Whether `text` matches `pattern` entirely (Cypher's `=~` anchors at both ends, like Java's `matches`).
@@ -14,7 +19,7 @@ pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         if !cache.contains_key(pattern) {
-            let re = regex::Regex::new(&format!("^(?:{})$", java_classes(&unquote(pattern)))).map_err(|e| {
+            let re = fancy_regex::Regex::new(&format!("^(?:{})$", java_classes(&unquote(pattern)))).map_err(|e| {
                 CypherError::argument("InvalidArgumentValue", format!("invalid regular expression '{pattern}': {e}"))
             })?;
             if cache.len() > 256 {
@@ -22,7 +27,10 @@ pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
             }
             cache.insert(pattern.to_string(), re);
         }
-        Ok(cache[pattern].is_match(text))
+        cache[pattern].is_match(text).map_err(|e| {
+            // Only a backtracking pattern fails here: one that would take too long on this text.
+            CypherError::argument("InvalidArgumentValue", format!("regular expression '{pattern}' on this text: {e}"))
+        })
     })
 }
 
@@ -112,6 +120,17 @@ mod tests {
         assert!(!m(".", "\r") && !m(".", "\u{2028}") && !m("a.b", "a\u{85}b") && m("a.b", "a\tb") && m(".", "é"));
         assert!(m("(?s)a.b", "a\nb") && m("(?ims)a.b", "a\rb") && !m("(?i-s)a.b", "a\rb"));
         assert!(m(r"\.\\", ".\\") && m(r"\p{L}+", "é"));
+    }
+
+    #[test]
+    fn backreferences_and_look_around_work_as_in_java() {
+        let m = |p: &str, t: &str| full_match(p, t).unwrap();
+        assert!(m(r"(a)\1", "aa") && !m(r"(a)\1", "ab"));
+        assert!(m(r"(\w+) \1", "hey hey") && !m(r"(\w+) \1", "hey you"));
+        assert!(m("a(?=b)b", "ab") && !m("a(?!b).", "ab") && m("a(?!b).", "ac"));
+        assert!(m(r"(?<=a)b|ab", "ab") && m(r"(?=.*\d)(?=.*[a-z]).{6,}", "abc123") && !m(r"(?=.*\d).{6,}", "abcdef"));
+        assert!(m("(?>a+)b", "aab") && !m("a++a", "aaa"), "atomic groups and possessive quantifiers");
+        assert!(full_match("(a", "a").is_err());
     }
 
     #[test]
