@@ -6,6 +6,11 @@
 //!
 //! Ctrl-C while a statement runs stops that statement (its changes are rolled back); at the prompt it clears the
 //! line. Each statement entered is added to the history file at once, so a session that is killed keeps it.
+//!
+//! `:begin` opens an explicit transaction, as in `cypher-shell`: the statements after it see each other's changes
+//! and nothing is durable until `:commit`; `:rollback` drops them. A statement that fails or is stopped ends the
+//! transaction, rolled back (as Neo4j ends a transaction whose statement failed), and leaving the shell with one
+//! open rolls it back.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -58,7 +63,10 @@ Statements end with ';' and may span several lines. Ctrl-C stops a running state
   :params               list the parameters
   :clear                forget all parameters
   :format table|json|csv
-  :exit, :quit          leave (Ctrl-D too)";
+  :begin                open a transaction: what follows is durable only at :commit
+  :commit               commit the open transaction
+  :rollback             roll the open transaction back
+  :exit, :quit          leave (Ctrl-D too; an open transaction is rolled back)";
 
 /// Set by SIGINT (Ctrl-C); a running statement asks it now and then and stops when it is set.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -128,6 +136,8 @@ struct Session {
     /// On a terminal the plan and the row count follow the rows; from a script they go to stderr, so that
     /// stdout holds only results (JSON or CSV another program reads).
     interactive: bool,
+    /// The transaction `:begin` opened, until `:commit` or `:rollback`.
+    tx: Option<plexus::WriteTxn>,
 }
 
 impl Session {
@@ -139,7 +149,14 @@ impl Session {
         }
         let start = Instant::now();
         let interrupt = Arc::new(Interrupt::new(None, None).with_probe(Duration::from_millis(20), interrupted));
-        match self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)) {
+        let outcome = match &mut self.tx {
+            Some(tx) => self.db.engine().execute_in_with(tx, text, &self.params, Some(&interrupt)),
+            None => self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)),
+        };
+        if outcome.is_err() && self.tx.take().is_some() {
+            eprintln!("The open transaction was rolled back: a statement in it failed.");
+        }
+        match outcome {
             Ok(result) => {
                 if !print_stoppable(&render(&result, self.format)) {
                     println!();
@@ -186,6 +203,25 @@ impl Session {
                 }
             }
             ":clear" => self.params.clear(),
+            ":begin" => {
+                if self.tx.is_some() {
+                    return Err("a transaction is already open: :commit or :rollback it first".into());
+                }
+                self.tx = Some(self.db.write());
+            }
+            ":commit" => {
+                let tx = self.tx.take().ok_or("no open transaction to commit (:begin opens one)")?;
+                tx.commit().map_err(|e| format!("the transaction could not commit, and was rolled back: {e}"))?;
+                if self.interactive {
+                    println!("Committed.");
+                }
+            }
+            ":rollback" => {
+                self.tx.take().ok_or("no open transaction to roll back (:begin opens one)")?;
+                if self.interactive {
+                    println!("Rolled back.");
+                }
+            }
             ":format" => match rest.trim() {
                 "table" => self.format = Format::Table,
                 "json" => self.format = Format::Json,
@@ -203,6 +239,13 @@ impl Session {
             other => return Err(format!("unknown command {other}; :help lists them")),
         }
         Ok(Flow::Continue)
+    }
+
+    /// Leaving the shell: a transaction still open is rolled back, and said so.
+    fn close(&mut self) {
+        if self.tx.take().is_some() {
+            eprintln!("The open transaction was rolled back: it was not committed before the end.");
+        }
     }
 }
 
@@ -406,6 +449,7 @@ fn run_script(session: &mut Session, mut input: impl BufRead, fail_at_end: bool)
             break Some(stop);
         }
     };
+    script.session.close();
     Ok(match stopped {
         Some(Stop::Interrupted) => ExitCode::from(130),
         Some(Stop::Failed) => ExitCode::from(1),
@@ -417,7 +461,7 @@ fn run_script(session: &mut Session, mut input: impl BufRead, fail_at_end: bool)
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
     let interactive = std::io::stdin().is_terminal();
-    let mut session = Session { db, params: Params::new(), format: args.format, interactive };
+    let mut session = Session { db, params: Params::new(), format: args.format, interactive, tx: None };
     catch_sigint();
     if !interactive {
         return run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);
@@ -441,7 +485,12 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     };
     let mut buffer = String::new();
     loop {
-        let prompt = if is_blank(&buffer) { "plexus> " } else { "   ...> " };
+        // As `cypher-shell` marks an open transaction: `#` for `>`.
+        let prompt = match (is_blank(&buffer), session.tx.is_some()) {
+            (true, false) => "plexus> ",
+            (true, true) => "plexus# ",
+            (false, _) => "   ...> ",
+        };
         match editor.readline(prompt) {
             Ok(line) => {
                 if is_blank(&buffer) && line.trim_start().starts_with(':') {
@@ -484,6 +533,7 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
             Err(e) => return Err(e.to_string()),
         }
     }
+    session.close();
     Ok(ExitCode::SUCCESS)
 }
 

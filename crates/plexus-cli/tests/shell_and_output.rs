@@ -279,3 +279,39 @@ fn parameters_take_the_same_forms_on_the_command_line_and_in_the_shell() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "s,e\n9,x\n");
 }
+
+#[test]
+fn begin_commit_and_rollback_make_explicit_transactions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    // The statements of a transaction see each other's changes; a rollback leaves nothing, a commit keeps them.
+    let script = ":begin\nCREATE (:T {i: 1});\nMATCH (n:T) RETURN count(n) AS c;\n:rollback\n\
+                  MATCH (n:T) RETURN count(n) AS c;\n:begin\nCREATE (:T {i: 2});\nCREATE (:T {i: 3});\n:commit\n";
+    let out = shell(&db, &["--format", "csv"], script);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "c\n1\nc\n0\n", "{}", text(&out.stderr));
+    assert_eq!(count(&db), "2");
+
+    // A script that ends with the transaction open leaves nothing behind, and says so.
+    let out = shell(&db, &[], ":begin\nCREATE (:T);\nCREATE (:T);\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("rolled back"), "{}", text(&out.stderr));
+    assert_eq!(count(&db), "2");
+
+    // A failing statement ends its transaction: what came before it in the transaction is gone too, and the
+    // :commit after it has nothing to commit.
+    let script = ":begin\nCREATE (:T);\nRETURN 1 / 0;\n:commit\nCREATE (:U);\n";
+    let out = shell(&db, &["--fail-at-end"], script);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("transaction was rolled back") && stderr.contains("no open transaction"), "{stderr}");
+    assert_eq!(count(&db), "3", "only the CREATE (:U) after the failed transaction");
+
+    // One transaction at a time.
+    let out = shell(&db, &[], ":begin\n:begin\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("already open"), "{}", text(&out.stderr));
+    let out = shell(&db, &[], ":rollback\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no open transaction"), "{}", text(&out.stderr));
+}

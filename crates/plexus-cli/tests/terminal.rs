@@ -135,3 +135,13 @@ fn ctrl_c_stops_a_long_result_being_shown() {
     assert!(!output.contains("| 300000 |"), "the whole result was shown");
     assert!(output.contains("| \"after\" |"), "{}", &output[output.len().saturating_sub(2000)..]);
 }
+
+/// The prompt shows an open transaction as `cypher-shell`'s does (`#` for `>`), and leaving rolls it back.
+#[test]
+fn the_prompt_shows_an_open_transaction() {
+    let (ended, output) = type_into_shell(&[b":begin\n", b"CREATE (:T);\n", b":commit\n", b":begin\n", b":exit\n"]);
+    assert!(ended, "the shell did not end at :exit:\n{output}");
+    let opened = output.find("plexus# ").expect("a transaction prompt");
+    assert!(output[opened..].contains("Committed.") && output.contains("plexus> "), "{output}");
+    assert!(output.contains("rolled back"), "{output}");
+}
