@@ -63,6 +63,7 @@ Statements end with ';' and may span several lines. Ctrl-C stops a running state
   :params               list the parameters
   :clear                forget all parameters
   :format table|json|csv
+  :source FILE          run the statements and commands of FILE, stopping at the first that fails
   :begin                open a transaction: what follows is durable only at :commit
   :commit               commit the open transaction
   :rollback             roll the open transaction back
@@ -203,6 +204,17 @@ impl Session {
                 }
             }
             ":clear" => self.params.clear(),
+            ":source" => {
+                let file = rest.trim();
+                if file.is_empty() {
+                    return Err("usage: :source FILE".into());
+                }
+                let opened = std::fs::File::open(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+                let code = run_script(self, std::io::BufReader::new(opened), false)?;
+                if code != ExitCode::SUCCESS {
+                    return Err(format!("{file} stopped at the statement or command above"));
+                }
+            }
             ":begin" => {
                 if self.tx.is_some() {
                     return Err("a transaction is already open: :commit or :rollback it first".into());
@@ -449,7 +461,6 @@ fn run_script(session: &mut Session, mut input: impl BufRead, fail_at_end: bool)
             break Some(stop);
         }
     };
-    script.session.close();
     Ok(match stopped {
         Some(Stop::Interrupted) => ExitCode::from(130),
         Some(Stop::Failed) => ExitCode::from(1),
@@ -464,7 +475,9 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let mut session = Session { db, params: Params::new(), format: args.format, interactive, tx: None };
     catch_sigint();
     if !interactive {
-        return run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);
+        let code = run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);
+        session.close();
+        return code;
     }
     println!(
         "Plexus {} shell on {}. Type :help for help, :exit to leave.",

@@ -315,3 +315,26 @@ fn begin_commit_and_rollback_make_explicit_transactions() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("no open transaction"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn source_runs_a_file_of_statements_and_commands_in_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let file = path(tmp.path(), "setup.cypher");
+    std::fs::write(&file, ":param n => 2\nUNWIND range(1, $n) AS i\nCREATE (:S {i: i});\n").unwrap();
+    // Inside a transaction the file's statements join it; its parameters stay set after it.
+    let script = format!(":begin\n:source {file}\nMATCH (s:S) RETURN count(s) AS c, $n AS n;\n:rollback\n");
+    let out = shell(&db, &["--format", "csv"], &script);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "c,n\n2,2\n", "{}", text(&out.stderr));
+    assert_eq!(count(&db), "0");
+    // A failing statement in the file stops it, and the script that sourced it.
+    std::fs::write(&file, "CREATE (:S);\nRETURN 1 / 0;\nCREATE (:S);\n").unwrap();
+    let out = shell(&db, &[], &format!(":source {file}\nCREATE (:After);\n"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("/ by zero") || text(&out.stderr).contains("zero"), "{}", text(&out.stderr));
+    assert_eq!(count(&db), "1", "only the file's first statement ran");
+    let out = shell(&db, &[], &format!(":source {}\n", path(tmp.path(), "missing.cypher")));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("cannot read"), "{}", text(&out.stderr));
+}
