@@ -274,3 +274,30 @@ fn uniqueness_violations_write_the_value_as_cypher_does() {
     let text = db.err("CREATE (:D {k: 'x'})").message;
     assert!(text.contains("k = 'x', which must be unique"), "{text}");
 }
+
+/// An integer sum past i64 goes on as a float, as Neo4j 5.26 answers (`+` on the same integers fails), also
+/// where the sum is fused with the expansion feeding it.
+#[test]
+fn integer_sums_past_i64_go_on_as_floats() {
+    let db = Db::new();
+    let float = |q: &str| match db.run(q).as_slice() {
+        [row] => match row[0] {
+            ResultValue::Float(f) => f,
+            ref other => panic!("{q}: {other:?}"),
+        },
+        rows => panic!("{q}: {rows:?}"),
+    };
+    assert_eq!(float("UNWIND [9223372036854775807, 1] AS x RETURN sum(x)"), 9.223372036854776e18);
+    assert_eq!(float("UNWIND [-9223372036854775807, -5] AS x RETURN sum(x)"), -9.223372036854776e18);
+    assert_eq!(float("UNWIND [9223372036854775807, 1, -1] AS x RETURN sum(x)"), 9.223372036854776e18);
+    assert_eq!(db.count("UNWIND [9223372036854775807, -1] AS x RETURN sum(x)"), i64::MAX - 1);
+    assert_eq!(db.err("RETURN 9223372036854775807 + 1").kind, ErrorKind::ArithmeticError);
+    // Ann lives in both cities and comes twice out of the first MATCH; a Bo lives in each: each city's fused
+    // sum adds 2^62 three times.
+    db.run("MATCH (c:City) CREATE (:Person {name: 'Bo'})-[:LIVES_IN]->(c)");
+    let q = "MATCH (p:Person)-[:LIVES_IN]->(c) WITH p, 4611686018427387904 AS big \
+             MATCH (p)-[:LIVES_IN]->(c) WITH c, sum(big) AS s RETURN min(s)";
+    assert_eq!(float(q), 3.0 * 4611686018427387904.0);
+    let plan = db.result(&format!("EXPLAIN {q}")).unwrap().plan.unwrap_or_default();
+    assert!(plan.contains("ExpandAggregation"), "{plan}");
+}

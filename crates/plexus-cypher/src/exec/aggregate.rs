@@ -194,6 +194,10 @@ fn as_f64(v: &Value) -> f64 {
 pub(super) fn add_to_sum(sum: &Value, value: &Value) -> Result<Value> {
     match (sum, value) {
         (Value::Int(0), Value::Duration(_)) => Ok(value.clone()),
+        // An integer sum past i64 goes on as a float, as Neo4j's does, where `+` fails.
+        (Value::Int(a), Value::Int(b)) => {
+            Ok(a.checked_add(*b).map_or_else(|| Value::Float(*a as f64 + *b as f64), Value::Int))
+        }
         _ => arith::add(sum, value),
     }
 }

@@ -20,7 +20,6 @@ use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::nodemap::NodeMap;
 use super::{CellIndices, CellRun, CellRunSink, CellValues, Row, RowSink};
-use crate::arith;
 use crate::compare::Equivalent;
 use crate::error::Result;
 use crate::expr::CExpr;
@@ -335,10 +334,14 @@ impl<'p> NeighbourCounts<'p> {
         let cell = self.cell(nbr.0);
         let width = self.aggs.len();
         if let (Cells::Ints(ints), true) = (&mut self.cells, self.row.all_ints) {
-            for (acc, &a) in ints[cell * width..cell * width + width].iter_mut().zip(&self.row.int_addends) {
-                add_int(acc, a)?;
+            let cells = &mut ints[cell * width..cell * width + width];
+            if fits(cells, &self.row.int_addends) {
+                for (acc, &a) in cells.iter_mut().zip(&self.row.int_addends) {
+                    *acc += a;
+                }
+                return Ok(true);
             }
-            return Ok(true);
+            // A sum past the integers goes on as a float (see `add_to_sum`): in the cells of values below.
         }
         if let Cells::Ints(ints) = &self.cells {
             self.cells = Cells::Values(ints.iter().map(|&i| Value::Int(i)).collect());
@@ -671,14 +674,8 @@ fn pair(ids: impl Iterator<Item = Option<u64>>) -> Option<[u64; 2]> {
     Some(out)
 }
 
-/// Adds an integer addend to an integer cell, with Cypher's overflow error.
+/// Whether adding `addends` to `cells`, one to one, keeps every cell an integer.
 #[inline]
-fn add_int(acc: &mut i64, a: i64) -> Result<()> {
-    match acc.checked_add(a) {
-        Some(sum) => {
-            *acc = sum;
-            Ok(())
-        }
-        None => Err(arith::add(&Value::Int(*acc), &Value::Int(a)).expect_err("an overflowing sum is an error")),
-    }
+fn fits(cells: &[i64], addends: &[i64]) -> bool {
+    cells.iter().zip(addends).all(|(acc, &a)| acc.checked_add(a).is_some())
 }

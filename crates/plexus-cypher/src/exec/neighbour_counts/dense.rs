@@ -3,7 +3,7 @@
 
 use plexus_storage::IdSlice;
 
-use super::{add_int, Cells, NeighbourCounts};
+use super::{fits, Cells, NeighbourCounts};
 use crate::error::Result;
 use crate::exec::nodemap::NodeMap;
 
@@ -149,7 +149,9 @@ impl<T: Copy + Into<u64>> DenseRun<'_, T> {
                 }
                 let cell = (slot as usize).saturating_sub(1);
                 let a = self.addends[0] & (passes as i64).wrapping_neg();
-                add_int(&mut self.ints[cell], a)?;
+                // A sum past the integers is left to the row-by-row path, which goes on in floats.
+                let Some(sum) = self.ints[cell].checked_add(a) else { return Ok(i) };
+                self.ints[cell] = sum;
                 continue;
             }
             let cell = match slot {
@@ -159,8 +161,12 @@ impl<T: Copy + Into<u64>> DenseRun<'_, T> {
             } as usize
                 - 1;
             if passes {
-                for (acc, &a) in self.ints[cell * width..cell * width + width].iter_mut().zip(self.addends) {
-                    add_int(acc, a)?;
+                let cells = &mut self.ints[cell * width..cell * width + width];
+                if !fits(cells, self.addends) {
+                    return Ok(i);
+                }
+                for (acc, &a) in cells.iter_mut().zip(self.addends) {
+                    *acc += a;
                 }
             }
         }
