@@ -1,8 +1,8 @@
 //! A batch counted straight into the cells, one relationship at a time, for a count that has cells already
 //! and whose last batch reached mostly new neighbours (a scan over a large graph): there a counter would
 //! only add a pass over them (see [`super::batch`]). Only for the filters on the neighbour that cannot fail
-//! (nodes it must differ from, one neighbour set), so the walk can do all it does in place: each addition is
-//! checked for overflow in the order the row-by-row path makes it, and fails where that path fails.
+//! (nodes it must differ from, one neighbour set), so the walk can do all it does in place; and only when no
+//! cell can pass the integers, where the row-by-row path goes on in floats (a sum half added could not).
 
 use std::ops::ControlFlow;
 
@@ -27,6 +27,13 @@ impl NeighbourCounts<'_> {
         {
             return Ok(false);
         }
+        let g = ctx.g();
+        // At most every relationship (each seen from both ends) for every start, times the largest addend.
+        let largest = starts.iter().map(|s| s.addend.unsigned_abs()).max().unwrap_or(0) as u128;
+        let bound = largest * starts.len() as u128 * 2 * u128::from(g.rel_count());
+        if bound + self.reach.unsigned_abs() as u128 >= i64::MAX as u128 {
+            return Ok(false);
+        }
         let Some((excluded, negated)) = self.quick_verdict() else { return Ok(false) };
         self.index_cells();
         let adjacency: Option<(&[u32], bool)> = match (negated, self.adjacent.first()) {
@@ -34,7 +41,6 @@ impl NeighbourCounts<'_> {
             (Some(negated), Some((_, NodeMap::Dense { slots, .. }))) => Some((slots, negated)),
             (Some(_), _) => return Ok(false),
         };
-        let g = ctx.g();
         let (NodeMap::Dense { slots: cell_slots, set: cell_set }, Cells::Ints(ints)) =
             (&mut self.first_cells, &mut self.cells)
         else {
