@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 use crate::error::{CypherError, Result};
 
+mod java;
+
 thread_local! {
     static CACHE: RefCell<HashMap<String, fancy_regex::Regex>> = RefCell::new(HashMap::new());
 }
@@ -19,7 +21,7 @@ pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         if !cache.contains_key(pattern) {
-            let re = fancy_regex::Regex::new(&format!("^(?:{})$", java_classes(&unquote(pattern)))).map_err(|e| {
+            let re = fancy_regex::Regex::new(&java::full_match_pattern(pattern)).map_err(|e| {
                 CypherError::argument("InvalidArgumentValue", format!("invalid regular expression '{pattern}': {e}"))
             })?;
             if cache.len() > 256 {
@@ -32,80 +34,6 @@ pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
             CypherError::argument("InvalidArgumentValue", format!("regular expression '{pattern}' on this text: {e}"))
         })
     })
-}
-
-/// `pattern` with Java's quoting, `\Q...\E` (to the end when there is no `\E`), written as escaped characters,
-/// which is how the regex crate takes a literal.
-fn unquote(pattern: &str) -> std::borrow::Cow<'_, str> {
-    if !pattern.contains("\\Q") {
-        return pattern.into();
-    }
-    let mut out = String::with_capacity(pattern.len() + 8);
-    let mut rest = pattern;
-    while let Some(i) = rest.find('\\') {
-        out.push_str(&rest[..i]);
-        let escaped = &rest[i + 1..];
-        let Some(next) = escaped.chars().next() else {
-            out.push('\\');
-            rest = escaped;
-            break;
-        };
-        if next == 'Q' {
-            let quoted = &escaped[1..];
-            let (literal, after) = quoted.split_once("\\E").unwrap_or((quoted, ""));
-            out.push_str(&regex::escape(literal));
-            rest = after;
-        } else {
-            out.push('\\');
-            out.push(next);
-            rest = &escaped[next.len_utf8()..];
-        }
-    }
-    out.push_str(rest);
-    out.into()
-}
-
-/// `pattern` with the classes that Java (and so Neo4j) reads as ASCII written out as ASCII sets: `\w`, `\d`,
-/// `\s` and their negations (the regex crate reads them as Unicode classes, so `é` would be a word character),
-/// and, unless the pattern turns on `(?s)`, `.` as any character but Java's line terminators (`\n`, `\r`,
-/// U+0085, U+2028, U+2029; the regex crate's `.` excludes only `\n`). Inside a character class the sets nest.
-fn java_classes(pattern: &str) -> String {
-    // A flag group turning on `s` (`(?s)`, `(?is:...)`, not `(?-s)`).
-    let dot_all = pattern.match_indices("(?").any(|(at, _)| {
-        let flags = pattern[at + 2..].split(|c: char| !c.is_ascii_alphabetic() && c != '-').next().unwrap_or("");
-        flags.split('-').next().is_some_and(|on| on.contains('s'))
-    });
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars();
-    let mut depth = 0usize;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('w') => out.push_str("[0-9A-Za-z_]"),
-                Some('W') => out.push_str("[^0-9A-Za-z_]"),
-                Some('d') => out.push_str("[0-9]"),
-                Some('D') => out.push_str("[^0-9]"),
-                Some('s') => out.push_str("[\\t\\n\\x0B\\x0C\\r ]"),
-                Some('S') => out.push_str("[^\\t\\n\\x0B\\x0C\\r ]"),
-                Some(next) => {
-                    out.push('\\');
-                    out.push(next);
-                }
-                None => out.push('\\'),
-            },
-            '[' => {
-                depth += 1;
-                out.push(c);
-            }
-            ']' if depth > 0 => {
-                depth -= 1;
-                out.push(c);
-            }
-            '.' if depth == 0 && !dot_all => out.push_str("[^\\n\\r\\x{85}\\x{2028}\\x{2029}]"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -139,5 +67,27 @@ mod tests {
         assert!(!full_match(r"\QA.\E", "AB").unwrap());
         assert!(full_match(r"x\Q*+", "x*+").unwrap());
         assert!(full_match(r"\\Q", r"\Q").unwrap());
+    }
+
+    /// Answers checked against Neo4j 5.26.
+    #[test]
+    fn java_escapes_posix_classes_and_flags() {
+        let m = |p: &str, t: &str| full_match(p, t).unwrap_or_else(|e| panic!("{p}: {e}"));
+        // \h and \v are white space, not hex digits and vertical tab alone.
+        assert!(m(r"a\hb", "a b") && m(r"\h", "\u{3000}") && !m(r"\h", "f") && m(r"\H", "a") && m(r"[\H]", "5"));
+        assert!(m(r"\v", "\n") && m(r"\v", "\u{2028}") && !m(r"\v", " ") && m(r"\V", "a"));
+        // A backslash before a sign is the sign: \< and \> are no word boundaries.
+        assert!(m(r"\<b\>", "<b>") && !m(r"\<a\>", "a") && m(r"\<\w+\>", "<a>") && m(r"\#\ ", "# "));
+        // POSIX classes are ASCII.
+        assert!(!m(r"\p{Alpha}", "é") && m(r"\P{Alpha}", "é") && m(r"\p{Punct}", "$") && m(r"\p{Punct}+", "+`~"));
+        assert!(!m(r"\p{Digit}", "٣") && m(r"[^\p{Alpha}]", "é") && m(r"\p{XDigit}\p{Alnum}\p{Blank}", "fZ\t"));
+        assert!(m(r"\p{L}", "é") && m(r"\p{IsLatin}", "é"), "Unicode properties stay Unicode");
+        // Octal and control escapes, \e, \R and \Z.
+        assert!(m(r"\0101", "A") && m(r"\011", "\t") && !m(r"(a)\01", "aa") && m(r"\00", "\0") && m(r"\cI", "\t"));
+        assert!(m(r"\e", "\u{1b}") && m(r"a\Rb", "a\r\nb") && m(r"a\Rb", "a\u{85}b") && m(r"a\Z", "a"));
+        // (?x) comments, and the flags only Java has.
+        assert!(m("(?x) a  b # comment", "ab") && m("(?x)a # one\n b # two", "ab") && m("a(?x)b#c", "ab"));
+        assert!(m(r"(?U)\w", "é") && m(r"(?U)\d", "٣") && m("(?U)a+", "aaa") && m("(?d).", "\r") && m("(?c)a", "a"));
+        assert!(!m("(?d).", "\n") && m("(?i-d)A", "a"));
     }
 }
