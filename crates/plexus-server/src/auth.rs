@@ -429,31 +429,40 @@ impl Auth {
         // then waits for that one to finish reloading, instead of going on with the users from before the change.
         // (Taken before the users' and the stamp's locks, and never while holding them.)
         let mut watch = self.watch.as_ref().map(|w| w.lock());
+        let now = match &mut watch {
+            // A change seen is read whatever the stamp says: a copy that keeps the time and size has the same.
+            Some(w) => {
+                if !w.maybe_changed() {
+                    return;
+                }
+                modified(file)
+            }
+            None => {
+                let now = modified(file);
+                if now == *self.loaded.lock() {
+                    return;
+                }
+                now
+            }
+        };
+        let read = read_users(file).unwrap_or_else(|e| {
+            // Nobody is let in on a file that cannot be read (a removal saved with a typo must not leave the user
+            // its rights), until it is put right.
+            tracing::error!(
+                "cannot read the users file {}, so every log-on and request is refused: {e}",
+                file.display()
+            );
+            BTreeMap::new()
+        });
         if let Some(w) = &mut watch {
-            if !w.maybe_changed() {
-                return;
-            }
+            w.settled();
         }
-        let now = modified(file);
-        if now == *self.loaded.lock() {
-            if let Some(w) = &mut watch {
-                w.settled();
-            }
-            return;
-        }
-        if let Ok(read) = read_users(file) {
-            if let Some(w) = &mut watch {
-                w.settled();
-            }
-            // The users' lock before the stamp's, in the order `save` takes them (it runs under the users' lock).
-            let mut users = self.users.write();
-            let mut loaded = self.loaded.lock();
-            if now != *loaded {
-                *users = read;
-                *loaded = now;
-                self.generation.fetch_add(1, Ordering::Release);
-            }
-        }
+        // The users' lock before the stamp's, in the order `save` takes them (it runs under the users' lock).
+        let mut users = self.users.write();
+        let mut loaded = self.loaded.lock();
+        *users = read;
+        *loaded = now;
+        self.generation.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -532,6 +541,50 @@ mod tests {
         assert_eq!(server.authenticate("basic", "bob", "bobpw").unwrap(), Role::Writer);
         cli.remove_user("bob").unwrap();
         assert!(server.authenticate("basic", "bob", "bobpw").is_err());
+    }
+
+    /// Changes made by hand: a file that does not parse lets nobody in until it is put right, and a change that
+    /// keeps the file's time and size is read all the same.
+    #[test]
+    fn users_files_edited_by_hand_are_read_as_they_are() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let (server, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+        let (cli, _) = Auth::open(dir.path(), None).unwrap();
+        cli.add_user("bob", "bobpw", Role::Writer).unwrap();
+        assert_eq!(server.role_of("bob"), Some(Role::Writer));
+        let file = dir.path().join(USERS_FILE);
+        let good = fs::read_to_string(&file).unwrap();
+        // Bob removed, saved with a stray comma.
+        let start = good.find("\"bob\"").unwrap();
+        let end = good.find("\"neo4j\"").unwrap();
+        fs::write(&file, format!("{}{}", &good[..start], &good[end..]).replacen('}', "},", 1)).unwrap();
+        assert_eq!((server.role_of("bob"), server.role_of("neo4j")), (None, None), "a broken file admits nobody");
+        fs::write(&file, &good).unwrap();
+        assert_eq!(server.role_of("bob"), Some(Role::Writer));
+        // Demoted in place, the time put back: the same size, time and inode.
+        let stamp = fs::metadata(&file).unwrap().modified().unwrap();
+        let mut f = fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.write_all(good.replacen("\"writer\"", "\"reader\"", 1).as_bytes()).unwrap();
+        f.set_modified(stamp).unwrap();
+        drop(f);
+        assert_eq!(server.role_of("bob"), Some(Role::Reader));
+    }
+
+    /// A users file that is a symbolic link is read through it, also once what it points at is replaced.
+    #[cfg(unix)]
+    #[test]
+    fn a_users_file_that_is_a_symbolic_link_is_followed() {
+        let (data, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (tool, _) = Auth::open(elsewhere.path(), Some("pw")).unwrap();
+        tool.add_user("bob", "bobpw", Role::Writer).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join(USERS_FILE), data.path().join(USERS_FILE)).unwrap();
+        let (server, _) = Auth::open(data.path(), None).unwrap();
+        assert_eq!(server.role_of("bob"), Some(Role::Writer));
+        tool.set_role("bob", Role::Reader).unwrap();
+        assert_eq!(server.role_of("bob"), Some(Role::Reader));
+        tool.remove_user("bob").unwrap();
+        assert_eq!(server.role_of("bob"), None);
     }
 
     #[test]

@@ -572,13 +572,17 @@ impl Service {
         self.record(started.elapsed(), outcome)
     }
 
-    /// Commits an explicit transaction; returns its bookmark.
+    /// Commits an explicit transaction for a user who now has `role`; returns its bookmark. A user whose role no
+    /// longer allows writing (changed while the transaction was open) cannot commit the changes it made.
     /// A commit that fails (a conflict, a terminated transaction) leaves nothing: counted as rolled back.
-    pub fn commit(&self, tx: Transaction) -> Result<String, ServerError> {
+    pub fn commit(&self, role: Role, tx: Transaction) -> Result<String, ServerError> {
         let rolled_back = |e: ServerError| {
             self.metrics.transactions_rolled_back.fetch_add(1, Ordering::Relaxed);
             e
         };
+        if role < Role::Writer && matches!(&tx.kind, TxKind::Write(w) if w.has_changes()) {
+            return Err(rolled_back(ServerError::forbidden("Committing changes", role)));
+        }
         if !tx.ticket.start_commit() {
             tx.check_terminated().map_err(rolled_back)?;
         }
@@ -825,7 +829,7 @@ mod tests {
         s.rollback(tx);
         let mut tx = s.begin(AccessMode::Write);
         s.run_in_transaction(&mut tx, Role::Admin, "CREATE (:T)", &params, &i).unwrap();
-        s.commit(tx).unwrap();
+        s.commit(Role::Admin, tx).unwrap();
         assert_eq!(s.db.read().node_count(), 1);
     }
 

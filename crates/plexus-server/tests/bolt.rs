@@ -101,6 +101,38 @@ fn revoking_or_dropping_a_user_applies_to_its_open_connections() {
     assert!(w.is_closed());
 }
 
+/// The rest of an open result and the commit of an open transaction are messages like any other: a user demoted
+/// or dropped since cannot commit its writes nor read on.
+#[test]
+fn a_demoted_or_dropped_user_cannot_commit_or_read_on() {
+    let (_users, s) = TestServer::with_password("pw");
+    let log_on = |user: &str, password: &str| Client::logged_on(s.addr, user, password);
+    let mut admin = log_on("neo4j", "pw");
+    admin.query("CREATE USER w SET PASSWORD 'w-password' CHANGE NOT REQUIRED");
+    admin.query("GRANT ROLE writer TO w");
+    let mut w = log_on("w", "w-password");
+    let ok = |reply: &[Ps]| matches!(&reply[0], Ps::Struct(0x70, _));
+    assert!(ok(&w.request(0x11, vec![map([])])), "BEGIN");
+    assert!(ok(&w.request(0x10, vec![Ps::String("CREATE (:Kept)".into()), map([]), map([])])));
+    assert!(ok(&w.request(0x3F, vec![map([("n", Ps::Int(-1))])])), "PULL");
+    admin.query("REVOKE ROLE writer FROM w");
+    let commit = w.request(0x12, vec![]);
+    assert!(
+        matches!(&commit[0], Ps::Struct(0x7F, f) if f[0].get("code") == Some(&Ps::String("Neo.ClientError.Security.Forbidden".into()))),
+        "{commit:?}"
+    );
+    assert_eq!(admin.query("MATCH (n:Kept) RETURN count(n)").0, vec![Ps::Int(0)], "nothing committed");
+    // A result opened before the user is dropped is not read on after.
+    assert!(ok(&w.request(0x0F, vec![])), "RESET");
+    assert!(ok(&w.request(0x10, vec![Ps::String("UNWIND range(1, 10) AS i RETURN i".into()), map([]), map([])])));
+    let first = w.request(0x3F, vec![map([("n", Ps::Int(2))])]);
+    assert!(first.iter().any(|m| matches!(m, Ps::Struct(0x71, _))), "{first:?}");
+    admin.query("DROP USER w");
+    let rest = w.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    assert!(!rest.iter().any(|m| matches!(m, Ps::Struct(0x71, _))), "records after the drop: {rest:?}");
+    assert!(w.is_closed());
+}
+
 /// A RUN or BEGIN whose timeout, mode or database is of the wrong kind is refused, not run with the field ignored.
 #[test]
 fn malformed_run_and_begin_fields_are_refused() {

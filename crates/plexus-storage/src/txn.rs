@@ -652,6 +652,11 @@ impl WriteTxn {
     }
 
     /// A point to roll back to within this transaction.
+    /// Whether the transaction has changed anything yet (its commit would log a record).
+    pub fn has_changes(&self) -> bool {
+        !self.ops.is_empty()
+    }
+
     pub fn savepoint(&self) -> Savepoint {
         Savepoint {
             state: (**self).clone(),

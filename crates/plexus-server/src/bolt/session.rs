@@ -131,6 +131,8 @@ pub struct Session {
     shape: Shape,
     state: State,
     role: Option<Role>,
+    /// The user's role as read for the messages received together (see [`Session::new_batch`]).
+    batch_role: std::cell::Cell<Option<Role>>,
     tx: Option<OpenTransaction>,
     streams: Vec<Stream>,
     /// A PULL waiting for its records so far to be written out (see [`Session::pull_pending`]).
@@ -161,6 +163,7 @@ impl Session {
             shape: Shape { element_ids: bolt5, utc_datetimes: bolt5 },
             state: State::Connected,
             role: None,
+            batch_role: Default::default(),
             tx: None,
             streams: Vec::new(),
             pending_pull: None,
@@ -332,6 +335,12 @@ impl Session {
         }
     }
 
+    /// Messages received together (a RUN and its PULL, say) follow: the user's role is looked up once for them,
+    /// a change made while they were on their way being no later than they are.
+    pub fn new_batch(&self) {
+        self.batch_role.set(None);
+    }
+
     /// The role the logged-on user has now: a user given another role, or dropped, since logging on gets the new
     /// rights (or none) from the next message, as HTTP requests do, rather than for as long as a driver keeps the
     /// connection pooled.
@@ -342,12 +351,17 @@ impl Session {
                 if !auth.enabled() || self.caller.user.is_empty() {
                     return Ok(role);
                 }
-                auth.role_of(&self.caller.user).ok_or_else(|| {
+                if let Some(role) = self.batch_role.get() {
+                    return Ok(role);
+                }
+                let role = auth.role_of(&self.caller.user).ok_or_else(|| {
                     ServerError::new(
                         "Neo.ClientError.Security.Unauthorized",
                         format!("The user '{}' no longer exists: log on again as another user.", self.caller.user),
                     )
-                })
+                })?;
+                self.batch_role.set(Some(role));
+                Ok(role)
             }
             _ => Err(ServerError::request(format!("the message is not allowed in state {:?}", self.state))),
         }
@@ -388,6 +402,7 @@ impl Session {
     }
 
     fn logon(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
+        self.new_batch();
         if self.version < (5, 1) || self.state != State::Authentication {
             return Err(self.out_of_state("LOGON"));
         }
@@ -400,6 +415,7 @@ impl Session {
     }
 
     fn logoff(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
+        self.new_batch();
         if self.version < (5, 1) || self.state != State::Ready {
             return Err(self.out_of_state("LOGOFF"));
         }
@@ -560,6 +576,8 @@ impl Session {
         if !matches!(self.state, State::Streaming | State::TxStreaming) {
             return Err(self.out_of_state(if discard { "DISCARD" } else { "PULL" }));
         }
+        // The rest of a result is not read by a user removed since the RUN.
+        self.authenticated()?;
         let extra = fields.first().unwrap_or(&NULL);
         let n = extra.get("n").and_then(Ps::as_int).unwrap_or(-1);
         if n == 0 || n < -1 {
@@ -750,6 +768,8 @@ impl Session {
         if !matches!(self.state, State::TxReady | State::TxStreaming) {
             return Err(self.out_of_state("COMMIT"));
         }
+        // A removed user fails here, and the transaction is rolled back with the connection.
+        let role = self.authenticated()?;
         self.streams.clear();
         let open = self.tx.take().expect("a transaction is open in this state");
         if matches!(open.deadline, ClientDeadline::At(d) if Instant::now() > d) {
@@ -761,7 +781,7 @@ impl Session {
             ));
         }
         self.state = State::Ready;
-        let bookmark = self.service.commit(open.tx)?;
+        let bookmark = self.service.commit(role, open.tx)?;
         self.success(out, map([("bookmark", Ps::String(bookmark))]));
         Ok(())
     }

@@ -389,7 +389,7 @@ pub async fn commit(
         worker.transactions.remove(&id);
         tx_state.live(&worker.service, &id)?;
         let tx = tx_state.tx.take().ok_or_else(|| not_found(&id))?;
-        let bookmark = worker.service.commit(tx)?;
+        let bookmark = worker.service.commit(caller.role, tx)?;
         body.insert("bookmarks".into(), json!([bookmark]));
         Ok::<_, ServerError>(body)
     })
