@@ -379,7 +379,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             // write of a crash (no whole commit after it, no later segment) is not worth a file of its own: it
             // would leave one behind after every crash.
             let dropped = &bytes[good_end as usize..];
-            let intact = intact_commits_after(dropped);
+            let intact = intact_commits_after(dropped, Some(state.version));
             let damaged_commit = written_whole(dropped, good_end);
             // (size, intact commits) of each later segment, read once: they decide the refusal and the report.
             let later_segments: Vec<(u64, u64)> = segments[index + 1..]
@@ -389,11 +389,22 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
             let later: u64 = later_segments.iter().map(|(_, intact)| intact).sum();
             // Refused only while whole commits would be dropped: what is already unreadable (a torn write, a
             // damaged record with nothing intact after it) is lost whether or not the open goes on.
+            // Too many bytes to search: refused as if commits followed, since whether they do cannot be told.
+            let searched = intact.is_some();
+            if !searched {
+                let what = format!(
+                    "damaged at offset {offset} ({reason}), and the {} bytes after it are too many to search for \
+                     intact commits",
+                    dropped.len()
+                );
+                refuse_loss(path, what)?;
+            }
+            let intact = intact.unwrap_or(0);
             if intact + later > 0 {
                 let n = intact + later;
                 refuse_loss(path, format!("damaged at offset {offset} ({reason}), and {n} intact commits follow it"))?;
             }
-            let kept = if repair && (intact > 0 || index + 1 < segments.len() || damaged_commit) {
+            let kept = if repair && (!searched || intact > 0 || index + 1 < segments.len() || damaged_commit) {
                 Some(set_aside(path, &format!("log.dropped-at-{good_end}"), Some(dropped))?)
             } else {
                 None
@@ -408,7 +419,7 @@ pub(crate) fn recover(dir: &Path, db_id: &[u8; 16], catalog: &Catalog, mode: Mod
                 // A segment with a later one after it was complete when the later one began: its damaged
                 // record was a whole commit once, not the torn last write of a crash. So was a record written
                 // to its end that fails its checksum.
-                unknown_loss: intact == 0 && (index + 1 < segments.len() || damaged_commit),
+                unknown_loss: !searched || (intact == 0 && (index + 1 < segments.len() || damaged_commit)),
             });
             for ((_, later), &(bytes, intact)) in segments[index + 1..].iter().zip(&later_segments) {
                 let kept = if repair { Some(set_aside(later, "log.dropped", None)?) } else { None };
@@ -548,7 +559,7 @@ pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
             Ok(_) => Some(read_segment(&bytes).0.len() as u64),
             // Recovery keeps a cut-off tail only when it is not the torn last write of a crash, so one without a
             // whole record in it is still a damaged commit.
-            Err(_) if cut_off_tail => Some(intact_commits_after(&bytes)).filter(|&n| n > 0 || bytes.is_empty()),
+            Err(_) if cut_off_tail => intact_commits_after(&bytes, None).filter(|&n| n > 0 || bytes.is_empty()),
             Err(_) => None,
         };
         out.push((path, intact));
@@ -556,22 +567,63 @@ pub fn set_aside_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
     Ok(out)
 }
 
-/// Whole, checksum-valid records in `dropped` (the bytes from a damaged record on), found by trying every
+/// Whole, checksum-valid commit records in `dropped` (the bytes from a damaged record on), found by trying every
 /// offset: after a torn write there are none, after damage in the middle of the log the commits that followed.
-fn intact_commits_after(dropped: &[u8]) -> u64 {
+/// `after_version`: the last commit replayed, when known; a later commit has a higher version. `None` when the
+/// bytes are too many to try in reasonable time (see [`CHECKSUM_BUDGET`]).
+fn intact_commits_after(dropped: &[u8], after_version: Option<u64>) -> Option<u64> {
+    intact_commits_within(dropped, after_version, CHECKSUM_BUDGET.saturating_add(dropped.len().saturating_mul(16)))
+}
+
+/// [`intact_commits_after`], checksumming at most `budget` bytes.
+fn intact_commits_within(dropped: &[u8], after_version: Option<u64>, budget: usize) -> Option<u64> {
     let mut count = 0;
     let mut pos = 1;
+    // Bytes checksummed so far: inside a large torn record, many offsets read as a length that fits.
+    let mut hashed = 0usize;
     while pos + 8 <= dropped.len() {
         let len = u32::from_le_bytes(dropped[pos..pos + 4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(dropped[pos + 4..pos + 8].try_into().expect("4 bytes"));
-        if len > 0 && len <= dropped.len() - pos - 8 && crc32fast::hash(&dropped[pos + 8..pos + 8 + len]) == crc {
-            count += 1;
-            pos += 8 + len;
-        } else {
-            pos += 1;
+        let fits = len > 0 && len <= dropped.len() - pos - 8;
+        let payload = if fits { &dropped[pos + 8..pos + 8 + len] } else { &[][..] };
+        if fits && starts_like_a_commit(payload, after_version) {
+            hashed += len;
+            if hashed > budget {
+                return None;
+            }
+            if crc32fast::hash(payload) == crc {
+                count += 1;
+                pos += 8 + len;
+                continue;
+            }
+        }
+        pos += 1;
+    }
+    Some(count)
+}
+
+/// How many bytes [`intact_commits_after`] checksums at most, beyond 16 times the bytes it searches, before it
+/// gives up counting.
+const CHECKSUM_BUDGET: usize = 1 << 30;
+
+/// Whether `payload` begins as every commit record does: its version, later than `after_version`, a count of
+/// operations that fits its length, and its first operations whole. Offsets that do not are not checksummed.
+/// Without this, the bytes of a large torn record (small integers, lengths) read as plausible record lengths at
+/// many offsets, each checksummed over megabytes.
+fn starts_like_a_commit(payload: &[u8], after_version: Option<u64>) -> bool {
+    const CHECKED_OPS: u64 = 32;
+    let mut r = crate::codec::Reader::new(payload);
+    let (Ok(version), Ok(count)) = (r.varint(), r.varint()) else { return false };
+    if after_version.is_some_and(|v| version <= v) || count > payload.len() as u64 / 2 {
+        return false;
+    }
+    for _ in 0..count.min(CHECKED_OPS) {
+        if Op::decode(&mut r).is_err() {
+            return false;
         }
     }
-    count
+    // A short commit decodes whole, to its last byte.
+    count > CHECKED_OPS || r.is_empty()
 }
 
 /// After a checkpoint at `keep` is durable: removes older checkpoints, segments before `first_live_segment`,
@@ -593,4 +645,61 @@ pub(crate) fn retire_before(dir: &Path, keep: &Path, first_live_segment: u64) ->
     // and removing those would fail its rename and stop the log. Recovery removes any the log left behind.
     remove_temporary_files(dir, true)?;
     sync_dir(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{LabelId, NodeId, PropKeyId};
+    use crate::records::PropMap;
+    use crate::value::Value;
+
+    /// A framed commit record of `nodes` created nodes, each with an integer and a string.
+    fn record(version: u64, nodes: u64) -> Vec<u8> {
+        let ops: Vec<Op> = (0..nodes)
+            .map(|i| Op::CreateNode {
+                id: NodeId(i),
+                labels: crate::records::Labels::from_slice(&[LabelId(0)]),
+                props: PropMap::shared(vec![
+                    (PropKeyId(0), Value::Int(i as i64)),
+                    (PropKeyId(1), Value::from("x".repeat(32))),
+                ]),
+            })
+            .collect();
+        let mut payload = Vec::new();
+        crate::ops::encode_commit(&mut payload, version, &ops);
+        let mut framed = (payload.len() as u32).to_le_bytes().to_vec();
+        framed.extend(crc32fast::hash(&payload).to_le_bytes());
+        framed.extend(payload);
+        framed
+    }
+
+    /// The torn last record of a crash, megabytes long: found to hold no intact commit after checksumming a
+    /// little of it (every offset inside it read as a record once, at quadratic cost).
+    #[test]
+    fn a_large_torn_record_is_searched_in_linear_time() {
+        let mut torn = record(2, 200_000);
+        torn.truncate(torn.len() - 1000);
+        assert!(torn.len() > 9_000_000);
+        assert_eq!(intact_commits_within(&torn, Some(1), 1 << 20), Some(0));
+        assert_eq!(intact_commits_within(&torn, None, 1 << 20), Some(0));
+    }
+
+    /// Damage in the header or the body of a record: the whole commits after it are all found.
+    #[test]
+    fn intact_commits_after_damage_are_counted() {
+        let later: Vec<u8> = (3..6).flat_map(|v| record(v, 50)).collect();
+        for damage in [0usize, 3, 20, 500] {
+            let mut bytes = record(2, 100);
+            bytes[damage] ^= 0x40;
+            bytes.extend(&later);
+            assert_eq!(intact_commits_after(&bytes, Some(1)), Some(3), "damage at {damage}");
+        }
+        // Commits no later than the last replayed are not counted as lost: they are older than what was kept.
+        let mut bytes = record(2, 10);
+        bytes[5] ^= 1;
+        bytes.extend(record(1, 10));
+        assert_eq!(intact_commits_after(&bytes, Some(1)), Some(0));
+        assert_eq!(intact_commits_after(&bytes, None), Some(1));
+    }
 }
