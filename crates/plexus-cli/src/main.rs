@@ -27,7 +27,8 @@ statements read from it there).
 
 Exit status: 0 done; 1 something failed while it ran (a query's error, a database that is missing, locked or
 damaged, a file that cannot be read or written); 2 the command line cannot work as written (nothing was done);
-128 + the signal's number when Ctrl-C or SIGTERM stopped it.
+128 + the signal's number when Ctrl-C or SIGTERM stopped an import, a script or a generator (a server they
+stop shuts down cleanly and exits 0).
 
 Examples:
   plexus demo                      build a sample graph in ./plexus-data and query it
@@ -148,7 +149,19 @@ Examples:
 /// this process may not write to, it is opened read-only instead (statements that write then fail).
 pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> {
     if read_only {
-        return open_read_only(data);
+        let db = open_read_only(data)?;
+        // What an open for writing refuses, a query must not answer from either: every answer would leave out
+        // the commits after the damage. (`info` and `check` still open such a database, to describe it.)
+        if let Some(damaged) = db.recovery_report().dropped.iter().find(|d| d.intact_commits > 0) {
+            return Err(format!(
+                "cannot query {}: {} is damaged at offset {}, and what follows it is missing from the database as \
+                 read; `plexus check` describes the damage, `plexus repair` drops it (keeping what it drops)",
+                data.display(),
+                damaged.file.display(),
+                damaged.offset
+            ));
+        }
+        return Ok(db);
     }
     let created = !Database::exists(data);
     if created {

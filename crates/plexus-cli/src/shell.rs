@@ -9,8 +9,9 @@
 //!
 //! `:begin` opens an explicit transaction, as in `cypher-shell`: the statements after it see each other's changes
 //! and nothing is durable until `:commit`; `:rollback` drops them. A statement that fails or is stopped ends the
-//! transaction, rolled back (as Neo4j ends a transaction whose statement failed), and leaving the shell with one
-//! open rolls it back.
+//! transaction, rolled back (as Neo4j ends a transaction whose statement failed), and the statements after it are
+//! refused until `:rollback` (as `psql` refuses them): run one by one, they would commit what was meant to commit
+//! together. Leaving the shell with a transaction open rolls it back.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -54,6 +55,9 @@ pub(crate) const EXAMPLES: &str = "Examples:
   plexus shell --data g                       interactive (statements end with ;)
   plexus shell --data g < script.cypher       run a script, stopping at the first error
   plexus shell --data g --fail-at-end --format csv < script.cypher";
+
+/// How deep `:source` files may source others: a file that sources itself stops there.
+const MAX_SOURCE_DEPTH: usize = 32;
 
 const HELP: &str = "\
 Statements end with ';' and may span several lines. Ctrl-C stops a running statement.
@@ -139,6 +143,12 @@ struct Session {
     interactive: bool,
     /// The transaction `:begin` opened, until `:commit` or `:rollback`.
     tx: Option<plexus::WriteTxn>,
+    /// A statement of the transaction failed, which rolled it back: until `:rollback` (or `:commit`) ends it,
+    /// statements are refused, as `psql` refuses them, so that those meant to run inside it do not commit one by
+    /// one.
+    tx_failed: bool,
+    /// How many `:source` files are being read, one inside another.
+    sourcing: usize,
 }
 
 impl Session {
@@ -148,6 +158,12 @@ impl Session {
             eprintln!("Interrupted");
             return Outcome::Interrupted;
         }
+        if self.tx_failed {
+            eprintln!(
+                "Not run: the transaction failed and was rolled back; :rollback ends it, and statements run again"
+            );
+            return Outcome::Failed;
+        }
         let start = Instant::now();
         let interrupt = Arc::new(Interrupt::new(None, None).with_probe(Duration::from_millis(20), interrupted));
         let outcome = match &mut self.tx {
@@ -155,7 +171,9 @@ impl Session {
             None => self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)),
         };
         if outcome.is_err() && self.tx.take().is_some() {
-            eprintln!("The open transaction was rolled back: a statement in it failed.");
+            self.tx_failed = true;
+            let why = if interrupted() { "its statement was stopped" } else { "a statement in it failed" };
+            eprintln!("The open transaction was rolled back: {why}. Statements are refused until :rollback.");
         }
         match outcome {
             Ok(result) => {
@@ -206,20 +224,35 @@ impl Session {
             ":clear" => self.params.clear(),
             ":source" => {
                 let file = rest.trim();
+                let file = [('"', '"'), ('\'', '\'')]
+                    .iter()
+                    .find_map(|&(open, close)| file.strip_prefix(open)?.strip_suffix(close))
+                    .unwrap_or(file);
                 if file.is_empty() {
                     return Err("usage: :source FILE".into());
                 }
+                if self.sourcing >= MAX_SOURCE_DEPTH {
+                    return Err(format!(
+                        ":source nested more than {MAX_SOURCE_DEPTH} deep (does {file} source itself?)"
+                    ));
+                }
                 let opened = std::fs::File::open(file).map_err(|e| format!("cannot read {file}: {e}"))?;
-                let code = run_script(self, std::io::BufReader::new(opened), false)?;
-                if code != ExitCode::SUCCESS {
+                self.sourcing += 1;
+                let code = run_script(self, std::io::BufReader::new(opened), false);
+                self.sourcing -= 1;
+                if code? != ExitCode::SUCCESS {
                     return Err(format!("{file} stopped at the statement or command above"));
                 }
             }
             ":begin" => {
-                if self.tx.is_some() {
+                if self.tx.is_some() || self.tx_failed {
                     return Err("a transaction is already open: :commit or :rollback it first".into());
                 }
                 self.tx = Some(self.db.write());
+            }
+            ":commit" if self.tx_failed => {
+                self.tx_failed = false;
+                return Err("the transaction failed and was rolled back: nothing was committed".into());
             }
             ":commit" => {
                 let tx = self.tx.take().ok_or("no open transaction to commit (:begin opens one)")?;
@@ -229,7 +262,9 @@ impl Session {
                 }
             }
             ":rollback" => {
-                self.tx.take().ok_or("no open transaction to roll back (:begin opens one)")?;
+                if !std::mem::take(&mut self.tx_failed) {
+                    self.tx.take().ok_or("no open transaction to roll back (:begin opens one)")?;
+                }
                 if self.interactive {
                     println!("Rolled back.");
                 }
@@ -472,7 +507,15 @@ fn run_script(session: &mut Session, mut input: impl BufRead, fail_at_end: bool)
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
     let interactive = std::io::stdin().is_terminal();
-    let mut session = Session { db, params: Params::new(), format: args.format, interactive, tx: None };
+    let mut session = Session {
+        db,
+        params: Params::new(),
+        format: args.format,
+        interactive,
+        tx: None,
+        tx_failed: false,
+        sourcing: 0,
+    };
     catch_sigint();
     if !interactive {
         let code = run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);
@@ -499,7 +542,7 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let mut buffer = String::new();
     loop {
         // As `cypher-shell` marks an open transaction: `#` for `>`.
-        let prompt = match (is_blank(&buffer), session.tx.is_some()) {
+        let prompt = match (is_blank(&buffer), session.tx.is_some() || session.tx_failed) {
             (true, false) => "plexus> ",
             (true, true) => "plexus# ",
             (false, _) => "   ...> ",

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use plexus_server::auth::{Auth, Role};
+use plexus_server::auth::{Auth, AuthError, Role};
 
 use crate::{usage, Failure};
 
@@ -62,17 +62,26 @@ pub fn run(args: UserArgs) -> Result<(), Failure> {
         UserAction::Add { name, role, password } => {
             let role = Role::parse(&role)
                 .ok_or_else(|| usage(format!("unknown role '{role}': use reader, writer or admin")))?;
-            auth.add_user(&name, &password, role).map_err(|e| e.to_string())?;
+            auth.add_user(&name, &password, role).map_err(failure)?;
             println!("added user '{name}' ({})", role.name());
         }
         UserAction::Passwd { name, password } => {
-            auth.set_password(&name, &password).map_err(|e| e.to_string())?;
+            auth.set_password(&name, &password).map_err(failure)?;
             println!("changed the password of '{name}'");
         }
         UserAction::Remove { name } => {
-            auth.remove_user(&name).map_err(|e| e.to_string())?;
+            auth.remove_user(&name).map_err(failure)?;
             println!("removed user '{name}'");
         }
     }
     Ok(())
+}
+
+/// A name or password that can never be accepted is the command line's fault (status 2); the rest, such as a
+/// user that exists already or does not, is found in the users as they are (status 1).
+fn failure(e: AuthError) -> Failure {
+    match e {
+        AuthError::EmptyPassword | AuthError::InvalidName(_) => usage(e.to_string()),
+        e => Failure::from(e.to_string()),
+    }
 }

@@ -281,6 +281,16 @@ fn damage_in_the_middle_of_the_log_is_refused_until_repaired() {
     assert!(text(&out.stderr).contains("intact commits follow it"), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("plexus repair"), "{}", text(&out.stderr));
     assert_eq!(files(&tmp.path().join("db")), before, "a refused open changed the directory");
+    // Read-only, the same: an answer would leave out the commits after the damage.
+    for command in ["query", "shell"] {
+        let mut args = vec![command, "--data", &db, "--read-only"];
+        if command == "query" {
+            args.push("MATCH (n) RETURN count(n)");
+        }
+        let out = plexus(&args);
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", text(&out.stdout));
+        assert!(text(&out.stderr).contains("plexus repair"), "{}", text(&out.stderr));
+    }
     let out = plexus(&["check", "--data", &db]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let out = plexus(&["repair", "--data", &db]);
@@ -345,4 +355,23 @@ fn a_database_in_use_is_a_runtime_error_and_a_wrong_command_line_a_usage_error()
         assert!(text(&out.stderr).contains(message), "{args:?}: {}", text(&out.stderr));
     }
     assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "1", "nothing ran");
+}
+
+/// `plexus user`: a name or password that can never work is a usage error; a user that does not exist is not.
+#[test]
+fn user_commands_tell_a_wrong_command_line_from_a_wrong_user() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    std::fs::create_dir(&db).unwrap();
+    plexus_server::auth::Auth::open(Path::new(&db), Some("pw")).unwrap();
+    for (args, status) in [
+        (&["user", "add", "bob", "--role", "writer", "--password", "", "--data", &db][..], 2),
+        (&["user", "add", "b b", "--role", "writer", "--password", "x", "--data", &db], 2),
+        (&["user", "add", "bob", "--role", "boss", "--password", "x", "--data", &db], 2),
+        (&["user", "remove", "nobody", "--data", &db], 1),
+        (&["user", "add", "neo4j", "--role", "writer", "--password", "x", "--data", &db], 1),
+    ] {
+        let out = plexus(args);
+        assert_eq!(out.status.code(), Some(status), "{args:?}: {}", text(&out.stderr));
+    }
 }

@@ -298,13 +298,15 @@ fn begin_commit_and_rollback_make_explicit_transactions() {
     assert!(text(&out.stderr).contains("rolled back"), "{}", text(&out.stderr));
     assert_eq!(count(&db), "2");
 
-    // A failing statement ends its transaction: what came before it in the transaction is gone too, and the
-    // :commit after it has nothing to commit.
-    let script = ":begin\nCREATE (:T);\nRETURN 1 / 0;\n:commit\nCREATE (:U);\n";
+    // A failing statement ends its transaction: what came before it in the transaction is gone too, what follows
+    // it is refused until the transaction is ended (it would commit statement by statement), and the :commit
+    // after it has nothing to commit.
+    let script = ":begin\nCREATE (:T);\nRETURN 1 / 0;\nCREATE (:T);\n:commit\nCREATE (:U);\n";
     let out = shell(&db, &["--fail-at-end"], script);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("transaction was rolled back") && stderr.contains("no open transaction"), "{stderr}");
+    assert!(stderr.contains("transaction was rolled back") && stderr.contains("Not run"), "{stderr}");
+    assert!(stderr.contains("nothing was committed"), "{stderr}");
     assert_eq!(count(&db), "3", "only the CREATE (:U) after the failed transaction");
 
     // One transaction at a time.
@@ -337,4 +339,12 @@ fn source_runs_a_file_of_statements_and_commands_in_the_session() {
     let out = shell(&db, &[], &format!(":source {}\n", path(tmp.path(), "missing.cypher")));
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("cannot read"), "{}", text(&out.stderr));
+    // A file that sources itself stops at a depth, without taking the shell down; a quoted name with a space.
+    let looping = path(tmp.path(), "loop me.cypher");
+    std::fs::write(&looping, format!("CREATE (:L);\n:source \"{looping}\"\n")).unwrap();
+    let out = shell(&db, &[], &format!(":source '{looping}'\n"));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("nested more than"), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n:L) RETURN count(n)"]);
+    assert_eq!(text(&out.stdout), "count(n)\n32\n");
 }
