@@ -84,7 +84,14 @@ mod tests {
         assert!(m(r"\p{L}", "é") && m(r"\p{IsLatin}", "é"), "Unicode properties stay Unicode");
         // Octal and control escapes, \e, \R and \Z.
         assert!(m(r"\0101", "A") && m(r"\011", "\t") && !m(r"(a)\01", "aa") && m(r"\00", "\0") && m(r"\cI", "\t"));
-        assert!(m(r"\e", "\u{1b}") && m(r"a\Rb", "a\r\nb") && m(r"a\Rb", "a\u{85}b") && m(r"a\Z", "a"));
+        assert!(
+            m(r"\e", "\u{1b}")
+                && m(r"a\Rb", "a\r\nb")
+                && m(r"a\Rb", "a\u{85}b")
+                && !m(r"\R{2}", "\r\n")
+                && m(r"\R{2}", "\n\r")
+                && m(r"a\Z", "a")
+        );
         // (?x) comments, and the flags only Java has.
         assert!(m("(?x) a  b # comment", "ab") && m("(?x)a # one\n b # two", "ab") && m("a(?x)b#c", "ab"));
         assert!(m(r"(?U)\w", "é") && m(r"(?U)\d", "٣") && m("(?U)a+", "aaa") && m("(?d).", "\r") && m("(?c)a", "a"));

@@ -184,7 +184,8 @@ fn escape(
         's' | 'S' => push_set(out, "\\t\\n\\x0B\\x0C\\r\\x{20}", next == 'S'),
         'h' | 'H' => push_set(out, HORIZONTAL, next == 'H'),
         'v' | 'V' => push_set(out, VERTICAL, next == 'V'),
-        'R' if !in_class => out.push_str(&format!("(?:\\r\\n|[{VERTICAL}])")),
+        // Atomic, as Java's: `\R{2}` does not take `\r\n` apart.
+        'R' if !in_class => out.push_str(&format!("(?>\\r\\n|[{VERTICAL}])")),
         'Z' if !in_class => out.push_str(&format!("(?=(?:\\r\\n|[{LINE_TERMINATORS}])?\\z)")),
         'e' => out.push_str("\\x{1b}"),
         'c' => match chars.next() {
