@@ -101,6 +101,20 @@ pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
     {
         return Err(usage("--p99-bound-ms, --step-factor and --max-rate must be positive numbers"));
     }
+    if args.connections == 0 || args.threads == 0 {
+        return Err(usage("--connections and --threads must be at least 1"));
+    }
+    if args.step_factor.is_some_and(|f| f <= 1.0) {
+        return Err(usage("--step-factor must be above 1: each step offers more than the one before"));
+    }
+    // The report is written at the end: a path that cannot take it is said before the run, not after.
+    if let Some(path) = &args.json {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     let config = LoadConfig {
         target: target.clone(),
         user: args.user,

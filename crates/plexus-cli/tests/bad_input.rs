@@ -349,12 +349,18 @@ fn a_database_in_use_is_a_runtime_error_and_a_wrong_command_line_a_usage_error()
         (&["query", "--data", &db, "RETURN $x", "--param", "x"], "has no value"),
         (&["demo", "--data", &db, "--items", "2", "--likes", "3"], "cannot exceed"),
         (&["loadgen", "--rate", "0"], "must be positive"),
+        (&["loadgen", "--connections", "0"], "at least 1"),
+        (&["loadgen", "--step-factor", "0.5"], "above 1"),
     ] {
         let out = plexus(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
         assert!(text(&out.stderr).contains(message), "{args:?}: {}", text(&out.stderr));
     }
     assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "1", "nothing ran");
+    // Found before the load starts (and before any connection), not after the run, when the report is written.
+    let out = plexus(&["loadgen", "--json", &path(tmp.path(), "no/such/dir/report.json")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot write"), "{}", text(&out.stderr));
 }
 
 /// `plexus user`: a name or password that can never work is a usage error; a user that does not exist is not.
