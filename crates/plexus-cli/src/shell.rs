@@ -147,8 +147,8 @@ struct Session {
     /// statements are refused, as `psql` refuses them, so that those meant to run inside it do not commit one by
     /// one.
     tx_failed: bool,
-    /// How many `:source` files are being read, one inside another.
-    sourcing: usize,
+    /// The `:source` files being read, one inside another, innermost last: errors name the file they are in.
+    sourcing: Vec<String>,
 }
 
 impl Session {
@@ -203,6 +203,9 @@ impl Session {
                 Outcome::Interrupted
             }
             Err(e) => {
+                if let Some(file) = self.sourcing.last() {
+                    eprintln!("In {file}:");
+                }
                 eprintln!("{}", show_error_at(text, &e, origin));
                 Outcome::Failed
             }
@@ -231,15 +234,15 @@ impl Session {
                 if file.is_empty() {
                     return Err("usage: :source FILE".into());
                 }
-                if self.sourcing >= MAX_SOURCE_DEPTH {
+                if self.sourcing.len() >= MAX_SOURCE_DEPTH {
                     return Err(format!(
                         ":source nested more than {MAX_SOURCE_DEPTH} deep (does {file} source itself?)"
                     ));
                 }
                 let opened = std::fs::File::open(file).map_err(|e| format!("cannot read {file}: {e}"))?;
-                self.sourcing += 1;
+                self.sourcing.push(file.to_string());
                 let code = run_script(self, std::io::BufReader::new(opened), false);
-                self.sourcing -= 1;
+                self.sourcing.pop();
                 if code? != ExitCode::SUCCESS {
                     return Err(format!("{file} stopped at the statement or command above"));
                 }
@@ -437,7 +440,10 @@ impl Script<'_> {
                 Ok(Flow::Continue) => Ok(()),
                 Ok(Flow::Exit) => Err(Stop::Exit),
                 Err(e) => {
-                    eprintln!("line {number}: {e}");
+                    match self.session.sourcing.last() {
+                        Some(file) => eprintln!("{file}, line {number}: {e}"),
+                        None => eprintln!("line {number}: {e}"),
+                    }
                     self.fail()
                 }
             };
@@ -514,7 +520,7 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
         interactive,
         tx: None,
         tx_failed: false,
-        sourcing: 0,
+        sourcing: Vec::new(),
     };
     catch_sigint();
     if !interactive {

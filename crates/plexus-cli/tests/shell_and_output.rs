@@ -335,6 +335,7 @@ fn source_runs_a_file_of_statements_and_commands_in_the_session() {
     let out = shell(&db, &[], &format!(":source {file}\nCREATE (:After);\n"));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("/ by zero") || text(&out.stderr).contains("zero"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("In {file}:")), "the error names its file: {}", text(&out.stderr));
     assert_eq!(count(&db), "1", "only the file's first statement ran");
     let out = shell(&db, &[], &format!(":source {}\n", path(tmp.path(), "missing.cypher")));
     assert_eq!(out.status.code(), Some(1));
