@@ -81,16 +81,20 @@ fn authentication_is_required_and_checked() {
     assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
 }
 
+/// Connections logged on as the admin `neo4j` (password `pw`) and as a writer `w` it creates.
+fn admin_and_writer(s: &TestServer) -> (Client, Client) {
+    let mut admin = Client::logged_on(s.addr, "neo4j", "pw");
+    admin.query("CREATE USER w SET PASSWORD 'w-password' CHANGE NOT REQUIRED");
+    admin.query("GRANT ROLE writer TO w");
+    (admin, Client::logged_on(s.addr, "w", "w-password"))
+}
+
 /// A user's rights follow changes made while it is logged on: a revoked role applies to its next statement on a
 /// connection it already has, and a dropped user can run nothing more there.
 #[test]
 fn revoking_or_dropping_a_user_applies_to_its_open_connections() {
     let (_users, s) = TestServer::with_password("pw");
-    let log_on = |user: &str, password: &str| Client::logged_on(s.addr, user, password);
-    let mut admin = log_on("neo4j", "pw");
-    admin.query("CREATE USER w SET PASSWORD 'w-password' CHANGE NOT REQUIRED");
-    admin.query("GRANT ROLE writer TO w");
-    let mut w = log_on("w", "w-password");
+    let (mut admin, mut w) = admin_and_writer(&s);
     assert_eq!(w.query("CREATE (n:T) RETURN count(n)").0, vec![Ps::Int(1)]);
     admin.query("REVOKE ROLE writer FROM w");
     assert_eq!(w.run_failure("CREATE (:T)", map([])), "Neo.ClientError.Security.Forbidden");
@@ -106,11 +110,7 @@ fn revoking_or_dropping_a_user_applies_to_its_open_connections() {
 #[test]
 fn a_demoted_or_dropped_user_cannot_commit_or_read_on() {
     let (_users, s) = TestServer::with_password("pw");
-    let log_on = |user: &str, password: &str| Client::logged_on(s.addr, user, password);
-    let mut admin = log_on("neo4j", "pw");
-    admin.query("CREATE USER w SET PASSWORD 'w-password' CHANGE NOT REQUIRED");
-    admin.query("GRANT ROLE writer TO w");
-    let mut w = log_on("w", "w-password");
+    let (mut admin, mut w) = admin_and_writer(&s);
     let ok = |reply: &[Ps]| matches!(&reply[0], Ps::Struct(0x70, _));
     assert!(ok(&w.request(0x11, vec![map([])])), "BEGIN");
     assert!(ok(&w.request(0x10, vec![Ps::String("CREATE (:Kept)".into()), map([]), map([])])));
