@@ -12,7 +12,7 @@ use argon2::Argon2;
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
-use crate::file_watch::FileWatch;
+use crate::file_watch::{FileWatch, Seen};
 use crate::password_cache::PasswordCache;
 
 /// The user created on first start, named as in Neo4j so that tools' defaults work.
@@ -429,15 +429,13 @@ impl Auth {
         // then waits for that one to finish reloading, instead of going on with the users from before the change.
         // (Taken before the users' and the stamp's locks, and never while holding them.)
         let mut watch = self.watch.as_ref().map(|w| w.lock());
-        let now = match &mut watch {
+        let seen = watch.as_mut().map_or(Seen::Unknown, |w| w.seen());
+        let now = match seen {
+            Seen::Nothing => return,
             // A change seen is read whatever the stamp says: a copy that keeps the time and size has the same.
-            Some(w) => {
-                if !w.maybe_changed() {
-                    return;
-                }
-                modified(file)
-            }
-            None => {
+            Seen::Change => modified(file),
+            // No watch (or one that can no longer see every change): the stamp tells.
+            Seen::Unknown => {
                 let now = modified(file);
                 if now == *self.loaded.lock() {
                     return;
@@ -448,9 +446,14 @@ impl Auth {
         let read = read_users(file).unwrap_or_else(|e| {
             // Nobody is let in on a file that cannot be read (a removal saved with a typo must not leave the user
             // its rights), until it is put right.
-            tracing::error!(
-                "cannot read the users file {}, so every log-on and request is refused: {e}",
-                file.display()
+            // On the server's standard error, as its other status lines (a closed stream is no reason to stop).
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr().lock(),
+                format_args!(
+                    "plexus: cannot read the users file {}, so every log-on and request is refused until it is put \
+                     right: {e}\n",
+                    file.display()
+                ),
             );
             BTreeMap::new()
         });
@@ -585,6 +588,28 @@ mod tests {
         assert_eq!(server.role_of("bob"), Some(Role::Reader));
         tool.remove_user("bob").unwrap();
         assert_eq!(server.role_of("bob"), None);
+    }
+
+    /// A users file that becomes a symbolic link while the server runs ends its watch; from then on the file is
+    /// read again when its stamp changes, not at every request.
+    #[cfg(unix)]
+    #[test]
+    fn a_users_file_linked_later_is_read_again_only_when_it_changes() {
+        let (data, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (server, _) = Auth::open(data.path(), Some("pw")).unwrap();
+        let target = elsewhere.path().join(USERS_FILE);
+        fs::copy(data.path().join(USERS_FILE), &target).unwrap();
+        fs::remove_file(data.path().join(USERS_FILE)).unwrap();
+        std::os::unix::fs::symlink(&target, data.path().join(USERS_FILE)).unwrap();
+        assert_eq!(server.role_of("neo4j"), Some(Role::Admin));
+        let read = server.generation();
+        for _ in 0..5 {
+            assert_eq!(server.role_of("neo4j"), Some(Role::Admin));
+        }
+        assert_eq!(server.generation(), read, "read again with nothing changed");
+        let (tool, _) = Auth::open(elsewhere.path(), None).unwrap();
+        tool.add_user("bob", "bobpw", Role::Reader).unwrap();
+        assert_eq!(server.role_of("bob"), Some(Role::Reader));
     }
 
     #[test]

@@ -18,12 +18,24 @@ pub(crate) struct FileWatch {
     inotify: std::os::fd::OwnedFd,
     #[cfg(target_os = "linux")]
     dir_watch: i32,
+    /// The watch on the file now under the name, removed when a replacement is watched (a replaced file still
+    /// linked elsewhere would keep its watch, and the kernel's count of them, for as long as it lives).
+    #[cfg(target_os = "linux")]
+    file_watch: Option<i32>,
     file: PathBuf,
     /// A change was seen that the caller has not yet acknowledged with [`FileWatch::settled`].
     pending: bool,
     /// The watch can no longer see every change (the directory was removed or moved, or the file became a
     /// symbolic link): every question answers "maybe changed" from then on.
     lost: bool,
+}
+
+/// What [`FileWatch::seen`] answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Seen {
+    Nothing,
+    Change,
+    Unknown,
 }
 
 /// What the watch on the file itself reports: a write through any of its names, a new or removed link.
@@ -58,7 +70,8 @@ impl FileWatch {
             | libc::IN_MOVE_SELF
             | libc::IN_ONLYDIR;
         let dir_watch = add_watch(&inotify, dir, mask)?;
-        let watch = FileWatch { inotify, dir_watch, file: file.to_path_buf(), pending: false, lost: false };
+        let mut watch =
+            FileWatch { inotify, dir_watch, file_watch: None, file: file.to_path_buf(), pending: false, lost: false };
         watch.watch_file();
         Some(watch)
     }
@@ -70,10 +83,21 @@ impl FileWatch {
 
     /// Whether the file may have changed since the last [`FileWatch::settled`]. Reads the events queued since the
     /// last call, without blocking.
+    #[cfg(test)]
     pub(crate) fn maybe_changed(&mut self) -> bool {
+        self.seen() != Seen::Nothing
+    }
+
+    /// What the watch saw since the last [`FileWatch::settled`]; `Unknown` once it can see no longer, when the
+    /// caller compares the file's stamp instead.
+    pub(crate) fn seen(&mut self) -> Seen {
         #[cfg(target_os = "linux")]
         self.read_events();
-        self.pending || self.lost
+        match (self.lost, self.pending) {
+            (true, _) => Seen::Unknown,
+            (false, true) => Seen::Change,
+            (false, false) => Seen::Nothing,
+        }
     }
 
     /// The caller has read the file as it is now: changes before this call are accounted for.
@@ -84,12 +108,18 @@ impl FileWatch {
     /// Watches the file now under the name (a new one after a replacement), unless it is a symbolic link, which
     /// could be repointed unseen.
     #[cfg(target_os = "linux")]
-    fn watch_file(&self) -> bool {
+    fn watch_file(&mut self) -> bool {
+        use std::os::fd::AsRawFd;
         if is_symlink(&self.file) {
             return false;
         }
         // A missing file has nothing to watch; the directory's watch sees it come.
-        let _ = add_watch(&self.inotify, &self.file, FILE_EVENTS | libc::IN_DONT_FOLLOW);
+        let watch = add_watch(&self.inotify, &self.file, FILE_EVENTS | libc::IN_DONT_FOLLOW);
+        if let Some(old) = self.file_watch.filter(|&old| Some(old) != watch) {
+            // SAFETY: a plain system call; a watch already gone (its file freed) is refused harmlessly.
+            unsafe { libc::inotify_rm_watch(self.inotify.as_raw_fd(), old) };
+        }
+        self.file_watch = watch;
         true
     }
 
@@ -224,6 +254,25 @@ mod tests {
         watch.settled();
         std::fs::write(&link, b"[1]").unwrap();
         assert!(watch.maybe_changed(), "written through a link to the replacement");
+    }
+
+    /// A file replaced while a link elsewhere keeps it alive gives up its watch: the kernel's count stays at two.
+    #[test]
+    fn replaced_files_do_not_keep_their_watches() {
+        use std::os::fd::AsRawFd;
+        let (dir, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let file = dir.path().join("users.json");
+        std::fs::write(&file, b"{}").unwrap();
+        let mut watch = FileWatch::new(&file).unwrap();
+        for i in 0..20 {
+            std::fs::hard_link(&file, elsewhere.path().join(format!("kept-{i}"))).unwrap();
+            std::fs::write(dir.path().join("next"), b"{}").unwrap();
+            std::fs::rename(dir.path().join("next"), &file).unwrap();
+            assert!(watch.maybe_changed());
+            watch.settled();
+        }
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", watch.inotify.as_raw_fd())).unwrap();
+        assert_eq!(info.lines().filter(|l| l.starts_with("inotify wd:")).count(), 2, "{info}");
     }
 
     #[test]

@@ -573,7 +573,8 @@ impl Service {
     }
 
     /// Commits an explicit transaction for a user who now has `role`; returns its bookmark. A user whose role no
-    /// longer allows writing (changed while the transaction was open) cannot commit the changes it made.
+    /// longer allows what the transaction did (changed while it was open: writing, or changing the schema) cannot
+    /// commit it.
     /// A commit that fails (a conflict, a terminated transaction) leaves nothing: counted as rolled back.
     pub fn commit(&self, role: Role, tx: Transaction) -> Result<String, ServerError> {
         let rolled_back = |e: ServerError| {
@@ -582,6 +583,9 @@ impl Service {
         };
         if role < Role::Writer && matches!(&tx.kind, TxKind::Write(w) if w.has_changes()) {
             return Err(rolled_back(ServerError::forbidden("Committing changes", role)));
+        }
+        if role < Role::Admin && matches!(&tx.kind, TxKind::Write(w) if w.changes_schema()) {
+            return Err(rolled_back(ServerError::forbidden("Committing schema changes", role)));
         }
         if !tx.ticket.start_commit() {
             tx.check_terminated().map_err(rolled_back)?;

@@ -117,11 +117,23 @@ fn a_demoted_or_dropped_user_cannot_commit_or_read_on() {
     assert!(ok(&w.request(0x3F, vec![map([("n", Ps::Int(-1))])])), "PULL");
     admin.query("REVOKE ROLE writer FROM w");
     let commit = w.request(0x12, vec![]);
-    assert!(
-        matches!(&commit[0], Ps::Struct(0x7F, f) if f[0].get("code") == Some(&Ps::String("Neo.ClientError.Security.Forbidden".into()))),
-        "{commit:?}"
-    );
+    let forbidden = |reply: &[Ps]| {
+        matches!(&reply[0], Ps::Struct(0x7F, f)
+            if f[0].get("code") == Some(&Ps::String("Neo.ClientError.Security.Forbidden".into())))
+    };
+    assert!(forbidden(&commit), "{commit:?}");
     assert_eq!(admin.query("MATCH (n:Kept) RETURN count(n)").0, vec![Ps::Int(0)], "nothing committed");
+    // An admin demoted to writer commits no index made while it was admin.
+    admin.query("CREATE USER a2 SET PASSWORD 'a2-password' CHANGE NOT REQUIRED");
+    admin.query("GRANT ROLE admin TO a2");
+    let mut a2 = Client::logged_on(s.addr, "a2", "a2-password");
+    assert!(ok(&a2.request(0x11, vec![map([])])), "BEGIN");
+    assert!(ok(&a2.request(0x10, vec![Ps::String("CREATE INDEX FOR (n:K) ON (n.k)".into()), map([]), map([])])));
+    assert!(ok(&a2.request(0x3F, vec![map([("n", Ps::Int(-1))])])), "PULL");
+    admin.query("GRANT ROLE writer TO a2");
+    let commit = a2.request(0x12, vec![]);
+    assert!(forbidden(&commit), "{commit:?}");
+    assert_eq!(admin.query("SHOW INDEXES YIELD name RETURN count(*)").0, vec![Ps::Int(0)], "no index");
     // A result opened before the user is dropped is not read on after.
     assert!(ok(&w.request(0x0F, vec![])), "RESET");
     assert!(ok(&w.request(0x10, vec![Ps::String("UNWIND range(1, 10) AS i RETURN i".into()), map([]), map([])])));
@@ -131,6 +143,46 @@ fn a_demoted_or_dropped_user_cannot_commit_or_read_on() {
     let rest = w.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
     assert!(!rest.iter().any(|m| matches!(m, Ps::Struct(0x71, _))), "records after the drop: {rest:?}");
     assert!(w.is_closed());
+}
+
+/// Messages a client sends together (in one packet, behind a statement that may run a while) each look the user
+/// up when their turn comes; only the PULL right after a RUN takes the RUN's answer. Driven on a session directly,
+/// so that the user is dropped between two messages the connection would serve from one read.
+#[test]
+fn each_message_of_a_pipeline_looks_the_user_up() {
+    use plexus_server::bolt::session::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, _) = Auth::open(dir.path(), Some("pw")).unwrap();
+    let (cli, _) = Auth::open(dir.path(), None).unwrap();
+    cli.add_user("w", "w-password", plexus_server::auth::Role::Writer).unwrap();
+    let limits = ServerConfig::default().limits();
+    let service = std::sync::Arc::new(Service::new(plexus::Database::in_memory(), auth, limits));
+    let mut session = Session::new(service.clone(), (5, 4), "127.0.0.1:7687".into(), 1);
+    let mut send = |tag: u8, fields: Vec<Ps>| {
+        let mut out = Vec::new();
+        session.handle(Ps::Struct(tag, fields), &mut out);
+        // The last message written is the summary: SUCCESS 0x70, FAILURE 0x7F, IGNORED 0x7E.
+        let mut summary = 0;
+        let mut at = 0;
+        while at + 2 <= out.len() {
+            let size = u16::from_be_bytes([out[at], out[at + 1]]) as usize;
+            if size > 0 && out.get(at + 3).is_some() {
+                summary = out[at + 3];
+            }
+            at += 2 + size;
+        }
+        summary
+    };
+    assert_eq!(send(0x01, vec![map([("user_agent", Ps::String("test/1".into()))])]), 0x70, "HELLO");
+    assert_eq!(send(0x6A, vec![basic_credentials("w", "w-password")]), 0x70, "LOGON");
+    assert_eq!(send(0x11, vec![map([])]), 0x70, "BEGIN");
+    assert_eq!(send(0x10, vec![Ps::String("RETURN 1".into()), map([]), map([])]), 0x70, "RUN");
+    assert_eq!(send(0x3F, vec![map([("n", Ps::Int(-1))])]), 0x70, "PULL");
+    cli.remove_user("w").unwrap();
+    assert_eq!(send(0x10, vec![Ps::String("CREATE (:Late)".into()), map([]), map([])]), 0x7F, "RUN after the drop");
+    assert_ne!(send(0x12, vec![]), 0x70, "COMMIT after the drop");
+    let late = service.db.execute("MATCH (n:Late) RETURN count(n)", &Default::default()).unwrap();
+    assert_eq!(format!("{:?}", late.rows[0][0]), "Int(0)");
 }
 
 /// A RUN or BEGIN whose timeout, mode or database is of the wrong kind is refused, not run with the field ignored.

@@ -657,6 +657,16 @@ impl WriteTxn {
         !self.ops.is_empty()
     }
 
+    /// Whether the transaction has changed the schema (unique keys, indexes).
+    pub fn changes_schema(&self) -> bool {
+        self.ops.iter().any(|op| {
+            matches!(
+                op,
+                Op::DeclareUniqueKey { .. } | Op::DropUniqueKey { .. } | Op::CreateIndex { .. } | Op::DropIndex { .. }
+            )
+        })
+    }
+
     pub fn savepoint(&self) -> Savepoint {
         Savepoint {
             state: (**self).clone(),

@@ -259,7 +259,6 @@ pub fn serve(
     loop {
         // Serve every complete message already received, so pipelined requests cost one wake-up.
         out.clear();
-        session.new_batch();
         let mut served = false;
         loop {
             match scan.take(&mut inbuf, limits.max_message_bytes) {

@@ -131,8 +131,10 @@ pub struct Session {
     shape: Shape,
     state: State,
     role: Option<Role>,
-    /// The user's role as read for the messages received together (see [`Session::new_batch`]).
-    batch_role: std::cell::Cell<Option<Role>>,
+    /// The role a RUN found, which the PULL or DISCARD right after it takes instead of looking the user up again
+    /// (the two are one request to the client). Any other message clears it: a message after a statement that
+    /// ran for a while, even in the same packet, looks the user up (see [`Session::authenticated`]).
+    run_role: std::cell::Cell<Option<Role>>,
     tx: Option<OpenTransaction>,
     streams: Vec<Stream>,
     /// A PULL waiting for its records so far to be written out (see [`Session::pull_pending`]).
@@ -163,7 +165,7 @@ impl Session {
             shape: Shape { element_ids: bolt5, utc_datetimes: bolt5 },
             state: State::Connected,
             role: None,
-            batch_role: Default::default(),
+            run_role: Default::default(),
             tx: None,
             streams: Vec::new(),
             pending_pull: None,
@@ -274,6 +276,9 @@ impl Session {
             self.respond(out, msg::IGNORED, None);
             return Control::Continue;
         }
+        if !matches!(tag, msg::PULL | msg::DISCARD) {
+            self.run_role.set(None);
+        }
         let result = match tag {
             msg::HELLO => self.hello(&fields, out),
             msg::LOGON => self.logon(&fields, out),
@@ -284,7 +289,13 @@ impl Session {
                 self.success(out, map([]));
                 Ok(())
             }
-            msg::RUN => self.run(&fields, out),
+            msg::RUN => {
+                let ran = self.run(&fields, out);
+                if ran.is_err() {
+                    self.run_role.set(None);
+                }
+                ran
+            }
             msg::PULL => self.pull(&fields, out, false),
             msg::DISCARD => self.pull(&fields, out, true),
             msg::BEGIN => self.begin(&fields, out),
@@ -335,12 +346,6 @@ impl Session {
         }
     }
 
-    /// Messages received together (a RUN and its PULL, say) follow: the user's role is looked up once for them,
-    /// a change made while they were on their way being no later than they are.
-    pub fn new_batch(&self) {
-        self.batch_role.set(None);
-    }
-
     /// The role the logged-on user has now: a user given another role, or dropped, since logging on gets the new
     /// rights (or none) from the next message, as HTTP requests do, rather than for as long as a driver keeps the
     /// connection pooled.
@@ -351,7 +356,7 @@ impl Session {
                 if !auth.enabled() || self.caller.user.is_empty() {
                     return Ok(role);
                 }
-                if let Some(role) = self.batch_role.get() {
+                if let Some(role) = self.run_role.take() {
                     return Ok(role);
                 }
                 let role = auth.role_of(&self.caller.user).ok_or_else(|| {
@@ -360,7 +365,6 @@ impl Session {
                         format!("The user '{}' no longer exists: log on again as another user.", self.caller.user),
                     )
                 })?;
-                self.batch_role.set(Some(role));
                 Ok(role)
             }
             _ => Err(ServerError::request(format!("the message is not allowed in state {:?}", self.state))),
@@ -402,7 +406,6 @@ impl Session {
     }
 
     fn logon(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
-        self.new_batch();
         if self.version < (5, 1) || self.state != State::Authentication {
             return Err(self.out_of_state("LOGON"));
         }
@@ -415,7 +418,6 @@ impl Session {
     }
 
     fn logoff(&mut self, out: &mut Vec<u8>) -> Result<(), ServerError> {
-        self.new_batch();
         if self.version < (5, 1) || self.state != State::Ready {
             return Err(self.out_of_state("LOGOFF"));
         }
@@ -445,6 +447,7 @@ impl Session {
 
     fn run(&mut self, fields: &[Ps], out: &mut Vec<u8>) -> Result<(), ServerError> {
         let role = self.authenticated()?;
+        self.run_role.set(Some(role));
         let query =
             fields.first().and_then(Ps::as_str).ok_or_else(|| ServerError::request("RUN needs a query string"))?;
         let params = self.params(fields.get(1))?;
