@@ -109,11 +109,16 @@ pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
     }
     // The report is written at the end: a path that cannot take it is said before the run, not after.
     if let Some(path) = &args.json {
+        let existed = path.exists();
         std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .open(path)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        if !existed {
+            // Made only to try: a run that fails leaves no empty report behind.
+            let _ = std::fs::remove_file(path);
+        }
     }
     let config = LoadConfig {
         target: target.clone(),
