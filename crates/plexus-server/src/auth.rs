@@ -446,14 +446,10 @@ impl Auth {
         let read = read_users(file).unwrap_or_else(|e| {
             // Nobody is let in on a file that cannot be read (a removal saved with a typo must not leave the user
             // its rights), until it is put right.
-            // On the server's standard error, as its other status lines (a closed stream is no reason to stop).
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr().lock(),
-                format_args!(
-                    "plexus: cannot read the users file {}, so every log-on and request is refused until it is put \
-                     right: {e}\n",
-                    file.display()
-                ),
+            say_err!(
+                "plexus: cannot read the users file {}, so every log-on and request is refused until it is put \
+                 right: {e}",
+                file.display()
             );
             BTreeMap::new()
         });

@@ -23,6 +23,9 @@ pub(crate) struct FileWatch {
     #[cfg(target_os = "linux")]
     file_watch: Option<i32>,
     file: PathBuf,
+    /// The file's name, which the directory's events carry.
+    #[cfg(target_os = "linux")]
+    name: Vec<u8>,
     /// A change was seen that the caller has not yet acknowledged with [`FileWatch::settled`].
     pending: bool,
     /// The watch can no longer see every change (the directory was removed or moved, or the file became a
@@ -46,8 +49,9 @@ impl FileWatch {
     #[cfg(target_os = "linux")]
     pub(crate) fn new(file: &Path) -> Option<FileWatch> {
         use std::os::fd::{FromRawFd, OwnedFd};
+        use std::os::unix::ffi::OsStrExt;
         let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        file.file_name()?;
+        let name = file.file_name()?.as_bytes().to_vec();
         if is_symlink(dir) || is_symlink(file) {
             return None;
         }
@@ -70,8 +74,15 @@ impl FileWatch {
             | libc::IN_MOVE_SELF
             | libc::IN_ONLYDIR;
         let dir_watch = add_watch(&inotify, dir, mask)?;
-        let mut watch =
-            FileWatch { inotify, dir_watch, file_watch: None, file: file.to_path_buf(), pending: false, lost: false };
+        let mut watch = FileWatch {
+            inotify,
+            dir_watch,
+            file_watch: None,
+            file: file.to_path_buf(),
+            name,
+            pending: false,
+            lost: false,
+        };
         watch.watch_file();
         Some(watch)
     }
@@ -126,11 +137,9 @@ impl FileWatch {
     #[cfg(target_os = "linux")]
     fn read_events(&mut self) {
         use std::os::fd::AsRawFd;
-        use std::os::unix::ffi::OsStrExt;
         const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
         // Room for one event with the longest name (the kernel refuses a smaller buffer); more are read in turn.
         let mut buffer = [0u8; HEADER + 256 + 16];
-        let name = self.file.file_name().map(|n| n.as_bytes().to_vec()).unwrap_or_default();
         let mut renamed = false;
         loop {
             // SAFETY: reads at most the buffer's length into it.
@@ -160,7 +169,7 @@ impl FileWatch {
                     self.pending |= event.mask & libc::IN_IGNORED == 0;
                 } else if event.mask & (libc::IN_IGNORED | libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 {
                     self.lost = true;
-                } else if named == name.as_slice() {
+                } else if named == self.name.as_slice() {
                     self.pending = true;
                     renamed |= event.mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0;
                 }

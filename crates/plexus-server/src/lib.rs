@@ -5,6 +5,25 @@
 //! [`service`] (queries, transactions, access control, error codes) → the embedded [`plexus::Database`].
 //! [`packstream`] is Bolt's value encoding; [`auth`] holds users; [`metrics`] counts everything.
 
+/// Prints a status line, ignoring a closed or failing stdout: a supervisor that closed the server's pipes before
+/// its SIGTERM (Java's `Process.destroy` does) must still get a clean shutdown and its checkpoint, where
+/// `println!` would panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*).and_then(|_| out.flush());
+    }};
+}
+
+/// [`say`] for stderr.
+macro_rules! say_err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod auth;
 pub mod bolt;
 pub mod config;
@@ -42,25 +61,6 @@ pub struct Server {
     listeners: Vec<JoinHandle<()>>,
     bolt: Option<bolt::BoltListener>,
     checkpoint_on_shutdown: bool,
-}
-
-/// Prints a status line, ignoring a closed or failing stdout: a supervisor that closed the server's pipes before
-/// its SIGTERM (Java's `Process.destroy` does) must still get a clean shutdown and its checkpoint, where
-/// `println!` would panic.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*).and_then(|_| out.flush());
-    }};
-}
-
-/// [`say`] for stderr.
-macro_rules! say_err {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
-    }};
 }
 
 impl Server {

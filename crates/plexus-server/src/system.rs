@@ -62,6 +62,11 @@ impl Command {
 }
 
 /// The next word of `s` (up to whitespace, `;` or a backquoted name's end) and what follows it.
+/// Whether `query` begins with one of `words` (any case): the parsers every statement passes let most go on this.
+pub(crate) fn starts_with_word(query: &str, words: &[&str]) -> bool {
+    next_word(query).is_some_and(|(first, _)| words.iter().any(|w| first.eq_ignore_ascii_case(w)))
+}
+
 pub(crate) fn next_word(s: &str) -> Option<(&str, &str)> {
     let s = s.trim_start();
     if s.is_empty() {
@@ -208,11 +213,10 @@ pub fn is_system_procedure(query: &str) -> bool {
 /// database runs in Neo4j but Plexus does not: users, roles, privileges and databases.
 fn administration_command(query: &str) -> Option<String> {
     // Every query passes here: most are not commands, and are let go before any word is copied.
-    let first = query.split_whitespace().next()?;
-    if !["GRANT", "DENY", "REVOKE", "CREATE", "DROP", "RENAME", "START", "STOP", "ALTER", "SHOW"]
-        .iter()
-        .any(|verb| first.eq_ignore_ascii_case(verb))
-    {
+    if !starts_with_word(
+        query,
+        &["GRANT", "DENY", "REVOKE", "CREATE", "DROP", "RENAME", "START", "STOP", "ALTER", "SHOW"],
+    ) {
         return None;
     }
     let words: Vec<String> = query.split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();

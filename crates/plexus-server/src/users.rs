@@ -201,8 +201,7 @@ impl Reader {
 pub fn parse(query: &str) -> Option<Result<UserCommand, ServerError>> {
     let text = query.trim().trim_end_matches(';').trim_end();
     // Every query passes here: most are not user commands, and are let go before any word is copied.
-    let first = text.split_whitespace().next()?;
-    if !["SHOW", "CREATE", "ALTER", "DROP", "GRANT", "REVOKE"].iter().any(|verb| first.eq_ignore_ascii_case(verb)) {
+    if !crate::system::starts_with_word(text, &["SHOW", "CREATE", "ALTER", "DROP", "GRANT", "REVOKE"]) {
         return None;
     }
     let words: Vec<String> = text.split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
