@@ -584,9 +584,8 @@ fn intact_commits_within(dropped: &[u8], after_version: Option<u64>, budget: usi
     while pos + 8 <= dropped.len() {
         let len = u32::from_le_bytes(dropped[pos..pos + 4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(dropped[pos + 4..pos + 8].try_into().expect("4 bytes"));
-        let fits = len > 0 && len <= dropped.len() - pos - 8;
-        let payload = if fits { &dropped[pos + 8..pos + 8 + len] } else { &[][..] };
-        if fits && starts_like_a_commit(payload, after_version) {
+        let payload = dropped.get(pos + 8..pos + 8 + len).filter(|p| !p.is_empty());
+        if let Some(payload) = payload.filter(|p| starts_like_a_commit(p, after_version)) {
             hashed += len;
             if hashed > budget {
                 return None;
@@ -668,9 +667,8 @@ mod tests {
             .collect();
         let mut payload = Vec::new();
         crate::ops::encode_commit(&mut payload, version, &ops);
-        let mut framed = (payload.len() as u32).to_le_bytes().to_vec();
-        framed.extend(crc32fast::hash(&payload).to_le_bytes());
-        framed.extend(payload);
+        let mut framed = Vec::new();
+        crate::wal::frame(&mut framed, &payload);
         framed
     }
 
