@@ -20,16 +20,23 @@ thread_local! {
 pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if !cache.contains_key(pattern) {
-            let re = fancy_regex::Regex::new(&java::full_match_pattern(pattern)).map_err(|e| {
-                CypherError::argument("InvalidArgumentValue", format!("invalid regular expression '{pattern}': {e}"))
-            })?;
-            if cache.len() > 256 {
-                cache.clear();
+        // One lookup for a pattern seen before, which is every row's after the first.
+        let re = match cache.get(pattern) {
+            Some(re) => re,
+            None => {
+                let re = fancy_regex::Regex::new(&java::full_match_pattern(pattern)).map_err(|e| {
+                    CypherError::argument(
+                        "InvalidArgumentValue",
+                        format!("invalid regular expression '{pattern}': {e}"),
+                    )
+                })?;
+                if cache.len() > 256 {
+                    cache.clear();
+                }
+                cache.entry(pattern.to_string()).or_insert(re)
             }
-            cache.insert(pattern.to_string(), re);
-        }
-        cache[pattern].is_match(text).map_err(|e| {
+        };
+        re.is_match(text).map_err(|e| {
             // Only a backtracking pattern fails here: one that would take too long on this text.
             CypherError::argument("InvalidArgumentValue", format!("regular expression '{pattern}' on this text: {e}"))
         })
