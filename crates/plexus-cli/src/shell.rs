@@ -127,6 +127,17 @@ enum Outcome {
     Interrupted,
 }
 
+/// Where the session stands with `:begin`.
+enum Transaction {
+    /// Statements commit one by one.
+    None,
+    Open(Box<plexus::WriteTxn>),
+    /// A statement of the transaction failed, which rolled it back: until `:rollback` (or `:commit`) ends it,
+    /// statements are refused, as `psql` refuses them, so that those meant to run inside it do not commit one by
+    /// one.
+    Failed,
+}
+
 /// What to do after a `:command`.
 #[derive(Debug, PartialEq, Eq)]
 enum Flow {
@@ -142,11 +153,7 @@ struct Session {
     /// stdout holds only results (JSON or CSV another program reads).
     interactive: bool,
     /// The transaction `:begin` opened, until `:commit` or `:rollback`.
-    tx: Option<plexus::WriteTxn>,
-    /// A statement of the transaction failed, which rolled it back: until `:rollback` (or `:commit`) ends it,
-    /// statements are refused, as `psql` refuses them, so that those meant to run inside it do not commit one by
-    /// one.
-    tx_failed: bool,
+    tx: Transaction,
     /// The `:source` files being read, one inside another, innermost last: errors name the file they are in.
     sourcing: Vec<String>,
 }
@@ -158,7 +165,7 @@ impl Session {
             eprintln!("Interrupted");
             return Outcome::Interrupted;
         }
-        if self.tx_failed {
+        if matches!(self.tx, Transaction::Failed) {
             eprintln!(
                 "Not run: the transaction failed and was rolled back; :rollback ends it, and statements run again"
             );
@@ -167,11 +174,12 @@ impl Session {
         let start = Instant::now();
         let interrupt = Arc::new(Interrupt::new(None, None).with_probe(Duration::from_millis(20), interrupted));
         let outcome = match &mut self.tx {
-            Some(tx) => self.db.engine().execute_in_with(tx, text, &self.params, Some(&interrupt)),
-            None => self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)),
+            Transaction::Open(tx) => self.db.engine().execute_in_with(tx, text, &self.params, Some(&interrupt)),
+            _ => self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)),
         };
-        if outcome.is_err() && self.tx.take().is_some() {
-            self.tx_failed = true;
+        if outcome.is_err() && matches!(self.tx, Transaction::Open(_)) {
+            // Dropping the transaction rolls it back.
+            self.tx = Transaction::Failed;
             let why = if interrupted() { "its statement was stopped" } else { "a statement in it failed" };
             eprintln!("The open transaction was rolled back: {why}. Statements are refused until :rollback.");
         }
@@ -248,25 +256,27 @@ impl Session {
                 }
             }
             ":begin" => {
-                if self.tx.is_some() || self.tx_failed {
+                if !matches!(self.tx, Transaction::None) {
                     return Err("a transaction is already open: :commit or :rollback it first".into());
                 }
-                self.tx = Some(self.db.write());
-            }
-            ":commit" if self.tx_failed => {
-                self.tx_failed = false;
-                return Err("the transaction failed and was rolled back: nothing was committed".into());
+                self.tx = Transaction::Open(Box::new(self.db.write()));
             }
             ":commit" => {
-                let tx = self.tx.take().ok_or("no open transaction to commit (:begin opens one)")?;
-                tx.commit().map_err(|e| format!("the transaction could not commit, and was rolled back: {e}"))?;
+                let tx = match std::mem::replace(&mut self.tx, Transaction::None) {
+                    Transaction::Open(tx) => tx,
+                    Transaction::Failed => {
+                        return Err("the transaction failed and was rolled back: nothing was committed".into())
+                    }
+                    Transaction::None => return Err("no open transaction to commit (:begin opens one)".into()),
+                };
+                (*tx).commit().map_err(|e| format!("the transaction could not commit, and was rolled back: {e}"))?;
                 if self.interactive {
                     println!("Committed.");
                 }
             }
             ":rollback" => {
-                if !std::mem::take(&mut self.tx_failed) {
-                    self.tx.take().ok_or("no open transaction to roll back (:begin opens one)")?;
+                if let Transaction::None = std::mem::replace(&mut self.tx, Transaction::None) {
+                    return Err("no open transaction to roll back (:begin opens one)".into());
                 }
                 if self.interactive {
                     println!("Rolled back.");
@@ -293,7 +303,7 @@ impl Session {
 
     /// Leaving the shell: a transaction still open is rolled back, and said so.
     fn close(&mut self) {
-        if self.tx.take().is_some() {
+        if let Transaction::Open(_) = std::mem::replace(&mut self.tx, Transaction::None) {
             eprintln!("The open transaction was rolled back: it was not committed before the end.");
         }
     }
@@ -518,8 +528,7 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
         params: Params::new(),
         format: args.format,
         interactive,
-        tx: None,
-        tx_failed: false,
+        tx: Transaction::None,
         sourcing: Vec::new(),
     };
     catch_sigint();
@@ -548,7 +557,7 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let mut buffer = String::new();
     loop {
         // As `cypher-shell` marks an open transaction: `#` for `>`.
-        let prompt = match (is_blank(&buffer), session.tx.is_some() || session.tx_failed) {
+        let prompt = match (is_blank(&buffer), !matches!(session.tx, Transaction::None)) {
             (true, false) => "plexus> ",
             (true, true) => "plexus# ",
             (false, _) => "   ...> ",
