@@ -289,13 +289,8 @@ impl Session {
                 self.success(out, map([]));
                 Ok(())
             }
-            msg::RUN => {
-                let ran = self.run(&fields, out);
-                if ran.is_err() {
-                    self.run_role.set(None);
-                }
-                ran
-            }
+            // A RUN that fails leaves the session failed: its PULL is ignored, and the RESET after clears the role.
+            msg::RUN => self.run(&fields, out),
             msg::PULL => self.pull(&fields, out, false),
             msg::DISCARD => self.pull(&fields, out, true),
             msg::BEGIN => self.begin(&fields, out),

@@ -128,7 +128,7 @@ fn tail_members(outcome: &Outcome, counters: bool, elapsed_ms: u64) -> Vec<u8> {
         out.extend_from_slice(b"\":");
     };
     member(&mut out, "bookmarks");
-    serde_json::to_writer(&mut out, &outcome.bookmark.iter().collect::<Vec<_>>()).expect("JSON to memory");
+    serde_json::to_writer(&mut out, outcome.bookmark.as_slice()).expect("JSON to memory");
     if counters {
         member(&mut out, "counters");
         json::write_counters(&mut out, &outcome.result.stats);
@@ -140,7 +140,7 @@ fn tail_members(outcome: &Outcome, counters: bool, elapsed_ms: u64) -> Vec<u8> {
     member(&mut out, "queryType");
     serde_json::to_writer(&mut out, outcome.query_type).expect("JSON to memory");
     member(&mut out, "resultAvailableAfter");
-    out.extend_from_slice(elapsed_ms.to_string().as_bytes());
+    std::io::Write::write_fmt(&mut out, format_args!("{elapsed_ms}")).expect("JSON to memory");
     member(&mut out, "resultConsumedAfter");
     out.push(b'0');
     out
