@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use plexus_storage::bulk::{build_edge_list, EdgeListGraph};
+use plexus_storage::bulk::EdgeListGraph;
+use plexus_storage::edge_list_image::EdgeListImage;
 use plexus_storage::fxhash::FxHashMap;
 use plexus_storage::{Catalog, Value};
 
@@ -212,19 +213,18 @@ pub fn import_edge_lists(
     let graph = to_edge_list_graph(&catalog, files, lists, options)?;
     summary.nodes = graph.keys.len() as u64;
     summary.relationships = graph.src.len() as u64;
-    // The graph is only written out and dropped: ordinary pages (see `write_only_build`).
-    let write_only = plexus_storage::prefetch::write_only_build();
-    let state = build_edge_list(1, graph).map_err(ImportError::Storage)?;
+    // Only written out: sorted, not built (see `EdgeListImage`).
+    let image = EdgeListImage::new(graph).map_err(ImportError::Storage)?;
     summary.build = start.elapsed();
     progress(&format!(
-        "built {} and {} in {:.2?}",
+        "numbered {} and sorted {} in {:.2?}",
         plural(summary.nodes, "node"),
         plural(summary.relationships, "relationship"),
         summary.build
     ));
     let start = Instant::now();
-    summary.bytes_on_disk = crate::publish::create(dir, state, &catalog)?;
-    drop(write_only);
+    summary.bytes_on_disk = crate::publish::create_edge_list(dir, &image, &catalog)?;
+    drop(image);
     summary.write = start.elapsed();
     progress(&format!("wrote {} in {:.2?}", plural(summary.bytes_on_disk, "byte"), summary.write));
     Ok(summary)

@@ -20,9 +20,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use plexus_storage::edge_list_image::EdgeListImage;
 /// The name an import's working directory inside its target starts with (what an interrupted one leaves).
 pub use plexus_storage::store::IMPORT_INSIDE_PREFIX as INSIDE_PREFIX;
-use plexus_storage::{Catalog, GraphState, Store};
+use plexus_storage::{Catalog, GraphState, Result as StorageResult, Store};
 
 use crate::import::ImportError;
 
@@ -173,13 +174,23 @@ pub(crate) fn prepare_target(dir: &Path, with_edge_lists: bool) -> Result<(), Im
 /// Writes a new database holding `state` into `dir` (absent, or an empty directory), all or nothing (see the
 /// module documentation). Returns the checkpoint's size in bytes.
 pub fn create(dir: &Path, state: GraphState, catalog: &Catalog) -> Result<u64, ImportError> {
+    create_with(dir, |built| Store::create_from_state(built, state, catalog))
+}
+
+/// As [`create`], for an edge list written without building its graph.
+pub fn create_edge_list(dir: &Path, image: &EdgeListImage, catalog: &Catalog) -> Result<u64, ImportError> {
+    create_with(dir, |built| Store::create_from_edge_list(built, image, catalog))
+}
+
+/// As [`create`], with `write` creating the database in the directory it is given.
+fn create_with(dir: &Path, write: impl FnOnce(&Path) -> StorageResult<u64>) -> Result<u64, ImportError> {
     match existing_dir(dir)? {
-        None => create_new(dir, state, catalog),
-        Some(real) => fill_existing(dir, &real, state, catalog),
+        None => create_new(dir, write),
+        Some(real) => fill_existing(dir, &real, write),
     }
 }
 
-fn create_new(dir: &Path, state: GraphState, catalog: &Catalog) -> Result<u64, ImportError> {
+fn create_new(dir: &Path, write: impl FnOnce(&Path) -> StorageResult<u64>) -> Result<u64, ImportError> {
     let temp = Store::import_temp_dir(dir);
     let parent = temp.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
@@ -189,7 +200,7 @@ fn create_new(dir: &Path, state: GraphState, catalog: &Catalog) -> Result<u64, I
     std::fs::create_dir(&temp).map_err(io(&temp))?;
     let built = temp.join("db");
     let result = (|| {
-        let size = Store::create_from_state(&built, state, catalog).map_err(ImportError::Storage)?;
+        let size = write(&built).map_err(ImportError::Storage)?;
         let mut published = lock();
         if published.cancelled.iter().any(|p| p == dir) {
             return Err(ImportError::Target("interrupted".into()));
@@ -204,7 +215,11 @@ fn create_new(dir: &Path, state: GraphState, catalog: &Catalog) -> Result<u64, I
 }
 
 /// `target` as given (the key [`cancel`] is called with), `dir` the directory it is.
-fn fill_existing(target: &Path, dir: &Path, state: GraphState, catalog: &Catalog) -> Result<u64, ImportError> {
+fn fill_existing(
+    target: &Path,
+    dir: &Path,
+    write: impl FnOnce(&Path) -> StorageResult<u64>,
+) -> Result<u64, ImportError> {
     remove_abandoned_inside(dir)?;
     let temp = dir.join(format!("{INSIDE_PREFIX}{}", std::process::id()));
     if temp.exists() {
@@ -214,7 +229,7 @@ fn fill_existing(target: &Path, dir: &Path, state: GraphState, catalog: &Catalog
     let built = temp.join("db");
     let mut moved: Vec<String> = Vec::new();
     let result = (|| {
-        let size = Store::create_from_state(&built, state, catalog).map_err(ImportError::Storage)?;
+        let size = write(&built).map_err(ImportError::Storage)?;
         let mut names: Vec<String> = Vec::new();
         for entry in std::fs::read_dir(&built).map_err(io(&built))? {
             let name = entry.map_err(io(&built))?.file_name();

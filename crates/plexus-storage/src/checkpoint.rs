@@ -12,6 +12,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::catalog::Catalog;
 use crate::codec::Reader;
@@ -74,9 +75,25 @@ pub fn write(
     next_node: u64,
     next_rel: u64,
 ) -> Result<(PathBuf, u64)> {
-    let final_path = dir.join(checkpoint_name(state.version()));
-    let tmp_path = dir.join(format!("{}.tmp", checkpoint_name(state.version())));
-    let written = write_image(&tmp_path, db_id, state, catalog, next_node, next_rel);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = image::parts(state, threads);
+    let ids = (state.version(), next_node, next_rel);
+    write_parts(dir, db_id, ids, &parts, |part| image::encode_part(state, catalog, part))
+}
+
+/// Writes a checkpoint at `version` whose image is the concatenation of `parts`, each encoded by `encode`,
+/// into `dir` atomically; returns its path and size in bytes. `(version, next_node, next_rel)` go to the header.
+pub(crate) fn write_parts(
+    dir: &Path,
+    db_id: &[u8; 16],
+    (version, next_node, next_rel): (u64, u64, u64),
+    parts: &[image::Part],
+    encode: impl Fn(&image::Part) -> Vec<u8> + Sync,
+) -> Result<(PathBuf, u64)> {
+    let final_path = dir.join(checkpoint_name(version));
+    let tmp_path = dir.join(format!("{}.tmp", checkpoint_name(version)));
+    let header = header(db_id, version, next_node, next_rel);
+    let written = write_image(&tmp_path, &header, parts, encode);
     if written.is_err() {
         // A failed write (a full disk) must not keep the space it took until the next open: commits go on in
         // what is left.
@@ -85,46 +102,75 @@ pub fn write(
     let size = written?;
     std::fs::rename(&tmp_path, &final_path).map_err(|e| StorageError::io(&final_path, e))?;
     sync_dir(dir)?;
-    crate::wal::write_marker(dir, HEAD_FILE, state.version())?;
+    crate::wal::write_marker(dir, HEAD_FILE, version)?;
     Ok((final_path, size))
 }
 
-/// Writes the checkpoint image of `state` to `tmp_path` and syncs it; returns its size in bytes.
+/// Writes `header` and the image of `parts` to `tmp_path` and syncs it; returns its size in bytes.
+///
+/// Workers on every core encode parts, cut them into blocks and compress those; this thread writes the blocks
+/// in order as they come, so that the file's writing overlaps the compression instead of following it.
 fn write_image(
     tmp_path: &Path,
-    db_id: &[u8; 16],
-    state: &GraphState,
-    catalog: &Catalog,
-    next_node: u64,
-    next_rel: u64,
+    header: &[u8; HEADER_LEN],
+    parts: &[image::Part],
+    encode: impl Fn(&image::Part) -> Vec<u8> + Sync,
 ) -> Result<u64> {
     let io = |e| StorageError::io(tmp_path, e);
     let mut file: File = OpenOptions::new().create(true).truncate(true).write(true).open(tmp_path).map_err(io)?;
-    // Each part is encoded, cut into blocks and compressed by one worker; parts spread over the cores.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts = image::parts(state, threads);
-    let compressed = image::parallel_map(&parts, threads, |part| {
-        let raw = image::encode_part(state, catalog, part);
-        raw.chunks(BLOCK_RAW).map(|c| (c.len(), zstd::bulk::compress(c, 1))).collect::<Vec<_>>()
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, parts.len().max(1));
+    let next = AtomicUsize::new(0);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Vec<CompressedBlock>)>();
+    let written: std::io::Result<u64> = std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (done, next, encode) = (done_tx.clone(), &next, &encode);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(part) = parts.get(i) else { break };
+                let raw = encode(part);
+                let blocks = raw.chunks(BLOCK_RAW).map(|c| (c.len(), zstd::bulk::compress(c, 1))).collect();
+                if done.send((i, blocks)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(done_tx);
+        let mut waiting: std::collections::BTreeMap<usize, Vec<CompressedBlock>> = Default::default();
+        let (mut size, mut blocks, mut wanted) = (0u64, 0u32, 0usize);
+        let mut put = |bytes: &[u8]| {
+            size += bytes.len() as u64;
+            file.write_all(bytes)
+        };
+        put(header)?;
+        for (i, part) in done_rx {
+            waiting.insert(i, part);
+            while let Some(part) = waiting.remove(&wanted) {
+                wanted += 1;
+                for (raw_len, compressed) in part {
+                    let compressed = compressed?;
+                    let mut frame = [0u8; 12];
+                    frame[..4].copy_from_slice(&(raw_len as u32).to_le_bytes());
+                    frame[4..8].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
+                    frame[8..].copy_from_slice(&crc32fast::hash(&compressed).to_le_bytes());
+                    put(&frame)?;
+                    put(&compressed)?;
+                    blocks += 1;
+                }
+            }
+        }
+        let mut end = [0u8; 12];
+        end[8..].copy_from_slice(&blocks.to_le_bytes());
+        put(&end)?;
+        Ok(size)
     });
-    let mut out = Vec::new();
-    out.extend_from_slice(&header(db_id, state.version(), next_node, next_rel));
-    let mut blocks = 0u32;
-    for (raw_len, compressed) in compressed.into_iter().flatten() {
-        let compressed = compressed.map_err(io)?;
-        out.extend_from_slice(&(raw_len as u32).to_le_bytes());
-        out.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&compressed).to_le_bytes());
-        out.extend_from_slice(&compressed);
-        blocks += 1;
-    }
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&blocks.to_le_bytes());
-    file.write_all(&out).map_err(io)?;
+    // An error ends the writing loop, and with it the channel: the workers stop at their next part.
+    let size = written.map_err(io)?;
     file.sync_all().map_err(io)?;
-    Ok(out.len() as u64)
+    Ok(size)
 }
+
+/// A block of an image: its raw length and its compressed bytes.
+type CompressedBlock = (usize, std::io::Result<Vec<u8>>);
 
 /// One block to check and decompress: its number, compressed bytes, checksum and place in the image.
 type BlockWork<'a> = (usize, &'a [u8], u32, &'a mut [u8]);

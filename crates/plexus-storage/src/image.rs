@@ -89,12 +89,18 @@ pub(crate) enum Part {
 
 /// The parts of the image of `state` (format 2), for encoding with [`encode_part`] on `threads` threads.
 pub(crate) fn parts(state: &GraphState, threads: usize) -> Vec<Part> {
+    let node_leaves = state.nodes.last_leaf().map_or(0, |l| l + 1);
+    let rel_leaves = state.rels.last_leaf().map_or(0, |l| l + 1);
+    parts_over(node_leaves, rel_leaves, threads)
+}
+
+/// The parts of an image of `node_leaves` leaves of nodes and `rel_leaves` of relationships, segmented for
+/// `threads` threads.
+pub(crate) fn parts_over(node_leaves: u64, rel_leaves: u64, threads: usize) -> Vec<Part> {
     let split = |leaves: u64| {
         let n = (threads as u64 * SEGMENTS_PER_THREAD).clamp(1, leaves.max(1));
         (0..n).map(move |i| (i as usize, n as usize, leaves * i / n..leaves * (i + 1) / n))
     };
-    let node_leaves = state.nodes.last_leaf().map_or(0, |l| l + 1);
-    let rel_leaves = state.rels.last_leaf().map_or(0, |l| l + 1);
     let mut parts = vec![Part::Head];
     parts.extend(split(node_leaves).map(|(segment, segments, leaves)| Part::Nodes { segment, segments, leaves }));
     parts.extend(split(node_leaves).map(|(segment, segments, leaves)| Part::Rels { segment, segments, leaves }));
@@ -103,69 +109,106 @@ pub(crate) fn parts(state: &GraphState, threads: usize) -> Vec<Part> {
     parts
 }
 
+/// The image's first section: every token, then the unique keys.
+pub(crate) fn encode_head(buf: &mut Vec<u8>, catalog: &Catalog, unique_keys: &[(LabelId, PropKeyId)]) {
+    let tokens = catalog.all();
+    put_varint(buf, tokens.len() as u64);
+    for (kind, id, name) in tokens {
+        put_u8(buf, kind as u8);
+        put_varint(buf, id as u64);
+        put_str(buf, &name);
+    }
+    put_varint(buf, unique_keys.len() as u64);
+    for (l, k) in unique_keys {
+        put_varint(buf, l.0 as u64);
+        put_varint(buf, k.0 as u64);
+    }
+}
+
+/// The start of a segment of a section: the first segment carries their number, every one its item count.
+pub(crate) fn put_segment_start(buf: &mut Vec<u8>, segment: usize, segments: usize, count: u64) {
+    if segment == 0 {
+        put_varint(buf, segments as u64);
+    }
+    put_varint(buf, count);
+}
+
+/// One relationship of the relationship section, after `last` (the previous one's source, type, target and id
+/// plus one; `(0, u32::MAX, 0, 0)` at a segment's start), which it then becomes.
+#[inline]
+pub(crate) fn put_rel(buf: &mut Vec<u8>, last: &mut (u64, u32, u64, u64), src: u64, ty: TypeId, dst: u64, id: u64) {
+    let (prev_src, prev_ty, prev_dst, next_id) = *last;
+    put_varint(buf, src - prev_src);
+    put_varint(buf, ty.0 as u64);
+    let same_run = src == prev_src && ty.0 == prev_ty;
+    put_varint(buf, if same_run { dst - prev_dst } else { dst });
+    put_ivarint(buf, id.wrapping_sub(next_id) as i64);
+    *last = (src, ty.0, dst, id.wrapping_add(1));
+}
+
+/// A node of the node section, after the node `*prev` (0 at a segment's start), which it then becomes.
+#[inline]
+pub(crate) fn put_node(buf: &mut Vec<u8>, prev: &mut u64, id: u64, labels: &[LabelId], props: Option<&PropMap>) {
+    put_node_labels(buf, prev, id, labels);
+    put_props(buf, props);
+}
+
+/// A node of the node section up to its properties, which must follow.
+#[inline]
+pub(crate) fn put_node_labels(buf: &mut Vec<u8>, prev: &mut u64, id: u64, labels: &[LabelId]) {
+    put_varint(buf, id - *prev);
+    *prev = id;
+    put_varint(buf, labels.len() as u64);
+    for l in labels {
+        put_varint(buf, l.0 as u64);
+    }
+}
+
+/// Properties of one key, as `put_props` writes a map holding only it.
+#[inline]
+pub(crate) fn put_single_prop(buf: &mut Vec<u8>, key: PropKeyId, value: &crate::value::Value) {
+    put_varint(buf, 1);
+    put_varint(buf, key.0 as u64);
+    put_value(buf, value);
+}
+
+/// A relationship's properties in the relationship property section, after relationship `*prev` (0 at a
+/// segment's start), which it then becomes. The properties must follow.
+#[inline]
+pub(crate) fn put_rel_props_id(buf: &mut Vec<u8>, prev: &mut u64, id: u64) {
+    put_varint(buf, id - *prev);
+    *prev = id;
+}
+
 /// Encodes one part of the image.
 pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) -> Vec<u8> {
     let mut buf = Vec::new();
     match part {
-        Part::Head => {
-            let tokens = catalog.all();
-            put_varint(&mut buf, tokens.len() as u64);
-            for (kind, id, name) in tokens {
-                put_u8(&mut buf, kind as u8);
-                put_varint(&mut buf, id as u64);
-                put_str(&mut buf, &name);
-            }
-            let keys = state.unique_keys();
-            put_varint(&mut buf, keys.len() as u64);
-            for (l, k) in keys {
-                put_varint(&mut buf, l.0 as u64);
-                put_varint(&mut buf, k.0 as u64);
-            }
-        }
+        Part::Head => encode_head(&mut buf, catalog, &state.unique_keys()),
         Part::Nodes { segment, segments, leaves } => {
-            if *segment == 0 {
-                put_varint(&mut buf, *segments as u64);
-            }
             let mut count = 0u64;
             state.nodes.for_each_in(leaves.clone(), |_, leaf| count += leaf.live.count_ones() as u64);
-            put_varint(&mut buf, count);
+            put_segment_start(&mut buf, *segment, *segments, count);
             let mut prev = 0u64;
             state.nodes.for_each_in(leaves.clone(), |leaf_index, leaf| {
                 for_each_slot(leaf.live, |slot| {
                     let id = (leaf_index << LEAF_BITS) | slot as u64;
-                    put_varint(&mut buf, id - prev);
-                    prev = id;
-                    let labels = leaf.labels(slot);
-                    put_varint(&mut buf, labels.len() as u64);
-                    for l in labels {
-                        put_varint(&mut buf, l.0 as u64);
-                    }
-                    put_props(&mut buf, leaf.props(slot).as_deref());
+                    put_node(&mut buf, &mut prev, id, leaf.labels(slot), leaf.props(slot).as_deref());
                 });
             });
         }
         Part::Rels { segment, segments, leaves } => {
-            if *segment == 0 {
-                put_varint(&mut buf, *segments as u64);
-            }
             let mut count = 0u64;
             state.nodes.for_each_in(leaves.clone(), |_, leaf| {
                 for_each_slot(leaf.live, |slot| count += leaf.out.degree(slot, TypeFilter::All));
             });
-            put_varint(&mut buf, count);
-            let (mut prev_src, mut prev_ty, mut prev_dst, mut next_id) = (0u64, u32::MAX, 0u64, 0u64);
+            put_segment_start(&mut buf, *segment, *segments, count);
+            let mut last = (0u64, u32::MAX, 0u64, 0u64);
             state.nodes.for_each_in(leaves.clone(), |leaf_index, leaf| {
                 for_each_slot(leaf.live, |slot| {
                     let src = (leaf_index << LEAF_BITS) | slot as u64;
                     // Each node's outgoing adjacency is sorted by (type, target, id) already.
-                    let mut put = |ty: TypeId, dst: u64, id: u64| {
-                        put_varint(&mut buf, src - prev_src);
-                        put_varint(&mut buf, ty.0 as u64);
-                        let same_run = src == prev_src && ty.0 == prev_ty;
-                        put_varint(&mut buf, if same_run { dst - prev_dst } else { dst });
-                        put_ivarint(&mut buf, id.wrapping_sub(next_id) as i64);
-                        (prev_src, prev_ty, prev_dst, next_id) = (src, ty.0, dst, id.wrapping_add(1));
-                    };
+                    let mut put = |ty: TypeId, dst: u64, id: u64| put_rel(&mut buf, &mut last, src, ty, dst, id);
                     if leaf.out.has_delta(slot) {
                         leaf.out.merged_sorted(slot).into_iter().for_each(|e| put(e.ty, e.nbr, e.rel));
                     } else {
@@ -178,16 +221,13 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
             });
         }
         Part::RelProps { segment, segments, leaves } => {
-            if *segment == 0 {
-                put_varint(&mut buf, *segments as u64);
-            }
             let mut count = 0u64;
             state.rels.for_each_in(leaves.clone(), |_, leaf| {
                 if !leaf.props().is_empty() {
                     for_each_slot(leaf.live, |slot| count += leaf.props().has(slot) as u64);
                 }
             });
-            put_varint(&mut buf, count);
+            put_segment_start(&mut buf, *segment, *segments, count);
             let mut prev = 0u64;
             state.rels.for_each_in(leaves.clone(), |leaf_index, leaf| {
                 if leaf.props().is_empty() {
@@ -195,9 +235,7 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
                 }
                 for_each_slot(leaf.live, |slot| {
                     if let Some(p) = leaf.props().get(slot).as_deref() {
-                        let id = (leaf_index << LEAF_BITS) | slot as u64;
-                        put_varint(&mut buf, id - prev);
-                        prev = id;
+                        put_rel_props_id(&mut buf, &mut prev, (leaf_index << LEAF_BITS) | slot as u64);
                         put_props(&mut buf, Some(p));
                     }
                 });

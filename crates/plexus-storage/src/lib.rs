@@ -17,6 +17,7 @@ pub mod catalog;
 pub mod check;
 pub mod checkpoint;
 pub mod codec;
+pub mod edge_list_image;
 pub mod error;
 pub mod flat;
 pub mod fxhash;

@@ -310,7 +310,28 @@ impl Store {
     /// directory is renamed into place (an empty `dir` is replaced in the same step), so `dir` appears complete
     /// or not at all (bulk import). Returns the checkpoint's size in bytes.
     pub fn create_from_state(dir: impl AsRef<Path>, mut state: GraphState, catalog: &Catalog) -> Result<u64> {
-        let dir = dir.as_ref();
+        Self::create_with(dir.as_ref(), |tmp, db_id| {
+            state.version = state.version.max(1);
+            state.seal();
+            let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
+            let (_, size) = checkpoint::write(tmp, db_id, &state, catalog, next_node, next_rel)?;
+            Ok(size)
+        })
+    }
+
+    /// Writes a new database holding the edge list `image` into `dir`, as [`Self::create_from_state`] does
+    /// for a built graph, without building one. Returns the checkpoint's size in bytes.
+    pub fn create_from_edge_list(
+        dir: impl AsRef<Path>,
+        image: &crate::edge_list_image::EdgeListImage,
+        catalog: &Catalog,
+    ) -> Result<u64> {
+        Self::create_with(dir.as_ref(), |tmp, db_id| image.write_checkpoint(tmp, db_id, catalog))
+    }
+
+    /// Creates a new database in `dir` (see [`Self::create_from_state`]) whose checkpoint `write` writes into
+    /// the directory it is given, under the database id it is given.
+    fn create_with(dir: &Path, write: impl FnOnce(&Path, &[u8; 16]) -> Result<u64>) -> Result<u64> {
         let occupied = match std::fs::read_dir(dir) {
             Ok(mut entries) => entries.next().is_some(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -333,10 +354,7 @@ impl Store {
         let result = (|| {
             let db_id = new_db_id();
             write_meta(&tmp, &db_id)?;
-            state.version = state.version.max(1);
-            state.seal();
-            let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
-            let (_, size) = checkpoint::write(&tmp, &db_id, &state, catalog, next_node, next_rel)?;
+            let size = write(&tmp, &db_id)?;
             std::fs::rename(&tmp, dir).map_err(|e| StorageError::io(dir, e))?;
             sync_dir(&parent)?;
             Ok(size)
