@@ -78,17 +78,18 @@ pub fn write(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let parts = image::parts(state, threads);
     let ids = (state.version(), next_node, next_rel);
-    write_parts(dir, db_id, ids, &parts, |part| image::encode_part(state, catalog, part))
+    write_parts(dir, db_id, ids, &parts, |part, buf| image::encode_part(state, catalog, part, buf))
 }
 
-/// Writes a checkpoint at `version` whose image is the concatenation of `parts`, each encoded by `encode`,
+/// Writes a checkpoint at `version` whose image is the concatenation of `parts`, each encoded by `encode` (into
+/// the empty buffer it is given),
 /// into `dir` atomically; returns its path and size in bytes. `(version, next_node, next_rel)` go to the header.
 pub(crate) fn write_parts(
     dir: &Path,
     db_id: &[u8; 16],
     (version, next_node, next_rel): (u64, u64, u64),
     parts: &[image::Part],
-    encode: impl Fn(&image::Part) -> Vec<u8> + Sync,
+    encode: impl Fn(&image::Part, &mut Vec<u8>) + Sync,
 ) -> Result<(PathBuf, u64)> {
     let final_path = dir.join(checkpoint_name(version));
     let tmp_path = dir.join(format!("{}.tmp", checkpoint_name(version)));
@@ -114,7 +115,7 @@ fn write_image(
     tmp_path: &Path,
     header: &[u8; HEADER_LEN],
     parts: &[image::Part],
-    encode: impl Fn(&image::Part) -> Vec<u8> + Sync,
+    encode: impl Fn(&image::Part, &mut Vec<u8>) + Sync,
 ) -> Result<u64> {
     let io = |e| StorageError::io(tmp_path, e);
     let mut file: File = OpenOptions::new().create(true).truncate(true).write(true).open(tmp_path).map_err(io)?;
@@ -124,13 +125,18 @@ fn write_image(
     let written: std::io::Result<u64> = std::thread::scope(|scope| {
         for _ in 0..threads {
             let (done, next, encode) = (done_tx.clone(), &next, &encode);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(part) = parts.get(i) else { break };
-                let raw = encode(part);
-                let blocks = raw.chunks(BLOCK_RAW).map(|c| (c.len(), zstd::bulk::compress(c, 1))).collect();
-                if done.send((i, blocks)).is_err() {
-                    break;
+            scope.spawn(move || {
+                // One buffer per worker, reused: fresh memory for every part cost page faults.
+                let mut raw = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(part) = parts.get(i) else { break };
+                    raw.clear();
+                    encode(part, &mut raw);
+                    let blocks = raw.chunks(BLOCK_RAW).map(|c| (c.len(), zstd::bulk::compress(c, 1))).collect();
+                    if done.send((i, blocks)).is_err() {
+                        break;
+                    }
                 }
             });
         }

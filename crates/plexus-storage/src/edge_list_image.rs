@@ -83,7 +83,12 @@ impl EdgeListImage {
 
     /// The whole image (format 2) in one buffer, as [`image::encode_body`] makes it of a built graph.
     pub fn encode_body(&self, catalog: &Catalog) -> Vec<u8> {
-        image::parallel_map(&self.parts(), self.threads, |part| self.encode_part(catalog, part)).concat()
+        image::parallel_map(&self.parts(), self.threads, |part| {
+            let mut buf = Vec::new();
+            self.encode_part(catalog, part, &mut buf);
+            buf
+        })
+        .concat()
     }
 
     /// Writes the checkpoint (version 1) into the new database directory `dir`; returns its size in bytes.
@@ -92,54 +97,53 @@ impl EdgeListImage {
         let bound = |count: usize| (count.div_ceil(LEAF_SIZE) * LEAF_SIZE) as u64;
         let ids = (1, bound(self.keys.len()), bound(self.src.len()));
         let parts = self.parts();
-        let (_, size) = crate::checkpoint::write_parts(dir, db_id, ids, &parts, |p| self.encode_part(catalog, p))?;
+        let (_, size) =
+            crate::checkpoint::write_parts(dir, db_id, ids, &parts, |p, buf| self.encode_part(catalog, p, buf))?;
         Ok(size)
     }
 
-    fn encode_part(&self, catalog: &Catalog, part: &Part) -> Vec<u8> {
-        let mut buf = Vec::new();
+    fn encode_part(&self, catalog: &Catalog, part: &Part, buf: &mut Vec<u8>) {
         // The ids of the items a segment's leaves hold: leaves are full but for the last.
         let ids = |leaves: &std::ops::Range<u64>, count: usize| {
             (leaves.start << LEAF_BITS).min(count as u64)..(leaves.end << LEAF_BITS).min(count as u64)
         };
         match part {
-            Part::Head => image::encode_head(&mut buf, catalog, &[(self.label, self.key)]),
+            Part::Head => image::encode_head(buf, catalog, &[(self.label, self.key)]),
             Part::Nodes { segment, segments, leaves } => {
                 let nodes = ids(leaves, self.keys.len());
-                image::put_segment_start(&mut buf, *segment, *segments, nodes.end - nodes.start);
+                image::put_segment_start(buf, *segment, *segments, nodes.end - nodes.start);
                 let (labels, mut prev) = ([self.label], 0u64);
                 for id in nodes {
-                    image::put_node_labels(&mut buf, &mut prev, id, &labels);
-                    image::put_single_prop(&mut buf, self.key, &self.keys[id as usize]);
+                    image::put_node_labels(buf, &mut prev, id, &labels);
+                    image::put_single_prop(buf, self.key, &self.keys[id as usize]);
                 }
             }
             Part::Rels { segment, segments, leaves } => {
                 let sources = ids(leaves, self.keys.len());
                 let first = self.src.partition_point(|&s| (s as u64) < sources.start);
                 let end = self.src.partition_point(|&s| (s as u64) < sources.end);
-                image::put_segment_start(&mut buf, *segment, *segments, (end - first) as u64);
+                image::put_segment_start(buf, *segment, *segments, (end - first) as u64);
                 let mut last = (0u64, u32::MAX, 0u64, 0u64);
                 for i in first..end {
                     let (src, dst) = (self.src[i] as u64, self.dst[i] as u64);
-                    image::put_rel(&mut buf, &mut last, src, self.ty, dst, i as u64);
+                    image::put_rel(buf, &mut last, src, self.ty, dst, i as u64);
                 }
             }
             Part::RelProps { segment, segments, leaves } => match &self.weight {
-                None => image::put_segment_start(&mut buf, *segment, *segments, 0),
+                None => image::put_segment_start(buf, *segment, *segments, 0),
                 Some((key, weights)) => {
                     let rels = ids(leaves, weights.len());
-                    image::put_segment_start(&mut buf, *segment, *segments, rels.end - rels.start);
+                    image::put_segment_start(buf, *segment, *segments, rels.end - rels.start);
                     let mut prev = 0u64;
                     for id in rels {
-                        image::put_rel_props_id(&mut buf, &mut prev, id);
-                        image::put_single_prop(&mut buf, *key, &Value::Float(weights[id as usize]));
+                        image::put_rel_props_id(buf, &mut prev, id);
+                        image::put_single_prop(buf, *key, &Value::Float(weights[id as usize]));
                     }
                 }
             },
             // No property indexes, and no names for the unique key.
-            Part::Tail => put_varint(&mut buf, 0),
+            Part::Tail => put_varint(buf, 0),
         }
-        buf
     }
 }
 
@@ -180,8 +184,10 @@ fn sort_edges(src: Vec<u32>, dst: Vec<u32>, n: usize, threads: usize) -> SortedE
         staged[*at] = (s, d, i as u32);
         *at += 1;
     }
-    drop((cursor, src, dst));
-    let (mut src, mut dst, mut order) = (vec![0u32; m], vec![0u32; m], vec![0u32; m]);
+    drop(cursor);
+    // The input columns take the sorted ones: memory already faulted in, where fresh pages cost the kernel
+    // zeroing them.
+    let (mut src, mut dst, mut order) = (src, dst, vec![0u32; m]);
     // Each thread sorts a run of whole buckets by source (counting, stable), then each source by target.
     let cuts = balanced_cuts(&starts, threads);
     std::thread::scope(|scope| {

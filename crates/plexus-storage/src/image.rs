@@ -181,19 +181,18 @@ pub(crate) fn put_rel_props_id(buf: &mut Vec<u8>, prev: &mut u64, id: u64) {
 }
 
 /// Encodes one part of the image.
-pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) -> Vec<u8> {
-    let mut buf = Vec::new();
+pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, buf: &mut Vec<u8>) {
     match part {
-        Part::Head => encode_head(&mut buf, catalog, &state.unique_keys()),
+        Part::Head => encode_head(buf, catalog, &state.unique_keys()),
         Part::Nodes { segment, segments, leaves } => {
             let mut count = 0u64;
             state.nodes.for_each_in(leaves.clone(), |_, leaf| count += leaf.live.count_ones() as u64);
-            put_segment_start(&mut buf, *segment, *segments, count);
+            put_segment_start(buf, *segment, *segments, count);
             let mut prev = 0u64;
             state.nodes.for_each_in(leaves.clone(), |leaf_index, leaf| {
                 for_each_slot(leaf.live, |slot| {
                     let id = (leaf_index << LEAF_BITS) | slot as u64;
-                    put_node(&mut buf, &mut prev, id, leaf.labels(slot), leaf.props(slot).as_deref());
+                    put_node(buf, &mut prev, id, leaf.labels(slot), leaf.props(slot).as_deref());
                 });
             });
         }
@@ -202,13 +201,13 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
             state.nodes.for_each_in(leaves.clone(), |_, leaf| {
                 for_each_slot(leaf.live, |slot| count += leaf.out.degree(slot, TypeFilter::All));
             });
-            put_segment_start(&mut buf, *segment, *segments, count);
+            put_segment_start(buf, *segment, *segments, count);
             let mut last = (0u64, u32::MAX, 0u64, 0u64);
             state.nodes.for_each_in(leaves.clone(), |leaf_index, leaf| {
                 for_each_slot(leaf.live, |slot| {
                     let src = (leaf_index << LEAF_BITS) | slot as u64;
                     // Each node's outgoing adjacency is sorted by (type, target, id) already.
-                    let mut put = |ty: TypeId, dst: u64, id: u64| put_rel(&mut buf, &mut last, src, ty, dst, id);
+                    let mut put = |ty: TypeId, dst: u64, id: u64| put_rel(buf, &mut last, src, ty, dst, id);
                     if leaf.out.has_delta(slot) {
                         leaf.out.merged_sorted(slot).into_iter().for_each(|e| put(e.ty, e.nbr, e.rel));
                     } else {
@@ -227,7 +226,7 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
                     for_each_slot(leaf.live, |slot| count += leaf.props().has(slot) as u64);
                 }
             });
-            put_segment_start(&mut buf, *segment, *segments, count);
+            put_segment_start(buf, *segment, *segments, count);
             let mut prev = 0u64;
             state.rels.for_each_in(leaves.clone(), |leaf_index, leaf| {
                 if leaf.props().is_empty() {
@@ -235,18 +234,18 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
                 }
                 for_each_slot(leaf.live, |slot| {
                     if let Some(p) = leaf.props().get(slot).as_deref() {
-                        put_rel_props_id(&mut buf, &mut prev, (leaf_index << LEAF_BITS) | slot as u64);
-                        put_props(&mut buf, Some(p));
+                        put_rel_props_id(buf, &mut prev, (leaf_index << LEAF_BITS) | slot as u64);
+                        put_props(buf, Some(p));
                     }
                 });
             });
         }
         Part::Tail => {
             let indexes = state.indexes();
-            put_varint(&mut buf, indexes.len() as u64);
+            put_varint(buf, indexes.len() as u64);
             for &(l, k) in &indexes {
-                put_varint(&mut buf, l.0 as u64);
-                put_varint(&mut buf, k.0 as u64);
+                put_varint(buf, l.0 as u64);
+                put_varint(buf, k.0 as u64);
             }
             let keys = state
                 .unique_keys()
@@ -256,17 +255,16 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part) ->
                 indexes.into_iter().filter_map(|(l, k)| state.index_name(l, k).map(|name| (NAMED_INDEX, l, k, name)));
             let names: Vec<_> = keys.chain(index_names).collect();
             if !names.is_empty() {
-                put_varint(&mut buf, names.len() as u64);
+                put_varint(buf, names.len() as u64);
                 for (kind, l, k, name) in names {
-                    put_u8(&mut buf, kind);
-                    put_varint(&mut buf, l.0 as u64);
-                    put_varint(&mut buf, k.0 as u64);
-                    put_str(&mut buf, &name);
+                    put_u8(buf, kind);
+                    put_varint(buf, l.0 as u64);
+                    put_varint(buf, k.0 as u64);
+                    put_str(buf, &name);
                 }
             }
         }
     }
-    buf
 }
 
 #[inline]
@@ -309,7 +307,12 @@ pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], threads: usize, f: imp
 /// Encodes the whole image (format 2) into one buffer.
 pub fn encode_body(state: &GraphState, catalog: &Catalog) -> Vec<u8> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    parallel_map(&parts(state, threads), threads, |p| encode_part(state, catalog, p)).concat()
+    parallel_map(&parts(state, threads), threads, |p| {
+        let mut buf = Vec::new();
+        encode_part(state, catalog, p, &mut buf);
+        buf
+    })
+    .concat()
 }
 
 /// Decodes an image of the current format into a state at `version`, restoring tokens into `catalog`.
@@ -591,8 +594,8 @@ mod tests {
         tx.commit().unwrap();
         let state: GraphState = (*store.read()).clone();
         for threads in [1, 3] {
-            let body: Vec<u8> =
-                parts(&state, threads).iter().flat_map(|p| encode_part(&state, store.catalog(), p)).collect();
+            let mut body = Vec::new();
+            parts(&state, threads).iter().for_each(|p| encode_part(&state, store.catalog(), p, &mut body));
             let decoded = decode_body(&body, &Catalog::new(), state.version()).unwrap();
             let (got, want) = (describe(&decoded), describe(&state));
             assert_eq!(got.len(), want.len(), "with {threads} threads");
@@ -633,7 +636,9 @@ mod tests {
         let (l, k) = (tx.label("L"), tx.prop_key("k"));
         tx.create_index(l, k).unwrap();
         tx.commit().unwrap();
-        assert_eq!(encode_part(&store.read(), store.catalog(), &Part::Tail), [1, l.0 as u8, k.0 as u8]);
+        let mut tail = Vec::new();
+        encode_part(&store.read(), store.catalog(), &Part::Tail, &mut tail);
+        assert_eq!(tail, [1, l.0 as u8, k.0 as u8]);
     }
 
     #[test]

@@ -25,7 +25,12 @@ fn clone(g: &EdgeListGraph) -> EdgeListGraph {
 fn built_image(g: EdgeListGraph, catalog: &Catalog, threads: usize) -> Vec<u8> {
     let state = build_edge_list(1, g).unwrap();
     let parts = image::parts(&state, threads);
-    image::parallel_map(&parts, threads, |p| image::encode_part(&state, catalog, p)).concat()
+    image::parallel_map(&parts, threads, |p| {
+        let mut buf = Vec::new();
+        image::encode_part(&state, catalog, p, &mut buf);
+        buf
+    })
+    .concat()
 }
 
 /// Asserts that the image written from the columns is the built graph's, byte for byte.
