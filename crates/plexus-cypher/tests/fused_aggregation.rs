@@ -48,7 +48,7 @@ const QUERIES: &[(&str, &str)] = &[
         "MATCH (a)-[r]->(b) WHERE r.k > 2 RETURN b, count(*) AS c, sum(r.k) AS s",
         "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z WHERE r.k > 2 RETURN b, count(*) AS c, sum(r.k) AS s",
     ),
-    ("MATCH (a)-[r]->(b) RETURN count(*) AS c", "MATCH (a)-[r]->(b) WITH a, r, b, 0 AS z RETURN count(*) AS c"),
+    ("MATCH (a:A)-[r]->(b) RETURN count(*) AS c", "MATCH (a:A)-[r]->(b) WITH a, r, b, 0 AS z RETURN count(*) AS c"),
     (
         "MATCH (a)-[r:R]->(b) WHERE a.w > 0 RETURN sum(a.w) AS s",
         "MATCH (a)-[r:R]->(b) WITH a, r, b, 0 AS z WHERE a.w > 0 RETURN sum(a.w) AS s",

@@ -351,6 +351,9 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
             let input = open(expand.input().expect("an expand has an input"), arg);
             boxed(plan, expand_aggregate::ExpandAggregate::new(plan, input))
         }
+        P::CountFromStore { input, slot, counted } => {
+            boxed(plan, FlatMap::new(source(input, arg), CountFromStore { slot: *slot, counted }))
+        }
         P::Distinct { input, slots } => {
             // The key of each row is built in one reused buffer; only a row not seen before allocates its own.
             let mut seen: FxHashSet<Vec<Equivalent>> = FxHashSet::default();
@@ -698,6 +701,28 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
 }
 
 /// Node scan (all nodes or one label). The candidates are read once: they do not depend on the row.
+/// Each row with a count the graph keeps (see [`PlanNode::CountFromStore`]).
+struct CountFromStore<'p> {
+    slot: usize,
+    counted: &'p crate::plan::StoreCount,
+}
+
+impl RowExpander for CountFromStore<'_> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        use crate::plan::StoreCount;
+        let g = ctx.g();
+        let count = match self.counted {
+            StoreCount::Nodes(None) => g.node_count(),
+            StoreCount::Nodes(Some(label)) => ctx.label_token(label).map_or(0, |l| ctx.g().label_count(l)),
+            StoreCount::Rels => g.rel_count(),
+        };
+        let mut r = std::mem::take(row);
+        r[self.slot] = Value::Int(count as i64);
+        out.push(r);
+        Ok(false)
+    }
+}
+
 pub(crate) struct Scan {
     pub slot: usize,
     pub label: Option<crate::token::Token>,

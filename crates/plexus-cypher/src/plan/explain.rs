@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{PlanNode, Token};
+use super::{PlanNode, StoreCount, Token};
 use crate::exec::ctx::{Ctx, Profile};
 use crate::exec::lookup::{choose, Access};
 use crate::PlanTree;
@@ -101,6 +101,15 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
                 None => "",
             }
         ),
+        P::CountFromStore { counted: StoreCount::Nodes(Some(l)), slot, .. } => {
+            format!("NodeCountFromCountStore(:{l}) -> #{slot}")
+        }
+        P::CountFromStore { counted: StoreCount::Nodes(None), slot, .. } => {
+            format!("NodeCountFromCountStore -> #{slot}")
+        }
+        P::CountFromStore { counted: StoreCount::Rels, slot, .. } => {
+            format!("RelationshipCountFromCountStore -> #{slot}")
+        }
         P::Distinct { .. } => "Distinct".into(),
         P::Sort { keys, .. } => format!("Sort({} key(s))", keys.len()),
         P::Skip { .. } => "Skip".into(),

@@ -1,4 +1,4 @@
-//! Rewrites of a finished plan. One so far: an aggregation directly over a single-hop expand (and the filters
+//! Rewrites of a finished plan. The main one: an aggregation directly over a single-hop expand (and the filters
 //! between them) becomes one [`PlanNode::ExpandAggregate`], which folds each relationship into its group as
 //! it is visited instead of building a row for it. Recommendation-style queries
 //! (`MATCH (a)-[:R]->(b) ... RETURN b, count(*)`) spend most of their time in exactly these rows.
@@ -7,12 +7,15 @@
 //! per input row (keys not involving the neighbour, the aggregates' arguments, filters not involving it), what
 //! can be remembered per neighbour (costly filters on the neighbour and the input row, such as a pattern
 //! predicate), and what is left per relationship (the neighbour key, counting and summing).
+//!
+//! Another: a bare count of the nodes of a scan or the relationships of an expand over every node reads the
+//! counts the graph keeps ([`PlanNode::CountFromStore`]).
 
 use std::sync::Arc;
 
 use plexus_storage::Direction;
 
-use super::{AggFn, AggSpec, PlanNode, Token};
+use super::{AggFn, AggSpec, PlanNode, StoreCount, Token};
 use crate::expr::{CExpr, GraphFn, MapProjItem};
 
 /// The split of an aggregation over an expand that lets [`crate::exec::expand_aggregate`] count per
@@ -136,8 +139,59 @@ fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
         let shape = count_shape(&expand, &filters, &keys, &aggs).map(Box::new);
         *node = PlanNode::ExpandAggregate { expand: Box::new(expand), filters, keys, aggs, shape };
     }
+    if may_fuse {
+        count_from_store(node);
+    }
     push_group_filter(node);
     push_top_groups(node);
+}
+
+/// An aggregation that only counts the nodes a scan of all nodes or of one label finds, or the relationships an
+/// expand in one direction from every node finds (any type, to any node, no filter), reads the count the graph
+/// keeps instead of counting them one by one: `MATCH (n:L) RETURN count(n)` costs the same on every graph.
+/// Only at the start of a query or subquery, where the scan's input is its one starting row.
+fn count_from_store(node: &mut PlanNode) {
+    let (input, slot, counted) = match node {
+        PlanNode::Aggregate { input, keys, aggs, per_run } if keys.is_empty() && per_run.is_empty() => {
+            let [agg] = &aggs[..] else { return };
+            let PlanNode::ScanNodes { input, slot, label } = &mut **input else { return };
+            if !counts_rows(agg, &[*slot]) {
+                return;
+            }
+            (input, agg.slot, StoreCount::Nodes(label.clone()))
+        }
+        PlanNode::ExpandAggregate { expand, filters, keys, aggs, .. } if filters.is_empty() && keys.is_empty() => {
+            let [agg] = &aggs[..] else { return };
+            let PlanNode::Expand { input, from, rel, to, dir, types, to_bound, rel_bound, distinct_from } =
+                &mut **expand
+            else {
+                return;
+            };
+            let plain = types.is_empty() && !*to_bound && !*rel_bound && distinct_from.is_empty();
+            if !plain || *dir == Direction::Both || !counts_rows(agg, &[*from, *rel, *to]) {
+                return;
+            }
+            let PlanNode::ScanNodes { input, slot, label: None } = &mut **input else { return };
+            if slot != from {
+                return;
+            }
+            (input, agg.slot, StoreCount::Rels)
+        }
+        _ => return,
+    };
+    if !matches!(**input, PlanNode::Start) {
+        return;
+    }
+    let input = std::mem::replace(input, Box::new(PlanNode::Start));
+    *node = PlanNode::CountFromStore { input, slot, counted };
+}
+
+/// Whether `agg` is `count(*)`, or `count(x)` without DISTINCT of a variable in one of `slots` (a scanned node, an
+/// expanded relationship or node: never null in the rows counted).
+fn counts_rows(agg: &AggSpec, slots: &[usize]) -> bool {
+    agg.func == AggFn::Count
+        && !agg.distinct
+        && agg.arg.as_ref().is_none_or(|arg| matches!(arg, CExpr::Slot(s) if slots.contains(s)))
 }
 
 /// A filter over a fused count's groups that is a pattern predicate between two grouping keys holding bare

@@ -201,6 +201,15 @@ pub(crate) enum GroupItem {
     Rel(usize),
 }
 
+/// What a [`PlanNode::CountFromStore`] counts.
+#[derive(Clone, Debug)]
+pub(crate) enum StoreCount {
+    /// Every node, or the nodes with the label.
+    Nodes(Option<Token>),
+    /// Every relationship.
+    Rels,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum PlanNode {
     /// One row: all nulls, or the argument row when the plan runs as a subquery.
@@ -374,6 +383,13 @@ pub(crate) enum PlanNode {
         /// How the work splits between the input rows and the relationships, when the aggregation allows it.
         shape: Option<Box<fuse::CountShape>>,
     },
+    /// The number of nodes (of a label) or of relationships, read from the counts the graph keeps instead of
+    /// counting a scan (`MATCH (n:L) RETURN count(n)`, see [`fuse`]): each input row with the count in `slot`.
+    CountFromStore {
+        input: Box<PlanNode>,
+        slot: usize,
+        counted: StoreCount,
+    },
     Distinct {
         input: Box<PlanNode>,
         slots: Vec<usize>,
@@ -467,6 +483,7 @@ macro_rules! with_input {
             | Project { input: $input, .. }
             | Aggregate { input: $input, .. }
             | ExpandAggregate { expand: $input, .. }
+            | CountFromStore { input: $input, .. }
             | Distinct { input: $input, .. }
             | Sort { input: $input, .. }
             | Skip { input: $input, .. }
