@@ -154,6 +154,31 @@ fn inputs_neo4j_refuses_or_reads_differently() {
     );
 }
 
+/// A predicate that is a list by its form is refused before running, as Neo4j does; a list whose type shows
+/// only at run time still passes when it is not empty, as in Neo4j.
+#[test]
+fn lists_as_predicates() {
+    let db = Db::new();
+    for q in [
+        "UNWIND [1, 2] AS x WITH x WHERE [1] RETURN x",
+        "MATCH (n) WHERE [x IN [1] | x] RETURN n",
+        "MATCH (n) WHERE keys(n) RETURN n",
+        "MATCH (n) WHERE labels(n) RETURN n",
+        "RETURN CASE WHEN range(1, 2) THEN 1 ELSE 2 END",
+        "MATCH (n) WHERE 'a' RETURN n",
+        "MATCH (n) WHERE {a: 1} RETURN n",
+        "UNWIND [1] AS x WITH x WHERE 1 RETURN x",
+    ] {
+        let e = db.err(q);
+        assert_eq!(e.kind, ErrorKind::SyntaxError, "{q}: {e}");
+    }
+    assert!(db.err("MATCH (n) WHERE keys(n) RETURN n").to_string().contains("Coercion of list to boolean"));
+    let rows = db.run("UNWIND [true, [1], []] AS x WITH x WHERE x RETURN count(*) AS c");
+    assert_eq!(rows, vec![vec![ResultValue::Int(2)]]);
+    let rows = db.run("RETURN CASE 1 WHEN 1 THEN 'one' END AS c, CASE WHEN null THEN 1 ELSE 2 END AS d");
+    assert_eq!(rows, vec![vec![ResultValue::String("one".into()), ResultValue::Int(2)]]);
+}
+
 /// `shortestPath(...)` and `allShortestPaths(...)` as values, between bound nodes.
 #[test]
 fn shortest_paths_as_expressions() {

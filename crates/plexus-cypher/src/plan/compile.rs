@@ -288,6 +288,9 @@ impl Planner<'_> {
                 let operand = operand.as_ref().map(|o| self.expr(o, scope, agg).map(Box::new)).transpose()?;
                 let mut ws = Vec::with_capacity(whens.len());
                 for (w, t) in whens {
+                    if operand.is_none() {
+                        self.check_predicate(w)?;
+                    }
                     ws.push((self.expr(w, scope, agg)?, self.expr(t, scope, agg)?));
                 }
                 let otherwise = otherwise.as_ref().map(|o| self.expr(o, scope, agg).map(Box::new)).transpose()?;
@@ -513,6 +516,35 @@ impl Planner<'_> {
             )),
             None => Ok(()),
         }
+    }
+
+    /// A predicate (WHERE, a CASE's WHEN) that is a list or a value that is never boolean by its form is an error
+    /// at compile time, as in Neo4j: a list would otherwise pass when it is not empty (the coercion Neo4j keeps
+    /// only for values whose type it cannot see), and a number or string fail only once a row arrives.
+    pub(crate) fn check_predicate(&self, e: &Expr) -> Result<()> {
+        const LISTS: &[&str] = &["range", "keys", "labels", "nodes", "relationships", "split", "tail"];
+        let is_list = match &e.kind {
+            ExprKind::List(_) | ExprKind::ListComprehension { .. } | ExprKind::PatternComprehension { .. } => true,
+            ExprKind::Literal(crate::value::Value::List(_)) => true,
+            ExprKind::Function { name, .. } => LISTS.iter().any(|f| name.eq_ignore_ascii_case(f)),
+            _ => false,
+        };
+        if is_list {
+            let message = "Coercion of list to boolean is not allowed. Please use `NOT isEmpty(...)` instead.";
+            return Err(self.error(e.span, CypherError::syntax("InvalidArgumentType", message)));
+        }
+        let never = match &e.kind {
+            ExprKind::Literal(v) if !matches!(v, crate::value::Value::Bool(_) | crate::value::Value::Null) => {
+                Some(v.type_name())
+            }
+            ExprKind::Map(_) => Some("MAP"),
+            _ => None,
+        };
+        if let Some(kind) = never {
+            let message = format!("a predicate must be a boolean, not {kind}");
+            return Err(self.error(e.span, CypherError::syntax("InvalidArgumentType", message)));
+        }
+        Ok(())
     }
 
     /// Boolean operators on operands that can never be boolean (number, string, list or map literals) are type

@@ -212,6 +212,9 @@ impl Planner<'_> {
                 }
             }
         }
+        if let Some(predicate) = predicate {
+            self.check_predicate(predicate)?;
+        }
         if let Some(Expr { kind: ExprKind::Variable(name), span }) = predicate {
             if let Some(v) = scope.get(name) {
                 if matches!(v.kind, VarKind::Node | VarKind::Rel | VarKind::Path | VarKind::RelList) {

@@ -111,6 +111,9 @@ impl Planner<'_> {
             yields.push((index, slot));
             columns.push((alias, slot));
         }
+        if let Some(predicate) = &call.predicate {
+            self.check_predicate(predicate)?;
+        }
         let predicate = call.predicate.as_ref().map(|p| self.expr(p, scope, &mut AggMode::Forbidden)).transpose()?;
         let (predicate, optional) = if call.optional { (None, Some(predicate)) } else { (predicate, None) };
         let mut plan = PlanNode::Call { input: Box::new(input), procedure, args, yields, optional };

@@ -222,6 +222,7 @@ impl Planner<'_> {
             for v in &new_scope.vars {
                 where_scope.add(&v.name, v.slot, v.kind);
             }
+            self.check_predicate(pred)?;
             let c = self.expr(pred, &where_scope, &mut AggMode::Forbidden)?;
             plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
         }
