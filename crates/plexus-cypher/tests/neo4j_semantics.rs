@@ -179,6 +179,26 @@ fn lists_as_predicates() {
     assert_eq!(rows, vec![vec![ResultValue::String("one".into()), ResultValue::Int(2)]]);
 }
 
+/// Labels go on nodes only: a variable known to hold something else is refused before anything is written.
+#[test]
+fn labels_on_what_is_not_a_node() {
+    let db = Db::new();
+    let before = db.count("MATCH (n) RETURN count(n)");
+    for q in [
+        "CREATE ()-[r:T]->() SET r:X RETURN r",
+        "CREATE ()-[r:T]->() REMOVE r:X",
+        "CREATE p = ()-[:T]->() SET p:X",
+        "CREATE (a)-[r:T]->(b) WITH {a: 1} AS m SET m:X",
+    ] {
+        let e = db.err(q);
+        assert_eq!(e.kind, ErrorKind::SyntaxError, "{q}: {e}");
+        assert!(e.to_string().contains("expected Node"), "{q}: {e}");
+    }
+    assert_eq!(db.count("MATCH (n) RETURN count(n)"), before, "nothing was created");
+    // A value whose kind shows only when the row arrives is refused then.
+    assert_eq!(db.err("UNWIND [1] AS x SET x:Y").kind, ErrorKind::TypeError);
+}
+
 /// `shortestPath(...)` and `allShortestPaths(...)` as values, between bound nodes.
 #[test]
 fn shortest_paths_as_expressions() {

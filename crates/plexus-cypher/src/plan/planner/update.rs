@@ -238,11 +238,27 @@ impl Planner<'_> {
                 let Some(v) = scope.get(&variable.name) else {
                     return Err(self.undefined(&variable.name, variable.span));
                 };
+                self.check_labelled(v.kind, variable.span)?;
                 let slot = v.slot;
                 let dynamic = self.dynamic_labels(dynamic, scope)?;
                 SetOp::Labels { slot, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), dynamic }
             }
         })
+    }
+
+    /// Labels are set on and removed from nodes only: a variable known to hold something else is refused before
+    /// the statement runs (and changes anything), as Neo4j refuses it.
+    fn check_labelled(&self, kind: VarKind, span: crate::lexer::Span) -> Result<()> {
+        let held = match kind {
+            VarKind::Rel => "Relationship",
+            VarKind::RelList => "List<Relationship>",
+            VarKind::Path => "Path",
+            VarKind::Map => "Map",
+            VarKind::Scalar => "a value that is not a node",
+            VarKind::Node | VarKind::Unknown => return Ok(()),
+        };
+        let message = format!("Type mismatch: expected Node but was {held}");
+        Err(self.error(span, CypherError::syntax("InvalidArgumentType", message)))
     }
 
     fn dynamic_labels(&mut self, labels: &[Expr], scope: &Scope) -> Result<Vec<CExpr>> {
@@ -266,6 +282,7 @@ impl Planner<'_> {
                 let Some(v) = scope.get(&variable.name) else {
                     return Err(self.undefined(&variable.name, variable.span));
                 };
+                self.check_labelled(v.kind, variable.span)?;
                 SetOp::RemoveLabels {
                     slot: v.slot,
                     labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
