@@ -104,6 +104,13 @@ pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
     if args.connections == 0 || args.threads == 0 {
         return Err(usage("--connections and --threads must be at least 1"));
     }
+    if args.threads > args.connections {
+        // A thread drives its share of the connections: one without any would only idle.
+        return Err(usage(format!(
+            "--threads ({}) must not exceed --connections ({}): each thread drives its share of the connections",
+            args.threads, args.connections
+        )));
+    }
     if args.step_factor.is_some_and(|f| f <= 1.0) {
         return Err(usage("--step-factor must be above 1: each step offers more than the one before"));
     }

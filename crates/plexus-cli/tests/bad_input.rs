@@ -350,6 +350,7 @@ fn a_database_in_use_is_a_runtime_error_and_a_wrong_command_line_a_usage_error()
         (&["demo", "--data", &db, "--items", "2", "--likes", "3"], "cannot exceed"),
         (&["loadgen", "--rate", "0"], "must be positive"),
         (&["loadgen", "--connections", "0"], "at least 1"),
+        (&["loadgen", "--connections", "1", "--threads", "2"], "must not exceed --connections"),
         (&["loadgen", "--step-factor", "0.5"], "above 1"),
     ] {
         let out = plexus(args);

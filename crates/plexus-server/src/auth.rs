@@ -71,7 +71,7 @@ pub enum AuthError {
     UserExists(String),
     #[error("user '{0}' does not exist")]
     NoSuchUser(String),
-    #[error("a password must not be empty")]
+    #[error("a password must not be empty or only white space")]
     EmptyPassword,
     #[error("a user name must not be empty, nor hold spaces, ':' or control characters: {0:?}")]
     InvalidName(String),
@@ -490,7 +490,8 @@ fn read_users(file: &Path) -> std::io::Result<BTreeMap<String, StoredUser>> {
 }
 
 fn hash_password(password: &str) -> Result<String, AuthError> {
-    if password.is_empty() {
+    // A password of spaces alone is as good as none, and is most likely a mistake in a script.
+    if password.trim().is_empty() {
         return Err(AuthError::EmptyPassword);
     }
     let mut salt = [0u8; 16];
@@ -684,6 +685,13 @@ mod tests {
         for name in ["", " ", "a b", "a:b", "tab\t"] {
             assert!(matches!(auth.add_user(name, "pw", Role::Reader), Err(AuthError::InvalidName(_))), "{name:?}");
         }
+        for password in ["", "   ", "\t\n"] {
+            assert!(matches!(auth.add_user("carol", password, Role::Reader), Err(AuthError::EmptyPassword)));
+            assert!(matches!(auth.set_password("root", password), Err(AuthError::EmptyPassword)));
+        }
+        auth.add_user("carol", " spaced pw ", Role::Reader).unwrap();
+        assert!(matches!(auth.authenticate("basic", "carol", " spaced pw "), Ok(Role::Reader)));
+        auth.remove_user("carol").unwrap();
         assert_eq!(auth.users(), vec![("root".to_string(), Role::Admin)]);
     }
 
