@@ -102,6 +102,7 @@ pub fn build_state_packed(
     let node_bound = state.node_id_bound() as usize;
     install_built_adjacency(&mut state, &Packed(&rels), node_bound);
     let mut props = rel_props.into_iter().peekable();
+    let mut per_type: Vec<u64> = Vec::new();
     for chunk in rels.chunk_by(|a, b| a.id >> LEAF_BITS == b.id >> LEAF_BITS) {
         let leaf = state.rels.get_mut((chunk[0].id >> LEAF_BITS) as u64);
         leaf.ensure_slots();
@@ -122,6 +123,16 @@ pub fn build_state_packed(
             }
         }
         state.rel_count += chunk.len() as u64;
+        for r in chunk {
+            let ty = r.ty as usize;
+            if per_type.len() <= ty {
+                per_type.resize(ty + 1, 0);
+            }
+            per_type[ty] += 1;
+        }
+    }
+    for (ty, count) in per_type.into_iter().enumerate().filter(|(_, c)| *c > 0) {
+        state.count_type(TypeId(ty as u32), count as i64);
     }
     if let Some((id, _)) = props.next() {
         return Err(StorageError::ConstraintViolation(format!(
@@ -301,6 +312,7 @@ fn fill_nodes(state: &mut GraphState, nodes: Vec<NodeInput>) -> Option<Vec<u64>>
 
 /// Fills the relationship leaves from relationships sorted by id, one leaf at a time.
 fn fill_rels(state: &mut GraphState, rels: Vec<RelInput>) {
+    let mut per_type: Vec<u64> = Vec::new();
     let mut rels = rels.into_iter().peekable();
     while let Some(first) = rels.peek() {
         let leaf_index = first.rec.id.0 >> LEAF_BITS;
@@ -315,7 +327,15 @@ fn fill_rels(state: &mut GraphState, rels: Vec<RelInput>) {
                 leaf.props_mut().set_shared(slot, r.props);
             }
             state.rel_count += 1;
+            let ty = r.rec.ty.0 as usize;
+            if per_type.len() <= ty {
+                per_type.resize(ty + 1, 0);
+            }
+            per_type[ty] += 1;
         }
+    }
+    for (ty, count) in per_type.into_iter().enumerate().filter(|(_, c)| *c > 0) {
+        state.count_type(TypeId(ty as u32), count as i64);
     }
 }
 
@@ -467,6 +487,7 @@ pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState>
         *state.rels.get_mut(index as u64) = leaf;
     }
     state.rel_count = m as u64;
+    state.count_type(g.ty, m as i64);
     Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label: g.label, key: g.key, map, name: None });
     // A graph of one relationship type also gets flat arrays its reads can go to directly. The weights come
     // from the column: reading them back from every relationship leaf took a fifth of an import's time.

@@ -77,8 +77,14 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
         push(format!("node count says {} but {} nodes are live", state.node_count(), nodes));
     }
     let mut rels = 0u64;
+    let mut per_type: Vec<u64> = Vec::new();
     let _ = state.visit_all_rels::<()>(|r| {
         rels += 1;
+        let ty = r.ty.0 as usize;
+        if per_type.len() <= ty {
+            per_type.resize(ty + 1, 0);
+        }
+        per_type[ty] += 1;
         if !state.node_exists(r.src) || !state.node_exists(r.dst) {
             push(format!("{} joins a missing node", r.id));
         }
@@ -93,6 +99,12 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
     });
     if rels != state.rel_count() {
         push(format!("relationship count says {} but {} are live", state.rel_count(), rels));
+    }
+    for ty in 0..per_type.len().max(state.type_counts.len()) {
+        let (kept, live) = (state.type_count(crate::ids::TypeId(ty as u32)), per_type.get(ty).copied().unwrap_or(0));
+        if kept != live {
+            push(format!("type {ty} counts {kept} relationships but {live} are live"));
+        }
     }
     if out_total != rels || in_total != rels {
         push(format!("{rels} relationships but {out_total} outgoing and {in_total} incoming entries"));

@@ -714,7 +714,8 @@ impl RowExpander for CountFromStore<'_> {
         let count = match self.counted {
             StoreCount::Nodes(None) => g.node_count(),
             StoreCount::Nodes(Some(label)) => ctx.label_token(label).map_or(0, |l| ctx.g().label_count(l)),
-            StoreCount::Rels => g.rel_count(),
+            StoreCount::Rels(types) if types.is_empty() => g.rel_count(),
+            StoreCount::Rels(types) => types.iter().filter_map(|t| ctx.type_token(t)).map(|t| g.type_count(t)).sum(),
         };
         let mut r = std::mem::take(row);
         r[self.slot] = Value::Int(count as i64);

@@ -107,8 +107,12 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
         P::CountFromStore { counted: StoreCount::Nodes(None), slot, .. } => {
             format!("NodeCountFromCountStore -> #{slot}")
         }
-        P::CountFromStore { counted: StoreCount::Rels, slot, .. } => {
+        P::CountFromStore { counted: StoreCount::Rels(types), slot, .. } if types.is_empty() => {
             format!("RelationshipCountFromCountStore -> #{slot}")
+        }
+        P::CountFromStore { counted: StoreCount::Rels(types), slot, .. } => {
+            let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+            format!("RelationshipCountFromCountStore([:{}]) -> #{slot}", types.join("|"))
         }
         P::Distinct { .. } => "Distinct".into(),
         P::Sort { keys, .. } => format!("Sort({} key(s))", keys.len()),

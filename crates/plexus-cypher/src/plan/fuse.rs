@@ -147,8 +147,9 @@ fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
 }
 
 /// An aggregation that only counts the nodes a scan of all nodes or of one label finds, or the relationships an
-/// expand in one direction from every node finds (any type, to any node, no filter), reads the count the graph
-/// keeps instead of counting them one by one: `MATCH (n:L) RETURN count(n)` costs the same on every graph.
+/// expand in one direction from every node finds (of any type or of the types named, to any node, no filter),
+/// reads the count the graph keeps instead of counting them one by one: `MATCH (n:L) RETURN count(n)` and
+/// `MATCH ()-[r:T]->() RETURN count(r)` cost the same on every graph.
 /// Only at the start of a query or subquery, where the scan's input is its one starting row.
 fn count_from_store(node: &mut PlanNode) {
     let (input, slot, counted) = match node {
@@ -167,7 +168,7 @@ fn count_from_store(node: &mut PlanNode) {
             else {
                 return;
             };
-            let plain = types.is_empty() && !*to_bound && !*rel_bound && distinct_from.is_empty();
+            let plain = !*to_bound && !*rel_bound && distinct_from.is_empty();
             if !plain || *dir == Direction::Both || !counts_rows(agg, &[*from, *rel, *to]) {
                 return;
             }
@@ -175,7 +176,13 @@ fn count_from_store(node: &mut PlanNode) {
             if slot != from {
                 return;
             }
-            (input, agg.slot, StoreCount::Rels)
+            let mut named: Vec<Token> = Vec::with_capacity(types.len());
+            for t in types.iter() {
+                if !named.iter().any(|n| n.name() == t.name()) {
+                    named.push(t.clone());
+                }
+            }
+            (input, agg.slot, StoreCount::Rels(named))
         }
         _ => return,
     };

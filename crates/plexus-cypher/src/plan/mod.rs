@@ -206,8 +206,8 @@ pub(crate) enum GroupItem {
 pub(crate) enum StoreCount {
     /// Every node, or the nodes with the label.
     Nodes(Option<Token>),
-    /// Every relationship.
-    Rels,
+    /// Every relationship, or those of the types (each named once).
+    Rels(Vec<Token>),
 }
 
 #[derive(Clone, Debug)]

@@ -79,6 +79,8 @@ pub struct GraphState {
     pub(crate) rels: PVec<RelLeaf>,
     pub(crate) node_count: u64,
     pub(crate) rel_count: u64,
+    /// Live relationships per type, indexed by type id (shorter when the last types have none).
+    pub(crate) type_counts: Arc<Vec<u64>>,
     pub(crate) labels: Arc<Vec<LabelIndex>>,
     pub(crate) unique: Arc<Vec<UniqueIndex>>,
     pub(crate) indexes: Arc<Vec<PropertyIndex>>,
@@ -105,5 +107,20 @@ impl GraphState {
 
     pub fn rel_count(&self) -> u64 {
         self.rel_count
+    }
+
+    /// The number of live relationships of type `ty`.
+    pub fn type_count(&self, ty: TypeId) -> u64 {
+        self.type_counts.get(ty.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// Counts `added` more relationships of type `ty` (fewer when negative).
+    #[inline]
+    pub(crate) fn count_type(&mut self, ty: TypeId, added: i64) {
+        let counts = Arc::make_mut(&mut self.type_counts);
+        if counts.len() <= ty.0 as usize {
+            counts.resize(ty.0 as usize + 1, 0);
+        }
+        counts[ty.0 as usize] = counts[ty.0 as usize].wrapping_add_signed(added);
     }
 }

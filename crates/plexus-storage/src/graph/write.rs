@@ -440,6 +440,7 @@ impl GraphState {
         self.nodes.get_mut(dst_leaf).inc.add(dst_slot, AdjEntry { ty, nbr: src.0, rel: id.0 });
         self.mark_dirty(dst_leaf);
         self.rel_count += 1;
+        self.count_type(ty, 1);
         Ok(())
     }
 
@@ -492,6 +493,7 @@ impl GraphState {
             }
         }
         self.rel_count -= 1;
+        self.count_type(rec.ty, -1);
         Ok(())
     }
 
