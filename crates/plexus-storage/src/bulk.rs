@@ -409,6 +409,24 @@ pub struct EdgeListGraph {
 }
 
 impl EdgeListGraph {
+    /// Checks what the builders rely on: at most 2^32 vertices and edges (ids are 32 bits wide), columns of one
+    /// length, and every end a vertex.
+    pub(crate) fn validate(&self) -> Result<()> {
+        let (n, m) = (self.keys.len(), self.src.len());
+        if n > u32::MAX as usize || m > u32::MAX as usize {
+            return Err(StorageError::ConstraintViolation(format!(
+                "{n} vertices and {m} edges: an edge list takes up to 2^32 of each"
+            )));
+        }
+        if self.dst.len() != m || self.weight.as_ref().is_some_and(|(_, w)| w.len() != m) {
+            return Err(StorageError::ConstraintViolation("edge columns of different lengths".into()));
+        }
+        if let Some(&bad) = self.src.iter().chain(&self.dst).find(|&&v| v as usize >= n) {
+            return Err(StorageError::NodeNotFound(NodeId(bad as u64)));
+        }
+        Ok(())
+    }
+
     /// The same graph as node and relationship records, for merging with other inputs.
     pub fn into_records(self) -> (Vec<NodeInput>, Vec<RelInput>) {
         let (label, key, ty) = (self.label, self.key, self.ty);
@@ -452,19 +470,8 @@ impl crate::bulk_adjacency::EdgeSource for EdgeListGraph {
 /// Builds a state at `version` from an edge list over keyed vertices; relationship ids are assigned in source
 /// order.
 pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState> {
-    let n = g.keys.len();
-    let m = g.src.len();
-    if n > u32::MAX as usize || m > u32::MAX as usize {
-        return Err(StorageError::ConstraintViolation(format!(
-            "{n} vertices and {m} edges: the edge-list builder takes up to 2^32 of each"
-        )));
-    }
-    if g.dst.len() != m || g.weight.as_ref().is_some_and(|(_, w)| w.len() != m) {
-        return Err(StorageError::ConstraintViolation("edge columns of different lengths".into()));
-    }
-    if let Some(&bad) = g.src.iter().chain(&g.dst).find(|&&v| v as usize >= n) {
-        return Err(StorageError::NodeNotFound(NodeId(bad as u64)));
-    }
+    g.validate()?;
+    let (n, m) = (g.keys.len(), g.src.len());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (label, key) = (g.label, g.key);
     let keys = std::mem::take(&mut g.keys);

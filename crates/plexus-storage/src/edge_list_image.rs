@@ -13,8 +13,8 @@ use std::path::Path;
 use crate::bulk::EdgeListGraph;
 use crate::catalog::Catalog;
 use crate::codec::put_varint;
-use crate::error::{Result, StorageError};
-use crate::ids::{LabelId, NodeId, PropKeyId, TypeId};
+use crate::error::Result;
+use crate::ids::{LabelId, PropKeyId, TypeId};
 use crate::image::{self, Part};
 use crate::value::Value;
 use crate::{LEAF_BITS, LEAF_SIZE};
@@ -46,18 +46,8 @@ impl EdgeListImage {
 
     /// As [`Self::new`], sorting and encoding on `threads` threads.
     pub fn with_threads(g: EdgeListGraph, threads: usize) -> Result<EdgeListImage> {
-        let (n, m) = (g.keys.len(), g.src.len());
-        if n > u32::MAX as usize || m > u32::MAX as usize {
-            return Err(StorageError::ConstraintViolation(format!(
-                "{n} vertices and {m} edges: the edge-list image takes up to 2^32 of each"
-            )));
-        }
-        if g.dst.len() != m || g.weight.as_ref().is_some_and(|(_, w)| w.len() != m) {
-            return Err(StorageError::ConstraintViolation("edge columns of different lengths".into()));
-        }
-        if let Some(&bad) = g.src.iter().chain(&g.dst).find(|&&v| v as usize >= n) {
-            return Err(StorageError::NodeNotFound(NodeId(bad as u64)));
-        }
+        g.validate()?;
+        let n = g.keys.len();
         let threads = threads.max(1);
         let EdgeListGraph { label, key, keys, ty, src, dst, weight } = g;
         let sorted = sort_edges(src, dst, n, threads);

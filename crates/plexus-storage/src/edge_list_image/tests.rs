@@ -2,7 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::bulk::build_edge_list;
-use crate::{Direction, Store, TypeFilter};
+use crate::{Direction, NodeId, StorageError, Store, TypeFilter};
 
 /// An edge list over `keys`, with `ends` as (source, target) pairs and optionally a weight per edge.
 fn edge_list(catalog: &Catalog, keys: Vec<Value>, ends: &[(u32, u32)], weights: bool) -> EdgeListGraph {
