@@ -170,14 +170,19 @@ fn node_state(
             }
         }
     }
-    let live = fill_nodes(&mut state, nodes);
-    for (&(label, key), entries) in unique_keys.iter().zip(entries) {
+    // The key tables build on another thread while the node leaves fill: both are one pass on one thread.
+    let (live, maps) = std::thread::scope(|scope| {
+        let tables = scope.spawn(move || entries.into_iter().map(KeyMap::build).collect::<Vec<_>>());
+        let live = fill_nodes(&mut state, nodes);
+        (live, tables.join().expect("key table thread"))
+    });
+    for (&(label, key), map) in unique_keys.iter().zip(maps) {
         if state.unique.iter().any(|u| u.label == label) {
             // A repeated declaration: let the state's own check judge it.
             state.apply(&crate::ops::Op::DeclareUniqueKey { label, key, name: None })?;
             continue;
         }
-        let map = KeyMap::build(entries).map_err(|(a, b, v)| {
+        let map = map.map_err(|(a, b, v)| {
             StorageError::ConstraintViolation(format!(
                 "cannot declare the unique key: nodes {a} and {b} share the value {}",
                 crate::value::shown(&v)
