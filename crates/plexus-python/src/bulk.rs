@@ -6,6 +6,7 @@
 //! builder and installed at once (`Store::load_bulk`, checkpointed on disk); otherwise they go through one write
 //! transaction. Everything here runs without the GIL, on slices borrowed from the caller's arrays.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use numpy::PyUntypedArrayMethods;
@@ -107,6 +108,46 @@ fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
     Ok(Numbered { vertices, src: s, dst: d })
 }
 
+/// The parser's numbering of one file's integer ids (`ids[v]` is vertex `v`'s id, ascending) turned into
+/// [`number_ints`]'s, rewriting the columns in place only where the two differ: the same vertices in the same
+/// order, without a column of 64-bit ids per edge end to build, scan and map (each a fresh half-gigabyte of
+/// pages for the patents list).
+fn renumber_ints(ids: Vec<i64>, mut src: Vec<u32>, mut dst: Vec<u32>) -> Result<Numbered, Failure> {
+    debug_assert!(ids.is_sorted(), "the parser numbers integer ids in ascending order");
+    let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
+        return Ok(Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() });
+    };
+    if min == crate::idindex::NO_ID {
+        return Err(Failure::Argument(format!(
+            "vertex id {} is reserved (it stands for no node)",
+            crate::idindex::NO_ID
+        )));
+    }
+    u32::try_from(ids.len()).map_err(|_| too_many())?;
+    let span = max as i128 - min as i128 + 1;
+    if span <= 4 * src.len() as i128 + 4096 {
+        // Dense ids (`number_ints`'s test): both number them in ascending order.
+        let vertices = ids.into_iter().map(Value::Int).collect();
+        return Ok(Numbered { vertices, src, dst });
+    }
+    // Sparse ids: `number_ints` numbers them in order of first appearance, every source before every target.
+    let mut rank = vec![u32::MAX; ids.len()];
+    let mut vertices = Vec::with_capacity(ids.len());
+    for &v in src.iter().chain(&dst) {
+        if rank[v as usize] == u32::MAX {
+            rank[v as usize] = vertices.len() as u32;
+            vertices.push(Value::Int(ids[v as usize]));
+        }
+    }
+    let rank = &rank;
+    let renumber = move |column: &mut Vec<u32>| column.iter_mut().for_each(|v| *v = rank[*v as usize]);
+    std::thread::scope(|scope| {
+        scope.spawn(|| renumber(&mut dst));
+        renumber(&mut src);
+    });
+    Ok(Numbered { vertices, src, dst })
+}
+
 /// Declares the vertices' unique key, if it is not yet, in a transaction of its own before a load: declaring it
 /// is a schema change, which conflicts with every commit made while its transaction runs, so in the load's
 /// transaction any concurrent writer made the load fail however often it was retried.
@@ -137,11 +178,13 @@ fn ensure_key(tx: &mut WriteTxn, label: LabelId, key: PropKeyId, names: Names) -
     }
 }
 
-/// Loads numbered edges: in one bulk pass into an empty database, else in one transaction.
+/// Loads numbered edges: in one bulk pass into an empty database, else in one transaction. Weights the caller
+/// owns (parsed from a file) are taken as they are; borrowed ones (a caller's array) are copied only for the bulk
+/// pass, which keeps them in the state.
 fn load(
     db: &plexus::Database,
     g: Numbered,
-    weight: Option<&[f64]>,
+    weight: Option<Cow<'_, [f64]>>,
     names: Names,
     interrupt: Option<&plexus::cypher::Interrupt>,
 ) -> Result<Loaded, Failure> {
@@ -152,37 +195,43 @@ fn load(
     // A NaN weight is a missing one (an edge file without weights among weighted ones, a pandas gap): the
     // bulk build gives every relationship the weight column, so such loads take the transactional path, which
     // leaves those relationships without the property instead of inventing `weight: NaN`.
-    let gaps = weight.is_some_and(|w| w.iter().any(|x| x.is_nan()));
-    if empty && !gaps {
-        match load_bulk(db, &g, weight, names) {
-            // Something was written meanwhile, or a write transaction is open: take the transactional path.
-            Err(Failure::Storage(
-                StorageError::ConstraintViolation(_) | StorageError::UniqueKeyTaken { .. } | StorageError::Conflict(_),
-            )) => {}
-            other => return other,
+    let gaps = weight.as_deref().is_some_and(|w| w.iter().any(|x| x.is_nan()));
+    let (g, weight) = if empty && !gaps {
+        match load_bulk(db, g, weight.map(Cow::into_owned), names)? {
+            Bulk::Loaded(loaded) => return Ok(loaded),
+            Bulk::Refused(g, weight) => (g, weight.map(Cow::Owned)),
         }
-    }
-    load_transaction(db, &g, weight, names, interrupt)
+    } else {
+        (g, weight)
+    };
+    load_transaction(db, &g, weight.as_deref(), names, interrupt)
 }
 
-fn load_bulk(db: &plexus::Database, g: &Numbered, weight: Option<&[f64]>, names: Names) -> Result<Loaded, Failure> {
+/// What a bulk load did: loaded, or refused because the database is no longer empty (the edges handed back for
+/// the transactional path).
+enum Bulk {
+    Loaded(Loaded),
+    Refused(Numbered, Option<Vec<f64>>),
+}
+
+fn load_bulk(db: &plexus::Database, g: Numbered, weight: Option<Vec<f64>>, names: Names) -> Result<Bulk, Failure> {
     let store = db.store();
     let catalog = store.catalog();
     let (label, key, ty) = (catalog.label(names.0), catalog.prop_key(names.1), catalog.rel_type(names.2));
     let wkey = catalog.prop_key(names.3);
-    // The columns are copied: the transactional path still needs them if another writer got there first.
-    let graph = EdgeListGraph {
-        label,
-        key,
-        keys: g.vertices.clone(),
-        ty,
-        src: g.src.clone(),
-        dst: g.dst.clone(),
-        weight: weight.map(|w| (wkey, w.to_vec())),
-    };
-    let state = build_edge_list(0, graph)?;
-    store.load_bulk(state)?;
-    Ok(Loaded { nodes: g.vertices.len() as u64, relationships: g.src.len() as u64, bulk: true })
+    let (nodes, relationships) = (g.vertices.len() as u64, g.src.len() as u64);
+    // The columns move in and, if the load is refused, back out: the build only reads them.
+    let graph =
+        EdgeListGraph { label, key, keys: g.vertices, ty, src: g.src, dst: g.dst, weight: weight.map(|w| (wkey, w)) };
+    match build_edge_list(0, &graph).and_then(|state| store.load_bulk(state)) {
+        Ok(_) => Ok(Bulk::Loaded(Loaded { nodes, relationships, bulk: true })),
+        // Something was written meanwhile, or a write transaction is open: take the transactional path.
+        Err(StorageError::ConstraintViolation(_) | StorageError::UniqueKeyTaken { .. } | StorageError::Conflict(_)) => {
+            let EdgeListGraph { keys, src, dst, weight, .. } = graph;
+            Ok(Bulk::Refused(Numbered { vertices: keys, src, dst }, weight.map(|(_, w)| w)))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn load_transaction(
@@ -262,7 +311,7 @@ pub fn import_edges<'py>(
     let (s, d) = (s.as_slice()?, d.as_slice()?);
     let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
     let names = (label, key, rel_type, "weight");
-    let loaded = py.detach(|| load(db, number_ints(s, d)?, w, names, interrupt));
+    let loaded = py.detach(|| load(db, number_ints(s, d)?, w.map(Cow::Borrowed), names, interrupt));
     if let Some(raised) = crate::database::take_raised() {
         return Err(raised);
     }
@@ -312,6 +361,35 @@ fn one_byte(s: &str, what: &str) -> Result<u8, Failure> {
 fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Option<Vec<f64>>, usize), Failure> {
     let delimiter = spec.delimiter.map(edgelist::Delimiter::parse).transpose().map_err(Failure::Argument)?;
     let format = Format { delimiter, header: None, id_type: None };
+    let (g, weights, skipped) = match files {
+        [path] => parse_one_file(path, &format, spec)?,
+        _ => parse_several_files(files, &format, spec)?,
+    };
+    Ok(if spec.undirected { both_ways(g, weights, skipped) } else { (g, weights, skipped) })
+}
+
+/// One edge file with integer ids keeps the parser's columns and renumbers them in place ([`renumber_ints`]);
+/// with string ids it goes the way of several files.
+fn parse_one_file(
+    path: &PathBuf,
+    format: &Format,
+    spec: &CsvSpec,
+) -> Result<(Numbered, Option<Vec<f64>>, usize), Failure> {
+    let bytes = read_input(path)?;
+    let list = edgelist::parse(&bytes, format, spec.skip_bad_lines)
+        .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
+    drop(bytes);
+    match list.vertices {
+        VertexIds::Integer(ids) => Ok((renumber_ints(ids, list.src, list.dst)?, list.weight, list.bad_lines.len())),
+        VertexIds::String(_) => parse_several_files(std::slice::from_ref(path), format, spec),
+    }
+}
+
+fn parse_several_files(
+    files: &[PathBuf],
+    format: &Format,
+    spec: &CsvSpec,
+) -> Result<(Numbered, Option<Vec<f64>>, usize), Failure> {
     let mut ints: Option<bool> = None;
     let (mut int_src, mut int_dst) = (Vec::new(), Vec::new());
     let mut names: FxHashMap<Box<str>, u32> = FxHashMap::default();
@@ -321,7 +399,7 @@ fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Opti
     let mut skipped = 0;
     for path in files {
         let bytes = read_input(path)?;
-        let list = edgelist::parse(&bytes, &format, spec.skip_bad_lines.saturating_sub(skipped))
+        let list = edgelist::parse(&bytes, format, spec.skip_bad_lines.saturating_sub(skipped))
             .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
         skipped += list.bad_lines.len();
         let is_int = matches!(list.vertices, VertexIds::Integer(_));
@@ -364,21 +442,24 @@ fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Opti
     }
     let any_weighted = weights.iter().any(|w| !w.is_nan());
     let weights = (all_weighted || any_weighted).then_some(weights);
-    if spec.undirected {
-        let n = g.src.len();
-        let loops: Vec<bool> = (0..n).map(|i| g.src[i] == g.dst[i]).collect();
-        let (s, d) = (g.src.clone(), g.dst.clone());
-        let mut w2 = weights.clone();
-        for i in (0..n).filter(|&i| !loops[i]) {
-            g.src.push(d[i]);
-            g.dst.push(s[i]);
-            if let (Some(w2), Some(w)) = (w2.as_mut(), weights.as_ref()) {
-                w2.push(w[i]);
+    Ok((g, weights, skipped))
+}
+
+/// An undirected edge list as relationships both ways: each edge but a self-loop gets its reverse, with the same
+/// weight.
+fn both_ways(mut g: Numbered, mut weights: Option<Vec<f64>>, skipped: usize) -> (Numbered, Option<Vec<f64>>, usize) {
+    let n = g.src.len();
+    for i in 0..n {
+        let (s, d) = (g.src[i], g.dst[i]);
+        if s != d {
+            g.src.push(d);
+            g.dst.push(s);
+            if let Some(w) = weights.as_mut() {
+                w.push(w[i]);
             }
         }
-        return Ok((g, w2, skipped));
     }
-    Ok((g, weights, skipped))
+    (g, weights, skipped)
 }
 
 pub fn import_csv<'py>(
@@ -446,7 +527,7 @@ pub fn import_csv<'py>(
         if !edge_files.is_empty() {
             let (g, w, skipped) = parse_edge_files(&edge_files, spec)?;
             out.3 += skipped;
-            let l = load(db, g, w.as_deref(), (spec.label, "id", spec.rel_type, "weight"), None)?;
+            let l = load(db, g, w.map(Cow::Owned), (spec.label, "id", spec.rel_type, "weight"), None)?;
             out.0.nodes += l.nodes;
             out.0.relationships += l.relationships;
             out.0.bulk = l.bulk;

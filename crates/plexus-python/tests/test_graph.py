@@ -276,6 +276,21 @@ def test_import_csv_matches_import_edges(tmp_path, edges, nx_graph):
         assert db.graph().out_degree(u) == nx_graph.degree(u) - nx_graph.number_of_edges(u, u)
 
 
+def test_import_csv_numbers_nodes_and_relationships_as_import_edges(tmp_path, edges):
+    # One edge file keeps the parser's columns and renumbers them in place; the nodes and relationships must
+    # come out exactly as from the arrays, ids included, for dense, ranked and scattered vertex ids.
+    src, dst, weight = edges
+    path = tmp_path / "edges.csv"
+    path.write_text("".join(f"{s},{d},{w}\n" for s, d, w in zip(src, dst, weight)))
+    everything = "MATCH (a)-[r]->(b) RETURN id(a), a.id, id(r), r.weight, id(b), b.id ORDER BY id(r)"
+    nodes = "MATCH (n) RETURN id(n), n.id ORDER BY id(n)"
+    with plexus.Database() as from_arrays, plexus.Database() as from_file:
+        from_arrays.import_edges(src, dst, weight=weight)
+        from_file.import_csv(edges=path)
+        for query in (everything, nodes):
+            assert from_file.execute(query).tuples() == from_arrays.execute(query).tuples()
+
+
 def test_import_csv_nodes_and_relationships(tmp_path):
     people = tmp_path / "people.csv"
     people.write_text("id:ID(Person),name,born:date\n1,Ann,1990-01-02\n2,Bob,1985-03-04\n")

@@ -2,7 +2,8 @@
 //! adjacency base comes from one bucketed sort per direction ([`crate::bulk_adjacency`]), without transactions or
 //! per-relationship deltas. Three entry points, by how the relationships arrive: records ([`build_state`], any
 //! ids), packed 32-bit records with properties apart ([`build_state_packed`], checkpoint loading), and keyed edge
-//! lists as columns ([`build_edge_list`], `plexus import --edges` and the Python `import_edges`).
+//! lists as columns ([`build_edge_list`], the Python package's `import_edges` and `import_csv` into an empty
+//! database; `plexus import --edges` writes its checkpoint without a graph, [`crate::edge_list_image`]).
 
 use std::sync::Arc;
 
@@ -473,13 +474,13 @@ impl crate::bulk_adjacency::EdgeSource for EdgeListGraph {
 }
 
 /// Builds a state at `version` from an edge list over keyed vertices; relationship ids are assigned in source
-/// order.
-pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState> {
+/// order. The list is only read (the state holds its own copies, in another order), so a caller that must fall
+/// back to something else when the state cannot be installed still has it, without having copied it first.
+pub fn build_edge_list(version: u64, g: &EdgeListGraph) -> Result<GraphState> {
     g.validate()?;
     let (n, m) = (g.keys.len(), g.src.len());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (label, key) = (g.label, g.key);
-    let keys = std::mem::take(&mut g.keys);
+    let (label, key, keys) = (g.label, g.key, &g.keys[..]);
     // Node leaves and the key map on one thread, adjacency on the others.
     let ((nodes, labels, map), (out, inc, g)) = std::thread::scope(|scope| {
         let node_side = scope.spawn(move || build_keyed_nodes(label, key, keys));
@@ -510,7 +511,7 @@ pub fn build_edge_list(version: u64, mut g: EdgeListGraph) -> Result<GraphState>
 type KeyedNodes = (PVec<NodeLeaf>, Vec<crate::graph::LabelIndex>, std::result::Result<KeyMap, (u64, u64, Value)>);
 
 /// Node leaves for vertices `0..keys.len()`, all with `label` and `key = keys[i]`, their label bitmap and key map.
-fn build_keyed_nodes(label: LabelId, key: PropKeyId, keys: Vec<Value>) -> KeyedNodes {
+fn build_keyed_nodes(label: LabelId, key: PropKeyId, keys: &[Value]) -> KeyedNodes {
     let n = keys.len();
     let map = KeyMap::build(keys.iter().cloned().zip(0u64..).collect());
     let mut label_bits = crate::graph::LabelIndex { count: n as u64, ..Default::default() };
@@ -524,7 +525,7 @@ fn build_keyed_nodes(label: LabelId, key: PropKeyId, keys: Vec<Value>) -> KeyedN
     let mut labels = vec![crate::graph::LabelIndex::default(); label.0 as usize + 1];
     labels[label.0 as usize] = label_bits;
     let mut nodes: PVec<NodeLeaf> = PVec::new();
-    let mut keys = keys.into_iter();
+    let mut keys = keys.iter().cloned();
     for first in (0..n).step_by(LEAF_SIZE) {
         let leaf = nodes.get_mut((first / LEAF_SIZE) as u64);
         for slot in 0..(n - first).min(LEAF_SIZE) {
@@ -540,13 +541,14 @@ fn build_keyed_nodes(label: LabelId, key: PropKeyId, keys: Vec<Value>) -> KeyedN
 /// Both directions' leaf bases for an edge list, with relationship ids renumbered in the order of the outgoing
 /// bases: by source, then target, then input position. The checkpoint lists relationships in that order, so
 /// their id deltas there are zero: an edge list given in random order images in about 4 bytes an edge instead of
-/// 7. Returns the bases and the edge list in the new order (an edge list's ids carry no meaning of their own).
+/// 7. Returns the bases and the edge list in the new order, without its keys (an edge list's ids carry no
+/// meaning of their own).
 fn numbered_adjacency(
-    g: EdgeListGraph,
+    g: &EdgeListGraph,
     n: usize,
     threads: usize,
 ) -> (Vec<LeafAdjacency>, Vec<LeafAdjacency>, EdgeListGraph) {
-    let mut out = crate::bulk_adjacency::build_direction(&g, n, true, threads);
+    let mut out = crate::bulk_adjacency::build_direction(g, n, true, threads);
     let m = g.src.len();
     let (mut src, mut dst) = (Vec::with_capacity(m), Vec::with_capacity(m));
     // Where each relationship was in the input, for the weights: gathered afterwards, since a gather from an
@@ -572,7 +574,7 @@ fn numbered_adjacency(
     }
     let weight = g.weight.as_ref().map(|(k, from)| (*k, gather(from, &order, threads)));
     drop(order);
-    let g = EdgeListGraph { src, dst, weight, ..g };
+    let g = EdgeListGraph { label: g.label, key: g.key, keys: Vec::new(), ty: g.ty, src, dst, weight };
     let inc = crate::bulk_adjacency::build_direction(&g, n, false, threads);
     (out, inc, g)
 }
@@ -684,7 +686,7 @@ mod tests {
             dst: dst.clone(),
             weight: Some((wkey, w.clone())),
         };
-        let built = build_edge_list(3, graph()).unwrap();
+        let built = build_edge_list(3, &graph()).unwrap();
         let (nodes, rels) = graph().into_records();
         let reference = build_state(3, nodes, rels, &[(label, key)]).unwrap();
         assert_eq!(edges_by_node(&built, wkey), edges_by_node(&reference, wkey));
@@ -760,11 +762,11 @@ mod tests {
             weight: None,
         };
         assert!(matches!(
-            build_edge_list(1, g(vec![Value::Int(1), Value::Int(2)], 2)),
+            build_edge_list(1, &g(vec![Value::Int(1), Value::Int(2)], 2)),
             Err(StorageError::NodeNotFound(_))
         ));
         assert!(matches!(
-            build_edge_list(1, g(vec![Value::Int(1), Value::Int(1)], 1)),
+            build_edge_list(1, &g(vec![Value::Int(1), Value::Int(1)], 1)),
             Err(StorageError::ConstraintViolation(_))
         ));
     }

@@ -25,7 +25,7 @@ fn a_bulk_load_whose_checkpoint_fails_leaves_the_store_empty_and_openable() {
     for version in 0..4 {
         std::fs::create_dir(dir.path().join(format!("{}.tmp", checkpoint_name(version)))).unwrap();
     }
-    assert!(store.load_bulk(build_edge_list(0, graph).unwrap()).is_err());
+    assert!(store.load_bulk(build_edge_list(0, &graph).unwrap()).is_err());
     assert_eq!((store.read().node_count(), store.read().rel_count()), (0, 0), "nothing visible");
     // Commits go on, on the empty store, and replay after a reopen.
     let mut tx = store.write();
@@ -55,7 +55,7 @@ fn a_bulk_load_is_on_disk_when_it_returns() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = Store::open(dir.path()).unwrap();
     let graph = graph(&store);
-    store.load_bulk(build_edge_list(0, graph).unwrap()).unwrap();
+    store.load_bulk(build_edge_list(0, &graph).unwrap()).unwrap();
     let mut tx = store.write();
     let label = tx.label("M");
     tx.create_node(&[label], Vec::new()).unwrap();

@@ -160,7 +160,7 @@ proptest! {
         };
         let state = if type_count == 1 {
             // The edge-list builder, as `import_edges` and `plexus import --edges` load.
-            build_edge_list(0, graph).unwrap()
+            build_edge_list(0, &graph).unwrap()
         } else {
             // Records with types taking turns, as a checkpoint or a node and relationship import loads.
             let (node_inputs, mut rels) = graph.into_records();

@@ -32,7 +32,7 @@ fn deleting_most_of_a_bulk_loaded_graph_and_checkpointing_returns_memory() {
     }
     let graph =
         EdgeListGraph { label, key, keys: (0..nodes as i64).map(Value::Int).collect(), ty, src, dst, weight: None };
-    store.load_bulk(build_edge_list(0, graph).unwrap()).unwrap();
+    store.load_bulk(build_edge_list(0, &graph).unwrap()).unwrap();
     assert!(store.read().flat().is_some(), "the bulk-loaded graph reads through flat arrays");
     let full = resident_bytes();
     for chunk in (0..nodes as u64 * 9 / 10).collect::<Vec<_>>().chunks(40_000) {

@@ -23,7 +23,7 @@ fn clone(g: &EdgeListGraph) -> EdgeListGraph {
 
 /// The image of the graph the bulk builder makes of `g`, encoded on `threads` threads.
 fn built_image(g: EdgeListGraph, catalog: &Catalog, threads: usize) -> Vec<u8> {
-    let state = build_edge_list(1, g).unwrap();
+    let state = build_edge_list(1, &g).unwrap();
     let parts = image::parts(&state, threads);
     image::parallel_map(&parts, threads, |p| {
         let mut buf = Vec::new();
