@@ -253,3 +253,46 @@ fn a_bad_line_of_another_width_does_not_make_the_ids_strings() {
     assert!(matches!(&e.vertices, VertexIds::Integer(v) if v == &[1, 2, 3]), "{:?}", e.vertices);
     assert_eq!((e.src.len(), e.bad_lines.len()), (3, 1));
 }
+
+#[test]
+fn weighted_integer_lines_of_every_form_read_as_the_general_path_reads_them() {
+    // Plain decimals take the direct path; exponents, signs, specials and bad weights take the general one.
+    // The last two have 16 and 17 digits whose integer is not an exact double: dividing it would round twice.
+    let input = "1,2,0.5\n3,4,-7\n5,6,1e3\n7,8,+2.5\n9,10,.25\n11,12,3.\n13,14,inf\n15,16,0.1234567890123456789\n\
+                 17,18,x\n19,20,-0.0\n21,22,123456789012345\r\n23,24,1234567890123456\n25,26,1.5\n\
+                 27,28,99180.10360366969\n29,30,821.72843949926903";
+    let format = Format { id_type: Some(IdType::Integer), ..Format::default() };
+    let e = parse(input.as_bytes(), &format, 1).unwrap();
+    let expected: Vec<f64> = ["0.5", "-7", "1e3", "+2.5", ".25", "3.", "inf", "0.1234567890123456789"]
+        .iter()
+        .chain(&["-0.0", "123456789012345", "1234567890123456", "1.5", "99180.10360366969", "821.72843949926903"])
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let weights = e.weight.expect("a weight column");
+    assert_eq!(
+        weights.iter().map(|w| w.to_bits()).collect::<Vec<_>>(),
+        expected.iter().map(|w| w.to_bits()).collect::<Vec<_>>()
+    );
+    assert_eq!(e.bad_lines.iter().map(|b| b.line).collect::<Vec<_>>(), [9]);
+}
+
+proptest::proptest! {
+    /// The direct path's decimals are the values `str::parse` gives, to the bit, or left to the general path.
+    #[test]
+    fn short_decimals_are_correctly_rounded(
+        negative: bool,
+        whole in "[0-9]{1,12}",
+        fraction in proptest::option::of("[0-9]{0,14}"),
+    ) {
+        let text = format!("{}{whole}{}", if negative { "-" } else { "" }, fraction.map(|f| format!(".{f}")).unwrap_or_default());
+        let expected: f64 = text.parse().unwrap_or(f64::NAN);
+        let bytes = format!("{text}\n");
+        match short_decimal(bytes.as_bytes(), 0) {
+            Some((value, end)) => {
+                proptest::prop_assert_eq!(value.to_bits(), expected.to_bits(), "{}", text);
+                proptest::prop_assert_eq!(end, text.len());
+            }
+            None => proptest::prop_assert!(text.trim_start_matches('-').replace('.', "").len() > 15 || text.ends_with('.')),
+        }
+    }
+}
