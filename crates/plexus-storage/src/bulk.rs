@@ -36,9 +36,32 @@ pub struct RelInput {
 pub fn build_state(
     version: u64,
     nodes: Vec<NodeInput>,
-    mut rels: Vec<RelInput>,
+    rels: Vec<RelInput>,
     unique_keys: &[(LabelId, PropKeyId)],
 ) -> Result<GraphState> {
+    add_records(build_nodes(version, nodes, unique_keys)?, rels)
+}
+
+/// A state holding only its nodes, the first half of a bulk build: a checkpoint load builds it while it decodes
+/// the relationships.
+pub(crate) struct BuiltNodes {
+    state: GraphState,
+    /// Each leaf's live mask by leaf index, when ids are dense enough for a flat table.
+    live: Option<Vec<u64>>,
+}
+
+/// The nodes' half of a bulk build (see [`build_state`]).
+pub(crate) fn build_nodes(
+    version: u64,
+    nodes: Vec<NodeInput>,
+    unique_keys: &[(LabelId, PropKeyId)],
+) -> Result<BuiltNodes> {
+    let (state, live) = node_state(version, nodes, unique_keys)?;
+    Ok(BuiltNodes { state, live })
+}
+
+/// The relationships' half of [`build_state`].
+pub(crate) fn add_records(nodes: BuiltNodes, mut rels: Vec<RelInput>) -> Result<GraphState> {
     // Importers and checkpoints hand records over in id order already: checking is one pass, sorting is not.
     if !rels.is_sorted_by_key(|r| r.rec.id) {
         rels.sort_unstable_by_key(|r| r.rec.id);
@@ -46,7 +69,7 @@ pub fn build_state(
     if let Some(w) = rels.windows(2).find(|w| w[0].rec.id == w[1].rec.id) {
         return Err(StorageError::ConstraintViolation(format!("{} appears twice", w[0].rec.id)));
     }
-    let (mut state, live) = node_state(version, nodes, unique_keys)?;
+    let BuiltNodes { mut state, live } = nodes;
     for r in &rels {
         for end in [r.rec.src, r.rec.dst] {
             if !node_live(&state, &live, end) {
@@ -82,9 +105,18 @@ pub struct PackedRel {
 pub fn build_state_packed(
     version: u64,
     nodes: Vec<NodeInput>,
-    mut rels: Vec<PackedRel>,
+    rels: Vec<PackedRel>,
     rel_props: Vec<(u64, Option<PropMap>)>,
     unique_keys: &[(LabelId, PropKeyId)],
+) -> Result<GraphState> {
+    add_packed(build_nodes(version, nodes, unique_keys)?, rels, rel_props)
+}
+
+/// The relationships' half of [`build_state_packed`].
+pub(crate) fn add_packed(
+    nodes: BuiltNodes,
+    mut rels: Vec<PackedRel>,
+    rel_props: Vec<(u64, Option<PropMap>)>,
 ) -> Result<GraphState> {
     if !rels.is_sorted_by_key(|r| r.id) {
         rels.sort_unstable_by_key(|r| r.id);
@@ -92,7 +124,7 @@ pub fn build_state_packed(
     if let Some(w) = rels.windows(2).find(|w| w[0].id == w[1].id) {
         return Err(StorageError::ConstraintViolation(format!("relationship {} appears twice", w[0].id)));
     }
-    let (mut state, live) = node_state(version, nodes, unique_keys)?;
+    let BuiltNodes { mut state, live } = nodes;
     for r in &rels {
         for end in [r.src, r.dst] {
             if !node_live(&state, &live, NodeId(end as u64)) {

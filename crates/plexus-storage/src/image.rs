@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
-use crate::bulk::{build_state, build_state_packed, NodeInput, PackedRel, RelInput};
+use crate::bulk::{NodeInput, PackedRel, RelInput};
 use crate::catalog::{Catalog, TokenKind};
 use crate::codec::{put_ivarint, put_str, put_u8, put_value, put_varint, DecodeError, DecodeResult, Reader};
 use crate::graph::{GraphState, RelRecord};
@@ -340,22 +340,59 @@ pub(crate) fn decode_body_format(body: &[u8], catalog: &Catalog, version: u64, f
         keys.push((LabelId(r.u32v()?), PropKeyId(r.u32v()?)));
     }
     let nodes = decode_nodes(&mut r, label_tokens, segmented)?;
+    // The nodes' half of the state builds on another thread while this one decodes the relationships.
+    let (built_nodes, rest) = std::thread::scope(|scope| {
+        let node_side = scope.spawn(|| crate::bulk::build_nodes(version, nodes, &keys));
+        let rest = decode_after_nodes(&mut r, catalog, label_tokens, segmented, &keys);
+        (node_side.join().expect("node builder thread"), rest)
+    });
+    let (rels, indexes, key_names, index_names) = rest?;
+    let built_nodes = built_nodes.map_err(|e| DecodeError(e.to_string()))?;
+    let built = match rels {
+        Rels::Packed(rels, props) => crate::bulk::add_packed(built_nodes, rels, props),
+        Rels::Records(rels) => crate::bulk::add_records(built_nodes, rels),
+    };
+    let mut state = built.map_err(|e| DecodeError(e.to_string()))?;
+    for (label, name) in key_names {
+        let unique = Arc::make_mut(&mut state.unique);
+        if let Some(u) = unique.iter_mut().find(|u| u.label == label) {
+            u.name = Some(name.into());
+        }
+    }
+    for (label, key) in indexes {
+        let name = index_names.iter().find(|(of, _)| *of == (label, key)).map(|(_, name)| name.clone());
+        state.apply(&crate::ops::Op::CreateIndex { label, key, name }).map_err(|e| DecodeError(e.to_string()))?;
+    }
+    Ok(state)
+}
+
+/// What an image holds after its nodes: relationships, indexes, and the names of unique keys and indexes.
+type AfterNodes = (Rels, Vec<(LabelId, PropKeyId)>, Vec<(LabelId, String)>, Vec<((LabelId, PropKeyId), String)>);
+
+/// Decodes an image's sections after the nodes, up to its end.
+fn decode_after_nodes(
+    r: &mut Reader,
+    catalog: &Catalog,
+    label_tokens: usize,
+    segmented: bool,
+    keys: &[(LabelId, PropKeyId)],
+) -> DecodeResult<AfterNodes> {
     // Format 2 relationships decode packed (16 bytes each) unless some id needs more than 32 bits.
     let mut rels = Rels::Records(Vec::new());
     if segmented {
         let mut packed_reader = r.clone();
         if let Some(packed) = decode_rels_packed(&mut packed_reader)? {
-            r = packed_reader;
-            rels = Rels::Packed(packed, read_rel_props(&mut r)?);
+            *r = packed_reader;
+            rels = Rels::Packed(packed, read_rel_props(r)?);
         }
     }
     if let Rels::Records(records) = &mut rels {
-        *records = decode_rels(&mut r, segmented)?;
+        *records = decode_rels(r, segmented)?;
         if segmented {
             if !records.is_sorted_by_key(|r| r.rec.id) {
                 records.sort_unstable_by_key(|r| r.rec.id);
             }
-            attach_rel_props(&mut r, records)?;
+            attach_rel_props(r, records)?;
         }
     }
     let mut indexes = Vec::new();
@@ -388,22 +425,7 @@ pub(crate) fn decode_body_format(body: &[u8], catalog: &Catalog, version: u64, f
     if !r.is_empty() {
         return Err(DecodeError(format!("{} trailing bytes after the graph", r.remaining())));
     }
-    let built = match rels {
-        Rels::Packed(rels, props) => build_state_packed(version, nodes, rels, props, &keys),
-        Rels::Records(rels) => build_state(version, nodes, rels, &keys),
-    };
-    let mut state = built.map_err(|e| DecodeError(e.to_string()))?;
-    for (label, name) in key_names {
-        let unique = Arc::make_mut(&mut state.unique);
-        if let Some(u) = unique.iter_mut().find(|u| u.label == label) {
-            u.name = Some(name.into());
-        }
-    }
-    for (label, key) in indexes {
-        let name = index_names.iter().find(|(of, _)| *of == (label, key)).map(|(_, name)| name.clone());
-        state.apply(&crate::ops::Op::CreateIndex { label, key, name }).map_err(|e| DecodeError(e.to_string()))?;
-    }
-    Ok(state)
+    Ok((rels, indexes, key_names, index_names))
 }
 
 /// The number of segments of a section (format 2), or one implicit segment (format 1).
