@@ -13,66 +13,14 @@ use crate::index::IndexKey;
 
 /// Returns every inconsistency found (empty when the state is sound); stops after `limit` findings.
 pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
-    let mut problems = Vec::new();
+    let NodesChecked { problems: mut found, nodes, out_total, in_total, seen } = check_nodes(state, limit);
+    found.truncate(limit);
+    let mut problems = found;
     let mut push = |p: String| {
         if problems.len() < limit {
             problems.push(p);
         }
     };
-    let mut nodes = 0u64;
-    let mut out_total = 0u64;
-    let mut in_total = 0u64;
-    // The relationships seen in each direction's adjacency, by id: with each entry checked against its record,
-    // "every relationship exactly once on each side" needs no search of a node's adjacency per relationship,
-    // which cost a scan of a hub's unsorted recent entries per relationship and made checking a crashed
-    // database with a hub of millions take minutes.
-    let mut seen = [RelBits::default(), RelBits::default()];
-    let _ = state.visit_nodes::<()>(|n| {
-        nodes += 1;
-        for dir in [Direction::Out, Direction::In] {
-            let entries = state.rels_of(n, dir, TypeFilter::All);
-            if entries.len() as u64 != state.degree(n, dir, TypeFilter::All) {
-                push(format!(
-                    "{n}: {dir:?} degree {} but {} entries",
-                    state.degree(n, dir, TypeFilter::All),
-                    entries.len()
-                ));
-            }
-            for e in entries {
-                if !seen[(dir == Direction::In) as usize].insert(e.rel.0) {
-                    push(format!("{} is more than once in the {dir:?} adjacency", e.rel));
-                }
-                match state.rel(e.rel) {
-                    None => push(format!("{n}: {dir:?} entry for missing {}", e.rel)),
-                    Some(r) => {
-                        let (me, other) = if dir == Direction::Out { (r.src, r.dst) } else { (r.dst, r.src) };
-                        if me != n || other != e.nbr || r.ty != e.ty {
-                            push(format!("{n}: {dir:?} entry {:?} disagrees with record {:?}", e, r));
-                        }
-                    }
-                }
-                if dir == Direction::Out {
-                    out_total += 1;
-                } else {
-                    in_total += 1;
-                }
-            }
-        }
-        let loops = state.rels_between(n, n, Direction::Out, TypeFilter::All).len() as u64;
-        let out = state.degree(n, Direction::Out, TypeFilter::All);
-        let inc = state.degree(n, Direction::In, TypeFilter::All);
-        if state.degree(n, Direction::Both, TypeFilter::All) != out + inc - loops {
-            push(format!("{n}: degree in both directions disagrees with {out} out, {inc} in, {loops} self-loops"));
-        }
-        if let Some(labels) = state.node_labels(n) {
-            for &l in labels {
-                if !label_contains(state, l, n) {
-                    push(format!("{n} has label {} but the label index lacks it", l.0));
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    });
     if nodes != state.node_count() {
         push(format!("node count says {} but {} nodes are live", state.node_count(), nodes));
     }
@@ -171,6 +119,135 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
     problems
 }
 
+/// What the walk over every node's adjacency found.
+#[derive(Default)]
+struct NodesChecked {
+    problems: Vec<String>,
+    nodes: u64,
+    out_total: u64,
+    in_total: u64,
+    /// The relationships seen in each direction's adjacency, by id: with each entry checked against its record,
+    /// "every relationship exactly once on each side" needs no search of a node's adjacency per relationship,
+    /// which cost a scan of a hub's unsorted recent entries per relationship and made checking a crashed
+    /// database with a hub of millions take minutes.
+    seen: [RelBits; 2],
+}
+
+/// Findings by run of node leaves, for putting them back in node order.
+type FoundByRun = Vec<(u64, Vec<String>)>;
+
+/// Checks every node's adjacency, degrees and labels, on all cores: each thread takes runs of node leaves in
+/// turn (a check is mostly cache misses on relationship records, which threads overlap), and the findings are
+/// put back in node order. A relationship listed on one side by two threads is found when their sets merge.
+fn check_nodes(state: &GraphState, limit: usize) -> NodesChecked {
+    const LEAVES_PER_RUN: u64 = 256;
+    let leaves = state.node_id_bound() >> crate::LEAF_BITS;
+    let runs = leaves.div_ceil(LEAVES_PER_RUN);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, runs.max(1) as usize);
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let per_thread: Vec<(NodesChecked, FoundByRun)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut checked = NodesChecked::default();
+                    let mut found_by_run = Vec::new();
+                    loop {
+                        let run = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if run >= runs {
+                            break;
+                        }
+                        let mut found = Vec::new();
+                        let range = run * LEAVES_PER_RUN..((run + 1) * LEAVES_PER_RUN).min(leaves);
+                        state.nodes.for_each_in(range, |leaf_index, leaf| {
+                            let mut live = leaf.live;
+                            while live != 0 {
+                                let slot = live.trailing_zeros() as u64;
+                                live &= live - 1;
+                                let n = NodeId((leaf_index << crate::LEAF_BITS) | slot);
+                                check_node(state, n, &mut checked, &mut |p| {
+                                    if found.len() < limit {
+                                        found.push(p);
+                                    }
+                                });
+                            }
+                        });
+                        if !found.is_empty() {
+                            found_by_run.push((run, found));
+                        }
+                    }
+                    (checked, found_by_run)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("check thread")).collect()
+    });
+    let mut all = NodesChecked::default();
+    let mut found_by_run = Vec::new();
+    for (checked, found) in per_thread {
+        all.nodes += checked.nodes;
+        all.out_total += checked.out_total;
+        all.in_total += checked.in_total;
+        for (dir, (into, from)) in all.seen.iter_mut().zip(checked.seen).enumerate() {
+            for rel in into.merge(from) {
+                let dir = if dir == 0 { Direction::Out } else { Direction::In };
+                all.problems.push(format!("{} is more than once in the {dir:?} adjacency", crate::RelId(rel)));
+            }
+        }
+        found_by_run.extend(found);
+    }
+    found_by_run.sort_unstable_by_key(|(run, _)| *run);
+    let repeated = std::mem::take(&mut all.problems);
+    all.problems = found_by_run.into_iter().flat_map(|(_, found)| found).chain(repeated).collect();
+    all
+}
+
+/// One node's adjacency against the records, its degrees and its labels.
+fn check_node(state: &GraphState, n: NodeId, checked: &mut NodesChecked, push: &mut impl FnMut(String)) {
+    checked.nodes += 1;
+    for dir in [Direction::Out, Direction::In] {
+        let entries = state.rels_of(n, dir, TypeFilter::All);
+        if entries.len() as u64 != state.degree(n, dir, TypeFilter::All) {
+            push(format!(
+                "{n}: {dir:?} degree {} but {} entries",
+                state.degree(n, dir, TypeFilter::All),
+                entries.len()
+            ));
+        }
+        for e in entries {
+            if !checked.seen[(dir == Direction::In) as usize].insert(e.rel.0) {
+                push(format!("{} is more than once in the {dir:?} adjacency", e.rel));
+            }
+            match state.rel(e.rel) {
+                None => push(format!("{n}: {dir:?} entry for missing {}", e.rel)),
+                Some(r) => {
+                    let (me, other) = if dir == Direction::Out { (r.src, r.dst) } else { (r.dst, r.src) };
+                    if me != n || other != e.nbr || r.ty != e.ty {
+                        push(format!("{n}: {dir:?} entry {:?} disagrees with record {:?}", e, r));
+                    }
+                }
+            }
+            if dir == Direction::Out {
+                checked.out_total += 1;
+            } else {
+                checked.in_total += 1;
+            }
+        }
+    }
+    let loops = state.rels_between(n, n, Direction::Out, TypeFilter::All).len() as u64;
+    let out = state.degree(n, Direction::Out, TypeFilter::All);
+    let inc = state.degree(n, Direction::In, TypeFilter::All);
+    if state.degree(n, Direction::Both, TypeFilter::All) != out + inc - loops {
+        push(format!("{n}: degree in both directions disagrees with {out} out, {inc} in, {loops} self-loops"));
+    }
+    if let Some(labels) = state.node_labels(n) {
+        for &l in labels {
+            if !label_contains(state, l, n) {
+                push(format!("{n} has label {} but the label index lacks it", l.0));
+            }
+        }
+    }
+}
+
 fn label_contains(state: &GraphState, label: LabelId, node: NodeId) -> bool {
     let mut found = false;
     // Label bitmaps are addressed directly; a scan would be quadratic over the whole check.
@@ -210,6 +287,23 @@ impl RelBits {
     fn contains(&self, id: u64) -> bool {
         self.0.get((id / 64) as usize).is_some_and(|w| w & (1u64 << (id % 64)) != 0)
     }
+
+    /// Adds every id of `other`; returns the ids that were in both.
+    fn merge(&mut self, other: RelBits) -> Vec<u64> {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        let mut both = Vec::new();
+        for (word, (mine, theirs)) in self.0.iter_mut().zip(other.0).enumerate() {
+            let mut common = *mine & theirs;
+            while common != 0 {
+                both.push(word as u64 * 64 + common.trailing_zeros() as u64);
+                common &= common - 1;
+            }
+            *mine |= theirs;
+        }
+        both
+    }
 }
 
 #[cfg(test)]
@@ -247,5 +341,53 @@ mod tests {
         assert!(missing.nodes.get_mut(leaf).out.remove(slot, AdjEntry { ty: TypeId(0), nbr: 1, rel: 0 }));
         let problems = check_state(&missing, 10);
         assert!(problems.iter().any(|p| p.contains("missing from the outgoing adjacency")), "{problems:?}");
+    }
+
+    /// Nodes far apart are checked by different threads when there are several: a relationship listed at both
+    /// is still found twice, and findings come back in node order.
+    #[test]
+    fn a_relationship_listed_by_nodes_far_apart_is_found() {
+        let mut g = GraphState::new();
+        let far = 40 * 16_384;
+        for id in [0, 1, far, far + 1] {
+            g.apply(&Op::CreateNode { id: NodeId(id), labels: Default::default(), props: None }).unwrap();
+        }
+        for (id, src, dst) in [(0, 0, 1), (1, far, far + 1)] {
+            let op = Op::CreateRel { id: RelId(id), ty: TypeId(0), src: NodeId(src), dst: NodeId(dst), props: vec![] };
+            g.apply(&op).unwrap();
+        }
+        g.seal();
+        assert_eq!(check_state(&g, 10), Vec::<String>::new());
+        // Relationship 0 also in the far source's outgoing adjacency, relationship 1 also in node 1's.
+        let (leaf, slot) = split(far);
+        g.nodes.get_mut(leaf).out.add(slot, AdjEntry { ty: TypeId(0), nbr: 1, rel: 0 });
+        let (leaf, slot) = split(1);
+        g.nodes.get_mut(leaf).out.add(slot, AdjEntry { ty: TypeId(0), nbr: far + 1, rel: 1 });
+        let problems = check_state(&g, 10);
+        for rel in ["relationship 0", "relationship 1"] {
+            let twice = format!("{rel} is more than once in the Out adjacency");
+            assert!(problems.iter().any(|p| p.contains(&twice)), "{problems:?}");
+        }
+        let disagreements: Vec<&String> = problems.iter().filter(|p| p.contains("disagrees with record")).collect();
+        assert_eq!(disagreements.len(), 2, "{problems:?}");
+        assert!(
+            disagreements[0].starts_with("node 1:") && disagreements[1].starts_with(&format!("node {far}:")),
+            "{problems:?}"
+        );
+    }
+
+    /// Merging two threads' sets finds the relationships both saw.
+    #[test]
+    fn merged_sets_name_what_both_saw() {
+        let (mut a, mut b) = (RelBits::default(), RelBits::default());
+        for id in [3, 64, 700] {
+            a.insert(id);
+        }
+        for id in [64, 65, 700, 5000] {
+            b.insert(id);
+        }
+        assert_eq!(a.merge(b), [64, 700]);
+        assert!([3, 64, 65, 700, 5000].iter().all(|&id| a.contains(id)) && !a.contains(4));
+        assert_eq!(a.merge(RelBits::default()), Vec::<u64>::new());
     }
 }
