@@ -272,7 +272,7 @@ pub fn load(path: &Path, db_id: &[u8; 16], catalog: &Catalog) -> Result<Loaded> 
         return Err(corrupt(message));
     }
     let state =
-        image::decode_body_format(&body, catalog, version, format).map_err(|e| corrupt(format!("graph body: {e}")))?;
+        image::decode_body_format(body, catalog, version, format).map_err(|e| corrupt(format!("graph body: {e}")))?;
     Ok(Loaded { state, next_node, next_rel })
 }
 
