@@ -4,6 +4,7 @@
 //! target's incoming adjacency, every adjacency entry names a live relationship with matching ends and type,
 //! counts agree with what is stored, and the label, unique-key and property indexes describe the nodes exactly.
 
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::adjacency::TypeFilter;
@@ -133,29 +134,32 @@ struct NodesChecked {
     seen: [RelBits; 2],
 }
 
-/// Findings by run of node leaves, for putting them back in node order.
-type FoundByRun = Vec<(u64, Vec<String>)>;
-
 /// Checks every node's adjacency, degrees and labels, on all cores: each thread takes runs of node leaves in
 /// turn (a check is mostly cache misses on relationship records, which threads overlap), and the findings are
 /// put back in node order. A relationship listed on one side by two threads is found when their sets merge.
+/// Findings are kept only while they can be among the first `limit` in node order, so a badly damaged graph
+/// does not pile up messages run after run.
 fn check_nodes(state: &GraphState, limit: usize) -> NodesChecked {
+    use std::sync::atomic::{AtomicU64, Ordering};
     const LEAVES_PER_RUN: u64 = 256;
     let leaves = state.node_id_bound() >> crate::LEAF_BITS;
     let runs = leaves.div_ceil(LEAVES_PER_RUN);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, runs.max(1) as usize);
-    let next = std::sync::atomic::AtomicU64::new(0);
-    let per_thread: Vec<(NodesChecked, FoundByRun)> = std::thread::scope(|scope| {
+    let next = AtomicU64::new(0);
+    // Findings by run; runs past `cutoff` come after `limit` findings of finished runs before them.
+    let kept: parking_lot::Mutex<BTreeMap<u64, Vec<String>>> = parking_lot::Mutex::new(BTreeMap::new());
+    let cutoff = AtomicU64::new(u64::MAX);
+    let per_thread: Vec<NodesChecked> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut checked = NodesChecked::default();
-                    let mut found_by_run = Vec::new();
                     loop {
-                        let run = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let run = next.fetch_add(1, Ordering::Relaxed);
                         if run >= runs {
                             break;
                         }
+                        let collect = run <= cutoff.load(Ordering::Relaxed);
                         let mut found = Vec::new();
                         let range = run * LEAVES_PER_RUN..((run + 1) * LEAVES_PER_RUN).min(leaves);
                         state.nodes.for_each_in(range, |leaf_index, leaf| {
@@ -165,39 +169,46 @@ fn check_nodes(state: &GraphState, limit: usize) -> NodesChecked {
                                 live &= live - 1;
                                 let n = NodeId((leaf_index << crate::LEAF_BITS) | slot);
                                 check_node(state, n, &mut checked, &mut |p| {
-                                    if found.len() < limit {
+                                    if collect && found.len() < limit {
                                         found.push(p);
                                     }
                                 });
                             }
                         });
                         if !found.is_empty() {
-                            found_by_run.push((run, found));
+                            let mut kept = kept.lock();
+                            kept.insert(run, found);
+                            let mut total = 0;
+                            let full_at = kept.iter().find_map(|(&r, f)| {
+                                total += f.len();
+                                (total >= limit).then_some(r)
+                            });
+                            if let Some(full_at) = full_at {
+                                cutoff.fetch_min(full_at, Ordering::Relaxed);
+                                kept.split_off(&(full_at + 1));
+                            }
                         }
                     }
-                    (checked, found_by_run)
+                    checked
                 })
             })
             .collect();
         workers.into_iter().map(|w| w.join().expect("check thread")).collect()
     });
     let mut all = NodesChecked::default();
-    let mut found_by_run = Vec::new();
-    for (checked, found) in per_thread {
+    let mut repeated = Vec::new();
+    for checked in per_thread {
         all.nodes += checked.nodes;
         all.out_total += checked.out_total;
         all.in_total += checked.in_total;
         for (dir, (into, from)) in all.seen.iter_mut().zip(checked.seen).enumerate() {
-            for rel in into.merge(from) {
-                let dir = if dir == 0 { Direction::Out } else { Direction::In };
-                all.problems.push(format!("{} is more than once in the {dir:?} adjacency", crate::RelId(rel)));
+            let dir = if dir == 0 { Direction::Out } else { Direction::In };
+            for rel in into.merge(from).into_iter().take(limit.saturating_sub(repeated.len())) {
+                repeated.push(format!("{} is more than once in the {dir:?} adjacency", crate::RelId(rel)));
             }
         }
-        found_by_run.extend(found);
     }
-    found_by_run.sort_unstable_by_key(|(run, _)| *run);
-    let repeated = std::mem::take(&mut all.problems);
-    all.problems = found_by_run.into_iter().flat_map(|(_, found)| found).chain(repeated).collect();
+    all.problems = kept.into_inner().into_values().flatten().chain(repeated).collect();
     all
 }
 
@@ -374,6 +385,30 @@ mod tests {
             disagreements[0].starts_with("node 1:") && disagreements[1].starts_with(&format!("node {far}:")),
             "{problems:?}"
         );
+    }
+
+    /// With more damage than the limit, the findings kept are the first in node order, whichever thread
+    /// reached them first.
+    #[test]
+    fn the_first_findings_in_node_order_are_kept() {
+        let mut g = GraphState::new();
+        let nodes: Vec<u64> = (0..12).map(|k| k * 16_384 + 7).collect();
+        for &id in &nodes {
+            g.apply(&Op::CreateNode { id: NodeId(id), labels: Default::default(), props: None }).unwrap();
+        }
+        g.seal();
+        for (k, &id) in nodes.iter().enumerate() {
+            let (leaf, slot) = split(id);
+            g.nodes.get_mut(leaf).out.add(slot, AdjEntry { ty: TypeId(0), nbr: id, rel: 1000 + k as u64 });
+        }
+        // Two findings a node (the entry, and its degree as a self-loop): the limit keeps the first two nodes'.
+        let problems = check_state(&g, 4);
+        let of = |p: &String| p.split(':').next().unwrap_or_default().to_string();
+        let owners: Vec<String> = problems.iter().map(of).collect();
+        let first = format!("node {}", nodes[0]);
+        let second = format!("node {}", nodes[1]);
+        assert_eq!(owners, [first.clone(), first, second.clone(), second], "{problems:?}");
+        assert!(problems[0].contains("missing relationship 1000") && problems[2].contains("missing relationship 1001"));
     }
 
     /// Merging two threads' sets finds the relationships both saw.
