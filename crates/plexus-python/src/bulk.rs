@@ -7,7 +7,7 @@
 //! transaction. Everything here runs without the GIL, on slices borrowed from the caller's arrays.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use numpy::PyUntypedArrayMethods;
 use plexus::value::Value;
@@ -368,20 +368,24 @@ fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Opti
     Ok(if spec.undirected { both_ways(g, weights, skipped) } else { (g, weights, skipped) })
 }
 
-/// One edge file with integer ids keeps the parser's columns and renumbers them in place ([`renumber_ints`]);
-/// with string ids it goes the way of several files.
+/// One edge file keeps the parser's columns: integer ids renumbered in place where `number_ints` numbers them
+/// otherwise ([`renumber_ints`]); string ids as they are, since the parser numbers them as several files are
+/// (by first appearance, each edge's source before its target).
 fn parse_one_file(
-    path: &PathBuf,
+    path: &Path,
     format: &Format,
     spec: &CsvSpec,
 ) -> Result<(Numbered, Option<Vec<f64>>, usize), Failure> {
     let bytes = read_input(path)?;
     let list = edgelist::parse(&bytes, format, spec.skip_bad_lines)
-        .map_err(|error| ImportError::Parse { path: path.clone(), error })?;
+        .map_err(|error| ImportError::Parse { path: path.to_path_buf(), error })?;
     drop(bytes);
     match list.vertices {
         VertexIds::Integer(ids) => Ok((renumber_ints(ids, list.src, list.dst)?, list.weight, list.bad_lines.len())),
-        VertexIds::String(_) => parse_several_files(std::slice::from_ref(path), format, spec),
+        VertexIds::String(names) => {
+            let vertices = names.iter().map(|name| Value::from(&**name)).collect();
+            Ok((Numbered { vertices, src: list.src, dst: list.dst }, list.weight, list.bad_lines.len()))
+        }
     }
 }
 

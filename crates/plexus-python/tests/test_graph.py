@@ -291,6 +291,27 @@ def test_import_csv_numbers_nodes_and_relationships_as_import_edges(tmp_path, ed
             assert from_file.execute(query).tuples() == from_arrays.execute(query).tuples()
 
 
+def test_import_csv_numbers_string_ids_by_first_appearance(tmp_path):
+    # One file keeps the parser's numbering: first appearance, each edge's source before its target, across
+    # the parser's chunks (a list long enough to be parsed in several).
+    rng = np.random.default_rng(11)
+    names = [f"v{k:05d}-é" for k in rng.permutation(30_000)]
+    pairs = [(names[a], names[b]) for a, b in rng.integers(0, len(names), (120_000, 2))]
+    path = tmp_path / "named.csv"
+    path.write_text("".join(f"{s}\t{d}\t{k}\n" for k, (s, d) in enumerate(pairs)), encoding="utf-8")
+    order = list(dict.fromkeys(v for pair in pairs for v in pair))
+    with plexus.Database() as db:
+        info = db.import_csv(edges=path)
+        assert info["bulk"] and info["relationships_created"] == len(pairs)
+        nodes = db.execute("MATCH (n) RETURN id(n), n.id ORDER BY id(n)").tuples()
+        assert [key for _, key in nodes] == order
+        by_node = dict(nodes)
+        rels = db.execute("MATCH (a)-[r]->(b) RETURN id(a), id(b), r.weight").tuples()
+        assert sorted((by_node[a], by_node[b], w) for a, b, w in rels) == sorted(
+            (s, d, float(k)) for k, (s, d) in enumerate(pairs)
+        )
+
+
 def test_import_csv_nodes_and_relationships(tmp_path):
     people = tmp_path / "people.csv"
     people.write_text("id:ID(Person),name,born:date\n1,Ann,1990-01-02\n2,Bob,1985-03-04\n")
