@@ -144,56 +144,41 @@ fn check_nodes(state: &GraphState, limit: usize) -> NodesChecked {
     const LEAVES_PER_RUN: u64 = 256;
     let leaves = state.node_id_bound() >> crate::LEAF_BITS;
     let runs = leaves.div_ceil(LEAVES_PER_RUN);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, runs.max(1) as usize);
-    let next = AtomicU64::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Findings by run; runs past `cutoff` come after `limit` findings of finished runs before them.
     let kept: parking_lot::Mutex<BTreeMap<u64, Vec<String>>> = parking_lot::Mutex::new(BTreeMap::new());
     let cutoff = AtomicU64::new(u64::MAX);
-    let per_thread: Vec<NodesChecked> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut checked = NodesChecked::default();
-                    loop {
-                        let run = next.fetch_add(1, Ordering::Relaxed);
-                        if run >= runs {
-                            break;
-                        }
-                        let collect = run <= cutoff.load(Ordering::Relaxed);
-                        let mut found = Vec::new();
-                        let range = run * LEAVES_PER_RUN..((run + 1) * LEAVES_PER_RUN).min(leaves);
-                        state.nodes.for_each_in(range, |leaf_index, leaf| {
-                            let mut live = leaf.live;
-                            while live != 0 {
-                                let slot = live.trailing_zeros() as u64;
-                                live &= live - 1;
-                                let n = NodeId((leaf_index << crate::LEAF_BITS) | slot);
-                                check_node(state, n, &mut checked, &mut |p| {
-                                    if collect && found.len() < limit {
-                                        found.push(p);
-                                    }
-                                });
-                            }
-                        });
-                        if !found.is_empty() {
-                            let mut kept = kept.lock();
-                            kept.insert(run, found);
-                            let mut total = 0;
-                            let full_at = kept.iter().find_map(|(&r, f)| {
-                                total += f.len();
-                                (total >= limit).then_some(r)
-                            });
-                            if let Some(full_at) = full_at {
-                                cutoff.fetch_min(full_at, Ordering::Relaxed);
-                                kept.split_off(&(full_at + 1));
-                            }
-                        }
+    let per_thread = crate::parallel::for_each_pulled(runs as usize, threads, NodesChecked::default, |checked, run| {
+        let run = run as u64;
+        let collect = run <= cutoff.load(Ordering::Relaxed);
+        let mut found = Vec::new();
+        let range = run * LEAVES_PER_RUN..((run + 1) * LEAVES_PER_RUN).min(leaves);
+        state.nodes.for_each_in(range, |leaf_index, leaf| {
+            let mut live = leaf.live;
+            while live != 0 {
+                let slot = live.trailing_zeros() as u64;
+                live &= live - 1;
+                let n = NodeId((leaf_index << crate::LEAF_BITS) | slot);
+                check_node(state, n, checked, &mut |p| {
+                    if collect && found.len() < limit {
+                        found.push(p);
                     }
-                    checked
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().expect("check thread")).collect()
+                });
+            }
+        });
+        if !found.is_empty() {
+            let mut kept = kept.lock();
+            kept.insert(run, found);
+            let mut total = 0;
+            let full_at = kept.iter().find_map(|(&r, f)| {
+                total += f.len();
+                (total >= limit).then_some(r)
+            });
+            if let Some(full_at) = full_at {
+                cutoff.fetch_min(full_at, Ordering::Relaxed);
+                kept.split_off(&(full_at + 1));
+            }
+        }
     });
     let mut all = NodesChecked::default();
     let mut repeated = Vec::new();

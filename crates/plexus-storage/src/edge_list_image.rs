@@ -73,7 +73,7 @@ impl EdgeListImage {
 
     /// The whole image (format 2) in one buffer, as [`image::encode_body`] makes it of a built graph.
     pub fn encode_body(&self, catalog: &Catalog) -> Vec<u8> {
-        image::parallel_map(&self.parts(), self.threads, |part| {
+        crate::parallel::parallel_map(&self.parts(), self.threads, |part| {
             let mut buf = Vec::new();
             self.encode_part(catalog, part, &mut buf);
             buf

@@ -20,7 +20,6 @@
 //! properties inline.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::adjacency::TypeFilter;
@@ -276,38 +275,10 @@ fn for_each_slot(mut live: u64, mut f: impl FnMut(usize)) {
     }
 }
 
-/// Maps `items` through `f` on up to `threads` threads, each taking the next item as it finishes one; the
-/// results keep the items' order.
-pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads.clamp(1, items.len().max(1));
-    if threads == 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        out.push((i, f(item)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("image worker thread")).collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
-}
-
 /// Encodes the whole image (format 2) into one buffer.
 pub fn encode_body(state: &GraphState, catalog: &Catalog) -> Vec<u8> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    parallel_map(&parts(state, threads), threads, |p| {
+    crate::parallel::parallel_map(&parts(state, threads), threads, |p| {
         let mut buf = Vec::new();
         encode_part(state, catalog, p, &mut buf);
         buf

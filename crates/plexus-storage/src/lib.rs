@@ -28,6 +28,7 @@ pub mod image;
 pub mod index;
 pub mod keymap;
 pub mod ops;
+mod parallel;
 pub mod point;
 pub mod prefetch;
 mod process;

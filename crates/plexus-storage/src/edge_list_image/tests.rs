@@ -25,7 +25,7 @@ fn clone(g: &EdgeListGraph) -> EdgeListGraph {
 fn built_image(g: EdgeListGraph, catalog: &Catalog, threads: usize) -> Vec<u8> {
     let state = build_edge_list(1, &g).unwrap();
     let parts = image::parts(&state, threads);
-    image::parallel_map(&parts, threads, |p| {
+    crate::parallel::parallel_map(&parts, threads, |p| {
         let mut buf = Vec::new();
         image::encode_part(&state, catalog, p, &mut buf);
         buf
