@@ -48,6 +48,24 @@ fn too_many() -> Failure {
     Failure::Argument("more than 4,294,967,294 distinct vertices in one load".into())
 }
 
+/// Refuses the smallest id when it is the one the graph view answers "no such node" with: a vertex of that id
+/// could never be found.
+fn refuse_reserved(min: i64) -> Result<(), Failure> {
+    if min == crate::idindex::NO_ID {
+        return Err(Failure::Argument(format!(
+            "vertex id {} is reserved (it stands for no node)",
+            crate::idindex::NO_ID
+        )));
+    }
+    Ok(())
+}
+
+/// Whether ids in `min..=max` over `edges` edges are numbered through a flat table, in ascending order.
+fn dense(min: i64, max: i64, edges: usize) -> bool {
+    let span = max as i128 - min as i128 + 1;
+    span <= 4 * edges as i128 + 4096
+}
+
 /// Numbers integer ids: in ascending order through a flat table when they are dense, else in order of first
 /// appearance through a hash map.
 fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
@@ -61,15 +79,9 @@ fn number_ints(src: &[i64], dst: &[i64]) -> Result<Numbered, Failure> {
     if min > max {
         return Ok(Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() });
     }
-    if min == crate::idindex::NO_ID {
-        // The graph view answers "no such node" with it: a vertex of that id could never be found.
-        return Err(Failure::Argument(format!(
-            "vertex id {} is reserved (it stands for no node)",
-            crate::idindex::NO_ID
-        )));
-    }
-    let span = max as i128 - min as i128 + 1;
-    if span <= 4 * src.len() as i128 + 4096 {
+    refuse_reserved(min)?;
+    if dense(min, max, src.len()) {
+        let span = max as i128 - min as i128 + 1;
         let mut table = vec![u32::MAX; span as usize];
         for &x in src.iter().chain(dst) {
             table[(x - min) as usize] = 0;
@@ -117,16 +129,10 @@ fn renumber_ints(ids: Vec<i64>, mut src: Vec<u32>, mut dst: Vec<u32>) -> Result<
     let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
         return Ok(Numbered { vertices: Vec::new(), src: Vec::new(), dst: Vec::new() });
     };
-    if min == crate::idindex::NO_ID {
-        return Err(Failure::Argument(format!(
-            "vertex id {} is reserved (it stands for no node)",
-            crate::idindex::NO_ID
-        )));
-    }
+    refuse_reserved(min)?;
     u32::try_from(ids.len()).map_err(|_| too_many())?;
-    let span = max as i128 - min as i128 + 1;
-    if span <= 4 * src.len() as i128 + 4096 {
-        // Dense ids (`number_ints`'s test): both number them in ascending order.
+    if dense(min, max, src.len()) {
+        // Both number dense ids in ascending order.
         let vertices = ids.into_iter().map(Value::Int).collect();
         return Ok(Numbered { vertices, src, dst });
     }
@@ -365,7 +371,8 @@ fn parse_edge_files(files: &[PathBuf], spec: &CsvSpec) -> Result<(Numbered, Opti
         [path] => parse_one_file(path, &format, spec)?,
         _ => parse_several_files(files, &format, spec)?,
     };
-    Ok(if spec.undirected { both_ways(g, weights, skipped) } else { (g, weights, skipped) })
+    let (g, weights) = if spec.undirected { both_ways(g, weights) } else { (g, weights) };
+    Ok((g, weights, skipped))
 }
 
 /// One edge file keeps the parser's columns: integer ids renumbered in place where `number_ints` numbers them
@@ -451,7 +458,7 @@ fn parse_several_files(
 
 /// An undirected edge list as relationships both ways: each edge but a self-loop gets its reverse, with the same
 /// weight.
-fn both_ways(mut g: Numbered, mut weights: Option<Vec<f64>>, skipped: usize) -> (Numbered, Option<Vec<f64>>, usize) {
+fn both_ways(mut g: Numbered, mut weights: Option<Vec<f64>>) -> (Numbered, Option<Vec<f64>>) {
     let n = g.src.len();
     for i in 0..n {
         let (s, d) = (g.src[i], g.dst[i]);
@@ -463,7 +470,7 @@ fn both_ways(mut g: Numbered, mut weights: Option<Vec<f64>>, skipped: usize) -> 
             }
         }
     }
-    (g, weights, skipped)
+    (g, weights)
 }
 
 pub fn import_csv<'py>(
