@@ -50,16 +50,6 @@ pub(crate) struct BuiltNodes {
     live: Option<Vec<u64>>,
 }
 
-/// The nodes' half of a bulk build (see [`build_state`]).
-pub(crate) fn build_nodes(
-    version: u64,
-    nodes: Vec<NodeInput>,
-    unique_keys: &[(LabelId, PropKeyId)],
-) -> Result<BuiltNodes> {
-    let (state, live) = node_state(version, nodes, unique_keys)?;
-    Ok(BuiltNodes { state, live })
-}
-
 /// The relationships' half of [`build_state`].
 pub(crate) fn add_records(nodes: BuiltNodes, mut rels: Vec<RelInput>) -> Result<GraphState> {
     // Importers and checkpoints hand records over in id order already: checking is one pass, sorting is not.
@@ -177,13 +167,14 @@ pub(crate) fn add_packed(
     Ok(state)
 }
 
-/// A state holding `nodes` (sorted by id first if they are not) with `unique_keys` declared, and each leaf's live
-/// mask by leaf index when ids are dense enough for a flat table.
-fn node_state(
+/// The nodes' half of a bulk build (see [`build_state`]): a state holding `nodes` (sorted by id first if they are
+/// not) with `unique_keys` declared, and each leaf's live mask by leaf index when ids are dense enough for a flat
+/// table.
+pub(crate) fn build_nodes(
     version: u64,
     mut nodes: Vec<NodeInput>,
     unique_keys: &[(LabelId, PropKeyId)],
-) -> Result<(GraphState, Option<Vec<u64>>)> {
+) -> Result<BuiltNodes> {
     let mut state = GraphState::new();
     state.version = version;
     if !nodes.is_sorted_by_key(|n| n.id) {
@@ -223,7 +214,7 @@ fn node_state(
         })?;
         Arc::make_mut(&mut state.unique).push(crate::graph::UniqueIndex { label, key, map, name: None });
     }
-    Ok((state, live))
+    Ok(BuiltNodes { state, live })
 }
 
 fn node_live(state: &GraphState, live: &Option<Vec<u64>>, n: NodeId) -> bool {

@@ -133,10 +133,9 @@ fn fill_slots(len: usize, homes: impl Iterator<Item = (usize, u32)>) -> Box<[u32
 
 /// `keyed` sorted by key, then index: scattered into buckets by the key's top bits (each a few thousand entries,
 /// sorted in the cache), which costs two passes over memory instead of a sort's many.
-fn sort_by_key_in_buckets(keyed: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
+fn sort_by_key_in_buckets(mut keyed: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
     const BUCKET_BITS: u32 = 12;
     if keyed.len() < 1 << 16 {
-        let mut keyed = keyed;
         keyed.sort_unstable();
         return keyed;
     }
