@@ -11,7 +11,7 @@ use plexus_storage::prefetch::filled_on_huge_pages;
 use smallvec::SmallVec;
 
 use crate::batch::chunks;
-use crate::idindex::{node_keyed, IdIndex, NO_ID};
+use crate::idindex::{node_keyed, IdIndex, Translation, NO_ID};
 
 /// The view's weights by relationship id for one snapshot version (NaN where a relationship has none). Reading a
 /// weight from storage walks to the relationship's leaf and then its property map, several dependent cache
@@ -205,8 +205,15 @@ impl View {
             }
         }
         let (out, out_ws) = (&mut out[..ns.len()], &mut out_ws[..ns.len()]);
-        match &self.index {
-            Some(index) => fill(|n| index.ext(n), ns, run_ws, out, out_ws),
+        // One loop per form of the table: the loop over a shift has no load and vectorises.
+        match self.index.as_ref().map(|index| index.translation()) {
+            Some(Translation::Shift { shift, len }) => {
+                fill(|n| Translation::Shift { shift, len }.ext(n.0), ns, run_ws, out, out_ws)
+            }
+            Some(Translation::Narrow { base, exts }) => {
+                fill(|n| Translation::Narrow { base, exts }.ext(n.0), ns, run_ws, out, out_ws)
+            }
+            Some(Translation::Wide(exts)) => fill(|n| Translation::Wide(exts).ext(n.0), ns, run_ws, out, out_ws),
             None => fill(|n| self.ext(n), ns, run_ws, out, out_ws),
         }
     }
@@ -215,9 +222,9 @@ impl View {
     #[inline]
     fn exts_into(&self, ns: IdSlice, out: &mut [i64]) {
         let mut i = 0;
-        match &self.index {
-            Some(index) => ns.for_each(|n| {
-                out[i] = index.ext(NodeId(n));
+        match self.index.as_ref().map(|index| index.translation()) {
+            Some(translation) => ns.for_each(|n| {
+                out[i] = translation.ext(n);
                 i += 1;
             }),
             None => ns.for_each(|n| {
@@ -308,7 +315,7 @@ impl View {
         // neighbours kept are translated, straight into `out`.
         if let Some(index) = self.index.as_ref().filter(|index| index.in_node_order()) {
             if let Some((first, second)) = self.snap.sorted_neighbour_runs(a, dir, self.filter()) {
-                if let Some(n) = merge_distinct_translated(first, second, index.ext_table(), out) {
+                if let Some(n) = merge_distinct_translated(first, second, index.translation(), out) {
                     return n;
                 }
             }
@@ -386,14 +393,20 @@ impl View {
 
     /// Last prefetch step, once a node's adjacency has arrived: requests the external-id entry of each of its
     /// neighbours and, with `weights`, the weight of each of its relationships: the per-edge reads of a fill,
-    /// which land on scattered lines of tables too large for the caches.
+    /// which land on scattered lines of tables too large for the caches. An id table that fits the cache is
+    /// left alone: walking the node's runs a second time to request its lines cost more than the misses it
+    /// saved (a shifted id has no table at all).
     #[inline]
     fn prefetch_lookups(&self, node: NodeId, dir: Direction, weights: bool) {
-        let exts = self.index.as_ref().map(|index| index.ext_table());
+        let exts =
+            self.index.as_ref().filter(|index| index.ext_table_outgrows_cache()).map(|index| index.translation());
         let values = self.weights.as_ref().filter(|_| weights).map(|column| &column.values[..]);
+        if exts.is_none() && values.is_none() {
+            return;
+        }
         let _ = self.snap.visit_rel_slices::<()>(node, dir, self.filter(), |ns, rs| {
-            if let Some(table) = exts {
-                ns.for_each(|n| prefetch_entry(table, n));
+            if let Some(exts) = exts {
+                ns.for_each(|n| exts.prefetch(n));
             }
             if let Some(values) = values {
                 rs.for_each(|r| prefetch_entry(values, r));
@@ -526,10 +539,10 @@ fn prefetch_entry<T>(table: &[T], i: u64) {
     }
 }
 
-/// [`merge_distinct`] of node ids, each written as its external id `exts[node]` (ascending with node ids);
-/// `None` if some neighbour has no external id (then its place in the order is the caller's to find).
+/// [`merge_distinct`] of node ids, each written as its external id (ascending with node ids); `None` if some
+/// neighbour has no external id (then its place in the order is the caller's to find).
 #[inline]
-fn merge_distinct_translated(a: &[u32], b: &[u32], exts: &[i64], out: &mut [i64]) -> Option<usize> {
+fn merge_distinct_translated(a: &[u32], b: &[u32], exts: Translation<'_>, out: &mut [i64]) -> Option<usize> {
     if out.is_empty() {
         return (a.is_empty() && b.is_empty()).then_some(0);
     }
@@ -542,7 +555,7 @@ fn merge_distinct_translated(a: &[u32], b: &[u32], exts: &[i64], out: &mut [i64]
     let mut missing = false;
     let mut put = |v: u32, k: &mut usize| {
         let new = !any || v != last;
-        let ext = exts.get(v as usize).copied().unwrap_or(NO_ID);
+        let ext = exts.ext(u64::from(v));
         missing |= ext == NO_ID;
         out[(*k).min(top)] = ext;
         *k += usize::from(new);

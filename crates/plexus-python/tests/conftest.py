@@ -10,9 +10,11 @@ def db():
         yield database
 
 
-# External ids laid out three ways, since the graph view maps them with a flat table (ids close together), a
-# bitmap with ranks (R-MAT graphs leave over half the ids of their range unused) or a hash table (ids anywhere).
+# External ids laid out four ways, since the graph view maps them with a flat table (ids close together), a
+# bitmap with ranks (R-MAT graphs leave over half the ids of their range unused) or a hash table (ids anywhere);
+# and back from node ids by an addition (consecutive ids), a table of 4-byte offsets or one of 8-byte ids.
 ID_LAYOUTS = {
+    "consecutive": lambda rng: np.arange(60) + 10,
     "dense": lambda rng: np.arange(60) * 3 + 10,
     "ranked": lambda rng: np.sort(rng.choice(600 * 11, 600, replace=False)) + 10**9,
     "scattered": lambda rng: rng.choice(2**40, 60, replace=False) - 2**39,

@@ -353,6 +353,51 @@ def test_views_of_ids_created_out_of_order(db):
     assert graph.has_edge(int(ids[0]), 10**9 + 7 * 11 * 600) and graph.has_edge(10**9 + 7 * 11 * 600, int(ids[1]))
 
 
+@pytest.mark.parametrize("start", ["bulk", "created"])
+def test_ids_created_by_the_view_keep_answers_right_as_its_tables_change_form(db, start):
+    # Consecutive ids map to node ids by an addition; a new id next in line keeps that, a gap turns it into a
+    # table of offsets, and an id more than 2**32 away into a table of full ids. Each step is checked, on ids
+    # around the edges of each form. Nodes created one by one take the next node ids, so the view's own new
+    # nodes can extend the addition; a bulk load leaves its last leaf's slots empty, so they cannot.
+    rng = np.random.default_rng(5)
+    ids = np.arange(200, dtype=np.int64) + 50
+    src, dst = ids[rng.integers(0, 200, 1500)], ids[rng.integers(0, 200, 1500)]
+    weight = rng.random(1500).round(3)
+    if start == "created":
+        db.execute("UNWIND $ids AS i CREATE (:Node {id: i})", {"ids": ids.tolist()})
+    db.import_edges(src, dst, weight=weight)
+    want = nx.MultiDiGraph()
+    for s, d, w in zip(src.tolist(), dst.tolist(), weight.tolist()):
+        want.add_edge(s, d, weight=w)
+    graph = db.graph()
+    graph.refresh()
+    edges = [(250, 60, 0.5), (251, 250, 0.25), (1300, 251, 0.125), (2**40, 1300, 2.0), (-(2**62), 2**40, 4.0)]
+    for step in range(len(edges) + 1):
+        nodes = np.array(sorted(want.nodes), dtype=np.int64)
+        probes = np.array([49, 50, 249, 250, 251, 252, 1299, 1300, 2**40, -(2**62), -(2**63) + 1, 2**63 - 1])
+        queries = np.concatenate([nodes, probes])
+        assert graph.has_node(queries).tolist() == [int(u) in want for u in queries], step
+        for direction, of in (("out", want.out_edges), ("in", want.in_edges)):
+            offsets, others, weights = getattr(graph, f"{direction}_edges")(queries)
+            got = [sorted(zip(o, w)) for o, w in zip(split(offsets, others), split(offsets, weights))]
+            end = 1 if direction == "out" else 0
+            expected = [
+                sorted((e[end], e[2]["weight"]) for e in of(int(u), data=True)) if int(u) in want else []
+                for u in queries
+            ]
+            assert got == expected, (step, direction)
+        offsets, values = graph.neighbors(queries, direction="both")
+        both = [
+            sorted(set(want.successors(u)) | set(want.predecessors(u))) if u in want else [] for u in queries.tolist()
+        ]
+        assert split(offsets, values) == both, step
+        assert [graph.neighbors(int(u), direction="both") for u in probes] == both[len(nodes) :], step
+        if step < len(edges):
+            s, d, w = edges[step]
+            graph.upsert_edges(np.array([s]), np.array([d]), np.array([w]))
+            want.add_edge(s, d, weight=w)
+
+
 def test_neighbours_of_self_loops_and_parallel_edges(db):
     # Node 5 has two self-loops and nothing else, 6 one; 7 and 8 are joined both ways and 7 loops too. A node's
     # runs then hold a neighbour more often than its degree counts it.

@@ -391,11 +391,19 @@ impl FlatAdjacency {
         self.prefetch_first(node, dir, Beside::Rels);
     }
 
-    /// Requests `node`'s first neighbours in each direction `dir` covers and the line of their weights beside
-    /// them (what [`FlatAdjacency::weighted_runs`] reads), once its offsets have arrived.
+    /// Requests `node`'s neighbours in each direction `dir` covers and their weights beside them (what
+    /// [`FlatAdjacency::weighted_runs`] reads), once its offsets have arrived.
     #[inline]
     pub fn prefetch_weighted_entries(&self, node: u64, dir: Direction) {
-        self.prefetch_first(node, dir, Beside::Weights);
+        let RelProps::Weights { out: w_out, inc: w_in, .. } = &self.props else {
+            return self.prefetch_first(node, dir, Beside::Weights);
+        };
+        for out in sides(dir) {
+            let side = self.side(out);
+            let run = side.range(node as usize);
+            prefetch_lines(&side.nbr[run.clone()]);
+            prefetch_lines(if out { &w_out[run] } else { &w_in[run] });
+        }
     }
 
     /// Requests the line of `node`'s first neighbour in each direction `dir` covers, and of what `beside` names
@@ -606,6 +614,26 @@ impl FlatAdjacency {
         self.ty.unwrap_or(TypeId(u32::MAX))
     }
 }
+
+/// Requests the lines `run` covers, up to [`PREFETCHED_LINES`] of them: a run of weights of a handful of
+/// relationships straddles two lines about half the time, and requesting only the first left the copy of the
+/// run waiting for the second (measured: a fifth of a batch of edge lists on the patents-shaped graph).
+#[inline]
+fn prefetch_lines<T>(run: &[T]) {
+    let per_line = (64 / size_of::<T>()).max(1);
+    // Each step of a line's width from the run's first entry lands on the next line; the last entry covers the
+    // line a step may have jumped past at the end.
+    for line in run.chunks(per_line).take(PREFETCHED_LINES) {
+        crate::prefetch::prefetch(line.as_ptr());
+    }
+    if let Some(last) = run.last() {
+        crate::prefetch::prefetch(last);
+    }
+}
+
+/// The most lines of one run [`prefetch_lines`] requests: a hub's run is read long enough for the hardware
+/// prefetcher to follow it.
+const PREFETCHED_LINES: usize = 8;
 
 /// Each node's sum of `values` over its run (`offsets[node]..offsets[node + 1]`), NaN skipped, added in order
 /// from 0; nodes split over `threads`.
