@@ -1,6 +1,7 @@
 """pandas, Arrow and NetworkX conversions, checked against NetworkX and pandas computing the same answers."""
 
 import datetime as dt
+import json
 
 import numpy as np
 import pytest
@@ -215,9 +216,17 @@ def test_mixed_columns_keep_every_value_as_text_rather_than_coerce_it(db):
     # Lists and maps in such a column are JSON text, not Python reprs.
     lists = db.execute("UNWIND [[1.5, true], {a: 1, b: [null]}] AS v RETURN v").arrow()["v"].to_pylist()
     assert lists == ["[1.5, true]", '{"a": 1, "b": [null]}']
-    # Values nested deeper than Python's stack: text too, not a RecursionError.
-    deep = db.execute("RETURN reduce(acc = [], i IN range(1, 600) | [acc]) AS v").arrow()["v"]
-    assert deep.type == pa.large_string() and deep.to_pylist()[0].startswith("[[[")
+    # Values nested deeper than Python's stack (999 levels, the engine's limit is 1,000): text too, not a
+    # RecursionError, and the same text as the encoder writes for shallower ones.
+    deep = db.execute("RETURN reduce(acc = [], i IN range(1, 998) | [acc]) AS v").arrow()["v"]
+    assert deep.type == pa.large_string() and deep.to_pylist()[0] == "[" * 999 + "]" * 999
+    deep_map = db.execute("RETURN reduce(acc = {}, i IN range(1, 998) | {k: acc, n: [i, 1.5, null]}) AS v")
+    text = deep_map.arrow()["v"].to_pylist()[0]
+    assert text.startswith('{"k": {"k": ') and text.endswith(', "n": [998, 1.5, null]}')
+    from plexus._frames import _json_without_recursion
+
+    shallow = [{"a": [1, 2.5, None, True, "x\u00e9"], "b": {}}, [], "s", {"c": [[]]}, dt.date(2020, 1, 2)]
+    assert _json_without_recursion(shallow) == json.dumps(shallow, default=str, ensure_ascii=False)
     # One type, nulls included, still makes a typed column.
     typed = db.execute("UNWIND [date('2020-01-01'), null] AS v RETURN v").arrow()["v"]
     assert typed.type == pa.date32()

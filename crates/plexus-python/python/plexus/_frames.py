@@ -56,9 +56,42 @@ def _text(value):
     if isinstance(value, (list, dict)):
         try:
             return json.dumps(value, default=str, ensure_ascii=False)
-        except (RecursionError, ValueError):
-            pass
+        except RecursionError:
+            # Nested deeper than the encoder's recursion allows (the engine allows 1,000 levels), which ``str``
+            # would hit as well: the same text, written without recursion.
+            return _json_without_recursion(value)
     return str(value)
+
+
+def _json_without_recursion(value):
+    """``json.dumps(value, default=str, ensure_ascii=False)`` with an explicit stack instead of recursion."""
+    out = []
+    # Pending work, popped from the end: ("text", s) is written as it is, ("value", v) is encoded.
+    stack = [("value", value)]
+    while stack:
+        what, item = stack.pop()
+        if what == "text":
+            out.append(item)
+        elif isinstance(item, list):
+            out.append("[")
+            stack.append(("text", "]"))
+            for i in reversed(range(len(item))):
+                stack.append(("value", item[i]))
+                if i:
+                    stack.append(("text", ", "))
+        elif isinstance(item, dict):
+            out.append("{")
+            stack.append(("text", "}"))
+            entries = list(item.items())
+            for i in reversed(range(len(entries))):
+                key, v = entries[i]
+                stack.append(("value", v))
+                stack.append(("text", json.dumps(str(key), ensure_ascii=False) + ": "))
+                if i:
+                    stack.append(("text", ", "))
+        else:
+            out.append(json.dumps(item, default=str, ensure_ascii=False))
+    return "".join(out)
 
 
 def _kinds(value, path, seen):
