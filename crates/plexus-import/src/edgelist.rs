@@ -486,6 +486,8 @@ struct ChunkOut<'a> {
     ints: Vec<(i64, i64)>,
     /// Edges with string ids, borrowing the input.
     strs: Vec<(&'a [u8], &'a [u8])>,
+    /// The hashes of each edge's two names ([`names::hash_name`]), computed here on the parse threads.
+    str_hashes: Vec<[u64; 2]>,
     weights: Vec<f64>,
     /// Number of data fields seen on the first data line (2 or 3).
     columns: Option<usize>,
@@ -506,6 +508,7 @@ fn parse_chunk<'a>(
     let mut out = ChunkOut {
         ints: Vec::new(),
         strs: Vec::new(),
+        str_hashes: Vec::new(),
         weights: Vec::new(),
         columns: columns_hint,
         bad: Vec::new(),
@@ -513,7 +516,10 @@ fn parse_chunk<'a>(
     };
     match id_type {
         IdType::Integer => out.ints.reserve(chunk.len() / 12),
-        IdType::String => out.strs.reserve(chunk.len() / 16),
+        IdType::String => {
+            out.strs.reserve(chunk.len() / 16);
+            out.str_hashes.reserve(chunk.len() / 16);
+        }
     }
     let mut line_no = first_line;
     // Plain `integer<sep>integer[<sep>decimal]` lines (nearly every line of a large edge list) take a direct
@@ -631,7 +637,10 @@ fn parse_chunk<'a>(
             Ok(p) => {
                 match p {
                     (RawId::Int(a), RawId::Int(b)) => out.ints.push((a, b)),
-                    (RawId::Str(a), RawId::Str(b)) => out.strs.push((a, b)),
+                    (RawId::Str(a), RawId::Str(b)) => {
+                        out.strs.push((a, b));
+                        out.str_hashes.push([names::hash_name(a), names::hash_name(b)]);
+                    }
                     _ => unreachable!("one id type per parse"),
                 }
                 if let Some(w) = weight {
@@ -923,26 +932,26 @@ fn number_integer_ids(outs: &[ChunkOut], edges: usize) -> (Vec<u32>, Vec<u32>, V
     (src, dst, VertexIds::Integer(ids))
 }
 
-/// String ids are numbered in order of first appearance.
-fn number_string_ids<'a>(outs: &[ChunkOut<'a>], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
-    let mut number: FxHashMap<&'a [u8], u32> = FxHashMap::default();
-    let mut ids: Vec<Box<str>> = Vec::new();
+/// String ids are numbered by first appearance, each edge's source before its target ([`names`]).
+fn number_string_ids(outs: &[ChunkOut<'_>], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
+    // How many edges ahead a name's slot is requested: its line arrives while the edges between are numbered.
+    const AHEAD: usize = 8;
+    let mut numbers = names::NameNumbers::with_capacity(1024);
     let mut src = Vec::with_capacity(edges);
     let mut dst = Vec::with_capacity(edges);
-    let mut get = |bytes: &'a [u8]| -> u32 {
-        *number.entry(bytes).or_insert_with(|| {
-            ids.push(String::from_utf8_lossy(bytes).into());
-            (ids.len() - 1) as u32
-        })
-    };
     for o in outs {
-        for &(s, d) in &o.strs {
-            src.push(get(s));
-            dst.push(get(d));
+        for (i, (&(s, d), &[hs, hd])) in o.strs.iter().zip(&o.str_hashes).enumerate() {
+            if let Some(&[s_ahead, d_ahead]) = o.str_hashes.get(i + AHEAD) {
+                numbers.prefetch(s_ahead);
+                numbers.prefetch(d_ahead);
+            }
+            src.push(numbers.number(s, hs));
+            dst.push(numbers.number(d, hd));
         }
     }
-    (src, dst, VertexIds::String(ids))
+    (src, dst, VertexIds::String(numbers.into_names()))
 }
 
+mod names;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,180 @@
+//! Numbering of string vertex ids by first appearance: the one step of an edge-list parse that cannot run in
+//! parallel, since a name's number depends on every line before it.
+//!
+//! Why a table of our own: a general hash map keyed by slices of the input hashed each name again on this
+//! serial path and compared it with its first occurrence somewhere in the whole file, a cache miss into hundreds
+//! of megabytes for every edge end (with 4 M edges over 400,000 names, over a third of the parse in `memcmp`
+//! and two fifths in probing). Here the parse threads hash the names, the serial loop requests each name's slot
+//! some ends ahead, a slot holds part of the hash beside the number so that nearly every mismatch is settled
+//! without reading a name, and known names are kept in one compact arena instead of the input.
+
+/// A name's hash, computed where the name is parsed (on the parse threads). Eight bytes at a time through a
+/// folded multiply, so every byte reaches both halves of the hash (slots are chosen by the low bits, checked by
+/// the high ones).
+#[inline]
+pub(super) fn hash_name(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    const L: u64 = 0xd6e8_feb8_6659_fd93;
+    let mut h = (bytes.len() as u64).wrapping_mul(K) ^ L;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        h = fold(h ^ u64::from_le_bytes(word.try_into().expect("8 bytes")), K);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        h = fold(h ^ u64::from_le_bytes(last), L);
+    }
+    fold(h, K)
+}
+
+#[inline]
+fn fold(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// Names numbered in order of first appearance.
+pub(super) struct NameNumbers {
+    /// Open addressing, linear probing: the high 32 bits of a name's hash and its number plus one (0: empty).
+    slots: Vec<u64>,
+    /// Every name's hash, by number: what moving to a larger table reads.
+    hashes: Vec<u64>,
+    /// Name `n` is `arena[starts[n]..starts[n + 1]]`.
+    starts: Vec<usize>,
+    arena: Vec<u8>,
+}
+
+impl NameNumbers {
+    /// Room for about `expected` names before the table grows.
+    pub(super) fn with_capacity(expected: usize) -> NameNumbers {
+        let slots = (expected.max(8) * 2).next_power_of_two();
+        NameNumbers { slots: vec![0; slots], hashes: Vec::new(), starts: vec![0], arena: Vec::new() }
+    }
+
+    #[inline]
+    fn home(&self, hash: u64) -> usize {
+        hash as usize & (self.slots.len() - 1)
+    }
+
+    /// Requests the line of the slot a name of `hash` is looked up in first, without waiting for it.
+    #[inline]
+    pub(super) fn prefetch(&self, hash: u64) {
+        plexus_storage::prefetch::prefetch(&self.slots[self.home(hash)]);
+    }
+
+    /// The number of `name` (whose hash is `hash`): its own if seen before, else the next one.
+    #[inline]
+    pub(super) fn number(&mut self, name: &[u8], hash: u64) -> u32 {
+        let tag = hash >> 32;
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                break;
+            }
+            if slot >> 32 == tag {
+                let n = (slot as u32 - 1) as usize;
+                if &self.arena[self.starts[n]..self.starts[n + 1]] == name {
+                    return n as u32;
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        let n = self.hashes.len();
+        // Edges are at most `u32::MAX` (checked before numbering), names at most twice that: numbers past 32
+        // bits would take many times this machine's memory in names alone.
+        assert!(n < u32::MAX as usize, "more than 4 billion distinct vertex names");
+        self.slots[i] = tag << 32 | (n as u64 + 1);
+        self.hashes.push(hash);
+        self.arena.extend_from_slice(name);
+        self.starts.push(self.arena.len());
+        // At most half full: probes stay short.
+        if self.hashes.len() * 2 > self.slots.len() {
+            self.grow();
+        }
+        n as u32
+    }
+
+    fn grow(&mut self) {
+        let mut slots = vec![0u64; self.slots.len() * 2];
+        let mask = slots.len() - 1;
+        for (n, &hash) in self.hashes.iter().enumerate() {
+            let mut i = hash as usize & mask;
+            while slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            slots[i] = (hash >> 32) << 32 | (n as u64 + 1);
+        }
+        self.slots = slots;
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// The names in order of number (bytes that are not UTF-8 replaced, as names are shown).
+    pub(super) fn into_names(self) -> Vec<Box<str>> {
+        self.starts.windows(2).map(|w| String::from_utf8_lossy(&self.arena[w[0]..w[1]]).into()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        /// Numbers by first appearance, as a map from each name to the count of distinct names before it.
+        #[test]
+        fn numbers_names_by_first_appearance(
+            names in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..12), 0..400),
+        ) {
+            let mut numbers = NameNumbers::with_capacity(1);
+            let mut model: HashMap<Vec<u8>, u32> = HashMap::new();
+            for name in &names {
+                let next = model.len() as u32;
+                let want = *model.entry(name.clone()).or_insert(next);
+                prop_assert_eq!(numbers.number(name, hash_name(name)), want);
+            }
+            prop_assert_eq!(numbers.len(), model.len());
+            let mut by_number: Vec<(u32, Vec<u8>)> = model.into_iter().map(|(k, v)| (v, k)).collect();
+            by_number.sort();
+            let want: Vec<Box<str>> =
+                by_number.into_iter().map(|(_, k)| String::from_utf8_lossy(&k).into()).collect();
+            prop_assert_eq!(numbers.into_names(), want);
+        }
+    }
+
+    #[test]
+    fn names_whose_hashes_share_a_slot_or_a_tag_stay_apart() {
+        // A hash forced equal for every name: every lookup probes past the others and compares bytes.
+        let mut numbers = NameNumbers::with_capacity(4);
+        let names: Vec<String> = (0..100).map(|i| format!("n{i}")).collect();
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(numbers.number(name.as_bytes(), 7), i as u32);
+        }
+        for (i, name) in names.iter().enumerate().rev() {
+            assert_eq!(numbers.number(name.as_bytes(), 7), i as u32);
+        }
+        assert_eq!(numbers.number(b"", 7), 100);
+        assert_eq!(numbers.number(b"", 7), 100);
+    }
+
+    #[test]
+    fn the_hash_reaches_every_byte_and_the_length() {
+        let base = b"user123456@example.org".to_vec();
+        let h = hash_name(&base);
+        for i in 0..base.len() {
+            let mut other = base.clone();
+            other[i] ^= 1;
+            assert_ne!(hash_name(&other), h, "byte {i}");
+        }
+        assert_ne!(hash_name(b"ab"), hash_name(b"ab\0"));
+        assert_ne!(hash_name(b""), hash_name(b"\0"));
+    }
+}
