@@ -5,8 +5,9 @@
 //! serial path and compared it with its first occurrence somewhere in the whole file, a cache miss into hundreds
 //! of megabytes for every edge end (with 4 M edges over 400,000 names, over a third of the parse in `memcmp`
 //! and two fifths in probing). Here the parse threads hash the names, the serial loop requests each name's slot
-//! some ends ahead, a slot holds part of the hash beside the number so that nearly every mismatch is settled
-//! without reading a name, and known names are kept in one compact arena instead of the input.
+//! some ends ahead and the record of the name in it a few ends later, a slot holds part of the hash beside the
+//! record's place so that nearly every mismatch is settled without reading a name, and known names are kept in
+//! one compact arena instead of the input.
 
 /// A name's hash, computed where the name is parsed (on the parse threads). Eight bytes at a time through a
 /// folded multiply, so every byte reaches both halves of the hash (slots are chosen by the low bits, checked by
@@ -37,20 +38,26 @@ fn fold(a: u64, b: u64) -> u64 {
 
 /// Names numbered in order of first appearance.
 pub(super) struct NameNumbers {
-    /// Open addressing, linear probing: the high 32 bits of a name's hash and its number plus one (0: empty).
+    /// Open addressing, linear probing: the high [`TAG_BITS`] bits of a name's hash above its record's offset in
+    /// `arena` plus one (0: empty). A slot leads straight to the record, so the record's line can be requested
+    /// as soon as the slot's has arrived ([`NameNumbers::prefetch_record`]).
     slots: Vec<u64>,
-    /// Every name's hash, by number: what moving to a larger table reads.
-    hashes: Vec<u64>,
-    /// Name `n` is `arena[starts[n]..starts[n + 1]]`.
-    starts: Vec<usize>,
+    /// Every name's hash and record offset, by number: what moving to a larger table reads.
+    names: Vec<(u64, u64)>,
+    /// Records, one per name: its number (4 bytes, little-endian), its length (4 bytes), its bytes.
     arena: Vec<u8>,
 }
+
+const TAG_BITS: u32 = 24;
+const OFFSET_BITS: u32 = 64 - TAG_BITS;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+const RECORD_HEADER: usize = 8;
 
 impl NameNumbers {
     /// Room for about `expected` names before the table grows.
     pub(super) fn with_capacity(expected: usize) -> NameNumbers {
         let slots = (expected.max(8) * 2).next_power_of_two();
-        NameNumbers { slots: vec![0; slots], hashes: Vec::new(), starts: vec![0], arena: Vec::new() }
+        NameNumbers { slots: vec![0; slots], names: Vec::new(), arena: Vec::new() }
     }
 
     #[inline]
@@ -60,14 +67,26 @@ impl NameNumbers {
 
     /// Requests the line of the slot a name of `hash` is looked up in first, without waiting for it.
     #[inline]
-    pub(super) fn prefetch(&self, hash: u64) {
+    pub(super) fn prefetch_slot(&self, hash: u64) {
         plexus_storage::prefetch::prefetch(&self.slots[self.home(hash)]);
+    }
+
+    /// Once [`NameNumbers::prefetch_slot`]'s line has arrived: requests the record of the name in that slot,
+    /// which is the name looked up when it has been seen before and nothing collided.
+    #[inline]
+    pub(super) fn prefetch_record(&self, hash: u64) {
+        let slot = self.slots[self.home(hash)];
+        if slot != 0 {
+            if let Some(record) = self.arena.get(((slot & OFFSET_MASK) - 1) as usize) {
+                plexus_storage::prefetch::prefetch(record);
+            }
+        }
     }
 
     /// The number of `name` (whose hash is `hash`): its own if seen before, else the next one.
     #[inline]
     pub(super) fn number(&mut self, name: &[u8], hash: u64) -> u32 {
-        let tag = hash >> 32;
+        let tag = hash >> OFFSET_BITS;
         let mask = self.slots.len() - 1;
         let mut i = self.home(hash);
         loop {
@@ -75,24 +94,29 @@ impl NameNumbers {
             if slot == 0 {
                 break;
             }
-            if slot >> 32 == tag {
-                let n = (slot as u32 - 1) as usize;
-                if &self.arena[self.starts[n]..self.starts[n + 1]] == name {
-                    return n as u32;
+            if slot >> OFFSET_BITS == tag {
+                let at = ((slot & OFFSET_MASK) - 1) as usize;
+                let header = &self.arena[at..at + RECORD_HEADER];
+                let len = u32::from_le_bytes(header[4..].try_into().expect("4 bytes")) as usize;
+                if len == name.len() && &self.arena[at + RECORD_HEADER..at + RECORD_HEADER + len] == name {
+                    return u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
                 }
             }
             i = (i + 1) & mask;
         }
-        let n = self.hashes.len();
-        // Edges are at most `u32::MAX` (checked before numbering), names at most twice that: numbers past 32
-        // bits would take many times this machine's memory in names alone.
+        let n = self.names.len();
+        // Edges are at most `u32::MAX` (checked before numbering), names at most twice that, and names' bytes
+        // under 2^40: past either, the names alone would take many times this machine's memory.
         assert!(n < u32::MAX as usize, "more than 4 billion distinct vertex names");
-        self.slots[i] = tag << 32 | (n as u64 + 1);
-        self.hashes.push(hash);
+        let at = self.arena.len() as u64;
+        assert!(at + 1 < OFFSET_MASK && name.len() <= u32::MAX as usize, "vertex names too long in all");
+        self.arena.extend_from_slice(&(n as u32).to_le_bytes());
+        self.arena.extend_from_slice(&(name.len() as u32).to_le_bytes());
         self.arena.extend_from_slice(name);
-        self.starts.push(self.arena.len());
+        self.slots[i] = tag << OFFSET_BITS | (at + 1);
+        self.names.push((hash, at));
         // At most half full: probes stay short.
-        if self.hashes.len() * 2 > self.slots.len() {
+        if self.names.len() * 2 > self.slots.len() {
             self.grow();
         }
         n as u32
@@ -101,24 +125,31 @@ impl NameNumbers {
     fn grow(&mut self) {
         let mut slots = vec![0u64; self.slots.len() * 2];
         let mask = slots.len() - 1;
-        for (n, &hash) in self.hashes.iter().enumerate() {
+        for &(hash, at) in &self.names {
             let mut i = hash as usize & mask;
             while slots[i] != 0 {
                 i = (i + 1) & mask;
             }
-            slots[i] = (hash >> 32) << 32 | (n as u64 + 1);
+            slots[i] = (hash >> OFFSET_BITS) << OFFSET_BITS | (at + 1);
         }
         self.slots = slots;
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.hashes.len()
+        self.names.len()
     }
 
     /// The names in order of number (bytes that are not UTF-8 replaced, as names are shown).
     pub(super) fn into_names(self) -> Vec<Box<str>> {
-        self.starts.windows(2).map(|w| String::from_utf8_lossy(&self.arena[w[0]..w[1]]).into()).collect()
+        self.names
+            .iter()
+            .map(|&(_, at)| {
+                let at = at as usize;
+                let len = u32::from_le_bytes(self.arena[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+                String::from_utf8_lossy(&self.arena[at + RECORD_HEADER..at + RECORD_HEADER + len]).into()
+            })
+            .collect()
     }
 }
 
