@@ -229,13 +229,18 @@ impl ExtTable {
             }
             _ => {}
         }
-        // A change of form, once per table at most twice: through the wide table.
+        // A change of form, through the wide table: from a shift to the narrowest form that holds the new id, from
+        // offsets to full ids. Never back, so a table changes form at most twice (offsets re-based at every new
+        // lowest id would be rebuilt at every insert of descending ids).
         let mut wide = self.to_wide();
         if slot >= wide.len() {
             wide.resize(slot + 1, NO_ID);
         }
         wide[slot] = ext;
-        *self = ExtTable::narrowest(wide);
+        *self = match self {
+            ExtTable::Shift { .. } => ExtTable::narrowest(wide),
+            _ => ExtTable::Wide(wide),
+        };
     }
 
     /// Bytes of table a translation may read.

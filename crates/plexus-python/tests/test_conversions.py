@@ -225,7 +225,8 @@ def test_mixed_columns_keep_every_value_as_text_rather_than_coerce_it(db):
     assert text.startswith('{"k": {"k": ') and text.endswith(', "n": [998, 1.5, null]}')
     from plexus._frames import _json_without_recursion
 
-    shallow = [{"a": [1, 2.5, None, True, "x\u00e9"], "b": {}}, [], "s", {"c": [[]]}, dt.date(2020, 1, 2)]
+    keys = {True: 1, False: 2, None: 3, 7: 4, 1.5: 5, float("nan"): 6, float("inf"): [float("-inf")]}
+    shallow = [{"a": [1, 2.5, None, True, "x\u00e9"], "b": {}}, [], "s", {"c": [[]]}, dt.date(2020, 1, 2), keys]
     assert _json_without_recursion(shallow) == json.dumps(shallow, default=str, ensure_ascii=False)
     # One type, nulls included, still makes a typed column.
     typed = db.execute("UNWIND [date('2020-01-01'), null] AS v RETURN v").arrow()["v"]

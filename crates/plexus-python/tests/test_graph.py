@@ -371,10 +371,17 @@ def test_ids_created_by_the_view_keep_answers_right_as_its_tables_change_form(db
         want.add_edge(s, d, weight=w)
     graph = db.graph()
     graph.refresh()
-    edges = [(250, 60, 0.5), (251, 250, 0.25), (1300, 251, 0.125), (2**40, 1300, 2.0), (-(2**62), 2**40, 4.0)]
+    edges = [
+        (250, 60, 0.5),
+        (251, 250, 0.25),
+        (1300, 251, 0.125),
+        (-5, 1300, 0.75),  # below the offsets' base: full ids from here on
+        (2**40, 1300, 2.0),
+        (-(2**62), 2**40, 4.0),
+    ]
     for step in range(len(edges) + 1):
         nodes = np.array(sorted(want.nodes), dtype=np.int64)
-        probes = np.array([49, 50, 249, 250, 251, 252, 1299, 1300, 2**40, -(2**62), -(2**63) + 1, 2**63 - 1])
+        probes = np.array([-5, 49, 50, 249, 250, 251, 252, 1299, 1300, 2**40, -(2**62), -(2**63) + 1, 2**63 - 1])
         queries = np.concatenate([nodes, probes])
         assert graph.has_node(queries).tolist() == [int(u) in want for u in queries], step
         for direction, of in (("out", want.out_edges), ("in", want.in_edges)):

@@ -60,7 +60,24 @@ def _text(value):
             # Nested deeper than the encoder's recursion allows (the engine allows 1,000 levels), which ``str``
             # would hit as well: the same text, written without recursion.
             return _json_without_recursion(value)
+        except (TypeError, ValueError):
+            pass
     return str(value)
+
+
+def _json_key(key):
+    """A map key as ``json.dumps`` writes it (keys that are no string become one; others it refuses)."""
+    if isinstance(key, str):
+        text = key
+    elif key is True or key is False:
+        text = "true" if key else "false"
+    elif key is None:
+        text = "null"
+    elif isinstance(key, (int, float)):
+        text = json.dumps(key)
+    else:
+        raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+    return json.dumps(text, ensure_ascii=False) + ": "
 
 
 def _json_without_recursion(value):
@@ -86,7 +103,7 @@ def _json_without_recursion(value):
             for i in reversed(range(len(entries))):
                 key, v = entries[i]
                 stack.append(("value", v))
-                stack.append(("text", json.dumps(str(key), ensure_ascii=False) + ": "))
+                stack.append(("text", _json_key(key)))
                 if i:
                     stack.append(("text", ", "))
         else:
