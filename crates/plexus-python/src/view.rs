@@ -315,7 +315,19 @@ impl View {
         // neighbours kept are translated, straight into `out`.
         if let Some(index) = self.index.as_ref().filter(|index| index.in_node_order()) {
             if let Some((first, second)) = self.snap.sorted_neighbour_runs(a, dir, self.filter()) {
-                if let Some(n) = merge_distinct_translated(first, second, index.translation(), out) {
+                // One loop per form of the table, so that the merge's loop holds no choice of form.
+                let merged = match index.translation() {
+                    Translation::Shift { shift, len } => {
+                        merge_distinct_translated(first, second, |n| Translation::Shift { shift, len }.ext(n), out)
+                    }
+                    Translation::Narrow { base, exts } => {
+                        merge_distinct_translated(first, second, |n| Translation::Narrow { base, exts }.ext(n), out)
+                    }
+                    Translation::Wide(exts) => {
+                        merge_distinct_translated(first, second, |n| Translation::Wide(exts).ext(n), out)
+                    }
+                };
+                if let Some(n) = merged {
                     return n;
                 }
             }
@@ -542,7 +554,7 @@ fn prefetch_entry<T>(table: &[T], i: u64) {
 /// [`merge_distinct`] of node ids, each written as its external id (ascending with node ids); `None` if some
 /// neighbour has no external id (then its place in the order is the caller's to find).
 #[inline]
-fn merge_distinct_translated(a: &[u32], b: &[u32], exts: Translation<'_>, out: &mut [i64]) -> Option<usize> {
+fn merge_distinct_translated(a: &[u32], b: &[u32], ext_of: impl Fn(u64) -> i64, out: &mut [i64]) -> Option<usize> {
     if out.is_empty() {
         return (a.is_empty() && b.is_empty()).then_some(0);
     }
@@ -555,7 +567,7 @@ fn merge_distinct_translated(a: &[u32], b: &[u32], exts: Translation<'_>, out: &
     let mut missing = false;
     let mut put = |v: u32, k: &mut usize| {
         let new = !any || v != last;
-        let ext = exts.ext(u64::from(v));
+        let ext = ext_of(u64::from(v));
         missing |= ext == NO_ID;
         out[(*k).min(top)] = ext;
         *k += usize::from(new);
