@@ -16,6 +16,7 @@ use crate::idvec::SharedArray;
 use crate::keymap::KeyMap;
 use crate::pvec::PVec;
 use crate::records::{BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
+use crate::rel_props::RelPropColumn;
 use crate::value::Value;
 use crate::{LEAF_BITS, LEAF_SIZE};
 
@@ -632,14 +633,15 @@ fn rel_leaves(g: &EdgeListGraph) -> Vec<RelLeaf> {
             let mut leaf = RelLeaf::default();
             leaf.ensure_slots();
             let first = index * LEAF_SIZE;
-            for slot in 0..(m - first).min(LEAF_SIZE) {
+            let len = (m - first).min(LEAF_SIZE);
+            for slot in 0..len {
                 let i = first + slot;
                 leaf.live |= 1 << slot;
                 leaf.ty[slot] = g.ty;
                 leaf.set_ends(slot, g.src[i] as u64, g.dst[i] as u64);
-                if let Some((k, w)) = &g.weight {
-                    leaf.props_mut().set(slot, *k, Value::Float(w[i]));
-                }
+            }
+            if let Some((k, w)) = &g.weight {
+                *leaf.props_mut() = RelPropColumn::floats(*k, &w[first..first + len]);
             }
             leaf
         })
