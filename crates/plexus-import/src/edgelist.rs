@@ -529,9 +529,29 @@ fn parse_chunk<'a>(
         (IdType::Integer, Delimiter::Tab, Some(columns @ (2 | 3))) => Some((b'\t', columns == 3)),
         _ => None,
     };
+    // The same for string ids, in a chunk with no quote and only ASCII (`str_line`).
+    let fast_str = match (id_type, delimiter, out.columns) {
+        (IdType::String, Delimiter::Comma, Some(columns @ (2 | 3))) => Some((b',', columns == 3)),
+        (IdType::String, Delimiter::Tab, Some(columns @ (2 | 3))) => Some((b'\t', columns == 3)),
+        _ => None,
+    }
+    .filter(|_| str_line::direct_path_fits(chunk));
     let mut pos = 0usize;
     let mut done = false;
     while !done {
+        if let Some((sep, weighted)) = fast_str {
+            if let Some(l) = str_line::str_line(chunk, pos, sep, weighted) {
+                out.strs.push((l.src, l.dst));
+                out.str_hashes.push([names::hash_name(l.src), names::hash_name(l.dst)]);
+                if weighted {
+                    out.weights.push(l.weight);
+                }
+                line_no += 1;
+                pos = l.next;
+                done = !l.newline;
+                continue;
+            }
+        }
         if let Some((sep, weighted)) = fast {
             if let Some((a, b, w, next, newline)) = int_line(chunk, pos, sep, weighted) {
                 out.ints.push((a, b));
@@ -959,5 +979,6 @@ fn number_string_ids(outs: &[ChunkOut<'_>], edges: usize) -> (Vec<u32>, Vec<u32>
 }
 
 mod names;
+mod str_line;
 #[cfg(test)]
 mod tests;
