@@ -954,28 +954,10 @@ fn number_integer_ids(outs: &[ChunkOut], edges: usize) -> (Vec<u32>, Vec<u32>, V
 
 /// String ids are numbered by first appearance, each edge's source before its target ([`names`]).
 fn number_string_ids(outs: &[ChunkOut<'_>], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
-    // How many edges ahead a name's slot, then the record the slot leads to, are requested: each line arrives
-    // while the edges between are numbered.
-    const SLOT_AHEAD: usize = 16;
-    const RECORD_AHEAD: usize = 8;
-    let mut numbers = names::NameNumbers::with_capacity(1024);
-    let mut src = Vec::with_capacity(edges);
-    let mut dst = Vec::with_capacity(edges);
-    for o in outs {
-        for (i, (&(s, d), &[hs, hd])) in o.strs.iter().zip(&o.str_hashes).enumerate() {
-            if let Some(&[s_ahead, d_ahead]) = o.str_hashes.get(i + SLOT_AHEAD) {
-                numbers.prefetch_slot(s_ahead);
-                numbers.prefetch_slot(d_ahead);
-            }
-            if let Some(&[s_ahead, d_ahead]) = o.str_hashes.get(i + RECORD_AHEAD) {
-                numbers.prefetch_record(s_ahead);
-                numbers.prefetch_record(d_ahead);
-            }
-            src.push(numbers.number(s, hs));
-            dst.push(numbers.number(d, hd));
-        }
-    }
-    (src, dst, VertexIds::String(numbers.into_names()))
+    let chunks: Vec<names::NamedEdges<'_, '_>> = outs.iter().map(|o| (&o.strs[..], &o.str_hashes[..])).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (src, dst, names) = names::number_names(&chunks, edges, threads);
+    (src, dst, VertexIds::String(names))
 }
 
 mod names;

@@ -9,6 +9,8 @@
 //! record's place so that nearly every mismatch is settled without reading a name, and known names are kept in
 //! one compact arena instead of the input.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 /// A name's hash, computed where the name is parsed (on the parse threads). Eight bytes at a time through a
 /// folded multiply, so every byte reaches both halves of the hash (slots are chosen by the low bits, checked by
 /// the high ones).
@@ -135,8 +137,7 @@ impl NameNumbers {
         self.slots = slots;
     }
 
-    #[cfg(test)]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.names.len()
     }
 
@@ -151,6 +152,166 @@ impl NameNumbers {
             })
             .collect()
     }
+}
+
+/// One parse chunk's edges with string ids and their names' hashes.
+pub(super) type NamedEdges<'c, 'a> = (&'c [(&'a [u8], &'a [u8])], &'c [[u64; 2]]);
+
+/// How many edges ahead a name's slot, then the record the slot leads to, are requested: each line arrives
+/// while the edges between are numbered.
+const SLOT_AHEAD: usize = 16;
+const RECORD_AHEAD: usize = 8;
+
+/// Numbers the names of `chunks`' edges by first appearance, each edge's source before its target: the
+/// sources' numbers, the targets' numbers, and the names in order of number.
+///
+/// On several threads when there are enough edges: names are split into shards by their hash, each thread
+/// numbers its shard's names in order of appearance (scanning every edge, looking up only its own), and the
+/// shards' first appearances, each list already in order, are merged into the global numbering. The lookups,
+/// a cache miss each on large inputs, are what the threads share out.
+pub(super) fn number_names(
+    chunks: &[NamedEdges<'_, '_>],
+    edges: usize,
+    threads: usize,
+) -> (Vec<u32>, Vec<u32>, Vec<Box<str>>) {
+    let ends = 2 * edges as u64;
+    if threads < 2 || ends < SHARDED_MIN {
+        return number_names_serially(chunks, edges);
+    }
+    number_names_in_shards(chunks, edges, threads.min(MAX_SHARDS))
+}
+
+/// [`number_names`] with the names split into `shards` by hash, each numbered on a thread of its own.
+fn number_names_in_shards(
+    chunks: &[NamedEdges<'_, '_>],
+    edges: usize,
+    shards: usize,
+) -> (Vec<u32>, Vec<u32>, Vec<Box<str>>) {
+    let ends = 2 * edges as u64;
+    // Ends are counted in 32 bits.
+    if ends >= u64::from(u32::MAX) {
+        return number_names_serially(chunks, edges);
+    }
+    let threads = shards;
+    // Per edge end (2 × edge + 0 for the source, + 1 for the target): its shard's local number of the name,
+    // times the shard count, plus the shard.
+    let local: Vec<AtomicU32> = (0..ends).map(|_| AtomicU32::new(0)).collect();
+    let numbered: Vec<(NameNumbers, Vec<u32>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..shards)
+            .map(|shard| {
+                let local = &local;
+                scope.spawn(move || number_shard(chunks, shard, shards, local))
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a numbering thread panicked")).collect()
+    });
+    // Each shard's first appearances ascend: merged, a name's place among them all is its number.
+    let mut global: Vec<Vec<u32>> = numbered.iter().map(|(_, firsts)| vec![0; firsts.len()]).collect();
+    let total: usize = numbered.iter().map(|(_, firsts)| firsts.len()).sum();
+    let mut heads = vec![0usize; shards];
+    for number in 0..total {
+        let shard = (0..shards)
+            .filter(|&s| heads[s] < numbered[s].1.len())
+            .min_by_key(|&s| numbered[s].1[heads[s]])
+            .expect("a name is left");
+        global[shard][heads[shard]] = number as u32;
+        heads[shard] += 1;
+    }
+    let mut names: Vec<Box<str>> = vec![Box::from(""); total];
+    for ((numbers, _), numbers_of) in numbered.into_iter().zip(&global) {
+        for (name, &number) in numbers.into_names().into_iter().zip(numbers_of) {
+            names[number as usize] = name;
+        }
+    }
+    let (mut src, mut dst) = (vec![0u32; edges], vec![0u32; edges]);
+    let per = edges.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (part, (src, dst)) in src.chunks_mut(per).zip(dst.chunks_mut(per)).enumerate() {
+            let (local, global) = (&local, &global);
+            scope.spawn(move || {
+                let number = |end: usize| {
+                    let v = local[end].load(Ordering::Relaxed) as usize;
+                    global[v % shards][v / shards]
+                };
+                for (i, (s, d)) in src.iter_mut().zip(dst.iter_mut()).enumerate() {
+                    let edge = part * per + i;
+                    *s = number(2 * edge);
+                    *d = number(2 * edge + 1);
+                }
+            });
+        }
+    });
+    (src, dst, names)
+}
+
+/// Below this many edge ends the threads cost more than they save.
+const SHARDED_MIN: u64 = 1 << 20;
+/// A name's local number times the shard count must stay within 32 bits.
+const MAX_SHARDS: usize = 64;
+
+fn shard_of(hash: u64, shards: usize) -> usize {
+    // Bits the slots use neither for their place (the low ones) nor for their tag (the high ones).
+    (((hash >> 32) & 0xff) as usize * shards) >> 8
+}
+
+/// Numbers, in order of appearance, the names of `chunks` that fall in `shard`, storing each end's local number
+/// in `local`; returns the numbers and, by local number, the end of each name's first appearance.
+fn number_shard(
+    chunks: &[NamedEdges<'_, '_>],
+    shard: usize,
+    shards: usize,
+    local: &[AtomicU32],
+) -> (NameNumbers, Vec<u32>) {
+    let mut numbers = NameNumbers::with_capacity(1024);
+    let mut firsts = Vec::new();
+    let mut end = 0u32;
+    for &(strs, hashes) in chunks {
+        for (i, (&(s, d), &pair)) in strs.iter().zip(hashes).enumerate() {
+            if let Some(ahead) = hashes.get(i + SLOT_AHEAD) {
+                ahead.iter().filter(|&&h| shard_of(h, shards) == shard).for_each(|&h| numbers.prefetch_slot(h));
+            }
+            if let Some(ahead) = hashes.get(i + RECORD_AHEAD) {
+                ahead.iter().filter(|&&h| shard_of(h, shards) == shard).for_each(|&h| numbers.prefetch_record(h));
+            }
+            for (name, hash) in [(s, pair[0]), (d, pair[1])] {
+                if shard_of(hash, shards) == shard {
+                    let seen = numbers.len();
+                    let k = numbers.number(name, hash) as usize;
+                    if k == seen {
+                        firsts.push(end);
+                    }
+                    let packed =
+                        k.checked_mul(shards).and_then(|v| v.checked_add(shard)).filter(|&v| v <= u32::MAX as usize);
+                    local[end as usize]
+                        .store(packed.expect("names per shard within 32 bits") as u32, Ordering::Relaxed);
+                }
+                end += 1;
+            }
+        }
+    }
+    (numbers, firsts)
+}
+
+/// [`number_names`] on one thread.
+fn number_names_serially(chunks: &[NamedEdges<'_, '_>], edges: usize) -> (Vec<u32>, Vec<u32>, Vec<Box<str>>) {
+    let mut numbers = NameNumbers::with_capacity(1024);
+    let mut src = Vec::with_capacity(edges);
+    let mut dst = Vec::with_capacity(edges);
+    for &(strs, hashes) in chunks {
+        for (i, (&(s, d), &[hs, hd])) in strs.iter().zip(hashes).enumerate() {
+            if let Some(&[s_ahead, d_ahead]) = hashes.get(i + SLOT_AHEAD) {
+                numbers.prefetch_slot(s_ahead);
+                numbers.prefetch_slot(d_ahead);
+            }
+            if let Some(&[s_ahead, d_ahead]) = hashes.get(i + RECORD_AHEAD) {
+                numbers.prefetch_record(s_ahead);
+                numbers.prefetch_record(d_ahead);
+            }
+            src.push(numbers.number(s, hs));
+            dst.push(numbers.number(d, hd));
+        }
+    }
+    (src, dst, numbers.into_names())
 }
 
 #[cfg(test)]
@@ -178,6 +339,30 @@ mod tests {
             let want: Vec<Box<str>> =
                 by_number.into_iter().map(|(_, k)| String::from_utf8_lossy(&k).into()).collect();
             prop_assert_eq!(numbers.into_names(), want);
+        }
+    }
+
+    proptest! {
+        /// Split into shards on several threads, names get the numbers one thread gives them.
+        #[test]
+        fn shards_number_names_as_one_thread_does(
+            chunks in proptest::collection::vec(
+                proptest::collection::vec((0u8..40, 0u8..40), 0..60), 1..5),
+            shards in 2usize..5,
+        ) {
+            let names: Vec<Vec<(Vec<u8>, Vec<u8>)>> = chunks
+                .iter()
+                .map(|c| c.iter().map(|&(a, b)| (format!("v{a}").into_bytes(), format!("v{b}").into_bytes())).collect())
+                .collect();
+            let strs: Vec<Vec<(&[u8], &[u8])>> =
+                names.iter().map(|c| c.iter().map(|(a, b)| (&a[..], &b[..])).collect()).collect();
+            let hashes: Vec<Vec<[u64; 2]>> =
+                strs.iter().map(|c| c.iter().map(|(a, b)| [hash_name(a), hash_name(b)]).collect()).collect();
+            let input: Vec<NamedEdges<'_, '_>> = strs.iter().zip(&hashes).map(|(s, h)| (&s[..], &h[..])).collect();
+            let edges = strs.iter().map(Vec::len).sum();
+            let one = number_names_serially(&input, edges);
+            let many = number_names_in_shards(&input, edges, shards);
+            prop_assert_eq!(one, many);
         }
     }
 

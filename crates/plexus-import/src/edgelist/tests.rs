@@ -22,6 +22,48 @@ fn plain_integer_lines_and_every_other_kind_of_line_mix() {
 }
 
 #[test]
+fn many_string_ids_over_several_chunks_and_threads_keep_the_order_of_first_appearance() {
+    // Enough ends for the numbering to split names over threads, with quoted, padded and non-ASCII lines
+    // among the plain ones (chunks with those take the general path).
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut text = String::new();
+    let mut want: Vec<(String, String)> = Vec::new();
+    for i in 0..600_000u64 {
+        let (a, b) = (format!("u{}", next() % 50_000), format!("u{}", next() % 50_000));
+        let line = match i % 100_003 {
+            7 => format!("\"{a}\",{b}\n"),
+            8 => format!(" {a} , {b}\n"),
+            9 => format!("{a},{b}é\n"),
+            _ => format!("{a},{b}\n"),
+        };
+        text.push_str(&line);
+        let b = if i % 100_003 == 9 { format!("{b}é") } else { b };
+        want.push((a, b));
+    }
+    let format = Format { id_type: Some(IdType::String), ..Format::default() };
+    let e = parse(text.as_bytes(), &format, 0).unwrap();
+    let VertexIds::String(names) = &e.vertices else { panic!("string ids") };
+    let mut seen: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for (i, (a, b)) in want.iter().enumerate() {
+        for (name, got) in [(a, e.src[i]), (b, e.dst[i])] {
+            let n = *seen.entry(name).or_insert_with(|| {
+                order.push(name);
+                (order.len() - 1) as u32
+            });
+            assert_eq!(got, n, "edge {i}, {name}");
+        }
+    }
+    assert_eq!(names.iter().map(|n| &**n).collect::<Vec<_>>(), order);
+}
+
+#[test]
 fn detects_delimiters_headers_and_weights() {
     let e = parse_str("source,target,weight\n1,2,0.5\n2,3,1.5\n");
     assert_eq!((e.delimiter, e.header), (Delimiter::Comma, true));
