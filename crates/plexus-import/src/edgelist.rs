@@ -4,11 +4,13 @@
 //! The whole input is parsed into dense vertex numbers (in order of first appearance for string ids, in order of
 //! value for integer ids) plus flat source/target/weight columns, which is what the bulk builder wants. Parsing is
 //! a hand-written byte loop over large chunks split at line ends and parsed in parallel, one chunk per core.
+//!
+//! Plain lines take direct paths (`int_line`, `str_line`); the numbering of vertices is in `int_ids` (by value)
+//! and `names` (string ids, by first appearance).
 
 use std::fmt;
 
 use crate::values::parse_int;
-use plexus_storage::fxhash::FxHashMap;
 
 /// How fields are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -679,88 +681,6 @@ fn parse_chunk<'a>(
     out
 }
 
-/// A line `digits<sep>digits` (with `weighted`, `digits<sep>digits<sep>decimal`) ending in `\n`, `\r\n` or the
-/// end of `chunk`, starting at `pos`: both numbers, the weight (0 without `weighted`), where the next line
-/// starts, and whether the line ended in a newline. `None` for anything else (up to 18 digits each, so no
-/// overflow check is needed; weights as [`short_decimal`] reads them), which the general path then reads.
-#[inline]
-fn int_line(chunk: &[u8], pos: usize, sep: u8, weighted: bool) -> Option<(i64, i64, f64, usize, bool)> {
-    let number = |mut i: usize| -> Option<(i64, usize)> {
-        let start = i;
-        let mut v: i64 = 0;
-        while let Some(&c) = chunk.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            if i - start == 18 {
-                return None;
-            }
-            v = v * 10 + d as i64;
-            i += 1;
-        }
-        // A leading zero goes the slow way, which refuses it when the id type was guessed.
-        (i > start && !(chunk[start] == b'0' && i > start + 1)).then_some((v, i))
-    };
-    let (a, i) = number(pos)?;
-    if chunk.get(i) != Some(&sep) {
-        return None;
-    }
-    let (b, mut i) = number(i + 1)?;
-    let mut w = 0.0;
-    if weighted {
-        if chunk.get(i) != Some(&sep) {
-            return None;
-        }
-        (w, i) = short_decimal(chunk, i + 1)?;
-    }
-    match chunk.get(i) {
-        None => Some((a, b, w, i, false)),
-        Some(b'\n') => Some((a, b, w, i + 1, true)),
-        Some(b'\r') if chunk.get(i + 1) == Some(&b'\n') => Some((a, b, w, i + 2, true)),
-        _ => None,
-    }
-}
-
-/// Exact powers of ten as doubles (10^22 is the last one a double holds exactly).
-const POWERS_OF_TEN: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
-    1e21, 1e22,
-];
-
-/// A decimal `[-]digits[.digits]` of at most 15 digits at `chunk[i..]`, and where it ends. Its digits as an
-/// integer and the power of ten it is divided by are both exact doubles (below 2^53 and at most 10^15), so one
-/// division gives the correctly rounded value, the one `str::parse::<f64>` gives. `None` for anything longer
-/// or of another form (an exponent, `inf`, a lone dot), which the general path reads.
-#[inline]
-fn short_decimal(chunk: &[u8], mut i: usize) -> Option<(f64, usize)> {
-    let negative = chunk.get(i) == Some(&b'-');
-    i += negative as usize;
-    let (mut mantissa, mut digits, mut fraction) = (0u64, 0usize, None::<usize>);
-    while let Some(&c) = chunk.get(i) {
-        match c {
-            b'0'..=b'9' => {
-                mantissa = mantissa * 10 + u64::from(c - b'0');
-                digits += 1;
-                if digits > 15 {
-                    return None;
-                }
-            }
-            b'.' if fraction.is_none() && digits > 0 => fraction = Some(digits),
-            _ => break,
-        }
-        i += 1;
-    }
-    let decimals = match fraction {
-        Some(at) if at == digits => return None,
-        Some(at) => digits - at,
-        None if digits == 0 => return None,
-        None => 0,
-    };
-    let value = mantissa as f64 / POWERS_OF_TEN[decimals];
-    Some((if negative { -value } else { value }, i))
-}
-
 /// Splits `input` into about `parts` chunks at line ends; returns (chunk, number of the line before it).
 fn split_lines(input: &[u8], parts: usize) -> Vec<(&[u8], u64)> {
     let mut chunks = Vec::new();
@@ -852,106 +772,6 @@ pub fn parse(input: &[u8], format: &Format, skip_bad_lines: usize) -> Result<Edg
     Ok(EdgeList { src, dst, weight, vertices, delimiter, header, bad_lines })
 }
 
-/// A chunk's parsed edges and the slices of the source and target columns its numbers go to.
-type NumberingWork<'o, 'a> = (&'o ChunkOut<'a>, &'o mut [u32], &'o mut [u32]);
-
-/// Integer ids are numbered in order of value. When they are dense enough, through a bitmap of the ids present
-/// and a running count per 64-bit word (a rank table): both stay in the cache for millions of vertices, so the
-/// marking and numbering passes run at memory speed, and both spread over the cores by chunk.
-fn number_integer_ids(outs: &[ChunkOut], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, outs.len().max(1));
-    // Chunk `i` goes to thread `i % threads`.
-    let per_thread = |t: usize| outs.iter().skip(t).step_by(threads);
-    let (min, max) = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    per_thread(t)
-                        .flat_map(|o| o.ints.iter())
-                        .fold((i64::MAX, i64::MIN), |(lo, hi), &(s, d)| (lo.min(s.min(d)), hi.max(s.max(d))))
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("numbering thread"))
-            .fold((i64::MAX, i64::MIN), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)))
-    });
-    if edges == 0 {
-        return (Vec::new(), Vec::new(), VertexIds::Integer(Vec::new()));
-    }
-    let span = (max as i128 - min as i128 + 1) as u128;
-    if span > (16 * edges as u128).max(1 << 20) {
-        let ints = || outs.iter().flat_map(|o| o.ints.iter().copied());
-        let mut ids: Vec<i64> = ints().flat_map(|(s, d)| [s, d]).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let number: FxHashMap<i64, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
-        let (src, dst) = ints().map(|(s, d)| (number[&s], number[&d])).unzip();
-        return (src, dst, VertexIds::Integer(ids));
-    }
-    let words = (span as usize).div_ceil(64);
-    let bits = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    let mut bits = vec![0u64; words];
-                    for &(s, d) in per_thread(t).flat_map(|o| o.ints.iter()) {
-                        for v in [(s - min) as usize, (d - min) as usize] {
-                            bits[v >> 6] |= 1 << (v & 63);
-                        }
-                    }
-                    bits
-                })
-            })
-            .collect();
-        let mut all = workers.into_iter().map(|w| w.join().expect("numbering thread"));
-        let mut bits = all.next().expect("one thread at least");
-        for other in all {
-            bits.iter_mut().zip(other).for_each(|(a, b)| *a |= b);
-        }
-        bits
-    });
-    let mut rank = Vec::with_capacity(words);
-    let mut ids = Vec::new();
-    for (w, &word) in bits.iter().enumerate() {
-        rank.push(ids.len() as u32);
-        let mut rest = word;
-        while rest != 0 {
-            ids.push(min + (w * 64) as i64 + rest.trailing_zeros() as i64);
-            rest &= rest - 1;
-        }
-    }
-    let number = |v: i64| {
-        let o = (v - min) as usize;
-        rank[o >> 6] + (bits[o >> 6] & ((1u64 << (o & 63)) - 1)).count_ones()
-    };
-    let mut src = vec![0u32; edges];
-    let mut dst = vec![0u32; edges];
-    // Each chunk numbers into its own slices of the output columns.
-    let mut slices: Vec<Vec<NumberingWork>> = (0..threads).map(|_| Vec::new()).collect();
-    let (mut src_rest, mut dst_rest) = (&mut src[..], &mut dst[..]);
-    for (i, o) in outs.iter().enumerate() {
-        let (s, s_rest) = std::mem::take(&mut src_rest).split_at_mut(o.ints.len());
-        let (d, d_rest) = std::mem::take(&mut dst_rest).split_at_mut(o.ints.len());
-        (src_rest, dst_rest) = (s_rest, d_rest);
-        slices[i % threads].push((o, s, d));
-    }
-    std::thread::scope(|scope| {
-        for work in slices {
-            scope.spawn(move || {
-                for (o, s, d) in work {
-                    for (i, &(a, b)) in o.ints.iter().enumerate() {
-                        s[i] = number(a);
-                        d[i] = number(b);
-                    }
-                }
-            });
-        }
-    });
-    (src, dst, VertexIds::Integer(ids))
-}
-
 /// String ids are numbered by first appearance, each edge's source before its target ([`names`]).
 fn number_string_ids(outs: &[ChunkOut<'_>], edges: usize) -> (Vec<u32>, Vec<u32>, VertexIds) {
     let chunks: Vec<names::NamedEdges<'_, '_>> = outs.iter().map(|o| (&o.strs[..], &o.str_hashes[..])).collect();
@@ -960,7 +780,14 @@ fn number_string_ids(outs: &[ChunkOut<'_>], edges: usize) -> (Vec<u32>, Vec<u32>
     (src, dst, VertexIds::String(names))
 }
 
+mod int_ids;
+mod int_line;
 mod names;
 mod str_line;
+
+use int_ids::number_integer_ids;
+use int_line::int_line;
+#[cfg(test)]
+use int_line::short_decimal;
 #[cfg(test)]
 mod tests;
