@@ -782,7 +782,7 @@ fn number_string_ids(outs: &[ChunkOut<'_>], edges: usize) -> (Vec<u32>, Vec<u32>
 
 mod int_ids;
 mod int_line;
-mod names;
+pub(crate) mod names;
 mod str_line;
 
 use int_ids::number_integer_ids;

@@ -1,5 +1,6 @@
 //! Numbering of string vertex ids by first appearance: the one step of an edge-list parse that cannot run in
-//! parallel, since a name's number depends on every line before it.
+//! parallel as it is, since a name's number depends on every line before it. The table is also the id map of
+//! node files keyed by strings (`nodes_rels::ids`), which relationship ends look up.
 //!
 //! Why a table of our own: a general hash map keyed by slices of the input hashed each name again on this
 //! serial path and compared it with its first occurrence somewhere in the whole file, a cache miss into hundreds
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// folded multiply, so every byte reaches both halves of the hash (slots are chosen by the low bits, checked by
 /// the high ones).
 #[inline]
-pub(super) fn hash_name(bytes: &[u8]) -> u64 {
+pub(crate) fn hash_name(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     const L: u64 = 0xd6e8_feb8_6659_fd93;
     let mut h = (bytes.len() as u64).wrapping_mul(K) ^ L;
@@ -39,7 +40,7 @@ fn fold(a: u64, b: u64) -> u64 {
 }
 
 /// Names numbered in order of first appearance.
-pub(super) struct NameNumbers {
+pub(crate) struct NameNumbers {
     /// Open addressing, linear probing: the high [`TAG_BITS`] bits of a name's hash above its record's offset in
     /// `arena` plus one (0: empty). A slot leads straight to the record, so the record's line can be requested
     /// as soon as the slot's has arrived ([`NameNumbers::prefetch_record`]).
@@ -57,7 +58,7 @@ const RECORD_HEADER: usize = 8;
 
 impl NameNumbers {
     /// Room for about `expected` names before the table grows.
-    pub(super) fn with_capacity(expected: usize) -> NameNumbers {
+    pub(crate) fn with_capacity(expected: usize) -> NameNumbers {
         let slots = (expected.max(8) * 2).next_power_of_two();
         NameNumbers { slots: vec![0; slots], names: Vec::new(), arena: Vec::new() }
     }
@@ -69,14 +70,14 @@ impl NameNumbers {
 
     /// Requests the line of the slot a name of `hash` is looked up in first, without waiting for it.
     #[inline]
-    pub(super) fn prefetch_slot(&self, hash: u64) {
+    pub(crate) fn prefetch_slot(&self, hash: u64) {
         plexus_storage::prefetch::prefetch(&self.slots[self.home(hash)]);
     }
 
     /// Once [`NameNumbers::prefetch_slot`]'s line has arrived: requests the record of the name in that slot,
     /// which is the name looked up when it has been seen before and nothing collided.
     #[inline]
-    pub(super) fn prefetch_record(&self, hash: u64) {
+    pub(crate) fn prefetch_record(&self, hash: u64) {
         let slot = self.slots[self.home(hash)];
         if slot != 0 {
             if let Some(record) = self.arena.get(((slot & OFFSET_MASK) - 1) as usize) {
@@ -87,7 +88,7 @@ impl NameNumbers {
 
     /// The number of `name` (whose hash is `hash`): its own if seen before, else the next one.
     #[inline]
-    pub(super) fn number(&mut self, name: &[u8], hash: u64) -> u32 {
+    pub(crate) fn number(&mut self, name: &[u8], hash: u64) -> u32 {
         let tag = hash >> OFFSET_BITS;
         let mask = self.slots.len() - 1;
         let mut i = self.home(hash);
@@ -97,11 +98,8 @@ impl NameNumbers {
                 break;
             }
             if slot >> OFFSET_BITS == tag {
-                let at = ((slot & OFFSET_MASK) - 1) as usize;
-                let header = &self.arena[at..at + RECORD_HEADER];
-                let len = u32::from_le_bytes(header[4..].try_into().expect("4 bytes")) as usize;
-                if len == name.len() && &self.arena[at + RECORD_HEADER..at + RECORD_HEADER + len] == name {
-                    return u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
+                if let Some(number) = self.record_of(slot, name) {
+                    return number;
                 }
             }
             i = (i + 1) & mask;
@@ -137,20 +135,52 @@ impl NameNumbers {
         self.slots = slots;
     }
 
-    pub(super) fn len(&self) -> usize {
+    /// The number of `name` (whose hash is `hash`), if it has one; adds nothing.
+    #[inline]
+    pub(crate) fn find(&self, name: &[u8], hash: u64) -> Option<u32> {
+        let tag = hash >> OFFSET_BITS;
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            if slot >> OFFSET_BITS == tag {
+                if let Some(number) = self.record_of(slot, name) {
+                    return Some(number);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The number in the record `slot` leads to, if that record is `name`.
+    #[inline]
+    fn record_of(&self, slot: u64, name: &[u8]) -> Option<u32> {
+        let at = ((slot & OFFSET_MASK) - 1) as usize;
+        let header = &self.arena[at..at + RECORD_HEADER];
+        let len = u32::from_le_bytes(header[4..].try_into().expect("4 bytes")) as usize;
+        (len == name.len() && &self.arena[at + RECORD_HEADER..at + RECORD_HEADER + len] == name)
+            .then(|| u32::from_le_bytes(header[..4].try_into().expect("4 bytes")))
+    }
+
+    /// Every name, in order of number.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.names.iter().map(|&(_, at)| {
+            let at = at as usize;
+            let len = u32::from_le_bytes(self.arena[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+            &self.arena[at + RECORD_HEADER..at + RECORD_HEADER + len]
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
 
     /// The names in order of number (bytes that are not UTF-8 replaced, as names are shown).
-    pub(super) fn into_names(self) -> Vec<Box<str>> {
-        self.names
-            .iter()
-            .map(|&(_, at)| {
-                let at = at as usize;
-                let len = u32::from_le_bytes(self.arena[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
-                String::from_utf8_lossy(&self.arena[at + RECORD_HEADER..at + RECORD_HEADER + len]).into()
-            })
-            .collect()
+    pub(crate) fn into_names(self) -> Vec<Box<str>> {
+        self.names().map(|name| String::from_utf8_lossy(name).into()).collect()
     }
 }
 

@@ -2,6 +2,7 @@
 //! group is parsed, and the lookups relationship ends make through them.
 
 use super::*;
+use crate::edgelist::names::{hash_name, NameNumbers};
 
 /// A row whose id an earlier row of its id space has (skipped with `skip_duplicate_nodes`).
 pub struct Duplicate {
@@ -18,10 +19,26 @@ enum SpaceMap<'a> {
         min: i64,
         table: Vec<u64>,
     },
-    Str(FxHashMap<Cow<'a, [u8]>, u64>),
+    /// String ids numbered in one compact table (a tag of the hash beside each record's place, the names in one
+    /// arena: two cache misses a lookup, where a map keyed by slices of the input took three) and each
+    /// number's node.
+    Str {
+        names: NameNumbers,
+        nodes: Vec<u64>,
+        _input: std::marker::PhantomData<&'a [u8]>,
+    },
 }
 
 impl SpaceMap<'_> {
+    /// The node of string id `text`.
+    #[inline]
+    fn get_str(&self, text: &[u8]) -> Option<u64> {
+        match self {
+            SpaceMap::Str { names, nodes, .. } => names.find(text, hash_name(text)).map(|k| nodes[k as usize]),
+            _ => None,
+        }
+    }
+
     /// Turns a hash map of integer ids into a direct table when the ids span at most four slots per id.
     fn densify(&mut self) {
         let SpaceMap::Int(map) = self else { return };
@@ -45,7 +62,7 @@ impl SpaceMap<'_> {
                 let at = (id as i128 - *min as i128) as u128;
                 table.get(usize::try_from(at).ok()?).copied().filter(|&n| n != u64::MAX)
             }
-            SpaceMap::Str(_) => None,
+            SpaceMap::Str { .. } => None,
         }
     }
 }
@@ -101,7 +118,11 @@ impl<'a> IdMaps<'a> {
                     maps.names.push(name);
                     maps.maps.push(match id_type {
                         IdType::Integer => SpaceMap::Int(FxHashMap::default()),
-                        IdType::String => SpaceMap::Str(FxHashMap::default()),
+                        IdType::String => SpaceMap::Str {
+                            names: NameNumbers::with_capacity(1024),
+                            nodes: Vec::new(),
+                            _input: std::marker::PhantomData,
+                        },
                     });
                     owner.push(Vec::new());
                     maps.maps.len() - 1
@@ -147,14 +168,14 @@ impl<'a> IdMaps<'a> {
                         }
                     }
                 }
-                (SpaceMap::Str(map), Ids::Str(ids)) => {
-                    map.reserve(ids.len());
+                (SpaceMap::Str { names, nodes, .. }, Ids::Str(ids)) => {
                     for (row, id) in ids.iter().enumerate() {
-                        match map.entry(id.clone()) {
-                            Entry::Occupied(e) => duplicate(row, *e.get())?,
-                            Entry::Vacant(e) => {
-                                e.insert(node_of(g, row));
-                            }
+                        let known = names.len();
+                        let k = names.number(id, hash_name(id)) as usize;
+                        if k < known {
+                            duplicate(row, nodes[k])?;
+                        } else {
+                            nodes.push(node_of(g, row));
                         }
                     }
                 }
@@ -171,7 +192,7 @@ impl<'a> IdMaps<'a> {
     /// Whether space `s` holds `text` as an id.
     fn holds(&self, s: usize, text: &[u8]) -> bool {
         match &self.maps[s] {
-            SpaceMap::Str(m) => m.contains_key(text),
+            map @ SpaceMap::Str { .. } => map.get_str(text).is_some(),
             map => parse_int(text).is_some_and(|i| map.get_int(i).is_some()),
         }
     }
@@ -191,7 +212,7 @@ impl<'a> IdMaps<'a> {
                 if let Some(i) = parse_int(text) {
                     let in_files = space.is_some_and(|sp| {
                         let ints = self.as_integers[sp].get_or_init(|| match &self.maps[sp] {
-                            SpaceMap::Str(m) => m.keys().filter_map(|k| parse_int(k)).collect(),
+                            SpaceMap::Str { names, .. } => names.names().filter_map(parse_int).collect(),
                             _ => Default::default(),
                         });
                         ints.contains(&i)
@@ -246,10 +267,7 @@ impl<'a> IdMaps<'a> {
                 fallback.and_then(|f| f(name, ExternalId::Int(id))).map_or(Lookup::Unknown, Lookup::found)
             }
             IdType::String => {
-                if let Some(&n) = space.and_then(|s| match &self.maps[s] {
-                    SpaceMap::Str(m) => m.get(text),
-                    _ => None,
-                }) {
+                if let Some(n) = space.and_then(|s| self.maps[s].get_str(text)) {
                     return Lookup::Found(n);
                 }
                 let Ok(s) = std::str::from_utf8(text) else { return Lookup::Unknown };
