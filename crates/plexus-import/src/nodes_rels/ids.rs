@@ -251,6 +251,27 @@ impl<'a> IdMaps<'a> {
         format!(" (it is a node id in {})", others.join(" and "))
     }
 
+    /// Requests the line of the slot that a string id of `hash` is looked up in first, in `space`.
+    #[inline]
+    pub(super) fn prefetch_slot(&self, space: Option<usize>, hash: u64) {
+        if let Some(SpaceMap::Str { names, .. }) = space.map(|s| &self.maps[s]) {
+            names.prefetch_slot(hash);
+        }
+    }
+
+    /// Once [`IdMaps::prefetch_slot`]'s line has arrived: requests the record of the id in that slot.
+    #[inline]
+    pub(super) fn prefetch_record(&self, space: Option<usize>, hash: u64) {
+        if let Some(SpaceMap::Str { names, .. }) = space.map(|s| &self.maps[s]) {
+            names.prefetch_record(hash);
+        }
+    }
+
+    /// Whether ids are strings (the only maps [`IdMaps::prefetch_slot`] requests lines of).
+    pub(super) fn of_strings(&self) -> bool {
+        self.id_type == IdType::String
+    }
+
     pub(super) fn resolve(
         &self,
         space: Option<usize>,

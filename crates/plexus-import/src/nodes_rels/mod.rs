@@ -24,6 +24,7 @@ use plexus_storage::records::{Labels, PropMap};
 use plexus_storage::{Catalog, LabelId, PropKeyId, TypeId, Value};
 
 mod ids;
+mod lookahead;
 mod rels;
 
 pub use ids::{Duplicate, ExternalId, Fallback, IdMaps, AMBIGUOUS};

@@ -2,6 +2,7 @@
 //! id maps (or the database's own keys in incremental mode).
 
 use super::ids::Lookup;
+use super::lookahead::Lookahead;
 use super::*;
 
 /// The parsed rows of one relationship group: flat columns.
@@ -98,6 +99,17 @@ pub fn parse_rel_group(
             out.0.dst.reserve(cap);
             let mut cache: FxHashMap<Vec<u8>, TypeId> = FxHashMap::default();
             let len = range.len() as u64;
+            let mut ahead = maps.of_strings().then(|| {
+                Lookahead::new(
+                    bytes,
+                    range.end,
+                    options.delimiter,
+                    options.trim_strings,
+                    [header.start, header.end],
+                    [start_space, end_space],
+                    maps,
+                )
+            });
             let open = read_chunk(
                 bytes,
                 range,
@@ -107,6 +119,9 @@ pub fn parse_rel_group(
                 &mut out,
                 |o| &mut o.1,
                 |rec, (out, _, skipped)| {
+                    if let Some(ahead) = &mut ahead {
+                        ahead.at_row(&rec.span);
+                    }
                     if rec.len() > plans.len() {
                         if !options.ignore_extra_columns {
                             let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
