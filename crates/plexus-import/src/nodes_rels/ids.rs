@@ -251,25 +251,44 @@ impl<'a> IdMaps<'a> {
         format!(" (it is a node id in {})", others.join(" and "))
     }
 
-    /// Requests the line of the slot that a string id of `hash` is looked up in first, in `space`.
+    /// The key [`IdMaps::prefetch_first`] and [`IdMaps::prefetch_second`] take for id `text`: its hash for string
+    /// ids, its value for integer ids (`None` when it is none).
     #[inline]
-    pub(super) fn prefetch_slot(&self, space: Option<usize>, hash: u64) {
-        if let Some(SpaceMap::Str { names, .. }) = space.map(|s| &self.maps[s]) {
-            names.prefetch_slot(hash);
+    pub(super) fn prefetch_key(&self, text: &[u8]) -> Option<u64> {
+        match self.id_type {
+            IdType::String => Some(crate::edgelist::names::hash_name(text)),
+            IdType::Integer => parse_int(text).map(|i| i as u64),
         }
     }
 
-    /// Once [`IdMaps::prefetch_slot`]'s line has arrived: requests the record of the id in that slot.
+    /// Requests the line that the lookup of the id of `key` ([`IdMaps::prefetch_key`]) in `space` reads first:
+    /// a string id's slot, an integer id's entry of a direct table (a hash map of integers is left alone).
     #[inline]
-    pub(super) fn prefetch_record(&self, space: Option<usize>, hash: u64) {
-        if let Some(SpaceMap::Str { names, .. }) = space.map(|s| &self.maps[s]) {
-            names.prefetch_record(hash);
+    pub(super) fn prefetch_first(&self, space: Option<usize>, key: u64) {
+        match space.map(|s| &self.maps[s]) {
+            Some(SpaceMap::Str { names, .. }) => names.prefetch_slot(key),
+            Some(SpaceMap::Dense { min, table }) => {
+                if let Some(entry) =
+                    usize::try_from((key as i64 as i128) - (*min as i128)).ok().and_then(|i| table.get(i))
+                {
+                    plexus_storage::prefetch::prefetch(entry);
+                }
+            }
+            _ => {}
         }
     }
 
-    /// Whether ids are strings (the only maps [`IdMaps::prefetch_slot`] requests lines of).
-    pub(super) fn of_strings(&self) -> bool {
-        self.id_type == IdType::String
+    /// Once [`IdMaps::prefetch_first`]'s line has arrived: requests the line read second (a string id's record).
+    #[inline]
+    pub(super) fn prefetch_second(&self, space: Option<usize>, key: u64) {
+        if let Some(SpaceMap::Str { names, .. }) = space.map(|s| &self.maps[s]) {
+            names.prefetch_record(key);
+        }
+    }
+
+    /// Whether ids are integers (which the reader trims of blanks whatever the options).
+    pub(super) fn of_integers(&self) -> bool {
+        self.id_type == IdType::Integer
     }
 
     pub(super) fn resolve(

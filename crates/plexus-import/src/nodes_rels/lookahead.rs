@@ -2,8 +2,9 @@
 //! look up are requested while the row at hand is read.
 //!
 //! Why: resolving a relationship's two string ids is two dependent cache misses each (a slot of the name table,
-//! then the name's record), and rows are resolved one at a time as the reader yields them, so each row waited
-//! for four misses in turn (58 % of the parse of 5 M relationships over 1 M nodes). A light scan of the lines
+//! then the name's record; an integer id in a direct table is one), and rows are resolved one at a time as the
+//! reader yields them, so each row waited for its misses in turn (58 % of the parse of 5 M relationships over
+//! 1 M nodes keyed by strings). A light scan of the lines
 //! ahead (split at the delimiter, no quotes, no checks) finds the ids they will most likely name; requesting
 //! their slots 16 lines ahead and their records 8 lines ahead lets those misses overlap. It is only a hint: a
 //! line it reads differently from the real reader (quotes, a record over several lines) costs a wasted request,
@@ -23,7 +24,8 @@ pub(super) struct Lookahead<'b, 'm> {
     end: usize,
     /// Where the next line not yet queued starts.
     cursor: usize,
-    /// The lines after the row at hand: where each starts, and its two ends' hashes when it was read.
+    /// The lines after the row at hand: where each starts, and its two ends' keys ([`IdMaps::prefetch_key`]) when
+    /// it was read.
     queue: VecDeque<(usize, Option<[u64; 2]>)>,
     delimiter: u8,
     trim: bool,
@@ -62,18 +64,18 @@ impl<'b, 'm> Lookahead<'b, 'm> {
             let start = self.cursor;
             let line_end = memchr::memchr(b'\n', &self.bytes[start..self.end]).map_or(self.end, |p| start + p);
             self.cursor = line_end + 1;
-            let hashes = self.ids(&self.bytes[start..line_end]).map(|[a, b]| {
-                let hashes = [crate::edgelist::names::hash_name(a), crate::edgelist::names::hash_name(b)];
-                for (space, &hash) in self.spaces.iter().zip(&hashes) {
-                    self.maps.prefetch_slot(*space, hash);
+            let keys = self.ids(&self.bytes[start..line_end]).and_then(|[a, b]| {
+                let keys = [self.maps.prefetch_key(a)?, self.maps.prefetch_key(b)?];
+                for (space, &key) in self.spaces.iter().zip(&keys) {
+                    self.maps.prefetch_first(*space, key);
                 }
-                hashes
+                Some(keys)
             });
-            self.queue.push_back((start, hashes));
+            self.queue.push_back((start, keys));
         }
-        if let Some(&(_, Some(hashes))) = self.queue.get(RECORDS_AHEAD) {
-            for (space, hash) in self.spaces.iter().zip(hashes) {
-                self.maps.prefetch_record(*space, hash);
+        if let Some(&(_, Some(keys))) = self.queue.get(RECORDS_AHEAD) {
+            for (space, key) in self.spaces.iter().zip(keys) {
+                self.maps.prefetch_second(*space, key);
             }
         }
     }

@@ -99,17 +99,15 @@ pub fn parse_rel_group(
             out.0.dst.reserve(cap);
             let mut cache: FxHashMap<Vec<u8>, TypeId> = FxHashMap::default();
             let len = range.len() as u64;
-            let mut ahead = maps.of_strings().then(|| {
-                Lookahead::new(
-                    bytes,
-                    range.end,
-                    options.delimiter,
-                    options.trim_strings,
-                    [header.start, header.end],
-                    [start_space, end_space],
-                    maps,
-                )
-            });
+            let mut ahead = Lookahead::new(
+                bytes,
+                range.end,
+                options.delimiter,
+                options.trim_strings || maps.of_integers(),
+                [header.start, header.end],
+                [start_space, end_space],
+                maps,
+            );
             let open = read_chunk(
                 bytes,
                 range,
@@ -119,9 +117,7 @@ pub fn parse_rel_group(
                 &mut out,
                 |o| &mut o.1,
                 |rec, (out, _, skipped)| {
-                    if let Some(ahead) = &mut ahead {
-                        ahead.at_row(&rec.span);
-                    }
+                    ahead.at_row(&rec.span);
                     if rec.len() > plans.len() {
                         if !options.ignore_extra_columns {
                             let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
