@@ -81,9 +81,8 @@ pub fn bounded_csr(
         offsets[i + 1] = offsets[i] + c;
     }
     let total = offsets[n] as usize;
-    // Taken here, on one thread, before the workers start: faulting in fresh huge pages from two threads at
-    // once was measured to stall one of them for tens of milliseconds now and then. Recycled memory keeps its
-    // old values: every value a list keeps is written by `fill`.
+    // Taken here, before the workers start (fresh memory is mapped lazily: the workers fault in the pages they
+    // write). Recycled memory keeps its old values: every value a list keeps is written by `fill`.
     let mut vals: Vec<i64> = bufpool::take(total);
     let mut ws: Vec<f64> = bufpool::take(if weights { total } else { 0 });
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());

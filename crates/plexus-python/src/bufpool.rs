@@ -10,13 +10,17 @@
 //! is freed as usual. Only 8-byte element types pass through it (`i64`, `f64`), stored as `u64` words: every bit
 //! pattern of those is a valid value, so a recycled buffer's old contents are initialised memory of the new
 //! type.
+//!
+//! Fresh buffers are zeroed memory from the allocator, on ordinary pages. Advised onto 2 MiB pages they faulted
+//! in faster when the kernel had huge pages free (the first call of a 432 MB answer 93-99 ms against 143-176 ms),
+//! but stalled while it compacted memory when it had none (706-927 ms, in half the runs one afternoon); a batch's
+//! answer is written and read in order, where huge pages saved little once recycled (35-45 against 40-49 ms).
 
 use std::mem::ManuallyDrop;
 
 use numpy::ndarray::ArrayView1;
 use numpy::{Element, PyArray1};
 use parking_lot::Mutex;
-use plexus_storage::prefetch::filled_on_huge_pages;
 use pyo3::prelude::*;
 
 /// Buffers smaller than this many values (32 MiB) are left to the allocator: glibc's allocator serves blocks up
@@ -24,9 +28,6 @@ use pyo3::prelude::*;
 /// and a pool holding them back was measured to make calls of a size it could not serve fault in fresh pages
 /// instead (three to four times slower). Larger blocks glibc always maps fresh and unmaps on free.
 pub const MIN_POOLED: usize = 4 << 20;
-/// Fresh buffers of at least this many values (2 MiB) are advised onto huge pages: an answer's scattered
-/// writes and its reader's pass then take fewer TLB misses.
-const HUGE_PAGES_MIN: usize = 1 << 18;
 /// At most this much idle memory is kept for reuse.
 pub const MAX_POOLED_BYTES: usize = 768 << 20;
 /// At most this many idle buffers are kept (a call returns up to three arrays, and a loop holds the previous
@@ -61,12 +62,8 @@ fn cast<A, B>(v: Vec<A>) -> Vec<B> {
 }
 
 /// A vector of `len` values: recycled memory when the pool has a buffer that fits (its contents are left as
-/// they were: the caller overwrites what it uses), else fresh memory filled with zeros (advised onto huge pages
-/// from [`HUGE_PAGES_MIN`]; a smaller block shares pages with others on the allocator's heap).
+/// they were: the caller overwrites what it uses), else fresh memory filled with zeros.
 pub fn take<T: Word>(len: usize) -> Vec<T> {
-    if len < HUGE_PAGES_MIN {
-        return vec![T::ZERO; len];
-    }
     if len >= MIN_POOLED {
         let mut pool = POOL.lock();
         // The smallest buffer that holds `len`, and not one more than twice its size (that one may fit a larger
@@ -84,7 +81,7 @@ pub fn take<T: Word>(len: usize) -> Vec<T> {
             return cast(words);
         }
     }
-    filled_on_huge_pages(T::ZERO, len)
+    vec![T::ZERO; len]
 }
 
 /// Hands a vector's memory back to the pool (or frees it when the pool is full or the vector small).
