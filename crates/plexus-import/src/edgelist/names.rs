@@ -10,6 +10,8 @@
 //! record's place so that nearly every mismatch is settled without reading a name, and known names are kept in
 //! one compact arena instead of the input.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A name's hash, computed where the name is parsed (on the parse threads). Eight bytes at a time through a
@@ -223,8 +225,8 @@ fn number_names_in_shards(
         return number_names_serially(chunks, edges);
     }
     let threads = shards;
-    // Per edge end (2 × edge + 0 for the source, + 1 for the target): its shard's local number of the name,
-    // times the shard count, plus the shard.
+    // Per edge end (2 × edge + 0 for the source, + 1 for the target): its shard's local number of the name (below
+    // the number of ends, so in 32 bits; the shard is found again from the name's hash).
     let local: Vec<AtomicU32> = (0..ends).map(|_| AtomicU32::new(0)).collect();
     let numbered: Vec<(NameNumbers, Vec<u32>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..shards)
@@ -239,13 +241,15 @@ fn number_names_in_shards(
     let mut global: Vec<Vec<u32>> = numbered.iter().map(|(_, firsts)| vec![0; firsts.len()]).collect();
     let total: usize = numbered.iter().map(|(_, firsts)| firsts.len()).sum();
     let mut heads = vec![0usize; shards];
+    let mut next: BinaryHeap<Reverse<(u32, usize)>> =
+        (0..shards).filter_map(|s| numbered[s].1.first().map(|&end| Reverse((end, s)))).collect();
     for number in 0..total {
-        let shard = (0..shards)
-            .filter(|&s| heads[s] < numbered[s].1.len())
-            .min_by_key(|&s| numbered[s].1[heads[s]])
-            .expect("a name is left");
+        let Reverse((_, shard)) = next.pop().expect("a name is left");
         global[shard][heads[shard]] = number as u32;
         heads[shard] += 1;
+        if let Some(&end) = numbered[shard].1.get(heads[shard]) {
+            next.push(Reverse((end, shard)));
+        }
     }
     let mut names: Vec<Box<str>> = vec![Box::from(""); total];
     for ((numbers, _), numbers_of) in numbered.into_iter().zip(&global) {
@@ -254,19 +258,32 @@ fn number_names_in_shards(
         }
     }
     let (mut src, mut dst) = (vec![0u32; edges], vec![0u32; edges]);
+    // Where each parse chunk's edges start, to find an edge's hashes.
+    let mut starts = Vec::with_capacity(chunks.len() + 1);
+    starts.push(0usize);
+    for (strs, _) in chunks {
+        starts.push(starts.last().copied().unwrap_or(0) + strs.len());
+    }
     let per = edges.div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         for (part, (src, dst)) in src.chunks_mut(per).zip(dst.chunks_mut(per)).enumerate() {
-            let (local, global) = (&local, &global);
+            let (local, global, starts) = (&local, &global, &starts);
             scope.spawn(move || {
-                let number = |end: usize| {
-                    let v = local[end].load(Ordering::Relaxed) as usize;
-                    global[v % shards][v / shards]
-                };
+                let first = part * per;
+                // The chunk holding the part's first edge (the last chunk starting at or before it).
+                let mut chunk = starts.partition_point(|&s| s <= first) - 1;
                 for (i, (s, d)) in src.iter_mut().zip(dst.iter_mut()).enumerate() {
-                    let edge = part * per + i;
-                    *s = number(2 * edge);
-                    *d = number(2 * edge + 1);
+                    let edge = first + i;
+                    while edge >= starts[chunk + 1] {
+                        chunk += 1;
+                    }
+                    let hashes = chunks[chunk].1[edge - starts[chunk]];
+                    let number = |side: usize| {
+                        let k = local[2 * edge + side].load(Ordering::Relaxed) as usize;
+                        global[shard_of(hashes[side], shards)][k]
+                    };
+                    *s = number(0);
+                    *d = number(1);
                 }
             });
         }
@@ -276,7 +293,7 @@ fn number_names_in_shards(
 
 /// Below this many edge ends the threads cost more than they save.
 const SHARDED_MIN: u64 = 1 << 20;
-/// A name's local number times the shard count must stay within 32 bits.
+/// More shards than this would each hold too few names to be worth a thread.
 const MAX_SHARDS: usize = 64;
 
 fn shard_of(hash: u64, shards: usize) -> usize {
@@ -310,10 +327,7 @@ fn number_shard(
                     if k == seen {
                         firsts.push(end);
                     }
-                    let packed =
-                        k.checked_mul(shards).and_then(|v| v.checked_add(shard)).filter(|&v| v <= u32::MAX as usize);
-                    local[end as usize]
-                        .store(packed.expect("names per shard within 32 bits") as u32, Ordering::Relaxed);
+                    local[end as usize].store(k as u32, Ordering::Relaxed);
                 }
                 end += 1;
             }

@@ -57,7 +57,9 @@ impl<'b, 'm> Lookahead<'b, 'm> {
             // again after this row.
             _ => {
                 self.queue.clear();
-                self.cursor = (row.end + 1).min(self.end);
+                // The row's span ends before its line end (`\n` or `\r\n`): the next line starts after the `\n`.
+                let from = row.end.min(self.end);
+                self.cursor = memchr::memchr(b'\n', &self.bytes[from..self.end]).map_or(self.end, |p| from + p + 1);
             }
         }
         while self.queue.len() < SLOTS_AHEAD && self.cursor < self.end {
