@@ -91,21 +91,11 @@ impl NameNumbers {
     /// The number of `name` (whose hash is `hash`): its own if seen before, else the next one.
     #[inline]
     pub(crate) fn number(&mut self, name: &[u8], hash: u64) -> u32 {
+        let i = match self.probe(name, hash) {
+            Ok(number) => return number,
+            Err(empty) => empty,
+        };
         let tag = hash >> OFFSET_BITS;
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(hash);
-        loop {
-            let slot = self.slots[i];
-            if slot == 0 {
-                break;
-            }
-            if slot >> OFFSET_BITS == tag {
-                if let Some(number) = self.record_of(slot, name) {
-                    return number;
-                }
-            }
-            i = (i + 1) & mask;
-        }
         let n = self.names.len();
         // Edges are at most `u32::MAX` (checked before numbering), names at most twice that, and names' bytes
         // under 2^40: past either, the names alone would take many times this machine's memory.
@@ -140,17 +130,23 @@ impl NameNumbers {
     /// The number of `name` (whose hash is `hash`), if it has one; adds nothing.
     #[inline]
     pub(crate) fn find(&self, name: &[u8], hash: u64) -> Option<u32> {
+        self.probe(name, hash).ok()
+    }
+
+    /// `Ok` with the number of `name`, or `Err` with the empty slot where it would go.
+    #[inline]
+    fn probe(&self, name: &[u8], hash: u64) -> Result<u32, usize> {
         let tag = hash >> OFFSET_BITS;
         let mask = self.slots.len() - 1;
         let mut i = self.home(hash);
         loop {
             let slot = self.slots[i];
             if slot == 0 {
-                return None;
+                return Err(i);
             }
             if slot >> OFFSET_BITS == tag {
                 if let Some(number) = self.record_of(slot, name) {
-                    return Some(number);
+                    return Ok(number);
                 }
             }
             i = (i + 1) & mask;
