@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 use plexus::value::Value;
 use plexus::{LabelId, NodeId, PropKeyId, ReadTxn};
 use plexus_storage::fxhash::FxHashMap;
-use plexus_storage::prefetch::{filled_on_huge_pages, with_capacity_on_huge_pages};
+use plexus_storage::prefetch::{filled_on_huge_pages, prefetch_at, with_capacity_on_huge_pages};
 use plexus_storage::GraphState;
 
 /// The node of `label` whose unique key `key` is the integer `ext`, looked up in the key map. Only a node whose
@@ -287,16 +287,8 @@ impl Translation<'_> {
     pub fn prefetch(self, n: u64) {
         match self {
             Translation::Shift { .. } => {}
-            Translation::Narrow { exts, .. } => {
-                if let Some(entry) = exts.get(n as usize) {
-                    plexus_storage::prefetch::prefetch(entry);
-                }
-            }
-            Translation::Wide(exts) => {
-                if let Some(entry) = exts.get(n as usize) {
-                    plexus_storage::prefetch::prefetch(entry);
-                }
-            }
+            Translation::Narrow { exts, .. } => prefetch_at(exts, n as usize),
+            Translation::Wide(exts) => prefetch_at(exts, n as usize),
         }
     }
 }
@@ -359,11 +351,7 @@ impl IdIndex {
     #[inline]
     pub fn prefetch(&self, ext: i64) {
         match &self.lookup {
-            Lookup::Dense { min, table, .. } => {
-                if let Some(entry) = table.get(ext.wrapping_sub(*min) as u64 as usize) {
-                    plexus_storage::prefetch::prefetch(entry);
-                }
-            }
+            Lookup::Dense { min, table, .. } => prefetch_at(table, ext.wrapping_sub(*min) as u64 as usize),
             Lookup::Ranked(ranked) => {
                 if let Some((w, _)) = ranked.word_of(ext) {
                     plexus_storage::prefetch::prefetch(&ranked.words[w]);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use plexus::value::Value;
 use plexus::{Direction, IdSlice, LabelId, NodeId, PropKeyId, ReadTxn, RelId, TypeFilter, TypeId};
-use plexus_storage::prefetch::filled_on_huge_pages;
+use plexus_storage::prefetch::{filled_on_huge_pages, prefetch_at};
 use smallvec::SmallVec;
 
 use crate::batch::chunks;
@@ -166,7 +166,7 @@ impl View {
             // The weights' lines are requested first: they are scattered for incoming relationships, and the
             // translation of the neighbours' ids then covers their wait.
             if let Some(column) = &self.weights {
-                rs.for_each(|r| prefetch_entry(&column.values, r));
+                rs.for_each(|r| prefetch_at(&column.values, r as usize));
             }
             nbrs.resize(at + ns.len(), 0);
             ws.resize(at + ns.len(), 0.0);
@@ -243,7 +243,7 @@ impl View {
             (0..rels.len())
                 .map(|i| {
                     if let (Some(column), Some(&ahead)) = (&self.weights, rels.get(i + AHEAD)) {
-                        prefetch_entry(&column.values, ahead as u64);
+                        prefetch_at(&column.values, ahead as usize);
                     }
                     self.weight_of(RelId(rels[i] as u64))
                 })
@@ -421,7 +421,7 @@ impl View {
                 ns.for_each(|n| exts.prefetch(n));
             }
             if let Some(values) = values {
-                rs.for_each(|r| prefetch_entry(values, r));
+                rs.for_each(|r| prefetch_at(values, r as usize));
             }
             ControlFlow::Continue(())
         });
@@ -540,14 +540,6 @@ impl View {
             }
             d => one(d),
         }
-    }
-}
-
-/// Requests `table[i]`'s line, if `i` is in range, without waiting for it.
-#[inline]
-fn prefetch_entry<T>(table: &[T], i: u64) {
-    if let Some(entry) = table.get(i as usize) {
-        plexus_storage::prefetch::prefetch(entry);
     }
 }
 

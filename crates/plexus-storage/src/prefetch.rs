@@ -16,6 +16,14 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Requests the line of `table[i]`, if `i` is in range, without waiting for it.
+#[inline(always)]
+pub fn prefetch_at<T>(table: &[T], i: usize) {
+    if let Some(entry) = table.get(i) {
+        prefetch(entry);
+    }
+}
+
 /// Asks the kernel to back `v`'s buffer with 2 MiB pages where it can (Linux transparent huge pages in `madvise`
 /// mode), before the buffer is first written. A random read of a large array costs a TLB miss and a page walk on
 /// top of the cache miss with 4 KiB pages; the flat adjacency's arrays are read at random and are tens to

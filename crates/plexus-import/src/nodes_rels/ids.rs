@@ -268,10 +268,8 @@ impl<'a> IdMaps<'a> {
         match space.map(|s| &self.maps[s]) {
             Some(SpaceMap::Str { names, .. }) => names.prefetch_slot(key),
             Some(SpaceMap::Dense { min, table }) => {
-                if let Some(entry) =
-                    usize::try_from((key as i64 as i128) - (*min as i128)).ok().and_then(|i| table.get(i))
-                {
-                    plexus_storage::prefetch::prefetch(entry);
+                if let Ok(i) = usize::try_from((key as i64 as i128) - (*min as i128)) {
+                    plexus_storage::prefetch::prefetch_at(table, i);
                 }
             }
             _ => {}
