@@ -293,6 +293,29 @@ impl Translation<'_> {
     }
 }
 
+/// Evaluates `$body` with `$ext` bound to a closure `Fn(u64) -> i64` (node id to external id) made for the form of
+/// translation `$t`: the body is compiled once per form, so a loop in it holds no choice of form (one over a
+/// shift has no load and vectorises).
+macro_rules! per_form {
+    ($t:expr, |$ext:ident| $body:expr) => {
+        match $t {
+            $crate::idindex::Translation::Shift { shift, len } => {
+                let $ext = |n: u64| $crate::idindex::Translation::Shift { shift, len }.ext(n);
+                $body
+            }
+            $crate::idindex::Translation::Narrow { base, exts } => {
+                let $ext = |n: u64| $crate::idindex::Translation::Narrow { base, exts }.ext(n);
+                $body
+            }
+            $crate::idindex::Translation::Wide(exts) => {
+                let $ext = |n: u64| $crate::idindex::Translation::Wide(exts).ext(n);
+                $body
+            }
+        }
+    };
+}
+pub(crate) use per_form;
+
 /// How far [`IdIndex::insert`] looks for the nodes around a new one before assuming the order broken.
 const ORDER_LOOK: usize = 64;
 

@@ -11,7 +11,7 @@ use plexus_storage::prefetch::{filled_on_huge_pages, prefetch_at};
 use smallvec::SmallVec;
 
 use crate::batch::chunks;
-use crate::idindex::{node_keyed, IdIndex, Translation, NO_ID};
+use crate::idindex::{node_keyed, per_form, IdIndex, NO_ID};
 
 /// The view's weights by relationship id for one snapshot version (NaN where a relationship has none). Reading a
 /// weight from storage walks to the relationship's leaf and then its property map, several dependent cache
@@ -205,15 +205,8 @@ impl View {
             }
         }
         let (out, out_ws) = (&mut out[..ns.len()], &mut out_ws[..ns.len()]);
-        // One loop per form of the table: the loop over a shift has no load and vectorises.
-        match self.index.as_ref().map(|index| index.translation()) {
-            Some(Translation::Shift { shift, len }) => {
-                fill(|n| Translation::Shift { shift, len }.ext(n.0), ns, run_ws, out, out_ws)
-            }
-            Some(Translation::Narrow { base, exts }) => {
-                fill(|n| Translation::Narrow { base, exts }.ext(n.0), ns, run_ws, out, out_ws)
-            }
-            Some(Translation::Wide(exts)) => fill(|n| Translation::Wide(exts).ext(n.0), ns, run_ws, out, out_ws),
+        match &self.index {
+            Some(index) => per_form!(index.translation(), |ext| fill(|n| ext(n.0), ns, run_ws, out, out_ws)),
             None => fill(|n| self.ext(n), ns, run_ws, out, out_ws),
         }
     }
@@ -315,18 +308,7 @@ impl View {
         // neighbours kept are translated, straight into `out`.
         if let Some(index) = self.index.as_ref().filter(|index| index.in_node_order()) {
             if let Some((first, second)) = self.snap.sorted_neighbour_runs(a, dir, self.filter()) {
-                // One loop per form of the table, so that the merge's loop holds no choice of form.
-                let merged = match index.translation() {
-                    Translation::Shift { shift, len } => {
-                        merge_distinct_translated(first, second, |n| Translation::Shift { shift, len }.ext(n), out)
-                    }
-                    Translation::Narrow { base, exts } => {
-                        merge_distinct_translated(first, second, |n| Translation::Narrow { base, exts }.ext(n), out)
-                    }
-                    Translation::Wide(exts) => {
-                        merge_distinct_translated(first, second, |n| Translation::Wide(exts).ext(n), out)
-                    }
-                };
+                let merged = per_form!(index.translation(), |ext| merge_distinct_translated(first, second, ext, out));
                 if let Some(n) = merged {
                     return n;
                 }
