@@ -220,7 +220,6 @@ fn number_names_in_shards(
     if ends >= u64::from(u32::MAX) {
         return number_names_serially(chunks, edges);
     }
-    let threads = shards;
     // Per edge end (2 × edge + 0 for the source, + 1 for the target): its shard's local number of the name (below
     // the number of ends, so in 32 bits; the shard is found again from the name's hash).
     let local: Vec<AtomicU32> = (0..ends).map(|_| AtomicU32::new(0)).collect();
@@ -260,7 +259,7 @@ fn number_names_in_shards(
     for (strs, _) in chunks {
         starts.push(starts.last().copied().unwrap_or(0) + strs.len());
     }
-    let per = edges.div_ceil(threads).max(1);
+    let per = edges.div_ceil(shards).max(1);
     std::thread::scope(|scope| {
         for (part, (src, dst)) in src.chunks_mut(per).zip(dst.chunks_mut(per)).enumerate() {
             let (local, global, starts) = (&local, &global, &starts);
@@ -297,6 +296,37 @@ fn shard_of(hash: u64, shards: usize) -> usize {
     (((hash >> 32) & 0xff) as usize * shards) >> 8
 }
 
+/// Numbers, in order of appearance, the names of `chunks`' edge ends whose hash `mine` accepts, each edge's
+/// source before its target, requesting each name's slot and then its record some edges ahead; tells
+/// `numbered(end, number, first)` each end's number (`end` is 2 × edge + 0 for the source, + 1 for the target;
+/// `first` when the name appears there first).
+fn number_ends(
+    chunks: &[NamedEdges<'_, '_>],
+    numbers: &mut NameNumbers,
+    mine: impl Fn(u64) -> bool,
+    mut numbered: impl FnMut(usize, u32, bool),
+) {
+    let mut end = 0usize;
+    for &(strs, hashes) in chunks {
+        for (i, (&(s, d), &pair)) in strs.iter().zip(hashes).enumerate() {
+            if let Some(ahead) = hashes.get(i + SLOT_AHEAD) {
+                ahead.iter().filter(|&&h| mine(h)).for_each(|&h| numbers.prefetch_slot(h));
+            }
+            if let Some(ahead) = hashes.get(i + RECORD_AHEAD) {
+                ahead.iter().filter(|&&h| mine(h)).for_each(|&h| numbers.prefetch_record(h));
+            }
+            for (name, hash) in [(s, pair[0]), (d, pair[1])] {
+                if mine(hash) {
+                    let seen = numbers.len();
+                    let k = numbers.number(name, hash);
+                    numbered(end, k, k as usize == seen);
+                }
+                end += 1;
+            }
+        }
+    }
+}
+
 /// Numbers, in order of appearance, the names of `chunks` that fall in `shard`, storing each end's local number
 /// in `local`; returns the numbers and, by local number, the end of each name's first appearance.
 fn number_shard(
@@ -307,50 +337,25 @@ fn number_shard(
 ) -> (NameNumbers, Vec<u32>) {
     let mut numbers = NameNumbers::with_capacity(1024);
     let mut firsts = Vec::new();
-    let mut end = 0u32;
-    for &(strs, hashes) in chunks {
-        for (i, (&(s, d), &pair)) in strs.iter().zip(hashes).enumerate() {
-            if let Some(ahead) = hashes.get(i + SLOT_AHEAD) {
-                ahead.iter().filter(|&&h| shard_of(h, shards) == shard).for_each(|&h| numbers.prefetch_slot(h));
+    number_ends(
+        chunks,
+        &mut numbers,
+        |h| shard_of(h, shards) == shard,
+        |end, k, first| {
+            if first {
+                firsts.push(end as u32);
             }
-            if let Some(ahead) = hashes.get(i + RECORD_AHEAD) {
-                ahead.iter().filter(|&&h| shard_of(h, shards) == shard).for_each(|&h| numbers.prefetch_record(h));
-            }
-            for (name, hash) in [(s, pair[0]), (d, pair[1])] {
-                if shard_of(hash, shards) == shard {
-                    let seen = numbers.len();
-                    let k = numbers.number(name, hash) as usize;
-                    if k == seen {
-                        firsts.push(end);
-                    }
-                    local[end as usize].store(k as u32, Ordering::Relaxed);
-                }
-                end += 1;
-            }
-        }
-    }
+            local[end].store(k, Ordering::Relaxed);
+        },
+    );
     (numbers, firsts)
 }
 
 /// [`number_names`] on one thread.
 fn number_names_serially(chunks: &[NamedEdges<'_, '_>], edges: usize) -> (Vec<u32>, Vec<u32>, Vec<Box<str>>) {
     let mut numbers = NameNumbers::with_capacity(1024);
-    let mut src = Vec::with_capacity(edges);
-    let mut dst = Vec::with_capacity(edges);
-    for &(strs, hashes) in chunks {
-        for (i, (&(s, d), &[hs, hd])) in strs.iter().zip(hashes).enumerate() {
-            if let Some(&[s_ahead, d_ahead]) = hashes.get(i + SLOT_AHEAD) {
-                numbers.prefetch_slot(s_ahead);
-                numbers.prefetch_slot(d_ahead);
-            }
-            if let Some(&[s_ahead, d_ahead]) = hashes.get(i + RECORD_AHEAD) {
-                numbers.prefetch_record(s_ahead);
-                numbers.prefetch_record(d_ahead);
-            }
-            src.push(numbers.number(s, hs));
-            dst.push(numbers.number(d, hd));
-        }
-    }
+    let (mut src, mut dst) = (Vec::with_capacity(edges), Vec::with_capacity(edges));
+    number_ends(chunks, &mut numbers, |_| true, |end, k, _| if end % 2 == 0 { src.push(k) } else { dst.push(k) });
     (src, dst, numbers.into_names())
 }
 
