@@ -498,6 +498,14 @@ struct ChunkOut<'a> {
     lines: u64,
 }
 
+impl<'a> ChunkOut<'a> {
+    /// An edge between string ids, with their names' hashes.
+    fn push_names(&mut self, src: &'a [u8], dst: &'a [u8]) {
+        self.strs.push((src, dst));
+        self.str_hashes.push([names::hash_name(src), names::hash_name(dst)]);
+    }
+}
+
 fn parse_chunk<'a>(
     chunk: &'a [u8],
     first_line: u64,
@@ -543,8 +551,7 @@ fn parse_chunk<'a>(
     while !done {
         if let Some((sep, weighted)) = fast_str {
             if let Some(l) = str_line::str_line(chunk, pos, sep, weighted) {
-                out.strs.push((l.src, l.dst));
-                out.str_hashes.push([names::hash_name(l.src), names::hash_name(l.dst)]);
+                out.push_names(l.src, l.dst);
                 if weighted {
                     out.weights.push(l.weight);
                 }
@@ -659,10 +666,7 @@ fn parse_chunk<'a>(
             Ok(p) => {
                 match p {
                     (RawId::Int(a), RawId::Int(b)) => out.ints.push((a, b)),
-                    (RawId::Str(a), RawId::Str(b)) => {
-                        out.strs.push((a, b));
-                        out.str_hashes.push([names::hash_name(a), names::hash_name(b)]);
-                    }
+                    (RawId::Str(a), RawId::Str(b)) => out.push_names(a, b),
                     _ => unreachable!("one id type per parse"),
                 }
                 if let Some(w) = weight {

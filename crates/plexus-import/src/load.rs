@@ -147,7 +147,7 @@ pub(crate) fn build_id_maps<'a>(
     inputs: &[Vec<Input>],
     csv: &CsvOptions,
     summary: &mut ImportSummary,
-) -> Result<(IdMaps<'a>, Vec<u64>, u64), ImportError> {
+) -> Result<(IdMaps, Vec<u64>, u64), ImportError> {
     let offsets_of = |groups: &[NodeGroup]| {
         let mut offsets = Vec::with_capacity(groups.len());
         let mut count = 0u64;

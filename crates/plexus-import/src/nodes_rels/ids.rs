@@ -12,7 +12,7 @@ pub struct Duplicate {
 }
 
 /// An id space's map from external id to node id.
-enum SpaceMap<'a> {
+enum SpaceMap {
     Int(FxHashMap<i64, u64>),
     /// Integer ids dense enough for a direct table (`u64::MAX`: no node): one cache miss per lookup.
     Dense {
@@ -25,16 +25,15 @@ enum SpaceMap<'a> {
     Str {
         names: NameNumbers,
         nodes: Vec<u64>,
-        _input: std::marker::PhantomData<&'a [u8]>,
     },
 }
 
-impl SpaceMap<'_> {
+impl SpaceMap {
     /// The node of string id `text`.
     #[inline]
     fn get_str(&self, text: &[u8]) -> Option<u64> {
         match self {
-            SpaceMap::Str { names, nodes, .. } => names.find(text, hash_name(text)).map(|k| nodes[k as usize]),
+            SpaceMap::Str { names, nodes } => names.find(text, hash_name(text)).map(|k| nodes[k as usize]),
             _ => None,
         }
     }
@@ -81,15 +80,15 @@ pub type Fallback<'f> = &'f (dyn Fn(Option<&str>, ExternalId) -> Option<u64> + S
 pub const AMBIGUOUS: u64 = u64::MAX;
 
 /// The id spaces of an import: external id to node id.
-pub struct IdMaps<'a> {
+pub struct IdMaps {
     pub(super) names: Vec<Option<String>>,
-    maps: Vec<SpaceMap<'a>>,
+    maps: Vec<SpaceMap>,
     id_type: IdType,
     /// Per space of string ids, the integers its ids read as (made when a hint first needs them).
     as_integers: Vec<std::sync::OnceLock<plexus_storage::fxhash::FxHashSet<i64>>>,
 }
 
-impl<'a> IdMaps<'a> {
+impl IdMaps {
     pub(super) fn space_index(&self, name: Option<&str>) -> Option<usize> {
         self.names.iter().position(|n| n.as_deref() == name)
     }
@@ -97,11 +96,11 @@ impl<'a> IdMaps<'a> {
     /// Builds the maps; `node_of(group, row)` gives each row's node id. A duplicate id in a space is an error,
     /// or with `skip_duplicates` a row left out of the maps (the first row with the id keeps it) and returned.
     pub fn build(
-        groups: &[NodeGroup<'a>],
+        groups: &[NodeGroup<'_>],
         id_type: IdType,
         skip_duplicates: bool,
         node_of: impl Fn(usize, usize) -> u64,
-    ) -> Result<(IdMaps<'a>, Vec<Duplicate>), String> {
+    ) -> Result<(IdMaps, Vec<Duplicate>), String> {
         use std::collections::hash_map::Entry;
         let mut maps = IdMaps { names: Vec::new(), maps: Vec::new(), id_type, as_integers: Vec::new() };
         let mut duplicates = Vec::new();
@@ -118,11 +117,7 @@ impl<'a> IdMaps<'a> {
                     maps.names.push(name);
                     maps.maps.push(match id_type {
                         IdType::Integer => SpaceMap::Int(FxHashMap::default()),
-                        IdType::String => SpaceMap::Str {
-                            names: NameNumbers::with_capacity(1024),
-                            nodes: Vec::new(),
-                            _input: std::marker::PhantomData,
-                        },
+                        IdType::String => SpaceMap::Str { names: NameNumbers::with_capacity(1024), nodes: Vec::new() },
                     });
                     owner.push(Vec::new());
                     maps.maps.len() - 1
@@ -168,7 +163,7 @@ impl<'a> IdMaps<'a> {
                         }
                     }
                 }
-                (SpaceMap::Str { names, nodes, .. }, Ids::Str(ids)) => {
+                (SpaceMap::Str { names, nodes }, Ids::Str(ids)) => {
                     for (row, id) in ids.iter().enumerate() {
                         let known = names.len();
                         let k = names.number(id, hash_name(id)) as usize;
@@ -256,7 +251,7 @@ impl<'a> IdMaps<'a> {
     #[inline]
     pub(super) fn prefetch_key(&self, text: &[u8]) -> Option<u64> {
         match self.id_type {
-            IdType::String => Some(crate::edgelist::names::hash_name(text)),
+            IdType::String => Some(hash_name(text)),
             IdType::Integer => parse_int(text).map(|i| i as u64),
         }
     }
@@ -282,11 +277,6 @@ impl<'a> IdMaps<'a> {
         if let Some(SpaceMap::Str { names, .. }) = space.map(|s| &self.maps[s]) {
             names.prefetch_record(key);
         }
-    }
-
-    /// Whether ids are integers (which the reader trims of blanks whatever the options).
-    pub(super) fn of_integers(&self) -> bool {
-        self.id_type == IdType::Integer
     }
 
     pub(super) fn resolve(

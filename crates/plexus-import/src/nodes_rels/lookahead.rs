@@ -13,6 +13,8 @@
 use std::collections::VecDeque;
 
 use super::ids::IdMaps;
+use super::CsvOptions;
+use crate::edgelist::IdType;
 
 /// Lines between the row at hand and the one whose slots are requested.
 const SLOTS_AHEAD: usize = 16;
@@ -31,20 +33,23 @@ pub(super) struct Lookahead<'b, 'm> {
     trim: bool,
     columns: [usize; 2],
     spaces: [Option<usize>; 2],
-    maps: &'m IdMaps<'m>,
+    maps: &'m IdMaps,
 }
 
 impl<'b, 'm> Lookahead<'b, 'm> {
-    /// For rows of `bytes[..end]` whose start and end ids are in fields `columns`, looked up in `spaces`.
+    /// For rows of `bytes[..end]` read with `options`, whose start and end ids are in fields `columns`, looked up
+    /// in `spaces`.
     pub(super) fn new(
         bytes: &'b [u8],
         end: usize,
-        delimiter: u8,
-        trim: bool,
+        options: &CsvOptions,
         columns: [usize; 2],
         spaces: [Option<usize>; 2],
-        maps: &'m IdMaps<'m>,
+        maps: &'m IdMaps,
     ) -> Self {
+        // As `id_text` takes an unquoted id: integers always trimmed, strings when the options say so.
+        let trim = options.trim_strings || options.id_type == IdType::Integer;
+        let delimiter = options.delimiter;
         Lookahead { bytes, end, cursor: end, queue: VecDeque::new(), delimiter, trim, columns, spaces, maps }
     }
 

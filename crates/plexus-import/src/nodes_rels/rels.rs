@@ -99,15 +99,8 @@ pub fn parse_rel_group(
             out.0.dst.reserve(cap);
             let mut cache: FxHashMap<Vec<u8>, TypeId> = FxHashMap::default();
             let len = range.len() as u64;
-            let mut ahead = Lookahead::new(
-                bytes,
-                range.end,
-                options.delimiter,
-                options.trim_strings || maps.of_integers(),
-                [header.start, header.end],
-                [start_space, end_space],
-                maps,
-            );
+            let mut ahead =
+                Lookahead::new(bytes, range.end, options, [header.start, header.end], [start_space, end_space], maps);
             let open = read_chunk(
                 bytes,
                 range,
