@@ -10,6 +10,7 @@
 //! their due times and reads the answers, on threads of its own.
 
 pub mod client;
+mod template;
 mod wire;
 
 use std::time::{Duration, Instant};
@@ -328,8 +329,10 @@ fn phase(
                 let mut rng = cfg.seed ^ (t as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d);
                 let authorization = authorization.as_str();
                 std::thread::Builder::new().name(format!("loadgen-{t}")).spawn_scoped(scope, move || {
-                    let mut encode =
-                        |i: u64, out: &mut Vec<u8>| encode_request(cfg, authorization, ids, base + i, &mut rng, out);
+                    let requests = Requests::new(cfg, authorization);
+                    let mut encode = |i: u64, out: &mut Vec<u8>| {
+                        encode_request(cfg, &requests, authorization, ids, base + i, &mut rng, out)
+                    };
                     wire::drive(group, &share, samples_per_thread, &mut encode)
                 })
             })
@@ -352,34 +355,54 @@ fn phase(
     Ok(report)
 }
 
+/// How a thread writes its requests: point reads from bytes prepared once, inserts built whole each time.
+enum Requests {
+    PointRead(template::PointRead),
+    Insert,
+}
+
+impl Requests {
+    fn new(cfg: &LoadConfig, authorization: &str) -> Requests {
+        let (query, key) = match cfg.scenario {
+            Scenario::Insert => return Requests::Insert,
+            Scenario::Is1 => (IS1_QUERY, "personId"),
+            Scenario::Recommend => (RECOMMEND_QUERY, "id"),
+        };
+        Requests::PointRead(match &cfg.target {
+            Target::Bolt(_) => template::PointRead::bolt(query, key),
+            Target::Http(host) => template::PointRead::http(host, authorization, QUERY_PATH, query, key),
+        })
+    }
+}
+
+/// The Query API endpoint the HTTP requests go to.
+const QUERY_PATH: &str = "/db/neo4j/query/v2";
+
 /// Writes request `i` of the scenario, its query and parameters, for the target's protocol.
-fn encode_request(cfg: &LoadConfig, authorization: &str, ids: &Ids, i: u64, rng: &mut u64, out: &mut Vec<u8>) {
-    let mut pick = || match ids {
+fn encode_request(
+    cfg: &LoadConfig,
+    requests: &Requests,
+    authorization: &str,
+    ids: &Ids,
+    i: u64,
+    rng: &mut u64,
+    out: &mut Vec<u8>,
+) {
+    let Requests::PointRead(template) = requests else {
+        match &cfg.target {
+            Target::Bolt(_) => client::bolt_run_pull(INSERT_QUERY, insert_batch_ps(i), out),
+            Target::Http(host) => {
+                let body = serde_json::json!({ "statement": INSERT_QUERY, "parameters": insert_batch_json(i) });
+                client::http_post(host, authorization, QUERY_PATH, &body.to_string(), out);
+            }
+        }
+        return;
+    };
+    let value = match ids {
         Ids::Ints(ids) => ids[(next_random(rng) % ids.len() as u64) as usize],
         Ids::None => 0,
     };
-    let (query, key) = match cfg.scenario {
-        Scenario::Insert => (INSERT_QUERY, ""),
-        Scenario::Is1 => (IS1_QUERY, "personId"),
-        Scenario::Recommend => (RECOMMEND_QUERY, "id"),
-    };
-    match &cfg.target {
-        Target::Bolt(_) => {
-            let params = match cfg.scenario {
-                Scenario::Insert => insert_batch_ps(i),
-                _ => map([(key, Ps::Int(pick()))]),
-            };
-            client::bolt_run_pull(query, params, out);
-        }
-        Target::Http(host) => {
-            let parameters = match cfg.scenario {
-                Scenario::Insert => insert_batch_json(i),
-                _ => serde_json::json!({ key: pick() }),
-            };
-            let body = serde_json::json!({ "statement": query, "parameters": parameters }).to_string();
-            client::http_post(host, authorization, "/db/neo4j/query/v2", &body, out);
-        }
-    }
+    template.write(value, out);
 }
 
 /// A phase's report from what its connections noted. Histograms are built only here, once the clock has stopped:
