@@ -298,6 +298,8 @@ impl Auth {
         if self.lockout.max_failed_attempts == 0 {
             return;
         }
+        // Whoever remembers a decision about this user makes it again: it may now be locked out.
+        self.generation.fetch_add(1, Ordering::Release);
         let mut failures = self.failures.lock();
         let entry = failures.entry(user.to_string()).or_insert(Failures { count: 0, last: Instant::now() });
         entry.count = entry.count.saturating_add(1);
@@ -415,9 +417,8 @@ impl Auth {
 impl Auth {
     /// A number that changes whenever a user is added, removed or given a new password or role, here or by
     /// another process through the users file. Costs one non-blocking `read` of a file watch when nothing changed
-    /// (a `stat` of the file where there is no watch). (No cache in
-    /// the server asks it any more: verified passwords are remembered by their stored hash, which a change
-    /// replaces.)
+    /// (a `stat` of the file where there is no watch). It also moves with every failed log-on of a known user,
+    /// which may lock that user out. HTTP connections remember the credentials they proved at a generation.
     pub fn generation(&self) -> u64 {
         self.reload_if_changed();
         self.generation.load(Ordering::Acquire)

@@ -467,6 +467,18 @@ async fn operational_endpoints_need_no_credentials() {
     let metrics = send(t.addr, "GET", "/metrics", &[], b"").await;
     assert!(metrics.header("content-type").unwrap().starts_with("text/plain"));
     assert!(String::from_utf8(metrics.body).unwrap().contains("# TYPE plexus_http_requests_total counter"));
+    // Every request counts, answered or refused, on any route.
+    let counted = |body: Vec<u8>| -> u64 {
+        let text = String::from_utf8(body).unwrap();
+        let line = text.lines().find(|l| l.starts_with("plexus_http_requests_total ")).expect("the counter");
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let before = counted(send(t.addr, "GET", "/metrics", &[], b"").await.body);
+    assert_eq!(send(t.addr, "GET", "/no/such/route", &[], b"").await.status, 404);
+    assert_eq!(send(t.addr, "POST", "/db/neo4j/query/v2", &[], b"{}").await.status, 401);
+    assert_eq!(send(t.addr, "GET", "/health", &[], b"").await.status, 200);
+    let after = counted(send(t.addr, "GET", "/metrics", &[], b"").await.body);
+    assert_eq!(after - before, 4, "three requests and the second look at the metrics");
     stop(t).await;
 }
 
@@ -609,6 +621,49 @@ async fn removed_users_and_old_passwords_stop_working_at_the_next_request() {
     cli.remove_user("temp").unwrap();
     let r = as_temp(new).await;
     assert_eq!(r.status, 401, "a removed user still works");
+    stop(t).await;
+}
+
+/// The status of a Query API request with `body` sent on the kept-alive connection `stream`.
+async fn ask_on(stream: &mut TcpStream, header: &str, body: &str) -> u16 {
+    let request = format!(
+        "POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\nAuthorization: {header}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_one(stream).await.expect("an answer").status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_alive_connection_is_checked_again_after_any_change_to_the_users_or_a_failed_log_on() {
+    let t = start_configured(|c| c.auth_lock_time_secs = 1).await;
+    let (cli, _) = plexus_server::auth::Auth::open(t._dir.path(), None).unwrap();
+    cli.add_user("temp", "tpass", Role::Writer).unwrap();
+    let old = "Basic dGVtcDp0cGFzcw=="; // temp:tpass
+    let new = "Basic dGVtcDpuZXc="; // temp:new
+    let body = json!({"statement": "RETURN 1 AS one"}).to_string();
+    // A connection that proved its header, then a change made by another process.
+    let mut kept = TcpStream::connect(t.addr).await.unwrap();
+    assert_eq!(ask_on(&mut kept, old, &body).await, 202);
+    assert_eq!(ask_on(&mut kept, old, &body).await, 202);
+    cli.set_password("temp", "new").unwrap();
+    assert_eq!(ask_on(&mut kept, old, &body).await, 401, "an old password on a connection that proved it");
+    let mut kept = TcpStream::connect(t.addr).await.unwrap();
+    assert_eq!(ask_on(&mut kept, new, &body).await, 202);
+    assert_eq!(ask_on(&mut kept, new, &body).await, 202);
+    cli.remove_user("temp").unwrap();
+    assert_eq!(ask_on(&mut kept, new, &body).await, 401, "a removed user on a connection that proved it");
+    // Failures elsewhere lock the user out of a connection that proved its password too.
+    let mut kept = TcpStream::connect(t.addr).await.unwrap();
+    assert_eq!(ask_on(&mut kept, ADMIN, &body).await, 202);
+    assert_eq!(ask_on(&mut kept, ADMIN, &body).await, 202);
+    let wrong = "Basic bmVvNGo6d3Jvbmc="; // neo4j:wrong
+    for _ in 0..3 {
+        let r = send(t.addr, "POST", "/db/neo4j/query/v2", &[("Authorization", wrong)], body.as_bytes()).await;
+        assert_eq!(r.status, 401);
+    }
+    assert_eq!(ask_on(&mut kept, ADMIN, &body).await, 429, "a locked user on a connection that proved it");
     stop(t).await;
 }
 

@@ -26,7 +26,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{watch, Notify};
 
-use super::HttpLimits;
+use super::{HttpLimits, HttpState};
 
 /// The longest a closing connection keeps reading what its client still sends.
 const LINGER_TIME: Duration = Duration::from_secs(5);
@@ -47,6 +47,16 @@ pub struct Activity {
     stopping: AtomicBool,
     /// Signalled when a request ends, so the watchdog measures the idle time from then.
     changed: Notify,
+    /// The credentials the connection's last request proved, so the next ones with the same header skip the
+    /// password cache (see [`super::caller`]).
+    proved: parking_lot::Mutex<Option<Proved>>,
+}
+
+/// An `Authorization` header that authenticated, whom it names, and the users' generation it was checked at.
+pub struct Proved {
+    pub header: axum::http::HeaderValue,
+    pub caller: super::caller::Caller,
+    pub generation: u64,
 }
 
 impl Activity {
@@ -58,7 +68,21 @@ impl Activity {
             trusted: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             changed: Notify::new(),
+            proved: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// Whom `header` names, if it is the header this connection proved last and the users have not changed
+    /// since (`generation`).
+    pub fn proved_caller(&self, header: &axum::http::HeaderValue, generation: u64) -> Option<super::caller::Caller> {
+        let proved = self.proved.lock();
+        let proved = proved.as_ref()?;
+        (proved.generation == generation && proved.header == header).then(|| proved.caller.clone())
+    }
+
+    /// Remembers that `header` authenticated as `caller` when the users were at `generation`.
+    pub fn prove(&self, proof: Proved) {
+        *self.proved.lock() = Some(proof);
     }
 
     /// Called when a request authenticated: the connection may idle for the idle timeout from now on.
@@ -215,15 +239,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Lingering<S> {
 
 /// Serves one connection until it closes, the client stays silent past its time limit, or the server stops (then
 /// the request in flight, if any, is finished first).
-pub async fn serve<S>(stream: S, app: Router, limits: &HttpLimits, mut shutdown: watch::Receiver<bool>)
-where
+pub async fn serve<S>(
+    stream: S,
+    app: Router,
+    state: &Arc<HttpState>,
+    limits: &HttpLimits,
+    mut shutdown: watch::Receiver<bool>,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let activity = Arc::new(Activity::new());
     let io = Lingering { inner: stream, activity: activity.clone(), closing: Closing::Open };
     let app = TowerToHyperService::new(app);
     let tracker = activity.clone();
+    let state = state.clone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        state.service.metrics.http_requests_total.fetch_add(1, Ordering::Relaxed);
         let guard = tracker.begin();
         request.extensions_mut().insert(tracker.clone());
         let answer = hyper::service::Service::call(&app, request);

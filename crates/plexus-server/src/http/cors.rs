@@ -39,7 +39,7 @@ impl Cors {
         }
     }
 
-    fn enabled(&self) -> bool {
+    pub fn enabled(&self) -> bool {
         self.any || !self.origins.is_empty()
     }
 

@@ -26,9 +26,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, patch, post, MethodRouter};
 use axum::Router;
@@ -135,24 +135,24 @@ pub fn route_table() -> Vec<(Method, &'static str, Handler)> {
     ]
 }
 
-/// The application: every route, JSON errors for unknown routes and methods, the body limit, request counting.
+/// The application: every route, JSON errors for unknown routes and methods, the body limit, and CORS when
+/// origins are named. (Requests are counted by the connection, [`connection::serve`]: each middleware layer
+/// boxes and clones the service behind it on every request, which showed in a point read's CPU.)
 pub fn router(state: Arc<HttpState>, max_body_bytes: usize) -> Router {
     let mut router: Router<Arc<HttpState>> = Router::new();
     for (_, path, handler) in route_table() {
         router = router.route(path, handler);
     }
-    router
+    let router = router
         .fallback(error::no_such_route)
         .method_not_allowed_fallback(error::method_not_allowed)
-        .layer(DefaultBodyLimit::max(max_body_bytes))
-        .layer(middleware::from_fn_with_state(state.clone(), cors::apply))
-        .layer(middleware::from_fn_with_state(state.clone(), count_request))
-        .with_state(state)
-}
-
-async fn count_request(State(state): State<Arc<HttpState>>, request: Request, next: Next) -> Response {
-    state.service.metrics.http_requests_total.fetch_add(1, Ordering::Relaxed);
-    next.run(request).await
+        .layer(DefaultBodyLimit::max(max_body_bytes));
+    let router = if state.cors.enabled() {
+        router.layer(middleware::from_fn_with_state(state.clone(), cors::apply))
+    } else {
+        router
+    };
+    router.with_state(state)
 }
 
 /// The answer to a connection over the limit, before it is closed.
@@ -209,10 +209,10 @@ pub async fn listen(
                         if let Ok(Ok(stream)) =
                             tokio::time::timeout(limits.handshake_timeout, acceptor.accept(socket)).await
                         {
-                            connection::serve(stream, app, &limits, shutdown).await;
+                            connection::serve(stream, app, &state, &limits, shutdown).await;
                         }
                     }
-                    None => connection::serve(socket, app, &limits, shutdown).await,
+                    None => connection::serve(socket, app, &state, &limits, shutdown).await,
                 }
                 state.service.metrics.connection_closed(Protocol::Http);
                 drop(permit);
@@ -277,6 +277,19 @@ pub fn body_formats(headers: &HeaderMap) -> Result<(Format, Format), ApiError> {
         }
     }
     Ok(formats(headers))
+}
+
+/// A request's [`body_formats`], taken from its headers alone: extracting the whole `HeaderMap` copies every
+/// header on every request. A refused content type is handed to the handler, which answers it where it answered
+/// it before (after checking the database and reading the body).
+pub struct BodyFormats(pub Result<(Format, Format), ApiError>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for BodyFormats {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(BodyFormats(body_formats(&parts.headers)))
+    }
 }
 
 /// A JSON answer in the given format.

@@ -19,20 +19,25 @@ use super::json::{self, Format, QueryRequest};
 use super::quick;
 use super::stream;
 use super::transactions::{expiry_timestamp, not_found};
-use super::{blocking, body_formats, bytes_response, formats, json_response, HttpState};
+use super::{blocking, bytes_response, formats, json_response, BodyFormats, HttpState};
 use crate::service::{Outcome, ServerError, Service, Target};
 
 type Body = Result<Bytes, BytesRejection>;
 
 /// Reads and parses a Query API request for database `name`, which must be the graph's.
-fn request(state: &HttpState, name: &str, headers: &HeaderMap, body: Body) -> Result<(QueryRequest, Format), ApiError> {
+fn request(
+    state: &HttpState,
+    name: &str,
+    formats: BodyFormats,
+    body: Body,
+) -> Result<(QueryRequest, Format), ApiError> {
     state.service.check_database(Some(name))?;
-    parse_request(headers, body)
+    parse_request(formats, body)
 }
 
-fn parse_request(headers: &HeaderMap, body: Body) -> Result<(QueryRequest, Format), ApiError> {
+fn parse_request(formats: BodyFormats, body: Body) -> Result<(QueryRequest, Format), ApiError> {
     let body = body?;
-    let (input, output) = body_formats(headers)?;
+    let (input, output) = formats.0?;
     let request = json::parse_query_request(&body, input)?;
     if request.impersonated_user.is_some() {
         return Err(ServerError::new("Neo.ClientError.Security.Forbidden", "impersonation is not supported").into());
@@ -140,7 +145,7 @@ fn tail_members(outcome: &Outcome, counters: bool, elapsed_ms: u64) -> Vec<u8> {
     member(&mut out, "queryType");
     serde_json::to_writer(&mut out, outcome.query_type).expect("JSON to memory");
     member(&mut out, "resultAvailableAfter");
-    std::io::Write::write_fmt(&mut out, format_args!("{elapsed_ms}")).expect("JSON to memory");
+    json::write_decimal(&mut out, elapsed_ms);
     member(&mut out, "resultConsumedAfter");
     out.push(b'0');
     out
@@ -185,13 +190,13 @@ pub async fn auto_commit(
     State(state): State<Arc<HttpState>>,
     Path(name): Path<String>,
     caller: Caller,
-    headers: HeaderMap,
+    formats: BodyFormats,
     body: Body,
 ) -> Result<Response, ApiError> {
     // `system` answers what it answers over Bolt (`db.ping()`, `dbms.components()`, SHOW and user commands):
     // drivers in HTTP mode check the connection with `CALL db.ping()` there.
     let target = state.service.select_database(Some(&name))?;
-    let (request, format) = parse_request(&headers, body)?;
+    let (request, format) = parse_request(formats, body)?;
     check_bookmarks(&state.service, &request.bookmarks)?;
     let statement = request.statement.ok_or_else(|| ApiError::bad_request("the request needs a 'statement'"))?;
     let counters = !request.omit_counters;
@@ -329,10 +334,10 @@ pub async fn open(
     State(state): State<Arc<HttpState>>,
     Path(name): Path<String>,
     caller: Caller,
-    headers: HeaderMap,
+    formats: BodyFormats,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (request, format) = request(&state, &name, &headers, body)?;
+    let (request, format) = request(&state, &name, formats, body)?;
     check_bookmarks(&state.service, &request.bookmarks)?;
     let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
@@ -353,10 +358,10 @@ pub async fn run(
     State(state): State<Arc<HttpState>>,
     Path((name, id)): Path<(String, String)>,
     caller: Caller,
-    headers: HeaderMap,
+    formats: BodyFormats,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (request, format) = request(&state, &name, &headers, body)?;
+    let (request, format) = request(&state, &name, formats, body)?;
     let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
     let body = blocking(move || {
@@ -372,10 +377,10 @@ pub async fn commit(
     State(state): State<Arc<HttpState>>,
     Path((name, id)): Path<(String, String)>,
     caller: Caller,
-    headers: HeaderMap,
+    formats: BodyFormats,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (request, format) = request(&state, &name, &headers, body)?;
+    let (request, format) = request(&state, &name, formats, body)?;
     let (interrupt, _cancel_if_dropped) = cancellable(&state.service);
     let worker = state.clone();
     let body = blocking(move || {
