@@ -32,7 +32,6 @@ use std::sync::Arc;
 pub use plexus_cypher as cypher;
 pub use plexus_cypher::{CypherError, Params, QueryResult, QueryStats, ResultValue};
 
-pub use plexus_storage::fxhash;
 pub use plexus_storage::value;
 pub use plexus_storage::{
     Direction, Durability, EdgeUpsert, IdSlice, IndexKey, LabelId, NodeId, Options, PropKeyId, PropMap, PropertyIndex,

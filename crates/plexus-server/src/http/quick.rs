@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use plexus::fxhash::FxHashMap;
+use plexus_storage::fxhash::FxHashMap;
 
 /// A statement runs inline while its running estimate stays under this.
 const QUICK: Duration = Duration::from_micros(200);
