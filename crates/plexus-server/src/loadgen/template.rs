@@ -4,6 +4,7 @@
 //! it measures on a shared machine.
 
 use crate::bolt::session::chunk;
+use crate::http::json::write_decimal;
 use crate::packstream::{map, Encoder, Ps};
 
 /// The fixed bytes around a point read's integer parameter.
@@ -53,15 +54,17 @@ impl PointRead {
     pub fn write(&self, value: i64, out: &mut Vec<u8>) {
         match self {
             PointRead::Http { head, body_prefix } => {
-                let mut digits = itoa_buffer();
-                let digits = format_int(value, &mut digits);
+                let mut digits = Vec::with_capacity(20);
+                if value < 0 {
+                    digits.push(b'-');
+                }
+                write_decimal(&mut digits, value.unsigned_abs());
                 let length = body_prefix.len() + digits.len() + HTTP_BODY_SUFFIX.len();
                 out.extend_from_slice(head);
-                let mut length_digits = itoa_buffer();
-                out.extend_from_slice(format_int(length as i64, &mut length_digits));
+                write_decimal(out, length as u64);
                 out.extend_from_slice(b"\r\n\r\n");
                 out.extend_from_slice(body_prefix);
-                out.extend_from_slice(digits);
+                out.extend_from_slice(&digits);
                 out.extend_from_slice(HTTP_BODY_SUFFIX);
             }
             PointRead::Bolt { run_prefix, run_suffix, pull } => {
@@ -85,29 +88,6 @@ impl PointRead {
             }
         }
     }
-}
-
-fn itoa_buffer() -> [u8; 20] {
-    [0; 20]
-}
-
-/// The decimal digits of `value` (with its sign), written into the end of `buffer`.
-fn format_int(value: i64, buffer: &mut [u8; 20]) -> &[u8] {
-    let mut n = value.unsigned_abs();
-    let mut at = buffer.len();
-    loop {
-        at -= 1;
-        buffer[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        at -= 1;
-        buffer[at] = b'-';
-    }
-    &buffer[at..]
 }
 
 #[cfg(test)]
