@@ -557,13 +557,14 @@ pub struct QueryRequest {
 pub fn parse_query_request(body: &[u8], format: Format) -> Result<QueryRequest, ServerError> {
     let object = parse_object(body)?;
     let mut request = QueryRequest::default();
-    for (key, value) in &object {
+    for (key, value) in object {
         match key.as_str() {
-            "statement" => {
-                let s = value.as_str().ok_or_else(|| invalid("'statement' must be a string"))?;
-                request.statement = Some(s.to_string());
-            }
-            "parameters" => request.parameters = parse_parameters(value, format)?,
+            "statement" => match value {
+                // Taken from the parsed tree rather than copied: a statement is most of a point read's body.
+                Json::String(s) => request.statement = Some(s),
+                _ => return Err(invalid("'statement' must be a string")),
+            },
+            "parameters" => request.parameters = parse_parameters(&value, format)?,
             "accessMode" => {
                 request.access_mode = match value.as_str().map(str::to_ascii_lowercase).as_deref() {
                     Some("read") => AccessMode::Read,
