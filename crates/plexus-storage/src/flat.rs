@@ -372,9 +372,7 @@ impl FlatAdjacency {
     pub fn prefetch_weight_sums(&self, node: u64, dir: Direction) {
         if let RelProps::Weights { sums, .. } = &self.props {
             for out in sides(dir) {
-                if let Some(sum) = sums[usize::from(!out)].get(node as usize) {
-                    crate::prefetch::prefetch(sum);
-                }
+                crate::prefetch::prefetch_at(&sums[usize::from(!out)], node as usize);
             }
         }
     }
@@ -396,7 +394,7 @@ impl FlatAdjacency {
     #[inline]
     pub fn prefetch_weighted_entries(&self, node: u64, dir: Direction) {
         let RelProps::Weights { out: w_out, inc: w_in, .. } = &self.props else {
-            return self.prefetch_first(node, dir, Beside::Weights);
+            return self.prefetch_entries(node, dir);
         };
         for out in sides(dir) {
             let side = self.side(out);
@@ -413,21 +411,9 @@ impl FlatAdjacency {
         for out in sides(dir) {
             let side = self.side(out);
             let first = side.offsets[node as usize] as usize;
-            if let Some(nbr) = side.nbr.get(first) {
-                crate::prefetch::prefetch(nbr);
-            }
-            match (beside, &self.props) {
-                (Beside::Rels, _) => {
-                    if let Some(rel) = side.rel.get(first) {
-                        crate::prefetch::prefetch(rel);
-                    }
-                }
-                (Beside::Weights, RelProps::Weights { out: w_out, inc: w_in, .. }) => {
-                    if let Some(w) = if out { w_out.get(first) } else { w_in.get(first) } {
-                        crate::prefetch::prefetch(w);
-                    }
-                }
-                _ => {}
+            crate::prefetch::prefetch_at(&side.nbr, first);
+            if let Beside::Rels = beside {
+                crate::prefetch::prefetch_at(&side.rel, first);
             }
         }
     }
@@ -660,7 +646,6 @@ fn run_sums(values: &[f64], offsets: &[u32], threads: usize) -> Box<[f64]> {
 enum Beside {
     Nothing,
     Rels,
-    Weights,
 }
 
 /// The sides a direction reads: outgoing (`true`) and/or incoming.

@@ -29,7 +29,6 @@ use crate::codec::{put_ivarint, put_str, put_u8, put_value, put_varint, DecodeEr
 use crate::graph::{GraphState, RelRecord};
 use crate::ids::{LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::records::{Labels, PropMap};
-use crate::rel_props::RelPropColumn;
 use crate::LEAF_BITS;
 
 /// Image formats this build reads; it writes the last.
@@ -233,12 +232,12 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
                     return;
                 }
                 // A column of numbers is written as the one-entry maps it stands for, without making them.
-                if let RelPropColumn::Numbers { key, kind, present, bits } = leaf.props() {
+                if let Some((key, present)) = leaf.props().number_key() {
                     for_each_slot(leaf.live & present, |slot| {
-                        put_rel_props_id(buf, &mut prev, (leaf_index << LEAF_BITS) | slot as u64);
-                        put_varint(buf, 1);
-                        put_varint(buf, key.0 as u64);
-                        put_value(buf, &kind.value(bits[slot]));
+                        if let Some(value) = leaf.props().value(slot, key) {
+                            put_rel_props_id(buf, &mut prev, (leaf_index << LEAF_BITS) | slot as u64);
+                            put_single_prop(buf, key, &value);
+                        }
                     });
                     return;
                 }

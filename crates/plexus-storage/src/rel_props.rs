@@ -32,7 +32,7 @@ impl NumberKind {
         }
     }
 
-    pub(crate) fn value(self, bits: u64) -> Value {
+    fn value(self, bits: u64) -> Value {
         match self {
             NumberKind::Int => Value::Int(bits as i64),
             NumberKind::Float => Value::Float(f64::from_bits(bits)),
