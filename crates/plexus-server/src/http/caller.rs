@@ -48,11 +48,11 @@ impl FromRequestParts<Arc<HttpState>> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<HttpState>) -> Result<Caller, ApiError> {
         let auth = &state.service.auth;
-        let activity = parts.extensions.get::<Arc<Activity>>().cloned();
+        let activity = parts.extensions.get::<Arc<Activity>>();
         let header = parts.headers.get(AUTHORIZATION).filter(|_| auth.enabled());
         // Read before the check, so that a change during it leaves the proof stale rather than wrongly fresh.
         let generation = header.map(|_| auth.generation());
-        if let (Some(activity), Some(header), Some(generation)) = (&activity, header, generation) {
+        if let (Some(activity), Some(header), Some(generation)) = (activity, header, generation) {
             if let Some(caller) = activity.proved_caller(header, generation) {
                 return Ok(caller);
             }
