@@ -321,7 +321,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn line_end(input: &[u8], from: usize) -> usize {
+pub(crate) fn line_end(input: &[u8], from: usize) -> usize {
     memchr::memchr(b'\n', &input[from..]).map_or(input.len(), |p| from + p)
 }
 

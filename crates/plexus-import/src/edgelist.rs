@@ -173,7 +173,7 @@ fn is_blank_or_comment(line: &[u8]) -> bool {
     trimmed.is_empty() || trimmed[0] == b'#'
 }
 
-fn strip_cr(line: &[u8]) -> &[u8] {
+pub(crate) fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
@@ -534,18 +534,14 @@ fn parse_chunk<'a>(
     let mut line_no = first_line;
     // Plain `integer<sep>integer[<sep>decimal]` lines (nearly every line of a large edge list) take a direct
     // path; anything else (spaces, signs, exponents, comments, errors) goes through field splitting below.
-    let fast = match (id_type, delimiter, out.columns) {
-        (IdType::Integer, Delimiter::Comma, Some(columns @ (2 | 3))) => Some((b',', columns == 3)),
-        (IdType::Integer, Delimiter::Tab, Some(columns @ (2 | 3))) => Some((b'\t', columns == 3)),
+    let plain = match (delimiter, out.columns) {
+        (Delimiter::Comma, Some(columns @ (2 | 3))) => Some((b',', columns == 3)),
+        (Delimiter::Tab, Some(columns @ (2 | 3))) => Some((b'\t', columns == 3)),
         _ => None,
     };
+    let fast = plain.filter(|_| id_type == IdType::Integer);
     // The same for string ids, in a chunk with no quote and only ASCII (`str_line`).
-    let fast_str = match (id_type, delimiter, out.columns) {
-        (IdType::String, Delimiter::Comma, Some(columns @ (2 | 3))) => Some((b',', columns == 3)),
-        (IdType::String, Delimiter::Tab, Some(columns @ (2 | 3))) => Some((b'\t', columns == 3)),
-        _ => None,
-    }
-    .filter(|_| str_line::direct_path_fits(chunk));
+    let fast_str = plain.filter(|_| id_type == IdType::String && str_line::direct_path_fits(chunk));
     let mut pos = 0usize;
     let mut done = false;
     while !done {

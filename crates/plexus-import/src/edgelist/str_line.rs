@@ -28,7 +28,7 @@ pub(super) fn str_line(chunk: &[u8], pos: usize, sep: u8, weighted: bool) -> Opt
         None => (rest.len(), false),
     };
     let line = &rest[..end];
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = super::strip_cr(line);
     let first = memchr::memchr(sep, line)?;
     let (src, after) = (&line[..first], &line[first + 1..]);
     let (dst, weight) = if weighted {

@@ -25,17 +25,11 @@ fn plain_integer_lines_and_every_other_kind_of_line_mix() {
 fn many_string_ids_over_several_chunks_and_threads_keep_the_order_of_first_appearance() {
     // Enough ends for the numbering to split names over threads, with quoted, padded and non-ASCII lines
     // among the plain ones (chunks with those take the general path).
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = plexus::random::SplitMix(0x2545_f491_4f6c_dd1d);
     let mut text = String::new();
     let mut want: Vec<(String, String)> = Vec::new();
     for i in 0..600_000u64 {
-        let (a, b) = (format!("u{}", next() % 50_000), format!("u{}", next() % 50_000));
+        let (a, b) = (format!("u{}", rng.below(50_000)), format!("u{}", rng.below(50_000)));
         let line = match i % 100_003 {
             7 => format!("\"{a}\",{b}\n"),
             8 => format!(" {a} , {b}\n"),

@@ -256,6 +256,12 @@ impl IdMaps {
         }
     }
 
+    /// Whether [`IdMaps::prefetch_first`] requests anything for ids of `space` (a hash map of integers is left
+    /// alone): if neither end's space does, reading ahead would only cost.
+    pub(super) fn prefetches(&self, space: Option<usize>) -> bool {
+        matches!(space.map(|s| &self.maps[s]), Some(SpaceMap::Str { .. } | SpaceMap::Dense { .. }))
+    }
+
     /// Requests the line that the lookup of the id of `key` ([`IdMaps::prefetch_key`]) in `space` reads first:
     /// a string id's slot, an integer id's entry of a direct table (a hash map of integers is left alone).
     #[inline]

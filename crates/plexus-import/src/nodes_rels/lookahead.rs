@@ -14,7 +14,8 @@ use std::collections::VecDeque;
 
 use super::ids::IdMaps;
 use super::CsvOptions;
-use crate::edgelist::IdType;
+use crate::csv::line_end;
+use crate::edgelist::{strip_cr, IdType};
 
 /// Lines between the row at hand and the one whose slots are requested.
 const SLOTS_AHEAD: usize = 16;
@@ -30,6 +31,7 @@ pub(super) struct Lookahead<'b, 'm> {
     /// it was read.
     queue: VecDeque<(usize, Option<[u64; 2]>)>,
     delimiter: u8,
+    quote: u8,
     trim: bool,
     columns: [usize; 2],
     spaces: [Option<usize>; 2],
@@ -49,8 +51,8 @@ impl<'b, 'm> Lookahead<'b, 'm> {
     ) -> Self {
         // As `id_text` takes an unquoted id: integers always trimmed, strings when the options say so.
         let trim = options.trim_strings || options.id_type == IdType::Integer;
-        let delimiter = options.delimiter;
-        Lookahead { bytes, end, cursor: end, queue: VecDeque::new(), delimiter, trim, columns, spaces, maps }
+        let (delimiter, quote) = (options.delimiter, options.quote);
+        Lookahead { bytes, end, cursor: end, queue: VecDeque::new(), delimiter, quote, trim, columns, spaces, maps }
     }
 
     /// Called with each row's byte range as it is read: requests the lines of the rows ahead.
@@ -64,14 +66,14 @@ impl<'b, 'm> Lookahead<'b, 'm> {
                 self.queue.clear();
                 // The row's span ends before its line end (`\n` or `\r\n`): the next line starts after the `\n`.
                 let from = row.end.min(self.end);
-                self.cursor = memchr::memchr(b'\n', &self.bytes[from..self.end]).map_or(self.end, |p| from + p + 1);
+                self.cursor = (line_end(&self.bytes[..self.end], from) + 1).min(self.end);
             }
         }
         while self.queue.len() < SLOTS_AHEAD && self.cursor < self.end {
             let start = self.cursor;
-            let line_end = memchr::memchr(b'\n', &self.bytes[start..self.end]).map_or(self.end, |p| start + p);
-            self.cursor = line_end + 1;
-            let keys = self.ids(&self.bytes[start..line_end]).and_then(|[a, b]| {
+            let end = line_end(&self.bytes[..self.end], start);
+            self.cursor = end + 1;
+            let keys = self.ids(&self.bytes[start..end]).and_then(|[a, b]| {
                 let keys = [self.maps.prefetch_key(a)?, self.maps.prefetch_key(b)?];
                 for (space, &key) in self.spaces.iter().zip(&keys) {
                     self.maps.prefetch_first(*space, key);
@@ -89,8 +91,8 @@ impl<'b, 'm> Lookahead<'b, 'm> {
 
     /// The line's two id fields as the reader most likely reads them; `None` if it has a quote or too few fields.
     fn ids<'l>(&self, line: &'l [u8]) -> Option<[&'l [u8]; 2]> {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if memchr::memchr(b'"', line).is_some() {
+        let line = strip_cr(line);
+        if memchr::memchr(self.quote, line).is_some() {
             return None;
         }
         let mut found: [Option<&[u8]>; 2] = [None, None];

@@ -99,8 +99,9 @@ pub fn parse_rel_group(
             out.0.dst.reserve(cap);
             let mut cache: FxHashMap<Vec<u8>, TypeId> = FxHashMap::default();
             let len = range.len() as u64;
-            let mut ahead =
-                Lookahead::new(bytes, range.end, options, [header.start, header.end], [start_space, end_space], maps);
+            let mut ahead = (maps.prefetches(start_space) || maps.prefetches(end_space)).then(|| {
+                Lookahead::new(bytes, range.end, options, [header.start, header.end], [start_space, end_space], maps)
+            });
             let open = read_chunk(
                 bytes,
                 range,
@@ -110,7 +111,9 @@ pub fn parse_rel_group(
                 &mut out,
                 |o| &mut o.1,
                 |rec, (out, _, skipped)| {
-                    ahead.at_row(&rec.span);
+                    if let Some(ahead) = &mut ahead {
+                        ahead.at_row(&rec.span);
+                    }
                     if rec.len() > plans.len() {
                         if !options.ignore_extra_columns {
                             let message = format!("{} fields, but the header has {}", rec.len(), plans.len());
