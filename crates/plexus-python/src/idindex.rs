@@ -373,6 +373,10 @@ impl IdIndex {
     /// Requests the table line that [`IdIndex::node`] will read for `ext`, without waiting for it.
     #[inline]
     pub fn prefetch(&self, ext: i64) {
+        // `node` answers a shift without reading the lookup table.
+        if let ExtTable::Shift { .. } = self.ext_of {
+            return;
+        }
         match &self.lookup {
             Lookup::Dense { min, table, .. } => prefetch_at(table, ext.wrapping_sub(*min) as u64 as usize),
             Lookup::Ranked(ranked) => {
