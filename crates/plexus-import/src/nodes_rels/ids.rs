@@ -20,8 +20,8 @@ enum SpaceMap {
         table: Vec<u64>,
     },
     /// String ids numbered in one compact table (a tag of the hash beside each record's place, the names in one
-    /// arena: two cache misses a lookup, where a map keyed by slices of the input took three) and each
-    /// number's node.
+    /// arena: two cache misses to number a name, where a map keyed by slices of the input took three) and each
+    /// number's node (one more read, not requested ahead).
     Str {
         names: NameNumbers,
         nodes: Vec<u64>,
