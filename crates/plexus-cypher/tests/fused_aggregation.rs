@@ -212,6 +212,15 @@ const TOP_QUERIES: &[(&str, &str)] = &[
          MATCH (o)-[:S]->(c) WHERE NOT (me)-[:R]->(c) RETURN id(c) AS c, sum(shared) AS score \
          ORDER BY score * 1 DESC LIMIT $me",
     ),
+    // The neighbours counted must be in a set (not out of one), ranked ascending with the ids descending.
+    (
+        "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me AND o <> me WITH me, o, count(*) AS shared \
+         MATCH (o)-[:S]->(c) WHERE (me)-[:S]->(c) RETURN id(c) AS c, sum(shared) AS score \
+         ORDER BY score, c DESC SKIP 1 LIMIT 2",
+        "MATCH (me)-[r1:R]->(m)<-[r2:R]-(o) WHERE id(me) = $me AND o <> me WITH me, o, count(*) AS shared \
+         MATCH (o)-[:S]->(c) WHERE (me)-[:S]->(c) RETURN id(c) AS c, sum(shared) AS score \
+         ORDER BY score * 1, c DESC SKIP 1 LIMIT 2",
+    ),
     (
         "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c, sum(a.w) AS s ORDER BY s DESC, c LIMIT 2",
         "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c, sum(a.w) AS s ORDER BY s * 1 DESC, c LIMIT 2",

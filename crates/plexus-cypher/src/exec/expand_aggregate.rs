@@ -221,7 +221,7 @@ impl Operator for ExpandAggregate<'_> {
             return Ok(false);
         }
         match self.fold(ctx)? {
-            Fold::Counts(counts) => counts.lend_cell_runs(ctx, sink)?,
+            Fold::Counts(mut counts) => counts.lend_cell_runs(ctx, sink)?,
             Fold::Rows(_) => unreachable!("a count shape folds into counts"),
         }
         Ok(true)
@@ -232,7 +232,7 @@ impl Operator for ExpandAggregate<'_> {
             return lend_batches(self, ctx, sink);
         }
         match self.fold(ctx)? {
-            Fold::Counts(counts) => counts.lend(ctx, sink),
+            Fold::Counts(mut counts) => counts.lend(ctx, sink),
             Fold::Rows(grouper) => {
                 self.output = Some(grouper.finish(ctx.width)?.into_iter());
                 lend_batches(self, ctx, sink)

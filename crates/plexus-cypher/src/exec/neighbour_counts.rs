@@ -116,6 +116,8 @@ pub(crate) struct NeighbourCounts<'p> {
     hop: Hop<'p>,
     /// Input rows taken in batches, when the count's shape allows it.
     batcher: Option<batch::Batcher<'p>>,
+    /// A batch's counter standing for all the cells, not drained yet (see [`top::Held`]).
+    held: Option<top::Held>,
     /// A bound on the magnitude of every integer cell (`i64::MAX`: unknown), so that a batch can add to the
     /// cells without checking each for overflow.
     reach: i64,
@@ -164,6 +166,7 @@ impl<'p> NeighbourCounts<'p> {
             key: Vec::with_capacity(keys.len()),
             hop,
             batcher: None,
+            held: None,
             reach: 0,
             mostly_new: false,
         };
@@ -207,6 +210,7 @@ impl<'p> NeighbourCounts<'p> {
 
     /// Forgets the remembered verdicts and neighbour sets (operators below may have written to the graph).
     pub fn forget(&mut self) {
+        self.settle();
         self.memo.clear();
         self.memo_values.clear();
         for (of, _) in &mut self.adjacent {
@@ -530,7 +534,8 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     /// One row per cell; with no keys and no relationship counted, the one row of zero counts.
-    pub fn finish(self, width: usize) -> Result<Vec<Row>> {
+    pub fn finish(mut self, width: usize) -> Result<Vec<Row>> {
+        self.settle();
         if self.cell_keys.is_empty() && self.keys.is_empty() {
             return Ok(vec![self.zero_row(width)]);
         }
@@ -546,12 +551,13 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     /// The rows of [`Self::finish`] lent to `sink` one after another in one reused row.
-    pub fn lend(&self, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+    pub fn lend(&mut self, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        // Picked (or drained) first: a held counter's cells are not in `cell_keys` yet.
+        let cells = self.lent_cells(ctx);
         if self.cell_keys.is_empty() && self.keys.is_empty() {
             let _ = sink(&mut self.zero_row(ctx.width), ctx)?;
             return Ok(());
         }
-        let cells = self.lent_cells(ctx);
         let mut row: Row = Vec::new();
         for (n, c) in cells.enumerate() {
             if n % super::BATCH == super::BATCH - 1 {
@@ -574,7 +580,7 @@ impl<'p> NeighbourCounts<'p> {
 
     /// The cells to lend: those [`Self::top_cells`] picks (in sort order when it knows every sort key), or
     /// every one in cell order.
-    fn lent_cells(&self, ctx: &Ctx) -> Box<dyn Iterator<Item = usize>> {
+    fn lent_cells(&mut self, ctx: &Ctx) -> Box<dyn Iterator<Item = usize>> {
         match self.top_cells(ctx) {
             Some(cells) => Box::new(cells.into_iter()),
             None => Box::new(0..self.cell_keys.len()),
@@ -584,7 +590,7 @@ impl<'p> NeighbourCounts<'p> {
     /// The groups of [`Self::lend`] as their parts, in runs of the same outer group, for a consumer that reads
     /// nothing else ([`super::Operator::lend_cell_runs`]). Not for a count without keys (its one row of zeros
     /// has no cell).
-    pub fn lend_cell_runs(&self, ctx: &Ctx, sink: &mut CellRunSink<'_>) -> Result<()> {
+    pub fn lend_cell_runs(&mut self, ctx: &Ctx, sink: &mut CellRunSink<'_>) -> Result<()> {
         // In cell order, so that runs of one outer group stay whole.
         let top = self.top_cells(ctx).map(|mut cells| {
             cells.sort_unstable();
@@ -651,6 +657,9 @@ impl<'p> NeighbourCounts<'p> {
 
 impl Drop for NeighbourCounts<'_> {
     fn drop(&mut self) {
+        if let Some(held) = self.held.take() {
+            held.counter.give_back();
+        }
         let mut keys = std::mem::take(&mut self.cell_keys);
         if let Cells::Ints(ints) = &mut self.cells {
             let mut ints = std::mem::take(ints);

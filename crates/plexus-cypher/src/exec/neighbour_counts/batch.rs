@@ -20,6 +20,7 @@ use std::ops::ControlFlow;
 use plexus_storage::{IdSlice, NodeId, TypeFilter, TypeId};
 
 use super::counter::Counter;
+use super::top::Held;
 use super::{CellRun, CellValues, Cells, NeighbourCounts};
 use crate::error::Result;
 use crate::exec::ctx::Ctx;
@@ -161,6 +162,7 @@ impl NeighbourCounts<'_> {
     /// Counts the relationships of the input row `row` along `filter`, now or as part of a batch (then
     /// [`Self::flush`] must run before anything else reads the cells or writes the graph).
     pub fn count_row(&mut self, row: &mut Row, filter: TypeFilter, ctx: &Ctx) -> Result<()> {
+        self.settle();
         let Value::Node(node) = row[self.hop.from] else { return Ok(()) };
         let Some(batcher) = &mut self.batcher else { return self.count_now(row, node, filter, ctx) };
         let start = batcher.start(row, node);
@@ -192,6 +194,7 @@ impl NeighbourCounts<'_> {
     /// and one of them opened it). Returns how many it queued: none when no batch is open. `addend` is the
     /// aggregate of the groups that the addend comes from (see [`Self::direct_cells`]).
     pub fn queue_run(&mut self, run: &CellRun, from: usize, addend: Option<usize>, ctx: &Ctx) -> Result<usize> {
+        self.settle();
         let Some(batcher) = &mut self.batcher else { return Ok(0) };
         if !batcher.open || !batcher.shape.distinct.is_empty() {
             return Ok(0);
@@ -281,6 +284,7 @@ impl NeighbourCounts<'_> {
 
     /// Counts the queued rows of the open batch: walked at once, or row by row when walking cannot decide.
     fn walk_queued(&mut self, ctx: &Ctx) -> Result<()> {
+        self.settle();
         let batcher = self.batcher.as_mut().expect("only with a batcher");
         let starts = std::mem::take(&mut batcher.buffers.starts);
         let mut row = std::mem::take(&mut batcher.buffers.row);
@@ -386,6 +390,7 @@ impl NeighbourCounts<'_> {
                     // An empty count's cells are the passing neighbours in order: appended, with their lookup
                     // left until something needs it.
                     let sets = std::mem::take(&mut self.adjacent);
+                    let may_hold = self.may_hold();
                     let Cells::Ints(ints) = &mut self.cells else { unreachable!("checked by walk") };
                     let set = match (negated, sets.first()) {
                         (Some(_), Some((_, NodeMap::Dense { slots, set: members }))) => {
@@ -405,8 +410,13 @@ impl NeighbourCounts<'_> {
                             (Some((slots, _)), Some(false)) => Some(slots),
                             _ => None,
                         };
-                        counter.drain_passing(adjacency, &mut self.cell_keys, ints);
-                        self.unindexed = true;
+                        if may_hold {
+                            let in_set = adjacency.is_some();
+                            self.held = Some(Held { counter: std::mem::take(counter), in_set });
+                        } else {
+                            counter.drain_passing(adjacency, &mut self.cell_keys, ints);
+                            self.unindexed = true;
+                        }
                         self.adjacent = sets;
                         self.reach += reach;
                         return true;

@@ -5,6 +5,8 @@ use std::cell::RefCell;
 
 use plexus_storage::IdSlice;
 
+use super::top::TopTwo;
+
 /// Counters for up to this many node ids go back to the thread's pool; larger ones are freed after use.
 const POOLED_COUNTER_MAX: usize = 1 << 22;
 
@@ -156,6 +158,32 @@ impl Counter {
         self.added = 0;
     }
 
+    /// Empties the counter as [`Counter::drain_passing`] does, offering each passing entry to `top` instead
+    /// of appending it: its first key is the entry's sum bitwise negated by `flip` (-1 for a descending sort,
+    /// else 0), its second the id negated by `second_flip`, if given; `c` is the entry's index in `touched`,
+    /// which keeps its id until the counter is next used. Returns how many entries passed.
+    pub(super) fn drain_top(
+        &mut self,
+        adjacent: Option<&[u32]>,
+        top: &mut TopTwo,
+        flip: i64,
+        second_flip: Option<i64>,
+    ) -> usize {
+        let (acc, touched) = (&mut self.acc[..], &self.touched[..]);
+        let mut passing = 0;
+        for (c, &nbr) in touched[..self.len].iter().enumerate() {
+            let sum = std::mem::take(&mut acc[nbr as usize]);
+            if sum == 0 || adjacent.is_some_and(|set| set.get(nbr as usize).is_none_or(|&v| v == 0)) {
+                continue;
+            }
+            passing += 1;
+            top.offer(sum ^ flip, || second_flip.map_or(0, |f| nbr as i64 ^ f), c);
+        }
+        self.len = 0;
+        self.added = 0;
+        passing
+    }
+
     fn clear(&mut self) {
         for &id in &self.touched[..self.len] {
             self.acc[id as usize] = 0;
@@ -164,10 +192,11 @@ impl Counter {
         self.added = 0;
     }
 
-    /// Returns the counter, emptied, to the thread's pool (a walk stopped part-way leaves entries behind).
+    /// Returns the counter, emptied, to the thread's pool (a walk stopped part-way leaves entries behind). One
+    /// that never grew is dropped: a held counter leaves one of those in its place (see [`super::top::Held`]).
     pub(super) fn give_back(mut self) {
         self.clear();
-        if self.acc.len() <= POOLED_COUNTER_MAX {
+        if (1..=POOLED_COUNTER_MAX).contains(&self.acc.len()) {
             COUNTERS.with(|p| p.borrow_mut().push(self));
         }
     }

@@ -1,30 +1,111 @@
 //! The groups of a fused count that a sort under a LIMIT keeps ([`crate::plan::fuse::TopGroups`]): picked
 //! from the cells by integer comparison, so that only those are lent to the sort above.
+//!
+//! When the sort is on the count and then the neighbour's id (`ORDER BY score DESC, id(rec) LIMIT 10`), the
+//! counter of a batch that would fill an empty count is held instead of drained into cells ([`Held`]): if
+//! nothing else is counted, the top groups are picked straight from the counter and only they become cells,
+//! as the native traversal does. Anything else that reads or adds to the cells drains it first
+//! ([`NeighbourCounts::settle`]).
 
 use std::cmp::Ordering;
 
+use super::counter::Counter;
 use super::{Cells, NeighbourCounts};
 use crate::exec::ctx::Ctx;
+use crate::exec::nodemap::NodeMap;
 use crate::plan::fuse::TopKey;
 
 /// Up to this many top groups are kept by insertion into a sorted list as the cells are scanned; more by
 /// selection over all of them.
 const TOP_BY_INSERTION: usize = 64;
 
+/// A batch's counter that is all of an empty count's cells, not drained yet: its entries that pass (not
+/// dropped; in the count's one neighbour set, when `in_set`) are the cells, in the order reached.
+pub(super) struct Held {
+    pub counter: Counter,
+    pub in_set: bool,
+}
+
 impl NeighbourCounts<'_> {
-    /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
-    /// cell order, as the stable sort above breaks them), in that order: the sort above then finds its input
-    /// sorted. With more sort keys than it knows, every cell tied with the last of those, in cell order. `None`
-    /// to lend every cell.
-    pub(super) fn top_cells(&self, ctx: &Ctx) -> Option<Vec<usize>> {
+    /// Whether a batch that would fill an empty count may be held ([`Held`]): the sort above keys on nothing
+    /// but the one aggregate and then the neighbour's id, which the counter answers.
+    pub(super) fn may_hold(&self) -> bool {
+        self.shape.top.as_ref().is_some_and(|top| {
+            top.exact
+                && matches!(
+                    top.keys.as_slice(),
+                    [(TopKey::Aggregate(0), _)] | [(TopKey::Aggregate(0), _), (TopKey::NeighbourId, _)]
+                )
+        })
+    }
+
+    /// Drains a held counter into the cells it stands for. Called before anything reads, counts into or
+    /// forgets the sets of a count, except [`Self::top_cells`], which picks the top from the counter.
+    pub(super) fn settle(&mut self) {
+        if let Some(Held { mut counter, in_set }) = self.held.take() {
+            let Cells::Ints(ints) = &mut self.cells else { unreachable!("held only over integer cells") };
+            counter.drain_passing(in_set_slots(&self.adjacent, in_set), &mut self.cell_keys, ints);
+            self.unindexed = true;
+            counter.give_back();
+        }
+    }
+
+    /// [`Self::top_cells`] of a held counter, keeping as cells only the groups picked; `None`, with the
+    /// counter drained into cells, when the picking is left to the cells.
+    fn top_of_held(&mut self, ctx: &Ctx) -> Option<Option<Vec<usize>>> {
+        let Some(keep) = self.keep(ctx).filter(|&k| k <= TOP_BY_INSERTION) else {
+            self.settle();
+            return None;
+        };
+        let top = self.shape.top.as_ref().expect("held only under a top");
+        let flip = -i64::from(top.keys[0].1);
+        let second_flip = top.keys.get(1).map(|&(_, desc)| -i64::from(desc));
+        let Held { mut counter, in_set } = self.held.take().expect("called when held");
+        let mut picked = TopTwo::new(keep.max(1));
+        let passing = counter.drain_top(in_set_slots(&self.adjacent, in_set), &mut picked, flip, second_flip);
+        if keep == 0 {
+            picked.best.clear();
+        }
+        // The picked groups become cells in the order reached (the cell order), and are lent in sort order.
+        let mut reached: Vec<usize> = (0..picked.best.len()).collect();
+        reached.sort_unstable_by_key(|&k| picked.best[k].1);
+        let mut lent = vec![0; reached.len()];
+        let Cells::Ints(ints) = &mut self.cells else { unreachable!("held only over integer cells") };
+        for (cell, &k) in reached.iter().enumerate() {
+            let (key, c) = picked.best[k];
+            self.cell_keys.push((0, counter.touched[c]));
+            ints.push((key >> 64) as i64 ^ flip);
+            lent[k] = cell;
+        }
+        self.unindexed = true;
+        counter.give_back();
+        Some((keep < passing).then_some(lent))
+    }
+
+    /// `skip + limit` of the sort above, when valid.
+    fn keep(&self, ctx: &Ctx) -> Option<usize> {
         let top = self.shape.top.as_ref()?;
-        let Cells::Ints(ints) = &self.cells else { return None };
         // The sort evaluates its bound before it reads a row, so an invalid one has failed already.
         let skip = match &top.skip {
             Some(s) => crate::exec::count_value(s, ctx, "SKIP").ok()?,
             None => 0,
         };
-        let keep = skip.saturating_add(crate::exec::count_value(&top.limit, ctx, "LIMIT").ok()?);
+        Some(skip.saturating_add(crate::exec::count_value(&top.limit, ctx, "LIMIT").ok()?))
+    }
+
+    /// With [`CountShape::top`], the cells that sort into the first `skip + limit` under its keys (ties in
+    /// cell order, as the stable sort above breaks them), in that order: the sort above then finds its input
+    /// sorted. With more sort keys than it knows, every cell tied with the last of those, in cell order. `None`
+    /// to lend every cell.
+    pub(super) fn top_cells(&mut self, ctx: &Ctx) -> Option<Vec<usize>> {
+        if self.held.is_some() {
+            if let Some(cells) = self.top_of_held(ctx) {
+                return cells;
+            }
+        }
+        let top = self.shape.top.as_ref()?;
+        let Cells::Ints(ints) = &self.cells else { return None };
+        let keep = self.keep(ctx)?;
         let n = self.cell_keys.len();
         if keep >= n {
             return None;
@@ -143,39 +224,67 @@ impl Column<'_> {
     }
 }
 
+/// The dense slots of a count's one neighbour set, when `in_set` says its cells must be in it.
+fn in_set_slots(sets: &[(Option<plexus_storage::NodeId>, NodeMap)], in_set: bool) -> Option<&[u32]> {
+    match sets.first() {
+        Some((_, NodeMap::Dense { slots, .. })) if in_set => Some(slots),
+        _ => None,
+    }
+}
+
 /// [`top_by_insertion`] for up to two keys that compare as integers (`second` gives 0 without a second key):
-/// the first `keep` (at least one) of `n` cells, ties in cell order. A cell is compared on its second key only
-/// when its first ties the worst kept one, which few do. Both keys are packed into one `i128` that compares as
-/// the pair does, and a cell enters by a binary search and one move of the kept ones after it: with small
-/// counts many cells tie on the first key, and a swap per place they move down cost twice as much.
+/// the first `keep` (at least one) of `n` cells, ties in cell order.
 fn top_two(n: usize, keep: usize, first: impl Fn(usize) -> i64, second: impl Fn(usize) -> i64) -> Vec<usize> {
-    // The second key's sign bit flipped makes its unsigned order its signed one, below the first key's bits.
-    let pack = |a: i64, b: i64| (i128::from(a) << 64) | i128::from((b as u64) ^ (1 << 63));
-    let mut best: Vec<(i128, usize)> = Vec::with_capacity(keep + 1);
-    // The worst kept key and its first half, once `keep` are kept.
-    let (mut floor, mut floor_first) = (i128::MAX, i64::MAX);
+    let mut top = TopTwo::new(keep);
     for c in 0..n {
-        let a = first(c);
-        if a > floor_first {
-            continue;
+        top.offer(first(c), || second(c), c);
+    }
+    top.best.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The first `keep` (at least one) of the cells offered, by two integer keys, ties in the order offered. A
+/// cell is compared on its second key only when its first ties the worst kept one, which few do. Both keys
+/// are packed into one `i128` that compares as the pair does, and a cell enters by a binary search and one
+/// move of the kept ones after it: with small counts many cells tie on the first key, and a swap per place
+/// they move down cost twice as much.
+pub(super) struct TopTwo {
+    keep: usize,
+    /// The kept cells in sort order, with their packed keys.
+    best: Vec<(i128, usize)>,
+    /// The worst kept key and its first half, once `keep` are kept.
+    floor: i128,
+    floor_first: i64,
+}
+
+impl TopTwo {
+    fn new(keep: usize) -> TopTwo {
+        debug_assert!(keep > 0, "a top of nothing keeps nothing");
+        TopTwo { keep, best: Vec::with_capacity(keep + 1), floor: i128::MAX, floor_first: i64::MAX }
+    }
+
+    /// Offers cell `c`, whose first key is `first` and whose second `second` gives.
+    #[inline]
+    pub(super) fn offer(&mut self, first: i64, second: impl FnOnce() -> i64, c: usize) {
+        if first > self.floor_first {
+            return;
         }
-        let key = pack(a, second(c));
+        // The second key's sign bit flipped makes its unsigned order its signed one, below the first key's bits.
+        let key = (i128::from(first) << 64) | i128::from((second() as u64) ^ (1 << 63));
         // A later cell tied with the worst kept sorts after it.
-        if best.len() == keep {
-            if key >= floor {
-                continue;
+        if self.best.len() == self.keep {
+            if key >= self.floor {
+                return;
             }
-            best.pop();
+            self.best.pop();
         }
         // After every kept cell that sorts before it or ties with it.
-        let at = best.partition_point(|&(k, _)| k <= key);
-        best.insert(at, (key, c));
-        if best.len() == keep {
-            floor = best[keep - 1].0;
-            floor_first = (floor >> 64) as i64;
+        let at = self.best.partition_point(|&(k, _)| k <= key);
+        self.best.insert(at, (key, c));
+        if self.best.len() == self.keep {
+            self.floor = self.best[self.keep - 1].0;
+            self.floor_first = (self.floor >> 64) as i64;
         }
     }
-    best.into_iter().map(|(_, c)| c).collect()
 }
 
 #[cfg(test)]
