@@ -88,7 +88,10 @@ impl Counter {
         true
     }
 
-    /// [`Counter::add`] for the neighbours whose relationship is not one of `bound`.
+    /// [`Counter::add`] for the neighbours whose relationship is not one of `bound`. Kept out of line: inlined
+    /// into the walk, its loops cost 1.4 % more instructions on the whole recommendation (callgrind, 200 items,
+    /// 10 likes, 10,000 people).
+    #[inline(never)]
     pub(super) fn add_unless(&mut self, nbrs: IdSlice, rels: IdSlice, bound: [u64; 2], a: i64) -> bool {
         match (nbrs, rels) {
             (IdSlice::Narrow(n), IdSlice::Narrow(r)) => self.add_unless_in(n, r, bound, a),
