@@ -10,8 +10,11 @@
 //! * `||` concatenates only two strings or two lists.
 //! * Temporal operands go to [`temporal::arithmetic`].
 //! * Anything else is a runtime `TypeError` (`InvalidArgumentType`).
+//! * A string or list that concatenation would make longer than [`MAX_STRING_BYTES`] or [`MAX_LIST_LEN`] is a
+//!   `MemoryLimitExceeded` error: a value doubled in a `reduce` would otherwise grow until an allocation fails,
+//!   which aborts the process instead of failing the statement.
 
-use crate::error::{CypherError, Result};
+use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::format::to_cypher_string;
 use crate::temporal::{self, ArithOp};
 use crate::value::Value;
@@ -50,6 +53,51 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
         BinaryOp::Mod => rem(a, b),
         BinaryOp::Pow => pow(a, b),
     }
+}
+
+/// The longest string a statement may build, in bytes (a stored string may be longer).
+pub const MAX_STRING_BYTES: usize = 1 << 28;
+/// The longest list a statement may build by concatenation: the longest `range()` builds.
+pub const MAX_LIST_LEN: usize = crate::functions::list::MAX_RANGE_LEN as usize;
+
+/// An error when a built string of `len` bytes would be longer than [`MAX_STRING_BYTES`].
+pub(crate) fn check_string_len(len: usize, built_by: &str) -> Result<()> {
+    if len > MAX_STRING_BYTES {
+        return Err(too_large(format!(
+            "`{built_by}` would build a string of {len} bytes, more than {MAX_STRING_BYTES}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_list_len(len: usize) -> Result<()> {
+    if len > MAX_LIST_LEN {
+        return Err(too_large(format!("concatenation would build a list of {len} elements, more than {MAX_LIST_LEN}")));
+    }
+    Ok(())
+}
+
+fn too_large(message: String) -> CypherError {
+    CypherError::new(ErrorKind::MemoryLimit, Phase::Runtime, "MemoryLimitExceeded", message)
+}
+
+/// `a + b` of two lists or a list and an element, within [`MAX_LIST_LEN`].
+fn add_lists(a: &Value, b: &Value) -> Result<Value> {
+    let items = |v: &Value| match v {
+        Value::List(items) => items.len(),
+        _ => 1,
+    };
+    check_list_len(items(a) + items(b))?;
+    let list = |v: &Value| match v {
+        Value::List(items) => items.to_vec(),
+        other => vec![other.clone()],
+    };
+    let mut joined = list(a);
+    match b {
+        Value::List(items) => joined.extend(items.iter().cloned()),
+        other => joined.push(other.clone()),
+    }
+    Ok(Value::list(joined))
 }
 
 fn overflow() -> CypherError {
@@ -105,10 +153,11 @@ pub fn add(a: &Value, b: &Value) -> Result<Value> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
         (Value::Int(x), Value::Int(y)) => x.checked_add(*y).map(Value::Int).ok_or_else(overflow),
-        (Value::List(x), Value::List(y)) => Ok(Value::list(x.iter().chain(y.iter()).cloned().collect())),
-        (Value::List(x), _) => Ok(Value::list(x.iter().cloned().chain(std::iter::once(b.clone())).collect())),
-        (_, Value::List(y)) => Ok(Value::list(std::iter::once(a.clone()).chain(y.iter().cloned()).collect())),
+        (Value::List(_), _) | (_, Value::List(_)) => add_lists(a, b),
         (Value::String(_), _) | (_, Value::String(_)) if concatenates_to_string(a) && concatenates_to_string(b) => {
+            // Checked before anything is copied; a number or temporal value adds a few dozen bytes at most.
+            let len = |v: &Value| if let Value::String(s) = v { s.len() } else { 0 };
+            check_string_len(len(a) + len(b), "+")?;
             Ok(Value::from(to_cypher_string(a) + &to_cypher_string(b)))
         }
         _ => match floats(a, b) {
@@ -122,8 +171,11 @@ pub fn add(a: &Value, b: &Value) -> Result<Value> {
 pub fn concat(a: &Value, b: &Value) -> Result<Value> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
-        (Value::String(x), Value::String(y)) => Ok(Value::from(format!("{x}{y}"))),
-        (Value::List(x), Value::List(y)) => Ok(Value::list(x.iter().chain(y.iter()).cloned().collect())),
+        (Value::String(x), Value::String(y)) => {
+            check_string_len(x.len() + y.len(), "||")?;
+            Ok(Value::from(format!("{x}{y}")))
+        }
+        (Value::List(_), Value::List(_)) => add_lists(a, b),
         _ => Err(type_error("concatenate", a, b)),
     }
 }
@@ -361,6 +413,21 @@ mod tests {
         assert_eq!(ok(add(&Value::from("a"), &i(1))), "'a1'");
         assert_eq!(ok(add(&f(1.5), &Value::from("a"))), "'1.5a'");
         assert_eq!(err(add(&Value::from("a"), &Value::Bool(true))).0, ErrorKind::TypeError);
+    }
+
+    #[test]
+    fn concatenation_past_the_size_caps_is_a_memory_limit_error_not_an_allocation() {
+        let too_large = (ErrorKind::MemoryLimit, Phase::Runtime, "MemoryLimitExceeded");
+        let half = Value::from("x".repeat(MAX_STRING_BYTES / 2 + 1));
+        assert_eq!(err(add(&half, &half)), too_large);
+        assert_eq!(err(concat(&half, &half)), too_large);
+        let just_fits = Value::from("x".repeat(MAX_STRING_BYTES / 2));
+        assert!(add(&just_fits, &just_fits).is_ok());
+        let long = l(vec![Value::Null; MAX_LIST_LEN]);
+        assert_eq!(err(add(&long, &i(1))), too_large);
+        assert_eq!(err(add(&i(1), &long)), too_large);
+        assert_eq!(err(concat(&long, &l(vec![i(1)]))), too_large);
+        assert!(add(&long, &l(vec![])).is_ok());
     }
 
     #[test]

@@ -468,15 +468,19 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
 pub(crate) fn check_params(plan: &Plan, ctx: &Ctx) -> Result<()> {
     // One lookup per parameter answers both checks; a missing parameter is reported before a deleted entity.
     let mut deleted = None;
-    for name in &plan.params {
+    for (name, position) in &plan.params {
         match ctx.params.get(name.as_str()) {
             None => {
-                return Err(CypherError::new(
+                let missing = CypherError::new(
                     ErrorKind::ParameterMissing,
                     Phase::CompileTime,
                     "MissingParameter",
                     format!("expected parameter ${name}"),
-                ))
+                );
+                return Err(match position {
+                    Some(at) => missing.at(*at),
+                    None => missing,
+                });
             }
             Some(v) if deleted.is_none() => deleted = missing_entity(v, ctx.g()).map(|what| (name, what)),
             Some(_) => {}

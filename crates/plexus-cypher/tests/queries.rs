@@ -132,6 +132,24 @@ fn errors_have_positions_and_types() {
     assert_eq!(db.err("MATCH (n)").kind, ErrorKind::SyntaxError);
     assert_eq!(db.err("RETURN 1 / 0").kind, ErrorKind::ArithmeticError);
     assert_eq!(db.err("RETURN nosuchfunction(1)").detail, "UnknownFunction");
+    // Errors about a whole clause or part point at it too: (query, detail, column).
+    for (query, detail, column) in [
+        ("RETURN count(*) + nosuch", "UndefinedVariable", 19),
+        ("RETURN 1 AS a UNION RETURN 2 AS b", "DifferentColumnsInUnion", 21),
+        ("RETURN 1 AS a UNION ALL RETURN 1 AS a UNION RETURN 1 AS a", "InvalidClauseComposition", 39),
+        ("RETURN *", "NoVariablesInScope", 1),
+        ("WITH 1 AS a CALL (a) { RETURN a + 1 AS a } RETURN a", "VariableAlreadyBound", 24),
+        ("RETURN 1 + $missing", "MissingParameter", 12),
+        ("CREATE INDEX i FOR (p:P) ON (p.a, p.b)", "UnsupportedIndex", 33),
+    ] {
+        let e = db.err(query);
+        assert_eq!((e.detail, e.position.map(|p| p.column)), (detail, Some(column)), "{query}");
+    }
+    // An infinite factor is named as such (a zero component times it is NaN, which used to be reported).
+    assert!(db.err("RETURN duration('P1D') * (1.0 / 0)").message.contains("by Infinity"));
+    // A value doubled without end fails the statement instead of the process's memory.
+    let e = db.err("RETURN size(reduce(s = 'x', i IN range(1, 40) | s + s)) AS n");
+    assert_eq!((e.kind, e.detail), (ErrorKind::MemoryLimit, "MemoryLimitExceeded"));
 }
 
 #[test]

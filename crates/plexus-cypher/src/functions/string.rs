@@ -165,7 +165,15 @@ pub fn replace(args: &[Value]) -> Result<Value> {
     let search = text("replace", arg(args, 1))?;
     let replacement = text("replace", arg(args, 2))?;
     Ok(match (s, search, replacement) {
-        (Some(s), Some(search), Some(replacement)) => Value::from(s.replace(search, replacement)),
+        (Some(s), Some(search), Some(replacement)) => {
+            if replacement.len() > search.len() {
+                // Each match grows the string by the difference; an empty search matches between every char.
+                let matches = if search.is_empty() { s.chars().count() + 1 } else { s.matches(search).count() };
+                let grown = matches.saturating_mul(replacement.len() - search.len());
+                crate::arith::check_string_len(s.len().saturating_add(grown), "replace()")?;
+            }
+            Value::from(s.replace(search, replacement))
+        }
         _ => Value::Null,
     })
 }

@@ -335,8 +335,13 @@ impl<'a> Parser<'a> {
     fn union(&mut self) -> Result<Query> {
         let mut parts = vec![self.single_query()?];
         let mut union_all = Vec::new();
-        while self.eat_kw("UNION") {
-            union_all.push(self.eat_kw("ALL"));
+        while self.at_kw("UNION") {
+            let at = self.bump().span;
+            let all = self.eat_kw("ALL");
+            if union_all.first().is_some_and(|first| *first != all) {
+                return Err(self.error_at(at, "InvalidClauseComposition", "cannot mix UNION and UNION ALL"));
+            }
+            union_all.push(all);
             parts.push(self.single_query()?);
         }
         Ok(Query { parts, union_all })

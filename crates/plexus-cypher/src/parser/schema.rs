@@ -110,7 +110,11 @@ impl Parser<'_> {
             // Old syntax: CREATE INDEX ON :Label(prop, ...)
             self.expect(&Tok::Colon, "':'")?;
             let label = self.ident("a label")?.name;
+            let at = self.span();
             let properties = self.property_name_list()?;
+            if properties.len() > 1 {
+                return Err(self.one_property_per_index(at));
+            }
             return Ok(SchemaCommand::CreateIndex { name: None, label, properties, if_not_exists: false, asked });
         }
         let name = self.schema_name()?;
@@ -119,13 +123,25 @@ impl Parser<'_> {
         let (var, label) = self.schema_node()?;
         self.expect_kw("ON")?;
         self.expect(&Tok::LParen, "'('")?;
-        let mut properties = vec![self.schema_property(&var)?];
-        while self.eat(&Tok::Comma) {
-            properties.push(self.schema_property(&var)?);
+        let properties = vec![self.schema_property(&var)?];
+        if self.at(&Tok::Comma) {
+            return Err(self.one_property_per_index(self.span()));
         }
         self.expect(&Tok::RParen, "')'")?;
         self.schema_options()?;
         Ok(SchemaCommand::CreateIndex { name, label, properties, if_not_exists, asked })
+    }
+
+    /// Composite indexes are not supported: a semantic error, as the engine reports for other unsupported
+    /// index kinds, at the property list.
+    fn one_property_per_index(&self, at: crate::lexer::Span) -> crate::error::CypherError {
+        crate::error::CypherError::new(
+            crate::error::ErrorKind::SemanticError,
+            crate::error::Phase::CompileTime,
+            "UnsupportedIndex",
+            "indexes cover one property; create one index per property",
+        )
+        .at(crate::error::Position::locate(self.text, at.start))
     }
 
     fn property_name_list(&mut self) -> Result<Vec<String>> {

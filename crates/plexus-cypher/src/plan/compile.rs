@@ -155,7 +155,7 @@ impl Planner<'_> {
         Ok(match &e.kind {
             ExprKind::Literal(v) => CExpr::Const(v.clone()),
             ExprKind::Parameter(name) => {
-                self.params.insert(name.clone());
+                self.params.entry(name.clone()).or_insert(Some(e.span.start));
                 CExpr::Param(Arc::from(name.as_str()))
             }
             ExprKind::Variable(name) => match scope.get(name) {

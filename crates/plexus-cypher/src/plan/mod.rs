@@ -566,8 +566,8 @@ pub(crate) struct Plan {
     pub writes: bool,
     /// Whether it may write while a reading operator is part-way through its input ([`PlanNode::writes_per_row`]).
     pub writes_per_row: bool,
-    /// The parameters it uses.
-    pub params: Vec<String>,
+    /// The parameters it uses, with where one use is in the text.
+    pub params: Vec<(String, Option<crate::error::Position>)>,
     /// It commits part-way through (`CALL { } IN TRANSACTIONS`), so it runs only in a transaction of its own.
     pub commits_in_parts: bool,
     /// What each run may be told about the statement ([`crate::notices`]).

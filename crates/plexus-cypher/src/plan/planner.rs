@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::compile::contains_aggregate;
 use super::{AggSpec, CreateNode, CreateRel, Plan, PlanNode, Procedure, SetOp};
 use crate::ast::*;
-use crate::error::{CypherError, Result};
+use crate::error::{CypherError, Position, Result};
 use crate::expr::CExpr;
 use crate::lexer::Span;
 use crate::token::Token;
@@ -92,7 +92,8 @@ pub(crate) struct Planner<'t> {
     width: usize,
     pub writes: bool,
     /// Parameters the statement uses: all must be given before it runs.
-    pub params: std::collections::BTreeSet<String>,
+    /// The parameters used, with the offset of one use in the text (none for a procedure's implicit inputs).
+    pub params: std::collections::BTreeMap<String, Option<usize>>,
     /// Hidden names given to anonymous MERGE elements, numbered across the statement.
     anonymous: usize,
     /// While compiling an ORDER BY after aggregation: expression texts that stand for a projected column.
@@ -172,7 +173,7 @@ pub(crate) fn plan_query(
         width: p.width,
         writes: p.writes || commits_in_parts,
         writes_per_row,
-        params: p.params.into_iter().collect(),
+        params: p.params.into_iter().map(|(name, at)| (name, at.map(|at| Position::locate(text, at)))).collect(),
         commits_in_parts,
         notices: crate::notices::Notices::collect(text, query),
     })
@@ -308,10 +309,14 @@ impl Planner<'_> {
                         cols = c.clone();
                     }
                     _ => {
-                        return Err(CypherError::semantic(
+                        let differs = CypherError::semantic(
                             "DifferentColumnsInUnion",
                             "all sub queries in a UNION must have the same return column names",
-                        ))
+                        );
+                        return Err(match returned_at(part) {
+                            Some(span) => self.error(span, differs),
+                            None => differs,
+                        });
                     }
                 }
             }
@@ -569,10 +574,14 @@ impl Planner<'_> {
                     let mut returns = Vec::new();
                     for c in &cols {
                         if scope.get(c).is_some() {
-                            return Err(CypherError::semantic(
+                            let bound = CypherError::semantic(
                                 "VariableAlreadyBound",
                                 format!("variable `{c}` already declared in outer scope"),
-                            ));
+                            );
+                            return Err(match query.parts.first().and_then(returned_at) {
+                                Some(span) => self.error(span, bound),
+                                None => bound,
+                            });
                         }
                         let slot = self.slot();
                         scope.add(c, slot, VarKind::Unknown);
@@ -739,4 +748,12 @@ pub(crate) fn infer_kind(e: &Expr, scope: &Scope) -> VarKind {
         },
         _ => VarKind::Unknown,
     }
+}
+
+/// Where a query part's RETURN is, to point an error about its columns at.
+fn returned_at(part: &SingleQuery) -> Option<Span> {
+    part.clauses.iter().rev().find_map(|c| match c {
+        Clause::Return(p) => Some(p.span),
+        _ => None,
+    })
 }

@@ -184,12 +184,26 @@ pub fn mul_int(d: &Duration, k: i64) -> Result<Duration> {
 
 /// Scales each component by a float (see [`approximate`]).
 pub fn mul_float(d: &Duration, f: f64) -> Result<Duration> {
+    // Named before scaling: a zero component times an infinite factor is NaN, which would be reported instead.
+    if !f.is_finite() {
+        let f = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        };
+        return Err(out_of_range(format!("a duration cannot be multiplied by {f}")));
+    }
     approximate(d.months as f64 * f, d.days as f64 * f, d.seconds as f64 * f, d.nanos as f64 * f)
 }
 
 pub fn div(d: &Duration, divisor: f64) -> Result<Duration> {
     if divisor == 0.0 {
         return Err(crate::error::CypherError::arithmetic("DivisionByZero", "division of a duration by zero"));
+    }
+    if divisor.is_nan() {
+        return Err(out_of_range("a duration cannot be divided by NaN"));
     }
     // Divide each component rather than multiply by the reciprocal, which is not exact.
     approximate(

@@ -56,7 +56,7 @@ impl Planner<'_> {
             None if standalone => inputs[..inputs.len() - procedure.optional_inputs()]
                 .iter()
                 .map(|(name, _)| {
-                    self.params.insert(name.clone());
+                    self.params.entry(name.clone()).or_insert(None);
                     CExpr::Param(Arc::from(name.as_str()))
                 })
                 .collect(),

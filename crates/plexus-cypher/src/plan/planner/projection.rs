@@ -19,11 +19,14 @@ impl Planner<'_> {
         if p.star {
             let vars = scope.visible();
             if vars.is_empty() && p.items.is_empty() && !is_with {
-                return Err(CypherError::syntax(
-                    "NoVariablesInScope",
-                    format!(
-                        "{} * is not allowed when there are no variables in scope",
-                        if is_with { "WITH" } else { "RETURN" }
+                return Err(self.error(
+                    p.span,
+                    CypherError::syntax(
+                        "NoVariablesInScope",
+                        format!(
+                            "{} * is not allowed when there are no variables in scope",
+                            if is_with { "WITH" } else { "RETURN" }
+                        ),
                     ),
                 ));
             }
@@ -63,7 +66,7 @@ impl Planner<'_> {
         }
         let aggregating = items.iter().any(|(_, e, _, _)| e.is_some_and(contains_aggregate));
         if aggregating {
-            self.check_aggregation_keys(&items.iter().map(|(_, e, _, s)| (*e, *s)).collect::<Vec<_>>())?;
+            self.check_aggregation_keys(&items.iter().map(|(_, e, _, s)| (*e, *s)).collect::<Vec<_>>(), scope)?;
         }
         let mut new_scope = Scope::default();
         let mut out_slots = Vec::with_capacity(items.len());
@@ -234,8 +237,9 @@ impl Planner<'_> {
     }
 
     /// In a projection that aggregates, an item mixing aggregates with other expressions may only use, outside
-    /// the aggregates, variables that are themselves projected as grouping keys.
-    fn check_aggregation_keys(&self, items: &[(Option<&Expr>, Span)]) -> Result<()> {
+    /// the aggregates, variables that are themselves projected as grouping keys. A variable not defined at all
+    /// is reported as such, as Neo4j does, rather than as a missing grouping key.
+    fn check_aggregation_keys(&self, items: &[(Option<&Expr>, Span)], scope: &Scope) -> Result<()> {
         let text = |e: &Expr| &self.text[e.span.start..e.span.end];
         // Grouping keys a mixed item may use: projected variables and projected property reads.
         let keys: HashSet<&str> = items
@@ -251,6 +255,9 @@ impl Planner<'_> {
             }
             let mut outside = Vec::new();
             free_outside_aggregates(e, &keys, self.text, &mut outside);
+            if let Some(undefined) = outside.iter().find(|(name, _)| scope.get(name).is_none()) {
+                return Err(self.undefined(&undefined.0, undefined.1));
+            }
             if let Some(bad) = outside.first() {
                 return Err(self.error(
                     bad.1,
