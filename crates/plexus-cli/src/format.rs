@@ -38,10 +38,30 @@ fn props(p: &std::collections::BTreeMap<std::sync::Arc<str>, ResultValue>, out: 
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{k}: ");
+        write_name(k, out);
+        out.push_str(": ");
         write_literal(v, out);
     }
     out.push('}');
+}
+
+/// A label, type or key as Cypher reads it back: plain when it is a plain name, else in backticks (a backtick
+/// inside doubled), as `cypher-shell` prints `(:`my label` {`a b`: 1})`.
+fn write_name(name: &str, out: &mut String) {
+    let plain = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if plain {
+        out.push_str(name);
+    } else {
+        out.push('`');
+        for c in name.chars() {
+            match c {
+                '`' => out.push_str("``"),
+                c => escape_control(c, out),
+            }
+        }
+        out.push('`');
+    }
 }
 
 /// A column name as a table header shows it, control characters escaped.
@@ -95,7 +115,8 @@ fn write_literal(v: &ResultValue, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let _ = write!(out, "{k}: ");
+                write_name(k, out);
+                out.push_str(": ");
                 write_literal(v, out);
             }
             out.push('}');
@@ -103,13 +124,15 @@ fn write_literal(v: &ResultValue, out: &mut String) {
         ResultValue::Node(n) => {
             out.push('(');
             for l in &n.labels {
-                let _ = write!(out, ":{l}");
+                out.push(':');
+                write_name(l, out);
             }
             props(&n.properties, out);
             out.push(')');
         }
         ResultValue::Rel(r) => {
-            let _ = write!(out, "[:{}", r.rel_type);
+            out.push_str("[:");
+            write_name(&r.rel_type, out);
             props(&r.properties, out);
             out.push(']');
         }
@@ -223,8 +246,9 @@ pub fn json(v: &ResultValue, out: &mut String) {
     }
 }
 
+/// A CSV field; an empty string is quoted (`""`), so that it reads back apart from null (an empty field).
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    if s.is_empty() || s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()

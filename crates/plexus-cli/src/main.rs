@@ -278,6 +278,18 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Info { data } => {
             let db = open_read_only(&data)?;
             info(&db);
+            // Counts that leave out intact commits after damage describe a database that a write open refuses:
+            // status 1, as `check` gives, so a script does not take them as the database's.
+            if let Some(damaged) = db.recovery_report().dropped.iter().find(|d| d.intact_commits > 0) {
+                eprintln!(
+                    "plexus: {} is damaged at offset {}: the {} intact commits after it are not in these counts; \
+                     `plexus check` describes the damage, `plexus repair` drops it (keeping what it drops)",
+                    damaged.file.display(),
+                    damaged.offset,
+                    damaged.intact_commits
+                );
+                return Ok(ExitCode::from(1));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { data } => {

@@ -46,7 +46,10 @@ pub fn parse_params(db: &Database, specs: &[String]) -> Result<Params, String> {
     let mut params = Params::new();
     for spec in specs {
         for (name, value) in parse_param(db, spec)? {
-            params.insert(name, value);
+            // A second value would silently win: more likely a slip in a long command line than meant.
+            if params.insert(name.clone(), value).is_some() {
+                return Err(format!("parameter `{name}` is given more than once"));
+            }
         }
     }
     Ok(params)
@@ -102,7 +105,9 @@ fn split_param(spec: &str) -> Result<(String, &str), String> {
     if name.is_empty() {
         return Err(format!("parameter '{spec}' has no name: write {PARAM_FORMS}"));
     }
-    if name.starts_with(|c: char| c.is_ascii_digit()) && !body.starts_with('`') {
+    // openCypher's parameter names are symbolic names or decimal integers (`$0`).
+    let number = name.bytes().all(|b| b.is_ascii_digit());
+    if name.starts_with(|c: char| c.is_ascii_digit()) && !number && !body.starts_with('`') {
         return Err(format!("parameter name '{name}' starts with a digit: write it in backticks, `{name}`"));
     }
     let rest = rest.trim_start();
@@ -229,6 +234,9 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     let text = statement_text(&args)?;
     let text = text.trim_end();
     let text = text.strip_suffix(';').unwrap_or(text).to_string();
+    if text.trim().is_empty() {
+        return Err(usage("the statement is empty: give `plexus query` one openCypher statement"));
+    }
     if several_statements(&text) {
         return Err(usage(
             "`plexus query` runs one statement and this holds several: run them one at a time, or as a script \
@@ -255,7 +263,8 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
                     eprint!("{plan}");
                 }
             }
-            if args.format == Format::Table {
+            // JSON and CSV keep stdout to the rows; what a write changed still goes to stderr.
+            if args.format == Format::Table || result.stats.contains_updates() {
                 eprint!("{}", notifications(&result));
                 eprintln!("{}", summary(&result, start.elapsed()));
             }

@@ -293,6 +293,10 @@ fn damage_in_the_middle_of_the_log_is_refused_until_repaired() {
     }
     let out = plexus(&["check", "--data", &db]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    // `info` describes the database as read, and says with its status that the counts leave commits out.
+    let out = plexus(&["info", "--data", &db]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("not in these counts"), "{}", text(&out.stderr));
     let out = plexus(&["repair", "--data", &db]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("LOST"), "{}", text(&out.stdout));

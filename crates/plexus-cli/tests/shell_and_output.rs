@@ -275,6 +275,12 @@ fn parameters_take_the_same_forms_on_the_command_line_and_in_the_shell() {
         assert_eq!(out.status.code(), Some(2), "{spec}");
         assert!(text(&out.stderr).contains(says), "{spec}: {}", text(&out.stderr));
     }
+    // A decimal name is an openCypher parameter name (`$0`); a name given twice is refused, not overwritten.
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "-p", "0=7", "RETURN $0 AS v"]);
+    assert_eq!(text(&out.stdout), "v\n7\n", "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "-p", "x=1", "-p", "{x: 2}", "RETURN $x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`x` is given more than once"), "{}", text(&out.stderr));
     let out = shell(&db, &["--format", "csv"], ":param {d: 4, e: 'x'}\n:param f: 5\nRETURN $d + $f AS s, $e AS e;\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "s,e\n9,x\n");
@@ -348,4 +354,27 @@ fn source_runs_a_file_of_statements_and_commands_in_the_session() {
     assert!(text(&out.stderr).contains("nested more than"), "{}", text(&out.stderr));
     let out = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n:L) RETURN count(n)"]);
     assert_eq!(text(&out.stdout), "count(n)\n32\n");
+}
+
+/// Output that reads back as what it shows: CSV tells an empty string from null, tables quote names that need
+/// backticks, and a write's counts reach stderr whatever the format.
+#[test]
+fn output_tells_empty_strings_from_null_and_quotes_names_that_need_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "RETURN null AS a, '' AS b, 'x' AS c"]);
+    assert_eq!(text(&out.stdout), "a,b,c\n,\"\",x\n", "{}", text(&out.stderr));
+    let create = "CREATE (n:`my label`:Ok {`a b`: 1, ```x`: 2})-[r:`REL TYPE`]->(:M) RETURN n, r, {`k k`: 1} AS m";
+    let out = plexus(&["query", "--data", &db, create]);
+    let table = text(&out.stdout);
+    for shown in ["(:`my label`:Ok {```x`: 2, `a b`: 1})", "[:`REL TYPE`]", "{`k k`: 1}"] {
+        assert!(table.contains(shown), "{shown} in\n{table}");
+    }
+    let out = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n:Ok) DETACH DELETE n"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert!(text(&out.stderr).contains("1 node deleted"), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, ";"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("the statement is empty"), "{}", text(&out.stderr));
 }
