@@ -149,9 +149,17 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, ImportError> {
             format!("unsupported compressed format ({format}): decompress it first, or compress with gzip or zstd"),
         )));
     }
-    if gzip || (name.ends_with(".gz") && !zstd) {
+    if !magic.is_empty() && !gzip && !zstd && (name.ends_with(".gz") || name.ends_with(".zst")) {
+        // Decoding would fail with "unexpected end of file" or the like, which does not say what is wrong.
+        let format = if name.ends_with(".gz") { "gzip" } else { "zstd" };
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the name says {format} but the file does not start as a {format} stream does"),
+        )));
+    }
+    if gzip {
         flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)).read_to_end(&mut bytes).map_err(io)?;
-    } else if zstd || name.ends_with(".zst") {
+    } else if zstd {
         zstd::stream::read::Decoder::new(file).and_then(|mut d| d.read_to_end(&mut bytes)).map_err(io)?;
     } else {
         let mut file = file;
@@ -465,6 +473,15 @@ mod tests {
         let zst = tmp.path().join("e.csv.zst");
         std::fs::write(&zst, zstd::encode_all(&b"5,6\n"[..], 3).unwrap()).unwrap();
         assert_eq!(read_input(&gz).unwrap(), b"1,2\n2,3\n");
+        // A name that promises compression the bytes do not have is named as such.
+        let fake = tmp.path().join("fake.csv.gz");
+        std::fs::write(&fake, "1,2\n").unwrap();
+        assert!(read_input(&fake).unwrap_err().to_string().contains("the name says gzip"));
+        std::fs::write(tmp.path().join("fake.csv.zst"), "1,2\n").unwrap();
+        let err = read_input(&tmp.path().join("fake.csv.zst")).unwrap_err().to_string();
+        assert!(err.contains("the name says zstd"), "{err}");
+        std::fs::write(&fake, "").unwrap();
+        assert_eq!(read_input(&fake).unwrap(), b"");
         let utf16 = tmp.path().join("utf16.csv");
         let text: Vec<u8> = "\u{feff}1,2\n".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
         std::fs::write(&utf16, &text).unwrap();

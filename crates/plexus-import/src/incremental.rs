@@ -587,6 +587,30 @@ impl<'s> KeyPlan<'s> {
                     }
                 }
                 if matches!(fate, Fate::New { .. }) {
+                    // `1` in a file read with string ids would quietly become a second node beside the database's
+                    // integer 1 (or the other way round): almost surely the wrong id type, not a new node.
+                    let lookalike = values.iter().find_map(|(k, col, v)| {
+                        let other = other_id_form(v)?;
+                        self.existing(k, &other).map(|_| (*k, *col, v, other))
+                    });
+                    if let Some((k, col, v, other)) = lookalike {
+                        let (written, held) = match v {
+                            Value::String(_) => ("a string", "--id-type integer"),
+                            _ => ("an integer", "--id-type string"),
+                        };
+                        let message = format!(
+                            "{}({}) = {} is {written} here, and the database's node with that key holds {}: give \
+                             {held} to match it (the import would otherwise add a second node)",
+                            name(TokenKind::Label, k.label.0),
+                            name(TokenKind::PropKey, k.key.0),
+                            shown(v),
+                            shown(&other)
+                        );
+                        bad_here.push((row, col, message));
+                        fate = Fate::Bad;
+                    }
+                }
+                if matches!(fate, Fate::New { .. }) {
                     let clash = values.iter().find_map(|(k, col, v)| {
                         taken.get(&(k.label, v.clone())).map(|&(g0, r0)| (*k, *col, v, g0, r0))
                     });
@@ -617,5 +641,15 @@ impl<'s> KeyPlan<'s> {
             all_fates.push(fates);
         }
         (all_fates, bad)
+    }
+}
+
+/// The same id in the other form an id column may be read in: a string of a plain decimal integer as that
+/// integer, an integer as its decimal string.
+fn other_id_form(v: &Value) -> Option<Value> {
+    match v {
+        Value::String(s) => s.parse::<i64>().ok().filter(|i| i.to_string() == **s).map(Value::Int),
+        Value::Int(i) => Some(Value::String(i.to_string().into())),
+        _ => None,
     }
 }

@@ -354,6 +354,28 @@ fn an_incremental_import_ends_with_a_checkpoint() {
     assert_eq!(store.read().node_count(), 3);
 }
 
+/// An id written as a string where the database holds the same integer (ids read with the wrong `--id-type`)
+/// is a bad line naming the option, not a second node beside the first; with the right type it matches.
+#[test]
+fn an_incremental_import_refuses_ids_that_differ_from_the_databases_only_in_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let first = write(tmp.path(), "a.csv", "id:ID(P),name\n1,Ann\n");
+    let integers = CsvOptions { id_type: IdType::Integer, ..Default::default() };
+    run(&db, &GraphImport { nodes: vec![nodes(&["P"], &first)], csv: integers.clone(), ..Default::default() }).unwrap();
+    let second = write(tmp.path(), "b.csv", "id:ID(P),name\n1,Ann again\n2,Bob\n");
+    let as_strings = GraphImport { nodes: vec![nodes(&["P"], &second)], mode: Mode::Incremental, ..Default::default() };
+    let err = run(&db, &as_strings).unwrap_err();
+    assert!(err.contains("is a string here") && err.contains("--id-type integer"), "{err}");
+    let (store, _) = Store::open(&db).unwrap();
+    assert_eq!(store.read().node_count(), 1, "a refused import writes nothing");
+    drop(store);
+    let summary = run(&db, &GraphImport { csv: integers, ..as_strings }).unwrap();
+    assert_eq!(summary.nodes, 1);
+    let (store, _) = Store::open(&db).unwrap();
+    assert_eq!(store.read().node_count(), 2);
+}
+
 #[test]
 fn compressed_input_is_recognised_by_its_bytes() {
     let tmp = tempfile::tempdir().unwrap();
