@@ -17,6 +17,10 @@ fn mb(bytes: u64) -> f64 {
 /// One plain progress line.
 fn line(s: &Snapshot, elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64().max(1e-9);
+    if s.writing {
+        // Parsing is done (bytes are at 100 %): what moves now is the commits.
+        return format!("plexus import: {}: {} operations committed, {:.1} s", s.phase, s.rows, secs);
+    }
     let pct = if s.bytes_total > 0 { 100.0 * s.bytes_done as f64 / s.bytes_total as f64 } else { 0.0 };
     format!(
         "plexus import: {}: {:.1} of {:.1} MB ({:.0}%), {} rows, {:.1} MB/s, {:.0} rows/s, {:.1} s",
@@ -51,7 +55,8 @@ pub fn report(progress: &Progress, done: &AtomicBool) {
             Some(bar) => {
                 bar.set_length(s.bytes_total.max(s.bytes_done));
                 bar.set_position(s.bytes_done);
-                bar.set_message(format!("{} rows, {}", s.rows, s.phase));
+                let rows = if s.writing { "operations committed" } else { "rows" };
+                bar.set_message(format!("{} {rows}, {}", s.rows, s.phase));
             }
             None if start.elapsed() >= next_line => {
                 eprintln!("{}", line(&s, start.elapsed()));

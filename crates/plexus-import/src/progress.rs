@@ -39,6 +39,8 @@ pub struct Snapshot {
     pub bytes_done: u64,
     pub rows: u64,
     pub phase: String,
+    /// An incremental import is committing: `rows` counts the operations committed since it began to.
+    pub writing: bool,
 }
 
 impl Progress {
@@ -99,6 +101,10 @@ impl Progress {
     /// Called by an import before its first write: false when a stop was requested before it.
     pub fn start_writing(&self) -> bool {
         let mut writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        if !*writing {
+            // From here on rows count operations committed, not records parsed (which would add up past the input).
+            self.rows.store(0, Ordering::Relaxed);
+        }
         *writing = true;
         !self.stop_requested()
     }
@@ -109,6 +115,7 @@ impl Progress {
             bytes_done: self.bytes_done.load(Ordering::Relaxed),
             rows: self.rows.load(Ordering::Relaxed),
             phase: self.phase.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            writing: *self.writing.lock().unwrap_or_else(|e| e.into_inner()),
         }
     }
 }
