@@ -820,7 +820,10 @@ impl Session {
                 map([("addresses", Ps::List(vec![Ps::String(address.clone())])), ("role", Ps::String(role.into()))])
             })
             .collect();
-        let rt = map([("ttl", Ps::Int(300)), ("db", Ps::String(target.name().into())), ("servers", Ps::List(servers))]);
+        // The name as the client asked for it: drivers file the table under the name the answer gives and look
+        // it up under the one they asked for, so `NEO4J` answered as `neo4j` is never found.
+        let name = db.map_or_else(|| target.name().to_string(), str::to_string);
+        let rt = map([("ttl", Ps::Int(300)), ("db", Ps::String(name)), ("servers", Ps::List(servers))]);
         self.success(out, map([("rt", rt)]));
         Ok(())
     }

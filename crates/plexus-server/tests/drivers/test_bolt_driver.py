@@ -341,6 +341,9 @@ def test_neo4j_scheme_routes_to_this_server(bolt_uri, auth, tag):
         assert records[0]["c"] == 1
         with d.session(default_access_mode=neo4j.READ_ACCESS) as s:
             assert s.execute_read(lambda tx: tx.run(f"MATCH (n:{tag}) RETURN count(n) AS c").single()["c"]) == 1
+        # Database names are case-insensitive through routing too.
+        records, _, _ = d.execute_query(f"MATCH (n:{tag}) RETURN count(n) AS c", database_="NEO4J")
+        assert records[0]["c"] == 1
 
 
 def test_errors_carry_neo4j_codes_and_positions(driver):
