@@ -203,7 +203,7 @@ fn load(
     // leaves those relationships without the property instead of inventing `weight: NaN`.
     let gaps = weight.as_deref().is_some_and(|w| w.iter().any(|x| x.is_nan()));
     let (g, weight) = if empty && !gaps {
-        match load_bulk(db, g, weight.map(Cow::into_owned), names)? {
+        match load_bulk(db, g, weight.map(Cow::into_owned), names, interrupt)? {
             Bulk::Loaded(loaded) => return Ok(loaded),
             Bulk::Refused(g, weight) => (g, weight.map(Cow::Owned)),
         }
@@ -220,7 +220,13 @@ enum Bulk {
     Refused(Numbered, Option<Vec<f64>>),
 }
 
-fn load_bulk(db: &plexus::Database, g: Numbered, weight: Option<Vec<f64>>, names: Names) -> Result<Bulk, Failure> {
+fn load_bulk(
+    db: &plexus::Database,
+    g: Numbered,
+    weight: Option<Vec<f64>>,
+    names: Names,
+    interrupt: Option<&plexus::cypher::Interrupt>,
+) -> Result<Bulk, Failure> {
     let store = db.store();
     let catalog = store.catalog();
     let (label, key, ty) = (catalog.label(names.0), catalog.prop_key(names.1), catalog.rel_type(names.2));
@@ -229,7 +235,13 @@ fn load_bulk(db: &plexus::Database, g: Numbered, weight: Option<Vec<f64>>, names
     // The columns move in and, if the load is refused, back out: the build only reads them.
     let graph =
         EdgeListGraph { label, key, keys: g.vertices, ty, src: g.src, dst: g.dst, weight: weight.map(|w| (wkey, w)) };
-    match build_edge_list(0, &graph).and_then(|state| store.load_bulk(state)) {
+    // Ctrl-C during the build (nearly all of a load's time) stops it before anything is installed.
+    let stopped = |error| Failure::Query { error, query: "import_edges".to_string() };
+    let built = build_edge_list(0, &graph);
+    if let Some(interrupt) = interrupt {
+        interrupt.check().map_err(stopped)?;
+    }
+    match built.and_then(|state| store.load_bulk(state)) {
         Ok(_) => Ok(Bulk::Loaded(Loaded { nodes, relationships, bulk: true })),
         // Something was written meanwhile, or a write transaction is open: take the transactional path.
         Err(StorageError::ConstraintViolation(_) | StorageError::UniqueKeyTaken { .. } | StorageError::Conflict(_)) => {
@@ -319,7 +331,13 @@ pub fn import_edges<'py>(
     let names = (label, key, rel_type, "weight");
     let loaded = py.detach(|| load(db, number_ints(s, d)?, w.map(Cow::Borrowed), names, interrupt));
     if let Some(raised) = crate::database::take_raised() {
-        return Err(raised);
+        if loaded.is_err() {
+            return Err(raised);
+        }
+        // The interrupt came after the load had committed: raising it would tell the caller nothing was loaded,
+        // and running the call again would load every edge twice. The result stands, with a warning.
+        let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        PyErr::warn(py, &warning, c"import_edges had committed when it was interrupted: the edges are loaded", 1)?;
     }
     loaded_dict(py, &loaded?)
 }

@@ -186,6 +186,23 @@ def test_views_follow_other_writers(db, graph):
     assert graph.neighbors(np.array([77777]))[1].tolist() == [88888]
 
 
+def test_a_view_follows_a_clear_and_a_bulk_reload():
+    # The reload installs a whole new graph into the emptied database: the view's tables of the empty graph must
+    # not stand for it, and new nodes must not take the ids of the loaded ones.
+    db = plexus.Database()
+    db.import_edges(np.array([1, 2]), np.array([2, 3]))
+    view = db.graph()
+    assert sorted(view.nodes().tolist()) == [1, 2, 3]
+    db.execute("MATCH (n) DETACH DELETE n")
+    assert view.nodes().tolist() == []
+    assert db.import_edges(np.array([10, 20]), np.array([20, 30]))["bulk"]
+    assert sorted(view.nodes().tolist()) == [10, 20, 30]
+    assert view.out_edges(10) == [(10, 20, None)] and view.number_of_edges() == 2
+    assert view.upsert_edges([10], [20], weight=[5.0]) == {"created": 0, "updated": 1, "nodes_created": 0}
+    db.execute("CREATE (:Other)")
+    assert db.execute("MATCH (n) RETURN count(n)").scalar() == 4
+
+
 def test_weights_follow_writes_after_the_weight_column_is_built(db, graph, nx_graph):
     single = [(u, v) for u, v in nx_graph.edges() if u != v and nx_graph.number_of_edges(u, v) == 1]
     u, v = max(single, key=lambda e: nx_graph.out_degree(e[0]))

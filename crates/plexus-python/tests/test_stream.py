@@ -215,6 +215,32 @@ def test_load_csv_reads_only_what_the_database_allows(tmp_path):
         assert db.execute(f"LOAD CSV FROM 'file://{tmp_path}/secret.csv' AS r RETURN count(r)").scalar() == 1
 
 
+def test_ctrl_c_during_a_bulk_import_leaves_nothing_or_is_not_raised():
+    # Into an empty database edges are built and installed at once: Ctrl-C during the build stops it with
+    # nothing installed; one that comes after the install must not be raised as if nothing had been loaded.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import os, signal, threading, warnings, numpy as np, plexus
+        warnings.simplefilter("ignore")
+        db = plexus.Database()
+        n = 5_000_000
+        threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            print("finished", db.import_edges(np.arange(n), (np.arange(n) + 1) % n)["bulk"])
+        except KeyboardInterrupt:
+            print("interrupted")
+        print(db.counts()["relationships"])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() in (["interrupted", "0"], ["finished True", "5000000"]), out.stdout
+
+
 def test_ctrl_c_during_an_import_into_a_non_empty_database_leaves_nothing():
     import subprocess
     import sys

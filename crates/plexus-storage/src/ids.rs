@@ -68,7 +68,9 @@ thread_local! {
 /// A lock-free id allocator with per-thread blocks.
 #[derive(Debug)]
 pub struct IdAllocator {
-    id: u64,
+    /// What this allocator's thread blocks are filed under; a raised floor files them under a new one, which
+    /// retires every block a thread holds (its ids may lie below the floor).
+    id: AtomicU64,
     next_block: AtomicU64,
 }
 
@@ -76,15 +78,19 @@ impl IdAllocator {
     /// An allocator whose first block starts at or above `start` (rounded up to a block boundary).
     pub fn new(start: u64) -> Self {
         IdAllocator {
-            id: NEXT_ALLOCATOR_ID.fetch_add(1, Ordering::Relaxed),
+            id: AtomicU64::new(NEXT_ALLOCATOR_ID.fetch_add(1, Ordering::Relaxed)),
             next_block: AtomicU64::new(start.div_ceil(ID_BLOCK) * ID_BLOCK),
         }
     }
 
-    /// Makes sure no id below `floor` is ever handed out again (used by recovery and bulk loads).
+    /// Makes sure no id below `floor` is ever handed out again (used by recovery and bulk loads). The blocks
+    /// threads hold are retired too: a bulk load into a store whose writers had drawn ids would otherwise hand
+    /// out ids of the loaded graph's nodes. Call with no allocation running (no write transaction is open).
     pub fn raise_floor(&self, floor: u64) {
         let floor = floor.div_ceil(ID_BLOCK) * ID_BLOCK;
         self.next_block.fetch_max(floor, Ordering::AcqRel);
+        // Whether a thread's block reaches below the floor is not known here (only where blocks start is): all go.
+        self.id.store(NEXT_ALLOCATOR_ID.fetch_add(1, Ordering::Relaxed), Ordering::Release);
     }
 
     /// The smallest id that may still be handed out by a fresh block.
@@ -93,8 +99,9 @@ impl IdAllocator {
     }
 
     pub fn allocate(&self) -> u64 {
+        let me = self.id.load(Ordering::Acquire);
         BLOCKS.with(|blocks| {
-            let entry = match blocks.iter().find(|e| e.get().0 == self.id) {
+            let entry = match blocks.iter().find(|e| e.get().0 == me) {
                 Some(entry) => {
                     let (id, next, end) = entry.get();
                     if next < end {
@@ -115,7 +122,7 @@ impl IdAllocator {
                 }),
             };
             let start = self.next_block.fetch_add(ID_BLOCK, Ordering::AcqRel);
-            entry.set((self.id, start + 1, start + ID_BLOCK));
+            entry.set((me, start + 1, start + ID_BLOCK));
             start
         })
     }
@@ -167,7 +174,14 @@ mod tests {
         let alloc = IdAllocator::new(10);
         assert!(alloc.allocate() >= 10);
         alloc.raise_floor(1000);
+        // The rest of the block this thread drew is below the floor: not handed out.
+        assert!(alloc.allocate() >= 1000);
         let r = alloc.allocate_range(5);
         assert!(r.start >= 1000);
+        // A floor inside the block a thread holds retires it too.
+        let fresh = IdAllocator::new(0);
+        assert_eq!(fresh.allocate(), 0);
+        fresh.raise_floor(50);
+        assert!(fresh.allocate() >= 50);
     }
 }

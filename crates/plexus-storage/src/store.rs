@@ -690,17 +690,20 @@ impl Store {
             if !writers.is_empty() {
                 return Err(StorageError::Conflict("a bulk load needs no open write transaction".into()));
             }
-            // The same version as the empty state it replaces: no log record stands for the load, so the next
-            // commit's version must follow the checkpoint's directly.
-            if state.version != head.state.version() && state.flat.as_ref().is_some_and(|f| f.any_changed()) {
+            // The version after the empty state it replaces, as a commit's would be: anything that caches what it
+            // read by version (a Python graph view's id tables) must see that the graph changed. No log record
+            // stands for the load; its checkpoint (below, with the log rotated to the version after it) does, so
+            // the next commit's version follows the checkpoint's directly.
+            let version = head.state.version() + 1;
+            if state.version != version && state.flat.as_ref().is_some_and(|f| f.any_changed()) {
                 // Stamps are versions of the state as built; under another version they would mislead reads.
                 state.drop_flat();
             }
-            state.version = head.state.version();
+            state.version = version;
             state.seal();
             shared.node_ids.raise_floor(state.node_id_bound());
             shared.rel_ids.raise_floor(state.rel_id_bound());
-            let size = shared.checkpoint_unpublished(&state)?;
+            let size = shared.checkpoint_unpublished(&state, head.state.version() + 1)?;
             let state = Arc::new(state);
             head.state = state.clone();
             shared.published.store(state);

@@ -64,3 +64,37 @@ fn a_bulk_load_is_on_disk_when_it_returns() {
     let (store, _) = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((store.read().node_count(), store.read().rel_count()), (101, 99));
 }
+
+/// A bulk load is a new version, as a commit is (whatever caches reads by version must see the graph change),
+/// also into a store emptied by deletes; the commits after it replay on reopen.
+#[test]
+fn a_bulk_load_advances_the_version_and_the_commits_after_it_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = Store::open(dir.path()).unwrap();
+    let edges = graph(&store);
+    let mut tx = store.write();
+    let label = tx.label("M");
+    let n = tx.create_node(&[label], Vec::new()).unwrap();
+    tx.commit().unwrap();
+    let mut tx = store.write();
+    tx.delete_node(n).unwrap();
+    tx.commit().unwrap();
+    let emptied = store.read().version();
+    store.load_bulk(build_edge_list(0, &edges).unwrap()).unwrap();
+    let loaded = store.read().version();
+    assert!(loaded > emptied, "the load kept version {emptied}");
+    let mut tx = store.write();
+    tx.create_node(&[label], Vec::new()).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(store.read().version(), loaded + 1);
+    drop(store);
+    let (store, _) = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((store.read().node_count(), store.read().rel_count()), (101, 99));
+    assert_eq!(store.read().version(), loaded + 1);
+    // In memory the same.
+    let store = Store::in_memory();
+    let edges = graph(&store);
+    let before = store.read().version();
+    store.load_bulk(build_edge_list(0, &edges).unwrap()).unwrap();
+    assert!(store.read().version() > before);
+}

@@ -265,14 +265,17 @@ impl Shared {
 }
 
 impl Shared {
-    /// Writes `state`, a state of the head's version that replaces the head's (a bulk load), as the checkpoint,
+    /// Writes `state`, the state after the head's that replaces it (a bulk load), as the checkpoint,
     /// and retires the log before it; the caller holds the checkpoint and head locks and publishes `state` after.
     /// Returns the checkpoint's size (0 in memory).
-    pub(super) fn checkpoint_unpublished(&self, state: &GraphState) -> Result<u64> {
+    /// The log is rotated to `next_version`, the version the next commit gets if `state` is not published (its
+    /// checkpoint failed): after a published one, commits start later, which recovery accepts (a segment may
+    /// begin below its first record's version; records at or below the checkpoint's are skipped).
+    pub(super) fn checkpoint_unpublished(&self, state: &GraphState, next_version: u64) -> Result<u64> {
         let Some(disk) = &self.disk else {
             return Ok(0);
         };
-        let new_segment = disk.wal.rotate(state.version() + 1)?;
+        let new_segment = disk.wal.rotate(next_version)?;
         self.write_checkpoint(disk, state, new_segment)
     }
 
