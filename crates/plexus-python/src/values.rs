@@ -305,8 +305,16 @@ fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<i128>> {
 }
 
 /// A NumPy `datetime64` as a local date-time (NumPy's times have no zone), at its own precision; `NaT` is null.
+/// One in whole days (`datetime64('2020-01-01')`, unit `D`) is a date, as pandas and NumPy read it.
 fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     let Some(nanos) = numpy_nanos(obj, "datetime64")? else { return Ok(Value::Null) };
+    let numpy = obj.py().import("numpy")?;
+    let (unit, count): (String, i64) = numpy.call_method1("datetime_data", (obj.getattr("dtype")?,))?.extract()?;
+    if unit == "D" && count == 1 {
+        let days = i64::try_from(nanos / i128::from(NANOS_PER_SECOND * 86_400))
+            .map_err(|_| errors::argument("a datetime64 out of range"))?;
+        return Ok(Value::Date(Date { days }));
+    }
     let seconds = nanos.div_euclid(i128::from(NANOS_PER_SECOND));
     let seconds = i64::try_from(seconds).map_err(|_| errors::argument("a datetime64 out of range"))?;
     let nanos = nanos.rem_euclid(i128::from(NANOS_PER_SECOND)) as u32;
@@ -508,6 +516,13 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if obj.hasattr("__index__")? {
         return obj.extract::<i64>().map(Value::Int);
+    }
+    // A decimal or a fraction would lose digits as a float, which Cypher's numbers are besides integers: refused
+    // (as integers past 64 bits are), for the caller to choose the conversion.
+    if matches!(type_name.as_str(), "Decimal" | "Fraction") {
+        return Err(errors::argument(format!(
+            "a {type_name} cannot be passed to Plexus exactly: pass float(x), or str(x) to keep every digit"
+        )));
     }
     // A complex number has `__float__` in NumPy, which would drop its imaginary part.
     let complex = type_name.contains("complex") || matches!(type_name.as_str(), "csingle" | "cdouble" | "clongdouble");

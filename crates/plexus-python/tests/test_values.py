@@ -222,7 +222,9 @@ def test_numpy_scalars_and_arrays_as_parameters(db):
 
 def test_numpy_and_pandas_times_as_parameters(db):
     assert roundtrip(db, np.datetime64("2020-01-01T00:00:00.123456789", "ns")) == dt.datetime(2020, 1, 1, 0, 0, 0, 123456)
-    assert roundtrip(db, np.datetime64("2020-01-02", "D")) == dt.datetime(2020, 1, 2)
+    # A datetime64 in whole days is a date, as NumPy's own `item()` gives it.
+    assert roundtrip(db, np.datetime64("2020-01-02", "D")) == dt.date(2020, 1, 2)
+    assert roundtrip(db, np.datetime64("1969-12-31", "D")) == dt.date(1969, 12, 31)
     times = np.array(["2020-01-01T00:00", "NaT"], dtype="datetime64[ns]")
     assert roundtrip(db, times) == [dt.datetime(2020, 1, 1), None]
     import pandas as pd
@@ -269,6 +271,13 @@ def test_unsupported_parameter(db):
         db.execute("RETURN $v", {"v": 2**64})
     with pytest.raises(plexus.ArgumentError, match="keys must be strings"):
         db.execute("RETURN $v", {"v": {1: 2}})
+    # Numbers a float would round are refused, as integers past 64 bits are, not silently rounded.
+    import decimal
+    import fractions
+
+    for exact in (decimal.Decimal("12345678901234567891"), fractions.Fraction(1, 3)):
+        with pytest.raises(plexus.ArgumentError, match="cannot be passed to Plexus exactly"):
+            db.execute("RETURN $v", {"v": exact})
 
 
 def test_entities_as_parameters_must_still_exist(db):
