@@ -176,9 +176,9 @@ pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
         }
         let l = &r.latency_ms;
         println!(
-            "{:>10.0} {:>10.0} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.0}{}",
-            r.target_rate,
-            r.achieved_rate,
+            "{:>10} {:>10} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.0}{}",
+            shown_rate(r.target_rate),
+            shown_rate(r.achieved_rate),
             r.completed,
             r.errors,
             l.p50,
@@ -203,10 +203,11 @@ pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
             .filter(|r| {
                 r.latency_ms.p99 <= step.p99_bound.as_secs_f64() * 1e3 && r.achieved_rate >= 0.95 * r.target_rate
             })
-            .map(|r| r.achieved_rate)
+            // The rate offered in the best phase that kept up: what a capacity plan can count on.
+            .map(|r| r.target_rate)
             .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
         match best {
-            Some(b) => println!("highest rate with p99 <= {} ms: {b:.0} requests/s", args.p99_bound_ms),
+            Some(b) => println!("highest rate with p99 <= {} ms: {} requests/s", args.p99_bound_ms, shown_rate(b)),
             None => println!("no phase met p99 <= {} ms", args.p99_bound_ms),
         }
     }
@@ -216,4 +217,13 @@ pub fn run(args: LoadgenArgs) -> Result<(), Failure> {
         return Err(format!("every request failed: {first}").into());
     }
     Ok(())
+}
+
+/// A rate in requests per second: whole above 10, with two decimals below (a target of 0.5 is not 0).
+fn shown_rate(rate: f64) -> String {
+    if rate < 10.0 {
+        format!("{rate:.2}")
+    } else {
+        format!("{rate:.0}")
+    }
 }

@@ -124,3 +124,17 @@ fn query_reads_its_statement_from_a_file_or_stdin_and_runs_only_one() {
     let out = plexus(&["query", "--data", &db, "--format", "csv", "RETURN 3 AS x;"]);
     assert_eq!(text(&out.stdout), "x\n3\n", "{}", text(&out.stderr));
 }
+
+/// A first `serve` that cannot start (its port is taken) leaves no users behind: the password it generated was
+/// never shown, so the next start must make and show one.
+#[test]
+fn a_first_serve_that_cannot_start_leaves_no_users_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().to_string();
+    let out = plexus(&["serve", "--data", &db, "--bolt", &port, "--http", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot listen for Bolt"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("db").join("users.json").exists(), "a users file whose password nobody saw");
+}

@@ -92,7 +92,23 @@ impl Server {
         };
         let service = Arc::new(Service::new(db, auth, config.limits()));
         service.db.engine().set_file_access(plexus::cypher::FileAccess::Under(config.import_dir()));
-        Self::start_with(service, config, generated_password).await
+        let created_users = generated_password.is_some();
+        match Self::start_with(service, config, generated_password).await {
+            // The generated password is printed once the server is up: if it never comes up (a port taken, a
+            // bad TLS key), the users file it went into is removed, so that the next start makes and shows one
+            // instead of locking everyone out.
+            Err(e) if created_users => {
+                let users = config.data.join(auth::USERS_FILE);
+                match std::fs::remove_file(&users) {
+                    Ok(()) => Err(e),
+                    Err(r) => Err(format!(
+                        "{e} (and the users file made for it, {}, could not be removed: {r})",
+                        users.display()
+                    )),
+                }
+            }
+            started => started,
+        }
     }
 
     /// Starts the listeners in front of an existing service (tests, embedding).
