@@ -42,19 +42,24 @@ pub struct ShellArgs {
     /// By default a script stops at the first failing statement or command, with exit status 1.
     #[arg(long)]
     fail_at_end: bool,
+    /// A parameter for the session, as `:param` sets one: `name=VALUE`, `name => VALUE`, `name: VALUE` or a map
+    /// `{a: 1, b: 2}` setting several, where VALUE is a Cypher literal.
+    #[arg(long = "param", short = 'p', value_name = "NAME=VALUE")]
+    params: Vec<String>,
 }
 
 impl ShellArgs {
     /// The shell on `data` with every option at its default (what `plexus` alone opens).
     pub fn on(data: PathBuf) -> ShellArgs {
-        ShellArgs { data, format: Format::Table, read_only: false, fail_at_end: false }
+        ShellArgs { data, format: Format::Table, read_only: false, fail_at_end: false, params: Vec::new() }
     }
 }
 
 pub(crate) const EXAMPLES: &str = "Examples:
   plexus shell --data g                       interactive (statements end with ;)
   plexus shell --data g < script.cypher       run a script, stopping at the first error
-  plexus shell --data g --fail-at-end --format csv < script.cypher";
+  plexus shell --data g --fail-at-end --format csv < script.cypher
+  plexus shell --data g -p limit=10 < report.cypher   a script reading $limit";
 
 /// How deep `:source` files may source others: a file that sources itself stops there.
 const MAX_SOURCE_DEPTH: usize = 32;
@@ -522,15 +527,17 @@ fn run_script(session: &mut Session, mut input: impl BufRead, fail_at_end: bool)
 
 pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     let db = crate::open(&args.data, args.read_only)?;
-    let interactive = std::io::stdin().is_terminal();
-    let mut session = Session {
-        db,
-        params: Params::new(),
-        format: args.format,
-        interactive,
-        tx: Transaction::None,
-        sourcing: Vec::new(),
+    let params = match crate::query::parse_params(&db, &args.params) {
+        Ok(params) => params,
+        Err(e) => {
+            // The command line cannot work as written: status 2, as `plexus query -p` gives.
+            eprintln!("plexus: {e}");
+            return Ok(ExitCode::from(2));
+        }
     };
+    let interactive = std::io::stdin().is_terminal();
+    let mut session =
+        Session { db, params, format: args.format, interactive, tx: Transaction::None, sourcing: Vec::new() };
     catch_sigint();
     if !interactive {
         let code = run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);

@@ -281,6 +281,11 @@ fn parameters_take_the_same_forms_on_the_command_line_and_in_the_shell() {
     let out = plexus(&["query", "--data", &db, "-p", "x=1", "-p", "{x: 2}", "RETURN $x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("`x` is given more than once"), "{}", text(&out.stderr));
+    // The shell takes them on its command line too.
+    let out = shell(&db, &["--format", "csv", "-p", "d=4", "--param", "{e: 'x'}"], "RETURN $d AS d, $e AS e;\n");
+    assert_eq!(text(&out.stdout), "d,e\n4,x\n", "{}", text(&out.stderr));
+    let out = shell(&db, &["-p", "my-name=1"], "RETURN 1;\n");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let out = shell(&db, &["--format", "csv"], ":param {d: 4, e: 'x'}\n:param f: 5\nRETURN $d + $f AS s, $e AS e;\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "s,e\n9,x\n");
