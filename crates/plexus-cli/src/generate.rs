@@ -262,7 +262,8 @@ impl Drop for Partial {
     }
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP remove `temporary` and end the process (status 130). The signals are blocked in
+/// Ctrl-C, SIGTERM and SIGHUP remove `temporary` and end the process (status 128 + the signal's number, as the
+/// help says of every command a signal stops: 130, 143, 129). The signals are blocked in
 /// this thread before the generator's threads start, which inherit that, and one thread waits for them.
 fn remove_on_signal(temporary: PathBuf) {
     // SAFETY: sigset operations on a set owned here; pthread_sigmask and sigwait with valid pointers.
@@ -282,7 +283,7 @@ fn remove_on_signal(temporary: PathBuf) {
                 let _ = std::fs::remove_file(&temporary);
                 let _ = std::fs::remove_dir_all(&temporary);
                 eprintln!("plexus generate: interrupted; nothing written");
-                std::process::exit(130);
+                std::process::exit(128 + signal);
             }
         });
     }
@@ -440,6 +441,9 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode, Failure> {
     }
     if args.kind == Kind::Snb {
         return snb(&args);
+    }
+    if let Some(why) = plexus_import::generate::unwritable_compression(&args.out) {
+        return Err(usage(format!("--out {}: {why}", args.out.display())));
     }
     let graph = graph(&args).map_err(usage)?;
     let options =

@@ -52,7 +52,8 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let mut config = match &args.config {
-        Some(path) => ServerConfig::from_file(path)?,
+        // A config file that cannot be read or used is the command line's fault, as a bad flag is (status 2).
+        Some(path) => ServerConfig::from_file(path).map_err(usage)?,
         None => ServerConfig::default(),
     };
     if let Some(d) = args.data {

@@ -138,3 +138,24 @@ fn a_first_serve_that_cannot_start_leaves_no_users_behind() {
     assert!(text(&out.stderr).contains("cannot listen for Bolt"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("db").join("users.json").exists(), "a users file whose password nobody saw");
 }
+
+/// A config file `serve` cannot use is the command line's fault, whether it does not parse, names a key that
+/// does not exist or holds a value that cannot work: status 2 for each, before anything starts.
+#[test]
+fn unusable_serve_configs_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    for (toml, says) in [
+        ("bolt = ", "plexus.toml"),
+        ("no_such_key = 1\n", "no_such_key"),
+        ("max_connections = \"many\"\n", "max_connections"),
+        ("durability = \"fast\"\n", "durability"),
+    ] {
+        let config = tmp.path().join("plexus.toml");
+        std::fs::write(&config, toml).unwrap();
+        let out = plexus(&["serve", "--data", &db, "--config", config.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{toml}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(says), "{toml}: {}", text(&out.stderr));
+    }
+    assert!(!tmp.path().join("db").exists(), "nothing was created");
+}

@@ -60,7 +60,9 @@ fn bad_input_exits_2_with_a_message() {
     let dir = tempfile::tempdir().unwrap();
     let ok = out_arg(dir.path(), "edges.csv");
     let unwritable = out_arg(dir.path(), "no/such/dir/edges.csv");
-    let cases: [(&[&str], &str); 9] = [
+    let bz2 = out_arg(dir.path(), "edges.csv.bz2");
+    let cases: [(&[&str], &str); 10] = [
+        (&["generate", "rmat", "--out", &bz2], "cannot write .bz2 files"),
         (&["generate", "rmat", "--out", &ok, "--abcd", "0.5,0.2,0.2,0.2"], "sum to 1"),
         (&["generate", "rmat", "--out", &ok, "--abcd", "0.5,0.5"], "four"),
         (&["generate", "rmat", "--out", &ok, "--rmat-scale", "0"], "scale"),
@@ -193,4 +195,22 @@ fn temporaries_of_killed_runs_are_removed_by_the_next_run() {
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     assert!(out.exists() && !dead.exists());
     assert!(other_output.exists() && live.exists());
+}
+
+/// SIGTERM ends a run with status 128 + 15, as for every command a signal stops, and nothing written.
+#[test]
+fn a_terminated_run_exits_143_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("big.csv");
+    let child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["generate", "rmat", "--rmat-scale", "24", "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(143), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "the output or its temporary was left");
 }

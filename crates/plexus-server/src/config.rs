@@ -33,7 +33,9 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// Per-query time limit in milliseconds (0: none), unless the client gives its own timeout.
     pub query_timeout_ms: u64,
-    /// Largest result a query may build, in bytes (0: no limit).
+    /// Largest result a query may build in memory, in bytes (0: no limit): what a sort, a DISTINCT, a collect or
+    /// an aggregation holds, and a result the server materialises whole. Rows streamed to the client as they are
+    /// made (a plain `UNWIND ... RETURN`) hold a batch at a time and are not counted against it.
     pub max_result_bytes: usize,
     /// Idle authenticated connections are closed after this many seconds (default two hours).
     pub idle_timeout_secs: u64,

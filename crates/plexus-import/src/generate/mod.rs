@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub use likes::Likes;
+pub use output::unwritable_compression;
 pub use presets::Preset;
 pub use rmat::{Initiator, Rmat};
 pub use snb::{Snb, SnbProgress, SnbSummary};

@@ -81,15 +81,20 @@ const OTHER_COMPRESSIONS: [&str; 9] = ["bz2", "xz", "lzma", "lz4", "zip", "7z", 
 const FILE_BUFFER: usize = 4 << 20;
 const PLAIN_BUFFER: usize = 64 << 10;
 
+/// Why the generator cannot write to `path`, when its name asks for a compression it does not write: written
+/// plain under that name, the file would fool every tool that trusts the name.
+pub fn unwritable_compression(path: &Path) -> Option<String> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    OTHER_COMPRESSIONS
+        .contains(&ext.as_str())
+        .then(|| format!("cannot write .{ext} files: name the output .gz or .zst to compress it, or neither for text"))
+}
+
 impl Sink {
     pub(crate) fn create(path: &Path) -> io::Result<Sink> {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        if OTHER_COMPRESSIONS.contains(&ext.as_str()) {
-            // Written plain under that name, the file would fool every tool that trusts the name.
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("cannot write .{ext} files: name the output .gz or .zst to compress it, or neither for text"),
-            ));
+        if let Some(why) = unwritable_compression(path) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
         }
         let file = File::create(path)?;
         Ok(match ext.as_str() {
