@@ -161,6 +161,9 @@ struct Session {
     tx: Transaction,
     /// The `:source` files being read, one inside another, innermost last: errors name the file they are in.
     sourcing: Vec<String>,
+    /// A `:source` inside the ones being read stopped and said so: those around it stop without saying it again
+    /// (a file sourcing itself would otherwise print it once per level).
+    stop_said: bool,
 }
 
 impl Session {
@@ -230,7 +233,8 @@ impl Session {
         let line = line.trim().trim_end_matches(';');
         let (cmd, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         match cmd {
-            ":exit" | ":quit" | ":q" => return Ok(Flow::Exit),
+            ":exit" | ":quit" | ":q" if rest.trim().is_empty() => return Ok(Flow::Exit),
+            ":exit" | ":quit" | ":q" => return Err(format!("{cmd} takes no argument")),
             ":help" | ":h" => println!("{HELP}"),
             ":params" => {
                 for (k, v) in &self.params {
@@ -257,6 +261,9 @@ impl Session {
                 let code = run_script(self, std::io::BufReader::new(opened), false);
                 self.sourcing.pop();
                 if code? != ExitCode::SUCCESS {
+                    if std::mem::replace(&mut self.stop_said, true) {
+                        return Err(String::new());
+                    }
                     return Err(format!("{file} stopped at the statement or command above"));
                 }
             }
@@ -288,6 +295,7 @@ impl Session {
                 }
             }
             ":format" => match rest.trim() {
+                "" => println!("{}", format_name(self.format)),
                 "table" => self.format = Format::Table,
                 "json" => self.format = Format::Json,
                 "csv" => self.format = Format::Csv,
@@ -456,8 +464,13 @@ impl Script<'_> {
                 Ok(Flow::Exit) => Err(Stop::Exit),
                 Err(e) => {
                     match self.session.sourcing.last() {
+                        // Said already, by the `:source` inside this one.
+                        _ if e.is_empty() => {}
                         Some(file) => eprintln!("{file}, line {number}: {e}"),
                         None => eprintln!("line {number}: {e}"),
+                    }
+                    if self.session.sourcing.is_empty() {
+                        self.session.stop_said = false;
                     }
                     self.fail()
                 }
@@ -469,7 +482,11 @@ impl Script<'_> {
         }
         self.buffer.push_str(line);
         self.buffer.push('\n');
-        self.run_complete()
+        self.run_complete()?;
+        match trailing_command(&mut self.buffer) {
+            Some(command) => self.line(number, &command),
+            None => Ok(()),
+        }
     }
 
     /// The end of the input: a last statement may end without ';'. Whatever stays unsplit after that is inside
@@ -536,8 +553,15 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
         }
     };
     let interactive = std::io::stdin().is_terminal();
-    let mut session =
-        Session { db, params, format: args.format, interactive, tx: Transaction::None, sourcing: Vec::new() };
+    let mut session = Session {
+        db,
+        params,
+        format: args.format,
+        interactive,
+        tx: Transaction::None,
+        sourcing: Vec::new(),
+        stop_said: false,
+    };
     catch_sigint();
     if !interactive {
         let code = run_script(&mut session, std::io::stdin().lock(), args.fail_at_end);
@@ -577,7 +601,12 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                     match session.command(&line) {
                         Ok(Flow::Exit) => break,
                         Ok(Flow::Continue) => {}
-                        Err(e) => eprintln!("{e}"),
+                        Err(e) => {
+                            if !e.is_empty() {
+                                eprintln!("{e}");
+                            }
+                            session.stop_said = false;
+                        }
                     }
                     continue;
                 }
@@ -586,10 +615,24 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                 // A Ctrl-C before these statements (at the prompt) is not meant for them; one while they run
                 // stops the statement running and those after it on the line.
                 INTERRUPTED.store(false, Ordering::Relaxed);
+                let mut interrupted = false;
                 for piece in take_statements(&mut buffer) {
                     remember(&mut editor, &format!("{};", piece.text));
                     if session.statement(&piece.text, (1, 1)) == Outcome::Interrupted {
+                        interrupted = true;
                         break;
+                    }
+                }
+                if let Some(command) = trailing_command(&mut buffer).filter(|_| !interrupted) {
+                    match session.command(&command) {
+                        Ok(Flow::Exit) => break,
+                        Ok(Flow::Continue) => {}
+                        Err(e) => {
+                            if !e.is_empty() {
+                                eprintln!("{e}");
+                            }
+                            session.stop_said = false;
+                        }
                     }
                 }
                 if is_blank(&buffer) {
@@ -613,6 +656,27 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     }
     session.close();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The name `:format` takes for `format`.
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Table => "table",
+        Format::Json => "json",
+        Format::Csv => "csv",
+    }
+}
+
+/// A `:command` left on the line after its statements (`RETURN 1; :params`), taken out of `buffer`: no statement
+/// starts with `:`, so the rest of such a line is a command, as it would be on a line of its own.
+fn trailing_command(buffer: &mut String) -> Option<String> {
+    let rest = buffer.trim();
+    if !rest.starts_with(':') || rest.contains('\n') {
+        return None;
+    }
+    let command = rest.to_string();
+    buffer.clear();
+    Some(command)
 }
 
 #[cfg(test)]

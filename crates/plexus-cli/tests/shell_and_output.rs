@@ -383,3 +383,24 @@ fn output_tells_empty_strings_from_null_and_quotes_names_that_need_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("the statement is empty"), "{}", text(&out.stderr));
 }
+
+/// A `:command` after the statements on its line runs as a command; `:format` alone names the format; `:exit`
+/// with an argument is refused; a file sourcing itself says it stopped once, not once per level.
+#[test]
+fn commands_after_statements_on_a_line_and_source_loops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let out = shell(&db, &["--format", "csv"], "RETURN 5 AS g; :param x => 3\nRETURN $x AS x; :format\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "g\n5\nx\n3\ncsv\n");
+    let out = shell(&db, &[], ":exit now\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains(":exit takes no argument"), "{}", text(&out.stderr));
+    let looped = path(tmp.path(), "loop.cypher");
+    std::fs::write(&looped, format!(":source {looped}\n")).unwrap();
+    let out = shell(&db, &[], &format!(":source {looped}\n"));
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(said.contains("nested more than 32 deep"), "{said}");
+    assert_eq!(said.matches("stopped at the statement or command above").count(), 1, "{said}");
+}
