@@ -615,6 +615,15 @@ fn numeric_edge_cases_of_aggregates_and_conversions() {
     assert_eq!(one("UNWIND [1, 2.5] AS x RETURN percentileDisc(x, 0)"), int(1));
     assert_eq!(one("UNWIND [1e308, 1e308] AS x RETURN avg(x)"), ResultValue::Float(1e308));
     assert_eq!(one("UNWIND [0.1, 0.1, 0.1] AS x RETURN stDev(x)"), ResultValue::Float(0.0));
+    // An infinity among the values is their mean wherever it comes, and a percentile between equal infinities
+    // is that infinity (not ∞ - ∞, NaN); opposite infinities are NaN.
+    for (values, mean) in [("[1.0, -1.0/0, 2.0]", f64::NEG_INFINITY), ("[1.0/0, 1.0/0]", f64::INFINITY)] {
+        assert_eq!(one(&format!("UNWIND {values} AS x RETURN avg(x)")), ResultValue::Float(mean), "{values}");
+    }
+    let ResultValue::Float(both) = one("UNWIND [1.0/0, -1.0/0, 3] AS x RETURN avg(x)") else { panic!() };
+    assert!(both.is_nan());
+    let low = one("UNWIND [-1.0/0, -1.0/0] AS x RETURN percentileCont(x, 0.5)");
+    assert_eq!(low, ResultValue::Float(f64::NEG_INFINITY));
     assert_eq!(db.err("UNWIND [1, duration('P1D')] AS d RETURN avg(d)").kind, ErrorKind::TypeError);
     // An integer out of range is no integer, not the nearest one: a number in a string is an error, as in Neo4j
     // (toIntegerOrNull answers null). A float converts as Java's cast does in Neo4j 5.26: saturating, NaN to 0.

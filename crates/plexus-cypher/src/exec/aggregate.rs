@@ -13,6 +13,16 @@ use crate::expr::CExpr;
 use crate::plan::{AggFn, AggSpec};
 use crate::value::Value;
 
+/// The running mean of `n` values followed by `x`. An infinity among finite values is the mean (the update
+/// would subtract it from itself and make NaN); both infinities, or a NaN, make NaN.
+fn next_mean(mean: f64, x: f64, n: i64) -> f64 {
+    if mean.is_finite() && x.is_finite() {
+        mean + (x - mean) / (n + 1) as f64
+    } else {
+        mean + x
+    }
+}
+
 enum State {
     Count(i64),
     Sum(Value),
@@ -85,7 +95,7 @@ impl Acc {
                 match value {
                     Value::Int(_) | Value::Float(_) if !matches!(durations, Value::Duration(_)) => {
                         let x = if let Value::Int(i) = value { i as f64 } else { as_f64(&value) };
-                        *mean += (x - *mean) / (*n + 1) as f64;
+                        *mean = next_mean(*mean, x, *n);
                     }
                     // A duration, or a number among durations (which the sum refuses).
                     _ if *n > 0 && !matches!(durations, Value::Duration(_)) => {
@@ -156,7 +166,12 @@ impl Acc {
                 let pos = percentile.unwrap_or(0.5) * (xs.len() - 1) as f64;
                 let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
                 // At a value itself, that value: interpolating would turn an infinity into NaN.
-                Value::Float(if lo == hi { xs[lo] } else { xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64) })
+                // Equal ends need no interpolation, which would make NaN of two equal infinities.
+                Value::Float(if lo == hi || xs[lo] == xs[hi] {
+                    xs[lo]
+                } else {
+                    xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64)
+                })
             }
             State::Numbers(values) if values.is_empty() => Value::Null,
             State::Numbers(mut values) => {
