@@ -152,6 +152,25 @@ fn errors_have_positions_and_types() {
     assert_eq!((e.kind, e.detail), (ErrorKind::MemoryLimit, "MemoryLimitExceeded"));
 }
 
+/// WHERE filters what the whole pattern matches: a conjunct that can raise an error runs after the pattern, not
+/// on the candidates the rest of it drops (the node without the loop has no `x`, and `range(0, null)` fails).
+#[test]
+fn a_where_that_can_fail_sees_only_the_patterns_matches() {
+    let db = Db::new();
+    db.run("CREATE (a:N {x: 5})-[:T]->(a), (:N)");
+    for q in [
+        "MATCH (n)-[:T]->(n) WHERE range(0, n.x) IS NOT NULL RETURN n.x",
+        "MATCH (n)-[:T]->(n) WHERE none(e IN range(2, n.x) WHERE e = 1) RETURN n.x",
+        "MATCH (n:N)-[:T]->(m) WHERE 10 / (n.x - 0) > 1 RETURN n.x",
+    ] {
+        assert_eq!(db.run(q), vec![vec![int(5)]], "{q}");
+    }
+    // A conjunct that cannot fail still filters right after the scan, before the expand.
+    let plan = db.engine.explain("MATCH (n:N)-[:T]->(m) WHERE n.x > 1 RETURN m").unwrap();
+    let (filter, expand) = (plan.find("+Filter").unwrap(), plan.find("+ExpandAll").unwrap());
+    assert!(filter > expand, "the filter is below the expand in\n{plan}");
+}
+
 #[test]
 fn failing_statement_leaves_nothing() {
     let db = Db::new();

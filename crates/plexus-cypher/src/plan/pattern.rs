@@ -138,6 +138,35 @@ impl Pending {
     }
 }
 
+/// Whether evaluating `e` may raise an error rather than give a value: arithmetic (overflow, division by
+/// zero, types), function calls, regular expressions, indexing and the like. WHERE filters the rows the whole
+/// pattern matches, so such a conjunct must not run early on a row the rest of the pattern would drop: it could
+/// fail a query whose every match passes it (`MATCH (n)-[:T]->(n) WHERE range(0, n.x) IS NOT NULL`, on a node
+/// without the loop and without `x`). Comparisons, boolean logic, null and label tests, and property reads of
+/// variables give a value (null at worst) and stay where they filter soonest.
+pub(super) fn may_raise(e: &Expr) -> bool {
+    use crate::ast::BinaryOp as B;
+    match &e.kind {
+        ExprKind::Literal(_) | ExprKind::Parameter(_) | ExprKind::Variable(_) | ExprKind::PatternPredicate(_) => false,
+        ExprKind::Property(base, _) => !matches!(base.kind, ExprKind::Variable(_)) && may_raise(base),
+        ExprKind::IsNull { expr, .. } | ExprKind::HasLabels(expr, _) | ExprKind::LabelTest(expr, _) => may_raise(expr),
+        ExprKind::Unary(crate::ast::UnaryOp::Not, a) => may_raise(a),
+        ExprKind::List(items) => items.iter().any(may_raise),
+        ExprKind::Binary(op, a, b) => match op {
+            B::Or | B::Xor | B::And | B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge => may_raise(a) || may_raise(b),
+            B::StartsWith | B::EndsWith | B::Contains => may_raise(a) || may_raise(b),
+            // Into a list, a parameter or a literal list: a value; into anything else, maybe a type error.
+            B::In => may_raise(a) || !matches!(b.kind, ExprKind::List(_) | ExprKind::Parameter(_)) || may_raise(b),
+            _ => true,
+        },
+        ExprKind::Function { name, args, .. } => {
+            !matches!(name.as_str(), "id" | "elementid" | "coalesce" | "labels" | "type" | "exists")
+                || args.iter().any(may_raise)
+        }
+        _ => true,
+    }
+}
+
 pub(super) fn to_dir(d: RelDirection, reversed: bool) -> Direction {
     match (d, reversed) {
         (RelDirection::Both, _) => Direction::Both,
@@ -289,7 +318,8 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// Adds a filter for each pending conjunct whose variables are now all bound.
+    /// Adds a filter for each pending conjunct whose variables are now all bound, unless it may raise an error
+    /// ([`may_raise`]): that one waits for the end of the pattern, where the leftovers are applied.
     pub(super) fn flush(
         &mut self,
         mut plan: PlanNode,
@@ -300,7 +330,7 @@ impl Planner<'_> {
     ) -> Result<PlanNode> {
         let mut i = 0;
         while i < pending.len() {
-            if pending[i].ready(bound, declared) {
+            if pending[i].ready(bound, declared) && !may_raise(&pending[i].expr) {
                 let p = pending.remove(i);
                 let c = self.expr(&p.expr, scope, &mut AggMode::Forbidden)?;
                 plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
