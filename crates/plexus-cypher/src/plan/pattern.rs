@@ -1,6 +1,6 @@
 //! Planning MATCH patterns: choosing where each pattern part starts (a bound node, a unique-key lookup, a label
 //! scan), expanding along its relationships, and placing each WHERE conjunct right after the step that binds
-//! its last variable.
+//! its last variable (or, when it may raise an error, after the whole pattern).
 
 use std::collections::HashSet;
 use std::sync::Arc;
