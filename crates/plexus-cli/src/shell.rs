@@ -314,6 +314,20 @@ impl Session {
         Ok(Flow::Continue)
     }
 
+    /// A command typed at the prompt: its error is said (unless said already) and the session goes on.
+    fn typed_command(&mut self, line: &str) -> Flow {
+        match self.command(line) {
+            Ok(flow) => flow,
+            Err(e) => {
+                if !e.is_empty() {
+                    eprintln!("{e}");
+                }
+                self.stop_said = false;
+                Flow::Continue
+            }
+        }
+    }
+
     /// Leaving the shell: a transaction still open is rolled back, and said so.
     fn close(&mut self) {
         if let Transaction::Open(_) = std::mem::replace(&mut self.tx, Transaction::None) {
@@ -598,15 +612,8 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                 if is_blank(&buffer) && line.trim_start().starts_with(':') {
                     buffer.clear();
                     remember(&mut editor, &line);
-                    match session.command(&line) {
-                        Ok(Flow::Exit) => break,
-                        Ok(Flow::Continue) => {}
-                        Err(e) => {
-                            if !e.is_empty() {
-                                eprintln!("{e}");
-                            }
-                            session.stop_said = false;
-                        }
+                    if session.typed_command(&line) == Flow::Exit {
+                        break;
                     }
                     continue;
                 }
@@ -624,15 +631,8 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
                     }
                 }
                 if let Some(command) = trailing_command(&mut buffer).filter(|_| !interrupted) {
-                    match session.command(&command) {
-                        Ok(Flow::Exit) => break,
-                        Ok(Flow::Continue) => {}
-                        Err(e) => {
-                            if !e.is_empty() {
-                                eprintln!("{e}");
-                            }
-                            session.stop_said = false;
-                        }
+                    if session.typed_command(&command) == Flow::Exit {
+                        break;
                     }
                 }
                 if is_blank(&buffer) {
