@@ -54,17 +54,18 @@ impl PointRead {
     pub fn write(&self, value: i64, out: &mut Vec<u8>) {
         match self {
             PointRead::Http { head, body_prefix } => {
-                let mut digits = Vec::with_capacity(20);
-                if value < 0 {
-                    digits.push(b'-');
-                }
-                write_decimal(&mut digits, value.unsigned_abs());
-                let length = body_prefix.len() + digits.len() + HTTP_BODY_SUFFIX.len();
+                // The body's length is known before its digits are written: no buffer per request.
+                let magnitude = value.unsigned_abs();
+                let digits = magnitude.checked_ilog10().map_or(1, |l| l as usize + 1) + usize::from(value < 0);
+                let length = body_prefix.len() + digits + HTTP_BODY_SUFFIX.len();
                 out.extend_from_slice(head);
                 write_decimal(out, length as u64);
                 out.extend_from_slice(b"\r\n\r\n");
                 out.extend_from_slice(body_prefix);
-                out.extend_from_slice(&digits);
+                if value < 0 {
+                    out.push(b'-');
+                }
+                write_decimal(out, magnitude);
                 out.extend_from_slice(HTTP_BODY_SUFFIX);
             }
             PointRead::Bolt { run_prefix, run_suffix, pull } => {
