@@ -28,6 +28,13 @@ pub(super) struct Counter {
     pub(super) verdicts: Vec<bool>,
 }
 
+/// Whether an entry is left for the cells: counted and not dropped (a dropped entry is zero; a counted one is
+/// positive), and in the neighbour set `adjacent`, if given.
+#[inline(always)]
+fn left(sum: i64, nbr: u64, adjacent: Option<&[u32]>) -> bool {
+    sum != 0 && adjacent.is_none_or(|set| set.get(nbr as usize).is_some_and(|&v| v != 0))
+}
+
 impl Counter {
     /// A counter from the thread's pool (a query walking a batch inside another's filter gets its own).
     pub(super) fn take() -> Counter {
@@ -150,7 +157,7 @@ impl Counter {
         for i in 0..self.len {
             let nbr = touched[i];
             let sum = std::mem::take(&mut acc[nbr as usize]);
-            let passes = sum != 0 && adjacent.is_none_or(|set| set.get(nbr as usize).is_some_and(|&v| v != 0));
+            let passes = left(sum, nbr, adjacent);
             touched[kept] = nbr;
             sums[kept] = sum;
             kept += usize::from(passes);
@@ -176,7 +183,7 @@ impl Counter {
         let mut passing = 0;
         for (c, &nbr) in touched[..self.len].iter().enumerate() {
             let sum = std::mem::take(&mut acc[nbr as usize]);
-            if sum == 0 || adjacent.is_some_and(|set| set.get(nbr as usize).is_none_or(|&v| v == 0)) {
+            if !left(sum, nbr, adjacent) {
                 continue;
             }
             passing += 1;

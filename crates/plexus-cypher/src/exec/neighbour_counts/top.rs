@@ -40,14 +40,22 @@ impl NeighbourCounts<'_> {
     }
 
     /// Drains a held counter into the cells it stands for. Called before anything reads, counts into or
-    /// forgets the sets of a count, except [`Self::top_cells`], which picks the top from the counter.
+    /// forgets the sets of a count, except [`Self::top_cells`], which picks the top from the counter; it runs
+    /// for every input row, so what it costs without a held counter is one test.
+    #[inline]
     pub(super) fn settle(&mut self) {
-        if let Some(Held { mut counter, in_set }) = self.held.take() {
-            let Cells::Ints(ints) = &mut self.cells else { unreachable!("held only over integer cells") };
-            counter.drain_passing(in_set_slots(&self.adjacent, in_set), &mut self.cell_keys, ints);
-            self.unindexed = true;
-            counter.give_back();
+        if self.held.is_some() {
+            self.drain_held();
         }
+    }
+
+    #[inline(never)]
+    fn drain_held(&mut self) {
+        let Some(Held { mut counter, in_set }) = self.held.take() else { return };
+        let Cells::Ints(ints) = &mut self.cells else { unreachable!("held only over integer cells") };
+        counter.drain_passing(in_set_slots(&self.adjacent, in_set), &mut self.cell_keys, ints);
+        self.unindexed = true;
+        counter.give_back();
     }
 
     /// [`Self::top_cells`] of a held counter, keeping as cells only the groups picked; `None`, with the
