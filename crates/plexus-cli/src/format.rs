@@ -45,22 +45,11 @@ fn props(p: &std::collections::BTreeMap<std::sync::Arc<str>, ResultValue>, out: 
     out.push('}');
 }
 
-/// A label, type or key as Cypher reads it back: plain when it is a plain name, else in backticks (a backtick
-/// inside doubled), as `cypher-shell` prints `(:`my label` {`a b`: 1})`.
+/// A label, type or key as Cypher reads it back (`plexus::cypher::format::identifier`: in backticks unless it is a
+/// plain name, as `cypher-shell` prints `(:`my label` {`a b`: 1})`), control characters escaped.
 fn write_name(name: &str, out: &mut String) {
-    let plain = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if plain {
-        out.push_str(name);
-    } else {
-        out.push('`');
-        for c in name.chars() {
-            match c {
-                '`' => out.push_str("``"),
-                c => escape_control(c, out),
-            }
-        }
-        out.push('`');
+    for c in plexus::cypher::format::identifier(name).chars() {
+        escape_control(c, out);
     }
 }
 

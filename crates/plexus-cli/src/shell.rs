@@ -295,7 +295,10 @@ impl Session {
                 }
             }
             ":format" => match rest.trim() {
-                "" => println!("{}", format_name(self.format)),
+                "" => {
+                    let name = clap::ValueEnum::to_possible_value(&self.format).expect("every format has a name");
+                    println!("{}", name.get_name());
+                }
                 "table" => self.format = Format::Table,
                 "json" => self.format = Format::Json,
                 "csv" => self.format = Format::Csv,
@@ -656,15 +659,6 @@ pub fn run(args: ShellArgs) -> Result<ExitCode, String> {
     }
     session.close();
     Ok(ExitCode::SUCCESS)
-}
-
-/// The name `:format` takes for `format`.
-fn format_name(format: Format) -> &'static str {
-    match format {
-        Format::Table => "table",
-        Format::Json => "json",
-        Format::Csv => "csv",
-    }
 }
 
 /// A `:command` left on the line after its statements (`RETURN 1; :params`), taken out of `buffer`: no statement

@@ -186,13 +186,7 @@ pub fn mul_int(d: &Duration, k: i64) -> Result<Duration> {
 pub fn mul_float(d: &Duration, f: f64) -> Result<Duration> {
     // Named before scaling: a zero component times an infinite factor is NaN, which would be reported instead.
     if !f.is_finite() {
-        let f = if f.is_nan() {
-            "NaN"
-        } else if f > 0.0 {
-            "Infinity"
-        } else {
-            "-Infinity"
-        };
+        let f = crate::format::float_to_string(f);
         return Err(out_of_range(format!("a duration cannot be multiplied by {f}")));
     }
     approximate(d.months as f64 * f, d.days as f64 * f, d.seconds as f64 * f, d.nanos as f64 * f)
