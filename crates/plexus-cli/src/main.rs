@@ -152,7 +152,7 @@ pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> 
         let db = open_read_only(data)?;
         // What an open for writing refuses, a query must not answer from either: every answer would leave out
         // the commits after the damage. (`info` and `check` still open such a database, to describe it.)
-        if let Some(damaged) = db.recovery_report().dropped.iter().find(|d| d.intact_commits > 0) {
+        if let Some(damaged) = db.recovery_report().damage_before_commits() {
             return Err(format!(
                 "cannot query {}: {} is damaged at offset {}, and what follows it is missing from the database as \
                  read; `plexus check` describes the damage, `plexus repair` drops it (keeping what it drops)",
@@ -280,7 +280,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             info(&db);
             // Counts that leave out intact commits after damage describe a database that a write open refuses:
             // status 1, as `check` gives, so a script does not take them as the database's.
-            if let Some(damaged) = db.recovery_report().dropped.iter().find(|d| d.intact_commits > 0) {
+            if let Some(damaged) = db.recovery_report().damage_before_commits() {
                 eprintln!(
                     "plexus: {} is damaged at offset {}: the {} intact commits after it are not in these counts; \
                      `plexus check` describes the damage, `plexus repair` drops it (keeping what it drops)",

@@ -67,6 +67,12 @@ impl RecoveryReport {
         self.dropped.iter().map(|d| d.intact_commits).sum()
     }
 
+    /// The first damage with intact commits after it: what an open for writing refuses, and what a read-only
+    /// open describes without them.
+    pub fn damage_before_commits(&self) -> Option<&DroppedTail> {
+        self.dropped.iter().find(|d| d.intact_commits > 0)
+    }
+
     /// Whether recovery dropped committed data: whole commits, or a segment too damaged to count them in.
     pub fn lost_data(&self) -> bool {
         self.lost_commits() > 0 || self.dropped.iter().any(|d| d.unknown_loss)
