@@ -562,7 +562,8 @@ pub enum SchemaCommand {
     CreateIndex {
         name: Option<String>,
         label: String,
-        properties: Vec<String>,
+        /// One property: the parser refuses composite indexes.
+        property: String,
         if_not_exists: bool,
         /// `TEXT` or `POINT` when the statement asked for that kind, which a range index stands in for.
         asked: Option<&'static str>,

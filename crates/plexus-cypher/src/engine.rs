@@ -374,8 +374,8 @@ fn schema_plan(cmd: &SchemaCommand, profiled: Option<std::time::Duration>) -> (S
 fn schema_operator(cmd: &SchemaCommand) -> String {
     let named = |name: &Option<String>| name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
     match cmd {
-        SchemaCommand::CreateIndex { name, label, properties, .. } => {
-            format!("CreateIndex(RANGE INDEX{} FOR (:{label}) ON ({}))", named(name), properties.join(", "))
+        SchemaCommand::CreateIndex { name, label, property, .. } => {
+            format!("CreateIndex(RANGE INDEX{} FOR (:{label}) ON ({property}))", named(name))
         }
         SchemaCommand::DropIndex { name, label, properties, .. } => match label {
             Some(label) => format!("DropIndex(INDEX ON :{label}({}))", properties.join(", ")),
@@ -788,20 +788,12 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
             }
         }
-        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked } => {
+        SchemaCommand::CreateIndex { name: given, label, property, if_not_exists, asked } => {
             if let Some(kind) = asked {
                 result.notifications.push(crate::notices::range_index_instead(kind));
             }
-            if properties.len() != 1 {
-                return Err(CypherError::new(
-                    ErrorKind::SemanticError,
-                    Phase::CompileTime,
-                    "UnsupportedIndex",
-                    "indexes cover one property; create one index per property",
-                ));
-            }
-            let (l, k) = (tx.label(label), tx.prop_key(&properties[0]));
-            let name = given.clone().unwrap_or_else(|| index_name(label, &properties[0]));
+            let (l, k) = (tx.label(label), tx.prop_key(property));
+            let name = given.clone().unwrap_or_else(|| index_name(label, property));
             let objects = schema_objects(tx);
             let holder = objects.iter().find(|o| o.name == name);
             if tx.has_index(l, k) {
@@ -812,7 +804,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         ErrorKind::SemanticError,
                         Phase::Runtime,
                         if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" },
-                        format!("an index on :{label}({}) already exists", properties[0]),
+                        format!("an index on :{label}({}) already exists", property),
                     ));
                 }
             } else if let Some(holder) = holder {
@@ -826,7 +818,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         ErrorKind::SemanticError,
                         Phase::Runtime,
                         "ConstraintAlreadyExists",
-                        format!("a uniqueness constraint on :{label}({}) already indexes that property", properties[0]),
+                        format!("a uniqueness constraint on :{label}({}) already indexes that property", property),
                     ));
                 }
             } else {

@@ -111,11 +111,12 @@ impl Parser<'_> {
             self.expect(&Tok::Colon, "':'")?;
             let label = self.ident("a label")?.name;
             let at = self.span();
-            let properties = self.property_name_list()?;
+            let mut properties = self.property_name_list()?;
             if properties.len() > 1 {
                 return Err(self.one_property_per_index(at));
             }
-            return Ok(SchemaCommand::CreateIndex { name: None, label, properties, if_not_exists: false, asked });
+            let property = properties.remove(0);
+            return Ok(SchemaCommand::CreateIndex { name: None, label, property, if_not_exists: false, asked });
         }
         let name = self.schema_name()?;
         let if_not_exists = self.if_not_exists()?;
@@ -123,17 +124,17 @@ impl Parser<'_> {
         let (var, label) = self.schema_node()?;
         self.expect_kw("ON")?;
         self.expect(&Tok::LParen, "'('")?;
-        let properties = vec![self.schema_property(&var)?];
+        let property = self.schema_property(&var)?;
         if self.at(&Tok::Comma) {
             return Err(self.one_property_per_index(self.span()));
         }
         self.expect(&Tok::RParen, "')'")?;
         self.schema_options()?;
-        Ok(SchemaCommand::CreateIndex { name, label, properties, if_not_exists, asked })
+        Ok(SchemaCommand::CreateIndex { name, label, property, if_not_exists, asked })
     }
 
-    /// Composite indexes are not supported: a semantic error, as the engine reports for other unsupported
-    /// index kinds, at the property list.
+    /// Composite indexes are not supported: a semantic error (as for other unsupported index kinds) at the
+    /// property list.
     fn one_property_per_index(&self, at: crate::lexer::Span) -> crate::error::CypherError {
         crate::error::CypherError::new(
             crate::error::ErrorKind::SemanticError,

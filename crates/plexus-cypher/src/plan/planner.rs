@@ -280,10 +280,8 @@ impl Planner<'_> {
                 "CALL { } IN TRANSACTIONS cannot be part of a UNION",
             ));
         }
+        // The parser refuses UNION mixed with UNION ALL, where it can point at the keyword.
         let all = q.union_all[0];
-        if q.union_all.iter().any(|a| *a != all) {
-            return Err(CypherError::syntax("InvalidClauseComposition", "cannot mix UNION and UNION ALL"));
-        }
         let mut parts = Vec::new();
         let mut columns: Option<Vec<String>> = None;
         // Parts run one after another, each on a row of its own that ends in a `Produce` of just the columns,
