@@ -281,8 +281,9 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     from_py_at(obj, 0)
 }
 
-/// A NumPy `datetime64` or `timedelta64` scalar as nanoseconds (`None` for `NaT`), at its own precision.
-fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<i128>> {
+/// A NumPy `datetime64` or `timedelta64` scalar as nanoseconds (`None` for `NaT`), at its own precision, and
+/// whether its unit is one whole day.
+fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<(i128, bool)>> {
     let py = obj.py();
     let numpy = py.import("numpy")?;
     if numpy.call_method1("isnat", (obj,))?.is_truthy()? {
@@ -301,16 +302,15 @@ fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<i128>> {
         "W" if what == "timedelta64" => 7 * 86_400_000_000_000,
         _ => return Err(errors::argument(format!("a {what} in units of '{unit}' cannot be passed to Plexus"))),
     };
-    Ok(Some(i128::from(ticks) * i128::from(nanos_per_tick) * i128::from(count.max(1))))
+    let nanos = i128::from(ticks) * i128::from(nanos_per_tick) * i128::from(count.max(1));
+    Ok(Some((nanos, unit == "D" && count == 1)))
 }
 
 /// A NumPy `datetime64` as a local date-time (NumPy's times have no zone), at its own precision; `NaT` is null.
 /// One in whole days (`datetime64('2020-01-01')`, unit `D`) is a date, as pandas and NumPy read it.
 fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let Some(nanos) = numpy_nanos(obj, "datetime64")? else { return Ok(Value::Null) };
-    let numpy = obj.py().import("numpy")?;
-    let (unit, count): (String, i64) = numpy.call_method1("datetime_data", (obj.getattr("dtype")?,))?.extract()?;
-    if unit == "D" && count == 1 {
+    let Some((nanos, whole_days)) = numpy_nanos(obj, "datetime64")? else { return Ok(Value::Null) };
+    if whole_days {
         let days = i64::try_from(nanos / i128::from(NANOS_PER_SECOND * 86_400))
             .map_err(|_| errors::argument("a datetime64 out of range"))?;
         return Ok(Value::Date(Date { days }));
@@ -323,7 +323,7 @@ fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 /// A NumPy `timedelta64` as a duration of seconds and nanoseconds, exact at any unit; `NaT` is null.
 fn numpy_timedelta(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let Some(nanos) = numpy_nanos(obj, "timedelta64")? else { return Ok(Value::Null) };
+    let Some((nanos, _)) = numpy_nanos(obj, "timedelta64")? else { return Ok(Value::Null) };
     let seconds = nanos.div_euclid(i128::from(NANOS_PER_SECOND));
     let seconds = i64::try_from(seconds).map_err(|_| errors::argument("a timedelta64 out of range"))?;
     let nanos = nanos.rem_euclid(i128::from(NANOS_PER_SECOND)) as i32;
