@@ -83,21 +83,17 @@ fn too_large(message: String) -> CypherError {
 
 /// `a + b` of two lists or a list and an element, within [`MAX_LIST_LEN`].
 fn add_lists(a: &Value, b: &Value) -> Result<Value> {
-    let items = |v: &Value| match v {
-        Value::List(items) => items.len(),
-        _ => 1,
-    };
-    check_list_len(items(a) + items(b))?;
-    let list = |v: &Value| match v {
-        Value::List(items) => items.to_vec(),
-        other => vec![other.clone()],
-    };
-    let mut joined = list(a);
-    match b {
-        Value::List(items) => joined.extend(items.iter().cloned()),
-        other => joined.push(other.clone()),
+    let (a, b) = (list_items(a), list_items(b));
+    check_list_len(a.len() + b.len())?;
+    Ok(Value::list([a, b].concat()))
+}
+
+/// A list's items, or a single value as a list of one.
+fn list_items(v: &Value) -> &[Value] {
+    match v {
+        Value::List(items) => items,
+        single => std::slice::from_ref(single),
     }
-    Ok(Value::list(joined))
 }
 
 fn overflow() -> CypherError {
