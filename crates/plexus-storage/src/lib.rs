@@ -56,6 +56,6 @@ pub use idvec::IdSlice;
 pub use index::{IndexKey, PropertyIndex};
 pub use records::PropMap;
 pub use recovery::RecoveryReport;
-pub use store::{Durability, Identity, Options, Store};
+pub use store::{Backup, Durability, Identity, Options, Store};
 pub use txn::{EdgeUpsert, ReadTxn, Savepoint, UpsertCounts, WriteTxn};
 pub use value::Value;

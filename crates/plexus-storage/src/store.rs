@@ -31,8 +31,11 @@ use crate::txn::{ReadTxn, WriteKey, WriteTxn};
 use crate::wal::{sync_dir, Wal};
 use crate::LEAF_SIZE;
 
+mod backup;
 mod commit;
 mod group;
+
+pub use backup::Backup;
 
 /// Tokens (kind, id, name) created since the last log record, which the next record carries.
 type UnloggedTokens = Vec<(crate::catalog::TokenKind, u32, Arc<str>)>;

@@ -34,9 +34,9 @@ pub use plexus_cypher::{CypherError, Params, QueryResult, QueryStats, ResultValu
 
 pub use plexus_storage::value;
 pub use plexus_storage::{
-    Direction, Durability, EdgeUpsert, IdSlice, IndexKey, LabelId, NodeId, Options, PropKeyId, PropMap, PropertyIndex,
-    ReadTxn, RecoveryReport, RelEntry, RelId, RelRecord, Result, Savepoint, StorageError as Error, TokenKind,
-    TypeFilter, TypeId, UpsertCounts, Value, WriteTxn,
+    Backup, Direction, Durability, EdgeUpsert, IdSlice, IndexKey, LabelId, NodeId, Options, PropKeyId, PropMap,
+    PropertyIndex, ReadTxn, RecoveryReport, RelEntry, RelId, RelRecord, Result, Savepoint, StorageError as Error,
+    TokenKind, TypeFilter, TypeId, UpsertCounts, Value, WriteTxn,
 };
 
 /// An open Plexus database. Cloning gives another handle to the same database.
@@ -175,6 +175,13 @@ impl Database {
     /// Writes a checkpoint and retires the log it covers; returns the checkpoint size in bytes.
     pub fn checkpoint(&self) -> Result<u64> {
         self.store.checkpoint()
+    }
+
+    /// Writes what a reader starting now would see as a new database in `dest` (absent or an empty directory),
+    /// while readers and writers go on: `dest` appears complete or not at all, and opens as a database of its own
+    /// (restoring is opening it). Works for an in-memory database too, which it saves to disk.
+    pub fn backup(&self, dest: impl AsRef<std::path::Path>) -> Result<Backup> {
+        self.store.backup(dest)
     }
 
     pub fn durability(&self) -> Durability {
