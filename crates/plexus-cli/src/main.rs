@@ -42,6 +42,7 @@ Examples:
   plexus check --data ./plexus-data  verify checksums and adjacency (exit 1 on damage)
   plexus repair --data ./plexus-data open a database whose log is damaged, dropping what follows the damage
   plexus checkpoint --data ./plexus-data
+  plexus backup --data ./plexus-data --to copy  a consistent copy that opens by itself
   plexus query --data g \"MATCH (n) RETURN count(n)\"  run one query
   plexus query --data g -p id=42 'MATCH (n {id: $id}) RETURN n' --format json
   plexus shell --data g             interactive shell (statements end with ;)
@@ -106,6 +107,19 @@ enum Command {
     Checkpoint {
         #[arg(long, default_value = "plexus-data")]
         data: PathBuf,
+    },
+    /// Write a consistent copy of the database as a new database directory, which opens by itself (restoring is
+    /// opening it, or moving it where the original was). Opens the database read-only; for one a server has open,
+    /// an admin runs `CALL dbms.backup('name')` through the server instead.
+    #[command(
+        after_help = "Examples:\n  plexus backup --data ./plexus-data --to backups/monday\n  plexus query --data backups/monday \"MATCH (n) RETURN count(n)\""
+    )]
+    Backup {
+        #[arg(long, default_value = "plexus-data")]
+        data: PathBuf,
+        /// The new database directory: absent, or an empty directory; it appears complete or not at all.
+        #[arg(long)]
+        to: PathBuf,
     },
     /// Run one openCypher statement and print the result.
     #[command(after_help = query::EXAMPLES)]
@@ -421,6 +435,48 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             }
             let bytes = written.map_err(|e| e.to_string())?;
             println!("checkpoint written: {bytes} bytes in {:.2?}", start.elapsed());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Backup { data, to } => {
+            require_database(&data)?;
+            let db = match Database::open_read_only(&data) {
+                Err(plexus::Error::Locked { .. }) => {
+                    return Err(format!(
+                        "{} is open in another process: if a server has it, an admin backs it up through the server \
+                         with CALL dbms.backup('name') (the server needs --backup-dir)",
+                        data.display()
+                    )
+                    .into())
+                }
+                opened => report_recovery(&data, opened)?,
+            };
+            if let Some(damaged) = db.recovery_report().damage_before_commits() {
+                return Err(format!(
+                    "{} is damaged at offset {}, with {} intact commits after it that a backup would leave out: \
+                     `plexus check` describes the damage; restore the damaged file, or `plexus repair` drops it",
+                    damaged.file.display(),
+                    damaged.offset,
+                    damaged.intact_commits
+                )
+                .into());
+            }
+            let start = Instant::now();
+            let rels = db.read().rel_count();
+            let busy = progress::busy(format!("plexus backup: writing {rels} relationships"), rels >= progress::LARGE);
+            let written = db.backup(&to);
+            if let Some(spinner) = busy {
+                spinner.finish_and_clear();
+            }
+            let backup = written.map_err(|e| format!("backup to {} failed: {e}", to.display()))?;
+            println!(
+                "backup written to {}: version {}, {} nodes, {} relationships, {} bytes in {:.2?}",
+                to.display(),
+                backup.version,
+                backup.nodes,
+                backup.relationships,
+                backup.bytes,
+                start.elapsed()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Generate(args) => generate::run(args),

@@ -31,6 +31,10 @@ pub struct ServeArgs {
     /// [default: DATA/import].
     #[arg(long)]
     import_dir: Option<PathBuf>,
+    /// The directory `CALL dbms.backup('name')` (admins only) writes backups into, as DIR/name
+    /// [default: none, which refuses the call].
+    #[arg(long)]
+    backup_dir: Option<PathBuf>,
     /// Let web pages from this origin call the HTTP API (repeatable; `*` for any, only with authentication on)
     /// [default: none].
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
@@ -76,6 +80,9 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     }
     if args.import_dir.is_some() {
         config.import_dir = args.import_dir;
+    }
+    if args.backup_dir.is_some() {
+        config.backup_dir = args.backup_dir;
     }
     if !args.cors_origins.is_empty() {
         config.cors_origins = args.cors_origins;

@@ -159,3 +159,33 @@ fn unusable_serve_configs_exit_2() {
     }
     assert!(!tmp.path().join("db").exists(), "nothing was created");
 }
+
+#[test]
+fn backup_writes_a_copy_that_opens_and_never_overwrites() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, copy) = (path(tmp.path(), "db"), path(tmp.path(), "copy"));
+    let created = plexus(&["query", "--data", &db, "UNWIND range(1, 300) AS i CREATE (:P {id: i})-[:R {w: i}]->(:Q)"]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    let out = plexus(&["backup", "--data", &db, "--to", &copy]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("600 nodes, 300 relationships"), "{}", text(&out.stdout));
+    let sum = plexus(&["query", "--data", &copy, "--format", "csv", "MATCH (:P)-[r:R]->(:Q) RETURN sum(r.w)"]);
+    assert_eq!(text(&sum.stdout).lines().nth(1), Some("45150"), "{}", text(&sum.stderr));
+    // A second backup to the same place is refused and leaves the first as it was.
+    assert!(plexus(&["query", "--data", &db, "CREATE (:P {id: 301})"]).status.success());
+    let again = plexus(&["backup", "--data", &db, "--to", &copy]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("not empty"), "{}", text(&again.stderr));
+    let count = plexus(&["query", "--data", &copy, "--format", "csv", "MATCH (p:P) RETURN count(p)"]);
+    assert_eq!(text(&count.stdout).lines().nth(1), Some("300"));
+    // A database another process holds names the way through its server.
+    let holder = plexus::Database::open(std::path::Path::new(&db)).unwrap();
+    let held = plexus(&["backup", "--data", &db, "--to", &path(tmp.path(), "other")]);
+    assert_eq!(held.status.code(), Some(1));
+    assert!(text(&held.stderr).contains("CALL dbms.backup"), "{}", text(&held.stderr));
+    drop(holder);
+    let missing = plexus(&["backup", "--data", &path(tmp.path(), "nothing"), "--to", &path(tmp.path(), "x")]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(!tmp.path().join("x").exists() && !tmp.path().join("nothing").exists());
+    assert_eq!(plexus(&["backup", "--data", &db]).status.code(), Some(2), "--to is required");
+}
