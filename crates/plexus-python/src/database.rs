@@ -416,6 +416,21 @@ impl Database {
         Ok(py.detach(|| db.checkpoint()).map_err(Failure::Storage)?)
     }
 
+    /// Writes what a query starting now would see as a new database in ``path`` (absent, or an empty
+    /// directory), while queries and writes go on: ``path`` appears complete or not at all and opens as a
+    /// database of its own (restoring is opening it). Works for an in-memory database too, which it saves to
+    /// disk. Returns the backup's ``version``, ``nodes``, ``relationships`` and ``bytes``.
+    fn backup<'py>(&self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.handle()?;
+        let backup = py.detach(|| db.backup(&path)).map_err(Failure::Storage)?;
+        let d = PyDict::new(py);
+        d.set_item("version", backup.version)?;
+        d.set_item("nodes", backup.nodes)?;
+        d.set_item("relationships", backup.relationships)?;
+        d.set_item("bytes", backup.bytes)?;
+        Ok(d)
+    }
+
     /// Closes this handle: queries running on other threads stop, open transactions roll back and result
     /// streams end (asked for more, they raise :class:`ClosedError`). The files are released once graph views
     /// made from it, and other handles of this process on the same directory, are gone too. Closing twice is

@@ -135,6 +135,32 @@ def test_durable_database_survives_reopen(tmp_path):
         assert db.checkpoint() > 0
 
 
+def test_a_backup_opens_as_a_copy_and_refuses_an_occupied_target(tmp_path):
+    with plexus.Database(tmp_path / "db") as db:
+        db.execute("CREATE CONSTRAINT FOR (p:P) REQUIRE p.id IS UNIQUE")
+        db.execute("UNWIND range(1, 100) AS i CREATE (:P {id: i})-[:R {w: i * 0.5}]->(:Q {s: toString(i)})")
+        taken = db.backup(tmp_path / "copy")
+        assert taken["nodes"] == 200 and taken["relationships"] == 100 and taken["bytes"] > 0
+        db.execute("CREATE (:P {id: 1000})")  # after the backup: not in it
+        with pytest.raises(plexus.StorageError, match="not empty"):
+            db.backup(tmp_path / "copy")
+    # A read-only database and an in-memory one back up too.
+    with plexus.Database(tmp_path / "db", read_only=True) as db:
+        db.backup(str(tmp_path / "from-read-only"))
+    with plexus.Database() as mem:
+        mem.execute("CREATE (:M {v: 1})")
+        assert mem.backup(tmp_path / "from-memory")["nodes"] == 1
+    with plexus.Database(tmp_path / "copy") as copy:
+        assert copy.execute("MATCH (:P)-[r:R]->(q:Q) RETURN count(*), sum(r.w)").tuples() == [(100, 2525.0)]
+        assert copy.execute("MATCH (p:P {id: 1000}) RETURN count(p)").scalar() == 0
+        with pytest.raises(plexus.QueryError):
+            copy.execute("CREATE (:P {id: 5})")  # the unique constraint came along
+    with plexus.Database(tmp_path / "from-read-only") as copy:
+        assert copy.execute("MATCH (p:P) RETURN count(p)").scalar() == 101
+    with plexus.Database(tmp_path / "from-memory") as copy:
+        assert copy.execute("MATCH (m:M) RETURN m.v").scalar() == 1
+
+
 def test_read_only_database_reads_and_refuses_writes(tmp_path):
     path = tmp_path / "db"
     with plexus.Database(path) as db:
