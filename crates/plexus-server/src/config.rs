@@ -61,6 +61,9 @@ pub struct ServerConfig {
     /// The only directory `LOAD CSV` reads from (`file:///a.csv` names `import_dir/a.csv`); default
     /// `data/import`.
     pub import_dir: Option<PathBuf>,
+    /// The directory `CALL dbms.backup('name')` writes backups into (as `backup_dir/name`); none by default,
+    /// which refuses the call: a backup is as large as the database, and where it goes is the operator's choice.
+    pub backup_dir: Option<PathBuf>,
     /// Origins whose web pages may call the HTTP API, e.g. `["http://localhost:3000"]`; `"*"` for any (only with
     /// authentication on). None by default.
     pub cors_origins: Vec<String>,
@@ -99,6 +102,7 @@ impl Default for ServerConfig {
             checkpoint_after_bytes: plexus::Options::default().checkpoint_after_bytes,
             tls: None,
             import_dir: None,
+            backup_dir: None,
             cors_origins: Vec::new(),
         }
     }

@@ -25,6 +25,7 @@ macro_rules! say_err {
 }
 
 pub mod auth;
+pub mod backup;
 pub mod bolt;
 pub mod config;
 mod file_watch;
@@ -90,7 +91,9 @@ impl Server {
         } else {
             (auth::Auth::disabled(), None)
         };
-        let service = Arc::new(Service::new(db, auth, config.limits()));
+        let mut service = Service::new(db, auth, config.limits());
+        service.backup_dir = config.backup_dir.clone();
+        let service = Arc::new(service);
         service.db.engine().set_file_access(plexus::cypher::FileAccess::Under(config.import_dir()));
         let created_users = generated_password.is_some();
         match Self::start_with(service, config, generated_password).await {

@@ -226,6 +226,8 @@ pub struct Service {
     pub agent: String,
     /// The statements running and the explicit transactions open.
     pub registry: Arc<Registry>,
+    /// Where `CALL dbms.backup('name')` writes (see [`crate::backup`]); `None` refuses it.
+    pub backup_dir: Option<std::path::PathBuf>,
 }
 
 impl Service {
@@ -240,6 +242,7 @@ impl Service {
             limits,
             agent: format!("Neo4j/{NEO4J_VERSION} (Plexus {})", env!("CARGO_PKG_VERSION")),
             registry: Arc::default(),
+            backup_dir: None,
         }
     }
 
@@ -681,6 +684,12 @@ impl Service {
                 }
                 crate::users::run(self, &c, &caller.user, role, params, interrupt)
             });
+            return Some(self.record(started.elapsed(), outcome));
+        }
+        if let Some(call) = crate::backup::parse(query) {
+            let started = Instant::now();
+            let _guard = register(interrupt, query);
+            let outcome = call.and_then(|c| crate::backup::run(self, &c, role, params, interrupt));
             return Some(self.record(started.elapsed(), outcome));
         }
         if let Some(command) = crate::system::parse_current_user(query) {
