@@ -1,0 +1,61 @@
+//! Runs W5's random edge writes (`bench/results/storage.md`) in a loop on the patent-shaped graph, for profiling:
+//!
+//! ```sh
+//! cargo build --release -p plexus-bench --example edge_write_loop
+//! perf record target/release/examples/edge_write_loop 0.2 upsert 1 10
+//! ```
+//!
+//! Arguments: scale of the graph, `upsert` or `remove`, edges per transaction, seconds.
+
+use plexus_bench::gen::{rmat_edges, SplitMix, PATENT_EDGES, PATENT_NODES};
+use plexus_bench::patent::load;
+use plexus_storage::{EdgeUpsert, NodeId, Value};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let scale: f64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(0.2);
+    let remove = args.get(1).is_some_and(|a| a == "remove");
+    let per_tx: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let secs: f64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(5.0);
+    let nodes = ((PATENT_NODES as f64 * scale) as u64).max(1_000);
+    let edge_count = ((PATENT_EDGES as f64 * scale) as u64).max(4_000);
+    let edges = rmat_edges(nodes, edge_count, 42);
+    let g = load(&edges, nodes, true, 42);
+    let mut rng = SplitMix(7);
+    let started = std::time::Instant::now();
+    let mut done = 0u64;
+    let mut next = 0usize;
+    while started.elapsed().as_secs_f64() < secs {
+        let mut tx = g.store.write();
+        if remove {
+            let batch: Vec<_> = (0..per_tx)
+                .map(|_| {
+                    let (u, v) = edges[next % edges.len()];
+                    next += 1;
+                    (NodeId(u64::from(u)), g.cites, NodeId(u64::from(v)))
+                })
+                .collect();
+            done += tx.remove_edges(&batch).expect("remove");
+        } else {
+            let batch: Vec<EdgeUpsert> = (0..per_tx)
+                .map(|_| {
+                    let (u, v) = if rng.next_u64() & 1 == 0 {
+                        let (u, v) = edges[rng.below(edges.len() as u64) as usize];
+                        (u64::from(u), u64::from(v))
+                    } else {
+                        (rng.below(g.nodes), rng.below(g.nodes))
+                    };
+                    (NodeId(u), g.cites, NodeId(v), vec![(g.weight, Value::Float(rng.unit()))])
+                })
+                .collect();
+            tx.upsert_edges(&batch).expect("upsert");
+            done += per_tx as u64;
+        }
+        tx.commit().expect("commit");
+    }
+    println!(
+        "{} {per_tx} per transaction at scale {scale}: {:.0} edges/s",
+        if remove { "remove" } else { "upsert" },
+        done as f64 / started.elapsed().as_secs_f64()
+    );
+}
