@@ -6,6 +6,8 @@
 //! ```
 //!
 //! `PARAM` is bound in turn to each integer of `VALUES_FILE` (one per line; other lines are skipped).
+//! `PLEXUS_COUNT=N` runs exactly N queries instead of as many as fit in the seconds, so that instruction counts
+//! of two builds (under callgrind) cover the same parameters.
 
 use plexus::cypher::Value;
 use plexus::{Database, Params};
@@ -27,7 +29,8 @@ fn main() {
     let db = Database::open(dir).expect("the database opens");
     let mut params = Params::new();
     let (started, mut done, mut rows) = (std::time::Instant::now(), 0usize, 0usize);
-    while started.elapsed().as_secs_f64() < secs {
+    let count: Option<usize> = std::env::var("PLEXUS_COUNT").ok().and_then(|c| c.parse().ok());
+    while count.map_or(started.elapsed().as_secs_f64() < secs, |count| done < count) {
         params.insert(param.clone(), Value::Int(values[done % values.len()]));
         rows += db.execute(&query, &params).expect("the query runs").rows.len();
         done += 1;

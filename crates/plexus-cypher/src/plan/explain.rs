@@ -61,9 +61,12 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
                 .join(", "),
             max.map_or("".into(), |m| m.to_string())
         ),
-        P::VarExpand { from, to, dir, min, max, .. } => {
-            format!("VarLengthExpand(#{from} {:?} *{min}..{} #{to})", dir, max.map_or("".into(), |m| m.to_string()))
-        }
+        P::VarExpand { from, to, dir, min, max, to_labels, .. } => format!(
+            "VarLengthExpand(#{from} {:?} *{min}..{} #{to}{})",
+            dir,
+            max.map_or("".into(), |m| m.to_string()),
+            to_labels.iter().map(|l| format!(":{}", l.name())).collect::<String>()
+        ),
         P::ShortestPath { from, to, all, count, path_filters, .. } => format!(
             "{}(#{from}, #{to}){}",
             match (*all, *count) {

@@ -287,6 +287,9 @@ pub(crate) enum PlanNode {
         /// For a quantified path pattern of several relationships: one repetition, walked whole each time
         /// (`min` and `max` then count repetitions, and `dir` and `types` are unused).
         cycle: Option<Box<HopCycle>>,
+        /// Labels every reported path's end node must have: a label filter on `to` moved into the walk
+        /// ([`crate::plan::fuse`]), so that a path ending elsewhere is never copied into a row.
+        to_labels: Vec<Token>,
     },
     ShortestPath {
         input: Box<PlanNode>,

@@ -813,6 +813,7 @@ impl Planner<'_> {
                             && rels_here.slots.len() + 1 == rels_here.total,
                         hop_nodes,
                         cycle,
+                        to_labels: Vec::new(),
                     };
                     if let Some(hop) = &rp.hop {
                         self.defer_repetition_conditions(&later, hop, rp, rel_slots[ri], scope)?;
