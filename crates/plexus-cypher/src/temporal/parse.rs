@@ -299,7 +299,8 @@ pub(crate) fn time_of_day(hour: i64, minute: i64, second: i64, nanos: i64) -> Re
 
 /// Parses an offset. `None`: the text does not look like one (it may be a zone name).
 pub fn offset(text: &str) -> Option<Result<i32>> {
-    if !matches!(text.as_bytes().first(), Some(b'Z' | b'+' | b'-')) {
+    // `Z` alone is UTC; a longer word starting with it is a zone name (`Zulu`).
+    if !matches!(text.as_bytes().first(), Some(b'+' | b'-')) && text != "Z" {
         return None;
     }
     let mut c = Cursor::new(text);

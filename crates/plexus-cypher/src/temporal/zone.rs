@@ -163,6 +163,9 @@ mod tests {
         assert!(Zone::parse("Mars/Olympus").is_err());
         assert!(Zone::parse("+25:00").is_err());
         assert!(matches!(Zone::parse("UTC").unwrap(), Zone::Named(_)));
+        // A name that starts as `Z` does is a name, not a bad offset.
+        assert!(matches!(Zone::parse("Zulu").unwrap(), Zone::Named(_)));
+        assert!(Zone::parse("Zz").unwrap_err().to_string().contains("unknown time zone"));
         // As Java's ZoneId.of takes them, and drivers send them.
         assert_eq!(Zone::parse("GMT+02:00").unwrap(), Zone::Offset(7200));
         assert_eq!(Zone::parse("UTC+2").unwrap(), Zone::Offset(7200));
