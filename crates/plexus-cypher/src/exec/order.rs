@@ -123,7 +123,7 @@ pub(crate) fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Resu
     match value {
         Value::Int(i) if i >= 0 => Ok(i as usize),
         Value::Int(i) => invalid("NegativeIntegerArgument", i.to_string()),
-        Value::Float(f) => invalid("InvalidArgumentType", f.to_string()),
+        Value::Float(_) => invalid("InvalidArgumentType", format!("the float {}", crate::format::literal(&value))),
         other => invalid("InvalidArgumentType", other.type_name().to_string()),
     }
 }
