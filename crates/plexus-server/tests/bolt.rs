@@ -250,6 +250,30 @@ fn unsupported_versions_and_bad_magic_are_refused() {
     assert_healthy(s.addr);
 }
 
+/// A plaintext client on a TLS-only port gets the connection closed, as from Neo4j, not a TLS alert that drivers
+/// would read as the protocol version the server chose ("0.3").
+#[test]
+fn a_plaintext_handshake_on_the_tls_port_is_closed_without_an_answer() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let config = plexus_server::ServerConfig {
+        bolt: "127.0.0.1:0".into(),
+        http: String::new(),
+        auth: false,
+        tls: Some(plexus_server::config::TlsConfig {
+            cert: data.join("test-cert.pem"),
+            key: data.join("test-key.pem"),
+        }),
+        ..Default::default()
+    };
+    let s = TestServer::start(config, Auth::disabled());
+    let mut raw = TcpStream::connect(s.addr).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    raw.write_all(&[0x60, 0x60, 0xB0, 0x17, 0, 0, 4, 5, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    let mut answer = Vec::new();
+    let _ = raw.read_to_end(&mut answer);
+    assert!(answer.is_empty(), "the server answered {answer:02x?}");
+}
+
 #[test]
 fn garbage_truncated_and_oversized_messages_do_not_hurt_the_server() {
     let s = TestServer::start(bolt_only_with_message_limit(1 << 20), Auth::disabled());

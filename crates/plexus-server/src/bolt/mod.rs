@@ -191,8 +191,13 @@ fn serve_socket(
     };
     match tls {
         Some(acceptor) => {
-            let Ok(conn) = rustls::ServerConnection::new(acceptor.config().clone()) else { return };
             set_timeout(Some(limits.handshake_timeout));
+            if speaks_plain_bolt(&socket) {
+                // Closed without a word, as Neo4j does: the drivers then say to check the encryption settings.
+                // A TLS alert would be read as the server's choice of protocol version ("0.3").
+                return;
+            }
+            let Ok(conn) = rustls::ServerConnection::new(acceptor.config().clone()) else { return };
             let mut stream = rustls::StreamOwned::new(conn, socket);
             connection::serve(&mut stream, service.clone(), limits, local, &client, id, &set_timeout, probe, &standing);
         }
@@ -201,4 +206,11 @@ fn serve_socket(
             connection::serve(&mut socket, service.clone(), limits, local, &client, id, &set_timeout, probe, &standing);
         }
     }
+}
+
+/// Whether a client reached the TLS port with a plaintext Bolt handshake (its magic where a TLS record should
+/// begin). Peeks, so a TLS client's bytes are left for the handshake.
+fn speaks_plain_bolt(socket: &TcpStream) -> bool {
+    let mut first = [0u8; 4];
+    matches!(socket.peek(&mut first), Ok(4)) && first == [0x60, 0x60, 0xB0, 0x17]
 }
