@@ -51,6 +51,15 @@ pub enum StorageError {
 }
 
 impl StorageError {
+    /// What the error says, without the refusal's own preface when it is one: for a message that refuses writes
+    /// because of it (which adds the preface once).
+    pub fn cause(&self) -> String {
+        match self {
+            StorageError::Poisoned(why) => why.clone(),
+            other => other.to_string(),
+        }
+    }
+
     /// True for errors a client should answer by retrying the whole transaction.
     pub fn is_retryable(&self) -> bool {
         matches!(self, StorageError::Conflict(_))

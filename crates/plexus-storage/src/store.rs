@@ -644,6 +644,12 @@ impl Store {
         self.shared.disk.as_ref().and_then(|d| d.wal.check_poisoned().err())
     }
 
+    /// Why the log could not start its next segment, while that goes on failing (commits continue in the current
+    /// one; see `Wal::rollover_failure`).
+    pub fn log_rollover_failure(&self) -> Option<String> {
+        self.shared.disk.as_ref().and_then(|d| d.wal.rollover_failure())
+    }
+
     /// Number of fsyncs the log has made (group commit makes this far lower than the number of commits).
     pub fn wal_fsyncs(&self) -> u64 {
         self.shared.disk.as_ref().map_or(0, |d| d.wal.fsync_count())

@@ -261,6 +261,10 @@ pub struct Wal {
     covered: [Condvar; 2],
     poisoned: AtomicBool,
     fsyncs: AtomicU64,
+    /// See [`Wal::rollover_failure`].
+    rollover_failure: Mutex<Option<String>>,
+    /// The failure that poisoned the log (see [`Wal::poison`]).
+    poison_cause: Mutex<Option<String>>,
 }
 
 impl Wal {
@@ -302,6 +306,8 @@ impl Wal {
             covered: [Condvar::new(), Condvar::new()],
             poisoned: AtomicBool::new(false),
             fsyncs: AtomicU64::new(0),
+            rollover_failure: Mutex::new(None),
+            poison_cause: Mutex::new(None),
         }
     }
 
@@ -314,26 +320,57 @@ impl Wal {
             return Err(StorageError::io(&path, taken));
         }
         let temporary = path.with_extension("log.tmp");
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&temporary)
-            .map_err(|e| StorageError::io(&temporary, e))?;
-        file.write_all(&encode_header(db_id, seq, first_version)).map_err(|e| StorageError::io(&temporary, e))?;
-        file.sync_all().map_err(|e| StorageError::io(&temporary, e))?;
-        std::fs::rename(&temporary, &path).map_err(|e| StorageError::io(&path, e))?;
-        sync_dir(dir)?;
-        record_head(dir, seq)?;
-        let size = SEGMENT_HEADER_LEN as u64;
-        Ok(Segment { file, path, seq, size, synced: size, allocated: size })
+        let created = (|| {
+            let mut file = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .open(&temporary)
+                .map_err(|e| StorageError::io(&temporary, e))?;
+            file.write_all(&encode_header(db_id, seq, first_version)).map_err(|e| StorageError::io(&temporary, e))?;
+            file.sync_all().map_err(|e| StorageError::io(&temporary, e))?;
+            std::fs::rename(&temporary, &path).map_err(|e| StorageError::io(&path, e))?;
+            sync_dir(dir)?;
+            record_head(dir, seq)?;
+            Ok(file)
+        })();
+        match created {
+            Ok(file) => {
+                let size = SEGMENT_HEADER_LEN as u64;
+                Ok(Segment { file, path, seq, size, synced: size, allocated: size })
+            }
+            Err(e) => {
+                // Nothing was written to it, and the segment in use goes on taking records: what was made of
+                // this one goes, so that the next attempt (or the next open) starts from nothing. A segment of
+                // no records, if its removal fails too, ends cleanly for recovery.
+                let _ = std::fs::remove_file(&temporary);
+                if recorded_head(dir).ok().flatten() != Some(seq) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e)
+            }
+        }
     }
 
     pub fn check_poisoned(&self) -> Result<()> {
         if self.poisoned.load(Ordering::Acquire) {
-            return Err(StorageError::Poisoned("an earlier write to the log failed (an I/O error)".into()));
+            let cause = self.poison_cause.lock().clone().unwrap_or_else(|| "an I/O error".into());
+            return Err(StorageError::Poisoned(format!("an earlier write to the log failed ({cause})")));
         }
         Ok(())
+    }
+
+    /// Refuses every later write: the log may hold part of what failed. The first failure is kept, to be named
+    /// in every refusal after it.
+    fn poison(&self, e: &StorageError) {
+        let mut cause = self.poison_cause.lock();
+        if cause.is_none() {
+            *cause = Some(match e {
+                StorageError::Poisoned(why) => why.clone(),
+                other => other.to_string(),
+            });
+        }
+        self.poisoned.store(true, Ordering::Release);
     }
 
     /// Buffers one commit record; returns its end LSN. Callers append in version order.
@@ -394,7 +431,7 @@ impl Wal {
                     self.covered[((epoch + 1) % 2) as usize].notify_one();
                 }
                 Err(e) => {
-                    self.poisoned.store(true, Ordering::Release);
+                    self.poison(&e);
                     self.wake_all();
                     return Err(e);
                 }
@@ -431,10 +468,25 @@ impl Wal {
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
         if seg.size >= SEGMENT_TARGET {
+            // The records are in the log (and on disk, when asked): a new segment that cannot be made now (no
+            // file descriptor left, a directory turned read-only, a full disk) fails none of their commits, which
+            // a reopen would replay. This segment goes on taking records, and the next write tries again.
             trim(seg);
-            *seg = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, last_version + 1)?;
+            match Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, last_version + 1) {
+                Ok(new) => {
+                    *seg = new;
+                    *self.rollover_failure.lock() = None;
+                }
+                Err(e) => *self.rollover_failure.lock() = Some(e.to_string()),
+            }
         }
         Ok(())
+    }
+
+    /// Why the log could not start its next segment when it last tried, while it has not managed to since:
+    /// commits go on (into the current segment), but an operator should hear of it.
+    pub fn rollover_failure(&self) -> Option<String> {
+        self.rollover_failure.lock().clone()
     }
 
     /// Flushes and fsyncs everything, then starts a new segment; returns the new segment's number. Call with
@@ -446,27 +498,26 @@ impl Wal {
             let mut p = self.pending.lock();
             (std::mem::take(&mut p.bytes), p.end_lsn, p.last_version)
         };
-        let result = self.write_out(&mut seg, &bytes, true, last_version).and_then(|_| {
-            trim(&mut seg);
-            let new = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, next_version)?;
+        if let Err(e) = self.write_out(&mut seg, &bytes, true, last_version) {
+            drop(seg);
+            self.poison(&e);
+            let _flush = self.flush.lock();
+            self.wake_all();
+            return Err(e);
+        }
+        // Everything taken is durable, whatever happens to the new segment.
+        self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
+        trim(&mut seg);
+        // A new segment that cannot be made fails the caller (a checkpoint, which then leaves the log as it is),
+        // not the log: commits go on into the current segment.
+        let result = Self::new_segment(&self.dir, &self.db_id, seg.seq + 1, next_version).map(|new| {
             *seg = new;
-            Ok(seg.seq)
+            seg.seq
         });
         drop(seg);
-        match result {
-            Ok(seq) => {
-                self.durable_lsn.fetch_max(end_lsn, Ordering::AcqRel);
-                let _flush = self.flush.lock();
-                self.wake_all();
-                Ok(seq)
-            }
-            Err(e) => {
-                self.poisoned.store(true, Ordering::Release);
-                let _flush = self.flush.lock();
-                self.wake_all();
-                Err(e)
-            }
-        }
+        let _flush = self.flush.lock();
+        self.wake_all();
+        result
     }
 
     /// Fsyncs the records already written to the OS but not yet made durable: with `batch` durability, commits
@@ -476,8 +527,9 @@ impl Wal {
         let mut seg = self.segment.lock();
         if seg.synced < seg.size {
             if let Err(e) = seg.file.sync_data() {
-                self.poisoned.store(true, Ordering::Release);
-                return Err(StorageError::io(&seg.path, e));
+                let e = StorageError::io(&seg.path, e);
+                self.poison(&e);
+                return Err(e);
             }
             seg.synced = seg.size;
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
@@ -566,6 +618,37 @@ mod tests {
                 assert!(matches!(state, TailState::Damaged { .. }), "{pad} zeros, byte {at} set");
             }
         }
+    }
+
+    /// A next segment that cannot be made (here a directory where its file goes, which no permission bypasses)
+    /// fails no commit whose records are in the log: they come back at the next open, so reporting them failed
+    /// would invite writing them twice. Commits go on in the current segment until a new one can be made.
+    #[test]
+    fn a_segment_that_cannot_be_started_fails_no_commit_and_is_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = Wal::create(dir.path(), [4; 16], 1, 1).unwrap();
+        let blocker = dir.path().join(segment_name(2)).with_extension("log.tmp");
+        std::fs::create_dir(&blocker).unwrap();
+        let big = vec![9u8; SEGMENT_TARGET as usize];
+        let lsn = wal.append(&big, 1);
+        wal.sync_to(lsn, true).expect("the record is durable: its commit succeeds");
+        assert!(wal.rollover_failure().is_some_and(|e| e.contains("log.tmp")), "{:?}", wal.rollover_failure());
+        wal.check_poisoned().unwrap();
+        let lsn = wal.append(b"second", 2);
+        wal.sync_to(lsn, true).unwrap();
+        assert_eq!(wal.current_segment(), 1, "records go on into the current segment");
+        // A checkpoint's rotation fails alone, and the log goes on.
+        assert!(wal.rotate(3).is_err());
+        wal.check_poisoned().unwrap();
+        assert!(!dir.path().join(segment_name(2)).exists(), "nothing is left of the attempt");
+        std::fs::remove_dir(&blocker).unwrap();
+        let lsn = wal.append(b"third", 3);
+        wal.sync_to(lsn, true).unwrap();
+        assert_eq!((wal.current_segment(), wal.rollover_failure()), (2, None), "the next write started it");
+        let bytes = read_file(&dir.path().join(segment_name(1))).unwrap();
+        let (recs, _, state) = read_segment(&bytes);
+        assert_eq!(state, TailState::Clean);
+        assert_eq!(recs, vec![big.as_slice(), b"second".as_slice(), b"third".as_slice()]);
     }
 
     #[test]

@@ -203,6 +203,12 @@ impl Database {
         self.store.wal_fsyncs()
     }
 
+    /// Why the log could not start its next segment, while that goes on failing: commits continue in the
+    /// current one, but the cause (a full disk, no file descriptor left, a directory made read-only) wants fixing.
+    pub fn log_rollover_failure(&self) -> Option<String> {
+        self.store.log_rollover_failure()
+    }
+
     /// Checkpoints written since the database opened, automatic ones included.
     pub fn checkpoints(&self) -> u64 {
         self.store.checkpoints()

@@ -136,7 +136,8 @@ impl Shared {
                     // Readers may already see this commit, but its record may not be in the log (a full disk
                     // refuses it before writing any of it): say that its outcome after a reopen is unknown.
                     StorageError::Poisoned(format!(
-                        "{e}; this commit is visible until the database is reopened, but it may be absent after that"
+                        "{}; this commit is visible until the database is reopened, but it may be absent after that",
+                        e.cause()
                     ))
                 })?;
             }

@@ -170,7 +170,7 @@ impl Shared {
                     }
                 }
                 Err(e) => {
-                    let message = e.to_string();
+                    let message = e.cause();
                     for (slot, _) in done {
                         slot.fill(Err(StorageError::Poisoned(message.clone())));
                     }
