@@ -245,11 +245,21 @@ pub fn run(config: ServerConfig) -> Result<(), String> {
     })
 }
 
-/// Says when an automatic checkpoint fails: it happens in the background, and nothing else would tell.
+/// Says when an automatic checkpoint fails, when the log cannot start its next segment, and when the database
+/// starts refusing writes: each happens in the background or to some client, and nothing else would tell the
+/// operator.
 async fn report_checkpoint_failures(service: Arc<service::Service>) {
     let mut seen = service.db.checkpoint_failures().0;
+    let (mut rollover, mut refusing) = (None, false);
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
+        if let Some(refusal) = service.db.store().refusing_writes() {
+            if !refusing {
+                say!("Error: {refusal}. Reads go on; restart the server once the cause is fixed.");
+                refusing = true;
+            }
+            continue;
+        }
         let (failures, error) = service.db.checkpoint_failures();
         if failures > seen {
             say!(
@@ -259,6 +269,15 @@ async fn report_checkpoint_failures(service: Arc<service::Service>) {
             );
             seen = failures;
         }
+        let now = service.db.log_rollover_failure();
+        if now.is_some() && now != rollover {
+            say!(
+                "Warning: the log cannot start its next segment: {}. Commits go on in the current one; the next \
+                 commit tries again.",
+                now.as_deref().unwrap_or_default()
+            );
+        }
+        rollover = now;
     }
 }
 

@@ -184,7 +184,14 @@ pub async fn listen(
             a = listener.accept() => a,
             _ = shutdown.changed() => break,
         };
-        let Ok((socket, _peer)) = accepted else { continue };
+        let Ok((socket, _peer)) = accepted else {
+            // Out of file descriptors (or memory), accept fails at once for as long as that lasts: retrying
+            // without a pause spun a core. The Bolt listener waits the same.
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(10)) => continue,
+                _ = shutdown.changed() => break,
+            }
+        };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
             state.service.metrics.connections_refused.fetch_add(1, Ordering::Relaxed);
             // Told why, in the one write a fresh socket takes without waiting (a reset alone tells nothing; TLS
