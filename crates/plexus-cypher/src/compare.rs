@@ -334,6 +334,10 @@ fn rank(v: &Value) -> u8 {
 /// element then by length, paths by their node ids then relationship ids, numbers numerically with `NaN` last.
 pub fn order(a: &Value, b: &Value) -> Ordering {
     use Value::*;
+    // Sort keys are integers more often than anything else (ids, counts, epoch timestamps).
+    if let (Int(x), Int(y)) = (a, b) {
+        return x.cmp(y);
+    }
     let (ra, rb) = (rank(a), rank(b));
     if ra != rb {
         return ra.cmp(&rb);
