@@ -192,9 +192,14 @@ pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> 
         ));
     }
     match Database::open(data) {
-        Err(plexus::Error::Io { source, .. }) if !created && not_writable(&source) => {
+        Err(plexus::Error::Io { path, source }) if !created && not_writable(&source) => {
             let db = open_read_only(data)?;
-            eprintln!("plexus: {} is not writable here ({source}): opened read-only", data.display());
+            // The file named, not only the directory: its permissions may differ from the directory's.
+            eprintln!(
+                "plexus: {} is not writable here ({source}): opened {} read-only",
+                path.display(),
+                data.display()
+            );
             Ok(db)
         }
         opened => {

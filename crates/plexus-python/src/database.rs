@@ -226,6 +226,21 @@ fn run(
     Ok(QueryResult::new(result?))
 }
 
+/// A directory that holds files but no database is not made one, as the command line refuses it too: most
+/// likely a mistyped path, or what an interrupted import left, and database files scattered among someone's own
+/// would be a poor answer. (What a creation killed before its metadata left is cleared first.)
+fn refuse_foreign_files(dir: &std::path::Path) -> plexus::Result<()> {
+    if plexus::Database::exists(dir) {
+        return Ok(());
+    }
+    plexus::Database::clear_unfinished_creation(dir)?;
+    if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        let why = "holds files but no Plexus database; give a new or empty directory to create one";
+        return Err(plexus::Error::io(dir, std::io::Error::new(std::io::ErrorKind::AlreadyExists, why)));
+    }
+    Ok(())
+}
+
 #[pymethods]
 impl Database {
     #[new]
@@ -255,7 +270,10 @@ impl Database {
                 let shared = py.detach(|| {
                     crate::opened::open_shared(dir, settings, || match read_only {
                         true => plexus::Database::open_read_only(dir),
-                        false => plexus::Database::open_with(dir, options),
+                        false => {
+                            refuse_foreign_files(dir)?;
+                            plexus::Database::open_with(dir, options)
+                        }
                     })
                 })?;
                 if shared.fresh {

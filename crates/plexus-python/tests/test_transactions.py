@@ -161,6 +161,17 @@ def test_a_backup_opens_as_a_copy_and_refuses_an_occupied_target(tmp_path):
         assert copy.execute("MATCH (m:M) RETURN m.v").scalar() == 1
 
 
+def test_a_directory_of_other_files_is_not_made_a_database(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(plexus.StorageError, match="holds files but no Plexus database"):
+        plexus.Database(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    with plexus.Database(tmp_path / "fresh") as db:  # a new directory, or an empty one, is made a database
+        db.execute("CREATE ()")
+    with plexus.Database(tmp_path / "fresh") as db:  # and opens again as one
+        assert db.execute("MATCH (n) RETURN count(n)").scalar() == 1
+
+
 def test_read_only_database_reads_and_refuses_writes(tmp_path):
     path = tmp_path / "db"
     with plexus.Database(path) as db:
