@@ -397,17 +397,22 @@ impl Auth {
         let io = |e: std::io::Error| AuthError::Io { path: file.display().to_string(), message: e.to_string() };
         let tmp = file.with_extension(format!("json.tmp-{}", std::process::id()));
         let text = serde_json::to_vec_pretty(users).expect("users serialise");
-        {
+        let written = (|| {
             use std::io::Write;
             let mut options = fs::OpenOptions::new();
             options.write(true).create(true).truncate(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut f = options.open(&tmp).map_err(io)?;
-            f.write_all(&text).map_err(io)?;
-            f.sync_all().map_err(io)?;
+            let mut f = options.open(&tmp)?;
+            f.write_all(&text)?;
+            f.sync_all()?;
+            fs::rename(&tmp, file)
+        })();
+        if let Err(e) = written {
+            // A full disk must not leave a temporary copy of the password hashes behind.
+            let _ = fs::remove_file(&tmp);
+            return Err(io(e));
         }
-        fs::rename(&tmp, file).map_err(io)?;
         *self.loaded.lock() = modified(file);
         self.generation.fetch_add(1, Ordering::Release);
         Ok(())
