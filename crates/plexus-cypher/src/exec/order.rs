@@ -38,6 +38,9 @@ impl<'p> Sort<'p> {
             }
             std::cmp::Ordering::Equal
         };
+        if let Some(k) = keep.filter(|k| (1..=KEPT_BY_INSERTION).contains(k)) {
+            return self.sorted_by_insertion(ctx, k, order);
+        }
         // Up to two sort keys, as nearly always, are kept beside the row without an allocation of their own.
         // Under a bound, sized for the rows it keeps (growing from empty reallocated three times for a LIMIT 10);
         // a longer input grows it as usual up to the next cut.
@@ -79,6 +82,43 @@ impl<'p> Sort<'p> {
             keyed.truncate(k);
         }
         Ok(keyed.into_iter().map(|(_, r)| r).collect())
+    }
+}
+
+/// Up to this many rows kept (`skip + limit`), a bounded sort keeps them sorted as they come, each entering by a
+/// binary search; more, and it collects twice as many and sorts them each time (see [`Sort::sorted`]).
+const KEPT_BY_INSERTION: usize = 64;
+
+impl Sort<'_> {
+    /// [`Sort::sorted`] for a small bound `k`: the rows kept so far stay in order, a row that does not sort before
+    /// the last of them is dropped after its keys are read, and one that does enters after every kept row it
+    /// does not sort before (ties keep their input order) and pushes the last one out. On input that arrives in
+    /// ascending order of a descending key (the newest messages of a person, by creation), every row enters:
+    /// a handful of comparisons each, where collecting and sorting twice the bound again and again cost several
+    /// times as many.
+    fn sorted_by_insertion(
+        &mut self,
+        ctx: &mut Ctx,
+        k: usize,
+        order: impl Fn(&[Value], &[Value]) -> std::cmp::Ordering,
+    ) -> Result<Vec<Row>> {
+        let keys = self.keys;
+        let mut kept: Vec<(SmallVec<[Value; 2]>, Row)> = Vec::with_capacity(k + 1);
+        let mut key: SmallVec<[Value; 2]> = SmallVec::new();
+        self.input.for_each_row(ctx, &mut |row, ctx| {
+            key.clear();
+            for (e, _) in keys {
+                key.push(e.eval(row, ctx)?);
+            }
+            if kept.len() == k && order(&key, &kept[k - 1].0) != std::cmp::Ordering::Less {
+                return Ok(ControlFlow::Continue(()));
+            }
+            let at = kept.partition_point(|(kept_key, _)| order(kept_key, &key) != std::cmp::Ordering::Greater);
+            kept.insert(at, (std::mem::take(&mut key), std::mem::take(row)));
+            kept.truncate(k);
+            Ok(ControlFlow::Continue(()))
+        })?;
+        Ok(kept.into_iter().map(|(_, r)| r).collect())
     }
 }
 
