@@ -113,7 +113,13 @@ impl Sort<'_> {
             if kept.len() == k && order(&key, &kept[k - 1].0) != std::cmp::Ordering::Less {
                 return Ok(ControlFlow::Continue(()));
             }
-            let at = kept.partition_point(|(kept_key, _)| order(kept_key, &key) != std::cmp::Ordering::Greater);
+            // Input already in order (a fused count lending its top groups) appends, one comparison a row.
+            let at = match kept.last() {
+                Some((last, _)) if order(last, &key) == std::cmp::Ordering::Greater => {
+                    kept.partition_point(|(kept_key, _)| order(kept_key, &key) != std::cmp::Ordering::Greater)
+                }
+                _ => kept.len(),
+            };
             kept.insert(at, (std::mem::take(&mut key), std::mem::take(row)));
             kept.truncate(k);
             Ok(ControlFlow::Continue(()))
