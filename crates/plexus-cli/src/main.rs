@@ -455,20 +455,28 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 }
                 opened => report_recovery(&data, opened)?,
             };
-            if let Some(damaged) = db.recovery_report().damage_before_commits() {
+            if db.recovery_report().lost_data() {
                 return Err(format!(
-                    "{} is damaged at offset {}, with {} intact commits after it that a backup would leave out: \
+                    "{} has commits in its log that damage makes unreadable, which a backup would leave out: \
                      `plexus check` describes the damage; restore the damaged file, or `plexus repair` drops it",
-                    damaged.file.display(),
-                    damaged.offset,
-                    damaged.intact_commits
+                    data.display()
                 )
                 .into());
             }
+            // A server's users go along, so that a server restored from the backup finds its accounts.
+            let users = match std::fs::read(data.join(plexus_server::auth::USERS_FILE)) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(format!("cannot read the users of {} to back them up: {e}", data.display()).into())
+                }
+            };
+            let files: Vec<(&str, &[u8])> =
+                users.iter().map(|u| (plexus_server::auth::USERS_FILE, u.as_slice())).collect();
             let start = Instant::now();
             let rels = db.read().rel_count();
             let busy = progress::busy(format!("plexus backup: writing {rels} relationships"), rels >= progress::LARGE);
-            let written = db.backup(&to);
+            let written = db.backup_with_files(&to, &files);
             if let Some(spinner) = busy {
                 spinner.finish_and_clear();
             }

@@ -166,9 +166,18 @@ fn backup_writes_a_copy_that_opens_and_never_overwrites() {
     let (db, copy) = (path(tmp.path(), "db"), path(tmp.path(), "copy"));
     let created = plexus(&["query", "--data", &db, "UNWIND range(1, 300) AS i CREATE (:P {id: i})-[:R {w: i}]->(:Q)"]);
     assert!(created.status.success(), "{}", text(&created.stderr));
+    // A server's users go along.
+    plexus_server::auth::Auth::open(std::path::Path::new(&db), Some("pw")).unwrap();
     let out = plexus(&["backup", "--data", &db, "--to", &copy]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("600 nodes, 300 relationships"), "{}", text(&out.stdout));
+    assert_eq!(
+        std::fs::read(tmp.path().join("copy/users.json")).unwrap(),
+        std::fs::read(tmp.path().join("db/users.json")).unwrap()
+    );
+    let inside = plexus(&["backup", "--data", &db, "--to", &path(tmp.path(), "db/inner")]);
+    assert_eq!(inside.status.code(), Some(1));
+    assert!(text(&inside.stderr).contains("inside the database's own directory"), "{}", text(&inside.stderr));
     let sum = plexus(&["query", "--data", &copy, "--format", "csv", "MATCH (:P)-[r:R]->(:Q) RETURN sum(r.w)"]);
     assert_eq!(text(&sum.stdout).lines().nth(1), Some("45150"), "{}", text(&sum.stderr));
     // A second backup to the same place is refused and leaves the first as it was.

@@ -18,7 +18,7 @@ use crate::password_cache::PasswordCache;
 /// The user created on first start, named as in Neo4j so that tools' defaults work.
 pub const INITIAL_USER: &str = "neo4j";
 
-pub(crate) const USERS_FILE: &str = "users.json";
+pub const USERS_FILE: &str = "users.json";
 
 /// What a user may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

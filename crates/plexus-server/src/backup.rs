@@ -124,6 +124,9 @@ pub fn run(
         ));
     }
     let query = translate(&Command::rows(&call.rest), &COLUMNS)?;
+    // What would fail at compile time (an unknown variable or function, a write in the YIELD part) fails before
+    // anything is written: over no rows, the query reads nothing.
+    run_listing(service, &query, Vec::new(), params, interrupt)?;
     let dest = dir.join(&name);
     let started = Instant::now();
     let backup = write(service, dir, &dest)?;
@@ -137,14 +140,26 @@ pub fn run(
         ("seconds", Value::Float(started.elapsed().as_secs_f64())),
     ];
     let row: Map = fields.into_iter().map(|(c, v)| (Arc::from(c), v)).collect();
-    let (result, _) = run_listing(service, &query, vec![Value::Map(Arc::new(row))], params, interrupt)?;
+    // The backup is written: a time limit passed while writing it must not report it failed (a retry would then
+    // find it there). Its one row is answered without the limit.
+    let unlimited = Arc::new(Interrupt::new(None, None));
+    let (result, _) = run_listing(service, &query, vec![Value::Map(Arc::new(row))], params, &unlimited)?;
     Ok(Outcome { result, bookmark: Some(bookmark(backup.version)), query_type: "r" })
 }
 
+/// Writes the backup, with the server's users (a server restored from it finds its accounts again).
 fn write(service: &Service, dir: &Path, dest: &Path) -> Result<plexus::Backup, ServerError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| ServerError::new(FAILED, format!("cannot create the backup directory {}: {e}", dir.display())))?;
-    service.db.backup(dest).map_err(|e| ServerError::new(FAILED, format!("the backup failed: {e}")))
+    let users = service.db.path().map(|data| data.join(crate::auth::USERS_FILE));
+    let users = match users.as_deref().map(std::fs::read) {
+        Some(Ok(bytes)) => Some(bytes),
+        Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Some(Err(e)) => return Err(ServerError::new(FAILED, format!("cannot read the users to back them up: {e}"))),
+        None => None,
+    };
+    let files: Vec<(&str, &[u8])> = users.iter().map(|u| (crate::auth::USERS_FILE, u.as_slice())).collect();
+    service.db.backup_with_files(dest, &files).map_err(|e| ServerError::new(FAILED, format!("the backup failed: {e}")))
 }
 
 #[cfg(test)]

@@ -199,6 +199,16 @@ impl ServerConfig {
                 data.display()
             ));
         }
+        if let Some(backups) = self.backup_dir.as_deref().map(absolute) {
+            if backups.starts_with(&data) {
+                return Err(format!(
+                    "the backup directory {} is inside the data directory {}: a backup's name could be one of the \
+                     database's files; choose another --backup-dir",
+                    backups.display(),
+                    data.display()
+                ));
+            }
+        }
         // Zero would leave a server that starts but serves nothing (no connection, no body, no thread, no
         // time): a mistake to report, not a setting.
         let at_least_one = [

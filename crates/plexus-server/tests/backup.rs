@@ -96,3 +96,29 @@ fn backups_are_refused_without_a_directory_and_to_non_admins() {
     let (code, _) = failure_message(&mut reader, "CALL dbms.backup(x)");
     assert_eq!(code, "Neo.ClientError.Statement.SyntaxError");
 }
+
+#[test]
+fn a_failing_yield_writes_nothing_and_a_backup_dir_inside_the_data_is_refused() {
+    let (users, backups) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = server(Some(backups.path().to_path_buf()), &users);
+    let mut admin = Client::logged_on(s.addr, "neo4j", "pw");
+    for q in [
+        "CALL dbms.backup('y1') YIELD nope RETURN nope",
+        "CALL dbms.backup('y2') YIELD name CREATE (:M) RETURN name",
+        "CALL dbms.backup('y3') YIELD name RETURN nosuchfn(name)",
+    ] {
+        let (code, message) = failure_message(&mut admin, q);
+        assert!(!code.is_empty(), "{q}: {message}");
+    }
+    assert_eq!(std::fs::read_dir(backups.path()).unwrap().count(), 0, "no backup was written");
+
+    let data = tempfile::tempdir().unwrap();
+    let inside = ServerConfig {
+        data: data.path().to_path_buf(),
+        backup_dir: Some(data.path().join("backups")),
+        ..Default::default()
+    };
+    assert!(inside.validate().unwrap_err().contains("inside the data directory"));
+    let outside = ServerConfig { backup_dir: Some(backups.path().to_path_buf()), ..inside };
+    assert!(outside.validate().is_ok());
+}

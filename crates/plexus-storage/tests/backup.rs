@@ -132,6 +132,34 @@ fn a_backup_opens_as_the_database_it_copied_and_later_commits_stay_out_of_it() {
 }
 
 #[test]
+fn a_backup_inside_the_database_directory_is_refused_and_files_go_along_privately() {
+    let dir = temp_dir("inside");
+    let (store, _) = Store::open(&dir).unwrap();
+    populate(&store);
+    let version = store.read().version();
+    for inside in [dir.join("inner"), dir.join(format!("checkpoint-{version:020}.plx")), dir.join("a/b/c"), dir.clone()]
+    {
+        let err = store.backup(&inside).unwrap_err();
+        assert!(err.to_string().contains("inside the database's own directory"), "{}: {err}", inside.display());
+        assert!(!inside.exists() || inside == dir, "{} was created", inside.display());
+    }
+    drop(store);
+    let (store, _) = Store::open(&dir).unwrap();
+    let dest = temp_dir("inside-files");
+    store.backup_with_files(&dest, &[("users.json", b"{}")]).unwrap();
+    assert_eq!(std::fs::read(dest.join("users.json")).unwrap(), b"{}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dest.join("users.json")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "what goes along is readable by its owner alone");
+    }
+    assert!(Store::open(&dest).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dest);
+}
+
+#[test]
 fn an_in_memory_database_and_an_empty_one_back_up_to_disk() {
     let dest = temp_dir("mem");
     let store = Store::in_memory();

@@ -184,6 +184,12 @@ impl Database {
         self.store.backup(dest)
     }
 
+    /// [`Database::backup`], with `files` (name, contents) written into the backup before it appears (a server's
+    /// users, say).
+    pub fn backup_with_files(&self, dest: impl AsRef<std::path::Path>, files: &[(&str, &[u8])]) -> Result<Backup> {
+        self.store.backup_with_files(dest, files)
+    }
+
     pub fn durability(&self) -> Durability {
         self.store.durability()
     }

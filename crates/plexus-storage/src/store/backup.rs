@@ -13,11 +13,17 @@
 //! segment of the original can never be replayed onto it by mistake. Restoring is opening it (or moving it where
 //! the original was).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use parking_lot::Mutex;
 
 use super::{commit::compact, Store};
 use crate::checkpoint;
-use crate::error::Result;
+use crate::error::{Result, StorageError};
+
+/// Backups of one process run one at a time: two at once to the same place would share their temporary
+/// directory (it is named after the process), and two at once anywhere only compete for the same disk.
+static BACKUPS: Mutex<()> = Mutex::new(());
 
 /// What [`Store::backup`] wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +43,17 @@ impl Store {
     /// durability `sync`, once they are durable), later ones are not. Works for an in-memory database too, which
     /// it saves to disk.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<Backup> {
+        self.backup_with_files(dest, &[])
+    }
+
+    /// [`Store::backup`], with `files` (name, contents) written into the backup beside the database's own before
+    /// it appears: the server's users, which a restored server should find again.
+    pub fn backup_with_files(&self, dest: impl AsRef<Path>, files: &[(&str, &[u8])]) -> Result<Backup> {
+        let dest = dest.as_ref();
+        if let Some(source) = self.path() {
+            refuse_inside(source, dest)?;
+        }
+        let _one_at_a_time = BACKUPS.lock();
         let snapshot = self.read();
         let mut state = compact(&snapshot);
         drop(snapshot);
@@ -44,10 +61,52 @@ impl Store {
         state.version = state.version.max(1);
         let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
         let catalog = self.catalog();
-        let bytes = Self::create_with(dest.as_ref(), |tmp, db_id| {
+        let bytes = Self::create_with(dest, |tmp, db_id| {
+            for (name, contents) in files {
+                write_private(&tmp.join(name), contents)?;
+            }
             let (_, size) = checkpoint::write(tmp, db_id, &state, catalog, next_node, next_rel)?;
             Ok(size)
         })?;
         Ok(Backup { version: state.version(), nodes: state.node_count(), relationships: state.rel_count(), bytes })
     }
+}
+
+/// Refuses a backup into the database's own directory (or one under it): its name could be one of the database's
+/// files (a `checkpoint-*.plx` or `wal-*.log` directory there stops the database from opening), and a copy of a
+/// database inside it is no backup of it.
+fn refuse_inside(source: &Path, dest: &Path) -> Result<()> {
+    let source = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    // The destination may not exist yet: its nearest existing ancestor tells where it would be.
+    let absolute = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
+    let mut existing: PathBuf = absolute.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut resolved = std::fs::canonicalize(&existing).unwrap_or(existing);
+    resolved.extend(rest.iter().rev());
+    if resolved.starts_with(&source) {
+        let why = format!("is inside the database's own directory {}: back up somewhere else", source.display());
+        return Err(StorageError::io(dest, std::io::Error::new(std::io::ErrorKind::InvalidInput, why)));
+    }
+    Ok(())
+}
+
+/// Writes `contents` to a new file at `path` readable by its owner alone (what goes along may be password
+/// hashes), fsynced.
+fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path).map_err(|e| StorageError::io(path, e))?;
+    file.write_all(contents).and_then(|()| file.sync_all()).map_err(|e| StorageError::io(path, e))
 }
