@@ -9,7 +9,8 @@
 
 use plexus_bench::gen::{rmat_edges, SplitMix, PATENT_EDGES, PATENT_NODES};
 use plexus_bench::patent::load;
-use plexus_storage::{EdgeUpsert, NodeId, Value};
+use plexus_bench::writes::random_upsert;
+use plexus_storage::{EdgeUpsert, NodeId};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,17 +38,7 @@ fn main() {
                 .collect();
             done += tx.remove_edges(&batch).expect("remove");
         } else {
-            let batch: Vec<EdgeUpsert> = (0..per_tx)
-                .map(|_| {
-                    let (u, v) = if rng.next_u64() & 1 == 0 {
-                        let (u, v) = edges[rng.below(edges.len() as u64) as usize];
-                        (u64::from(u), u64::from(v))
-                    } else {
-                        (rng.below(g.nodes), rng.below(g.nodes))
-                    };
-                    (NodeId(u), g.cites, NodeId(v), vec![(g.weight, Value::Float(rng.unit()))])
-                })
-                .collect();
+            let batch: Vec<EdgeUpsert> = (0..per_tx).map(|_| random_upsert(&mut rng, &g, &edges)).collect();
             tx.upsert_edges(&batch).expect("upsert");
             done += per_tx as u64;
         }

@@ -17,17 +17,7 @@ pub fn random_writes(cfg: &Config, g: &Patent, edges: &[(u32, u32)]) -> Table {
     let mut rng = SplitMix(cfg.seed ^ 5);
     // Upserts come from a pre-drawn pool so the clock covers the transaction, not the generator. Half are
     // existing edges (an update), half random pairs (a create the first time the pool reaches them).
-    let pool: Vec<EdgeUpsert> = (0..POOL)
-        .map(|_| {
-            let (u, v) = if rng.next_u64() & 1 == 0 {
-                let (u, v) = edges[rng.below(edges.len() as u64) as usize];
-                (u64::from(u), u64::from(v))
-            } else {
-                (rng.below(g.nodes), rng.below(g.nodes))
-            };
-            (NodeId(u), g.cites, NodeId(v), vec![(g.weight, Value::Float(rng.unit()))])
-        })
-        .collect();
+    let pool: Vec<EdgeUpsert> = (0..POOL).map(|_| random_upsert(&mut rng, g, edges)).collect();
     let mut next = 0usize;
     let mut take = |n: usize| {
         let start = if next + n > POOL { 0 } else { next };
@@ -101,6 +91,18 @@ pub fn random_writes(cfg: &Config, g: &Patent, edges: &[(u32, u32)]) -> Table {
     t.rows.push(Row::rate("remove, 1 edge per transaction", remove_one, "edges/s", Target::AtLeast(2e6)));
     t.rows.push(Row::rate("remove, 500 edges per transaction", remove_batch, "edges/s", Target::AtLeast(5e6)));
     t
+}
+
+/// One upsert of W5's mix: an existing edge (an update) or a random pair (a create), as likely, with a random
+/// weight.
+pub fn random_upsert(rng: &mut SplitMix, g: &Patent, edges: &[(u32, u32)]) -> EdgeUpsert {
+    let (u, v) = if rng.next_u64() & 1 == 0 {
+        let (u, v) = edges[rng.below(edges.len() as u64) as usize];
+        (u64::from(u), u64::from(v))
+    } else {
+        (rng.below(g.nodes), rng.below(g.nodes))
+    };
+    (NodeId(u), g.cites, NodeId(v), vec![(g.weight, Value::Float(rng.unit()))])
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
