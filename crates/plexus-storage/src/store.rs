@@ -312,8 +312,23 @@ impl Store {
     /// the files are written into a sibling temporary directory ([`Self::import_temp_dir`]), fsynced, and the
     /// directory is renamed into place (an empty `dir` is replaced in the same step), so `dir` appears complete
     /// or not at all (bulk import). Returns the checkpoint's size in bytes.
-    pub fn create_from_state(dir: impl AsRef<Path>, mut state: GraphState, catalog: &Catalog) -> Result<u64> {
-        Self::create_with(dir.as_ref(), |tmp, db_id| {
+    pub fn create_from_state(dir: impl AsRef<Path>, state: GraphState, catalog: &Catalog) -> Result<u64> {
+        Self::create_from_state_with_files(dir.as_ref(), state, catalog, &[])
+    }
+
+    /// [`Self::create_from_state`], with `files` (name, contents) written beside the database's own, readable by
+    /// their owner alone, before the directory appears (a backup's users).
+    fn create_from_state_with_files(
+        dir: &Path,
+        mut state: GraphState,
+        catalog: &Catalog,
+        files: &[(&str, &[u8])],
+    ) -> Result<u64> {
+        Self::create_with(dir, |tmp, db_id| {
+            for (name, contents) in files {
+                backup::write_private(&tmp.join(name), contents)?;
+            }
+            // An empty database that never committed is at version 0; a checkpoint starts at 1.
             state.version = state.version.max(1);
             state.seal();
             let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());

@@ -365,10 +365,7 @@ impl Wal {
     fn poison(&self, e: &StorageError) {
         let mut cause = self.poison_cause.lock();
         if cause.is_none() {
-            *cause = Some(match e {
-                StorageError::Poisoned(why) => why.clone(),
-                other => other.to_string(),
-            });
+            *cause = Some(e.cause());
         }
         self.poisoned.store(true, Ordering::Release);
     }

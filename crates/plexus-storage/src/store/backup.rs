@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use parking_lot::Mutex;
 
 use super::{commit::compact, Store};
-use crate::checkpoint;
 use crate::error::{Result, StorageError};
 
 /// Backups of one process run one at a time: two at once to the same place would share their temporary
@@ -54,21 +53,11 @@ impl Store {
             refuse_inside(source, dest)?;
         }
         let _one_at_a_time = BACKUPS.lock();
-        let snapshot = self.read();
-        let mut state = compact(&snapshot);
-        drop(snapshot);
-        // An empty database that never committed is at version 0; a checkpoint starts at 1, as an import's does.
-        state.version = state.version.max(1);
-        let (next_node, next_rel) = (state.node_id_bound(), state.rel_id_bound());
-        let catalog = self.catalog();
-        let bytes = Self::create_with(dest, |tmp, db_id| {
-            for (name, contents) in files {
-                write_private(&tmp.join(name), contents)?;
-            }
-            let (_, size) = checkpoint::write(tmp, db_id, &state, catalog, next_node, next_rel)?;
-            Ok(size)
-        })?;
-        Ok(Backup { version: state.version(), nodes: state.node_count(), relationships: state.rel_count(), bytes })
+        let state = compact(&self.read());
+        // Version 0 (a database that never committed) is written as 1, as a new database's first checkpoint is.
+        let (version, nodes, relationships) = (state.version().max(1), state.node_count(), state.rel_count());
+        let bytes = Self::create_from_state_with_files(dest, state, self.catalog(), files)?;
+        Ok(Backup { version, nodes, relationships, bytes })
     }
 }
 
@@ -78,8 +67,7 @@ impl Store {
 fn refuse_inside(source: &Path, dest: &Path) -> Result<()> {
     let source = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
     // The destination may not exist yet: its nearest existing ancestor tells where it would be.
-    let absolute = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
-    let mut existing: PathBuf = absolute.clone();
+    let mut existing: PathBuf = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
     let mut rest = Vec::new();
     while !existing.exists() {
         match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
@@ -101,7 +89,7 @@ fn refuse_inside(source: &Path, dest: &Path) -> Result<()> {
 
 /// Writes `contents` to a new file at `path` readable by its owner alone (what goes along may be password
 /// hashes), fsynced.
-fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
+pub(super) fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
