@@ -318,6 +318,13 @@ impl<'a> Ctx<'a> {
         token.resolve(self.catalog(), TokenKind::Label).map(LabelId)
     }
 
+    /// Whether node `n` has every one of `labels` (a label no node has yet it has not).
+    #[inline]
+    pub fn node_has_labels(&self, n: plexus_storage::NodeId, labels: &[Token]) -> bool {
+        let g = self.g();
+        labels.iter().all(|l| self.label_token(l).is_some_and(|id| g.node_has_label(n, id)))
+    }
+
     #[inline]
     pub fn type_token(&self, token: &Token) -> Option<TypeId> {
         token.resolve(self.catalog(), TokenKind::Type).map(TypeId)

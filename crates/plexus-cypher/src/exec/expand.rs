@@ -257,12 +257,8 @@ impl RowExpander for Expander<'_> {
                 // Unless a subquery may write between rows, a row's paths leave a batch at a time: a LIMIT above
                 // stops the walk, and memory holds a batch of paths rather than all of them.
                 let stream = !ctx.writes_per_row;
-                let g = ctx.g();
-                let labelled = |end: NodeId| {
-                    to_labels.iter().all(|l| ctx.label_token(l).is_some_and(|id| g.node_has_label(end, id)))
-                };
                 let mut emit = |end: NodeId, rels: &[RelId], nodes: &[NodeId]| -> Result<bool> {
-                    if target.is_some_and(|t| t != end) || !labelled(end) {
+                    if target.is_some_and(|t| t != end) || !ctx.node_has_labels(end, to_labels) {
                         return Ok(false);
                     }
                     let mut r = row.clone();

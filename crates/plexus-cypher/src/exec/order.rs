@@ -52,10 +52,7 @@ impl<'p> Sort<'p> {
         let counted = keep.is_none() && ctx.memory_limited();
         let mut held = 0usize;
         self.input.for_each_row(ctx, &mut |row, ctx| {
-            key.clear();
-            for (e, _) in keys {
-                key.push(e.eval(row, ctx)?);
-            }
+            read_key(keys, row, ctx, &mut key)?;
             if let Some(k) = keep {
                 if k == 0 || (full && order(&key, &keyed[k - 1].0) != std::cmp::Ordering::Less) {
                     return Ok(ControlFlow::Continue(()));
@@ -85,6 +82,15 @@ impl<'p> Sort<'p> {
     }
 }
 
+/// The sort keys of `row` into `key`, kept beside it without an allocation of their own for up to two.
+fn read_key(keys: &[(crate::expr::CExpr, bool)], row: &Row, ctx: &Ctx, key: &mut SmallVec<[Value; 2]>) -> Result<()> {
+    key.clear();
+    for (e, _) in keys {
+        key.push(e.eval(row, ctx)?);
+    }
+    Ok(())
+}
+
 /// Up to this many rows kept (`skip + limit`), a bounded sort keeps them sorted as they come, each entering by a
 /// binary search; more, and it collects twice as many and sorts them each time (see [`Sort::sorted`]).
 const KEPT_BY_INSERTION: usize = 64;
@@ -106,10 +112,7 @@ impl Sort<'_> {
         let mut kept: Vec<(SmallVec<[Value; 2]>, Row)> = Vec::with_capacity(k + 1);
         let mut key: SmallVec<[Value; 2]> = SmallVec::new();
         self.input.for_each_row(ctx, &mut |row, ctx| {
-            key.clear();
-            for (e, _) in keys {
-                key.push(e.eval(row, ctx)?);
-            }
+            read_key(keys, row, ctx, &mut key)?;
             if kept.len() == k && order(&key, &kept[k - 1].0) != std::cmp::Ordering::Less {
                 return Ok(ControlFlow::Continue(()));
             }

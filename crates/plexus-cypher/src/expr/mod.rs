@@ -215,13 +215,8 @@ impl CExpr {
 
     fn eval_any(&self, row: &[Value], ctx: &Ctx) -> Result<Value> {
         Ok(match self {
-            CExpr::Const(v) => v.clone(),
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Property(..) => unreachable!("answered by CExpr::eval"),
             CExpr::Param(name) => ctx.param(name)?,
-            CExpr::Slot(i) => row[*i].clone(),
-            CExpr::Property(base, key) => {
-                let base = base.eval_ref(row, ctx)?;
-                property_resolved(&base, key, |ctx| ctx.prop_token(key), ctx)?
-            }
             CExpr::List(items) => {
                 let list = Value::list(items.iter().map(|e| e.eval(row, ctx)).collect::<Result<_>>()?);
                 bounded(list)?
@@ -297,10 +292,7 @@ impl CExpr {
             }
             CExpr::HasLabels(e, labels) => match e.eval_ref(row, ctx)?.as_ref() {
                 Value::Null => Value::Null,
-                &Value::Node(n) => {
-                    let g = ctx.g();
-                    Value::Bool(labels.iter().all(|l| ctx.label_token(l).is_some_and(|id| g.node_has_label(n, id))))
-                }
+                &Value::Node(n) => Value::Bool(ctx.node_has_labels(n, labels)),
                 &Value::Rel(r) => {
                     let ty = ctx.g().rel(r).map(|rec| rec.ty);
                     Value::Bool(labels.iter().all(|l| ty.is_some() && ctx.type_token(l) == ty))
