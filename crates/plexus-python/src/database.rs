@@ -226,15 +226,10 @@ fn run(
     Ok(QueryResult::new(result?))
 }
 
-/// A directory that holds files but no database is not made one, as the command line refuses it too: most
-/// likely a mistyped path, or what an interrupted import left, and database files scattered among someone's own
-/// would be a poor answer. (What a creation killed before its metadata left is cleared first.)
+/// Refuses a directory that holds files but no database, as the command line does
+/// ([`plexus::Database::holds_foreign_files`]).
 fn refuse_foreign_files(dir: &std::path::Path) -> plexus::Result<()> {
-    if plexus::Database::exists(dir) {
-        return Ok(());
-    }
-    plexus::Database::clear_unfinished_creation(dir)?;
-    if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+    if plexus::Database::holds_foreign_files(dir)? {
         let why = "holds files but no Plexus database; give a new or empty directory to create one";
         return Err(plexus::Error::io(dir, std::io::Error::new(std::io::ErrorKind::AlreadyExists, why)));
     }

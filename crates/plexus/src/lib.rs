@@ -65,6 +65,18 @@ impl Database {
         plexus_storage::Store::clear_unfinished_creation(dir)
     }
 
+    /// Whether `dir` holds files but no database (after clearing what a creation killed before its metadata
+    /// left): most likely a mistyped path, or what an interrupted import left, which an open should not turn into
+    /// a database by scattering its files among the others.
+    pub fn holds_foreign_files(dir: impl AsRef<Path>) -> Result<bool> {
+        let dir = dir.as_ref();
+        if Self::exists(dir) {
+            return Ok(false);
+        }
+        Self::clear_unfinished_creation(dir)?;
+        Ok(std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()))
+    }
+
     /// Log data that recoveries of the database in `dir` set aside, with the intact commits each file holds
     /// (`None`: some, but how many cannot be told).
     pub fn set_aside_log(dir: impl AsRef<Path>) -> Result<Vec<(std::path::PathBuf, Option<u64>)>> {
