@@ -178,10 +178,7 @@ pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> 
         return Ok(db);
     }
     let created = !Database::exists(data);
-    if created {
-        Database::clear_unfinished_creation(data).map_err(|e| e.to_string())?;
-    }
-    if created && std::fs::read_dir(data).is_ok_and(|mut entries| entries.next().is_some()) {
+    if Database::holds_foreign_files(data).map_err(|e| e.to_string())? {
         if let Some(hint) = interrupted_import(data) {
             return Err(format!("{} holds no Plexus database: {hint}", data.display()));
         }
@@ -464,13 +461,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 .into());
             }
             // A server's users go along, so that a server restored from the backup finds its accounts.
-            let users = match std::fs::read(data.join(plexus_server::auth::USERS_FILE)) {
-                Ok(bytes) => Some(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => {
-                    return Err(format!("cannot read the users of {} to back them up: {e}", data.display()).into())
-                }
-            };
+            let users = plexus_server::auth::users_file_contents(&data)
+                .map_err(|e| format!("cannot read the users of {} to back them up: {e}", data.display()))?;
             let files: Vec<(&str, &[u8])> =
                 users.iter().map(|u| (plexus_server::auth::USERS_FILE, u.as_slice())).collect();
             let start = Instant::now();

@@ -20,6 +20,16 @@ pub const INITIAL_USER: &str = "neo4j";
 
 pub const USERS_FILE: &str = "users.json";
 
+/// The users file of the data directory `data`, whole, for a backup to carry (`None` where there is none: a
+/// database that never served, or served without authentication).
+pub fn users_file_contents(data: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match fs::read(data.join(USERS_FILE)) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// What a user may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

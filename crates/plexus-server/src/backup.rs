@@ -16,53 +16,38 @@ use plexus::Params;
 
 use crate::auth::Role;
 use crate::service::{bookmark, Outcome, ServerError, Service};
-use crate::system::{next_word, run_listing, translate, Command};
+use crate::system::{after_call, run_listing, translate, Command};
+use crate::users::{resolve, Word};
 
 const PROCEDURE: &str = "dbms.backup";
 const FAILED: &str = "Neo.ClientError.Procedure.ProcedureCallFailed";
 const COLUMNS: [&str; 7] = ["name", "path", "version", "nodes", "relationships", "bytes", "seconds"];
 
-/// The backup's name as the call gives it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BackupName {
-    Literal(String),
-    Param(String),
-}
-
 /// A parsed `CALL dbms.backup(name)` and its `YIELD`/`WHERE`/`RETURN` part as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackupCall {
-    pub name: BackupName,
+    pub name: Word,
     rest: String,
 }
 
 /// `Some` when `query` calls `dbms.backup` (an error when its argument is not one string or parameter).
 pub fn parse(query: &str) -> Option<Result<BackupCall, ServerError>> {
-    let query = query.trim().trim_end_matches(';');
-    let (call, rest) = next_word(query)?;
-    if !call.eq_ignore_ascii_case("CALL") {
-        return None;
-    }
-    let rest = rest.trim_start();
-    let name_end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
-    if !rest[..name_end].eq_ignore_ascii_case(PROCEDURE) {
-        return None;
-    }
+    let rest = after_call(query.trim().trim_end_matches(';'), PROCEDURE)?;
     let usage = || {
         ServerError::new(
             "Neo.ClientError.Statement.SyntaxError",
             format!("{PROCEDURE} takes one argument, the backup's name: CALL {PROCEDURE}('nightly')"),
         )
     };
-    let Some(args) = rest[name_end..].trim_start().strip_prefix('(') else { return Some(Err(usage())) };
+    let Some(args) = rest.trim_start().strip_prefix('(') else { return Some(Err(usage())) };
     let Some(close) = args.find(')') else { return Some(Err(usage())) };
     let (arg, after) = (args[..close].trim(), &args[close + 1..]);
     let name = if let Some(param) = arg.strip_prefix('$') {
-        BackupName::Param(param.trim_matches('`').to_string())
+        Word::Param(param.trim_matches('`').to_string())
     } else {
         match arg.chars().next() {
             Some(q @ ('\'' | '"')) if arg.len() >= 2 && arg.ends_with(q) => {
-                BackupName::Literal(arg[1..arg.len() - 1].to_string())
+                Word::Text(arg[1..arg.len() - 1].to_string())
             }
             _ => return Some(Err(usage())),
         }
@@ -96,24 +81,7 @@ pub fn run(
              configuration file) to let admins write them into DIR",
         ));
     };
-    let name = match &call.name {
-        BackupName::Literal(name) => name.clone(),
-        BackupName::Param(p) => match params.get(p.as_str()) {
-            Some(Value::String(s)) => s.to_string(),
-            Some(other) => {
-                return Err(ServerError::new(
-                    "Neo.ClientError.Statement.TypeError",
-                    format!("the backup's name must be a string, not {}", other.type_name()),
-                ))
-            }
-            None => {
-                return Err(ServerError::new(
-                    "Neo.ClientError.Statement.ParameterMissing",
-                    format!("Expected parameter(s): {p}"),
-                ))
-            }
-        },
-    };
+    let name = resolve(&call.name, "backup name", params)?;
     if !valid_name(&name) {
         return Err(ServerError::new(
             FAILED,
@@ -151,12 +119,9 @@ pub fn run(
 fn write(service: &Service, dir: &Path, dest: &Path) -> Result<plexus::Backup, ServerError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| ServerError::new(FAILED, format!("cannot create the backup directory {}: {e}", dir.display())))?;
-    let users = service.db.path().map(|data| data.join(crate::auth::USERS_FILE));
-    let users = match users.as_deref().map(std::fs::read) {
-        Some(Ok(bytes)) => Some(bytes),
-        Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Some(Err(e)) => return Err(ServerError::new(FAILED, format!("cannot read the users to back them up: {e}"))),
-        None => None,
+    let users = match service.db.path().map(crate::auth::users_file_contents).transpose() {
+        Ok(users) => users.flatten(),
+        Err(e) => return Err(ServerError::new(FAILED, format!("cannot read the users to back them up: {e}"))),
     };
     let files: Vec<(&str, &[u8])> = users.iter().map(|u| (crate::auth::USERS_FILE, u.as_slice())).collect();
     service.db.backup_with_files(dest, &files).map_err(|e| ServerError::new(FAILED, format!("the backup failed: {e}")))
@@ -169,10 +134,10 @@ mod tests {
     #[test]
     fn calls_parse_with_a_literal_or_a_parameter_and_keep_their_yield() {
         let call = parse("CALL dbms.backup('nightly') YIELD path RETURN path").unwrap().unwrap();
-        assert_eq!(call.name, BackupName::Literal("nightly".into()));
+        assert_eq!(call.name, Word::Text("nightly".into()));
         assert_eq!(call.rest, "YIELD path RETURN path");
         let call = parse("call DBMS.BACKUP( $name );").unwrap().unwrap();
-        assert_eq!(call.name, BackupName::Param("name".into()));
+        assert_eq!(call.name, Word::Param("name".into()));
         assert_eq!(call.rest, "");
         assert!(parse("CALL dbms.backup()").unwrap().is_err());
         assert!(parse("CALL dbms.backup(nightly)").unwrap().is_err());

@@ -80,6 +80,18 @@ pub(crate) fn next_word(s: &str) -> Option<(&str, &str)> {
     Some((&s[..end], &s[end..]))
 }
 
+/// What follows `CALL name` in `query` (the name in any case; its arguments, if any, included), when `query` calls
+/// that procedure.
+pub(crate) fn after_call<'q>(query: &'q str, name: &str) -> Option<&'q str> {
+    let (call, rest) = next_word(query)?;
+    if !call.eq_ignore_ascii_case("CALL") {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
+    rest[..end].eq_ignore_ascii_case(name).then(|| &rest[end..])
+}
+
 /// Parses `query` if it is a `SHOW` command for databases.
 pub fn parse(query: &str) -> Option<Command> {
     let query = query.trim().trim_end_matches(';').trim_end();
@@ -125,15 +137,7 @@ pub fn parse_current_user(query: &str) -> Option<(CurrentUser, String)> {
         return (current.eq_ignore_ascii_case("CURRENT") && user.eq_ignore_ascii_case("USER"))
             .then(|| (CurrentUser::Command, rest.trim().to_string()));
     }
-    if !first.eq_ignore_ascii_case("CALL") {
-        return None;
-    }
-    let rest = rest.trim_start();
-    let name_end = rest.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.len());
-    if !rest[..name_end].eq_ignore_ascii_case("dbms.showCurrentUser") {
-        return None;
-    }
-    let rest = rest[name_end..].trim_start();
+    let rest = after_call(query, "dbms.showCurrentUser")?.trim_start();
     let rest = match rest.strip_prefix('(') {
         Some(args) => args.trim_start().strip_prefix(')')?,
         None => rest,
@@ -203,10 +207,7 @@ pub(crate) fn run_listing(
 
 /// Whether `query` calls one of the procedures the `system` database answers.
 pub fn is_system_procedure(query: &str) -> bool {
-    let Some((call, rest)) = next_word(query) else { return false };
-    let name = rest.trim_start().split(|c: char| c == '(' || c.is_whitespace()).next().unwrap_or("");
-    call.eq_ignore_ascii_case("CALL")
-        && (name.eq_ignore_ascii_case("dbms.components") || name.eq_ignore_ascii_case("db.ping"))
+    ["dbms.components", "db.ping"].iter().any(|name| after_call(query, name).is_some())
 }
 
 /// The administration command `query` starts with (its first words, upper-cased), when it is one the `system`

@@ -53,7 +53,7 @@ pub enum UserCommand {
 }
 
 /// A name or password as written: literal text, or a parameter to look up.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Word {
     Text(String),
     Param(String),
@@ -427,7 +427,7 @@ fn show(service: &Service, rest: &str, params: &Params, interrupt: &Arc<Interrup
     Ok(Outcome { result, bookmark: None, query_type: "r" })
 }
 
-fn resolve(word: &Word, what: &str, params: &Params) -> Result<String, ServerError> {
+pub(crate) fn resolve(word: &Word, what: &str, params: &Params) -> Result<String, ServerError> {
     match word {
         Word::Text(t) => Ok(t.clone()),
         Word::Param(p) => match params.get(p) {
