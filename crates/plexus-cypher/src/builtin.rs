@@ -327,7 +327,7 @@ pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObj
         o
     };
     let constraints =
-        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l, k, g.unique_key_name(l)));
+        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l, k, g.unique_key_name(l, k)));
     let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l, k, g.index_name(l, k)));
     constraints.chain(indexes).collect()
 }

@@ -719,54 +719,41 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             let name = given.clone().unwrap_or_else(|| constraint_name(label, property));
             let objects = schema_objects(tx);
             let holder = objects.iter().find(|o| o.name == name);
-            match tx.unique_key(l) {
-                Some(existing) if existing == k => {
-                    if !*if_not_exists {
-                        // The same constraint again, or under another name (Neo4j's two codes).
-                        let same = given.is_none()
-                            || holder.is_some_and(|h| h.kind == SchemaKind::Constraint && (h.label, h.key) == (l, k));
-                        let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "ConstraintAlreadyExists" };
-                        return Err(CypherError::new(
-                            ErrorKind::SemanticError,
-                            Phase::Runtime,
-                            detail,
-                            format!("a uniqueness constraint on :{label}({property}) already exists"),
-                        ));
-                    }
-                }
-                _ if holder.is_some() => {
-                    if !*if_not_exists {
-                        return Err(name_taken(holder.expect("checked")));
-                    }
-                }
-                Some(_) => {
+            if tx.has_unique_key(l, k) {
+                if !*if_not_exists {
+                    // The same constraint again, or under another name (Neo4j's two codes).
+                    let same = given.is_none()
+                        || holder.is_some_and(|h| h.kind == SchemaKind::Constraint && (h.label, h.key) == (l, k));
+                    let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "ConstraintAlreadyExists" };
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,
-                        "ConstraintAlreadyExists",
-                        format!("label :{label} already has a unique key on another property"),
-                    ))
+                        detail,
+                        format!("a uniqueness constraint on :{label}({property}) already exists"),
+                    ));
                 }
+            } else if let Some(holder) = holder {
+                if !*if_not_exists {
+                    return Err(name_taken(holder));
+                }
+            } else if tx.has_index(l, k) {
                 // The constraint's own index would be a second index on the same schema (refused as in Neo4j,
                 // `IF NOT EXISTS` or not: nothing equivalent exists).
-                None if tx.has_index(l, k) => {
-                    return Err(CypherError::new(
-                        ErrorKind::SemanticError,
-                        Phase::Runtime,
-                        "IndexAlreadyExists",
-                        format!(
-                            "an index on :{label}({property}) already exists; \
-                             drop it before creating a uniqueness constraint on the same property"
-                        ),
-                    ))
-                }
-                None => {
-                    tx.declare_named_unique_key(l, k, given.as_deref()).map_err(|e| {
-                        let detail = "ConstraintCreationFailed";
-                        CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, detail, e.to_string())
-                    })?;
-                    stats.constraints_added = 1;
-                }
+                return Err(CypherError::new(
+                    ErrorKind::SemanticError,
+                    Phase::Runtime,
+                    "IndexAlreadyExists",
+                    format!(
+                        "an index on :{label}({property}) already exists; \
+                         drop it before creating a uniqueness constraint on the same property"
+                    ),
+                ));
+            } else {
+                tx.declare_named_unique_key(l, k, given.as_deref()).map_err(|e| {
+                    let detail = "ConstraintCreationFailed";
+                    CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, detail, e.to_string())
+                })?;
+                stats.constraints_added = 1;
             }
         }
         SchemaCommand::DropConstraint { name, label, property, if_exists } => {
@@ -811,7 +798,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 if !*if_not_exists {
                     return Err(name_taken(holder));
                 }
-            } else if tx.unique_key(l) == Some(k) {
+            } else if tx.has_unique_key(l, k) {
                 // A uniqueness constraint's key is already indexed (and seeks use it).
                 if !*if_not_exists {
                     return Err(CypherError::new(

@@ -333,3 +333,30 @@ fn an_index_tells_zoned_times_of_one_instant_apart() {
     }
     assert_eq!(indexed[0], [[ResultValue::Int(1)]]);
 }
+
+/// A label with two uniqueness constraints: each is enforced, each property is seeked by its own key map, and
+/// MERGE on the second one finds what it holds.
+#[test]
+fn a_label_with_two_unique_keys_seeks_and_enforces_both() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let run = |q: &str| engine.execute(&store, q, &Params::new());
+    run("CREATE CONSTRAINT person_id FOR (p:Person) REQUIRE p.id IS UNIQUE").unwrap();
+    run("CREATE CONSTRAINT person_email FOR (p:Person) REQUIRE p.email IS UNIQUE").unwrap();
+    run("CREATE (:Person {id: 1, email: 'ann@x'}), (:Person {id: 2, email: 'bob@x'})").unwrap();
+    let taken = run("CREATE (:Person {id: 3, email: 'ann@x'})").unwrap_err();
+    assert!(taken.to_string().contains("email"), "{taken}");
+    assert!(run("CREATE (:Person {id: 2, email: 'cy@x'})").is_err());
+    let plan = run("EXPLAIN MATCH (p:Person {email: 'bob@x'}) RETURN p.id").unwrap().plan.unwrap();
+    assert!(plan.contains("NodeUniqueIndexSeek(:Person.email"), "{plan}");
+    let found = run("MATCH (p:Person {email: 'bob@x'}) RETURN p.id").unwrap().rows;
+    assert_eq!(found, [[ResultValue::Int(2)]]);
+    run("MERGE (p:Person {email: 'ann@x'}) ON MATCH SET p.seen = true").unwrap();
+    let counted = run("MATCH (p:Person) RETURN count(*), count(p.seen)").unwrap().rows;
+    assert_eq!(counted, [[ResultValue::Int(2), ResultValue::Int(1)]]);
+    let again = run("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.email IS UNIQUE").unwrap_err();
+    assert!(again.to_string().contains("already exists"), "{again}");
+    run("DROP CONSTRAINT person_id").unwrap();
+    run("CREATE (:Person {id: 1, email: 'dee@x'})").unwrap();
+    assert!(run("CREATE (:Person {id: 9, email: 'dee@x'})").is_err());
+}

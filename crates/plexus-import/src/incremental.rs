@@ -190,7 +190,11 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             // have any label, so every label with a unique key is asked, and an id found under two different
             // nodes is not guessed at.
             (None, None) => {
-                let mut found = snapshot.unique_keys().into_iter().filter_map(|(l, _)| snapshot.node_by_key(l, &value));
+                let mut found = snapshot
+                    .unique_keys()
+                    .into_iter()
+                    .filter(|&(l, k)| snapshot.unique_key(l) == Some(k))
+                    .filter_map(|(l, _)| snapshot.node_by_key(l, &value));
                 let first = found.next()?;
                 let only = found.all(|n| n == first);
                 return Some(if only { first.0 | EXISTING } else { crate::nodes_rels::AMBIGUOUS });

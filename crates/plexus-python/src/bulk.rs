@@ -174,10 +174,13 @@ fn declare_key_alone(db: &plexus::Database, names: Names) -> Result<(), Failure>
 }
 
 fn ensure_key(tx: &mut WriteTxn, label: LabelId, key: PropKeyId, names: Names) -> Result<(), Failure> {
+    if tx.has_unique_key(label, key) {
+        return Ok(());
+    }
     match tx.unique_key(label) {
-        Some(k) if k == key => Ok(()),
         Some(_) => Err(Failure::Argument(format!(
-            "label {} already has a unique key other than {}: vertices cannot be matched by it",
+            "label {0} already has a unique key other than {1}; declare {1} unique too \
+             (CREATE CONSTRAINT FOR (n:{0}) REQUIRE n.{1} IS UNIQUE) to address vertices by it",
             names.0, names.1
         ))),
         None => tx.declare_unique_key(label, key).map_err(Failure::Storage),
@@ -277,7 +280,7 @@ fn load_transaction(
     let mut ids = Vec::with_capacity(g.vertices.len());
     for (i, v) in g.vertices.iter().enumerate() {
         check(i)?;
-        let id = match tx.node_by_key(label, v) {
+        let id = match tx.node_by_unique(label, key, v) {
             Some(id) => id,
             None => {
                 loaded.nodes += 1;
@@ -582,7 +585,7 @@ pub struct Upserted {
 /// view's: its answers are then exactly the key lookups', at the cost of one table read instead of a hashed
 /// probe of the key map (two cache misses and a SipHash per edge end).
 fn current_index<'a>(tx: &WriteTxn, index: Option<&'a IdIndex>, label: LabelId, key: PropKeyId) -> Option<&'a IdIndex> {
-    index.filter(|i| i.version == tx.start_version() && tx.unique_key(label) == Some(key))
+    index.filter(|i| i.version == tx.start_version() && tx.has_unique_key(label, key))
 }
 
 /// The node with external id `ext`: from the id table when it is current (it then answers as the key map did at

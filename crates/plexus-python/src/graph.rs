@@ -169,7 +169,7 @@ impl Graph {
             view.index = Some(index);
             return Ok(view);
         }
-        let keyed = view.snap.unique_key(label) == Some(key);
+        let keyed = view.snap.has_unique_key(label, key);
         let done = self.stale_work.fetch_add(work, Ordering::Relaxed) + work;
         if keyed && done < view.snap.label_count(label) / 16 {
             return Ok(view);

@@ -18,7 +18,7 @@ use plexus_storage::GraphState;
 /// key is that integer is the view's node `ext`, as the tables have it: one keyed `5.0` (equal under the key map)
 /// is not, or the same call would answer differently with the tables' age.
 pub(crate) fn node_keyed(g: &GraphState, label: LabelId, key: PropKeyId, ext: i64) -> Option<NodeId> {
-    g.node_by_key(label, &Value::Int(ext)).filter(|&n| matches!(g.node_prop(n, key), Some(Value::Int(_))))
+    g.node_by_unique(label, key, &Value::Int(ext)).filter(|&n| matches!(g.node_prop(n, key), Some(Value::Int(_))))
 }
 
 /// The external id reported in arrays for a neighbour that has none (outside the view's label, or a key that is

@@ -103,7 +103,7 @@ impl View {
             None => {
                 let label = self.label.filter(|_| ext != NO_ID)?;
                 let key = self.key?;
-                (self.snap.unique_key(label) == Some(key)).then(|| node_keyed(&self.snap, label, key, ext))?
+                self.snap.has_unique_key(label, key).then(|| node_keyed(&self.snap, label, key, ext))?
             }
         }
     }

@@ -202,7 +202,7 @@ pub(crate) fn build_nodes(
         (live, tables.join().expect("key table thread"))
     });
     for (&(label, key), map) in unique_keys.iter().zip(maps) {
-        if state.unique.iter().any(|u| u.label == label) {
+        if state.has_unique_key(label, key) {
             // A repeated declaration: let the state's own check judge it.
             state.apply(&crate::ops::Op::DeclareUniqueKey { label, key, name: None })?;
             continue;

@@ -259,7 +259,7 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
             let keys = state
                 .unique_keys()
                 .into_iter()
-                .filter_map(|(l, k)| state.unique_key_name(l).map(|name| (NAMED_UNIQUE_KEY, l, k, name)));
+                .filter_map(|(l, k)| state.unique_key_name(l, k).map(|name| (NAMED_UNIQUE_KEY, l, k, name)));
             let index_names =
                 indexes.into_iter().filter_map(|(l, k)| state.index_name(l, k).map(|name| (NAMED_INDEX, l, k, name)));
             let names: Vec<_> = keys.chain(index_names).collect();
@@ -342,9 +342,9 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
         Rels::Records(rels) => crate::bulk::add_records(built_nodes, rels),
     };
     let mut state = built.map_err(|e| DecodeError(e.to_string()))?;
-    for (label, name) in key_names {
+    for ((label, key), name) in key_names {
         let unique = Arc::make_mut(&mut state.unique);
-        if let Some(u) = unique.iter_mut().find(|u| u.label == label) {
+        if let Some(u) = unique.iter_mut().find(|u| (u.label, u.key) == (label, key)) {
             u.name = Some(name.into());
         }
     }
@@ -356,7 +356,8 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
 }
 
 /// What an image holds after its nodes: relationships, indexes, and the names of unique keys and indexes.
-type AfterNodes = (Rels, Vec<(LabelId, PropKeyId)>, Vec<(LabelId, String)>, Vec<((LabelId, PropKeyId), String)>);
+type AfterNodes =
+    (Rels, Vec<(LabelId, PropKeyId)>, Vec<((LabelId, PropKeyId), String)>, Vec<((LabelId, PropKeyId), String)>);
 
 /// Decodes an image's sections after the nodes, up to its end.
 fn decode_after_nodes(
@@ -405,7 +406,7 @@ fn decode_after_nodes(
             let (label, key) = (LabelId(r.u32v()?), PropKeyId(r.u32v()?));
             let name = r.str()?.to_string();
             match kind {
-                NAMED_UNIQUE_KEY if keys.contains(&(label, key)) => key_names.push((label, name)),
+                NAMED_UNIQUE_KEY if keys.contains(&(label, key)) => key_names.push(((label, key), name)),
                 NAMED_INDEX if indexes.contains(&(label, key)) => index_names.push(((label, key), name)),
                 _ => return Err(DecodeError(format!("a name ({name}) for no unique key or index of the image"))),
             }
@@ -630,8 +631,8 @@ mod tests {
         tx.commit().unwrap();
         let state: GraphState = (*store.read()).clone();
         let decoded = decode_body(&encode_body(&state, store.catalog()), &Catalog::new(), state.version()).unwrap();
-        assert_eq!(decoded.unique_key_name(l).as_deref(), Some("l_key"));
-        assert_eq!(decoded.unique_key_name(m), None);
+        assert_eq!(decoded.unique_key_name(l, k).as_deref(), Some("l_key"));
+        assert_eq!(decoded.unique_key_name(m, k), None);
         assert_eq!(decoded.index_name(l, p).as_deref(), Some("l p"));
         assert_eq!(decoded.index_name(m, p), None);
         assert_eq!(decoded.indexes(), state.indexes());

@@ -307,7 +307,7 @@ impl WriteTxn {
             .unique
             .iter()
             .filter(|u| u.key == key && labels.contains(&u.label) && !value.is_null())
-            .map(|u| WriteKey::Unique(hash_of((u.label, value))))
+            .map(|u| WriteKey::Unique(hash_of((u.label, u.key, value))))
             .collect()
     }
 

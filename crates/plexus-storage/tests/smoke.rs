@@ -43,6 +43,53 @@ fn create_read_reopen() {
     assert!(Store::open(dir.path()).is_err());
 }
 
+/// A label may declare several unique keys: each is enforced and looked up on its own, the first stays the
+/// label's key, and all of them (with their names) come back from the log and from a checkpoint.
+#[test]
+fn a_label_declares_several_unique_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (person, id, email, ann);
+    {
+        let (store, _) = Store::open(dir.path()).unwrap();
+        let mut tx = store.write();
+        (person, id, email) = (tx.label("Person"), tx.prop_key("id"), tx.prop_key("email"));
+        tx.declare_unique_key(person, id).unwrap();
+        tx.declare_named_unique_key(person, email, Some("person_email")).unwrap();
+        ann = tx.create_node(&[person], vec![(id, Value::Int(1)), (email, Value::from("ann@x"))]).unwrap();
+        tx.create_node(&[person], vec![(id, Value::Int(2)), (email, Value::from("bob@x"))]).unwrap();
+        let same_email = tx.create_node(&[person], vec![(id, Value::Int(3)), (email, Value::from("ann@x"))]);
+        assert!(same_email.unwrap_err().to_string().contains("email = 'ann@x'"));
+        let same_id = tx.create_node(&[person], vec![(id, Value::Int(1)), (email, Value::from("cy@x"))]);
+        assert!(same_id.unwrap_err().to_string().contains("id = 1"));
+        tx.commit().unwrap();
+    }
+    let check = |store: &Store| {
+        let r = store.read();
+        assert_eq!(r.unique_keys(), vec![(person, id), (person, email)]);
+        assert_eq!(r.unique_key(person), Some(id), "the first declared stays the label's key");
+        assert_eq!(r.node_by_key(person, &Value::Int(1)), Some(ann));
+        assert_eq!(r.node_by_unique(person, email, &Value::from("ann@x")), Some(ann));
+        assert_eq!(r.node_by_unique(person, id, &Value::from("ann@x")), None);
+        assert_eq!(r.unique_key_name(person, email).as_deref(), Some("person_email"));
+        assert_eq!(r.unique_key_name(person, id), None);
+        assert!(r.check().is_empty(), "{:?}", r.check());
+    };
+    let (store, report) = Store::open(dir.path()).unwrap();
+    assert_eq!(report.replayed, 1, "{report}");
+    check(&store);
+    // Dropping one leaves the other enforced.
+    let mut tx = store.write();
+    tx.drop_unique_key(person, id).unwrap();
+    tx.create_node(&[person], vec![(id, Value::Int(1)), (email, Value::from("dee@x"))]).unwrap();
+    assert!(tx.create_node(&[person], vec![(email, Value::from("bob@x"))]).is_err());
+    tx.rollback();
+    store.checkpoint().unwrap();
+    drop(store);
+    let (store, report) = Store::open(dir.path()).unwrap();
+    assert_eq!(report.replayed, 0, "{report}");
+    check(&store);
+}
+
 #[test]
 fn every_durability_mode_survives_a_clean_close() {
     for durability in [Durability::Sync, Durability::Batch, Durability::Off] {

@@ -37,7 +37,7 @@ impl RowExpander for NodeById<'_> {
 
 /// How a lookup finds its nodes, decided on first use (and told by EXPLAIN).
 pub(crate) enum Access {
-    UniqueKey(LabelId),
+    UniqueKey(LabelId, PropKeyId),
     Index(LabelId, PropKeyId),
     Scan(Scan),
     /// The label or key does not exist: nothing can match.
@@ -47,8 +47,8 @@ pub(crate) enum Access {
 pub(crate) fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equality: bool) -> Access {
     let (Some(l), Some(k)) = (ctx.label_token(label), ctx.prop_token(key)) else { return Access::Nothing };
     let g = ctx.g();
-    if equality && g.unique_key(l) == Some(k) {
-        Access::UniqueKey(l)
+    if equality && g.has_unique_key(l, k) {
+        Access::UniqueKey(l, k)
     } else if g.has_index(l, k) {
         Access::Index(l, k)
     } else {
@@ -97,9 +97,9 @@ impl<'p> KeyLookup<'p> {
             items.iter().filter(|v| !v.is_null()).filter_map(|v| v.to_lookup().ok().map(|s| (v, s))).collect();
         match self.access.as_ref().expect("chosen") {
             Access::Nothing => {}
-            Access::UniqueKey(l) => {
+            Access::UniqueKey(l, k) => {
                 for (v, s) in &stored {
-                    if let Some(n) = unique_seek(ctx.g(), *l, v, s) {
+                    if let Some(n) = unique_seek(ctx.g(), *l, *k, v, s) {
                         keep(n, &mut found);
                     }
                 }
@@ -148,13 +148,13 @@ impl<'p> KeyLookup<'p> {
     }
 }
 
-/// The node unique key `l` finds for `wanted` (`stored` its storage form): none for NaN, which `=` finds equal
+/// The node the unique key `(l, k)` finds for `wanted` (`stored` its storage form): none for NaN, which `=` finds equal
 /// to nothing, itself included, though the key map files it under one key.
-fn unique_seek(g: &GraphState, l: LabelId, wanted: &Value, stored: &StoredValue) -> Option<NodeId> {
+fn unique_seek(g: &GraphState, l: LabelId, k: PropKeyId, wanted: &Value, stored: &StoredValue) -> Option<NodeId> {
     if has_nan(wanted) {
         return None;
     }
-    g.node_by_key(l, stored)
+    g.node_by_unique(l, k, stored)
 }
 
 /// The nodes the index on `l`.`k` holds equal to `wanted` (`stored` its storage form). The index keys zoned times
@@ -202,10 +202,10 @@ impl RowExpander for KeyLookup<'_> {
         }
         match self.access.as_mut().expect("chosen") {
             Access::Nothing => Ok(false),
-            Access::UniqueKey(l) => {
+            Access::UniqueKey(l, k) => {
                 let Ok(stored) = wanted.to_lookup() else { return Ok(false) };
                 // The key map keys numbers by value (`key_form`): `1.0` finds the node keyed `1`, as `=` does.
-                push(row, self.slot, unique_seek(ctx.g(), *l, &wanted, &stored), out);
+                push(row, self.slot, unique_seek(ctx.g(), *l, *k, &wanted, &stored), out);
                 Ok(false)
             }
             Access::Index(l, k) => {
@@ -276,7 +276,7 @@ impl RowExpander for IndexRange<'_> {
         match self.access.as_mut().expect("chosen") {
             Access::Nothing => Ok(false),
             // Equality-only access is never chosen for ranges.
-            Access::UniqueKey(_) => Ok(false),
+            Access::UniqueKey(..) => Ok(false),
             Access::Index(l, k) => {
                 let (lower, upper) = (bound(self.lower, row, ctx)?, bound(self.upper, row, ctx)?);
                 let as_bound = |b: &Option<(plexus_storage::Value, bool)>| -> Bound<plexus_storage::Value> {

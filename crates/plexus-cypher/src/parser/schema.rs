@@ -191,7 +191,7 @@ impl Parser<'_> {
                 return Err(self.error_at(
                     self.span(),
                     "UnsupportedConstraint",
-                    "a constraint covers one property here; create one per property",
+                    "a constraint covers one property here: composite (node key) constraints are not supported",
                 ));
             }
             self.expect(&Tok::RParen, "')'")?;

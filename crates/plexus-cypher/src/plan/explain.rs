@@ -20,7 +20,7 @@ fn lookup_line(ctx: Option<&Ctx>, label: &Token, key: &Token, equality: bool, an
         ""
     };
     let how = match ctx.map(|c| choose(c, slot, label, key, equality)) {
-        Some(Access::UniqueKey(_)) => format!("NodeUniqueIndexSeek(:{label}.{key}{operand})"),
+        Some(Access::UniqueKey(..)) => format!("NodeUniqueIndexSeek(:{label}.{key}{operand})"),
         Some(Access::Index(..)) if equality => format!("NodeIndexSeek(:{label}.{key}{operand})"),
         Some(Access::Index(..)) => format!("NodeIndexRangeSeek(:{label}.{key})"),
         Some(Access::Scan(_)) => format!("NodeByLabelScan(:{label}) filtered on .{key}{operand}: no index"),

@@ -497,23 +497,40 @@ impl GraphState {
         out
     }
 
-    /// The node with `label` whose unique key equals `value`, when the label declares a unique key.
+    /// The node with `label` whose key (its first declared unique key) equals `value`, when the label declares
+    /// a unique key.
     pub fn node_by_key(&self, label: LabelId, value: &Value) -> Option<NodeId> {
         self.unique.iter().find(|u| u.label == label).and_then(|u| u.map.get(value)).map(|&id| NodeId(id))
     }
 
-    /// The unique key declared for `label`.
+    /// The node with `label` whose unique property `key` equals `value`, when `(label, key)` is declared unique.
+    pub fn node_by_unique(&self, label: LabelId, key: PropKeyId, value: &Value) -> Option<NodeId> {
+        self.unique_index(label, key).and_then(|u| u.map.get(value)).map(|&id| NodeId(id))
+    }
+
+    /// The key of `label`: the first of its unique keys to be declared. A label may declare more unique
+    /// properties; this one is what imports and the edge-list API address nodes by.
     pub fn unique_key(&self, label: LabelId) -> Option<PropKeyId> {
         self.unique.iter().find(|u| u.label == label).map(|u| u.key)
     }
 
+    /// Whether `(label, key)` is declared unique.
+    pub fn has_unique_key(&self, label: LabelId, key: PropKeyId) -> bool {
+        self.unique_index(label, key).is_some()
+    }
+
+    fn unique_index(&self, label: LabelId, key: PropKeyId) -> Option<&UniqueIndex> {
+        self.unique.iter().find(|u| u.label == label && u.key == key)
+    }
+
+    /// Every declared unique key, as `(label, key)`, in declaration order.
     pub fn unique_keys(&self) -> Vec<(LabelId, PropKeyId)> {
         self.unique.iter().map(|u| (u.label, u.key)).collect()
     }
 
-    /// The name the unique key of `label` was given when it was declared, if it has one.
-    pub fn unique_key_name(&self, label: LabelId) -> Option<Arc<str>> {
-        self.unique.iter().find(|u| u.label == label).and_then(|u| u.name.clone())
+    /// The name the unique key `(label, key)` was given when it was declared, if it has one.
+    pub fn unique_key_name(&self, label: LabelId, key: PropKeyId) -> Option<Arc<str>> {
+        self.unique_index(label, key).and_then(|u| u.name.clone())
     }
 
     /// The name the index on `(label, key)` was given when it was created, if it has one.

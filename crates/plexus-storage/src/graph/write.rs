@@ -497,16 +497,11 @@ impl GraphState {
         Ok(())
     }
 
-    /// Declares a unique key; declaring it again is nothing (it keeps the name it had).
+    /// Declares a unique key; declaring it again is nothing (it keeps the name it had). A label may declare
+    /// several; the first is its key ([`GraphState::unique_key`]).
     fn declare_unique_key(&mut self, label: LabelId, key: PropKeyId, name: Option<&str>) -> Result<()> {
-        if let Some(existing) = self.unique.iter().find(|u| u.label == label) {
-            if existing.key == key {
-                return Ok(());
-            }
-            return Err(StorageError::ConstraintViolation(format!(
-                "label {} already declares unique key {}",
-                label.0, existing.key.0
-            )));
+        if self.has_unique_key(label, key) {
+            return Ok(());
         }
         self.check_name_free(name)?;
         let mut entries = Vec::new();
