@@ -16,7 +16,7 @@ use crate::idvec::SharedArray;
 use crate::keymap::KeyMap;
 use crate::pvec::PVec;
 use crate::records::{BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
-use crate::rel_props::RelPropColumn;
+use crate::rel_props::{NumberKind, RelPropColumn};
 use crate::value::Value;
 use crate::{LEAF_BITS, LEAF_SIZE};
 
@@ -92,6 +92,15 @@ pub struct PackedRel {
     pub dst: u32,
 }
 
+/// The properties of the relationships of a packed build that have any, sorted by id.
+pub enum PackedRelProps {
+    /// A map per relationship.
+    Maps(Vec<(u64, Option<PropMap>)>),
+    /// One float under `key` per relationship listed (a weighted edge list's shape), `values[i]` that of
+    /// relationship `ids[i]`: no map per relationship is made, and the leaves' columns fill straight from it.
+    Floats { key: PropKeyId, ids: Vec<u64>, values: Vec<f64> },
+}
+
 /// [`build_state`] for relationships given packed, with the properties of those that have any, sorted by id.
 pub fn build_state_packed(
     version: u64,
@@ -100,15 +109,11 @@ pub fn build_state_packed(
     rel_props: Vec<(u64, Option<PropMap>)>,
     unique_keys: &[(LabelId, PropKeyId)],
 ) -> Result<GraphState> {
-    add_packed(build_nodes(version, nodes, unique_keys)?, rels, rel_props)
+    add_packed(build_nodes(version, nodes, unique_keys)?, rels, PackedRelProps::Maps(rel_props))
 }
 
 /// The relationships' half of [`build_state_packed`].
-pub(crate) fn add_packed(
-    nodes: BuiltNodes,
-    mut rels: Vec<PackedRel>,
-    rel_props: Vec<(u64, Option<PropMap>)>,
-) -> Result<GraphState> {
+pub(crate) fn add_packed(nodes: BuiltNodes, mut rels: Vec<PackedRel>, rel_props: PackedRelProps) -> Result<GraphState> {
     if !rels.is_sorted_by_key(|r| r.id) {
         rels.sort_unstable_by_key(|r| r.id);
     }
@@ -125,26 +130,49 @@ pub(crate) fn add_packed(
     }
     let node_bound = state.node_id_bound() as usize;
     install_built_adjacency(&mut state, &Packed(&rels), node_bound);
-    let mut props = rel_props.into_iter().peekable();
+    let no_such =
+        |id: u64| StorageError::ConstraintViolation(format!("properties for relationship {id}, which does not exist"));
+    let (mut maps, mut floats) = match rel_props {
+        PackedRelProps::Maps(maps) => (Some(maps.into_iter().peekable()), None),
+        PackedRelProps::Floats { key, ids, values } => (None, Some((key, ids, values))),
+    };
+    // Floats: the next one to place, and whether every relationship got one (ids dense from zero), in which
+    // case the flat arrays take the values as they are instead of reading them back from the leaves.
+    let (mut next_float, mut every_rel_weighted) = (0usize, true);
     let mut per_type: Vec<u64> = Vec::new();
     for chunk in rels.chunk_by(|a, b| a.id >> LEAF_BITS == b.id >> LEAF_BITS) {
         let leaf = state.rels.get_mut((chunk[0].id >> LEAF_BITS) as u64);
         leaf.ensure_slots();
+        let (mut present, mut bits) = (0u64, [0u64; LEAF_SIZE]);
         for r in chunk {
             let slot = r.id as usize & (LEAF_SIZE - 1);
             leaf.live |= 1 << slot;
             leaf.ty[slot] = TypeId(r.ty);
             leaf.set_ends(slot, r.src as u64, r.dst as u64);
-            while let Some((id, p)) = props.next_if(|(id, _)| *id <= r.id as u64) {
-                if id != r.id as u64 {
-                    return Err(StorageError::ConstraintViolation(format!(
-                        "properties for relationship {id}, which does not exist"
-                    )));
+            if let Some(props) = maps.as_mut() {
+                while let Some((id, p)) = props.next_if(|(id, _)| *id <= r.id as u64) {
+                    if id != r.id as u64 {
+                        return Err(no_such(id));
+                    }
+                    if let Some(map) = p {
+                        leaf.props_mut().set_map(slot, map);
+                    }
                 }
-                if let Some(map) = p {
-                    leaf.props_mut().set_map(slot, map);
+            } else if let Some((_, ids, values)) = &floats {
+                match ids.get(next_float) {
+                    Some(&id) if id == r.id as u64 => {
+                        present |= 1 << slot;
+                        bits[slot] = values[next_float].to_bits();
+                        next_float += 1;
+                    }
+                    Some(&id) if id < r.id as u64 => return Err(no_such(id)),
+                    _ => every_rel_weighted = false,
                 }
             }
+        }
+        if let (Some((key, _, _)), true) = (&floats, present != 0) {
+            *leaf.props_mut() =
+                RelPropColumn::Numbers { key: *key, kind: NumberKind::Float, present, bits: Arc::new(bits) };
         }
         state.rel_count += chunk.len() as u64;
         for r in chunk {
@@ -158,13 +186,22 @@ pub(crate) fn add_packed(
     for (ty, count) in per_type.into_iter().enumerate().filter(|(_, c)| *c > 0) {
         state.count_type(TypeId(ty as u32), count as i64);
     }
-    if let Some((id, _)) = props.next() {
-        return Err(StorageError::ConstraintViolation(format!(
-            "properties for relationship {id}, which does not exist"
-        )));
+    if let Some((id, _)) = maps.as_mut().and_then(|props| props.next()) {
+        return Err(no_such(id));
+    }
+    if let Some(&id) = floats.as_ref().and_then(|(_, ids, _)| ids.get(next_float)) {
+        return Err(no_such(id));
     }
     // A graph of one relationship type also gets flat arrays its reads can go to directly.
-    crate::flat::FlatAdjacency::attach(&mut state);
+    let dense = rels.last().is_none_or(|last| last.id as usize + 1 == rels.len());
+    match floats.take() {
+        Some((key, _, values)) if every_rel_weighted && dense => {
+            crate::flat::FlatAdjacency::attach_edge_list(&mut state, Some((key, &values[..])));
+        }
+        _ => {
+            crate::flat::FlatAdjacency::attach(&mut state);
+        }
+    }
     Ok(state)
 }
 

@@ -195,7 +195,19 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
+    #[inline]
     pub fn varint(&mut self) -> DecodeResult<u64> {
+        // Most varints of an image (deltas, small ids, counts) are one byte.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> DecodeResult<u64> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.u8()?;
@@ -240,6 +252,16 @@ impl<'a> Reader<'a> {
     pub fn str(&mut self) -> DecodeResult<&'a str> {
         let b = self.bytes()?;
         std::str::from_utf8(b).map_err(|_| DecodeError("string is not valid UTF-8".into()))
+    }
+
+    /// The next value when it is a float, consumed; otherwise `None`, with nothing consumed.
+    #[inline]
+    pub fn float_value(&mut self) -> DecodeResult<Option<f64>> {
+        if self.buf.get(self.pos) != Some(&TAG_FLOAT) {
+            return Ok(None);
+        }
+        self.pos += 1;
+        Ok(Some(f64::from_le_bytes(self.array()?)))
     }
 
     pub fn value(&mut self) -> DecodeResult<Value> {
