@@ -147,24 +147,26 @@ impl Engine {
         }
         match &statement.compiled {
             Compiled::Schema(cmd) if statement.mode == RunMode::Explain => Ok(explained_schema(cmd)),
-            Compiled::Schema(cmd) => {
+            Compiled::Schema(cmd) => rerun_on_conflict(true, interrupt, || {
                 let mut tx = store.write();
                 let result = schema(&mut tx, cmd, statement.mode)?;
                 tx.commit()?;
                 Ok(result)
-            }
+            }),
             Compiled::Query(plan) => {
                 if statement.mode == RunMode::Explain {
                     let snapshot: ReadTxn = store.read();
                     return Ok(explained(plan, &Ctx::read(&snapshot, params, plan.width)));
                 }
                 if plan.writes {
-                    let mut tx = store.write();
-                    let mut ctx = Ctx::write(&mut tx, params, plan.width);
-                    ctx.may_commit_parts = true;
-                    let result = run(plan, statement.mode, ctx, interrupt)?;
-                    tx.commit()?;
-                    Ok(result)
+                    rerun_on_conflict(plan.reruns_on_conflict, interrupt, || {
+                        let mut tx = store.write();
+                        let mut ctx = Ctx::write(&mut tx, params, plan.width);
+                        ctx.may_commit_parts = true;
+                        let result = run(plan, statement.mode, ctx, interrupt)?;
+                        tx.commit()?;
+                        Ok(result)
+                    })
                 } else {
                     let snapshot: ReadTxn = store.read();
                     run(plan, statement.mode, Ctx::read(&snapshot, params, plan.width), interrupt)
@@ -172,7 +174,61 @@ impl Engine {
             }
         }
     }
+}
 
+/// The pauses between the runs of an auto-commit statement that meets write conflicts: a statement that fails
+/// only because a concurrent commit wrote the same data first runs again after a pause that grows with each
+/// conflict (randomised, so that the writers that collided spread out), for up to two seconds, after which
+/// the conflict is reported. Nobody saw the failed run's rows, and its writes were never visible, so a rerun
+/// gives what waiting for a lock would have given.
+pub struct ConflictReruns {
+    started: std::time::Instant,
+    pause_micros: u64,
+}
+
+impl Default for ConflictReruns {
+    fn default() -> Self {
+        ConflictReruns { started: std::time::Instant::now(), pause_micros: 20 }
+    }
+}
+
+impl ConflictReruns {
+    /// How long a statement keeps running again after conflicts before reporting one.
+    pub const FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+    /// Waits before the next run, or returns false when the time for reruns is over.
+    pub fn wait(&mut self) -> bool {
+        if self.started.elapsed() >= Self::FOR {
+            return false;
+        }
+        let jitter = crate::functions::math::random_u64() % self.pause_micros;
+        std::thread::sleep(std::time::Duration::from_micros(self.pause_micros / 2 + jitter));
+        self.pause_micros = (self.pause_micros * 2).min(20_000);
+        true
+    }
+}
+
+/// Runs `attempt` (a whole auto-commit statement: a transaction of its own, committed) again while `reruns` and
+/// it fails on a write conflict ([`ConflictReruns`]); an interrupt (time limit, cancellation) stops the reruns.
+fn rerun_on_conflict(
+    reruns: bool,
+    interrupt: Option<&Arc<Interrupt>>,
+    mut attempt: impl FnMut() -> Result<QueryResult>,
+) -> Result<QueryResult> {
+    let mut pauses = ConflictReruns::default();
+    loop {
+        match attempt() {
+            Err(e) if reruns && e.is_retryable() => {
+                if interrupt.is_some_and(|i| i.check().is_err()) || !pauses.wait() {
+                    return Err(e);
+                }
+            }
+            other => return other,
+        }
+    }
+}
+
+impl Engine {
     /// Runs `query` as an auto-commit statement in `tx`, a write transaction of its own that the caller commits
     /// (or drops, on an error) afterwards: like [`Engine::execute_in_with`], but the statement may commit
     /// part-way through (`CALL { } IN TRANSACTIONS`), going on in a new transaction that `tx` then is.
@@ -308,6 +364,18 @@ impl Engine {
 
     /// Whether `query` commits part-way through (`CALL { } IN TRANSACTIONS`): a failure then leaves the parts
     /// before it committed, so running it again is not a safe retry.
+    /// Whether `query`, run on its own, may run again after a write conflict ([`ConflictReruns`]): it writes,
+    /// commits only at its end, and calls no procedure of the embedding program.
+    pub fn reruns_on_conflict(&self, query: &str) -> bool {
+        match self.compile(query).as_deref() {
+            Ok(Statement { compiled: Compiled::Query(plan), mode: RunMode::Normal | RunMode::Profile }) => {
+                plan.reruns_on_conflict
+            }
+            Ok(Statement { compiled: Compiled::Schema(_), mode: RunMode::Normal | RunMode::Profile }) => true,
+            _ => false,
+        }
+    }
+
     pub fn commits_in_parts(&self, query: &str) -> bool {
         matches!(self.compile(query).as_deref(), Ok(Statement { compiled: Compiled::Query(plan), mode: RunMode::Normal | RunMode::Profile }) if plan.commits_in_parts)
     }

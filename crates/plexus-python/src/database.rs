@@ -297,6 +297,11 @@ impl Database {
 
     /// Runs one openCypher statement in its own transaction (committed when it succeeds, nothing left behind when
     /// it fails) and returns its :class:`Result`. ``parameters`` maps names used as ``$name`` to values.
+    ///
+    /// A statement whose commit meets a write conflict (another thread wrote the same data first) runs again by
+    /// itself, for up to two seconds, before :class:`ConflictError` is raised; statements that commit in parts
+    /// (``CALL { } IN TRANSACTIONS``) are not run again. In :meth:`transaction` the conflict is the caller's to
+    /// retry.
     #[pyo3(signature = (query, parameters=None))]
     fn execute(&self, py: Python<'_>, query: &str, parameters: Option<&Bound<'_, PyAny>>) -> PyResult<QueryResult> {
         let params = params(parameters)?;

@@ -60,6 +60,22 @@ def test_conflict_is_retryable(db):
     assert db.execute("MATCH (x:Account) RETURN x.balance").scalar() == 90
 
 
+def test_contended_auto_commit_statements_all_land(db):
+    # Each db.execute that meets a conflict runs again by itself: no ConflictError, no lost update.
+    db.execute("CREATE (:Counter {n: 0})")
+
+    def bump():
+        for _ in range(100):
+            db.execute("MATCH (c:Counter) SET c.n = c.n + 1")
+
+    threads = [threading.Thread(target=bump) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert db.execute("MATCH (c:Counter) RETURN c.n").scalar() == 600
+
+
 def transfer_with_retry(db, amount, attempts=50):
     for _ in range(attempts):
         try:

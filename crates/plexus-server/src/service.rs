@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use plexus::cypher::ReadCursor;
-use plexus::cypher::{Access, ErrorKind, Interrupt};
+use plexus::cypher::{Access, ConflictReruns, ErrorKind, Interrupt};
 use plexus::{CypherError, Database, Params, QueryResult, ReadTxn, WriteTxn};
 
 use crate::auth::{Auth, Role};
@@ -142,7 +142,7 @@ impl From<CypherError> for ServerError {
             _ if e.detail == "ProcedureNotFound" => "Neo.ClientError.Procedure.ProcedureNotFound",
             ErrorKind::ProcedureError => "Neo.ClientError.Procedure.ProcedureCallFailed",
             // Another transaction committed a conflicting change first: running again sees it and may succeed.
-            ErrorKind::Conflict => "Neo.TransientError.Transaction.Outdated",
+            ErrorKind::Conflict => OUTDATED,
             ErrorKind::Storage => "Neo.DatabaseError.General.UnknownError",
             ErrorKind::Timeout if e.detail == "TransactionTimedOutClientConfiguration" => TIMED_OUT_CLIENT,
             ErrorKind::Timeout => TIMED_OUT,
@@ -500,7 +500,6 @@ impl Service {
             let bookmark = Some(bookmark(snapshot.version()));
             return Ok(Outcome { result, bookmark, query_type: "r" });
         }
-        let mut tx = self.db.write();
         let parts = |e: ServerError| {
             if !engine.commits_in_parts(query) {
                 return e;
@@ -517,10 +516,24 @@ impl Service {
                 ),
             )
         };
-        let result =
-            engine.execute_implicit_with(&mut tx, query, params, Some(interrupt)).map_err(|e| parts(e.into()))?;
-        interrupt.check().map_err(|e| parts(e.into()))?;
-        let version = tx.commit().map_err(|e| parts(e.into()))?;
+        // The whole result is held before the commit, so a statement whose commit meets a write conflict can run
+        // again without anyone having seen its rows (`ConflictReruns`).
+        let run = || -> Result<_, ServerError> {
+            let mut tx = self.db.write();
+            let result =
+                engine.execute_implicit_with(&mut tx, query, params, Some(interrupt)).map_err(|e| parts(e.into()))?;
+            interrupt.check().map_err(|e| parts(e.into()))?;
+            let version = tx.commit().map_err(|e| parts(e.into()))?;
+            Ok((result, version))
+        };
+        let reruns = engine.reruns_on_conflict(query);
+        let mut pauses = ConflictReruns::default();
+        let (result, version) = loop {
+            match run() {
+                Err(e) if reruns && e.code == OUTDATED && interrupt.check().is_ok() && pauses.wait() => {}
+                other => break other?,
+            }
+        };
         self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
         let query_type = if access == Access::Schema { "s" } else { write_query_type(&result) };
         Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })
@@ -726,6 +739,8 @@ const WRITE_IN_READ_ONLY: &str = "WriteInReadOnlyTransaction";
 const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOut";
 const TIMED_OUT_CLIENT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
 const TERMINATED: &str = "Neo.ClientError.Transaction.Terminated";
+/// A write conflict: a concurrent commit wrote the same data first (retryable).
+const OUTDATED: &str = "Neo.TransientError.Transaction.Outdated";
 
 /// Why `role` may not write in a transaction of `mode`, if it may not.
 fn write_refusal(role: Role, mode: AccessMode) -> Option<ServerError> {

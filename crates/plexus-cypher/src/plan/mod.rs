@@ -573,6 +573,9 @@ pub(crate) struct Plan {
     pub params: Vec<(String, Option<crate::error::Position>)>,
     /// It commits part-way through (`CALL { } IN TRANSACTIONS`), so it runs only in a transaction of its own.
     pub commits_in_parts: bool,
+    /// Run on its own (auto-commit), it may run again from the start when its commit meets a conflict: it writes,
+    /// commits only at its end, and calls no procedure of the embedding program.
+    pub reruns_on_conflict: bool,
     /// What each run may be told about the statement ([`crate::notices`]).
     pub notices: crate::notices::Notices,
 }

@@ -105,6 +105,9 @@ pub(crate) struct Planner<'t> {
     /// its body sees throughout, which each `WITH` of the body carries on without naming them (as in Neo4j), each
     /// with its slot in the subquery's argument row.
     persistent: Vec<(String, usize)>,
+    /// Whether the statement calls a procedure registered by the embedding program, whose effects outside the
+    /// graph a rerun would repeat.
+    pub calls_user_procedures: bool,
 }
 
 /// The outer variables a part of a `CALL { }` subquery sees: those its leading importing `WITH` names (`WITH a,
@@ -161,6 +164,7 @@ pub(crate) fn plan_query(
         substitutions: Vec::new(),
         repetition_filters: Vec::new(),
         persistent: Vec::new(),
+        calls_user_procedures: false,
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
@@ -175,6 +179,7 @@ pub(crate) fn plan_query(
         writes_per_row,
         params: p.params.into_iter().map(|(name, at)| (name, at.map(|at| Position::locate(text, at)))).collect(),
         commits_in_parts,
+        reruns_on_conflict: p.writes && !commits_in_parts && !p.calls_user_procedures,
         notices: crate::notices::Notices::collect(text, query),
     })
 }

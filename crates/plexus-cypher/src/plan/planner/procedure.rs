@@ -22,6 +22,7 @@ impl Planner<'_> {
                 ),
             ));
         };
+        self.calls_user_procedures |= matches!(procedure, Procedure::User(_));
         let inputs = procedure.inputs();
         let args = match &call.args {
             Some(a) => {
