@@ -612,6 +612,18 @@ fn refuse_read_only(db: &plexus::Database, what: &str) -> Result<(), Failure> {
     Err(Failure::Query { error, query: what.to_string() })
 }
 
+/// Edges a graph view's write hands to the transaction at once: between two chunks it checks its interrupt, so
+/// that closing the database or Ctrl-C stops a large call before it commits.
+const WRITE_CHUNK: usize = 16_384;
+
+/// Stops a graph view's write named `what` when `interrupt` (closing, Ctrl-C) asks; its transaction then rolls back.
+fn check_interrupt(interrupt: Option<&plexus::cypher::Interrupt>, what: &str) -> Result<(), Failure> {
+    match interrupt {
+        Some(interrupt) => interrupt.check().map_err(|error| Failure::Query { error, query: what.to_string() }),
+        None => Ok(()),
+    }
+}
+
 pub fn upsert(
     db: &plexus::Database,
     src: &[i64],
@@ -619,6 +631,7 @@ pub fn upsert(
     weight: Option<&[f64]>,
     names: Names,
     index: Option<&IdIndex>,
+    interrupt: Option<&plexus::cypher::Interrupt>,
 ) -> Result<Upserted, Failure> {
     refuse_read_only(db, "upsert_edges")?;
     declare_key_alone(db, names)?;
@@ -643,17 +656,25 @@ pub fn upsert(
         known.insert(ext, n);
         Ok(n)
     };
-    let mut edges: Vec<EdgeUpsert> = Vec::with_capacity(src.len());
-    for i in 0..src.len() {
-        let (a, b) = (node(&mut tx, src[i])?, node(&mut tx, dst[i])?);
-        // NaN is no weight, as `import_edges` reads it: the edge is created or kept without setting one.
-        let props = match weight {
-            Some(w) if !w[i].is_nan() => vec![(wkey, Value::Float(w[i]))],
-            _ => Vec::new(),
-        };
-        edges.push((a, ty, b, props));
+    let mut counts = UpsertCounts::default();
+    let mut edges: Vec<EdgeUpsert> = Vec::with_capacity(src.len().min(WRITE_CHUNK));
+    for chunk in (0..src.len()).step_by(WRITE_CHUNK) {
+        check_interrupt(interrupt, "upsert_edges")?;
+        edges.clear();
+        for i in chunk..(chunk + WRITE_CHUNK).min(src.len()) {
+            let (a, b) = (node(&mut tx, src[i])?, node(&mut tx, dst[i])?);
+            // NaN is no weight, as `import_edges` reads it: the edge is created or kept without setting one.
+            let props = match weight {
+                Some(w) if !w[i].is_nan() => vec![(wkey, Value::Float(w[i]))],
+                _ => Vec::new(),
+            };
+            edges.push((a, ty, b, props));
+        }
+        let done = tx.upsert_edges(&edges)?;
+        counts.created += done.created;
+        counts.updated += done.updated;
     }
-    let counts = tx.upsert_edges(&edges)?;
+    check_interrupt(interrupt, "upsert_edges")?;
     let start = tx.start_version();
     let version = tx.commit()?;
     Ok(Upserted { counts, nodes: created, start, version })
@@ -671,6 +692,7 @@ pub fn remove(
     dst: &[i64],
     names: Names,
     index: Option<&IdIndex>,
+    interrupt: Option<&plexus::cypher::Interrupt>,
 ) -> Result<Removed, Failure> {
     refuse_read_only(db, "remove_edges")?;
     let mut tx = db.write();
@@ -683,10 +705,16 @@ pub fn remove(
     let (label, ty) = (LabelId(label), plexus::TypeId(ty));
     let key = tx.catalog().lookup(plexus::TokenKind::PropKey, names.1).map(PropKeyId);
     let index = key.and_then(|key| current_index(&tx, index, label, key));
-    let node = |ext: i64| node_by_ext(&tx, index, label, key?, ext);
-    let edges: Vec<(NodeId, plexus::TypeId, NodeId)> =
-        (0..src.len()).filter_map(|i| Some((node(src[i])?, ty, node(dst[i])?))).collect();
-    let removed = tx.remove_edges(&edges)?;
+    let node = |tx: &WriteTxn, ext: i64| node_by_ext(tx, index, label, key?, ext);
+    let mut removed = 0;
+    for chunk in (0..src.len()).step_by(WRITE_CHUNK) {
+        check_interrupt(interrupt, "remove_edges")?;
+        let end = (chunk + WRITE_CHUNK).min(src.len());
+        let edges: Vec<(NodeId, plexus::TypeId, NodeId)> =
+            (chunk..end).filter_map(|i| Some((node(&tx, src[i])?, ty, node(&tx, dst[i])?))).collect();
+        removed += tx.remove_edges(&edges)?;
+    }
+    check_interrupt(interrupt, "remove_edges")?;
     let version = tx.commit()?;
     Ok(Removed { removed, start, version })
 }

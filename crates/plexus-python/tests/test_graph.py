@@ -1,5 +1,8 @@
 """The graph view and bulk loading, checked against NetworkX on the same graph."""
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -603,3 +606,38 @@ def test_a_single_id_that_is_no_integer_is_named(db):
     # A bool is an int to Python, but True is no id.
     with pytest.raises(plexus.ArgumentError, match="an integer id or an array"):
         g.has_edge(True, 2)
+
+
+@pytest.mark.parametrize("call", ["upsert_edges", "remove_edges"])
+def test_close_stops_a_large_graph_write_before_it_commits(tmp_path, call):
+    # A large upsert or removal checks between chunks whether its database is closing: close() does not wait
+    # for all of it, and it rolls back (nothing of it is in the database afterwards).
+    path = tmp_path / "db"
+    n = 2_000_000
+    src, dst = np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64) + 1
+    if call == "remove_edges":
+        with plexus.Database(path) as db:
+            db.import_edges(src, dst)
+    db = plexus.Database(path)
+    graph = db.graph()
+    outcome = []
+
+    def write():
+        try:
+            outcome.append(getattr(graph, call)(src, dst))
+        except plexus.Error as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    db.close()
+    waited = time.monotonic() - started
+    thread.join()
+    # Two million edges in one transaction take many seconds: close() came long before the end.
+    assert isinstance(outcome[0], plexus.Error), outcome
+    assert waited < 3, waited
+    with plexus.Database(path) as again:
+        edges = again.execute("MATCH ()-[r]->() RETURN count(r)").scalar()
+    assert edges == (n if call == "remove_edges" else 0)
