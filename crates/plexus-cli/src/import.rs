@@ -350,6 +350,16 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     if args.batch_size == 0 {
         return Err("--batch-size must be at least 1".into());
     }
+    if !args.edges.is_empty() && args.mode == ModeArg::Incremental {
+        return Err("--edges cannot be combined with --mode incremental".into());
+    }
+    let flagged =
+        args.nodes.iter().map(|a| ("--nodes", a)).chain(args.relationships.iter().map(|a| ("--relationships", a)));
+    for (flag, arg) in flagged {
+        if split_prefixed(arg).1.is_empty() {
+            return Err(format!("{flag} {arg} names no file"));
+        }
+    }
     // Standard input can be read once: a second `-` would silently find it empty.
     let edges = args.edges.iter().filter(|file| file.as_os_str() == "-").count();
     let others = args.nodes.iter().chain(&args.relationships).flat_map(|arg| split_prefixed(arg).1);
@@ -440,6 +450,17 @@ pub fn run(args: ImportArgs) -> Result<ExitCode, String> {
     for (path, n) in &summary.dropped_fields {
         let fields = if *n == 1 { "field" } else { "fields" };
         eprintln!("plexus import: dropped {n} {fields} past the header's last column of {}", path.display());
+    }
+    for (path, short) in &summary.short_rows {
+        let rows = if short.count == 1 { "row has" } else { "rows have" };
+        eprintln!(
+            "plexus import: {} {rows} fewer fields than the header of {} (the first at line {}): their last \
+             columns were read as absent, as Neo4j's importer does; if the file uses another delimiter, pass \
+             --delimiter",
+            short.count,
+            path.display(),
+            short.first_line
+        );
     }
     if !summary.unique_keys.is_empty() {
         say(&format!("unique keys: {}", summary.unique_keys.join(", ")));

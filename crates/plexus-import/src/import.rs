@@ -56,6 +56,8 @@ pub struct ImportSummary {
     pub skipped_relationships: Vec<(PathBuf, edgelist::BadLine)>,
     /// Per file, the fields past the header's last column dropped by `ignore_extra_columns`.
     pub dropped_fields: Vec<(PathBuf, u64)>,
+    /// Per file, the rows with fewer fields than the header (their last columns read as absent).
+    pub short_rows: Vec<(PathBuf, crate::nodes_rels::ShortRows)>,
     /// Later files of a group whose first line repeated the header, and was skipped as one.
     pub repeated_headers: Vec<PathBuf>,
     /// Incremental mode: nodes of the input that already existed (found by label and key) and were kept.

@@ -87,6 +87,7 @@ pub(crate) fn report_rel_group(
     count_skipped(std::mem::take(&mut columns.skipped), summary, csv)?;
     summary.repeated_headers.append(&mut columns.repeated_headers);
     summary.dropped_fields.extend_from_slice(&columns.dropped_fields);
+    summary.short_rows.extend_from_slice(&columns.short_rows);
     Ok(())
 }
 
@@ -298,6 +299,7 @@ pub(crate) fn parse_nodes<'a>(
         count_bad(std::mem::take(&mut group.bad), summary, spec.csv.skip_bad_lines)?;
         summary.repeated_headers.append(&mut group.repeated_headers);
         summary.dropped_fields.extend_from_slice(&group.dropped_fields);
+        summary.short_rows.extend_from_slice(&group.short_rows);
         groups.push(group);
     }
     summary.parse += start.elapsed();

@@ -197,7 +197,9 @@ fn create_new(dir: &Path, write: impl FnOnce(&Path) -> StorageResult<u64>) -> Re
     if temp.exists() {
         std::fs::remove_dir_all(&temp).map_err(io(&temp))?;
     }
-    std::fs::create_dir(&temp).map_err(io(&temp))?;
+    // The temporary sibling is ours to name: a failure to make it is told of the target the user gave.
+    std::fs::create_dir(&temp)
+        .map_err(|e| ImportError::Target(format!("cannot create {} (in {}): {e}", dir.display(), parent.display())))?;
     let built = temp.join("db");
     let result = (|| {
         let size = write(&built).map_err(ImportError::Storage)?;
@@ -205,7 +207,13 @@ fn create_new(dir: &Path, write: impl FnOnce(&Path) -> StorageResult<u64>) -> Re
         if published.cancelled.iter().any(|p| p == dir) {
             return Err(ImportError::Target("interrupted".into()));
         }
-        std::fs::rename(&built, dir).map_err(io(dir))?;
+        std::fs::rename(&built, dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => ImportError::Target(format!(
+                "{} appeared during the import (another import or program wrote it); it was left as it is",
+                dir.display()
+            )),
+            _ => ImportError::Io { path: dir.to_path_buf(), error: e },
+        })?;
         sync_dir(&parent)?;
         published.published.push(dir.to_path_buf());
         Ok(size)

@@ -656,6 +656,55 @@ fn later_files_of_a_group_that_repeat_its_header_have_it_skipped() {
     assert_eq!((read.node_count(), read.rel_count()), (3, 2));
 }
 
+/// A later file of a group whose first line is another header (it has `:ID`, `:START_ID`, ...) is refused,
+/// naming it, instead of becoming a row of column names; nothing is imported.
+#[test]
+fn a_later_file_with_another_header_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write(tmp.path(), "a.csv", "id:ID,name\n1,Ann\n");
+    let b = write(tmp.path(), "b.csv", "id:ID,fullname\n2,Bob\n");
+    let c = write(tmp.path(), "c.csv", "3,ID:x\n");
+    let r1 = write(tmp.path(), "r1.csv", ":START_ID,:END_ID\n1,3\n");
+    let r2 = write(tmp.path(), "r2.csv", ":START_ID,:END_ID,since:int\n3,1,5\n");
+    let db = tmp.path().join("db");
+    let nodes = |files| vec![NodeFiles { files, labels: vec!["P".into()], ..Default::default() }];
+    let spec = GraphImport { nodes: nodes(vec![a.clone(), b]), ..Default::default() };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("b.csv: line 1") && err.contains(":ID") && err.contains("a.csv"), "{err}");
+    assert!(!db.exists(), "nothing imported");
+    // A field that merely contains the letters (`ID:x`) is data; a relationship file with another header is not.
+    let spec = GraphImport {
+        nodes: nodes(vec![a, c]),
+        relationships: vec![RelFiles { files: vec![r1, r2], rel_type: Some("R".into()), rewrite: None }],
+        ..Default::default()
+    };
+    let err = run(&db, &spec).unwrap_err();
+    assert!(err.contains("r2.csv: line 1") && err.contains(":START_ID"), "{err}");
+}
+
+/// Rows with fewer fields than the header read their last columns as absent (as Neo4j's importer does), and
+/// the summary says how many per file and where the first is: a file written with `;` reads that way.
+#[test]
+fn short_rows_are_counted_per_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write(tmp.path(), "a.csv", "id:ID,name,age:int\n1,Ann,3\n2;Bob\n3,Cy\n");
+    let r = write(tmp.path(), "r.csv", ":START_ID,:END_ID,w:int\n1,3,7\n3,1\n");
+    let db = tmp.path().join("db");
+    let spec = GraphImport {
+        nodes: vec![NodeFiles { files: vec![a], labels: vec!["P".into()], ..Default::default() }],
+        relationships: vec![RelFiles { files: vec![r], rel_type: Some("R".into()), rewrite: None }],
+        ..Default::default()
+    };
+    let summary = run(&db, &spec).unwrap();
+    let short: Vec<(String, u64, u64)> = summary
+        .short_rows
+        .iter()
+        .map(|(p, s)| (p.file_name().unwrap().to_string_lossy().into_owned(), s.count, s.first_line))
+        .collect();
+    assert_eq!(short, [("a.csv".to_string(), 2, 3), ("r.csv".to_string(), 1, 3)]);
+    assert_eq!((summary.nodes, summary.relationships), (3, 2));
+}
+
 /// What Neo4j's importer reads and a first version here refused or read differently: an id space no node file
 /// defines is a header error (with `--skip-bad-lines` it used to import nothing and succeed), spaces around
 /// numbers and booleans, any 64-bit value in an `int` column, spaces around a header's name and type, and a

@@ -167,8 +167,10 @@ fn header_of(
 
 /// Where the data of a group's later file starts: past a byte-order mark, and past its first line when that
 /// repeats the group's header line (files split from one with the header kept in each, whose header would
-/// otherwise become a row of column names).
-fn later_file_start(first: &Input, data_start: usize, input: &Input) -> (usize, u64) {
+/// otherwise become a row of column names). A first line that differs from the header but has one of the
+/// header-only column markers (`:ID`, `:START_ID`, ...) is refused: it is the header of another kind of file,
+/// whose rows would be read under the wrong columns.
+fn later_file_start(first: &Input, data_start: usize, input: &Input) -> Result<(usize, u64), (PathBuf, BadLine)> {
     const BOM: &[u8] = b"\xEF\xBB\xBF";
     let line_of = |bytes: &[u8], from: usize, to: usize| {
         let line = &bytes[from..to];
@@ -179,11 +181,32 @@ fn later_file_start(first: &Input, data_start: usize, input: &Input) -> (usize, 
     let bytes = &input.bytes;
     let start = if bytes.starts_with(BOM) { 3 } else { 0 };
     let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p + 1);
-    if !header.is_empty() && line_of(bytes, start, end) == header {
-        (end, 2)
-    } else {
-        (start, 1)
+    let line = line_of(bytes, start, end);
+    if !header.is_empty() && line == header {
+        return Ok((end, 2));
     }
+    if let Some(marker) = header_marker(&line) {
+        let message = format!(
+            "the first line has the header column {marker} but is not the header of {}, the group's first file, \
+             whose header every file of a group shares; import a file with another header in an argument of its own",
+            first.path.display()
+        );
+        let text = String::from_utf8_lossy(&line).into_owned();
+        return Err((input.path.clone(), BadLine { line: 1, column: 1, message, text }));
+    }
+    Ok((start, 1))
+}
+
+/// The first column marker that only a header has (`:ID`, `:START_ID`, `:END_ID`, `:TYPE`, `:LABEL`, with an id
+/// space after the id ones) in `line`, if any.
+fn header_marker(line: &[u8]) -> Option<&'static str> {
+    const MARKERS: [&str; 5] = [":START_ID", ":END_ID", ":ID", ":TYPE", ":LABEL"];
+    MARKERS.into_iter().find(|marker| {
+        let m = marker.as_bytes();
+        line.windows(m.len()).enumerate().any(|(at, w)| {
+            w == m && line.get(at + m.len()).is_none_or(|&next| !(next.is_ascii_alphanumeric() || next == b'_'))
+        })
+    })
 }
 
 /// A header error at field `e.column` (1-based), placed like a data error: at the character where that field
@@ -220,6 +243,8 @@ pub struct NodeGroup<'a> {
     pub repeated_headers: Vec<PathBuf>,
     /// Per file, the fields past the header's last column that `ignore_extra_columns` dropped.
     pub dropped_fields: Vec<(PathBuf, u64)>,
+    /// Per file, the rows with fewer fields than the header, and the line of the first (see [`ShortRows`]).
+    pub short_rows: Vec<(PathBuf, ShortRows)>,
 }
 
 impl NodeGroup<'_> {
@@ -355,6 +380,37 @@ struct NodeChunk<'a> {
     lines: Vec<u64>,
     bad: Vec<BadLine>,
     dropped_fields: u64,
+    short_rows: ShortRows,
+}
+
+/// Rows with fewer fields than their header: their last columns read as absent, as in Neo4j's importer, and
+/// the import says how many, since a file written with another delimiter reads that way too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShortRows {
+    pub count: u64,
+    /// The line of the first one (0 while there is none).
+    pub first_line: u64,
+}
+
+impl ShortRows {
+    /// Counts a row of `fields` fields at `line` under a header of `columns`.
+    #[inline]
+    pub(crate) fn note(&mut self, fields: usize, columns: usize, line: u64) {
+        if fields < columns {
+            if self.count == 0 {
+                self.first_line = line;
+            }
+            self.count += 1;
+        }
+    }
+
+    /// Adds the rows of a later part of the same file.
+    pub(crate) fn add(&mut self, later: ShortRows) {
+        if self.count == 0 {
+            self.first_line = later.first_line;
+        }
+        self.count += later.count;
+    }
 }
 
 /// The text of id field `col` (a node's, or a relationship's end): trimmed with the other unquoted strings when
@@ -498,10 +554,11 @@ pub fn parse_node_group<'a>(
         bad: Vec::new(),
         repeated_headers: Vec::new(),
         dropped_fields: Vec::new(),
+        short_rows: Vec::new(),
     };
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("nodes {}", input.path.display()));
-        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input) };
+        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input)? };
         if n > 0 && line == 2 {
             group.repeated_headers.push(input.path.clone());
         }
@@ -527,9 +584,10 @@ pub fn parse_node_group<'a>(
             ChunkResult { out, open }
         });
         group.files.push((group.props.len(), input.path.clone()));
-        let mut dropped = 0;
+        let (mut dropped, mut short) = (0, ShortRows::default());
         for c in chunks {
             dropped += c.dropped_fields;
+            short.add(c.short_rows);
             match &mut group.ids {
                 Ids::Int(v) => v.extend(c.ints),
                 Ids::Str(v) => v.extend(c.strs),
@@ -544,6 +602,9 @@ pub fn parse_node_group<'a>(
         }
         if dropped > 0 {
             group.dropped_fields.push((input.path.clone(), dropped));
+        }
+        if short.count > 0 {
+            group.short_rows.push((input.path.clone(), short));
         }
     }
     Ok(group)
@@ -568,6 +629,7 @@ fn node_row<'a>(
         }
         out.dropped_fields += (rec.len() - plans.len()) as u64;
     }
+    out.short_rows.note(rec.len(), plans.len(), rec.line);
     let mut id_prop = None;
     let mut id: Option<Result<i64, Cow<'a, [u8]>>> = None;
     if let Some(col) = group.header.id {

@@ -22,6 +22,10 @@ pub struct RelColumns {
     pub repeated_headers: Vec<PathBuf>,
     /// Per file, the fields past the header's last column that `ignore_extra_columns` dropped.
     pub dropped_fields: Vec<(PathBuf, u64)>,
+    /// Per file, the rows with fewer fields than the header.
+    pub short_rows: Vec<(PathBuf, super::ShortRows)>,
+    /// A chunk's rows with fewer fields than the header, before the file is named.
+    chunk_short_rows: super::ShortRows,
     /// Incremental imports (those with a fallback): each row's line, and the first row of each file, to say how
     /// far an interrupted import got.
     pub lines: Vec<u64>,
@@ -87,7 +91,7 @@ pub fn parse_rel_group(
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("relationships {}", input.path.display()));
         all.files.push((all.src.len(), input.path.clone()));
-        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input) };
+        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input)? };
         if n > 0 && line == 2 {
             all.repeated_headers.push(input.path.clone());
         }
@@ -126,6 +130,7 @@ pub fn parse_rel_group(
                             None => out.dropped_fields.push((PathBuf::new(), extra)),
                         }
                     }
+                    out.chunk_short_rows.note(rec.len(), plans.len(), rec.line);
                     // A bad end, and whether --skip-bad-relationships skips it (no id, or one naming no node).
                     let end = |col: usize, name: Option<&str>, space: Option<usize>, what: &str| {
                         let text = id_text(rec.get(bytes, col), rec, col, options);
@@ -218,9 +223,10 @@ pub fn parse_rel_group(
             progress.add_rows(out.0.src.len() as u64);
             ChunkResult { out, open }
         });
-        let mut dropped = 0;
+        let (mut dropped, mut short) = (0, super::ShortRows::default());
         for (c, bad, skipped) in chunks {
             dropped += c.dropped_fields.iter().map(|(_, n)| n).sum::<u64>();
+            short.add(c.chunk_short_rows);
             all.skipped.extend(skipped.into_iter().map(|b| (input.path.clone(), b)));
             all.src.extend_from_slice(&c.src);
             all.dst.extend_from_slice(&c.dst);
@@ -231,6 +237,9 @@ pub fn parse_rel_group(
         }
         if dropped > 0 {
             all.dropped_fields.push((input.path.clone(), dropped));
+        }
+        if short.count > 0 {
+            all.short_rows.push((input.path.clone(), short));
         }
     }
     Ok(all)
