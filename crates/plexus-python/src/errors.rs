@@ -68,9 +68,16 @@ pub fn conversion(message: impl AsRef<str>) -> PyErr {
     Python::attach(|py| raise(py, "ConversionError", message.as_ref(), &[]))
 }
 
-fn storage(py: Python<'_>, e: &StorageError) -> PyErr {
-    let name = if e.is_retryable() { "ConflictError" } else { "StorageError" };
-    raise(py, name, &e.to_string(), &[])
+/// A storage error of a call that is not a query (the graph view, imports): a conflict is a `ConflictError` and
+/// an I/O, corruption or lock failure a `StorageError`, while one about the data (a unique key taken, a read-only
+/// database, a missing node) is the `QueryError` the same failure raises through Cypher, with its code.
+fn storage(py: Python<'_>, e: StorageError) -> PyResult<PyErr> {
+    let error = plexus::CypherError::from(e);
+    match error.kind {
+        ErrorKind::Conflict => Ok(raise(py, "ConflictError", &error.message, &[])),
+        ErrorKind::Storage => Ok(raise(py, "StorageError", &error.message, &[])),
+        _ => make(py, Failure::Query { error, query: String::new() }),
+    }
 }
 
 fn make(py: Python<'_>, f: Failure) -> PyResult<PyErr> {
@@ -99,9 +106,9 @@ fn make(py: Python<'_>, f: Failure) -> PyResult<PyErr> {
                 }
             }
         }
-        Failure::Storage(e) => storage(py, &e),
+        Failure::Storage(e) | Failure::Import(ImportError::Storage(e)) => storage(py, e)?,
         Failure::Import(e) => match &e {
-            ImportError::Storage(s) => storage(py, s),
+            ImportError::Storage(s) => raise(py, "StorageError", &s.to_string(), &[]),
             ImportError::Parse { path, error } => {
                 let attrs = [
                     ("path", path.display().to_string().into_pyobject(py)?.into_any().unbind()),

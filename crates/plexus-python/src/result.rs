@@ -184,10 +184,11 @@ impl QueryResult {
     /// (timestamp[ns], or [us] when a value is out of the nanosecond range; zoned ones in UTC) and durations
     /// (month_day_nano_interval) never become Python objects. Columns of other or mixed types are converted from
     /// Python values (nodes and relationships as dicts). The batches of a stream share one schema: a column
-    /// takes the type of the first batch where it holds a value (integers widen to floats if a later batch
-    /// holds floats only where they are exact; datetimes are microseconds unless a value needs nanoseconds, so
-    /// that a later date past 2262 fits), and a batch whose values need another type raises ``TypeError``
-    /// naming the column.
+    /// takes the type of the first batch where it holds a value, later batches are cast to it where no value
+    /// changes (a float column takes later integers that are exact as floats; datetimes are microseconds unless
+    /// a value needs nanoseconds, so that a later date past 2262 fits), and a batch whose values need another
+    /// type (floats in a column that began as integers, say) raises ``TypeError`` naming the column: convert it
+    /// in the query (``toFloat``) or read the whole result at once.
     fn arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let cols = columns::export(py, &self.inner, columns::Target::Arrow)?;
         let types = self.arrow_types.as_ref().map(|t| t.clone_ref(py));

@@ -265,7 +265,15 @@ fn int_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<i64> {
 }
 
 /// Seconds of a `timedelta` (days folded in), for UTC offsets.
+/// A UTC offset in whole seconds, as Cypher's temporal values keep it; Python allows microseconds in an offset,
+/// which cannot be stored without moving the instant, so one is refused.
 fn offset_seconds(delta: &Bound<'_, PyAny>) -> PyResult<i32> {
+    if int_attr(delta, "microseconds")? != 0 {
+        return Err(crate::errors::argument(format!(
+            "the UTC offset {} has a fraction of a second; offsets are kept in whole seconds",
+            delta.str()?
+        )));
+    }
     let s = int_attr(delta, "days")? * SECONDS_PER_DAY + int_attr(delta, "seconds")?;
     Ok(s as i32)
 }

@@ -641,3 +641,15 @@ def test_close_stops_a_large_graph_write_before_it_commits(tmp_path, call):
     with plexus.Database(path) as again:
         edges = again.execute("MATCH ()-[r]->() RETURN count(r)").scalar()
     assert edges == (n if call == "remove_edges" else 0)
+
+
+def test_a_taken_unique_key_in_a_graph_write_is_the_query_error_cypher_raises():
+    db = plexus.Database()
+    db.execute("CREATE (:Node {id: 3.0})")
+    with pytest.raises(plexus.QueryError) as e:
+        db.graph().upsert_edges([3], [1])
+    assert e.value.code == "ConstraintValidationFailed", e.value
+    with pytest.raises(plexus.QueryError) as again:
+        db.execute("CREATE (:Node {id: 3})")
+    assert again.value.code == e.value.code
+

@@ -205,11 +205,16 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
                 tx.execute("CREATE (:N {v: 3})")
             assert e.value.code == "ForbiddenOnReadOnlyDatabase"
             assert tx.execute("MATCH (n:N) RETURN count(n)").scalar() == 1
-        with pytest.raises(plexus.StorageError):
-            db.checkpoint()
-        # The graph view's writes are refused the same way, even when every edge exists already.
+        # Every write is refused with the same error, calls that are not queries too (a checkpoint, an import),
+        # and the graph view's writes even when every edge exists already.
         g = db.graph()
-        for write in [lambda: g.upsert_edges([1], [2]), lambda: g.remove_edges([1], [2])]:
+        writes = [
+            db.checkpoint,
+            lambda: db.import_edges([1], [2]),
+            lambda: g.upsert_edges([1], [2]),
+            lambda: g.remove_edges([1], [2]),
+        ]
+        for write in writes:
             with pytest.raises(plexus.QueryError) as e:
                 write()
             assert e.value.code == "ForbiddenOnReadOnlyDatabase"

@@ -317,3 +317,13 @@ def test_memoryviews_are_bytes_and_timestamps_keep_nanoseconds(db):
     pd = pytest.importorskip("pandas")
     stamp = pd.Timestamp("2024-01-01 12:00:00.000000001")
     assert db.execute("RETURN toString($v) AS s", {"v": stamp}).scalar() == "2024-01-01T12:00:00.000000001"
+
+
+def test_an_offset_with_a_fraction_of_a_second_is_refused(db):
+    # Offsets are kept in whole seconds: cutting the fraction would move the instant.
+    for offset in [dt.timedelta(seconds=1, microseconds=500000), dt.timedelta(microseconds=1)]:
+        value = dt.datetime(2024, 1, 1, tzinfo=dt.timezone(offset))
+        with pytest.raises(plexus.ArgumentError, match="fraction of a second"):
+            db.execute("RETURN $v", {"v": value})
+    whole = dt.datetime(2024, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=5, seconds=7)))
+    assert db.execute("RETURN $v", {"v": whole}).scalar() == whole
