@@ -230,6 +230,11 @@ fn several_statements(query: &str) -> bool {
     crate::shell::take_statements(&mut buffer).len() > 1
 }
 
+/// Whether `query` compiles to a statement that only reads.
+fn reads_only(query: &str) -> bool {
+    plexus::cypher::Engine::new().access(query).ok() == Some(plexus::cypher::Access::Read)
+}
+
 pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     let text = statement_text(&args)?;
     let text = text.trim_end();
@@ -244,7 +249,17 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
         ));
     }
     args.query = Some(text);
-    let db = crate::open(&args.data, args.read_only)?;
+    let db = if !args.read_only && !args.data.exists() && reads_only(args.text()) {
+        // Like sqlite3, a database comes into being with its first write: a statement that only reads a path
+        // that does not exist (a mistyped one, most often) answers from an empty graph and leaves nothing behind.
+        eprintln!(
+            "plexus: no database at {}: the statement only reads, so it ran on an empty graph and nothing was created",
+            args.data.display()
+        );
+        Database::in_memory()
+    } else {
+        crate::open(&args.data, args.read_only)?
+    };
     let params = Arc::new(parse_params(&db, &args.params).map_err(usage)?);
     let start = Instant::now();
     if args.format != Format::Table && db.engine().access(args.text()).ok() == Some(plexus::cypher::Access::Read) {

@@ -208,6 +208,21 @@ fn inspecting_and_read_only_queries_change_nothing_on_disk() {
     assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "2");
 }
 
+/// A statement that only reads a path that does not exist (a mistyped `--data`) answers from an empty graph and
+/// creates nothing, so a later import into the right path is not refused; a write creates the database.
+#[test]
+fn a_reading_query_of_a_missing_path_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("typo");
+    let dir = missing.to_str().unwrap();
+    let out = plexus(&["query", "--data", dir, "--format", "csv", "MATCH (n:Person) RETURN count(n)"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("nothing was created"), "{}", text(&out.stderr));
+    assert!(!missing.exists());
+    assert!(plexus(&["query", "--data", dir, "CREATE (:Person)"]).status.success());
+    assert_eq!(scalar(dir, "MATCH (n:Person) RETURN count(n)"), "1");
+}
+
 #[test]
 fn a_query_does_not_create_a_database_among_other_files() {
     let tmp = tempfile::tempdir().unwrap();
