@@ -311,6 +311,63 @@ pub fn end(format: Format, out: &mut String) {
     }
 }
 
+/// Columns on a terminal: wide (East Asian) characters take two, combining marks none.
+fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// A table's columns and their widths: from all of its rows, or for a streamed table from its first rows (a
+/// later cell wider than its column is written whole, past the column's edge, rather than cut).
+pub struct TableLayout {
+    columns: Vec<String>,
+    widths: Vec<usize>,
+    line: String,
+}
+
+impl TableLayout {
+    /// The layout fitting `columns` and `rows`, with the rows' cells as they are shown.
+    pub fn fit(columns: &[String], rows: &[Vec<ResultValue>]) -> (TableLayout, Vec<Vec<String>>) {
+        let cells: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(literal).collect()).collect();
+        let columns: Vec<String> = columns.iter().map(|c| header(c)).collect();
+        let mut widths: Vec<usize> = columns.iter().map(|c| display_width(c)).collect();
+        for row in &cells {
+            for (w, c) in widths.iter_mut().zip(row) {
+                *w = (*w).max(display_width(c));
+            }
+        }
+        let line = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+\n";
+        (TableLayout { columns, widths, line }, cells)
+    }
+
+    /// The lines above the rows: a rule, the column names, a rule.
+    pub fn top(&self, out: &mut String) {
+        out.push_str(&self.line);
+        self.row(&self.columns, out);
+        out.push_str(&self.line);
+    }
+
+    pub fn row(&self, cells: &[String], out: &mut String) {
+        for (v, w) in cells.iter().zip(&self.widths) {
+            out.push_str("| ");
+            out.push_str(v);
+            out.push_str(&" ".repeat(w.saturating_sub(display_width(v)) + 1));
+        }
+        out.push_str("|\n");
+    }
+
+    /// `rows` as cells, a line each.
+    pub fn rows(&self, rows: &[Vec<ResultValue>], out: &mut String) {
+        for r in rows {
+            let cells: Vec<String> = r.iter().map(literal).collect();
+            self.row(&cells, out);
+        }
+    }
+
+    pub fn bottom(&self, out: &mut String) {
+        out.push_str(&self.line);
+    }
+}
+
 /// Renders a whole result.
 pub fn render(result: &QueryResult, format: Format) -> String {
     let mut out = String::new();
@@ -319,28 +376,12 @@ pub fn render(result: &QueryResult, format: Format) -> String {
             if result.columns.is_empty() || (result.plan.is_some() && result.rows.is_empty()) {
                 return out;
             }
-            let cells: Vec<Vec<String>> = result.rows.iter().map(|r| r.iter().map(literal).collect()).collect();
-            // Columns on a terminal: wide (East Asian) characters take two, combining marks none.
-            let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
-            let columns: Vec<String> = result.columns.iter().map(|c| header(c)).collect();
-            let mut widths: Vec<usize> = columns.iter().map(|c| width(c)).collect();
+            let (layout, cells) = TableLayout::fit(&result.columns, &result.rows);
+            layout.top(&mut out);
             for row in &cells {
-                for (w, c) in widths.iter_mut().zip(row) {
-                    *w = (*w).max(width(c));
-                }
+                layout.row(row, &mut out);
             }
-            let line: String = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+\n";
-            let row_text = |vals: &[String]| -> String {
-                vals.iter().zip(&widths).map(|(v, w)| format!("| {v}{} ", " ".repeat(w - width(v)))).collect::<String>()
-                    + "|\n"
-            };
-            out.push_str(&line);
-            out.push_str(&row_text(&columns));
-            out.push_str(&line);
-            for row in &cells {
-                out.push_str(&row_text(row));
-            }
-            out.push_str(&line);
+            layout.bottom(&mut out);
         }
         Format::Json | Format::Csv => {
             begin(&result.columns, format, &mut out);

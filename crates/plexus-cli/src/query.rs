@@ -262,8 +262,13 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     };
     let params = Arc::new(parse_params(&db, &args.params).map_err(usage)?);
     let start = Instant::now();
-    if args.format != Format::Table && db.engine().access(args.text()).ok() == Some(plexus::cypher::Access::Read) {
-        if let Some(code) = stream(&db, &args, &params)? {
+    if db.engine().access(args.text()).ok() == Some(plexus::cypher::Access::Read) {
+        let streamed = if args.format == Format::Table {
+            stream_table(&db, &args, &params, start)?
+        } else {
+            stream(&db, &args, &params)?
+        };
+        if let Some(code) = streamed {
             return Ok(code);
         }
     }
@@ -290,6 +295,84 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// Rows a streamed table is laid out by: its columns are as wide as their widest cell among these (as
+/// cypher-shell samples its first 1,000 rows).
+const TABLE_SAMPLE_ROWS: usize = 1000;
+
+/// Prints a read-only statement's result as a table. One of up to [`TABLE_SAMPLE_ROWS`] rows is printed whole,
+/// laid out by all of its cells; a longer one is laid out by those first rows and printed as the rest arrive, so
+/// a table of any size needs the memory of one batch (a later cell wider than its column is written whole). A
+/// later row's error ends the table where it is (exit 1). `None` for EXPLAIN of a write.
+fn stream_table(
+    db: &Database,
+    args: &QueryArgs,
+    params: &Arc<Params>,
+    start: Instant,
+) -> Result<Option<ExitCode>, String> {
+    use std::io::Write;
+    let failed = |e: &CypherError| {
+        eprintln!("{}", show_error(args.text(), e));
+        Ok(Some(ExitCode::from(1)))
+    };
+    let stream = match db.engine().execute_read_streaming(db.read(), args.text(), params.clone(), None, 1) {
+        Ok(stream) => stream,
+        Err(e) if e.detail == "WriteInReadOnlyTransaction" => return Ok(None),
+        Err(e) => return failed(&e),
+    };
+    let (mut first, mut rest) = (stream.first, stream.rest);
+    while first.rows.len() < TABLE_SAMPLE_ROWS {
+        let Some(cursor) = rest.as_mut() else { break };
+        match cursor.next_batch() {
+            Ok(Some(batch)) => first.rows.extend(batch),
+            Ok(None) => rest = None,
+            Err(e) => return failed(&e),
+        }
+    }
+    let write_error = |e: std::io::Error| format!("writing the result: {e}");
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let Some(mut cursor) = rest else {
+        // All of it is here: laid out by every row, as a write's result is.
+        out.write_all(render(&first, Format::Table).as_bytes()).map_err(write_error)?;
+        if let Some(plan) = &first.plan {
+            out.write_all(plan.as_bytes()).map_err(write_error)?;
+        }
+        out.flush().map_err(write_error)?;
+        eprint!("{}", notifications(&first));
+        eprintln!("{}", summary(&first, start.elapsed()));
+        return Ok(Some(ExitCode::SUCCESS));
+    };
+    let (layout, cells) = format::TableLayout::fit(&first.columns, &first.rows);
+    let mut text = String::new();
+    layout.top(&mut text);
+    for row in &cells {
+        layout.row(row, &mut text);
+    }
+    drop(cells);
+    let mut count = first.rows.len();
+    first.rows = Vec::new();
+    loop {
+        out.write_all(text.as_bytes()).map_err(write_error)?;
+        text.clear();
+        match cursor.next_batch() {
+            Ok(Some(batch)) => {
+                count += batch.len();
+                layout.rows(&batch, &mut text);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                out.flush().map_err(write_error)?;
+                return failed(&e);
+            }
+        }
+    }
+    layout.bottom(&mut text);
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(write_error)?;
+    eprint!("{}", notifications(&first));
+    let plural = if count == 1 { "" } else { "s" };
+    eprintln!("{count} row{plural} ({:.2} ms)", start.elapsed().as_secs_f64() * 1e3);
+    Ok(Some(ExitCode::SUCCESS))
 }
 
 /// Prints a read-only statement's JSON or CSV result as its rows are produced, a batch at a time, so an export

@@ -163,6 +163,27 @@ fn query_exports_stream_and_stop_at_a_failing_row() {
     assert!(text(&out.stderr).contains("Create"), "{}", text(&out.stderr));
 }
 
+/// A table of more rows than its sample is laid out by its first 1,000 rows and streamed: every row is there,
+/// a later wider cell is written whole past its column, and the count is the whole one. A small table is laid
+/// out by all of its rows.
+#[test]
+fn long_tables_stream_laid_out_by_their_first_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let query = "UNWIND range(1, 2500) AS x RETURN x, CASE x WHEN 2000 THEN 'a wider value' ELSE 'b' END AS s";
+    let out = plexus(&["query", "--data", &db, query]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2500 + 4, "rules, header and every row");
+    assert_eq!(lines[1], "| x    | s   |", "widths from the first rows");
+    assert_eq!(lines[3 + 1999], "| 2000 | \"a wider value\" |");
+    assert_eq!(lines[3 + 2499], "| 2500 | \"b\" |");
+    assert!(text(&out.stderr).contains("2500 rows"), "{}", text(&out.stderr));
+    let out = plexus(&["query", "--data", &db, "UNWIND [1, 22] AS x RETURN x"]);
+    assert_eq!(text(&out.stdout), "+----+\n| x  |\n+----+\n| 1  |\n| 22 |\n+----+\n");
+}
+
 #[test]
 fn ctrl_c_stops_the_running_statement_rolls_it_back_and_ends_a_script() {
     use std::io::BufRead;
