@@ -466,6 +466,11 @@ impl Store {
         for (file, path) in [(&lock, &lock_path), (&dir_lock, &dir)] {
             locked(file.try_lock(), &dir, path)?;
         }
+        // A directory that takes no new files (its mode, a read-only mount) while its files stay writable would
+        // take commits until the log had to start a segment or a checkpoint had to be written: such a database is
+        // refused for writing at once, so that a caller opens it read-only (the command line does) instead.
+        let probe = dir.join(format!(".write-probe-{}", std::process::id()));
+        File::create(&probe).and_then(|_| std::fs::remove_file(&probe)).map_err(|e| StorageError::io(&dir, e))?;
         let db_id = if dir.join(META_FILE).exists() {
             read_meta(&dir)?
         } else {
