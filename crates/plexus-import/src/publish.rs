@@ -124,26 +124,9 @@ fn existing_dir(dir: &Path) -> Result<Option<PathBuf>, ImportError> {
     }
 }
 
-/// Removes the hidden siblings (`.NAME.importing-PID`) that imports into a new `dir` by processes that no longer
-/// run left behind. Best effort: what cannot be removed is left for the next attempt.
-fn remove_abandoned_beside(dir: &Path) {
-    let temp = Store::import_temp_dir(dir);
-    let (Some(parent), Some(name)) = (temp.parent(), temp.file_name().and_then(|n| n.to_str())) else { return };
-    let prefix = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    let Ok(entries) = std::fs::read_dir(if parent.as_os_str().is_empty() { Path::new(".") } else { parent }) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        if file_name.to_str().and_then(|n| n.strip_prefix(prefix)).is_some_and(process_gone) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// Cleans what interrupted imports into `dir` left, and refuses a target that holds anything else.
 pub(crate) fn prepare_target(dir: &Path, with_edge_lists: bool) -> Result<(), ImportError> {
-    remove_abandoned_beside(dir);
+    plexus_storage::store::remove_abandoned_imports(dir);
     let Some(real) = existing_dir(dir)? else { return Ok(()) };
     remove_abandoned_inside(&real)?;
     plexus_storage::Store::clear_unfinished_creation(&real)

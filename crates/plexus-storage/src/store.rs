@@ -271,9 +271,9 @@ fn import_temp_prefix(dir: &Path) -> (PathBuf, String) {
     (parent, format!(".{name}.importing-"))
 }
 
-/// Removes what imports into `dir` by processes that no longer run left behind (killed before they could
-/// clean up). Best effort: a directory that cannot be removed is left for the next attempt.
-fn remove_abandoned_imports(dir: &Path) {
+/// Removes what imports (and backups) into `dir` by processes that no longer run left behind (killed before they
+/// could clean up). Best effort: a directory that cannot be removed is left for the next attempt.
+pub fn remove_abandoned_imports(dir: &Path) {
     let (parent, prefix) = import_temp_prefix(dir);
     let Ok(entries) = std::fs::read_dir(&parent) else { return };
     for entry in entries.flatten() {
