@@ -94,3 +94,12 @@ pub fn busy(message: String, large: bool) -> Option<indicatif::ProgressBar> {
 
 /// Relationships above which a check or checkpoint is announced in a log.
 pub const LARGE: u64 = 10_000_000;
+
+/// A [`busy`] spinner that clears itself when dropped.
+pub struct Spinner(pub indicatif::ProgressBar);
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
