@@ -469,6 +469,12 @@ impl<'s> KeyPlan<'s> {
         let mut plan = KeyPlan { keys: Vec::new(), snapshot, declare: Vec::new() };
         for label in labels {
             let planned = planned.iter().find(|(l, _)| *l == label).map(|&(_, k)| k);
+            // The id column's property is one of the label's unique keys (not necessarily its first): rows are
+            // matched by it.
+            if let Some(key) = planned.filter(|&k| snapshot.has_unique_key(label, k)) {
+                plan.keys.push(Key { label, key, declared: None });
+                continue;
+            }
             if let Some(key) = snapshot.unique_key(label) {
                 if let Some(id) = planned.filter(|&k| k != key) {
                     let (l, k, id) = (
@@ -524,7 +530,7 @@ impl<'s> KeyPlan<'s> {
     fn existing(&self, key: &Key, value: &Value) -> Option<NodeId> {
         match &key.declared {
             Some(map) => map.get(value).copied(),
-            None => self.snapshot.node_by_key(key.label, value),
+            None => self.snapshot.node_by_unique(key.label, key.key, value),
         }
     }
 

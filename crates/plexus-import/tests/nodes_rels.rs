@@ -705,6 +705,33 @@ fn short_rows_are_counted_per_file() {
     assert_eq!((summary.nodes, summary.relationships), (3, 2));
 }
 
+/// An incremental import whose id column is a label's second unique key (not the first, the label's key)
+/// matches its rows to existing nodes by that key.
+#[test]
+fn incremental_rows_match_by_a_second_unique_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    {
+        let (store, _) = Store::open(&db).unwrap();
+        let mut tx = store.write();
+        let (p, email, id) = (tx.label("P"), tx.prop_key("email"), tx.prop_key("id"));
+        tx.declare_unique_key(p, email).unwrap();
+        tx.declare_unique_key(p, id).unwrap();
+        tx.create_node(&[p], vec![(id, Value::from("1")), (email, Value::from("a@x"))]).unwrap();
+        tx.commit().unwrap();
+    }
+    let nodes = write(tmp.path(), "n.csv", "id:ID,name\n1,Ann\n2,Bob\n");
+    let spec = GraphImport {
+        nodes: vec![NodeFiles { files: vec![nodes], labels: vec!["P".into()], ..Default::default() }],
+        mode: Mode::Incremental,
+        ..Default::default()
+    };
+    let summary = run(&db, &spec).unwrap();
+    assert_eq!((summary.nodes, summary.matched), (1, 1));
+    let (store, _) = Store::open(&db).unwrap();
+    assert_eq!(store.read().node_count(), 2);
+}
+
 /// What Neo4j's importer reads and a first version here refused or read differently: an id space no node file
 /// defines is a header error (with `--skip-bad-lines` it used to import nothing and succeed), spaces around
 /// numbers and booleans, any 64-bit value in an `int` column, spaces around a header's name and type, and a
