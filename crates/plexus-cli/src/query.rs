@@ -230,11 +230,6 @@ fn several_statements(query: &str) -> bool {
     crate::shell::take_statements(&mut buffer).len() > 1
 }
 
-/// Whether `query` compiles to a statement that only reads.
-fn reads_only(query: &str) -> bool {
-    plexus::cypher::Engine::new().access(query).ok() == Some(plexus::cypher::Access::Read)
-}
-
 pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     let text = statement_text(&args)?;
     let text = text.trim_end();
@@ -249,13 +244,19 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
         ));
     }
     args.query = Some(text);
-    let db = if !args.read_only && !args.data.exists() && reads_only(args.text()) {
+    let access = plexus::cypher::Engine::new().access(args.text());
+    let db = if !args.read_only && !args.data.exists() && !matches!(access, Ok(a) if a != plexus::cypher::Access::Read)
+    {
         // Like sqlite3, a database comes into being with its first write: a statement that only reads a path
-        // that does not exist (a mistyped one, most often) answers from an empty graph and leaves nothing behind.
-        eprintln!(
-            "plexus: no database at {}: the statement only reads, so it ran on an empty graph and nothing was created",
-            args.data.display()
-        );
+        // that does not exist (a mistyped one, most often) answers from an empty graph and leaves nothing behind,
+        // and so does one that does not compile (its error is what it answers).
+        if access.is_ok() {
+            eprintln!(
+                "plexus: no database at {}: the statement only reads, so it ran on an empty graph and nothing was \
+                 created",
+                args.data.display()
+            );
+        }
         Database::in_memory()
     } else {
         crate::open(&args.data, args.read_only)?

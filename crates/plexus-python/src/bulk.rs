@@ -333,7 +333,8 @@ pub fn import_edges<'py>(
     let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
     let names = (label, key, rel_type, "weight");
     let loaded = py.detach(|| load(db, number_ints(s, d)?, w.map(Cow::Borrowed), names, interrupt));
-    if let Some(raised) = crate::database::take_raised() {
+    // A signal pending since the last check (during the commit) is answered here too, not raised on return.
+    if let Some(raised) = crate::database::take_raised().or_else(|| py.check_signals().err()) {
         if loaded.is_err() {
             return Err(raised);
         }

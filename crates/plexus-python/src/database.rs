@@ -299,7 +299,8 @@ impl Database {
     /// it fails) and returns its :class:`Result`. ``parameters`` maps names used as ``$name`` to values.
     ///
     /// A statement whose commit meets a write conflict (another thread wrote the same data first) runs again by
-    /// itself, for up to two seconds, before :class:`ConflictError` is raised; statements that commit in parts
+    /// itself, taking turns with the other statements that did, before :class:`ConflictError` is raised (after
+    /// 60 s waiting for its turn or 2 s of reruns in it); statements that commit in parts
     /// (``CALL { } IN TRANSACTIONS``) are not run again. In :meth:`transaction` the conflict is the caller's to
     /// retry.
     #[pyo3(signature = (query, parameters=None))]

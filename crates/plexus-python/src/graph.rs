@@ -624,7 +624,10 @@ impl Graph {
 /// result stands with a warning, since raising would tell the caller nothing was written and a rerun would write
 /// it twice.
 fn committed_unless_raised<T>(py: Python<'_>, out: Result<T, crate::errors::Failure>, what: &str) -> PyResult<T> {
-    if let Some(raised) = crate::database::take_raised() {
+    // A signal that came after the last check (during the commit) is still pending: taken here, it is this
+    // call's to answer, instead of Python raising it as the call returns and losing the committed result.
+    let raised = crate::database::take_raised().or_else(|| py.check_signals().err());
+    if let Some(raised) = raised {
         if out.is_err() {
             return Err(raised);
         }

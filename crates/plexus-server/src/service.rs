@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use plexus::cypher::ReadCursor;
-use plexus::cypher::{Access, ConflictReruns, ErrorKind, Interrupt};
+use plexus::cypher::{Access, ErrorKind, Interrupt};
 use plexus::{CypherError, Database, Params, QueryResult, ReadTxn, WriteTxn};
 
 use crate::auth::{Auth, Role};
@@ -517,7 +517,7 @@ impl Service {
             )
         };
         // The whole result is held before the commit, so a statement whose commit meets a write conflict can run
-        // again without anyone having seen its rows (`ConflictReruns`).
+        // again without anyone having seen its rows (`plexus::cypher::ConflictReruns`).
         let run = || -> Result<_, ServerError> {
             let mut tx = self.db.write();
             let result =
@@ -527,13 +527,9 @@ impl Service {
             Ok((result, version))
         };
         let reruns = engine.reruns_on_conflict(query);
-        let mut pauses = ConflictReruns::default();
-        let (result, version) = loop {
-            match run() {
-                Err(e) if reruns && e.code == OUTDATED && interrupt.check().is_ok() && pauses.wait() => {}
-                other => break other?,
-            }
-        };
+        let interrupted = || interrupt.check().is_err();
+        let (result, version) =
+            engine.rerun_on_conflict(reruns, interrupted, |e: &ServerError| e.code == OUTDATED, run)?;
         self.metrics.transactions_committed.fetch_add(1, Ordering::Relaxed);
         let query_type = if access == Access::Schema { "s" } else { write_query_type(&result) };
         Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type })

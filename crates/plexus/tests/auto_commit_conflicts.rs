@@ -75,3 +75,37 @@ fn a_statement_calling_a_program_procedure_reports_its_conflict() {
     assert_eq!(counter(&db), succeeded as i64);
     assert_eq!(failed + succeeded, THREADS * INCREMENTS);
 }
+
+/// Statements that take milliseconds, from more threads than cores, all writing one node: their reruns take
+/// turns, so they complete at the rate one statement runs instead of each losing its rerun to the next.
+#[test]
+fn slow_contended_statements_take_turns_and_all_land() {
+    let db = Arc::new(Database::in_memory());
+    db.execute("CREATE (:Counter {n: 0})", &Params::new()).unwrap();
+    let query = "MATCH (c:Counter) WITH c, reduce(s = 0, x IN range(1, $work) | s + x) AS z SET c.n = c.n + 1";
+    // About 5 ms a statement on this machine and build.
+    let mut work = 10_000i64;
+    loop {
+        let params = Params::from([("work".to_string(), Value::Int(work))]);
+        let started = std::time::Instant::now();
+        db.execute(query, &params).unwrap();
+        if started.elapsed() >= std::time::Duration::from_millis(5) || work > 10_000_000 {
+            break;
+        }
+        work *= 2;
+    }
+    let before = counter(&db);
+    const CLIENTS: usize = 64;
+    std::thread::scope(|scope| {
+        for _ in 0..CLIENTS {
+            let db = db.clone();
+            scope.spawn(move || {
+                let params = Params::from([("work".to_string(), Value::Int(work))]);
+                for _ in 0..3 {
+                    db.execute(query, &params).expect("every statement lands");
+                }
+            });
+        }
+    });
+    assert_eq!(counter(&db), before + (CLIENTS * 3) as i64);
+}
