@@ -720,6 +720,13 @@ impl WriteTxn {
         Ok(version)
     }
 
+    /// Discards what the transaction did and goes on in a new transaction from the newest state: after a part of
+    /// a statement that commits in parts failed to commit (a conflict), the statement's next part starts afresh.
+    pub fn restart(&mut self) {
+        let shared = self.shared.clone();
+        *self = Shared::begin_write(&shared);
+    }
+
     /// Discards the transaction (the same as dropping it).
     pub fn rollback(self) {}
 }

@@ -109,3 +109,40 @@ fn slow_contended_statements_take_turns_and_all_land() {
     });
     assert_eq!(counter(&db), before + (CLIENTS * 3) as i64);
 }
+
+/// A part of `CALL { } IN TRANSACTIONS ... ON ERROR CONTINUE` whose commit meets a write conflict fails as a part
+/// whose row failed: reported with `committed: false`, and the statement goes on in a new transaction. (The
+/// procedure commits a write to the same node from another transaction while each part runs.)
+#[test]
+fn a_conflicting_part_under_on_error_continue_is_reported_and_skipped() {
+    let db = Arc::new(Database::in_memory());
+    db.execute("CREATE (:X {n: 0})", &Params::new()).unwrap();
+    let other = Arc::downgrade(&db);
+    let signature = ProcedureSignature {
+        name: "test.interfere".into(),
+        outputs: vec![("ok".into(), ParamType::Integer)],
+        ..Default::default()
+    };
+    db.register_procedure(signature, move |_| {
+        let db = other.upgrade().expect("the database is open");
+        db.execute("MATCH (x:X) SET x.n = x.n + 100", &Params::new()).expect("the interfering write commits");
+        Ok(vec![vec![Value::Int(1)]])
+    });
+    let query = "UNWIND [1, 2, 3] AS i \
+                 CALL (i) { CALL test.interfere() YIELD ok MATCH (x:X) SET x.n = x.n + 1 } \
+                 IN TRANSACTIONS OF 1 ROW ON ERROR CONTINUE REPORT STATUS AS s \
+                 RETURN i, s.committed AS committed, s.errorMessage IS NOT NULL AS failed";
+    let result = db.execute(query, &Params::new()).expect("the statement goes on past the conflicts");
+    for row in &result.rows {
+        assert_eq!(row[1..], [ResultValue::Bool(false), ResultValue::Bool(true)], "{row:?}");
+    }
+    assert_eq!(result.rows.len(), 3);
+    assert_eq!(counter_of(&db, "X"), 300, "only the interfering writes landed");
+}
+
+fn counter_of(db: &Database, label: &str) -> i64 {
+    match db.execute(&format!("MATCH (c:{label}) RETURN c.n"), &Params::new()).unwrap().rows[0][0] {
+        ResultValue::Int(n) => n,
+        ref other => panic!("an integer, got {other:?}"),
+    }
+}

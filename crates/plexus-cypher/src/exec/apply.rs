@@ -139,9 +139,21 @@ impl<'p> Apply<'p> {
             return Ok(());
         }
         let id = Value::string(format!("part-{}", self.parts + 1));
-        let failure = self.failure.take();
+        let mut failure = self.failure.take();
         if failure.is_none() {
-            ctx.commit_part()?;
+            match ctx.commit_part() {
+                Ok(()) => {}
+                // A part whose commit met a write conflict failed as a part whose row failed does (ON ERROR
+                // CONTINUE, BREAK, REPORT STATUS); its transaction was replaced by a new one.
+                Err(e) if self.catches() && e.is_retryable() => {
+                    if let Some((_, stats, deleted)) = self.start.take() {
+                        ctx.stats = stats;
+                        ctx.deleted = deleted;
+                    }
+                    failure = Some(e.message.clone());
+                }
+                Err(e) => return Err(e),
+            }
         }
         let status = status(true, failure.is_none(), id, failure.as_deref());
         let failed = failure.is_some();

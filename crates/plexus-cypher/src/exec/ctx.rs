@@ -171,7 +171,14 @@ impl<'a> Ctx<'a> {
             Graph::Write(_) if self.may_commit_parts => {
                 super::update::settle_deletions(self)?;
                 let tx = self.tx()?;
-                tx.commit_and_continue().map_err(CypherError::from)?;
+                if let Err(e) = tx.commit_and_continue() {
+                    // A conflict leaves the part uncommitted: the statement goes on (if it catches failures) in
+                    // a new transaction, not in the one that failed.
+                    if e.is_retryable() {
+                        tx.restart();
+                    }
+                    return Err(e.into());
+                }
                 // What was deleted is gone from the transaction that goes on, as from any later one: a row
                 // still holding a deleted node reads it as missing (null properties), as in Neo4j, rather than
                 // as deleted by this transaction (an error).
