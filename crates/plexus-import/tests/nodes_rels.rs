@@ -680,6 +680,13 @@ fn a_later_file_with_another_header_is_refused() {
     };
     let err = run(&db, &spec).unwrap_err();
     assert!(err.contains("r2.csv: line 1") && err.contains(":START_ID"), "{err}");
+    // A quoted field is data whatever it says; the header again with spaces or quotes around its names is the
+    // header again.
+    let d = write(tmp.path(), "d.csv", "4,\"x:ID\"\n");
+    let e = write(tmp.path(), "e.csv", "\"id:ID\", name \n5,Eve\n");
+    let a = tmp.path().join("a.csv");
+    let summary = run(&db, &GraphImport { nodes: nodes(vec![a, d, e]), ..Default::default() }).unwrap();
+    assert_eq!((summary.nodes, summary.repeated_headers.len()), (3, 1));
 }
 
 /// Rows with fewer fields than the header read their last columns as absent (as Neo4j's importer does), and

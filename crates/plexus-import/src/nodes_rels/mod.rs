@@ -167,10 +167,15 @@ fn header_of(
 
 /// Where the data of a group's later file starts: past a byte-order mark, and past its first line when that
 /// repeats the group's header line (files split from one with the header kept in each, whose header would
-/// otherwise become a row of column names). A first line that differs from the header but has one of the
-/// header-only column markers (`:ID`, `:START_ID`, ...) is refused: it is the header of another kind of file,
-/// whose rows would be read under the wrong columns.
-fn later_file_start(first: &Input, data_start: usize, input: &Input) -> Result<(usize, u64), (PathBuf, BadLine)> {
+/// otherwise become a row of column names; fields compare without the spaces and quotes around them). A first
+/// line with an unquoted field that is a header-only column (`x:ID`, `:START_ID(P)`, `:LABEL`, ...) is refused:
+/// it is the header of another kind of file, whose rows would be read under the wrong columns.
+fn later_file_start(
+    first: &Input,
+    data_start: usize,
+    input: &Input,
+    delimiter: u8,
+) -> Result<(usize, u64), (PathBuf, BadLine)> {
     const BOM: &[u8] = b"\xEF\xBB\xBF";
     let line_of = |bytes: &[u8], from: usize, to: usize| {
         let line = &bytes[from..to];
@@ -182,13 +187,16 @@ fn later_file_start(first: &Input, data_start: usize, input: &Input) -> Result<(
     let start = if bytes.starts_with(BOM) { 3 } else { 0 };
     let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p + 1);
     let line = line_of(bytes, start, end);
-    if !header.is_empty() && line == header {
+    let (header_fields, fields) = (header_fields(&header, delimiter), header_fields(&line, delimiter));
+    let names = |fields: &[(Vec<u8>, bool)]| fields.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>();
+    if !header.is_empty() && names(&fields) == names(&header_fields) {
         return Ok((end, 2));
     }
-    if let Some(marker) = header_marker(&line) {
+    if let Some(marker) = fields.iter().find_map(|(field, quoted)| if *quoted { None } else { header_marker(field) }) {
         let message = format!(
-            "the first line has the header column {marker} but is not the header of {}, the group's first file, \
-             whose header every file of a group shares; import a file with another header in an argument of its own",
+            "the first line has the header column {marker} but is not the header of {}, the group's first file \
+             (a group's files share its first file's header: import a file with another header in an argument \
+             of its own)",
             first.path.display()
         );
         let text = String::from_utf8_lossy(&line).into_owned();
@@ -197,15 +205,36 @@ fn later_file_start(first: &Input, data_start: usize, input: &Input) -> Result<(
     Ok((start, 1))
 }
 
-/// The first column marker that only a header has (`:ID`, `:START_ID`, `:END_ID`, `:TYPE`, `:LABEL`, with an id
-/// space after the id ones) in `line`, if any.
-fn header_marker(line: &[u8]) -> Option<&'static str> {
+/// A header line's fields split at `delimiter`, each without the spaces and the quotes around it, and whether it
+/// was quoted. (A rough split: enough to compare headers, whose names hold no delimiters.)
+fn header_fields(line: &[u8], delimiter: u8) -> Vec<(Vec<u8>, bool)> {
+    line.split(|&b| b == delimiter)
+        .map(|field| {
+            let field = field.trim_ascii();
+            match field.strip_prefix(b"\"").and_then(|f| f.strip_suffix(b"\"")) {
+                Some(inner) => (inner.trim_ascii().to_vec(), true),
+                None => (field.to_vec(), false),
+            }
+        })
+        .collect()
+}
+
+/// The column marker that only a header has, when `field` is such a column: `name:ID`, `:START_ID`, `:END_ID`
+/// (each with an id space in parentheses or not), `:TYPE` or `:LABEL`.
+fn header_marker(field: &[u8]) -> Option<&'static str> {
     const MARKERS: [&str; 5] = [":START_ID", ":END_ID", ":ID", ":TYPE", ":LABEL"];
+    let without_space = match field.strip_suffix(b")") {
+        Some(open) => open.iter().rposition(|&b| b == b'(').map_or(field, |at| &field[..at]),
+        None => field,
+    };
     MARKERS.into_iter().find(|marker| {
         let m = marker.as_bytes();
-        line.windows(m.len()).enumerate().any(|(at, w)| {
-            w == m && line.get(at + m.len()).is_none_or(|&next| !(next.is_ascii_alphanumeric() || next == b'_'))
-        })
+        let ids = marker.ends_with("ID");
+        if ids {
+            without_space.ends_with(m)
+        } else {
+            field.ends_with(m)
+        }
     })
 }
 
@@ -558,7 +587,11 @@ pub fn parse_node_group<'a>(
     };
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("nodes {}", input.path.display()));
-        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input)? };
+        let (start, line) = if n == 0 {
+            (data_start, data_line)
+        } else {
+            later_file_start(first, data_start, input, options.delimiter)?
+        };
         if n > 0 && line == 2 {
             group.repeated_headers.push(input.path.clone());
         }

@@ -91,7 +91,11 @@ pub fn parse_rel_group(
     for (n, input) in inputs.iter().enumerate() {
         progress.phase(format!("relationships {}", input.path.display()));
         all.files.push((all.src.len(), input.path.clone()));
-        let (start, line) = if n == 0 { (data_start, data_line) } else { later_file_start(first, data_start, input)? };
+        let (start, line) = if n == 0 {
+            (data_start, data_line)
+        } else {
+            later_file_start(first, data_start, input, options.delimiter)?
+        };
         if n > 0 && line == 2 {
             all.repeated_headers.push(input.path.clone());
         }
