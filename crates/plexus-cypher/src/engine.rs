@@ -162,6 +162,18 @@ impl Engine {
                     return Ok(explained(plan, &Ctx::read(&snapshot, params, plan.width)));
                 }
                 if plan.writes {
+                    // Retrying the whole of a statement that committed parts would repeat them.
+                    let parts_stay = |e: CypherError| {
+                        if !plan.commits_in_parts || !e.is_retryable() {
+                            return e;
+                        }
+                        let message = format!(
+                            "{} (the parts of CALL {{ }} IN TRANSACTIONS committed before it stay committed, and \
+                             running the statement again repeats them)",
+                            e.message
+                        );
+                        CypherError::new(ErrorKind::ExecutionFailed, Phase::Runtime, "", message)
+                    };
                     self.rerun_on_conflict(plan.reruns_on_conflict, stopped, CypherError::is_retryable, || {
                         let mut tx = store.write();
                         let mut ctx = Ctx::write(&mut tx, params, plan.width);
@@ -170,6 +182,7 @@ impl Engine {
                         tx.commit()?;
                         Ok(result)
                     })
+                    .map_err(parts_stay)
                 } else {
                     let snapshot: ReadTxn = store.read();
                     run(plan, statement.mode, Ctx::read(&snapshot, params, plan.width), interrupt)

@@ -31,6 +31,9 @@ pub enum ErrorKind {
     ReadOnlyDatabase,
     /// A file `LOAD CSV` names cannot be read (missing, not allowed, not CSV text).
     ExternalResource,
+    /// A statement that commits in parts (`CALL { } IN TRANSACTIONS`) failed after some parts committed: not
+    /// to be retried whole, since running it again repeats them.
+    ExecutionFailed,
 }
 
 impl ErrorKind {
@@ -48,6 +51,7 @@ impl ErrorKind {
             ErrorKind::ConstraintValidationFailed => "ConstraintValidationFailed",
             ErrorKind::ProcedureError => "ProcedureError",
             ErrorKind::ExternalResource => "ExternalResourceFailed",
+            ErrorKind::ExecutionFailed => "ExecutionFailed",
             ErrorKind::Conflict => "TransientError",
             ErrorKind::Storage => "DatabaseError",
             ErrorKind::Timeout => "TransactionTimedOut",

@@ -150,6 +150,7 @@ impl From<CypherError> for ServerError {
             ErrorKind::MemoryLimit => "Neo.ClientError.General.TransactionOutOfMemoryError",
             ErrorKind::ReadOnlyDatabase => "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase",
             ErrorKind::ExternalResource => "Neo.ClientError.Statement.ExternalResourceFailed",
+            ErrorKind::ExecutionFailed => "Neo.ClientError.Statement.ExecutionFailed",
         };
         ServerError { code, message: e.to_string() }
     }

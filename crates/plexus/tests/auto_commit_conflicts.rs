@@ -146,3 +146,32 @@ fn counter_of(db: &Database, label: &str) -> i64 {
         ref other => panic!("an integer, got {other:?}"),
     }
 }
+
+/// Without ON ERROR CONTINUE, such a conflict stops the statement, and since its earlier parts stay committed
+/// the error is not a retryable conflict (retrying the statement would repeat them).
+#[test]
+fn a_conflict_stopping_a_statement_that_committed_parts_is_not_retryable() {
+    let db = Arc::new(Database::in_memory());
+    db.execute("CREATE (:X {n: 0})", &Params::new()).unwrap();
+    let other = Arc::downgrade(&db);
+    let signature = ProcedureSignature {
+        name: "test.interfere_late".into(),
+        inputs: vec![("i".into(), ParamType::Integer)],
+        outputs: vec![("ok".into(), ParamType::Integer)],
+        ..Default::default()
+    };
+    db.register_procedure(signature, move |args| {
+        if args[0] == Value::Int(2) {
+            let db = other.upgrade().expect("the database is open");
+            db.execute("MATCH (x:X) SET x.n = x.n + 100", &Params::new()).expect("the interfering write commits");
+        }
+        Ok(vec![vec![Value::Int(1)]])
+    });
+    let query = "UNWIND [1, 2, 3] AS i \
+                 CALL (i) { CALL test.interfere_late(i) YIELD ok MATCH (x:X) SET x.n = x.n + 1 } \
+                 IN TRANSACTIONS OF 1 ROW";
+    let e = db.execute(query, &Params::new()).expect_err("the second part conflicts");
+    assert!(!e.is_retryable(), "{e}");
+    assert_eq!(e.kind, plexus::cypher::ErrorKind::ExecutionFailed, "{e}");
+    assert_eq!(counter_of(&db, "X"), 101, "the first part and the interfering write stay");
+}
