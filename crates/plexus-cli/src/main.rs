@@ -188,9 +188,7 @@ pub(crate) fn open(data: &PathBuf, read_only: bool) -> Result<Database, String> 
             data.display()
         ));
     }
-    let opening = opening(data);
-    let opened = Database::open(data);
-    drop(opening);
+    let opened = opening(data, || Database::open(data));
     match opened {
         Err(plexus::Error::Io { path, source }) if !created && not_writable(&source) => {
             let db = open_read_only(data)?;
@@ -220,9 +218,7 @@ fn not_writable(e: &std::io::Error) -> bool {
 /// the files as they are, and a database on read-only media or owned by another user still opens.
 fn open_read_only(data: &PathBuf) -> Result<Database, String> {
     require_database(data)?;
-    let opening = opening(data);
-    let opened = Database::open_read_only(data);
-    drop(opening);
+    let opened = opening(data, || Database::open_read_only(data));
     report_recovery(data, opened)
 }
 
@@ -230,20 +226,24 @@ fn open_read_only(data: &PathBuf) -> Result<Database, String> {
 /// some seconds per hundred megabytes.
 const LARGE_CHECKPOINT_BYTES: u64 = 64 << 20;
 
-/// A spinner (on a terminal; else one line) while a database with a large checkpoint opens, which would
-/// otherwise look like a hang.
-fn opening(data: &Path) -> Option<progress::Spinner> {
-    let bytes: u64 = std::fs::read_dir(data)
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("checkpoint-"))
-        .filter_map(|e| e.metadata().ok().map(|m| m.len()))
-        .max()?;
-    if bytes < LARGE_CHECKPOINT_BYTES {
-        return None;
-    }
-    let message = format!("plexus: opening {} (a checkpoint of {} MB to load)", data.display(), bytes >> 20);
-    progress::busy(message, true).map(progress::Spinner)
+/// Runs `open` (opening the database in `data`) under a spinner (on a terminal; else one line) when its
+/// checkpoint is large, since that would otherwise look like a hang.
+fn opening<T>(data: &Path, open: impl FnOnce() -> T) -> T {
+    let bytes = std::fs::read_dir(data)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("checkpoint-"))
+                .filter_map(|e| e.metadata().ok().map(|m| m.len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    let _spinner = (bytes >= LARGE_CHECKPOINT_BYTES).then(|| {
+        let message = format!("plexus: opening {} (a checkpoint of {} MB to load)", data.display(), bytes >> 20);
+        progress::busy(message, true).map(progress::Spinner)
+    });
+    open()
 }
 
 /// Commands that inspect or maintain a database must not create one where there was none and report it as fine.
@@ -338,9 +338,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let start = Instant::now();
             require_database(&data)?;
             // Read-only: a check reports what is on disk and repairs nothing (opening for writing does that).
-            let opening = opening(&data);
-            let opened = Database::open_read_only(&data);
-            drop(opening);
+            let opened = opening(&data, || Database::open_read_only(&data));
             let db = match opened {
                 Ok(db) => db,
                 // Damage that keeps the database from opening is what `check` is for: status 1, like the rest.

@@ -244,9 +244,9 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
         ));
     }
     args.query = Some(text);
-    let access = plexus::cypher::Engine::new().access(args.text());
-    let db = if !args.read_only && !args.data.exists() && !matches!(access, Ok(a) if a != plexus::cypher::Access::Read)
-    {
+    // Compiled here only for a path that does not exist, whose database would be created by opening it.
+    let missing = (!args.read_only && !args.data.exists()).then(|| plexus::cypher::Engine::new().access(args.text()));
+    let db = if let Some(access) = missing.filter(|a| !matches!(a, Ok(a) if *a != plexus::cypher::Access::Read)) {
         // Like sqlite3, a database comes into being with its first write: a statement that only reads a path
         // that does not exist (a mistyped one, most often) answers from an empty graph and leaves nothing behind,
         // and so does one that does not compile (its error is what it answers).
@@ -291,11 +291,28 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => {
-            eprintln!("{}", show_error(args.text(), &e));
-            Ok(ExitCode::from(1))
-        }
+        Err(e) => Ok(failed(&args, &e)),
     }
+}
+
+/// A read-only statement's rows as a stream; `Err(None)` for EXPLAIN of a write, which has no rows to stream
+/// (the caller explains it as any statement), and `Err(Some(status))` when it fails to start (said on stderr).
+fn read_stream(
+    db: &Database,
+    args: &QueryArgs,
+    params: &Arc<Params>,
+) -> Result<plexus::cypher::ReadStream, Option<ExitCode>> {
+    match db.engine().execute_read_streaming(db.read(), args.text(), params.clone(), None, 1) {
+        Ok(stream) => Ok(stream),
+        Err(e) if e.detail == "WriteInReadOnlyTransaction" => Err(None),
+        Err(e) => Err(Some(failed(args, &e))),
+    }
+}
+
+/// Says `e` on stderr, with where in the statement it is: exit status 1.
+fn failed(args: &QueryArgs, e: &CypherError) -> ExitCode {
+    eprintln!("{}", show_error(args.text(), e));
+    ExitCode::from(1)
 }
 
 /// Rows a streamed table is laid out by: its columns are as wide as their widest cell among these (as
@@ -313,14 +330,10 @@ fn stream_table(
     start: Instant,
 ) -> Result<Option<ExitCode>, String> {
     use std::io::Write;
-    let failed = |e: &CypherError| {
-        eprintln!("{}", show_error(args.text(), e));
-        Ok(Some(ExitCode::from(1)))
-    };
-    let stream = match db.engine().execute_read_streaming(db.read(), args.text(), params.clone(), None, 1) {
+    let failed = |e: &CypherError| Ok(Some(failed(args, e)));
+    let stream = match read_stream(db, args, params) {
         Ok(stream) => stream,
-        Err(e) if e.detail == "WriteInReadOnlyTransaction" => return Ok(None),
-        Err(e) => return failed(&e),
+        Err(code) => return Ok(code),
     };
     let (mut first, mut rest) = (stream.first, stream.rest);
     while first.rows.len() < TABLE_SAMPLE_ROWS {
@@ -381,13 +394,9 @@ fn stream_table(
 /// for EXPLAIN of a write, which has no rows to stream: the caller explains it as any statement.
 fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Option<ExitCode>, String> {
     use std::io::Write;
-    let stream = match db.engine().execute_read_streaming(db.read(), args.text(), params.clone(), None, 1) {
+    let stream = match read_stream(db, args, params) {
         Ok(stream) => stream,
-        Err(e) if e.detail == "WriteInReadOnlyTransaction" => return Ok(None),
-        Err(e) => {
-            eprintln!("{}", show_error(args.text(), &e));
-            return Ok(Some(ExitCode::from(1)));
-        }
+        Err(code) => return Ok(code),
     };
     let first = stream.first;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -409,8 +418,7 @@ fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Optio
                 Ok(None) => break,
                 Err(e) => {
                     out.flush().map_err(write_error)?;
-                    eprintln!("{}", show_error(args.text(), &e));
-                    return Ok(Some(ExitCode::from(1)));
+                    return Ok(Some(failed(args, &e)));
                 }
             }
         }

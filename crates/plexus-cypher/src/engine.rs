@@ -167,11 +167,7 @@ impl Engine {
                         if !plan.commits_in_parts || !e.is_retryable() {
                             return e;
                         }
-                        let message = format!(
-                            "{} (the parts of CALL {{ }} IN TRANSACTIONS committed before it stay committed, and \
-                             running the statement again repeats them)",
-                            e.message
-                        );
+                        let message = format!("{} ({PARTS_STAY})", e.message);
                         CypherError::new(ErrorKind::ExecutionFailed, Phase::Runtime, "", message)
                     };
                     self.rerun_on_conflict(plan.reruns_on_conflict, stopped, CypherError::is_retryable, || {
@@ -191,6 +187,11 @@ impl Engine {
         }
     }
 }
+
+/// What a statement that committed parts of `CALL { } IN TRANSACTIONS` before failing says of them.
+pub const PARTS_STAY: &str =
+    "the parts of CALL { } IN TRANSACTIONS committed before it stay committed, and running the statement again \
+     repeats them";
 
 /// How an auto-commit statement that meets a write conflict runs again. A statement that fails only because a
 /// concurrent commit wrote the same data first runs again on a newer snapshot: nobody saw the failed run's
@@ -219,7 +220,7 @@ impl ConflictReruns {
     pub const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
     /// Waits before the next run in a turn, or returns false when the time for reruns is over.
-    pub fn wait(&mut self) -> bool {
+    fn wait(&mut self) -> bool {
         if self.started.elapsed() >= Self::FOR {
             return false;
         }

@@ -32,7 +32,7 @@ pub mod value;
 use std::collections::BTreeMap;
 
 pub use cursor::{ReadCursor, ReadStream};
-pub use engine::{Access, ConflictReruns, Engine};
+pub use engine::{Access, ConflictReruns, Engine, PARTS_STAY};
 pub use error::{CypherError, ErrorKind, Phase, Position, Result};
 pub use expr::MAX_VALUE_NESTING;
 pub use files::FileAccess;

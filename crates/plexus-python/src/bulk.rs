@@ -333,17 +333,8 @@ pub fn import_edges<'py>(
     let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
     let names = (label, key, rel_type, "weight");
     let loaded = py.detach(|| load(db, number_ints(s, d)?, w.map(Cow::Borrowed), names, interrupt));
-    // A signal pending since the last check (during the commit) is answered here too, not raised on return.
-    if let Some(raised) = crate::database::take_raised().or_else(|| py.check_signals().err()) {
-        if loaded.is_err() {
-            return Err(raised);
-        }
-        // The interrupt came after the load had committed: raising it would tell the caller nothing was loaded,
-        // and running the call again would load every edge twice. The result stands, with a warning.
-        let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-        PyErr::warn(py, &warning, c"import_edges had committed when it was interrupted: the edges are loaded", 1)?;
-    }
-    loaded_dict(py, &loaded?)
+    let warning = c"import_edges had committed when it was interrupted: the edges are loaded";
+    loaded_dict(py, &crate::database::committed_unless_raised(py, loaded, warning)?)
 }
 
 /// Options of `Database.import_csv`.

@@ -4,6 +4,7 @@
 //! parallel. Locks that a detached thread may hold are only ever taken while detached too, so no thread can
 //! wait for one while holding the GIL that the holder needs to return.
 
+use std::ffi::CStr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -135,6 +136,22 @@ impl Handle {
 /// What a signal handler raised while this thread's query ran, if it stopped the query.
 pub(crate) fn take_raised() -> Option<PyErr> {
     RAISED.with_borrow_mut(Option::take)
+}
+
+/// The outcome of a write that may have been interrupted (closing the database, Ctrl-C) by a call that is not a
+/// query (`import_edges`, the graph view's writes): what the signal handler raised (KeyboardInterrupt) if the
+/// write stopped before committing; if it had committed, its result stands with `warning`, since raising would
+/// tell the caller nothing was written and a rerun would write it twice.
+pub(crate) fn committed_unless_raised<T>(py: Python<'_>, out: Result<T, Failure>, warning: &CStr) -> PyResult<T> {
+    // A signal that came after the last check (during the commit) is still pending: taken here, it is this
+    // call's to answer, instead of Python raising it as the call returns and losing the committed result.
+    if let Some(raised) = take_raised().or_else(|| py.check_signals().err()) {
+        if out.is_err() {
+            return Err(raised);
+        }
+        PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), warning, 1)?;
+    }
+    Ok(out?)
 }
 
 impl Drop for Handle {

@@ -580,7 +580,11 @@ impl Graph {
         let index = self.index.read().clone();
         let interrupt = db.own_interrupt();
         let out = py.detach(|| crate::bulk::upsert(&db, s, d, w, names, index.as_deref(), Some(&interrupt)));
-        let out = committed_unless_raised(py, out, "upsert_edges")?;
+        let out = crate::database::committed_unless_raised(
+            py,
+            out,
+            c"upsert_edges had committed when it was interrupted: the change stands",
+        )?;
         self.adopt(out.start, out.version, &out.nodes);
         let dict = PyDict::new(py);
         dict.set_item("created", out.counts.created)?;
@@ -601,7 +605,11 @@ impl Graph {
         let index = self.index.read().clone();
         let interrupt = db.own_interrupt();
         let out = py.detach(|| crate::bulk::remove(&db, s, d, names, index.as_deref(), Some(&interrupt)));
-        let out = committed_unless_raised(py, out, "remove_edges")?;
+        let out = crate::database::committed_unless_raised(
+            py,
+            out,
+            c"remove_edges had committed when it was interrupted: the change stands",
+        )?;
         self.adopt(out.start, out.version, &[]);
         Ok(out.removed)
     }
@@ -617,25 +625,4 @@ impl Graph {
         let ty = self.rel_type.as_deref().map_or("all types".to_string(), |t| format!(":{t}"));
         format!("Graph(:{}({}), {}, weight={:?})", self.label, self.key, ty, self.weight)
     }
-}
-
-/// The outcome of a graph view's write that may have been interrupted (closing the database, Ctrl-C): what the
-/// signal handler raised (KeyboardInterrupt) if the write stopped before committing; if it had committed, its
-/// result stands with a warning, since raising would tell the caller nothing was written and a rerun would write
-/// it twice.
-fn committed_unless_raised<T>(py: Python<'_>, out: Result<T, crate::errors::Failure>, what: &str) -> PyResult<T> {
-    // A signal that came after the last check (during the commit) is still pending: taken here, it is this
-    // call's to answer, instead of Python raising it as the call returns and losing the committed result.
-    let raised = crate::database::take_raised().or_else(|| py.check_signals().err());
-    if let Some(raised) = raised {
-        if out.is_err() {
-            return Err(raised);
-        }
-        let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-        let message =
-            std::ffi::CString::new(format!("{what} had committed when it was interrupted: the change stands"))
-                .expect("no NUL in the message");
-        PyErr::warn(py, &warning, &message, 1)?;
-    }
-    Ok(out?)
 }

@@ -508,14 +508,7 @@ impl Service {
             // Not a transient error to retry: the parts committed before the failure stay, and a retry repeats
             // them. A client error keeps its own code (an ArithmeticError is one here as in Neo4j).
             let code = if e.is_transient() { "Neo.ClientError.Statement.ExecutionFailed" } else { e.code };
-            ServerError::new(
-                code,
-                format!(
-                    "{} ({}; the parts of CALL {{ }} IN TRANSACTIONS committed before it stay committed, and running \
-                     the statement again repeats them)",
-                    e.message, e.code
-                ),
-            )
+            ServerError::new(code, format!("{} ({}; {})", e.message, e.code, plexus::cypher::PARTS_STAY))
         };
         // The whole result is held before the commit, so a statement whose commit meets a write conflict can run
         // again without anyone having seen its rows (`plexus::cypher::ConflictReruns`).

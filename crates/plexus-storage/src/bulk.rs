@@ -101,6 +101,18 @@ pub enum PackedRelProps {
     Floats { key: PropKeyId, ids: Vec<u64>, values: Vec<f64> },
 }
 
+impl PackedRelProps {
+    /// The properties as a map per relationship.
+    pub fn into_maps(self) -> Vec<(u64, Option<PropMap>)> {
+        match self {
+            PackedRelProps::Maps(maps) => maps,
+            PackedRelProps::Floats { key, ids, values } => {
+                ids.into_iter().zip(values).map(|(id, f)| (id, Some(PropMap::single(key, Value::Float(f))))).collect()
+            }
+        }
+    }
+}
+
 /// [`build_state`] for relationships given packed, with the properties of those that have any, sorted by id.
 pub fn build_state_packed(
     version: u64,

@@ -564,12 +564,7 @@ fn read_rel_props(r: &mut Reader) -> DecodeResult<PackedRelProps> {
                 }
                 _ => {
                     if let Some((key, ids, values)) = floats.take() {
-                        maps.reserve(ids.len() + 1);
-                        maps.extend(
-                            ids.into_iter()
-                                .zip(values)
-                                .map(|(id, f)| (id, Some(PropMap::single(key, crate::value::Value::Float(f))))),
-                        );
+                        maps = PackedRelProps::Floats { key, ids, values }.into_maps();
                     }
                     let props = match float {
                         Some((k, f)) => Some(PropMap::single(k, crate::value::Value::Float(f))),
@@ -590,15 +585,7 @@ fn read_rel_props(r: &mut Reader) -> DecodeResult<PackedRelProps> {
 /// Reads the relationship-property section onto `rels`, which are sorted by id.
 fn attach_rel_props(r: &mut Reader, rels: &mut [RelInput]) -> DecodeResult<()> {
     let mut at = 0usize;
-    let props = match read_rel_props(r)? {
-        PackedRelProps::Maps(maps) => maps,
-        PackedRelProps::Floats { key, ids, values } => ids
-            .into_iter()
-            .zip(values)
-            .map(|(id, f)| (id, Some(PropMap::single(key, crate::value::Value::Float(f)))))
-            .collect(),
-    };
-    for (id, props) in props {
+    for (id, props) in read_rel_props(r)?.into_maps() {
         while at < rels.len() && rels[at].rec.id.0 < id {
             at += 1;
         }

@@ -12,13 +12,6 @@ use plexus::{Database, Params};
 const THREADS: usize = 8;
 const INCREMENTS: usize = 200;
 
-fn counter(db: &Database) -> i64 {
-    match db.execute("MATCH (c:Counter) RETURN c.n", &Params::new()).unwrap().rows[0][0] {
-        ResultValue::Int(n) => n,
-        ref other => panic!("an integer, got {other:?}"),
-    }
-}
-
 #[test]
 fn contended_auto_commit_increments_all_land() {
     let db = Arc::new(Database::in_memory());
@@ -33,7 +26,7 @@ fn contended_auto_commit_increments_all_land() {
             });
         }
     });
-    assert_eq!(counter(&db), (THREADS * INCREMENTS) as i64);
+    assert_eq!(counter_of(&db, "Counter"), (THREADS * INCREMENTS) as i64);
 }
 
 #[test]
@@ -72,7 +65,7 @@ fn a_statement_calling_a_program_procedure_reports_its_conflict() {
     });
     let (failed, succeeded) = (failed.into_inner(), succeeded.into_inner());
     assert_eq!(calls.load(Ordering::Relaxed), THREADS * INCREMENTS, "each statement called it once");
-    assert_eq!(counter(&db), succeeded as i64);
+    assert_eq!(counter_of(&db, "Counter"), succeeded as i64);
     assert_eq!(failed + succeeded, THREADS * INCREMENTS);
 }
 
@@ -94,7 +87,7 @@ fn slow_contended_statements_take_turns_and_all_land() {
         }
         work *= 2;
     }
-    let before = counter(&db);
+    let before = counter_of(&db, "Counter");
     const CLIENTS: usize = 64;
     std::thread::scope(|scope| {
         for _ in 0..CLIENTS {
@@ -107,7 +100,7 @@ fn slow_contended_statements_take_turns_and_all_land() {
             });
         }
     });
-    assert_eq!(counter(&db), before + (CLIENTS * 3) as i64);
+    assert_eq!(counter_of(&db, "Counter"), before + (CLIENTS * 3) as i64);
 }
 
 /// A part of `CALL { } IN TRANSACTIONS ... ON ERROR CONTINUE` whose commit meets a write conflict fails as a part
@@ -117,19 +110,9 @@ fn slow_contended_statements_take_turns_and_all_land() {
 fn a_conflicting_part_under_on_error_continue_is_reported_and_skipped() {
     let db = Arc::new(Database::in_memory());
     db.execute("CREATE (:X {n: 0})", &Params::new()).unwrap();
-    let other = Arc::downgrade(&db);
-    let signature = ProcedureSignature {
-        name: "test.interfere".into(),
-        outputs: vec![("ok".into(), ParamType::Integer)],
-        ..Default::default()
-    };
-    db.register_procedure(signature, move |_| {
-        let db = other.upgrade().expect("the database is open");
-        db.execute("MATCH (x:X) SET x.n = x.n + 100", &Params::new()).expect("the interfering write commits");
-        Ok(vec![vec![Value::Int(1)]])
-    });
+    register_interfering(&db, "test.interfere", |_| true);
     let query = "UNWIND [1, 2, 3] AS i \
-                 CALL (i) { CALL test.interfere() YIELD ok MATCH (x:X) SET x.n = x.n + 1 } \
+                 CALL (i) { CALL test.interfere(i) YIELD ok MATCH (x:X) SET x.n = x.n + 1 } \
                  IN TRANSACTIONS OF 1 ROW ON ERROR CONTINUE REPORT STATUS AS s \
                  RETURN i, s.committed AS committed, s.errorMessage IS NOT NULL AS failed";
     let result = db.execute(query, &Params::new()).expect("the statement goes on past the conflicts");
@@ -138,6 +121,25 @@ fn a_conflicting_part_under_on_error_continue_is_reported_and_skipped() {
     }
     assert_eq!(result.rows.len(), 3);
     assert_eq!(counter_of(&db, "X"), 300, "only the interfering writes landed");
+}
+
+/// Registers procedure `name(i)`, which for the `i` that `when` picks commits a write to the `:X` node from a
+/// transaction of its own (so that the statement calling it then conflicts) and yields `ok`.
+fn register_interfering(db: &Arc<Database>, name: &str, when: impl Fn(i64) -> bool + Send + Sync + 'static) {
+    let other = Arc::downgrade(db);
+    let signature = ProcedureSignature {
+        name: name.into(),
+        inputs: vec![("i".into(), ParamType::Integer)],
+        outputs: vec![("ok".into(), ParamType::Integer)],
+        ..Default::default()
+    };
+    db.register_procedure(signature, move |args| {
+        if matches!(args[0], Value::Int(i) if when(i)) {
+            let db = other.upgrade().expect("the database is open");
+            db.execute("MATCH (x:X) SET x.n = x.n + 100", &Params::new()).expect("the interfering write commits");
+        }
+        Ok(vec![vec![Value::Int(1)]])
+    });
 }
 
 fn counter_of(db: &Database, label: &str) -> i64 {
@@ -153,20 +155,7 @@ fn counter_of(db: &Database, label: &str) -> i64 {
 fn a_conflict_stopping_a_statement_that_committed_parts_is_not_retryable() {
     let db = Arc::new(Database::in_memory());
     db.execute("CREATE (:X {n: 0})", &Params::new()).unwrap();
-    let other = Arc::downgrade(&db);
-    let signature = ProcedureSignature {
-        name: "test.interfere_late".into(),
-        inputs: vec![("i".into(), ParamType::Integer)],
-        outputs: vec![("ok".into(), ParamType::Integer)],
-        ..Default::default()
-    };
-    db.register_procedure(signature, move |args| {
-        if args[0] == Value::Int(2) {
-            let db = other.upgrade().expect("the database is open");
-            db.execute("MATCH (x:X) SET x.n = x.n + 100", &Params::new()).expect("the interfering write commits");
-        }
-        Ok(vec![vec![Value::Int(1)]])
-    });
+    register_interfering(&db, "test.interfere_late", |i| i == 2);
     let query = "UNWIND [1, 2, 3] AS i \
                  CALL (i) { CALL test.interfere_late(i) YIELD ok MATCH (x:X) SET x.n = x.n + 1 } \
                  IN TRANSACTIONS OF 1 ROW";
