@@ -10,8 +10,9 @@
 //! import uses, the label named like the space (`:START_ID(Person)` finds `(:Person {id: ...})`), or when there
 //! is no such label (the global space, or `ID(P)` given to `:Person` nodes), the one node any unique key finds.
 //!
-//! Every file is parsed, every row matched or checked against the unique keys (a row whose values find two
-//! different existing nodes, or a new row taking a key value an earlier new row took, is a bad line), and every
+//! Every file is parsed, every row matched or checked against the unique keys, its label's other unique keys
+//! included (a row whose values find two different existing nodes, a new row whose value of another key an
+//! existing node holds, or a new row taking a key value an earlier new row took, is a bad line), and every
 //! relationship's ends resolved before the first write, so bad input (a bad value, an unknown id, a broken
 //! unique key) fails the import with the database unchanged, or is skipped with `skip_bad_lines`. Then each
 //! batch is its own transaction: an import interrupted while writing leaves the batches committed before the
@@ -434,6 +435,9 @@ struct Key {
     label: LabelId,
     key: PropKeyId,
     declared: Option<FxHashMap<Value, NodeId>>,
+    /// Another unique key of a label whose rows are matched by a different one: a row is never matched by
+    /// it, but a value of it that an existing node other than the row's holds breaks it.
+    check_only: bool,
 }
 
 /// The unique keys of an incremental import's labels.
@@ -472,7 +476,8 @@ impl<'s> KeyPlan<'s> {
             // The id column's property is one of the label's unique keys (not necessarily its first): rows are
             // matched by it.
             if let Some(key) = planned.filter(|&k| snapshot.has_unique_key(label, k)) {
-                plan.keys.push(Key { label, key, declared: None });
+                plan.keys.push(Key { label, key, declared: None, check_only: false });
+                plan.check_other_keys(label, key);
                 continue;
             }
             if let Some(key) = snapshot.unique_key(label) {
@@ -495,7 +500,8 @@ impl<'s> KeyPlan<'s> {
                         )
                     });
                 }
-                plan.keys.push(Key { label, key, declared: None });
+                plan.keys.push(Key { label, key, declared: None, check_only: false });
+                plan.check_other_keys(label, key);
                 continue;
             }
             let Some(key) = planned else { continue };
@@ -519,12 +525,21 @@ impl<'s> KeyPlan<'s> {
                     name(TokenKind::PropKey, key.0)
                 )),
                 None => {
-                    plan.keys.push(Key { label, key, declared: Some(map) });
+                    plan.keys.push(Key { label, key, declared: Some(map), check_only: false });
                     plan.declare.push((label, key));
                 }
             }
         }
         plan
+    }
+
+    /// Adds the database's other unique keys of `label` (besides `matched_by`) as keys rows are checked against.
+    fn check_other_keys(&mut self, label: LabelId, matched_by: PropKeyId) {
+        for (l, key) in self.snapshot.unique_keys() {
+            if l == label && key != matched_by {
+                self.keys.push(Key { label, key, declared: None, check_only: true });
+            }
+        }
     }
 
     fn existing(&self, key: &Key, value: &Value) -> Option<NodeId> {
@@ -548,8 +563,8 @@ impl<'s> KeyPlan<'s> {
             Value::String(s) => format!("'{s}'"),
             v => plexus_storage::value::shown(v),
         };
-        // Values new rows take: (label, key form) to (group, row).
-        let mut taken: FxHashMap<(LabelId, Value), (usize, usize)> = FxHashMap::default();
+        // Values new rows take: (label, key, key form) to (group, row).
+        let mut taken: FxHashMap<(LabelId, PropKeyId, Value), (usize, usize)> = FxHashMap::default();
         let mut all_fates = Vec::with_capacity(groups.len());
         let mut bad = Vec::new();
         for (g, group) in groups.iter().enumerate() {
@@ -569,11 +584,27 @@ impl<'s> KeyPlan<'s> {
                         Some((k, col.unwrap_or(0), key_form(v).into_owned()))
                     })
                     .collect();
-                let mut fate = Fate::New { keyed: !values.is_empty() };
+                // Matched by the matching keys first; the other unique keys only check the match.
+                let mut values = values;
+                values.sort_by_key(|(k, _, _)| k.check_only);
+                let mut fate = Fate::New { keyed: values.iter().any(|(k, _, _)| !k.check_only) };
                 let mut first: Option<(&Key, NodeId)> = None;
                 for (k, col, v) in &values {
                     let Some(n) = self.existing(k, v) else { continue };
                     match first {
+                        None if k.check_only => {
+                            let message = format!(
+                                "{}({}) = {} is a unique key that node {} of the database holds, and the row is not \
+                                 that node",
+                                name(TokenKind::Label, k.label.0),
+                                name(TokenKind::PropKey, k.key.0),
+                                shown(v),
+                                n.0
+                            );
+                            bad_here.push((row, *col, message));
+                            fate = Fate::Bad;
+                            break;
+                        }
                         None => {
                             first = Some((k, n));
                             fate = Fate::Existing(n);
@@ -599,7 +630,7 @@ impl<'s> KeyPlan<'s> {
                 if matches!(fate, Fate::New { .. }) {
                     // `1` in a file read with string ids would quietly become a second node beside the database's
                     // integer 1 (or the other way round): almost surely the wrong id type, not a new node.
-                    let lookalike = values.iter().find_map(|(k, col, v)| {
+                    let lookalike = values.iter().filter(|(k, _, _)| !k.check_only).find_map(|(k, col, v)| {
                         let other = other_id_form(v)?;
                         self.existing(k, &other).map(|_| (*k, *col, v, other))
                     });
@@ -622,7 +653,7 @@ impl<'s> KeyPlan<'s> {
                 }
                 if matches!(fate, Fate::New { .. }) {
                     let clash = values.iter().find_map(|(k, col, v)| {
-                        taken.get(&(k.label, v.clone())).map(|&(g0, r0)| (*k, *col, v, g0, r0))
+                        taken.get(&(k.label, k.key, v.clone())).map(|&(g0, r0)| (*k, *col, v, g0, r0))
                     });
                     match clash {
                         Some((k, col, v, g0, r0)) => {
@@ -638,7 +669,7 @@ impl<'s> KeyPlan<'s> {
                         }
                         None => {
                             for (k, _, v) in values {
-                                taken.insert((k.label, v), (g, row));
+                                taken.insert((k.label, k.key, v), (g, row));
                             }
                         }
                     }
