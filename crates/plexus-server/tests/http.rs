@@ -327,6 +327,14 @@ async fn rest_resources_read_and_write_the_graph() {
     assert_eq!(get(&t, &format!("/db/neo4j/nodes/{numeric}")).await.json()["elementId"], ann.as_str());
     assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/bob").await.json()["elementId"], bob.as_str());
     assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/nobody").await.status, 404);
+    // A second unique key is named by `property`; a property that is no unique key of the label is refused.
+    assert_eq!(query(&t, "MATCH (p:Person {key: 'cy'}) SET p.no = 40", json!({})).await.status, 202);
+    assert_eq!(query(&t, "CREATE CONSTRAINT FOR (p:Person) REQUIRE p.no IS UNIQUE", json!({})).await.status, 202);
+    assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/40?property=no").await.json()["elementId"], cy.as_str());
+    let r = get(&t, "/db/neo4j/labels/Person/nodes/40?property=nick").await;
+    assert_eq!(r.status, 400);
+    assert!(String::from_utf8_lossy(&r.body).contains("no unique key on 'nick' (its unique keys: key, no)"));
+    assert_eq!(get(&t, "/db/neo4j/labels/Person/nodes/bob?detach=true").await.status, 400);
     // An integer key is found as integers print: `07` and `+7` are no integer key.
     let seven = post(&t, "/db/neo4j/nodes", &json!({"labels": ["Person"], "properties": {"key": 7}})).await;
     assert_eq!(seven.status, 201);

@@ -309,77 +309,115 @@ pub async fn delete_node(
 // Nodes by label and unique key
 // ---------------------------------------------------------------------------------------------------------------
 
-/// The node of `label` whose unique key is `key`: the key as a string, or else as an integer when it is one
-/// written as integers print (`7`, not `07` or `+7`, which name no integer key: a URL segment cannot say which
-/// type it is, and a key `"07"` must not find the node keyed 7).
-fn find_by_key(g: &GraphState, label: &str, key: &str, label_id: Option<LabelId>) -> Result<NodeId, ApiError> {
+/// Which of a label's unique keys a lookup by key uses: `?property=email`; without it, the label's key (the
+/// first unique key declared for it).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct KeyOptions {
+    property: Option<String>,
+    /// Only `DELETE` reads it.
+    #[serde(default)]
+    detach: bool,
+}
+
+/// The node of `label` whose unique key (the label's, or `property`) is `key`: the key as a string, or else as
+/// an integer when it is one written as integers print (`7`, not `07` or `+7`, which name no integer key: a
+/// URL segment cannot say which type it is, and a key `"07"` must not find the node keyed 7).
+fn find_by_key(g: &plexus::ReadTxn, label: &str, key: &str, property: Option<&str>) -> Result<NodeId, ApiError> {
     let missing = || ApiError::not_found(format!("no node :{label} has the key '{key}'"));
-    let label_id = label_id.ok_or_else(missing)?;
-    if g.unique_key(label_id).is_none() {
-        return Err(ApiError::bad_request(format!(
-            "label :{label} has no unique key; declare one with CREATE CONSTRAINT FOR (n:{label}) REQUIRE n.key IS UNIQUE"
-        )));
-    }
+    let label_id = g.label_id(label).ok_or_else(missing)?;
+    let unique_key = match property {
+        None => g.unique_key(label_id).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "label :{label} has no unique key; declare one with CREATE CONSTRAINT FOR (n:{label}) REQUIRE n.key IS UNIQUE"
+            ))
+        })?,
+        Some(property) => g.prop_key_id(property).filter(|&k| g.has_unique_key(label_id, k)).ok_or_else(|| {
+            let keys: Vec<String> = g
+                .unique_keys()
+                .into_iter()
+                .filter(|&(l, _)| l == label_id)
+                .filter_map(|(_, k)| g.catalog().name(TokenKind::PropKey, k.0).map(|n| n.to_string()))
+                .collect();
+            ApiError::bad_request(format!(
+                "label :{label} has no unique key on '{property}' (its unique keys: {})",
+                if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+            ))
+        })?,
+    };
     let as_string = Stored::String(key.into());
-    if let Some(id) = g.node_by_key(label_id, &as_string) {
+    if let Some(id) = g.node_by_unique(label_id, unique_key, &as_string) {
         return Ok(id);
     }
     key.parse::<i64>()
         .ok()
         .filter(|i| i.to_string() == key)
-        .and_then(|i| g.node_by_key(label_id, &Stored::Int(i)))
+        .and_then(|i| g.node_by_unique(label_id, unique_key, &Stored::Int(i)))
         .ok_or_else(missing)
 }
 
-/// `GET /db/{name}/labels/{label}/nodes/{key}`.
+/// The `property` of a read or an update by key (which take no `detach`).
+fn key_property(options: Result<Query<KeyOptions>, QueryRejection>) -> Result<Option<String>, ApiError> {
+    let Query(options) = options.map_err(query_error)?;
+    if options.detach {
+        return Err(ApiError::bad_request("detach applies to DELETE only".to_string()));
+    }
+    Ok(options.property)
+}
+
+/// `GET /db/{name}/labels/{label}/nodes/{key}[?property=p]`.
 pub async fn get_node_by_key(
     State(state): State<Arc<HttpState>>,
     Path((name, label, key)): Path<(String, String, String)>,
+    options: Result<Query<KeyOptions>, QueryRejection>,
     caller: Caller,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, false)?;
+    let property = key_property(options)?;
     let (_, output) = formats(&headers);
     let g = state.service.db.read();
-    let id = find_by_key(&g, &label, &key, g.label_id(&label))?;
+    let id = find_by_key(&g, &label, &key, property.as_deref())?;
     let node = node_json(&g, g.catalog(), id, output).ok_or_else(|| no_node(id))?;
     Ok(json_response(StatusCode::OK, output, &node))
 }
 
-/// `PATCH /db/{name}/labels/{label}/nodes/{key}` with an object of properties to set (null removes).
+/// `PATCH /db/{name}/labels/{label}/nodes/{key}[?property=p]` with an object of properties to set (null removes).
 pub async fn update_node_by_key(
     State(state): State<Arc<HttpState>>,
     Path((name, label, key)): Path<(String, String, String)>,
+    options: Result<Query<KeyOptions>, QueryRejection>,
     caller: Caller,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
+    let property = key_property(options)?;
     let (input, output) = body_formats(&headers)?;
     let props = json::parse_property_update(&body?, input)?;
     let worker = state.clone();
     let node = blocking(move || {
         let g = worker.service.db.read();
-        let id = find_by_key(&g, &label, &key, g.label_id(&label))?;
+        let id = find_by_key(&g, &label, &key, property.as_deref())?;
         update_properties(&worker, id, props, output)
     })
     .await??;
     Ok(json_response(StatusCode::OK, output, &node))
 }
 
-/// `DELETE /db/{name}/labels/{label}/nodes/{key}[?detach=true]`.
+/// `DELETE /db/{name}/labels/{label}/nodes/{key}[?detach=true][&property=p]`.
 pub async fn delete_node_by_key(
     State(state): State<Arc<HttpState>>,
     Path((name, label, key)): Path<(String, String, String)>,
-    options: Result<Query<DeleteOptions>, QueryRejection>,
+    options: Result<Query<KeyOptions>, QueryRejection>,
     caller: Caller,
 ) -> Result<Response, ApiError> {
     check(&state, &name, &caller, true)?;
-    let detach = options.map_err(query_error)?.detach;
+    let Query(KeyOptions { property, detach }) = options.map_err(query_error)?;
     let worker = state.clone();
     let body = blocking(move || {
         let g = worker.service.db.read();
-        let id = find_by_key(&g, &label, &key, g.label_id(&label))?;
+        let id = find_by_key(&g, &label, &key, property.as_deref())?;
         delete(&worker, id, detach)
     })
     .await??;
