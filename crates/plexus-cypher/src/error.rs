@@ -208,6 +208,9 @@ impl From<plexus_storage::StorageError> for CypherError {
                 CypherError::new(ErrorKind::TypeError, Phase::Runtime, "InvalidPropertyType", message)
             }
             S::ReadOnlyDatabase { .. } => CypherError::new(ErrorKind::ReadOnlyDatabase, Phase::Runtime, "", message),
+            // The log refused a commit's record (a full disk, a failed device): the commit did not happen, and the
+            // database takes no more until it is reopened.
+            S::Poisoned(_) => CypherError::new(ErrorKind::Storage, Phase::Runtime, "TransactionCommitFailed", message),
             _ => CypherError::new(ErrorKind::Storage, Phase::Runtime, "", message),
         }
     }

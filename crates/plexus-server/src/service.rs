@@ -143,6 +143,9 @@ impl From<CypherError> for ServerError {
             ErrorKind::ProcedureError => "Neo.ClientError.Procedure.ProcedureCallFailed",
             // Another transaction committed a conflicting change first: running again sees it and may succeed.
             ErrorKind::Conflict => OUTDATED,
+            ErrorKind::Storage if e.detail == "TransactionCommitFailed" => {
+                "Neo.DatabaseError.Transaction.TransactionCommitFailed"
+            }
             ErrorKind::Storage => "Neo.DatabaseError.General.UnknownError",
             ErrorKind::Timeout if e.detail == "TransactionTimedOutClientConfiguration" => TIMED_OUT_CLIENT,
             ErrorKind::Timeout => TIMED_OUT,

@@ -67,6 +67,7 @@ fn a_failed_log_write_makes_the_server_unready_but_alive() {
     let (status, body) = send(addr, "POST", "/db/neo4j/query/v2", &write);
     limit_file_size(libc::RLIM_INFINITY);
     assert!(status >= 500, "the commit should fail: {status} {body}");
+    assert_eq!(body["errors"][0]["code"], "Neo.DatabaseError.Transaction.TransactionCommitFailed", "{body}");
 
     // The disk has room again, but the log stays poisoned until the database is reopened: not ready.
     let (status, body) = send(addr, "GET", "/ready", "");
