@@ -230,6 +230,28 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// Merging a tail of any length into a sorted part leaves every entry, in order; a copy keeps them too.
+        #[test]
+        fn normalize_sorts_a_sorted_part_and_any_tail(
+            entries in proptest::collection::vec((0u32..4, 0u32..3, 0u64..6, 0u64..50), 0..60),
+            splits in proptest::collection::vec(0usize..60, 0..4),
+        ) {
+            let mut run = Run::default();
+            for (i, (s, ty, n, rel)) in entries.iter().enumerate() {
+                run.entries.push(SlotEntry { slot: *s, ty: TypeId(*ty), nbr: *n, rel: *rel });
+                if splits.contains(&i) {
+                    run.normalize();
+                }
+            }
+            let copy = run.clone();
+            run.normalize();
+            let mut expected: Vec<SlotEntry> = copy.entries.clone();
+            expected.sort_unstable();
+            prop_assert_eq!(&run.entries, &expected);
+            prop_assert_eq!(run.sorted, run.entries.len());
+            prop_assert_eq!(copy.entries.len(), entries.len());
+        }
+
         #[test]
         fn lookups_by_neighbour_and_counts_agree_with_a_scan(
             entries in proptest::collection::vec((0u32..4, 0u32..3, 0u64..6, 0u64..1000), 0..300),
