@@ -406,6 +406,11 @@ pub fn notifications(result: &QueryResult) -> String {
 
 /// The one-line summary after a result: rows, changes, time.
 pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
+    summary_of(result, result.rows.len(), elapsed)
+}
+
+/// [`summary`] of a result whose `rows` rows were streamed (and are no longer in it).
+pub fn summary_of(result: &QueryResult, rows: usize, elapsed: std::time::Duration) -> String {
     let s = &result.stats;
     let mut parts = Vec::new();
     let mut add = |n: u64, one: &str, many: &str, what: &str| {
@@ -425,7 +430,6 @@ pub fn summary(result: &QueryResult, elapsed: std::time::Duration) -> String {
     add(s.constraints_added, "constraint", "constraints", "added");
     add(s.constraints_removed, "constraint", "constraints", "removed");
     add(s.system_updates, "system update", "system updates", "made");
-    let rows = result.rows.len();
     let head = if result.columns.is_empty() {
         "0 rows".to_string()
     } else {

@@ -17,6 +17,7 @@ mod progress;
 mod query;
 mod serve;
 mod shell;
+mod streamed;
 mod user;
 
 #[derive(Parser)]

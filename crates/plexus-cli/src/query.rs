@@ -9,6 +9,7 @@ use clap::Args;
 use plexus::{CypherError, Database, Params, ResultValue};
 
 use crate::format::{self, notifications, render, summary, Format};
+use crate::streamed::{self, Ended};
 use crate::{usage, Failure};
 
 pub(crate) const EXAMPLES: &str = "Examples:
@@ -264,12 +265,7 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     let params = Arc::new(parse_params(&db, &args.params).map_err(usage)?);
     let start = Instant::now();
     if db.engine().access(args.text()).ok() == Some(plexus::cypher::Access::Read) {
-        let streamed = if args.format == Format::Table {
-            stream_table(&db, &args, &params, start)?
-        } else {
-            stream(&db, &args, &params)?
-        };
-        if let Some(code) = streamed {
+        if let Some(code) = stream(&db, &args, &params, start)? {
             return Ok(code);
         }
     }
@@ -315,118 +311,30 @@ fn failed(args: &QueryArgs, e: &CypherError) -> ExitCode {
     ExitCode::from(1)
 }
 
-/// Rows a streamed table is laid out by: its columns are as wide as their widest cell among these (as
-/// cypher-shell samples its first 1,000 rows).
-const TABLE_SAMPLE_ROWS: usize = 1000;
-
-/// Prints a read-only statement's result as a table. One of up to [`TABLE_SAMPLE_ROWS`] rows is printed whole,
-/// laid out by all of its cells; a longer one is laid out by those first rows and printed as the rest arrive, so
-/// a table of any size needs the memory of one batch (a later cell wider than its column is written whole). A
-/// later row's error ends the table where it is (exit 1). `None` for EXPLAIN of a write.
-fn stream_table(
-    db: &Database,
-    args: &QueryArgs,
-    params: &Arc<Params>,
-    start: Instant,
-) -> Result<Option<ExitCode>, String> {
-    use std::io::Write;
-    let failed = |e: &CypherError| Ok(Some(failed(args, e)));
+/// Prints a read-only statement's result as its rows are produced ([`crate::streamed`]). A later row's error ends
+/// the output where it is (exit 1). `None` for EXPLAIN of a write, which has no rows to stream: the caller
+/// explains it as any statement.
+fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>, start: Instant) -> Result<Option<ExitCode>, String> {
     let stream = match read_stream(db, args, params) {
         Ok(stream) => stream,
         Err(code) => return Ok(code),
     };
-    let (mut first, mut rest) = (stream.first, stream.rest);
-    while first.rows.len() < TABLE_SAMPLE_ROWS {
-        let Some(cursor) = rest.as_mut() else { break };
-        match cursor.next_batch() {
-            Ok(Some(batch)) => first.rows.extend(batch),
-            Ok(None) => rest = None,
-            Err(e) => return failed(&e),
-        }
-    }
-    let write_error = |e: std::io::Error| format!("writing the result: {e}");
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let Some(mut cursor) = rest else {
-        // All of it is here: laid out by every row, as a write's result is.
-        out.write_all(render(&first, Format::Table).as_bytes()).map_err(write_error)?;
+    let write_error = |e: std::io::Error| format!("writing the result: {e}");
+    let (first, rows) = match streamed::write(stream, args.format, &mut out, &|| false).map_err(write_error)? {
+        Ended::Done { first, rows } => (first, rows),
+        Ended::Failed(e) => return Ok(Some(failed(args, &e))),
+        Ended::Stopped => unreachable!("nothing stops it"),
+    };
+    if args.format == Format::Table {
         if let Some(plan) = &first.plan {
-            out.write_all(plan.as_bytes()).map_err(write_error)?;
+            std::io::Write::write_all(&mut out, plan.as_bytes())
+                .and_then(|_| std::io::Write::flush(&mut out))
+                .map_err(write_error)?;
         }
-        out.flush().map_err(write_error)?;
         eprint!("{}", notifications(&first));
-        eprintln!("{}", summary(&first, start.elapsed()));
-        return Ok(Some(ExitCode::SUCCESS));
-    };
-    let (layout, cells) = format::TableLayout::fit(&first.columns, &first.rows);
-    let mut text = String::new();
-    layout.top(&mut text);
-    for row in &cells {
-        layout.row(row, &mut text);
-    }
-    drop(cells);
-    let mut count = first.rows.len();
-    first.rows = Vec::new();
-    loop {
-        out.write_all(text.as_bytes()).map_err(write_error)?;
-        text.clear();
-        match cursor.next_batch() {
-            Ok(Some(batch)) => {
-                count += batch.len();
-                layout.rows(&batch, &mut text);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                out.flush().map_err(write_error)?;
-                return failed(&e);
-            }
-        }
-    }
-    layout.bottom(&mut text);
-    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(write_error)?;
-    eprint!("{}", notifications(&first));
-    let plural = if count == 1 { "" } else { "s" };
-    eprintln!("{count} row{plural} ({:.2} ms)", start.elapsed().as_secs_f64() * 1e3);
-    Ok(Some(ExitCode::SUCCESS))
-}
-
-/// Prints a read-only statement's JSON or CSV result as its rows are produced, a batch at a time, so an export
-/// of any size needs the memory of one batch. A later row's error ends the output where it is (exit 1). `None`
-/// for EXPLAIN of a write, which has no rows to stream: the caller explains it as any statement.
-fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>) -> Result<Option<ExitCode>, String> {
-    use std::io::Write;
-    let stream = match read_stream(db, args, params) {
-        Ok(stream) => stream,
-        Err(code) => return Ok(code),
-    };
-    let first = stream.first;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let mut text = String::new();
-    let write_error = |e: std::io::Error| format!("writing the result: {e}");
-    format::begin(&first.columns, args.format, &mut text);
-    format::rows(&first.rows, args.format, 0, &mut text);
-    let mut written = first.rows.len();
-    out.write_all(text.as_bytes()).map_err(write_error)?;
-    if let Some(mut cursor) = stream.rest {
-        loop {
-            match cursor.next_batch() {
-                Ok(Some(batch)) => {
-                    text.clear();
-                    format::rows(&batch, args.format, written, &mut text);
-                    written += batch.len();
-                    out.write_all(text.as_bytes()).map_err(write_error)?;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    out.flush().map_err(write_error)?;
-                    return Ok(Some(failed(args, &e)));
-                }
-            }
-        }
-    }
-    text.clear();
-    format::end(args.format, &mut text);
-    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(write_error)?;
-    if let Some(plan) = &first.plan {
+        eprintln!("{}", format::summary_of(&first, rows, start.elapsed()));
+    } else if let Some(plan) = &first.plan {
         // The output stays parseable: the plan goes beside it.
         eprint!("{plan}");
     }

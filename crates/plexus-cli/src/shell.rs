@@ -24,8 +24,9 @@ use clap::Args;
 use plexus::cypher::{ErrorKind, Interrupt};
 use plexus::{Database, Params};
 
-use crate::format::{notifications, render, summary, Format};
+use crate::format::{notifications, render, summary, summary_of, Format};
 use crate::query::{parse_param, show_error_at};
+use crate::streamed::{self, Ended};
 
 #[derive(Args)]
 pub struct ShellArgs {
@@ -181,6 +182,13 @@ impl Session {
         }
         let start = Instant::now();
         let interrupt = Arc::new(Interrupt::new(None, None).with_probe(Duration::from_millis(20), interrupted));
+        if !matches!(self.tx, Transaction::Open(_))
+            && self.db.engine().access(text).ok() == Some(plexus::cypher::Access::Read)
+        {
+            if let Some(outcome) = self.stream(text, origin, &interrupt, start) {
+                return outcome;
+            }
+        }
         let outcome = match &mut self.tx {
             Transaction::Open(tx) => self.db.engine().execute_in_with(tx, text, &self.params, Some(&interrupt)),
             _ => self.db.engine().execute_with(self.db.store(), text, &self.params, Some(&interrupt)),
@@ -214,18 +222,71 @@ impl Session {
                 }
                 Outcome::Done
             }
-            Err(e) if e.kind == ErrorKind::Terminated && interrupted() => {
-                eprintln!("Interrupted");
-                Outcome::Interrupted
+            Err(e) => self.failed(text, &e, origin),
+        }
+    }
+
+    /// Runs a read-only statement outside a transaction, printing its rows as they are produced
+    /// ([`crate::streamed`]), so that a large result needs no more memory than a batch; `None` when it cannot
+    /// stream (EXPLAIN of a write), to be run as any statement.
+    fn stream(
+        &mut self,
+        text: &str,
+        origin: (usize, usize),
+        interrupt: &Arc<Interrupt>,
+        start: Instant,
+    ) -> Option<Outcome> {
+        let params = Arc::new(self.params.clone());
+        let stream = match self.db.engine().execute_read_streaming(self.db.read(), text, params, Some(interrupt), 1) {
+            Ok(stream) => stream,
+            Err(e) if e.detail == "WriteInReadOnlyTransaction" => return None,
+            Err(e) => return Some(self.failed(text, &e, origin)),
+        };
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let ended = streamed::write(stream, self.format, &mut out, &interrupted);
+        drop(out);
+        let (first, rows) = match ended {
+            Ok(Ended::Done { first, rows }) => (first, rows),
+            Ok(Ended::Failed(e)) => return Some(self.failed(text, &e, origin)),
+            Ok(Ended::Stopped) => {
+                println!();
+                eprintln!("Interrupted: the rest of the output was not shown");
+                return Some(Outcome::Interrupted);
             }
             Err(e) => {
-                if let Some(file) = self.sourcing.last() {
-                    eprintln!("In {file}:");
-                }
-                eprintln!("{}", show_error_at(text, &e, origin));
-                Outcome::Failed
+                // As `print!` does elsewhere, an output that fails ends the process (`exit_on_output_errors`).
+                eprintln!("plexus: failed printing to stdout: {e}");
+                std::process::exit(1);
             }
+        };
+        let summary = summary_of(&first, rows, start.elapsed());
+        if self.interactive {
+            if let Some(plan) = &first.plan {
+                print!("{plan}");
+            }
+            print!("{}", notifications(&first));
+            println!("{summary}");
+        } else {
+            if let Some(plan) = &first.plan {
+                eprint!("{plan}");
+            }
+            eprint!("{}", notifications(&first));
+            eprintln!("{summary}");
         }
+        Some(Outcome::Done)
+    }
+
+    /// Says why a statement failed (stopped by Ctrl-C, or an error shown where it is): the outcome.
+    fn failed(&self, text: &str, e: &plexus::CypherError, origin: (usize, usize)) -> Outcome {
+        if e.kind == ErrorKind::Terminated && interrupted() {
+            eprintln!("Interrupted");
+            return Outcome::Interrupted;
+        }
+        if let Some(file) = self.sourcing.last() {
+            eprintln!("In {file}:");
+        }
+        eprintln!("{}", show_error_at(text, e, origin));
+        Outcome::Failed
     }
 
     /// Runs a `:command`: whether to go on, or why it failed.

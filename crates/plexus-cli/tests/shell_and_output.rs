@@ -184,6 +184,51 @@ fn long_tables_stream_laid_out_by_their_first_rows() {
     assert_eq!(text(&out.stdout), "+----+\n| x  |\n+----+\n| 1  |\n| 22 |\n+----+\n");
 }
 
+/// The shell streams a read's rows as `plexus query` does: a long table laid out by its first rows with the
+/// whole count, a later row's error after the rows before it, and Ctrl-C stopping an endless read.
+#[test]
+fn the_shell_streams_long_reads_and_stops_them() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(tmp.path(), "db");
+    let script = "UNWIND range(1, 2500) AS x RETURN x, CASE x WHEN 2000 THEN 'a wider value' ELSE 'b' END AS s;\n\
+                  UNWIND range(1, 5000) AS x RETURN 100 / (4000 - x) AS q;\n";
+    let out = shell(&db, &[], script);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[1], "| x    | s   |", "widths from the first rows");
+    assert_eq!(lines[3 + 1999], "| 2000 | \"a wider value\" |");
+    assert_eq!(lines[3 + 2499], "| 2500 | \"b\" |");
+    let second = lines.len() - (2500 + 4);
+    assert!((1000..4000).contains(&second), "{second} lines of the failing statement");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("2500 rows"), "{stderr}");
+    assert!(stderr.contains("/ by zero") || stderr.to_lowercase().contains("division"), "{stderr}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .args(["shell", "--data", &db, "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"UNWIND range(1, 10000000000000) AS x RETURN x;\n").unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while line.trim() != "5000" {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the shell ended before printing 5000 rows");
+    }
+    // SAFETY: kill with a valid signal number to the child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "stopped, not killed by the signal: {:?}", out.status);
+    assert!(text(&out.stderr).contains("Interrupted"), "{}", text(&out.stderr));
+}
+
 #[test]
 fn ctrl_c_stops_the_running_statement_rolls_it_back_and_ends_a_script() {
     use std::io::BufRead;
