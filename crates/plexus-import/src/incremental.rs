@@ -11,8 +11,9 @@
 //! is no such label (the global space, or `ID(P)` given to `:Person` nodes), the one node any unique key finds.
 //!
 //! Every file is parsed, every row matched or checked against the unique keys, its label's other unique keys
-//! included (a row whose values find two different existing nodes, a new row whose value of another key an
-//! existing node holds, or a new row taking a key value an earlier new row took, is a bad line), and every
+//! included (a row whose values find two different existing nodes, or find a node by one label's key and none
+//! by another's, a new row whose value of another key an existing node holds, or a new row taking a key value an
+//! earlier new row took, is a bad line), and every
 //! relationship's ends resolved before the first write, so bad input (a bad value, an unknown id, a broken
 //! unique key) fails the import with the database unchanged, or is skipped with `skip_bad_lines`. Then each
 //! batch is its own transaction: an import interrupted while writing leaves the batches committed before the
@@ -589,8 +590,16 @@ impl<'s> KeyPlan<'s> {
                 values.sort_by_key(|(k, _, _)| k.check_only);
                 let mut fate = Fate::New { keyed: values.iter().any(|(k, _, _)| !k.check_only) };
                 let mut first: Option<(&Key, NodeId)> = None;
+                // A key the row is matched by whose value finds no node: the row is a node that is not in the
+                // database, so another key finding one is a conflict, not a match.
+                let mut unmatched: Option<(&Key, usize, &Value)> = None;
                 for (k, col, v) in &values {
-                    let Some(n) = self.existing(k, v) else { continue };
+                    let Some(n) = self.existing(k, v) else {
+                        if !k.check_only && unmatched.is_none() {
+                            unmatched = Some((k, *col, v));
+                        }
+                        continue;
+                    };
                     match first {
                         None if k.check_only => {
                             let message = format!(
@@ -626,6 +635,20 @@ impl<'s> KeyPlan<'s> {
                         }
                         Some(_) => {}
                     }
+                }
+                if let (Fate::Existing(n), Some((k0, _)), Some((k, col, v))) = (fate, first, unmatched) {
+                    let message = format!(
+                        "the row matches node {} of the database by {}({}), but {}({}) = {} finds no node: that \
+                         node is not the row's",
+                        n.0,
+                        name(TokenKind::Label, k0.label.0),
+                        name(TokenKind::PropKey, k0.key.0),
+                        name(TokenKind::Label, k.label.0),
+                        name(TokenKind::PropKey, k.key.0),
+                        shown(v)
+                    );
+                    bad_here.push((row, col, message));
+                    fate = Fate::Bad;
                 }
                 if matches!(fate, Fate::New { .. }) {
                     // `1` in a file read with string ids would quietly become a second node beside the database's
