@@ -245,12 +245,15 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
         ));
     }
     args.query = Some(text);
-    // Compiled here only for a path that does not exist, whose database would be created by opening it.
-    let missing = (!args.read_only && !args.data.exists()).then(|| plexus::cypher::Engine::new().access(args.text()));
+    // Compiled here only for a path that does not exist or is an empty directory, whose database would be
+    // created by opening it.
+    let empty_dir = || std::fs::read_dir(&args.data).is_ok_and(|mut entries| entries.next().is_none());
+    let missing = (!args.read_only && (!args.data.exists() || empty_dir()))
+        .then(|| plexus::cypher::Engine::new().access(args.text()));
     let db = if let Some(access) = missing.filter(|a| !matches!(a, Ok(a) if *a != plexus::cypher::Access::Read)) {
         // Like sqlite3, a database comes into being with its first write: a statement that only reads a path
-        // that does not exist (a mistyped one, most often) answers from an empty graph and leaves nothing behind,
-        // and so does one that does not compile (its error is what it answers).
+        // that does not exist (a mistyped one, most often) or an empty directory answers from an empty graph and
+        // leaves nothing behind, and so does one that does not compile (its error is what it answers).
         if access.is_ok() {
             eprintln!(
                 "plexus: no database at {}: the statement only reads, so it ran on an empty graph and nothing was \

@@ -208,8 +208,8 @@ fn inspecting_and_read_only_queries_change_nothing_on_disk() {
     assert_eq!(scalar(&db, "MATCH (n) RETURN count(n)"), "2");
 }
 
-/// A statement that only reads a path that does not exist (a mistyped `--data`) answers from an empty graph and
-/// creates nothing, so a later import into the right path is not refused; a write creates the database.
+/// A statement that only reads a path that does not exist (a mistyped `--data`) or an empty directory answers
+/// from an empty graph and creates nothing, so a later import into the right path is not refused; a write creates the database.
 #[test]
 fn a_reading_query_of_a_missing_path_creates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -219,6 +219,15 @@ fn a_reading_query_of_a_missing_path_creates_nothing() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("nothing was created"), "{}", text(&out.stderr));
     assert!(!missing.exists());
+    assert!(plexus(&["query", "--data", dir, "CREATE (:Person)"]).status.success());
+    assert_eq!(scalar(dir, "MATCH (n:Person) RETURN count(n)"), "1");
+    // An empty directory (made ready for a database) is read as a missing path: a later import is not refused.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let dir = empty.to_str().unwrap();
+    let out = plexus(&["query", "--data", dir, "--format", "csv", "MATCH (n) RETURN count(n)"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "nothing was added");
     assert!(plexus(&["query", "--data", dir, "CREATE (:Person)"]).status.success());
     assert_eq!(scalar(dir, "MATCH (n:Person) RETURN count(n)"), "1");
 }
