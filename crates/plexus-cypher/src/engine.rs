@@ -52,8 +52,9 @@ pub struct Engine {
     /// Counts procedure registrations: a plan made while one happened may have resolved names (and listed
     /// procedures) before it, so it is not cached.
     registrations: std::sync::atomic::AtomicU64,
-    /// Taken by an auto-commit statement for its reruns after a write conflict ([`ConflictReruns`]).
-    rerun_turn: parking_lot::Mutex<()>,
+    /// Taken by an auto-commit statement for its reruns after a write conflict ([`ConflictReruns`]), and by a
+    /// part of `CALL { } IN TRANSACTIONS` for its own.
+    rerun_turn: Arc<parking_lot::Mutex<()>>,
 }
 
 impl Engine {
@@ -174,6 +175,7 @@ impl Engine {
                         let mut tx = store.write();
                         let mut ctx = Ctx::write(&mut tx, params, plan.width);
                         ctx.may_commit_parts = true;
+                        ctx.rerun_turn = plan.parts_rerun_on_conflict.then(|| self.rerun_turn.clone());
                         let result = run(plan, statement.mode, ctx, interrupt)?;
                         tx.commit()?;
                         Ok(result)
@@ -220,7 +222,7 @@ impl ConflictReruns {
     pub const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
     /// Waits before the next run in a turn, or returns false when the time for reruns is over.
-    fn wait(&mut self) -> bool {
+    pub(crate) fn wait(&mut self) -> bool {
         if self.started.elapsed() >= Self::FOR {
             return false;
         }
@@ -286,6 +288,7 @@ impl Engine {
             Compiled::Query(plan) if plan.commits_in_parts && statement.mode != RunMode::Explain => {
                 let mut ctx = Ctx::write(tx, params, plan.width);
                 ctx.may_commit_parts = true;
+                ctx.rerun_turn = plan.parts_rerun_on_conflict.then(|| self.rerun_turn.clone());
                 run(plan, statement.mode, ctx, interrupt)
             }
             _ => self.execute_in_with(tx, query, params, interrupt),

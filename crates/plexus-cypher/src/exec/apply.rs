@@ -30,8 +30,9 @@ pub(crate) struct Apply<'p> {
     /// Under `IN TRANSACTIONS`: the rows of the transaction under way, with the subquery's rows for each
     /// (`None` once the transaction failed, when failures are caught), ...
     held: Vec<(Row, Option<Vec<Row>>)>,
-    /// ... where the transaction started (to roll back to), ...
-    start: Option<(Savepoint, QueryStats, Option<Arc<Deleted>>)>,
+    /// ... where the transaction started (a savepoint to roll back to, when failures are caught; the statistics
+    /// and deletions to go back to, for a rollback or a rerun), ...
+    start: Option<(Option<Savepoint>, QueryStats, Option<Arc<Deleted>>)>,
     /// ... why it failed, if it did, ...
     failure: Option<String>,
     /// ... how many transactions there were before it, and whether a failure stopped them (`BREAK`).
@@ -93,6 +94,9 @@ impl<'p> Apply<'p> {
     /// way, and its rows are held until that transaction commits, every `n` input rows and after the last, as
     /// in Neo4j: what follows the subquery sees only committed work, so its failure rolls back none of it.
     fn expand_in_parts(&mut self, row: &Row, per_part: u64, ctx: &mut Ctx, out: &mut Batch) -> Result<()> {
+        if self.start.is_none() {
+            self.start = Some((None, ctx.stats.clone(), ctx.deleted.clone()));
+        }
         let rows = run_plan(self.inner, Some(row.clone()), ctx, None)?;
         self.held.push((row.clone(), Some(rows)));
         self.rows += 1;
@@ -141,11 +145,12 @@ impl<'p> Apply<'p> {
         let id = Value::string(format!("part-{}", self.parts + 1));
         let mut failure = self.failure.take();
         if failure.is_none() {
-            match ctx.commit_part() {
+            match self.commit_rerunning(ctx) {
                 Ok(()) => {}
-                // A part whose commit met a write conflict failed as a part whose row failed does (ON ERROR
-                // CONTINUE, BREAK, REPORT STATUS); its transaction was replaced by a new one.
-                Err(e) if self.catches() && e.is_retryable() => {
+                // A part whose commit still met a write conflict after its reruns, or whose subquery failed in
+                // a rerun, failed as a part whose row failed does (ON ERROR CONTINUE, BREAK, REPORT STATUS); its
+                // transaction was replaced by a new one.
+                Err(e) if self.catches() && (e.is_retryable() || recoverable(&e)) => {
                     if let Some((_, stats, deleted)) = self.start.take() {
                         ctx.stats = stats;
                         ctx.deleted = deleted;
@@ -166,6 +171,58 @@ impl<'p> Apply<'p> {
         Ok(())
     }
 
+    /// Commits the part under way. A commit that meets a write conflict left nothing of the part (its
+    /// transaction was replaced by a new one on the newest state), so the part runs again there: its input rows
+    /// are fixed and nobody has seen its rows, so a rerun gives what waiting for a lock gives in Neo4j. Reruns
+    /// take the database's turn as a whole statement's do ([`crate::ConflictReruns`]); the last conflict is
+    /// returned when they run out. A subquery failing in a rerun returns its error, with the transaction replaced.
+    fn commit_rerunning(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let first = match ctx.commit_part() {
+            Err(e) if e.is_retryable() => e,
+            done => return done,
+        };
+        let Some(turn) = ctx.rerun_turn.clone() else { return Err(first) };
+        let asked = std::time::Instant::now();
+        let _turn = loop {
+            if let Some(turn) = turn.try_lock_for(std::time::Duration::from_millis(20)) {
+                break turn;
+            }
+            if ctx.check_interrupt().is_err() || asked.elapsed() >= crate::ConflictReruns::WAIT {
+                return Err(first);
+            }
+        };
+        let mut pauses = crate::ConflictReruns::default();
+        loop {
+            if let Some((_, stats, deleted)) = &self.start {
+                ctx.stats = stats.clone();
+                ctx.deleted = deleted.clone();
+            }
+            let mut held = std::mem::take(&mut self.held);
+            let mut rerun = Ok(());
+            for (row, inner) in held.iter_mut() {
+                match run_plan(self.inner, Some(row.clone()), ctx, None) {
+                    Ok(rows) => *inner = Some(rows),
+                    Err(e) => {
+                        rerun = Err(e);
+                        break;
+                    }
+                }
+            }
+            self.held = held;
+            if let Err(e) = rerun {
+                ctx.tx()?.restart();
+                return Err(e);
+            }
+            let conflict = match ctx.commit_part() {
+                Err(e) if e.is_retryable() => e,
+                done => return done,
+            };
+            if ctx.check_interrupt().is_err() || !pauses.wait() {
+                return Err(conflict);
+            }
+        }
+    }
+
     /// The catching path for one input row.
     fn expand_catching(&mut self, row: &Row, ctx: &mut Ctx, out: &mut Batch) -> Result<()> {
         let per_part = self.per_part(row, ctx)?.expect("catching needs IN TRANSACTIONS");
@@ -177,7 +234,7 @@ impl<'p> Apply<'p> {
         if self.start.is_none() {
             let tx = ctx.tx()?;
             let mark = tx.savepoint();
-            self.start = Some((mark, ctx.stats.clone(), ctx.deleted.clone()));
+            self.start = Some((Some(mark), ctx.stats.clone(), ctx.deleted.clone()));
         }
         let inner = if self.failure.is_some() {
             // The rest of a failed transaction's rows are not run.
@@ -187,7 +244,7 @@ impl<'p> Apply<'p> {
                 Ok(rows) => Some(rows),
                 Err(e) if recoverable(&e) => {
                     let (mark, stats, deleted) = self.start.take().expect("a transaction under way");
-                    ctx.tx()?.rollback_to(mark);
+                    ctx.tx()?.rollback_to(mark.expect("a savepoint where failures are caught"));
                     ctx.stats = stats;
                     ctx.deleted = deleted;
                     self.failure = Some(e.message.clone());

@@ -39,6 +39,9 @@ pub(crate) struct Ctx<'a> {
     /// Whether the statement runs in a transaction of its own, which it may commit part-way through
     /// (`CALL { } IN TRANSACTIONS`); not in an explicit transaction.
     pub may_commit_parts: bool,
+    /// With `may_commit_parts`: the database's turn for reruns after a write conflict, which a part of
+    /// `CALL { } IN TRANSACTIONS` whose commit met one takes to run again ([`crate::ConflictReruns`]).
+    pub rerun_turn: Option<std::sync::Arc<parking_lot::Mutex<()>>>,
     /// Tables standing in for missing indexes when the statement looks the same label and key up many times.
     key_scans: super::key_scans::KeyScans,
     /// The lists of the statement's `IN` tests, kept between rows; shared with the contexts of subqueries.
@@ -124,6 +127,7 @@ impl<'a> Ctx<'a> {
             profile: None,
             writes_per_row: false,
             may_commit_parts: false,
+            rerun_turn: None,
             key_scans: Default::default(),
             in_lists: Default::default(),
             loop_steps: Default::default(),
@@ -142,6 +146,7 @@ impl<'a> Ctx<'a> {
             profile: None,
             writes_per_row: true,
             may_commit_parts: false,
+            rerun_turn: None,
             key_scans: Default::default(),
             in_lists: Default::default(),
             loop_steps: Default::default(),
@@ -227,6 +232,7 @@ impl<'a> Ctx<'a> {
             profile: self.profile.clone(),
             writes_per_row: false,
             may_commit_parts: false,
+            rerun_turn: None,
             key_scans: Default::default(),
             in_lists: self.in_lists.clone(),
             loop_steps: Default::default(),

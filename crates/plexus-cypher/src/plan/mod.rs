@@ -576,6 +576,9 @@ pub(crate) struct Plan {
     /// Run on its own (auto-commit), it may run again from the start when its commit meets a conflict: it writes,
     /// commits only at its end, and calls no procedure of the embedding program.
     pub reruns_on_conflict: bool,
+    /// It commits in parts, and a part whose commit meets a conflict may run again: it calls no procedure of the
+    /// embedding program.
+    pub parts_rerun_on_conflict: bool,
     /// What each run may be told about the statement ([`crate::notices`]).
     pub notices: crate::notices::Notices,
 }

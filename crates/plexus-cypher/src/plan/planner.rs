@@ -180,6 +180,7 @@ pub(crate) fn plan_query(
         params: p.params.into_iter().map(|(name, at)| (name, at.map(|at| Position::locate(text, at)))).collect(),
         commits_in_parts,
         reruns_on_conflict: p.writes && !commits_in_parts && !p.calls_user_procedures,
+        parts_rerun_on_conflict: commits_in_parts && !p.calls_user_procedures,
         notices: crate::notices::Notices::collect(text, query),
     })
 }
