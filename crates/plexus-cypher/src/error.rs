@@ -139,8 +139,8 @@ impl CypherError {
             ErrorKind::SemanticError,
             phase,
             "ImplicitTransactionRequired",
-            "CALL { } IN TRANSACTIONS commits as it goes, so it runs only as an auto-commit query (a transaction of \
-             its own), not in an explicit transaction",
+            "A query with 'CALL { ... } IN TRANSACTIONS' can only be executed in an implicit transaction, but tried \
+             to execute in an explicit transaction (it commits as it goes, so it runs only as an auto-commit query)",
         )
     }
 

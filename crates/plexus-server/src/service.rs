@@ -121,8 +121,11 @@ impl From<CypherError> for ServerError {
             }
             _ if e.detail == "ConstraintAlreadyExists" => "Neo.ClientError.Schema.ConstraintAlreadyExists",
             _ if e.detail == "IndexAlreadyExists" => "Neo.ClientError.Schema.IndexAlreadyExists",
-            _ if e.detail == "ConstraintNotFound" => "Neo.ClientError.Schema.ConstraintDropFailed",
-            _ if e.detail == "IndexNotFound" => "Neo.ClientError.Schema.IndexDropFailed",
+            // Neo4j reports these two, and a statement committing in parts inside an explicit transaction, as
+            // database errors (clients match on these codes).
+            _ if e.detail == "ConstraintNotFound" => "Neo.DatabaseError.Schema.ConstraintDropFailed",
+            _ if e.detail == "IndexNotFound" => "Neo.DatabaseError.Schema.IndexDropFailed",
+            _ if e.detail == "ImplicitTransactionRequired" => "Neo.DatabaseError.Transaction.TransactionStartFailed",
             _ if e.detail == "ConstraintCreationFailed" => "Neo.ClientError.Schema.ConstraintCreationFailed",
             _ if e.detail == "GraphNotFound" => "Neo.ClientError.Database.DatabaseNotFound",
             // Neo4j reports what its semantic analysis finds before running as syntax errors, and semantic errors

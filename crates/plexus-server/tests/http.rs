@@ -1089,13 +1089,23 @@ async fn schema_clashes_carry_neo4j_codes() {
     assert_eq!(code(query(&t, unnamed, json!({})).await), "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists");
     let renamed = "CREATE CONSTRAINT c2 FOR (n:P) REQUIRE n.id IS UNIQUE";
     assert_eq!(code(query(&t, renamed, json!({})).await), "Neo.ClientError.Schema.ConstraintAlreadyExists");
-    assert_eq!(code(query(&t, "DROP CONSTRAINT nope", json!({})).await), "Neo.ClientError.Schema.ConstraintDropFailed");
+    assert_eq!(
+        code(query(&t, "DROP CONSTRAINT nope", json!({})).await),
+        "Neo.DatabaseError.Schema.ConstraintDropFailed"
+    );
     assert_eq!(query(&t, "CREATE INDEX i1 FOR (n:Q) ON (n.x)", json!({})).await.status, 202);
     let again = "CREATE INDEX i1 FOR (n:Q) ON (n.x)";
     assert_eq!(code(query(&t, again, json!({})).await), "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists");
     let renamed = "CREATE INDEX i2 FOR (n:Q) ON (n.x)";
     assert_eq!(code(query(&t, renamed, json!({})).await), "Neo.ClientError.Schema.IndexAlreadyExists");
-    assert_eq!(code(query(&t, "DROP INDEX nope", json!({})).await), "Neo.ClientError.Schema.IndexDropFailed");
+    assert_eq!(code(query(&t, "DROP INDEX nope", json!({})).await), "Neo.DatabaseError.Schema.IndexDropFailed");
+    // Committing in parts needs a transaction of its own, as Neo4j says it (clients match on the message).
+    let (id, _) = open_tx(&t, &json!({})).await;
+    let parts = json!({"statement": "UNWIND [1] AS i CALL (i) { CREATE (:T) } IN TRANSACTIONS"});
+    let r = post(&t, &format!("/db/neo4j/query/v2/tx/{id}"), &parts).await;
+    let body = String::from_utf8_lossy(&r.body).into_owned();
+    assert_eq!(code(r), "Neo.DatabaseError.Transaction.TransactionStartFailed");
+    assert!(body.contains("can only be executed in an implicit transaction"), "{body}");
     query(&t, "CREATE (:D {k: 1}), (:D {k: 1})", json!({})).await;
     let r = query(&t, "CREATE CONSTRAINT FOR (n:D) REQUIRE n.k IS UNIQUE", json!({})).await;
     assert!(r.json()["errors"][0]["message"].as_str().unwrap().contains("share the value 1"), "{:?}", r.json());
