@@ -206,20 +206,7 @@ impl Session {
                     eprintln!("Interrupted: the rest of the output was not shown");
                     return Outcome::Interrupted;
                 }
-                let summary = summary(&result, start.elapsed());
-                if self.interactive {
-                    if let Some(plan) = &result.plan {
-                        print!("{plan}");
-                    }
-                    print!("{}", notifications(&result));
-                    println!("{summary}");
-                } else {
-                    if let Some(plan) = &result.plan {
-                        eprint!("{plan}");
-                    }
-                    eprint!("{}", notifications(&result));
-                    eprintln!("{summary}");
-                }
+                self.finished(&result, &summary(&result, start.elapsed()));
                 Outcome::Done
             }
             Err(e) => self.failed(text, &e, origin),
@@ -259,21 +246,25 @@ impl Session {
                 std::process::exit(1);
             }
         };
-        let summary = summary_of(&first, rows, start.elapsed());
+        self.finished(&first, &summary_of(&first, rows, start.elapsed()));
+        Some(Outcome::Done)
+    }
+
+    /// Prints what follows a statement's rows: its plan, notifications and summary.
+    fn finished(&self, result: &plexus::cypher::QueryResult, summary: &str) {
         if self.interactive {
-            if let Some(plan) = &first.plan {
+            if let Some(plan) = &result.plan {
                 print!("{plan}");
             }
-            print!("{}", notifications(&first));
+            print!("{}", notifications(result));
             println!("{summary}");
         } else {
-            if let Some(plan) = &first.plan {
+            if let Some(plan) = &result.plan {
                 eprint!("{plan}");
             }
-            eprint!("{}", notifications(&first));
+            eprint!("{}", notifications(result));
             eprintln!("{summary}");
         }
-        Some(Outcome::Done)
     }
 
     /// Says why a statement failed (stopped by Ctrl-C, or an error shown where it is): the outcome.

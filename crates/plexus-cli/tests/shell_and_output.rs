@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
 
 use common::{path, plexus, text};
@@ -188,7 +188,6 @@ fn long_tables_stream_laid_out_by_their_first_rows() {
 /// whole count, a later row's error after the rows before it, and Ctrl-C stopping an endless read.
 #[test]
 fn the_shell_streams_long_reads_and_stops_them() {
-    use std::io::BufRead;
     let tmp = tempfile::tempdir().unwrap();
     let db = path(tmp.path(), "db");
     let script = "UNWIND range(1, 2500) AS x RETURN x, CASE x WHEN 2000 THEN 'a wider value' ELSE 'b' END AS s;\n\
@@ -206,19 +205,25 @@ fn the_shell_streams_long_reads_and_stops_them() {
     assert!(stderr.contains("2500 rows"), "{stderr}");
     assert!(stderr.contains("/ by zero") || stderr.to_lowercase().contains("division"), "{stderr}");
 
+    interrupt_shell_at(&db, "UNWIND range(1, 10000000000000) AS x RETURN x;\n", "5000");
+}
+
+/// Runs `script` in `plexus shell --format csv`, sends Ctrl-C once a line of its output reads `marker`, and
+/// checks that the shell stopped on it (status 130, "Interrupted").
+fn interrupt_shell_at(db: &str, script: &str, marker: &str) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args(["shell", "--data", &db, "--format", "csv"])
+        .args(["shell", "--data", db, "--format", "csv"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"UNWIND range(1, 10000000000000) AS x RETURN x;\n").unwrap();
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    while line.trim() != "5000" {
+    while line.trim() != marker {
         line.clear();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "the shell ended before printing 5000 rows");
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the shell ended before printing {marker}");
     }
     // SAFETY: kill with a valid signal number to the child's pid.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
@@ -231,32 +236,13 @@ fn the_shell_streams_long_reads_and_stops_them() {
 
 #[test]
 fn ctrl_c_stops_the_running_statement_rolls_it_back_and_ends_a_script() {
-    use std::io::BufRead;
     let tmp = tempfile::tempdir().unwrap();
     let db = path(tmp.path(), "db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plexus"))
-        .args(["shell", "--data", &db, "--format", "csv"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // A write that would run for hours, after a statement whose result says the shell is running.
     let script = "RETURN 'ready' AS state;\n\
                   CREATE (:Started) WITH 1 AS one UNWIND range(1, 10000000000000) AS x WITH x WHERE x < 0 \
                   RETURN count(x);\nCREATE (:After);\n";
-    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    while line.trim() != "ready" {
-        line.clear();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "the shell ended before its first result");
-    }
-    // SAFETY: kill with a valid signal number to the child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "stopped, not killed by the signal: {:?}", out.status);
-    assert!(text(&out.stderr).contains("Interrupted"), "{}", text(&out.stderr));
+    interrupt_shell_at(&db, script, "ready");
     let out = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n) RETURN count(n) AS c"]);
     assert_eq!(text(&out.stdout), "c\n0\n", "the interrupted write is rolled back and the script went no further");
 }
