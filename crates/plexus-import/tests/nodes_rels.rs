@@ -712,6 +712,20 @@ fn short_rows_are_counted_per_file() {
     assert_eq!((summary.nodes, summary.relationships), (3, 2));
 }
 
+/// An incremental import of the node file `file` with `labels`, skipping up to `skip` bad lines.
+fn incremental_nodes(file: std::path::PathBuf, labels: &[&str], skip: usize) -> GraphImport {
+    GraphImport {
+        nodes: vec![NodeFiles {
+            files: vec![file],
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            ..Default::default()
+        }],
+        mode: Mode::Incremental,
+        csv: CsvOptions { skip_bad_lines: skip, ..Default::default() },
+        ..Default::default()
+    }
+}
+
 /// An incremental import whose id column is a label's second unique key (not the first, the label's key)
 /// matches its rows to existing nodes by that key.
 #[test]
@@ -728,11 +742,7 @@ fn incremental_rows_match_by_a_second_unique_key() {
         tx.commit().unwrap();
     }
     let nodes = write(tmp.path(), "n.csv", "id:ID,name\n1,Ann\n2,Bob\n");
-    let spec = GraphImport {
-        nodes: vec![NodeFiles { files: vec![nodes], labels: vec!["P".into()], ..Default::default() }],
-        mode: Mode::Incremental,
-        ..Default::default()
-    };
+    let spec = incremental_nodes(nodes, &["P"], 0);
     let summary = run(&db, &spec).unwrap();
     assert_eq!((summary.nodes, summary.matched), (1, 1));
     let (store, _) = Store::open(&db).unwrap();
@@ -762,24 +772,14 @@ fn incremental_rows_are_checked_against_every_unique_key() {
         ("twice.csv", "id:ID,email\n3,c@x\n4,c@x\n", "twice.csv: line 3, column 3: P(email) = 'c@x' is a unique key"),
     ];
     for (file, text, expected) in cases {
-        let nodes = write(tmp.path(), file, text);
-        let spec = GraphImport {
-            nodes: vec![NodeFiles { files: vec![nodes.clone()], labels: vec!["P".into()], ..Default::default() }],
-            mode: Mode::Incremental,
-            ..Default::default()
-        };
+        let spec = incremental_nodes(write(tmp.path(), file, text), &["P"], 0);
         let err = run(&db, &spec).unwrap_err();
         assert!(err.contains(expected), "{err}");
         let (store, _) = Store::open(&db).unwrap();
         assert_eq!(store.read().node_count(), 2, "{file}");
     }
     let nodes = write(tmp.path(), "mixed.csv", "id:ID,email\n1,a@x\n3,b@x\n4,d@x\n");
-    let spec = GraphImport {
-        nodes: vec![NodeFiles { files: vec![nodes], labels: vec!["P".into()], ..Default::default() }],
-        mode: Mode::Incremental,
-        csv: CsvOptions { skip_bad_lines: 10, ..Default::default() },
-        ..Default::default()
-    };
+    let spec = incremental_nodes(nodes, &["P"], 10);
     let summary = run(&db, &spec).unwrap();
     assert_eq!((summary.nodes, summary.matched), (1, 1));
     let (store, _) = Store::open(&db).unwrap();
@@ -804,15 +804,7 @@ fn incremental_rows_of_two_labels_match_only_a_node_both_keys_find() {
         tx.commit().unwrap();
     }
     let nodes = write(tmp.path(), "both.csv", "id:ID,badge,name\n5,B1,five\n2,B2,two\n");
-    let spec = GraphImport {
-        nodes: vec![NodeFiles {
-            files: vec![nodes],
-            labels: vec!["Person".into(), "Emp".into()],
-            ..Default::default()
-        }],
-        mode: Mode::Incremental,
-        ..Default::default()
-    };
+    let spec = incremental_nodes(nodes, &["Person", "Emp"], 0);
     let err = run(&db, &spec).unwrap_err();
     assert!(err.contains("both.csv: line 2, column 1: the row matches node"), "{err}");
     assert!(err.contains("but Person(id) = '5' finds no node"), "{err}");
