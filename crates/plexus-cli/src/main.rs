@@ -273,6 +273,14 @@ fn report_recovery(data: &Path, opened: plexus::Result<Database>) -> Result<Data
     if !db.recovery_report().is_clean() {
         eprintln!("plexus: recovery: {}", db.recovery_report());
     }
+    if let Some(report) = plexus_import::incremental::interrupted_report(data) {
+        eprintln!(
+            "plexus: {}\n(this note is shown until an incremental import into {} finishes, or {} is deleted)",
+            report.trim_end(),
+            data.display(),
+            data.join(plexus_import::incremental::JOURNAL).display()
+        );
+    }
     Ok(db)
 }
 

@@ -294,3 +294,41 @@ fn an_incremental_import_that_fails_to_write_part_way_says_what_was_committed() 
     assert!(stderr.contains(&expected), "{stderr}");
     assert!(stderr.contains("what was committed before it stays in the database"), "{stderr}");
 }
+
+/// An incremental import killed outright (no chance to report) leaves a journal of what it committed, which the
+/// next command opening the database shows, and which the next import notes and then removes.
+#[cfg(unix)]
+#[test]
+fn an_incremental_import_killed_outright_is_reported_by_the_next_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("seed.csv"), "id:ID,name\nseed,S\n").unwrap();
+    let rows: String = (0..200_000).map(|i| format!("n{i},N{i}\n")).collect();
+    std::fs::write(dir.join("many.csv"), format!("id:ID,name\n{rows}")).unwrap();
+    let db = path(dir, "db");
+    let out = plexus(&["import", "--data", &db, "--nodes", &format!("Q={}", path(dir, "seed.csv"))]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let many = format!("Q={}", path(dir, "many.csv"));
+    let args = ["import", "--data", &db, "--mode", "incremental", "--quiet", "--batch-size", "500", "--nodes", &many];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plexus")).args(args).spawn().unwrap();
+    let journal = dir.join("db").join(plexus_import::incremental::JOURNAL);
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("rows up to line")) {
+        assert!(started.elapsed().as_secs() < 60, "no batch was committed");
+        assert!(child.try_wait().unwrap().is_none(), "the import ended before it could be killed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = plexus(&["info", "--data", &db]);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("an incremental import into this database was killed before it finished"), "{stderr}");
+    assert!(stderr.contains("many.csv: rows up to line"), "{stderr}");
+    // Running it again matches the nodes committed (they have a key), finishes, and clears the journal.
+    let out = plexus(&args[..args.len()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!journal.exists());
+    let count = plexus(&["query", "--data", &db, "--format", "csv", "MATCH (n:Q) RETURN count(n) AS n"]);
+    assert_eq!(text(&count.stdout), "n\n200001\n");
+    assert!(!text(&plexus(&["info", "--data", &db]).stderr).contains("killed before it finished"));
+}

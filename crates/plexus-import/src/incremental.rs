@@ -71,7 +71,15 @@ struct Batches<'s> {
     /// Where the rows added to the open transaction end, and where the committed ones do.
     pending: Position,
     committed: Position,
+    /// What a report of the committed rows says at a position, written after each commit to [`JOURNAL`].
+    journal: Option<(PathBuf, JournalReport<'s>)>,
 }
+
+/// The properties of a group's rows, taken out of it for writing.
+type RowProps = Vec<Option<std::sync::Arc<plexus_storage::records::PropMap>>>;
+
+/// What the journal says when the rows up to a position are committed.
+type JournalReport<'s> = Box<dyn Fn(Position) -> String + 's>;
 
 impl Batches<'_> {
     fn tx(&mut self) -> &mut WriteTxn {
@@ -101,8 +109,30 @@ impl Batches<'_> {
             self.commits += 1;
         }
         self.committed = self.pending;
+        if let Some((path, report)) = &self.journal {
+            // Best effort: the journal only tells a later command what an import killed outright committed.
+            let _ = write_journal(path, &report(self.committed));
+        }
         Ok(())
     }
+}
+
+/// The file in a database's directory that an incremental import keeps while it writes, saying what it has
+/// committed so far (rewritten after each batch) and how to finish it. An import that ends, however it ends,
+/// removes it and reports for itself; one killed outright leaves it for the next command that opens the
+/// database to show ([`interrupted_report`]).
+pub const JOURNAL: &str = ".plexus-incremental-import";
+
+fn write_journal(path: &Path, report: &str) -> std::io::Result<()> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, report)?;
+    std::fs::rename(&partial, path)
+}
+
+/// What an incremental import into `dir` that was killed before it finished had committed, as its journal
+/// says; `None` when none was.
+pub fn interrupted_report(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(JOURNAL)).ok()
 }
 
 pub(crate) fn import(dir: &Path, spec: &GraphImport, progress: &Progress) -> Result<ImportSummary, ImportError> {
@@ -221,6 +251,17 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         return Err(ImportError::Target("interrupted before anything was written: the database is unchanged".into()));
     }
     let write_start = Instant::now();
+    let node_props: Vec<_> = groups.iter_mut().map(|g| std::mem::take(&mut g.props)).collect();
+    let rel_props: Vec<_> = rel_groups.iter_mut().map(|c| std::mem::take(&mut c.props)).collect();
+    let journal = store.path().map(|dir| dir.join(JOURNAL));
+    if let Some(earlier) = store.path().and_then(interrupted_report) {
+        summary.notes.push(format!("an earlier incremental import did not finish: {earlier}"));
+    }
+    let why = "an incremental import into this database was killed before it finished (counted at its last \
+               commit: a batch it was committing then may be in the database too)";
+    let (groups_ref, fates_ref, rel_ref) = (&groups, &fates, &rel_groups);
+    let no_summary = ImportSummary::default();
+    let report = |at: Position| halted(why, groups_ref, fates_ref, rel_ref, at, &no_summary);
     let mut batches = Batches {
         store,
         tx: None,
@@ -229,8 +270,17 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
         commits: 0,
         pending: Position::default(),
         committed: Position::default(),
+        journal: journal.clone().map(|path| (path, Box::new(report) as JournalReport)),
     };
-    let written = write(store, declare, &mut groups, &fates, count, &mut rel_groups, &mut batches, &mut summary);
+    if let Some(path) = &journal {
+        let _ = write_journal(path, &report(Position::default()));
+    }
+    let written =
+        write(store, declare, &groups, node_props, &fates, count, &rel_groups, rel_props, &mut batches, &mut summary);
+    batches.journal = None;
+    if let Some(path) = &journal {
+        let _ = std::fs::remove_file(path);
+    }
     summary.write = write_start.elapsed();
     match written {
         Ok(()) => {}
@@ -357,10 +407,12 @@ fn halted(
 fn write(
     store: &Store,
     declare: Vec<(LabelId, PropKeyId)>,
-    groups: &mut [NodeGroup<'_>],
+    groups: &[NodeGroup<'_>],
+    node_props: Vec<RowProps>,
     fates: &[Vec<Fate>],
     count: u64,
-    rel_groups: &mut [crate::nodes_rels::RelColumns],
+    rel_groups: &[crate::nodes_rels::RelColumns],
+    rel_props: Vec<RowProps>,
     batches: &mut Batches<'_>,
     summary: &mut ImportSummary,
 ) -> Result<(), Halt> {
@@ -378,8 +430,7 @@ fn write(
 
     batches.progress.phase("writing nodes");
     let mut node_ids: Vec<u64> = Vec::with_capacity(count as usize);
-    for (g, (group, fates)) in groups.iter_mut().zip(fates).enumerate() {
-        let props = std::mem::take(&mut group.props);
+    for (g, ((group, fates), props)) in groups.iter().zip(fates).zip(node_props).enumerate() {
         for ((row, props), fate) in props.into_iter().enumerate().zip(fates) {
             match *fate {
                 Fate::Existing(id) => {
@@ -401,8 +452,8 @@ fn write(
 
     let node = |v: u64| NodeId(if v & EXISTING != 0 { v & !EXISTING } else { node_ids[v as usize] });
     batches.progress.phase("writing relationships");
-    for (g, columns) in rel_groups.iter_mut().enumerate() {
-        let mut props = std::mem::take(&mut columns.props).into_iter();
+    for (g, (columns, props)) in rel_groups.iter().zip(rel_props).enumerate() {
+        let mut props = props.into_iter();
         batches.pending = Position { rels: true, group: g, rows: 0 };
         for i in 0..columns.len() {
             let pairs: Vec<(PropKeyId, Value)> =
