@@ -78,3 +78,54 @@ pub fn same_length(lengths: &[(&str, usize)]) -> PyResult<usize> {
     }
     Ok(first)
 }
+
+/// Ids or weights given to a batch write, one value or many: one value stands for every row.
+pub enum Column<'a, T> {
+    One(T),
+    Many(&'a [T]),
+}
+
+impl<'a, T: Copy> Column<'a, T> {
+    /// The length of an array given; `None` for one value.
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Column::One(_) => None,
+            Column::Many(v) => Some(v.len()),
+        }
+    }
+
+    /// The values of `n` rows (a single value repeated).
+    pub fn rows(&self, n: usize) -> std::borrow::Cow<'a, [T]> {
+        match self {
+            Column::One(v) => std::borrow::Cow::Owned(vec![*v; n]),
+            Column::Many(v) => std::borrow::Cow::Borrowed(v),
+        }
+    }
+}
+
+/// A single number (not an array), as a weight given for every row.
+pub fn one_number(obj: &Bound<'_, PyAny>) -> Option<f64> {
+    if obj.hasattr("__len__").unwrap_or(true) || obj.is_instance_of::<PyBool>() {
+        return None;
+    }
+    obj.extract::<f64>().ok()
+}
+
+/// The row count of columns given together, from the length of each (`None` for a single value): the length
+/// their arrays share (refused when they differ), or 1 when every one is a single value.
+pub fn rows_of(columns: &[(&str, Option<usize>)]) -> PyResult<usize> {
+    let lengths: Vec<(&str, usize)> = columns.iter().filter_map(|&(name, n)| n.map(|n| (name, n))).collect();
+    if lengths.is_empty() {
+        return Ok(1);
+    }
+    same_length(&lengths)
+}
+
+/// Refuses an empty label, type or property name: Cypher cannot name it, so what it would make could only be
+/// found by scanning.
+pub fn names(given: &[(&str, &str)]) -> PyResult<()> {
+    match given.iter().find(|(_, value)| value.is_empty()) {
+        Some((what, _)) => Err(errors::argument(format!("{what} must not be empty"))),
+        None => Ok(()),
+    }
+}

@@ -43,6 +43,8 @@ pub struct Database {
     inner: RwLock<Option<Arc<Opened>>>,
     path: Option<PathBuf>,
     durability: Durability,
+    /// Whether it was opened read-only (still answered after `close`, as `path` and `durability` are).
+    read_only: bool,
     /// Explicit transactions begun here and perhaps still open: `close` rolls them back, since each holds the
     /// database open (and its directory locked) for as long as it lives.
     transactions: Mutex<Vec<std::sync::Weak<TxSlot>>>,
@@ -302,10 +304,12 @@ impl Database {
                 shared.opened
             }
         };
+        let read_only = opened.db.is_read_only();
         Ok(Database {
             inner: RwLock::new(Some(opened)),
             path,
             durability,
+            read_only,
             transactions: Mutex::new(Vec::new()),
             in_flight: Arc::default(),
             streams: Mutex::new(Vec::new()),
@@ -317,9 +321,9 @@ impl Database {
     ///
     /// A statement whose commit meets a write conflict (another thread wrote the same data first) runs again by
     /// itself, taking turns with the other statements that did, before :class:`ConflictError` is raised (after
-    /// 60 s waiting for its turn or 2 s of reruns in it); statements that commit in parts
-    /// (``CALL { } IN TRANSACTIONS``) are not run again. In :meth:`transaction` the conflict is the caller's to
-    /// retry.
+    /// 60 s waiting for its turn or 2 s of reruns in it); a statement that commits in parts
+    /// (``CALL { } IN TRANSACTIONS``) runs again the part that met the conflict, not the whole. In
+    /// :meth:`transaction` the conflict is the caller's to retry.
     #[pyo3(signature = (query, parameters=None))]
     fn execute(&self, py: Python<'_>, query: &str, parameters: Option<&Bound<'_, PyAny>>) -> PyResult<QueryResult> {
         let params = params(parameters)?;
@@ -382,6 +386,7 @@ impl Database {
     #[pyo3(signature = (label="Node", key="id", r#type=None, weight="weight"))]
     fn graph(slf: Bound<'_, Self>, label: &str, key: &str, r#type: Option<&str>, weight: &str) -> PyResult<Graph> {
         slf.get().handle()?;
+        crate::args::names(&[("label", label), ("key", key), ("type", r#type.unwrap_or("-")), ("weight", weight)])?;
         Ok(Graph::new(slf.unbind(), label, key, r#type, weight))
     }
 
@@ -432,6 +437,7 @@ impl Database {
         undirected: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let db = self.handle()?;
+        crate::args::names(&[("type", r#type), ("label", label)])?;
         let spec = bulk::CsvSpec {
             delimiter,
             array_delimiter,
@@ -542,8 +548,8 @@ impl Database {
     /// Whether the database was opened with ``read_only=True``: nothing on disk changes, statements that write
     /// raise :class:`plexus.QueryError` (code ``ForbiddenOnReadOnlyDatabase``).
     #[getter]
-    fn read_only(&self) -> PyResult<bool> {
-        Ok(self.with(|db| db.is_read_only())?)
+    fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// ``"sync"``, ``"batch"`` or ``"off"``.

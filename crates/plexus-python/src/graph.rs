@@ -467,21 +467,36 @@ impl Graph {
     /// ``(count, summed weight)``, where a relationship without the weight property adds nothing to the sum
     /// (NetworkX's ``degree(weight=...)`` counts it as 1: compare the count with the sum to tell). For an array,
     /// int64 array(s).
-    #[pyo3(signature = (u, weight=false))]
-    fn degree<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
-        self.degrees(py, u, Direction::Both, weight)
+    #[pyo3(signature = (u, weight=None))]
+    fn degree<'py>(
+        &self,
+        py: Python<'py>,
+        u: &Bound<'py, PyAny>,
+        weight: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.degrees(py, u, Direction::Both, self.weight_flag(weight)?)
     }
 
     /// Number of relationships entering ``v`` (with ``weight=True``: ``(count, summed weight)``).
-    #[pyo3(signature = (v, weight=false))]
-    fn in_degree<'py>(&self, py: Python<'py>, v: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
-        self.degrees(py, v, Direction::In, weight)
+    #[pyo3(signature = (v, weight=None))]
+    fn in_degree<'py>(
+        &self,
+        py: Python<'py>,
+        v: &Bound<'py, PyAny>,
+        weight: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.degrees(py, v, Direction::In, self.weight_flag(weight)?)
     }
 
     /// Number of relationships leaving ``u`` (with ``weight=True``: ``(count, summed weight)``).
-    #[pyo3(signature = (u, weight=false))]
-    fn out_degree<'py>(&self, py: Python<'py>, u: &Bound<'py, PyAny>, weight: bool) -> PyResult<Bound<'py, PyAny>> {
-        self.degrees(py, u, Direction::Out, weight)
+    #[pyo3(signature = (u, weight=None))]
+    fn out_degree<'py>(
+        &self,
+        py: Python<'py>,
+        u: &Bound<'py, PyAny>,
+        weight: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.degrees(py, u, Direction::Out, self.weight_flag(weight)?)
     }
 
     /// Whether a node has id ``u`` (bool, or bool array).
@@ -550,7 +565,9 @@ impl Graph {
     /// Creates or updates edges ``src[i] -> dst[i]`` of the view's type (``EDGE`` when the view has none),
     /// merging on (source, type, target): an existing relationship gets the new weight (a NaN weight sets none,
     /// as ``import_edges`` reads it), a missing one is created,
-    /// and so are missing nodes (with the view's label and key). All in one transaction. Returns
+    /// and so are missing nodes (with the view's label and key). All in one transaction, which runs again when
+    /// its commit meets a write conflict (as :meth:`Database.execute` does). ``src``, ``dst`` and ``weight`` are
+    /// arrays of one length, or single values standing for every row. Returns
     /// ``{"created", "updated", "nodes_created"}``.
     #[pyo3(signature = (src, dst, weight=None))]
     fn upsert_edges<'py>(
@@ -560,26 +577,38 @@ impl Graph {
         dst: &Bound<'py, PyAny>,
         weight: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
-        let w = weight.filter(|w| !w.is_none()).map(|w| args::float_array(w, "weight")).transpose()?;
-        let mut lengths = vec![("src", s.len()), ("dst", d.len())];
-        if let Some(w) = &w {
-            lengths.push(("weight", w.len()));
-        }
-        args::same_length(&lengths)?;
-        let (s, d) = (s.as_slice()?, d.as_slice()?);
+        let (src, dst) = (args::ids(src, "src")?, args::ids(dst, "dst")?);
+        let weight = weight.filter(|w| !w.is_none());
+        let one_weight = weight.and_then(args::one_number);
+        let w_array = match (weight, one_weight) {
+            (Some(w), None) => Some(args::float_array(w, "weight")?),
+            _ => None,
+        };
+        let (s, d) = (column(&src)?, column(&dst)?);
+        let w = match (&w_array, one_weight) {
+            (Some(a), _) => Some(args::Column::Many(a.as_slice()?)),
+            (None, Some(v)) => Some(args::Column::One(v)),
+            (None, None) => None,
+        };
+        let n = args::rows_of(&[("src", s.len()), ("dst", d.len()), ("weight", w.as_ref().and_then(|w| w.len()))])?;
+        let (s, d, w) = (s.rows(n), d.rows(n), w.map(|w| w.rows(n)));
+        let (s, d) = (&*s, &*d);
         if s.contains(&NO_ID) || d.contains(&NO_ID) {
             return Err(errors::argument(format!(
                 "id {NO_ID} is reserved: a graph view reports it (as plexus.NO_ID) for neighbours without an id"
             )));
         }
-        let w = w.as_ref().map(|w| w.as_slice()).transpose()?;
+        let w = w.as_deref();
         let db = self.db.get().handle()?;
         let names =
             (self.label.as_str(), self.key.as_str(), self.rel_type.as_deref().unwrap_or("EDGE"), self.weight.as_str());
         let index = self.index.read().clone();
         let interrupt = db.own_interrupt();
-        let out = py.detach(|| crate::bulk::upsert(&db, s, d, w, names, index.as_deref(), Some(&interrupt)));
+        let out = py.detach(|| {
+            rerun_on_conflict(&db, &interrupt, || {
+                crate::bulk::upsert(&db, s, d, w, names, index.as_deref(), Some(&interrupt))
+            })
+        });
         let out = crate::database::committed_unless_raised(
             py,
             out,
@@ -596,15 +625,21 @@ impl Graph {
     /// Removes every relationship ``src[i] -> dst[i]`` of the view's type (``EDGE`` when it has none), in one
     /// transaction; returns how many were removed. Nodes stay.
     fn remove_edges(&self, py: Python<'_>, src: &Bound<'_, PyAny>, dst: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
-        args::same_length(&[("src", s.len()), ("dst", d.len())])?;
-        let (s, d) = (s.as_slice()?, d.as_slice()?);
+        let (src, dst) = (args::ids(src, "src")?, args::ids(dst, "dst")?);
+        let (s, d) = (column(&src)?, column(&dst)?);
+        let n = args::rows_of(&[("src", s.len()), ("dst", d.len())])?;
+        let (s, d) = (s.rows(n), d.rows(n));
+        let (s, d) = (&*s, &*d);
         let db = self.db.get().handle()?;
         let names =
             (self.label.as_str(), self.key.as_str(), self.rel_type.as_deref().unwrap_or("EDGE"), self.weight.as_str());
         let index = self.index.read().clone();
         let interrupt = db.own_interrupt();
-        let out = py.detach(|| crate::bulk::remove(&db, s, d, names, index.as_deref(), Some(&interrupt)));
+        let out = py.detach(|| {
+            rerun_on_conflict(&db, &interrupt, || {
+                crate::bulk::remove(&db, s, d, names, index.as_deref(), Some(&interrupt))
+            })
+        });
         let out = crate::database::committed_unless_raised(
             py,
             out,
@@ -625,4 +660,42 @@ impl Graph {
         let ty = self.rel_type.as_deref().map_or("all types".to_string(), |t| format!(":{t}"));
         format!("Graph(:{}({}), {}, weight={:?})", self.label, self.key, ty, self.weight)
     }
+}
+
+/// Ids given to a batch write as a column: one id, or an array read in place.
+fn column<'a>(ids: &'a args::Ids<'_>) -> PyResult<args::Column<'a, i64>> {
+    Ok(match ids {
+        args::Ids::One(id) => args::Column::One(*id),
+        args::Ids::Many(a) => args::Column::Many(a.as_slice()?),
+    })
+}
+
+impl Graph {
+    /// `weight=` of the degree methods: a bool. NetworkX users write the property's name there, which means
+    /// something else (NetworkX then answers one weighted number): say what this view takes instead of a bare
+    /// type error.
+    fn weight_flag(&self, weight: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let Some(weight) = weight.filter(|w| !w.is_none()) else { return Ok(false) };
+        if let Ok(flag) = weight.cast::<pyo3::types::PyBool>() {
+            return Ok(flag.is_true());
+        }
+        Err(crate::errors::argument(format!(
+            "weight takes True or False here, not {}: with True the answer is (count, summed weight), the weight \
+             being the view's property '{}' (chosen when the view was made)",
+            weight.repr()?,
+            self.weight
+        )))
+    }
+}
+
+/// Runs a batch write of the view again when its commit meets a write conflict, as `Database.execute` runs a
+/// statement again: its input is fixed and nothing of it was visible, so a rerun on the newest state is what
+/// waiting for a lock would give (reruns take the database's turn; see `plexus::cypher::ConflictReruns`).
+fn rerun_on_conflict<T>(
+    db: &plexus::Database,
+    interrupt: &plexus::cypher::Interrupt,
+    write: impl FnMut() -> Result<T, crate::errors::Failure>,
+) -> Result<T, crate::errors::Failure> {
+    let conflict = |e: &crate::errors::Failure| matches!(e, crate::errors::Failure::Storage(s) if s.is_retryable());
+    db.engine().rerun_on_conflict(true, || interrupt.check().is_err(), conflict, write)
 }

@@ -323,6 +323,8 @@ impl IdIndex {
     /// Tables for the nodes of `label` keyed by integer property `key` in `snap`. A node whose key is not an
     /// integer is not in the view (as when the view looks nodes up by the unique key before it has tables);
     /// when no node has an integer key but some have another, the view cannot answer anything, and says so.
+    /// Refuses a key that two of the label's nodes share (possible without a unique constraint on it): a view
+    /// answers for one node per id, and picking one would drop the other's edges without a word.
     pub fn build(snap: &ReadTxn, label: LabelId, key: PropKeyId) -> Result<IdIndex, String> {
         let mut pairs: Vec<(i64, u64)> = Vec::with_capacity(snap.label_count(label) as usize);
         let mut other_key = None;
@@ -345,7 +347,11 @@ impl IdIndex {
             (Some(min), Some(max)) if dense_enough(min, max, pairs.len()) => {
                 let mut table = filled_on_huge_pages(NONE, (max - min + 1) as usize);
                 for &(ext, n) in &pairs {
-                    table[(ext - min) as usize] = n;
+                    let slot = &mut table[(ext - min) as usize];
+                    if *slot != NONE {
+                        return Err(not_unique(ext, *slot, n));
+                    }
+                    *slot = n;
                 }
                 Lookup::Dense { min, table, filled: pairs.len() }
             }
@@ -354,17 +360,21 @@ impl IdIndex {
                 if !pairs.is_sorted() {
                     pairs.sort_unstable();
                 }
-                // A repeated id (possible only without a unique key) maps to its largest node, as the hash does.
-                let mut deduped: Vec<(i64, u64)> = Vec::with_capacity(pairs.len());
-                for p in pairs {
-                    match deduped.last_mut() {
-                        Some(last) if last.0 == p.0 => *last = p,
-                        _ => deduped.push(p),
+                if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+                    return Err(not_unique(w[0].0, w[0].1, w[1].1));
+                }
+                Lookup::Ranked(Ranked::build(&pairs))
+            }
+            _ => {
+                let mut map: FxHashMap<i64, u64> = FxHashMap::default();
+                map.reserve(pairs.len());
+                for (ext, n) in pairs {
+                    if let Some(other) = map.insert(ext, n) {
+                        return Err(not_unique(ext, other, n));
                     }
                 }
-                Lookup::Ranked(Ranked::build(&deduped))
+                Lookup::Hash(map)
             }
-            _ => Lookup::Hash(pairs.into_iter().collect()),
         };
         let in_node_order = ext_of.iter().filter(|&&e| e != NO_ID).is_sorted_by(|a, b| a < b);
         Ok(IdIndex { version: snap.version(), lookup, ext_of: ExtTable::narrowest(ext_of), in_node_order })
@@ -506,4 +516,13 @@ fn dense_enough(min: i64, max: i64, count: usize) -> bool {
 fn ranked_enough(min: i64, max: i64, count: usize) -> bool {
     let span = (max as i128 - min as i128 + 1) as u128;
     span <= 64 * count as u128 && span < 1 << 40
+}
+
+/// The error for an id that nodes `a` and `b` both have.
+fn not_unique(ext: i64, a: u64, b: u64) -> String {
+    let (a, b) = (a.min(b), a.max(b));
+    format!(
+        "a graph view needs one node per id, and nodes {a} and {b} both have the id {ext}: make the key unique \
+         (and declare it with CREATE CONSTRAINT ... REQUIRE n.key IS UNIQUE), or choose a key that is"
+    )
 }

@@ -653,3 +653,66 @@ def test_a_taken_unique_key_in_a_graph_write_is_the_query_error_cypher_raises():
         db.execute("CREATE (:Node {id: 3})")
     assert again.value.code == e.value.code
 
+
+
+def test_a_view_over_a_key_two_nodes_share_is_refused(db):
+    # Without a unique constraint two nodes may share an id: a view would answer for one and drop the other's
+    # edges without a word.
+    db.execute("CREATE (a:U {k: 1}), (b:U {k: 1}), (c:U {k: 2}), (d:U {k: 3}), (a)-[:EDGE]->(c), (b)-[:EDGE]->(d)")
+    with pytest.raises(plexus.ArgumentError, match="one node per id.*both have the id 1"):
+        db.graph(label="U", key="k").out_edges(1)
+    db.execute("MATCH (b:U {k: 1})-[:EDGE]->(:U {k: 3}) SET b.k = 4")
+    offsets, targets, _ = db.graph(label="U", key="k").out_edges(np.array([1, 4]))
+    assert split(offsets, targets) == [[2], [3]]
+
+
+def test_batch_writes_take_single_values_for_every_row(db):
+    g = db.graph()
+    assert g.upsert_edges(7, [8, 9], weight=2.0) == {"created": 2, "updated": 0, "nodes_created": 3}
+    assert sorted(g.out_edges(7)) == [(7, 8, 2.0), (7, 9, 2.0)]
+    assert g.upsert_edges([7, 8], 9, weight=[1.0, 3.0])["created"] == 1
+    assert g.remove_edges(7, [8, 9]) == 2
+    with pytest.raises(plexus.ArgumentError, match="weight has 3 elements but src has 2|src has 2 elements"):
+        g.upsert_edges([1, 2], 3, weight=[1.0, 2.0, 3.0])
+    with pytest.raises(plexus.ArgumentError, match="weight must be a number or a one-dimensional array"):
+        g.upsert_edges([1], [2], weight="heavy")
+
+
+def test_degree_weight_takes_a_bool_and_says_so(db):
+    g = db.graph()
+    g.upsert_edges([1], [2], weight=[0.5])
+    assert g.degree(1, weight=True) == (1, 0.5)
+    with pytest.raises(plexus.ArgumentError, match="weight takes True or False here.*property 'weight'"):
+        g.degree(1, weight="weight")
+
+
+def test_empty_names_are_refused(db):
+    with pytest.raises(plexus.ArgumentError, match="type must not be empty"):
+        db.import_edges([1], [2], type="")
+    with pytest.raises(plexus.ArgumentError, match="label must not be empty"):
+        db.graph(label="")
+
+
+def test_concurrent_batch_writes_run_again_after_a_conflict(db):
+    g = db.graph()
+    g.upsert_edges([0], [1])
+    errors = []
+
+    def writer(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(10):
+            src = rng.integers(0, 20, 200)
+            try:
+                g.upsert_edges(src, (src + 1) % 20, weight=rng.random(200))
+                g.remove_edges(src[:50], (src[:50] + 1) % 20)
+            except plexus.Error as e:  # pragma: no cover - the failure the test looks for
+                errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    count = db.execute("MATCH (:Node)-[r:EDGE]->(:Node) RETURN count(r) AS c").scalar()
+    assert count == g.number_of_edges() <= 20

@@ -196,6 +196,7 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
     with plexus.Database(path, read_only=True) as db:
         assert db.read_only
         assert db.execute("MATCH (n:N) RETURN n.v").tuples() == [(1,)]
+        kept = db
         with pytest.raises(plexus.QueryError) as e:
             db.execute("CREATE (:N {v: 2})")
         assert e.value.code == "ForbiddenOnReadOnlyDatabase"
@@ -224,6 +225,8 @@ def test_read_only_database_reads_and_refuses_writes(tmp_path):
         with pytest.raises(plexus.ArgumentError, match="already open in this process with .*read_only=True"):
             plexus.Database(path)
     assert sorted(p.name for p in path.iterdir()) == files
+    # Closed, it still says how it was opened, as it does its path and durability.
+    assert kept.closed and kept.read_only
     with pytest.raises(plexus.Error):
         plexus.Database(tmp_path / "missing", read_only=True)
     assert not (tmp_path / "missing").exists()

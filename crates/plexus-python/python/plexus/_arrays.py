@@ -7,7 +7,7 @@ import numpy as np
 from .errors import ArgumentError
 
 
-def _as_numpy(obj, name):
+def _as_numpy(obj, name, what="an integer id"):
     if isinstance(obj, np.ndarray):
         arr = obj
     elif hasattr(obj, "to_numpy"):  # pandas Series/Index, pyarrow Array/ChunkedArray
@@ -19,7 +19,7 @@ def _as_numpy(obj, name):
         arr = np.asarray(obj)
     if arr.ndim == 0:
         # A single value that is no Python int (those are taken before this): say what it is.
-        raise ArgumentError(f"{name} must be an integer id or a one-dimensional array of them, got {obj!r}")
+        raise ArgumentError(f"{name} must be {what} or a one-dimensional array of them, got {obj!r}")
     if arr.ndim != 1:
         raise ArgumentError(f"{name} must be one-dimensional, got an array of shape {arr.shape}")
     return arr
@@ -41,7 +41,7 @@ def int64_array(obj, name="ids"):
 
 def float64_array(obj, name="weight"):
     """``obj`` as a contiguous float64 array (integers and booleans are converted, other dtypes refused)."""
-    arr = _as_numpy(obj, name)
+    arr = _as_numpy(obj, name, "a number")
     if arr.size == 0:
         return np.zeros(0, dtype=np.float64)
     if arr.dtype.kind not in "fiub":
