@@ -58,7 +58,7 @@ fn load_csv_reads_the_import_directory_only_and_loads_in_parts() {
         0x10,
         vec![Ps::String("UNWIND [1] AS i CALL { WITH i CREATE (:N) } IN TRANSACTIONS".into()), map([]), map([])],
     );
-    assert_eq!(failure_code(&r), Some("Neo.ClientError.Statement.SyntaxError"), "{r:?}");
+    assert_eq!(failure_code(&r), Some("Neo.DatabaseError.Transaction.TransactionStartFailed"), "{r:?}");
     c.request(0x0F, vec![]);
     // A part that fails keeps its own error's code (not a transient one a driver would retry); the parts before
     // it stay.
