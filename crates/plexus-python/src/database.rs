@@ -348,14 +348,13 @@ impl Database {
         py: Python<'_>,
         query: &str,
         parameters: Option<&Bound<'_, PyAny>>,
-        batch_size: i64,
+        batch_size: i128,
     ) -> PyResult<crate::stream::ResultStream> {
-        let Ok(batch_size) = usize::try_from(batch_size) else {
+        if batch_size < 1 {
             return Err(errors::argument(format!("batch_size must be at least 1, not {batch_size}")));
-        };
-        if batch_size == 0 {
-            return Err(errors::argument("batch_size must be at least 1, not 0"));
         }
+        // Past what memory could hold anyway: as many as there are.
+        let batch_size = usize::try_from(batch_size).unwrap_or(usize::MAX);
         let params = params(parameters)?;
         let this = slf.get();
         let db = this.handle()?;

@@ -67,9 +67,11 @@ def test_bad_arguments(tmp_path):
             db.execute("RETURN $s", {"s": "a\ud800b"})
         with pytest.raises(plexus.ArgumentError, match="lone surrogate"):
             db.execute("RETURN $m", {"m": {"\udfff": 1}})
-        for size in (0, -1):
+        for size in (0, -1, -(2**70)):
             with pytest.raises(plexus.ArgumentError, match="batch_size must be at least 1"):
                 db.stream("RETURN 1", batch_size=size)
+        # A size past any result is every row in one batch.
+        assert [len(b) for b in db.stream("UNWIND range(1, 3) AS i RETURN i", batch_size=2**63)] == [3]
         with pytest.raises(plexus.ArgumentError, match="dtype float64"):
             db.import_edges(np.array([1.5]), np.array([2.0]))
         with pytest.raises(plexus.ArgumentError, match="same length"):
