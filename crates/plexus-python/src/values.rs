@@ -290,8 +290,8 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 }
 
 /// A NumPy `datetime64` or `timedelta64` scalar as nanoseconds (`None` for `NaT`), at its own precision, and
-/// whether its unit is one whole day.
-fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<(i128, bool)>> {
+/// its unit with how many of them make a tick.
+fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<(i128, String, i64)>> {
     let py = obj.py();
     let numpy = py.import("numpy")?;
     if numpy.call_method1("isnat", (obj,))?.is_truthy()? {
@@ -311,14 +311,14 @@ fn numpy_nanos(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<(i128, boo
         _ => return Err(errors::argument(format!("a {what} in units of '{unit}' cannot be passed to Plexus"))),
     };
     let nanos = i128::from(ticks) * i128::from(nanos_per_tick) * i128::from(count.max(1));
-    Ok(Some((nanos, unit == "D" && count == 1)))
+    Ok(Some((nanos, unit, count)))
 }
 
 /// A NumPy `datetime64` as a local date-time (NumPy's times have no zone), at its own precision; `NaT` is null.
 /// One in whole days (`datetime64('2020-01-01')`, unit `D`) is a date, as pandas and NumPy read it.
 fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let Some((nanos, whole_days)) = numpy_nanos(obj, "datetime64")? else { return Ok(Value::Null) };
-    if whole_days {
+    let Some((nanos, unit, count)) = numpy_nanos(obj, "datetime64")? else { return Ok(Value::Null) };
+    if unit == "D" && count == 1 {
         let days = i64::try_from(nanos / i128::from(NANOS_PER_SECOND * 86_400))
             .map_err(|_| errors::argument("a datetime64 out of range"))?;
         return Ok(Value::Date(Date { days }));
@@ -329,9 +329,16 @@ fn numpy_datetime(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     Ok(Value::LocalDateTime(LocalDateTime { seconds, nanos }))
 }
 
-/// A NumPy `timedelta64` as a duration of seconds and nanoseconds, exact at any unit; `NaT` is null.
+/// A NumPy `timedelta64` as a duration, exact at any unit; `NaT` is null. One in days or weeks is a duration of
+/// days, as `timedelta(days=1)` and `pd.Timedelta("1D")` are (a day in a zone is not always 24 hours); any other
+/// unit, of seconds and nanoseconds.
 fn numpy_timedelta(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let Some((nanos, _)) = numpy_nanos(obj, "timedelta64")? else { return Ok(Value::Null) };
+    let Some((nanos, unit, _)) = numpy_nanos(obj, "timedelta64")? else { return Ok(Value::Null) };
+    if unit == "D" || unit == "W" {
+        let days = i64::try_from(nanos / i128::from(NANOS_PER_SECOND * 86_400))
+            .map_err(|_| errors::argument("a timedelta64 out of range"))?;
+        return Ok(Value::duration(Duration { months: 0, days, seconds: 0, nanos: 0 }));
+    }
     let seconds = nanos.div_euclid(i128::from(NANOS_PER_SECOND));
     let seconds = i64::try_from(seconds).map_err(|_| errors::argument("a timedelta64 out of range"))?;
     let nanos = nanos.rem_euclid(i128::from(NANOS_PER_SECOND)) as i32;

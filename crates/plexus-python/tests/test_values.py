@@ -295,6 +295,12 @@ def test_numpy_durations_pandas_missing_values_and_exact_duration_text(db):
     five_ns = db.execute("RETURN $v AS v", {"v": np.timedelta64(5, "ns")}).scalar()
     assert isinstance(five_ns, plexus.Duration) and (five_ns.seconds, five_ns.nanoseconds) == (0, 5)
     assert db.execute("RETURN $v AS v", {"v": np.timedelta64(5, "s")}).scalar() == dt.timedelta(seconds=5)
+    # Days and weeks are days, as timedelta(days=1) is: across a DST change a day is not 24 hours.
+    across = "RETURN toString($d) AS d, toString(datetime('2021-03-27T12:00[Europe/Berlin]') + $d) AS next"
+    for d in (np.timedelta64(1, "D"), dt.timedelta(days=1)):
+        assert db.execute(across, {"d": d}).tuples() == [("P1D", "2021-03-28T12:00:00+02:00[Europe/Berlin]")]
+    assert db.execute("RETURN toString($d) AS d", {"d": np.timedelta64(2, "W")}).scalar() == "P14D"
+    assert db.execute("RETURN toString($d) AS d", {"d": np.timedelta64(24, "h")}).scalar() == "PT24H"
     array = np.array([1, 2], dtype="timedelta64[s]").astype("timedelta64[ns]")
     got = db.execute("RETURN $v AS v", {"v": array}).scalar()
     assert got == [dt.timedelta(seconds=1), dt.timedelta(seconds=2)]
