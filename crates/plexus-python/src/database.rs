@@ -332,8 +332,9 @@ impl Database {
     }
 
     /// Runs a read-only openCypher statement and returns its rows as a :class:`ResultStream` of :class:`Result`
-    /// batches of up to ``batch_size`` rows, produced as the stream is iterated: a result of any size needs the
-    /// memory of one batch. All batches read the snapshot the statement started on.
+    /// batches of up to ``batch_size`` rows: the first is produced by this call (so that an error in the statement
+    /// is raised here, not at the first iteration), the others as the stream is iterated. A result of any size
+    /// needs the memory of one batch. All batches read the snapshot the statement started on.
     ///
     /// >>> import plexus
     /// >>> db = plexus.Database()
