@@ -222,7 +222,7 @@ impl ConflictReruns {
     pub const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
     /// Waits before the next run in a turn, or returns false when the time for reruns is over.
-    pub(crate) fn wait(&mut self) -> bool {
+    fn wait(&mut self) -> bool {
         if self.started.elapsed() >= Self::FOR {
             return false;
         }
@@ -244,18 +244,34 @@ impl Engine {
         is_conflict: impl Fn(&E) -> bool,
         mut attempt: impl FnMut() -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        let first = attempt();
-        match &first {
-            Err(e) if reruns && is_conflict(e) => {}
-            _ => return first,
+        match attempt() {
+            Err(e) if reruns && is_conflict(&e) => {
+                ConflictReruns::in_turn(&self.rerun_turn, e, interrupted, is_conflict, attempt)
+            }
+            other => other,
         }
+    }
+}
+
+impl ConflictReruns {
+    /// After a first run failed with `conflict`: waits for the database's `turn`, then runs `attempt` again while
+    /// it fails on a conflict, pausing between runs, until it succeeds, fails otherwise, is interrupted, or the
+    /// time for waiting or for reruns is over (then the last conflict is returned). Whole auto-commit statements
+    /// and the parts of `CALL { } IN TRANSACTIONS` rerun through it.
+    pub(crate) fn in_turn<T, E>(
+        turn: &parking_lot::Mutex<()>,
+        conflict: E,
+        interrupted: impl Fn() -> bool,
+        is_conflict: impl Fn(&E) -> bool,
+        mut attempt: impl FnMut() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         let asked = std::time::Instant::now();
         let _turn = loop {
-            if let Some(turn) = self.rerun_turn.try_lock_for(std::time::Duration::from_millis(20)) {
+            if let Some(turn) = turn.try_lock_for(std::time::Duration::from_millis(20)) {
                 break turn;
             }
             if interrupted() || asked.elapsed() >= ConflictReruns::WAIT {
-                return first;
+                return Err(conflict);
             }
         };
         let mut pauses = ConflictReruns::default();

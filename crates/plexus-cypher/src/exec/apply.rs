@@ -177,50 +177,34 @@ impl<'p> Apply<'p> {
     /// take the database's turn as a whole statement's do ([`crate::ConflictReruns`]); the last conflict is
     /// returned when they run out. A subquery failing in a rerun returns its error, with the transaction replaced.
     fn commit_rerunning(&mut self, ctx: &mut Ctx) -> Result<()> {
-        let first = match ctx.commit_part() {
+        let conflict = match ctx.commit_part() {
             Err(e) if e.is_retryable() => e,
             done => return done,
         };
-        let Some(turn) = ctx.rerun_turn.clone() else { return Err(first) };
-        let asked = std::time::Instant::now();
-        let _turn = loop {
-            if let Some(turn) = turn.try_lock_for(std::time::Duration::from_millis(20)) {
-                break turn;
-            }
-            if ctx.check_interrupt().is_err() || asked.elapsed() >= crate::ConflictReruns::WAIT {
-                return Err(first);
-            }
-        };
-        let mut pauses = crate::ConflictReruns::default();
-        loop {
-            if let Some((_, stats, deleted)) = &self.start {
-                ctx.stats = stats.clone();
-                ctx.deleted = deleted.clone();
-            }
-            let mut held = std::mem::take(&mut self.held);
-            let mut rerun = Ok(());
-            for (row, inner) in held.iter_mut() {
-                match run_plan(self.inner, Some(row.clone()), ctx, None) {
-                    Ok(rows) => *inner = Some(rows),
-                    Err(e) => {
-                        rerun = Err(e);
-                        break;
-                    }
+        let Some(turn) = ctx.rerun_turn.clone() else { return Err(conflict) };
+        let interrupt = ctx.interrupt.clone();
+        let interrupted = || interrupt.as_ref().is_some_and(|i| i.check().is_err());
+        crate::ConflictReruns::in_turn(&turn, conflict, interrupted, CypherError::is_retryable, || self.rerun_part(ctx))
+    }
+
+    /// Runs the part under way again in the transaction that replaced the one whose commit failed, from the
+    /// statistics and deletions it started with, and commits it; a subquery failing in it replaces the
+    /// transaction again and returns its error.
+    fn rerun_part(&mut self, ctx: &mut Ctx) -> Result<()> {
+        if let Some((_, stats, deleted)) = &self.start {
+            ctx.stats = stats.clone();
+            ctx.deleted = deleted.clone();
+        }
+        for (row, inner) in self.held.iter_mut() {
+            match run_plan(self.inner, Some(row.clone()), ctx, None) {
+                Ok(rows) => *inner = Some(rows),
+                Err(e) => {
+                    ctx.tx()?.restart();
+                    return Err(e);
                 }
             }
-            self.held = held;
-            if let Err(e) = rerun {
-                ctx.tx()?.restart();
-                return Err(e);
-            }
-            let conflict = match ctx.commit_part() {
-                Err(e) if e.is_retryable() => e,
-                done => return done,
-            };
-            if ctx.check_interrupt().is_err() || !pauses.wait() {
-                return Err(conflict);
-            }
         }
+        ctx.commit_part()
     }
 
     /// The catching path for one input row.
