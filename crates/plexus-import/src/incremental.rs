@@ -261,7 +261,8 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
                commit: a batch it was committing then may be in the database too)";
     let (groups_ref, fates_ref, rel_ref) = (&groups, &fates, &rel_groups);
     let no_summary = ImportSummary::default();
-    let report = |at: Position| halted(why, groups_ref, fates_ref, rel_ref, at, &no_summary);
+    let tally = FateTally::default();
+    let report = |at: Position| halted(why, groups_ref, fates_ref, rel_ref, at, &no_summary, &tally);
     let mut batches = Batches {
         store,
         tx: None,
@@ -285,7 +286,8 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
     match written {
         Ok(()) => {}
         Err(Halt::Stopped) => {
-            let report = halted("interrupted", &groups, &fates, &rel_groups, batches.committed, &summary);
+            let at = batches.committed;
+            let report = halted("interrupted", &groups, &fates, &rel_groups, at, &summary, &FateTally::default());
             return Err(ImportError::Target(report));
         }
         Err(Halt::Failed(e)) if batches.commits == 0 => return Err(e),
@@ -293,11 +295,52 @@ pub fn import_into(store: &Store, spec: &GraphImport, progress: &Progress) -> Re
             // The input was valid, but a write failed (a full disk, a concurrent writer) after some batches
             // committed: say what they hold, file by file, as for an interrupt.
             let why = format!("{e} (after {} committed)", plural(batches.commits, "transaction"));
-            return Err(ImportError::Target(halted(&why, &groups, &fates, &rel_groups, batches.committed, &summary)));
+            let report = halted(&why, &groups, &fates, &rel_groups, batches.committed, &summary, &FateTally::default());
+            return Err(ImportError::Target(report));
         }
     }
     summary.notes.push(format!("{} committed", plural(batches.commits, "transaction")));
     Ok(summary)
+}
+
+/// How a file's committed node rows fared: added, found in the database, and whether any added one has no
+/// unique key to be found by again.
+#[derive(Clone, Copy, Default)]
+struct FateCounts {
+    added: u64,
+    found: u64,
+    unkeyed: bool,
+}
+
+/// [`FateCounts`] of the committed rows of each node file, kept between reports: the journal asks after every
+/// batch, for ranges that only grow, so each row is counted once instead of once per batch.
+#[derive(Default)]
+struct FateTally {
+    /// By (group, first row of the file): the end of the rows counted, and their counts.
+    counted: std::cell::RefCell<FxHashMap<(usize, usize), (usize, FateCounts)>>,
+}
+
+impl FateTally {
+    /// The counts of `fates[first..reached]`, the rows of the file of group `g` that starts at `first`.
+    fn count(&self, fates: &[Fate], g: usize, first: usize, reached: usize) -> FateCounts {
+        let mut counted = self.counted.borrow_mut();
+        let (to, counts) = counted.entry((g, first)).or_insert((first, FateCounts::default()));
+        if reached < *to {
+            (*to, *counts) = (first, FateCounts::default());
+        }
+        for fate in &fates[*to..reached] {
+            match fate {
+                Fate::New { keyed } => {
+                    counts.added += 1;
+                    counts.unkeyed |= !keyed;
+                }
+                Fate::Existing(_) => counts.found += 1,
+                Fate::Bad => {}
+            }
+        }
+        *to = reached;
+        *counts
+    }
 }
 
 /// What an import stopped part-way (interrupted, or failed to write) committed, file by file, and how to
@@ -309,6 +352,7 @@ fn halted(
     rel_groups: &[crate::nodes_rels::RelColumns],
     at: Position,
     summary: &ImportSummary,
+    tally: &FateTally,
 ) -> String {
     let mut lines = vec![format!("{why}; what was committed before it stays in the database:")];
     if !summary.unique_keys.is_empty() {
@@ -334,9 +378,7 @@ fn halted(
                 lines.push(format!("  {file}: no rows committed"));
                 continue;
             }
-            let rows = &fates[g][*first..reached];
-            let added = rows.iter().filter(|f| matches!(f, Fate::New { .. })).count() as u64;
-            let found = rows.iter().filter(|f| matches!(f, Fate::Existing(_))).count() as u64;
+            let FateCounts { added, found, unkeyed: any_unkeyed } = tally.count(&fates[g], g, *first, reached);
             let line = group.lines[reached - 1];
             let how_far = if reached == end { "all rows".to_string() } else { format!("rows up to line {line}") };
             lines.push(format!(
@@ -344,7 +386,7 @@ fn halted(
                 plural(added, "node"),
                 found
             ));
-            if rows.iter().any(|f| matches!(f, Fate::New { keyed: false })) {
+            if any_unkeyed {
                 unkeyed.push(format!("{file} up to line {line}"));
             }
         }
