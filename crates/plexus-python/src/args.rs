@@ -8,18 +8,30 @@ use pyo3::types::{PyBool, PyInt};
 
 use crate::errors;
 
-/// One id or many.
-pub enum Ids<'py> {
-    One(i64),
-    Many(PyReadonlyArray1<'py, i64>),
+/// One value or an array of them (ids, weights): one value stands for every row.
+pub enum OneOrMany<'py, T: numpy::Element> {
+    One(T),
+    Many(PyReadonlyArray1<'py, T>),
 }
 
-impl Ids<'_> {
+/// One id or many.
+pub type Ids<'py> = OneOrMany<'py, i64>;
+
+impl<T: numpy::Element + Copy> OneOrMany<'_, T> {
+    /// The length of an array; `None` for one value.
     pub fn len(&self) -> Option<usize> {
         match self {
-            Ids::One(_) => None,
-            Ids::Many(a) => Some(a.len()),
+            OneOrMany::One(_) => None,
+            OneOrMany::Many(a) => Some(a.len()),
         }
+    }
+
+    /// The values of `n` rows: an array's in place, one value repeated.
+    pub fn rows(&self, n: usize) -> PyResult<std::borrow::Cow<'_, [T]>> {
+        Ok(match self {
+            OneOrMany::One(v) => std::borrow::Cow::Owned(vec![*v; n]),
+            OneOrMany::Many(a) => std::borrow::Cow::Borrowed(a.as_slice()?),
+        })
     }
 }
 
@@ -35,26 +47,26 @@ pub fn ids<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Ids<'py>> {
     if obj.is_instance_of::<PyInt>() {
         return obj
             .extract::<i64>()
-            .map(Ids::One)
+            .map(OneOrMany::One)
             .map_err(|_| errors::argument(format!("{name}: {obj} does not fit in 64 bits")));
     }
     if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i64>>() {
         if a.is_contiguous() {
-            return Ok(Ids::Many(a));
+            return Ok(OneOrMany::Many(a));
         }
     }
     // NumPy integer scalars.
     if !obj.hasattr("__len__")? && obj.hasattr("__index__")? {
-        return obj.extract::<i64>().map(Ids::One);
+        return obj.extract::<i64>().map(OneOrMany::One);
     }
-    Ok(Ids::Many(helper(obj.py(), "int64_array")?.call1((obj, name))?.extract()?))
+    Ok(OneOrMany::Many(helper(obj.py(), "int64_array")?.call1((obj, name))?.extract()?))
 }
 
 /// Many ids, whatever was given.
 pub fn id_array<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, i64>> {
     match ids(obj, name)? {
-        Ids::Many(a) => Ok(a),
-        Ids::One(_) => helper(obj.py(), "int64_array")?.call1((obj, name))?.extract(),
+        OneOrMany::Many(a) => Ok(a),
+        OneOrMany::One(_) => helper(obj.py(), "int64_array")?.call1((obj, name))?.extract(),
     }
 }
 
@@ -79,52 +91,30 @@ pub fn same_length(lengths: &[(&str, usize)]) -> PyResult<usize> {
     Ok(first)
 }
 
-/// Ids or weights given to a batch write, one value or many: one value stands for every row.
-pub enum Column<'a, T> {
-    One(T),
-    Many(&'a [T]),
-}
-
-impl<'a, T: Copy> Column<'a, T> {
-    /// The length of an array given; `None` for one value.
-    pub fn len(&self) -> Option<usize> {
-        match self {
-            Column::One(_) => None,
-            Column::Many(v) => Some(v.len()),
+/// Weights: one number for every row, or an array of them.
+pub fn weights<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<OneOrMany<'py, f64>> {
+    if !obj.hasattr("__len__")? && !obj.is_instance_of::<PyBool>() {
+        if let Ok(w) = obj.extract::<f64>() {
+            return Ok(OneOrMany::One(w));
         }
     }
-
-    /// The values of `n` rows (a single value repeated).
-    pub fn rows(&self, n: usize) -> std::borrow::Cow<'a, [T]> {
-        match self {
-            Column::One(v) => std::borrow::Cow::Owned(vec![*v; n]),
-            Column::Many(v) => std::borrow::Cow::Borrowed(v),
-        }
-    }
+    Ok(OneOrMany::Many(float_array(obj, name)?))
 }
 
-/// A single number (not an array), as a weight given for every row.
-pub fn one_number(obj: &Bound<'_, PyAny>) -> Option<f64> {
-    if obj.hasattr("__len__").unwrap_or(true) || obj.is_instance_of::<PyBool>() {
-        return None;
+/// The row count of arguments given together, from the length of each (`None` for one value): the length their
+/// arrays share (refused when they differ), or `None` when each is one value.
+pub fn common_len(lengths: &[(&str, Option<usize>)]) -> PyResult<Option<usize>> {
+    let arrays: Vec<(&str, usize)> = lengths.iter().filter_map(|&(name, n)| n.map(|n| (name, n))).collect();
+    if arrays.is_empty() {
+        return Ok(None);
     }
-    obj.extract::<f64>().ok()
-}
-
-/// The row count of columns given together, from the length of each (`None` for a single value): the length
-/// their arrays share (refused when they differ), or 1 when every one is a single value.
-pub fn rows_of(columns: &[(&str, Option<usize>)]) -> PyResult<usize> {
-    let lengths: Vec<(&str, usize)> = columns.iter().filter_map(|&(name, n)| n.map(|n| (name, n))).collect();
-    if lengths.is_empty() {
-        return Ok(1);
-    }
-    same_length(&lengths)
+    same_length(&arrays).map(Some)
 }
 
 /// Refuses an empty label, type or property name: Cypher cannot name it, so what it would make could only be
 /// found by scanning.
-pub fn names(given: &[(&str, &str)]) -> PyResult<()> {
-    match given.iter().find(|(_, value)| value.is_empty()) {
+pub fn names(given: &[(&str, Option<&str>)]) -> PyResult<()> {
+    match given.iter().find(|(_, value)| *value == Some("")) {
         Some((what, _)) => Err(errors::argument(format!("{what} must not be empty"))),
         None => Ok(()),
     }

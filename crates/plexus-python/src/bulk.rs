@@ -322,7 +322,7 @@ pub fn import_edges<'py>(
     key: &str,
     interrupt: Option<&plexus::cypher::Interrupt>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    args::names(&[("type", rel_type), ("label", label), ("key", key)])?;
+    args::names(&[("type", Some(rel_type)), ("label", Some(label)), ("key", Some(key))])?;
     let (s, d) = (args::id_array(src, "src")?, args::id_array(dst, "dst")?);
     let w = weight.filter(|w| !w.is_none()).map(|w| args::float_array(w, "weight")).transpose()?;
     let mut lengths = vec![("src", s.len()), ("dst", d.len())];

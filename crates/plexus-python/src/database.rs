@@ -386,7 +386,7 @@ impl Database {
     #[pyo3(signature = (label="Node", key="id", r#type=None, weight="weight"))]
     fn graph(slf: Bound<'_, Self>, label: &str, key: &str, r#type: Option<&str>, weight: &str) -> PyResult<Graph> {
         slf.get().handle()?;
-        crate::args::names(&[("label", label), ("key", key), ("type", r#type.unwrap_or("-")), ("weight", weight)])?;
+        crate::args::names(&[("label", Some(label)), ("key", Some(key)), ("type", r#type), ("weight", Some(weight))])?;
         Ok(Graph::new(slf.unbind(), label, key, r#type, weight))
     }
 
@@ -437,7 +437,7 @@ impl Database {
         undirected: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let db = self.handle()?;
-        crate::args::names(&[("type", r#type), ("label", label)])?;
+        crate::args::names(&[("type", Some(r#type)), ("label", Some(label))])?;
         let spec = bulk::CsvSpec {
             delimiter,
             array_delimiter,

@@ -234,7 +234,7 @@ impl Graph {
         // A call reads about a degree's worth of weights per id.
         let per_id = |view: &View| (view.snap.rel_count() / view.snap.node_count().max(1)).max(1);
         match ids {
-            Ids::One(u) => {
+            args::OneOrMany::One(u) => {
                 let mut view = self.view(py, 1)?;
                 if weights {
                     // Single calls count towards building the weight column too: with it, a weight is one
@@ -244,7 +244,7 @@ impl Graph {
                 }
                 one(&view, u)
             }
-            Ids::Many(a) => {
+            args::OneOrMany::Many(a) => {
                 let mut view = self.view(py, a.len() as u64)?;
                 if weights {
                     let work = a.len() as u64 * per_id(&view);
@@ -319,27 +319,23 @@ impl Graph {
     /// Source and target arrays (a scalar is repeated to the other's length).
     fn pairs<'py>(src: &Bound<'py, PyAny>, dst: &Bound<'py, PyAny>) -> PyResult<(Ids<'py>, Ids<'py>, Option<usize>)> {
         let (s, d) = (args::ids(src, "u")?, args::ids(dst, "v")?);
-        let n = match (s.len(), d.len()) {
-            (None, None) => None,
-            (Some(a), None) | (None, Some(a)) => Some(a),
-            (Some(a), Some(b)) => Some(args::same_length(&[("u", a), ("v", b)])?),
-        };
+        let n = args::common_len(&[("u", s.len()), ("v", d.len())])?;
         Ok((s, d, n))
     }
 }
 
 fn id_at(ids: &Ids<'_>, i: usize) -> i64 {
     match ids {
-        Ids::One(u) => *u,
+        args::OneOrMany::One(u) => *u,
         // An empty array has no first id (only a scalar on the other side asks for one, then unused).
-        Ids::Many(a) => a.as_slice().ok().and_then(|s| s.get(i).copied()).unwrap_or(NO_ID),
+        args::OneOrMany::Many(a) => a.as_slice().ok().and_then(|s| s.get(i).copied()).unwrap_or(NO_ID),
     }
 }
 
 fn slice_of<'a>(ids: &'a Ids<'_>) -> Option<&'a [i64]> {
     match ids {
-        Ids::One(_) => None,
-        Ids::Many(a) => a.as_slice().ok(),
+        args::OneOrMany::One(_) => None,
+        args::OneOrMany::Many(a) => a.as_slice().ok(),
     }
 }
 
@@ -577,21 +573,12 @@ impl Graph {
         dst: &Bound<'py, PyAny>,
         weight: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (src, dst) = (args::ids(src, "src")?, args::ids(dst, "dst")?);
-        let weight = weight.filter(|w| !w.is_none());
-        let one_weight = weight.and_then(args::one_number);
-        let w_array = match (weight, one_weight) {
-            (Some(w), None) => Some(args::float_array(w, "weight")?),
-            _ => None,
-        };
-        let (s, d) = (column(&src)?, column(&dst)?);
-        let w = match (&w_array, one_weight) {
-            (Some(a), _) => Some(args::Column::Many(a.as_slice()?)),
-            (None, Some(v)) => Some(args::Column::One(v)),
-            (None, None) => None,
-        };
-        let n = args::rows_of(&[("src", s.len()), ("dst", d.len()), ("weight", w.as_ref().and_then(|w| w.len()))])?;
-        let (s, d, w) = (s.rows(n), d.rows(n), w.map(|w| w.rows(n)));
+        let (s, d) = (args::ids(src, "src")?, args::ids(dst, "dst")?);
+        let w = weight.filter(|w| !w.is_none()).map(|w| args::weights(w, "weight")).transpose()?;
+        let lengths = [("src", s.len()), ("dst", d.len()), ("weight", w.as_ref().and_then(|w| w.len()))];
+        let n = args::common_len(&lengths)?.unwrap_or(1);
+        let (s, d) = (s.rows(n)?, d.rows(n)?);
+        let w = w.as_ref().map(|w| w.rows(n)).transpose()?;
         let (s, d) = (&*s, &*d);
         if s.contains(&NO_ID) || d.contains(&NO_ID) {
             return Err(errors::argument(format!(
@@ -625,10 +612,9 @@ impl Graph {
     /// Removes every relationship ``src[i] -> dst[i]`` of the view's type (``EDGE`` when it has none), in one
     /// transaction; returns how many were removed. Nodes stay.
     fn remove_edges(&self, py: Python<'_>, src: &Bound<'_, PyAny>, dst: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let (src, dst) = (args::ids(src, "src")?, args::ids(dst, "dst")?);
-        let (s, d) = (column(&src)?, column(&dst)?);
-        let n = args::rows_of(&[("src", s.len()), ("dst", d.len())])?;
-        let (s, d) = (s.rows(n), d.rows(n));
+        let (s, d) = (args::ids(src, "src")?, args::ids(dst, "dst")?);
+        let n = args::common_len(&[("src", s.len()), ("dst", d.len())])?.unwrap_or(1);
+        let (s, d) = (s.rows(n)?, d.rows(n)?);
         let (s, d) = (&*s, &*d);
         let db = self.db.get().handle()?;
         let names =
@@ -660,14 +646,6 @@ impl Graph {
         let ty = self.rel_type.as_deref().map_or("all types".to_string(), |t| format!(":{t}"));
         format!("Graph(:{}({}), {}, weight={:?})", self.label, self.key, ty, self.weight)
     }
-}
-
-/// Ids given to a batch write as a column: one id, or an array read in place.
-fn column<'a>(ids: &'a args::Ids<'_>) -> PyResult<args::Column<'a, i64>> {
-    Ok(match ids {
-        args::Ids::One(id) => args::Column::One(*id),
-        args::Ids::Many(a) => args::Column::Many(a.as_slice()?),
-    })
 }
 
 impl Graph {
