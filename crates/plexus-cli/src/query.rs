@@ -294,20 +294,6 @@ pub fn run(mut args: QueryArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-/// A read-only statement's rows as a stream; `Err(None)` for EXPLAIN of a write, which has no rows to stream
-/// (the caller explains it as any statement), and `Err(Some(status))` when it fails to start (said on stderr).
-fn read_stream(
-    db: &Database,
-    args: &QueryArgs,
-    params: &Arc<Params>,
-) -> Result<plexus::cypher::ReadStream, Option<ExitCode>> {
-    match db.engine().execute_read_streaming(db.read(), args.text(), params.clone(), None, 1) {
-        Ok(stream) => Ok(stream),
-        Err(e) if e.detail == "WriteInReadOnlyTransaction" => Err(None),
-        Err(e) => Err(Some(failed(args, &e))),
-    }
-}
-
 /// Says `e` on stderr, with where in the statement it is: exit status 1.
 fn failed(args: &QueryArgs, e: &CypherError) -> ExitCode {
     eprintln!("{}", show_error(args.text(), e));
@@ -318,9 +304,10 @@ fn failed(args: &QueryArgs, e: &CypherError) -> ExitCode {
 /// the output where it is (exit 1). `None` for EXPLAIN of a write, which has no rows to stream: the caller
 /// explains it as any statement.
 fn stream(db: &Database, args: &QueryArgs, params: &Arc<Params>, start: Instant) -> Result<Option<ExitCode>, String> {
-    let stream = match read_stream(db, args, params) {
-        Ok(stream) => stream,
-        Err(code) => return Ok(code),
+    let stream = match streamed::open(db, args.text(), params.clone(), None) {
+        Ok(Some(stream)) => stream,
+        Ok(None) => return Ok(None),
+        Err(e) => return Ok(Some(failed(args, &e))),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let write_error = |e: std::io::Error| format!("writing the result: {e}");

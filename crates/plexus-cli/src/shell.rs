@@ -224,9 +224,8 @@ impl Session {
         start: Instant,
     ) -> Option<Outcome> {
         let params = Arc::new(self.params.clone());
-        let stream = match self.db.engine().execute_read_streaming(self.db.read(), text, params, Some(interrupt), 1) {
-            Ok(stream) => stream,
-            Err(e) if e.detail == "WriteInReadOnlyTransaction" => return None,
+        let stream = match streamed::open(&self.db, text, params, Some(interrupt)) {
+            Ok(stream) => stream?,
             Err(e) => return Some(self.failed(text, &e, origin)),
         };
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

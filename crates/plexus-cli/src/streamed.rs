@@ -8,6 +8,21 @@ use plexus::cypher::{CypherError, QueryResult, ReadStream};
 
 use crate::format::{self, Format, TableLayout};
 
+/// Starts `query` (read-only) as a stream on the newest snapshot of `db`; `None` for EXPLAIN of a write, which
+/// has no rows to stream (the caller runs it as any statement).
+pub fn open(
+    db: &plexus::Database,
+    query: &str,
+    params: std::sync::Arc<plexus::Params>,
+    interrupt: Option<&std::sync::Arc<plexus::cypher::Interrupt>>,
+) -> Result<Option<ReadStream>, CypherError> {
+    match db.engine().execute_read_streaming(db.read(), query, params, interrupt, 1) {
+        Ok(stream) => Ok(Some(stream)),
+        Err(e) if e.detail == "WriteInReadOnlyTransaction" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Rows a streamed table is laid out by: its columns are as wide as their widest cell among these (as
 /// cypher-shell samples its first 1,000 rows).
 pub const TABLE_SAMPLE_ROWS: usize = 1000;
