@@ -346,3 +346,67 @@ fn integer_sums_past_i64_go_on_as_floats() {
     let plan = db.result(&format!("EXPLAIN {q}")).unwrap().plan.unwrap_or_default();
     assert!(plan.contains("ExpandAggregation"), "{plan}");
 }
+
+/// Operands whose written type an operator never takes are refused before anything runs, even where a null on
+/// the other side would make the answer null; `+` takes every type with a list (and null) and is not checked.
+#[test]
+fn operands_of_a_type_the_operator_never_takes() {
+    let db = Db::new();
+    for q in [
+        "RETURN true * null",
+        "RETURN null * true",
+        "RETURN 'a' - null",
+        "RETURN [1] - null",
+        "RETURN {a: 1} * null",
+        "RETURN true / null",
+        "RETURN true % null",
+        "RETURN true ^ null",
+        "RETURN -true",
+        "RETURN true - 1",
+        "RETURN 'a' / 2",
+        "RETURN coalesce(true * null, 7) / -1",
+        "RETURN 1 =~ 'a'",
+        "WITH null AS x RETURN x =~ 1",
+        "MATCH (n) WHERE n.name =~ 2 RETURN n",
+    ] {
+        let e = db.err(q);
+        assert_eq!(e.kind, ErrorKind::SyntaxError, "{q}: {e}");
+        assert!(e.to_string().contains("Type mismatch"), "{q}: {e}");
+    }
+    for (q, expected) in [
+        ("RETURN true + null", ResultValue::Null),
+        ("RETURN 'a' + null", ResultValue::Null),
+        ("RETURN -null", ResultValue::Null),
+        ("RETURN duration('P1D') * null", ResultValue::Null),
+        ("RETURN [1] + true", ResultValue::List(vec![ResultValue::Int(1), ResultValue::Bool(true)])),
+        ("RETURN 2 ^ 0.5 > 1.4", ResultValue::Bool(true)),
+        ("RETURN 'Ann' =~ 'A.*'", ResultValue::Bool(true)),
+    ] {
+        assert_eq!(db.run(q), vec![vec![expected]], "{q}");
+    }
+    // Values whose type shows only at run time: null where the other side is null, as Neo4j answers rows of
+    // mixed types.
+    let rows = db.run("UNWIND [true, 'a'] AS b RETURN b * null AS x");
+    assert_eq!(rows, vec![vec![ResultValue::Null], vec![ResultValue::Null]]);
+}
+
+/// A parameter's type is known before any row: one that is not boolean under AND / OR is an error even where the
+/// other operand decides the answer.
+#[test]
+fn parameters_under_boolean_operators_are_checked_whatever_decides() {
+    let db = Db::new();
+    let params: Params =
+        [("yes".to_string(), plexus_cypher::Value::Bool(true)), ("n".into(), plexus_cypher::Value::Int(0))]
+            .into_iter()
+            .collect();
+    let no: Params =
+        [("no".to_string(), plexus_cypher::Value::Bool(false)), ("n".into(), plexus_cypher::Value::Int(0))]
+            .into_iter()
+            .collect();
+    for (q, p) in [("RETURN $yes OR $n", &params), ("RETURN $n OR $yes", &params), ("RETURN $no AND $n", &no)] {
+        let e = db.engine.execute(&db.store, q, p).err().unwrap_or_else(|| panic!("{q} should fail"));
+        assert_eq!(e.kind, ErrorKind::TypeError, "{q}: {e}");
+    }
+    let rows = db.engine.execute(&db.store, "RETURN $yes OR $yes AS x", &params).unwrap().rows;
+    assert_eq!(rows, vec![vec![ResultValue::Bool(true)]]);
+}

@@ -182,6 +182,15 @@ fn as_bool(v: &Value, what: &str) -> Result<Option<bool>> {
     }
 }
 
+/// The right operand of a decided AND / OR is not evaluated, but a parameter there has a type whatever the rows:
+/// `$yes OR $count` is a type error however `$yes` turns out, as in Neo4j, which checks parameter types up front.
+fn parameter_is_boolean(operand: &CExpr, ctx: &Ctx, op: &str) -> Result<()> {
+    if let CExpr::Param(name) = operand {
+        as_bool(&ctx.param(name)?, op)?;
+    }
+    Ok(())
+}
+
 impl CExpr {
     /// Evaluates without cloning when the expression is a row slot or a constant: comparisons, label tests
     /// and property reads on a variable then borrow it instead of copying it out of the row and dropping it.
@@ -241,6 +250,7 @@ impl CExpr {
             CExpr::And(a, b) => {
                 let l = as_bool(&a.eval(row, ctx)?, "AND")?;
                 if l == Some(false) {
+                    parameter_is_boolean(b, ctx, "AND")?;
                     return Ok(Value::Bool(false));
                 }
                 let r = as_bool(&b.eval(row, ctx)?, "AND")?;
@@ -253,6 +263,7 @@ impl CExpr {
             CExpr::Or(a, b) => {
                 let l = as_bool(&a.eval(row, ctx)?, "OR")?;
                 if l == Some(true) {
+                    parameter_is_boolean(b, ctx, "OR")?;
                     return Ok(Value::Bool(true));
                 }
                 let r = as_bool(&b.eval(row, ctx)?, "OR")?;

@@ -201,6 +201,9 @@ impl Planner<'_> {
                 if *op == UnaryOp::Not {
                     self.check_boolean_operand(a, "NOT")?;
                 }
+                if *op == UnaryOp::Neg {
+                    self.check_literal_type(a, "-", &["Float", "Integer"])?;
+                }
                 let a = Box::new(self.expr(a, scope, agg)?);
                 match op {
                     UnaryOp::Not => CExpr::Not(a),
@@ -228,6 +231,8 @@ impl Planner<'_> {
                         ));
                     }
                 }
+                self.check_operand_types(*op, a)?;
+                self.check_operand_types(*op, b)?;
                 if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor) {
                     let name = match op {
                         BinaryOp::And => "AND",
@@ -545,6 +550,48 @@ impl Planner<'_> {
             return Err(self.error(e.span, CypherError::syntax("InvalidArgumentType", message)));
         }
         Ok(())
+    }
+
+    /// An operand of arithmetic or `=~` written as a value of a type the operator never takes (`true * $x`,
+    /// `'a' - 1`, `1 =~ 'a'`) is a type error found at compile time, as in Neo4j, even where a null on the other
+    /// side would make the result null.
+    fn check_operand_types(&self, op: BinaryOp, operand: &Expr) -> Result<()> {
+        const TEMPORAL: &[&str] =
+            &["Float", "Integer", "Duration", "Date", "Time", "LocalTime", "LocalDateTime", "DateTime"];
+        let (symbol, expected): (&str, &[&str]) = match op {
+            BinaryOp::Sub => ("-", TEMPORAL),
+            BinaryOp::Mul => ("*", &["Float", "Integer", "Duration"]),
+            BinaryOp::Div => ("/", &["Float", "Integer", "Duration"]),
+            BinaryOp::Mod => ("%", &["Float", "Integer"]),
+            BinaryOp::Pow => ("^", &["Float", "Integer"]),
+            BinaryOp::RegexMatch => ("=~", &["String"]),
+            _ => return Ok(()),
+        };
+        self.check_literal_type(operand, symbol, expected)
+    }
+
+    fn check_literal_type(&self, operand: &Expr, op: &str, expected: &[&str]) -> Result<()> {
+        use crate::value::Value as V;
+        let found = match &operand.kind {
+            ExprKind::Literal(V::Int(_)) => "Integer",
+            ExprKind::Literal(V::Float(_)) => "Float",
+            ExprKind::Literal(V::String(_)) => "String",
+            ExprKind::Literal(V::Bool(_)) => "Boolean",
+            ExprKind::Literal(V::List(_)) | ExprKind::List(_) | ExprKind::ListComprehension { .. } => "List",
+            ExprKind::PatternComprehension { .. } => "List",
+            ExprKind::Map(_) => "Map",
+            _ => return Ok(()),
+        };
+        if expected.contains(&found) {
+            return Ok(());
+        }
+        let expected = match expected {
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+            [] => unreachable!("an operator takes some type"),
+        };
+        let message = format!("Type mismatch: {op} expected {expected} but was {found}");
+        Err(self.error(operand.span, CypherError::syntax("InvalidArgumentType", message)))
     }
 
     /// Boolean operators on operands that can never be boolean (number, string, list or map literals) are type
