@@ -103,11 +103,15 @@ pub fn encode(e: &mut Encoder, v: &ResultValue, shape: Shape) {
             }
         }
         ResultValue::Duration(d) => {
+            // Bolt's nanoseconds lie in 0..1e9, the sign carried by the seconds (PT-0.5S is -1 s + 0.5e9 ns), as
+            // Neo4j sends them: drivers that take the fields as they come would show a negative fraction otherwise.
+            let seconds = d.seconds + (d.nanos as i64).div_euclid(1_000_000_000);
+            let nanos = (d.nanos as i64).rem_euclid(1_000_000_000);
             e.struct_header(4, tag::DURATION);
             e.int(d.months);
             e.int(d.days);
-            e.int(d.seconds);
-            e.int(d.nanos as i64);
+            e.int(seconds);
+            e.int(nanos);
         }
         ResultValue::Point(p) => {
             let coords = p.coords();
@@ -398,6 +402,25 @@ mod tests {
                 Value::DateTime(back) => assert_eq!(*back, zoned),
                 other => panic!("{other:?}"),
             }
+        }
+    }
+
+    /// PT-59M-59.5S travels as -3600 s + 0.5e9 ns, as Neo4j sends it, and one sent with a negative fraction is
+    /// the same duration (equal to the one a query makes).
+    #[test]
+    fn duration_nanoseconds_are_never_negative_on_the_wire() {
+        let fields = |ps: Ps| match ps {
+            Ps::Struct(0x45, f) => f,
+            other => panic!("{other:?}"),
+        };
+        let negative_fraction = Duration { months: 1, days: -2, seconds: -3599, nanos: -500_000_000 };
+        let sent = fields(enc(&ResultValue::Duration(negative_fraction), V5));
+        assert_eq!(sent, vec![Ps::Int(1), Ps::Int(-2), Ps::Int(-3600), Ps::Int(500_000_000)]);
+        let given = Ps::Struct(0x45, vec![Ps::Int(1), Ps::Int(-2), Ps::Int(-3599), Ps::Int(-500_000_000)]);
+        let normal = Duration { months: 1, days: -2, seconds: -3600, nanos: 500_000_000 };
+        match decode_param(&given, V5).unwrap() {
+            Value::Duration(d) => assert_eq!(*d, normal),
+            other => panic!("{other:?}"),
         }
     }
 
