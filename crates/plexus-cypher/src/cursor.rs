@@ -54,7 +54,7 @@ impl ReadCursor {
         // SAFETY: `plan` lives inside `statement` and the context borrows the contents of `snapshot` and
         // `params`; the cursor keeps all three alive, in `Arc`s that never hand out a mutable reference, and
         // drops `op` and `ctx` before them (field order). Nothing borrowed is reachable from outside as mutable.
-        let plan: &'static Plan = unsafe { &*(plan as *const Plan) };
+        let plan: &'static Plan = unsafe { &*(&**plan as *const Plan) };
         let snapshot_ref: &'static ReadTxn = unsafe { &*Arc::as_ptr(&snapshot) };
         let params_ref: &'static Params = unsafe { &*Arc::as_ptr(&params) };
         let mut ctx = Ctx::read(snapshot_ref, params_ref, plan.width);

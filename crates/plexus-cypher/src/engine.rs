@@ -6,20 +6,21 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{LabelId, PropKeyId, ReadTxn, Store, WriteTxn};
+use plexus_storage::{GraphState, LabelId, PropKeyId, ReadTxn, Store, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::builtin::{constraint_name, index_name, SchemaKind, SchemaObject};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Row;
+use crate::plan::statistics::LabelCounts;
 use crate::plan::{explain, planner, Plan};
 use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
 use crate::{Interrupt, Params, PlanTree, QueryResult, QueryStats};
 
 /// What a statement compiles to.
 pub(crate) enum Compiled {
-    Query(Plan),
+    Query(Box<Plan>),
     Schema(SchemaCommand),
 }
 
@@ -29,6 +30,19 @@ pub(crate) struct Statement {
 }
 
 impl Statement {
+    /// Whether its plan suits a graph with `counts` (see [`crate::plan::statistics`]).
+    fn suits(&self, counts: &LabelCounts) -> bool {
+        match &self.compiled {
+            Compiled::Query(plan) => !plan.planned_on.consults_counts() || plan.planned_on.still_fits(counts),
+            Compiled::Schema(_) => true,
+        }
+    }
+
+    /// Whether its plan made a choice that label counts decide (a cached plan is then checked against the graph).
+    fn consults_counts(&self) -> bool {
+        matches!(&self.compiled, Compiled::Query(plan) if plan.planned_on.consults_counts())
+    }
+
     /// Whether running it changes the database: a schema command or a writing plan, except under EXPLAIN.
     fn writes(&self) -> bool {
         self.mode != RunMode::Explain
@@ -62,18 +76,38 @@ impl Engine {
         Engine::default()
     }
 
+    /// The statement's plan, from the cache when there: for running, [`Engine::compile_for`] (which checks that
+    /// the plan suits the graph); for what does not depend on the graph (whether it writes, EXPLAIN without a
+    /// graph), this.
     fn compile(&self, query: &str) -> Result<Arc<Statement>> {
+        self.compile_on(query, None)
+    }
+
+    /// The statement's plan for a run on `graph`: a cached plan whose choice of where patterns start rested on
+    /// label counts that have since changed a lot (or on none) is made again for this graph.
+    fn compile_for(
+        &self,
+        query: &str,
+        graph: &GraphState,
+        catalog: &plexus_storage::Catalog,
+    ) -> Result<Arc<Statement>> {
+        self.compile_on(query, Some(LabelCounts::new(graph, catalog)))
+    }
+
+    fn compile_on(&self, query: &str, counts: Option<LabelCounts>) -> Result<Arc<Statement>> {
         if let Some(s) = self.cache.lock().get(query) {
-            return Ok(s.clone());
+            if counts.as_ref().is_none_or(|counts| s.suits(counts)) {
+                return Ok(s.clone());
+            }
         }
         let parsed = crate::parser::parse(query).map_err(|e| e.locate_in(query))?;
         let registrations = self.registrations.load(std::sync::atomic::Ordering::Acquire);
         let files = self.files.read().clone();
         let compiled = match &parsed.kind {
-            StatementKind::Query(q) => Compiled::Query(
-                planner::plan_query(query, q, &self.procedures.read(), files.clone())
+            StatementKind::Query(q) => Compiled::Query(Box::new(
+                planner::plan_query(query, q, &self.procedures.read(), files.clone(), counts)
                     .map_err(|e| e.locate_in(query))?,
-            ),
+            )),
             StatementKind::Schema(cmd) => Compiled::Schema(cmd.clone()),
         };
         let statement = Arc::new(Statement { compiled, mode: parsed.mode });
@@ -134,7 +168,11 @@ impl Engine {
         params: &Params,
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
-        let statement = self.compile(query)?;
+        let mut statement = self.compile(query)?;
+        if statement.consults_counts() {
+            let snapshot = store.read();
+            statement = self.compile_for(query, &snapshot, snapshot.catalog())?;
+        }
         let stopped = || interrupt.is_some_and(|i| i.check().is_err());
         let writes = statement.writes();
         if writes && store.is_read_only() {
@@ -299,7 +337,7 @@ impl Engine {
         params: &Params,
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
-        let statement = self.compile(query)?;
+        let statement = self.compile_for(query, tx, tx.catalog())?;
         match &statement.compiled {
             Compiled::Query(plan) if plan.commits_in_parts && statement.mode != RunMode::Explain => {
                 let mut ctx = Ctx::write(tx, params, plan.width);
@@ -325,7 +363,7 @@ impl Engine {
         params: &Params,
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
-        let statement = self.compile(query)?;
+        let statement = self.compile_for(query, tx, tx.catalog())?;
         let writes = statement.writes();
         if let Some(refusal) = writes.then(|| tx.refusal()).flatten() {
             return Err(CypherError::from(refusal));
@@ -368,7 +406,7 @@ impl Engine {
         params: &Params,
         interrupt: Option<&Arc<Interrupt>>,
     ) -> Result<QueryResult> {
-        let statement = self.compile(query)?;
+        let statement = self.compile_for(query, snapshot, snapshot.catalog())?;
         match &statement.compiled {
             Compiled::Query(plan) if !plan.writes => {
                 if statement.mode == RunMode::Explain {
@@ -398,7 +436,7 @@ impl Engine {
         interrupt: Option<&Arc<Interrupt>>,
         first_rows: usize,
     ) -> Result<crate::cursor::ReadStream> {
-        let statement = self.compile(query)?;
+        let statement = self.compile_for(query, &snapshot, snapshot.catalog())?;
         let plan = match &statement.compiled {
             Compiled::Query(plan) if !plan.writes && statement.mode == RunMode::Normal && !plan.columns.is_empty() => {
                 plan
@@ -1009,6 +1047,58 @@ mod tests {
             "MATCH (a), (b) WHERE EXISTS { MATCH (a)-[:T]->(b) RETURN 1 } RETURN a",
         ] {
             assert!(plan_debug(query).contains("Subquery"), "{query}");
+        }
+    }
+
+    /// A pattern starts at its rarest label, and a node of several labels is scanned by its rarest one; a cached
+    /// plan follows the graph when the counts it was made on change a lot.
+    #[test]
+    fn patterns_start_at_the_rarest_label_of_the_graph_they_run_on() {
+        let store = Store::in_memory();
+        let engine = Engine::new();
+        let params = Params::new();
+        let scanned = |query: &str| {
+            let plan = engine.execute(&store, &format!("EXPLAIN {query}"), &params).unwrap().plan.unwrap();
+            let scan = plan.lines().rev().find(|l| l.contains("NodeByLabelScan")).expect("a label scan").to_string();
+            scan.split("(:").nth(1).unwrap().split(')').next().unwrap().to_string()
+        };
+        let count = |query: &str| match engine.execute(&store, query, &params).unwrap().rows.as_slice() {
+            [row] => row[0].clone(),
+            rows => panic!("{rows:?}"),
+        };
+        let pair = "MATCH (a:Many)-[:R]->(b:Few) RETURN count(*) AS n";
+        let both = "MATCH (n:Many:Few) RETURN count(*) AS n";
+        // Planned on an empty graph: no label is rarer, the first is taken.
+        assert_eq!(scanned(pair), "Many");
+        assert_eq!(count(pair), ResultValue::Int(0));
+        engine.execute(&store, "UNWIND range(1, 500) AS i CREATE (:Many)", &params).unwrap();
+        engine.execute(&store, "UNWIND range(1, 3) AS i CREATE (:Many)-[:R]->(:Few:Many)", &params).unwrap();
+        assert_eq!(scanned(pair), "Few");
+        assert_eq!(count(pair), ResultValue::Int(3));
+        assert_eq!(scanned(both), "Few");
+        assert_eq!(count(both), ResultValue::Int(3));
+        // Explicit transactions and snapshots plan on what they see too.
+        let snapshot = store.read();
+        let read = engine.execute_read(&snapshot, pair, &params).unwrap();
+        assert_eq!(read.rows, vec![vec![ResultValue::Int(3)]]);
+        engine.execute(&store, "UNWIND range(1, 2000) AS i CREATE (:Few)", &params).unwrap();
+        assert_eq!(scanned(pair), "Many");
+        assert_eq!(count(pair), ResultValue::Int(3));
+    }
+
+    /// Without labels, the node whose properties are given is where the pattern starts: the scan is filtered
+    /// before any expansion, instead of expanding every path from every node.
+    #[test]
+    fn unlabelled_patterns_start_at_the_node_with_properties() {
+        let engine = Engine::new();
+        for query in [
+            "MATCH (a)-[*]-(b)-[:R]->(c {id: 3}) RETURN count(*)",
+            "MATCH (a)-[*]-(b)-[:R]->(c) WHERE c.id = 3 RETURN count(*)",
+        ] {
+            let plan = engine.explain(query).unwrap();
+            let lines: Vec<&str> = plan.lines().collect();
+            let scan = lines.iter().position(|l| l.starts_with("+AllNodesScan")).expect("a scan");
+            assert_eq!(lines[scan - 1], "+Filter", "{query}:\n{plan}");
         }
     }
 

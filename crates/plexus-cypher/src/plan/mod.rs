@@ -11,6 +11,7 @@ pub(crate) mod pattern;
 pub(crate) mod planner;
 pub(crate) mod quantified;
 pub(crate) mod shortest;
+pub(crate) mod statistics;
 
 use std::sync::Arc;
 
@@ -581,4 +582,6 @@ pub(crate) struct Plan {
     pub parts_rerun_on_conflict: bool,
     /// What each run may be told about the statement ([`crate::notices`]).
     pub notices: crate::notices::Notices,
+    /// The label counts its choice of where patterns start rested on.
+    pub planned_on: statistics::PlannedOn,
 }

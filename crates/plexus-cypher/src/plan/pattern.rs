@@ -473,6 +473,17 @@ impl Planner<'_> {
                         (Some(v), Some(_)) => self.range_lookup(&v.name, pending, bound, declared, scope)?,
                         _ => None,
                     };
+                    // A scan goes through the rarest of the node's labels and checks the others.
+                    let rarest_first;
+                    let start_np = match self.rarest_label(start_np) {
+                        Some(i) if range.is_none() && i > 0 => {
+                            let mut reordered = start_np.clone();
+                            reordered.labels.swap(0, i);
+                            rarest_first = reordered;
+                            &rarest_first
+                        }
+                        _ => start_np,
+                    };
                     let label = start_np.labels.first().map(|l| Token::new(l.name.as_str()));
                     plan = match (range, label) {
                         (Some((key, lower, upper)), Some(label)) => {
@@ -489,6 +500,44 @@ impl Planner<'_> {
             bound.insert(v.name.clone());
         }
         Ok(plan)
+    }
+
+    /// Of the nodes `candidate` accepts, the one whose rarest label has the fewest nodes in the graph planned
+    /// for (the first on a tie, or without counts).
+    fn rarest(&mut self, nodes: &[&NodePattern], candidate: impl Fn(&NodePattern) -> bool) -> Option<usize> {
+        let candidates: Vec<usize> = (0..nodes.len()).filter(|&i| candidate(nodes[i])).collect();
+        if candidates.len() < 2 {
+            return candidates.first().copied();
+        }
+        let mut best: Option<(u64, usize)> = None;
+        for i in candidates.iter().copied() {
+            let mut fewest = u64::MAX;
+            for label in &nodes[i].labels {
+                let Some(n) = self.planned_on.count(self.counts.as_ref(), &label.name) else {
+                    return candidates.first().copied();
+                };
+                fewest = fewest.min(n);
+            }
+            if best.is_none_or(|(least, _)| fewest < least) {
+                best = Some((fewest, i));
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
+    /// The position of the rarest of a node pattern's labels, when it has several and there are counts.
+    fn rarest_label(&mut self, np: &NodePattern) -> Option<usize> {
+        if np.labels.len() < 2 {
+            return None;
+        }
+        let mut best: Option<(u64, usize)> = None;
+        for (i, label) in np.labels.iter().enumerate() {
+            let n = self.planned_on.count(self.counts.as_ref(), &label.name)?;
+            if best.is_none_or(|(least, _)| n < least) {
+                best = Some((n, i));
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     /// A unique-key lookup for a new node: its first label with an inline property, or a WHERE conjunct
@@ -670,26 +719,27 @@ impl Planner<'_> {
                 if [a, b].iter().any(|x| matches!(&x.kind, ExprKind::Function { name, args, .. }
                     if name == "id" && args.len() == 1 && matches!(&args[0].kind, ExprKind::Variable(n) if n == v))))
         };
+        let property_equality = |n: &NodePattern| {
+            n.variable.as_ref().is_some_and(|v| {
+                pending.iter().any(|p| {
+                    matches!(&p.expr.kind, ExprKind::Binary(BinaryOp::Eq, a, b)
+                        if [a, b].iter().any(|x| matches!(&x.kind, ExprKind::Property(base, _)
+                            if matches!(&base.kind, ExprKind::Variable(n) if *n == v.name))))
+                })
+            })
+        };
         let start = (0..nodes.len())
             .find(|&i| is_bound(nodes[i], bound))
             .or_else(|| {
                 (0..nodes.len())
                     .find(|&i| nodes[i].variable.as_ref().is_some_and(|v| pending.iter().any(|p| by_id(p, &v.name))))
             })
-            .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty() && nodes[i].properties.is_some()))
-            .or_else(|| {
-                (0..nodes.len()).find(|&i| {
-                    !nodes[i].labels.is_empty()
-                        && nodes[i].variable.as_ref().is_some_and(|v| {
-                            pending.iter().any(|p| {
-                                matches!(&p.expr.kind, ExprKind::Binary(BinaryOp::Eq, a, b)
-                                    if [a, b].iter().any(|x| matches!(&x.kind, ExprKind::Property(base, _)
-                                        if matches!(&base.kind, ExprKind::Variable(n) if *n == v.name))))
-                            })
-                        })
-                })
-            })
-            .or_else(|| (0..nodes.len()).find(|&i| !nodes[i].labels.is_empty()))
+            .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty() && n.properties.is_some()))
+            .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty() && property_equality(n)))
+            .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty()))
+            // Without labels, a node whose properties are given narrows the scan before any expansion (the far
+            // end of `(a)-[*]-(b {id: 3})` rather than every path from every node).
+            .or_else(|| (0..nodes.len()).find(|&i| nodes[i].properties.is_some() || property_equality(nodes[i])))
             .unwrap_or(0);
 
         let start_np = nodes[start];

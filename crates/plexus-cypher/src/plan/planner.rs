@@ -108,6 +108,10 @@ pub(crate) struct Planner<'t> {
     /// Whether the statement calls a procedure registered by the embedding program, whose effects outside the
     /// graph a rerun would repeat.
     pub calls_user_procedures: bool,
+    /// The graph's node counts per label, when the statement is planned for a graph.
+    pub counts: Option<super::statistics::LabelCounts<'t>>,
+    /// The counts the choices made so far rested on.
+    pub planned_on: super::statistics::PlannedOn,
 }
 
 /// The outer variables a part of a `CALL { }` subquery sees: those its leading importing `WITH` names (`WITH a,
@@ -152,6 +156,7 @@ pub(crate) fn plan_query(
     query: &Query,
     procedures: &crate::procedures::ProcedureRegistry,
     files: std::sync::Arc<crate::files::FileAccess>,
+    counts: Option<super::statistics::LabelCounts<'_>>,
 ) -> Result<Plan> {
     let mut p = Planner {
         text,
@@ -165,6 +170,8 @@ pub(crate) fn plan_query(
         repetition_filters: Vec::new(),
         persistent: Vec::new(),
         calls_user_procedures: false,
+        counts,
+        planned_on: Default::default(),
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
@@ -182,6 +189,7 @@ pub(crate) fn plan_query(
         reruns_on_conflict: p.writes && !commits_in_parts && !p.calls_user_procedures,
         parts_rerun_on_conflict: commits_in_parts && !p.calls_user_procedures,
         notices: crate::notices::Notices::collect(text, query),
+        planned_on: p.planned_on,
     })
 }
 

@@ -1,0 +1,106 @@
+//! The node counts per label a statement is planned on. A pattern with several labelled nodes and nothing better
+//! to start from (a bound node, an id, a key) starts at the node whose label has the fewest nodes, and a node of
+//! several labels is scanned by its rarest one. The counts are the graph's at planning time; a cached plan is
+//! made again when one of the counts it rested on has moved by more than a factor of two (a graph filled after
+//! its queries were first planned), so a plan never stays tied to the graph it first met.
+
+use std::sync::Arc;
+
+use plexus_storage::{Catalog, GraphState, LabelId, TokenKind};
+
+/// Counts are compared loosely: beyond this slack, a change of more than twice is a reason to plan again (a few
+/// nodes more or less never are).
+const SLACK: u64 = 64;
+
+/// Node counts per label, read from the graph a statement is about to run on.
+#[derive(Clone, Copy)]
+pub(crate) struct LabelCounts<'g> {
+    state: &'g GraphState,
+    catalog: &'g Catalog,
+}
+
+impl<'g> LabelCounts<'g> {
+    pub fn new(state: &'g GraphState, catalog: &'g Catalog) -> LabelCounts<'g> {
+        LabelCounts { state, catalog }
+    }
+
+    /// The nodes with `label` (none for a label no node ever had).
+    pub fn of(&self, label: &str) -> u64 {
+        self.catalog.lookup(TokenKind::Label, label).map_or(0, |l| self.state.label_count(LabelId(l)))
+    }
+}
+
+/// The counts a plan's choices rested on.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PlannedOn {
+    counts: Vec<(Arc<str>, u64)>,
+    /// A choice was made without counts (a statement compiled before it had a graph to run on, for `EXPLAIN`
+    /// or to learn whether it writes): the first run with a graph plans it again.
+    blind: bool,
+}
+
+impl PlannedOn {
+    /// Whether the plan made a choice that counts decide.
+    pub fn consults_counts(&self) -> bool {
+        self.blind || !self.counts.is_empty()
+    }
+
+    /// Whether the plan still suits a graph with `now`'s counts.
+    pub fn still_fits(&self, now: &LabelCounts) -> bool {
+        !self.blind
+            && self.counts.iter().all(|(label, planned)| {
+                let current = now.of(label);
+                let (low, high) = if current < *planned { (current, *planned) } else { (*planned, current) };
+                high <= low.saturating_mul(2).saturating_add(SLACK)
+            })
+    }
+
+    /// The count of `label` for a choice, recorded so that a later run can tell whether the choice still holds;
+    /// `None` without counts.
+    pub fn count(&mut self, counts: Option<&LabelCounts>, label: &str) -> Option<u64> {
+        let Some(counts) = counts else {
+            self.blind = true;
+            return None;
+        };
+        if let Some((_, n)) = self.counts.iter().find(|(l, _)| &**l == label) {
+            return Some(*n);
+        }
+        let n = counts.of(label);
+        self.counts.push((Arc::from(label), n));
+        Some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plexus_storage::Store;
+
+    #[test]
+    fn a_plan_fits_until_a_count_it_used_moves_by_more_than_twice() {
+        let store = Store::in_memory();
+        let engine = crate::Engine::new();
+        let create = |n: i64| {
+            let params = [("n".to_string(), crate::Value::Int(n))].into_iter().collect();
+            engine.execute(&store, "UNWIND range(1, $n) AS i CREATE (:A)", &params).unwrap();
+        };
+        create(100);
+        let snapshot = store.read();
+        let counts = LabelCounts::new(&snapshot, snapshot.catalog());
+        let mut planned = PlannedOn::default();
+        assert!(!planned.consults_counts());
+        assert_eq!(planned.count(Some(&counts), "A"), Some(100));
+        assert_eq!(planned.count(Some(&counts), "Nowhere"), Some(0));
+        assert!(planned.consults_counts() && planned.still_fits(&counts));
+
+        create(200);
+        let snapshot = store.read();
+        let grown = LabelCounts::new(&snapshot, snapshot.catalog());
+        assert_eq!(grown.of("A"), 300);
+        assert!(!planned.still_fits(&grown), "100 -> 300 is more than twice and the slack");
+
+        let mut blind = PlannedOn::default();
+        assert_eq!(blind.count(None, "A"), None);
+        assert!(blind.consults_counts() && !blind.still_fits(&grown));
+    }
+}
