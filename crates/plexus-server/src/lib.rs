@@ -39,6 +39,7 @@ pub mod service;
 pub mod system;
 pub mod tls;
 pub mod transactions;
+pub mod tx_metadata;
 pub mod users;
 
 use std::net::SocketAddr;

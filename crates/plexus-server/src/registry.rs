@@ -256,6 +256,18 @@ impl Registry {
         rows
     }
 
+    /// Replaces explicit transaction `id`'s metadata (`CALL tx.setMetaData`); false when no such transaction
+    /// is open.
+    pub fn set_metadata(&self, id: u64, metadata: Option<Arc<plexus::cypher::Map>>) -> bool {
+        match self.entries.lock().transactions.get_mut(&id) {
+            Some(open) => {
+                open.caller.metadata = metadata;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Stops transaction or statement `id`: an explicit transaction is marked terminated (its next statement and
     /// its commit fail; a rollback still succeeds) and the statement running in it is cancelled. False when
     /// nothing runs under that id.

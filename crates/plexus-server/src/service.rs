@@ -671,6 +671,15 @@ impl Service {
         interrupt: &Arc<Interrupt>,
         transaction: Option<u64>,
     ) -> Option<Result<Outcome, ServerError>> {
+        // `USE system SHOW DATABASES`: a leading USE picks the database an administrative command runs on, as the
+        // session's database would. An ordinary statement keeps its USE, which the query engine checks.
+        let (target, query) = match crate::system::leading_use(query) {
+            Some((name, rest)) => match self.select_database(Some(name)) {
+                Ok(named) => (named, rest),
+                Err(e) => return Some(Err(e)),
+            },
+            None => (target, query),
+        };
         let register = |interrupt, query| self.registry.register(interrupt, query, transaction);
         if let Some(command) = crate::transactions::parse(query) {
             let started = Instant::now();
@@ -693,6 +702,12 @@ impl Service {
                 }
                 crate::users::run(self, &c, &caller.user, role, params, interrupt)
             });
+            return Some(self.record(started.elapsed(), outcome));
+        }
+        if let Some(argument) = crate::tx_metadata::parse(query) {
+            let started = Instant::now();
+            let _guard = register(interrupt, query);
+            let outcome = crate::tx_metadata::run(self, argument, params, transaction, interrupt);
             return Some(self.record(started.elapsed(), outcome));
         }
         if let Some(call) = crate::backup::parse(query) {

@@ -92,6 +92,31 @@ pub(crate) fn after_call<'q>(query: &'q str, name: &str) -> Option<&'q str> {
     rest[..end].eq_ignore_ascii_case(name).then(|| &rest[end..])
 }
 
+/// The database a leading `USE name` names (backquotes taken off) and the statement after it, when the statement
+/// has one.
+pub fn leading_use(query: &str) -> Option<(&str, &str)> {
+    let (first, rest) = next_word(query.trim_start())?;
+    if !first.eq_ignore_ascii_case("USE") {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let (name, after) = match rest.strip_prefix('`') {
+        Some(quoted) => {
+            let end = quoted.find('`')?;
+            (&quoted[..end], &quoted[end + 1..])
+        }
+        None => {
+            let end = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-'))).unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    // `USE graph.byName(...)` and the like are the query engine's to read.
+    if name.is_empty() || after.starts_with('(') || !after.starts_with(char::is_whitespace) {
+        return None;
+    }
+    Some((name, after.trim_start()))
+}
+
 /// Parses `query` if it is a `SHOW` command for databases.
 pub fn parse(query: &str) -> Option<Command> {
     let query = query.trim().trim_end_matches(';').trim_end();
@@ -445,6 +470,11 @@ mod tests {
         assert_eq!(c.listing, Listing::Default);
         assert_eq!(parse("SHOW HOME DATABASE").unwrap().listing, Listing::Default);
         assert_eq!(parse("SHOW DATABASES").unwrap().listing, Listing::All(None));
+        assert_eq!(leading_use("USE system SHOW DATABASES"), Some(("system", "SHOW DATABASES")));
+        assert_eq!(leading_use("  use `neo4j`\nSHOW TRANSACTIONS"), Some(("neo4j", "SHOW TRANSACTIONS")));
+        assert_eq!(leading_use("USE graph.byName('neo4j') MATCH (n) RETURN n"), None);
+        assert_eq!(leading_use("USE neo4j"), None);
+        assert_eq!(leading_use("MATCH (use) RETURN use"), None);
         let c = parse("SHOW DATABASE `Neo4j` YIELD name").unwrap();
         assert_eq!(c.listing, Listing::All(Some(Name::Literal("Neo4j".into()))));
         assert_eq!(c.rest, "YIELD name");

@@ -128,6 +128,18 @@ fn the_system_database_routes_and_answers_show_commands() {
     let run_answer = run(&mut c, "SHOW DATABASES WHERE name = 'system'", map([]), map([]));
     assert_eq!(success(&run_answer).get("fields"), Some(&strings(&DATABASES_COLUMNS)));
     assert_eq!(pull(&mut c).0.len(), 1, "SHOW commands also answer on the graph's database");
+    // A leading USE picks the database, as the session's would.
+    let run_answer = run(&mut c, "USE system SHOW DATABASES YIELD name WHERE name = 'neo4j'", map([]), map([]));
+    assert_eq!(success(&run_answer).get("fields"), Some(&strings(&["name"])));
+    assert_eq!(pull(&mut c).0, vec![vec![Ps::String("neo4j".into())]]);
+    let refused = run(&mut c, "USE nowhere SHOW DATABASES", map([]), map([]));
+    assert_eq!(failure_code(&refused), "Neo.ClientError.Database.DatabaseNotFound");
+    c.request(0x0F, vec![]);
+    let refused = run(&mut c, "USE system MATCH (n) RETURN n", map([]), map([]));
+    assert_eq!(failure_code(&refused), "Neo.ClientError.Statement.NotSystemDatabaseError");
+    c.request(0x0F, vec![]);
+    success(&run(&mut c, "USE neo4j MATCH (n) RETURN count(n)", map([]), system()));
+    assert_eq!(pull(&mut c).0, vec![vec![Ps::Int(0)]]);
 
     // Health checks call these on any database.
     for extra in [system(), map([])] {

@@ -333,6 +333,27 @@ fn transaction_metadata_is_listed() {
     let Some(Ps::List(fields)) = f[0].get("fields") else { panic!("{r:?}") };
     assert_eq!(fields.len(), 10, "the default columns");
     admin.pull(-1, None);
+
+    // `CALL tx.setMetaData` inside the transaction replaces what BEGIN gave; null clears it.
+    let set = |c: &mut Client, argument: &str, params: Ps| {
+        let query = format!("CALL tx.setMetaData({argument})");
+        let run = c.request(0x10, vec![Ps::String(query), params, map([])]);
+        let pulled = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+        (run, pulled)
+    };
+    let (run, _) = set(&mut client, "$m", map([("m", map([("app", Ps::String("reports".into()))]))]));
+    assert!(matches!(&run[0], Ps::Struct(0x70, _)), "{run:?}");
+    assert_eq!(admin.query(show).0, vec![map([("app", Ps::String("reports".into()))])]);
+    set(&mut client, "null", map([]));
+    assert_eq!(admin.query(show).0, vec![map([])]);
+    // Not a map: refused, in the transaction's words (which fails it, as any failed statement does).
+    let (run, _) = set(&mut client, "[1, 2]", map([]));
+    assert!(matches!(&run[0], Ps::Struct(0x7F, _)), "{run:?}");
+    // An argument that would write is evaluated read-only.
+    let (run, _) = set(&mut admin, "1) AS x CREATE (:Sneaky) RETURN (1", map([]));
+    assert!(matches!(&run[0], Ps::Struct(0x7F, _)), "{run:?}");
+    admin.request(0x0F, vec![]);
+    assert_eq!(admin.query("MATCH (n:Sneaky) RETURN count(n)").0, vec![Ps::Int(0)]);
 }
 
 /// Auto-commit statements from many connections that write the same node: a statement whose commit meets a
