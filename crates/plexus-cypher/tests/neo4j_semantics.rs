@@ -391,7 +391,7 @@ fn operands_of_a_type_the_operator_never_takes() {
 }
 
 /// A parameter's type is known before any row: one that is not boolean under AND / OR is an error even where the
-/// other operand decides the answer.
+/// other operand decides the answer, and one that is not a string under `=~` is an error rather than a null.
 #[test]
 fn parameters_under_boolean_operators_are_checked_whatever_decides() {
     let db = Db::new();
@@ -403,7 +403,13 @@ fn parameters_under_boolean_operators_are_checked_whatever_decides() {
         [("no".to_string(), plexus_cypher::Value::Bool(false)), ("n".into(), plexus_cypher::Value::Int(0))]
             .into_iter()
             .collect();
-    for (q, p) in [("RETURN $yes OR $n", &params), ("RETURN $n OR $yes", &params), ("RETURN $no AND $n", &no)] {
+    for (q, p) in [
+        ("RETURN $yes OR $n", &params),
+        ("RETURN $n OR $yes", &params),
+        ("RETURN $no AND $n", &no),
+        ("RETURN $n =~ 'a'", &params),
+        ("RETURN 'a' =~ $yes", &params),
+    ] {
         let e = db.engine.execute(&db.store, q, p).err().unwrap_or_else(|| panic!("{q} should fail"));
         assert_eq!(e.kind, ErrorKind::TypeError, "{q}: {e}");
     }

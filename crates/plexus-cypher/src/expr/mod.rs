@@ -292,6 +292,20 @@ impl CExpr {
                     list => binary(BinaryOp::In, &item, list)?,
                 }
             }
+            CExpr::Binary(BinaryOp::RegexMatch, a, b) => {
+                let (text, pattern) = (a.eval_ref(row, ctx)?, b.eval_ref(row, ctx)?);
+                // A parameter's type is known before any row, as a literal's is at compile time: one that is
+                // no string is a type error rather than a null match, as in Neo4j.
+                for (operand, value) in [(a, &text), (b, &pattern)] {
+                    if matches!(**operand, CExpr::Param(_)) && !matches!(**value, Value::String(_) | Value::Null) {
+                        return Err(CypherError::type_error(
+                            "InvalidArgumentType",
+                            format!("=~ expects strings, got {} as a parameter", value.type_name()),
+                        ));
+                    }
+                }
+                binary(BinaryOp::RegexMatch, &text, &pattern)?
+            }
             CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
             CExpr::InConstant(item, list) => {
                 let item = item.eval_ref(row, ctx)?;
