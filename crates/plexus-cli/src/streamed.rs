@@ -16,7 +16,9 @@ pub fn open(
     params: std::sync::Arc<plexus::Params>,
     interrupt: Option<&std::sync::Arc<plexus::cypher::Interrupt>>,
 ) -> Result<Option<ReadStream>, CypherError> {
-    match db.engine().execute_read_streaming(db.read(), query, params, interrupt, 1) {
+    // A statement whose first row fails is an error with nothing printed, as one that does not compile.
+    let stream = db.engine().execute_read_streaming(db.read(), query, params, interrupt, 1);
+    match stream.and_then(ReadStream::failed_before_any_row) {
         Ok(stream) => Ok(Some(stream)),
         Err(e) if e.detail == "WriteInReadOnlyTransaction" => Ok(None),
         Err(e) => Err(e),

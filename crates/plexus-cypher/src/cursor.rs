@@ -10,7 +10,7 @@ use std::sync::Arc;
 use plexus_storage::ReadTxn;
 
 use crate::engine::{check_params, materialize, Compiled, Statement};
-use crate::error::Result;
+use crate::error::{CypherError, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Operator;
 use crate::plan::Plan;
@@ -25,6 +25,8 @@ use crate::{Interrupt, Params, QueryResult};
 pub struct ReadCursor {
     // Field order is drop order: `op` borrows the plan inside `statement`, `ctx` the snapshot and the parameters.
     op: Option<Box<dyn Operator + 'static>>,
+    /// An error met while the first rows were made, reported after them ([`Engine::execute_read_streaming`]).
+    held: Option<CypherError>,
     ctx: Ctx<'static>,
     _params: Arc<Params>,
     _snapshot: Arc<ReadTxn>,
@@ -62,12 +64,15 @@ impl ReadCursor {
         ctx.writes_per_row = false;
         check_params(plan, &ctx)?;
         let op = crate::exec::open(&plan.root, None);
-        Ok(ReadCursor { op: Some(op), ctx, _params: params, _snapshot: snapshot, _statement: statement })
+        Ok(ReadCursor { op: Some(op), held: None, ctx, _params: params, _snapshot: snapshot, _statement: statement })
     }
 
     /// The next rows (never empty), or `None` when the statement has produced them all. After an error the
     /// cursor is finished.
     pub fn next_batch(&mut self) -> Result<Option<Vec<Vec<ResultValue>>>> {
+        if let Some(e) = self.held.take() {
+            return Err(e);
+        }
         let Some(op) = self.op.as_mut() else { return Ok(None) };
         match op.next(&mut self.ctx) {
             Ok(Some(rows)) => match materialize(rows, &self.ctx) {
@@ -99,9 +104,15 @@ impl ReadCursor {
         self.ctx.interrupt = interrupt;
     }
 
-    /// Whether every row has been produced.
+    /// Whether every row has been produced (and any error reported).
     pub fn is_done(&self) -> bool {
-        self.op.is_none()
+        self.op.is_none() && self.held.is_none()
+    }
+
+    /// Ends the cursor with `error`, which its next batch reports.
+    pub(crate) fn hold(&mut self, error: CypherError) {
+        self.op = None;
+        self.held = Some(error);
     }
 }
 
@@ -114,6 +125,17 @@ pub struct ReadStream {
 }
 
 impl ReadStream {
+    /// The stream, or the error that ended it before any row: for callers that report such an error instead of
+    /// an empty start (Bolt reports it after RUN has succeeded, as Neo4j does).
+    pub fn failed_before_any_row(mut self) -> Result<ReadStream> {
+        if self.first.rows.is_empty() {
+            if let Some(error) = self.rest.as_mut().and_then(|c| c.held.take()) {
+                return Err(error);
+            }
+        }
+        Ok(self)
+    }
+
     /// Every row in one result: the first ones and whatever the cursor still produces.
     pub fn collect(self) -> Result<QueryResult> {
         let ReadStream { mut first, rest } = self;

@@ -427,7 +427,10 @@ impl Engine {
     /// Runs a read-only query against `snapshot` until it has produced at least `first_rows` rows (or all of
     /// them), and keeps the rest for later: the returned cursor produces them a batch at a time, against the
     /// same snapshot. A statement that cannot stream (EXPLAIN, PROFILE) runs whole. Errors as
-    /// [`Engine::execute_read_with`], those of the rows after the first ones from the cursor.
+    /// [`Engine::execute_read_with`], except those of the rows, which the cursor reports after the rows before
+    /// them (even when none came first; [`ReadStream::failed_before_any_row`] reports those at once).
+    ///
+    /// [`ReadStream::failed_before_any_row`]: crate::cursor::ReadStream::failed_before_any_row
     pub fn execute_read_streaming(
         &self,
         snapshot: ReadTxn,
@@ -451,10 +454,18 @@ impl Engine {
         let mut cursor = crate::cursor::ReadCursor::open(statement.clone(), snapshot, params, interrupt)?;
         let mut rows = Vec::new();
         while rows.len() < first_rows.max(1) {
-            match cursor.next_batch()? {
-                Some(batch) if rows.is_empty() => rows = batch,
-                Some(batch) => rows.extend(batch),
-                None => break,
+            match cursor.next_batch() {
+                Ok(Some(batch)) if rows.is_empty() => rows = batch,
+                Ok(Some(batch)) => rows.extend(batch),
+                Ok(None) => break,
+                // A row that fails is reported after the rows before it, as a later batch's would be: the stream
+                // has begun (its columns are known) whatever its rows turn out to be. What stops the statement
+                // itself (time limit, cancellation, result size, storage) ends it at once.
+                Err(e) if e.kind.is_about_a_row() => {
+                    cursor.hold(e);
+                    break;
+                }
+                Err(e) => return Err(e),
             }
         }
         let first = QueryResult { columns, rows, notifications, ..Default::default() };

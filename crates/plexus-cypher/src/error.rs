@@ -37,6 +37,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// An error of the values a row holds (a type, an argument, arithmetic, a missing entity, a procedure's
+    /// answer), rather than of the statement as a whole (a file it cannot read, its time or memory limit).
+    pub fn is_about_a_row(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::TypeError
+                | ErrorKind::ArgumentError
+                | ErrorKind::ArithmeticError
+                | ErrorKind::EntityNotFound
+                | ErrorKind::PropertyNotFound
+                | ErrorKind::ProcedureError
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::SyntaxError => "SyntaxError",

@@ -216,3 +216,31 @@ fn a_writing_subquery_finishes_every_row_before_what_follows() {
              RETURN count(*)";
     assert_eq!(count(&engine, &store, q), [ResultValue::Int(0)]);
 }
+
+/// A row that fails is reported after the batches before it, even when none came first: the stream has begun.
+/// What stops the statement itself (a missing parameter, a time limit) is an error at once.
+#[test]
+fn a_failing_row_is_reported_after_the_rows_before_it() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let q = "UNWIND range(1, 3000) AS x RETURN 10 / (x - 2500) AS y";
+    let stream = engine.execute_read_streaming(store.read(), q, params(&[]), None, 3000).unwrap();
+    assert_eq!(stream.first.columns.to_vec(), vec!["y".to_string()]);
+    assert!(stream.first.rows.len() >= 1024 && stream.first.rows.len() < 2500, "{}", stream.first.rows.len());
+    let mut cursor = stream.rest.expect("the failure follows the rows");
+    assert!(!cursor.is_done());
+    assert_eq!(cursor.next_batch().unwrap_err().kind, ErrorKind::ArithmeticError);
+    assert!(cursor.is_done() && cursor.next_batch().unwrap().is_none());
+
+    let first_row = "UNWIND [0] AS x RETURN 10 / x AS y";
+    let stream = engine.execute_read_streaming(store.read(), first_row, params(&[]), None, 1000).unwrap();
+    assert!(stream.first.rows.is_empty());
+    let failed = engine.execute_read_streaming(store.read(), first_row, params(&[]), None, 1000).unwrap();
+    assert_eq!(failed.failed_before_any_row().err().map(|e| e.kind), Some(ErrorKind::ArithmeticError));
+    assert_eq!(stream.collect().unwrap_err().kind, ErrorKind::ArithmeticError);
+
+    let stopped = Arc::new(Interrupt::new(None, None));
+    stopped.cancel();
+    let cancelled = engine.execute_read_streaming(store.read(), q, params(&[]), Some(&stopped), 1000);
+    assert_eq!(cancelled.err().map(|e| e.kind), Some(ErrorKind::Terminated));
+}

@@ -68,6 +68,7 @@ impl ResultStream {
         let opened = py.detach(|| {
             db.engine()
                 .execute_read_streaming(db.read(), query, params, Some(&interrupt), batch_size)
+                .and_then(plexus::cypher::ReadStream::failed_before_any_row)
                 .map(|stream| (stream.first, stream.rest))
                 .map_err(|error| Failure::Query { error, query: query.to_string() })
         });

@@ -170,6 +170,23 @@ fn the_system_database_routes_and_answers_show_commands() {
     assert_eq!(c.query("MATCH (n:InSystem) RETURN count(n)").0, vec![Ps::Int(0)]);
 }
 
+/// As in Neo4j, a statement that compiles is answered at RUN and a row that fails is reported at PULL, after the
+/// records before it; the connection then goes on after a RESET.
+#[test]
+fn a_failing_row_is_reported_at_pull() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    let answer = run(&mut c, "UNWIND [1, 0] AS x RETURN 10 / x AS y", map([]), map([]));
+    assert_eq!(success(&answer).get("fields"), Some(&strings(&["y"])));
+    let mut answers = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
+    assert_eq!(failure_code(&answers.pop().unwrap()), "Neo.ClientError.Statement.ArithmeticError");
+    c.request(0x0F, vec![]);
+    // A statement that does not compile still fails at RUN.
+    assert_eq!(failure_code(&run(&mut c, "RETURN 1 +", map([]), map([]))), "Neo.ClientError.Statement.SyntaxError");
+    c.request(0x0F, vec![]);
+    assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+}
+
 #[test]
 fn the_query_type_follows_the_plan_not_what_the_statement_did() {
     let s = TestServer::open();
