@@ -77,6 +77,12 @@ impl Metrics {
         if ok { &self.queries_succeeded } else { &self.queries_failed }.fetch_add(1, Relaxed);
     }
 
+    /// A streamed statement, counted as succeeded when its first rows went out, failed in a later row.
+    pub fn query_failed_later(&self) {
+        self.queries_succeeded.fetch_sub(1, Relaxed);
+        self.queries_failed.fetch_add(1, Relaxed);
+    }
+
     pub fn connection_opened(&self, p: Protocol) {
         match p {
             Protocol::Bolt => {

@@ -436,6 +436,7 @@ impl Service {
 
     /// An error from a cursor's later rows, as the client should see it.
     pub fn stream_error(&self, e: CypherError) -> ServerError {
+        self.metrics.query_failed_later();
         self.as_client_sees(e.into())
     }
 

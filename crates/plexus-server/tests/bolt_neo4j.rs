@@ -180,6 +180,9 @@ fn a_failing_row_is_reported_at_pull() {
     assert_eq!(success(&answer).get("fields"), Some(&strings(&["y"])));
     let mut answers = c.request(0x3F, vec![map([("n", Ps::Int(-1))])]);
     assert_eq!(failure_code(&answers.pop().unwrap()), "Neo.ClientError.Statement.ArithmeticError");
+    let metrics = &s.server.as_ref().unwrap().service.metrics;
+    let count = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!((count(&metrics.queries_succeeded), count(&metrics.queries_failed)), (0, 1), "counted as failed");
     c.request(0x0F, vec![]);
     // A statement that does not compile still fails at RUN.
     assert_eq!(failure_code(&run(&mut c, "RETURN 1 +", map([]), map([]))), "Neo.ClientError.Statement.SyntaxError");
