@@ -391,7 +391,8 @@ fn operands_of_a_type_the_operator_never_takes() {
 }
 
 /// A parameter's type is known before any row: one that is not boolean under AND / OR is an error even where the
-/// other operand decides the answer, and one that is not a string under `=~` is an error rather than a null.
+/// other operand decides the answer, and one that is not a string under `=~` or not a number under arithmetic is
+/// an error rather than a null.
 #[test]
 fn parameters_under_boolean_operators_are_checked_whatever_decides() {
     let db = Db::new();
@@ -409,10 +410,14 @@ fn parameters_under_boolean_operators_are_checked_whatever_decides() {
         ("RETURN $no AND $n", &no),
         ("RETURN $n =~ 'a'", &params),
         ("RETURN 'a' =~ $yes", &params),
+        ("RETURN $yes * null", &params),
+        ("RETURN null - $yes", &params),
     ] {
         let e = db.engine.execute(&db.store, q, p).err().unwrap_or_else(|| panic!("{q} should fail"));
         assert_eq!(e.kind, ErrorKind::TypeError, "{q}: {e}");
     }
     let rows = db.engine.execute(&db.store, "RETURN $yes OR $yes AS x", &params).unwrap().rows;
     assert_eq!(rows, vec![vec![ResultValue::Bool(true)]]);
+    let rows = db.engine.execute(&db.store, "RETURN $n * null AS x, $yes + null AS y", &params).unwrap().rows;
+    assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null]]);
 }

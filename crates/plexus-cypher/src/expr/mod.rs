@@ -182,6 +182,35 @@ fn as_bool(v: &Value, what: &str) -> Result<Option<bool>> {
     }
 }
 
+/// A parameter under `- * / % ^` of a type the operator never takes (`$flag * null`).
+fn arithmetic_parameter(op: BinaryOp, value: &Value) -> Result<()> {
+    let number = matches!(value, Value::Int(_) | Value::Float(_) | Value::Null);
+    let duration = matches!(value, Value::Duration(_));
+    let takes = match op {
+        BinaryOp::Sub => number || crate::temporal::is_temporal(value),
+        BinaryOp::Mul | BinaryOp::Div => number || duration,
+        BinaryOp::Mod | BinaryOp::Pow => number,
+        _ => true,
+    };
+    if takes {
+        return Ok(());
+    }
+    Err(CypherError::type_error(
+        "InvalidArgumentType",
+        format!("{} does not take {} (a parameter)", op_symbol(op), value.type_name()),
+    ))
+}
+
+fn op_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Mod => "%",
+        _ => "^",
+    }
+}
+
 /// The right operand of a decided AND / OR is not evaluated, but a parameter there has a type whatever the rows:
 /// `$yes OR $count` is a type error however `$yes` turns out, as in Neo4j, which checks parameter types up front.
 fn parameter_is_boolean(operand: &CExpr, ctx: &Ctx, op: &str) -> Result<()> {
@@ -306,7 +335,20 @@ impl CExpr {
                 }
                 binary(BinaryOp::RegexMatch, &text, &pattern)?
             }
-            CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
+            CExpr::Binary(op, a, b) => {
+                let (x, y) = (a.eval_ref(row, ctx)?, b.eval_ref(row, ctx)?);
+                let answer = binary(*op, &x, &y)?;
+                // Arithmetic with a null is null before any type check; a parameter's type is known whatever the
+                // rows, so one the operator never takes is an error there too, as in Neo4j.
+                if answer.is_null() {
+                    for (operand, value) in [(a, &x), (b, &y)] {
+                        if matches!(**operand, CExpr::Param(_)) {
+                            arithmetic_parameter(*op, value)?;
+                        }
+                    }
+                }
+                answer
+            }
             CExpr::InConstant(item, list) => {
                 let item = item.eval_ref(row, ctx)?;
                 bool_or_null(ctx.constant_list(self, list, row)?.contains(&item))
