@@ -502,44 +502,6 @@ impl Planner<'_> {
         Ok(plan)
     }
 
-    /// Of the nodes `candidate` accepts, the one whose rarest label has the fewest nodes in the graph planned
-    /// for (the first on a tie, or without counts).
-    fn rarest(&mut self, nodes: &[&NodePattern], candidate: impl Fn(&NodePattern) -> bool) -> Option<usize> {
-        let candidates: Vec<usize> = (0..nodes.len()).filter(|&i| candidate(nodes[i])).collect();
-        if candidates.len() < 2 {
-            return candidates.first().copied();
-        }
-        let mut best: Option<(u64, usize)> = None;
-        for i in candidates.iter().copied() {
-            let mut fewest = u64::MAX;
-            for label in &nodes[i].labels {
-                let Some(n) = self.planned_on.count(self.counts.as_ref(), &label.name) else {
-                    return candidates.first().copied();
-                };
-                fewest = fewest.min(n);
-            }
-            if best.is_none_or(|(least, _)| fewest < least) {
-                best = Some((fewest, i));
-            }
-        }
-        best.map(|(_, i)| i)
-    }
-
-    /// The position of the rarest of a node pattern's labels, when it has several and there are counts.
-    fn rarest_label(&mut self, np: &NodePattern) -> Option<usize> {
-        if np.labels.len() < 2 {
-            return None;
-        }
-        let mut best: Option<(u64, usize)> = None;
-        for (i, label) in np.labels.iter().enumerate() {
-            let n = self.planned_on.count(self.counts.as_ref(), &label.name)?;
-            if best.is_none_or(|(least, _)| n < least) {
-                best = Some((n, i));
-            }
-        }
-        best.map(|(_, i)| i)
-    }
-
     /// A unique-key lookup for a new node: its first label with an inline property, or a WHERE conjunct
     /// `n.p = expr` whose other side is already computable. Returns (label, key, value) and consumes the
     /// conjunct.
