@@ -664,6 +664,11 @@ pub(crate) fn check_params(plan: &Plan, ctx: &Ctx) -> Result<()> {
             Some(_) => {}
         }
     }
+    for typed in &plan.typed_params {
+        if let Some(value) = ctx.params.get(typed.name.as_str()) {
+            typed.check(value)?;
+        }
+    }
     if let Some((name, missing)) = deleted {
         return Err(CypherError::new(
             ErrorKind::EntityNotFound,

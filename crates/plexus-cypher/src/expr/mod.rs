@@ -182,44 +182,6 @@ fn as_bool(v: &Value, what: &str) -> Result<Option<bool>> {
     }
 }
 
-/// A parameter under `- * / % ^` of a type the operator never takes (`$flag * null`).
-fn arithmetic_parameter(op: BinaryOp, value: &Value) -> Result<()> {
-    let number = matches!(value, Value::Int(_) | Value::Float(_) | Value::Null);
-    let duration = matches!(value, Value::Duration(_));
-    let takes = match op {
-        BinaryOp::Sub => number || crate::temporal::is_temporal(value),
-        BinaryOp::Mul | BinaryOp::Div => number || duration,
-        BinaryOp::Mod | BinaryOp::Pow => number,
-        _ => true,
-    };
-    if takes {
-        return Ok(());
-    }
-    Err(CypherError::type_error(
-        "InvalidArgumentType",
-        format!("{} does not take {} (a parameter)", op_symbol(op), value.type_name()),
-    ))
-}
-
-fn op_symbol(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Mod => "%",
-        _ => "^",
-    }
-}
-
-/// The right operand of a decided AND / OR is not evaluated, but a parameter there has a type whatever the rows:
-/// `$yes OR $count` is a type error however `$yes` turns out, as in Neo4j, which checks parameter types up front.
-fn parameter_is_boolean(operand: &CExpr, ctx: &Ctx, op: &str) -> Result<()> {
-    if let CExpr::Param(name) = operand {
-        as_bool(&ctx.param(name)?, op)?;
-    }
-    Ok(())
-}
-
 impl CExpr {
     /// Evaluates without cloning when the expression is a row slot or a constant: comparisons, label tests
     /// and property reads on a variable then borrow it instead of copying it out of the row and dropping it.
@@ -279,7 +241,6 @@ impl CExpr {
             CExpr::And(a, b) => {
                 let l = as_bool(&a.eval(row, ctx)?, "AND")?;
                 if l == Some(false) {
-                    parameter_is_boolean(b, ctx, "AND")?;
                     return Ok(Value::Bool(false));
                 }
                 let r = as_bool(&b.eval(row, ctx)?, "AND")?;
@@ -292,7 +253,6 @@ impl CExpr {
             CExpr::Or(a, b) => {
                 let l = as_bool(&a.eval(row, ctx)?, "OR")?;
                 if l == Some(true) {
-                    parameter_is_boolean(b, ctx, "OR")?;
                     return Ok(Value::Bool(true));
                 }
                 let r = as_bool(&b.eval(row, ctx)?, "OR")?;
@@ -321,34 +281,7 @@ impl CExpr {
                     list => binary(BinaryOp::In, &item, list)?,
                 }
             }
-            CExpr::Binary(BinaryOp::RegexMatch, a, b) => {
-                let (text, pattern) = (a.eval_ref(row, ctx)?, b.eval_ref(row, ctx)?);
-                // A parameter's type is known before any row, as a literal's is at compile time: one that is
-                // no string is a type error rather than a null match, as in Neo4j.
-                for (operand, value) in [(a, &text), (b, &pattern)] {
-                    if matches!(**operand, CExpr::Param(_)) && !matches!(**value, Value::String(_) | Value::Null) {
-                        return Err(CypherError::type_error(
-                            "InvalidArgumentType",
-                            format!("=~ expects strings, got {} as a parameter", value.type_name()),
-                        ));
-                    }
-                }
-                binary(BinaryOp::RegexMatch, &text, &pattern)?
-            }
-            CExpr::Binary(op, a, b) => {
-                let (x, y) = (a.eval_ref(row, ctx)?, b.eval_ref(row, ctx)?);
-                let answer = binary(*op, &x, &y)?;
-                // Arithmetic with a null is null before any type check; a parameter's type is known whatever the
-                // rows, so one the operator never takes is an error there too, as in Neo4j.
-                if answer.is_null() {
-                    for (operand, value) in [(a, &x), (b, &y)] {
-                        if matches!(**operand, CExpr::Param(_)) {
-                            arithmetic_parameter(*op, value)?;
-                        }
-                    }
-                }
-                answer
-            }
+            CExpr::Binary(op, a, b) => binary(*op, &*a.eval_ref(row, ctx)?, &*b.eval_ref(row, ctx)?)?,
             CExpr::InConstant(item, list) => {
                 let item = item.eval_ref(row, ctx)?;
                 bool_or_null(ctx.constant_list(self, list, row)?.contains(&item))

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::operand_types;
 use super::planner::{AggMode, Planner, Scope, VarKind};
 use super::{AggFn, AggSpec, PlanNode};
 use crate::ast::*;
@@ -198,11 +199,10 @@ impl Planner<'_> {
                 CExpr::Slice(Box::new(a), b, c)
             }
             ExprKind::Unary(op, a) => {
-                if *op == UnaryOp::Not {
-                    self.check_boolean_operand(a, "NOT")?;
-                }
-                if *op == UnaryOp::Neg {
-                    self.check_literal_type(a, "-", &["Float", "Integer"])?;
+                match op {
+                    UnaryOp::Not => self.check_operand(operand_types::NOT, a, true)?,
+                    UnaryOp::Neg => self.check_operand(operand_types::NEGATION, a, false)?,
+                    UnaryOp::Plus => {}
                 }
                 let a = Box::new(self.expr(a, scope, agg)?);
                 match op {
@@ -231,16 +231,9 @@ impl Planner<'_> {
                         ));
                     }
                 }
-                self.check_operand_types(*op, a)?;
-                self.check_operand_types(*op, b)?;
-                if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor) {
-                    let name = match op {
-                        BinaryOp::And => "AND",
-                        BinaryOp::Or => "OR",
-                        _ => "XOR",
-                    };
-                    self.check_boolean_operand(a, name)?;
-                    self.check_boolean_operand(b, name)?;
+                if let Some(takes) = operand_types::binary(*op) {
+                    self.check_operand(takes, a, true)?;
+                    self.check_operand(takes, b, true)?;
                 }
                 let (a, b) = (Box::new(self.expr(a, scope, agg)?), Box::new(self.expr(b, scope, agg)?));
                 match op {
@@ -548,66 +541,6 @@ impl Planner<'_> {
         if let Some(kind) = never {
             let message = format!("a predicate must be a boolean, not {kind}");
             return Err(self.error(e.span, CypherError::syntax("InvalidArgumentType", message)));
-        }
-        Ok(())
-    }
-
-    /// An operand of arithmetic or `=~` written as a value of a type the operator never takes (`true * $x`,
-    /// `'a' - 1`, `1 =~ 'a'`) is a type error found at compile time, as in Neo4j, even where a null on the other
-    /// side would make the result null.
-    fn check_operand_types(&self, op: BinaryOp, operand: &Expr) -> Result<()> {
-        const TEMPORAL: &[&str] =
-            &["Float", "Integer", "Duration", "Date", "Time", "LocalTime", "LocalDateTime", "DateTime"];
-        let (symbol, expected): (&str, &[&str]) = match op {
-            BinaryOp::Sub => ("-", TEMPORAL),
-            BinaryOp::Mul => ("*", &["Float", "Integer", "Duration"]),
-            BinaryOp::Div => ("/", &["Float", "Integer", "Duration"]),
-            BinaryOp::Mod => ("%", &["Float", "Integer"]),
-            BinaryOp::Pow => ("^", &["Float", "Integer"]),
-            BinaryOp::RegexMatch => ("=~", &["String"]),
-            _ => return Ok(()),
-        };
-        self.check_literal_type(operand, symbol, expected)
-    }
-
-    fn check_literal_type(&self, operand: &Expr, op: &str, expected: &[&str]) -> Result<()> {
-        use crate::value::Value as V;
-        let found = match &operand.kind {
-            ExprKind::Literal(V::Int(_)) => "Integer",
-            ExprKind::Literal(V::Float(_)) => "Float",
-            ExprKind::Literal(V::String(_)) => "String",
-            ExprKind::Literal(V::Bool(_)) => "Boolean",
-            ExprKind::Literal(V::List(_)) | ExprKind::List(_) | ExprKind::ListComprehension { .. } => "List",
-            ExprKind::PatternComprehension { .. } => "List",
-            ExprKind::Map(_) => "Map",
-            _ => return Ok(()),
-        };
-        if expected.contains(&found) {
-            return Ok(());
-        }
-        let expected = match expected {
-            [one] => one.to_string(),
-            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-            [] => unreachable!("an operator takes some type"),
-        };
-        let message = format!("Type mismatch: {op} expected {expected} but was {found}");
-        Err(self.error(operand.span, CypherError::syntax("InvalidArgumentType", message)))
-    }
-
-    /// Boolean operators on operands that can never be boolean (number, string, list or map literals) are type
-    /// errors found at compile time.
-    fn check_boolean_operand(&self, e: &Expr, op: &str) -> Result<()> {
-        let bad = match &e.kind {
-            ExprKind::Literal(v) => !matches!(v, crate::value::Value::Bool(_) | crate::value::Value::Null),
-            ExprKind::List(_)
-            | ExprKind::Map(_)
-            | ExprKind::ListComprehension { .. }
-            | ExprKind::PatternComprehension { .. } => true,
-            _ => false,
-        };
-        if bad {
-            return Err(self
-                .error(e.span, CypherError::syntax("InvalidArgumentType", format!("{op} expects boolean operands"))));
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 pub(crate) mod compile;
 pub(crate) mod explain;
 pub(crate) mod fuse;
+pub(crate) mod operand_types;
 pub(crate) mod pattern;
 pub(crate) mod planner;
 pub(crate) mod quantified;
@@ -572,6 +573,8 @@ pub(crate) struct Plan {
     pub writes_per_row: bool,
     /// The parameters it uses, with where one use is in the text.
     pub params: Vec<(String, Option<crate::error::Position>)>,
+    /// The parameters that are operands of operators taking some types only, checked when a run starts.
+    pub typed_params: Vec<operand_types::TypedParameter>,
     /// It commits part-way through (`CALL { } IN TRANSACTIONS`), so it runs only in a transaction of its own.
     pub commits_in_parts: bool,
     /// Run on its own (auto-commit), it may run again from the start when its commit meets a conflict: it writes,

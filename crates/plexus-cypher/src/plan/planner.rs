@@ -94,6 +94,8 @@ pub(crate) struct Planner<'t> {
     /// Parameters the statement uses: all must be given before it runs.
     /// The parameters used, with the offset of one use in the text (none for a procedure's implicit inputs).
     pub params: std::collections::BTreeMap<String, Option<usize>>,
+    /// The parameters that are operands of operators taking some types only.
+    pub typed_params: Vec<super::operand_types::TypedParameter>,
     /// Hidden names given to anonymous MERGE elements, numbered across the statement.
     anonymous: usize,
     /// While compiling an ORDER BY after aggregation: expression texts that stand for a projected column.
@@ -165,6 +167,7 @@ pub(crate) fn plan_query(
         width: 0,
         writes: false,
         params: Default::default(),
+        typed_params: Vec::new(),
         anonymous: 0,
         substitutions: Vec::new(),
         repetition_filters: Vec::new(),
@@ -185,6 +188,7 @@ pub(crate) fn plan_query(
         writes: p.writes || commits_in_parts,
         writes_per_row,
         params: p.params.into_iter().map(|(name, at)| (name, at.map(|at| Position::locate(text, at)))).collect(),
+        typed_params: p.typed_params,
         commits_in_parts,
         reruns_on_conflict: p.writes && !commits_in_parts && !p.calls_user_procedures,
         parts_rerun_on_conflict: commits_in_parts && !p.calls_user_procedures,
