@@ -33,7 +33,7 @@ impl Statement {
     /// Whether its plan suits a graph with `counts` (see [`crate::plan::statistics`]).
     fn suits(&self, counts: &LabelCounts) -> bool {
         match &self.compiled {
-            Compiled::Query(plan) => !plan.planned_on.consults_counts() || plan.planned_on.still_fits(counts),
+            Compiled::Query(plan) => plan.planned_on.still_fits(counts),
             Compiled::Schema(_) => true,
         }
     }

@@ -48,7 +48,7 @@ impl PlannedOn {
         self.blind || !self.counts.is_empty()
     }
 
-    /// Whether the plan still suits a graph with `now`'s counts.
+    /// Whether the plan still suits a graph with `now`'s counts (a plan that consulted none always does).
     pub fn still_fits(&self, now: &LabelCounts) -> bool {
         !self.blind
             && self.counts.iter().all(|(label, planned)| {
@@ -83,14 +83,8 @@ impl Planner<'_> {
             return candidates.first().copied();
         }
         let mut best: Option<(u64, usize)> = None;
-        for i in candidates.iter().copied() {
-            let mut fewest = u64::MAX;
-            for label in &nodes[i].labels {
-                let Some(n) = self.planned_on.count(self.counts.as_ref(), &label.name) else {
-                    return candidates.first().copied();
-                };
-                fewest = fewest.min(n);
-            }
+        for &i in &candidates {
+            let Some((fewest, _)) = self.rarest_of(nodes[i]) else { return candidates.first().copied() };
             if best.is_none_or(|(least, _)| fewest < least) {
                 best = Some((fewest, i));
             }
@@ -103,6 +97,12 @@ impl Planner<'_> {
         if np.labels.len() < 2 {
             return None;
         }
+        self.rarest_of(np).map(|(_, i)| i)
+    }
+
+    /// The node count of a node pattern's rarest label and that label's position (the first on a tie); `None`
+    /// without counts or labels.
+    fn rarest_of(&mut self, np: &NodePattern) -> Option<(u64, usize)> {
         let mut best: Option<(u64, usize)> = None;
         for (i, label) in np.labels.iter().enumerate() {
             let n = self.planned_on.count(self.counts.as_ref(), &label.name)?;
@@ -110,7 +110,7 @@ impl Planner<'_> {
                 best = Some((n, i));
             }
         }
-        best.map(|(_, i)| i)
+        best
     }
 }
 
