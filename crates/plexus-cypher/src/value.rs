@@ -59,13 +59,7 @@ impl Value {
     /// parameter, a stored value, the embedding program): equal durations are then equal structs, which equality,
     /// grouping and index keys rely on, and the Bolt encoding is the one Neo4j sends.
     pub fn duration(d: Duration) -> Value {
-        const NANOS: i64 = 1_000_000_000;
-        let carried = d.seconds.checked_add((d.nanos as i64).div_euclid(NANOS));
-        let d = match carried {
-            Some(seconds) => Duration { seconds, nanos: (d.nanos as i64).rem_euclid(NANOS) as i32, ..d },
-            None => d,
-        };
-        Value::Duration(Box::new(d))
+        Value::Duration(Box::new(crate::temporal::canonical_duration(&d)))
     }
 
     pub fn from_point(p: Point) -> Value {

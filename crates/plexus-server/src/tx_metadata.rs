@@ -41,15 +41,9 @@ pub fn run(
             format!("{PROCEDURE} takes one argument: a map of metadata"),
         ));
     }
-    // Evaluated on a snapshot, where a statement that writes is refused: the text is the client's.
-    let snapshot = service.db.read();
+    // Evaluated as a listing is, on a snapshot, where a statement that writes is refused: the text is the client's.
     let query = format!("RETURN {argument} AS metadata");
-    // An error's place would point into the statement written here, not the client's: the message stays.
-    let evaluated =
-        service.db.engine().execute_read_with(&snapshot, &query, params, Some(interrupt)).map_err(|mut e| {
-            e.position = None;
-            e
-        })?;
+    let (evaluated, _) = crate::system::run_listing(service, &query, Vec::new(), params, interrupt)?;
     let metadata = match evaluated.rows.as_slice() {
         [row] if row.len() == 1 => match row[0].clone().into_value() {
             Value::Map(map) => Some(map),

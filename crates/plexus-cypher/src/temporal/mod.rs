@@ -73,6 +73,12 @@ pub fn zoned_from_client(
     Ok((utc, offset, zone.name().cloned()))
 }
 
+/// A duration as this module keeps them, `0 <= nanos < 1e9` (its seconds rounded towards negative infinity),
+/// whoever made it: a driver's parameter, a stored value, the embedding program.
+pub fn canonical_duration(d: &plexus_storage::value::Duration) -> plexus_storage::value::Duration {
+    duration::canonical(d)
+}
+
 /// Whether a date (days since 1970-01-01) lies within the years Cypher's temporal values cover.
 pub fn epoch_days_in_range(days: i64) -> bool {
     civil::days_in_range(days)

@@ -105,13 +105,12 @@ pub fn encode(e: &mut Encoder, v: &ResultValue, shape: Shape) {
         ResultValue::Duration(d) => {
             // Bolt's nanoseconds lie in 0..1e9, the sign carried by the seconds (PT-0.5S is -1 s + 0.5e9 ns), as
             // Neo4j sends them: drivers that take the fields as they come would show a negative fraction otherwise.
-            let seconds = d.seconds + (d.nanos as i64).div_euclid(1_000_000_000);
-            let nanos = (d.nanos as i64).rem_euclid(1_000_000_000);
+            let d = temporal::canonical_duration(d);
             e.struct_header(4, tag::DURATION);
             e.int(d.months);
             e.int(d.days);
-            e.int(seconds);
-            e.int(nanos);
+            e.int(d.seconds);
+            e.int(d.nanos as i64);
         }
         ResultValue::Point(p) => {
             let coords = p.coords();
