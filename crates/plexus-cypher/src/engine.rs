@@ -171,7 +171,10 @@ impl Engine {
         let mut statement = self.compile(query)?;
         if statement.consults_counts() {
             let snapshot = store.read();
-            statement = self.compile_for(query, &snapshot, snapshot.catalog())?;
+            let counts = LabelCounts::new(&snapshot, snapshot.catalog());
+            if !statement.suits(&counts) {
+                statement = self.compile_on(query, Some(counts))?;
+            }
         }
         let stopped = || interrupt.is_some_and(|i| i.check().is_err());
         let writes = statement.writes();
