@@ -141,6 +141,10 @@ impl Catalog {
                 known(TokenKind::Label, label.0)?;
                 known(TokenKind::PropKey, key.0)
             }
+            Op::CreateRelIndex { ty, key, .. } | Op::DropRelIndex { ty, key } => {
+                known(TokenKind::Type, ty.0)?;
+                known(TokenKind::PropKey, key.0)
+            }
         }
     }
 

@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
-use crate::ids::{Direction, LabelId, NodeId};
+use crate::ids::{Direction, LabelId, NodeId, RelId};
 use crate::index::IndexKey;
 
 /// Returns every inconsistency found (empty when the state is sound); stops after `limit` findings.
@@ -115,6 +115,33 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
         });
         if holders != index.len() {
             push(format!("{name} has {} entries for {holders} nodes", index.len()));
+        }
+    }
+    for index in state.rel_indexes.iter() {
+        let name = format!("relationship property index ({}, {})", index.ty.0, index.key.0);
+        let _ = index.entries.visit::<()>(|entry| {
+            let rel = RelId(entry.1);
+            let value = state.rel_prop(rel, index.key).filter(|_| state.rel(rel).is_some_and(|r| r.ty == index.ty));
+            match value.as_ref().and_then(IndexKey::from_value) {
+                Some(k) if k == entry.0 => {}
+                _ => push(format!("{name} lists {rel} under {:?}, which does not match {value:?}", entry.0)),
+            }
+            ControlFlow::Continue(())
+        });
+        let mut holders = 0;
+        let _ = state.visit_all_rels::<()>(|r| {
+            if r.ty == index.ty {
+                if let Some(k) = state.rel_prop(r.id, index.key).as_ref().and_then(IndexKey::from_value) {
+                    holders += 1;
+                    if !index.entries.contains(&(k, r.id.0)) {
+                        push(format!("{} has key {} but {name} lacks it", r.id, index.key.0));
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if holders != index.len() {
+            push(format!("{name} has {} entries for {holders} relationships", index.len()));
         }
     }
     problems

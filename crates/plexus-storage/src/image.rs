@@ -10,7 +10,10 @@
 //! 5. the property indexes as `(label, key)` pairs (optional: absent from images written before they existed);
 //! 6. the names given to unique keys and indexes, as `(kind, label, key, name)` (optional: written only when some
 //!    unique key or index has a name, so that an image without names is still read by builds from before names
-//!    were kept; without it every unique key and index reads back unnamed).
+//!    were kept; without it every unique key and index reads back unnamed);
+//! 7. the relationship property indexes as `(type, key, name or "")` (optional: written only when there are
+//!    some, after a names section that may then be empty; a build from before them refuses such an image as
+//!    having trailing bytes rather than opening it without them).
 //!
 //! Every segment restarts its deltas from zero, so segments (ranges of leaves) are encoded, and compressed, in
 //! parallel. Keeping relationship properties apart lets the relationship section be written from adjacency alone,
@@ -263,13 +266,22 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
             let index_names =
                 indexes.into_iter().filter_map(|(l, k)| state.index_name(l, k).map(|name| (NAMED_INDEX, l, k, name)));
             let names: Vec<_> = keys.chain(index_names).collect();
-            if !names.is_empty() {
+            let rel_indexes = state.rel_indexes();
+            if !names.is_empty() || !rel_indexes.is_empty() {
                 put_varint(buf, names.len() as u64);
                 for (kind, l, k, name) in names {
                     put_u8(buf, kind);
                     put_varint(buf, l.0 as u64);
                     put_varint(buf, k.0 as u64);
                     put_str(buf, &name);
+                }
+            }
+            if !rel_indexes.is_empty() {
+                put_varint(buf, rel_indexes.len() as u64);
+                for (ty, k) in rel_indexes {
+                    put_varint(buf, ty.0 as u64);
+                    put_varint(buf, k.0 as u64);
+                    put_str(buf, state.rel_index_name(ty, k).as_deref().unwrap_or(""));
                 }
             }
         }
@@ -334,7 +346,7 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
         let rest = decode_after_nodes(&mut r, catalog, label_tokens, segmented, &keys);
         (node_side.join().expect("node builder thread"), rest)
     });
-    let (rels, indexes, key_names, index_names) = rest?;
+    let (rels, indexes, key_names, index_names, rel_indexes) = rest?;
     drop(body);
     let built_nodes = built_nodes.map_err(|e| DecodeError(e.to_string()))?;
     let built = match rels {
@@ -352,12 +364,22 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
         let name = index_names.iter().find(|(of, _)| *of == (label, key)).map(|(_, name)| name.clone());
         state.apply(&crate::ops::Op::CreateIndex { label, key, name }).map_err(|e| DecodeError(e.to_string()))?;
     }
+    for (ty, key, name) in rel_indexes {
+        let op = crate::ops::Op::CreateRelIndex { ty, key, name };
+        state.apply(&op).map_err(|e| DecodeError(e.to_string()))?;
+    }
     Ok(state)
 }
 
-/// What an image holds after its nodes: relationships, indexes, and the names of unique keys and indexes.
-type AfterNodes =
-    (Rels, Vec<(LabelId, PropKeyId)>, Vec<((LabelId, PropKeyId), String)>, Vec<((LabelId, PropKeyId), String)>);
+/// What an image holds after its nodes: relationships, indexes, the names of unique keys and indexes, and the
+/// relationship property indexes with their names.
+type AfterNodes = (
+    Rels,
+    Vec<(LabelId, PropKeyId)>,
+    Vec<((LabelId, PropKeyId), String)>,
+    Vec<((LabelId, PropKeyId), String)>,
+    Vec<(TypeId, PropKeyId, Option<String>)>,
+);
 
 /// Decodes an image's sections after the nodes, up to its end.
 fn decode_after_nodes(
@@ -412,10 +434,23 @@ fn decode_after_nodes(
             }
         }
     }
+    let mut rel_indexes = Vec::new();
+    if !r.is_empty() {
+        let (types, prop_keys) = (catalog.names(TokenKind::Type).len(), catalog.names(TokenKind::PropKey).len());
+        let n = r.count(3)?;
+        for _ in 0..n {
+            let (ty, key) = (r.u32v()?, r.u32v()?);
+            if ty as usize >= types || key as usize >= prop_keys {
+                return Err(DecodeError(format!("relationship index ({ty}, {key}) names a token not in the catalog")));
+            }
+            let name = Some(r.str()?.to_string()).filter(|n| !n.is_empty());
+            rel_indexes.push((TypeId(ty), PropKeyId(key), name));
+        }
+    }
     if !r.is_empty() {
         return Err(DecodeError(format!("{} trailing bytes after the graph", r.remaining())));
     }
-    Ok((rels, indexes, key_names, index_names))
+    Ok((rels, indexes, key_names, index_names, rel_indexes))
 }
 
 /// The number of segments of a section (format 2), or one implicit segment (format 1).

@@ -1,7 +1,9 @@
 //! Property indexes: an ordered, persistent map from a property's value to the nodes of one label holding it.
 //!
 //! An index on `(label, key)` is a persistent B+tree ([`PSet`]) of `(IndexKey, node id)` entries, so a snapshot
-//! copies it in O(1) and a transaction's private copy shares every node it does not change. [`IndexKey`] is a value
+//! copies it in O(1) and a transaction's private copy shares every node it does not change. A relationship
+//! property index ([`RelPropertyIndex`]) is the same tree over `(IndexKey, relationship id)` for the
+//! relationships of one type. [`IndexKey`] is a value
 //! projected onto the order Cypher's predicates need:
 //!
 //! * values of different types are kept apart in *families* (booleans, numbers, strings, bytes, each temporal
@@ -21,7 +23,7 @@ use std::cmp::Ordering;
 use std::ops::{Bound, ControlFlow};
 use std::sync::Arc;
 
-use crate::ids::{LabelId, NodeId, PropKeyId};
+use crate::ids::{LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::pset::PSet;
 use crate::value::{Crs, Value};
 
@@ -264,14 +266,8 @@ impl PropertyIndex {
     }
 
     /// Calls `f` with every node whose value equals `value` under Cypher's `=`, by node id.
-    pub fn visit_eq<B>(&self, value: &Value, f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
-        let Some(k) = IndexKey::from_value(value) else { return ControlFlow::Continue(()) };
-        if !k.can_equal() {
-            return ControlFlow::Continue(());
-        }
-        // Only the lower end is located (one descent instead of two); the walk stops at the first other key.
-        let start = (k, 0);
-        walk(&self.entries, Bound::Included(&start), |key| *key != start.0, f)
+    pub fn visit_eq<B>(&self, value: &Value, mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+        visit_eq(&self.entries, value, |id| f(NodeId(id)))
     }
 
     /// Calls `f` with every node whose value `v` satisfies `lower < v` (or `<=`) and `v < upper` (or `<=`) under
@@ -282,85 +278,9 @@ impl PropertyIndex {
         &self,
         lower: Bound<&Value>,
         upper: Bound<&Value>,
-        f: impl FnMut(NodeId) -> ControlFlow<B>,
-    ) -> ControlFlow<B> {
-        let key = |b: Bound<&Value>| -> Option<Bound<IndexKey>> {
-            Some(match b {
-                Bound::Included(v) => Bound::Included(IndexKey::from_value(v)?),
-                Bound::Excluded(v) => Bound::Excluded(IndexKey::from_value(v)?),
-                Bound::Unbounded => Bound::Unbounded,
-            })
-        };
-        let (Some(lo), Some(hi)) = (key(lower), key(upper)) else { return ControlFlow::Continue(()) };
-        let family = match (bound_key(&lo), bound_key(&hi)) {
-            (None, None) => return ControlFlow::Continue(()),
-            (Some(a), Some(b)) if a.family() != b.family() => return ControlFlow::Continue(()),
-            (Some(k), _) | (None, Some(k)) => k.family(),
-        };
-        match family {
-            Family::NaN | Family::Bytes | Family::Duration => ControlFlow::Continue(()),
-            Family::List => self.visit_list_range(&lo, &hi, f),
-            // `<=` and `>=` hold only between equal points, `<` and `>` never.
-            Family::Point => match (&lo, &hi) {
-                (Bound::Excluded(_), _) | (_, Bound::Excluded(_)) => ControlFlow::Continue(()),
-                (Bound::Included(a), Bound::Included(b)) if a != b => ControlFlow::Continue(()),
-                (Bound::Included(k), _) | (_, Bound::Included(k)) => {
-                    let start = (k.clone(), 0);
-                    walk(&self.entries, Bound::Included(&start), |key| *key != start.0, f)
-                }
-                (Bound::Unbounded, Bound::Unbounded) => ControlFlow::Continue(()),
-            },
-            _ => {
-                if let (Some(a), Some(b)) = (bound_key(&lo), bound_key(&hi)) {
-                    match a.cmp(b) {
-                        Ordering::Greater => return ControlFlow::Continue(()),
-                        Ordering::Equal if matches!(lo, Bound::Excluded(_)) || matches!(hi, Bound::Excluded(_)) => {
-                            return ControlFlow::Continue(())
-                        }
-                        _ => {}
-                    }
-                }
-                let start = match lo {
-                    Bound::Included(k) => Bound::Included((k, 0)),
-                    Bound::Excluded(k) => Bound::Excluded((k, u64::MAX)),
-                    Bound::Unbounded => Bound::Included((IndexKey::family_min(family), 0)),
-                };
-                // Only the lower end is located; the walk stops at the upper bound or the end of the family.
-                let past = |k: &IndexKey| match &hi {
-                    Bound::Included(h) => k > h,
-                    Bound::Excluded(h) => k >= h,
-                    Bound::Unbounded => k.family() != family,
-                };
-                walk(&self.entries, start.as_ref(), past, f)
-            }
-        }
-    }
-
-    /// Ranges over lists: the list family is walked and filtered with Cypher's list comparison (lists of
-    /// different element types do not compare, so matches are not one contiguous run of the index).
-    fn visit_list_range<B>(
-        &self,
-        lo: &Bound<IndexKey>,
-        hi: &Bound<IndexKey>,
         mut f: impl FnMut(NodeId) -> ControlFlow<B>,
     ) -> ControlFlow<B> {
-        let start = (IndexKey::family_min(Family::List), 0);
-        self.entries.visit_from(Bound::Included(&start), |(k, id)| {
-            let ok_lo = match lo {
-                Bound::Included(b) => matches!(k.cypher_cmp(b), Some(Ordering::Greater | Ordering::Equal)),
-                Bound::Excluded(b) => k.cypher_cmp(b) == Some(Ordering::Greater),
-                Bound::Unbounded => true,
-            };
-            let ok_hi = match hi {
-                Bound::Included(b) => matches!(k.cypher_cmp(b), Some(Ordering::Less | Ordering::Equal)),
-                Bound::Excluded(b) => k.cypher_cmp(b) == Some(Ordering::Less),
-                Bound::Unbounded => true,
-            };
-            if ok_lo && ok_hi {
-                f(NodeId(*id))?;
-            }
-            ControlFlow::Continue(())
-        })
+        visit_range(&self.entries, lower, upper, |id| f(NodeId(id)))
     }
 
     /// Calls `f` with every indexed node (every node of the label holding the property), in index order.
@@ -369,30 +289,186 @@ impl PropertyIndex {
     }
 
     pub(crate) fn insert(&mut self, value: &Value, id: NodeId) {
-        if let Some(k) = IndexKey::from_value(value) {
-            self.entries.insert((k, id.0));
-        }
+        insert(&mut self.entries, value, id.0);
     }
 
     pub(crate) fn remove(&mut self, value: &Value, id: NodeId) {
-        if let Some(k) = IndexKey::from_value(value) {
-            self.entries.remove(&(k, id.0));
+        remove(&mut self.entries, value, id.0);
+    }
+}
+
+/// A property index on the relationships of one type: `(IndexKey, relationship id)` entries, searched as
+/// [`PropertyIndex`] searches nodes.
+#[derive(Clone)]
+pub struct RelPropertyIndex {
+    pub ty: TypeId,
+    pub key: PropKeyId,
+    pub entries: PSet<IndexEntry>,
+    /// The name its creator gave, if any.
+    pub name: Option<Arc<str>>,
+}
+
+impl RelPropertyIndex {
+    /// An index over `entries`, which may come in any order.
+    pub fn build(ty: TypeId, key: PropKeyId, mut entries: Vec<IndexEntry>) -> RelPropertyIndex {
+        entries.sort_unstable();
+        entries.dedup();
+        RelPropertyIndex { ty, key, entries: PSet::from_sorted(entries), name: None }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// [`PropertyIndex::visit_eq`] for relationships.
+    pub fn visit_eq<B>(&self, value: &Value, mut f: impl FnMut(RelId) -> ControlFlow<B>) -> ControlFlow<B> {
+        visit_eq(&self.entries, value, |id| f(RelId(id)))
+    }
+
+    /// [`PropertyIndex::visit_range`] for relationships.
+    pub fn visit_range<B>(
+        &self,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        mut f: impl FnMut(RelId) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        visit_range(&self.entries, lower, upper, |id| f(RelId(id)))
+    }
+
+    pub(crate) fn insert(&mut self, value: &Value, id: RelId) {
+        insert(&mut self.entries, value, id.0);
+    }
+
+    pub(crate) fn remove(&mut self, value: &Value, id: RelId) {
+        remove(&mut self.entries, value, id.0);
+    }
+}
+
+fn insert(entries: &mut PSet<IndexEntry>, value: &Value, id: u64) {
+    if let Some(k) = IndexKey::from_value(value) {
+        entries.insert((k, id));
+    }
+}
+
+fn remove(entries: &mut PSet<IndexEntry>, value: &Value, id: u64) {
+    if let Some(k) = IndexKey::from_value(value) {
+        entries.remove(&(k, id));
+    }
+}
+
+/// The ids whose value equals `value` under Cypher's `=`, by id.
+fn visit_eq<B>(entries: &PSet<IndexEntry>, value: &Value, f: impl FnMut(u64) -> ControlFlow<B>) -> ControlFlow<B> {
+    let Some(k) = IndexKey::from_value(value) else { return ControlFlow::Continue(()) };
+    if !k.can_equal() {
+        return ControlFlow::Continue(());
+    }
+    // Only the lower end is located (one descent instead of two); the walk stops at the first other key.
+    let start = (k, 0);
+    walk(entries, Bound::Included(&start), |key| *key != start.0, f)
+}
+
+/// The ids whose value lies between the bounds (see [`PropertyIndex::visit_range`]).
+fn visit_range<B>(
+    entries: &PSet<IndexEntry>,
+    lower: Bound<&Value>,
+    upper: Bound<&Value>,
+    f: impl FnMut(u64) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let key = |b: Bound<&Value>| -> Option<Bound<IndexKey>> {
+        Some(match b {
+            Bound::Included(v) => Bound::Included(IndexKey::from_value(v)?),
+            Bound::Excluded(v) => Bound::Excluded(IndexKey::from_value(v)?),
+            Bound::Unbounded => Bound::Unbounded,
+        })
+    };
+    let (Some(lo), Some(hi)) = (key(lower), key(upper)) else { return ControlFlow::Continue(()) };
+    let family = match (bound_key(&lo), bound_key(&hi)) {
+        (None, None) => return ControlFlow::Continue(()),
+        (Some(a), Some(b)) if a.family() != b.family() => return ControlFlow::Continue(()),
+        (Some(k), _) | (None, Some(k)) => k.family(),
+    };
+    match family {
+        Family::NaN | Family::Bytes | Family::Duration => ControlFlow::Continue(()),
+        Family::List => visit_list_range(entries, &lo, &hi, f),
+        // `<=` and `>=` hold only between equal points, `<` and `>` never.
+        Family::Point => match (&lo, &hi) {
+            (Bound::Excluded(_), _) | (_, Bound::Excluded(_)) => ControlFlow::Continue(()),
+            (Bound::Included(a), Bound::Included(b)) if a != b => ControlFlow::Continue(()),
+            (Bound::Included(k), _) | (_, Bound::Included(k)) => {
+                let start = (k.clone(), 0);
+                walk(entries, Bound::Included(&start), |key| *key != start.0, f)
+            }
+            (Bound::Unbounded, Bound::Unbounded) => ControlFlow::Continue(()),
+        },
+        _ => {
+            if let (Some(a), Some(b)) = (bound_key(&lo), bound_key(&hi)) {
+                match a.cmp(b) {
+                    Ordering::Greater => return ControlFlow::Continue(()),
+                    Ordering::Equal if matches!(lo, Bound::Excluded(_)) || matches!(hi, Bound::Excluded(_)) => {
+                        return ControlFlow::Continue(())
+                    }
+                    _ => {}
+                }
+            }
+            let start = match lo {
+                Bound::Included(k) => Bound::Included((k, 0)),
+                Bound::Excluded(k) => Bound::Excluded((k, u64::MAX)),
+                Bound::Unbounded => Bound::Included((IndexKey::family_min(family), 0)),
+            };
+            // Only the lower end is located; the walk stops at the upper bound or the end of the family.
+            let past = |k: &IndexKey| match &hi {
+                Bound::Included(h) => k > h,
+                Bound::Excluded(h) => k >= h,
+                Bound::Unbounded => k.family() != family,
+            };
+            walk(entries, start.as_ref(), past, f)
         }
     }
 }
 
-/// Visits the entries from `start` until `stop` says a key is past the end, handing node ids to `f`.
+/// Ranges over lists: the list family is walked and filtered with Cypher's list comparison (lists of
+/// different element types do not compare, so matches are not one contiguous run of the index).
+fn visit_list_range<B>(
+    entries: &PSet<IndexEntry>,
+    lo: &Bound<IndexKey>,
+    hi: &Bound<IndexKey>,
+    mut f: impl FnMut(u64) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let start = (IndexKey::family_min(Family::List), 0);
+    entries.visit_from(Bound::Included(&start), |(k, id)| {
+        let ok_lo = match lo {
+            Bound::Included(b) => matches!(k.cypher_cmp(b), Some(Ordering::Greater | Ordering::Equal)),
+            Bound::Excluded(b) => k.cypher_cmp(b) == Some(Ordering::Greater),
+            Bound::Unbounded => true,
+        };
+        let ok_hi = match hi {
+            Bound::Included(b) => matches!(k.cypher_cmp(b), Some(Ordering::Less | Ordering::Equal)),
+            Bound::Excluded(b) => k.cypher_cmp(b) == Some(Ordering::Less),
+            Bound::Unbounded => true,
+        };
+        if ok_lo && ok_hi {
+            f(*id)?;
+        }
+        ControlFlow::Continue(())
+    })
+}
+
+/// Visits the entries from `start` until `stop` says a key is past the end, handing their ids to `f`.
 fn walk<B>(
     entries: &PSet<IndexEntry>,
     start: Bound<&IndexEntry>,
     stop: impl Fn(&IndexKey) -> bool,
-    mut f: impl FnMut(NodeId) -> ControlFlow<B>,
+    mut f: impl FnMut(u64) -> ControlFlow<B>,
 ) -> ControlFlow<B> {
     let flow = entries.visit_from(start, |(k, id)| {
         if stop(k) {
             return ControlFlow::Break(None);
         }
-        f(NodeId(*id)).map_break(Some)
+        f(*id).map_break(Some)
     });
     match flow {
         ControlFlow::Break(Some(b)) => ControlFlow::Break(b),

@@ -87,6 +87,17 @@ pub enum Op {
         label: LabelId,
         key: PropKeyId,
     },
+    /// Creates a property index on the relationships of type `ty` holding `key`, over those that exist when it
+    /// applies; `name` is the one its creator gave, if any.
+    CreateRelIndex {
+        ty: TypeId,
+        key: PropKeyId,
+        name: Option<String>,
+    },
+    DropRelIndex {
+        ty: TypeId,
+        key: PropKeyId,
+    },
 }
 
 const OP_TOKEN: u8 = 1;
@@ -107,6 +118,10 @@ const OP_CREATE_EMPTY_NODES: u8 = 14;
 /// read as they were, and a log with no name in it is still read by builds from before.
 const OP_DECLARE_NAMED_KEY: u8 = 15;
 const OP_CREATE_NAMED_INDEX: u8 = 16;
+/// Relationship property indexes, named or not.
+const OP_CREATE_REL_INDEX: u8 = 17;
+const OP_CREATE_NAMED_REL_INDEX: u8 = 18;
+const OP_DROP_REL_INDEX: u8 = 19;
 
 fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
     put_varint(buf, props.len() as u64);
@@ -201,6 +216,19 @@ impl Op {
                 put_varint(buf, label.0 as u64);
                 put_varint(buf, key.0 as u64);
             }
+            Op::CreateRelIndex { ty, key, name } => {
+                put_u8(buf, if name.is_some() { OP_CREATE_NAMED_REL_INDEX } else { OP_CREATE_REL_INDEX });
+                put_varint(buf, ty.0 as u64);
+                put_varint(buf, key.0 as u64);
+                if let Some(name) = name {
+                    put_str(buf, name);
+                }
+            }
+            Op::DropRelIndex { ty, key } => {
+                put_u8(buf, OP_DROP_REL_INDEX);
+                put_varint(buf, ty.0 as u64);
+                put_varint(buf, key.0 as u64);
+            }
         }
     }
 
@@ -255,6 +283,12 @@ impl Op {
                 Op::CreateIndex { label, key, name }
             }
             OP_DROP_INDEX => Op::DropIndex { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_CREATE_REL_INDEX | OP_CREATE_NAMED_REL_INDEX => {
+                let (ty, key) = (TypeId(r.u32v()?), PropKeyId(r.u32v()?));
+                let name = if tag == OP_CREATE_NAMED_REL_INDEX { Some(r.str()?.to_string()) } else { None };
+                Op::CreateRelIndex { ty, key, name }
+            }
+            OP_DROP_REL_INDEX => Op::DropRelIndex { ty: TypeId(r.u32v()?), key: PropKeyId(r.u32v()?) },
             other => return Err(DecodeError(format!("unknown operation tag {other}"))),
         })
     }
@@ -316,6 +350,9 @@ mod tests {
             Op::CreateIndex { label: LabelId(0), key: PropKeyId(1), name: None },
             Op::CreateIndex { label: LabelId(0), key: PropKeyId(1), name: Some("by name".into()) },
             Op::DropIndex { label: LabelId(3), key: PropKeyId(200) },
+            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: None },
+            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: Some("since".into()) },
+            Op::DropRelIndex { ty: TypeId(2), key: PropKeyId(1) },
         ];
         let mut buf = Vec::new();
         encode_commit(&mut buf, 42, &ops);
@@ -341,6 +378,11 @@ mod tests {
         Op::DeclareUniqueKey { label: LabelId(1), key: PropKeyId(2), name: Some("k".into()) }.encode(&mut buf);
         Op::CreateIndex { label: LabelId(1), key: PropKeyId(2), name: Some("i".into()) }.encode(&mut buf);
         assert_eq!(buf, [15, 1, 2, 1, b'k', 16, 1, 2, 1, b'i']);
+        buf.clear();
+        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: None }.encode(&mut buf);
+        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: Some("r".into()) }.encode(&mut buf);
+        Op::DropRelIndex { ty: TypeId(1), key: PropKeyId(2) }.encode(&mut buf);
+        assert_eq!(buf, [17, 1, 2, 18, 1, 2, 1, b'r', 19, 1, 2]);
     }
 
     #[test]

@@ -186,7 +186,9 @@ fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
         | Op::DeclareUniqueKey { .. }
         | Op::DropUniqueKey { .. }
         | Op::CreateIndex { .. }
-        | Op::DropIndex { .. } => {}
+        | Op::DropIndex { .. }
+        | Op::CreateRelIndex { .. }
+        | Op::DropRelIndex { .. } => {}
     }
 }
 

@@ -627,6 +627,22 @@ impl WriteTxn {
         Ok(())
     }
 
+    /// Creates a property index on the relationships of type `ty` holding `key`, named `name` if given, built
+    /// over those that exist now and maintained by every later write; fails if it exists or the name is taken.
+    /// Conflicts as [`WriteTxn::create_index`] does.
+    pub fn create_rel_index(&mut self, ty: TypeId, key: PropKeyId, name: Option<&str>) -> Result<()> {
+        self.record(Op::CreateRelIndex { ty, key, name: name.map(str::to_owned) })?;
+        self.writes.push(WriteKey::Index(hash_of((u8::MAX, ty, key))));
+        Ok(())
+    }
+
+    /// Drops the relationship property index on `(ty, key)`; fails if there is none.
+    pub fn drop_rel_index(&mut self, ty: TypeId, key: PropKeyId) -> Result<()> {
+        self.record(Op::DropRelIndex { ty, key })?;
+        self.writes.push(WriteKey::Index(hash_of((u8::MAX, ty, key))));
+        Ok(())
+    }
+
     /// Deletes the node with `label` whose unique key is `value`; returns whether it existed.
     pub fn delete_node_by_key(&mut self, label: LabelId, value: &Value, detach: bool) -> Result<bool> {
         self.settle();
@@ -662,7 +678,12 @@ impl WriteTxn {
         self.ops.iter().any(|op| {
             matches!(
                 op,
-                Op::DeclareUniqueKey { .. } | Op::DropUniqueKey { .. } | Op::CreateIndex { .. } | Op::DropIndex { .. }
+                Op::DeclareUniqueKey { .. }
+                    | Op::DropUniqueKey { .. }
+                    | Op::CreateIndex { .. }
+                    | Op::DropIndex { .. }
+                    | Op::CreateRelIndex { .. }
+                    | Op::DropRelIndex { .. }
             )
         })
     }

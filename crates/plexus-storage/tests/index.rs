@@ -1,6 +1,6 @@
-//! Property indexes: random operations against a reference model (after every step, seeks and ranges over every
-//! index equal a brute-force scan with Cypher's comparison rules), durability through the log and checkpoints,
-//! rollback, and conflicts between transactions.
+//! Property indexes on nodes and on relationships: random operations against a reference model (after every
+//! step, seeks and ranges over every index equal a brute-force scan with Cypher's comparison rules), durability
+//! through the log and checkpoints, rollback, and conflicts between transactions.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,6 +13,7 @@ use plexus_storage::*;
 
 const LABELS: u32 = 3;
 const KEYS: u32 = 2;
+const TYPES: u32 = 2;
 
 fn value_strategy() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -33,6 +34,11 @@ enum Step {
     DeleteNode { node: usize },
     CreateIndex { label: u32, key: u32 },
     DropIndex { label: u32, key: u32 },
+    CreateRel { from: usize, to: usize, ty: u32, props: Vec<(u32, Value)> },
+    SetRelProp { rel: usize, key: u32, value: Value },
+    DeleteRel { rel: usize },
+    CreateRelIndex { ty: u32, key: u32 },
+    DropRelIndex { ty: u32, key: u32 },
     Commit,
     Abort,
 }
@@ -47,6 +53,12 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<usize>().prop_map(|node| Step::DeleteNode { node }),
         1 => (0..LABELS, 0..KEYS).prop_map(|(label, key)| Step::CreateIndex { label, key }),
         1 => (0..LABELS, 0..KEYS).prop_map(|(label, key)| Step::DropIndex { label, key }),
+        3 => (any::<usize>(), any::<usize>(), 0..TYPES, prop::collection::vec((0..KEYS, value_strategy()), 0..3))
+            .prop_map(|(from, to, ty, props)| Step::CreateRel { from, to, ty, props }),
+        3 => (any::<usize>(), 0..KEYS, value_strategy()).prop_map(|(rel, key, value)| Step::SetRelProp { rel, key, value }),
+        1 => any::<usize>().prop_map(|rel| Step::DeleteRel { rel }),
+        1 => (0..TYPES, 0..KEYS).prop_map(|(ty, key)| Step::CreateRelIndex { ty, key }),
+        1 => (0..TYPES, 0..KEYS).prop_map(|(ty, key)| Step::DropRelIndex { ty, key }),
         1 => Just(Step::Commit),
         1 => Just(Step::Abort),
     ]
@@ -56,6 +68,9 @@ fn step() -> impl Strategy<Value = Step> {
 struct Model {
     nodes: BTreeMap<u64, (BTreeSet<u32>, BTreeMap<u32, Value>)>,
     indexes: BTreeSet<(u32, u32)>,
+    /// Relationships: their ends, type and properties.
+    rels: BTreeMap<u64, (u64, u64, u32, BTreeMap<u32, Value>)>,
+    rel_indexes: BTreeSet<(u32, u32)>,
 }
 
 /// Cypher's `=` on the values the test uses.
@@ -123,33 +138,59 @@ fn bounds(probes: &[Value]) -> Vec<Bound<&Value>> {
 fn assert_indexes(g: &GraphState, model: &Model, salt: usize) -> Result<(), TestCaseError> {
     let got: BTreeSet<(u32, u32)> = g.indexes().iter().map(|(l, k)| (l.0, k.0)).collect();
     prop_assert_eq!(&got, &model.indexes);
-    let probes = probes();
-    let bounds = bounds(&probes);
     for &(label, key) in &model.indexes {
         let (l, k) = (LabelId(label), PropKeyId(key));
-        let entries = holders(model, label, key);
-        prop_assert_eq!(g.index_len(l, k), Some(entries.len()));
-        for p in &probes {
-            let want: Vec<NodeId> =
-                entries.iter().filter(|(_, v)| cypher_eq(v, p)).map(|(id, _)| NodeId(*id)).collect();
-            prop_assert_eq!(g.index_seek(l, k, p), want, "seek {:?} on ({}, {})", p, label, key);
-        }
-        for (i, lower) in bounds.iter().enumerate() {
-            for (j, upper) in bounds.iter().enumerate() {
-                if !(i * bounds.len() + j + salt).is_multiple_of(7) {
-                    continue;
-                }
-                let mut want: Vec<&(u64, Value)> =
-                    entries.iter().filter(|(_, v)| in_bound(v, *lower, *upper)).collect();
-                want.sort_by(|a, b| cypher_cmp(&a.1, &b.1).expect("one type").then(a.0.cmp(&b.0)));
-                let want: Vec<NodeId> = want.iter().map(|(id, _)| NodeId(*id)).collect();
-                let got = g.index_range(l, k, *lower, *upper);
-                prop_assert_eq!(got, want, "range {:?}..{:?} on ({}, {})", lower, upper, label, key);
-            }
-        }
+        prop_assert_eq!(g.index_len(l, k), Some(holders(model, label, key).len()));
+        let seek = |p: &Value| g.index_seek(l, k, p).iter().map(|n| n.0).collect();
+        let range = |lo: Bound<&Value>, hi: Bound<&Value>| g.index_range(l, k, lo, hi).iter().map(|n| n.0).collect();
+        assert_one_index(&holders(model, label, key), seek, range, salt, ("label", label, key))?;
+    }
+    let got: BTreeSet<(u32, u32)> = g.rel_indexes().iter().map(|(t, k)| (t.0, k.0)).collect();
+    prop_assert_eq!(&got, &model.rel_indexes);
+    for &(ty, key) in &model.rel_indexes {
+        let (t, k) = (TypeId(ty), PropKeyId(key));
+        let entries: Vec<(u64, Value)> = model
+            .rels
+            .iter()
+            .filter(|(_, r)| r.2 == ty)
+            .filter_map(|(&id, r)| r.3.get(&key).map(|v| (id, v.clone())))
+            .collect();
+        prop_assert_eq!(g.rel_property_index(t, k).map(|i| i.len()), Some(entries.len()));
+        let seek = |p: &Value| g.rel_index_seek(t, k, p).iter().map(|r| r.0).collect();
+        let range =
+            |lo: Bound<&Value>, hi: Bound<&Value>| g.rel_index_range(t, k, lo, hi).iter().map(|r| r.0).collect();
+        assert_one_index(&entries, seek, range, salt, ("type", ty, key))?;
     }
     let problems = g.check();
     prop_assert!(problems.is_empty(), "{:?}", problems);
+    Ok(())
+}
+
+/// Compares one index's seeks and ranges with a scan of `entries` (its holders' ids and values).
+fn assert_one_index(
+    entries: &[(u64, Value)],
+    seek: impl Fn(&Value) -> Vec<u64>,
+    range: impl Fn(Bound<&Value>, Bound<&Value>) -> Vec<u64>,
+    salt: usize,
+    which: (&str, u32, u32),
+) -> Result<(), TestCaseError> {
+    let probes = probes();
+    let bounds = bounds(&probes);
+    for p in &probes {
+        let want: Vec<u64> = entries.iter().filter(|(_, v)| cypher_eq(v, p)).map(|(id, _)| *id).collect();
+        prop_assert_eq!(seek(p), want, "seek {:?} on {:?}", p, which);
+    }
+    for (i, lower) in bounds.iter().enumerate() {
+        for (j, upper) in bounds.iter().enumerate() {
+            if !(i * bounds.len() + j + salt).is_multiple_of(7) {
+                continue;
+            }
+            let mut want: Vec<&(u64, Value)> = entries.iter().filter(|(_, v)| in_bound(v, *lower, *upper)).collect();
+            want.sort_by(|a, b| cypher_cmp(&a.1, &b.1).expect("one type").then(a.0.cmp(&b.0)));
+            let want: Vec<u64> = want.iter().map(|(id, _)| *id).collect();
+            prop_assert_eq!(range(*lower, *upper), want, "range {:?}..{:?} on {:?}", lower, upper, which);
+        }
+    }
     Ok(())
 }
 
@@ -167,10 +208,15 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
         for k in 0..KEYS {
             tx.prop_key(&format!("k{k}"));
         }
+        for t in 0..TYPES {
+            tx.rel_type(&format!("T{t}"));
+        }
         tx.create_index(LabelId(0), PropKeyId(0)).unwrap();
+        tx.create_rel_index(TypeId(0), PropKeyId(0), None).unwrap();
         tx.commit().unwrap();
     }
-    let mut committed = Model { indexes: BTreeSet::from([(0, 0)]), ..Model::default() };
+    let mut committed =
+        Model { indexes: BTreeSet::from([(0, 0)]), rel_indexes: BTreeSet::from([(0, 0)]), ..Model::default() };
     let mut working = committed.clone();
     let mut tx: Option<WriteTxn> = None;
     for (n, s) in steps.into_iter().enumerate() {
@@ -212,8 +258,46 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
             }
             Step::DeleteNode { node } => {
                 let Some(id) = nth(&working, node) else { continue };
-                t.delete_node(NodeId(id)).unwrap();
+                t.detach_delete_node(NodeId(id)).unwrap();
                 working.nodes.remove(&id);
+                working.rels.retain(|_, r| r.0 != id && r.1 != id);
+            }
+            Step::CreateRel { from, to, ty, props } => {
+                let (Some(src), Some(dst)) = (nth(&working, from), nth(&working, to)) else { continue };
+                let ps: Vec<(PropKeyId, Value)> = props.iter().map(|(k, v)| (PropKeyId(*k), v.clone())).collect();
+                let id = t.create_rel(NodeId(src), TypeId(ty), NodeId(dst), ps).unwrap();
+                // The last value given for a key counts, and a null one leaves the key out.
+                let map = props.into_iter().collect::<BTreeMap<_, _>>().into_iter().filter(|(_, v)| !v.is_null());
+                working.rels.insert(id.0, (src, dst, ty, map.collect()));
+            }
+            Step::SetRelProp { rel, key, value } => {
+                if working.rels.is_empty() {
+                    continue;
+                }
+                let id = *working.rels.keys().nth(rel % working.rels.len()).unwrap();
+                t.set_rel_prop(RelId(id), PropKeyId(key), value.clone()).unwrap();
+                let props = &mut working.rels.get_mut(&id).unwrap().3;
+                if value.is_null() {
+                    props.remove(&key);
+                } else {
+                    props.insert(key, value);
+                }
+            }
+            Step::DeleteRel { rel } => {
+                if working.rels.is_empty() {
+                    continue;
+                }
+                let id = *working.rels.keys().nth(rel % working.rels.len()).unwrap();
+                t.delete_rel(RelId(id)).unwrap();
+                working.rels.remove(&id);
+            }
+            Step::CreateRelIndex { ty, key } => {
+                let result = t.create_rel_index(TypeId(ty), PropKeyId(key), None);
+                prop_assert_eq!(result.is_ok(), working.rel_indexes.insert((ty, key)), "{:?}", result);
+            }
+            Step::DropRelIndex { ty, key } => {
+                let result = t.drop_rel_index(TypeId(ty), PropKeyId(key));
+                prop_assert_eq!(result.is_ok(), working.rel_indexes.remove(&(ty, key)), "{:?}", result);
             }
             Step::CreateIndex { label, key } => {
                 let result = t.create_index(LabelId(label), PropKeyId(key));
@@ -323,6 +407,73 @@ fn indexes_survive_the_log_and_checkpoints() {
     let (store, _) = Store::open_with(dir.path(), options).unwrap();
     assert!(!store.read().has_index(l, k));
     assert!(store.read().index_seek(l, k, &Value::Int(1)).is_empty());
+}
+
+#[test]
+fn relationship_indexes_survive_the_log_and_checkpoints_with_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options { checkpoint_after_bytes: 0, ..Options::default() };
+    let (knows, since, other) = {
+        let (store, _) = Store::open_with(dir.path(), options.clone()).unwrap();
+        let mut tx = store.write();
+        let (knows, other, since) = (tx.rel_type("KNOWS"), tx.rel_type("OTHER"), tx.prop_key("since"));
+        let a = tx.create_node(&[], vec![]).unwrap();
+        let b = tx.create_node(&[], vec![]).unwrap();
+        tx.create_rel(a, knows, b, vec![(since, Value::Int(2001))]).unwrap();
+        tx.create_rel(b, other, a, vec![(since, Value::Int(2001))]).unwrap();
+        tx.commit().unwrap();
+        let mut tx = store.write();
+        tx.create_rel_index(knows, since, Some("knows_since")).unwrap();
+        // A name is one namespace with node indexes and unique keys.
+        let person = tx.label("Person");
+        assert!(tx.create_named_index(person, since, Some("knows_since")).is_err());
+        tx.create_rel_index(other, since, None).unwrap();
+        let r = tx.create_rel(a, knows, a, vec![(since, Value::Float(1999.5))]).unwrap();
+        tx.commit().unwrap();
+        let mut tx = store.write();
+        tx.set_rel_prop(r, since, Value::Int(1999)).unwrap();
+        tx.commit().unwrap();
+        (knows, since, other)
+    };
+    let expect = |store: &Store| {
+        let s = store.read();
+        assert_eq!(s.rel_indexes(), vec![(knows, since), (other, since)]);
+        assert_eq!(s.rel_index_name(knows, since).as_deref(), Some("knows_since"));
+        assert_eq!(s.rel_index_name(other, since), None);
+        assert_eq!(s.rel_index_seek(knows, since, &Value::Int(2001)).len(), 1);
+        assert_eq!(s.rel_index_seek(knows, since, &Value::Float(1999.0)).len(), 1);
+        assert_eq!(s.rel_index_range(knows, since, Bound::Unbounded, Bound::Included(&Value::Int(2001))).len(), 2);
+        assert_eq!(s.rel_index_seek(other, since, &Value::Int(2001)).len(), 1);
+        assert!(s.check().is_empty(), "{:?}", s.check());
+    };
+    // From the log, then from the checkpoint.
+    {
+        let (store, report) = Store::open_with(dir.path(), options.clone()).unwrap();
+        assert_eq!(report.checkpoint_version, None);
+        expect(&store);
+        store.checkpoint().unwrap();
+    }
+    {
+        let (store, report) = Store::open_with(dir.path(), options.clone()).unwrap();
+        assert!(report.checkpoint_version.is_some());
+        expect(&store);
+        let mut tx = store.write();
+        tx.drop_rel_index(knows, since).unwrap();
+        assert!(tx.drop_rel_index(knows, since).is_err());
+        tx.commit().unwrap();
+    }
+    let (store, _) = Store::open_with(dir.path(), options).unwrap();
+    assert_eq!(store.read().rel_indexes(), vec![(other, since)]);
+    assert!(store.read().rel_index_seek(knows, since, &Value::Int(2001)).is_empty());
+    // Deleting a node deletes its relationships' entries.
+    let mut tx = store.write();
+    let nodes: Vec<NodeId> = (0..2).map(NodeId).collect();
+    for n in nodes {
+        tx.detach_delete_node(n).unwrap();
+    }
+    tx.commit().unwrap();
+    assert!(store.read().rel_index_seek(other, since, &Value::Int(2001)).is_empty());
+    assert!(store.read().check().is_empty());
 }
 
 #[test]

@@ -14,7 +14,7 @@ use crate::error::{Result, StorageError};
 use crate::flat::FlatAdjacency;
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::idvec::{without_neighbour, IdSlice};
-use crate::index::PropertyIndex;
+use crate::index::{PropertyIndex, RelPropertyIndex};
 use crate::ops::Op;
 use crate::pvec::PVec;
 use crate::records::{props_get, props_set, BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
@@ -84,6 +84,8 @@ pub struct GraphState {
     pub(crate) labels: Arc<Vec<LabelIndex>>,
     pub(crate) unique: Arc<Vec<UniqueIndex>>,
     pub(crate) indexes: Arc<Vec<PropertyIndex>>,
+    /// Property indexes on relationships of one type.
+    pub(crate) rel_indexes: Arc<Vec<RelPropertyIndex>>,
     /// Node leaves changed since the last seal.
     pub(crate) dirty: Vec<u64>,
     /// The flat adjacency of a bulk-loaded graph, shared by its snapshots ([`crate::flat`]).

@@ -552,6 +552,57 @@ impl GraphState {
         self.indexes.iter().find(|i| i.label == label && i.key == key)
     }
 
+    /// The relationship property indexes, as `(type, key)`, in creation order.
+    pub fn rel_indexes(&self) -> Vec<(TypeId, PropKeyId)> {
+        self.rel_indexes.iter().map(|i| (i.ty, i.key)).collect()
+    }
+
+    pub fn has_rel_index(&self, ty: TypeId, key: PropKeyId) -> bool {
+        self.rel_property_index(ty, key).is_some()
+    }
+
+    /// The property index on the relationships of type `ty` holding `key` (see [`RelPropertyIndex`]).
+    pub fn rel_property_index(&self, ty: TypeId, key: PropKeyId) -> Option<&RelPropertyIndex> {
+        self.rel_indexes.iter().find(|i| i.ty == ty && i.key == key)
+    }
+
+    /// The name the relationship index on `(ty, key)` was given when it was created, if it has one.
+    pub fn rel_index_name(&self, ty: TypeId, key: PropKeyId) -> Option<Arc<str>> {
+        self.rel_property_index(ty, key).and_then(|i| i.name.clone())
+    }
+
+    /// The relationships of type `ty` whose property `key` equals `value` under Cypher's `=`, by id. Empty when
+    /// there is no such index.
+    pub fn rel_index_seek(&self, ty: TypeId, key: PropKeyId, value: &Value) -> Vec<RelId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.rel_property_index(ty, key) {
+            let _ = index.visit_eq::<()>(value, |r| {
+                out.push(r);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+
+    /// The relationships of type `ty` whose property `key` lies between `lower` and `upper`, ascending by value,
+    /// then id (see [`GraphState::index_range`]). Empty when there is no such index.
+    pub fn rel_index_range(
+        &self,
+        ty: TypeId,
+        key: PropKeyId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Vec<RelId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.rel_property_index(ty, key) {
+            let _ = index.visit_range::<()>(lower, upper, |r| {
+                out.push(r);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+
     /// Number of entries in the index on `(label, key)`: the nodes of `label` holding `key`.
     pub fn index_len(&self, label: LabelId, key: PropKeyId) -> Option<usize> {
         self.property_index(label, key).map(PropertyIndex::len)

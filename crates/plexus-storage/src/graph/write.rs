@@ -35,6 +35,17 @@ impl GraphState {
                 Arc::make_mut(&mut self.indexes).retain(|i| !(i.label == *label && i.key == *key));
                 Ok(())
             }
+            Op::CreateRelIndex { ty, key, name } => self.create_rel_index(*ty, *key, name.as_deref()),
+            Op::DropRelIndex { ty, key } => {
+                if !self.has_rel_index(*ty, *key) {
+                    return Err(StorageError::ConstraintViolation(format!(
+                        "there is no index on relationship type {} and key {}",
+                        ty.0, key.0
+                    )));
+                }
+                Arc::make_mut(&mut self.rel_indexes).retain(|i| !(i.ty == *ty && i.key == *key));
+                Ok(())
+            }
         }
     }
 
@@ -45,6 +56,7 @@ impl GraphState {
             .indexes
             .iter()
             .filter_map(|i| i.name.as_deref())
+            .chain(self.rel_indexes.iter().filter_map(|i| i.name.as_deref()))
             .chain(self.unique.iter().filter_map(|u| u.name.as_deref()));
         if taken.into_iter().any(|n| n == name) {
             return Err(StorageError::ConstraintViolation(format!(
@@ -73,6 +85,46 @@ impl GraphState {
         index.name = name.map(Arc::from);
         Arc::make_mut(&mut self.indexes).push(index);
         Ok(())
+    }
+
+    fn create_rel_index(&mut self, ty: TypeId, key: PropKeyId, name: Option<&str>) -> Result<()> {
+        if self.has_rel_index(ty, key) {
+            return Err(StorageError::ConstraintViolation(format!(
+                "an index on relationship type {} and key {} already exists",
+                ty.0, key.0
+            )));
+        }
+        self.check_name_free(name)?;
+        let mut entries = Vec::new();
+        if self.type_count(ty) > 0 {
+            let _ = self.visit_all_rels::<()>(|r| {
+                if r.ty == ty {
+                    if let Some(k) = self.rel_prop(r.id, key).as_ref().and_then(crate::index::IndexKey::from_value) {
+                        entries.push((k, r.id.0));
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+        }
+        let mut index = RelPropertyIndex::build(ty, key, entries);
+        index.name = name.map(Arc::from);
+        Arc::make_mut(&mut self.rel_indexes).push(index);
+        Ok(())
+    }
+
+    /// Adds (`present`) or removes the entry of relationship `id` of type `ty` with `value` for `key` in the
+    /// relationship property indexes.
+    fn update_rel_indexes(&mut self, id: RelId, ty: TypeId, key: PropKeyId, value: &Value, present: bool) {
+        if !self.rel_indexes.iter().any(|i| i.key == key && i.ty == ty) {
+            return;
+        }
+        for index in Arc::make_mut(&mut self.rel_indexes).iter_mut().filter(|i| i.key == key && i.ty == ty) {
+            if present {
+                index.insert(value, id);
+            } else {
+                index.remove(value, id);
+            }
+        }
     }
 
     /// Adds (`present`) or removes the entry of node `id` with `value` for `key` in the property indexes of
@@ -422,13 +474,19 @@ impl GraphState {
             return Err(StorageError::NodeNotFound(dst));
         }
         Self::validate_props(props)?;
+        let map = PropMap::from_pairs(props.to_vec());
+        if self.rel_indexes.iter().any(|i| i.ty == ty) {
+            for (k, v) in map.iter() {
+                self.update_rel_indexes(id, ty, k, v, true);
+            }
+        }
         let (leaf_index, slot) = split(id.0);
         let leaf = self.rels.get_mut(leaf_index);
         leaf.ensure_slots();
         leaf.live |= 1 << slot;
         leaf.ty[slot] = ty;
         leaf.set_ends(slot, src.0, dst.0);
-        leaf.props_mut().set_map(slot, PropMap::from_pairs(props.to_vec()));
+        leaf.props_mut().set_map(slot, map);
         let (src_leaf, src_slot) = split(src.0);
         let leaf = self.nodes.get_mut(src_leaf);
         leaf.out.add(src_slot, AdjEntry { ty, nbr: dst.0, rel: id.0 });
@@ -459,12 +517,29 @@ impl GraphState {
         if value.is_null() && self.rels.get(leaf_index).is_none_or(|l| !l.props().has(slot)) {
             return Ok(());
         }
+        if !self.rel_indexes.is_empty() {
+            let ty = self.rel(id).expect("checked above").ty;
+            if let Some(old) = self.rel_prop(id, key) {
+                self.update_rel_indexes(id, ty, key, &old, false);
+            }
+            self.update_rel_indexes(id, ty, key, &value, true);
+        }
         self.rels.get_mut(leaf_index).props_mut().set(slot, key, value);
         Ok(())
     }
 
     fn delete_rel(&mut self, id: RelId) -> Result<()> {
         let rec = self.rel(id).ok_or(StorageError::RelNotFound(id))?;
+        if self.rel_indexes.iter().any(|i| i.ty == rec.ty) {
+            let props: Vec<(PropKeyId, Value)> = self
+                .rel_props(id)
+                .flatten()
+                .map(|p| p.iter().map(|(k, v)| (k, v.clone())).collect())
+                .unwrap_or_default();
+            for (k, v) in &props {
+                self.update_rel_indexes(id, rec.ty, *k, v, false);
+            }
+        }
         let (leaf_index, slot) = split(id.0);
         let leaf = self.rels.get_mut(leaf_index);
         leaf.live &= !(1 << slot);
