@@ -561,7 +561,10 @@ impl Expr {
 pub enum SchemaCommand {
     CreateIndex {
         name: Option<String>,
+        /// The label, or with `relationships` the relationship type.
         label: String,
+        /// `FOR ()-[r:TYPE]-()`: an index on the relationships of a type.
+        relationships: bool,
         /// One property: the parser refuses composite indexes.
         property: String,
         if_not_exists: bool,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use plexus_storage::catalog::Catalog;
-use plexus_storage::{GraphState, LabelId, PropKeyId, TokenKind};
+use plexus_storage::{GraphState, PropKeyId, TokenKind};
 
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
@@ -278,12 +278,15 @@ fn non_negative_timeout(timeout: Option<&Value>) -> Result<()> {
 pub(crate) enum SchemaKind {
     Index,
     Constraint,
+    /// An index on a property of the relationships of one type.
+    RelIndex,
 }
 
 /// An index or uniqueness constraint, with the name it is known by.
 pub(crate) struct SchemaObject {
     pub kind: SchemaKind,
-    pub label: LabelId,
+    /// The id of its label, or of its relationship type for a [`SchemaKind::RelIndex`].
+    pub token: u32,
     pub key: PropKeyId,
     pub name: String,
 }
@@ -298,22 +301,29 @@ pub(crate) fn index_name(label: &str, key: &str) -> String {
     format!("index_{label}_{key}")
 }
 
+/// The name of a relationship property index created without one (apart from node indexes' names, which a
+/// label spelled as the type would otherwise share).
+pub(crate) fn rel_index_name(ty: &str, key: &str) -> String {
+    format!("rel_index_{ty}_{key}")
+}
+
 fn token_name(catalog: &Catalog, kind: TokenKind, id: u32) -> Arc<str> {
     catalog.name(kind, id).unwrap_or_default()
 }
 
 impl SchemaObject {
-    /// The names of its label and property.
+    /// The names of its label (or relationship type) and property.
     pub fn names(&self, catalog: &Catalog) -> (Arc<str>, Arc<str>) {
-        (token_name(catalog, TokenKind::Label, self.label.0), token_name(catalog, TokenKind::PropKey, self.key.0))
+        let kind = if self.kind == SchemaKind::RelIndex { TokenKind::Type } else { TokenKind::Label };
+        (token_name(catalog, kind, self.token), token_name(catalog, TokenKind::PropKey, self.key.0))
     }
 }
 
 /// Every uniqueness constraint, then every index in creation order, each under the name its creator gave or
 /// else one derived from what it covers.
 pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObject> {
-    let object = |kind, label: LabelId, key: PropKeyId, given: Option<Arc<str>>| {
-        let mut o = SchemaObject { kind, label, key, name: String::new() };
+    let object = |kind, token: u32, key: PropKeyId, given: Option<Arc<str>>| {
+        let mut o = SchemaObject { kind, token, key, name: String::new() };
         o.name = match given {
             Some(n) => n.to_string(),
             None => {
@@ -321,15 +331,18 @@ pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObj
                 match kind {
                     SchemaKind::Constraint => constraint_name(&l, &k),
                     SchemaKind::Index => index_name(&l, &k),
+                    SchemaKind::RelIndex => rel_index_name(&l, &k),
                 }
             }
         };
         o
     };
     let constraints =
-        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l, k, g.unique_key_name(l, k)));
-    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l, k, g.index_name(l, k)));
-    constraints.chain(indexes).collect()
+        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l.0, k, g.unique_key_name(l, k)));
+    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l.0, k, g.index_name(l, k)));
+    let rel_indexes =
+        g.rel_indexes().into_iter().map(|(t, k)| object(SchemaKind::RelIndex, t.0, k, g.rel_index_name(t, k)));
+    constraints.chain(indexes).chain(rel_indexes).collect()
 }
 
 /// `` `name` `` as Cypher quotes a name in a statement.
@@ -356,19 +369,28 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
             SchemaKind::Index => {
                 format!("CREATE RANGE INDEX {} FOR (n:{}) ON (n.{})", quoted(&o.name), quoted(&label), quoted(&key))
             }
+            SchemaKind::RelIndex => {
+                format!(
+                    "CREATE RANGE INDEX {} FOR ()-[r:{}]-() ON (r.{})",
+                    quoted(&o.name),
+                    quoted(&label),
+                    quoted(&key)
+                )
+            }
             SchemaKind::Constraint => constraint_statement(&o.name, &label, &key),
         };
         let owner = match o.kind {
-            SchemaKind::Index => Value::Null,
+            SchemaKind::Index | SchemaKind::RelIndex => Value::Null,
             SchemaKind::Constraint => Value::string(o.name.as_str()),
         };
+        let entity = if o.kind == SchemaKind::RelIndex { "RELATIONSHIP" } else { "NODE" };
         rows.push(vec![
             Value::Int(n as i64 + 1),
             Value::string(o.name.as_str()),
             Value::string("ONLINE"),
             Value::Float(100.0),
             Value::string("RANGE"),
-            Value::string("NODE"),
+            Value::string(entity),
             Value::list(vec![Value::String(label)]),
             Value::list(vec![Value::String(key)]),
             Value::string("range-1.0"),

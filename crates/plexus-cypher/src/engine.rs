@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{GraphState, LabelId, PropKeyId, ReadTxn, Store, WriteTxn};
+use plexus_storage::{GraphState, LabelId, ReadTxn, Store, TypeId, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
-use crate::builtin::{constraint_name, index_name, SchemaKind, SchemaObject};
+use crate::builtin::{constraint_name, index_name, rel_index_name, SchemaKind, SchemaObject};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Row;
@@ -555,8 +555,11 @@ fn schema_plan(cmd: &SchemaCommand, profiled: Option<std::time::Duration>) -> (S
 fn schema_operator(cmd: &SchemaCommand) -> String {
     let named = |name: &Option<String>| name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
     match cmd {
-        SchemaCommand::CreateIndex { name, label, property, .. } => {
+        SchemaCommand::CreateIndex { name, label, property, relationships: false, .. } => {
             format!("CreateIndex(RANGE INDEX{} FOR (:{label}) ON ({property}))", named(name))
+        }
+        SchemaCommand::CreateIndex { name, label, property, relationships: true, .. } => {
+            format!("CreateIndex(RANGE INDEX{} FOR ()-[:{label}]-() ON ({property}))", named(name))
         }
         SchemaCommand::DropIndex { name, label, properties, .. } => match label {
             Some(label) => format!("DropIndex(INDEX ON :{label}({}))", properties.join(", ")),
@@ -853,25 +856,25 @@ fn schema_target(
     name: Option<&str>,
     label: Option<&str>,
     key: Option<&str>,
-) -> Option<(LabelId, PropKeyId)> {
-    schema_objects(tx)
-        .into_iter()
-        .filter(|o| o.kind == kind)
-        .find(|o| match (label, key, name) {
+) -> Option<SchemaObject> {
+    // A DROP INDEX by name finds an index on relationships as well.
+    let of_kind = |o: &SchemaObject| o.kind == kind || (kind == SchemaKind::Index && o.kind == SchemaKind::RelIndex);
+    schema_objects(tx).into_iter().filter(|o| of_kind(o) && (label.is_none() || o.kind != SchemaKind::RelIndex)).find(
+        |o| match (label, key, name) {
             (Some(label), Some(key), _) => {
                 let (l, k) = o.names(tx.catalog());
                 *l == *label && *k == *key
             }
             (_, _, Some(name)) => o.name == name,
             _ => false,
-        })
-        .map(|o| (o.label, o.key))
+        },
+    )
 }
 
 /// The error for a CREATE whose name another index or constraint already has.
 fn name_taken(holder: &SchemaObject) -> CypherError {
     let (code, what) = match holder.kind {
-        SchemaKind::Index => ("IndexWithNameAlreadyExists", "an index"),
+        SchemaKind::Index | SchemaKind::RelIndex => ("IndexWithNameAlreadyExists", "an index"),
         SchemaKind::Constraint => ("ConstraintWithNameAlreadyExists", "a constraint"),
     };
     CypherError::new(
@@ -909,7 +912,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 if !*if_not_exists {
                     // The same constraint again, or under another name (Neo4j's two codes).
                     let same = given.is_none()
-                        || holder.is_some_and(|h| h.kind == SchemaKind::Constraint && (h.label, h.key) == (l, k));
+                        || holder.is_some_and(|h| h.kind == SchemaKind::Constraint && (h.token, h.key) == (l.0, k));
                     let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "ConstraintAlreadyExists" };
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
@@ -946,8 +949,8 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             let found =
                 schema_target(tx, SchemaKind::Constraint, name.as_deref(), label.as_deref(), property.as_deref());
             match found {
-                Some((l, k)) => {
-                    tx.drop_unique_key(l, k)?;
+                Some(o) => {
+                    tx.drop_unique_key(LabelId(o.token), o.key)?;
                     stats.constraints_removed = 1;
                 }
                 None if *if_exists => {}
@@ -961,7 +964,35 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
             }
         }
-        SchemaCommand::CreateIndex { name: given, label, property, if_not_exists, asked } => {
+        SchemaCommand::CreateIndex { name: given, label, property, if_not_exists, asked, relationships: true } => {
+            if let Some(kind) = asked {
+                result.notifications.push(crate::notices::range_index_instead(kind));
+            }
+            let (t, k) = (tx.rel_type(label), tx.prop_key(property));
+            let name = given.clone().unwrap_or_else(|| rel_index_name(label, property));
+            let objects = schema_objects(tx);
+            let holder = objects.iter().find(|o| o.name == name);
+            if tx.has_rel_index(t, k) {
+                if !*if_not_exists {
+                    let same = given.is_none()
+                        || holder.is_some_and(|h| h.kind == SchemaKind::RelIndex && (h.token, h.key) == (t.0, k));
+                    return Err(CypherError::new(
+                        ErrorKind::SemanticError,
+                        Phase::Runtime,
+                        if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" },
+                        format!("an index on ()-[:{label}]-() ({property}) already exists"),
+                    ));
+                }
+            } else if let Some(holder) = holder {
+                if !*if_not_exists {
+                    return Err(name_taken(holder));
+                }
+            } else {
+                tx.create_rel_index(t, k, given.as_deref())?;
+                stats.indexes_added = 1;
+            }
+        }
+        SchemaCommand::CreateIndex { name: given, label, property, if_not_exists, asked, relationships: false } => {
             if let Some(kind) = asked {
                 result.notifications.push(crate::notices::range_index_instead(kind));
             }
@@ -972,7 +1003,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             if tx.has_index(l, k) {
                 if !*if_not_exists {
                     let same = given.is_none()
-                        || holder.is_some_and(|h| h.kind == SchemaKind::Index && (h.label, h.key) == (l, k));
+                        || holder.is_some_and(|h| h.kind == SchemaKind::Index && (h.token, h.key) == (l.0, k));
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,
@@ -1003,8 +1034,12 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             let key = if properties.len() == 1 { Some(properties[0].as_str()) } else { None };
             let target = schema_target(tx, SchemaKind::Index, name.as_deref(), label.as_deref(), key);
             match target {
-                Some((l, k)) => {
-                    tx.drop_index(l, k)?;
+                Some(o) => {
+                    if o.kind == SchemaKind::RelIndex {
+                        tx.drop_rel_index(TypeId(o.token), o.key)?;
+                    } else {
+                        tx.drop_index(LabelId(o.token), o.key)?;
+                    }
                     stats.indexes_removed = 1;
                 }
                 None if *if_exists => {}
@@ -1025,7 +1060,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         ));
                     }
                     let names: Vec<String> =
-                        objects.into_iter().filter(|o| o.kind == SchemaKind::Index).map(|o| o.name).collect();
+                        objects.into_iter().filter(|o| o.kind != SchemaKind::Constraint).map(|o| o.name).collect();
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,

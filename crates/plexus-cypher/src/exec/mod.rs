@@ -15,6 +15,7 @@ pub(crate) mod lookup;
 pub(crate) mod neighbour_counts;
 pub(crate) mod nodemap;
 mod order;
+pub(crate) mod rel_lookup;
 pub(crate) mod schema_properties;
 mod shortest;
 pub(crate) mod update;
@@ -295,6 +296,10 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         }
         P::NodeById { input, slot, id } => {
             boxed(plan, FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))
+        }
+        P::RelIndexSeek { input, rel, left, right, dir, ty, key, lookup } => {
+            let seek = rel_lookup::RelIndexSeek { rel: *rel, left: *left, right: *right, dir: *dir, ty, key, lookup };
+            boxed(plan, FlatMap::new(source(input, arg), seek))
         }
         P::IndexRange { input, slot, label, key, lower, upper } => boxed(
             plan,

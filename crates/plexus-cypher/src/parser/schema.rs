@@ -80,11 +80,11 @@ impl Parser<'_> {
     /// `(n:Label)` returning the variable and label.
     fn schema_node(&mut self) -> Result<(String, String)> {
         if matches!(self.peek_at(1), Tok::RParen) {
-            // `()-[r:TYPE]-()`: relationship property indexes and constraints.
+            // `()-[r:TYPE]-()`: relationship property constraints (indexes take the pattern elsewhere).
             return Err(self.error_at(
                 self.span(),
-                "UnsupportedIndex",
-                "indexes and constraints on relationship properties are not supported; they cover node properties",
+                "UnsupportedConstraint",
+                "constraints on relationship properties are not supported; they cover node properties",
             ));
         }
         self.expect(&Tok::LParen, "'('")?;
@@ -116,12 +116,21 @@ impl Parser<'_> {
                 return Err(self.one_property_per_index(at));
             }
             let property = properties.remove(0);
-            return Ok(SchemaCommand::CreateIndex { name: None, label, property, if_not_exists: false, asked });
+            let relationships = false;
+            return Ok(SchemaCommand::CreateIndex {
+                name: None,
+                label,
+                relationships,
+                property,
+                if_not_exists: false,
+                asked,
+            });
         }
         let name = self.schema_name()?;
         let if_not_exists = self.if_not_exists()?;
         self.expect_kw("FOR")?;
-        let (var, label) = self.schema_node()?;
+        let relationships = matches!(self.peek_at(1), Tok::RParen);
+        let (var, label) = if relationships { self.schema_relationship()? } else { self.schema_node()? };
         self.expect_kw("ON")?;
         self.expect(&Tok::LParen, "'('")?;
         let property = self.schema_property(&var)?;
@@ -130,7 +139,27 @@ impl Parser<'_> {
         }
         self.expect(&Tok::RParen, "')'")?;
         self.schema_options()?;
-        Ok(SchemaCommand::CreateIndex { name, label, property, if_not_exists, asked })
+        Ok(SchemaCommand::CreateIndex { name, label, relationships, property, if_not_exists, asked })
+    }
+
+    /// `()-[r:TYPE]-()`, in either direction or none, returning the variable and type.
+    fn schema_relationship(&mut self) -> Result<(String, String)> {
+        self.expect(&Tok::LParen, "'('")?;
+        self.expect(&Tok::RParen, "')'")?;
+        if !self.eat(&Tok::LeftArrow) {
+            self.expect(&Tok::Minus, "'-'")?;
+        }
+        self.expect(&Tok::LBracket, "'['")?;
+        let var = self.ident("a variable")?.name;
+        self.expect(&Tok::Colon, "':'")?;
+        let ty = self.ident("a relationship type")?.name;
+        self.expect(&Tok::RBracket, "']'")?;
+        if !self.eat(&Tok::Arrow) {
+            self.expect(&Tok::Minus, "'-'")?;
+        }
+        self.expect(&Tok::LParen, "'('")?;
+        self.expect(&Tok::RParen, "')'")?;
+        Ok((var, ty))
     }
 
     /// Composite indexes are not supported: a semantic error (as for other unsupported index kinds) at the

@@ -78,13 +78,18 @@ fn schema_commands_as_neo4j_scripts_write_them() {
         "CREATE RANGE INDEX r FOR (n:P) ON (n.a) OPTIONS {indexProvider: 'range-1.0'}",
         "CREATE CONSTRAINT c FOR (n:P) REQUIRE n.x IS NODE UNIQUE OPTIONS {}",
         "CREATE CONSTRAINT c FOR (n:P) REQUIRE (n.x) IS UNIQUE OPTIONS $options",
+        "CREATE INDEX FOR ()-[r:R]-() ON (r.p)",
+        "CREATE INDEX since IF NOT EXISTS FOR ()-[r:KNOWS]->() ON (r.since)",
+        "CREATE RANGE INDEX FOR ()<-[r:R]-() ON (r.p) OPTIONS {}",
     ] {
         assert!(matches!(parse(q).unwrap_or_else(|e| panic!("{q}: {e}")).kind, StatementKind::Schema(_)), "{q}");
     }
     for (q, detail) in [
         ("CREATE FULLTEXT INDEX f FOR (n:P) ON EACH [n.name]", "UnsupportedIndex"),
         ("CREATE VECTOR INDEX v FOR (n:P) ON (n.v)", "UnsupportedIndex"),
-        ("CREATE INDEX FOR ()-[r:R]-() ON (r.p)", "UnsupportedIndex"),
+        ("CREATE INDEX FOR ()-[r:R]-() ON (r.p, r.q)", "UnsupportedIndex"),
+        ("CREATE INDEX FOR ()-[r:R]-() ON (s.p)", "UndefinedVariable"),
+        ("CREATE CONSTRAINT FOR ()-[r:R]-() REQUIRE r.p IS UNIQUE", "UnsupportedConstraint"),
         ("CREATE CONSTRAINT FOR (n:P) REQUIRE (n.a, n.b) IS NODE KEY", "UnsupportedConstraint"),
         ("CREATE CONSTRAINT FOR (n:P) REQUIRE n.a IS NODE KEY", "UnsupportedConstraint"),
         ("CREATE CONSTRAINT c IF NOT EXISTS FOR (n:P) REQUIRE (n.a) IS KEY", "UnsupportedConstraint"),

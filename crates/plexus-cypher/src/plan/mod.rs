@@ -11,6 +11,7 @@ pub(crate) mod operand_types;
 pub(crate) mod pattern;
 pub(crate) mod planner;
 pub(crate) mod quantified;
+mod rel_start;
 pub(crate) mod shortest;
 pub(crate) mod statistics;
 
@@ -203,6 +204,14 @@ pub(crate) enum GroupItem {
     Rel(usize),
 }
 
+/// What a [`PlanNode::RelIndexSeek`] asks its index for.
+#[derive(Clone, Debug)]
+pub(crate) enum RelLookup {
+    Equal(CExpr),
+    /// Bounds as `(expression, inclusive)`; at least one.
+    Range(Option<(CExpr, bool)>, Option<(CExpr, bool)>),
+}
+
 /// What a [`PlanNode::CountFromStore`] counts.
 #[derive(Clone, Debug)]
 pub(crate) enum StoreCount {
@@ -247,6 +256,19 @@ pub(crate) enum PlanNode {
         input: Box<PlanNode>,
         slot: usize,
         id: CExpr,
+    },
+    /// Relationships of type `ty` found through the property index on `key`, bound with their nodes: `left` and
+    /// `right` are the pattern's nodes before and after it, `dir` its direction as written
+    /// ([`crate::exec::rel_lookup`]). Candidates: the predicate on the property stays as a filter above.
+    RelIndexSeek {
+        input: Box<PlanNode>,
+        rel: usize,
+        left: usize,
+        right: usize,
+        dir: Direction,
+        ty: Token,
+        key: Token,
+        lookup: RelLookup,
     },
     Expand {
         input: Box<PlanNode>,
@@ -476,6 +498,7 @@ macro_rules! with_input {
             ScanNodes { input: $input, .. }
             | KeyLookup { input: $input, .. }
             | NodeById { input: $input, .. }
+            | RelIndexSeek { input: $input, .. }
             | IndexRange { input: $input, .. }
             | Expand { input: $input, .. }
             | VarExpand { input: $input, .. }

@@ -117,7 +117,7 @@ impl<'e> AnyOf<'e> {
 }
 
 /// Whether `e` can be evaluated once the variables in `bound` are: every pattern variable it mentions is bound.
-fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
+pub(super) fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
     mentioned(e).is_some_and(|ns| all_bound(&ns, bound, declared))
 }
 
@@ -389,7 +389,7 @@ impl Planner<'_> {
         Ok(plan)
     }
 
-    fn property_filter(
+    pub(super) fn property_filter(
         &mut self,
         plan: PlanNode,
         props: &Expr,
@@ -578,7 +578,7 @@ impl Planner<'_> {
     /// Range bounds on one property of `var` from WHERE conjuncts (`n.p > expr`, `expr <= n.p`, ...) whose other
     /// side is computable. The conjuncts stay pending: they are still applied as filters.
     #[allow(clippy::type_complexity)]
-    fn range_lookup(
+    pub(super) fn range_lookup(
         &mut self,
         var: &str,
         pending: &[Pending],
@@ -690,33 +690,52 @@ impl Planner<'_> {
                 })
             })
         };
-        let start = (0..nodes.len())
+        let lookup_start = (0..nodes.len())
             .find(|&i| is_bound(nodes[i], bound))
             .or_else(|| {
                 (0..nodes.len())
                     .find(|&i| nodes[i].variable.as_ref().is_some_and(|v| pending.iter().any(|p| by_id(p, &v.name))))
             })
             .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty() && n.properties.is_some()))
-            .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty() && property_equality(n)))
+            .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty() && property_equality(n)));
+        // Without a node to look up, a relationship a property index finds is better than any scan.
+        let rel_start = match lookup_start {
+            Some(_) => None,
+            None => self.rel_index_start(el, pending, bound, declared, scope)?,
+        };
+        let start = lookup_start
             .or_else(|| self.rarest(&nodes, |n| !n.labels.is_empty()))
             // Without labels, a node whose properties are given narrows the scan before any expansion (the far
             // end of `(a)-[*]-(b {id: 3})` rather than every path from every node).
             .or_else(|| (0..nodes.len()).find(|&i| nodes[i].properties.is_some() || property_equality(nodes[i])))
             .unwrap_or(0);
 
-        let start_np = nodes[start];
-        let s = node_slots[start];
-        plan = if is_bound(start_np, bound) {
-            self.node_filters(plan, start_np, s, false, None, scope)?
-        } else {
-            self.start_node(plan, start_np, s, pending, bound, declared, scope)?
+        // The first node bound (the relationship's left one when the pattern starts at a relationship), and
+        // the chain positions already walked on each side of it.
+        let (first, walked) = match rel_start {
+            Some(rel_start) => {
+                let at = rel_start.at;
+                plan = self.start_relationship(plan, el, rel_start, &node_slots, &rel_slots, scope, bound)?;
+                rels_here.slots.push(rel_slots[at]);
+                (at, 1)
+            }
+            None => {
+                let start_np = nodes[start];
+                let s = node_slots[start];
+                plan = if is_bound(start_np, bound) {
+                    self.node_filters(plan, start_np, s, false, None, scope)?
+                } else {
+                    self.start_node(plan, start_np, s, pending, bound, declared, scope)?
+                };
+                (start, 0)
+            }
         };
         plan = self.flush(plan, pending, bound, declared, scope)?;
 
         // Rightwards from the start, then leftwards.
-        let steps: Vec<(usize, usize, usize, bool)> = (start..el.chain.len())
+        let steps: Vec<(usize, usize, usize, bool)> = (first + walked..el.chain.len())
             .map(|i| (i, i, i + 1, false))
-            .chain((0..start).rev().map(|i| (i, i + 1, i, true)))
+            .chain((0..first).rev().map(|i| (i, i + 1, i, true)))
             .collect();
         for (ri, from, to, reversed) in steps {
             let rp = &el.chain[ri].0;

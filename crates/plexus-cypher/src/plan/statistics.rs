@@ -2,11 +2,13 @@
 //! to start from (a bound node, an id, a key) starts at the node whose label has the fewest nodes, and a node of
 //! several labels is scanned by its rarest one. The counts are the graph's at planning time; a cached plan is
 //! made again when one of the counts it rested on has moved by more than a factor of two (a graph filled after
-//! its queries were first planned), so a plan never stays tied to the graph it first met.
+//! its queries were first planned), so a plan never stays tied to the graph it first met. Whether a relationship
+//! property index exists is recorded the same way: a pattern that starts at one is planned again once it is
+//! dropped, and one that could have is planned again once it is created.
 
 use std::sync::Arc;
 
-use plexus_storage::{Catalog, GraphState, LabelId, TokenKind};
+use plexus_storage::{Catalog, GraphState, LabelId, PropKeyId, TokenKind, TypeId};
 
 use super::planner::Planner;
 use crate::ast::NodePattern;
@@ -31,12 +33,22 @@ impl<'g> LabelCounts<'g> {
     pub fn of(&self, label: &str) -> u64 {
         self.catalog.lookup(TokenKind::Label, label).map_or(0, |l| self.state.label_count(LabelId(l)))
     }
+
+    /// Whether the relationships of type `ty` have a property index on `key`.
+    pub fn has_rel_index(&self, ty: &str, key: &str) -> bool {
+        match (self.catalog.lookup(TokenKind::Type, ty), self.catalog.lookup(TokenKind::PropKey, key)) {
+            (Some(t), Some(k)) => self.state.has_rel_index(TypeId(t), PropKeyId(k)),
+            _ => false,
+        }
+    }
 }
 
 /// The counts a plan's choices rested on.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PlannedOn {
     counts: Vec<(Arc<str>, u64)>,
+    /// Relationship property indexes asked about, as (type, key, whether it existed).
+    rel_indexes: Vec<(Arc<str>, Arc<str>, bool)>,
     /// A choice was made without counts (a statement compiled before it had a graph to run on, for `EXPLAIN`
     /// or to learn whether it writes): the first run with a graph plans it again.
     blind: bool,
@@ -45,7 +57,7 @@ pub(crate) struct PlannedOn {
 impl PlannedOn {
     /// Whether the plan made a choice that counts decide.
     pub fn consults_counts(&self) -> bool {
-        self.blind || !self.counts.is_empty()
+        self.blind || !self.counts.is_empty() || !self.rel_indexes.is_empty()
     }
 
     /// Whether the plan still suits a graph with `now`'s counts (a plan that consulted none always does).
@@ -56,6 +68,22 @@ impl PlannedOn {
                 let (low, high) = if current < *planned { (current, *planned) } else { (*planned, current) };
                 high <= low.saturating_mul(2).saturating_add(SLACK)
             })
+            && self.rel_indexes.iter().all(|(ty, key, had)| now.has_rel_index(ty, key) == *had)
+    }
+
+    /// Whether the relationships of type `ty` have a property index on `key`, recorded so that a later run can
+    /// tell whether that still holds; false without a graph to ask.
+    pub fn rel_index(&mut self, counts: Option<&LabelCounts>, ty: &str, key: &str) -> bool {
+        let Some(counts) = counts else {
+            self.blind = true;
+            return false;
+        };
+        if let Some((_, _, had)) = self.rel_indexes.iter().find(|(t, k, _)| **t == *ty && **k == *key) {
+            return *had;
+        }
+        let has = counts.has_rel_index(ty, key);
+        self.rel_indexes.push((Arc::from(ty), Arc::from(key), has));
+        has
     }
 
     /// The count of `label` for a choice, recorded so that a later run can tell whether the choice still holds;

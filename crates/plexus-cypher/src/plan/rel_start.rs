@@ -1,0 +1,125 @@
+//! Patterns that start at a relationship: `MATCH (a)-[r:T]->(b) WHERE r.p = $x` (or `[r:T {p: $x}]`, or a range
+//! on `r.p`) begins with the relationships a property index on `T`'s `p` finds, binding both nodes, and expands
+//! outwards from them. Chosen only when no node of the pattern offers a lookup of its own (bound, by id, or a
+//! labelled node with a property to look up), and only when the index exists on the graph planned for: the
+//! plan records that ([`super::statistics::PlannedOn::rel_index`]) and is made again when it changes.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::pattern::{computable, to_dir, Pending};
+use super::planner::{AggMode, Planner, Scope};
+use super::{PlanNode, RelLookup};
+use crate::ast::*;
+use crate::error::Result;
+use crate::token::Token;
+
+/// Where a pattern starts when a relationship index finds its relationship.
+pub(super) struct RelStart {
+    /// The relationship's position in the pattern's chain.
+    pub at: usize,
+    pub key: Arc<str>,
+    pub lookup: RelLookup,
+}
+
+impl Planner<'_> {
+    /// The first relationship of `el` that an existing property index can find, with the lookup to ask it; none
+    /// when no relationship qualifies. Consumes nothing: the predicates stay to filter the candidates.
+    pub(super) fn rel_index_start(
+        &mut self,
+        el: &PatternElement,
+        pending: &[Pending],
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<Option<RelStart>> {
+        for (at, (rp, _)) in el.chain.iter().enumerate() {
+            let plain = rp.length.is_none() && rp.hop.is_none() && rp.type_expr.is_none() && rp.dynamic_type.is_none();
+            let [ty] = rp.types.as_slice() else { continue };
+            if !plain || rp.variable.as_ref().is_some_and(|v| bound.contains(&v.name)) {
+                continue;
+            }
+            let Some((key, lookup)) = self.rel_lookup(rp, pending, bound, declared, scope)? else { continue };
+            if self.planned_on.rel_index(self.counts.as_ref(), &ty.name, &key) {
+                return Ok(Some(RelStart { at, key, lookup }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Starts the pattern `el` at the relationship `start` finds, with the filters of it and its two nodes;
+    /// binds the three.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start_relationship(
+        &mut self,
+        input: PlanNode,
+        el: &PatternElement,
+        start: RelStart,
+        node_slots: &[usize],
+        rel_slots: &[usize],
+        scope: &Scope,
+        bound: &mut HashSet<String>,
+    ) -> Result<PlanNode> {
+        let at = start.at;
+        let rp = &el.chain[at].0;
+        let mut plan = PlanNode::RelIndexSeek {
+            input: Box::new(input),
+            rel: rel_slots[at],
+            left: node_slots[at],
+            right: node_slots[at + 1],
+            dir: to_dir(rp.direction, false),
+            ty: Token::new(rp.types[0].name.as_str()),
+            key: Token::new(start.key),
+            lookup: start.lookup,
+        };
+        if let Some(props) = &rp.properties {
+            plan = self.property_filter(plan, props, rel_slots[at], None, scope)?;
+        }
+        let left = if at == 0 { &el.start } else { &el.chain[at - 1].1 };
+        for (np, slot) in [(left, node_slots[at]), (&el.chain[at].1, node_slots[at + 1])] {
+            plan = self.node_filters(plan, np, slot, false, None, scope)?;
+        }
+        let names = [&rp.variable, &left.variable, &el.chain[at].1.variable];
+        bound.extend(names.into_iter().flatten().map(|v| v.name.clone()));
+        Ok(plan)
+    }
+
+    /// The property and lookup a relationship pattern offers: the first entry of its map, an equality in WHERE,
+    /// or WHERE bounds on one property, whose other side is computable before the pattern.
+    fn rel_lookup(
+        &mut self,
+        rp: &RelPattern,
+        pending: &[Pending],
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<Option<(Arc<str>, RelLookup)>> {
+        if let Some(Expr { kind: ExprKind::Map(entries), .. }) = &rp.properties {
+            if let Some((k, v)) = entries.first().filter(|(_, v)| computable(v, bound, declared)) {
+                let value = self.expr(v, scope, &mut AggMode::Forbidden)?;
+                return Ok(Some((Arc::from(k.name.as_str()), RelLookup::Equal(value))));
+            }
+        }
+        let Some(var) = &rp.variable else { return Ok(None) };
+        fn on_var<'e>(e: &'e Expr, var: &str) -> Option<&'e str> {
+            match &e.kind {
+                ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if n == var) => {
+                    Some(key.name.as_str())
+                }
+                _ => None,
+            }
+        }
+        for p in pending {
+            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
+            for (side, other) in [(a, b), (b, a)] {
+                if let Some(key) = on_var(side, &var.name).filter(|_| computable(other, bound, declared)) {
+                    let value = self.expr(other, scope, &mut AggMode::Forbidden)?;
+                    return Ok(Some((Arc::from(key), RelLookup::Equal(value))));
+                }
+            }
+        }
+        Ok(self
+            .range_lookup(&var.name, pending, bound, declared, scope)?
+            .map(|(key, lower, upper)| (key, RelLookup::Range(lower, upper))))
+    }
+}

@@ -1,0 +1,136 @@
+//! Property indexes on relationships: `CREATE INDEX FOR ()-[r:T]-() ON (r.p)` as Neo4j writes it, listed and
+//! dropped like node indexes, and patterns that start at the relationships it finds, answering exactly what a
+//! scan answers.
+
+use plexus_cypher::{Engine, Params, ResultValue};
+use plexus_storage::Store;
+
+fn run(engine: &Engine, store: &Store, query: &str) -> Vec<Vec<ResultValue>> {
+    engine.execute(store, query, &Params::new()).unwrap_or_else(|e| panic!("{query}: {e}")).rows
+}
+
+fn sorted(mut rows: Vec<Vec<ResultValue>>) -> Vec<String> {
+    let mut out: Vec<String> = rows.drain(..).map(|r| format!("{r:?}")).collect();
+    out.sort();
+    out
+}
+
+fn plan(engine: &Engine, store: &Store, query: &str) -> String {
+    engine.execute(store, &format!("EXPLAIN {query}"), &Params::new()).unwrap().plan.unwrap()
+}
+
+#[test]
+fn created_listed_and_dropped_as_neo4j_does() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    let created = engine.execute(&store, "CREATE INDEX since FOR ()-[r:KNOWS]-() ON (r.since)", &Params::new());
+    assert_eq!(created.unwrap().stats.indexes_added, 1);
+    run(&engine, &store, "CREATE INDEX IF NOT EXISTS FOR ()-[r:KNOWS]->() ON (r.since)");
+    run(&engine, &store, "CREATE RANGE INDEX FOR ()<-[r:LIKES]-() ON (r.weight)");
+    run(&engine, &store, "CREATE INDEX FOR (n:KNOWS) ON (n.since)");
+    let rows = run(
+        &engine,
+        &store,
+        "SHOW INDEXES YIELD name, entityType, labelsOrTypes, properties, createStatement \
+         RETURN name, entityType, labelsOrTypes, properties, createStatement ORDER BY name",
+    );
+    let text: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
+    assert_eq!(rows.len(), 3, "{text:#?}");
+    assert!(text[0].contains("index_KNOWS_since") && text[0].contains("\"NODE\""), "{text:#?}");
+    assert!(text[1].contains("rel_index_LIKES_weight") && text[1].contains("RELATIONSHIP"), "{text:#?}");
+    assert!(text[2].contains("\"since\"") && text[2].contains("FOR ()-[r:`KNOWS`]-() ON (r.`since`)"), "{text:#?}");
+
+    let error = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_err().detail;
+    assert_eq!(error("CREATE INDEX FOR ()-[r:KNOWS]-() ON (r.since)"), "EquivalentSchemaRuleAlreadyExists");
+    assert_eq!(error("CREATE INDEX since FOR ()-[r:OTHER]-() ON (r.x)"), "IndexWithNameAlreadyExists");
+    assert_eq!(error("CREATE INDEX since FOR (n:Person) ON (n.x)"), "IndexWithNameAlreadyExists");
+    let dropped = engine.execute(&store, "DROP INDEX since", &Params::new()).unwrap();
+    assert_eq!(dropped.stats.indexes_removed, 1);
+    run(&engine, &store, "DROP INDEX since IF EXISTS");
+    assert_eq!(error("DROP INDEX since"), "IndexNotFound");
+    run(&engine, &store, "DROP INDEX rel_index_LIKES_weight");
+    assert_eq!(run(&engine, &store, "SHOW INDEXES").len(), 1);
+}
+
+#[test]
+fn patterns_start_at_the_relationships_an_index_finds() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    run(&engine, &store, "UNWIND range(1, 200) AS i CREATE (:P {i: i})-[:KNOWS {since: i % 20}]->(:P {i: -i})");
+    let query = "MATCH (a:P)-[r:KNOWS]->(b) WHERE r.since = 7 RETURN a.i, b.i";
+    assert!(!plan(&engine, &store, query).contains("RelationshipIndex"));
+    let before = sorted(run(&engine, &store, query));
+    assert_eq!(before.len(), 10);
+    run(&engine, &store, "CREATE INDEX FOR ()-[r:KNOWS]-() ON (r.since)");
+    // The cached plan is made again now that the index exists, and again once it is gone.
+    let indexed = plan(&engine, &store, query);
+    assert!(indexed.contains("DirectedRelationshipIndexSeek"), "{indexed}");
+    assert_eq!(sorted(run(&engine, &store, query)), before);
+    let range = "MATCH (a)-[r:KNOWS]-(b) WHERE 3 < r.since <= 5 RETURN a.i, b.i";
+    assert!(plan(&engine, &store, range).contains("UndirectedRelationshipIndexSeekByRange"));
+    assert_eq!(run(&engine, &store, range).len(), 2 * 20);
+    run(&engine, &store, "DROP INDEX rel_index_KNOWS_since");
+    assert!(!plan(&engine, &store, query).contains("RelationshipIndex"));
+    assert_eq!(sorted(run(&engine, &store, query)), before);
+}
+
+/// Every query, on a graph with self-loops, repeated pairs, mixed types and values of one instant in several
+/// zones, answers the same with the index as without it; inside a transaction too, after its own writes.
+#[test]
+fn answers_with_the_index_equal_answers_without_it() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    run(
+        &engine,
+        &store,
+        "UNWIND range(0, 39) AS i CREATE (:N {i: i}) WITH collect(i) AS is \
+         MATCH (a:N), (b:N) WHERE (a.i * 7 + b.i * 3) % 11 = 0 \
+         CREATE (a)-[:T {p: CASE a.i % 6 WHEN 0 THEN 1 WHEN 1 THEN 1.0 WHEN 2 THEN 'x' WHEN 3 THEN null \
+                      WHEN 4 THEN 2.5 ELSE a.i + b.i END, q: b.i}]->(b) \
+         CREATE (b)-[:U {p: 1}]->(a)",
+    );
+    run(
+        &engine,
+        &store,
+        "MATCH (a:N) WHERE a.i < 4 CREATE (a)-[:T {p: a.i}]->(a), \
+         (a)-[:T {p: datetime({epochSeconds: 0, timezone: CASE a.i % 2 WHEN 0 THEN '+01:00' ELSE 'Z' END})}]->(a)",
+    );
+    let queries = [
+        "MATCH (a)-[r:T]->(b) WHERE r.p = 1 RETURN a.i, b.i, r.q",
+        "MATCH (a)-[r:T {p: 1}]-(b) RETURN a.i, b.i",
+        "MATCH (a)<-[r:T {p: 'x'}]-(b) RETURN a.i, b.i",
+        "MATCH (a)-[r:T]->(a) WHERE r.p = 2 RETURN a.i",
+        "MATCH (a)-[r:T]->(b) WHERE r.p >= 2 AND r.p < 9 RETURN a.i, b.i, r.p",
+        "MATCH (a)-[r:T]-(b) WHERE r.p > 'a' RETURN a.i, b.i",
+        "MATCH (a)-[r:T]->(b) WHERE r.p = $nothing RETURN a.i",
+        "MATCH (a)-[r:T]->(b) WHERE r.p = 0.0 / 0.0 RETURN a.i",
+        "MATCH (a)-[r:T]->(b) WHERE r.p = datetime({epochSeconds: 0, timezone: '+01:00'}) RETURN a.i",
+        "MATCH (a)-[r:T]->(b) WHERE r.p < datetime({epochSeconds: 0, timezone: 'Z'}) RETURN a.i",
+        "MATCH (x)-[:U]->(a)-[r:T {p: 1}]->(b)-[s:T]->(c) RETURN x.i, a.i, b.i, c.i, s.p",
+        "MATCH (a)-[r:T {p: 1}]->(b)-[s:T {p: 1}]->(c) RETURN a.i, b.i, c.i",
+        "MATCH (a:N) WHERE a.i < 5 OPTIONAL MATCH (b)-[r:T {p: 1.0}]->(c) WHERE c.i > a.i RETURN a.i, count(c)",
+        "UNWIND [1, 'x', 2.5] AS v MATCH (a)-[r:T]->(b) WHERE r.p = v RETURN v, a.i, b.i",
+    ];
+    let mut params = Params::new();
+    params.insert("nothing".into(), plexus_cypher::Value::Null);
+    let answers = |engine: &Engine| -> Vec<Vec<String>> {
+        queries
+            .iter()
+            .map(|q| sorted(engine.execute(&store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows))
+            .collect()
+    };
+    let without = answers(&engine);
+    assert!(without.iter().filter(|rows| !rows.is_empty()).count() >= 10, "{without:?}");
+    run(&engine, &store, "CREATE INDEX FOR ()-[r:T]-() ON (r.p)");
+    for q in &queries[..6] {
+        assert!(plan(&engine, &store, q).contains("RelationshipIndexSeek"), "{q}");
+    }
+    assert_eq!(answers(&engine), without);
+
+    // A transaction's own writes are in the index it reads.
+    let mut tx = store.write();
+    let q = "MATCH (a)-[r:T]->(b) WHERE r.p = 'fresh' RETURN count(*)";
+    engine.execute_in(&mut tx, "MATCH (a:N {i: 1}), (b:N {i: 2}) CREATE (a)-[:T {p: 'fresh'}]->(b)", &params).unwrap();
+    assert_eq!(engine.execute_in(&mut tx, q, &params).unwrap().rows, vec![vec![ResultValue::Int(1)]]);
+    engine.execute_in(&mut tx, "MATCH ()-[r:T {p: 'fresh'}]->() SET r.p = 'stale'", &params).unwrap();
+    assert_eq!(engine.execute_in(&mut tx, q, &params).unwrap().rows, vec![vec![ResultValue::Int(0)]]);
+    tx.commit().unwrap();
+    assert!(store.read().check().is_empty());
+}
