@@ -89,6 +89,20 @@ fn a_key_written_twice_in_a_pattern() {
     assert!(db.run("MATCH (n:Person {name: 'Ann', name: 'Bob'}) RETURN n").is_empty());
 }
 
+/// A MERGE pattern's properties may read an element before them in the same pattern, whether MERGE matches or
+/// creates it: `b`'s `v` is `a`'s (Neo4j 5.26 answers `[1, 1, 2]` and creates one path).
+#[test]
+fn merge_properties_read_earlier_elements_of_the_pattern() {
+    let db = Db::new();
+    let q = "MERGE (a:X {v: 1})-[r:T {w: a.v + 1}]->(b:Y {v: a.v}) RETURN a.v, b.v, r.w";
+    let one_path = vec![vec![ResultValue::Int(1), ResultValue::Int(1), ResultValue::Int(2)]];
+    assert_eq!(db.run(q), one_path);
+    assert_eq!(db.run(q), one_path, "matched the second time");
+    assert_eq!(db.run("MATCH p = (:X)-[:T]->(:Y) RETURN count(p)"), vec![vec![ResultValue::Int(1)]]);
+    let path = db.run("MERGE p = (a:Z {v: 3})-[:T]->(b:Z {v: a.v * 2}) RETURN length(p), b.v");
+    assert_eq!(path, vec![vec![ResultValue::Int(1), ResultValue::Int(6)]]);
+}
+
 #[test]
 fn counters_count_what_changed() {
     let db = Db::new();

@@ -6,7 +6,7 @@ use crate::plan::PropKey;
 
 impl Planner<'_> {
     pub(super) fn create(&mut self, input: PlanNode, patterns: &[PatternPart], scope: &mut Scope) -> Result<PlanNode> {
-        let (nodes, rels, paths) = self.creation(patterns, scope, false)?;
+        let (nodes, rels, paths) = self.creation(patterns, scope, None)?;
         let mut plan = PlanNode::Create { input: Box::new(input), nodes, rels, streams: false };
         if !paths.is_empty() {
             plan = PlanNode::Project { input: Box::new(plan), items: paths };
@@ -15,13 +15,22 @@ impl Planner<'_> {
     }
 
     /// What CREATE (or the creating half of MERGE) makes of patterns: nodes, relationships, path projections.
+    /// When merging, `merging` is the scope of the matching half: what the pattern creates goes into the slots
+    /// the match binds, so that MERGE's later clauses and the pattern's own properties (`(b {v: a.v})`) read
+    /// one slot whichever half ran.
     #[allow(clippy::type_complexity)]
     pub(crate) fn creation(
         &mut self,
         patterns: &[PatternPart],
         scope: &mut Scope,
-        merging: bool,
+        merging: Option<&Scope>,
     ) -> Result<(Vec<CreateNode>, Vec<CreateRel>, Vec<(CExpr, usize)>)> {
+        // The slot of a new element: the matching half's for a named one when merging, else a fresh one.
+        let slot_for = |p: &mut Self, v: &Option<Ident>| match merging.zip(v.as_ref()).and_then(|(m, v)| m.get(&v.name))
+        {
+            Some(var) => var.slot,
+            None => p.slot(),
+        };
         let mut nodes = Vec::new();
         let mut rels = Vec::new();
         let mut paths = Vec::new();
@@ -79,7 +88,7 @@ impl Planner<'_> {
                         return Ok(slot);
                     }
                 }
-                let slot = p.slot();
+                let slot = slot_for(p, &np.variable);
                 if let Some(v) = &np.variable {
                     scope.add(&v.name, slot, VarKind::Node);
                     created_here.insert(v.name.clone());
@@ -127,7 +136,7 @@ impl Planner<'_> {
                 let (from, to) = match rp.direction {
                     RelDirection::Out => (prev, next),
                     RelDirection::In => (next, prev),
-                    RelDirection::Both if merging => (prev, next),
+                    RelDirection::Both if merging.is_some() => (prev, next),
                     RelDirection::Both => {
                         return Err(self.error(
                             rp.span,
@@ -138,7 +147,7 @@ impl Planner<'_> {
                         ))
                     }
                 };
-                let slot = self.slot();
+                let slot = slot_for(self, &rp.variable);
                 if let Some(v) = &rp.variable {
                     self.check_new(scope, v)?;
                     scope.add(&v.name, slot, VarKind::Rel);
@@ -156,7 +165,7 @@ impl Planner<'_> {
             }
             if let Some(p) = &part.variable {
                 self.check_new(scope, p)?;
-                let slot = self.slot();
+                let slot = slot_for(self, &part.variable);
                 scope.add(&p.name, slot, VarKind::Path);
                 paths.push((CExpr::PathOf { nodes: node_slots, rels: rel_slots }, slot));
             }
@@ -178,33 +187,8 @@ impl Planner<'_> {
         let matcher =
             self.match_patterns(PlanNode::Start, std::slice::from_ref(pattern), None, &mut match_scope, true)?;
         let mut create_scope = scope.clone();
-        let (mut nodes, mut rels, mut paths) = self.creation(std::slice::from_ref(pattern), &mut create_scope, true)?;
-        let mut remap = std::collections::HashMap::new();
-        for v in &create_scope.vars {
-            if let Some(m) = match_scope.get(&v.name) {
-                remap.insert(v.slot, m.slot);
-            }
-        }
-        let map = |s: &mut usize| {
-            if let Some(t) = remap.get(s) {
-                *s = *t;
-            }
-        };
-        for n in nodes.iter_mut() {
-            map(&mut n.slot);
-        }
-        for r in rels.iter_mut() {
-            map(&mut r.slot);
-            map(&mut r.from);
-            map(&mut r.to);
-        }
-        for (path, slot) in paths.iter_mut() {
-            map(slot);
-            if let CExpr::PathOf { nodes, rels } = path {
-                nodes.iter_mut().for_each(map);
-                rels.iter_mut().for_each(map);
-            }
-        }
+        let (nodes, rels, paths) =
+            self.creation(std::slice::from_ref(pattern), &mut create_scope, Some(&match_scope))?;
         *scope = match_scope;
         let on_create = on_create.iter().map(|i| self.set_item(i, scope)).collect::<Result<Vec<_>>>()?;
         let on_match = on_match.iter().map(|i| self.set_item(i, scope)).collect::<Result<Vec<_>>>()?;
