@@ -190,6 +190,27 @@ fn a_failing_row_is_reported_at_pull() {
     assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
 }
 
+/// A profiled plan goes out as `profile` (rows and times), an explained one as `plan`, whatever comments or
+/// `CYPHER` options come first.
+#[test]
+fn profile_is_told_from_the_plan_not_from_the_first_word() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    for (query, key) in [
+        ("PROFILE RETURN 1 AS x", "profile"),
+        ("// first\nPROFILE RETURN 1 AS x", "profile"),
+        ("/* c */ CYPHER 5 PROFILE RETURN 1 AS x", "profile"),
+        ("CYPHER runtime=slotted PROFILE RETURN 1 AS x", "profile"),
+        ("// PROFILE\nEXPLAIN RETURN 1 AS x", "plan"),
+    ] {
+        success(&run(&mut c, query, map([]), map([])));
+        let (_, summary) = pull(&mut c);
+        let meta = success(&summary);
+        let other = if key == "plan" { "profile" } else { "plan" };
+        assert!(meta.get(key).is_some() && meta.get(other).is_none(), "{query}: {meta:?}");
+    }
+}
+
 #[test]
 fn the_query_type_follows_the_plan_not_what_the_statement_did() {
     let s = TestServer::open();

@@ -524,7 +524,8 @@ impl Session {
         if in_tx {
             metadata.push(("qid".to_string(), Ps::Int(qid)));
         }
-        let profile = result.plan.is_some() && query.trim_start().to_ascii_uppercase().starts_with("PROFILE");
+        // Only a profiled plan has figures (whatever comments or `CYPHER` options come before the PROFILE).
+        let profile = result.plan_tree.as_ref().is_some_and(|tree| tree.rows.is_some());
         let notification_filter = match &self.tx {
             Some(open) if in_tx => open.notification_filter.clone(),
             _ => super::notifications::Filter::from_extra(&self.notification_filter, extra),
