@@ -145,6 +145,10 @@ impl Catalog {
                 known(TokenKind::Type, ty.0)?;
                 known(TokenKind::PropKey, key.0)
             }
+            Op::CreateCompositeIndex { label, keys, .. } | Op::DropCompositeIndex { label, keys } => {
+                known(TokenKind::Label, label.0)?;
+                keys.iter().try_for_each(|k| known(TokenKind::PropKey, k.0))
+            }
         }
     }
 

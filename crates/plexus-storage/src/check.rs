@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
 use crate::ids::{Direction, LabelId, NodeId, RelId};
-use crate::index::IndexKey;
+use crate::index::{CompositeIndex, IndexKey};
 
 /// Returns every inconsistency found (empty when the state is sound); stops after `limit` findings.
 pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
@@ -142,6 +142,31 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
         });
         if holders != index.len() {
             push(format!("{name} has {} entries for {holders} relationships", index.len()));
+        }
+    }
+    for index in state.composites.iter() {
+        let name = format!("composite index ({}, {:?})", index.label.0, index.keys);
+        let key_of = |n: NodeId| CompositeIndex::key_of(index.keys.iter().map(|&k| state.node_prop(n, k)));
+        let _ = index.entries.visit::<()>(|entry| {
+            let node = NodeId(entry.1);
+            let held = key_of(node).filter(|_| state.node_has_label(node, index.label));
+            if held.as_ref() != Some(&entry.0) {
+                push(format!("{name} lists {node} under {:?}, which does not match {held:?}", entry.0));
+            }
+            ControlFlow::Continue(())
+        });
+        let mut holders = 0;
+        let _ = state.visit_label::<()>(index.label, |n| {
+            if let Some(k) = key_of(n) {
+                holders += 1;
+                if !index.entries.contains(&(k, n.0)) {
+                    push(format!("{n} holds every key of {name} but is not in it"));
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if holders != index.len() {
+            push(format!("{name} has {} entries for {holders} nodes", index.len()));
         }
     }
     problems

@@ -12,8 +12,9 @@
 //!    unique key or index has a name, so that an image without names is still read by builds from before names
 //!    were kept; without it every unique key and index reads back unnamed);
 //! 7. the relationship property indexes as `(type, key, name or "")` (optional: written only when there are
-//!    some, after a names section that may then be empty; a build from before them refuses such an image as
-//!    having trailing bytes rather than opening it without them).
+//!    some or section 8 follows, after a names section that may then be empty; a build from before them refuses
+//!    such an image as having trailing bytes rather than opening it without them);
+//! 8. the composite indexes as `(label, keys, name or "")` (optional, in the same way).
 //!
 //! Every segment restarts its deltas from zero, so segments (ranges of leaves) are encoded, and compressed, in
 //! parallel. Keeping relationship properties apart lets the relationship section be written from adjacency alone,
@@ -267,7 +268,8 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
                 indexes.into_iter().filter_map(|(l, k)| state.index_name(l, k).map(|name| (NAMED_INDEX, l, k, name)));
             let names: Vec<_> = keys.chain(index_names).collect();
             let rel_indexes = state.rel_indexes();
-            if !names.is_empty() || !rel_indexes.is_empty() {
+            let composites = state.composite_indexes();
+            if !names.is_empty() || !rel_indexes.is_empty() || !composites.is_empty() {
                 put_varint(buf, names.len() as u64);
                 for (kind, l, k, name) in names {
                     put_u8(buf, kind);
@@ -276,12 +278,23 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
                     put_str(buf, &name);
                 }
             }
-            if !rel_indexes.is_empty() {
+            if !rel_indexes.is_empty() || !composites.is_empty() {
                 put_varint(buf, rel_indexes.len() as u64);
                 for (ty, k) in rel_indexes {
                     put_varint(buf, ty.0 as u64);
                     put_varint(buf, k.0 as u64);
                     put_str(buf, state.rel_index_name(ty, k).as_deref().unwrap_or(""));
+                }
+            }
+            if !composites.is_empty() {
+                put_varint(buf, composites.len() as u64);
+                for (label, keys) in composites {
+                    put_varint(buf, label.0 as u64);
+                    put_varint(buf, keys.len() as u64);
+                    for k in &keys {
+                        put_varint(buf, k.0 as u64);
+                    }
+                    put_str(buf, state.composite_index_name(label, &keys).as_deref().unwrap_or(""));
                 }
             }
         }
@@ -346,7 +359,7 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
         let rest = decode_after_nodes(&mut r, catalog, label_tokens, segmented, &keys);
         (node_side.join().expect("node builder thread"), rest)
     });
-    let (rels, indexes, key_names, index_names, rel_indexes) = rest?;
+    let (rels, indexes, key_names, index_names, (rel_indexes, composites)) = rest?;
     drop(body);
     let built_nodes = built_nodes.map_err(|e| DecodeError(e.to_string()))?;
     let built = match rels {
@@ -368,17 +381,21 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
         let op = crate::ops::Op::CreateRelIndex { ty, key, name };
         state.apply(&op).map_err(|e| DecodeError(e.to_string()))?;
     }
+    for (label, keys, name) in composites {
+        let op = crate::ops::Op::CreateCompositeIndex { label, keys, name };
+        state.apply(&op).map_err(|e| DecodeError(e.to_string()))?;
+    }
     Ok(state)
 }
 
 /// What an image holds after its nodes: relationships, indexes, the names of unique keys and indexes, and the
-/// relationship property indexes with their names.
+/// relationship property indexes and composite indexes with their names.
 type AfterNodes = (
     Rels,
     Vec<(LabelId, PropKeyId)>,
     Vec<((LabelId, PropKeyId), String)>,
     Vec<((LabelId, PropKeyId), String)>,
-    Vec<(TypeId, PropKeyId, Option<String>)>,
+    (Vec<(TypeId, PropKeyId, Option<String>)>, Vec<(LabelId, Vec<PropKeyId>, Option<String>)>),
 );
 
 /// Decodes an image's sections after the nodes, up to its end.
@@ -447,10 +464,26 @@ fn decode_after_nodes(
             rel_indexes.push((TypeId(ty), PropKeyId(key), name));
         }
     }
+    let mut composites = Vec::new();
+    if !r.is_empty() {
+        let prop_keys = catalog.names(TokenKind::PropKey).len();
+        let n = r.count(4)?;
+        for _ in 0..n {
+            let label = r.u32v()?;
+            let keys: Vec<u32> = (0..r.count(1)?).map(|_| r.u32v()).collect::<DecodeResult<_>>()?;
+            if label as usize >= label_tokens || keys.iter().any(|&k| k as usize >= prop_keys) {
+                return Err(DecodeError(format!(
+                    "composite index ({label}, {keys:?}) names a token not in the catalog"
+                )));
+            }
+            let name = Some(r.str()?.to_string()).filter(|n| !n.is_empty());
+            composites.push((LabelId(label), keys.into_iter().map(PropKeyId).collect(), name));
+        }
+    }
     if !r.is_empty() {
         return Err(DecodeError(format!("{} trailing bytes after the graph", r.remaining())));
     }
-    Ok((rels, indexes, key_names, index_names, rel_indexes))
+    Ok((rels, indexes, key_names, index_names, (rel_indexes, composites)))
 }
 
 /// The number of segments of a section (format 2), or one implicit segment (format 1).

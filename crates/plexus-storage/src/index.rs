@@ -3,7 +3,8 @@
 //! An index on `(label, key)` is a persistent B+tree ([`PSet`]) of `(IndexKey, node id)` entries, so a snapshot
 //! copies it in O(1) and a transaction's private copy shares every node it does not change. A relationship
 //! property index ([`RelPropertyIndex`]) is the same tree over `(IndexKey, relationship id)` for the
-//! relationships of one type. [`IndexKey`] is a value
+//! relationships of one type, and a composite index ([`CompositeIndex`]) files nodes under the list of several
+//! properties' keys. [`IndexKey`] is a value
 //! projected onto the order Cypher's predicates need:
 //!
 //! * values of different types are kept apart in *families* (booleans, numbers, strings, bytes, each temporal
@@ -345,6 +346,45 @@ impl RelPropertyIndex {
 
     pub(crate) fn remove(&mut self, value: &Value, id: RelId) {
         remove(&mut self.entries, value, id.0);
+    }
+}
+
+/// A composite index on several properties of the nodes of one label: a node holding every one of them is
+/// filed under the list of their keys, in the index's order of properties, so an equality on all of them is one
+/// seek (`[1, 'a']` finds `[1.0, 'a']`, as `=` does).
+#[derive(Clone)]
+pub struct CompositeIndex {
+    pub label: LabelId,
+    /// Two or more distinct keys.
+    pub keys: Vec<PropKeyId>,
+    pub entries: PSet<IndexEntry>,
+    /// The name its creator gave, if any.
+    pub name: Option<Arc<str>>,
+}
+
+impl CompositeIndex {
+    /// The entry key of values in the index's order of properties; none when one is null (not indexed).
+    pub fn key_of<'v>(values: impl IntoIterator<Item = Option<&'v Value>>) -> Option<IndexKey> {
+        let keys: Option<Vec<IndexKey>> = values.into_iter().map(|v| v.and_then(IndexKey::from_value)).collect();
+        Some(IndexKey::List(Arc::from(keys?)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Calls `f` with every node whose values equal `values` (in the index's order) under Cypher's `=`, by id.
+    pub fn visit_eq<B>(&self, values: &[Value], mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
+        let Some(key) = Self::key_of(values.iter().map(Some)) else { return ControlFlow::Continue(()) };
+        if !key.can_equal() {
+            return ControlFlow::Continue(());
+        }
+        let start = (key, 0);
+        walk(&self.entries, Bound::Included(&start), |k| *k != start.0, |id| f(NodeId(id)))
     }
 }
 

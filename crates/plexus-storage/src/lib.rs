@@ -53,7 +53,7 @@ pub use error::{Result, StorageError};
 pub use graph::{GraphState, RelEntry, RelRecord};
 pub use ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 pub use idvec::IdSlice;
-pub use index::{IndexKey, PropertyIndex, RelPropertyIndex};
+pub use index::{CompositeIndex, IndexKey, PropertyIndex, RelPropertyIndex};
 pub use records::PropMap;
 pub use recovery::RecoveryReport;
 pub use store::{Backup, Durability, Identity, Options, Store};

@@ -98,6 +98,17 @@ pub enum Op {
         ty: TypeId,
         key: PropKeyId,
     },
+    /// Creates an index on two or more properties of the nodes of `label`, in the order given, over the nodes
+    /// that exist when it applies; `name` is the one its creator gave, if any.
+    CreateCompositeIndex {
+        label: LabelId,
+        keys: Vec<PropKeyId>,
+        name: Option<String>,
+    },
+    DropCompositeIndex {
+        label: LabelId,
+        keys: Vec<PropKeyId>,
+    },
 }
 
 const OP_TOKEN: u8 = 1;
@@ -122,6 +133,22 @@ const OP_CREATE_NAMED_INDEX: u8 = 16;
 const OP_CREATE_REL_INDEX: u8 = 17;
 const OP_CREATE_NAMED_REL_INDEX: u8 = 18;
 const OP_DROP_REL_INDEX: u8 = 19;
+/// Composite indexes, named or not.
+const OP_CREATE_COMPOSITE_INDEX: u8 = 20;
+const OP_CREATE_NAMED_COMPOSITE_INDEX: u8 = 21;
+const OP_DROP_COMPOSITE_INDEX: u8 = 22;
+
+fn put_keys(buf: &mut Vec<u8>, keys: &[PropKeyId]) {
+    put_varint(buf, keys.len() as u64);
+    for k in keys {
+        put_varint(buf, k.0 as u64);
+    }
+}
+
+fn read_keys(r: &mut Reader) -> DecodeResult<Vec<PropKeyId>> {
+    let n = r.count(1)?;
+    (0..n).map(|_| Ok(PropKeyId(r.u32v()?))).collect()
+}
 
 fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
     put_varint(buf, props.len() as u64);
@@ -229,6 +256,19 @@ impl Op {
                 put_varint(buf, ty.0 as u64);
                 put_varint(buf, key.0 as u64);
             }
+            Op::CreateCompositeIndex { label, keys, name } => {
+                put_u8(buf, if name.is_some() { OP_CREATE_NAMED_COMPOSITE_INDEX } else { OP_CREATE_COMPOSITE_INDEX });
+                put_varint(buf, label.0 as u64);
+                put_keys(buf, keys);
+                if let Some(name) = name {
+                    put_str(buf, name);
+                }
+            }
+            Op::DropCompositeIndex { label, keys } => {
+                put_u8(buf, OP_DROP_COMPOSITE_INDEX);
+                put_varint(buf, label.0 as u64);
+                put_keys(buf, keys);
+            }
         }
     }
 
@@ -289,6 +329,12 @@ impl Op {
                 Op::CreateRelIndex { ty, key, name }
             }
             OP_DROP_REL_INDEX => Op::DropRelIndex { ty: TypeId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_CREATE_COMPOSITE_INDEX | OP_CREATE_NAMED_COMPOSITE_INDEX => {
+                let (label, keys) = (LabelId(r.u32v()?), read_keys(r)?);
+                let name = if tag == OP_CREATE_NAMED_COMPOSITE_INDEX { Some(r.str()?.to_string()) } else { None };
+                Op::CreateCompositeIndex { label, keys, name }
+            }
+            OP_DROP_COMPOSITE_INDEX => Op::DropCompositeIndex { label: LabelId(r.u32v()?), keys: read_keys(r)? },
             other => return Err(DecodeError(format!("unknown operation tag {other}"))),
         })
     }
@@ -353,6 +399,13 @@ mod tests {
             Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: None },
             Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: Some("since".into()) },
             Op::DropRelIndex { ty: TypeId(2), key: PropKeyId(1) },
+            Op::CreateCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(0)], name: None },
+            Op::CreateCompositeIndex {
+                label: LabelId(1),
+                keys: vec![PropKeyId(2), PropKeyId(3)],
+                name: Some("c".into()),
+            },
+            Op::DropCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(0)] },
         ];
         let mut buf = Vec::new();
         encode_commit(&mut buf, 42, &ops);
@@ -383,6 +436,11 @@ mod tests {
         Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: Some("r".into()) }.encode(&mut buf);
         Op::DropRelIndex { ty: TypeId(1), key: PropKeyId(2) }.encode(&mut buf);
         assert_eq!(buf, [17, 1, 2, 18, 1, 2, 1, b'r', 19, 1, 2]);
+        buf.clear();
+        Op::CreateCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(3)], name: None }
+            .encode(&mut buf);
+        Op::DropCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(3)] }.encode(&mut buf);
+        assert_eq!(buf, [20, 1, 2, 2, 3, 22, 1, 2, 2, 3]);
     }
 
     #[test]

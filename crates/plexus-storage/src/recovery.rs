@@ -188,7 +188,9 @@ fn max_ids(op: &Op, next_node: &mut u64, next_rel: &mut u64) {
         | Op::CreateIndex { .. }
         | Op::DropIndex { .. }
         | Op::CreateRelIndex { .. }
-        | Op::DropRelIndex { .. } => {}
+        | Op::DropRelIndex { .. }
+        | Op::CreateCompositeIndex { .. }
+        | Op::DropCompositeIndex { .. } => {}
     }
 }
 

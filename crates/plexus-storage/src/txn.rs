@@ -643,6 +643,22 @@ impl WriteTxn {
         Ok(())
     }
 
+    /// Creates an index on the properties `keys` (two or more, distinct, in that order) of the nodes of `label`,
+    /// named `name` if given, answering an equality on all of them; fails if it exists or the name is taken.
+    /// Conflicts as [`WriteTxn::create_index`] does.
+    pub fn create_composite_index(&mut self, label: LabelId, keys: &[PropKeyId], name: Option<&str>) -> Result<()> {
+        self.record(Op::CreateCompositeIndex { label, keys: keys.to_vec(), name: name.map(str::to_owned) })?;
+        self.writes.push(WriteKey::Index(hash_of((label, keys))));
+        Ok(())
+    }
+
+    /// Drops the composite index on `keys` of `label`; fails if there is none.
+    pub fn drop_composite_index(&mut self, label: LabelId, keys: &[PropKeyId]) -> Result<()> {
+        self.record(Op::DropCompositeIndex { label, keys: keys.to_vec() })?;
+        self.writes.push(WriteKey::Index(hash_of((label, keys))));
+        Ok(())
+    }
+
     /// Deletes the node with `label` whose unique key is `value`; returns whether it existed.
     pub fn delete_node_by_key(&mut self, label: LabelId, value: &Value, detach: bool) -> Result<bool> {
         self.settle();
@@ -684,6 +700,8 @@ impl WriteTxn {
                     | Op::DropIndex { .. }
                     | Op::CreateRelIndex { .. }
                     | Op::DropRelIndex { .. }
+                    | Op::CreateCompositeIndex { .. }
+                    | Op::DropCompositeIndex { .. }
             )
         })
     }

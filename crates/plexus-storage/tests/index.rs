@@ -27,18 +27,65 @@ fn value_strategy() -> impl Strategy<Value = Value> {
 
 #[derive(Clone, Debug)]
 enum Step {
-    CreateNode { labels: Vec<u32>, props: Vec<(u32, Value)> },
-    SetProp { node: usize, key: u32, value: Value },
-    AddLabel { node: usize, label: u32 },
-    RemoveLabel { node: usize, label: u32 },
-    DeleteNode { node: usize },
-    CreateIndex { label: u32, key: u32 },
-    DropIndex { label: u32, key: u32 },
-    CreateRel { from: usize, to: usize, ty: u32, props: Vec<(u32, Value)> },
-    SetRelProp { rel: usize, key: u32, value: Value },
-    DeleteRel { rel: usize },
-    CreateRelIndex { ty: u32, key: u32 },
-    DropRelIndex { ty: u32, key: u32 },
+    CreateNode {
+        labels: Vec<u32>,
+        props: Vec<(u32, Value)>,
+    },
+    SetProp {
+        node: usize,
+        key: u32,
+        value: Value,
+    },
+    AddLabel {
+        node: usize,
+        label: u32,
+    },
+    RemoveLabel {
+        node: usize,
+        label: u32,
+    },
+    DeleteNode {
+        node: usize,
+    },
+    CreateIndex {
+        label: u32,
+        key: u32,
+    },
+    DropIndex {
+        label: u32,
+        key: u32,
+    },
+    CreateRel {
+        from: usize,
+        to: usize,
+        ty: u32,
+        props: Vec<(u32, Value)>,
+    },
+    SetRelProp {
+        rel: usize,
+        key: u32,
+        value: Value,
+    },
+    DeleteRel {
+        rel: usize,
+    },
+    CreateRelIndex {
+        ty: u32,
+        key: u32,
+    },
+    DropRelIndex {
+        ty: u32,
+        key: u32,
+    },
+    /// On keys 0 and 1, or 1 and 0 when `reversed`.
+    CreateComposite {
+        label: u32,
+        reversed: bool,
+    },
+    DropComposite {
+        label: u32,
+        reversed: bool,
+    },
     Commit,
     Abort,
 }
@@ -59,6 +106,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<usize>().prop_map(|rel| Step::DeleteRel { rel }),
         1 => (0..TYPES, 0..KEYS).prop_map(|(ty, key)| Step::CreateRelIndex { ty, key }),
         1 => (0..TYPES, 0..KEYS).prop_map(|(ty, key)| Step::DropRelIndex { ty, key }),
+        1 => (0..LABELS, any::<bool>()).prop_map(|(label, reversed)| Step::CreateComposite { label, reversed }),
+        1 => (0..LABELS, any::<bool>()).prop_map(|(label, reversed)| Step::DropComposite { label, reversed }),
         1 => Just(Step::Commit),
         1 => Just(Step::Abort),
     ]
@@ -71,6 +120,16 @@ struct Model {
     /// Relationships: their ends, type and properties.
     rels: BTreeMap<u64, (u64, u64, u32, BTreeMap<u32, Value>)>,
     rel_indexes: BTreeSet<(u32, u32)>,
+    /// Composite indexes on keys 0 and 1 (`false`) or 1 and 0 (`true`).
+    composites: BTreeSet<(u32, bool)>,
+}
+
+fn composite_keys(reversed: bool) -> Vec<PropKeyId> {
+    if reversed {
+        vec![PropKeyId(1), PropKeyId(0)]
+    } else {
+        vec![PropKeyId(0), PropKeyId(1)]
+    }
 }
 
 /// Cypher's `=` on the values the test uses.
@@ -160,6 +219,29 @@ fn assert_indexes(g: &GraphState, model: &Model, salt: usize) -> Result<(), Test
         let range =
             |lo: Bound<&Value>, hi: Bound<&Value>| g.rel_index_range(t, k, lo, hi).iter().map(|r| r.0).collect();
         assert_one_index(&entries, seek, range, salt, ("type", ty, key))?;
+    }
+    let got: BTreeSet<(u32, bool)> =
+        g.composite_indexes().iter().map(|(l, keys)| (l.0, keys[0] == PropKeyId(1))).collect();
+    prop_assert_eq!(&got, &model.composites);
+    let probes = probes();
+    for &(label, reversed) in &model.composites {
+        let keys = composite_keys(reversed);
+        for (i, a) in probes.iter().enumerate() {
+            for b in probes.iter().skip((i + salt) % 3).step_by(3) {
+                let want: Vec<NodeId> = model
+                    .nodes
+                    .iter()
+                    .filter(|(_, (labels, props))| {
+                        labels.contains(&label)
+                            && props.get(&keys[0].0).is_some_and(|v| cypher_eq(v, a))
+                            && props.get(&keys[1].0).is_some_and(|v| cypher_eq(v, b))
+                    })
+                    .map(|(&id, _)| NodeId(id))
+                    .collect();
+                let got = g.composite_seek(LabelId(label), &keys, &[a.clone(), b.clone()]);
+                prop_assert_eq!(got, want, "composite seek ({:?}, {:?}) on {} {:?}", a, b, label, keys);
+            }
+        }
     }
     let problems = g.check();
     prop_assert!(problems.is_empty(), "{:?}", problems);
@@ -298,6 +380,14 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
             Step::DropRelIndex { ty, key } => {
                 let result = t.drop_rel_index(TypeId(ty), PropKeyId(key));
                 prop_assert_eq!(result.is_ok(), working.rel_indexes.remove(&(ty, key)), "{:?}", result);
+            }
+            Step::CreateComposite { label, reversed } => {
+                let result = t.create_composite_index(LabelId(label), &composite_keys(reversed), None);
+                prop_assert_eq!(result.is_ok(), working.composites.insert((label, reversed)), "{:?}", result);
+            }
+            Step::DropComposite { label, reversed } => {
+                let result = t.drop_composite_index(LabelId(label), &composite_keys(reversed));
+                prop_assert_eq!(result.is_ok(), working.composites.remove(&(label, reversed)), "{:?}", result);
             }
             Step::CreateIndex { label, key } => {
                 let result = t.create_index(LabelId(label), PropKeyId(key));
@@ -474,6 +564,55 @@ fn relationship_indexes_survive_the_log_and_checkpoints_with_their_names() {
     tx.commit().unwrap();
     assert!(store.read().rel_index_seek(other, since, &Value::Int(2001)).is_empty());
     assert!(store.read().check().is_empty());
+}
+
+#[test]
+fn composite_indexes_survive_the_log_and_checkpoints_with_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options { checkpoint_after_bytes: 0, ..Options::default() };
+    let (person, keys) = {
+        let (store, _) = Store::open_with(dir.path(), options.clone()).unwrap();
+        let mut tx = store.write();
+        let (person, first, last) = (tx.label("Person"), tx.prop_key("first"), tx.prop_key("last"));
+        let names = [("Ada", "Lovelace"), ("Ada", "Byron"), ("Alan", "Turing")];
+        for (f, l) in names {
+            tx.create_node(&[person], vec![(first, Value::from(f)), (last, Value::from(l))]).unwrap();
+        }
+        tx.create_node(&[person], vec![(first, Value::from("Ada"))]).unwrap();
+        tx.commit().unwrap();
+        let mut tx = store.write();
+        let keys = vec![first, last];
+        assert!(tx.create_composite_index(person, &[first], None).is_err(), "one key is not composite");
+        assert!(tx.create_composite_index(person, &[first, first], None).is_err(), "repeated key");
+        tx.create_composite_index(person, &keys, Some("full_name")).unwrap();
+        tx.commit().unwrap();
+        (person, keys)
+    };
+    let expect = |store: &Store, found: usize| {
+        let s = store.read();
+        assert_eq!(s.composite_indexes(), vec![(person, keys.clone())]);
+        assert_eq!(s.composite_index_name(person, &keys).as_deref(), Some("full_name"));
+        let ada = [Value::from("Ada"), Value::from("Lovelace")];
+        assert_eq!(s.composite_seek(person, &keys, &ada).len(), found);
+        assert!(s.check().is_empty(), "{:?}", s.check());
+    };
+    {
+        let (store, _) = Store::open_with(dir.path(), options.clone()).unwrap();
+        expect(&store, 1);
+        store.checkpoint().unwrap();
+    }
+    {
+        let (store, report) = Store::open_with(dir.path(), options.clone()).unwrap();
+        assert!(report.checkpoint_version.is_some());
+        expect(&store, 1);
+        // The fourth Ada gains a last name: now in the index.
+        let mut tx = store.write();
+        tx.set_node_prop(NodeId(3), keys[1], Value::from("Lovelace")).unwrap();
+        tx.commit().unwrap();
+        expect(&store, 2);
+    }
+    let (store, _) = Store::open_with(dir.path(), options).unwrap();
+    expect(&store, 2);
 }
 
 #[test]

@@ -14,13 +14,14 @@ use crate::error::{Result, StorageError};
 use crate::flat::FlatAdjacency;
 use crate::ids::{Direction, LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::idvec::{without_neighbour, IdSlice};
-use crate::index::{PropertyIndex, RelPropertyIndex};
+use crate::index::{CompositeIndex, IndexKey, PropertyIndex, RelPropertyIndex};
 use crate::ops::Op;
 use crate::pvec::PVec;
 use crate::records::{props_get, props_set, BitLeaf, Labels, NodeLeaf, PropMap, RelLeaf, BITS_PER_LEAF};
 use crate::value::Value;
 use crate::{LEAF_BITS, LEAF_SIZE};
 
+mod composite;
 mod read;
 mod write;
 
@@ -86,6 +87,8 @@ pub struct GraphState {
     pub(crate) indexes: Arc<Vec<PropertyIndex>>,
     /// Property indexes on relationships of one type.
     pub(crate) rel_indexes: Arc<Vec<RelPropertyIndex>>,
+    /// Indexes on several properties of the nodes of one label.
+    pub(crate) composites: Arc<Vec<CompositeIndex>>,
     /// Node leaves changed since the last seal.
     pub(crate) dirty: Vec<u64>,
     /// The flat adjacency of a bulk-loaded graph, shared by its snapshots ([`crate::flat`]).

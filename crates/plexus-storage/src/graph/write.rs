@@ -36,6 +36,10 @@ impl GraphState {
                 Ok(())
             }
             Op::CreateRelIndex { ty, key, name } => self.create_rel_index(*ty, *key, name.as_deref()),
+            Op::CreateCompositeIndex { label, keys, name } => {
+                self.create_composite_index(*label, keys, name.as_deref())
+            }
+            Op::DropCompositeIndex { label, keys } => self.drop_composite_index(*label, keys),
             Op::DropRelIndex { ty, key } => {
                 if !self.has_rel_index(*ty, *key) {
                     return Err(StorageError::ConstraintViolation(format!(
@@ -50,13 +54,14 @@ impl GraphState {
     }
 
     /// Refuses a name some index or unique key already has: names identify them to whoever drops them.
-    fn check_name_free(&self, name: Option<&str>) -> Result<()> {
+    pub(super) fn check_name_free(&self, name: Option<&str>) -> Result<()> {
         let Some(name) = name else { return Ok(()) };
         let taken = self
             .indexes
             .iter()
             .filter_map(|i| i.name.as_deref())
             .chain(self.rel_indexes.iter().filter_map(|i| i.name.as_deref()))
+            .chain(self.composites.iter().filter_map(|i| i.name.as_deref()))
             .chain(self.unique.iter().filter_map(|u| u.name.as_deref()));
         if taken.into_iter().any(|n| n == name) {
             return Err(StorageError::ConstraintViolation(format!(
@@ -310,6 +315,8 @@ impl GraphState {
         for &l in &label_set {
             self.set_label_bit(l, id, true);
         }
+        // The composite indexes read the node once it is whole.
+        let composite_labels = (!self.composites.is_empty()).then(|| label_set.clone());
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
         leaf.live |= 1 << slot;
@@ -321,6 +328,10 @@ impl GraphState {
             *leaf.props_mut(slot) = props.clone();
         }
         self.node_count += 1;
+        if let Some(labels) = composite_labels {
+            let after = self.composite_entries(id, &labels, None);
+            self.update_composites(id, Vec::new(), after);
+        }
         Ok(())
     }
 
@@ -375,6 +386,7 @@ impl GraphState {
             self.check_unique(id, &labels, key, &value)?;
         }
         let old = self.node_prop(id, key).cloned();
+        let before = self.composite_entries(id, &labels, Some(key));
         self.index_key(id, &labels, key, old.as_ref(), false);
         self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
         if let Some(old) = &old {
@@ -384,6 +396,8 @@ impl GraphState {
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
         props_set(leaf.props_mut(slot), key, value);
+        let after = self.composite_entries(id, &labels, Some(key));
+        self.update_composites(id, before, after);
         Ok(())
     }
 
@@ -407,6 +421,8 @@ impl GraphState {
         let set = leaf.labels_mut(slot);
         let pos = set.binary_search(&label).unwrap_or_else(|p| p);
         set.insert(pos, label);
+        let after = self.composite_entries(id, &[label], None);
+        self.update_composites(id, Vec::new(), after);
         Ok(())
     }
 
@@ -421,6 +437,8 @@ impl GraphState {
             self.index_key(id, &[label], *k, Some(v), false);
             self.update_indexes(id, &[label], *k, v, false);
         }
+        let before = self.composite_entries(id, &[label], None);
+        self.update_composites(id, before, Vec::new());
         self.set_label_bit(label, id, false);
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
@@ -441,6 +459,8 @@ impl GraphState {
             self.index_key(id, &labels, *k, Some(v), false);
             self.update_indexes(id, &labels, *k, v, false);
         }
+        let before = self.composite_entries(id, &labels, None);
+        self.update_composites(id, before, Vec::new());
         for &l in &labels {
             self.set_label_bit(l, id, false);
         }

@@ -1,0 +1,117 @@
+//! Composite indexes on a [`GraphState`] ([`CompositeIndex`]): created over a label's nodes, kept current by
+//! every node write that changes a property they cover or a label, and read by an equality on all their
+//! properties.
+
+use super::*;
+
+impl GraphState {
+    /// The composite indexes, as `(label, keys)`, in creation order.
+    pub fn composite_indexes(&self) -> Vec<(LabelId, Vec<PropKeyId>)> {
+        self.composites.iter().map(|i| (i.label, i.keys.clone())).collect()
+    }
+
+    /// The composite index on exactly `keys` (in that order) of `label`'s nodes.
+    pub fn composite_index(&self, label: LabelId, keys: &[PropKeyId]) -> Option<&CompositeIndex> {
+        self.composites.iter().find(|i| i.label == label && i.keys == keys)
+    }
+
+    pub fn composite_index_name(&self, label: LabelId, keys: &[PropKeyId]) -> Option<Arc<str>> {
+        self.composite_index(label, keys).and_then(|i| i.name.clone())
+    }
+
+    /// The nodes of `label` whose properties `keys` equal `values` one for one under Cypher's `=`, by id; empty
+    /// without such an index.
+    pub fn composite_seek(&self, label: LabelId, keys: &[PropKeyId], values: &[Value]) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        if let Some(index) = self.composite_index(label, keys) {
+            let _ = index.visit_eq::<()>(values, |n| {
+                out.push(n);
+                ControlFlow::Continue(())
+            });
+        }
+        out
+    }
+
+    pub(super) fn create_composite_index(
+        &mut self,
+        label: LabelId,
+        keys: &[PropKeyId],
+        name: Option<&str>,
+    ) -> Result<()> {
+        let distinct = keys.iter().collect::<std::collections::BTreeSet<_>>().len() == keys.len();
+        if keys.len() < 2 || !distinct {
+            return Err(StorageError::InvalidValue(format!(
+                "a composite index covers two or more distinct properties, not {keys:?}"
+            )));
+        }
+        if self.composite_index(label, keys).is_some() {
+            return Err(StorageError::ConstraintViolation(format!(
+                "an index on label {} and keys {keys:?} already exists",
+                label.0
+            )));
+        }
+        self.check_name_free(name)?;
+        let mut entries = Vec::new();
+        let _ = self.visit_label::<()>(label, |n| {
+            if let Some(k) = CompositeIndex::key_of(keys.iter().map(|&k| self.node_prop(n, k))) {
+                entries.push((k, n.0));
+            }
+            ControlFlow::Continue(())
+        });
+        entries.sort_unstable();
+        let entries = crate::pset::PSet::from_sorted(entries);
+        let index = CompositeIndex { label, keys: keys.to_vec(), entries, name: name.map(Arc::from) };
+        Arc::make_mut(&mut self.composites).push(index);
+        Ok(())
+    }
+
+    pub(super) fn drop_composite_index(&mut self, label: LabelId, keys: &[PropKeyId]) -> Result<()> {
+        if self.composite_index(label, keys).is_none() {
+            return Err(StorageError::ConstraintViolation(format!(
+                "there is no index on label {} and keys {keys:?}",
+                label.0
+            )));
+        }
+        Arc::make_mut(&mut self.composites).retain(|i| !(i.label == label && i.keys == keys));
+        Ok(())
+    }
+
+    /// The entries node `id` has (or would have, as it stands now) in the composite indexes of `labels` that
+    /// cover `key` (any key when `None`), by index position. Empty at once when there are no composite indexes.
+    pub(super) fn composite_entries(
+        &self,
+        id: NodeId,
+        labels: &[LabelId],
+        key: Option<PropKeyId>,
+    ) -> Vec<(usize, IndexKey)> {
+        if self.composites.is_empty() {
+            return Vec::new();
+        }
+        let covers = |i: &CompositeIndex| labels.contains(&i.label) && key.is_none_or(|k| i.keys.contains(&k));
+        self.composites
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| covers(i))
+            .filter_map(|(at, i)| Some((at, CompositeIndex::key_of(i.keys.iter().map(|&k| self.node_prop(id, k)))?)))
+            .collect()
+    }
+
+    /// Replaces node `id`'s entries `before` by `after` (both from [`Self::composite_entries`]).
+    pub(super) fn update_composites(
+        &mut self,
+        id: NodeId,
+        before: Vec<(usize, IndexKey)>,
+        after: Vec<(usize, IndexKey)>,
+    ) {
+        if before == after {
+            return;
+        }
+        let composites = Arc::make_mut(&mut self.composites);
+        for (at, key) in before {
+            composites[at].entries.remove(&(key, id.0));
+        }
+        for (at, key) in after {
+            composites[at].entries.insert((key, id.0));
+        }
+    }
+}
