@@ -565,8 +565,8 @@ pub enum SchemaCommand {
         label: String,
         /// `FOR ()-[r:TYPE]-()`: an index on the relationships of a type.
         relationships: bool,
-        /// One property: the parser refuses composite indexes.
-        property: String,
+        /// One property, or several for a composite index (nodes only).
+        properties: Vec<String>,
         if_not_exists: bool,
         /// `TEXT` or `POINT` when the statement asked for that kind, which a range index stands in for.
         asked: Option<&'static str>,

@@ -280,6 +280,8 @@ pub(crate) enum SchemaKind {
     Constraint,
     /// An index on a property of the relationships of one type.
     RelIndex,
+    /// An index on several properties of the nodes of one label.
+    CompositeIndex,
 }
 
 /// An index or uniqueness constraint, with the name it is known by.
@@ -287,7 +289,10 @@ pub(crate) struct SchemaObject {
     pub kind: SchemaKind,
     /// The id of its label, or of its relationship type for a [`SchemaKind::RelIndex`].
     pub token: u32,
+    /// Its (first) property.
     pub key: PropKeyId,
+    /// A composite index's further properties.
+    pub more: Vec<PropKeyId>,
     pub name: String,
 }
 
@@ -317,13 +322,22 @@ impl SchemaObject {
         let kind = if self.kind == SchemaKind::RelIndex { TokenKind::Type } else { TokenKind::Label };
         (token_name(catalog, kind, self.token), token_name(catalog, TokenKind::PropKey, self.key.0))
     }
+
+    /// The names of all its properties, in order.
+    pub fn property_names(&self, catalog: &Catalog) -> Vec<Arc<str>> {
+        std::iter::once(self.key)
+            .chain(self.more.iter().copied())
+            .map(|k| token_name(catalog, TokenKind::PropKey, k.0))
+            .collect()
+    }
 }
 
 /// Every uniqueness constraint, then every index in creation order, each under the name its creator gave or
 /// else one derived from what it covers.
 pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObject> {
-    let object = |kind, token: u32, key: PropKeyId, given: Option<Arc<str>>| {
-        let mut o = SchemaObject { kind, token, key, name: String::new() };
+    let object = |kind, token: u32, keys: &[PropKeyId], given: Option<Arc<str>>| {
+        let (key, more) = (keys[0], keys[1..].to_vec());
+        let mut o = SchemaObject { kind, token, key, more, name: String::new() };
         o.name = match given {
             Some(n) => n.to_string(),
             None => {
@@ -332,17 +346,22 @@ pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObj
                     SchemaKind::Constraint => constraint_name(&l, &k),
                     SchemaKind::Index => index_name(&l, &k),
                     SchemaKind::RelIndex => rel_index_name(&l, &k),
+                    SchemaKind::CompositeIndex => index_name(&l, &o.property_names(catalog).join("_")),
                 }
             }
         };
         o
     };
     let constraints =
-        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l.0, k, g.unique_key_name(l, k)));
-    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l.0, k, g.index_name(l, k)));
+        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l.0, &[k], g.unique_key_name(l, k)));
+    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l.0, &[k], g.index_name(l, k)));
     let rel_indexes =
-        g.rel_indexes().into_iter().map(|(t, k)| object(SchemaKind::RelIndex, t.0, k, g.rel_index_name(t, k)));
-    constraints.chain(indexes).chain(rel_indexes).collect()
+        g.rel_indexes().into_iter().map(|(t, k)| object(SchemaKind::RelIndex, t.0, &[k], g.rel_index_name(t, k)));
+    let composites = g.composite_indexes().into_iter().map(|(l, keys)| {
+        let name = g.composite_index_name(l, &keys);
+        object(SchemaKind::CompositeIndex, l.0, &keys, name)
+    });
+    constraints.chain(indexes).chain(rel_indexes).chain(composites).collect()
 }
 
 /// `` `name` `` as Cypher quotes a name in a statement.
@@ -365,9 +384,11 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
     let mut rows = Vec::with_capacity(objects.len());
     for (n, o) in objects.iter().enumerate() {
         let (label, key) = o.names(catalog);
+        let properties = o.property_names(catalog);
         let create = match o.kind {
-            SchemaKind::Index => {
-                format!("CREATE RANGE INDEX {} FOR (n:{}) ON (n.{})", quoted(&o.name), quoted(&label), quoted(&key))
+            SchemaKind::Index | SchemaKind::CompositeIndex => {
+                let on: Vec<String> = properties.iter().map(|p| format!("n.{}", quoted(p))).collect();
+                format!("CREATE RANGE INDEX {} FOR (n:{}) ON ({})", quoted(&o.name), quoted(&label), on.join(", "))
             }
             SchemaKind::RelIndex => {
                 format!(
@@ -380,7 +401,7 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
             SchemaKind::Constraint => constraint_statement(&o.name, &label, &key),
         };
         let owner = match o.kind {
-            SchemaKind::Index | SchemaKind::RelIndex => Value::Null,
+            SchemaKind::Index | SchemaKind::RelIndex | SchemaKind::CompositeIndex => Value::Null,
             SchemaKind::Constraint => Value::string(o.name.as_str()),
         };
         let entity = if o.kind == SchemaKind::RelIndex { "RELATIONSHIP" } else { "NODE" };
@@ -392,7 +413,7 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
             Value::string("RANGE"),
             Value::string(entity),
             Value::list(vec![Value::String(label)]),
-            Value::list(vec![Value::String(key)]),
+            Value::list(properties.into_iter().map(Value::String).collect()),
             Value::string("range-1.0"),
             owner,
             Value::Null,

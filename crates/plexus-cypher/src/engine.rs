@@ -555,11 +555,11 @@ fn schema_plan(cmd: &SchemaCommand, profiled: Option<std::time::Duration>) -> (S
 fn schema_operator(cmd: &SchemaCommand) -> String {
     let named = |name: &Option<String>| name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
     match cmd {
-        SchemaCommand::CreateIndex { name, label, property, relationships: false, .. } => {
-            format!("CreateIndex(RANGE INDEX{} FOR (:{label}) ON ({property}))", named(name))
+        SchemaCommand::CreateIndex { name, label, properties, relationships: false, .. } => {
+            format!("CreateIndex(RANGE INDEX{} FOR (:{label}) ON ({}))", named(name), properties.join(", "))
         }
-        SchemaCommand::CreateIndex { name, label, property, relationships: true, .. } => {
-            format!("CreateIndex(RANGE INDEX{} FOR ()-[:{label}]-() ON ({property}))", named(name))
+        SchemaCommand::CreateIndex { name, label, properties, relationships: true, .. } => {
+            format!("CreateIndex(RANGE INDEX{} FOR ()-[:{label}]-() ON ({}))", named(name), properties.join(", "))
         }
         SchemaCommand::DropIndex { name, label, properties, .. } => match label {
             Some(label) => format!("DropIndex(INDEX ON :{label}({}))", properties.join(", ")),
@@ -849,32 +849,35 @@ fn schema_objects(tx: &WriteTxn) -> Vec<SchemaObject> {
     crate::builtin::schema_objects(tx, tx.catalog())
 }
 
-/// Which object of `kind` a DROP names: by label and property, or by name.
+/// Which object of `kind` a DROP names: by label and properties (in order), or by name.
 fn schema_target(
     tx: &WriteTxn,
     kind: SchemaKind,
     name: Option<&str>,
     label: Option<&str>,
-    key: Option<&str>,
+    properties: &[String],
 ) -> Option<SchemaObject> {
-    // A DROP INDEX by name finds an index on relationships as well.
-    let of_kind = |o: &SchemaObject| o.kind == kind || (kind == SchemaKind::Index && o.kind == SchemaKind::RelIndex);
-    schema_objects(tx).into_iter().filter(|o| of_kind(o) && (label.is_none() || o.kind != SchemaKind::RelIndex)).find(
-        |o| match (label, key, name) {
-            (Some(label), Some(key), _) => {
-                let (l, k) = o.names(tx.catalog());
-                *l == *label && *k == *key
-            }
-            (_, _, Some(name)) => o.name == name,
-            _ => false,
-        },
-    )
+    // A DROP INDEX finds indexes of every kind by name, and node indexes (single or composite) by label.
+    let of_kind = |o: &SchemaObject| match kind {
+        SchemaKind::Index => o.kind != SchemaKind::Constraint && (label.is_none() || o.kind != SchemaKind::RelIndex),
+        _ => o.kind == kind,
+    };
+    schema_objects(tx).into_iter().filter(of_kind).find(|o| match (label, name) {
+        (Some(label), _) => {
+            let names = o.property_names(tx.catalog());
+            *o.names(tx.catalog()).0 == *label && names.iter().map(|n| &**n).eq(properties.iter().map(String::as_str))
+        }
+        (None, Some(name)) => o.name == name,
+        (None, None) => false,
+    })
 }
 
 /// The error for a CREATE whose name another index or constraint already has.
-fn name_taken(holder: &SchemaObject) -> CypherError {
+pub(crate) fn name_taken(holder: &SchemaObject) -> CypherError {
     let (code, what) = match holder.kind {
-        SchemaKind::Index | SchemaKind::RelIndex => ("IndexWithNameAlreadyExists", "an index"),
+        SchemaKind::Index | SchemaKind::RelIndex | SchemaKind::CompositeIndex => {
+            ("IndexWithNameAlreadyExists", "an index")
+        }
         SchemaKind::Constraint => ("ConstraintWithNameAlreadyExists", "a constraint"),
     };
     CypherError::new(
@@ -946,8 +949,8 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             }
         }
         SchemaCommand::DropConstraint { name, label, property, if_exists } => {
-            let found =
-                schema_target(tx, SchemaKind::Constraint, name.as_deref(), label.as_deref(), property.as_deref());
+            let properties: Vec<String> = property.iter().cloned().collect();
+            let found = schema_target(tx, SchemaKind::Constraint, name.as_deref(), label.as_deref(), &properties);
             match found {
                 Some(o) => {
                     tx.drop_unique_key(LabelId(o.token), o.key)?;
@@ -964,10 +967,11 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
             }
         }
-        SchemaCommand::CreateIndex { name: given, label, property, if_not_exists, asked, relationships: true } => {
+        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked, relationships: true } => {
             if let Some(kind) = asked {
                 result.notifications.push(crate::notices::range_index_instead(kind));
             }
+            let property = &properties[0];
             let (t, k) = (tx.rel_type(label), tx.prop_key(property));
             let name = given.clone().unwrap_or_else(|| rel_index_name(label, property));
             let objects = schema_objects(tx);
@@ -992,10 +996,21 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 stats.indexes_added = 1;
             }
         }
-        SchemaCommand::CreateIndex { name: given, label, property, if_not_exists, asked, relationships: false } => {
+        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked, relationships: false }
+            if properties.len() > 1 =>
+        {
             if let Some(kind) = asked {
                 result.notifications.push(crate::notices::range_index_instead(kind));
             }
+            if crate::composite_schema::create(tx, given.as_deref(), label, properties, *if_not_exists)? {
+                stats.indexes_added = 1;
+            }
+        }
+        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked, relationships: false } => {
+            if let Some(kind) = asked {
+                result.notifications.push(crate::notices::range_index_instead(kind));
+            }
+            let property = &properties[0];
             let (l, k) = (tx.label(label), tx.prop_key(property));
             let name = given.clone().unwrap_or_else(|| index_name(label, property));
             let objects = schema_objects(tx);
@@ -1031,12 +1046,14 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             }
         }
         SchemaCommand::DropIndex { name, label, properties, if_exists } => {
-            let key = if properties.len() == 1 { Some(properties[0].as_str()) } else { None };
-            let target = schema_target(tx, SchemaKind::Index, name.as_deref(), label.as_deref(), key);
+            let target = schema_target(tx, SchemaKind::Index, name.as_deref(), label.as_deref(), properties);
             match target {
                 Some(o) => {
                     if o.kind == SchemaKind::RelIndex {
                         tx.drop_rel_index(TypeId(o.token), o.key)?;
+                    } else if o.kind == SchemaKind::CompositeIndex {
+                        let keys: Vec<_> = std::iter::once(o.key).chain(o.more).collect();
+                        tx.drop_composite_index(LabelId(o.token), &keys)?;
                     } else {
                         tx.drop_index(LabelId(o.token), o.key)?;
                     }

@@ -10,6 +10,7 @@ pub mod arith;
 pub mod ast;
 pub mod builtin;
 pub mod compare;
+mod composite_schema;
 mod cursor;
 mod engine;
 pub mod error;

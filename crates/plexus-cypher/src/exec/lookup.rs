@@ -35,6 +35,45 @@ impl RowExpander for NodeById<'_> {
     }
 }
 
+/// The nodes of a label whose properties equal the values given one for one, through their composite index
+/// (planned only when it existed; should it be gone, every node of the label). Candidates: the equalities stay
+/// as filters above, which also settle what the index keys alike (zoned times of one instant).
+pub(crate) struct CompositeSeek<'p> {
+    pub slot: usize,
+    pub label: &'p Token,
+    pub keys: &'p [Token],
+    pub values: &'p [CExpr],
+}
+
+impl RowExpander for CompositeSeek<'_> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        let Some(l) = ctx.label_token(self.label) else { return Ok(false) };
+        let Some(keys) = self.keys.iter().map(|k| ctx.prop_token(k)).collect::<Option<Vec<PropKeyId>>>() else {
+            return Ok(false);
+        };
+        let mut wanted = Vec::with_capacity(self.values.len());
+        for v in self.values {
+            // A null equals nothing, and a value that cannot be stored is held by no node.
+            match v.eval(row, ctx)?.to_lookup() {
+                Ok(stored) if !stored.is_null() => wanted.push(stored),
+                _ => return Ok(false),
+            }
+        }
+        let g = ctx.g();
+        if g.composite_index(l, &keys).is_some() {
+            push(row, self.slot, g.composite_seek(l, &keys, &wanted), out);
+        } else {
+            let mut all = Vec::new();
+            let _ = g.visit_label::<()>(l, |n| {
+                all.push(n);
+                std::ops::ControlFlow::Continue(())
+            });
+            push(row, self.slot, all, out);
+        }
+        Ok(false)
+    }
+}
+
 /// How a lookup finds its nodes, decided on first use (and told by EXPLAIN).
 pub(crate) enum Access {
     UniqueKey(LabelId, PropKeyId),

@@ -297,6 +297,10 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::NodeById { input, slot, id } => {
             boxed(plan, FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))
         }
+        P::CompositeSeek { input, slot, label, keys, values } => {
+            let seek = lookup::CompositeSeek { slot: *slot, label, keys, values };
+            boxed(plan, FlatMap::new(source(input, arg), seek))
+        }
         P::RelIndexSeek { input, rel, left, right, dir, ty, key, lookup } => {
             let seek = rel_lookup::RelIndexSeek { rel: *rel, left: *left, right: *right, dir: *dir, ty, key, lookup };
             boxed(plan, FlatMap::new(source(input, arg), seek))

@@ -111,20 +111,10 @@ impl Parser<'_> {
             self.expect(&Tok::Colon, "':'")?;
             let label = self.ident("a label")?.name;
             let at = self.span();
-            let mut properties = self.property_name_list()?;
-            if properties.len() > 1 {
-                return Err(self.one_property_per_index(at));
-            }
-            let property = properties.remove(0);
-            let relationships = false;
-            return Ok(SchemaCommand::CreateIndex {
-                name: None,
-                label,
-                relationships,
-                property,
-                if_not_exists: false,
-                asked,
-            });
+            let properties = self.property_name_list()?;
+            self.check_composite(&properties, false, at)?;
+            let (name, relationships, if_not_exists) = (None, false, false);
+            return Ok(SchemaCommand::CreateIndex { name, label, relationships, properties, if_not_exists, asked });
         }
         let name = self.schema_name()?;
         let if_not_exists = self.if_not_exists()?;
@@ -133,13 +123,36 @@ impl Parser<'_> {
         let (var, label) = if relationships { self.schema_relationship()? } else { self.schema_node()? };
         self.expect_kw("ON")?;
         self.expect(&Tok::LParen, "'('")?;
-        let property = self.schema_property(&var)?;
-        if self.at(&Tok::Comma) {
-            return Err(self.one_property_per_index(self.span()));
+        let at = self.span();
+        let mut properties = vec![self.schema_property(&var)?];
+        while self.eat(&Tok::Comma) {
+            properties.push(self.schema_property(&var)?);
         }
+        self.check_composite(&properties, relationships, at)?;
         self.expect(&Tok::RParen, "')'")?;
         self.schema_options()?;
-        Ok(SchemaCommand::CreateIndex { name, label, relationships, property, if_not_exists, asked })
+        Ok(SchemaCommand::CreateIndex { name, label, relationships, properties, if_not_exists, asked })
+    }
+
+    /// Several properties make a composite index, of distinct properties of nodes.
+    fn check_composite(&self, properties: &[String], relationships: bool, at: crate::lexer::Span) -> Result<()> {
+        if properties.len() < 2 {
+            return Ok(());
+        }
+        let why = if relationships {
+            "composite indexes cover node properties; index each relationship property on its own"
+        } else if (1..properties.len()).any(|i| properties[..i].contains(&properties[i])) {
+            "a composite index names each property once"
+        } else {
+            return Ok(());
+        };
+        Err(crate::error::CypherError::new(
+            crate::error::ErrorKind::SemanticError,
+            crate::error::Phase::CompileTime,
+            "UnsupportedIndex",
+            why,
+        )
+        .at(crate::error::Position::locate(self.text, at.start)))
     }
 
     /// `()-[r:TYPE]-()`, in either direction or none, returning the variable and type.
@@ -160,18 +173,6 @@ impl Parser<'_> {
         self.expect(&Tok::LParen, "'('")?;
         self.expect(&Tok::RParen, "')'")?;
         Ok((var, ty))
-    }
-
-    /// Composite indexes are not supported: a semantic error (as for other unsupported index kinds) at the
-    /// property list.
-    fn one_property_per_index(&self, at: crate::lexer::Span) -> crate::error::CypherError {
-        crate::error::CypherError::new(
-            crate::error::ErrorKind::SemanticError,
-            crate::error::Phase::CompileTime,
-            "UnsupportedIndex",
-            "indexes cover one property; create one index per property",
-        )
-        .at(crate::error::Position::locate(self.text, at.start))
     }
 
     fn property_name_list(&mut self) -> Result<Vec<String>> {

@@ -42,6 +42,12 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
         P::KeyLookup { label, key, slot, any_of, .. } => lookup_line(ctx, label, key, true, *any_of, *slot),
         P::IndexRange { label, key, slot, .. } => lookup_line(ctx, label, key, false, false, *slot),
         P::NodeById { slot, .. } => format!("NodeByIdSeek -> #{slot}"),
+        P::CompositeSeek { slot, label, keys, .. } => {
+            format!(
+                "NodeIndexSeek(:{label}({})) -> #{slot}",
+                keys.iter().map(|k| k.as_ref()).collect::<Vec<_>>().join(", ")
+            )
+        }
         P::RelIndexSeek { rel, left, right, dir, ty, key, lookup, .. } => {
             let which = if *dir == plexus_storage::Direction::Both { "Undirected" } else { "Directed" };
             let how = if matches!(lookup, super::RelLookup::Equal(_)) { "Seek" } else { "SeekByRange" };

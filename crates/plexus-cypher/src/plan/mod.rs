@@ -7,11 +7,11 @@
 pub(crate) mod compile;
 pub(crate) mod explain;
 pub(crate) mod fuse;
+mod index_start;
 pub(crate) mod operand_types;
 pub(crate) mod pattern;
 pub(crate) mod planner;
 pub(crate) mod quantified;
-mod rel_start;
 pub(crate) mod shortest;
 pub(crate) mod statistics;
 
@@ -257,6 +257,15 @@ pub(crate) enum PlanNode {
         slot: usize,
         id: CExpr,
     },
+    /// Nodes of `label` whose properties `keys` equal `values` one for one, through the composite index on
+    /// them (a label scan should it be gone when the operator runs). Candidates: the equalities stay as filters.
+    CompositeSeek {
+        input: Box<PlanNode>,
+        slot: usize,
+        label: Token,
+        keys: Vec<Token>,
+        values: Vec<CExpr>,
+    },
     /// Relationships of type `ty` found through the property index on `key`, bound with their nodes: `left` and
     /// `right` are the pattern's nodes before and after it, `dir` its direction as written
     /// ([`crate::exec::rel_lookup`]). Candidates: the predicate on the property stays as a filter above.
@@ -499,6 +508,7 @@ macro_rules! with_input {
             | KeyLookup { input: $input, .. }
             | NodeById { input: $input, .. }
             | RelIndexSeek { input: $input, .. }
+            | CompositeSeek { input: $input, .. }
             | IndexRange { input: $input, .. }
             | Expand { input: $input, .. }
             | VarExpand { input: $input, .. }

@@ -457,8 +457,16 @@ impl Planner<'_> {
             Some(v) => self.id_lookup(&v.name, pending, bound, declared, scope)?,
             None => None,
         };
+        let composite = match id_seek {
+            Some(_) => None,
+            None => self.composite_lookup(start_np, pending, bound, declared, scope)?,
+        };
         if let Some(id) = id_seek {
             plan = PlanNode::NodeById { input: Box::new(plan), slot: s, id };
+            plan = self.node_filters(plan, start_np, s, false, None, scope)?;
+        } else if let Some((label, keys, values)) = composite {
+            let (label, keys) = (Token::new(label), keys.into_iter().map(Token::new).collect());
+            plan = PlanNode::CompositeSeek { input: Box::new(plan), slot: s, label, keys, values };
             plan = self.node_filters(plan, start_np, s, false, None, scope)?;
         } else {
             match self.key_lookup(start_np, pending, bound, declared, scope)? {

@@ -4,7 +4,8 @@
 //! made again when one of the counts it rested on has moved by more than a factor of two (a graph filled after
 //! its queries were first planned), so a plan never stays tied to the graph it first met. Whether a relationship
 //! property index exists is recorded the same way: a pattern that starts at one is planned again once it is
-//! dropped, and one that could have is planned again once it is created.
+//! dropped, and one that could have is planned again once it is created; so are the composite indexes of a
+//! label whose node a pattern looks up.
 
 use std::sync::Arc;
 
@@ -12,6 +13,9 @@ use plexus_storage::{Catalog, GraphState, LabelId, PropKeyId, TokenKind, TypeId}
 
 use super::planner::Planner;
 use crate::ast::NodePattern;
+
+/// The property names of one composite index, in its order.
+pub(crate) type KeyNames = Vec<Arc<str>>;
 
 /// Counts are compared loosely: beyond this slack, a change of more than twice is a reason to plan again (a few
 /// nodes more or less never are).
@@ -34,6 +38,18 @@ impl<'g> LabelCounts<'g> {
         self.catalog.lookup(TokenKind::Label, label).map_or(0, |l| self.state.label_count(LabelId(l)))
     }
 
+    /// The properties of each composite index on `label`'s nodes, in creation order.
+    pub fn composites_of(&self, label: &str) -> Vec<KeyNames> {
+        let Some(l) = self.catalog.lookup(TokenKind::Label, label) else { return Vec::new() };
+        let name = |k: &PropKeyId| self.catalog.name(TokenKind::PropKey, k.0).unwrap_or_default();
+        self.state
+            .composite_indexes()
+            .into_iter()
+            .filter(|(of, _)| of.0 == l)
+            .map(|(_, keys)| keys.iter().map(name).collect())
+            .collect()
+    }
+
     /// Whether the relationships of type `ty` have a property index on `key`.
     pub fn has_rel_index(&self, ty: &str, key: &str) -> bool {
         match (self.catalog.lookup(TokenKind::Type, ty), self.catalog.lookup(TokenKind::PropKey, key)) {
@@ -49,6 +65,8 @@ pub(crate) struct PlannedOn {
     counts: Vec<(Arc<str>, u64)>,
     /// Relationship property indexes asked about, as (type, key, whether it existed).
     rel_indexes: Vec<(Arc<str>, Arc<str>, bool)>,
+    /// The composite indexes of the labels asked about, as (label, each index's properties).
+    composites: Vec<(Arc<str>, Vec<KeyNames>)>,
     /// A choice was made without counts (a statement compiled before it had a graph to run on, for `EXPLAIN`
     /// or to learn whether it writes): the first run with a graph plans it again.
     blind: bool,
@@ -57,7 +75,7 @@ pub(crate) struct PlannedOn {
 impl PlannedOn {
     /// Whether the plan made a choice that counts decide.
     pub fn consults_counts(&self) -> bool {
-        self.blind || !self.counts.is_empty() || !self.rel_indexes.is_empty()
+        self.blind || !self.counts.is_empty() || !self.rel_indexes.is_empty() || !self.composites.is_empty()
     }
 
     /// Whether the plan still suits a graph with `now`'s counts (a plan that consulted none always does).
@@ -69,6 +87,22 @@ impl PlannedOn {
                 high <= low.saturating_mul(2).saturating_add(SLACK)
             })
             && self.rel_indexes.iter().all(|(ty, key, had)| now.has_rel_index(ty, key) == *had)
+            && self.composites.iter().all(|(label, had)| now.composites_of(label) == *had)
+    }
+
+    /// The properties of each composite index on `label`'s nodes, recorded as [`PlannedOn::rel_index`] records
+    /// its answer; none without a graph to ask.
+    pub fn composites(&mut self, counts: Option<&LabelCounts>, label: &str) -> Vec<KeyNames> {
+        let Some(counts) = counts else {
+            self.blind = true;
+            return Vec::new();
+        };
+        if let Some((_, had)) = self.composites.iter().find(|(l, _)| **l == *label) {
+            return had.clone();
+        }
+        let now = counts.composites_of(label);
+        self.composites.push((Arc::from(label), now.clone()));
+        now
     }
 
     /// Whether the relationships of type `ty` have a property index on `key`, recorded so that a later run can

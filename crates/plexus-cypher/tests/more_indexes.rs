@@ -1,6 +1,7 @@
-//! Property indexes on relationships: `CREATE INDEX FOR ()-[r:T]-() ON (r.p)` as Neo4j writes it, listed and
-//! dropped like node indexes, and patterns that start at the relationships it finds, answering exactly what a
-//! scan answers.
+//! Indexes beyond one property of a label's nodes: on a relationship property (`CREATE INDEX FOR ()-[r:T]-() ON
+//! (r.p)`) and on several node properties (`CREATE INDEX FOR (n:L) ON (n.a, n.b)`), as Neo4j writes them, listed
+//! and dropped like node indexes, and the patterns that start at what they find, answering exactly what a scan
+//! answers.
 
 use plexus_cypher::{Engine, Params, ResultValue};
 use plexus_storage::Store;
@@ -130,6 +131,76 @@ fn answers_with_the_index_equal_answers_without_it() {
     engine.execute_in(&mut tx, "MATCH (a:N {i: 1}), (b:N {i: 2}) CREATE (a)-[:T {p: 'fresh'}]->(b)", &params).unwrap();
     assert_eq!(engine.execute_in(&mut tx, q, &params).unwrap().rows, vec![vec![ResultValue::Int(1)]]);
     engine.execute_in(&mut tx, "MATCH ()-[r:T {p: 'fresh'}]->() SET r.p = 'stale'", &params).unwrap();
+    assert_eq!(engine.execute_in(&mut tx, q, &params).unwrap().rows, vec![vec![ResultValue::Int(0)]]);
+    tx.commit().unwrap();
+    assert!(store.read().check().is_empty());
+}
+
+#[test]
+fn composite_indexes_are_created_listed_and_dropped_as_neo4j_does() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    let created = engine.execute(&store, "CREATE INDEX full FOR (p:Person) ON (p.first, p.last)", &Params::new());
+    assert_eq!(created.unwrap().stats.indexes_added, 1);
+    run(&engine, &store, "CREATE INDEX IF NOT EXISTS FOR (p:Person) ON (p.first, p.last)");
+    run(&engine, &store, "CREATE INDEX ON :Person(last, first)");
+    let rows = run(
+        &engine,
+        &store,
+        "SHOW INDEXES YIELD name, properties, createStatement RETURN name, properties, createStatement ORDER BY name",
+    );
+    let text: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
+    assert_eq!(rows.len(), 2, "{text:#?}");
+    assert!(text[0].contains("\"full\"") && text[0].contains("ON (n.`first`, n.`last`)"), "{text:#?}");
+    assert!(text[1].contains("index_Person_last_first"), "{text:#?}");
+    let error = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_err().detail;
+    assert_eq!(error("CREATE INDEX FOR (p:Person) ON (p.first, p.last)"), "EquivalentSchemaRuleAlreadyExists");
+    assert_eq!(error("CREATE INDEX full FOR (p:Person) ON (p.age)"), "IndexWithNameAlreadyExists");
+    assert_eq!(error("CREATE INDEX FOR (p:Person) ON (p.a, p.a)"), "UnsupportedIndex");
+    assert_eq!(error("CREATE INDEX FOR ()-[r:T]-() ON (r.a, r.b)"), "UnsupportedIndex");
+    run(&engine, &store, "DROP INDEX ON :Person(last, first)");
+    assert_eq!(error("DROP INDEX ON :Person(last, first)"), "IndexNotFound");
+    run(&engine, &store, "DROP INDEX full");
+    assert!(run(&engine, &store, "SHOW INDEXES").is_empty());
+}
+
+/// A node with an equality on every property of a composite index is found through it; the answers are those
+/// of a scan, with or without the index, for mixed number types, nulls and parameters.
+#[test]
+fn nodes_are_found_through_composite_indexes() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    run(
+        &engine,
+        &store,
+        "UNWIND range(0, 299) AS i CREATE (:P {a: i % 7, b: CASE i % 3 WHEN 0 THEN 'x' WHEN 1 THEN 1.0 ELSE null END,          i: i})-[:R]->(:Q {i: i})",
+    );
+    let queries = [
+        "MATCH (n:P {a: 3, b: 'x'}) RETURN n.i",
+        "MATCH (n:P) WHERE n.b = 1 AND n.a = 2 RETURN n.i",
+        "MATCH (n:P {a: 1})-[:R]->(q) WHERE n.b = $b RETURN n.i, q.i",
+        "MATCH (n:P {a: 1, b: null}) RETURN n.i",
+        "UNWIND [[0, 'x'], [1, 1], [2, 2]] AS v MATCH (n:P {a: v[0], b: v[1]}) RETURN v, n.i",
+    ];
+    let mut params = Params::new();
+    params.insert("b".into(), plexus_cypher::Value::Float(1.0));
+    let answers = || -> Vec<Vec<String>> {
+        queries
+            .iter()
+            .map(|q| sorted(engine.execute(&store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows))
+            .collect()
+    };
+    let without = answers();
+    assert!(without.iter().filter(|rows| !rows.is_empty()).count() >= 4, "{without:?}");
+    run(&engine, &store, "CREATE INDEX FOR (n:P) ON (n.b, n.a)");
+    for q in &queries[..3] {
+        assert!(plan(&engine, &store, q).contains("NodeIndexSeek(:P(b, a))"), "{q}");
+    }
+    assert_eq!(answers(), without);
+    // A transaction's writes are in the index it reads.
+    let mut tx = store.write();
+    let q = "MATCH (n:P {a: 100, b: 'y'}) RETURN count(n)";
+    engine.execute_in(&mut tx, "MATCH (n:P {i: 5}) SET n.a = 100, n.b = 'y'", &params).unwrap();
+    assert_eq!(engine.execute_in(&mut tx, q, &params).unwrap().rows, vec![vec![ResultValue::Int(1)]]);
+    engine.execute_in(&mut tx, "MATCH (n:P {i: 5}) REMOVE n:P", &params).unwrap();
     assert_eq!(engine.execute_in(&mut tx, q, &params).unwrap().rows, vec![vec![ResultValue::Int(0)]]);
     tx.commit().unwrap();
     assert!(store.read().check().is_empty());

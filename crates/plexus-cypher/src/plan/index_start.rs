@@ -1,8 +1,12 @@
-//! Patterns that start at a relationship: `MATCH (a)-[r:T]->(b) WHERE r.p = $x` (or `[r:T {p: $x}]`, or a range
-//! on `r.p`) begins with the relationships a property index on `T`'s `p` finds, binding both nodes, and expands
-//! outwards from them. Chosen only when no node of the pattern offers a lookup of its own (bound, by id, or a
-//! labelled node with a property to look up), and only when the index exists on the graph planned for: the
-//! plan records that ([`super::statistics::PlannedOn::rel_index`]) and is made again when it changes.
+//! Starts through indexes that decide a pattern's order, so chosen when planning rather than when running: the
+//! plan records what it found ([`super::statistics::PlannedOn`]) and is made again when that changes.
+//!
+//! * A relationship: `MATCH (a)-[r:T]->(b) WHERE r.p = $x` (or `[r:T {p: $x}]`, or a range on `r.p`) begins with
+//!   the relationships a property index on `T`'s `p` finds, binding both nodes, and expands outwards from them.
+//!   Chosen only when no node of the pattern offers a lookup of its own (bound, by id, or a labelled node with a
+//!   property to look up).
+//! * A node with equalities on every property of a composite index of one of its labels
+//!   (`(p:Person {first: $f, last: $l})`) is found through that index.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -12,6 +16,7 @@ use super::planner::{AggMode, Planner, Scope};
 use super::{PlanNode, RelLookup};
 use crate::ast::*;
 use crate::error::Result;
+use crate::expr::CExpr;
 use crate::token::Token;
 
 /// Where a pattern starts when a relationship index finds its relationship.
@@ -42,6 +47,52 @@ impl Planner<'_> {
             let Some((key, lookup)) = self.rel_lookup(rp, pending, bound, declared, scope)? else { continue };
             if self.planned_on.rel_index(self.counts.as_ref(), &ty.name, &key) {
                 return Ok(Some(RelStart { at, key, lookup }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A composite index of one of `np`'s labels whose every property `np` gives an equality for (in its map,
+    /// or `n.p = x` in WHERE, the value computable before the pattern): the label, the index's properties and
+    /// the values in their order. Consumes nothing: the equalities stay to filter the candidates.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn composite_lookup(
+        &mut self,
+        np: &NodePattern,
+        pending: &[Pending],
+        bound: &HashSet<String>,
+        declared: &HashSet<String>,
+        scope: &Scope,
+    ) -> Result<Option<(Arc<str>, Vec<Arc<str>>, Vec<CExpr>)>> {
+        let mut given: Vec<(&str, &Expr)> = Vec::new();
+        if let Some(Expr { kind: ExprKind::Map(entries), .. }) = &np.properties {
+            given.extend(entries.iter().map(|(k, v)| (k.name.as_str(), v)));
+        }
+        if let Some(var) = &np.variable {
+            for p in pending {
+                let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
+                for (side, other) in [(a, b), (b, a)] {
+                    if let Some(key) = on_var(side, &var.name) {
+                        given.push((key, other));
+                    }
+                }
+            }
+        }
+        given.retain(|(_, v)| computable(v, bound, declared));
+        if given.len() < 2 {
+            return Ok(None);
+        }
+        for label in &np.labels {
+            for keys in self.planned_on.composites(self.counts.as_ref(), &label.name) {
+                let found: Option<Vec<&Expr>> =
+                    keys.iter().map(|k| given.iter().find(|(g, _)| *g == &**k).map(|(_, v)| *v)).collect();
+                if let Some(found) = found {
+                    let values = found
+                        .into_iter()
+                        .map(|v| self.expr(v, scope, &mut AggMode::Forbidden))
+                        .collect::<Result<_>>()?;
+                    return Ok(Some((Arc::from(label.name.as_str()), keys, values)));
+                }
             }
         }
         Ok(None)
@@ -101,14 +152,6 @@ impl Planner<'_> {
             }
         }
         let Some(var) = &rp.variable else { return Ok(None) };
-        fn on_var<'e>(e: &'e Expr, var: &str) -> Option<&'e str> {
-            match &e.kind {
-                ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if n == var) => {
-                    Some(key.name.as_str())
-                }
-                _ => None,
-            }
-        }
         for p in pending {
             let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
             for (side, other) in [(a, b), (b, a)] {
@@ -121,5 +164,15 @@ impl Planner<'_> {
         Ok(self
             .range_lookup(&var.name, pending, bound, declared, scope)?
             .map(|(key, lower, upper)| (key, RelLookup::Range(lower, upper))))
+    }
+}
+
+/// `var.key`'s key.
+fn on_var<'e>(e: &'e Expr, var: &str) -> Option<&'e str> {
+    match &e.kind {
+        ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if n == var) => {
+            Some(key.name.as_str())
+        }
+        _ => None,
     }
 }
