@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use plexus_storage::{GraphState, LabelId, ReadTxn, Store, TypeId, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
-use crate::builtin::{constraint_name, index_name, rel_index_name, SchemaKind, SchemaObject};
+use crate::builtin::{constraint_name, SchemaKind, SchemaObject};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Row;
@@ -967,81 +967,12 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 }
             }
         }
-        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked, relationships: true } => {
+        SchemaCommand::CreateIndex { name, label, properties, if_not_exists, asked, relationships } => {
             if let Some(kind) = asked {
                 result.notifications.push(crate::notices::range_index_instead(kind));
             }
-            let property = &properties[0];
-            let (t, k) = (tx.rel_type(label), tx.prop_key(property));
-            let name = given.clone().unwrap_or_else(|| rel_index_name(label, property));
-            let objects = schema_objects(tx);
-            let holder = objects.iter().find(|o| o.name == name);
-            if tx.has_rel_index(t, k) {
-                if !*if_not_exists {
-                    let same = given.is_none()
-                        || holder.is_some_and(|h| h.kind == SchemaKind::RelIndex && (h.token, h.key) == (t.0, k));
-                    return Err(CypherError::new(
-                        ErrorKind::SemanticError,
-                        Phase::Runtime,
-                        if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" },
-                        format!("an index on ()-[:{label}]-() ({property}) already exists"),
-                    ));
-                }
-            } else if let Some(holder) = holder {
-                if !*if_not_exists {
-                    return Err(name_taken(holder));
-                }
-            } else {
-                tx.create_rel_index(t, k, given.as_deref())?;
-                stats.indexes_added = 1;
-            }
-        }
-        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked, relationships: false }
-            if properties.len() > 1 =>
-        {
-            if let Some(kind) = asked {
-                result.notifications.push(crate::notices::range_index_instead(kind));
-            }
-            if crate::composite_schema::create(tx, given.as_deref(), label, properties, *if_not_exists)? {
-                stats.indexes_added = 1;
-            }
-        }
-        SchemaCommand::CreateIndex { name: given, label, properties, if_not_exists, asked, relationships: false } => {
-            if let Some(kind) = asked {
-                result.notifications.push(crate::notices::range_index_instead(kind));
-            }
-            let property = &properties[0];
-            let (l, k) = (tx.label(label), tx.prop_key(property));
-            let name = given.clone().unwrap_or_else(|| index_name(label, property));
-            let objects = schema_objects(tx);
-            let holder = objects.iter().find(|o| o.name == name);
-            if tx.has_index(l, k) {
-                if !*if_not_exists {
-                    let same = given.is_none()
-                        || holder.is_some_and(|h| h.kind == SchemaKind::Index && (h.token, h.key) == (l.0, k));
-                    return Err(CypherError::new(
-                        ErrorKind::SemanticError,
-                        Phase::Runtime,
-                        if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" },
-                        format!("an index on :{label}({}) already exists", property),
-                    ));
-                }
-            } else if let Some(holder) = holder {
-                if !*if_not_exists {
-                    return Err(name_taken(holder));
-                }
-            } else if tx.has_unique_key(l, k) {
-                // A uniqueness constraint's key is already indexed (and seeks use it).
-                if !*if_not_exists {
-                    return Err(CypherError::new(
-                        ErrorKind::SemanticError,
-                        Phase::Runtime,
-                        "ConstraintAlreadyExists",
-                        format!("a uniqueness constraint on :{label}({}) already indexes that property", property),
-                    ));
-                }
-            } else {
-                tx.create_named_index(l, k, given.as_deref())?;
+            let (given, label) = (name.as_deref(), label.as_str());
+            if crate::index_schema::create_index(tx, given, label, *relationships, properties, *if_not_exists)? {
                 stats.indexes_added = 1;
             }
         }

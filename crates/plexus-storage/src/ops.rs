@@ -272,6 +272,30 @@ impl Op {
         }
     }
 
+    /// Whether the operation changes the schema (unique keys, indexes) rather than the data.
+    pub fn is_schema(&self) -> bool {
+        match self {
+            Op::DeclareUniqueKey { .. }
+            | Op::DropUniqueKey { .. }
+            | Op::CreateIndex { .. }
+            | Op::DropIndex { .. }
+            | Op::CreateRelIndex { .. }
+            | Op::DropRelIndex { .. }
+            | Op::CreateCompositeIndex { .. }
+            | Op::DropCompositeIndex { .. } => true,
+            Op::Token { .. }
+            | Op::CreateNode { .. }
+            | Op::CreateEmptyNodes { .. }
+            | Op::SetNodeProp { .. }
+            | Op::AddLabel { .. }
+            | Op::RemoveLabel { .. }
+            | Op::DeleteNode { .. }
+            | Op::CreateRel { .. }
+            | Op::SetRelProp { .. }
+            | Op::DeleteRel { .. } => false,
+        }
+    }
+
     pub fn decode(r: &mut Reader) -> DecodeResult<Op> {
         let tag = r.u8()?;
         Ok(match tag {

@@ -691,19 +691,7 @@ impl WriteTxn {
 
     /// Whether the transaction has changed the schema (unique keys, indexes).
     pub fn changes_schema(&self) -> bool {
-        self.ops.iter().any(|op| {
-            matches!(
-                op,
-                Op::DeclareUniqueKey { .. }
-                    | Op::DropUniqueKey { .. }
-                    | Op::CreateIndex { .. }
-                    | Op::DropIndex { .. }
-                    | Op::CreateRelIndex { .. }
-                    | Op::DropRelIndex { .. }
-                    | Op::CreateCompositeIndex { .. }
-                    | Op::DropCompositeIndex { .. }
-            )
-        })
+        self.ops.iter().any(Op::is_schema)
     }
 
     pub fn savepoint(&self) -> Savepoint {

@@ -22,14 +22,7 @@ impl GraphState {
     /// The nodes of `label` whose properties `keys` equal `values` one for one under Cypher's `=`, by id; empty
     /// without such an index.
     pub fn composite_seek(&self, label: LabelId, keys: &[PropKeyId], values: &[Value]) -> Vec<NodeId> {
-        let mut out = Vec::new();
-        if let Some(index) = self.composite_index(label, keys) {
-            let _ = index.visit_eq::<()>(values, |n| {
-                out.push(n);
-                ControlFlow::Continue(())
-            });
-        }
-        out
+        super::read::gathered(|f| self.composite_index(label, keys).map(|i| i.visit_eq(values, f)))
     }
 
     pub(super) fn create_composite_index(

@@ -574,14 +574,7 @@ impl GraphState {
     /// The relationships of type `ty` whose property `key` equals `value` under Cypher's `=`, by id. Empty when
     /// there is no such index.
     pub fn rel_index_seek(&self, ty: TypeId, key: PropKeyId, value: &Value) -> Vec<RelId> {
-        let mut out = Vec::new();
-        if let Some(index) = self.rel_property_index(ty, key) {
-            let _ = index.visit_eq::<()>(value, |r| {
-                out.push(r);
-                ControlFlow::Continue(())
-            });
-        }
-        out
+        gathered(|f| self.rel_property_index(ty, key).map(|i| i.visit_eq(value, f)))
     }
 
     /// The relationships of type `ty` whose property `key` lies between `lower` and `upper`, ascending by value,
@@ -593,14 +586,7 @@ impl GraphState {
         lower: Bound<&Value>,
         upper: Bound<&Value>,
     ) -> Vec<RelId> {
-        let mut out = Vec::new();
-        if let Some(index) = self.rel_property_index(ty, key) {
-            let _ = index.visit_range::<()>(lower, upper, |r| {
-                out.push(r);
-                ControlFlow::Continue(())
-            });
-        }
-        out
+        gathered(|f| self.rel_property_index(ty, key).map(|i| i.visit_range(lower, upper, f)))
     }
 
     /// Number of entries in the index on `(label, key)`: the nodes of `label` holding `key`.
@@ -611,14 +597,7 @@ impl GraphState {
     /// The nodes of `label` whose property `key` equals `value` under Cypher's `=` (so `1` finds `1.0`; `null`
     /// and `NaN` find nothing), by node id. Empty when there is no such index.
     pub fn index_seek(&self, label: LabelId, key: PropKeyId, value: &Value) -> Vec<NodeId> {
-        let mut out = Vec::new();
-        if let Some(index) = self.property_index(label, key) {
-            let _ = index.visit_eq::<()>(value, |n| {
-                out.push(n);
-                ControlFlow::Continue(())
-            });
-        }
-        out
+        gathered(|f| self.property_index(label, key).map(|i| i.visit_eq(value, f)))
     }
 
     /// The nodes of `label` whose property `key` lies between `lower` and `upper` under Cypher's `<`, `<=`,
@@ -631,13 +610,18 @@ impl GraphState {
         lower: Bound<&Value>,
         upper: Bound<&Value>,
     ) -> Vec<NodeId> {
-        let mut out = Vec::new();
-        if let Some(index) = self.property_index(label, key) {
-            let _ = index.visit_range::<()>(lower, upper, |n| {
-                out.push(n);
-                ControlFlow::Continue(())
-            });
-        }
-        out
+        gathered(|f| self.property_index(label, key).map(|i| i.visit_range(lower, upper, f)))
     }
+}
+
+/// What a visitor hands to the function `visit` gives it, in order (nothing when `visit` has no index to ask).
+pub(super) fn gathered<T>(
+    visit: impl FnOnce(&mut dyn FnMut(T) -> ControlFlow<()>) -> Option<ControlFlow<()>>,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    let _ = visit(&mut |item| {
+        out.push(item);
+        ControlFlow::Continue(())
+    });
+    out
 }

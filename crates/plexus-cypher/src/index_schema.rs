@@ -1,0 +1,100 @@
+//! `CREATE INDEX` in its three kinds: on one property of a label's nodes, on one property of a relationship
+//! type, and on several properties of a label's nodes (composite). As in Neo4j, an index is known by its name
+//! (given, or derived from what it covers), no two indexes or constraints share one, and `IF NOT EXISTS` does
+//! nothing when one of that name or on the same schema exists.
+
+use plexus_storage::{LabelId, PropKeyId, TypeId, WriteTxn};
+
+use crate::builtin::{index_name, rel_index_name, schema_objects, SchemaKind, SchemaObject};
+use crate::error::{CypherError, ErrorKind, Phase, Result};
+
+/// What an index covers.
+enum Covered {
+    Node(LabelId, PropKeyId),
+    Relationship(TypeId, PropKeyId),
+    Composite(LabelId, Vec<PropKeyId>),
+}
+
+impl Covered {
+    fn exists(&self, tx: &WriteTxn) -> bool {
+        match self {
+            Covered::Node(l, k) => tx.has_index(*l, *k),
+            Covered::Relationship(t, k) => tx.has_rel_index(*t, *k),
+            Covered::Composite(l, keys) => tx.composite_index(*l, keys).is_some(),
+        }
+    }
+
+    /// Whether `o` is the index on this schema.
+    fn is(&self, o: &SchemaObject) -> bool {
+        let keys = |o: &SchemaObject| std::iter::once(o.key).chain(o.more.iter().copied()).collect::<Vec<_>>();
+        match self {
+            Covered::Node(l, k) => o.kind == SchemaKind::Index && (o.token, o.key) == (l.0, *k),
+            Covered::Relationship(t, k) => o.kind == SchemaKind::RelIndex && (o.token, o.key) == (t.0, *k),
+            Covered::Composite(l, ks) => o.kind == SchemaKind::CompositeIndex && o.token == l.0 && keys(o) == *ks,
+        }
+    }
+
+    fn create(&self, tx: &mut WriteTxn, name: Option<&str>) -> plexus_storage::Result<()> {
+        match self {
+            Covered::Node(l, k) => tx.create_named_index(*l, *k, name),
+            Covered::Relationship(t, k) => tx.create_rel_index(*t, *k, name),
+            Covered::Composite(l, keys) => tx.create_composite_index(*l, keys, name),
+        }
+    }
+}
+
+/// Creates the index on `properties` of the nodes of `label` (of the relationships of type `label` with
+/// `relationships`) named `given`; returns whether it was created.
+pub(crate) fn create_index(
+    tx: &mut WriteTxn,
+    given: Option<&str>,
+    label: &str,
+    relationships: bool,
+    properties: &[String],
+    if_not_exists: bool,
+) -> Result<bool> {
+    let keys: Vec<PropKeyId> = properties.iter().map(|p| tx.prop_key(p)).collect();
+    let (covered, derived, shown) = match (relationships, keys.as_slice()) {
+        (true, _) => {
+            let t = tx.rel_type(label);
+            (Covered::Relationship(t, keys[0]), rel_index_name(label, &properties[0]), format!("()-[:{label}]-()"))
+        }
+        (false, &[k]) => (Covered::Node(tx.label(label), k), index_name(label, &properties[0]), format!(":{label}")),
+        (false, _) => {
+            let l = tx.label(label);
+            (Covered::Composite(l, keys.clone()), index_name(label, &properties.join("_")), format!(":{label}"))
+        }
+    };
+    let shown = format!("{shown}({})", properties.join(", "));
+    let name = given.map_or(derived, str::to_owned);
+    let objects = schema_objects(tx, tx.catalog());
+    let holder = objects.iter().find(|o| o.name == name);
+    if covered.exists(tx) {
+        if if_not_exists {
+            return Ok(false);
+        }
+        // The same index again, or under another name (Neo4j's two codes).
+        let same = given.is_none() || holder.is_some_and(|h| covered.is(h));
+        let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" };
+        let message = format!("an index on {shown} already exists");
+        return Err(CypherError::new(ErrorKind::SemanticError, Phase::Runtime, detail, message));
+    }
+    if let Some(holder) = holder {
+        if if_not_exists {
+            return Ok(false);
+        }
+        return Err(crate::engine::name_taken(holder));
+    }
+    if let Covered::Node(l, k) = covered {
+        if tx.has_unique_key(l, k) {
+            // A uniqueness constraint's key is already indexed (and seeks use it).
+            if if_not_exists {
+                return Ok(false);
+            }
+            let message = format!("a uniqueness constraint on {shown} already indexes that property");
+            return Err(CypherError::new(ErrorKind::SemanticError, Phase::Runtime, "ConstraintAlreadyExists", message));
+        }
+    }
+    covered.create(tx, given)?;
+    Ok(true)
+}
