@@ -103,6 +103,34 @@ fn merge_properties_read_earlier_elements_of_the_pattern() {
     assert_eq!(path, vec![vec![ResultValue::Int(1), ResultValue::Int(6)]]);
 }
 
+/// A pattern's property map may name a variable bound later in the plan than the element it belongs to: it is
+/// checked once that variable is bound (each of these counts 1 in Neo4j 5.26; they counted 0).
+#[test]
+fn property_maps_naming_variables_bound_later() {
+    let db = Db::new();
+    db.run("CREATE (:X {x: 1})-[:S {q: 1}]->(:X {x: 1})-[:T {p: 1, q: 1}]->(:X {x: 1})");
+    let one = vec![vec![ResultValue::Int(1)]];
+    for q in [
+        "MATCH (a:X)-[:S]->(b {x: a.x}) RETURN count(*)",
+        "MATCH (a:X {x: b.x})-[:S]->(b) RETURN count(*)",
+        "MATCH (c)-[:S]->(a {x: c.x}) RETURN count(*)",
+        "MATCH (a)-[r:T {p: 1, q: d.x}]->(b), (d)-[:S]->(a) RETURN count(*)",
+        "MATCH (c)-[s:S]->(a)-[r:T {p: 1, q: s.q}]->(b) RETURN count(*)",
+    ] {
+        assert_eq!(db.run(q), one, "{q}");
+    }
+    db.run("CREATE INDEX FOR ()-[r:T]-() ON (r.p)");
+    for q in [
+        "MATCH (c)-[:S]->(a)-[r:T {p: 1, q: c.x}]->(b) RETURN count(*)",
+        "MATCH (c)-[s:S]->(a)-[r:T {p: 1, q: s.q}]->(b) RETURN count(*)",
+        "MATCH (a)-[r:T {p: 1}]->(b {x: a.x}) RETURN count(*)",
+    ] {
+        let plan = db.result(&format!("EXPLAIN {q}")).unwrap().plan.unwrap();
+        assert!(plan.contains("RelationshipIndexSeek"), "{q}: {plan}");
+        assert_eq!(db.run(q), one, "{q}");
+    }
+}
+
 #[test]
 fn counters_count_what_changed() {
     let db = Db::new();

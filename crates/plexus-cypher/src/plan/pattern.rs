@@ -188,6 +188,8 @@ impl Planner<'_> {
         let outer: HashSet<String> = scope.visible().into_iter().map(|v| v.name).collect();
         // A subquery in this MATCH's WHERE plans patterns of its own: their deferred conditions stay apart.
         let outer_repetition_filters = std::mem::take(&mut self.repetition_filters);
+        let outer_unbound = std::mem::take(&mut self.unbound);
+        let outer_deferred = std::mem::take(&mut self.deferred_props);
         for part in patterns {
             let mut props: Vec<&Option<Expr>> = vec![&part.element.start.properties];
             for (r, n) in &part.element.chain {
@@ -282,7 +284,12 @@ impl Planner<'_> {
         for part in patterns {
             plan = self.pattern_part(plan, part, scope, &mut bound, &declared, &mut pending, &mut rels_here)?;
         }
-        // Whatever is left (subqueries, or predicates on names outside the pattern).
+        // Property maps still waiting (every variable is bound by now), then whatever is left (subqueries, or
+        // predicates on names outside the pattern).
+        self.unbound = outer_unbound;
+        for (_, predicate) in std::mem::replace(&mut self.deferred_props, outer_deferred) {
+            plan = PlanNode::Filter { input: Box::new(plan), predicate };
+        }
         for p in pending.drain(..) {
             let c = self.expr(&p.expr, scope, &mut AggMode::Forbidden)?;
             plan = PlanNode::Filter { input: Box::new(plan), predicate: c };
@@ -319,7 +326,8 @@ impl Planner<'_> {
     }
 
     /// Adds a filter for each pending conjunct whose variables are now all bound, unless it may raise an error
-    /// ([`may_raise`]): that one waits for the end of the pattern, where the leftovers are applied.
+    /// ([`may_raise`]): that one waits for the end of the pattern, where the leftovers are applied. Property maps
+    /// deferred for a variable not bound when they were planned go in once none they name is unbound.
     pub(super) fn flush(
         &mut self,
         mut plan: PlanNode,
@@ -328,6 +336,16 @@ impl Planner<'_> {
         declared: &HashSet<String>,
         scope: &Scope,
     ) -> Result<PlanNode> {
+        self.unbound = declared.difference(bound).cloned().collect();
+        let mut i = 0;
+        while i < self.deferred_props.len() {
+            if self.deferred_props[i].0.is_disjoint(&self.unbound) {
+                let (_, predicate) = self.deferred_props.remove(i);
+                plan = PlanNode::Filter { input: Box::new(plan), predicate };
+            } else {
+                i += 1;
+            }
+        }
         let mut i = 0;
         while i < pending.len() {
             if pending[i].ready(bound, declared) && !may_raise(&pending[i].expr) {
@@ -434,10 +452,13 @@ impl Planner<'_> {
             }
             _ => self.expr(props, scope, &mut AggMode::Forbidden)?,
         };
-        Ok(PlanNode::Filter {
-            input: Box::new(plan),
-            predicate: CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map)),
-        })
+        let predicate = CExpr::PropsMatch(Box::new(CExpr::Slot(slot)), Box::new(map));
+        // A map naming a variable of the MATCH that is not bound yet would read it as null: it waits for it.
+        if let Some(names) = mentioned(props).filter(|names| !names.is_disjoint(&self.unbound)) {
+            self.deferred_props.push((names, predicate));
+            return Ok(plan);
+        }
+        Ok(PlanNode::Filter { input: Box::new(plan), predicate })
     }
 
     /// Starts at a node pattern that is not bound yet: by id (`id(n) = x`), by a unique key, by a property index

@@ -103,6 +103,11 @@ pub(crate) struct Planner<'t> {
     /// While planning a MATCH: conditions of its quantified path patterns' repetitions that name variables
     /// bound elsewhere in it, applied once it is bound (see `quantified.rs`).
     pub repetition_filters: Vec<CExpr>,
+    /// While planning a MATCH: its variables not bound yet (as of the last binding step), and the pattern
+    /// property maps that name one of them (`(a)-->(b {x: a.x})` planned from `b`), each with the variables it
+    /// names, applied once they are bound (`pattern.rs`, `property_filter`).
+    pub unbound: HashSet<String>,
+    pub deferred_props: Vec<(HashSet<String>, CExpr)>,
     /// Inside a subquery expression (`EXISTS`, `COUNT`, `COLLECT { }`) or a `CALL (a) { }`: the outer variables
     /// its body sees throughout, which each `WITH` of the body carries on without naming them (as in Neo4j), each
     /// with its slot in the subquery's argument row.
@@ -171,6 +176,8 @@ pub(crate) fn plan_query(
         anonymous: 0,
         substitutions: Vec::new(),
         repetition_filters: Vec::new(),
+        unbound: HashSet::new(),
+        deferred_props: Vec::new(),
         persistent: Vec::new(),
         calls_user_procedures: false,
         counts,
