@@ -94,6 +94,8 @@ fn answers_with_the_index_equal_answers_without_it() {
          (a)-[:T {p: datetime({epochSeconds: 0, timezone: CASE a.i % 2 WHEN 0 THEN '+01:00' ELSE 'Z' END})}]->(a)",
     );
     let queries = [
+        "MATCH (a)-[r:T]->(b) WHERE r.p IN [1, 'x', 1.0, null] RETURN a.i, b.i",
+        "MATCH (a)-[r:T]-(b) WHERE r.p = 2.5 OR r.p = 'x' RETURN a.i, b.i",
         "MATCH (a)-[r:T]->(b) WHERE r.p = 1 RETURN a.i, b.i, r.q",
         "MATCH (a)-[r:T {p: 1}]-(b) RETURN a.i, b.i",
         "MATCH (a)<-[r:T {p: 'x'}]-(b) RETURN a.i, b.i",
@@ -117,13 +119,17 @@ fn answers_with_the_index_equal_answers_without_it() {
             .map(|q| sorted(engine.execute(&store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows))
             .collect()
     };
+    let not_a_list = "MATCH ()-[r:T]->() WHERE r.p IN 5 RETURN r";
+    let error = |engine: &Engine| engine.execute(&store, not_a_list, &params).map(|_| ()).unwrap_err().kind;
+    let error_without = error(&engine);
     let without = answers(&engine);
     assert!(without.iter().filter(|rows| !rows.is_empty()).count() >= 10, "{without:?}");
     run(&engine, &store, "CREATE INDEX FOR ()-[r:T]-() ON (r.p)");
-    for q in &queries[..6] {
+    for q in &queries[..8] {
         assert!(plan(&engine, &store, q).contains("RelationshipIndexSeek"), "{q}");
     }
     assert_eq!(answers(&engine), without);
+    assert_eq!(error(&engine), error_without, "IN over a non-list fails as without the index");
 
     // A transaction's own writes are in the index it reads.
     let mut tx = store.write();

@@ -49,6 +49,23 @@ impl RelIndexSeek<'_> {
                 }
                 Ok(scan(g, t, k))
             }
+            RelLookup::AnyOf(list) => match list.eval(row, ctx)? {
+                Value::Null => Ok(Vec::new()),
+                Value::List(items) if g.has_rel_index(t, k) => {
+                    let mut found = Vec::new();
+                    for item in items.iter() {
+                        if let Ok(wanted) = item.to_lookup() {
+                            found.extend(g.rel_index_seek(t, k, &wanted));
+                        }
+                    }
+                    // Two elements may find one relationship (`1` and `1.0`): it is matched once.
+                    found.sort_unstable();
+                    found.dedup();
+                    Ok(found)
+                }
+                // Not a list: the filter above raises the error it raises without the index.
+                _ => Ok(scan(g, t, k)),
+            },
             RelLookup::Range(lower, upper) => {
                 let (Some(lo), Some(hi)) = (widened(lower.as_ref(), row, ctx)?, widened(upper.as_ref(), row, ctx)?)
                 else {

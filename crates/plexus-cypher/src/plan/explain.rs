@@ -50,7 +50,10 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
         }
         P::RelIndexSeek { rel, left, right, dir, ty, key, lookup, .. } => {
             let which = if *dir == plexus_storage::Direction::Both { "Undirected" } else { "Directed" };
-            let how = if matches!(lookup, super::RelLookup::Equal(_)) { "Seek" } else { "SeekByRange" };
+            let how = match lookup {
+                super::RelLookup::Equal(_) | super::RelLookup::AnyOf(_) => "Seek",
+                super::RelLookup::Range(..) => "SeekByRange",
+            };
             format!("{which}RelationshipIndex{how}(#{left} [#{rel}:{ty}.{key}] #{right})")
         }
         P::Expand { from, to, dir, types, to_bound, .. } => format!(

@@ -2,7 +2,8 @@
 //! plan records what it found ([`super::statistics::PlannedOn`]) and is made again when that changes.
 //!
 //! * A relationship: `MATCH (a)-[r:T]->(b) WHERE r.p = $x` (or `[r:T {p: $x}]`, or a range on `r.p`) begins with
-//!   the relationships a property index on `T`'s `p` finds, binding both nodes, and expands outwards from them.
+//!   the relationships a property index on `T`'s `p` finds (also for `r.p IN list`), binding both nodes, and
+//!   expands outwards from them.
 //!   Chosen only when no node of the pattern offers a lookup of its own (bound, by id, or a labelled node with a
 //!   property to look up).
 //! * A node with equalities on every property of a composite index of one of its labels
@@ -11,7 +12,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::pattern::{computable, to_dir, Pending};
+use super::pattern::{computable, to_dir, AnyOf, Pending};
 use super::planner::{AggMode, Planner, Scope};
 use super::{PlanNode, RelLookup};
 use crate::ast::*;
@@ -160,6 +161,14 @@ impl Planner<'_> {
                     return Ok(Some((Arc::from(key), RelLookup::Equal(value))));
                 }
             }
+        }
+        // `r.p IN list`, or equalities on one property joined by OR.
+        let key_of = |e: &Expr| on_var(e, &var.name).map(Arc::from);
+        let any_of = pending.iter().find_map(|p| {
+            AnyOf::of(&p.expr, &key_of).filter(|(_, a)| a.exprs().iter().all(|v| computable(v, bound, declared)))
+        });
+        if let Some((key, any_of)) = any_of {
+            return Ok(Some((key, RelLookup::AnyOf(self.any_of_list(any_of, scope)?))));
         }
         Ok(self
             .range_lookup(&var.name, pending, bound, declared, scope)?

@@ -208,6 +208,8 @@ pub(crate) enum GroupItem {
 #[derive(Clone, Debug)]
 pub(crate) enum RelLookup {
     Equal(CExpr),
+    /// A list of values, any of which the property may equal.
+    AnyOf(CExpr),
     /// Bounds as `(expression, inclusive)`; at least one.
     Range(Option<(CExpr, bool)>, Option<(CExpr, bool)>),
 }

@@ -63,7 +63,7 @@ struct KeyLookupSpec {
 }
 
 /// The values a pending conjunct lets a lookup try for one key, any of which a node may equal.
-enum AnyOf<'e> {
+pub(super) enum AnyOf<'e> {
     /// `n.key IN list`.
     List(&'e Expr),
     /// `n.key = a OR n.key = b ...`: the same as `n.key IN [a, b, ...]`, true, false and null alike.
@@ -72,7 +72,7 @@ enum AnyOf<'e> {
 
 impl<'e> AnyOf<'e> {
     /// `e` as a test of one key against several values (`key_of` names the key of a side), if it is one.
-    fn of(e: &'e Expr, key_of: &impl Fn(&Expr) -> Option<Arc<str>>) -> Option<(Arc<str>, AnyOf<'e>)> {
+    pub(super) fn of(e: &'e Expr, key_of: &impl Fn(&Expr) -> Option<Arc<str>>) -> Option<(Arc<str>, AnyOf<'e>)> {
         /// Collects the equalities of an OR tree, all on one key.
         fn equalities<'e>(
             e: &'e Expr,
@@ -108,7 +108,7 @@ impl<'e> AnyOf<'e> {
         }
     }
 
-    fn exprs(&self) -> &[&'e Expr] {
+    pub(super) fn exprs(&self) -> &[&'e Expr] {
         match self {
             AnyOf::List(list) => std::slice::from_ref(list),
             AnyOf::Values(values) => values,
@@ -571,14 +571,19 @@ impl Planner<'_> {
             any_of.exprs().iter().all(|v| computable(v, bound, declared)).then_some((i, key, any_of))
         });
         let Some((i, key, any_of)) = found else { return Ok(None) };
-        let value = match any_of {
+        let value = self.any_of_list(any_of, scope)?;
+        pending.remove(i);
+        Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }))
+    }
+
+    /// The list of values `any_of` tries, compiled.
+    pub(super) fn any_of_list(&mut self, any_of: AnyOf, scope: &Scope) -> Result<CExpr> {
+        Ok(match any_of {
             AnyOf::List(list) => self.expr(list, scope, &mut AggMode::Forbidden)?,
             AnyOf::Values(values) => CExpr::List(
                 values.into_iter().map(|v| self.expr(v, scope, &mut AggMode::Forbidden)).collect::<Result<_>>()?,
             ),
-        };
-        pending.remove(i);
-        Ok(Some(KeyLookupSpec { label, key, value, any_of: true, inline: false }))
+        })
     }
 
     /// Finds a pending conjunct `side = other` (either way round) where `matches(side)` says yes and `other` is
