@@ -324,7 +324,15 @@ fn call_in_transactions_needs_a_transaction_of_its_own() {
     assert!(plan.is_empty());
     let explained = db.engine.explain("UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS").unwrap();
     assert!(explained.contains("Apply(in transactions)"), "{explained}");
-    let e = db.err("UNWIND [1] AS i CALL { WITH i CREATE (:B) } IN TRANSACTIONS OF 0 ROWS");
-    assert_eq!(e.kind, ErrorKind::ArgumentError);
+    // A batch size written as a number is checked when compiling (Neo4j's SyntaxError), a parameter when running.
+    for (rows, kind) in
+        [("0", ErrorKind::SyntaxError), ("-1", ErrorKind::SyntaxError), ("$n", ErrorKind::ArgumentError)]
+    {
+        let q = format!("UNWIND [1] AS i CALL {{ WITH i CREATE (:B) }} IN TRANSACTIONS OF {rows} ROWS");
+        let mut params = Params::new();
+        params.insert("n".into(), plexus_cypher::Value::Int(0));
+        let e = db.engine.execute(&db.store, &q, &params).unwrap_err();
+        assert_eq!(e.kind, kind, "{q}");
+    }
     assert_eq!(db.rows("MATCH (b:B) RETURN count(b)"), vec![vec![int(0)]]);
 }

@@ -166,7 +166,24 @@ impl Parser<'_> {
                     }
                     self.expect_kw("TRANSACTIONS")?;
                     let rows = if self.eat_kw("OF") {
+                        let at = self.span();
                         let rows = self.expr()?;
+                        // A number written in the statement is checked now, as Neo4j does; a parameter when it runs.
+                        let written = match &rows.kind {
+                            ExprKind::Literal(crate::value::Value::Int(n)) => Some(*n),
+                            ExprKind::Unary(UnaryOp::Neg, e) => match e.kind {
+                                ExprKind::Literal(crate::value::Value::Int(n)) => n.checked_neg(),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        if let Some(n) = written.filter(|&n| n < 1) {
+                            return Err(self.error_at(
+                                at,
+                                "InvalidArgument",
+                                format!("IN TRANSACTIONS OF n ROWS takes a positive integer, not {n}"),
+                            ));
+                        }
                         if !(self.eat_kw("ROWS") || self.eat_kw("ROW")) {
                             return Err(self.unexpected("ROWS after the number of rows per transaction"));
                         }
