@@ -10,7 +10,8 @@ use std::ops::ControlFlow;
 use crate::adjacency::TypeFilter;
 use crate::graph::GraphState;
 use crate::ids::{Direction, LabelId, NodeId, RelId};
-use crate::index::{CompositeIndex, IndexKey};
+use crate::index::{CompositeIndex, IndexEntry, IndexKey};
+use crate::pset::PSet;
 
 /// Returns every inconsistency found (empty when the state is sound); stops after `limit` findings.
 pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
@@ -94,82 +95,85 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
     }
     for index in state.indexes.iter() {
         let name = format!("property index ({}, {})", index.label.0, index.key.0);
-        let _ = index.entries.visit::<()>(|entry| {
-            let node = NodeId(entry.1);
-            let value = state.node_prop(node, index.key).filter(|_| state.node_has_label(node, index.label));
-            match value.and_then(IndexKey::from_value) {
-                Some(k) if k == entry.0 => {}
-                _ => push(format!("{name} lists {node} under {:?}, which does not match {value:?}", entry.0)),
-            }
-            ControlFlow::Continue(())
-        });
-        let mut holders = 0;
-        let _ = state.visit_label::<()>(index.label, |n| {
-            if let Some(k) = state.node_prop(n, index.key).and_then(IndexKey::from_value) {
-                holders += 1;
-                if !index.entries.contains(&(k, n.0)) {
-                    push(format!("{n} has key {} but {name} lacks it", index.key.0));
-                }
-            }
-            ControlFlow::Continue(())
-        });
-        if holders != index.len() {
-            push(format!("{name} has {} entries for {holders} nodes", index.len()));
-        }
+        let key_of = |n: u64| {
+            let node = NodeId(n);
+            state
+                .node_prop(node, index.key)
+                .filter(|_| state.node_has_label(node, index.label))
+                .and_then(IndexKey::from_value)
+        };
+        let covered = |f: &mut dyn FnMut(u64)| {
+            let _ = state.visit_label::<()>(index.label, |n| {
+                f(n.0);
+                ControlFlow::Continue(())
+            });
+        };
+        check_index(&name, &index.entries, key_of, covered, &mut push);
     }
     for index in state.rel_indexes.iter() {
         let name = format!("relationship property index ({}, {})", index.ty.0, index.key.0);
-        let _ = index.entries.visit::<()>(|entry| {
-            let rel = RelId(entry.1);
+        let key_of = |r: u64| {
+            let rel = RelId(r);
             let value = state.rel_prop(rel, index.key).filter(|_| state.rel(rel).is_some_and(|r| r.ty == index.ty));
-            match value.as_ref().and_then(IndexKey::from_value) {
-                Some(k) if k == entry.0 => {}
-                _ => push(format!("{name} lists {rel} under {:?}, which does not match {value:?}", entry.0)),
-            }
-            ControlFlow::Continue(())
-        });
-        let mut holders = 0;
-        let _ = state.visit_all_rels::<()>(|r| {
-            if r.ty == index.ty {
-                if let Some(k) = state.rel_prop(r.id, index.key).as_ref().and_then(IndexKey::from_value) {
-                    holders += 1;
-                    if !index.entries.contains(&(k, r.id.0)) {
-                        push(format!("{} has key {} but {name} lacks it", r.id, index.key.0));
-                    }
+            value.as_ref().and_then(IndexKey::from_value)
+        };
+        let covered = |f: &mut dyn FnMut(u64)| {
+            let _ = state.visit_all_rels::<()>(|r| {
+                if r.ty == index.ty {
+                    f(r.id.0);
                 }
-            }
-            ControlFlow::Continue(())
-        });
-        if holders != index.len() {
-            push(format!("{name} has {} entries for {holders} relationships", index.len()));
-        }
+                ControlFlow::Continue(())
+            });
+        };
+        check_index(&name, &index.entries, key_of, covered, &mut push);
     }
     for index in state.composites.iter() {
         let name = format!("composite index ({}, {:?})", index.label.0, index.keys);
-        let key_of = |n: NodeId| CompositeIndex::key_of(index.keys.iter().map(|&k| state.node_prop(n, k)));
-        let _ = index.entries.visit::<()>(|entry| {
-            let node = NodeId(entry.1);
-            let held = key_of(node).filter(|_| state.node_has_label(node, index.label));
-            if held.as_ref() != Some(&entry.0) {
-                push(format!("{name} lists {node} under {:?}, which does not match {held:?}", entry.0));
-            }
-            ControlFlow::Continue(())
-        });
-        let mut holders = 0;
-        let _ = state.visit_label::<()>(index.label, |n| {
-            if let Some(k) = key_of(n) {
-                holders += 1;
-                if !index.entries.contains(&(k, n.0)) {
-                    push(format!("{n} holds every key of {name} but is not in it"));
-                }
-            }
-            ControlFlow::Continue(())
-        });
-        if holders != index.len() {
-            push(format!("{name} has {} entries for {holders} nodes", index.len()));
-        }
+        let key_of = |n: u64| {
+            let node = NodeId(n);
+            let key = CompositeIndex::key_of(index.keys.iter().map(|&k| state.node_prop(node, k)));
+            key.filter(|_| state.node_has_label(node, index.label))
+        };
+        let covered = |f: &mut dyn FnMut(u64)| {
+            let _ = state.visit_label::<()>(index.label, |n| {
+                f(n.0);
+                ControlFlow::Continue(())
+            });
+        };
+        check_index(&name, &index.entries, key_of, covered, &mut push);
     }
     problems
+}
+
+/// Checks one property index against what it covers: every entry is filed under its holder's key as it is now
+/// (`key_of` an id: `None` when it holds nothing the index keeps, or is not covered), every id `covered` visits
+/// that holds a key has its entry, and there are as many entries as such ids.
+fn check_index(
+    name: &str,
+    entries: &PSet<IndexEntry>,
+    key_of: impl Fn(u64) -> Option<IndexKey>,
+    covered: impl FnOnce(&mut dyn FnMut(u64)),
+    push: &mut impl FnMut(String),
+) {
+    let _ = entries.visit::<()>(|(key, id)| {
+        let held = key_of(*id);
+        if held.as_ref() != Some(key) {
+            push(format!("{name} lists {id} under {key:?}, which does not match {held:?}"));
+        }
+        ControlFlow::Continue(())
+    });
+    let mut holders = 0;
+    covered(&mut |id| {
+        if let Some(k) = key_of(id) {
+            holders += 1;
+            if !entries.contains(&(k, id)) {
+                push(format!("{id} has a key {name} lacks"));
+            }
+        }
+    });
+    if holders != entries.len() {
+        push(format!("{name} has {} entries for {holders} holders", entries.len()));
+    }
 }
 
 /// What the walk over every node's adjacency found.

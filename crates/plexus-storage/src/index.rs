@@ -252,10 +252,8 @@ pub struct PropertyIndex {
 
 impl PropertyIndex {
     /// An index over `entries`, which may come in any order.
-    pub fn build(label: LabelId, key: PropKeyId, mut entries: Vec<IndexEntry>) -> PropertyIndex {
-        entries.sort_unstable();
-        entries.dedup();
-        PropertyIndex { label, key, entries: PSet::from_sorted(entries), name: None }
+    pub fn build(label: LabelId, key: PropKeyId, entries: Vec<IndexEntry>) -> PropertyIndex {
+        PropertyIndex { label, key, entries: entry_tree(entries), name: None }
     }
 
     pub fn len(&self) -> usize {
@@ -311,10 +309,8 @@ pub struct RelPropertyIndex {
 
 impl RelPropertyIndex {
     /// An index over `entries`, which may come in any order.
-    pub fn build(ty: TypeId, key: PropKeyId, mut entries: Vec<IndexEntry>) -> RelPropertyIndex {
-        entries.sort_unstable();
-        entries.dedup();
-        RelPropertyIndex { ty, key, entries: PSet::from_sorted(entries), name: None }
+    pub fn build(ty: TypeId, key: PropKeyId, entries: Vec<IndexEntry>) -> RelPropertyIndex {
+        RelPropertyIndex { ty, key, entries: entry_tree(entries), name: None }
     }
 
     pub fn len(&self) -> usize {
@@ -380,12 +376,15 @@ impl CompositeIndex {
     /// Calls `f` with every node whose values equal `values` (in the index's order) under Cypher's `=`, by id.
     pub fn visit_eq<B>(&self, values: &[Value], mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
         let Some(key) = Self::key_of(values.iter().map(Some)) else { return ControlFlow::Continue(()) };
-        if !key.can_equal() {
-            return ControlFlow::Continue(());
-        }
-        let start = (key, 0);
-        walk(&self.entries, Bound::Included(&start), |k| *k != start.0, |id| f(NodeId(id)))
+        visit_key(&self.entries, key, |id| f(NodeId(id)))
     }
+}
+
+/// The tree of `entries`, which may come in any order and repeat.
+pub(crate) fn entry_tree(mut entries: Vec<IndexEntry>) -> PSet<IndexEntry> {
+    entries.sort_unstable();
+    entries.dedup();
+    PSet::from_sorted(entries)
 }
 
 fn insert(entries: &mut PSet<IndexEntry>, value: &Value, id: u64) {
@@ -403,12 +402,17 @@ fn remove(entries: &mut PSet<IndexEntry>, value: &Value, id: u64) {
 /// The ids whose value equals `value` under Cypher's `=`, by id.
 fn visit_eq<B>(entries: &PSet<IndexEntry>, value: &Value, f: impl FnMut(u64) -> ControlFlow<B>) -> ControlFlow<B> {
     let Some(k) = IndexKey::from_value(value) else { return ControlFlow::Continue(()) };
-    if !k.can_equal() {
+    visit_key(entries, k, f)
+}
+
+/// The ids filed under `key`, by id; none when the key equals nothing (it holds a NaN).
+fn visit_key<B>(entries: &PSet<IndexEntry>, key: IndexKey, f: impl FnMut(u64) -> ControlFlow<B>) -> ControlFlow<B> {
+    if !key.can_equal() {
         return ControlFlow::Continue(());
     }
     // Only the lower end is located (one descent instead of two); the walk stops at the first other key.
-    let start = (k, 0);
-    walk(entries, Bound::Included(&start), |key| *key != start.0, f)
+    let start = (key, 0);
+    walk(entries, Bound::Included(&start), |k| *k != start.0, f)
 }
 
 /// The ids whose value lies between the bounds (see [`PropertyIndex::visit_range`]).

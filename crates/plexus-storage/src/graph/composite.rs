@@ -10,6 +10,11 @@ impl GraphState {
         self.composites.iter().map(|i| (i.label, i.keys.clone())).collect()
     }
 
+    /// The properties of each composite index on `label`'s nodes, in creation order.
+    pub fn composite_keys(&self, label: LabelId) -> impl Iterator<Item = &[PropKeyId]> {
+        self.composites.iter().filter(move |i| i.label == label).map(|i| i.keys.as_slice())
+    }
+
     /// The composite index on exactly `keys` (in that order) of `label`'s nodes.
     pub fn composite_index(&self, label: LabelId, keys: &[PropKeyId]) -> Option<&CompositeIndex> {
         self.composites.iter().find(|i| i.label == label && i.keys == keys)
@@ -51,8 +56,7 @@ impl GraphState {
             }
             ControlFlow::Continue(())
         });
-        entries.sort_unstable();
-        let entries = crate::pset::PSet::from_sorted(entries);
+        let entries = crate::index::entry_tree(entries);
         let index = CompositeIndex { label, keys: keys.to_vec(), entries, name: name.map(Arc::from) };
         Arc::make_mut(&mut self.composites).push(index);
         Ok(())
