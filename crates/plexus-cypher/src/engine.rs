@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{GraphState, LabelId, ReadTxn, Store, TypeId, WriteTxn};
+use plexus_storage::{GraphState, LabelId, ReadTxn, Store, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::builtin::{constraint_name, SchemaKind, SchemaObject};
@@ -980,14 +980,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
             let target = schema_target(tx, SchemaKind::Index, name.as_deref(), label.as_deref(), properties);
             match target {
                 Some(o) => {
-                    if o.kind == SchemaKind::RelIndex {
-                        tx.drop_rel_index(TypeId(o.token), o.key)?;
-                    } else if o.kind == SchemaKind::CompositeIndex {
-                        let keys: Vec<_> = std::iter::once(o.key).chain(o.more).collect();
-                        tx.drop_composite_index(LabelId(o.token), &keys)?;
-                    } else {
-                        tx.drop_index(LabelId(o.token), o.key)?;
-                    }
+                    crate::index_schema::drop_index(tx, &o)?;
                     stats.indexes_removed = 1;
                 }
                 None if *if_exists => {}

@@ -1,4 +1,4 @@
-//! `CREATE INDEX` in its three kinds: on one property of a label's nodes, on one property of a relationship
+//! `CREATE INDEX` and `DROP INDEX` in their three kinds: on one property of a label's nodes, on one property of a relationship
 //! type, and on several properties of a label's nodes (composite). As in Neo4j, an index is known by its name
 //! (given, or derived from what it covers), no two indexes or constraints share one, and `IF NOT EXISTS` does
 //! nothing when one of that name or on the same schema exists.
@@ -9,6 +9,7 @@ use crate::builtin::{index_name, rel_index_name, schema_objects, SchemaKind, Sch
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 
 /// What an index covers.
+#[derive(PartialEq)]
 enum Covered {
     Node(LabelId, PropKeyId),
     Relationship(TypeId, PropKeyId),
@@ -24,14 +25,16 @@ impl Covered {
         }
     }
 
-    /// Whether `o` is the index on this schema.
-    fn is(&self, o: &SchemaObject) -> bool {
-        let keys = |o: &SchemaObject| std::iter::once(o.key).chain(o.more.iter().copied()).collect::<Vec<_>>();
-        match self {
-            Covered::Node(l, k) => o.kind == SchemaKind::Index && (o.token, o.key) == (l.0, *k),
-            Covered::Relationship(t, k) => o.kind == SchemaKind::RelIndex && (o.token, o.key) == (t.0, *k),
-            Covered::Composite(l, ks) => o.kind == SchemaKind::CompositeIndex && o.token == l.0 && keys(o) == *ks,
-        }
+    /// What the index `o` covers; none for a constraint.
+    fn of(o: &SchemaObject) -> Option<Covered> {
+        Some(match o.kind {
+            SchemaKind::Index => Covered::Node(LabelId(o.token), o.key),
+            SchemaKind::RelIndex => Covered::Relationship(TypeId(o.token), o.key),
+            SchemaKind::CompositeIndex => {
+                Covered::Composite(LabelId(o.token), std::iter::once(o.key).chain(o.more.iter().copied()).collect())
+            }
+            SchemaKind::Constraint => return None,
+        })
     }
 
     fn create(&self, tx: &mut WriteTxn, name: Option<&str>) -> plexus_storage::Result<()> {
@@ -41,6 +44,22 @@ impl Covered {
             Covered::Composite(l, keys) => tx.create_composite_index(*l, keys, name),
         }
     }
+
+    fn drop(&self, tx: &mut WriteTxn) -> plexus_storage::Result<()> {
+        match self {
+            Covered::Node(l, k) => tx.drop_index(*l, *k),
+            Covered::Relationship(t, k) => tx.drop_rel_index(*t, *k),
+            Covered::Composite(l, keys) => tx.drop_composite_index(*l, keys),
+        }
+    }
+}
+
+/// Drops the index `o` (of any kind; a constraint is not an index and is left alone).
+pub(crate) fn drop_index(tx: &mut WriteTxn, o: &SchemaObject) -> Result<()> {
+    if let Some(covered) = Covered::of(o) {
+        covered.drop(tx)?;
+    }
+    Ok(())
 }
 
 /// Creates the index on `properties` of the nodes of `label` (of the relationships of type `label` with
@@ -74,7 +93,7 @@ pub(crate) fn create_index(
             return Ok(false);
         }
         // The same index again, or under another name (Neo4j's two codes).
-        let same = given.is_none() || holder.is_some_and(|h| covered.is(h));
+        let same = given.is_none() || holder.is_some_and(|h| Covered::of(h).as_ref() == Some(&covered));
         let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" };
         let message = format!("an index on {shown} already exists");
         return Err(CypherError::new(ErrorKind::SemanticError, Phase::Runtime, detail, message));

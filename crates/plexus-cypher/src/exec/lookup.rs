@@ -60,16 +60,11 @@ impl RowExpander for CompositeSeek<'_> {
             }
         }
         let g = ctx.g();
-        if g.composite_index(l, &keys).is_some() {
-            push(row, self.slot, g.composite_seek(l, &keys, &wanted), out);
-        } else {
-            let mut all = Vec::new();
-            let _ = g.visit_label::<()>(l, |n| {
-                all.push(n);
-                std::ops::ControlFlow::Continue(())
-            });
-            push(row, self.slot, all, out);
-        }
+        let nodes = match g.composite_index(l, &keys) {
+            Some(_) => g.composite_seek(l, &keys, &wanted),
+            None => g.nodes_with_label(l),
+        };
+        push(row, self.slot, nodes, out);
         Ok(false)
     }
 }

@@ -7,7 +7,7 @@
 
 use std::ops::{Bound, ControlFlow};
 
-use plexus_storage::{Direction, GraphState, PropKeyId, RelId, TypeId, Value as StoredValue};
+use plexus_storage::{Direction, GraphState, NodeId, PropKeyId, RelId, TypeId, Value as StoredValue};
 
 use super::ctx::Ctx;
 use super::{Batch, Row, RowExpander};
@@ -108,20 +108,23 @@ impl RowExpander for RelIndexSeek<'_> {
             if self.left == self.right && rec.src != rec.dst {
                 continue;
             }
-            let (src, dst) = (Value::Node(rec.src), Value::Node(rec.dst));
-            // An undirected pattern matches a relationship each way round, a self-loop once.
-            let ends = match self.dir {
-                Direction::Out => vec![(src, dst)],
-                Direction::In => vec![(dst, src)],
-                Direction::Both if rec.src == rec.dst => vec![(src, dst)],
-                Direction::Both => vec![(src.clone(), dst.clone()), (dst, src)],
-            };
-            for (left, right) in ends {
+            let mut bind = |left: NodeId, right: NodeId| {
                 let mut found = row.clone();
                 found[self.rel] = Value::Rel(r);
-                found[self.left] = left;
-                found[self.right] = right;
+                found[self.left] = Value::Node(left);
+                found[self.right] = Value::Node(right);
                 out.push(found);
+            };
+            // An undirected pattern matches a relationship each way round, a self-loop once.
+            match self.dir {
+                Direction::Out => bind(rec.src, rec.dst),
+                Direction::In => bind(rec.dst, rec.src),
+                Direction::Both => {
+                    bind(rec.src, rec.dst);
+                    if rec.src != rec.dst {
+                        bind(rec.dst, rec.src);
+                    }
+                }
             }
         }
         Ok(false)

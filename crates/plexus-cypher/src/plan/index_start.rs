@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::pattern::{computable, to_dir, AnyOf, Pending};
+use super::pattern::{computable, find_equality, property_of, to_dir, AnyOf, Pending};
 use super::planner::{AggMode, Planner, Scope};
 use super::{PlanNode, RelLookup};
 use crate::ast::*;
@@ -73,7 +73,7 @@ impl Planner<'_> {
             for p in pending {
                 let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
                 for (side, other) in [(a, b), (b, a)] {
-                    if let Some(key) = on_var(side, &var.name) {
+                    if let Some(key) = property_of(side, &var.name) {
                         given.push((key, other));
                     }
                 }
@@ -153,17 +153,11 @@ impl Planner<'_> {
             }
         }
         let Some(var) = &rp.variable else { return Ok(None) };
-        for p in pending {
-            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { continue };
-            for (side, other) in [(a, b), (b, a)] {
-                if let Some(key) = on_var(side, &var.name).filter(|_| computable(other, bound, declared)) {
-                    let value = self.expr(other, scope, &mut AggMode::Forbidden)?;
-                    return Ok(Some((Arc::from(key), RelLookup::Equal(value))));
-                }
-            }
+        let key_of = |e: &Expr| property_of(e, &var.name).map(Arc::<str>::from);
+        if let Some((_, key, other)) = find_equality(pending, bound, declared, key_of) {
+            return Ok(Some((key, RelLookup::Equal(self.expr(other, scope, &mut AggMode::Forbidden)?))));
         }
         // `r.p IN list`, or equalities on one property joined by OR.
-        let key_of = |e: &Expr| on_var(e, &var.name).map(Arc::from);
         let any_of = pending.iter().find_map(|p| {
             AnyOf::of(&p.expr, &key_of).filter(|(_, a)| a.exprs().iter().all(|v| computable(v, bound, declared)))
         });
@@ -173,15 +167,5 @@ impl Planner<'_> {
         Ok(self
             .range_lookup(&var.name, pending, bound, declared, scope)?
             .map(|(key, lower, upper)| (key, RelLookup::Range(lower, upper))))
-    }
-}
-
-/// `var.key`'s key.
-fn on_var<'e>(e: &'e Expr, var: &str) -> Option<&'e str> {
-    match &e.kind {
-        ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if n == var) => {
-            Some(key.name.as_str())
-        }
-        _ => None,
     }
 }

@@ -121,6 +121,33 @@ pub(super) fn computable(e: &Expr, bound: &HashSet<String>, declared: &HashSet<S
     mentioned(e).is_some_and(|ns| all_bound(&ns, bound, declared))
 }
 
+/// The key of `var.key`, when `e` is a property of the variable `var`.
+pub(super) fn property_of<'e>(e: &'e Expr, var: &str) -> Option<&'e str> {
+    match &e.kind {
+        ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if n == var) => {
+            Some(key.name.as_str())
+        }
+        _ => None,
+    }
+}
+
+/// The first pending conjunct `side = other` (either way round) where `matches(side)` says yes and `other` is
+/// computable: its position, what `matches` found, and `other`.
+pub(super) fn find_equality<'p, T>(
+    pending: &'p [Pending],
+    bound: &HashSet<String>,
+    declared: &HashSet<String>,
+    matches: impl Fn(&Expr) -> Option<T>,
+) -> Option<(usize, T, &'p Expr)> {
+    pending.iter().enumerate().find_map(|(i, p)| {
+        let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { return None };
+        [(a, b), (b, a)].into_iter().find_map(|(side, other)| {
+            let hit = matches(side)?;
+            computable(other, bound, declared).then_some((i, hit, &**other))
+        })
+    })
+}
+
 /// Whether every name of `names` that the pattern declares is in `bound`.
 fn all_bound(names: &HashSet<String>, bound: &HashSet<String>, declared: &HashSet<String>) -> bool {
     names.iter().all(|n| bound.contains(n) || !declared.contains(n))
@@ -555,12 +582,7 @@ impl Planner<'_> {
             }
         }
         let Some(var) = &np.variable else { return Ok(None) };
-        let key_of = |side: &Expr| match &side.kind {
-            ExprKind::Property(base, key) if matches!(&base.kind, ExprKind::Variable(n) if *n == var.name) => {
-                Some(Arc::<str>::from(key.name.as_str()))
-            }
-            _ => None,
-        };
+        let key_of = |side: &Expr| property_of(side, &var.name).map(Arc::<str>::from);
         if let Some((key, value)) = self.take_equality(pending, bound, declared, scope, key_of)? {
             return Ok(Some(KeyLookupSpec { label, key, value, any_of: false, inline: false }));
         }
@@ -596,14 +618,8 @@ impl Planner<'_> {
         scope: &Scope,
         matches: impl Fn(&Expr) -> Option<T>,
     ) -> Result<Option<(T, CExpr)>> {
-        let found = pending.iter().enumerate().find_map(|(i, p)| {
-            let ExprKind::Binary(BinaryOp::Eq, a, b) = &p.expr.kind else { return None };
-            [(a, b), (b, a)].into_iter().find_map(|(side, other)| {
-                let hit = matches(side)?;
-                computable(other, bound, declared).then(|| (i, hit, (**other).clone()))
-            })
-        });
-        let Some((i, hit, other)) = found else { return Ok(None) };
+        let Some((i, hit, other)) = find_equality(pending, bound, declared, matches) else { return Ok(None) };
+        let other = other.clone();
         let value = self.expr(&other, scope, &mut AggMode::Forbidden)?;
         pending.remove(i);
         Ok(Some((hit, value)))
@@ -628,11 +644,8 @@ impl Planner<'_> {
                 continue;
             }
             for (prop, other, flipped) in [(a, b, false), (b, a, true)] {
-                let ExprKind::Property(base, k) = &prop.kind else { continue };
-                if !matches!(&base.kind, ExprKind::Variable(n) if n == var) {
-                    continue;
-                }
-                if key.as_ref().is_some_and(|existing| *existing != k.name) {
+                let Some(k) = property_of(prop, var) else { continue };
+                if key.as_ref().is_some_and(|existing| existing != k) {
                     continue;
                 }
                 let ready = computable(other, bound, declared);
@@ -658,7 +671,7 @@ impl Planner<'_> {
                     BinaryOp::Le if upper.is_none() => upper = Some((value, true)),
                     _ => continue,
                 }
-                key = Some(k.name.clone());
+                key = Some(k.to_string());
                 break;
             }
         }
@@ -719,8 +732,7 @@ impl Planner<'_> {
             n.variable.as_ref().is_some_and(|v| {
                 pending.iter().any(|p| {
                     matches!(&p.expr.kind, ExprKind::Binary(BinaryOp::Eq, a, b)
-                        if [a, b].iter().any(|x| matches!(&x.kind, ExprKind::Property(base, _)
-                            if matches!(&base.kind, ExprKind::Variable(n) if *n == v.name))))
+                        if [a, b].iter().any(|x| property_of(x, &v.name).is_some()))
                 })
             })
         };

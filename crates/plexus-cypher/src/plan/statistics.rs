@@ -42,12 +42,18 @@ impl<'g> LabelCounts<'g> {
     pub fn composites_of(&self, label: &str) -> Vec<KeyNames> {
         let Some(l) = self.catalog.lookup(TokenKind::Label, label) else { return Vec::new() };
         let name = |k: &PropKeyId| self.catalog.name(TokenKind::PropKey, k.0).unwrap_or_default();
-        self.state
-            .composite_indexes()
-            .into_iter()
-            .filter(|(of, _)| of.0 == l)
-            .map(|(_, keys)| keys.iter().map(name).collect())
-            .collect()
+        self.state.composite_keys(LabelId(l)).map(|keys| keys.iter().map(name).collect()).collect()
+    }
+
+    /// Whether [`Self::composites_of`] `label` is `had`, asked without building it: a cached plan asks on every
+    /// run.
+    fn composites_are(&self, label: &str, had: &[KeyNames]) -> bool {
+        let Some(l) = self.catalog.lookup(TokenKind::Label, label) else { return had.is_empty() };
+        let named = |k: &PropKeyId, name: &Arc<str>| self.catalog.lookup(TokenKind::PropKey, name) == Some(k.0);
+        let mut now = self.state.composite_keys(LabelId(l));
+        had.iter().all(|names| {
+            now.next().is_some_and(|keys| keys.len() == names.len() && keys.iter().zip(names).all(|(k, n)| named(k, n)))
+        }) && now.next().is_none()
     }
 
     /// Whether the relationships of type `ty` have a property index on `key`.
@@ -87,7 +93,7 @@ impl PlannedOn {
                 high <= low.saturating_mul(2).saturating_add(SLACK)
             })
             && self.rel_indexes.iter().all(|(ty, key, had)| now.has_rel_index(ty, key) == *had)
-            && self.composites.iter().all(|(label, had)| now.composites_of(label) == *had)
+            && self.composites.iter().all(|(label, had)| now.composites_are(label, had))
     }
 
     /// The properties of each composite index on `label`'s nodes, recorded as [`PlannedOn::rel_index`] records
