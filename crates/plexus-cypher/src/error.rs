@@ -206,7 +206,10 @@ impl From<plexus_storage::StorageError> for CypherError {
             return CypherError::new(ErrorKind::Conflict, Phase::Runtime, "", message);
         }
         match e {
-            S::ConstraintViolation(_) | S::UniqueKeyTaken { .. } => {
+            S::ConstraintViolation(_)
+            | S::UniqueKeyTaken { .. }
+            | S::CompositeKeyTaken { .. }
+            | S::RelKeyTaken { .. } => {
                 CypherError::new(ErrorKind::ConstraintValidationFailed, Phase::Runtime, "", message)
             }
             S::NodeHasRelationships(..) => CypherError::new(

@@ -126,6 +126,7 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
             });
         };
         check_index(&name, &index.entries, key_of, covered, &mut push);
+        check_unique(&name, index.unique, &index.entries, &mut push);
     }
     for index in state.composites.iter() {
         let name = format!("composite index ({}, {:?})", index.label.0, index.keys);
@@ -141,8 +142,16 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
             });
         };
         check_index(&name, &index.entries, key_of, covered, &mut push);
+        check_unique(&name, index.unique, &index.entries, &mut push);
     }
     problems
+}
+
+/// Checks that an index backing a uniqueness constraint files no two holders under one key.
+fn check_unique(name: &str, unique: bool, entries: &PSet<IndexEntry>, push: &mut impl FnMut(String)) {
+    if let Some((a, b, key)) = unique.then(|| crate::index::first_shared_key(entries)).flatten() {
+        push(format!("{name} must be unique, but {a} and {b} share {key:?}"));
+    }
 }
 
 /// Checks one property index against what it covers: every entry is filed under its holder's key as it is now

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::ids::{LabelId, NodeId, PropKeyId, RelId};
+use crate::ids::{LabelId, NodeId, PropKeyId, RelId, TypeId};
 use crate::value::Value;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +20,13 @@ pub enum StorageError {
     /// catalog.
     #[error("constraint violation: {holder} already has label {} with key {} = {value:?}", label.0, key.0)]
     UniqueKeyTaken { holder: NodeId, label: LabelId, key: PropKeyId, value: Value },
+    /// [`StorageError::UniqueKeyTaken`] for a uniqueness constraint on several properties: `holder` has every
+    /// one of `keys` equal to `values`.
+    #[error("constraint violation: {holder} already has label {} with keys {keys:?} = {values:?}", label.0)]
+    CompositeKeyTaken { holder: NodeId, label: LabelId, keys: Vec<PropKeyId>, values: Vec<Value> },
+    /// [`StorageError::UniqueKeyTaken`] for a uniqueness constraint on a relationship property.
+    #[error("constraint violation: {holder} already has type {} with key {} = {value:?}", ty.0, key.0)]
+    RelKeyTaken { holder: RelId, ty: TypeId, key: PropKeyId, value: Value },
     #[error("invalid value: {0}")]
     InvalidValue(String),
     #[error("write conflict: {0} changed in a transaction that committed after this one began; retry the transaction")]

@@ -42,6 +42,9 @@ pub const FORMAT_V2: u8 = 2;
 /// The kinds of the entries of the names section.
 const NAMED_UNIQUE_KEY: u8 = 0;
 const NAMED_INDEX: u8 = 1;
+/// The kinds of index the tail of an image marks as backing a uniqueness constraint.
+const UNIQUE_REL_INDEX: u8 = 1;
+const UNIQUE_COMPOSITE: u8 = 2;
 
 /// Segments per section and thread: enough that threads finish together although leaves differ in weight.
 const SEGMENTS_PER_THREAD: u64 = 8;
@@ -269,7 +272,16 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
             let names: Vec<_> = keys.chain(index_names).collect();
             let rel_indexes = state.rel_indexes();
             let composites = state.composite_indexes();
-            if !names.is_empty() || !rel_indexes.is_empty() || !composites.is_empty() {
+            // Which of those back uniqueness constraints: (kind, position in its list).
+            let uniques: Vec<(u8, usize)> = (state.rel_indexes.iter().enumerate())
+                .filter(|(_, i)| i.unique)
+                .map(|(at, _)| (UNIQUE_REL_INDEX, at))
+                .chain(
+                    state.composites.iter().enumerate().filter(|(_, i)| i.unique).map(|(at, _)| (UNIQUE_COMPOSITE, at)),
+                )
+                .collect();
+            let more = !uniques.is_empty();
+            if !names.is_empty() || !rel_indexes.is_empty() || !composites.is_empty() || more {
                 put_varint(buf, names.len() as u64);
                 for (kind, l, k, name) in names {
                     put_u8(buf, kind);
@@ -278,7 +290,7 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
                     put_str(buf, &name);
                 }
             }
-            if !rel_indexes.is_empty() || !composites.is_empty() {
+            if !rel_indexes.is_empty() || !composites.is_empty() || more {
                 put_varint(buf, rel_indexes.len() as u64);
                 for (ty, k) in rel_indexes {
                     put_varint(buf, ty.0 as u64);
@@ -286,7 +298,7 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
                     put_str(buf, state.rel_index_name(ty, k).as_deref().unwrap_or(""));
                 }
             }
-            if !composites.is_empty() {
+            if !composites.is_empty() || more {
                 put_varint(buf, composites.len() as u64);
                 for (label, keys) in composites {
                     put_varint(buf, label.0 as u64);
@@ -295,6 +307,13 @@ pub(crate) fn encode_part(state: &GraphState, catalog: &Catalog, part: &Part, bu
                         put_varint(buf, k.0 as u64);
                     }
                     put_str(buf, state.composite_index_name(label, &keys).as_deref().unwrap_or(""));
+                }
+            }
+            if more {
+                put_varint(buf, uniques.len() as u64);
+                for (kind, at) in uniques {
+                    put_u8(buf, kind);
+                    put_varint(buf, at as u64);
                 }
             }
         }
@@ -377,12 +396,12 @@ pub(crate) fn decode_body_format<B: AsRef<[u8]>>(
         let name = index_names.iter().find(|(of, _)| *of == (label, key)).map(|(_, name)| name.clone());
         state.apply(&crate::ops::Op::CreateIndex { label, key, name }).map_err(|e| DecodeError(e.to_string()))?;
     }
-    for (ty, key, name) in rel_indexes {
-        let op = crate::ops::Op::CreateRelIndex { ty, key, name };
+    for (ty, key, name, unique) in rel_indexes {
+        let op = crate::ops::Op::CreateRelIndex { ty, key, name, unique };
         state.apply(&op).map_err(|e| DecodeError(e.to_string()))?;
     }
-    for (label, keys, name) in composites {
-        let op = crate::ops::Op::CreateCompositeIndex { label, keys, name };
+    for (label, keys, name, unique) in composites {
+        let op = crate::ops::Op::CreateCompositeIndex { label, keys, name, unique };
         state.apply(&op).map_err(|e| DecodeError(e.to_string()))?;
     }
     Ok(state)
@@ -395,7 +414,7 @@ type AfterNodes = (
     Vec<(LabelId, PropKeyId)>,
     Vec<((LabelId, PropKeyId), String)>,
     Vec<((LabelId, PropKeyId), String)>,
-    (Vec<(TypeId, PropKeyId, Option<String>)>, Vec<(LabelId, Vec<PropKeyId>, Option<String>)>),
+    (Vec<(TypeId, PropKeyId, Option<String>, bool)>, Vec<(LabelId, Vec<PropKeyId>, Option<String>, bool)>),
 );
 
 /// Decodes an image's sections after the nodes, up to its end.
@@ -461,7 +480,7 @@ fn decode_after_nodes(
                 return Err(DecodeError(format!("relationship index ({ty}, {key}) names a token not in the catalog")));
             }
             let name = Some(r.str()?.to_string()).filter(|n| !n.is_empty());
-            rel_indexes.push((TypeId(ty), PropKeyId(key), name));
+            rel_indexes.push((TypeId(ty), PropKeyId(key), name, false));
         }
     }
     let mut composites = Vec::new();
@@ -477,7 +496,19 @@ fn decode_after_nodes(
                 )));
             }
             let name = Some(r.str()?.to_string()).filter(|n| !n.is_empty());
-            composites.push((LabelId(label), keys.into_iter().map(PropKeyId).collect(), name));
+            composites.push((LabelId(label), keys.into_iter().map(PropKeyId).collect(), name, false));
+        }
+    }
+    if !r.is_empty() {
+        for _ in 0..r.count(2)? {
+            let (kind, at) = (r.u8()?, r.u32v()? as usize);
+            let flag = match kind {
+                UNIQUE_REL_INDEX => rel_indexes.get_mut(at).map(|i| &mut i.3),
+                UNIQUE_COMPOSITE => composites.get_mut(at).map(|i| &mut i.3),
+                _ => return Err(DecodeError(format!("unknown kind {kind} of a uniqueness constraint"))),
+            };
+            *flag.ok_or_else(|| DecodeError(format!("a uniqueness constraint on index {at}, which is not there")))? =
+                true;
         }
     }
     if !r.is_empty() {

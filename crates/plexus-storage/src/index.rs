@@ -305,12 +305,20 @@ pub struct RelPropertyIndex {
     pub entries: PSet<IndexEntry>,
     /// The name its creator gave, if any.
     pub name: Option<Arc<str>>,
+    /// Whether it backs a uniqueness constraint: no two relationships of its type share a value.
+    pub unique: bool,
 }
 
 impl RelPropertyIndex {
     /// An index over `entries`, which may come in any order.
     pub fn build(ty: TypeId, key: PropKeyId, entries: Vec<IndexEntry>) -> RelPropertyIndex {
-        RelPropertyIndex { ty, key, entries: entry_tree(entries), name: None }
+        RelPropertyIndex { ty, key, entries: entry_tree(entries), name: None, unique: false }
+    }
+
+    /// A relationship other than `id` whose value equals `value` under Cypher's `=`.
+    pub fn holder_other_than(&self, value: &Value, id: RelId) -> Option<RelId> {
+        let key = IndexKey::from_value(value)?;
+        holder_other_than(&self.entries, key, id.0).map(RelId)
     }
 
     pub fn len(&self) -> usize {
@@ -356,9 +364,16 @@ pub struct CompositeIndex {
     pub entries: PSet<IndexEntry>,
     /// The name its creator gave, if any.
     pub name: Option<Arc<str>>,
+    /// Whether it backs a uniqueness constraint: no two nodes of its label share all its values.
+    pub unique: bool,
 }
 
 impl CompositeIndex {
+    /// A node other than `id` filed under `key` (from [`CompositeIndex::key_of`]).
+    pub fn holder_other_than(&self, key: &IndexKey, id: NodeId) -> Option<NodeId> {
+        holder_other_than(&self.entries, key.clone(), id.0).map(NodeId)
+    }
+
     /// The entry key of values in the index's order of properties; none when one is null (not indexed).
     pub fn key_of<'v>(values: impl IntoIterator<Item = Option<&'v Value>>) -> Option<IndexKey> {
         let keys: Option<Vec<IndexKey>> = values.into_iter().map(|v| v.and_then(IndexKey::from_value)).collect();
@@ -413,6 +428,35 @@ fn visit_key<B>(entries: &PSet<IndexEntry>, key: IndexKey, f: impl FnMut(u64) ->
     // Only the lower end is located (one descent instead of two); the walk stops at the first other key.
     let start = (key, 0);
     walk(entries, Bound::Included(&start), |k| *k != start.0, f)
+}
+
+/// The first id other than `id` filed under `key`: who already holds a value that must be unique.
+fn holder_other_than(entries: &PSet<IndexEntry>, key: IndexKey, id: u64) -> Option<u64> {
+    let mut holder = None;
+    let _ = visit_key(entries, key, |other| {
+        if other == id {
+            return ControlFlow::Continue(());
+        }
+        holder = Some(other);
+        ControlFlow::Break(())
+    });
+    holder
+}
+
+/// Two ids filed under one key in sorted `entries`, if any: what stops a uniqueness constraint from being
+/// declared over them.
+pub(crate) fn first_shared_key(entries: &PSet<IndexEntry>) -> Option<(u64, u64, IndexKey)> {
+    let mut previous: Option<IndexEntry> = None;
+    let mut shared = None;
+    let _ = entries.visit::<()>(|entry| {
+        if let Some(p) = previous.as_ref().filter(|p| p.0 == entry.0 && p.0.can_equal()) {
+            shared = Some((p.1, entry.1, entry.0.clone()));
+            return ControlFlow::Break(());
+        }
+        previous = Some(entry.clone());
+        ControlFlow::Continue(())
+    });
+    shared
 }
 
 /// The ids whose value lies between the bounds (see [`PropertyIndex::visit_range`]).

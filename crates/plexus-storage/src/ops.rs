@@ -93,6 +93,8 @@ pub enum Op {
         ty: TypeId,
         key: PropKeyId,
         name: Option<String>,
+        /// Backs a uniqueness constraint: no two relationships of the type may share a value.
+        unique: bool,
     },
     DropRelIndex {
         ty: TypeId,
@@ -104,6 +106,8 @@ pub enum Op {
         label: LabelId,
         keys: Vec<PropKeyId>,
         name: Option<String>,
+        /// Backs a uniqueness constraint: no two nodes of the label may share all the values.
+        unique: bool,
     },
     DropCompositeIndex {
         label: LabelId,
@@ -137,6 +141,9 @@ const OP_DROP_REL_INDEX: u8 = 19;
 const OP_CREATE_COMPOSITE_INDEX: u8 = 20;
 const OP_CREATE_NAMED_COMPOSITE_INDEX: u8 = 21;
 const OP_DROP_COMPOSITE_INDEX: u8 = 22;
+/// Indexes backing uniqueness constraints (relationship property, composite); the name follows as an option.
+const OP_CREATE_UNIQUE_REL_INDEX: u8 = 23;
+const OP_CREATE_UNIQUE_COMPOSITE_INDEX: u8 = 24;
 
 fn put_keys(buf: &mut Vec<u8>, keys: &[PropKeyId]) {
     put_varint(buf, keys.len() as u64);
@@ -148,6 +155,25 @@ fn put_keys(buf: &mut Vec<u8>, keys: &[PropKeyId]) {
 fn read_keys(r: &mut Reader) -> DecodeResult<Vec<PropKeyId>> {
     let n = r.count(1)?;
     (0..n).map(|_| Ok(PropKeyId(r.u32v()?))).collect()
+}
+
+/// The name of an operation whose tag leaves it open: a presence byte, then the name. Under `optional` false
+/// the tag said whether one follows, and a name follows only when there is one.
+fn put_name(buf: &mut Vec<u8>, name: &Option<String>, optional: bool) {
+    if optional {
+        put_u8(buf, name.is_some() as u8);
+    }
+    if let Some(name) = name {
+        put_str(buf, name);
+    }
+}
+
+fn read_optional_name(r: &mut Reader) -> DecodeResult<Option<String>> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(r.str()?.to_string())),
+        other => Err(DecodeError(format!("name presence byte {other}, not 0 or 1"))),
+    }
 }
 
 fn put_props(buf: &mut Vec<u8>, props: &[(PropKeyId, Value)]) {
@@ -243,26 +269,36 @@ impl Op {
                 put_varint(buf, label.0 as u64);
                 put_varint(buf, key.0 as u64);
             }
-            Op::CreateRelIndex { ty, key, name } => {
-                put_u8(buf, if name.is_some() { OP_CREATE_NAMED_REL_INDEX } else { OP_CREATE_REL_INDEX });
+            Op::CreateRelIndex { ty, key, name, unique } => {
+                put_u8(
+                    buf,
+                    match (unique, name) {
+                        (true, _) => OP_CREATE_UNIQUE_REL_INDEX,
+                        (false, Some(_)) => OP_CREATE_NAMED_REL_INDEX,
+                        (false, None) => OP_CREATE_REL_INDEX,
+                    },
+                );
                 put_varint(buf, ty.0 as u64);
                 put_varint(buf, key.0 as u64);
-                if let Some(name) = name {
-                    put_str(buf, name);
-                }
+                put_name(buf, name, *unique);
             }
             Op::DropRelIndex { ty, key } => {
                 put_u8(buf, OP_DROP_REL_INDEX);
                 put_varint(buf, ty.0 as u64);
                 put_varint(buf, key.0 as u64);
             }
-            Op::CreateCompositeIndex { label, keys, name } => {
-                put_u8(buf, if name.is_some() { OP_CREATE_NAMED_COMPOSITE_INDEX } else { OP_CREATE_COMPOSITE_INDEX });
+            Op::CreateCompositeIndex { label, keys, name, unique } => {
+                put_u8(
+                    buf,
+                    match (unique, name) {
+                        (true, _) => OP_CREATE_UNIQUE_COMPOSITE_INDEX,
+                        (false, Some(_)) => OP_CREATE_NAMED_COMPOSITE_INDEX,
+                        (false, None) => OP_CREATE_COMPOSITE_INDEX,
+                    },
+                );
                 put_varint(buf, label.0 as u64);
                 put_keys(buf, keys);
-                if let Some(name) = name {
-                    put_str(buf, name);
-                }
+                put_name(buf, name, *unique);
             }
             Op::DropCompositeIndex { label, keys } => {
                 put_u8(buf, OP_DROP_COMPOSITE_INDEX);
@@ -347,16 +383,24 @@ impl Op {
                 Op::CreateIndex { label, key, name }
             }
             OP_DROP_INDEX => Op::DropIndex { label: LabelId(r.u32v()?), key: PropKeyId(r.u32v()?) },
+            OP_CREATE_UNIQUE_REL_INDEX => {
+                let (ty, key) = (TypeId(r.u32v()?), PropKeyId(r.u32v()?));
+                Op::CreateRelIndex { ty, key, name: read_optional_name(r)?, unique: true }
+            }
+            OP_CREATE_UNIQUE_COMPOSITE_INDEX => {
+                let (label, keys) = (LabelId(r.u32v()?), read_keys(r)?);
+                Op::CreateCompositeIndex { label, keys, name: read_optional_name(r)?, unique: true }
+            }
             OP_CREATE_REL_INDEX | OP_CREATE_NAMED_REL_INDEX => {
                 let (ty, key) = (TypeId(r.u32v()?), PropKeyId(r.u32v()?));
                 let name = if tag == OP_CREATE_NAMED_REL_INDEX { Some(r.str()?.to_string()) } else { None };
-                Op::CreateRelIndex { ty, key, name }
+                Op::CreateRelIndex { ty, key, name, unique: false }
             }
             OP_DROP_REL_INDEX => Op::DropRelIndex { ty: TypeId(r.u32v()?), key: PropKeyId(r.u32v()?) },
             OP_CREATE_COMPOSITE_INDEX | OP_CREATE_NAMED_COMPOSITE_INDEX => {
                 let (label, keys) = (LabelId(r.u32v()?), read_keys(r)?);
                 let name = if tag == OP_CREATE_NAMED_COMPOSITE_INDEX { Some(r.str()?.to_string()) } else { None };
-                Op::CreateCompositeIndex { label, keys, name }
+                Op::CreateCompositeIndex { label, keys, name, unique: false }
             }
             OP_DROP_COMPOSITE_INDEX => Op::DropCompositeIndex { label: LabelId(r.u32v()?), keys: read_keys(r)? },
             other => return Err(DecodeError(format!("unknown operation tag {other}"))),
@@ -420,14 +464,34 @@ mod tests {
             Op::CreateIndex { label: LabelId(0), key: PropKeyId(1), name: None },
             Op::CreateIndex { label: LabelId(0), key: PropKeyId(1), name: Some("by name".into()) },
             Op::DropIndex { label: LabelId(3), key: PropKeyId(200) },
-            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: None },
-            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: Some("since".into()) },
+            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: None, unique: false },
+            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: None, unique: true },
+            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: Some("u".into()), unique: true },
+            Op::CreateRelIndex { ty: TypeId(2), key: PropKeyId(1), name: Some("since".into()), unique: false },
             Op::DropRelIndex { ty: TypeId(2), key: PropKeyId(1) },
-            Op::CreateCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(0)], name: None },
+            Op::CreateCompositeIndex {
+                label: LabelId(1),
+                keys: vec![PropKeyId(2), PropKeyId(0)],
+                name: None,
+                unique: false,
+            },
             Op::CreateCompositeIndex {
                 label: LabelId(1),
                 keys: vec![PropKeyId(2), PropKeyId(3)],
                 name: Some("c".into()),
+                unique: false,
+            },
+            Op::CreateCompositeIndex {
+                label: LabelId(1),
+                keys: vec![PropKeyId(2), PropKeyId(3)],
+                name: Some("cu".into()),
+                unique: true,
+            },
+            Op::CreateCompositeIndex {
+                label: LabelId(1),
+                keys: vec![PropKeyId(3), PropKeyId(0)],
+                name: None,
+                unique: true,
             },
             Op::DropCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(0)] },
         ];
@@ -456,15 +520,30 @@ mod tests {
         Op::CreateIndex { label: LabelId(1), key: PropKeyId(2), name: Some("i".into()) }.encode(&mut buf);
         assert_eq!(buf, [15, 1, 2, 1, b'k', 16, 1, 2, 1, b'i']);
         buf.clear();
-        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: None }.encode(&mut buf);
-        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: Some("r".into()) }.encode(&mut buf);
+        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: None, unique: false }.encode(&mut buf);
+        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: Some("r".into()), unique: false }.encode(&mut buf);
         Op::DropRelIndex { ty: TypeId(1), key: PropKeyId(2) }.encode(&mut buf);
         assert_eq!(buf, [17, 1, 2, 18, 1, 2, 1, b'r', 19, 1, 2]);
         buf.clear();
-        Op::CreateCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(3)], name: None }
-            .encode(&mut buf);
+        Op::CreateCompositeIndex {
+            label: LabelId(1),
+            keys: vec![PropKeyId(2), PropKeyId(3)],
+            name: None,
+            unique: false,
+        }
+        .encode(&mut buf);
         Op::DropCompositeIndex { label: LabelId(1), keys: vec![PropKeyId(2), PropKeyId(3)] }.encode(&mut buf);
         assert_eq!(buf, [20, 1, 2, 2, 3, 22, 1, 2, 2, 3]);
+        buf.clear();
+        Op::CreateRelIndex { ty: TypeId(1), key: PropKeyId(2), name: None, unique: true }.encode(&mut buf);
+        Op::CreateCompositeIndex {
+            label: LabelId(1),
+            keys: vec![PropKeyId(2), PropKeyId(3)],
+            name: Some("u".into()),
+            unique: true,
+        }
+        .encode(&mut buf);
+        assert_eq!(buf, [23, 1, 2, 0, 24, 1, 2, 2, 3, 1, 1, b'u']);
     }
 
     #[test]

@@ -277,9 +277,9 @@ impl WriteTxn {
 
     /// `e` with token ids replaced by names, for the user.
     fn named(&self, e: StorageError) -> StorageError {
-        let StorageError::UniqueKeyTaken { holder, label, key, value } = e else { return e };
         let catalog = &self.shared.catalog;
         let name = |kind, id: u32| catalog.name(kind, id).map_or_else(|| id.to_string(), |n| n.to_string());
+        let key_name = |key: PropKeyId| name(crate::catalog::TokenKind::PropKey, key.0);
         fn literal(value: &Value) -> String {
             match value {
                 Value::String(s) => format!("'{s}'"),
@@ -291,12 +291,31 @@ impl WriteTxn {
                 other => format!("{other:?}"),
             }
         }
-        let value = literal(&value);
-        StorageError::ConstraintViolation(format!(
-            "{holder} already has label {} with {} = {value}, which must be unique",
-            name(crate::catalog::TokenKind::Label, label.0),
-            name(crate::catalog::TokenKind::PropKey, key.0),
-        ))
+        let message = match e {
+            StorageError::UniqueKeyTaken { holder, label, key, value } => format!(
+                "{holder} already has label {} with {} = {}, which must be unique",
+                name(crate::catalog::TokenKind::Label, label.0),
+                key_name(key),
+                literal(&value),
+            ),
+            StorageError::CompositeKeyTaken { holder, label, keys, values } => {
+                let pairs: Vec<String> =
+                    keys.iter().zip(&values).map(|(&k, v)| format!("{} = {}", key_name(k), literal(v))).collect();
+                format!(
+                    "{holder} already has label {} with {}, which must be unique together",
+                    name(crate::catalog::TokenKind::Label, label.0),
+                    pairs.join(", "),
+                )
+            }
+            StorageError::RelKeyTaken { holder, ty, key, value } => format!(
+                "{holder} already has type {} with {} = {}, which must be unique",
+                name(crate::catalog::TokenKind::Type, ty.0),
+                key_name(key),
+                literal(&value),
+            ),
+            other => return other,
+        };
+        StorageError::ConstraintViolation(message)
     }
 
     fn unique_keys_of(&self, labels: &[LabelId], key: PropKeyId, value: &Value) -> Vec<WriteKey> {
@@ -452,7 +471,8 @@ impl WriteTxn {
         self.take_view();
         let id = RelId(self.shared.rel_ids.allocate());
         let op = Op::CreateRel { id, ty, src, dst, props };
-        if self.eager {
+        // A uniqueness constraint on the type needs the state as it is, pending writes and all.
+        if self.eager || self.state.rel_indexes.iter().any(|i| i.unique && i.ty == ty) {
             self.record(op)?;
         } else {
             // Pending (see the module documentation): checked here as `GraphState::apply` would check it, the id
@@ -498,12 +518,21 @@ impl WriteTxn {
         for (src, _, dst, props) in edges {
             self.check_edge_input(*src, *dst, props)?;
         }
+        // A uniqueness constraint on a written type can still refuse an edge half-way: only then is a savepoint
+        // worth its copy.
+        let constrained = self.state.rel_indexes.iter().any(|i| i.unique && edges.iter().any(|e| e.1 == i.ty));
+        let mark = constrained.then(|| self.savepoint());
         let mut counts = UpsertCounts::default();
         for (src, ty, dst, props) in edges {
-            if self.upsert_edge(*src, *ty, *dst, props.clone())? {
-                counts.created += 1;
-            } else {
-                counts.updated += 1;
+            match self.upsert_edge(*src, *ty, *dst, props.clone()) {
+                Ok(true) => counts.created += 1,
+                Ok(false) => counts.updated += 1,
+                Err(e) => {
+                    if let Some(mark) = mark {
+                        self.rollback_to(mark);
+                    }
+                    return Err(e);
+                }
             }
         }
         Ok(counts)
@@ -631,7 +660,16 @@ impl WriteTxn {
     /// over those that exist now and maintained by every later write; fails if it exists or the name is taken.
     /// Conflicts as [`WriteTxn::create_index`] does.
     pub fn create_rel_index(&mut self, ty: TypeId, key: PropKeyId, name: Option<&str>) -> Result<()> {
-        self.record(Op::CreateRelIndex { ty, key, name: name.map(str::to_owned) })?;
+        self.record(Op::CreateRelIndex { ty, key, name: name.map(str::to_owned), unique: false })?;
+        self.writes.push(WriteKey::Index(hash_of((u8::MAX, ty, key))));
+        Ok(())
+    }
+
+    /// Declares that no two relationships of type `ty` share a value of `key`: a relationship property index
+    /// that refuses duplicates, named `name` if given; fails while two relationships share a value, if the
+    /// index exists, or the name is taken. Dropped with [`WriteTxn::drop_rel_index`].
+    pub fn create_rel_unique(&mut self, ty: TypeId, key: PropKeyId, name: Option<&str>) -> Result<()> {
+        self.record(Op::CreateRelIndex { ty, key, name: name.map(str::to_owned), unique: true })?;
         self.writes.push(WriteKey::Index(hash_of((u8::MAX, ty, key))));
         Ok(())
     }
@@ -647,7 +685,18 @@ impl WriteTxn {
     /// named `name` if given, answering an equality on all of them; fails if it exists or the name is taken.
     /// Conflicts as [`WriteTxn::create_index`] does.
     pub fn create_composite_index(&mut self, label: LabelId, keys: &[PropKeyId], name: Option<&str>) -> Result<()> {
-        self.record(Op::CreateCompositeIndex { label, keys: keys.to_vec(), name: name.map(str::to_owned) })?;
+        let name = name.map(str::to_owned);
+        self.record(Op::CreateCompositeIndex { label, keys: keys.to_vec(), name, unique: false })?;
+        self.writes.push(WriteKey::Index(hash_of((label, keys))));
+        Ok(())
+    }
+
+    /// Declares that no two nodes of `label` share all the values of `keys` (two or more): a composite index
+    /// that refuses duplicates, named `name` if given; fails while two nodes share them, if the index exists, or
+    /// the name is taken. Dropped with [`WriteTxn::drop_composite_index`].
+    pub fn create_composite_unique(&mut self, label: LabelId, keys: &[PropKeyId], name: Option<&str>) -> Result<()> {
+        let name = name.map(str::to_owned);
+        self.record(Op::CreateCompositeIndex { label, keys: keys.to_vec(), name, unique: true })?;
         self.writes.push(WriteKey::Index(hash_of((label, keys))));
         Ok(())
     }

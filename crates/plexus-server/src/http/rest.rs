@@ -77,9 +77,11 @@ pub(super) fn storage_error(e: plexus::Error) -> ApiError {
     use plexus::Error as E;
     let code = match &e {
         E::NodeNotFound(_) | E::RelNotFound(_) => "Neo.ClientError.Statement.EntityNotFound",
-        E::NodeHasRelationships(..) | E::ConstraintViolation(_) | E::UniqueKeyTaken { .. } => {
-            "Neo.ClientError.Schema.ConstraintValidationFailed"
-        }
+        E::NodeHasRelationships(..)
+        | E::ConstraintViolation(_)
+        | E::UniqueKeyTaken { .. }
+        | E::CompositeKeyTaken { .. }
+        | E::RelKeyTaken { .. } => "Neo.ClientError.Schema.ConstraintValidationFailed",
         E::InvalidValue(_) => "Neo.ClientError.Statement.TypeError",
         E::Conflict(_) => "Neo.TransientError.Transaction.Outdated",
         _ => "Neo.DatabaseError.General.UnknownError",

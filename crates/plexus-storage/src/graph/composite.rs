@@ -24,17 +24,25 @@ impl GraphState {
         self.composite_index(label, keys).and_then(|i| i.name.clone())
     }
 
+    /// Whether the composite index on `keys` of `label` backs a uniqueness constraint.
+    pub fn composite_index_is_unique(&self, label: LabelId, keys: &[PropKeyId]) -> bool {
+        self.composite_index(label, keys).is_some_and(|i| i.unique)
+    }
+
     /// The nodes of `label` whose properties `keys` equal `values` one for one under Cypher's `=`, by id; empty
     /// without such an index.
     pub fn composite_seek(&self, label: LabelId, keys: &[PropKeyId], values: &[Value]) -> Vec<NodeId> {
         super::read::gathered(|f| self.composite_index(label, keys).map(|i| i.visit_eq(values, f)))
     }
 
+    /// Creates the composite index; a `unique` one backs a uniqueness constraint, refused while two nodes share
+    /// its values.
     pub(super) fn create_composite_index(
         &mut self,
         label: LabelId,
         keys: &[PropKeyId],
         name: Option<&str>,
+        unique: bool,
     ) -> Result<()> {
         let distinct = keys.iter().collect::<std::collections::BTreeSet<_>>().len() == keys.len();
         if keys.len() < 2 || !distinct {
@@ -57,7 +65,14 @@ impl GraphState {
             ControlFlow::Continue(())
         });
         let entries = crate::index::entry_tree(entries);
-        let index = CompositeIndex { label, keys: keys.to_vec(), entries, name: name.map(Arc::from) };
+        if let Some((a, b, _)) = unique.then(|| crate::index::first_shared_key(&entries)).flatten() {
+            return Err(StorageError::ConstraintViolation(format!(
+                "cannot create the uniqueness constraint: {} and {} share the values of its properties",
+                NodeId(a),
+                NodeId(b)
+            )));
+        }
+        let index = CompositeIndex { label, keys: keys.to_vec(), entries, name: name.map(Arc::from), unique };
         Arc::make_mut(&mut self.composites).push(index);
         Ok(())
     }
@@ -81,6 +96,17 @@ impl GraphState {
         labels: &[LabelId],
         key: Option<PropKeyId>,
     ) -> Vec<(usize, IndexKey)> {
+        self.composite_entries_with(labels, key, |k| self.node_prop(id, k))
+    }
+
+    /// [`Self::composite_entries`] of a node whose properties `prop` gives: how a write checks the entries a
+    /// node will have before it changes anything.
+    pub(super) fn composite_entries_with<'v>(
+        &self,
+        labels: &[LabelId],
+        key: Option<PropKeyId>,
+        prop: impl Fn(PropKeyId) -> Option<&'v Value>,
+    ) -> Vec<(usize, IndexKey)> {
         if self.composites.is_empty() {
             return Vec::new();
         }
@@ -89,8 +115,26 @@ impl GraphState {
             .iter()
             .enumerate()
             .filter(|(_, i)| covers(i))
-            .filter_map(|(at, i)| Some((at, CompositeIndex::key_of(i.keys.iter().map(|&k| self.node_prop(id, k)))?)))
+            .filter_map(|(at, i)| Some((at, CompositeIndex::key_of(i.keys.iter().map(|&k| prop(k)))?)))
             .collect()
+    }
+
+    /// Refuses entries `after` (from [`Self::composite_entries`]) that a unique composite index already files
+    /// under another node.
+    pub(super) fn check_composites_unique(&self, id: NodeId, after: &[(usize, IndexKey)]) -> Result<()> {
+        for (at, key) in after {
+            let index = &self.composites[*at];
+            if let Some(holder) = index.unique.then(|| index.holder_other_than(key, id)).flatten() {
+                let values = index.keys.iter().map(|&k| self.node_prop(holder, k).cloned().unwrap_or(Value::Null));
+                return Err(StorageError::CompositeKeyTaken {
+                    holder,
+                    label: index.label,
+                    keys: index.keys.clone(),
+                    values: values.collect(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Replaces node `id`'s entries `before` by `after` (both from [`Self::composite_entries`]).

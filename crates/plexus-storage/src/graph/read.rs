@@ -571,6 +571,11 @@ impl GraphState {
         self.rel_property_index(ty, key).and_then(|i| i.name.clone())
     }
 
+    /// Whether the relationship property index on `(ty, key)` backs a uniqueness constraint.
+    pub fn rel_index_is_unique(&self, ty: TypeId, key: PropKeyId) -> bool {
+        self.rel_property_index(ty, key).is_some_and(|i| i.unique)
+    }
+
     /// The relationships of type `ty` whose property `key` equals `value` under Cypher's `=`, by id. Empty when
     /// there is no such index.
     pub fn rel_index_seek(&self, ty: TypeId, key: PropKeyId, value: &Value) -> Vec<RelId> {

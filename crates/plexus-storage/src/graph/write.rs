@@ -35,9 +35,9 @@ impl GraphState {
                 Arc::make_mut(&mut self.indexes).retain(|i| !(i.label == *label && i.key == *key));
                 Ok(())
             }
-            Op::CreateRelIndex { ty, key, name } => self.create_rel_index(*ty, *key, name.as_deref()),
-            Op::CreateCompositeIndex { label, keys, name } => {
-                self.create_composite_index(*label, keys, name.as_deref())
+            Op::CreateRelIndex { ty, key, name, unique } => self.create_rel_index(*ty, *key, name.as_deref(), *unique),
+            Op::CreateCompositeIndex { label, keys, name, unique } => {
+                self.create_composite_index(*label, keys, name.as_deref(), *unique)
             }
             Op::DropCompositeIndex { label, keys } => self.drop_composite_index(*label, keys),
             Op::DropRelIndex { ty, key } => {
@@ -92,7 +92,9 @@ impl GraphState {
         Ok(())
     }
 
-    fn create_rel_index(&mut self, ty: TypeId, key: PropKeyId, name: Option<&str>) -> Result<()> {
+    /// Creates the relationship property index; a `unique` one backs a uniqueness constraint, refused while two
+    /// relationships share a value.
+    fn create_rel_index(&mut self, ty: TypeId, key: PropKeyId, name: Option<&str>, unique: bool) -> Result<()> {
         if self.has_rel_index(ty, key) {
             return Err(StorageError::ConstraintViolation(format!(
                 "an index on relationship type {} and key {} already exists",
@@ -112,8 +114,28 @@ impl GraphState {
             });
         }
         let mut index = RelPropertyIndex::build(ty, key, entries);
+        if let Some((a, b, _)) = unique.then(|| crate::index::first_shared_key(&index.entries)).flatten() {
+            return Err(StorageError::ConstraintViolation(format!(
+                "cannot create the uniqueness constraint: {} and {} share the value of its property",
+                RelId(a),
+                RelId(b)
+            )));
+        }
         index.name = name.map(Arc::from);
+        index.unique = unique;
         Arc::make_mut(&mut self.rel_indexes).push(index);
+        Ok(())
+    }
+
+    /// Refuses `value` for `key` on relationship `id` of type `ty` when a uniqueness constraint files it under
+    /// another relationship.
+    fn check_rel_unique(&self, id: RelId, ty: TypeId, key: PropKeyId, value: &Value) -> Result<()> {
+        let constrained = self.rel_indexes.iter().filter(|i| i.unique && i.ty == ty && i.key == key);
+        for index in constrained {
+            if let Some(holder) = index.holder_other_than(value, id) {
+                return Err(StorageError::RelKeyTaken { holder, ty, key, value: value.clone() });
+            }
+        }
         Ok(())
     }
 
@@ -308,6 +330,8 @@ impl GraphState {
         for &(k, ref v) in map {
             self.check_unique(id, &label_set, k, v)?;
         }
+        let composite_entries = self.composite_entries_with(&label_set, None, |k| props_get(props, k));
+        self.check_composites_unique(id, &composite_entries)?;
         for &(k, ref v) in map {
             self.index_key(id, &label_set, k, Some(v), true);
             self.update_indexes(id, &label_set, k, v, true);
@@ -315,8 +339,6 @@ impl GraphState {
         for &l in &label_set {
             self.set_label_bit(l, id, true);
         }
-        // The composite indexes read the node once it is whole.
-        let composite_labels = (!self.composites.is_empty()).then(|| label_set.clone());
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
         leaf.live |= 1 << slot;
@@ -328,10 +350,7 @@ impl GraphState {
             *leaf.props_mut(slot) = props.clone();
         }
         self.node_count += 1;
-        if let Some(labels) = composite_labels {
-            let after = self.composite_entries(id, &labels, None);
-            self.update_composites(id, Vec::new(), after);
-        }
+        self.update_composites(id, Vec::new(), composite_entries);
         Ok(())
     }
 
@@ -387,6 +406,14 @@ impl GraphState {
         }
         let old = self.node_prop(id, key).cloned();
         let before = self.composite_entries(id, &labels, Some(key));
+        let new_value = Some(&value).filter(|v| !v.is_null());
+        let after =
+            self.composite_entries_with(
+                &labels,
+                Some(key),
+                |k| if k == key { new_value } else { self.node_prop(id, k) },
+            );
+        self.check_composites_unique(id, &after)?;
         self.index_key(id, &labels, key, old.as_ref(), false);
         self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
         if let Some(old) = &old {
@@ -396,7 +423,6 @@ impl GraphState {
         let (leaf_index, slot) = split(id.0);
         let leaf = self.nodes.get_mut(leaf_index);
         props_set(leaf.props_mut(slot), key, value);
-        let after = self.composite_entries(id, &labels, Some(key));
         self.update_composites(id, before, after);
         Ok(())
     }
@@ -411,6 +437,8 @@ impl GraphState {
         for (k, v) in &props {
             self.check_unique(id, &[label], *k, v)?;
         }
+        let after = self.composite_entries(id, &[label], None);
+        self.check_composites_unique(id, &after)?;
         for (k, v) in &props {
             self.index_key(id, &[label], *k, Some(v), true);
             self.update_indexes(id, &[label], *k, v, true);
@@ -421,7 +449,6 @@ impl GraphState {
         let set = leaf.labels_mut(slot);
         let pos = set.binary_search(&label).unwrap_or_else(|p| p);
         set.insert(pos, label);
-        let after = self.composite_entries(id, &[label], None);
         self.update_composites(id, Vec::new(), after);
         Ok(())
     }
@@ -497,6 +524,9 @@ impl GraphState {
         let map = PropMap::from_pairs(props.to_vec());
         if self.rel_indexes.iter().any(|i| i.ty == ty) {
             for (k, v) in map.iter() {
+                self.check_rel_unique(id, ty, k, v)?;
+            }
+            for (k, v) in map.iter() {
                 self.update_rel_indexes(id, ty, k, v, true);
             }
         }
@@ -539,6 +569,7 @@ impl GraphState {
         }
         if !self.rel_indexes.is_empty() {
             let ty = self.rel(id).expect("checked above").ty;
+            self.check_rel_unique(id, ty, key, &value)?;
             if let Some(old) = self.rel_prop(id, key) {
                 self.update_rel_indexes(id, ty, key, &old, false);
             }
