@@ -579,14 +579,19 @@ pub enum SchemaCommand {
     },
     CreateUnique {
         name: Option<String>,
+        /// The label, or with `relationships` the relationship type.
         label: String,
-        property: String,
+        /// `FOR ()-[r:TYPE]-()`: a constraint on the relationships of a type.
+        relationships: bool,
+        /// One property, or several that must be unique together (nodes only).
+        properties: Vec<String>,
         if_not_exists: bool,
     },
     DropConstraint {
         name: Option<String>,
         label: Option<String>,
-        property: Option<String>,
+        /// The properties of the older `DROP CONSTRAINT ON (n:L) ASSERT n.p IS UNIQUE`, empty with a name.
+        properties: Vec<String>,
         if_exists: bool,
     },
 }

@@ -294,6 +294,22 @@ pub(crate) struct SchemaObject {
     /// A composite index's further properties.
     pub more: Vec<PropKeyId>,
     pub name: String,
+    /// A relationship or composite index that backs a uniqueness constraint: listed, named and dropped as the
+    /// constraint.
+    pub unique: bool,
+}
+
+impl SchemaObject {
+    /// Whether it is a uniqueness constraint (on one node property, or backed by a unique index of another
+    /// kind), rather than an index.
+    pub fn is_constraint(&self) -> bool {
+        self.kind == SchemaKind::Constraint || self.unique
+    }
+}
+
+/// The name of a uniqueness constraint on a relationship property created without one.
+pub(crate) fn rel_constraint_name(ty: &str, key: &str) -> String {
+    format!("rel_constraint_{ty}_{key}")
 }
 
 /// The name of a uniqueness constraint created without one.
@@ -335,33 +351,42 @@ impl SchemaObject {
 /// Every uniqueness constraint, then every index in creation order, each under the name its creator gave or
 /// else one derived from what it covers.
 pub(crate) fn schema_objects(g: &GraphState, catalog: &Catalog) -> Vec<SchemaObject> {
-    let object = |kind, token: u32, keys: &[PropKeyId], given: Option<Arc<str>>| {
+    let object = |kind, token: u32, keys: &[PropKeyId], given: Option<Arc<str>>, unique: bool| {
         let (key, more) = (keys[0], keys[1..].to_vec());
-        let mut o = SchemaObject { kind, token, key, more, name: String::new() };
+        let mut o = SchemaObject { kind, token, key, more, name: String::new(), unique };
         o.name = match given {
             Some(n) => n.to_string(),
             None => {
                 let (l, k) = o.names(catalog);
-                match kind {
-                    SchemaKind::Constraint => constraint_name(&l, &k),
-                    SchemaKind::Index => index_name(&l, &k),
-                    SchemaKind::RelIndex => rel_index_name(&l, &k),
-                    SchemaKind::CompositeIndex => index_name(&l, &o.property_names(catalog).join("_")),
+                let properties = o.property_names(catalog).join("_");
+                match (kind, unique) {
+                    (SchemaKind::Constraint, _) => constraint_name(&l, &k),
+                    (SchemaKind::Index, _) => index_name(&l, &k),
+                    (SchemaKind::RelIndex, false) => rel_index_name(&l, &k),
+                    (SchemaKind::RelIndex, true) => rel_constraint_name(&l, &k),
+                    (SchemaKind::CompositeIndex, false) => index_name(&l, &properties),
+                    (SchemaKind::CompositeIndex, true) => constraint_name(&l, &properties),
                 }
             }
         };
         o
     };
-    let constraints =
-        g.unique_keys().into_iter().map(|(l, k)| object(SchemaKind::Constraint, l.0, &[k], g.unique_key_name(l, k)));
-    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l.0, &[k], g.index_name(l, k)));
-    let rel_indexes =
-        g.rel_indexes().into_iter().map(|(t, k)| object(SchemaKind::RelIndex, t.0, &[k], g.rel_index_name(t, k)));
+    let unique_keys = g
+        .unique_keys()
+        .into_iter()
+        .map(|(l, k)| object(SchemaKind::Constraint, l.0, &[k], g.unique_key_name(l, k), false));
+    let indexes = g.indexes().into_iter().map(|(l, k)| object(SchemaKind::Index, l.0, &[k], g.index_name(l, k), false));
+    let rel_indexes = g
+        .rel_indexes()
+        .into_iter()
+        .map(|(t, k)| object(SchemaKind::RelIndex, t.0, &[k], g.rel_index_name(t, k), g.rel_index_is_unique(t, k)));
     let composites = g.composite_indexes().into_iter().map(|(l, keys)| {
-        let name = g.composite_index_name(l, &keys);
-        object(SchemaKind::CompositeIndex, l.0, &keys, name)
+        let (name, unique) = (g.composite_index_name(l, &keys), g.composite_index_is_unique(l, &keys));
+        object(SchemaKind::CompositeIndex, l.0, &keys, name, unique)
     });
-    constraints.chain(indexes).chain(rel_indexes).chain(composites).collect()
+    let (constraints, indexes): (Vec<_>, Vec<_>) =
+        unique_keys.chain(indexes).chain(rel_indexes).chain(composites).partition(SchemaObject::is_constraint);
+    constraints.into_iter().chain(indexes).collect()
 }
 
 /// `` `name` `` as Cypher quotes a name in a statement.
@@ -386,6 +411,7 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
         let (label, key) = o.names(catalog);
         let properties = o.property_names(catalog);
         let create = match o.kind {
+            _ if o.is_constraint() => constraint_statement(o, &label, &properties),
             SchemaKind::Index | SchemaKind::CompositeIndex => {
                 let on: Vec<String> = properties.iter().map(|p| format!("n.{}", quoted(p))).collect();
                 format!("CREATE RANGE INDEX {} FOR (n:{}) ON ({})", quoted(&o.name), quoted(&label), on.join(", "))
@@ -398,12 +424,9 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
                     quoted(&key)
                 )
             }
-            SchemaKind::Constraint => constraint_statement(&o.name, &label, &key),
+            SchemaKind::Constraint => unreachable!("a constraint's statement is made above"),
         };
-        let owner = match o.kind {
-            SchemaKind::Index | SchemaKind::RelIndex | SchemaKind::CompositeIndex => Value::Null,
-            SchemaKind::Constraint => Value::string(o.name.as_str()),
-        };
+        let owner = if o.is_constraint() { Value::string(o.name.as_str()) } else { Value::Null };
         let entity = if o.kind == SchemaKind::RelIndex { "RELATIONSHIP" } else { "NODE" };
         rows.push(vec![
             Value::Int(n as i64 + 1),
@@ -427,31 +450,42 @@ fn index_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
     rows
 }
 
-fn constraint_statement(name: &str, label: &str, key: &str) -> String {
-    format!("CREATE CONSTRAINT {} FOR (n:{}) REQUIRE (n.{}) IS UNIQUE", quoted(name), quoted(label), quoted(key))
+/// The statement that creates the constraint `o` on `properties` of `label` (or of its relationship type).
+fn constraint_statement(o: &SchemaObject, label: &str, properties: &[Arc<str>]) -> String {
+    let (pattern, var) = match o.kind {
+        SchemaKind::RelIndex => (format!("()-[r:{}]-()", quoted(label)), "r"),
+        _ => (format!("(n:{})", quoted(label)), "n"),
+    };
+    let on: Vec<String> = properties.iter().map(|p| format!("{var}.{}", quoted(p))).collect();
+    format!("CREATE CONSTRAINT {} FOR {pattern} REQUIRE ({}) IS UNIQUE", quoted(&o.name), on.join(", "))
 }
 
 /// The rows of `SHOW CONSTRAINTS`, by name.
 fn constraint_rows(g: &GraphState, catalog: &Catalog) -> Vec<Vec<Value>> {
     let mut objects: Vec<SchemaObject> =
-        schema_objects(g, catalog).into_iter().filter(|o| o.kind == SchemaKind::Constraint).collect();
+        schema_objects(g, catalog).into_iter().filter(SchemaObject::is_constraint).collect();
     objects.sort_by(|a, b| a.name.cmp(&b.name));
     objects
         .iter()
         .enumerate()
         .map(|(n, o)| {
-            let (label, key) = o.names(catalog);
+            let (label, _) = o.names(catalog);
+            let properties = o.property_names(catalog);
+            let (kind, entity) = match o.kind {
+                SchemaKind::RelIndex => ("RELATIONSHIP_UNIQUENESS", "RELATIONSHIP"),
+                _ => ("UNIQUENESS", "NODE"),
+            };
             vec![
                 Value::Int(n as i64 + 1),
                 Value::string(o.name.as_str()),
-                Value::string("UNIQUENESS"),
-                Value::string("NODE"),
+                Value::string(kind),
+                Value::string(entity),
                 Value::list(vec![Value::String(label.clone())]),
-                Value::list(vec![Value::String(key.clone())]),
+                Value::list(properties.iter().cloned().map(Value::String).collect()),
                 Value::string(o.name.as_str()),
                 Value::Null,
                 index_options(),
-                Value::string(constraint_statement(&o.name, &label, &key)),
+                Value::string(constraint_statement(o, &label, &properties)),
             ]
         })
         .collect()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use plexus_storage::{GraphState, LabelId, ReadTxn, Store, WriteTxn};
+use plexus_storage::{GraphState, ReadTxn, Store, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
 use crate::builtin::{constraint_name, SchemaKind, SchemaObject};
@@ -565,17 +565,19 @@ fn schema_operator(cmd: &SchemaCommand) -> String {
             Some(label) => format!("DropIndex(INDEX ON :{label}({}))", properties.join(", ")),
             None => format!("DropIndex(INDEX{})", named(name)),
         },
-        SchemaCommand::CreateUnique { name, label, property, .. } => {
-            format!(
-                "CreateConstraint(UNIQUENESS CONSTRAINT{} FOR (:{label}) REQUIRE ({property}) IS UNIQUE)",
-                named(name)
-            )
+        SchemaCommand::CreateUnique { name, label, properties, relationships, .. } => {
+            let (kind, pattern) = match relationships {
+                true => ("RELATIONSHIP UNIQUENESS", format!("()-[:{label}]-()")),
+                false => ("UNIQUENESS", format!("(:{label})")),
+            };
+            let properties = properties.join(", ");
+            format!("CreateConstraint({kind} CONSTRAINT{} FOR {pattern} REQUIRE ({properties}) IS UNIQUE)", named(name))
         }
-        SchemaCommand::DropConstraint { name, label, property, .. } => match (label, property) {
-            (Some(label), Some(property)) => {
-                format!("DropConstraint(CONSTRAINT ON (:{label}) ASSERT ({property}) IS UNIQUE)")
+        SchemaCommand::DropConstraint { name, label, properties, .. } => match label {
+            Some(label) => {
+                format!("DropConstraint(CONSTRAINT ON (:{label}) ASSERT ({}) IS UNIQUE)", properties.join(", "))
             }
-            _ => format!("DropConstraint(CONSTRAINT{})", named(name)),
+            None => format!("DropConstraint(CONSTRAINT{})", named(name)),
         },
     }
 }
@@ -859,8 +861,8 @@ fn schema_target(
 ) -> Option<SchemaObject> {
     // A DROP INDEX finds indexes of every kind by name, and node indexes (single or composite) by label.
     let of_kind = |o: &SchemaObject| match kind {
-        SchemaKind::Index => o.kind != SchemaKind::Constraint && (label.is_none() || o.kind != SchemaKind::RelIndex),
-        _ => o.kind == kind,
+        SchemaKind::Index => !o.is_constraint() && (label.is_none() || o.kind != SchemaKind::RelIndex),
+        _ => o.is_constraint() && (label.is_none() || o.kind != SchemaKind::RelIndex),
     };
     schema_objects(tx).into_iter().filter(of_kind).find(|o| match (label, name) {
         (Some(label), _) => {
@@ -874,11 +876,9 @@ fn schema_target(
 
 /// The error for a CREATE whose name another index or constraint already has.
 pub(crate) fn name_taken(holder: &SchemaObject) -> CypherError {
-    let (code, what) = match holder.kind {
-        SchemaKind::Index | SchemaKind::RelIndex | SchemaKind::CompositeIndex => {
-            ("IndexWithNameAlreadyExists", "an index")
-        }
-        SchemaKind::Constraint => ("ConstraintWithNameAlreadyExists", "a constraint"),
+    let (code, what) = match holder.is_constraint() {
+        false => ("IndexWithNameAlreadyExists", "an index"),
+        true => ("ConstraintWithNameAlreadyExists", "a constraint"),
     };
     CypherError::new(
         ErrorKind::SemanticError,
@@ -906,7 +906,16 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     let mut stats = QueryStats::default();
     let mut result = QueryResult::default();
     match cmd {
-        SchemaCommand::CreateUnique { name: given, label, property, if_not_exists } => {
+        SchemaCommand::CreateUnique { name: given, label, relationships, properties, if_not_exists } => {
+            if *relationships || properties.len() > 1 {
+                let (given, label) = (given.as_deref(), label.as_str());
+                if crate::index_schema::create_constraint(tx, given, label, *relationships, properties, *if_not_exists)?
+                {
+                    stats.constraints_added = 1;
+                }
+                return Ok(QueryResult { stats, ..result });
+            }
+            let property = &properties[0];
             let (l, k) = (tx.label(label), tx.prop_key(property));
             let name = given.clone().unwrap_or_else(|| constraint_name(label, property));
             let objects = schema_objects(tx);
@@ -941,19 +950,15 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                     ),
                 ));
             } else {
-                tx.declare_named_unique_key(l, k, given.as_deref()).map_err(|e| {
-                    let detail = "ConstraintCreationFailed";
-                    CypherError::new(ErrorKind::ConstraintVerificationFailed, Phase::Runtime, detail, e.to_string())
-                })?;
+                tx.declare_named_unique_key(l, k, given.as_deref()).map_err(crate::index_schema::creation_failed)?;
                 stats.constraints_added = 1;
             }
         }
-        SchemaCommand::DropConstraint { name, label, property, if_exists } => {
-            let properties: Vec<String> = property.iter().cloned().collect();
-            let found = schema_target(tx, SchemaKind::Constraint, name.as_deref(), label.as_deref(), &properties);
+        SchemaCommand::DropConstraint { name, label, properties, if_exists } => {
+            let found = schema_target(tx, SchemaKind::Constraint, name.as_deref(), label.as_deref(), properties);
             match found {
                 Some(o) => {
-                    tx.drop_unique_key(LabelId(o.token), o.key)?;
+                    crate::index_schema::drop_constraint(tx, &o)?;
                     stats.constraints_removed = 1;
                 }
                 None if *if_exists => {}
@@ -987,9 +992,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                 None => {
                     let objects = schema_objects(tx);
                     // SHOW INDEXES lists a uniqueness constraint's index under the constraint's name.
-                    if let Some(owner) =
-                        objects.iter().find(|o| o.kind == SchemaKind::Constraint && name.as_ref() == Some(&o.name))
-                    {
+                    if let Some(owner) = objects.iter().find(|o| o.is_constraint() && name.as_ref() == Some(&o.name)) {
                         return Err(CypherError::new(
                             ErrorKind::SemanticError,
                             Phase::Runtime,
@@ -1001,7 +1004,7 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                         ));
                     }
                     let names: Vec<String> =
-                        objects.into_iter().filter(|o| o.kind != SchemaKind::Constraint).map(|o| o.name).collect();
+                        objects.into_iter().filter(|o| !o.is_constraint()).map(|o| o.name).collect();
                     return Err(CypherError::new(
                         ErrorKind::SemanticError,
                         Phase::Runtime,

@@ -79,14 +79,6 @@ impl Parser<'_> {
 
     /// `(n:Label)` returning the variable and label.
     fn schema_node(&mut self) -> Result<(String, String)> {
-        if matches!(self.peek_at(1), Tok::RParen) {
-            // `()-[r:TYPE]-()`: relationship property constraints (indexes take the pattern elsewhere).
-            return Err(self.error_at(
-                self.span(),
-                "UnsupportedConstraint",
-                "constraints on relationship properties are not supported; they cover node properties",
-            ));
-        }
         self.expect(&Tok::LParen, "'('")?;
         let var = self.ident("a variable")?.name;
         self.expect(&Tok::Colon, "':'")?;
@@ -203,32 +195,36 @@ impl Parser<'_> {
     }
 
     /// `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:L) REQUIRE n.p IS UNIQUE` or the older
-    /// `CREATE CONSTRAINT ON (n:L) ASSERT n.p IS UNIQUE`.
+    /// `CREATE CONSTRAINT ON (n:L) ASSERT n.p IS UNIQUE`; `REQUIRE (n.a, n.b)` for several properties unique
+    /// together, `FOR ()-[r:TYPE]-() REQUIRE r.p` for a relationship property.
     fn create_constraint(&mut self) -> Result<SchemaCommand> {
         let name = self.schema_name()?;
         let if_not_exists = self.if_not_exists()?;
         if !(self.eat_kw("FOR") || self.eat_kw("ON")) {
             return Err(self.unexpected("FOR"));
         }
-        let (var, label) = self.schema_node()?;
+        let relationships = matches!(self.peek_at(1), Tok::RParen);
+        let (var, label) = if relationships { self.schema_relationship()? } else { self.schema_node()? };
         if !(self.eat_kw("REQUIRE") || self.eat_kw("ASSERT")) {
             return Err(self.unexpected("REQUIRE"));
         }
-        let parens = self.eat(&Tok::LParen);
-        let property = self.schema_property(&var)?;
-        if parens {
-            if self.at(&Tok::Comma) {
-                return Err(self.error_at(
-                    self.span(),
-                    "UnsupportedConstraint",
-                    "a constraint covers one property here: composite (node key) constraints are not supported",
-                ));
+        let at = self.span();
+        let properties = self.constraint_properties(&var)?;
+        if properties.len() > 1 {
+            let why = if relationships {
+                Some("a constraint on relationships covers one property: several unique together are not supported")
+            } else if (1..properties.len()).any(|i| properties[..i].contains(&properties[i])) {
+                Some("a constraint names each property once")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(self.error_at(at, "UnsupportedConstraint", why));
             }
-            self.expect(&Tok::RParen, "')'")?;
         }
         self.expect_kw("IS")?;
         let span = self.span();
-        let _ = self.eat_kw("NODE");
+        let _ = self.eat_kw("NODE") || self.eat_kw("RELATIONSHIP") || self.eat_kw("REL");
         if !self.eat_kw("UNIQUE") {
             if self.at_kw("KEY") {
                 // A key also requires the property to exist, which nothing here would enforce: taking it as a
@@ -237,7 +233,7 @@ impl Parser<'_> {
                 return Err(self.error_at(
                     span,
                     "UnsupportedConstraint",
-                    "node key constraints (unique and required) are not supported; IS UNIQUE gives the uniqueness part",
+                    "key constraints (unique and required) are not supported; IS UNIQUE gives the uniqueness part",
                 ));
             }
             return Err(self.error_at(
@@ -247,22 +243,30 @@ impl Parser<'_> {
             ));
         }
         self.schema_options()?;
-        Ok(SchemaCommand::CreateUnique { name, label, property, if_not_exists })
+        Ok(SchemaCommand::CreateUnique { name, label, relationships, properties, if_not_exists })
+    }
+
+    /// `v.p` or `(v.p, v.q, ...)` after REQUIRE or ASSERT.
+    fn constraint_properties(&mut self, var: &str) -> Result<Vec<String>> {
+        if !self.eat(&Tok::LParen) {
+            return Ok(vec![self.schema_property(var)?]);
+        }
+        let mut properties = vec![self.schema_property(var)?];
+        while self.eat(&Tok::Comma) {
+            properties.push(self.schema_property(var)?);
+        }
+        self.expect(&Tok::RParen, "')'")?;
+        Ok(properties)
     }
 
     fn drop_constraint(&mut self) -> Result<SchemaCommand> {
         if self.eat_kw("ON") {
             let (var, label) = self.schema_node()?;
             self.expect_kw("ASSERT")?;
-            let property = self.schema_property(&var)?;
+            let properties = self.constraint_properties(&var)?;
             self.expect_kw("IS")?;
             self.expect_kw("UNIQUE")?;
-            return Ok(SchemaCommand::DropConstraint {
-                name: None,
-                label: Some(label),
-                property: Some(property),
-                if_exists: false,
-            });
+            return Ok(SchemaCommand::DropConstraint { name: None, label: Some(label), properties, if_exists: false });
         }
         let name = self.ident("a constraint name")?.name;
         let if_exists = if self.eat_kw("IF") {
@@ -271,6 +275,6 @@ impl Parser<'_> {
         } else {
             false
         };
-        Ok(SchemaCommand::DropConstraint { name: Some(name), label: None, property: None, if_exists })
+        Ok(SchemaCommand::DropConstraint { name: Some(name), label: None, properties: vec![], if_exists })
     }
 }

@@ -42,10 +42,23 @@ fn schema_commands() {
         StatementKind::Schema(SchemaCommand::CreateUnique {
             name: Some("person_id".into()),
             label: "Person".into(),
-            property: "id".into(),
+            relationships: false,
+            properties: vec!["id".into()],
             if_not_exists: true
         })
     );
+    let s = parse("CREATE CONSTRAINT FOR ()-[r:KNOWS]->() REQUIRE r.since IS RELATIONSHIP UNIQUE").unwrap();
+    assert!(matches!(
+        s.kind,
+        StatementKind::Schema(SchemaCommand::CreateUnique { relationships: true, ref properties, .. })
+            if properties == &["since"]
+    ));
+    let s = parse("CREATE CONSTRAINT ON (n:P) ASSERT (n.a, n.b) IS UNIQUE").unwrap();
+    assert!(matches!(
+        s.kind,
+        StatementKind::Schema(SchemaCommand::CreateUnique { relationships: false, ref properties, .. })
+            if properties == &["a", "b"]
+    ));
     assert!(matches!(parse("CREATE INDEX FOR (n:L) ON (n.p)").unwrap().kind, StatementKind::Schema(_)));
     assert!(matches!(parse("SHOW INDEXES").unwrap().kind, StatementKind::Query(_)));
     assert_eq!(parse("EXPLAIN MATCH (n) RETURN n").unwrap().mode, RunMode::Explain);
@@ -89,7 +102,9 @@ fn schema_commands_as_neo4j_scripts_write_them() {
         ("CREATE VECTOR INDEX v FOR (n:P) ON (n.v)", "UnsupportedIndex"),
         ("CREATE INDEX FOR ()-[r:R]-() ON (r.p, r.q)", "UnsupportedIndex"),
         ("CREATE INDEX FOR ()-[r:R]-() ON (s.p)", "UndefinedVariable"),
-        ("CREATE CONSTRAINT FOR ()-[r:R]-() REQUIRE r.p IS UNIQUE", "UnsupportedConstraint"),
+        ("CREATE CONSTRAINT FOR ()-[r:R]-() REQUIRE (r.p, r.q) IS UNIQUE", "UnsupportedConstraint"),
+        ("CREATE CONSTRAINT FOR (n:P) REQUIRE (n.a, n.a) IS UNIQUE", "UnsupportedConstraint"),
+        ("CREATE CONSTRAINT FOR ()-[r:R]-() REQUIRE r.p IS NOT NULL", "UnexpectedSyntax"),
         ("CREATE CONSTRAINT FOR (n:P) REQUIRE (n.a, n.b) IS NODE KEY", "UnsupportedConstraint"),
         ("CREATE CONSTRAINT FOR (n:P) REQUIRE n.a IS NODE KEY", "UnsupportedConstraint"),
         ("CREATE CONSTRAINT c IF NOT EXISTS FOR (n:P) REQUIRE (n.a) IS KEY", "UnsupportedConstraint"),
