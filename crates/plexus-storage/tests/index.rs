@@ -1,6 +1,7 @@
 //! Property indexes on nodes and on relationships: random operations against a reference model (after every
-//! step, seeks and ranges over every index equal a brute-force scan with Cypher's comparison rules), durability
-//! through the log and checkpoints, rollback, and conflicts between transactions.
+//! step, seeks and ranges over every index equal a brute-force scan with Cypher's comparison rules, and a write
+//! is refused exactly when it would break a uniqueness constraint one of them backs), durability through the log
+//! and checkpoints, rollback, and conflicts between transactions.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -72,6 +73,7 @@ enum Step {
     CreateRelIndex {
         ty: u32,
         key: u32,
+        unique: bool,
     },
     DropRelIndex {
         ty: u32,
@@ -81,10 +83,44 @@ enum Step {
     CreateComposite {
         label: u32,
         reversed: bool,
+        unique: bool,
     },
     DropComposite {
         label: u32,
         reversed: bool,
+    },
+    /// A node with `labels` and another node's properties: a likely second holder of a unique value.
+    CopyNode {
+        node: usize,
+        labels: Vec<u32>,
+    },
+    /// A copy of a node without `label`, which it is then given: a likely second holder by labelling.
+    CopyThenLabel {
+        node: usize,
+        label: u32,
+    },
+    /// Sets a node's property `key` to another node's value (null when it has none).
+    CopyProp {
+        from: usize,
+        to: usize,
+        key: u32,
+    },
+    /// Sets both of a node's composite properties to another node's values, one after the other.
+    CopyBoth {
+        from: usize,
+        to: usize,
+    },
+    /// Sets a relationship's property `key` to another relationship's value.
+    CopyRelProp {
+        from: usize,
+        to: usize,
+        key: u32,
+    },
+    /// A relationship with another's type and properties.
+    CopyRel {
+        rel: usize,
+        from: usize,
+        to: usize,
     },
     Commit,
     Abort,
@@ -95,7 +131,7 @@ fn step() -> impl Strategy<Value = Step> {
         4 => (prop::collection::vec(0..LABELS, 0..3), prop::collection::vec((0..KEYS, value_strategy()), 0..3))
             .prop_map(|(labels, props)| Step::CreateNode { labels, props }),
         4 => (any::<usize>(), 0..KEYS, value_strategy()).prop_map(|(node, key, value)| Step::SetProp { node, key, value }),
-        1 => (any::<usize>(), 0..LABELS).prop_map(|(node, label)| Step::AddLabel { node, label }),
+        2 => (any::<usize>(), 0..LABELS).prop_map(|(node, label)| Step::AddLabel { node, label }),
         1 => (any::<usize>(), 0..LABELS).prop_map(|(node, label)| Step::RemoveLabel { node, label }),
         1 => any::<usize>().prop_map(|node| Step::DeleteNode { node }),
         1 => (0..LABELS, 0..KEYS).prop_map(|(label, key)| Step::CreateIndex { label, key }),
@@ -104,10 +140,18 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(from, to, ty, props)| Step::CreateRel { from, to, ty, props }),
         3 => (any::<usize>(), 0..KEYS, value_strategy()).prop_map(|(rel, key, value)| Step::SetRelProp { rel, key, value }),
         1 => any::<usize>().prop_map(|rel| Step::DeleteRel { rel }),
-        1 => (0..TYPES, 0..KEYS).prop_map(|(ty, key)| Step::CreateRelIndex { ty, key }),
+        1 => (0..TYPES, 0..KEYS, any::<bool>()).prop_map(|(ty, key, unique)| Step::CreateRelIndex { ty, key, unique }),
         1 => (0..TYPES, 0..KEYS).prop_map(|(ty, key)| Step::DropRelIndex { ty, key }),
-        1 => (0..LABELS, any::<bool>()).prop_map(|(label, reversed)| Step::CreateComposite { label, reversed }),
+        1 => (0..LABELS, any::<bool>(), any::<bool>())
+            .prop_map(|(label, reversed, unique)| Step::CreateComposite { label, reversed, unique }),
         1 => (0..LABELS, any::<bool>()).prop_map(|(label, reversed)| Step::DropComposite { label, reversed }),
+        2 => (any::<usize>(), prop::collection::vec(0..LABELS, 0..3))
+            .prop_map(|(node, labels)| Step::CopyNode { node, labels }),
+        2 => (any::<usize>(), any::<usize>(), any::<usize>()).prop_map(|(rel, from, to)| Step::CopyRel { rel, from, to }),
+        1 => (any::<usize>(), 0..LABELS).prop_map(|(node, label)| Step::CopyThenLabel { node, label }),
+        2 => (any::<usize>(), any::<usize>(), 0..KEYS).prop_map(|(from, to, key)| Step::CopyProp { from, to, key }),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(from, to)| Step::CopyBoth { from, to }),
+        2 => (any::<usize>(), any::<usize>(), 0..KEYS).prop_map(|(from, to, key)| Step::CopyRelProp { from, to, key }),
         1 => Just(Step::Commit),
         1 => Just(Step::Abort),
     ]
@@ -122,6 +166,51 @@ struct Model {
     rel_indexes: BTreeSet<(u32, u32)>,
     /// Composite indexes on keys 0 and 1 (`false`) or 1 and 0 (`true`).
     composites: BTreeSet<(u32, bool)>,
+    /// The relationship and composite indexes that back uniqueness constraints.
+    unique_rels: BTreeSet<(u32, u32)>,
+    unique_composites: BTreeSet<(u32, bool)>,
+}
+
+type Props = BTreeMap<u32, Value>;
+
+/// Whether a node `id` (a new one when `None`) with `labels` and `props` would share both composite values with
+/// another node of a label whose composite index is unique.
+fn node_conflicts(m: &Model, id: Option<u64>, labels: &BTreeSet<u32>, props: &Props) -> bool {
+    let (Some(a), Some(b)) = (props.get(&0), props.get(&1)) else { return false };
+    m.unique_composites.iter().any(|&(label, _)| {
+        labels.contains(&label)
+            && m.nodes.iter().any(|(&other, (ls, ps))| {
+                Some(other) != id
+                    && ls.contains(&label)
+                    && ps.get(&0).is_some_and(|x| cypher_eq(x, a))
+                    && ps.get(&1).is_some_and(|y| cypher_eq(y, b))
+            })
+    })
+}
+
+/// Whether a relationship `id` (a new one when `None`) of type `ty` with `props` would share a value with
+/// another of its type under a unique relationship index.
+fn rel_conflicts(m: &Model, id: Option<u64>, ty: u32, props: &Props) -> bool {
+    m.unique_rels.iter().any(|&(t, key)| {
+        t == ty
+            && props.get(&key).is_some_and(|v| {
+                m.rels
+                    .iter()
+                    .any(|(&other, r)| Some(other) != id && r.2 == ty && r.3.get(&key).is_some_and(|w| cypher_eq(v, w)))
+            })
+    })
+}
+
+/// Whether the data already breaks a unique composite index on `label` (the model, with it added).
+fn composite_duplicates(m: &Model, label: u32) -> bool {
+    let only = Model { unique_composites: BTreeSet::from([(label, false)]), ..Model::default() };
+    let only = Model { nodes: m.nodes.clone(), ..only };
+    m.nodes.iter().any(|(&id, (ls, ps))| node_conflicts(&only, Some(id), ls, ps))
+}
+
+fn rel_duplicates(m: &Model, ty: u32, key: u32) -> bool {
+    let only = Model { unique_rels: BTreeSet::from([(ty, key)]), rels: m.rels.clone(), ..Model::default() };
+    m.rels.iter().any(|(&id, r)| r.2 == ty && rel_conflicts(&only, Some(id), ty, &r.3))
 }
 
 fn composite_keys(reversed: bool) -> Vec<PropKeyId> {
@@ -223,6 +312,15 @@ fn assert_indexes(g: &GraphState, model: &Model, salt: usize) -> Result<(), Test
     let got: BTreeSet<(u32, bool)> =
         g.composite_indexes().iter().map(|(l, keys)| (l.0, keys[0] == PropKeyId(1))).collect();
     prop_assert_eq!(&got, &model.composites);
+    let unique: BTreeSet<(u32, bool)> = got
+        .iter()
+        .copied()
+        .filter(|&(l, reversed)| g.composite_index_is_unique(LabelId(l), &composite_keys(reversed)))
+        .collect();
+    prop_assert_eq!(&unique, &model.unique_composites);
+    let unique: BTreeSet<(u32, u32)> =
+        model.rel_indexes.iter().copied().filter(|&(t, k)| g.rel_index_is_unique(TypeId(t), PropKeyId(k))).collect();
+    prop_assert_eq!(&unique, &model.unique_rels);
     let probes = probes();
     for &(label, reversed) in &model.composites {
         let keys = composite_keys(reversed);
@@ -280,6 +378,23 @@ fn nth(model: &Model, i: usize) -> Option<u64> {
     (!model.nodes.is_empty()).then(|| *model.nodes.keys().nth(i % model.nodes.len()).unwrap())
 }
 
+/// Sets property `key` of node `id` to `value` in the transaction and the model, checking that it is refused
+/// exactly when it would break a uniqueness constraint.
+fn set_prop(t: &mut WriteTxn, working: &mut Model, id: u64, key: u32, value: Value) -> Result<(), TestCaseError> {
+    let result = t.set_node_prop(NodeId(id), PropKeyId(key), value.clone());
+    let (labels, mut props) = working.nodes[&id].clone();
+    if value.is_null() {
+        props.remove(&key);
+    } else {
+        props.insert(key, value);
+    }
+    prop_assert_eq!(result.is_err(), node_conflicts(working, Some(id), &labels, &props), "{:?}", result);
+    if result.is_ok() {
+        working.nodes.get_mut(&id).unwrap().1 = props;
+    }
+    Ok(())
+}
+
 fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
     let store = Store::in_memory();
     {
@@ -295,19 +410,51 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
         }
         tx.create_index(LabelId(0), PropKeyId(0)).unwrap();
         tx.create_rel_index(TypeId(0), PropKeyId(0), None).unwrap();
+        // Constraints from the start, so that writes meet them often.
+        tx.create_composite_unique(LabelId(1), &composite_keys(false), None).unwrap();
+        tx.create_rel_unique(TypeId(1), PropKeyId(1), None).unwrap();
         tx.commit().unwrap();
     }
-    let mut committed =
-        Model { indexes: BTreeSet::from([(0, 0)]), rel_indexes: BTreeSet::from([(0, 0)]), ..Model::default() };
+    let mut committed = Model {
+        indexes: BTreeSet::from([(0, 0)]),
+        rel_indexes: BTreeSet::from([(0, 0), (1, 1)]),
+        composites: BTreeSet::from([(1, false)]),
+        unique_rels: BTreeSet::from([(1, 1)]),
+        unique_composites: BTreeSet::from([(1, false)]),
+        ..Model::default()
+    };
     let mut working = committed.clone();
     let mut tx: Option<WriteTxn> = None;
     for (n, s) in steps.into_iter().enumerate() {
         let t = tx.get_or_insert_with(|| store.write());
+        let s = match s {
+            Step::CopyNode { node, labels } => {
+                let Some(id) = nth(&working, node) else { continue };
+                Step::CreateNode { labels, props: working.nodes[&id].1.clone().into_iter().collect() }
+            }
+            Step::CopyProp { from, to, key } => {
+                let Some(id) = nth(&working, from) else { continue };
+                let value = working.nodes[&id].1.get(&key).cloned().unwrap_or(Value::Null);
+                Step::SetProp { node: to, key, value }
+            }
+            Step::CopyRelProp { from, to, key } => {
+                let Some(r) = working.rels.values().nth(from % working.rels.len().max(1)) else { continue };
+                let value = r.3.get(&key).cloned().unwrap_or(Value::Null);
+                Step::SetRelProp { rel: to, key, value }
+            }
+            Step::CopyRel { rel, from, to } => {
+                let Some(&(_, _, ty, ref props)) = working.rels.values().nth(rel % working.rels.len().max(1)) else {
+                    continue;
+                };
+                Step::CreateRel { from, to, ty, props: props.clone().into_iter().collect() }
+            }
+            other => other,
+        };
         match s {
             Step::CreateNode { labels, props } => {
                 let ls: Vec<LabelId> = labels.iter().map(|&l| LabelId(l)).collect();
                 let ps: Vec<(PropKeyId, Value)> = props.iter().map(|(k, v)| (PropKeyId(*k), v.clone())).collect();
-                let id = t.create_node(&ls, ps).unwrap();
+                let result = t.create_node(&ls, ps);
                 let mut map = BTreeMap::new();
                 for (k, v) in props {
                     if v.is_null() {
@@ -316,22 +463,32 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                         map.insert(k, v);
                     }
                 }
-                working.nodes.insert(id.0, (labels.into_iter().collect(), map));
+                let labels: BTreeSet<u32> = labels.into_iter().collect();
+                prop_assert_eq!(result.is_err(), node_conflicts(&working, None, &labels, &map), "{:?}", result);
+                if let Ok(id) = result {
+                    working.nodes.insert(id.0, (labels, map));
+                }
             }
             Step::SetProp { node, key, value } => {
                 let Some(id) = nth(&working, node) else { continue };
-                t.set_node_prop(NodeId(id), PropKeyId(key), value.clone()).unwrap();
-                let props = &mut working.nodes.get_mut(&id).unwrap().1;
-                if value.is_null() {
-                    props.remove(&key);
-                } else {
-                    props.insert(key, value);
+                set_prop(t, &mut working, id, key, value)?;
+            }
+            Step::CopyBoth { from, to } => {
+                let (Some(from), Some(to)) = (nth(&working, from), nth(&working, to)) else { continue };
+                for key in 0..KEYS {
+                    let value = working.nodes[&from].1.get(&key).cloned().unwrap_or(Value::Null);
+                    set_prop(t, &mut working, to, key, value)?;
                 }
             }
             Step::AddLabel { node, label } => {
                 let Some(id) = nth(&working, node) else { continue };
-                t.add_label(NodeId(id), LabelId(label)).unwrap();
-                working.nodes.get_mut(&id).unwrap().0.insert(label);
+                let result = t.add_label(NodeId(id), LabelId(label));
+                let (mut labels, props) = working.nodes[&id].clone();
+                labels.insert(label);
+                prop_assert_eq!(result.is_err(), node_conflicts(&working, Some(id), &labels, &props), "{:?}", result);
+                if result.is_ok() {
+                    working.nodes.get_mut(&id).unwrap().0 = labels;
+                }
             }
             Step::RemoveLabel { node, label } => {
                 let Some(id) = nth(&working, node) else { continue };
@@ -347,22 +504,30 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
             Step::CreateRel { from, to, ty, props } => {
                 let (Some(src), Some(dst)) = (nth(&working, from), nth(&working, to)) else { continue };
                 let ps: Vec<(PropKeyId, Value)> = props.iter().map(|(k, v)| (PropKeyId(*k), v.clone())).collect();
-                let id = t.create_rel(NodeId(src), TypeId(ty), NodeId(dst), ps).unwrap();
+                let result = t.create_rel(NodeId(src), TypeId(ty), NodeId(dst), ps);
                 // The last value given for a key counts, and a null one leaves the key out.
                 let map = props.into_iter().collect::<BTreeMap<_, _>>().into_iter().filter(|(_, v)| !v.is_null());
-                working.rels.insert(id.0, (src, dst, ty, map.collect()));
+                let map: Props = map.collect();
+                prop_assert_eq!(result.is_err(), rel_conflicts(&working, None, ty, &map), "{:?}", result);
+                if let Ok(id) = result {
+                    working.rels.insert(id.0, (src, dst, ty, map));
+                }
             }
             Step::SetRelProp { rel, key, value } => {
                 if working.rels.is_empty() {
                     continue;
                 }
                 let id = *working.rels.keys().nth(rel % working.rels.len()).unwrap();
-                t.set_rel_prop(RelId(id), PropKeyId(key), value.clone()).unwrap();
-                let props = &mut working.rels.get_mut(&id).unwrap().3;
+                let result = t.set_rel_prop(RelId(id), PropKeyId(key), value.clone());
+                let (ty, mut props) = (working.rels[&id].2, working.rels[&id].3.clone());
                 if value.is_null() {
                     props.remove(&key);
                 } else {
                     props.insert(key, value);
+                }
+                prop_assert_eq!(result.is_err(), rel_conflicts(&working, Some(id), ty, &props), "{:?}", result);
+                if result.is_ok() {
+                    working.rels.get_mut(&id).unwrap().3 = props;
                 }
             }
             Step::DeleteRel { rel } => {
@@ -373,21 +538,44 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                 t.delete_rel(RelId(id)).unwrap();
                 working.rels.remove(&id);
             }
-            Step::CreateRelIndex { ty, key } => {
-                let result = t.create_rel_index(TypeId(ty), PropKeyId(key), None);
-                prop_assert_eq!(result.is_ok(), working.rel_indexes.insert((ty, key)), "{:?}", result);
+            Step::CreateRelIndex { ty, key, unique } => {
+                let (t_, k_) = (TypeId(ty), PropKeyId(key));
+                let result = if unique { t.create_rel_unique(t_, k_, None) } else { t.create_rel_index(t_, k_, None) };
+                let refused = working.rel_indexes.contains(&(ty, key)) || (unique && rel_duplicates(&working, ty, key));
+                prop_assert_eq!(result.is_err(), refused, "{:?}", result);
+                if result.is_ok() {
+                    working.rel_indexes.insert((ty, key));
+                    if unique {
+                        working.unique_rels.insert((ty, key));
+                    }
+                }
             }
             Step::DropRelIndex { ty, key } => {
                 let result = t.drop_rel_index(TypeId(ty), PropKeyId(key));
                 prop_assert_eq!(result.is_ok(), working.rel_indexes.remove(&(ty, key)), "{:?}", result);
+                working.unique_rels.remove(&(ty, key));
             }
-            Step::CreateComposite { label, reversed } => {
-                let result = t.create_composite_index(LabelId(label), &composite_keys(reversed), None);
-                prop_assert_eq!(result.is_ok(), working.composites.insert((label, reversed)), "{:?}", result);
+            Step::CreateComposite { label, reversed, unique } => {
+                let (l, keys) = (LabelId(label), composite_keys(reversed));
+                let result = if unique {
+                    t.create_composite_unique(l, &keys, None)
+                } else {
+                    t.create_composite_index(l, &keys, None)
+                };
+                let refused = working.composites.contains(&(label, reversed))
+                    || (unique && composite_duplicates(&working, label));
+                prop_assert_eq!(result.is_err(), refused, "{:?}", result);
+                if result.is_ok() {
+                    working.composites.insert((label, reversed));
+                    if unique {
+                        working.unique_composites.insert((label, reversed));
+                    }
+                }
             }
             Step::DropComposite { label, reversed } => {
                 let result = t.drop_composite_index(LabelId(label), &composite_keys(reversed));
                 prop_assert_eq!(result.is_ok(), working.composites.remove(&(label, reversed)), "{:?}", result);
+                working.unique_composites.remove(&(label, reversed));
             }
             Step::CreateIndex { label, key } => {
                 let result = t.create_index(LabelId(label), PropKeyId(key));
@@ -396,6 +584,27 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
             Step::DropIndex { label, key } => {
                 let result = t.drop_index(LabelId(label), PropKeyId(key));
                 prop_assert_eq!(result.is_ok(), working.indexes.remove(&(label, key)), "{:?}", result);
+            }
+            Step::CopyNode { .. } | Step::CopyRel { .. } | Step::CopyProp { .. } | Step::CopyRelProp { .. } => {
+                unreachable!("made a creation or a write above")
+            }
+            Step::CopyThenLabel { node, label } => {
+                let Some(id) = nth(&working, node) else { continue };
+                let (mut labels, props) = working.nodes[&id].clone();
+                labels.remove(&label);
+                let ls: Vec<LabelId> = labels.iter().map(|&l| LabelId(l)).collect();
+                let ps: Vec<(PropKeyId, Value)> = props.iter().map(|(k, v)| (PropKeyId(*k), v.clone())).collect();
+                let result = t.create_node(&ls, ps);
+                prop_assert_eq!(result.is_err(), node_conflicts(&working, None, &labels, &props), "{:?}", result);
+                let Ok(copy) = result else { continue };
+                working.nodes.insert(copy.0, (labels.clone(), props.clone()));
+                let result = t.add_label(copy, LabelId(label));
+                labels.insert(label);
+                let refused = node_conflicts(&working, Some(copy.0), &labels, &props);
+                prop_assert_eq!(result.is_err(), refused, "{:?}", result);
+                if result.is_ok() {
+                    working.nodes.get_mut(&copy.0).unwrap().0 = labels;
+                }
             }
             Step::Commit => {
                 tx.take().unwrap().commit().unwrap();
