@@ -211,3 +211,47 @@ fn nodes_are_found_through_composite_indexes() {
     tx.commit().unwrap();
     assert!(store.read().check().is_empty());
 }
+
+#[test]
+fn an_equality_and_a_range_seek_through_a_composite_index() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    run(
+        &engine,
+        &store,
+        "UNWIND range(0, 399) AS i CREATE (:P {a: i % 5, b: CASE i % 4 WHEN 0 THEN i WHEN 1 THEN toFloat(i) / 3 \
+         WHEN 2 THEN toString(i) ELSE null END, i: i, \
+         t: datetime({epochSeconds: i % 7 * 3600, timezone: CASE i % 2 WHEN 0 THEN 'Z' ELSE '+01:00' END})})",
+    );
+    let queries = [
+        "MATCH (n:P) WHERE n.a = 3 AND n.b > 100 RETURN n.i",
+        "MATCH (n:P {a: 2}) WHERE n.b <= 50.5 RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 1 AND 40 < n.b < 300 RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 1 AND n.b >= 40 AND n.b < 41 RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 4 AND n.b > '2' RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 0 AND n.b < $x RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 0 AND n.b > $none RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 2.0 AND n.b > 10 AND n.b < 'z' RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 1 AND n.t > datetime({epochSeconds: 3600, timezone: '+01:00'}) RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 3 AND n.t >= datetime({epochSeconds: 7200, timezone: 'Z'}) RETURN n.i",
+        "UNWIND [0, 1, 2] AS v MATCH (n:P {a: v}) WHERE n.b < v * 100 RETURN v, n.i",
+    ];
+    let mut params = Params::new();
+    params.insert("x".into(), plexus_cypher::Value::Int(200));
+    params.insert("none".into(), plexus_cypher::Value::Null);
+    let answers = || -> Vec<Vec<String>> {
+        queries
+            .iter()
+            .map(|q| sorted(engine.execute(&store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows))
+            .collect()
+    };
+    let without = answers();
+    assert!(without.iter().filter(|rows| !rows.is_empty()).count() >= 8, "{without:?}");
+    run(&engine, &store, "CREATE INDEX FOR (n:P) ON (n.a, n.b)");
+    run(&engine, &store, "CREATE INDEX FOR (n:P) ON (n.a, n.t)");
+    for q in &queries {
+        assert!(plan(&engine, &store, q).contains("NodeIndexSeekByRange(:P(a, "), "{q}\n{}", plan(&engine, &store, q));
+    }
+    assert_eq!(answers(), without);
+    // Equalities on both still seek exactly.
+    assert!(plan(&engine, &store, "MATCH (n:P {a: 1, b: 5}) RETURN n").contains("NodeIndexSeek(:P(a, b))"));
+}

@@ -388,6 +388,74 @@ impl CompositeIndex {
         self.entries.is_empty()
     }
 
+    /// Calls `f` with every node whose first values equal `prefix` under Cypher's `=` (all the index's
+    /// properties but the last) and whose last value lies between the bounds under Cypher's comparison (as
+    /// [`PropertyIndex::visit_range`] compares), by that value, then id.
+    pub fn visit_prefix_range<B>(
+        &self,
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        mut f: impl FnMut(NodeId) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        let none = ControlFlow::Continue(());
+        if prefix.len() + 1 != self.keys.len() {
+            return none;
+        }
+        let Some(IndexKey::List(prefix)) = Self::key_of(prefix.iter().map(Some)) else { return none };
+        if !prefix.iter().all(IndexKey::can_equal) {
+            return none;
+        }
+        let key = |b: Bound<&Value>| -> Option<Bound<IndexKey>> {
+            Some(match b {
+                Bound::Included(v) => Bound::Included(IndexKey::from_value(v)?),
+                Bound::Excluded(v) => Bound::Excluded(IndexKey::from_value(v)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let (Some(lo), Some(hi)) = (key(lower), key(upper)) else { return none };
+        let family = match (bound_key(&lo), bound_key(&hi)) {
+            (Some(a), Some(b)) if a.family() != b.family() => return none,
+            (Some(k), _) | (None, Some(k)) => k.family(),
+            (None, None) => return none,
+        };
+        // Lists compare element by element under Cypher's rules, which the index order does not follow: their
+        // whole family is walked.
+        let from = match (&lo, family) {
+            (Bound::Included(k) | Bound::Excluded(k), f) if f != Family::List => k.clone(),
+            _ => IndexKey::family_min(family),
+        };
+        let start = (IndexKey::List(prefix.iter().cloned().chain([from]).collect()), 0);
+        let flow = self.entries.visit_from(Bound::Included(&start), |(k, id)| {
+            let IndexKey::List(parts) = k else { return ControlFlow::Break(None) };
+            let (last, first) = parts.split_last().expect("a composite key has two or more parts");
+            if first != &prefix[..] || last.family() != family {
+                return ControlFlow::Break(None);
+            }
+            if family != Family::List && matches!(&hi, Bound::Included(h) | Bound::Excluded(h) if last > h) {
+                return ControlFlow::Break(None);
+            }
+            let above = match &lo {
+                Bound::Included(b) => matches!(last.cypher_cmp(b), Some(Ordering::Greater | Ordering::Equal)),
+                Bound::Excluded(b) => last.cypher_cmp(b) == Some(Ordering::Greater),
+                Bound::Unbounded => last.cypher_cmp(last).is_some(),
+            };
+            let below = match &hi {
+                Bound::Included(b) => matches!(last.cypher_cmp(b), Some(Ordering::Less | Ordering::Equal)),
+                Bound::Excluded(b) => last.cypher_cmp(b) == Some(Ordering::Less),
+                Bound::Unbounded => last.cypher_cmp(last).is_some(),
+            };
+            if above && below {
+                f(NodeId(*id)).map_break(Some)?;
+            }
+            ControlFlow::Continue(())
+        });
+        match flow {
+            ControlFlow::Break(Some(b)) => ControlFlow::Break(b),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
     /// Calls `f` with every node whose values equal `values` (in the index's order) under Cypher's `=`, by id.
     pub fn visit_eq<B>(&self, values: &[Value], mut f: impl FnMut(NodeId) -> ControlFlow<B>) -> ControlFlow<B> {
         let Some(key) = Self::key_of(values.iter().map(Some)) else { return ControlFlow::Continue(()) };

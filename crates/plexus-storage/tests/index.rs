@@ -339,6 +339,37 @@ fn assert_indexes(g: &GraphState, model: &Model, salt: usize) -> Result<(), Test
                 let got = g.composite_seek(LabelId(label), &keys, &[a.clone(), b.clone()]);
                 prop_assert_eq!(got, want, "composite seek ({:?}, {:?}) on {} {:?}", a, b, label, keys);
             }
+            // An equality on the first property and a range on the second.
+            let bounds = bounds(&probes);
+            for (j, lower) in bounds.iter().enumerate() {
+                for (k, upper) in bounds.iter().enumerate() {
+                    if !(i * 31 + j * bounds.len() + k + salt).is_multiple_of(11) {
+                        continue;
+                    }
+                    let mut want: Vec<(u64, &Value)> = model
+                        .nodes
+                        .iter()
+                        .filter(|(_, (labels, props))| {
+                            labels.contains(&label) && props.get(&keys[0].0).is_some_and(|v| cypher_eq(v, a))
+                        })
+                        .filter_map(|(&id, (_, props))| props.get(&keys[1].0).map(|v| (id, v)))
+                        .filter(|(_, v)| in_bound(v, *lower, *upper))
+                        .collect();
+                    want.sort_by(|x, y| cypher_cmp(x.1, y.1).expect("one type").then(x.0.cmp(&y.0)));
+                    let want: Vec<NodeId> = want.into_iter().map(|(id, _)| NodeId(id)).collect();
+                    let got = g.composite_range(LabelId(label), &keys, std::slice::from_ref(a), *lower, *upper);
+                    prop_assert_eq!(
+                        got,
+                        want,
+                        "composite range {:?}, {:?}..{:?} on {} {:?}",
+                        a,
+                        lower,
+                        upper,
+                        label,
+                        keys
+                    );
+                }
+            }
         }
     }
     let problems = g.check();

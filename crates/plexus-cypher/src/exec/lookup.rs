@@ -35,14 +35,16 @@ impl RowExpander for NodeById<'_> {
     }
 }
 
-/// The nodes of a label whose properties equal the values given one for one, through their composite index
-/// (planned only when it existed; should it be gone, every node of the label). Candidates: the equalities stay
-/// as filters above, which also settle what the index keys alike (zoned times of one instant).
+/// The nodes of a label whose properties equal the values given one for one, or all but the last and that one
+/// in a range, through their composite index (planned only when it existed; should it be gone, every node of the
+/// label). Candidates: the predicates stay as filters above, which also settle what the index keys alike (zoned
+/// times of one instant).
 pub(crate) struct CompositeSeek<'p> {
     pub slot: usize,
     pub label: &'p Token,
     pub keys: &'p [Token],
     pub values: &'p [CExpr],
+    pub range: Option<&'p crate::plan::Bounds>,
 }
 
 impl RowExpander for CompositeSeek<'_> {
@@ -59,10 +61,26 @@ impl RowExpander for CompositeSeek<'_> {
                 _ => return Ok(false),
             }
         }
-        let g = ctx.g();
-        let nodes = match g.composite_index(l, &keys) {
-            Some(_) => g.composite_seek(l, &keys, &wanted),
-            None => g.nodes_with_label(l),
+        let nodes = match self.range {
+            _ if ctx.g().composite_index(l, &keys).is_none() => ctx.g().nodes_with_label(l),
+            None => ctx.g().composite_seek(l, &keys, &wanted),
+            Some((lower, upper)) => {
+                let (lo, hi) = (bound(lower.as_ref(), row, ctx)?, bound(upper.as_ref(), row, ctx)?);
+                if lower.is_some() && lo.is_none() || upper.is_some() && hi.is_none() {
+                    // A bound that is null or not storable: the comparison is never true.
+                    return Ok(false);
+                }
+                // Zoned values of one instant are one key but order by zone: an exclusive bound takes its
+                // instant in, and the filter above keeps what compares as asked.
+                let zoned = [&lo, &hi].into_iter().flatten().any(|(v, _)| is_zoned(&Value::from_stored(v)));
+                let as_bound = |b: &Option<(plexus_storage::Value, bool)>| match b {
+                    None => Bound::Unbounded,
+                    Some((v, inclusive)) if *inclusive || zoned => Bound::Included(v.clone()),
+                    Some((v, _)) => Bound::Excluded(v.clone()),
+                };
+                let (lo, hi) = (as_bound(&lo), as_bound(&hi));
+                ctx.g().composite_range(l, &keys, &wanted, lo.as_ref(), hi.as_ref())
+            }
         };
         push(row, self.slot, nodes, out);
         Ok(false)

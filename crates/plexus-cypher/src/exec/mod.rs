@@ -297,8 +297,8 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
         P::NodeById { input, slot, id } => {
             boxed(plan, FlatMap::new(source(input, arg), lookup::NodeById { slot: *slot, id }))
         }
-        P::CompositeSeek { input, slot, label, keys, values } => {
-            let seek = lookup::CompositeSeek { slot: *slot, label, keys, values };
+        P::CompositeSeek { input, slot, label, keys, values, range } => {
+            let seek = lookup::CompositeSeek { slot: *slot, label, keys, values, range: range.as_deref() };
             boxed(plan, FlatMap::new(source(input, arg), seek))
         }
         P::RelIndexSeek { input, rel, left, right, dir, ty, key, lookup } => {

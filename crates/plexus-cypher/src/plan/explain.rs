@@ -42,9 +42,10 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
         P::KeyLookup { label, key, slot, any_of, .. } => lookup_line(ctx, label, key, true, *any_of, *slot),
         P::IndexRange { label, key, slot, .. } => lookup_line(ctx, label, key, false, false, *slot),
         P::NodeById { slot, .. } => format!("NodeByIdSeek -> #{slot}"),
-        P::CompositeSeek { slot, label, keys, .. } => {
+        P::CompositeSeek { slot, label, keys, range, .. } => {
             format!(
-                "NodeIndexSeek(:{label}({})) -> #{slot}",
+                "NodeIndexSeek{}(:{label}({})) -> #{slot}",
+                if range.is_some() { "ByRange" } else { "" },
                 keys.iter().map(|k| k.as_ref()).collect::<Vec<_>>().join(", ")
             )
         }

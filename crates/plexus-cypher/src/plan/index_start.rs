@@ -7,7 +7,8 @@
 //!   Chosen only when no node of the pattern offers a lookup of its own (bound, by id, or a labelled node with a
 //!   property to look up).
 //! * A node with equalities on every property of a composite index of one of its labels
-//!   (`(p:Person {first: $f, last: $l})`) is found through that index.
+//!   (`(p:Person {first: $f, last: $l})`), or on all but the last and a range on that one (`WHERE p.first = $f
+//!   AND p.born > $y` for an index on `(first, born)`), is found through that index.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -19,6 +20,15 @@ use crate::ast::*;
 use crate::error::Result;
 use crate::expr::CExpr;
 use crate::token::Token;
+
+/// A node start through a composite index: the label, the index's properties, and the values they equal in
+/// their order; with a range, the values of all but the last property and the bounds of the last.
+pub(super) struct CompositeStart {
+    pub label: Arc<str>,
+    pub keys: Vec<Arc<str>>,
+    pub values: Vec<CExpr>,
+    pub range: Option<Box<super::Bounds>>,
+}
 
 /// Where a pattern starts when a relationship index finds its relationship.
 pub(super) struct RelStart {
@@ -54,9 +64,8 @@ impl Planner<'_> {
     }
 
     /// A composite index of one of `np`'s labels whose every property `np` gives an equality for (in its map,
-    /// or `n.p = x` in WHERE, the value computable before the pattern): the label, the index's properties and
-    /// the values in their order. Consumes nothing: the equalities stay to filter the candidates.
-    #[allow(clippy::type_complexity)]
+    /// or `n.p = x` in WHERE, the value computable before the pattern), or every one but the last, which a
+    /// range in WHERE bounds. Consumes nothing: the predicates stay to filter the candidates.
     pub(super) fn composite_lookup(
         &mut self,
         np: &NodePattern,
@@ -64,7 +73,7 @@ impl Planner<'_> {
         bound: &HashSet<String>,
         declared: &HashSet<String>,
         scope: &Scope,
-    ) -> Result<Option<(Arc<str>, Vec<Arc<str>>, Vec<CExpr>)>> {
+    ) -> Result<Option<CompositeStart>> {
         let mut given: Vec<(&str, &Expr)> = Vec::new();
         if let Some(Expr { kind: ExprKind::Map(entries), .. }) = &np.properties {
             given.extend(entries.iter().map(|(k, v)| (k.name.as_str(), v)));
@@ -80,20 +89,36 @@ impl Planner<'_> {
             }
         }
         given.retain(|(_, v)| computable(v, bound, declared));
-        if given.len() < 2 {
+        if given.is_empty() {
             return Ok(None);
         }
+        let equal = |key: &str| given.iter().find(|(g, _)| *g == key).map(|(_, v)| *v);
         for label in &np.labels {
-            for keys in self.planned_on.composites(self.counts.as_ref(), &label.name) {
-                let found: Option<Vec<&Expr>> =
-                    keys.iter().map(|k| given.iter().find(|(g, _)| *g == &**k).map(|(_, v)| *v)).collect();
-                if let Some(found) = found {
+            let composites = self.planned_on.composites(self.counts.as_ref(), &label.name);
+            // Equalities on every property first: the narrowest seek.
+            for keys in &composites {
+                if let Some(found) = keys.iter().map(|k| equal(k)).collect::<Option<Vec<&Expr>>>() {
                     let values = found
                         .into_iter()
                         .map(|v| self.expr(v, scope, &mut AggMode::Forbidden))
                         .collect::<Result<_>>()?;
-                    return Ok(Some((Arc::from(label.name.as_str()), keys, values)));
+                    let label = Arc::from(label.name.as_str());
+                    return Ok(Some(CompositeStart { label, keys: keys.clone(), values, range: None }));
                 }
+            }
+            let Some(var) = &np.variable else { continue };
+            for keys in composites {
+                let (last, first) = keys.split_last().expect("a composite index has two or more properties");
+                let Some(found) = first.iter().map(|k| equal(k)).collect::<Option<Vec<&Expr>>>() else { continue };
+                let Some((_, lower, upper)) =
+                    self.range_lookup(&var.name, Some(last), pending, bound, declared, scope)?
+                else {
+                    continue;
+                };
+                let values =
+                    found.into_iter().map(|v| self.expr(v, scope, &mut AggMode::Forbidden)).collect::<Result<_>>()?;
+                let range = Some(Box::new((lower, upper)));
+                return Ok(Some(CompositeStart { label: Arc::from(label.name.as_str()), keys, values, range }));
             }
         }
         Ok(None)
@@ -165,7 +190,7 @@ impl Planner<'_> {
             return Ok(Some((key, RelLookup::AnyOf(self.any_of_list(any_of, scope)?))));
         }
         Ok(self
-            .range_lookup(&var.name, pending, bound, declared, scope)?
+            .range_lookup(&var.name, None, pending, bound, declared, scope)?
             .map(|(key, lower, upper)| (key, RelLookup::Range(lower, upper))))
     }
 }

@@ -204,6 +204,9 @@ pub(crate) enum GroupItem {
     Rel(usize),
 }
 
+/// The lower and upper bounds of a range, each as `(expression, inclusive)`; at least one.
+pub(crate) type Bounds = (Option<(CExpr, bool)>, Option<(CExpr, bool)>);
+
 /// What a [`PlanNode::RelIndexSeek`] asks its index for.
 #[derive(Clone, Debug)]
 pub(crate) enum RelLookup {
@@ -260,13 +263,15 @@ pub(crate) enum PlanNode {
         id: CExpr,
     },
     /// Nodes of `label` whose properties `keys` equal `values` one for one, through the composite index on
-    /// them (a label scan should it be gone when the operator runs). Candidates: the equalities stay as filters.
+    /// them (a label scan should it be gone when the operator runs); with a `range`, `values` are those of all
+    /// but the last property, which lies between the bounds. Candidates: the predicates stay as filters.
     CompositeSeek {
         input: Box<PlanNode>,
         slot: usize,
         label: Token,
         keys: Vec<Token>,
         values: Vec<CExpr>,
+        range: Option<Box<Bounds>>,
     },
     /// Relationships of type `ty` found through the property index on `key`, bound with their nodes: `left` and
     /// `right` are the pattern's nodes before and after it, `dir` its direction as written

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use plexus_storage::Direction;
 
 use super::compile::walk;
+use super::index_start::CompositeStart;
 use super::planner::{AggMode, Planner, Scope, VarKind};
 use super::PlanNode;
 use crate::ast::*;
@@ -509,15 +510,20 @@ impl Planner<'_> {
             Some(_) => None,
             None => self.composite_lookup(start_np, pending, bound, declared, scope)?,
         };
+        // A composite index finds a subset of what an equality on its first property would: it goes first.
+        let key = match (&id_seek, &composite) {
+            (None, None) => self.key_lookup(start_np, pending, bound, declared, scope)?,
+            _ => None,
+        };
         if let Some(id) = id_seek {
             plan = PlanNode::NodeById { input: Box::new(plan), slot: s, id };
             plan = self.node_filters(plan, start_np, s, false, None, scope)?;
-        } else if let Some((label, keys, values)) = composite {
+        } else if let Some(CompositeStart { label, keys, values, range }) = composite {
             let (label, keys) = (Token::new(label), keys.into_iter().map(Token::new).collect());
-            plan = PlanNode::CompositeSeek { input: Box::new(plan), slot: s, label, keys, values };
+            plan = PlanNode::CompositeSeek { input: Box::new(plan), slot: s, label, keys, values, range };
             plan = self.node_filters(plan, start_np, s, false, None, scope)?;
         } else {
-            match self.key_lookup(start_np, pending, bound, declared, scope)? {
+            match key {
                 Some(KeyLookupSpec { label, key, value, any_of, inline }) => {
                     let skip_prop = inline.then(|| key.clone());
                     let (label, key) = (Token::new(label), Token::new(key));
@@ -526,7 +532,7 @@ impl Planner<'_> {
                 }
                 None => {
                     let range = match (&start_np.variable, start_np.labels.first()) {
-                        (Some(v), Some(_)) => self.range_lookup(&v.name, pending, bound, declared, scope)?,
+                        (Some(v), Some(_)) => self.range_lookup(&v.name, None, pending, bound, declared, scope)?,
                         _ => None,
                     };
                     // A scan goes through the rarest of the node's labels and checks the others.
@@ -631,6 +637,7 @@ impl Planner<'_> {
     pub(super) fn range_lookup(
         &mut self,
         var: &str,
+        only: Option<&str>,
         pending: &[Pending],
         bound: &HashSet<String>,
         declared: &HashSet<String>,
@@ -645,7 +652,7 @@ impl Planner<'_> {
             }
             for (prop, other, flipped) in [(a, b, false), (b, a, true)] {
                 let Some(k) = property_of(prop, var) else { continue };
-                if key.as_ref().is_some_and(|existing| existing != k) {
+                if key.as_ref().is_some_and(|existing| existing != k) || only.is_some_and(|only| only != k) {
                     continue;
                 }
                 let ready = computable(other, bound, declared);

@@ -35,6 +35,20 @@ impl GraphState {
         super::read::gathered(|f| self.composite_index(label, keys).map(|i| i.visit_eq(values, f)))
     }
 
+    /// The nodes of `label` whose properties `keys` but the last equal `prefix` one for one under Cypher's `=`
+    /// and whose last lies between the bounds; empty without such an index.
+    pub fn composite_range(
+        &self,
+        label: LabelId,
+        keys: &[PropKeyId],
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Vec<NodeId> {
+        let index = self.composite_index(label, keys);
+        super::read::gathered(|f| index.map(|i| i.visit_prefix_range(prefix, lower, upper, f)))
+    }
+
     /// Creates the composite index; a `unique` one backs a uniqueness constraint, refused while two nodes share
     /// its values.
     pub(super) fn create_composite_index(
