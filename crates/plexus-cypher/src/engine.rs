@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use plexus_storage::{GraphState, ReadTxn, Store, WriteTxn};
 
 use crate::ast::{RunMode, SchemaCommand, StatementKind};
-use crate::builtin::{constraint_name, SchemaKind, SchemaObject};
+use crate::builtin::{SchemaKind, SchemaObject};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Row;
@@ -907,50 +907,8 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
     let mut result = QueryResult::default();
     match cmd {
         SchemaCommand::CreateUnique { name: given, label, relationships, properties, if_not_exists } => {
-            if *relationships || properties.len() > 1 {
-                let (given, label) = (given.as_deref(), label.as_str());
-                if crate::index_schema::create_constraint(tx, given, label, *relationships, properties, *if_not_exists)?
-                {
-                    stats.constraints_added = 1;
-                }
-                return Ok(QueryResult { stats, ..result });
-            }
-            let property = &properties[0];
-            let (l, k) = (tx.label(label), tx.prop_key(property));
-            let name = given.clone().unwrap_or_else(|| constraint_name(label, property));
-            let objects = schema_objects(tx);
-            let holder = objects.iter().find(|o| o.name == name);
-            if tx.has_unique_key(l, k) {
-                if !*if_not_exists {
-                    // The same constraint again, or under another name (Neo4j's two codes).
-                    let same = given.is_none()
-                        || holder.is_some_and(|h| h.kind == SchemaKind::Constraint && (h.token, h.key) == (l.0, k));
-                    let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "ConstraintAlreadyExists" };
-                    return Err(CypherError::new(
-                        ErrorKind::SemanticError,
-                        Phase::Runtime,
-                        detail,
-                        format!("a uniqueness constraint on :{label}({property}) already exists"),
-                    ));
-                }
-            } else if let Some(holder) = holder {
-                if !*if_not_exists {
-                    return Err(name_taken(holder));
-                }
-            } else if tx.has_index(l, k) {
-                // The constraint's own index would be a second index on the same schema (refused as in Neo4j,
-                // `IF NOT EXISTS` or not: nothing equivalent exists).
-                return Err(CypherError::new(
-                    ErrorKind::SemanticError,
-                    Phase::Runtime,
-                    "IndexAlreadyExists",
-                    format!(
-                        "an index on :{label}({property}) already exists; \
-                         drop it before creating a uniqueness constraint on the same property"
-                    ),
-                ));
-            } else {
-                tx.declare_named_unique_key(l, k, given.as_deref()).map_err(crate::index_schema::creation_failed)?;
+            let (given, label) = (given.as_deref(), label.as_str());
+            if crate::index_schema::create_constraint(tx, given, label, *relationships, properties, *if_not_exists)? {
                 stats.constraints_added = 1;
             }
         }
@@ -988,10 +946,10 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                     crate::index_schema::drop_index(tx, &o)?;
                     stats.indexes_removed = 1;
                 }
-                None if *if_exists => {}
                 None => {
                     let objects = schema_objects(tx);
-                    // SHOW INDEXES lists a uniqueness constraint's index under the constraint's name.
+                    // SHOW INDEXES lists a uniqueness constraint's index under the constraint's name: dropping it
+                    // fails, `IF EXISTS` or not (as in Neo4j).
                     if let Some(owner) = objects.iter().find(|o| o.is_constraint() && name.as_ref() == Some(&o.name)) {
                         return Err(CypherError::new(
                             ErrorKind::SemanticError,
@@ -1002,6 +960,9 @@ fn run_schema(tx: &mut WriteTxn, cmd: &SchemaCommand) -> Result<QueryResult> {
                                 owner.name
                             ),
                         ));
+                    }
+                    if *if_exists {
+                        return Ok(QueryResult { stats, ..result });
                     }
                     let names: Vec<String> =
                         objects.into_iter().filter(|o| !o.is_constraint()).map(|o| o.name).collect();

@@ -38,8 +38,9 @@ fn a_constraint_on_several_node_properties() {
     let created = engine.execute(&store, failed, &Params::new()).unwrap();
     assert_eq!(created.stats.constraints_added, 1);
     run(&engine, &store, "CREATE CONSTRAINT IF NOT EXISTS FOR (p:Person) REQUIRE (p.first, p.last) IS UNIQUE");
+    // Unnamed, it would be named otherwise: another constraint on the same schema, as Neo4j tells it.
     let again = "CREATE CONSTRAINT FOR (p:Person) REQUIRE (p.first, p.last) IS UNIQUE";
-    refused(&engine, &store, again, ErrorKind::SemanticError, "EquivalentSchemaRuleAlreadyExists");
+    refused(&engine, &store, again, ErrorKind::SemanticError, "ConstraintAlreadyExists");
     let as_index = "CREATE INDEX FOR (p:Person) ON (p.first, p.last)";
     refused(&engine, &store, as_index, ErrorKind::SemanticError, "ConstraintAlreadyExists");
     let name_taken = "CREATE INDEX full_name FOR (p:Person) ON (p.last)";
@@ -181,5 +182,51 @@ fn constraints_survive_reopening() {
         if checkpoint {
             store.checkpoint().unwrap();
         }
+    }
+}
+
+#[test]
+fn names_kinds_and_listings_follow_neo4j() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    run(&engine, &store, "CREATE CONSTRAINT FOR (n:L) REQUIRE (n.a, n.b) IS UNIQUE");
+    // Other schemas deriving the same name get the first free number after it.
+    run(&engine, &store, "CREATE CONSTRAINT FOR (n:L_a) REQUIRE n.b IS UNIQUE");
+    run(&engine, &store, "CREATE CONSTRAINT FOR (n:L) REQUIRE n.a_b IS UNIQUE");
+    let names = run(&engine, &store, "SHOW CONSTRAINTS YIELD name RETURN name ORDER BY name");
+    let names: Vec<String> = names.into_iter().map(|r| format!("{:?}", r[0])).collect();
+    assert_eq!(
+        names,
+        ["String(\"constraint_L_a_b\")", "String(\"constraint_L_a_b_2\")", "String(\"constraint_L_a_b_3\")"]
+    );
+    run(&engine, &store, "CREATE INDEX constraint_M_p FOR (n:M) ON (n.q)");
+    run(&engine, &store, "CREATE CONSTRAINT FOR (n:M) REQUIRE n.p IS UNIQUE");
+    refused(&engine, &store, "CREATE (:M {p: 1}), (:M {p: 1})", ErrorKind::ConstraintValidationFailed, "");
+
+    // A name an index holds is refused to a constraint, IF NOT EXISTS or not; an equivalent constraint under
+    // another name is another code than under its own.
+    let taken = "CREATE CONSTRAINT constraint_M_p IF NOT EXISTS FOR (n:N) REQUIRE n.p IS UNIQUE";
+    refused(&engine, &store, taken, ErrorKind::SemanticError, "IndexWithNameAlreadyExists");
+    run(&engine, &store, "CREATE CONSTRAINT c1 FOR ()-[r:T]-() REQUIRE r.p IS UNIQUE");
+    let again = "CREATE CONSTRAINT FOR ()-[r:T]-() REQUIRE r.p IS UNIQUE";
+    refused(&engine, &store, again, ErrorKind::SemanticError, "ConstraintAlreadyExists");
+    let again = "CREATE CONSTRAINT c1 FOR ()-[r:T]-() REQUIRE r.p IS UNIQUE";
+    refused(&engine, &store, again, ErrorKind::SemanticError, "EquivalentSchemaRuleAlreadyExists");
+    // A constraint's index is not dropped as an index, IF EXISTS or not.
+    refused(&engine, &store, "DROP INDEX c1 IF EXISTS", ErrorKind::SemanticError, "IndexNotFound");
+    run(&engine, &store, "DROP INDEX nothing_of_that_name IF EXISTS");
+
+    // SHOW keeps the kind of entity asked for.
+    let count = |q: &str| run(&engine, &store, &format!("{q} YIELD name RETURN count(*)"))[0][0].clone();
+    assert_eq!(count("SHOW NODE UNIQUE CONSTRAINTS"), ResultValue::Int(4));
+    assert_eq!(count("SHOW REL UNIQUE CONSTRAINTS"), ResultValue::Int(1));
+    assert_eq!(count("SHOW RELATIONSHIP UNIQUENESS CONSTRAINTS"), ResultValue::Int(1));
+    assert_eq!(count("SHOW UNIQUE CONSTRAINTS"), ResultValue::Int(5));
+    assert_eq!(count("SHOW NODE KEY CONSTRAINTS"), ResultValue::Int(0));
+    for (query, detail) in [
+        ("CREATE CONSTRAINT FOR ()-[r:T]-() REQUIRE r.q IS NODE UNIQUE", "UnexpectedSyntax"),
+        ("CREATE CONSTRAINT FOR (n:L) REQUIRE n.q IS RELATIONSHIP UNIQUE", "UnexpectedSyntax"),
+        ("CREATE CONSTRAINT FOR (n:L) REQUIRE (n.q, n.q) IS UNIQUE", "RepeatedPropertyInCompositeSchema"),
+    ] {
+        refused(&engine, &store, query, ErrorKind::SyntaxError, detail);
     }
 }

@@ -121,6 +121,9 @@ impl From<CypherError> for ServerError {
             }
             _ if e.detail == "ConstraintAlreadyExists" => "Neo.ClientError.Schema.ConstraintAlreadyExists",
             _ if e.detail == "IndexAlreadyExists" => "Neo.ClientError.Schema.IndexAlreadyExists",
+            _ if e.detail == "RepeatedPropertyInCompositeSchema" => {
+                "Neo.ClientError.Schema.RepeatedPropertyInCompositeSchema"
+            }
             // Neo4j reports these two, and a statement committing in parts inside an explicit transaction, as
             // database errors (clients match on these codes).
             _ if e.detail == "ConstraintNotFound" => "Neo.DatabaseError.Schema.ConstraintDropFailed",

@@ -138,10 +138,11 @@ impl Parser<'_> {
         } else {
             return Ok(());
         };
+        let detail = if relationships { "UnsupportedIndex" } else { "RepeatedPropertyInCompositeSchema" };
         Err(crate::error::CypherError::new(
             crate::error::ErrorKind::SemanticError,
             crate::error::Phase::CompileTime,
-            "UnsupportedIndex",
+            detail,
             why,
         )
         .at(crate::error::Position::locate(self.text, at.start)))
@@ -211,20 +212,31 @@ impl Parser<'_> {
         let at = self.span();
         let properties = self.constraint_properties(&var)?;
         if properties.len() > 1 {
-            let why = if relationships {
-                Some("a constraint on relationships covers one property: several unique together are not supported")
-            } else if (1..properties.len()).any(|i| properties[..i].contains(&properties[i])) {
-                Some("a constraint names each property once")
-            } else {
-                None
-            };
-            if let Some(why) = why {
+            if (1..properties.len()).any(|i| properties[..i].contains(&properties[i])) {
+                return Err(self.error_at(
+                    at,
+                    "RepeatedPropertyInCompositeSchema",
+                    "a constraint names each property once",
+                ));
+            }
+            if relationships {
+                let why =
+                    "a constraint on relationships covers one property: several unique together are not supported";
                 return Err(self.error_at(at, "UnsupportedConstraint", why));
             }
         }
         self.expect_kw("IS")?;
         let span = self.span();
-        let _ = self.eat_kw("NODE") || self.eat_kw("RELATIONSHIP") || self.eat_kw("REL");
+        let on_nodes = self.eat_kw("NODE");
+        let on_relationships = !on_nodes && (self.eat_kw("RELATIONSHIP") || self.eat_kw("REL"));
+        if on_nodes && relationships || on_relationships && !relationships {
+            let what = if relationships {
+                "a relationship pattern takes IS [REL[ATIONSHIP]] UNIQUE"
+            } else {
+                "a node pattern takes IS [NODE] UNIQUE"
+            };
+            return Err(self.error_at(span, "UnexpectedSyntax", what));
+        }
         if !self.eat_kw("UNIQUE") {
             if self.at_kw("KEY") {
                 // A key also requires the property to exist, which nothing here would enforce: taking it as a

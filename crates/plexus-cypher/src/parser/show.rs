@@ -13,23 +13,14 @@ use crate::lexer::{Span, Tok};
 
 /// Words that may qualify what is shown (`SHOW ALL INDEXES`, `SHOW NODE UNIQUE CONSTRAINTS`, `SHOW BUILT IN
 /// FUNCTIONS`): every index and constraint here is of those kinds, and every function built in.
-const QUALIFIERS: &[&str] = &["ALL", "RANGE", "NODE", "UNIQUE", "UNIQUENESS", "PROPERTY", "BUILT", "IN"];
+const QUALIFIERS: &[&str] = &["ALL", "RANGE", "UNIQUE", "UNIQUENESS", "PROPERTY", "BUILT", "IN"];
 /// Words that name kinds there are none of here (`SHOW TEXT INDEXES`, `SHOW KEY CONSTRAINTS`): the listing is
 /// empty, as Neo4j's is for a kind it has none of.
-const NONE_OF: &[&str] = &[
-    "TEXT",
-    "LOOKUP",
-    "POINT",
-    "FULLTEXT",
-    "VECTOR",
-    "EXIST",
-    "EXISTS",
-    "EXISTENCE",
-    "KEY",
-    "REL",
-    "RELATIONSHIP",
-    "TYPE",
-];
+const NONE_OF: &[&str] =
+    &["TEXT", "LOOKUP", "POINT", "FULLTEXT", "VECTOR", "EXIST", "EXISTS", "EXISTENCE", "KEY", "TYPE"];
+/// Words that keep what is shown to one kind of entity (`SHOW REL UNIQUE CONSTRAINTS`), with the `entityType`
+/// they keep.
+const ENTITIES: &[(&str, &str)] = &[("NODE", "NODE"), ("REL", "RELATIONSHIP"), ("RELATIONSHIP", "RELATIONSHIP")];
 
 impl Parser<'_> {
     pub(super) fn show_command(&mut self) -> Result<Option<Query>> {
@@ -39,9 +30,15 @@ impl Parser<'_> {
         let start = self.bump().span;
         let mut user_defined = false;
         let mut none = false;
+        let mut entity: Option<&str> = None;
         loop {
             if QUALIFIERS.iter().any(|q| self.at_kw(q)) {
                 self.bump();
+            } else if let Some((_, kind)) = ENTITIES.iter().find(|(q, _)| self.at_kw(q)) {
+                self.bump();
+                // `NODE` and `RELATIONSHIP` together keep nothing.
+                none |= entity.is_some_and(|e| e != *kind);
+                entity = Some(kind);
             } else if NONE_OF.iter().any(|q| self.at_kw(q)) {
                 self.bump();
                 none = true;
@@ -94,6 +91,11 @@ impl Parser<'_> {
         if none || (user_defined && procedure == builtin::SHOW_FUNCTIONS) {
             // No function is user-defined here, nor any index or constraint of the kinds named.
             clauses.push(Clause::With(projection(items(columns), Some(false_literal(span)))));
+        } else if let Some(kind) = entity.filter(|_| columns.contains(&"entityType")) {
+            let column = Box::new(Expr { kind: ExprKind::Variable("entityType".into()), span });
+            let kind = Box::new(Expr { kind: ExprKind::Literal(crate::value::Value::string(kind)), span });
+            let keep = Expr { kind: ExprKind::Binary(BinaryOp::Eq, column, kind), span };
+            clauses.push(Clause::With(projection(items(columns), Some(keep))));
         }
         let yielded_any = self.at_kw("YIELD");
         if self.eat_kw("YIELD") {
