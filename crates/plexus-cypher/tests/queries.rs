@@ -140,7 +140,7 @@ fn errors_have_positions_and_types() {
         ("RETURN *", "NoVariablesInScope", 1),
         ("WITH 1 AS a CALL (a) { RETURN a + 1 AS a } RETURN a", "VariableAlreadyBound", 24),
         ("RETURN 1 + $missing", "MissingParameter", 12),
-        ("CREATE INDEX i FOR (p:P) ON (p.a, p.a)", "UnsupportedIndex", 30),
+        ("CREATE INDEX i FOR (p:P) ON (p.a, p.a)", "RepeatedPropertyInCompositeSchema", 30),
     ] {
         let e = db.err(query);
         assert_eq!((e.detail, e.position.map(|p| p.column)), (detail, Some(column)), "{query}");
