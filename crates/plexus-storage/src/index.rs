@@ -498,26 +498,34 @@ fn visit_key<B>(entries: &PSet<IndexEntry>, key: IndexKey, f: impl FnMut(u64) ->
     walk(entries, Bound::Included(&start), |k| *k != start.0, f)
 }
 
-/// The first id other than `id` filed under `key`: who already holds a value that must be unique.
+/// The first id other than `id` filed under `key`: who already holds a value that must be unique. Values are
+/// one as Cypher's equivalence (`DISTINCT`, grouping) has it, as for a unique key: `NaN` is one value here,
+/// though `=` never holds for it.
 fn holder_other_than(entries: &PSet<IndexEntry>, key: IndexKey, id: u64) -> Option<u64> {
     let mut holder = None;
-    let _ = visit_key(entries, key, |other| {
-        if other == id {
-            return ControlFlow::Continue(());
-        }
-        holder = Some(other);
-        ControlFlow::Break(())
-    });
+    let start = (key, 0);
+    let _ = walk(
+        entries,
+        Bound::Included(&start),
+        |k| *k != start.0,
+        |other| {
+            if other == id {
+                return ControlFlow::Continue(());
+            }
+            holder = Some(other);
+            ControlFlow::Break(())
+        },
+    );
     holder
 }
 
 /// Two ids filed under one key in sorted `entries`, if any: what stops a uniqueness constraint from being
-/// declared over them.
+/// declared over them (values as [`holder_other_than`] compares them).
 pub(crate) fn first_shared_key(entries: &PSet<IndexEntry>) -> Option<(u64, u64, IndexKey)> {
     let mut previous: Option<IndexEntry> = None;
     let mut shared = None;
     let _ = entries.visit::<()>(|entry| {
-        if let Some(p) = previous.as_ref().filter(|p| p.0 == entry.0 && p.0.can_equal()) {
+        if let Some(p) = previous.as_ref().filter(|p| p.0 == entry.0) {
             shared = Some((p.1, entry.1, entry.0.clone()));
             return ControlFlow::Break(());
         }

@@ -173,6 +173,13 @@ struct Model {
 
 type Props = BTreeMap<u32, Value>;
 
+/// Whether two values are one under a uniqueness constraint: Cypher's `=`, and `NaN` is one value (as
+/// `DISTINCT` has it).
+fn same_value(a: &Value, b: &Value) -> bool {
+    let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+    cypher_eq(a, b) || nan(a) && nan(b)
+}
+
 /// Whether a node `id` (a new one when `None`) with `labels` and `props` would share both composite values with
 /// another node of a label whose composite index is unique.
 fn node_conflicts(m: &Model, id: Option<u64>, labels: &BTreeSet<u32>, props: &Props) -> bool {
@@ -182,8 +189,8 @@ fn node_conflicts(m: &Model, id: Option<u64>, labels: &BTreeSet<u32>, props: &Pr
             && m.nodes.iter().any(|(&other, (ls, ps))| {
                 Some(other) != id
                     && ls.contains(&label)
-                    && ps.get(&0).is_some_and(|x| cypher_eq(x, a))
-                    && ps.get(&1).is_some_and(|y| cypher_eq(y, b))
+                    && ps.get(&0).is_some_and(|x| same_value(x, a))
+                    && ps.get(&1).is_some_and(|y| same_value(y, b))
             })
     })
 }
@@ -194,9 +201,9 @@ fn rel_conflicts(m: &Model, id: Option<u64>, ty: u32, props: &Props) -> bool {
     m.unique_rels.iter().any(|&(t, key)| {
         t == ty
             && props.get(&key).is_some_and(|v| {
-                m.rels
-                    .iter()
-                    .any(|(&other, r)| Some(other) != id && r.2 == ty && r.3.get(&key).is_some_and(|w| cypher_eq(v, w)))
+                m.rels.iter().any(|(&other, r)| {
+                    Some(other) != id && r.2 == ty && r.3.get(&key).is_some_and(|w| same_value(v, w))
+                })
             })
     })
 }

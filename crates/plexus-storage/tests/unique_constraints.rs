@@ -55,6 +55,9 @@ fn a_composite_constraint_refuses_every_write_that_would_share_its_values() {
     // Numbers equal under `=` are one value.
     tx.create_node(&[person], vec![(first, Value::Int(1)), (last, Value::Int(2))]).unwrap();
     refused(tx.create_node(&[person], vec![(first, Value::Float(1.0)), (last, Value::Int(2))]).unwrap_err(), &[]);
+    // NaN is one value here, as for a unique key on one property (and as DISTINCT counts it).
+    tx.create_node(&[person], vec![(first, Value::Float(f64::NAN)), (last, Value::Int(2))]).unwrap();
+    refused(tx.create_node(&[person], vec![(first, Value::Float(f64::NAN)), (last, Value::Int(2))]).unwrap_err(), &[]);
     tx.commit().unwrap();
 
     // Freed values can be taken again.
@@ -94,6 +97,8 @@ fn a_relationship_constraint_refuses_every_write_that_would_share_its_value() {
         &["KNOWS", "since = 2001", "unique"],
     );
     refused(tx.set_rel_prop(second, since, Value::Int(2001)).unwrap_err(), &["KNOWS"]);
+    tx.create_rel(b, knows, b, vec![(since, Value::Float(f64::NAN))]).unwrap();
+    refused(tx.create_rel(a, knows, a, vec![(since, Value::Float(f64::NAN))]).unwrap_err(), &["KNOWS"]);
     assert_eq!(tx.snapshot().rel_prop(second, since), Some(Value::Int(2002)));
     // Other types, other keys and a relationship's own value are free.
     tx.create_rel(a, likes, b, vec![(since, Value::Int(2001))]).unwrap();
