@@ -700,7 +700,9 @@ impl Store {
 
     /// Replaces the state of an empty store with `state`, built by [`crate::bulk::build_state`] with this store's
     /// catalog (bulk loading into a new database without a transaction per entity), and on disk makes it durable
-    /// with a checkpoint. Refused while the store holds any node or relationship or a write transaction is open.
+    /// with a checkpoint. Refused while the store holds any node or relationship or a write transaction is open;
+    /// the indexes and constraints it has are built over the loaded graph (one that breaks a constraint is
+    /// refused).
     /// Readers that pinned the empty state keep it. On disk the checkpoint is written before the state is
     /// published, and commits wait meanwhile: a commit building on the loaded graph must never reach a log whose
     /// checkpoint lacks it (a crash, or a failed checkpoint write, would leave a log that does not replay). When
@@ -718,6 +720,13 @@ impl Store {
             }
             if !writers.is_empty() {
                 return Err(StorageError::Conflict("a bulk load needs no open write transaction".into()));
+            }
+            // The indexes and constraints declared before the load hold over the loaded graph too (built over it;
+            // a constraint it breaks refuses the load).
+            for op in head.state.schema_ops() {
+                state.apply(&op).map_err(|e| {
+                    StorageError::ConstraintViolation(format!("the loaded graph breaks the database's schema: {e}"))
+                })?;
             }
             // The version after the empty state it replaces, as a commit's would be: anything that caches what it
             // read by version (a Python graph view's id tables) must see that the graph changed. No log record

@@ -98,3 +98,41 @@ fn a_bulk_load_advances_the_version_and_the_commits_after_it_replay() {
     store.load_bulk(build_edge_list(0, &edges).unwrap()).unwrap();
     assert!(store.read().version() > before);
 }
+
+/// The indexes and constraints of an empty database hold over what a bulk load puts in it: built over the
+/// loaded graph, with their names; a constraint the loaded graph breaks refuses the load (the caller then takes
+/// the transactional path, which meets the constraint).
+#[test]
+fn a_bulk_load_keeps_the_schema_it_finds() {
+    let store = Store::in_memory();
+    let first = graph(&store);
+    let mut tx = store.write();
+    let (n, id, e, w) = (tx.label("N"), tx.prop_key("id"), tx.rel_type("E"), tx.prop_key("w"));
+    tx.create_index(n, id).unwrap();
+    tx.create_composite_unique(n, &[id, w], Some("id_w")).unwrap();
+    tx.create_rel_index(e, w, None).unwrap();
+    tx.commit().unwrap();
+    store.load_bulk(build_edge_list(0, &first).unwrap()).unwrap();
+    let s = store.read();
+    assert_eq!((s.node_count(), s.index_len(n, id)), (100, Some(100)));
+    assert!(s.composite_index_is_unique(n, &[id, w]));
+    assert_eq!(s.composite_index_name(n, &[id, w]).as_deref(), Some("id_w"));
+    assert_eq!(s.rel_indexes(), vec![(e, w)]);
+    assert!(s.check().is_empty(), "{:?}", s.check());
+
+    // A constraint the loaded graph breaks: refused, and nothing is loaded.
+    let store = Store::in_memory();
+    let mut graph = graph(&store);
+    let mut tx = store.write();
+    let (e, w) = (tx.rel_type("E"), tx.prop_key("w"));
+    tx.create_rel_unique(e, w, None).unwrap();
+    tx.commit().unwrap();
+    graph.weight = Some((w, vec![1.0; 99]));
+    let refused = store.load_bulk(build_edge_list(0, &graph).unwrap()).unwrap_err();
+    assert!(refused.to_string().contains("schema"), "{refused}");
+    assert_eq!(store.read().node_count(), 0);
+    // Distinct values load.
+    graph.weight = Some((w, (0..99).map(f64::from).collect()));
+    store.load_bulk(build_edge_list(0, &graph).unwrap()).unwrap();
+    assert!(store.read().rel_index_is_unique(e, w) && store.read().check().is_empty());
+}

@@ -571,6 +571,28 @@ impl GraphState {
         self.rel_property_index(ty, key).and_then(|i| i.name.clone())
     }
 
+    /// The operations that declare this state's unique keys, indexes and constraints, with their names: how a
+    /// state built apart (a bulk load) takes them over.
+    pub fn schema_ops(&self) -> Vec<Op> {
+        let name = |n: &Option<Arc<str>>| n.as_deref().map(str::to_owned);
+        let unique =
+            self.unique.iter().map(|u| Op::DeclareUniqueKey { label: u.label, key: u.key, name: name(&u.name) });
+        let indexes = self.indexes.iter().map(|i| Op::CreateIndex { label: i.label, key: i.key, name: name(&i.name) });
+        let rel_indexes = self.rel_indexes.iter().map(|i| Op::CreateRelIndex {
+            ty: i.ty,
+            key: i.key,
+            name: name(&i.name),
+            unique: i.unique,
+        });
+        let composites = self.composites.iter().map(|i| Op::CreateCompositeIndex {
+            label: i.label,
+            keys: i.keys.clone(),
+            name: name(&i.name),
+            unique: i.unique,
+        });
+        unique.chain(indexes).chain(rel_indexes).chain(composites).collect()
+    }
+
     /// Whether the relationship property index on `(ty, key)` backs a uniqueness constraint.
     pub fn rel_index_is_unique(&self, ty: TypeId, key: PropKeyId) -> bool {
         self.rel_property_index(ty, key).is_some_and(|i| i.unique)
