@@ -189,6 +189,18 @@ def test_views_follow_other_writers(db, graph):
     assert graph.neighbors(np.array([77777]))[1].tolist() == [88888]
 
 
+def test_a_bulk_load_keeps_the_indexes_and_constraints_declared_before_it():
+    db = plexus.Database()
+    db.execute("CREATE INDEX by_id FOR (n:Node) ON (n.id)")
+    db.execute("CREATE CONSTRAINT one_weight FOR ()-[r:EDGE]-() REQUIRE r.weight IS UNIQUE")
+    assert db.import_edges(np.array([1, 2]), np.array([2, 3]), weight=np.array([0.5, 1.5]))["bulk"]
+    names = sorted(row["name"] for row in db.execute("SHOW INDEXES YIELD name"))
+    # The load's own unique key on the vertices' key is there too.
+    assert names == ["by_id", "constraint_Node_id", "one_weight"]
+    with pytest.raises(plexus.QueryError, match="EDGE"):
+        db.execute("MATCH (a:Node {id: 1}), (b:Node {id: 3}) CREATE (a)-[:EDGE {weight: 0.5}]->(b)")
+
+
 def test_a_view_follows_a_clear_and_a_bulk_reload():
     # The reload installs a whole new graph into the emptied database: the view's tables of the empty graph must
     # not stand for it, and new nodes must not take the ids of the loaded ones.
