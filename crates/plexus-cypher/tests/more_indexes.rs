@@ -234,6 +234,9 @@ fn an_equality_and_a_range_seek_through_a_composite_index() {
         "MATCH (n:P) WHERE n.a = 1 AND n.t > datetime({epochSeconds: 3600, timezone: '+01:00'}) RETURN n.i",
         "MATCH (n:P) WHERE n.a = 3 AND n.t >= datetime({epochSeconds: 7200, timezone: 'Z'}) RETURN n.i",
         "UNWIND [0, 1, 2] AS v MATCH (n:P {a: v}) WHERE n.b < v * 100 RETURN v, n.i",
+        // Lists compare element by element, and one holding NaN or a duration compares with others still.
+        "MATCH (n:P) WHERE n.a = 1 AND n.b > [] RETURN n.i",
+        "MATCH (n:P) WHERE n.a = 1 AND n.b < [2] RETURN n.i",
     ];
     let mut params = Params::new();
     params.insert("x".into(), plexus_cypher::Value::Int(200));
@@ -244,8 +247,14 @@ fn an_equality_and_a_range_seek_through_a_composite_index() {
             .map(|q| sorted(engine.execute(&store, q, &params).unwrap_or_else(|e| panic!("{q}: {e}")).rows))
             .collect()
     };
+    run(
+        &engine,
+        &store,
+        "CREATE (:P {a: 1, b: [0.0 / 0.0], i: -1}), (:P {a: 1, b: [1.0, 0.0 / 0.0], i: -2}), \
+         (:P {a: 1, b: [duration('P1D')], i: -3}), (:P {a: 1, b: ['x'], i: -4})",
+    );
     let without = answers();
-    assert!(without.iter().filter(|rows| !rows.is_empty()).count() >= 8, "{without:?}");
+    assert!(without.iter().filter(|rows| !rows.is_empty()).count() >= 10, "{without:?}");
     run(&engine, &store, "CREATE INDEX FOR (n:P) ON (n.a, n.b)");
     run(&engine, &store, "CREATE INDEX FOR (n:P) ON (n.a, n.t)");
     for q in &queries {
@@ -254,4 +263,8 @@ fn an_equality_and_a_range_seek_through_a_composite_index() {
     assert_eq!(answers(), without);
     // Equalities on both still seek exactly.
     assert!(plan(&engine, &store, "MATCH (n:P {a: 1, b: 5}) RETURN n").contains("NodeIndexSeek(:P(a, b))"));
+    // An equality on a property outside the index (a unique key's, say) is looked up instead.
+    run(&engine, &store, "CREATE CONSTRAINT FOR (n:P) REQUIRE n.i IS UNIQUE");
+    let keyed = plan(&engine, &store, "MATCH (n:P) WHERE n.i = 5 AND n.a = 1 AND n.b > 0 RETURN n");
+    assert!(!keyed.contains("NodeIndexSeekByRange"), "{keyed}");
 }

@@ -438,12 +438,12 @@ impl CompositeIndex {
             let above = match &lo {
                 Bound::Included(b) => matches!(last.cypher_cmp(b), Some(Ordering::Greater | Ordering::Equal)),
                 Bound::Excluded(b) => last.cypher_cmp(b) == Some(Ordering::Greater),
-                Bound::Unbounded => last.cypher_cmp(last).is_some(),
+                Bound::Unbounded => true,
             };
             let below = match &hi {
                 Bound::Included(b) => matches!(last.cypher_cmp(b), Some(Ordering::Less | Ordering::Equal)),
                 Bound::Excluded(b) => last.cypher_cmp(b) == Some(Ordering::Less),
-                Bound::Unbounded => last.cypher_cmp(last).is_some(),
+                Bound::Unbounded => true,
             };
             if above && below {
                 f(NodeId(*id)).map_break(Some)?;

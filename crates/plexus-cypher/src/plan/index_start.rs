@@ -108,6 +108,11 @@ impl Planner<'_> {
             }
             let Some(var) = &np.variable else { continue };
             for keys in composites {
+                // An equality on a property outside the index may find fewer nodes (a unique key's one): the
+                // range seek is for equalities on its first properties alone.
+                if given.iter().any(|(g, _)| !keys.iter().any(|k| **k == **g)) {
+                    continue;
+                }
                 let (last, first) = keys.split_last().expect("a composite index has two or more properties");
                 let Some(found) = first.iter().map(|k| equal(k)).collect::<Option<Vec<&Expr>>>() else { continue };
                 let Some((_, lower, upper)) =
