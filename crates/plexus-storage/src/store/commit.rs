@@ -87,7 +87,9 @@ impl Shared {
         } else {
             let mut next = (*head.state).clone();
             for op in &txn.ops {
-                // Conflict detection makes this unreachable; refusing keeps the head intact if it is not.
+                // Conflict detection rules this out, except between writers of one value under a uniqueness
+                // constraint on a relationship property or several node properties (those values carry no write
+                // key): the later one fails here, as a retryable conflict, and the head stays intact.
                 next.apply(op).map_err(|e| StorageError::Conflict(format!("replay failed: {e}")))?;
             }
             next

@@ -245,8 +245,10 @@ impl Shared {
         } else {
             let state = Arc::make_mut(&mut head.state);
             if let Some(e) = req.ops.iter().find_map(|op| state.apply(op).err()) {
-                // Conflict detection makes this unreachable. If it happens, the state has part of the
-                // transaction: rebuild it from before the group and the transactions already applied.
+                // Conflict detection rules this out, except between writers of one value under a uniqueness
+                // constraint on a relationship property or several node properties (those values carry no write
+                // key). The state then has part of the transaction: rebuild it from before the group and the
+                // transactions already applied.
                 self.catalog.return_unlogged(&tokens);
                 head.state = base.clone();
                 for (ops, v) in applied {
