@@ -230,3 +230,28 @@ fn names_kinds_and_listings_follow_neo4j() {
         refused(&engine, &store, query, ErrorKind::SyntaxError, detail);
     }
 }
+
+#[test]
+fn zoned_values_of_one_instant_are_distinct_values() {
+    let (engine, store) = (Engine::new(), Store::in_memory());
+    run(&engine, &store, "CREATE (:Z {a: 1, t: datetime('2020-01-01T00:00Z')})-[:AT {t: time('11:00Z')}]->(:Y)");
+    run(
+        &engine,
+        &store,
+        "CREATE (:Z {a: 1, t: datetime('2020-01-01T01:00+01:00')})-[:AT {t: time('12:00+01:00')}]->(:Y)",
+    );
+    // Equal instants in other zones are other values, as for `=` and a constraint on one property.
+    run(&engine, &store, "CREATE CONSTRAINT FOR (n:Z) REQUIRE (n.a, n.t) IS UNIQUE");
+    run(&engine, &store, "CREATE CONSTRAINT FOR ()-[r:AT]-() REQUIRE r.t IS UNIQUE");
+    run(
+        &engine,
+        &store,
+        "CREATE (:Z {a: 1, t: datetime('2020-01-01T02:00+02:00')})-[:AT {t: time('13:00+02:00')}]->(:Y)",
+    );
+    let again = "CREATE (:Z {a: 1, t: datetime('2020-01-01T01:00+01:00')})";
+    refused(&engine, &store, again, ErrorKind::ConstraintValidationFailed, "");
+    let again = "MATCH (y:Y) WITH y LIMIT 1 CREATE (y)-[:AT {t: time('11:00Z')}]->(y)";
+    refused(&engine, &store, again, ErrorKind::ConstraintValidationFailed, "");
+    assert_eq!(count(&engine, &store, "MATCH (z:Z) RETURN count(z)"), 3);
+    assert!(store.read().check().is_empty(), "{:?}", store.read().check());
+}

@@ -315,10 +315,11 @@ impl RelPropertyIndex {
         RelPropertyIndex { ty, key, entries: entry_tree(entries), name: None, unique: false }
     }
 
-    /// A relationship other than `id` whose value equals `value` under Cypher's `=`.
-    pub fn holder_other_than(&self, value: &Value, id: RelId) -> Option<RelId> {
-        let key = IndexKey::from_value(value)?;
-        holder_other_than(&self.entries, key, id.0).map(RelId)
+    /// The relationships other than `id` filed under `value`'s key: candidates for holding it already (the index
+    /// keys zoned values by instant alone; the caller compares the stored values).
+    pub fn holders_other_than(&self, value: &Value, id: RelId) -> Vec<RelId> {
+        let Some(key) = IndexKey::from_value(value) else { return Vec::new() };
+        holders_other_than(&self.entries, key, id.0).into_iter().map(RelId).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -369,9 +370,10 @@ pub struct CompositeIndex {
 }
 
 impl CompositeIndex {
-    /// A node other than `id` filed under `key` (from [`CompositeIndex::key_of`]).
-    pub fn holder_other_than(&self, key: &IndexKey, id: NodeId) -> Option<NodeId> {
-        holder_other_than(&self.entries, key.clone(), id.0).map(NodeId)
+    /// The nodes other than `id` filed under `key` (from [`CompositeIndex::key_of`]): candidates for holding its
+    /// values already (the caller compares the stored values).
+    pub fn holders_other_than(&self, key: &IndexKey, id: NodeId) -> Vec<NodeId> {
+        holders_other_than(&self.entries, key.clone(), id.0).into_iter().map(NodeId).collect()
     }
 
     /// The entry key of values in the index's order of properties; none when one is null (not indexed).
@@ -498,41 +500,47 @@ fn visit_key<B>(entries: &PSet<IndexEntry>, key: IndexKey, f: impl FnMut(u64) ->
     walk(entries, Bound::Included(&start), |k| *k != start.0, f)
 }
 
-/// The first id other than `id` filed under `key`: who already holds a value that must be unique. Values are
-/// one as Cypher's equivalence (`DISTINCT`, grouping) has it, as for a unique key: `NaN` is one value here,
-/// though `=` never holds for it.
-fn holder_other_than(entries: &PSet<IndexEntry>, key: IndexKey, id: u64) -> Option<u64> {
-    let mut holder = None;
+/// The ids other than `id` filed under `key`: who may already hold a value that must be unique. NaN is one key
+/// here (as for a unique key, and as `DISTINCT` counts it), though `=` never holds for it; zoned values of one
+/// instant share a key, so callers compare the stored values before refusing.
+fn holders_other_than(entries: &PSet<IndexEntry>, key: IndexKey, id: u64) -> Vec<u64> {
+    let mut holders = Vec::new();
     let start = (key, 0);
-    let _ = walk(
+    let _ = walk::<()>(
         entries,
         Bound::Included(&start),
         |k| *k != start.0,
         |other| {
-            if other == id {
-                return ControlFlow::Continue(());
+            if other != id {
+                holders.push(other);
             }
-            holder = Some(other);
-            ControlFlow::Break(())
+            ControlFlow::Continue(())
         },
     );
-    holder
+    holders
 }
 
-/// Two ids filed under one key in sorted `entries`, if any: what stops a uniqueness constraint from being
-/// declared over them (values as [`holder_other_than`] compares them).
-pub(crate) fn first_shared_key(entries: &PSet<IndexEntry>) -> Option<(u64, u64, IndexKey)> {
-    let mut previous: Option<IndexEntry> = None;
-    let mut shared = None;
-    let _ = entries.visit::<()>(|entry| {
-        if let Some(p) = previous.as_ref().filter(|p| p.0 == entry.0) {
-            shared = Some((p.1, entry.1, entry.0.clone()));
-            return ControlFlow::Break(());
+/// The runs of two or more ids filed under one key in sorted `entries`: what may stop a uniqueness constraint
+/// from being declared over them (keys as [`holders_other_than`] has them; callers compare the stored values).
+pub(crate) fn shared_keys(entries: &PSet<IndexEntry>) -> Vec<Vec<u64>> {
+    let mut runs: Vec<Vec<u64>> = Vec::new();
+    let mut previous: Option<IndexKey> = None;
+    let _ = entries.visit::<()>(|(key, id)| {
+        match (&previous, runs.last_mut()) {
+            (Some(p), Some(run)) if p == key => run.push(*id),
+            _ => runs.push(vec![*id]),
         }
-        previous = Some(entry.clone());
+        previous = Some(key.clone());
         ControlFlow::Continue(())
     });
-    shared
+    runs.retain(|run| run.len() > 1);
+    runs
+}
+
+/// Whether two stored values are one under a uniqueness constraint: as a unique key compares them
+/// ([`crate::keymap::key_form`]: `1` and `1.0` are one, NaN is one, zoned values differ by zone).
+pub(crate) fn same_unique_value(a: &Value, b: &Value) -> bool {
+    crate::keymap::key_form(a) == crate::keymap::key_form(b)
 }
 
 /// The ids whose value lies between the bounds (see [`PropertyIndex::visit_range`]).

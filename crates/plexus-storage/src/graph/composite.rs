@@ -79,7 +79,13 @@ impl GraphState {
             ControlFlow::Continue(())
         });
         let entries = crate::index::entry_tree(entries);
-        if let Some((a, b, _)) = unique.then(|| crate::index::first_shared_key(&entries)).flatten() {
+        let same = |a: u64, b: u64| {
+            keys.iter().all(|&k| match (self.node_prop(NodeId(a), k), self.node_prop(NodeId(b), k)) {
+                (Some(x), Some(y)) => crate::index::same_unique_value(x, y),
+                _ => false,
+            })
+        };
+        if let Some((a, b)) = unique.then(|| first_pair(&crate::index::shared_keys(&entries), same)).flatten() {
             return Err(StorageError::ConstraintViolation(format!(
                 "cannot create the uniqueness constraint: {} and {} share the values of its properties",
                 NodeId(a),
@@ -133,12 +139,26 @@ impl GraphState {
             .collect()
     }
 
-    /// Refuses entries `after` (from [`Self::composite_entries`]) that a unique composite index already files
-    /// under another node.
-    pub(super) fn check_composites_unique(&self, id: NodeId, after: &[(usize, IndexKey)]) -> Result<()> {
+    /// Refuses entries `after` (from [`Self::composite_entries`] of a node whose properties `prop` gives) that a
+    /// unique composite index already files under another node holding the same values.
+    pub(super) fn check_composites_unique<'v>(
+        &self,
+        id: NodeId,
+        after: &[(usize, IndexKey)],
+        prop: impl Fn(PropKeyId) -> Option<&'v Value>,
+    ) -> Result<()> {
         for (at, key) in after {
             let index = &self.composites[*at];
-            if let Some(holder) = index.unique.then(|| index.holder_other_than(key, id)).flatten() {
+            if !index.unique {
+                continue;
+            }
+            let holds = |holder: NodeId| {
+                index.keys.iter().all(|&k| match (self.node_prop(holder, k), prop(k)) {
+                    (Some(x), Some(y)) => crate::index::same_unique_value(x, y),
+                    _ => false,
+                })
+            };
+            if let Some(holder) = index.holders_other_than(key, id).into_iter().find(|&h| holds(h)) {
                 let values = index.keys.iter().map(|&k| self.node_prop(holder, k).cloned().unwrap_or(Value::Null));
                 return Err(StorageError::CompositeKeyTaken {
                     holder,
@@ -169,4 +189,11 @@ impl GraphState {
             composites[at].entries.insert((key, id.0));
         }
     }
+}
+
+/// The first two ids of one of `runs` that `same` says hold the same values.
+pub(crate) fn first_pair(runs: &[Vec<u64>], same: impl Fn(u64, u64) -> bool) -> Option<(u64, u64)> {
+    runs.iter().find_map(|run| {
+        run.iter().enumerate().find_map(|(i, &a)| run[i + 1..].iter().find(|&&b| same(a, b)).map(|&b| (a, b)))
+    })
 }

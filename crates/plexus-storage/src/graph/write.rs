@@ -114,7 +114,12 @@ impl GraphState {
             });
         }
         let mut index = RelPropertyIndex::build(ty, key, entries);
-        if let Some((a, b, _)) = unique.then(|| crate::index::first_shared_key(&index.entries)).flatten() {
+        let same = |a: u64, b: u64| match (self.rel_prop(RelId(a), key), self.rel_prop(RelId(b), key)) {
+            (Some(x), Some(y)) => crate::index::same_unique_value(&x, &y),
+            _ => false,
+        };
+        let runs = if unique { crate::index::shared_keys(&index.entries) } else { Vec::new() };
+        if let Some((a, b)) = super::composite::first_pair(&runs, same) {
             return Err(StorageError::ConstraintViolation(format!(
                 "cannot create the uniqueness constraint: {} and {} share the value of its property",
                 RelId(a),
@@ -132,7 +137,8 @@ impl GraphState {
     fn check_rel_unique(&self, id: RelId, ty: TypeId, key: PropKeyId, value: &Value) -> Result<()> {
         let constrained = self.rel_indexes.iter().filter(|i| i.unique && i.ty == ty && i.key == key);
         for index in constrained {
-            if let Some(holder) = index.holder_other_than(value, id) {
+            let holds = |h: &RelId| self.rel_prop(*h, key).is_some_and(|v| crate::index::same_unique_value(&v, value));
+            if let Some(holder) = index.holders_other_than(value, id).into_iter().find(holds) {
                 return Err(StorageError::RelKeyTaken { holder, ty, key, value: value.clone() });
             }
         }
@@ -331,7 +337,7 @@ impl GraphState {
             self.check_unique(id, &label_set, k, v)?;
         }
         let composite_entries = self.composite_entries_with(&label_set, None, |k| props_get(props, k));
-        self.check_composites_unique(id, &composite_entries)?;
+        self.check_composites_unique(id, &composite_entries, |k| props_get(props, k))?;
         for &(k, ref v) in map {
             self.index_key(id, &label_set, k, Some(v), true);
             self.update_indexes(id, &label_set, k, v, true);
@@ -407,13 +413,9 @@ impl GraphState {
         let old = self.node_prop(id, key).cloned();
         let before = self.composite_entries(id, &labels, Some(key));
         let new_value = Some(&value).filter(|v| !v.is_null());
-        let after =
-            self.composite_entries_with(
-                &labels,
-                Some(key),
-                |k| if k == key { new_value } else { self.node_prop(id, k) },
-            );
-        self.check_composites_unique(id, &after)?;
+        let prop = |k| if k == key { new_value } else { self.node_prop(id, k) };
+        let after = self.composite_entries_with(&labels, Some(key), prop);
+        self.check_composites_unique(id, &after, prop)?;
         self.index_key(id, &labels, key, old.as_ref(), false);
         self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
         if let Some(old) = &old {
@@ -438,7 +440,7 @@ impl GraphState {
             self.check_unique(id, &[label], *k, v)?;
         }
         let after = self.composite_entries(id, &[label], None);
-        self.check_composites_unique(id, &after)?;
+        self.check_composites_unique(id, &after, |k| self.node_prop(id, k))?;
         for (k, v) in &props {
             self.index_key(id, &[label], *k, Some(v), true);
             self.update_indexes(id, &[label], *k, v, true);
