@@ -126,11 +126,8 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
             });
         };
         check_index(&name, &index.entries, key_of, covered, &mut push);
-        let same = |a: u64, b: u64| match (state.rel_prop(RelId(a), index.key), state.rel_prop(RelId(b), index.key)) {
-            (Some(x), Some(y)) => crate::index::same_unique_value(&x, &y),
-            _ => false,
-        };
-        check_unique(&name, index.unique, &index.entries, same, &mut push);
+        let duplicate = index.unique.then(|| state.rel_duplicate(index.key, &index.entries)).flatten();
+        check_unique(&name, duplicate, &mut push);
     }
     for index in state.composites.iter() {
         let name = format!("composite index ({}, {:?})", index.label.0, index.keys);
@@ -146,27 +143,15 @@ pub fn check_state(state: &GraphState, limit: usize) -> Vec<String> {
             });
         };
         check_index(&name, &index.entries, key_of, covered, &mut push);
-        let same = |a: u64, b: u64| {
-            index.keys.iter().all(|&k| match (state.node_prop(NodeId(a), k), state.node_prop(NodeId(b), k)) {
-                (Some(x), Some(y)) => crate::index::same_unique_value(x, y),
-                _ => false,
-            })
-        };
-        check_unique(&name, index.unique, &index.entries, same, &mut push);
+        let duplicate = index.unique.then(|| state.composite_duplicate(&index.keys, &index.entries)).flatten();
+        check_unique(&name, duplicate, &mut push);
     }
     problems
 }
 
-/// Checks that an index backing a uniqueness constraint files no two holders of the same values (`same`).
-fn check_unique(
-    name: &str,
-    unique: bool,
-    entries: &PSet<IndexEntry>,
-    same: impl Fn(u64, u64) -> bool,
-    push: &mut impl FnMut(String),
-) {
-    let runs = if unique { crate::index::shared_keys(entries) } else { Vec::new() };
-    if let Some((a, b)) = crate::graph::first_pair(&runs, same) {
+/// Reports two holders of the same values under an index backing a uniqueness constraint.
+fn check_unique(name: &str, duplicate: Option<(u64, u64)>, push: &mut impl FnMut(String)) {
+    if let Some((a, b)) = duplicate {
         push(format!("{name} must be unique, but {a} and {b} hold the same values"));
     }
 }

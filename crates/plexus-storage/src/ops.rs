@@ -157,6 +157,15 @@ fn read_keys(r: &mut Reader) -> DecodeResult<Vec<PropKeyId>> {
     (0..n).map(|_| Ok(PropKeyId(r.u32v()?))).collect()
 }
 
+/// The tag of an index's creation from its kind's `[plain, named, unique]` tags.
+fn index_tag([plain, named, unique_tag]: [u8; 3], name: &Option<String>, unique: bool) -> u8 {
+    match (unique, name) {
+        (true, _) => unique_tag,
+        (false, Some(_)) => named,
+        (false, None) => plain,
+    }
+}
+
 /// The name of an operation whose tag leaves it open: a presence byte, then the name. Under `optional` false
 /// the tag said whether one follows, and a name follows only when there is one.
 fn put_name(buf: &mut Vec<u8>, name: &Option<String>, optional: bool) {
@@ -270,14 +279,8 @@ impl Op {
                 put_varint(buf, key.0 as u64);
             }
             Op::CreateRelIndex { ty, key, name, unique } => {
-                put_u8(
-                    buf,
-                    match (unique, name) {
-                        (true, _) => OP_CREATE_UNIQUE_REL_INDEX,
-                        (false, Some(_)) => OP_CREATE_NAMED_REL_INDEX,
-                        (false, None) => OP_CREATE_REL_INDEX,
-                    },
-                );
+                let tags = [OP_CREATE_REL_INDEX, OP_CREATE_NAMED_REL_INDEX, OP_CREATE_UNIQUE_REL_INDEX];
+                put_u8(buf, index_tag(tags, name, *unique));
                 put_varint(buf, ty.0 as u64);
                 put_varint(buf, key.0 as u64);
                 put_name(buf, name, *unique);
@@ -288,14 +291,9 @@ impl Op {
                 put_varint(buf, key.0 as u64);
             }
             Op::CreateCompositeIndex { label, keys, name, unique } => {
-                put_u8(
-                    buf,
-                    match (unique, name) {
-                        (true, _) => OP_CREATE_UNIQUE_COMPOSITE_INDEX,
-                        (false, Some(_)) => OP_CREATE_NAMED_COMPOSITE_INDEX,
-                        (false, None) => OP_CREATE_COMPOSITE_INDEX,
-                    },
-                );
+                let tags =
+                    [OP_CREATE_COMPOSITE_INDEX, OP_CREATE_NAMED_COMPOSITE_INDEX, OP_CREATE_UNIQUE_COMPOSITE_INDEX];
+                put_u8(buf, index_tag(tags, name, *unique));
                 put_varint(buf, label.0 as u64);
                 put_keys(buf, keys);
                 put_name(buf, name, *unique);

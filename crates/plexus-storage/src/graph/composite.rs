@@ -3,6 +3,8 @@
 //! properties.
 
 use super::*;
+use crate::index::IndexEntry;
+use crate::pset::PSet;
 
 impl GraphState {
     /// The composite indexes, as `(label, keys)`, in creation order.
@@ -79,13 +81,7 @@ impl GraphState {
             ControlFlow::Continue(())
         });
         let entries = crate::index::entry_tree(entries);
-        let same = |a: u64, b: u64| {
-            keys.iter().all(|&k| match (self.node_prop(NodeId(a), k), self.node_prop(NodeId(b), k)) {
-                (Some(x), Some(y)) => crate::index::same_unique_value(x, y),
-                _ => false,
-            })
-        };
-        if let Some((a, b)) = unique.then(|| first_pair(&crate::index::shared_keys(&entries), same)).flatten() {
+        if let Some((a, b)) = unique.then(|| self.composite_duplicate(keys, &entries)).flatten() {
             return Err(StorageError::ConstraintViolation(format!(
                 "cannot create the uniqueness constraint: {} and {} share the values of its properties",
                 NodeId(a),
@@ -152,12 +148,7 @@ impl GraphState {
             if !index.unique {
                 continue;
             }
-            let holds = |holder: NodeId| {
-                index.keys.iter().all(|&k| match (self.node_prop(holder, k), prop(k)) {
-                    (Some(x), Some(y)) => crate::index::same_unique_value(x, y),
-                    _ => false,
-                })
-            };
+            let holds = |holder: NodeId| same_values(&index.keys, |k| self.node_prop(holder, k), &prop);
             if let Some(holder) = index.holders_other_than(key, id).into_iter().find(|&h| holds(h)) {
                 let values = index.keys.iter().map(|&k| self.node_prop(holder, k).cloned().unwrap_or(Value::Null));
                 return Err(StorageError::CompositeKeyTaken {
@@ -191,9 +182,38 @@ impl GraphState {
     }
 }
 
+/// Whether two holders whose properties `a` and `b` give hold the same values of every one of `keys`, as a
+/// uniqueness constraint compares them.
+fn same_values<'v, 'w>(
+    keys: &[PropKeyId],
+    a: impl Fn(PropKeyId) -> Option<&'v Value>,
+    b: impl Fn(PropKeyId) -> Option<&'w Value>,
+) -> bool {
+    keys.iter().all(|&k| matches!((a(k), b(k)), (Some(x), Some(y)) if crate::index::same_unique_value(x, y)))
+}
+
 /// The first two ids of one of `runs` that `same` says hold the same values.
-pub(crate) fn first_pair(runs: &[Vec<u64>], same: impl Fn(u64, u64) -> bool) -> Option<(u64, u64)> {
+fn first_pair(runs: &[Vec<u64>], same: impl Fn(u64, u64) -> bool) -> Option<(u64, u64)> {
     runs.iter().find_map(|run| {
         run.iter().enumerate().find_map(|(i, &a)| run[i + 1..].iter().find(|&&b| same(a, b)).map(|&b| (a, b)))
     })
+}
+
+impl GraphState {
+    /// Two nodes that `entries` (of a composite index on `keys`) file under one key and that hold the same values:
+    /// what breaks a uniqueness constraint on them.
+    pub(crate) fn composite_duplicate(&self, keys: &[PropKeyId], entries: &PSet<IndexEntry>) -> Option<(u64, u64)> {
+        let same =
+            |a: u64, b: u64| same_values(keys, |k| self.node_prop(NodeId(a), k), |k| self.node_prop(NodeId(b), k));
+        first_pair(&crate::index::shared_keys(entries), same)
+    }
+
+    /// Two relationships that `entries` (of an index on `key`) file under one key and that hold the same value.
+    pub(crate) fn rel_duplicate(&self, key: PropKeyId, entries: &PSet<IndexEntry>) -> Option<(u64, u64)> {
+        let same = |a: u64, b: u64| match (self.rel_prop(RelId(a), key), self.rel_prop(RelId(b), key)) {
+            (Some(x), Some(y)) => crate::index::same_unique_value(&x, &y),
+            _ => false,
+        };
+        first_pair(&crate::index::shared_keys(entries), same)
+    }
 }

@@ -22,7 +22,6 @@ use crate::value::Value;
 use crate::{LEAF_BITS, LEAF_SIZE};
 
 mod composite;
-pub(crate) use composite::first_pair;
 mod read;
 mod write;
 

@@ -114,12 +114,7 @@ impl GraphState {
             });
         }
         let mut index = RelPropertyIndex::build(ty, key, entries);
-        let same = |a: u64, b: u64| match (self.rel_prop(RelId(a), key), self.rel_prop(RelId(b), key)) {
-            (Some(x), Some(y)) => crate::index::same_unique_value(&x, &y),
-            _ => false,
-        };
-        let runs = if unique { crate::index::shared_keys(&index.entries) } else { Vec::new() };
-        if let Some((a, b)) = super::composite::first_pair(&runs, same) {
+        if let Some((a, b)) = unique.then(|| self.rel_duplicate(key, &index.entries)).flatten() {
             return Err(StorageError::ConstraintViolation(format!(
                 "cannot create the uniqueness constraint: {} and {} share the value of its property",
                 RelId(a),
@@ -417,7 +412,7 @@ impl GraphState {
         let after = self.composite_entries_with(&labels, Some(key), prop);
         self.check_composites_unique(id, &after, prop)?;
         self.index_key(id, &labels, key, old.as_ref(), false);
-        self.index_key(id, &labels, key, Some(&value).filter(|v| !v.is_null()), true);
+        self.index_key(id, &labels, key, new_value, true);
         if let Some(old) = &old {
             self.update_indexes(id, &labels, key, old, false);
         }
