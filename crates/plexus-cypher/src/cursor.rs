@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use plexus_storage::ReadTxn;
 
-use crate::engine::{check_params, materialize, Compiled, Statement};
+use crate::engine::{check_params, Compiled, Statement};
 use crate::error::{CypherError, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Operator;
 use crate::plan::Plan;
+use crate::results::materialize;
 use crate::value::ResultValue;
 use crate::{Interrupt, Params, QueryResult};
 

@@ -26,6 +26,7 @@ pub mod parser;
 mod plan;
 pub mod procedures;
 mod regex;
+mod results;
 pub mod temporal;
 mod token;
 pub mod value;
