@@ -13,7 +13,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::pattern::{computable, find_equality, property_of, to_dir, AnyOf, Pending};
+use super::node_start::AnyOf;
+use super::pattern::{computable, find_equality, property_of, to_dir, Pending};
 use super::planner::{AggMode, Planner, Scope};
 use super::{PlanNode, RelLookup};
 use crate::ast::*;

@@ -8,6 +8,7 @@ pub(crate) mod compile;
 pub(crate) mod explain;
 pub(crate) mod fuse;
 mod index_start;
+mod node_start;
 pub(crate) mod operand_types;
 pub(crate) mod pattern;
 pub(crate) mod planner;
