@@ -469,7 +469,7 @@ fn rows_held_while_running_count_against_the_memory_limit() {
     let interrupt = std::sync::Arc::new(plexus_cypher::Interrupt::new(None, Some(8 << 20)));
     let run = |q: &str| db.engine.execute_with(&db.store, q, &Params::new(), Some(&interrupt));
     for q in [
-        "UNWIND range(1, 2000000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1",
+        "UNWIND range(1, 2000000) AS x WITH x ORDER BY x DESC RETURN sum(x) AS s",
         "UNWIND range(1, 2000000) AS x WITH collect(x) AS c RETURN size(c) AS n",
         "UNWIND range(1, 2000000) AS x WITH x % 1000000 AS k, count(*) AS c RETURN count(*) AS n",
         "UNWIND range(1, 2000000) AS x WITH count(DISTINCT x) AS c RETURN c",
@@ -481,6 +481,8 @@ fn rows_held_while_running_count_against_the_memory_limit() {
     // The same shapes under the limit, and a sort bounded by its LIMIT, run.
     for (q, n) in [
         ("UNWIND range(1, 2000000) AS x RETURN x ORDER BY x DESC LIMIT 1", 2000000),
+        // The LIMIT of the next clause bounds the sort too.
+        ("UNWIND range(1, 2000000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1", 2000000),
         ("UNWIND range(1, 1000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1", 1000),
         ("UNWIND range(1, 1000) AS x WITH collect(x) AS c RETURN size(c) AS n", 1000),
         ("UNWIND range(1, 2000000) AS x WITH x % 10 AS k, count(*) AS c RETURN count(*) AS n", 10),

@@ -232,6 +232,18 @@ impl Operator for Limit<'_> {
             }
             return Ok(None);
         }
+        if !self.pulled && left <= BATCH && !self.drain {
+            // A limit within one batch takes its rows one at a time, so the rows below it past the limit are never
+            // made: a filter or projection under it does not run for them (nor fail on them, as in Neo4j).
+            self.pulled = true;
+            let mut kept = Vec::with_capacity(left);
+            self.input.for_each_row(ctx, &mut |row, _| {
+                kept.push(std::mem::take(row));
+                Ok(if kept.len() == left { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+            })?;
+            self.remaining = Some(0);
+            return Ok((!kept.is_empty()).then_some(kept));
+        }
         self.pulled = true;
         match self.input.next(ctx)? {
             None => Ok(None),

@@ -34,6 +34,7 @@ impl Planner<'_> {
                 items.push((v.name.clone(), None, Some(v), p.span));
             }
         }
+        let mut restated = HashSet::new();
         for item in &p.items {
             if matches!(item.expr.kind, ExprKind::PatternPredicate(_)) {
                 return Err(self.error(
@@ -50,7 +51,14 @@ impl Planner<'_> {
                     CypherError::syntax("NoExpressionAlias", "expression in WITH must be aliased (use AS)"),
                 ));
             }
-            items.push((item.name().to_string(), Some(&item.expr), None, item.expr.span));
+            // `RETURN *, n` names `n` twice, once through the star: one column, as in Neo4j (once only).
+            let restates_star = p.star
+                && matches!(&item.expr.kind, ExprKind::Variable(v) if v == item.name())
+                && items.iter().any(|(name, e, _, _)| e.is_none() && name == item.name())
+                && restated.insert(item.name());
+            if !restates_star {
+                items.push((item.name().to_string(), Some(&item.expr), None, item.expr.span));
+            }
         }
         let mut seen = HashSet::new();
         for (name, _, _, span) in &items {
@@ -113,9 +121,11 @@ impl Planner<'_> {
                 new_scope.add(name, slot, self.kind_of(e, var.as_ref(), scope));
                 out_slots.push(slot);
             }
-            // Under ORDER BY ... LIMIT, the items the sort does not read wait until the sort has kept its rows
-            // (see `defer_projection`).
-            if p.distinct || p.order_by.is_empty() || p.limit.is_none() {
+            // Under SKIP or LIMIT, the items a sort does not read wait until SKIP and LIMIT have kept their rows
+            // (see `defer_projection`): a row they drop is never produced, so its items never run (as in Neo4j,
+            // `UNWIND [1, 0] AS x RETURN 1 / x LIMIT 1` is 1, not a division by zero), and a sort under a LIMIT
+            // computes for the rows it keeps only what it does not sort by.
+            if p.distinct || (p.skip.is_none() && p.limit.is_none()) {
                 plan = PlanNode::Project { input: Box::new(plan), items: proj };
             } else {
                 deferred = Some(proj);
