@@ -206,10 +206,10 @@ pub(crate) fn create_index(
         if if_not_exists {
             return Ok(false);
         }
-        // The same index again, unnamed or under its name, or under another name (Neo4j's two codes; for
-        // constraints, unlike indexes, an unnamed one is the same only under the name it would get).
+        // The same index again under the same name (an unnamed one under the name it would get), or under
+        // another name: Neo4j's two codes, as for constraints.
         let existing = objects.iter().find(|o| !o.is_constraint() && Covered::of(o) == covered);
-        let same = given.is_none() || existing.is_some_and(|o| Some(o.name.as_str()) == given);
+        let same = existing.is_some_and(|o| o.name == given.unwrap_or(&derived));
         let detail = if same { "EquivalentSchemaRuleAlreadyExists" } else { "IndexAlreadyExists" };
         return Err(schema_error(detail, format!("an index on {shown} already exists")));
     }

@@ -41,7 +41,8 @@ fn created_listed_and_dropped_as_neo4j_does() {
     assert!(text[2].contains("\"since\"") && text[2].contains("FOR ()-[r:`KNOWS`]-() ON (r.`since`)"), "{text:#?}");
 
     let error = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_err().detail;
-    assert_eq!(error("CREATE INDEX FOR ()-[r:KNOWS]-() ON (r.since)"), "EquivalentSchemaRuleAlreadyExists");
+    // Unnamed, it would be named otherwise than `since`: another index on the same schema, as Neo4j 5.26 says.
+    assert_eq!(error("CREATE INDEX FOR ()-[r:KNOWS]-() ON (r.since)"), "IndexAlreadyExists");
     assert_eq!(error("CREATE INDEX since FOR ()-[r:OTHER]-() ON (r.x)"), "IndexWithNameAlreadyExists");
     assert_eq!(error("CREATE INDEX since FOR (n:Person) ON (n.x)"), "IndexWithNameAlreadyExists");
     let dropped = engine.execute(&store, "DROP INDEX since", &Params::new()).unwrap();
@@ -159,7 +160,7 @@ fn composite_indexes_are_created_listed_and_dropped_as_neo4j_does() {
     assert!(text[0].contains("\"full\"") && text[0].contains("ON (n.`first`, n.`last`)"), "{text:#?}");
     assert!(text[1].contains("index_Person_last_first"), "{text:#?}");
     let error = |q: &str| engine.execute(&store, q, &Params::new()).unwrap_err().detail;
-    assert_eq!(error("CREATE INDEX FOR (p:Person) ON (p.first, p.last)"), "EquivalentSchemaRuleAlreadyExists");
+    assert_eq!(error("CREATE INDEX FOR (p:Person) ON (p.first, p.last)"), "IndexAlreadyExists");
     assert_eq!(error("CREATE INDEX full FOR (p:Person) ON (p.age)"), "IndexWithNameAlreadyExists");
     assert_eq!(error("CREATE INDEX FOR (p:Person) ON (p.a, p.a)"), "RepeatedPropertyInCompositeSchema");
     assert_eq!(error("CREATE INDEX FOR ()-[r:T]-() ON (r.a, r.b)"), "UnsupportedIndex");

@@ -463,3 +463,70 @@ fn parameters_under_boolean_operators_are_checked_whatever_decides() {
     let rows = db.engine.execute(&db.store, "RETURN $n * null AS x, $yes + null AS y", &params).unwrap().rows;
     assert_eq!(rows, vec![vec![ResultValue::Null, ResultValue::Null]]);
 }
+
+#[test]
+fn rows_that_skip_and_limit_drop_are_never_produced() {
+    let db = Db::new();
+    let one = vec![vec![ResultValue::Int(1)]];
+    // A row past the limit, or skipped, would fail: as in Neo4j, its items never run.
+    assert_eq!(db.run("UNWIND [1, 0] AS x RETURN 1 / x AS v LIMIT 1"), one);
+    assert_eq!(db.run("UNWIND [0, 1] AS x RETURN 1 / x AS v SKIP 1"), one);
+    assert_eq!(db.run("CALL { UNWIND [1, 0] AS x RETURN 1 / x AS v LIMIT 1 } RETURN v"), one);
+    assert_eq!(db.run("UNWIND [1, 0] AS x WITH x, 1 / x AS y LIMIT 1 RETURN y"), one);
+    assert_eq!(db.run("UNWIND ['2024-01-02', 'bad'] AS s RETURN date(s).day LIMIT 1"), vec![vec![ResultValue::Int(2)]]);
+    // Past a LIMIT as deep as a batch of rows.
+    let deep = "UNWIND range(1, 3000) AS i WITH i, CASE i WHEN 2000 THEN 0 ELSE 1 END AS d RETURN i / d LIMIT 1500";
+    assert_eq!(db.run(deep).len(), 1500);
+    // Under ORDER BY, what the sort reads runs for every row; the rest only for the rows kept.
+    assert_eq!(
+        db.run("UNWIND [3, 1, 2, 0] AS x RETURN x, 6 / x AS v ORDER BY x DESC SKIP 1 LIMIT 2"),
+        vec![vec![ResultValue::Int(2), ResultValue::Int(3)], vec![ResultValue::Int(1), ResultValue::Int(6)]]
+    );
+    let sorted_by_failing = db.result("UNWIND [1, 0] AS x RETURN 1 / x AS v ORDER BY v LIMIT 1").unwrap_err();
+    assert_eq!(sorted_by_failing.detail, "DivisionByZero");
+    // A row a LIMIT 0 drops after a deletion is not read: the deletion happens and nothing fails.
+    db.run("CREATE (:X {i: 1}), (:X {i: 2}), (:X {i: 3})");
+    assert_eq!(db.stats("MATCH (x:X) DETACH DELETE x RETURN x.i LIMIT 0").nodes_deleted, 3);
+    assert_eq!(db.run("MATCH (x:X) RETURN count(x)"), vec![vec![ResultValue::Int(0)]]);
+    // Rows that are produced still fail.
+    assert_eq!(db.result("UNWIND [0, 1] AS x RETURN 1 / x LIMIT 1").unwrap_err().detail, "DivisionByZero");
+}
+
+#[test]
+fn a_small_limit_takes_rows_one_at_a_time() {
+    let db = Db::new();
+    let one = vec![vec![ResultValue::Int(1)]];
+    // The filter below the limit never sees the row after the first that passes.
+    assert_eq!(db.run("UNWIND [1, 0] AS x WITH x WHERE 1 / x > 0 RETURN x LIMIT 1"), one);
+    // An aggregate under the limit reads every row, so the failing one fails the statement.
+    let counted = db.result("UNWIND [1, 0, 1] AS x WITH x WHERE 1 / x > 0 RETURN count(*) AS n LIMIT 1");
+    assert_eq!(counted.unwrap_err().detail, "DivisionByZero");
+    db.run("UNWIND range(1, 5) AS i CREATE (:N {i: i, d: 5 - i})");
+    assert_eq!(db.count("MATCH (n:N) WHERE n.i / n.d >= 0 WITH n LIMIT 3 RETURN count(n)"), 3);
+    assert_eq!(db.result("MATCH (n:N) WHERE n.i / n.d >= 0 RETURN n.i").unwrap_err().detail, "DivisionByZero");
+    // A limit past a batch still counts every row it keeps; LIMIT 0 still runs the updates below it.
+    assert_eq!(db.count("UNWIND range(1, 5000) AS i WITH i LIMIT 3000 RETURN count(*)"), 3000);
+    assert_eq!(db.count("UNWIND range(1, 5000) AS i WITH i LIMIT 1024 RETURN count(*)"), 1024);
+    assert_eq!(db.stats("CREATE (:Y) WITH 1 AS one LIMIT 0 RETURN one").nodes_created, 1);
+}
+
+#[test]
+fn a_variable_named_again_beside_the_star_is_one_column() {
+    let db = Db::new();
+    let result = db.result("MATCH (n:Person) RETURN *, n").unwrap();
+    assert_eq!(result.columns.iter().map(|c| &**c).collect::<Vec<&str>>(), ["n"]);
+    assert_eq!(result.rows.len(), 1);
+    assert_eq!(db.count("MATCH (n:Person) WITH *, n AS n RETURN count(n)"), 1);
+    // Another value under the name of a variable the star projects still clashes.
+    assert_eq!(db.err("MATCH (n:Person) RETURN *, 1 AS n").detail, "ColumnNameConflict");
+    assert_eq!(db.err("MATCH (n:Person) RETURN *, n, n").detail, "ColumnNameConflict");
+}
+
+#[test]
+fn a_map_projection_is_named_by_its_variable() {
+    let db = Db::new();
+    let columns = |q: &str| db.result(q).unwrap().columns.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    assert_eq!(columns("MATCH (p:Person) RETURN p {.name}"), ["p"]);
+    assert_eq!(columns("MATCH (p:Person) RETURN p {.name} AS m, p {.*}.name"), ["m", "p {.*}.name"]);
+    assert_eq!(db.err("MATCH (p:Person) RETURN p {.name}, p {.*}").detail, "ColumnNameConflict");
+}

@@ -1099,6 +1099,14 @@ async fn schema_clashes_carry_neo4j_codes() {
     assert_eq!(code(query(&t, again, json!({})).await), "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists");
     let renamed = "CREATE INDEX i2 FOR (n:Q) ON (n.x)";
     assert_eq!(code(query(&t, renamed, json!({})).await), "Neo.ClientError.Schema.IndexAlreadyExists");
+    let unnamed = "CREATE INDEX FOR (n:Q) ON (n.x)";
+    assert_eq!(code(query(&t, unnamed, json!({})).await), "Neo.ClientError.Schema.IndexAlreadyExists");
+    assert_eq!(query(&t, "CREATE INDEX FOR (n:Q) ON (n.y)", json!({})).await.status, 202);
+    let unnamed_again = "CREATE INDEX FOR (n:Q) ON (n.y)";
+    assert_eq!(
+        code(query(&t, unnamed_again, json!({})).await),
+        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+    );
     assert_eq!(code(query(&t, "DROP INDEX nope", json!({})).await), "Neo.DatabaseError.Schema.IndexDropFailed");
     // Committing in parts needs a transaction of its own, as Neo4j says it (clients match on the message).
     let (id, _) = open_tx(&t, &json!({})).await;
