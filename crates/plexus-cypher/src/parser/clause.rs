@@ -373,12 +373,12 @@ impl Parser<'_> {
             // A lone variable is named by its name, without the backticks it may be written with (as in Neo4j),
             // and so is a map projection of one (`RETURN n {.name}` is the column `n` in Neo4j); any other
             // expression by its text as written.
-            let text = match &expr.kind {
+            let named_by = match &expr.kind {
+                ExprKind::MapProjection { base, .. } => &base.kind,
+                other => other,
+            };
+            let text = match named_by {
                 ExprKind::Variable(name) => name.clone(),
-                ExprKind::MapProjection { base, .. } if matches!(&base.kind, ExprKind::Variable(_)) => {
-                    let ExprKind::Variable(name) = &base.kind else { unreachable!("matched above") };
-                    name.clone()
-                }
                 _ => self.text_of(expr.span).to_string(),
             };
             let alias = if self.eat_kw("AS") { Some(self.ident("an alias after AS")?) } else { None };
