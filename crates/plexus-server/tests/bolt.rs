@@ -53,6 +53,32 @@ fn failures_ignore_until_reset() {
     assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
 }
 
+/// A session closed in the middle of a result: the JavaScript driver sends RESET and, when the PULL's reply
+/// crosses it, then the DISCARD it chose for the result. That DISCARD finds nothing to do and the connection
+/// stays usable; a DISCARD with no result and no such RESET before it is still a protocol breach.
+#[test]
+fn a_discard_crossing_the_reset_of_its_result_keeps_the_connection() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    c.request(0x10, vec![Ps::String("UNWIND range(1, 100) AS x RETURN x".into()), map([]), map([])]);
+    let (rows, summary) = c.pull(10, None);
+    assert_eq!(rows.len(), 10);
+    assert_eq!(summary, Ps::Struct(0x70, vec![map([("has_more", Ps::Bool(true))])]));
+    assert_eq!(c.request(0x0F, vec![]), vec![Ps::Struct(0x70, vec![map([])])]);
+    assert_eq!(c.request(0x2F, vec![map([("n", Ps::Int(-1))])]), vec![Ps::Struct(0x70, vec![map([])])]);
+    assert_eq!(c.query("RETURN 1 AS one").0, vec![Ps::Int(1)]);
+
+    // Only right after the RESET: a second DISCARD, or one after a RESET that closed nothing, is refused.
+    assert!(matches!(&c.request(0x0F, vec![])[0], Ps::Struct(0x70, _)));
+    match &c.request(0x2F, vec![map([("n", Ps::Int(-1))])])[0] {
+        Ps::Struct(0x7F, f) => {
+            let message = f[0].get("message").and_then(Ps::as_str).unwrap_or_default();
+            assert!(message.contains("cannot be handled by a session in the READY state"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn authentication_is_required_and_checked() {
     let (_users, s) = TestServer::with_password("pw");

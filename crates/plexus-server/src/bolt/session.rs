@@ -153,6 +153,8 @@ pub struct Session {
     /// Set by a message the state does not allow: the connection then closes after its FAILURE, as Neo4j's does,
     /// so a driver that lost track of the state never gets the connection back into its pool.
     breached: bool,
+    /// The last message was a RESET that closed an open result (see the DISCARD arm of `handle_message`).
+    reset_closed_a_result: bool,
     /// The notifications the client asked for at HELLO.
     notification_filter: super::notifications::Filter,
 }
@@ -175,6 +177,7 @@ impl Session {
             local_address,
             connection_id: format!("bolt-{connection_id}"),
             breached: false,
+            reset_closed_a_result: false,
             notification_filter: super::notifications::Filter::all(),
             caller: crate::registry::Caller {
                 connection: format!("bolt-{connection_id}").into(),
@@ -280,11 +283,13 @@ impl Session {
         if !matches!(tag, msg::PULL | msg::DISCARD) {
             self.run_role.set(None);
         }
+        let after_reset_of_a_result = std::mem::take(&mut self.reset_closed_a_result);
         let result = match tag {
             msg::HELLO => self.hello(&fields, out),
             msg::LOGON => self.logon(&fields, out),
             msg::LOGOFF => self.logoff(out),
             msg::RESET => {
+                self.reset_closed_a_result = !self.streams.is_empty();
                 self.reset();
                 self.state = if self.role.is_some() { State::Ready } else { self.unauthenticated_state() };
                 self.success(out, map([]));
@@ -293,6 +298,14 @@ impl Session {
             // A RUN that fails leaves the session failed: its PULL is ignored, and the RESET after clears the role.
             msg::RUN => self.run(&fields, out),
             msg::PULL => self.pull(&fields, out, false),
+            // A driver that resets a connection while a result streams (a session closed mid-result) can send the
+            // DISCARD it decided on for that result after the RESET, when the PULL's reply crossed the RESET on
+            // the wire (seen with the JavaScript driver): the result is gone already, so the DISCARD is done,
+            // instead of a protocol breach that closes the connection under the next query.
+            msg::DISCARD if after_reset_of_a_result && self.state == State::Ready => {
+                self.success(out, map([]));
+                Ok(())
+            }
             msg::DISCARD => self.pull(&fields, out, true),
             msg::BEGIN => self.begin(&fields, out),
             msg::COMMIT => self.commit(out),
