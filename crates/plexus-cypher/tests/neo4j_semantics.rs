@@ -530,3 +530,29 @@ fn a_map_projection_is_named_by_its_variable() {
     assert_eq!(columns("MATCH (p:Person) RETURN p {.name} AS m, p {.*}.name"), ["m", "p {.*}.name"]);
     assert_eq!(db.err("MATCH (p:Person) RETURN p {.name}, p {.*}").detail, "ColumnNameConflict");
 }
+
+/// A node this transaction created and deleted has no properties left; one that was there before says it was
+/// deleted (the test above), as does any deleted relationship.
+#[test]
+fn a_node_created_and_deleted_in_one_transaction_reads_as_empty() {
+    let db = Db::new();
+    let rows = db.run("CREATE (n:Gone {x: 1}) DELETE n RETURN properties(n) AS p, keys(n) AS k");
+    assert_eq!(rows, vec![vec![ResultValue::Map(Default::default()), ResultValue::List(vec![])]]);
+    let e = db.err("CREATE ()-[r:GONE {x: 1}]->() DELETE r RETURN keys(r)");
+    assert_eq!(e.kind, ErrorKind::EntityNotFound, "{e}");
+    assert_eq!(db.count("MATCH (n:Gone) RETURN count(n)"), 0);
+}
+
+/// GQL's spellings that Neo4j 5.26 takes: `INSERT` for CREATE (labels joined with `&`), `NODETACH DELETE` for
+/// DELETE.
+#[test]
+fn insert_and_nodetach_delete_are_create_and_delete() {
+    let db = Db::new();
+    let stats = db.stats("INSERT (a:Ins&Two {k: 1})-[:LINK]->(:Ins {k: 2})");
+    assert_eq!((stats.nodes_created, stats.relationships_created, stats.labels_added), (2, 1, 3));
+    let e = db.err("MATCH (a:Ins {k: 1}) NODETACH DELETE a");
+    assert_eq!(e.kind, ErrorKind::ConstraintVerificationFailed, "{e}");
+    assert_eq!(db.stats("MATCH (a:Ins)-[r:LINK]->() NODETACH DELETE r").relationships_deleted, 1);
+    assert_eq!(db.stats("MATCH (a:Ins) NODETACH DELETE a").nodes_deleted, 2);
+    assert_eq!(db.err("MATCH (a) NODETACH a").kind, ErrorKind::SyntaxError);
+}

@@ -226,6 +226,11 @@ impl WriteTxn {
         self.pending_nodes.contains(id.0) || self.state.node_exists(id)
     }
 
+    /// Whether this transaction created node `id` (it may have deleted it since).
+    pub fn created_node(&self, id: NodeId) -> bool {
+        self.created.contains(id.0)
+    }
+
     pub fn start_version(&self) -> u64 {
         self.start_version
     }

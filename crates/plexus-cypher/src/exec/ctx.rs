@@ -159,6 +159,11 @@ impl<'a> Ctx<'a> {
         self.deleted.as_ref().is_some_and(|d| d.nodes.contains(&n))
     }
 
+    /// Whether this transaction created node `n`.
+    pub fn created_here(&self, n: plexus_storage::NodeId) -> bool {
+        matches!(&self.graph, Graph::Write(tx) if tx.created_node(n))
+    }
+
     /// What is kept of relationship `r` if this statement deleted it.
     #[inline]
     pub fn deleted_rel(&self, r: plexus_storage::RelId) -> Option<DeletedRel> {

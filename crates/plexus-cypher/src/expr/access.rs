@@ -90,14 +90,28 @@ pub(super) fn property_resolved(
     })
 }
 
+/// The stored properties of a node or relationship. A node this transaction created and this statement deleted
+/// has none left (Neo4j answers `properties()` with `{}` and `keys()` with `[]`); reading one that was there
+/// before the transaction, or any relationship, after deleting it is an error, as in Neo4j.
+fn entity_props<'g>(v: &Value, ctx: &'g Ctx) -> Result<Option<std::borrow::Cow<'g, plexus_storage::PropMap>>> {
+    let g = ctx.g();
+    match v {
+        Value::Node(n) => match g.node_props(*n) {
+            Some(props) => Ok(props.map(std::borrow::Cow::Borrowed)),
+            None if ctx.deleted_node(*n) && ctx.created_here(*n) => Ok(None),
+            None => Err(deleted()),
+        },
+        Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted),
+        _ => unreachable!("called for entities only"),
+    }
+}
+
 /// All properties of a node, relationship or map, as a map.
 pub(crate) fn properties_of(v: &Value, ctx: &Ctx) -> Result<Value> {
-    let g = ctx.g();
     let props = match v {
         Value::Null => return Ok(Value::Null),
         Value::Map(_) => return Ok(v.clone()),
-        Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?.map(std::borrow::Cow::Borrowed),
-        Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted)?,
+        Value::Node(_) | Value::Rel(_) => entity_props(v, ctx)?,
         other => {
             return Err(CypherError::type_error(
                 "InvalidArgumentType",
@@ -238,11 +252,7 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
         },
         // An entity's keys in the order the keys were first created in the database, as Neo4j lists them.
         GraphFn::Keys if matches!(arg, Value::Node(_) | Value::Rel(_)) => {
-            let props = match arg {
-                Value::Node(n) => g.node_props(*n).ok_or_else(deleted)?.map(std::borrow::Cow::Borrowed),
-                Value::Rel(r) => g.rel_props(*r).ok_or_else(deleted)?,
-                _ => unreachable!("matched above"),
-            };
+            let props = entity_props(arg, ctx)?;
             Value::list(props.iter().flat_map(|p| p.iter()).map(|(k, _)| Value::String(ctx.key_name(k))).collect())
         }
         GraphFn::Keys => match properties_of(arg, ctx).map_err(|e| {

@@ -71,9 +71,16 @@ impl Parser<'_> {
                 predicate: None,
                 span,
             })
-        } else if self.eat_kw("CREATE") {
+        } else if self.at_kw("CREATE") || self.at_kw("INSERT") {
+            // `INSERT` is GQL's name for CREATE (Neo4j 5.26 takes both).
+            let keyword = if self.eat_kw("CREATE") {
+                "CREATE"
+            } else {
+                self.bump();
+                "INSERT"
+            };
             let patterns = self.pattern_list()?;
-            self.refuse_quantified_path("CREATE")?;
+            self.refuse_quantified_path(keyword)?;
             Clause::Create { patterns, span: start.to(self.prev_span()) }
         } else if self.eat_kw("MERGE") {
             let pattern = self.pattern_part()?;
@@ -103,8 +110,14 @@ impl Parser<'_> {
                 }
             }
             Clause::Remove { items }
-        } else if self.at_kw("DELETE") || (self.at_kw("DETACH") && self.at_kw_ahead(1, "DELETE")) {
+        } else if self.at_kw("DELETE")
+            || ((self.at_kw("DETACH") || self.at_kw("NODETACH")) && self.at_kw_ahead(1, "DELETE"))
+        {
+            // `NODETACH DELETE` spells out plain DELETE's refusal to delete a node with relationships (GQL).
             let detach = self.eat_kw("DETACH");
+            if !detach {
+                self.eat_kw("NODETACH");
+            }
             self.expect_kw("DELETE")?;
             let mut targets = vec![self.expr()?];
             while self.eat(&Tok::Comma) {
