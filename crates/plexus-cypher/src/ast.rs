@@ -234,6 +234,14 @@ pub struct PatternElement {
     pub chain: Vec<(RelPattern, NodePattern)>,
 }
 
+/// Labels or a relationship type computed per row: `$(expr)` or `$all(expr)`, every label the string or list
+/// names (for a relationship, its one type); `$any(expr)`, at least one of them (a pattern to match only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Computed {
+    pub expr: Expr,
+    pub any: bool,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodePattern {
     pub variable: Option<Ident>,
@@ -242,7 +250,7 @@ pub struct NodePattern {
     /// Any other label expression (`:A|B`, `:!A`, `:%`), tested as a filter; `labels` is then empty.
     pub label_expr: Option<LabelExpr>,
     /// Labels computed per row, `:$(expr)` (a string or a list of strings), which the node must also have.
-    pub dynamic_labels: Vec<Expr>,
+    pub dynamic_labels: Vec<Computed>,
     pub properties: Option<Expr>,
     pub span: Span,
 }
@@ -389,7 +397,7 @@ pub struct RelPattern {
     /// Any other type expression (`[:!A]`, `[:%]`), tested on each relationship; `types` is then empty.
     pub type_expr: Option<LabelExpr>,
     /// A type computed per row, `[:$(expr)]`; `types` is then empty.
-    pub dynamic_type: Option<Expr>,
+    pub dynamic_type: Option<Computed>,
     pub direction: RelDirection,
     /// `*min..max` for variable length; `Some((None, None))` is plain `*`.
     pub length: Option<(Option<u64>, Option<u64>)>,

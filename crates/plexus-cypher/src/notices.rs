@@ -294,7 +294,7 @@ impl Collector<'_> {
             }
         }
         self.properties(&n.properties, reads, bound);
-        n.dynamic_labels.iter().for_each(|d| self.expr(d, bound));
+        n.dynamic_labels.iter().for_each(|d| self.expr(&d.expr, bound));
         if let Some(v) = &n.variable {
             bound.insert(v.name.clone());
         }
@@ -311,7 +311,7 @@ impl Collector<'_> {
         }
         self.properties(&r.properties, reads, bound);
         if let Some(d) = &r.dynamic_type {
-            self.expr(d, bound);
+            self.expr(&d.expr, bound);
         }
         if let Some(hop) = &r.hop {
             self.node(&hop.from, reads, bound);

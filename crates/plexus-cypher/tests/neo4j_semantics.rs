@@ -556,3 +556,29 @@ fn insert_and_nodetach_delete_are_create_and_delete() {
     assert_eq!(db.stats("MATCH (a:Ins) NODETACH DELETE a").nodes_deleted, 2);
     assert_eq!(db.err("MATCH (a) NODETACH a").kind, ErrorKind::SyntaxError);
 }
+
+/// Neo4j 5.26's computed labels in a pattern to match: `$all(...)` (as `$(...)`) needs every label named,
+/// `$any(...)` one of them; for a relationship, `$any(...)` one of the types. CREATE and MERGE refuse `$any`.
+#[test]
+fn computed_labels_and_types_match_all_or_any() {
+    let db = Db::new();
+    db.run("CREATE (:Foo:Bar), (:Foo), (:Baz), (:Qux)-[:T]->(:Qux)-[:U]->(:Qux)-[:V]->(:Qux)");
+    for (q, n) in [
+        ("MATCH (n:$all(['Foo', 'Bar'])) RETURN count(n)", 1),
+        ("MATCH (n:$(['Foo'])) RETURN count(n)", 2),
+        ("MATCH (n:$any(['Foo', 'Baz'])) RETURN count(n)", 3),
+        ("MATCH (n:$any([])) RETURN count(n)", 0),
+        ("MATCH (n:$ANY(['Foo']):$any(['Bar', 'Nope'])) RETURN count(n)", 1),
+        ("MATCH (n:Foo&$any('Baz')) RETURN count(n)", 0),
+        ("MATCH ()-[r:$any(['T', 'U'])]->() RETURN count(r)", 2),
+        ("WITH ['V'] AS ts MATCH ()-[r:$all(ts)]->() RETURN count(r)", 1),
+    ] {
+        assert_eq!(db.count(q), n, "{q}");
+    }
+    for q in ["CREATE (n:$any(['X']))", "MERGE (n:$any(['X']))", "MATCH (a:Foo) MERGE (a)-[:$any(['X'])]->(:Y)"] {
+        assert_eq!(db.err(q).kind, ErrorKind::SyntaxError, "{q}");
+    }
+    let params: Params = [("any".to_string(), plexus_cypher::Value::Int(7))].into_iter().collect();
+    let rows = db.engine.execute(&db.store, "RETURN $any AS x", &params).unwrap().rows;
+    assert_eq!(rows, vec![vec![ResultValue::Int(7)]], "a parameter named any is still a parameter");
+}

@@ -207,6 +207,39 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
                 }
             }
         }
+        GraphFn::HasAnyComputedLabel => {
+            let names = crate::exec::update::label_names(&args[1..])?;
+            match arg {
+                Value::Null => Value::Null,
+                Value::Node(n) => {
+                    let labels = g.node_labels(*n).ok_or_else(deleted)?;
+                    Value::Bool(names.iter().any(|name| ctx.label_id(name).is_some_and(|l| labels.contains(&l))))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("labels belong to nodes, not to a {}", other.type_name()),
+                    ))
+                }
+            }
+        }
+        GraphFn::HasAnyComputedType => {
+            let names = crate::exec::update::label_names(&args[1..])?;
+            match arg {
+                Value::Null => Value::Null,
+                Value::Rel(r) => {
+                    let rec = g.rel(*r).ok_or_else(deleted)?;
+                    let ty = ctx.type_name(rec.ty);
+                    Value::Bool(names.contains(&ty))
+                }
+                other => {
+                    return Err(CypherError::type_error(
+                        "InvalidArgumentType",
+                        format!("a type belongs to a relationship, not to a {}", other.type_name()),
+                    ))
+                }
+            }
+        }
         GraphFn::HasComputedLabels => {
             let names = crate::exec::update::label_names(&args[1..])?;
             match arg {

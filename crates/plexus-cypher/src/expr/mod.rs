@@ -55,6 +55,10 @@ pub(crate) enum GraphFn {
     HasComputedLabels,
     /// Whether the relationship (first argument) has the type the second names (`[:$(expr)]`).
     HasComputedType,
+    /// Whether the node (first argument) has at least one of the labels the second names (`(n:$any(expr))`).
+    HasAnyComputedLabel,
+    /// Whether the relationship (first argument) has one of the types the second names (`[:$any(expr)]`).
+    HasAnyComputedType,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -333,11 +333,8 @@ impl Parser<'_> {
         let mut first = true;
         while if first { self.eat(&Tok::Colon) } else { self.eat(&Tok::Colon) || self.eat(&Tok::Amp) } {
             first = false;
-            if self.at(&Tok::Dollar) && matches!(self.peek_at(1), Tok::LParen) {
-                self.bump();
-                self.bump();
-                dynamic_labels.push(self.expr()?);
-                self.expect(&Tok::RParen, "')' closing the computed label")?;
+            if let Some(any) = self.computed_at(0) {
+                dynamic_labels.push(self.computed(any, "')' closing the computed label")?);
                 continue;
             }
             let test = self.label_expression(true)?;
@@ -356,6 +353,29 @@ impl Parser<'_> {
         Ok(NodePattern { variable, labels, label_expr, dynamic_labels, properties, span: start.to(end) })
     }
 
+    /// Whether the token `ahead` of the current one starts computed labels or a computed type: `$(`, `$all(`
+    /// (both every label named) or `$any(` (at least one); with which.
+    fn computed_at(&self, ahead: usize) -> Option<bool> {
+        if !matches!(self.peek_at(ahead + 1), Tok::LParen) {
+            return None;
+        }
+        match self.peek_at(ahead) {
+            Tok::Dollar => Some(false),
+            Tok::Param(name) if name.eq_ignore_ascii_case("all") => Some(false),
+            Tok::Param(name) if name.eq_ignore_ascii_case("any") => Some(true),
+            _ => None,
+        }
+    }
+
+    /// `$(expr)`, `$all(expr)` or `$any(expr)`, at its first token ([`Self::computed_at`] said which).
+    fn computed(&mut self, any: bool, closing: &str) -> Result<Computed> {
+        self.bump();
+        self.bump();
+        let expr = self.expr()?;
+        self.expect(&Tok::RParen, closing)?;
+        Ok(Computed { expr, any })
+    }
+
     /// A label expression after its ':': alternatives (`|`, also `|:` as relationship types were once written)
     /// of conjunctions (`&`, or `:` as in `:A:B`) of negations (`!`) of a name, `%` (any) or a parenthesised
     /// expression. `or_allowed` is false where a `|` ends the surrounding expression.
@@ -371,7 +391,7 @@ impl Parser<'_> {
     fn label_conjunction(&mut self) -> Result<LabelExpr> {
         let mut items = vec![self.label_factor()?];
         // A computed label (`:$(expr)`) ends the expression: the node pattern reads it.
-        while !(matches!(self.peek(), Tok::Colon | Tok::Amp) && matches!(self.peek_at(1), Tok::Dollar))
+        while !(matches!(self.peek(), Tok::Colon | Tok::Amp) && self.computed_at(1).is_some())
             && (self.eat(&Tok::Amp) || self.eat(&Tok::Colon))
         {
             items.push(self.label_factor()?);
@@ -424,11 +444,8 @@ impl Parser<'_> {
                 variable = Some(self.ident("a variable")?);
             }
             if self.eat(&Tok::Colon) {
-                if self.at(&Tok::Dollar) && matches!(self.peek_at(1), Tok::LParen) {
-                    self.bump();
-                    self.bump();
-                    dynamic_type = Some(self.expr()?);
-                    self.expect(&Tok::RParen, "')' closing the computed type")?;
+                if let Some(any) = self.computed_at(0) {
+                    dynamic_type = Some(self.computed(any, "')' closing the computed type")?);
                 } else {
                     let test = self.label_expression(true)?;
                     match test.disjunction() {

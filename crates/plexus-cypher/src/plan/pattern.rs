@@ -353,14 +353,23 @@ impl Planner<'_> {
                 predicate: CExpr::LabelTest(Box::new(CExpr::Slot(slot)), crate::expr::label_test(test)),
             };
         }
-        if !np.dynamic_labels.is_empty() {
+        let (any, all): (Vec<_>, Vec<_>) = np.dynamic_labels.iter().partition(|d| d.any);
+        if !all.is_empty() {
             let mut args = vec![CExpr::Slot(slot)];
-            for e in &np.dynamic_labels {
-                args.push(self.expr(e, scope, &mut AggMode::Forbidden)?);
+            for d in all {
+                args.push(self.expr(&d.expr, scope, &mut AggMode::Forbidden)?);
             }
             plan = PlanNode::Filter {
                 input: Box::new(plan),
                 predicate: CExpr::Graph(crate::expr::GraphFn::HasComputedLabels, args),
+            };
+        }
+        // Each `$any(...)` is a test of its own: one of its labels, and one of the next one's.
+        for d in any {
+            let args = vec![CExpr::Slot(slot), self.expr(&d.expr, scope, &mut AggMode::Forbidden)?];
+            plan = PlanNode::Filter {
+                input: Box::new(plan),
+                predicate: CExpr::Graph(crate::expr::GraphFn::HasAnyComputedLabel, args),
             };
         }
         if let Some(props) = &np.properties {
@@ -532,9 +541,15 @@ impl Planner<'_> {
                     if let Some(test) = &rp.type_expr {
                         plan = PlanNode::Filter { input: Box::new(plan), predicate: type_test(rel_slots[ri], test) };
                     }
-                    if let Some(e) = &rp.dynamic_type {
-                        let args = vec![CExpr::Slot(rel_slots[ri]), self.expr(e, scope, &mut AggMode::Forbidden)?];
-                        let predicate = CExpr::Graph(crate::expr::GraphFn::HasComputedType, args);
+                    if let Some(d) = &rp.dynamic_type {
+                        let args =
+                            vec![CExpr::Slot(rel_slots[ri]), self.expr(&d.expr, scope, &mut AggMode::Forbidden)?];
+                        let test = if d.any {
+                            crate::expr::GraphFn::HasAnyComputedType
+                        } else {
+                            crate::expr::GraphFn::HasComputedType
+                        };
+                        let predicate = CExpr::Graph(test, args);
                         plan = PlanNode::Filter { input: Box::new(plan), predicate };
                     }
                     if let Some(props) = &rp.properties {

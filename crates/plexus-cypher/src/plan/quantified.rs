@@ -193,7 +193,7 @@ impl Planner<'_> {
     fn inner_node_tests(&mut self, np: &NodePattern, slot: usize, inner: &Scope, tests: &mut Vec<CExpr>) -> Result<()> {
         if let Some(e) = np.dynamic_labels.first() {
             return Err(self.error(
-                e.span,
+                e.expr.span,
                 CypherError::syntax(
                     "UnsupportedFeature",
                     "computed labels are not supported inside a quantified path pattern",

@@ -95,11 +95,8 @@ impl Planner<'_> {
                 }
                 let properties =
                     np.properties.as_ref().map(|e| p.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
-                let dynamic_labels = np
-                    .dynamic_labels
-                    .iter()
-                    .map(|e| p.expr(e, scope, &mut AggMode::Forbidden))
-                    .collect::<Result<Vec<_>>>()?;
+                let dynamic_labels =
+                    np.dynamic_labels.iter().map(|d| p.written_computed(d, scope)).collect::<Result<Vec<_>>>()?;
                 nodes.push(CreateNode {
                     slot,
                     bound: false,
@@ -155,7 +152,7 @@ impl Planner<'_> {
                 let properties =
                     rp.properties.as_ref().map(|e| self.expr(e, scope, &mut AggMode::Forbidden)).transpose()?;
                 let (rel_type, dynamic_type) = match &rp.dynamic_type {
-                    Some(e) => (Token::new(""), Some(self.expr(e, scope, &mut AggMode::Forbidden)?)),
+                    Some(d) => (Token::new(""), Some(self.written_computed(d, scope)?)),
                     None => (Token::new(rp.types[0].name.as_str()), None),
                 };
                 rels.push(CreateRel { slot, from, to, rel_type, dynamic_type, properties });
@@ -243,6 +240,15 @@ impl Planner<'_> {
         };
         let message = format!("Type mismatch: expected Node but was {held}");
         Err(self.error(span, CypherError::syntax("InvalidArgumentType", message)))
+    }
+
+    /// A computed label or type that CREATE or MERGE writes: `$any(...)` names no labels to write.
+    fn written_computed(&mut self, computed: &Computed, scope: &Scope) -> Result<CExpr> {
+        if computed.any {
+            let message = "$any(...) picks among labels or types to match; CREATE and MERGE need $(...) or $all(...)";
+            return Err(self.error(computed.expr.span, CypherError::syntax("InvalidDynamicLabel", message)));
+        }
+        self.expr(&computed.expr, scope, &mut AggMode::Forbidden)
     }
 
     fn dynamic_labels(&mut self, labels: &[Expr], scope: &Scope) -> Result<Vec<CExpr>> {
