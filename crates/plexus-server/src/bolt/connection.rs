@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::session::{Control, Session, State, VERSIONS};
+use super::websocket;
 use crate::packstream;
 use crate::service::{ServerError, Service};
 
@@ -234,12 +235,57 @@ pub fn serve(
     standing: &Standing,
 ) {
     // Authentication must be complete by this time; until then every read waits at most what is left of it.
-    let mut auth_deadline = Some(Instant::now() + limits.auth_timeout);
-    let mut hello = [0u8; 20];
-    if !read_exact_by(stream, &mut hello, auth_deadline, limits.handshake_timeout, set_timeout) || hello[..4] != MAGIC {
+    let auth_deadline = Instant::now() + limits.auth_timeout;
+    let mut first = [0u8; 4];
+    if !read_exact_by(stream, &mut first, Some(auth_deadline), limits.handshake_timeout, set_timeout) {
         return;
     }
-    let proposals: [u8; 16] = hello[4..].try_into().expect("16 bytes");
+    if first == websocket::UPGRADE_START {
+        if !websocket::accept(stream, auth_deadline.min(Instant::now() + limits.handshake_timeout)) {
+            return;
+        }
+        let mut ws = websocket::WebSocket::new(stream);
+        let mut magic = [0u8; 4];
+        if !read_exact_by(&mut ws, &mut magic, Some(auth_deadline), limits.handshake_timeout, set_timeout)
+            || magic != MAGIC
+        {
+            return;
+        }
+        // The socket's raw bytes are masked frames, where no RESET can be read: the probe only tells whether the
+        // client is still there.
+        let probe: Arc<dyn Fn() -> Liveness + Send + Sync> = Arc::new(move || match probe() {
+            Liveness::Reset => Liveness::Alive,
+            seen => seen,
+        });
+        let peer = Peer { service, limits, local, client, id, set_timeout, probe, standing };
+        return serve_bolt(&mut ws, peer, auth_deadline);
+    }
+    if first != MAGIC {
+        return;
+    }
+    serve_bolt(stream, Peer { service, limits, local, client, id, set_timeout, probe, standing }, auth_deadline);
+}
+
+/// What [`serve`] hands on to the Bolt conversation once it knows how the client speaks.
+struct Peer<'a> {
+    service: Arc<Service>,
+    limits: &'a ConnectionLimits,
+    local: String,
+    client: &'a str,
+    id: u64,
+    set_timeout: &'a dyn Fn(Option<Duration>),
+    probe: Arc<dyn Fn() -> Liveness + Send + Sync>,
+    standing: &'a Standing,
+}
+
+/// The Bolt conversation after the magic number: version negotiation, then requests until the connection closes.
+fn serve_bolt(stream: &mut dyn Transport, peer: Peer<'_>, auth_deadline: Instant) {
+    let Peer { service, limits, local, client, id, set_timeout, probe, standing } = peer;
+    let mut auth_deadline = Some(auth_deadline);
+    let mut proposals = [0u8; 16];
+    if !read_exact_by(stream, &mut proposals, auth_deadline, limits.handshake_timeout, set_timeout) {
+        return;
+    }
     let Some(version) = choose_version(&proposals) else {
         let _ = stream.write_all(&[0, 0, 0, 0]);
         return;

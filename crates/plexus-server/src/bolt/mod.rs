@@ -10,6 +10,7 @@ pub mod connection;
 pub mod notifications;
 pub mod session;
 pub mod values;
+pub mod websocket;
 
 use std::collections::HashMap;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
