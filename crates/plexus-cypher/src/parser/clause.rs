@@ -137,6 +137,11 @@ impl Parser<'_> {
                 }
                 Ok(body)
             })?;
+            if body.is_empty() {
+                return Err(
+                    self.unexpected("an updating clause (CREATE, MERGE, SET, REMOVE, DELETE or FOREACH) in FOREACH")
+                );
+            }
             self.expect(&Tok::RParen, "')' closing FOREACH")?;
             Clause::Foreach { variable, list, body }
         } else if self.at_kw("CALL") || (self.at_kw("OPTIONAL") && self.at_kw_ahead(1, "CALL")) {

@@ -133,6 +133,10 @@ fn errors_say_where_and_what() {
     let e = parse("MATCH (n)\nRETRUN n").unwrap_err();
     assert_eq!(e.position.unwrap().line, 2);
     assert!(parse("RETURN 9223372036854775808").is_err());
+    // A FOREACH without a clause in its body (found by fuzzing: it reached the planner, which assumed one).
+    let e = parse("FOREACH (x IN [1] |)").unwrap_err();
+    assert_eq!(e.position.map(|p| p.column), Some(20), "{}", e.message);
+    assert!(e.message.contains("an updating clause"), "{}", e.message);
 }
 
 #[test]
