@@ -191,13 +191,18 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
                 b & 0xffff_ffff_ffff
             ))
         }
-        GraphFn::HasComputedType => {
-            let name = crate::exec::update::type_name(args.get(1).unwrap_or(&Value::Null))?;
+        GraphFn::HasComputedType | GraphFn::HasAnyComputedType => {
+            // `[:$(x)]` names one type; `[:$any(x)]` any number, of which the relationship's must be one.
+            let names = if f == GraphFn::HasAnyComputedType {
+                crate::exec::update::label_names(&args[1..])?
+            } else {
+                vec![crate::exec::update::type_name(args.get(1).unwrap_or(&Value::Null))?]
+            };
             match arg {
                 Value::Null => Value::Null,
                 Value::Rel(r) => {
                     let rec = g.rel(*r).ok_or_else(deleted)?;
-                    Value::Bool(ctx.type_name(rec.ty) == name)
+                    Value::Bool(names.contains(&ctx.type_name(rec.ty)))
                 }
                 other => {
                     return Err(CypherError::type_error(
@@ -207,46 +212,18 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
                 }
             }
         }
-        GraphFn::HasAnyComputedLabel => {
+        GraphFn::HasComputedLabels | GraphFn::HasAnyComputedLabel => {
             let names = crate::exec::update::label_names(&args[1..])?;
             match arg {
                 Value::Null => Value::Null,
                 Value::Node(n) => {
                     let labels = g.node_labels(*n).ok_or_else(deleted)?;
-                    Value::Bool(names.iter().any(|name| ctx.label_id(name).is_some_and(|l| labels.contains(&l))))
-                }
-                other => {
-                    return Err(CypherError::type_error(
-                        "InvalidArgumentType",
-                        format!("labels belong to nodes, not to a {}", other.type_name()),
-                    ))
-                }
-            }
-        }
-        GraphFn::HasAnyComputedType => {
-            let names = crate::exec::update::label_names(&args[1..])?;
-            match arg {
-                Value::Null => Value::Null,
-                Value::Rel(r) => {
-                    let rec = g.rel(*r).ok_or_else(deleted)?;
-                    let ty = ctx.type_name(rec.ty);
-                    Value::Bool(names.contains(&ty))
-                }
-                other => {
-                    return Err(CypherError::type_error(
-                        "InvalidArgumentType",
-                        format!("a type belongs to a relationship, not to a {}", other.type_name()),
-                    ))
-                }
-            }
-        }
-        GraphFn::HasComputedLabels => {
-            let names = crate::exec::update::label_names(&args[1..])?;
-            match arg {
-                Value::Null => Value::Null,
-                Value::Node(n) => {
-                    let labels = g.node_labels(*n).ok_or_else(deleted)?;
-                    Value::Bool(names.iter().all(|name| ctx.label_id(name).is_some_and(|l| labels.contains(&l))))
+                    let has = |name: &Arc<str>| ctx.label_id(name).is_some_and(|l| labels.contains(&l));
+                    Value::Bool(if f == GraphFn::HasAnyComputedLabel {
+                        names.iter().any(has)
+                    } else {
+                        names.iter().all(has)
+                    })
                 }
                 other => {
                     return Err(CypherError::type_error(
