@@ -35,8 +35,8 @@ pub struct ServeArgs {
     /// [default: none, which refuses the call].
     #[arg(long)]
     backup_dir: Option<PathBuf>,
-    /// Let web pages from this origin call the HTTP API (repeatable; `*` for any, only with authentication on)
-    /// [default: none].
+    /// Let web pages from this origin call the HTTP API and open Bolt WebSockets (repeatable; `*` for any, only
+    /// with authentication on) [default: none].
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     cors_origins: Vec<String>,
     /// A TOML file with any of these settings plus thread counts, limits and TLS; flags override it.

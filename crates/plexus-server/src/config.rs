@@ -64,8 +64,8 @@ pub struct ServerConfig {
     /// The directory `CALL dbms.backup('name')` writes backups into (as `backup_dir/name`); none by default,
     /// which refuses the call: a backup is as large as the database, and where it goes is the operator's choice.
     pub backup_dir: Option<PathBuf>,
-    /// Origins whose web pages may call the HTTP API, e.g. `["http://localhost:3000"]`; `"*"` for any (only with
-    /// authentication on). None by default.
+    /// Origins whose web pages may call the HTTP API and open Bolt WebSockets, e.g. `["http://localhost:3000"]`;
+    /// `"*"` for any (only with authentication on). None by default.
     pub cors_origins: Vec<String>,
 }
 
@@ -149,6 +149,7 @@ impl ServerConfig {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
             auth_timeout: Duration::from_secs(self.auth_timeout_secs.max(1)),
             max_message_bytes: self.max_request_bytes,
+            web_origins: self.cors_origins.clone(),
             ..ConnectionLimits::default()
         }
     }

@@ -160,6 +160,24 @@ fn a_plain_web_request_on_the_bolt_port_gets_an_answer_that_names_it() {
     assert_healthy(s.addr);
 }
 
+/// A web page from an origin the server does not name (`--cors-origin`) is refused, as by the HTTP API: a page
+/// the user visits must not reach a server on their machine.
+#[test]
+fn a_page_from_an_origin_not_named_is_refused() {
+    let s = TestServer::open();
+    let mut stream = TcpStream::connect(s.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .write_all(
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+              Origin: https://evil.example\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        )
+        .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 403 ") && answer.contains("--cors-origin"), "{answer}");
+}
+
 #[test]
 fn an_unmasked_client_frame_closes_the_connection() {
     let s = TestServer::open();

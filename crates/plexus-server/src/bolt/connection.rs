@@ -41,6 +41,9 @@ pub struct ConnectionLimits {
     pub auth_timeout: Duration,
     /// Largest request message accepted.
     pub max_message_bytes: usize,
+    /// The origins whose web pages may open a WebSocket to the Bolt port (the HTTP API's `cors_origins`): a page
+    /// from any other origin is refused, so one the user happens to visit cannot reach a server on their machine.
+    pub web_origins: Vec<String>,
 }
 
 impl Default for ConnectionLimits {
@@ -50,6 +53,7 @@ impl Default for ConnectionLimits {
             handshake_timeout: Duration::from_secs(10),
             auth_timeout: Duration::from_secs(30),
             max_message_bytes: 64 << 20,
+            web_origins: Vec::new(),
         }
     }
 }
@@ -241,7 +245,8 @@ pub fn serve(
         return;
     }
     if first == websocket::UPGRADE_START {
-        if !websocket::accept(stream, auth_deadline.min(Instant::now() + limits.handshake_timeout)) {
+        let deadline = auth_deadline.min(Instant::now() + limits.handshake_timeout);
+        if !websocket::accept(stream, deadline, &crate::http::cors::Cors::new(&limits.web_origins)) {
             return;
         }
         let mut ws = websocket::WebSocket::new(stream);

@@ -9,6 +9,7 @@ use std::time::Instant;
 use base64::Engine;
 
 use super::connection::Transport;
+use crate::http::cors::Cors;
 
 /// How a WebSocket connection begins (the request line of its HTTP upgrade).
 pub const UPGRADE_START: [u8; 4] = *b"GET ";
@@ -21,8 +22,9 @@ const ACCEPT_GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /// Reads the rest of an upgrade request whose first four bytes (`GET `) were read already and answers it.
 /// Returns whether the connection is now a WebSocket; anything else (a plain web page request on the Bolt port,
-/// a malformed request) was answered with an HTTP error and the connection should close.
-pub fn accept(stream: &mut dyn Transport, deadline: Instant) -> bool {
+/// a malformed request, a page from an origin `origins` does not name) was answered with an HTTP error and the
+/// connection should close. A request without `Origin` comes from a program, not a page, and is let in.
+pub fn accept(stream: &mut dyn Transport, deadline: Instant, origins: &Cors) -> bool {
     let mut request = UPGRADE_START.to_vec();
     let mut byte = [0u8; 1];
     while !request.ends_with(b"\r\n\r\n") {
@@ -58,6 +60,14 @@ pub fn accept(stream: &mut dyn Transport, deadline: Instant) -> bool {
         );
         return false;
     };
+    if let Some(origin) = header("Origin").filter(|o| !origins.allows(o)) {
+        let why = format!(
+            "web pages from {origin} may not connect to this server: start it with --cors-origin {origin} (or \
+             cors_origins in its configuration) to let them"
+        );
+        refuse(stream, "403 Forbidden", &why);
+        return false;
+    }
     let mut hash = sha1_smol::Sha1::new();
     hash.update(key.as_bytes());
     hash.update(ACCEPT_GUID.as_bytes());
@@ -311,7 +321,7 @@ mod tests {
         let request = "/ HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
                        Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nrest";
         let mut pipe = Pipe { input: Cursor::new(request.as_bytes().to_vec()), output: Vec::new(), step: 7 };
-        assert!(accept(&mut pipe, far()));
+        assert!(accept(&mut pipe, far(), &Cors::new(&[])));
         let answer = String::from_utf8(pipe.output).unwrap();
         assert!(answer.starts_with("HTTP/1.1 101 "), "{answer}");
         assert!(answer.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"), "{answer}");
@@ -321,10 +331,32 @@ mod tests {
     }
 
     #[test]
+    fn a_page_is_let_in_only_from_an_origin_named_for_it() {
+        let request = |origin: &str| {
+            format!(
+                "/ HTTP/1.1\r\nUpgrade: websocket\r\nOrigin: {origin}\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+            )
+        };
+        let named = Cors::new(&["http://localhost:8080".into()]);
+        for (origin, origins, let_in) in [
+            ("http://localhost:8080", &named, true),
+            ("https://evil.example", &named, false),
+            ("http://localhost:8080", &Cors::new(&[]), false),
+        ] {
+            let mut pipe = Pipe { input: Cursor::new(request(origin).into_bytes()), output: Vec::new(), step: 100 };
+            assert_eq!(accept(&mut pipe, far(), origins), let_in, "{origin}");
+            let answer = String::from_utf8(pipe.output).unwrap();
+            let status = if let_in { "HTTP/1.1 101 " } else { "HTTP/1.1 403 " };
+            assert!(answer.starts_with(status), "{origin}: {answer}");
+            assert!(let_in || answer.contains("--cors-origin"), "{answer}");
+        }
+    }
+
+    #[test]
     fn a_plain_web_request_on_the_bolt_port_is_told_what_the_port_is() {
         let mut pipe =
             Pipe { input: Cursor::new(b"/ HTTP/1.1\r\nHost: x\r\n\r\n".to_vec()), output: Vec::new(), step: 100 };
-        assert!(!accept(&mut pipe, far()));
+        assert!(!accept(&mut pipe, far(), &Cors::new(&[])));
         let answer = String::from_utf8(pipe.output).unwrap();
         assert!(answer.starts_with("HTTP/1.1 400 ") && answer.contains("Bolt port"), "{answer}");
     }

@@ -23,7 +23,7 @@ const METHODS: &str = "GET, POST, PATCH, DELETE, OPTIONS";
 /// Seconds a browser may reuse a preflight answer.
 const MAX_AGE: &str = "600";
 
-/// The origins whose pages may call the HTTP API.
+/// The origins whose pages may call the HTTP API (and open a WebSocket to the Bolt port).
 #[derive(Clone, Debug, Default)]
 pub struct Cors {
     any: bool,
@@ -43,7 +43,7 @@ impl Cors {
         self.any || !self.origins.is_empty()
     }
 
-    fn allows(&self, origin: &str) -> bool {
+    pub fn allows(&self, origin: &str) -> bool {
         self.any || self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
     }
 }
