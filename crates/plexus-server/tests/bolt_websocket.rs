@@ -148,14 +148,20 @@ fn bolt_runs_over_a_websocket_on_the_bolt_port() {
     assert_healthy(s.addr);
 }
 
+/// What the server answers `request` with before it closes the connection.
+fn http_answer(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
 #[test]
 fn a_plain_web_request_on_the_bolt_port_gets_an_answer_that_names_it() {
     let s = TestServer::open();
-    let mut stream = TcpStream::connect(s.addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    stream.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = http_answer(s.addr, b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n");
     assert!(answer.starts_with("HTTP/1.1 400 ") && answer.contains("Bolt port"), "{answer}");
     assert_healthy(s.addr);
 }
@@ -165,16 +171,11 @@ fn a_plain_web_request_on_the_bolt_port_gets_an_answer_that_names_it() {
 #[test]
 fn a_page_from_an_origin_not_named_is_refused() {
     let s = TestServer::open();
-    let mut stream = TcpStream::connect(s.addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    stream
-        .write_all(
-            b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-              Origin: https://evil.example\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-        )
-        .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = http_answer(
+        s.addr,
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Origin: https://evil.example\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    );
     assert!(answer.starts_with("HTTP/1.1 403 ") && answer.contains("--cors-origin"), "{answer}");
 }
 
