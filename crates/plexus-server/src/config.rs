@@ -149,7 +149,7 @@ impl ServerConfig {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
             auth_timeout: Duration::from_secs(self.auth_timeout_secs.max(1)),
             max_message_bytes: self.max_request_bytes,
-            web_origins: self.cors_origins.clone(),
+            web_origins: crate::http::cors::Cors::new(&self.cors_origins),
             ..ConnectionLimits::default()
         }
     }

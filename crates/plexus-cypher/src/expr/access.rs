@@ -193,16 +193,17 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
         }
         GraphFn::HasComputedType | GraphFn::HasAnyComputedType => {
             // `[:$(x)]` names one type; `[:$any(x)]` any number, of which the relationship's must be one.
-            let names = if f == GraphFn::HasAnyComputedType {
-                crate::exec::update::label_names(&args[1..])?
+            let (one, any) = if f == GraphFn::HasAnyComputedType {
+                (None, crate::exec::update::label_names(&args[1..])?)
             } else {
-                vec![crate::exec::update::type_name(args.get(1).unwrap_or(&Value::Null))?]
+                (Some(crate::exec::update::type_name(args.get(1).unwrap_or(&Value::Null))?), Vec::new())
             };
             match arg {
                 Value::Null => Value::Null,
                 Value::Rel(r) => {
                     let rec = g.rel(*r).ok_or_else(deleted)?;
-                    Value::Bool(names.contains(&ctx.type_name(rec.ty)))
+                    let ty = ctx.type_name(rec.ty);
+                    Value::Bool(one.map_or_else(|| any.contains(&ty), |name| name == ty))
                 }
                 other => {
                     return Err(CypherError::type_error(

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::session::{Control, Session, State, VERSIONS};
 use super::websocket;
+use crate::http::cors::Cors;
 use crate::packstream;
 use crate::service::{ServerError, Service};
 
@@ -43,7 +44,7 @@ pub struct ConnectionLimits {
     pub max_message_bytes: usize,
     /// The origins whose web pages may open a WebSocket to the Bolt port (the HTTP API's `cors_origins`): a page
     /// from any other origin is refused, so one the user happens to visit cannot reach a server on their machine.
-    pub web_origins: Vec<String>,
+    pub web_origins: Cors,
 }
 
 impl Default for ConnectionLimits {
@@ -53,7 +54,7 @@ impl Default for ConnectionLimits {
             handshake_timeout: Duration::from_secs(10),
             auth_timeout: Duration::from_secs(30),
             max_message_bytes: 64 << 20,
-            web_origins: Vec::new(),
+            web_origins: Cors::default(),
         }
     }
 }
@@ -244,48 +245,31 @@ pub fn serve(
     if !read_exact_by(stream, &mut first, Some(auth_deadline), limits.handshake_timeout, set_timeout) {
         return;
     }
-    if first == websocket::UPGRADE_START {
-        let deadline = auth_deadline.min(Instant::now() + limits.handshake_timeout);
-        if !websocket::accept(stream, deadline, &crate::http::cors::Cors::new(&limits.web_origins)) {
-            return;
-        }
-        let mut ws = websocket::WebSocket::new(stream);
-        let mut magic = [0u8; 4];
-        if !read_exact_by(&mut ws, &mut magic, Some(auth_deadline), limits.handshake_timeout, set_timeout)
-            || magic != MAGIC
-        {
-            return;
-        }
-        // The socket's raw bytes are masked frames, where no RESET can be read: the probe only tells whether the
-        // client is still there.
-        let probe: Arc<dyn Fn() -> Liveness + Send + Sync> = Arc::new(move || match probe() {
-            Liveness::Reset => Liveness::Alive,
-            seen => seen,
-        });
-        let peer = Peer { service, limits, local, client, id, set_timeout, probe, standing };
-        return serve_bolt(&mut ws, peer, auth_deadline);
-    }
+    // A WebSocket carries the same conversation in its frames: from here on it is the stream.
+    let mut framed;
+    let (stream, probe): (&mut dyn Transport, Arc<dyn Fn() -> Liveness + Send + Sync>) =
+        if first == websocket::UPGRADE_START {
+            let deadline = auth_deadline.min(Instant::now() + limits.handshake_timeout);
+            if !websocket::accept(stream, deadline, &limits.web_origins) {
+                return;
+            }
+            framed = websocket::WebSocket::new(stream);
+            if !read_exact_by(&mut framed, &mut first, Some(auth_deadline), limits.handshake_timeout, set_timeout) {
+                return;
+            }
+            // The socket's raw bytes are masked frames, where no RESET can be read: the probe only tells whether
+            // the client is still there.
+            let probe = Arc::new(move || match probe() {
+                Liveness::Reset => Liveness::Alive,
+                seen => seen,
+            });
+            (&mut framed, probe)
+        } else {
+            (stream, probe)
+        };
     if first != MAGIC {
         return;
     }
-    serve_bolt(stream, Peer { service, limits, local, client, id, set_timeout, probe, standing }, auth_deadline);
-}
-
-/// What [`serve`] hands on to the Bolt conversation once it knows how the client speaks.
-struct Peer<'a> {
-    service: Arc<Service>,
-    limits: &'a ConnectionLimits,
-    local: String,
-    client: &'a str,
-    id: u64,
-    set_timeout: &'a dyn Fn(Option<Duration>),
-    probe: Arc<dyn Fn() -> Liveness + Send + Sync>,
-    standing: &'a Standing,
-}
-
-/// The Bolt conversation after the magic number: version negotiation, then requests until the connection closes.
-fn serve_bolt(stream: &mut dyn Transport, peer: Peer<'_>, auth_deadline: Instant) {
-    let Peer { service, limits, local, client, id, set_timeout, probe, standing } = peer;
     let mut auth_deadline = Some(auth_deadline);
     let mut proposals = [0u8; 16];
     if !read_exact_by(stream, &mut proposals, auth_deadline, limits.handshake_timeout, set_timeout) {

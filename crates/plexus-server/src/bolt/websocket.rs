@@ -221,11 +221,7 @@ impl Read for WebSocket<'_> {
                 if self.left == 0 {
                     continue;
                 }
-                let n = self.read_payload(buf)?;
-                if n == 0 {
-                    return Ok(0);
-                }
-                return Ok(n);
+                return self.read_payload(buf);
             }
             let mut chunk = [0u8; 125];
             if self.left > 0 {
