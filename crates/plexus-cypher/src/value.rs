@@ -50,7 +50,36 @@ pub enum Value {
 
 const _: () = assert!(std::mem::size_of::<Value>() == 24);
 
+// The payloads `Value::frees_on_drop` treats as plain data: none of them may own memory.
+const _: () = assert!(
+    !std::mem::needs_drop::<NodeId>()
+        && !std::mem::needs_drop::<RelId>()
+        && !std::mem::needs_drop::<Date>()
+        && !std::mem::needs_drop::<LocalTime>()
+        && !std::mem::needs_drop::<Time>()
+        && !std::mem::needs_drop::<LocalDateTime>()
+);
+
 impl Value {
+    /// Whether dropping this value frees anything. Rows are mostly nulls, numbers and ids, and the value's drop is
+    /// a call per slot that [`crate::exec::clear_row`] skips for those.
+    #[inline]
+    pub(crate) fn frees_on_drop(&self) -> bool {
+        !matches!(
+            self,
+            Value::Null
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Node(_)
+                | Value::Rel(_)
+                | Value::Date(_)
+                | Value::LocalTime(_)
+                | Value::Time(_)
+                | Value::LocalDateTime(_)
+        )
+    }
+
     pub fn string(s: impl Into<Arc<str>>) -> Value {
         Value::String(s.into())
     }

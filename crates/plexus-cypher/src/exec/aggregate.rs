@@ -377,11 +377,12 @@ impl<'p> Aggregate<'p> {
 
     fn compute(&mut self, ctx: &mut Ctx) -> Result<Vec<Row>> {
         let mut grouper = Grouper::new(self.keys, self.aggs);
-        while let Some(batch) = self.input.next(ctx)? {
-            for row in &batch {
-                grouper.add(row, ctx)?;
-            }
-        }
+        // Lent one at a time: an input that builds its rows (another aggregation) then reuses one instead of
+        // allocating each.
+        self.input.for_each_row(ctx, &mut |row, ctx| {
+            grouper.add(row, ctx)?;
+            Ok(std::ops::ControlFlow::Continue(()))
+        })?;
         if let Some(run_keys) = self.run_keys.take() {
             if grouper.groups.is_empty() {
                 let mut row = vec![Value::Null; ctx.width];

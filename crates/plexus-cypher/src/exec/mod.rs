@@ -40,6 +40,33 @@ use sources::{CountFromStore, Optional, Union, Unwind};
 pub(crate) type Row = Vec<Value>;
 pub(crate) type Batch = Vec<Row>;
 
+/// Empties `row`, keeping its allocation. `Vec::clear` calls the value's drop once per slot, out of line, and a
+/// row has a slot for every variable of the query, most of them null or plain numbers and ids in any one clause:
+/// dropping the rows an aggregation or a projection consumes was a tenth of some queries' instructions.
+#[inline]
+pub(crate) fn clear_row(row: &mut Row) {
+    for value in row.iter_mut() {
+        if value.frees_on_drop() {
+            drop(std::mem::take(value));
+        }
+    }
+    // SAFETY: a length of zero needs no initialised elements; every value left behind frees nothing on drop
+    // (`Value::frees_on_drop`), so forgetting them leaks nothing.
+    unsafe { row.set_len(0) };
+}
+
+/// Writes `value` into a row's slot. A plain assignment calls the old value's drop out of line, and the slot
+/// usually holds a null or a number that frees nothing.
+#[inline]
+pub(crate) fn put(slot: &mut Value, value: Value) {
+    let old = std::mem::replace(slot, value);
+    if old.frees_on_drop() {
+        drop(old);
+    } else {
+        std::mem::forget(old);
+    }
+}
+
 /// Rows per batch passed between operators.
 pub(crate) const BATCH: usize = 1024;
 
@@ -436,7 +463,7 @@ pub(crate) fn open(plan: &PlanNode, arg: Option<Row>) -> Op<'_> {
                     for row in batch.iter_mut() {
                         // Reuses the row's allocation: the columns are taken out, then written back in order.
                         values.extend(columns.iter().map(|c| std::mem::take(&mut row[*c])));
-                        row.clear();
+                        clear_row(row);
                         row.extend(values.drain(..));
                     }
                     Ok(batch)
@@ -512,7 +539,8 @@ struct Project<'p> {
 /// Writes the projection `items` of `row` into their slots (all evaluated before any is written).
 fn project(items: &[(crate::expr::CExpr, usize)], row: &mut Row, ctx: &Ctx) -> Result<()> {
     if let [(e, slot)] = items {
-        row[*slot] = e.eval(row, ctx)?;
+        let value = e.eval(row, ctx)?;
+        put(&mut row[*slot], value);
         return Ok(());
     }
     let mut values: smallvec::SmallVec<[Value; 8]> = smallvec::SmallVec::with_capacity(items.len());
@@ -520,7 +548,7 @@ fn project(items: &[(crate::expr::CExpr, usize)], row: &mut Row, ctx: &Ctx) -> R
         values.push(e.eval(row, ctx)?);
     }
     for ((_, slot), v) in items.iter().zip(values) {
-        row[*slot] = v;
+        put(&mut row[*slot], v);
     }
     Ok(())
 }

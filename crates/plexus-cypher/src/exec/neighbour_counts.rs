@@ -19,7 +19,7 @@ use super::aggregate::{add_to_sum, check_number};
 use super::ctx::Ctx;
 use super::expand::rel_in;
 use super::nodemap::NodeMap;
-use super::{CellIndices, CellRun, CellRunSink, CellValues, Row, RowSink};
+use super::{put, CellIndices, CellRun, CellRunSink, CellValues, Row, RowSink};
 use crate::compare::Equivalent;
 use crate::error::Result;
 use crate::expr::CExpr;
@@ -640,17 +640,18 @@ impl<'p> NeighbourCounts<'p> {
     fn write_group(&self, c: usize, row: &mut Row) {
         let (group, nbr) = self.cell_keys[c];
         for (&k, v) in self.shape.outer_keys.iter().zip(&self.outer_keys[group as usize]) {
-            row[self.keys[k].1] = v.clone();
+            put(&mut row[self.keys[k].1], v.clone());
         }
         if let Some((k, as_id)) = self.shape.neighbour_key {
-            row[self.keys[k].1] = if as_id { Value::Int(nbr as i64) } else { Value::Node(NodeId(nbr)) };
+            put(&mut row[self.keys[k].1], if as_id { Value::Int(nbr as i64) } else { Value::Node(NodeId(nbr)) });
         }
         let n = self.aggs.len();
         for (i, spec) in self.aggs.iter().enumerate() {
-            row[spec.slot] = match &self.cells {
+            let value = match &self.cells {
                 Cells::Ints(ints) => Value::Int(ints[c * n + i]),
                 Cells::Values(values) => values[c * n + i].clone(),
             };
+            put(&mut row[spec.slot], value);
         }
     }
 }

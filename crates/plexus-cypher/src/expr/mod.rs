@@ -588,6 +588,15 @@ impl CExpr {
 
     /// Evaluates as a predicate: only `true` passes.
     pub fn is_true(&self, row: &[Value], ctx: &Ctx) -> Result<bool> {
+        // A label test on a node of the row (`(x:Item)` in a pattern), the commonest filter of an expansion,
+        // without entering `eval_any` and building the boolean it would answer.
+        if let CExpr::HasLabels(e, labels) = self {
+            if let CExpr::Slot(s) = **e {
+                if let Value::Node(n) = row[s] {
+                    return Ok(ctx.node_has_labels(n, labels));
+                }
+            }
+        }
         match self.eval_ref(row, ctx)?.as_ref() {
             Value::Bool(b) => Ok(*b),
             v => holds(v),
