@@ -149,10 +149,6 @@ pub fn show_error(query: &str, e: &CypherError) -> String {
     show_error_at(query, e, (1, 1))
 }
 
-/// Characters of the offending line shown around the position: a long line is cut to a window with `...` at
-/// the cuts, so a line of megabytes does not fill the terminal.
-const SNIPPET: usize = 100;
-
 /// [`show_error`] for a statement that starts at `origin` (line and column, from 1) of a longer text, a script:
 /// the position the error names is the one in that text.
 pub fn show_error_at(query: &str, e: &CypherError, origin: (usize, usize)) -> String {
@@ -168,33 +164,10 @@ pub fn show_error_at(query: &str, e: &CypherError, origin: (usize, usize)) -> St
     }
     let mut s = format!("{shifted}");
     if let Some(line) = query.lines().nth(p.line.saturating_sub(1)) {
-        let (snippet, caret) = window(line, p.column.saturating_sub(1));
+        let (snippet, caret) = plexus::cypher::error::excerpt_window(line, p.column.saturating_sub(1));
         s.push_str(&format!("\n  {snippet}\n  {}^", " ".repeat(caret)));
     }
     s
-}
-
-/// About [`SNIPPET`] characters of `line` around character `at`, and where `at` is in them. Tabs and other
-/// control characters show as spaces, so the caret stays under its place.
-fn window(line: &str, at: usize) -> (String, usize) {
-    let chars: Vec<char> = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let at = at.min(chars.len());
-    if chars.len() <= SNIPPET {
-        return (chars.into_iter().collect(), at);
-    }
-    let start = at.saturating_sub(SNIPPET / 2).min(chars.len() - SNIPPET);
-    let end = (start + SNIPPET).min(chars.len());
-    let mut s = String::new();
-    let mut caret = at - start;
-    if start > 0 {
-        s.push_str("...");
-        caret += 3;
-    }
-    s.extend(&chars[start..end]);
-    if end < chars.len() {
-        s.push_str("...");
-    }
-    (s, caret)
 }
 
 impl QueryArgs {
@@ -346,18 +319,5 @@ mod tests {
         assert!(split_param("first name: \"x\"").unwrap_err().contains("(`first name` => VALUE)"));
         assert!(split_param("x =>").unwrap_err().contains("no value"));
         assert!(split_param("`open = 1").unwrap_err().contains("not closed"));
-    }
-
-    #[test]
-    fn a_long_line_is_shown_as_a_window_around_the_error() {
-        assert_eq!(window("RETURN\tx", 7), ("RETURN x".to_string(), 7));
-        let line = format!("RETURN {}x", " ".repeat(100_000));
-        let (shown, caret) = window(&line, 100_007);
-        assert!(shown.chars().count() <= SNIPPET + 6, "{}", shown.len());
-        assert!(shown.starts_with("...") && shown.ends_with('x'));
-        assert_eq!(shown.chars().nth(caret), Some('x'));
-        let (shown, caret) = window(&format!("x{}", " ".repeat(1000)), 0);
-        assert!(shown.starts_with('x') && shown.ends_with("..."));
-        assert_eq!(caret, 0);
     }
 }

@@ -118,11 +118,51 @@ pub struct CypherError {
     pub message: String,
     /// Where in the query the error was found, when it is tied to a place.
     pub position: Option<Position>,
+    /// The query's text around [`CypherError::position`], once it is located in the text
+    /// ([`CypherError::locate_in`]): for a client that shows the error without the query at hand.
+    pub excerpt: Option<Box<Excerpt>>,
+}
+
+/// The line of a query an error points at, cut to about [`EXCERPT_CHARS`] characters around the place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Excerpt {
+    pub text: String,
+    /// Characters of `text` before the place.
+    pub caret: usize,
+    /// Characters of the whole query before the place (Neo4j's `offset`).
+    pub offset: usize,
+}
+
+/// Characters of the offending line shown around an error's place: a long line is cut to a window with `...`
+/// at the cuts, so a line of megabytes does not fill a terminal or an error message.
+pub const EXCERPT_CHARS: usize = 100;
+
+/// About [`EXCERPT_CHARS`] characters of `line` around character `at`, and where `at` is in them. Tabs and
+/// other control characters show as spaces, so a caret printed under them stays under its place.
+pub fn excerpt_window(line: &str, at: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let at = at.min(chars.len());
+    if chars.len() <= EXCERPT_CHARS {
+        return (chars.into_iter().collect(), at);
+    }
+    let start = at.saturating_sub(EXCERPT_CHARS / 2).min(chars.len() - EXCERPT_CHARS);
+    let end = (start + EXCERPT_CHARS).min(chars.len());
+    let mut s = String::new();
+    let mut caret = at - start;
+    if start > 0 {
+        s.push_str("...");
+        caret += 3;
+    }
+    s.extend(&chars[start..end]);
+    if end < chars.len() {
+        s.push_str("...");
+    }
+    (s, caret)
 }
 
 impl CypherError {
     pub fn new(kind: ErrorKind, phase: Phase, detail: &'static str, message: impl Into<String>) -> Self {
-        CypherError { kind, phase, detail, message: message.into(), position: None }
+        CypherError { kind, phase, detail, message: message.into(), position: None, excerpt: None }
     }
 
     pub fn syntax(detail: &'static str, message: impl Into<String>) -> Self {
@@ -166,9 +206,39 @@ impl CypherError {
     /// Fixes the line and column of an error raised with only a byte offset known.
     pub fn locate_in(mut self, text: &str) -> Self {
         if let Some(p) = self.position {
-            self.position = Some(Position::locate(text, p.offset));
+            let p = Position::locate(text, p.offset);
+            self.position = Some(p);
+            let line = text.lines().nth(p.line - 1).unwrap_or("");
+            let (excerpt, caret) = excerpt_window(line, p.column - 1);
+            let offset = text[..p.offset].chars().count();
+            self.excerpt = Some(Box::new(Excerpt { text: excerpt, caret, offset }));
         }
         self
+    }
+
+    /// The kind, detail and message, without the position.
+    pub fn headline(&self) -> String {
+        let mut s = self.kind.name().to_string();
+        if !self.detail.is_empty() {
+            s.push_str(&format!(" ({})", self.detail));
+        }
+        s.push_str(&format!(": {}", self.message));
+        s
+    }
+
+    /// The error as Neo4j words a located one for its clients: the position with the query's `offset` in
+    /// characters, then the line quoted and a caret under the place.
+    pub fn with_excerpt(&self) -> String {
+        let (Some(p), Some(x)) = (self.position, &self.excerpt) else { return self.to_string() };
+        format!(
+            "{} (line {}, column {} (offset: {}))\n\"{}\"\n{}^",
+            self.headline(),
+            p.line,
+            p.column,
+            x.offset,
+            x.text,
+            " ".repeat(x.caret + 1)
+        )
     }
 
     pub fn in_phase(mut self, phase: Phase) -> Self {
@@ -184,11 +254,7 @@ impl CypherError {
 
 impl fmt::Display for CypherError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind.name())?;
-        if !self.detail.is_empty() {
-            write!(f, " ({})", self.detail)?;
-        }
-        write!(f, ": {}", self.message)?;
+        f.write_str(&self.headline())?;
         if let Some(p) = self.position {
             write!(f, " (line {}, column {})", p.line, p.column)?;
         }
@@ -238,6 +304,36 @@ pub type Result<T, E = CypherError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_error() {
+        assert_eq!(excerpt_window("RETURN\tx", 7), ("RETURN x".to_string(), 7));
+        let line = format!("RETURN {}x", " ".repeat(100_000));
+        let (shown, caret) = excerpt_window(&line, 100_007);
+        assert!(shown.chars().count() <= EXCERPT_CHARS + 6, "{}", shown.len());
+        assert!(shown.starts_with("...") && shown.ends_with('x'));
+        assert_eq!(shown.chars().nth(caret), Some('x'));
+        let (shown, caret) = excerpt_window(&format!("x{}", " ".repeat(1000)), 0);
+        assert!(shown.starts_with('x') && shown.ends_with("..."));
+        assert_eq!(caret, 0);
+    }
+
+    #[test]
+    fn a_located_error_carries_its_line_for_clients_in_neo4j_words() {
+        let e = CypherError::syntax("UnexpectedSyntax", "expected ')'").at(Position { offset: 9, line: 0, column: 0 });
+        let e = e.locate_in("MATCH (n RETURN n");
+        assert_eq!(
+            e.with_excerpt(),
+            "SyntaxError (UnexpectedSyntax): expected ')' (line 1, column 10 (offset: 9))\n\"MATCH (n RETURN n\"\n          ^"
+        );
+        // The offset counts characters, and the line shown is the one the place is on.
+        let e = CypherError::syntax("", "x")
+            .at(Position { offset: 14, line: 0, column: 0 })
+            .locate_in("RETURN 'é'\nRETURN x");
+        assert_eq!(e.with_excerpt(), "SyntaxError: x (line 2, column 3 (offset: 13))\n\"RETURN x\"\n   ^");
+        // Without a place, the plain message.
+        assert_eq!(CypherError::syntax("", "x").with_excerpt(), "SyntaxError: x");
+    }
 
     #[test]
     fn positions_count_lines_and_characters() {

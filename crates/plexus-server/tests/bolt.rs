@@ -44,7 +44,10 @@ fn failures_ignore_until_reset() {
     let r = c.request(0x10, vec![Ps::String("RETURN (".into()), map([]), map([])]);
     match &r[0] {
         Ps::Struct(0x7F, f) => {
-            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Statement.SyntaxError"))
+            assert_eq!(f[0].get("code").and_then(Ps::as_str), Some("Neo.ClientError.Statement.SyntaxError"));
+            // Located as Neo4j words it: the offset, then the line quoted with a caret under the place.
+            let message = f[0].get("message").and_then(Ps::as_str).unwrap_or_default();
+            assert!(message.ends_with("(line 1, column 9 (offset: 8))\n\"RETURN (\"\n         ^"), "{message}");
         }
         other => panic!("{other:?}"),
     }

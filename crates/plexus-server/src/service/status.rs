@@ -56,7 +56,8 @@ impl From<CypherError> for ServerError {
             ErrorKind::ExternalResource => "Neo.ClientError.Statement.ExternalResourceFailed",
             ErrorKind::ExecutionFailed => "Neo.ClientError.Statement.ExecutionFailed",
         };
-        ServerError { code, message: e.to_string() }
+        // A located error quotes the query's line with a caret under the place, as Neo4j's messages do.
+        ServerError { code, message: e.with_excerpt() }
     }
 }
 
