@@ -27,6 +27,7 @@ macro_rules! say_err {
 pub mod auth;
 pub mod backup;
 pub mod bolt;
+pub mod client_config;
 pub mod config;
 mod file_watch;
 pub mod http;

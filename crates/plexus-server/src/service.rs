@@ -657,6 +657,12 @@ impl Service {
             let outcome = call.and_then(|c| crate::backup::run(self, &c, role, params, interrupt));
             return Some(self.record(started.elapsed(), outcome));
         }
+        if let Some(rest) = crate::client_config::parse(query) {
+            let started = Instant::now();
+            let _guard = register(interrupt, query);
+            let outcome = crate::client_config::run(self, &rest, params, interrupt);
+            return Some(self.record(started.elapsed(), outcome));
+        }
         if let Some(command) = crate::system::parse_current_user(query) {
             let started = Instant::now();
             let _guard = register(interrupt, query);

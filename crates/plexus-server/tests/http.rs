@@ -902,6 +902,14 @@ async fn show_transactions_and_databases_answer_over_http() {
     assert_eq!(body["data"]["values"], json!([["neo4j", ["admin"], []]]), "{body}");
     let body = query(&t, "call dbms.showCurrentUser YIELD username", json!({})).await.json();
     assert_eq!(body["data"]["values"], json!([["neo4j"]]), "{body}");
+    // The settings Neo4j Browser reads on connecting: nothing reaches the internet, auth as the server runs (on).
+    let body = query(&t, "CALL dbms.clientConfig()", json!({})).await.json();
+    assert_eq!(body["data"]["fields"], json!(["name", "description", "value", "dynamic"]), "{body}");
+    let q = "CALL dbms.clientConfig() YIELD name, value WHERE name IN ['browser.allow_outgoing_connections', \
+             'dbms.security.auth_enabled'] RETURN name, value ORDER BY name";
+    let body = query(&t, q, json!({})).await.json();
+    let expected = json!([["browser.allow_outgoing_connections", "false"], ["dbms.security.auth_enabled", "true"]]);
+    assert_eq!(body["data"]["values"], expected, "{body}");
     // Role and database administration says what Plexus has instead.
     let body = query(&t, "CREATE ROLE analyst", json!({})).await.json();
     assert_eq!(body["errors"][0]["code"], json!("Neo.ClientError.Statement.UnsupportedAdministrationCommand"));
