@@ -298,7 +298,8 @@ fn not_a_system_command_plain(query: &str) -> ServerError {
         format!(
             "Not a recognised system command or procedure. This Cypher command can only be executed in a user \
              database: {}. The 'system' database answers SHOW DATABASES, SHOW DATABASE name, SHOW DEFAULT \
-             DATABASE, SHOW HOME DATABASE, CALL dbms.components() and CALL db.ping().",
+             DATABASE, SHOW HOME DATABASE, SHOW CURRENT USER, SHOW TRANSACTIONS, the user commands, CALL \
+             dbms.components(), CALL db.ping(), CALL dbms.showCurrentUser() and CALL dbms.clientConfig().",
             query.trim()
         ),
     )
