@@ -8,8 +8,8 @@ use std::sync::Arc;
 use plexus::cypher::{Interrupt, Map, Value};
 use plexus::Params;
 
-use crate::service::{bookmark, Outcome, ServerError, Service};
-use crate::system::{after_call, run_listing, translate, Command};
+use crate::service::{Outcome, ServerError, Service};
+use crate::system::{after_call, answer_listing, translate, Command};
 
 /// The procedure's columns, in Neo4j's order.
 const COLUMNS: [&str; 4] = ["name", "description", "value", "dynamic"];
@@ -72,8 +72,7 @@ pub fn run(service: &Service, rest: &str, params: &Params, interrupt: &Arc<Inter
         })
         .collect();
     let query = translate(&Command::rows(rest), &COLUMNS)?;
-    let (result, version) = run_listing(service, &query, rows, params, interrupt)?;
-    Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type: "r" })
+    answer_listing(service, &query, rows, params, interrupt)
 }
 
 #[cfg(test)]

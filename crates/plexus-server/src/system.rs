@@ -201,8 +201,7 @@ pub fn show_current_user(
     let columns: Vec<&str> = fields.iter().map(|(c, _)| *c).collect();
     let query = translate(&Command::rows(rest), &columns)?;
     let row: Map = fields.drain(..).map(|(c, v)| (Arc::from(c), v)).collect();
-    let (result, version) = run_listing(service, &query, vec![Value::Map(Arc::new(row))], params, interrupt)?;
-    Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type: "r" })
+    answer_listing(service, &query, vec![Value::Map(Arc::new(row))], params, interrupt)
 }
 
 /// Runs a listing's `query` (from [`translate`]) over its `rows`, given as the list parameter it unwinds;
@@ -435,7 +434,18 @@ pub fn show(
     };
     let query = translate(command, &columns)?;
     let rows = wanted.into_iter().map(|t| row(t, address)).collect();
-    let (result, version) = run_listing(service, &query, rows, params, interrupt)?;
+    answer_listing(service, &query, rows, params, interrupt)
+}
+
+/// [`run_listing`] as a read's outcome, with the bookmark of the snapshot it read.
+pub(crate) fn answer_listing(
+    service: &Service,
+    query: &str,
+    rows: Vec<Value>,
+    params: &Params,
+    interrupt: &Arc<Interrupt>,
+) -> Result<Outcome, ServerError> {
+    let (result, version) = run_listing(service, query, rows, params, interrupt)?;
     Ok(Outcome { result, bookmark: Some(bookmark(version)), query_type: "r" })
 }
 
