@@ -29,6 +29,7 @@ pub(crate) enum Builtin {
     Components,
     NodeTypeProperties,
     RelTypeProperties,
+    SchemaVisualization,
     AwaitIndexes,
     AwaitIndex,
     ShowIndexes,
@@ -81,6 +82,12 @@ const CALLABLE: &[(Builtin, &str, &str, &str)] = &[
         "Show the derived property schema of the relationships in tabular form.",
         "db.schema.relTypeProperties() :: (relType :: STRING, propertyName :: STRING, propertyTypes :: LIST<STRING>, \
          mandatory :: BOOLEAN)",
+    ),
+    (
+        Builtin::SchemaVisualization,
+        "db.schema.visualization",
+        "Visualize the schema of the data: a node per label, a relationship per type joining two labels.",
+        "db.schema.visualization() :: (nodes :: LIST<NODE>, relationships :: LIST<RELATIONSHIP>)",
     ),
     (
         Builtin::AwaitIndexes,
@@ -188,6 +195,7 @@ impl Builtin {
             Builtin::Components => &["name", "versions", "edition"],
             Builtin::NodeTypeProperties => &["nodeType", "nodeLabels", "propertyName", "propertyTypes", "mandatory"],
             Builtin::RelTypeProperties => &["relType", "propertyName", "propertyTypes", "mandatory"],
+            Builtin::SchemaVisualization => &["nodes", "relationships"],
             Builtin::AwaitIndexes | Builtin::AwaitIndex => &[],
             Builtin::ShowIndexes => INDEX_COLUMNS,
             Builtin::ShowConstraints => CONSTRAINT_COLUMNS,
@@ -205,7 +213,12 @@ impl Builtin {
         }
     }
 
-    pub fn rows(self, ctx: &Ctx, args: &[Value]) -> Result<Vec<Vec<Value>>> {
+    pub fn rows(self, ctx: &mut Ctx, args: &[Value]) -> Result<Vec<Vec<Value>>> {
+        if self == Builtin::SchemaVisualization {
+            // Its entities are made up, and kept in the context for the results to resolve.
+            return crate::exec::schema_visualization::rows(ctx);
+        }
+        let ctx = &*ctx;
         let g = ctx.g();
         let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
         Ok(match self {
@@ -233,6 +246,7 @@ impl Builtin {
             ]],
             Builtin::NodeTypeProperties => crate::exec::schema_properties::node_type_properties(ctx),
             Builtin::RelTypeProperties => crate::exec::schema_properties::rel_type_properties(ctx),
+            Builtin::SchemaVisualization => unreachable!("answered above, with the context it writes to"),
             // An index is built by the statement that creates it and is online once that commits: there is
             // nothing to wait for, only the name to check.
             Builtin::AwaitIndexes => {

@@ -56,6 +56,9 @@ fn node_data(
     if let Some(n) = cache.get(&id.0) {
         return Ok(n.clone());
     }
+    if let Some(n) = ctx.virtual_node(id.0) {
+        return Ok(n.clone());
+    }
     let g = ctx.g();
     let Some(labels) = g.node_labels(id) else {
         // As Neo4j answers: a node the statement deleted is returned empty, without labels or properties.
@@ -72,6 +75,9 @@ fn node_data(
 }
 
 fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> Result<RelData> {
+    if let Some(r) = ctx.virtual_rel(id.0) {
+        return Ok(r.clone());
+    }
     let g = ctx.g();
     let Some(rec) = g.rel(id) else {
         // As Neo4j answers: a relationship the statement deleted keeps its type and ends, without properties.

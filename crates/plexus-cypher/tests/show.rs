@@ -323,3 +323,40 @@ fn dropping_a_constraint_s_index_names_the_constraint() {
     assert!(err.message.contains("belongs to the constraint city_id"), "{err}");
     assert!(db.run("SHOW CONSTRAINTS YIELD name RETURN name").len() == 1);
 }
+
+/// `:schema` in Neo4j Browser: a made-up node per label in use and a made-up relationship per type joining two
+/// labels, numbered -1, -2, ... as Neo4j numbers virtual entities.
+#[test]
+fn the_schema_as_a_graph_of_labels_and_types() {
+    let db = Db::new();
+    db.run("MATCH (p:Person {name: 'b'}), (c:City {id: 2}) CREATE (p)-[:LIVES_IN]->(c)");
+    let rows = db.result("CALL db.schema.visualization()").rows;
+    assert_eq!(rows.len(), 1);
+    let (ResultValue::List(nodes), ResultValue::List(rels)) = (&rows[0][0], &rows[0][1]) else { panic!("{rows:?}") };
+    let nodes: Vec<&plexus_cypher::NodeData> =
+        nodes.iter().map(|n| if let ResultValue::Node(n) = n { &**n } else { panic!("{n:?}") }).collect();
+    let named = |label: &str| nodes.iter().find(|n| n.labels == [label.into()]).unwrap_or_else(|| panic!("{label}"));
+    for label in ["Person", "City", "Capital"] {
+        assert_eq!(named(label).properties["name"], s(label));
+        assert!((named(label).id as i64) < 0, "made-up ids are negative on the wire");
+    }
+    assert_eq!(nodes.len(), 3, "{nodes:?}");
+    assert_eq!(named("Person").properties["indexes"], ResultValue::List(vec![s("name")]));
+    assert_eq!(named("City").properties["constraints"], ResultValue::List(vec![s("city_id")]));
+    let mut joined: Vec<(String, String, String)> = rels
+        .iter()
+        .map(|r| {
+            let ResultValue::Rel(r) = r else { panic!("{r:?}") };
+            let label = |id: u64| nodes.iter().find(|n| n.id == id).unwrap().labels[0].to_string();
+            (label(r.start), r.rel_type.to_string(), label(r.end))
+        })
+        .collect();
+    joined.sort();
+    let expected = [("Person", "KNOWS", "Person"), ("Person", "LIVES_IN", "Capital"), ("Person", "LIVES_IN", "City")];
+    assert_eq!(joined, expected.map(|(a, t, b)| (a.to_string(), t.to_string(), b.to_string())));
+    // Its columns can be taken apart like any procedure's.
+    let counted = db.result(
+        "CALL db.schema.visualization() YIELD nodes, relationships RETURN size(nodes) AS n, size(relationships) AS r",
+    );
+    assert_eq!(counted.rows, vec![vec![ResultValue::Int(3), ResultValue::Int(3)]]);
+}

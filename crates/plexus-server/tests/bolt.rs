@@ -712,3 +712,41 @@ fn a_message_out_of_state_fails_and_closes_the_connection() {
     assert!(c.is_closed());
     assert_healthy(s.addr);
 }
+
+/// Neo4j Browser's `:schema`: the made-up nodes and relationships of `db.schema.visualization()` go out as
+/// Bolt nodes and relationships with negative ids, the relationships' ends naming the nodes.
+#[test]
+fn the_schema_visualization_goes_out_as_nodes_and_relationships() {
+    let s = TestServer::open();
+    let mut c = Client::ready(s.addr);
+    c.query("CREATE (:Person)-[:LIVES_IN]->(:City)");
+    let (records, _) = c.query("CALL db.schema.visualization()");
+    let Ps::List(nodes) = &records[0] else { panic!("{records:?}") };
+    let ids: Vec<i64> = nodes
+        .iter()
+        .map(|n| match n {
+            Ps::Struct(0x4E, f) => f[0].as_int().unwrap(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.iter().all(|&id| id < 0), "{ids:?}");
+    c.send(
+        0x10,
+        vec![
+            Ps::String("CALL db.schema.visualization() YIELD relationships RETURN relationships".into()),
+            map([]),
+            map([]),
+        ],
+    );
+    c.responses();
+    let (records, _) = c.pull(-1, None);
+    let Ps::List(rels) = &records[0] else { panic!("{records:?}") };
+    match &rels[..] {
+        [Ps::Struct(0x52, f)] => {
+            assert!(ids.contains(&f[1].as_int().unwrap()) && ids.contains(&f[2].as_int().unwrap()), "{f:?}");
+            assert_eq!(f[3], Ps::String("LIVES_IN".into()));
+        }
+        other => panic!("{other:?}"),
+    }
+}

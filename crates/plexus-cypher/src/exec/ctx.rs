@@ -27,6 +27,9 @@ pub(crate) struct Ctx<'a> {
     /// `type(r)` still answers; `None` until the statement deletes something (most never do, and a read should
     /// not allocate for it).
     pub deleted: Option<std::sync::Arc<Deleted>>,
+    /// Nodes and relationships a procedure made up for its answer, which the graph does not hold
+    /// (`db.schema.visualization()`): results resolve them from here. `None` until one does.
+    pub virtuals: Option<std::sync::Arc<Virtuals>>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
     /// Under PROFILE: rows and time per operator, shared with the contexts of subqueries.
@@ -90,6 +93,14 @@ impl StatementClock<'_> {
     }
 }
 
+/// Nodes and relationships made up for a procedure's answer, by id: ids count down from `u64::MAX`, which
+/// Bolt sends as -1, -2, ... as Neo4j numbers its virtual entities, and which no stored entity reaches.
+#[derive(Debug, Default)]
+pub(crate) struct Virtuals {
+    pub nodes: plexus_storage::fxhash::FxHashMap<u64, crate::value::NodeData>,
+    pub rels: plexus_storage::fxhash::FxHashMap<u64, crate::value::RelData>,
+}
+
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deleted {
@@ -123,6 +134,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width,
             deleted: None,
+            virtuals: None,
             interrupt: None,
             profile: None,
             writes_per_row: false,
@@ -142,6 +154,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width,
             deleted: None,
+            virtuals: None,
             interrupt: None,
             profile: None,
             writes_per_row: true,
@@ -155,6 +168,16 @@ impl<'a> Ctx<'a> {
 
     /// Whether this statement deleted node `n`.
     #[inline]
+    /// The made-up node `id`, if a procedure of this statement made it ([`Virtuals`]).
+    pub fn virtual_node(&self, id: u64) -> Option<&crate::value::NodeData> {
+        self.virtuals.as_ref().and_then(|v| v.nodes.get(&id))
+    }
+
+    /// The made-up relationship `id`, if a procedure of this statement made it ([`Virtuals`]).
+    pub fn virtual_rel(&self, id: u64) -> Option<&crate::value::RelData> {
+        self.virtuals.as_ref().and_then(|v| v.rels.get(&id))
+    }
+
     pub fn deleted_node(&self, n: plexus_storage::NodeId) -> bool {
         self.deleted.as_ref().is_some_and(|d| d.nodes.contains(&n))
     }
@@ -233,6 +256,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width: self.width,
             deleted: self.deleted.clone(),
+            virtuals: self.virtuals.clone(),
             interrupt: self.interrupt.clone(),
             profile: self.profile.clone(),
             writes_per_row: false,

@@ -17,6 +17,7 @@ pub(crate) mod nodemap;
 mod order;
 pub(crate) mod rel_lookup;
 pub(crate) mod schema_properties;
+pub(crate) mod schema_visualization;
 mod shortest;
 mod sources;
 pub(crate) mod update;
