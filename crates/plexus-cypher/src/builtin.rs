@@ -213,12 +213,7 @@ impl Builtin {
         }
     }
 
-    pub fn rows(self, ctx: &mut Ctx, args: &[Value]) -> Result<Vec<Vec<Value>>> {
-        if self == Builtin::SchemaVisualization {
-            // Its entities are made up, and kept in the context for the results to resolve.
-            return crate::exec::schema_visualization::rows(ctx);
-        }
-        let ctx = &*ctx;
+    pub fn rows(self, ctx: &Ctx, args: &[Value]) -> Result<Vec<Vec<Value>>> {
         let g = ctx.g();
         let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
         Ok(match self {
@@ -246,7 +241,8 @@ impl Builtin {
             ]],
             Builtin::NodeTypeProperties => crate::exec::schema_properties::node_type_properties(ctx),
             Builtin::RelTypeProperties => crate::exec::schema_properties::rel_type_properties(ctx),
-            Builtin::SchemaVisualization => unreachable!("answered above, with the context it writes to"),
+            // Its entities are made up, and kept in the context for the results to resolve.
+            Builtin::SchemaVisualization => crate::exec::schema_visualization::rows(ctx)?,
             // An index is built by the statement that creates it and is online once that commits: there is
             // nothing to wait for, only the name to check.
             Builtin::AwaitIndexes => {

@@ -57,7 +57,7 @@ fn node_data(
         return Ok(n.clone());
     }
     if let Some(n) = ctx.virtual_node(id.0) {
-        return Ok(n.clone());
+        return Ok(n);
     }
     let g = ctx.g();
     let Some(labels) = g.node_labels(id) else {
@@ -76,7 +76,7 @@ fn node_data(
 
 fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> Result<RelData> {
     if let Some(r) = ctx.virtual_rel(id.0) {
-        return Ok(r.clone());
+        return Ok(r);
     }
     let g = ctx.g();
     let Some(rec) = g.rel(id) else {

@@ -359,4 +359,11 @@ fn the_schema_as_a_graph_of_labels_and_types() {
         "CALL db.schema.visualization() YIELD nodes, relationships RETURN size(nodes) AS n, size(relationships) AS r",
     );
     assert_eq!(counted.rows, vec![vec![ResultValue::Int(3), ResultValue::Int(3)]]);
+    // Made up inside a subquery, they are still returned whole.
+    let collected =
+        db.result("RETURN COLLECT { CALL db.schema.visualization() YIELD relationships RETURN relationships } AS r");
+    let ResultValue::List(outer) = &collected.rows[0][0] else { panic!("{collected:?}") };
+    let ResultValue::List(inner) = &outer[0] else { panic!("{outer:?}") };
+    assert!(inner.iter().all(|r| matches!(r, ResultValue::Rel(r) if r.rel_type.starts_with(['K', 'L']))), "{inner:?}");
+    assert_eq!(inner.len(), 3);
 }

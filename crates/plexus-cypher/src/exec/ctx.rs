@@ -28,8 +28,9 @@ pub(crate) struct Ctx<'a> {
     /// not allocate for it).
     pub deleted: Option<std::sync::Arc<Deleted>>,
     /// Nodes and relationships a procedure made up for its answer, which the graph does not hold
-    /// (`db.schema.visualization()`): results resolve them from here. `None` until one does.
-    pub virtuals: Option<std::sync::Arc<Virtuals>>,
+    /// (`db.schema.visualization()`): results resolve them from here. Shared with the contexts of subqueries,
+    /// whose answers the statement may return.
+    virtuals: StatementVirtuals<'a>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
     /// Under PROFILE: rows and time per operator, shared with the contexts of subqueries.
@@ -101,6 +102,19 @@ pub(crate) struct Virtuals {
     pub rels: plexus_storage::fxhash::FxHashMap<u64, crate::value::RelData>,
 }
 
+/// A statement's [`Virtuals`]: its own, or for a subquery's context its statement's.
+#[derive(Default)]
+struct StatementVirtuals<'a> {
+    own: std::cell::RefCell<Virtuals>,
+    shared: Option<&'a std::cell::RefCell<Virtuals>>,
+}
+
+impl StatementVirtuals<'_> {
+    fn cell(&self) -> &std::cell::RefCell<Virtuals> {
+        self.shared.unwrap_or(&self.own)
+    }
+}
+
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deleted {
@@ -134,7 +148,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width,
             deleted: None,
-            virtuals: None,
+            virtuals: StatementVirtuals::default(),
             interrupt: None,
             profile: None,
             writes_per_row: false,
@@ -154,7 +168,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width,
             deleted: None,
-            virtuals: None,
+            virtuals: StatementVirtuals::default(),
             interrupt: None,
             profile: None,
             writes_per_row: true,
@@ -169,13 +183,20 @@ impl<'a> Ctx<'a> {
     /// Whether this statement deleted node `n`.
     #[inline]
     /// The made-up node `id`, if a procedure of this statement made it ([`Virtuals`]).
-    pub fn virtual_node(&self, id: u64) -> Option<&crate::value::NodeData> {
-        self.virtuals.as_ref().and_then(|v| v.nodes.get(&id))
+    pub fn virtual_node(&self, id: u64) -> Option<crate::value::NodeData> {
+        self.virtuals.cell().borrow().nodes.get(&id).cloned()
     }
 
     /// The made-up relationship `id`, if a procedure of this statement made it ([`Virtuals`]).
-    pub fn virtual_rel(&self, id: u64) -> Option<&crate::value::RelData> {
-        self.virtuals.as_ref().and_then(|v| v.rels.get(&id))
+    pub fn virtual_rel(&self, id: u64) -> Option<crate::value::RelData> {
+        self.virtuals.cell().borrow().rels.get(&id).cloned()
+    }
+
+    /// Keeps made-up entities for the rest of the statement, for its results to resolve.
+    pub fn add_virtuals(&self, more: Virtuals) {
+        let mut v = self.virtuals.cell().borrow_mut();
+        v.nodes.extend(more.nodes);
+        v.rels.extend(more.rels);
     }
 
     pub fn deleted_node(&self, n: plexus_storage::NodeId) -> bool {
@@ -256,7 +277,7 @@ impl<'a> Ctx<'a> {
             stats: QueryStats::default(),
             width: self.width,
             deleted: self.deleted.clone(),
-            virtuals: self.virtuals.clone(),
+            virtuals: StatementVirtuals { own: Default::default(), shared: Some(self.virtuals.cell()) },
             interrupt: self.interrupt.clone(),
             profile: self.profile.clone(),
             writes_per_row: false,

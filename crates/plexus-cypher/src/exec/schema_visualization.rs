@@ -19,7 +19,7 @@ use crate::value::{NodeData, RelData, ResultValue, Value};
 const CHECK_EVERY: usize = 1 << 16;
 
 /// The procedure's one row, `[nodes, relationships]`, with the made-up entities registered in `ctx`.
-pub(crate) fn rows(ctx: &mut Ctx) -> Result<Vec<Vec<Value>>> {
+pub(crate) fn rows(ctx: &Ctx) -> Result<Vec<Vec<Value>>> {
     let g = ctx.g();
     let catalog = ctx.catalog();
     let labels: Vec<LabelId> = catalog
@@ -81,6 +81,6 @@ pub(crate) fn rows(ctx: &mut Ctx) -> Result<Vec<Vec<Value>>> {
         rels.push(Value::Rel(plexus_storage::RelId(id)));
     }
     let nodes = node_of.values().map(|&id| Value::Node(plexus_storage::NodeId(id))).collect();
-    ctx.virtuals = Some(Arc::new(virtuals));
+    ctx.add_virtuals(virtuals);
     Ok(vec![vec![Value::list(nodes), Value::list(rels)]])
 }
