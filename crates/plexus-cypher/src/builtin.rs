@@ -217,13 +217,7 @@ impl Builtin {
         let g = ctx.g();
         let strings = |names: Vec<Arc<str>>| names.into_iter().map(|n| vec![Value::String(n)]).collect();
         Ok(match self {
-            Builtin::Labels => strings(
-                ctx.catalog()
-                    .names(TokenKind::Label)
-                    .into_iter()
-                    .filter(|n| ctx.label_id(n).is_some_and(|l| g.label_count(l) > 0))
-                    .collect(),
-            ),
+            Builtin::Labels => strings(labels_in_use(ctx).into_iter().map(|(_, name)| name).collect()),
             Builtin::RelationshipTypes => {
                 let mut used = std::collections::BTreeSet::new();
                 let _ = g.visit_all_rels::<()>(|r| {
@@ -315,6 +309,16 @@ impl SchemaObject {
     pub fn is_constraint(&self) -> bool {
         self.kind == SchemaKind::Constraint || self.unique
     }
+}
+
+/// The labels some node has, in the catalog's order (the order their names were first created).
+pub(crate) fn labels_in_use(ctx: &Ctx) -> Vec<(plexus_storage::LabelId, Arc<str>)> {
+    let g = ctx.g();
+    ctx.catalog()
+        .names(TokenKind::Label)
+        .into_iter()
+        .filter_map(|name| ctx.label_id(&name).filter(|&l| g.label_count(l) > 0).map(|l| (l, name)))
+        .collect()
 }
 
 /// The name of a uniqueness constraint on a relationship property created without one.

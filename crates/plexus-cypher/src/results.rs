@@ -56,11 +56,12 @@ fn node_data(
     if let Some(n) = cache.get(&id.0) {
         return Ok(n.clone());
     }
-    if let Some(n) = ctx.virtual_node(id.0) {
-        return Ok(n);
-    }
     let g = ctx.g();
     let Some(labels) = g.node_labels(id) else {
+        // Not in the graph: made up by a procedure (off the path of every stored node), or deleted.
+        if let Some(n) = ctx.virtual_node(id.0) {
+            return Ok(n);
+        }
         // As Neo4j answers: a node the statement deleted is returned empty, without labels or properties.
         if ctx.deleted_node(id) {
             return Ok(NodeData { id: id.0, labels: Vec::new(), properties: Default::default() });
@@ -75,11 +76,11 @@ fn node_data(
 }
 
 fn rel_data(id: plexus_storage::RelId, ctx: &Ctx) -> Result<RelData> {
-    if let Some(r) = ctx.virtual_rel(id.0) {
-        return Ok(r);
-    }
     let g = ctx.g();
     let Some(rec) = g.rel(id) else {
+        if let Some(r) = ctx.virtual_rel(id.0) {
+            return Ok(r);
+        }
         // As Neo4j answers: a relationship the statement deleted keeps its type and ends, without properties.
         let kept = ctx.deleted_rel(id).ok_or_else(|| deleted_in_result("relationship", id.0))?;
         return Ok(RelData {

@@ -19,7 +19,7 @@ pub(crate) struct Ctx<'a> {
     pub params: &'a Params,
     /// The statement's instant, read from the system clock the first time a temporal function asks for it (most
     /// statements never do) and shared with the contexts of subqueries.
-    clock: StatementClock<'a>,
+    clock: PerStatement<'a, std::cell::OnceCell<Clock>>,
     pub stats: QueryStats,
     /// Slots per row.
     pub width: usize,
@@ -30,7 +30,7 @@ pub(crate) struct Ctx<'a> {
     /// Nodes and relationships a procedure made up for its answer, which the graph does not hold
     /// (`db.schema.visualization()`): results resolve them from here. Shared with the contexts of subqueries,
     /// whose answers the statement may return.
-    virtuals: StatementVirtuals<'a>,
+    virtuals: PerStatement<'a, std::cell::RefCell<Virtuals>>,
     /// Set when someone outside may stop the query (time limit, cancellation).
     pub interrupt: Option<std::sync::Arc<crate::Interrupt>>,
     /// Under PROFILE: rows and time per operator, shared with the contexts of subqueries.
@@ -81,16 +81,22 @@ impl Profile {
     }
 }
 
+/// Something a statement has once for all its subqueries (its clock, its made-up entities): the statement's
+/// context owns it, and a subquery's context refers to its statement's.
 #[derive(Default)]
-struct StatementClock<'a> {
-    own: std::cell::OnceCell<Clock>,
-    /// The parent statement's clock, for a subquery's context.
-    shared: Option<&'a std::cell::OnceCell<Clock>>,
+struct PerStatement<'a, T> {
+    own: T,
+    shared: Option<&'a T>,
 }
 
-impl StatementClock<'_> {
-    fn cell(&self) -> &std::cell::OnceCell<Clock> {
+impl<T: Default> PerStatement<'_, T> {
+    fn cell(&self) -> &T {
         self.shared.unwrap_or(&self.own)
+    }
+
+    /// The same for a subquery's context.
+    fn for_subquery(&self) -> PerStatement<'_, T> {
+        PerStatement { own: T::default(), shared: Some(self.cell()) }
     }
 }
 
@@ -100,19 +106,6 @@ impl StatementClock<'_> {
 pub(crate) struct Virtuals {
     pub nodes: plexus_storage::fxhash::FxHashMap<u64, crate::value::NodeData>,
     pub rels: plexus_storage::fxhash::FxHashMap<u64, crate::value::RelData>,
-}
-
-/// A statement's [`Virtuals`]: its own, or for a subquery's context its statement's.
-#[derive(Default)]
-struct StatementVirtuals<'a> {
-    own: std::cell::RefCell<Virtuals>,
-    shared: Option<&'a std::cell::RefCell<Virtuals>>,
-}
-
-impl StatementVirtuals<'_> {
-    fn cell(&self) -> &std::cell::RefCell<Virtuals> {
-        self.shared.unwrap_or(&self.own)
-    }
 }
 
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
@@ -144,11 +137,11 @@ impl<'a> Ctx<'a> {
         Ctx {
             graph: Graph::Read { state: txn, catalog: txn.catalog() },
             params,
-            clock: StatementClock::default(),
+            clock: PerStatement::default(),
             stats: QueryStats::default(),
             width,
             deleted: None,
-            virtuals: StatementVirtuals::default(),
+            virtuals: PerStatement::default(),
             interrupt: None,
             profile: None,
             writes_per_row: false,
@@ -164,11 +157,11 @@ impl<'a> Ctx<'a> {
         Ctx {
             graph: Graph::Write(txn),
             params,
-            clock: StatementClock::default(),
+            clock: PerStatement::default(),
             stats: QueryStats::default(),
             width,
             deleted: None,
-            virtuals: StatementVirtuals::default(),
+            virtuals: PerStatement::default(),
             interrupt: None,
             profile: None,
             writes_per_row: true,
@@ -273,11 +266,11 @@ impl<'a> Ctx<'a> {
         Ctx {
             graph: Graph::Read { state: self.g(), catalog: self.catalog() },
             params: self.params,
-            clock: StatementClock { own: std::cell::OnceCell::new(), shared: Some(self.clock.cell()) },
+            clock: self.clock.for_subquery(),
             stats: QueryStats::default(),
             width: self.width,
             deleted: self.deleted.clone(),
-            virtuals: StatementVirtuals { own: Default::default(), shared: Some(self.virtuals.cell()) },
+            virtuals: self.virtuals.for_subquery(),
             interrupt: self.interrupt.clone(),
             profile: self.profile.clone(),
             writes_per_row: false,

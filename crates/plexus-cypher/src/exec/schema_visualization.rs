@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use plexus_storage::{LabelId, TokenKind, TypeId};
+use plexus_storage::{LabelId, TypeId};
 
 use super::ctx::{Ctx, Virtuals};
-use crate::builtin::schema_objects;
+use crate::builtin::{labels_in_use, schema_objects};
 use crate::error::Result;
 use crate::value::{NodeData, RelData, ResultValue, Value};
 
@@ -22,23 +22,17 @@ const CHECK_EVERY: usize = 1 << 16;
 pub(crate) fn rows(ctx: &Ctx) -> Result<Vec<Vec<Value>>> {
     let g = ctx.g();
     let catalog = ctx.catalog();
-    let labels: Vec<LabelId> = catalog
-        .names(TokenKind::Label)
-        .iter()
-        .filter_map(|name| ctx.label_id(name))
-        .filter(|&l| g.label_count(l) > 0)
-        .collect();
-    let node_of: BTreeMap<LabelId, u64> = labels.iter().enumerate().map(|(i, &l)| (l, u64::MAX - i as u64)).collect();
+    let labels = labels_in_use(ctx);
+    let node_of: BTreeMap<LabelId, u64> =
+        labels.iter().enumerate().map(|(i, &(l, _))| (l, u64::MAX - i as u64)).collect();
     // Every (start label, type, end label) some relationship joins.
     let mut joined: BTreeSet<(LabelId, TypeId, LabelId)> = BTreeSet::new();
     let mut seen = 0usize;
-    let mut stopped = None;
-    let _ = g.visit_all_rels::<()>(|r| {
+    let walk = g.visit_all_rels(|r| {
         seen += 1;
         if seen.is_multiple_of(CHECK_EVERY) {
-            if let Some(Err(e)) = ctx.interrupt.as_ref().map(|i| i.check()) {
-                stopped = Some(e);
-                return ControlFlow::Break(());
+            if let Err(e) = ctx.check_interrupt() {
+                return ControlFlow::Break(e);
             }
         }
         let (Some(from), Some(to)) = (g.node_labels(r.src), g.node_labels(r.dst)) else {
@@ -51,13 +45,13 @@ pub(crate) fn rows(ctx: &Ctx) -> Result<Vec<Vec<Value>>> {
         }
         ControlFlow::Continue(())
     });
-    if let Some(e) = stopped {
+    if let ControlFlow::Break(e) = walk {
         return Err(e);
     }
     let objects = schema_objects(g, catalog);
     let mut virtuals = Virtuals::default();
-    for (&label, &id) in &node_of {
-        let name = ctx.label_name(label);
+    for (label, name) in labels {
+        let id = node_of[&label];
         let of_label =
             || objects.iter().filter(|o| o.kind != crate::builtin::SchemaKind::RelIndex && o.token == label.0);
         let indexes: Vec<ResultValue> = of_label()
