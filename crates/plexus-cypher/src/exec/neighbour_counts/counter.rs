@@ -211,3 +211,61 @@ impl Counter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Sums around the window's edges and beyond it, so that the top falls inside and outside it.
+    fn sum() -> impl Strategy<Value = i64> {
+        prop_oneof![-3i64..4, 60i64..68, Just(i64::MAX), Just(i64::MIN + 1), any::<i64>()]
+    }
+
+    proptest! {
+        /// `drain_top` keeps the first `keep` passing entries of a full sort on (key, second key, index), and
+        /// empties the counter.
+        #[test]
+        fn drain_top_keeps_the_first_of_a_full_sort(
+            entries in prop::collection::btree_map(0u64..200, sum(), 0..120),
+            order in any::<u64>(),
+            keep in 0usize..70,
+            descending in any::<bool>(),
+            second in prop_oneof![Just(None), Just(Some(0i64)), Just(Some(-1i64))],
+            in_set in prop::option::of(prop::collection::vec(0u32..2, 200)),
+        ) {
+            let mut counter = Counter::default();
+            counter.reserve(200);
+            let mut ids: Vec<u64> = entries.keys().copied().collect();
+            // A reach order other than the id order.
+            ids.sort_by_key(|&id| (id.wrapping_mul(order | 1)) % 211);
+            for (i, &id) in ids.iter().enumerate() {
+                counter.acc[id as usize] = entries[&id];
+                counter.touched[i] = id;
+            }
+            counter.len = ids.len();
+            let flip = -i64::from(descending);
+            let adjacent = in_set.as_deref();
+            let mut expected: Vec<(i128, usize)> = ids
+                .iter()
+                .enumerate()
+                .filter(|&(_, &id)| left(entries[&id], id, adjacent))
+                .map(|(c, &id)| {
+                    let second = second.map_or(0, |f| id as i64 ^ f);
+                    (((i128::from(entries[&id] ^ flip)) << 64) | i128::from((second as u64) ^ (1 << 63)), c)
+                })
+                .collect();
+            let passing = expected.len();
+            expected.sort();
+            expected.truncate(keep);
+            let mut top = TopTwo::new(keep.max(1));
+            let counted = counter.drain_top(adjacent, &mut top, flip, second);
+            let mut kept = top.into_best();
+            kept.truncate(keep);
+            prop_assert_eq!(kept, expected);
+            prop_assert_eq!(counted, passing);
+            prop_assert_eq!(counter.len, 0);
+            prop_assert!(counter.acc.iter().all(|&a| a == 0));
+        }
+    }
+}

@@ -265,9 +265,15 @@ pub(super) struct TopTwo {
 }
 
 impl TopTwo {
-    fn new(keep: usize) -> TopTwo {
+    pub(super) fn new(keep: usize) -> TopTwo {
         debug_assert!(keep > 0, "a top of nothing keeps nothing");
         TopTwo { keep, best: Vec::with_capacity(keep + 1), floor: i128::MAX, floor_first: i64::MAX }
+    }
+
+    /// The kept cells in sort order, with their packed keys.
+    #[cfg(test)]
+    pub(super) fn into_best(self) -> Vec<(i128, usize)> {
+        self.best
     }
 
     /// Offers cell `c`, whose first key is `first` and whose second `second` gives.
