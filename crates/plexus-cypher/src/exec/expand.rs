@@ -7,7 +7,7 @@ use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 
 use super::ctx::Ctx;
 use super::shortest::{shortest_paths, shortest_paths_passing, shortest_repetitions, Search};
-use super::{Batch, Row, RowExpander, RowSink, BATCH};
+use super::{clone_row, Batch, Row, RowExpander, RowSink, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::CExpr;
 use crate::plan::{GroupItem, HopCycle, PlanNode};
@@ -86,10 +86,10 @@ impl RowExpander for Expander<'_> {
                     return ControlFlow::Break(());
                 }
             }
-            let original = original.get_or_insert_with(|| row.clone());
+            let original = original.get_or_insert_with(|| clone_row(row));
             if row.len() != original.len() {
                 // Taken by the sink.
-                *row = original.clone();
+                *row = clone_row(original);
             }
             row[*rel] = Value::Rel(e.rel);
             row[*to] = Value::Node(e.nbr);
@@ -155,7 +155,7 @@ impl RowExpander for Expander<'_> {
                         return ControlFlow::<()>::Continue(());
                     }
                     if let Some((prev_rel, prev_nbr)) = last.replace((e.rel, e.nbr)) {
-                        let mut r = row.clone();
+                        let mut r = clone_row(row);
                         r[*rel] = Value::Rel(prev_rel);
                         r[*to] = Value::Node(prev_nbr);
                         results.push(r);
@@ -233,7 +233,7 @@ impl RowExpander for Expander<'_> {
                     if *to_bound && row[*to] != Value::Node(at) {
                         return Ok(false);
                     }
-                    let mut r = row.clone();
+                    let mut r = clone_row(row);
                     r[*to] = Value::Node(at);
                     out.push(r);
                     return Ok(false);
@@ -261,7 +261,7 @@ impl RowExpander for Expander<'_> {
                     if target.is_some_and(|t| t != end) || !ctx.node_has_labels(end, to_labels) {
                         return Ok(false);
                     }
-                    let mut r = row.clone();
+                    let mut r = clone_row(row);
                     if !*list_unread {
                         let mut list: Vec<Value> = rels.iter().map(|x| Value::Rel(*x)).collect();
                         if *reverse {
@@ -351,7 +351,7 @@ impl RowExpander for Expander<'_> {
                     cycles: *selector,
                 };
                 let path_row = |rels: &[RelId]| {
-                    let mut r = row.clone();
+                    let mut r = clone_row(row);
                     let mut nodes = vec![a];
                     if path.is_some() || cycle.is_some() {
                         for x in rels {

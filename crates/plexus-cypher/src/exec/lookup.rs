@@ -7,7 +7,7 @@ use std::ops::Bound;
 use plexus_storage::{GraphState, LabelId, NodeId, PropKeyId, Value as StoredValue};
 
 use super::ctx::Ctx;
-use super::{Batch, Row, RowExpander, Scan};
+use super::{clone_row, Batch, Row, RowExpander, Scan};
 use crate::compare::{self, CompareOp};
 use crate::error::Result;
 use crate::expr::CExpr;
@@ -112,7 +112,7 @@ pub(crate) fn choose(ctx: &Ctx, slot: usize, label: &Token, key: &Token, equalit
 fn push(row: &mut Row, slot: usize, nodes: impl IntoIterator<Item = NodeId>, out: &mut Batch) {
     let mut nodes = nodes.into_iter().peekable();
     while let Some(n) = nodes.next() {
-        let mut r = if nodes.peek().is_some() { row.clone() } else { std::mem::take(row) };
+        let mut r = if nodes.peek().is_some() { clone_row(row) } else { std::mem::take(row) };
         r[slot] = Value::Node(n);
         out.push(r);
     }

@@ -56,6 +56,30 @@ pub(crate) fn clear_row(row: &mut Row) {
     unsafe { row.set_len(0) };
 }
 
+/// A copy of `row`. `Vec::clone` calls the value's clone once per slot, out of line, where most slots hold
+/// nulls, numbers or ids that copy as plain bits: an operator that makes a row per match (an expansion, a
+/// label scan, UNWIND) copies its input row that way for every row it makes.
+#[inline]
+pub(crate) fn clone_row(row: &Row) -> Row {
+    let len = row.len();
+    let mut copy: Row = Vec::with_capacity(len);
+    // SAFETY: the copy gets the row's bits whole, then every value that owns memory is overwritten, without
+    // being dropped, by a clone of its own; a value that frees nothing on drop owns nothing
+    // (`Value::frees_on_drop`, whose payloads a compile-time assertion in `value.rs` checks), so its bitwise
+    // copy is an independent equal value. The length is set only once all are written: a clone that panics
+    // leaves an empty vector, and the bitwise copies are forgotten, never dropped twice.
+    unsafe {
+        std::ptr::copy_nonoverlapping(row.as_ptr(), copy.as_mut_ptr(), len);
+        for (i, value) in row.iter().enumerate() {
+            if value.frees_on_drop() {
+                std::ptr::write(copy.as_mut_ptr().add(i), value.clone());
+            }
+        }
+        copy.set_len(len);
+    }
+    copy
+}
+
 /// Writes `value` into a row's slot. A plain assignment calls the old value's drop out of line, and the slot
 /// usually holds a null or a number that frees nothing.
 #[inline]
@@ -737,6 +761,42 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
                 }
                 return Ok(if out.is_empty() { None } else { Some(out) });
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Values with and without memory of their own, nested too.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::Int),
+            any::<f64>().prop_map(Value::Float),
+            any::<u64>().prop_map(|n| Value::Node(plexus_storage::NodeId(n))),
+            any::<u64>().prop_map(|r| Value::Rel(plexus_storage::RelId(r))),
+            "[a-z]{0,12}".prop_map(Value::string),
+        ];
+        leaf.prop_recursive(2, 8, 4, |inner| prop::collection::vec(inner, 0..4).prop_map(Value::list))
+    }
+
+    proptest! {
+        /// A row copied with `clone_row` equals the row, and stays equal after the row is cleared and dropped
+        /// (a copy sharing memory it does not own would be freed with the row).
+        #[test]
+        fn clone_row_copies_every_value(row in prop::collection::vec(value(), 0..24)) {
+            let expected = row.clone();
+            let mut original = row;
+            let copy = clone_row(&original);
+            prop_assert_eq!(format!("{copy:?}"), format!("{expected:?}"));
+            clear_row(&mut original);
+            drop(original);
+            let again = clone_row(&copy);
+            drop(copy);
+            prop_assert_eq!(format!("{again:?}"), format!("{expected:?}"));
         }
     }
 }

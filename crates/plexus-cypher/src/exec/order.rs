@@ -124,7 +124,11 @@ impl Sort<'_> {
                 _ => kept.len(),
             };
             kept.insert(at, (std::mem::take(&mut key), std::mem::take(row)));
-            kept.truncate(k);
+            if kept.len() > k {
+                if let Some((_, mut dropped)) = kept.pop() {
+                    clear_row(&mut dropped);
+                }
+            }
             Ok(ControlFlow::Continue(()))
         })?;
         Ok(kept.into_iter().map(|(_, r)| r).collect())

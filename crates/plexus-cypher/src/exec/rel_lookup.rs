@@ -10,7 +10,7 @@ use std::ops::{Bound, ControlFlow};
 use plexus_storage::{Direction, GraphState, NodeId, PropKeyId, RelId, TypeId, Value as StoredValue};
 
 use super::ctx::Ctx;
-use super::{Batch, Row, RowExpander};
+use super::{clone_row, Batch, Row, RowExpander};
 use crate::error::Result;
 use crate::expr::CExpr;
 use crate::plan::RelLookup;
@@ -109,7 +109,7 @@ impl RowExpander for RelIndexSeek<'_> {
                 continue;
             }
             let mut bind = |left: NodeId, right: NodeId| {
-                let mut found = row.clone();
+                let mut found = clone_row(row);
                 found[self.rel] = Value::Rel(r);
                 found[self.left] = Value::Node(left);
                 found[self.right] = Value::Node(right);

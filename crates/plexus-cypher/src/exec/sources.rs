@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use plexus_storage::NodeId;
 
 use super::ctx::Ctx;
-use super::{open, run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
+use super::{clone_row, open, run_plan, Batch, Op, Operator, Row, RowExpander, BATCH};
 use crate::compare::Equivalent;
 use crate::error::Result;
 use crate::plan::PlanNode;
@@ -60,7 +60,7 @@ impl RowExpander for Scan {
             (ids, 0)
         });
         while *pos < candidates.len() {
-            let mut r = row.clone();
+            let mut r = clone_row(row);
             r[self.slot] = Value::Node(candidates[*pos]);
             *pos += 1;
             out.push(r);
@@ -146,7 +146,7 @@ impl RowExpander for Unwind<'_> {
             Unwinding::List(items, start) => {
                 let end = items.len().min(start + room);
                 for item in &items[start..end] {
-                    let mut r = row.clone();
+                    let mut r = clone_row(row);
                     r[self.slot] = item.clone();
                     out.push(r);
                 }
@@ -158,7 +158,7 @@ impl RowExpander for Unwind<'_> {
             Unwinding::Range { start, step, count, done } => {
                 let end = count.min(done.saturating_add(room as u64));
                 for k in done..end {
-                    let mut r = row.clone();
+                    let mut r = clone_row(row);
                     // In range: every value lies between start and end, both i64.
                     r[self.slot] = Value::Int((start as i128 + k as i128 * step as i128) as i64);
                     out.push(r);
