@@ -7,7 +7,7 @@ use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 
 use super::ctx::Ctx;
 use super::shortest::{shortest_paths, shortest_paths_passing, shortest_repetitions, Search};
-use super::{clone_row, Batch, Row, RowExpander, RowSink, BATCH};
+use super::{clear_row, clone_row, put, Batch, Row, RowExpander, RowSink, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::CExpr;
 use crate::plan::{GroupItem, HopCycle, PlanNode};
@@ -91,8 +91,8 @@ impl RowExpander for Expander<'_> {
                 // Taken by the sink.
                 *row = clone_row(original);
             }
-            row[*rel] = Value::Rel(e.rel);
-            row[*to] = Value::Node(e.nbr);
+            put(&mut row[*rel], Value::Rel(e.rel));
+            put(&mut row[*to], Value::Node(e.nbr));
             match sink(row, ctx) {
                 Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
                 other => {
@@ -101,6 +101,9 @@ impl RowExpander for Expander<'_> {
                 }
             }
         });
+        if let Some(mut original) = original {
+            clear_row(&mut original);
+        }
         outcome
     }
 

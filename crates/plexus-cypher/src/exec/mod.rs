@@ -80,6 +80,24 @@ pub(crate) fn clone_row(row: &Row) -> Row {
     copy
 }
 
+/// Makes `dst` a copy of `src` in `dst`'s memory, as [`clone_row`] copies.
+pub(crate) fn copy_row_into(dst: &mut Row, src: &Row) {
+    clear_row(dst);
+    let len = src.len();
+    dst.reserve(len);
+    // SAFETY: as in `clone_row`: `dst` is empty with room for `len` values; they are written whole, each that
+    // owns memory overwritten by its own clone, and the length set once all are written.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr(), len);
+        for (i, value) in src.iter().enumerate() {
+            if value.frees_on_drop() {
+                std::ptr::write(dst.as_mut_ptr().add(i), value.clone());
+            }
+        }
+        dst.set_len(len);
+    }
+}
+
 /// Writes `value` into a row's slot. A plain assignment calls the old value's drop out of line, and the slot
 /// usually holds a null or a number that frees nothing.
 #[inline]
@@ -797,6 +815,10 @@ mod tests {
             let again = clone_row(&copy);
             drop(copy);
             prop_assert_eq!(format!("{again:?}"), format!("{expected:?}"));
+            let mut into = vec![Value::string("held"), Value::Int(1)];
+            copy_row_into(&mut into, &again);
+            drop(again);
+            prop_assert_eq!(format!("{into:?}"), format!("{expected:?}"));
         }
     }
 }

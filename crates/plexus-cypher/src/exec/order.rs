@@ -84,11 +84,22 @@ impl<'p> Sort<'p> {
 
 /// The sort keys of `row` into `key`, kept beside it without an allocation of their own for up to two.
 fn read_key(keys: &[(crate::expr::CExpr, bool)], row: &Row, ctx: &Ctx, key: &mut SmallVec<[Value; 2]>) -> Result<()> {
-    key.clear();
+    clear_key(key);
     for (e, _) in keys {
         key.push(e.eval(row, ctx)?);
     }
     Ok(())
+}
+
+/// Empties a sort key as [`clear_row`] empties a row: without a drop call for a value that frees nothing.
+fn clear_key(key: &mut SmallVec<[Value; 2]>) {
+    for value in key.iter_mut() {
+        if value.frees_on_drop() {
+            drop(std::mem::take(value));
+        }
+    }
+    // SAFETY: every value left behind frees nothing on drop (`Value::frees_on_drop`): forgetting it leaks nothing.
+    unsafe { key.set_len(0) };
 }
 
 /// Up to this many rows kept (`skip + limit`), a bounded sort keeps them sorted as they come, each entering by a
@@ -109,29 +120,47 @@ impl Sort<'_> {
         order: impl Fn(&[Value], &[Value]) -> std::cmp::Ordering,
     ) -> Result<Vec<Row>> {
         let keys = self.keys;
-        let mut kept: Vec<(SmallVec<[Value; 2]>, Row)> = Vec::with_capacity(k + 1);
+        // The kept rows stay where they entered; only their places in sort order move, one small index each, so
+        // a row that enters first (the newest message under a descending date, one after another) moves no rows.
+        // The row that leaves gives its place to the one entering.
+        let mut kept: Vec<(SmallVec<[Value; 2]>, Row)> = Vec::with_capacity(k);
+        let mut places: Vec<usize> = Vec::with_capacity(k + 1);
         let mut key: SmallVec<[Value; 2]> = SmallVec::new();
         self.input.for_each_row(ctx, &mut |row, ctx| {
             read_key(keys, row, ctx, &mut key)?;
-            if kept.len() == k && order(&key, &kept[k - 1].0) != std::cmp::Ordering::Less {
+            if places.len() == k && order(&key, &kept[places[k - 1]].0) != std::cmp::Ordering::Less {
                 return Ok(ControlFlow::Continue(()));
             }
-            // Input already in order (a fused count lending its top groups) appends, one comparison a row.
-            let at = match kept.last() {
-                Some((last, _)) if order(last, &key) == std::cmp::Ordering::Greater => {
-                    kept.partition_point(|(kept_key, _)| order(kept_key, &key) != std::cmp::Ordering::Greater)
+            // After every kept row it does not sort before (ties keep their input order). Input already in order
+            // (a fused count lending its top groups) appends with one comparison a row; input in reverse order
+            // enters first with two.
+            let at = match places.last() {
+                Some(&last) if order(&kept[last].0, &key) == std::cmp::Ordering::Greater => {
+                    if order(&kept[places[0]].0, &key) == std::cmp::Ordering::Greater {
+                        0
+                    } else {
+                        places.partition_point(|&p| order(&kept[p].0, &key) != std::cmp::Ordering::Greater)
+                    }
                 }
-                _ => kept.len(),
+                _ => places.len(),
             };
-            kept.insert(at, (std::mem::take(&mut key), std::mem::take(row)));
-            if kept.len() > k {
-                if let Some((_, mut dropped)) = kept.pop() {
-                    clear_row(&mut dropped);
-                }
-            }
+            let place = if places.len() == k {
+                // Copied into the leaving row's memory rather than taken: a lender that makes its rows from one
+                // input row (an expansion) would copy that again for its next row, and free the leaving one.
+                let place = places.pop().expect("k rows kept");
+                let (old_key, old_row) = &mut kept[place];
+                clear_key(old_key);
+                std::mem::swap(old_key, &mut key);
+                copy_row_into(old_row, row);
+                place
+            } else {
+                kept.push((std::mem::take(&mut key), std::mem::take(row)));
+                kept.len() - 1
+            };
+            places.insert(at, place);
             Ok(ControlFlow::Continue(()))
         })?;
-        Ok(kept.into_iter().map(|(_, r)| r).collect())
+        Ok(places.iter().map(|&p| std::mem::take(&mut kept[p].1)).collect())
     }
 }
 
