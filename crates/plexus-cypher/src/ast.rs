@@ -35,6 +35,9 @@ pub struct Query {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SingleQuery {
     pub clauses: Vec<Clause>,
+    /// Where each clause begins in the query text, for errors about how clauses are put together; empty for
+    /// clauses made up by the parser (`SHOW ...`, a pattern predicate).
+    pub starts: Vec<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

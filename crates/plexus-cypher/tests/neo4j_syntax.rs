@@ -260,3 +260,28 @@ fn a_query_ends_with_a_unit_subquery_only() {
     assert!(run("UNWIND [1] AS x CALL (x) { CREATE (m:M) SET m.x = x }").is_empty());
     assert_eq!(one("UNWIND [1] AS x CALL (x) { CREATE (m:M) RETURN m.x AS y } RETURN y"), ResultValue::Null);
 }
+
+/// Errors about how clauses are put together, and wrong argument counts of temporal functions, point at the
+/// clause or the call, as every other syntax error does (Neo4j reports a position for each of these).
+#[test]
+fn clause_composition_and_temporal_arity_errors_have_a_position() {
+    for (query, line, column) in [
+        ("RETURN 1 AS x\nRETURN 2", 1, 1),
+        ("CREATE (n) MATCH (m) RETURN m", 1, 12),
+        ("MATCH (n)\nWITH n", 2, 1),
+        ("UNWIND [1] AS x", 1, 1),
+        ("FOREACH (x IN [1] | MATCH (n) RETURN n)", 1, 1),
+        ("RETURN date(1, 2)", 1, 8),
+        ("RETURN 1 AS a, duration.between(date())", 1, 16),
+        ("RETURN datetime.fromepoch()", 1, 8),
+        ("RETURN date.truncate('day')", 1, 8),
+        ("RETURN date.nonsense()", 1, 8),
+    ] {
+        let e = err(query);
+        assert_eq!(e.kind, ErrorKind::SyntaxError, "{query}: {e}");
+        let at = e.position.unwrap_or_else(|| panic!("{query}: no position in {e}"));
+        assert_eq!((at.line, at.column), (line, column), "{query}: {e}");
+    }
+    let e = err("RETURN coalesce()");
+    assert!(e.message.contains("at least 1 argument"), "{e}");
+}

@@ -651,7 +651,10 @@ impl Parser<'_> {
         let (patterns, predicate) = self.match_patterns_where()?;
         let span = start.to(self.prev_span());
         Ok(Query {
-            parts: vec![SingleQuery { clauses: vec![Clause::Match { optional: false, patterns, predicate, span }] }],
+            parts: vec![SingleQuery {
+                clauses: vec![Clause::Match { optional: false, patterns, predicate, span }],
+                starts: vec![span.start],
+            }],
             union_all: vec![],
         })
     }

@@ -350,15 +350,19 @@ impl<'a> Parser<'a> {
     fn single_query(&mut self) -> Result<SingleQuery> {
         self.use_clause()?;
         let mut clauses = Vec::new();
+        let mut starts = Vec::new();
         let mut count = 0;
-        while let Some(clause) = self.clause()? {
+        loop {
+            let start = self.span().start;
+            let Some(clause) = self.clause()? else { break };
             self.count(&mut count, expr::MAX_CLAUSES, "clauses in one query")?;
             clauses.push(clause);
+            starts.push(start);
         }
         if clauses.is_empty() {
             return Err(self.unexpected("a clause (MATCH, CREATE, RETURN, ...)"));
         }
-        Ok(SingleQuery { clauses })
+        Ok(SingleQuery { clauses, starts })
     }
 }
 

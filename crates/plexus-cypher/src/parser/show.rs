@@ -143,7 +143,7 @@ impl Parser<'_> {
             };
             return Err(self.unexpected(expected));
         }
-        Ok(Some(Query { parts: vec![SingleQuery { clauses }], union_all: Vec::new() }))
+        Ok(Some(Query { parts: vec![SingleQuery { clauses, starts: Vec::new() }], union_all: Vec::new() }))
     }
 }
 

@@ -398,7 +398,7 @@ impl Planner<'_> {
                 // `EXISTS { (a)-[:T]->(b) }` over bound nodes is the pattern predicate `(a)-[:T]->(b)`: answered
                 // from the adjacency instead of running a subquery per row.
                 if kind == SubqueryKind::Exists {
-                    if let [SingleQuery { clauses }] = q.parts.as_slice() {
+                    if let [SingleQuery { clauses, .. }] = q.parts.as_slice() {
                         if let [Clause::Match { optional: false, patterns, predicate: None, .. }] = clauses.as_slice() {
                             if let [PatternPart { variable: None, kind: PathKind::Normal, element, .. }] =
                                 patterns.as_slice()
@@ -561,7 +561,11 @@ impl Planner<'_> {
                     "InvalidNumberOfArguments",
                     format!(
                         "function {name}() takes {} argument(s), got {}",
-                        if min == max { min.to_string() } else { format!("{min} to {max}") },
+                        match (min, max) {
+                            (min, max) if min == max => min.to_string(),
+                            (min, usize::MAX) => format!("at least {min}"),
+                            (min, max) => format!("{min} to {max}"),
+                        },
                         args.len()
                     ),
                 ),
@@ -666,15 +670,15 @@ impl Planner<'_> {
         }
         let first = name.split('.').next().unwrap_or(name);
         let temporal = TEMPORAL_FUNCTIONS.contains(&first);
-        if !temporal {
-            match functions::arity(name) {
-                None => {
-                    return Err(self
-                        .error(e.span, CypherError::syntax("UnknownFunction", format!("unknown function '{name}'"))))
-                }
-                Some((min, max)) if args.len() < min || args.len() > max => return Err(arity_error(self, min, max)),
-                _ => {}
+        let arity = if temporal { crate::temporal::function_arity(name) } else { functions::arity(name) };
+        match arity {
+            None => {
+                return Err(
+                    self.error(e.span, CypherError::syntax("UnknownFunction", format!("unknown function '{name}'")))
+                )
             }
+            Some((min, max)) if args.len() < min || args.len() > max => return Err(arity_error(self, min, max)),
+            _ => {}
         }
         let args = args.iter().map(|a| self.expr(a, scope, agg)).collect::<Result<Vec<_>>>()?;
         Ok(CExpr::Scalar(Arc::from(name), args))
@@ -712,7 +716,10 @@ fn shortest_path_subquery(call: &Expr, pattern: &crate::ast::PatternElement, one
     let clauses =
         vec![Clause::Match { optional: false, patterns: vec![part], predicate: None, span }, Clause::Return(ret)];
     let paths = Expr::new(
-        ExprKind::CollectSubquery(Box::new(Query { parts: vec![SingleQuery { clauses }], union_all: Vec::new() })),
+        ExprKind::CollectSubquery(Box::new(Query {
+            parts: vec![SingleQuery { clauses, starts: Vec::new() }],
+            union_all: Vec::new(),
+        })),
         span,
     );
     if !one {

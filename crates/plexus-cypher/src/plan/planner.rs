@@ -397,6 +397,14 @@ impl Planner<'_> {
         Some((carried, slots))
     }
 
+    /// `e` located at the start of clause `i` of `q`, when the parser recorded where it is.
+    fn at_clause(&self, q: &SingleQuery, i: usize, e: CypherError) -> CypherError {
+        match q.starts.get(i) {
+            Some(&start) => self.error(crate::lexer::Span { start, end: start }, e),
+            None => e,
+        }
+    }
+
     fn single_query(
         &mut self,
         q: &SingleQuery,
@@ -413,16 +421,24 @@ impl Planner<'_> {
             let last = i + 1 == n;
             if let Clause::Return(_) = clause {
                 if !last {
-                    return Err(CypherError::syntax(
-                        "InvalidClauseComposition",
-                        "RETURN can only be used at the end of the query",
+                    return Err(self.at_clause(
+                        q,
+                        i,
+                        CypherError::syntax(
+                            "InvalidClauseComposition",
+                            "RETURN can only be used at the end of the query",
+                        ),
                     ));
                 }
             }
             if saw_update && matches!(clause, Clause::Match { .. }) && !matches!(q.clauses[i - 1], Clause::With(_)) {
-                return Err(CypherError::syntax(
-                    "InvalidClauseComposition",
-                    "WITH is required between an update clause and MATCH",
+                return Err(self.at_clause(
+                    q,
+                    i,
+                    CypherError::syntax(
+                        "InvalidClauseComposition",
+                        "WITH is required between an update clause and MATCH",
+                    ),
                 ));
             }
             if is_update(clause) {
@@ -534,13 +550,20 @@ impl Planner<'_> {
                     let inner_scope = scope.with(&variable.name, slot, VarKind::Unknown);
                     for c in body {
                         if !is_update(c) {
-                            return Err(CypherError::syntax(
-                                "InvalidClauseComposition",
-                                format!("{} is not allowed inside FOREACH", clause_name(c)),
+                            return Err(self.at_clause(
+                                q,
+                                i,
+                                CypherError::syntax(
+                                    "InvalidClauseComposition",
+                                    format!("{} is not allowed inside FOREACH", clause_name(c)),
+                                ),
                             ));
                         }
                     }
-                    let q = Query { parts: vec![SingleQuery { clauses: body.clone() }], union_all: vec![] };
+                    let q = Query {
+                        parts: vec![SingleQuery { clauses: body.clone(), starts: Vec::new() }],
+                        union_all: vec![],
+                    };
                     let (body, _) = self.query(&q, PlanNode::Start, &inner_scope, false)?;
                     PlanNode::Foreach { input: Box::new(plan), slot, list, body: Arc::new(body) }
                 }
@@ -647,16 +670,24 @@ impl Planner<'_> {
             || matches!(last, Clause::Subquery { query, .. }
                 if columns.is_empty() && !query.parts.iter().any(|p| matches!(p.clauses.last(), Some(Clause::Return(_)))));
         if top && !ends_well {
-            return Err(CypherError::syntax(
-                "InvalidClauseComposition",
-                format!("query cannot conclude with {} (must be RETURN or an update clause)", clause_name(last)),
+            return Err(self.at_clause(
+                q,
+                n - 1,
+                CypherError::syntax(
+                    "InvalidClauseComposition",
+                    format!("query cannot conclude with {} (must be RETURN or an update clause)", clause_name(last)),
+                ),
             ));
         }
         if !top
             && !ends_well
             && !matches!(last, Clause::Match { .. } | Clause::With(_) | Clause::Unwind { .. } | Clause::LoadCsv { .. })
         {
-            return Err(CypherError::syntax("InvalidClauseComposition", "a subquery must end with RETURN"));
+            return Err(self.at_clause(
+                q,
+                n - 1,
+                CypherError::syntax("InvalidClauseComposition", "a subquery must end with RETURN"),
+            ));
         }
         Ok((plan, columns))
     }

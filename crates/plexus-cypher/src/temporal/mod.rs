@@ -233,71 +233,64 @@ pub(crate) fn is_temporal(value: &Value) -> bool {
     )
 }
 
-/// Calls a temporal function by its lower-cased name (`date`, `datetime.fromepochmillis`, `duration.between`,
-/// `localtime.truncate`, ...). `None`: not a temporal function.
-pub fn call_function(name: &str, args: &[Value], clock: &Clock) -> Option<Result<Value>> {
+/// The least and greatest number of arguments the temporal function `name` (lower-cased: `date`,
+/// `datetime.fromepochmillis`, `duration.between`, ...) takes; `None`: not a temporal function. The query
+/// compiler checks calls against it, so a wrong count is reported where the call is written.
+pub fn function_arity(name: &str) -> Option<(usize, usize)> {
     let (base, method) = match name.split_once('.') {
         Some((base, method)) => (base, Some(method)),
         None => (name, None),
     };
     if base == "duration" {
-        return call_duration(name, method, args);
+        return match method {
+            None => Some((1, 1)),
+            Some("between" | "inmonths" | "indays" | "inseconds") => Some((2, 2)),
+            Some(_) => None,
+        };
+    }
+    let kind = Kind::from_name(base)?;
+    match method {
+        None | Some("transaction" | "statement" | "realtime") => Some((0, 1)),
+        Some("truncate") => Some((2, 3)),
+        Some("fromepoch") if kind == Kind::DateTime => Some((2, 2)),
+        Some("fromepochmillis") if kind == Kind::DateTime => Some((1, 1)),
+        Some(_) => None,
+    }
+}
+
+/// Calls a temporal function by its lower-cased name (`date`, `datetime.fromepochmillis`, `duration.between`,
+/// `localtime.truncate`, ...). `None`: not a temporal function.
+pub fn call_function(name: &str, args: &[Value], clock: &Clock) -> Option<Result<Value>> {
+    let (min, max) = function_arity(name)?;
+    if args.len() < min || args.len() > max {
+        let expected = if min == max { min.to_string() } else { format!("{min} to {max}") };
+        return Some(Err(arity(name, &expected, args.len())));
+    }
+    let (base, method) = match name.split_once('.') {
+        Some((base, method)) => (base, Some(method)),
+        None => (name, None),
+    };
+    if base == "duration" {
+        let unit = match method {
+            None => return Some(duration::construct(&args[0])),
+            Some("between") => between::Unit::All,
+            Some("inmonths") => between::Unit::Months,
+            Some("indays") => between::Unit::Days,
+            _ => between::Unit::Seconds,
+        };
+        return Some(between::between(unit, &args[0], &args[1]));
     }
     let kind = Kind::from_name(base)?;
     Some(match method {
-        None => {
-            if args.len() > 1 {
-                return Some(Err(arity(name, "0 or 1", args.len())));
-            }
-            construct::construct(kind, args.first(), clock)
-        }
+        None => construct::construct(kind, args.first(), clock),
         Some("transaction") | Some("statement") | Some("realtime") => {
-            if args.len() > 1 {
-                return Some(Err(arity(name, "0 or 1", args.len())));
-            }
             let clock = if method == Some("realtime") { Clock::now() } else { *clock };
             construct::now_with(kind, args.first(), &clock)
         }
-        Some("truncate") => {
-            if !(2..=3).contains(&args.len()) {
-                return Some(Err(arity(name, "2 or 3", args.len())));
-            }
-            truncate::truncate(kind, &args[0], &args[1], args.get(2), clock)
-        }
-        Some("fromepoch") if kind == Kind::DateTime => {
-            if args.len() != 2 {
-                return Some(Err(arity(name, "2", args.len())));
-            }
-            construct::from_epoch(&args[0], &args[1])
-        }
-        Some("fromepochmillis") if kind == Kind::DateTime => {
-            if args.len() != 1 {
-                return Some(Err(arity(name, "1", args.len())));
-            }
-            construct::from_epoch_millis(&args[0])
-        }
-        Some(_) => return None,
+        Some("truncate") => truncate::truncate(kind, &args[0], &args[1], args.get(2), clock),
+        Some("fromepoch") => construct::from_epoch(&args[0], &args[1]),
+        _ => construct::from_epoch_millis(&args[0]),
     })
-}
-
-fn call_duration(name: &str, method: Option<&str>, args: &[Value]) -> Option<Result<Value>> {
-    let unit = match method {
-        None => {
-            if args.len() != 1 {
-                return Some(Err(arity(name, "1", args.len())));
-            }
-            return Some(duration::construct(&args[0]));
-        }
-        Some("between") => between::Unit::All,
-        Some("inmonths") => between::Unit::Months,
-        Some("indays") => between::Unit::Days,
-        Some("inseconds") => between::Unit::Seconds,
-        Some(_) => return None,
-    };
-    if args.len() != 2 {
-        return Some(Err(arity(name, "2", args.len())));
-    }
-    Some(between::between(unit, &args[0], &args[1]))
 }
 
 /// A component of a temporal value (`d.year`, `dt.epochMillis`, `dur.minutes`, `t.timezone`, ...).
