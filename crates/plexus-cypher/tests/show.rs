@@ -367,3 +367,42 @@ fn the_schema_as_a_graph_of_labels_and_types() {
     assert!(inner.iter().all(|r| matches!(r, ResultValue::Rel(r) if r.rel_type.starts_with(['K', 'L']))), "{inner:?}");
     assert_eq!(inner.len(), 3);
 }
+
+/// The schema's made-up nodes and relationships answer expressions as stored ones do: properties, labels,
+/// types, ends, label tests and filters (Neo4j Browser and scripts read `n.name` from them).
+#[test]
+fn expressions_read_the_schema_s_made_up_entities() {
+    let db = Db::new();
+    let one = |q: &str| {
+        let q = format!("CALL db.schema.visualization() YIELD nodes, relationships {q}");
+        db.result(&q).rows
+    };
+    let list = |xs: &[&str]| ResultValue::List(xs.iter().map(|x| s(x)).collect());
+    assert_eq!(
+        one("UNWIND nodes AS n WITH n WHERE n.name = 'Person' RETURN n.name, n.indexes, labels(n), n:Person, keys(n)"),
+        vec![vec![
+            s("Person"),
+            list(&["name"]),
+            list(&["Person"]),
+            ResultValue::Bool(true),
+            list(&["constraints", "indexes", "name"])
+        ]]
+    );
+    assert_eq!(
+        one("UNWIND nodes AS n WITH n ORDER BY n.name RETURN collect(n.name), collect(n:City|Capital)"),
+        vec![vec![
+            list(&["Capital", "City", "Person"]),
+            ResultValue::List([true, true, false].map(ResultValue::Bool).to_vec())
+        ]]
+    );
+    assert_eq!(
+        one("UNWIND relationships AS r RETURN type(r), startNode(r).name, endNode(r).name, properties(r), r:KNOWS"),
+        vec![vec![s("KNOWS"), s("Person"), s("Person"), ResultValue::Map(Default::default()), ResultValue::Bool(true)]]
+    );
+    let projected = one(
+        "UNWIND nodes AS n WITH n WHERE n.name = 'City' RETURN n {.name, .constraints}, elementId(n) = 'n:' + id(n)",
+    );
+    let ResultValue::Map(m) = &projected[0][0] else { panic!("{projected:?}") };
+    assert_eq!((&m["name"], &m["constraints"]), (&s("City"), &list(&["city_id"])));
+    assert_eq!(projected[0][1], ResultValue::Bool(true));
+}

@@ -108,6 +108,13 @@ pub(crate) struct Virtuals {
     pub rels: plexus_storage::fxhash::FxHashMap<u64, crate::value::RelData>,
 }
 
+/// Whether `id` is in the range made-up entities take ([`Virtuals`]): far above any stored id, so a test of it
+/// on the path of every property read costs one comparison.
+#[inline]
+pub(crate) fn is_virtual(id: u64) -> bool {
+    id > u64::MAX - (1 << 32)
+}
+
 /// What a statement deleted (shared copy-on-write with the contexts of its subqueries).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deleted {
@@ -173,8 +180,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Whether this statement deleted node `n`.
-    #[inline]
     /// The made-up node `id`, if a procedure of this statement made it ([`Virtuals`]).
     pub fn virtual_node(&self, id: u64) -> Option<crate::value::NodeData> {
         self.virtuals.cell().borrow().nodes.get(&id).cloned()
@@ -192,6 +197,8 @@ impl<'a> Ctx<'a> {
         v.rels.extend(more.rels);
     }
 
+    /// Whether this statement deleted node `n`.
+    #[inline]
     pub fn deleted_node(&self, n: plexus_storage::NodeId) -> bool {
         self.deleted.as_ref().is_some_and(|d| d.nodes.contains(&n))
     }
@@ -377,6 +384,9 @@ impl<'a> Ctx<'a> {
     /// Whether node `n` has every one of `labels` (a label no node has yet it has not).
     #[inline]
     pub fn node_has_labels(&self, n: plexus_storage::NodeId, labels: &[Token]) -> bool {
+        if is_virtual(n.0) {
+            return self.virtual_node(n.0).is_some_and(|v| labels.iter().all(|l| v.labels.contains(l.name())));
+        }
         let g = self.g();
         labels.iter().all(|l| self.label_token(l).is_some_and(|id| g.node_has_label(n, id)))
     }

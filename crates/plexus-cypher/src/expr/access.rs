@@ -2,6 +2,8 @@
 //! lists and maps, paths built from a row, and the functions that need the graph.
 
 use super::*;
+use crate::exec::ctx::is_virtual;
+use crate::ResultValue;
 
 pub(super) fn not_a_list(v: &Value) -> CypherError {
     CypherError::type_error("InvalidArgumentType", format!("expected a list, got {}", v.type_name()))
@@ -56,6 +58,12 @@ pub(super) fn property_resolved(
 ) -> Result<Value> {
     Ok(match base {
         Value::Null => Value::Null,
+        Value::Node(n) if is_virtual(n.0) => {
+            virtual_props(base, ctx).and_then(|props| props.get(key).map(from_result)).unwrap_or(Value::Null)
+        }
+        Value::Rel(r) if is_virtual(r.0) => {
+            virtual_props(base, ctx).and_then(|props| props.get(key).map(from_result)).unwrap_or(Value::Null)
+        }
         Value::Node(n) => {
             if ctx.deleted_node(*n) && !ctx.g().node_exists(*n) {
                 return Err(deleted());
@@ -90,6 +98,27 @@ pub(super) fn property_resolved(
     })
 }
 
+/// The properties of a made-up entity ([`crate::exec::ctx::Virtuals`]), if `v` is one this statement made.
+fn virtual_props(v: &Value, ctx: &Ctx) -> Option<std::collections::BTreeMap<Arc<str>, ResultValue>> {
+    match v {
+        Value::Node(n) if is_virtual(n.0) => ctx.virtual_node(n.0).map(|d| d.properties),
+        Value::Rel(r) if is_virtual(r.0) => ctx.virtual_rel(r.0).map(|d| d.properties),
+        _ => None,
+    }
+}
+
+/// A made-up entity's property as an expression reads it (those properties are strings and lists of them).
+fn from_result(v: &ResultValue) -> Value {
+    match v {
+        ResultValue::Bool(b) => Value::Bool(*b),
+        ResultValue::Int(i) => Value::Int(*i),
+        ResultValue::Float(f) => Value::Float(*f),
+        ResultValue::String(s) => Value::String(s.clone()),
+        ResultValue::List(items) => Value::list(items.iter().map(from_result).collect()),
+        _ => Value::Null,
+    }
+}
+
 /// The stored properties of a node or relationship. A node this transaction created and this statement deleted
 /// has none left (Neo4j answers `properties()` with `{}` and `keys()` with `[]`); reading one that was there
 /// before the transaction, or any relationship, after deleting it is an error, as in Neo4j.
@@ -108,6 +137,9 @@ fn entity_props<'g>(v: &Value, ctx: &'g Ctx) -> Result<Option<std::borrow::Cow<'
 
 /// All properties of a node, relationship or map, as a map.
 pub(crate) fn properties_of(v: &Value, ctx: &Ctx) -> Result<Value> {
+    if let Some(props) = virtual_props(v, ctx) {
+        return Ok(Value::map(props.iter().map(|(k, v)| (k.clone(), from_result(v))).collect()));
+    }
     let props = match v {
         Value::Null => return Ok(Value::Null),
         Value::Map(_) => return Ok(v.clone()),
@@ -235,6 +267,16 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
             }
         }
         _ if arg.is_null() => Value::Null,
+        GraphFn::Labels
+        | GraphFn::Type
+        | GraphFn::StartNode
+        | GraphFn::EndNode
+        | GraphFn::Keys
+        | GraphFn::ElementId
+            if matches!(arg, Value::Node(n) if is_virtual(n.0)) || matches!(arg, Value::Rel(r) if is_virtual(r.0)) =>
+        {
+            virtual_function(f, arg, ctx).ok_or_else(deleted)??
+        }
         GraphFn::Labels => match arg {
             Value::Node(n) => {
                 // Storage keeps them sorted by id, the order they were first created in the database, which is how
@@ -296,5 +338,31 @@ pub(super) fn graph_function(f: GraphFn, args: &[Value], ctx: &Ctx) -> Result<Va
             _ => return Err(wrong("length")),
         },
         GraphFn::Exists => Value::Bool(!arg.is_null()),
+    })
+}
+
+/// [`graph_function`] of a made-up entity ([`crate::exec::ctx::Virtuals`]); `None` when this statement made
+/// no such entity.
+fn virtual_function(f: GraphFn, arg: &Value, ctx: &Ctx) -> Option<Result<Value>> {
+    let wrong = |name: &str| {
+        Err(CypherError::type_error("InvalidArgumentType", format!("{name}() cannot take a {}", arg.type_name())))
+    };
+    Some(match (f, arg) {
+        (GraphFn::ElementId, Value::Node(n)) => Ok(Value::string(format!("n:{}", n.0 as i64))),
+        (GraphFn::ElementId, Value::Rel(r)) => Ok(Value::string(format!("r:{}", r.0 as i64))),
+        (GraphFn::Keys, _) => Ok(Value::list(virtual_props(arg, ctx)?.into_keys().map(Value::String).collect())),
+        (GraphFn::Labels, Value::Node(n)) => {
+            Ok(Value::list(ctx.virtual_node(n.0)?.labels.into_iter().map(Value::String).collect()))
+        }
+        (GraphFn::Labels, _) => wrong("labels"),
+        (GraphFn::Type, Value::Rel(r)) => Ok(Value::String(ctx.virtual_rel(r.0)?.rel_type)),
+        (GraphFn::Type, _) => wrong("type"),
+        (GraphFn::StartNode | GraphFn::EndNode, Value::Rel(r)) => {
+            let rel = ctx.virtual_rel(r.0)?;
+            Ok(Value::Node(plexus_storage::NodeId(if f == GraphFn::StartNode { rel.start } else { rel.end })))
+        }
+        (GraphFn::StartNode, _) => wrong("startNode"),
+        (GraphFn::EndNode, _) => wrong("endNode"),
+        _ => return None,
     })
 }

@@ -12,7 +12,7 @@ use plexus_storage::RelId;
 use crate::ast::{BinaryOp, Quantifier};
 use crate::compare;
 use crate::error::{CypherError, ErrorKind, Phase, Result};
-use crate::exec::ctx::Ctx;
+use crate::exec::ctx::{is_virtual, Ctx};
 use crate::exec::{run_plan, Row};
 
 mod access;
@@ -297,6 +297,10 @@ impl CExpr {
             CExpr::HasLabels(e, labels) => match e.eval_ref(row, ctx)?.as_ref() {
                 Value::Null => Value::Null,
                 &Value::Node(n) => Value::Bool(ctx.node_has_labels(n, labels)),
+                &Value::Rel(r) if is_virtual(r.0) => {
+                    let ty = ctx.virtual_rel(r.0).map(|rel| rel.rel_type);
+                    Value::Bool(labels.iter().all(|l| ty.as_ref() == Some(l.name())))
+                }
                 &Value::Rel(r) => {
                     let ty = ctx.g().rel(r).map(|rec| rec.ty);
                     Value::Bool(labels.iter().all(|l| ty.is_some() && ctx.type_token(l) == ty))
@@ -310,11 +314,19 @@ impl CExpr {
             },
             CExpr::LabelTest(e, test) => match e.eval_ref(row, ctx)?.as_ref() {
                 Value::Null => Value::Null,
+                &Value::Node(n) if is_virtual(n.0) => {
+                    let labels = ctx.virtual_node(n.0).map(|v| v.labels).unwrap_or_default();
+                    Value::Bool(test.matches(&|t: &Token| labels.contains(t.name()), !labels.is_empty()))
+                }
                 &Value::Node(n) => {
                     let g = ctx.g();
                     let labels = g.node_labels(n).map(|l| l.to_vec()).unwrap_or_default();
                     let has = |t: &Token| ctx.label_token(t).is_some_and(|id| labels.contains(&id));
                     Value::Bool(test.matches(&has, !labels.is_empty()))
+                }
+                &Value::Rel(r) if is_virtual(r.0) => {
+                    let ty = ctx.virtual_rel(r.0).map(|rel| rel.rel_type);
+                    Value::Bool(test.matches(&|t: &Token| ty.as_ref() == Some(t.name()), true))
                 }
                 &Value::Rel(r) => {
                     let ty = ctx.g().rel(r).map(|rec| rec.ty);
