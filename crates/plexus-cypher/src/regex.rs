@@ -25,9 +25,15 @@ pub fn full_match(pattern: &str, text: &str) -> Result<bool> {
             Some(re) => re,
             None => {
                 let re = fancy_regex::Regex::new(&java::full_match_pattern(pattern)).map_err(|e| {
+                    // A position would count in the rewritten pattern, not in the one the query wrote.
+                    let e = e.to_string();
+                    let reason = match e.strip_prefix("Parsing error at position ") {
+                        Some(rest) => rest.split_once(": ").map_or(rest, |(_, reason)| reason),
+                        None => &e,
+                    };
                     CypherError::argument(
                         "InvalidArgumentValue",
-                        format!("invalid regular expression '{pattern}': {e}"),
+                        format!("invalid regular expression '{pattern}': {reason}"),
                     )
                 })?;
                 if cache.len() > 256 {
@@ -103,5 +109,13 @@ mod tests {
         assert!(m("(?x) a  b # comment", "ab") && m("(?x)a # one\n b # two", "ab") && m("a(?x)b#c", "ab"));
         assert!(m(r"(?U)\w", "é") && m(r"(?U)\d", "٣") && m("(?U)a+", "aaa") && m("(?d).", "\r") && m("(?c)a", "a"));
         assert!(!m("(?d).", "\n") && m("(?i-d)A", "a"));
+    }
+
+    /// The reason a pattern is refused, without a position counted in the rewritten pattern.
+    #[test]
+    fn a_refused_pattern_gives_the_reason_only() {
+        let e = full_match("(", "a").unwrap_err();
+        assert!(e.message.starts_with("invalid regular expression '(': "), "{e}");
+        assert!(!e.message.contains("position"), "{e}");
     }
 }

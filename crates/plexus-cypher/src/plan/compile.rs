@@ -555,12 +555,15 @@ impl Planner<'_> {
         agg: &mut AggMode,
     ) -> Result<CExpr> {
         let arity_error = |p: &Self, min: usize, max: usize| {
+            // As the query spells it (`randomUUID`), where it can be read back; the name here is lower-cased.
+            let written = p.text.get(e.span.start..e.span.end).and_then(|t| t.split('(').next()).map(str::trim);
+            let shown = written.filter(|w| w.to_lowercase().replace(char::is_whitespace, "") == name).unwrap_or(name);
             p.error(
                 e.span,
                 CypherError::syntax(
                     "InvalidNumberOfArguments",
                     format!(
-                        "function {name}() takes {} argument(s), got {}",
+                        "function {shown}() takes {} argument(s), got {}",
                         match (min, max) {
                             (min, max) if min == max => min.to_string(),
                             (min, usize::MAX) => format!("at least {min}"),
