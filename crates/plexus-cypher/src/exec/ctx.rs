@@ -190,6 +190,11 @@ impl<'a> Ctx<'a> {
         self.virtuals.cell().borrow().rels.get(&id).cloned()
     }
 
+    #[cold]
+    fn virtual_node_has_labels(&self, id: u64, labels: &[Token]) -> bool {
+        self.virtual_node(id).is_some_and(|v| labels.iter().all(|l| v.labels.contains(l.name())))
+    }
+
     /// Keeps made-up entities for the rest of the statement, for its results to resolve.
     pub fn add_virtuals(&self, more: Virtuals) {
         let mut v = self.virtuals.cell().borrow_mut();
@@ -385,7 +390,7 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn node_has_labels(&self, n: plexus_storage::NodeId, labels: &[Token]) -> bool {
         if is_virtual(n.0) {
-            return self.virtual_node(n.0).is_some_and(|v| labels.iter().all(|l| v.labels.contains(l.name())));
+            return self.virtual_node_has_labels(n.0, labels);
         }
         let g = self.g();
         labels.iter().all(|l| self.label_token(l).is_some_and(|id| g.node_has_label(n, id)))

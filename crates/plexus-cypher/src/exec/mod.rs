@@ -61,32 +61,34 @@ pub(crate) fn clear_row(row: &mut Row) {
 /// label scan, UNWIND) copies its input row that way for every row it makes.
 #[inline]
 pub(crate) fn clone_row(row: &Row) -> Row {
-    let len = row.len();
-    let mut copy: Row = Vec::with_capacity(len);
-    // SAFETY: the copy gets the row's bits whole, then every value that owns memory is overwritten, without
-    // being dropped, by a clone of its own; a value that frees nothing on drop owns nothing
-    // (`Value::frees_on_drop`, whose payloads a compile-time assertion in `value.rs` checks), so its bitwise
-    // copy is an independent equal value. The length is set only once all are written: a clone that panics
-    // leaves an empty vector, and the bitwise copies are forgotten, never dropped twice.
-    unsafe {
-        std::ptr::copy_nonoverlapping(row.as_ptr(), copy.as_mut_ptr(), len);
-        for (i, value) in row.iter().enumerate() {
-            if value.frees_on_drop() {
-                std::ptr::write(copy.as_mut_ptr().add(i), value.clone());
-            }
-        }
-        copy.set_len(len);
-    }
+    let mut copy = Vec::with_capacity(row.len());
+    // SAFETY: `copy` is empty with room for the row.
+    unsafe { copy_into_empty(&mut copy, row) };
     copy
 }
 
 /// Makes `dst` a copy of `src` in `dst`'s memory, as [`clone_row`] copies.
+#[inline]
 pub(crate) fn copy_row_into(dst: &mut Row, src: &Row) {
     clear_row(dst);
+    dst.reserve(src.len());
+    // SAFETY: `dst` was just emptied and has room for `src`.
+    unsafe { copy_into_empty(dst, src) };
+}
+
+/// Copies `src` into `dst`, which must be empty with capacity for all of it.
+///
+/// # Safety
+/// `dst.len() == 0` and `dst.capacity() >= src.len()`.
+#[inline(always)]
+unsafe fn copy_into_empty(dst: &mut Row, src: &Row) {
     let len = src.len();
-    dst.reserve(len);
-    // SAFETY: as in `clone_row`: `dst` is empty with room for `len` values; they are written whole, each that
-    // owns memory overwritten by its own clone, and the length set once all are written.
+    debug_assert!(dst.is_empty() && dst.capacity() >= len);
+    // SAFETY: `dst` gets the row's bits whole, then every value that owns memory is overwritten, without being
+    // dropped, by a clone of its own; a value that frees nothing on drop owns nothing (`Value::frees_on_drop`,
+    // whose payloads a compile-time assertion in `value.rs` checks), so its bitwise copy is an independent equal
+    // value. The length is set only once all are written: a clone that panics leaves an empty vector, and the
+    // bitwise copies are forgotten, never dropped twice.
     unsafe {
         std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr(), len);
         for (i, value) in src.iter().enumerate() {

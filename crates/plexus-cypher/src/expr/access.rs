@@ -58,13 +58,10 @@ pub(super) fn property_resolved(
 ) -> Result<Value> {
     Ok(match base {
         Value::Null => Value::Null,
-        Value::Node(n) if is_virtual(n.0) => {
-            virtual_props(base, ctx).and_then(|props| props.get(key).map(from_result)).unwrap_or(Value::Null)
-        }
-        Value::Rel(r) if is_virtual(r.0) => {
-            virtual_props(base, ctx).and_then(|props| props.get(key).map(from_result)).unwrap_or(Value::Null)
-        }
         Value::Node(n) => {
+            if is_virtual(n.0) {
+                return Ok(virtual_property(base, key, ctx));
+            }
             if ctx.deleted_node(*n) && !ctx.g().node_exists(*n) {
                 return Err(deleted());
             }
@@ -75,6 +72,9 @@ pub(super) fn property_resolved(
             }
         }
         Value::Rel(r) => {
+            if is_virtual(r.0) {
+                return Ok(virtual_property(base, key, ctx));
+            }
             if ctx.deleted_rel(*r).is_some() && !ctx.g().rel_exists(*r) {
                 return Err(deleted());
             }
@@ -105,6 +105,12 @@ fn virtual_props(v: &Value, ctx: &Ctx) -> Option<std::collections::BTreeMap<Arc<
         Value::Rel(r) if is_virtual(r.0) => ctx.virtual_rel(r.0).map(|d| d.properties),
         _ => None,
     }
+}
+
+/// Property `key` of a made-up entity; null when it has none, or when this statement made no such entity.
+#[cold]
+fn virtual_property(entity: &Value, key: &str, ctx: &Ctx) -> Value {
+    virtual_props(entity, ctx).and_then(|props| props.get(key).map(from_result)).unwrap_or(Value::Null)
 }
 
 /// A made-up entity's property as an expression reads it (those properties are strings and lists of them).
