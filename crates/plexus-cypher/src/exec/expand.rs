@@ -542,9 +542,12 @@ impl<'p> CycleWalk<'p> {
 /// paths of one row can be more than a query is allowed the time for. It pauses when `emit` says its batch is
 /// full, and goes on from there when called again.
 struct VarWalk<'p> {
-    /// One frame per node of the path so far (the start, then one per relationship in `path`): the relationships
-    /// out of it and how many of them have been tried.
-    frames: Vec<(Vec<plexus_storage::RelEntry>, usize)>,
+    /// The relationships out of each node of the path so far, one run after another: a frame's run is pushed
+    /// when the walk reaches its node and cut off when it leaves, so one buffer serves the whole walk.
+    entries: Vec<plexus_storage::RelEntry>,
+    /// One frame per node of the path so far (the start, then one per relationship in `path`): where its run
+    /// starts and ends in `entries`, and the next of them to try.
+    frames: Vec<Frame>,
     /// The node of each frame.
     at: Vec<NodeId>,
     path: PathRels,
@@ -552,6 +555,29 @@ struct VarWalk<'p> {
     /// For a quantified path pattern of several relationships: the repetition the walk takes whole.
     cycle: Option<CycleWalk<'p>>,
     steps: usize,
+}
+
+/// Makes `node`'s relationships the run of a new frame of a [`VarWalk`].
+fn push_frame(
+    entries: &mut Vec<plexus_storage::RelEntry>,
+    frames: &mut Vec<Frame>,
+    ctx: &Ctx,
+    node: NodeId,
+    (dir, filter): (plexus_storage::Direction, TypeFilter),
+) {
+    let start = entries.len();
+    let _ = ctx.g().visit_rels::<()>(node, dir, filter, |e| {
+        entries.push(e);
+        ControlFlow::Continue(())
+    });
+    frames.push(Frame { start, end: entries.len(), next: start });
+}
+
+/// A node of a walk's path: its run of relationships in [`VarWalk::entries`] and the next one to try.
+struct Frame {
+    start: usize,
+    end: usize,
+    next: usize,
 }
 
 /// Reports a path (its end, relationships and nodes in the walk's order); returns whether the batch is full and
@@ -576,8 +602,9 @@ impl<'p> VarWalk<'p> {
             return Ok(None);
         }
         let (dir, filter) = cycle.as_ref().map_or((spec.dir, spec.filter), |c| c.step(0));
-        let frames = vec![(ctx.g().rels_of(node, dir, filter), 0usize)];
-        Ok(Some(VarWalk { frames, at: vec![node], path: PathRels::default(), check, cycle, steps: 0 }))
+        let (mut entries, mut frames) = (Vec::new(), Vec::new());
+        push_frame(&mut entries, &mut frames, ctx, node, (dir, filter));
+        Ok(Some(VarWalk { entries, frames, at: vec![node], path: PathRels::default(), check, cycle, steps: 0 }))
     }
 
     /// Walks on until every path is reported (`true`) or `emit` asks for a pause (`false`).
@@ -589,15 +616,16 @@ impl<'p> VarWalk<'p> {
         distinct_from: &[usize],
         emit: &mut Emit,
     ) -> Result<bool> {
-        let g = ctx.g();
-        while let Some((entries, next)) = self.frames.last_mut() {
-            let Some(&e) = entries.get(*next) else {
+        while let Some(frame) = self.frames.last_mut() {
+            if frame.next == frame.end {
+                self.entries.truncate(frame.start);
                 self.frames.pop();
                 self.at.pop();
                 self.path.pop();
                 continue;
-            };
-            *next += 1;
+            }
+            let e = self.entries[frame.next];
+            frame.next += 1;
             self.steps += 1;
             if self.steps.is_multiple_of(BATCH) {
                 ctx.check_interrupt()?;
@@ -626,7 +654,7 @@ impl<'p> VarWalk<'p> {
             let full = whole && depth as u64 >= spec.min && emit(e.nbr, &self.path.rels, &self.at)?;
             if (depth as u64) < spec.max {
                 let (dir, filter) = self.cycle.as_ref().map_or((spec.dir, spec.filter), |c| c.step(depth));
-                self.frames.push((g.rels_of(e.nbr, dir, filter), 0));
+                push_frame(&mut self.entries, &mut self.frames, ctx, e.nbr, (dir, filter));
             } else {
                 self.path.pop();
                 self.at.pop();
