@@ -229,6 +229,19 @@ const TOP_QUERIES: &[(&str, &str)] = &[
         "MATCH (a)-[r:S]->(b) WITH id(b) AS k, count(*) AS c RETURN k AS key, c AS n ORDER BY n DESC, key LIMIT 2",
         "MATCH (a)-[r:S]->(b) WITH id(b) AS k, count(*) AS c RETURN k AS key, c AS n ORDER BY n * 1 DESC, key LIMIT 2",
     ),
+    // Sums that are not all integers: the groups hold values, sorted as ORDER BY sorts them.
+    (
+        "MATCH (a) WITH a, CASE WHEN a.w > 3 THEN 1.5 ELSE 1 END AS x MATCH (a)-[r]->(b) \
+         RETURN id(b) AS k, sum(x) AS s ORDER BY s, k DESC SKIP 1 LIMIT 4",
+        "MATCH (a) WITH a, CASE WHEN a.w > 3 THEN 1.5 ELSE 1 END AS x MATCH (a)-[r]->(b) \
+         RETURN id(b) AS k, sum(x) AS s ORDER BY s * 1, k DESC SKIP 1 LIMIT 4",
+    ),
+    (
+        "MATCH (a) WITH a, CASE WHEN a.w > 3 THEN 0.5 END AS x MATCH (a)-[r]->(b) \
+         RETURN id(b) AS k, sum(x) AS s ORDER BY s DESC LIMIT 3",
+        "MATCH (a) WITH a, CASE WHEN a.w > 3 THEN 0.5 END AS x MATCH (a)-[r]->(b) \
+         RETURN id(b) AS k, sum(x) AS s ORDER BY s * 1 DESC LIMIT 3",
+    ),
     // Sort keys the groups can answer only in part: groups tied on those are all lent, the sort decides.
     (
         "MATCH (a)-[r]->(b) RETURN id(b) AS k, count(*) AS c ORDER BY c DESC, -k LIMIT 2",

@@ -184,6 +184,8 @@ impl<'p> NeighbourCounts<'p> {
 
     /// [`Self::count_now`] after [`Self::start_row`].
     fn count_started(&mut self, row: &mut Row, start: NodeId, filter: TypeFilter, ctx: &Ctx) -> Result<()> {
+        // A batch flushed just before this row (one the batch could not take) may have left its counter held.
+        self.settle();
         self.index_cells();
         let hop = self.hop;
         let mut failed = None;
