@@ -209,7 +209,7 @@ impl Operator for ExpandAggregate<'_> {
         if self.output.is_none() {
             let rows = match self.fold(ctx)? {
                 Fold::Rows(grouper) => grouper.finish(ctx.width)?,
-                Fold::Counts(counts) => counts.finish(ctx.width)?,
+                Fold::Counts(counts) => counts.finish(ctx)?,
             };
             self.output = Some(rows.into_iter());
         }

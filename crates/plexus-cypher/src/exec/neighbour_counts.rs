@@ -535,14 +535,16 @@ impl<'p> NeighbourCounts<'p> {
         Ok(g)
     }
 
-    /// One row per cell; with no keys and no relationship counted, the one row of zero counts.
-    pub fn finish(mut self, width: usize) -> Result<Vec<Row>> {
-        self.settle();
+    /// One row per cell lent ([`Self::lent_cells`]); with no keys and no relationship counted, the one row of
+    /// zero counts.
+    pub fn finish(mut self, ctx: &Ctx) -> Result<Vec<Row>> {
+        let width = ctx.width;
+        let cells = self.lent_cells(ctx);
         if self.cell_keys.is_empty() && self.keys.is_empty() {
             return Ok(vec![self.zero_row(width)]);
         }
-        let mut out = Vec::with_capacity(self.cell_keys.len());
-        for c in 0..self.cell_keys.len() {
+        let mut out = Vec::with_capacity(cells.len());
+        for c in cells {
             // Only the key and aggregate slots are in scope after an aggregation: the rest stay null.
             let mut row = Vec::with_capacity(width);
             row.resize_with(width, || Value::Null);
@@ -580,13 +582,22 @@ impl<'p> NeighbourCounts<'p> {
         Ok(())
     }
 
-    /// The cells to lend: those [`Self::top_cells`] picks (in sort order when it knows every sort key), or
+    /// The cells to lend: those [`Self::top_cells`] picks (in sort order when it knows every sort key), every
+    /// one in sort order when it knows every sort key but picks none (the sort is then gone from the plan), or
     /// every one in cell order.
-    fn lent_cells(&mut self, ctx: &Ctx) -> Box<dyn Iterator<Item = usize>> {
-        match self.top_cells(ctx) {
-            Some(cells) => Box::new(cells.into_iter()),
-            None => Box::new(0..self.cell_keys.len()),
-        }
+    fn lent_cells(&mut self, ctx: &Ctx) -> std::vec::IntoIter<usize> {
+        let cells = match self.top_cells(ctx) {
+            Some(cells) => cells,
+            None => {
+                self.settle();
+                let mut all: Vec<usize> = (0..self.cell_keys.len()).collect();
+                if self.shape.top.as_ref().is_some_and(|top| top.exact) {
+                    self.sort_cells(&mut all);
+                }
+                all
+            }
+        };
+        cells.into_iter()
     }
 
     /// The groups of [`Self::lend`] as their parts, in runs of the same outer group, for a consumer that reads

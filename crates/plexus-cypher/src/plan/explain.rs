@@ -114,8 +114,11 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
             aggs.len(),
             filters.len(),
             match shape {
-                Some(shape) if shape.top.is_some() => ", counted per neighbour, top groups for the sort",
-                Some(_) => ", counted per neighbour",
+                Some(shape) => match &shape.top {
+                    Some(top) if top.exact => ", counted per neighbour, top groups in sort order",
+                    Some(_) => ", counted per neighbour, top groups for the sort",
+                    None => ", counted per neighbour",
+                },
                 None => "",
             }
         ),

@@ -78,8 +78,9 @@ pub(crate) enum Addend {
 pub(crate) struct TopGroups {
     /// The first sort keys (at least one) and whether each sorts descending.
     pub keys: Vec<(TopKey, bool)>,
-    /// `keys` are all the sort keys; otherwise the later ones are expressions the groups cannot answer, and
-    /// groups tied with the last one kept on `keys` are lent too, for the sort to decide between.
+    /// `keys` are all the sort keys: the count lends its groups in the sort's order, and the sort is gone
+    /// from the plan. Otherwise the later ones are expressions the groups cannot answer, and groups tied with
+    /// the last one kept on `keys` are lent too, for the sort that stays to decide between.
     pub exact: bool,
     pub skip: Option<CExpr>,
     pub limit: CExpr,
@@ -268,9 +269,26 @@ fn push_group_filter(node: &mut PlanNode) {
 
 /// Under `LIMIT` over `ORDER BY` (with or without `SKIP`) over projections of slots over a fused count whose
 /// first sort keys are its aggregates and the neighbour's id, records the sort in the count's shape
-/// ([`CountShape::top`]). The sort stays in the plan: the count only leaves out groups it would drop.
+/// ([`CountShape::top`]). When those are all the sort keys, the count lends its groups in the sort's order and
+/// the sort leaves the plan; otherwise it stays, and the count only leaves out groups it would drop.
 fn push_top_groups(node: &mut PlanNode) {
-    let PlanNode::Limit { input, count: limit } = node else { return };
+    if !record_top_groups(node) {
+        return;
+    }
+    let PlanNode::Limit { input, .. } = node else { unreachable!("recorded under a limit") };
+    let sort = match &mut **input {
+        PlanNode::Skip { input, .. } => &mut **input,
+        other => other,
+    };
+    let PlanNode::Sort { input, .. } = std::mem::replace(sort, PlanNode::Start) else {
+        unreachable!("recorded under a sort")
+    };
+    *sort = *input;
+}
+
+/// [`push_top_groups`] up to the sort's removal: records the top and says whether it is exact.
+fn record_top_groups(node: &mut PlanNode) -> bool {
+    let PlanNode::Limit { input, count: limit } = node else { return false };
     let limit = limit.clone();
     let (sort, skip) = match &mut **input {
         PlanNode::Skip { input: sorted, count } if matches!(**sorted, PlanNode::Sort { .. }) => {
@@ -278,7 +296,7 @@ fn push_top_groups(node: &mut PlanNode) {
         }
         other => (other, None),
     };
-    let PlanNode::Sort { input, keys } = sort else { return };
+    let PlanNode::Sort { input, keys } = sort else { return false };
     // Each key's slot while it is one (`None` from the first key that is another expression on).
     let mut slots: Vec<Option<usize>> = keys
         .iter()
@@ -301,7 +319,7 @@ fn push_top_groups(node: &mut PlanNode) {
         }
         below = input;
     }
-    let PlanNode::ExpandAggregate { keys, aggs, shape: Some(shape), .. } = below else { return };
+    let PlanNode::ExpandAggregate { keys, aggs, shape: Some(shape), .. } = below else { return false };
     let mut top = Vec::with_capacity(slots.len());
     for (s, desc) in slots.into_iter().zip(descending) {
         let Some(s) = s else { break };
@@ -313,10 +331,11 @@ fn push_top_groups(node: &mut PlanNode) {
         top.push((key, desc));
     }
     if top.is_empty() {
-        return;
+        return false;
     }
     let exact = top.len() == sort_keys;
     shape.top = Some(TopGroups { keys: top, exact, skip, limit });
+    exact
 }
 
 /// Where a slot's value comes from when a fused count's groups are lent as cells

@@ -178,6 +178,48 @@ impl NeighbourCounts<'_> {
     }
 }
 
+impl NeighbourCounts<'_> {
+    /// Puts `cells` in the order of the sort the plan recorded ([`CountShape::top`], all of whose keys the
+    /// count knows), ties in cell order as a stable sort of the cells would leave them: the order lent when
+    /// [`Self::top_cells`] picks nothing (every cell is kept, or the cells hold values other than integers).
+    pub(super) fn sort_cells(&self, cells: &mut [usize]) {
+        let Some(top) = self.shape.top.as_ref() else { return };
+        let width = self.aggs.len();
+        let neighbour = |c: usize| self.cell_keys[c].1 as i64;
+        let directed = |o: Ordering, desc: bool| if desc { o.reverse() } else { o };
+        match &self.cells {
+            Cells::Ints(ints) => cells.sort_by(|&a, &b| {
+                top.keys
+                    .iter()
+                    .map(|&(key, desc)| {
+                        let o = match key {
+                            TopKey::Aggregate(i) => ints[a * width + i].cmp(&ints[b * width + i]),
+                            TopKey::NeighbourId => neighbour(a).cmp(&neighbour(b)),
+                        };
+                        directed(o, desc)
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            }),
+            Cells::Values(values) => cells.sort_by(|&a, &b| {
+                top.keys
+                    .iter()
+                    .map(|&(key, desc)| {
+                        let o = match key {
+                            TopKey::Aggregate(i) => {
+                                crate::compare::order(&values[a * width + i], &values[b * width + i])
+                            }
+                            TopKey::NeighbourId => neighbour(a).cmp(&neighbour(b)),
+                        };
+                        directed(o, desc)
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            }),
+        }
+    }
+}
+
 /// The first `keep` (at least one) of `n` cells in sort order, ties in cell order, found in one pass: once
 /// there are `keep`, a cell enters only if it sorts before the worst of them, which most cells fail at the
 /// first key. Returns them and the last of them.
