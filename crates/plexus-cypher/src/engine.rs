@@ -12,8 +12,8 @@ use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::index_schema::{explained_schema, schema, schema_plan};
 use crate::plan::statistics::LabelCounts;
-use crate::plan::{explain, planner, Plan};
-use crate::results::materialize;
+use crate::plan::{explain, planner, Plan, PlanNode};
+use crate::results::{materialize, materialize_lent};
 use crate::value::Value;
 use crate::{Interrupt, Params, QueryResult, QueryStats};
 
@@ -574,18 +574,27 @@ fn run(plan: &Plan, mode: RunMode, mut ctx: Ctx, interrupt: Option<&Arc<Interrup
     if mode == RunMode::Profile {
         ctx.profile = Some(Default::default());
     }
-    let rows = if plan.columns.is_empty() {
-        // Nothing is returned: run for the side effects without keeping rows.
-        let mut op = crate::exec::open(&plan.root, None);
-        while op.next(&mut ctx)?.is_some() {}
-        Vec::new()
-    } else {
-        crate::exec::collect_result(&plan.root, &mut ctx)?
+    let rows = match &plan.root {
+        // A read converts each row as it is made. PROFILE counts the rows of the projection to the columns,
+        // and a write first settles its deletions, which decide how a deleted entity is returned.
+        PlanNode::Produce { input, columns } if !plan.writes && ctx.profile.is_none() && !columns.is_empty() => {
+            materialize_lent(input, columns, &mut ctx)?
+        }
+        _ => {
+            let rows = if plan.columns.is_empty() {
+                // Nothing is returned: run for the side effects without keeping rows.
+                let mut op = crate::exec::open(&plan.root, None);
+                while op.next(&mut ctx)?.is_some() {}
+                Vec::new()
+            } else {
+                crate::exec::collect_result(&plan.root, &mut ctx)?
+            };
+            if plan.writes {
+                crate::exec::update::settle_deletions(&mut ctx)?;
+            }
+            materialize(rows, &ctx)?
+        }
     };
-    if plan.writes {
-        crate::exec::update::settle_deletions(&mut ctx)?;
-    }
-    let rows = materialize(rows, &ctx)?;
     let profile = ctx.profile.as_ref().map(|p| p.borrow());
     let plan_text = profile.as_ref().map(|profile| {
         format!(

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::exec::ctx::Ctx;
 use crate::exec::Row;
+use crate::plan::PlanNode;
 use crate::value::{NodeData, PathData, RelData, ResultValue, Value};
 
 /// A result's rows as client values; checks the interrupt and the result-size limit between batches.
@@ -35,6 +36,43 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
         interrupt.check_result_size(bytes)?;
         out.push(row);
     }
+    Ok(out)
+}
+
+/// The rows of a read-only plan whose root returns columns `columns` of its input's rows, converted as `input`
+/// lends them: no row is collected, copied to its columns or freed first. Checks the interrupt and the
+/// result-size limit as [`materialize`] does.
+pub(crate) fn materialize_lent(input: &PlanNode, columns: &[usize], ctx: &mut Ctx) -> Result<Vec<Vec<ResultValue>>> {
+    let mut nodes: plexus_storage::fxhash::FxHashMap<u64, NodeData> = Default::default();
+    let interrupt = ctx.interrupt.clone();
+    let sized = interrupt.as_ref().is_some_and(|i| i.max_result_bytes.is_some());
+    let mut bytes = 0usize;
+    let mut out: Vec<Vec<ResultValue>> = Vec::new();
+    let mut op = crate::exec::open(input, None);
+    op.for_each_row(ctx, &mut |row, ctx| {
+        if let Some(interrupt) = &interrupt {
+            if out.len() % crate::exec::BATCH == crate::exec::BATCH - 1 {
+                interrupt.check()?;
+            }
+        }
+        let mut values = Vec::with_capacity(columns.len());
+        for &c in columns {
+            values.push(match &row[c] {
+                Value::Int(i) => ResultValue::Int(*i),
+                Value::Null => ResultValue::Null,
+                Value::String(s) => ResultValue::String(s.clone()),
+                v => resolve(v.clone(), ctx, &mut nodes)?,
+            });
+        }
+        if let (true, Some(interrupt)) = (sized, &interrupt) {
+            bytes += std::mem::size_of::<Vec<ResultValue>>()
+                + 16
+                + values.iter().map(ResultValue::approx_size).sum::<usize>();
+            interrupt.check_result_size(bytes)?;
+        }
+        out.push(values);
+        Ok(std::ops::ControlFlow::Continue(()))
+    })?;
     Ok(out)
 }
 

@@ -247,6 +247,27 @@ pub(super) struct Limit<'p> {
 }
 
 impl Operator for Limit<'_> {
+    /// Lends the input's first rows as they come: nothing is collected, and the rows past the limit are never
+    /// made, as with [`Limit::next`]'s rows taken one at a time.
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        if self.remaining.is_none() {
+            self.remaining = Some(count_value(self.count, ctx, "LIMIT")?);
+        }
+        let left = self.remaining.unwrap();
+        if self.pulled || self.drain || left == 0 {
+            return lend_batches(self, ctx, sink);
+        }
+        self.pulled = true;
+        let mut lent = 0;
+        self.input.for_each_row(ctx, &mut |row, ctx| {
+            lent += 1;
+            let flow = sink(row, ctx)?;
+            Ok(if lent == left { ControlFlow::Break(()) } else { flow })
+        })?;
+        self.remaining = Some(0);
+        Ok(())
+    }
+
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
         if self.remaining.is_none() {
             self.remaining = Some(count_value(self.count, ctx, "LIMIT")?);
