@@ -181,13 +181,20 @@ impl Counter {
     ) -> usize {
         let (acc, touched) = (&mut self.acc[..], &self.touched[..]);
         let mut passing = 0;
+        // The worst kept first key held here, in a register: once the top is full most entries fall below it,
+        // and the loop then costs a load, a store and two comparisons an entry.
+        let mut floor_first = top.floor_first();
         for (c, &nbr) in touched[..self.len].iter().enumerate() {
             let sum = std::mem::take(&mut acc[nbr as usize]);
             if !left(sum, nbr, adjacent) {
                 continue;
             }
             passing += 1;
-            top.offer(sum ^ flip, || second_flip.map_or(0, |f| nbr as i64 ^ f), c);
+            let first = sum ^ flip;
+            if first > floor_first {
+                continue;
+            }
+            floor_first = top.offer_within_floor(first, second_flip.map_or(0, |f| nbr as i64 ^ f), c);
         }
         self.len = 0;
         self.added = 0;

@@ -324,12 +324,25 @@ impl TopTwo {
         if first > self.floor_first {
             return;
         }
+        self.offer_within_floor(first, second(), c);
+    }
+
+    /// The first key of the worst kept cell once `keep` are kept (`i64::MAX` before): a cell whose first key
+    /// is above it cannot enter.
+    pub(super) fn floor_first(&self) -> i64 {
+        self.floor_first
+    }
+
+    /// [`Self::offer`] of a cell whose first key is not above [`Self::floor_first`], out of the caller's loop
+    /// (few cells get here). Returns the new floor's first key.
+    #[inline(never)]
+    pub(super) fn offer_within_floor(&mut self, first: i64, second: i64, c: usize) -> i64 {
         // The second key's sign bit flipped makes its unsigned order its signed one, below the first key's bits.
-        let key = (i128::from(first) << 64) | i128::from((second() as u64) ^ (1 << 63));
+        let key = (i128::from(first) << 64) | i128::from((second as u64) ^ (1 << 63));
         // A later cell tied with the worst kept sorts after it.
         if self.best.len() == self.keep {
             if key >= self.floor {
-                return;
+                return self.floor_first;
             }
             self.best.pop();
         }
@@ -340,6 +353,7 @@ impl TopTwo {
             self.floor = self.best[self.keep - 1].0;
             self.floor_first = (self.floor >> 64) as i64;
         }
+        self.floor_first
     }
 }
 
