@@ -333,17 +333,24 @@ impl TopTwo {
         self.floor_first
     }
 
-    /// [`Self::offer`] of a cell whose first key is not above [`Self::floor_first`], out of the caller's loop
-    /// (few cells get here). Returns the new floor's first key.
-    #[inline(never)]
+    /// [`Self::offer`] of a cell whose first key is not above [`Self::floor_first`]. Returns the new floor's
+    /// first key.
+    #[inline]
     pub(super) fn offer_within_floor(&mut self, first: i64, second: i64, c: usize) -> i64 {
         // The second key's sign bit flipped makes its unsigned order its signed one, below the first key's bits.
         let key = (i128::from(first) << 64) | i128::from((second as u64) ^ (1 << 63));
-        // A later cell tied with the worst kept sorts after it.
+        // A later cell tied with the worst kept sorts after it: many cells tie on a small count, and leave here.
+        if self.best.len() == self.keep && key >= self.floor {
+            return self.floor_first;
+        }
+        self.enter(key, c)
+    }
+
+    /// Puts a cell that sorts before the worst kept one (or fills the top) in its place, out of the caller's
+    /// loop: few cells get here.
+    #[inline(never)]
+    fn enter(&mut self, key: i128, c: usize) -> i64 {
         if self.best.len() == self.keep {
-            if key >= self.floor {
-                return self.floor_first;
-            }
             self.best.pop();
         }
         // After every kept cell that sorts before it or ties with it.
