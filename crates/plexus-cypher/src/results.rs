@@ -64,6 +64,10 @@ pub(crate) fn materialize_lent(input: &PlanNode, columns: &[usize], ctx: &mut Ct
                 v => resolve(v.clone(), ctx, &mut nodes)?,
             });
         }
+        if out.capacity() == 0 {
+            // Grown from empty, a small result would be reallocated at 4, 8 and 16 rows.
+            out.reserve(16);
+        }
         if let (true, Some(interrupt)) = (sized, &interrupt) {
             bytes += std::mem::size_of::<Vec<ResultValue>>()
                 + 16

@@ -67,9 +67,9 @@ struct RowState {
     ready: bool,
     group: u32,
     /// Per aggregate, what each of the row's relationships adds (`None`: a null argument, nothing).
-    addends: Vec<Option<Value>>,
+    addends: smallvec::SmallVec<[Option<Value>; 2]>,
     /// The same as integers (null as 0), valid when `all_ints` (they all are).
-    int_addends: Vec<i64>,
+    int_addends: smallvec::SmallVec<[i64; 4]>,
     all_ints: bool,
     /// The ids of the nodes the neighbour must differ from (the `not_equal` filters) and of the relationships
     /// already bound in the row (which this one must differ from), as pairs padded with `u64::MAX`; `None`
@@ -112,7 +112,7 @@ pub(crate) struct NeighbourCounts<'p> {
     /// Per `adjacent` filter of the shape, the neighbours of the node it asks about (and which node that is).
     adjacent: Vec<(Option<NodeId>, NodeMap)>,
     row: RowState,
-    key: Vec<Equivalent>,
+    key: smallvec::SmallVec<[Equivalent; 2]>,
     hop: Hop<'p>,
     /// Input rows taken in batches, when the count's shape allows it.
     batcher: Option<batch::Batcher<'p>>,
@@ -156,14 +156,14 @@ impl<'p> NeighbourCounts<'p> {
                 passes: false,
                 ready: false,
                 group: 0,
-                addends: Vec::with_capacity(aggs.len()),
-                int_addends: Vec::with_capacity(aggs.len()),
+                addends: smallvec::SmallVec::with_capacity(aggs.len()),
+                int_addends: smallvec::SmallVec::with_capacity(aggs.len()),
                 all_ints: false,
                 excluded: None,
                 bound_rels: None,
                 adjacent_ready: false,
             },
-            key: Vec::with_capacity(keys.len()),
+            key: smallvec::SmallVec::with_capacity(keys.len()),
             hop,
             batcher: None,
             held: None,
@@ -531,7 +531,7 @@ impl<'p> NeighbourCounts<'p> {
         }
         self.outer_keys.push(self.key.iter().map(|k| k.0.clone()).collect());
         let g = (self.outer_keys.len() - 1) as u32;
-        self.outer_index.insert(self.key.clone(), g);
+        self.outer_index.insert(self.key.to_vec(), g);
         Ok(g)
     }
 
