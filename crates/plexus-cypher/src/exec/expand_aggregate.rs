@@ -129,6 +129,7 @@ impl<'p> ExpandAggregate<'p> {
                 }
                 Ok(ControlFlow::Continue(()))
             })?;
+            super::drop_row(row);
             if lent {
                 fold.flush(ctx)?;
                 return Ok(fold);

@@ -56,6 +56,11 @@ pub(crate) fn clear_row(row: &mut Row) {
     unsafe { row.set_len(0) };
 }
 
+/// Drops `row` as [`clear_row`] empties it: without a drop call per slot that frees nothing.
+pub(crate) fn drop_row(mut row: Row) {
+    clear_row(&mut row);
+}
+
 /// A copy of `row`. `Vec::clone` calls the value's clone once per slot, out of line, where most slots hold
 /// nulls, numbers or ids that copy as plain bits: an operator that makes a row per match (an expansion, a
 /// label scan, UNWIND) copies its input row that way for every row it makes.
@@ -228,6 +233,7 @@ fn lend_batches<O: Operator + ?Sized>(op: &mut O, ctx: &mut Ctx, sink: &mut RowS
             if sink(&mut row, ctx)?.is_break() {
                 return Ok(());
             }
+            drop_row(row);
         }
     }
     Ok(())
@@ -729,6 +735,7 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
                 if let Some(arg) = start.take() {
                     let mut row = arg.unwrap_or_else(|| vec![Value::Null; ctx.width]);
                     let _ = expander.lend(&mut row, ctx, sink)?;
+                    drop_row(row);
                 }
                 Ok(())
             }

@@ -579,6 +579,7 @@ impl<'p> NeighbourCounts<'p> {
                 break;
             }
         }
+        super::drop_row(row);
         Ok(())
     }
 

@@ -110,7 +110,7 @@ impl Drop for Batcher<'_> {
     fn drop(&mut self) {
         let mut buffers = std::mem::take(&mut self.buffers);
         // Values are let go now, not when the buffers are next used.
-        buffers.row.clear();
+        crate::exec::clear_row(&mut buffers.row);
         buffers.starts.clear();
         if buffers.starts.capacity() <= MAX_QUEUED {
             BUFFERS.with(|p| p.borrow_mut().push(buffers));
