@@ -342,7 +342,7 @@ impl<'p> Grouper<'p> {
                     percentile_arg(p)?;
                 }
             }
-            self.groups.push((vec![Value::Null; width], self.aggs.iter().map(Acc::new).collect()));
+            self.groups.push((super::null_row(width), self.aggs.iter().map(Acc::new).collect()));
         }
         let mut out = Vec::with_capacity(self.groups.len());
         for (mut row, accs) in self.groups {
@@ -385,7 +385,7 @@ impl<'p> Aggregate<'p> {
         })?;
         if let Some(run_keys) = self.run_keys.take() {
             if grouper.groups.is_empty() {
-                let mut row = vec![Value::Null; ctx.width];
+                let mut row = super::null_row(ctx.width);
                 for (slot, value) in run_keys {
                     row[slot] = value;
                 }

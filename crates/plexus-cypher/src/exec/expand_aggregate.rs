@@ -101,7 +101,7 @@ impl<'p> ExpandAggregate<'p> {
         if let Some(parts) = self.shape.and_then(|s| s.cells_in.as_deref()) {
             // The slots this reads, and only those, written from each group's cell: no row is built and
             // projected per group.
-            let mut row: Row = vec![Value::Null; ctx.width];
+            let mut row: Row = super::null_row(ctx.width);
             // A batching count takes the groups after the first of a run straight into its open batch: they
             // share that one's outer keys, so its state.
             let direct = match &fold {

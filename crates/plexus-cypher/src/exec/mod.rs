@@ -56,6 +56,14 @@ pub(crate) fn clear_row(row: &mut Row) {
     unsafe { row.set_len(0) };
 }
 
+/// A row of `width` nulls, written in place (`vec![Value::Null; width]` calls the value's clone for each).
+#[inline]
+pub(crate) fn null_row(width: usize) -> Row {
+    let mut row = Vec::with_capacity(width);
+    row.resize_with(width, || Value::Null);
+    row
+}
+
 /// Drops `row` as [`clear_row`] empties it: without a drop call per slot that frees nothing.
 pub(crate) fn drop_row(mut row: Row) {
     clear_row(&mut row);
@@ -539,7 +547,7 @@ impl Operator for Start {
             return Ok(None);
         }
         self.done = true;
-        let row = self.row.take().flatten().unwrap_or_else(|| vec![Value::Null; ctx.width]);
+        let row = self.row.take().flatten().unwrap_or_else(|| null_row(ctx.width));
         Ok(Some(vec![row]))
     }
 }
@@ -733,7 +741,7 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
         match &mut self.input {
             Source::Start(start) => {
                 if let Some(arg) = start.take() {
-                    let mut row = arg.unwrap_or_else(|| vec![Value::Null; ctx.width]);
+                    let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
                     let _ = expander.lend(&mut row, ctx, sink)?;
                     drop_row(row);
                 }
@@ -775,7 +783,7 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
                 },
                 Source::Start(start) => match start.take() {
                     Some(arg) => {
-                        self.current = Some(arg.unwrap_or_else(|| vec![Value::Null; ctx.width]));
+                        self.current = Some(arg.unwrap_or_else(|| null_row(ctx.width)));
                         false
                     }
                     None => true,

@@ -643,7 +643,7 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     fn zero_row(&self, width: usize) -> Row {
-        let mut row = vec![Value::Null; width];
+        let mut row = super::null_row(width);
         for spec in self.aggs {
             row[spec.slot] = Value::Int(0);
         }

@@ -196,7 +196,7 @@ pub(crate) fn count_value(e: &crate::expr::CExpr, ctx: &Ctx, what: &str) -> Resu
     let value = match e {
         crate::expr::CExpr::Const(v) => v.clone(),
         crate::expr::CExpr::Param(_) => e.eval(&[], ctx)?,
-        _ => e.eval(&vec![Value::Null; ctx.width], ctx)?,
+        _ => e.eval(&null_row(ctx.width), ctx)?,
     };
     let invalid = |detail: &'static str, got: String| {
         Err(CypherError::syntax(detail, format!("{what} must be a non-negative integer, got {got}"))

@@ -184,7 +184,7 @@ impl NeighbourCounts<'_> {
         let batcher = self.batcher.as_mut().expect("checked above");
         batcher.open = true;
         batcher.dead = !self.row.passes;
-        batcher.buffers.row.clone_from(row);
+        crate::exec::copy_row_into(&mut batcher.buffers.row, row);
         batcher.types = types_of(filter);
         self.queue(start, ctx)
     }
