@@ -519,7 +519,11 @@ impl<'p> NeighbourCounts<'p> {
     }
 
     fn outer_group(&mut self, row: &Row, ctx: &Ctx) -> Result<u32> {
-        if self.shape.outer_keys.is_empty() && !self.outer_keys.is_empty() {
+        if self.shape.outer_keys.is_empty() {
+            // One group for every row: made at the first, without the index (nothing looks it up).
+            if self.outer_keys.is_empty() {
+                self.outer_keys.push(Vec::new());
+            }
             return Ok(0);
         }
         self.key.clear();
