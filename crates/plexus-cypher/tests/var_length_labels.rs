@@ -1,7 +1,8 @@
 //! A label filter on the end node of a variable-length pattern is checked inside the walk
-//! (`VarLengthExpand(... #n:Label)` in plans), before a path becomes a row. Each query is compared with the same
-//! query whose label test waits behind a projection (where it stays a filter), on random graphs, in a snapshot
-//! and inside a write transaction holding its own changes.
+//! (`VarLengthExpand(... #n:Label)` in plans), before a path becomes a row, and one on the new node of a single
+//! hop inside the hop (`ExpandAll(... #n:Label)`). Each query is compared with the same query whose label test
+//! waits behind a projection (where it stays a filter), on random graphs, in a snapshot and inside a write
+//! transaction holding its own changes.
 
 use plexus_cypher::{Engine, Params, ResultValue};
 use plexus_storage::{Store, WriteTxn};
@@ -29,6 +30,38 @@ const PAIRS: &[(&str, &str)] = &[
     (
         "MATCH (a) WITH a MATCH (a)-[:R*0..2]->(b:Missing) RETURN count(*)",
         "MATCH (a) WITH a MATCH (a)-[:R*0..2]->(b) WITH b, 0 AS z WHERE b:Missing RETURN count(*)",
+    ),
+];
+
+/// (label checked in the hop, label checked after a projection).
+const HOP_PAIRS: &[(&str, &str)] = &[
+    (
+        "MATCH (a) WITH a MATCH (a)-[:R]->(b:A) RETURN id(a), id(b)",
+        "MATCH (a) WITH a MATCH (a)-[:R]->(b) WITH a, b, 0 AS z WHERE b:A RETURN id(a), id(b)",
+    ),
+    (
+        "MATCH (a:B) WITH a MATCH (a)<-[r]-(b:A:B) RETURN id(a), id(r), id(b)",
+        "MATCH (a:B) WITH a MATCH (a)<-[r]-(b) WITH a, r, b, 0 AS z WHERE b:A:B RETURN id(a), id(r), id(b)",
+    ),
+    (
+        "MATCH (a) WITH a MATCH (a)-[:R|S]-(b:B) RETURN id(a), id(b)",
+        "MATCH (a) WITH a MATCH (a)-[:R|S]-(b) WITH a, b, 0 AS z WHERE b:B RETURN id(a), id(b)",
+    ),
+    (
+        "MATCH (a) WITH a MATCH (a)-[:R]->(b:Missing) RETURN id(a), id(b)",
+        "MATCH (a) WITH a MATCH (a)-[:R]->(b) WITH a, b, 0 AS z WHERE b:Missing RETURN id(a), id(b)",
+    ),
+    // The middle node of a two-hop pattern (the recommendation's `(:Item)`), the second hop lent each match.
+    (
+        "MATCH (a) WITH a MATCH (a)-[:R]->(:A)<-[:R]-(c) WHERE a <> c RETURN id(a), id(c)",
+        "MATCH (a) WITH a MATCH (a)-[:R]->(m) WITH a, m, 0 AS z WHERE m:A MATCH (m)<-[:R]-(c) WHERE a <> c \
+         RETURN id(a), id(c)",
+    ),
+    (
+        "MATCH (a:A) WITH a MATCH (a)-[:R]->(m:B) WITH a, m ORDER BY id(m) DESC, id(a) LIMIT 3 \
+         RETURN id(a), id(m)",
+        "MATCH (a:A) WITH a MATCH (a)-[:R]->(m) WITH a, m, 0 AS z WHERE m:B \
+         WITH a, m ORDER BY id(m) DESC, id(a) LIMIT 3 RETURN id(a), id(m)",
     ),
 ];
 
@@ -69,15 +102,22 @@ fn rows(result: plexus_cypher::QueryResult) -> Vec<String> {
 }
 
 fn all_agree(run: &mut dyn FnMut(&str) -> Vec<String>) -> Result<(), TestCaseError> {
-    for (walked, filtered) in PAIRS {
+    for (walked, filtered) in PAIRS.iter().chain(HOP_PAIRS) {
         prop_assert_eq!(run(walked), run(filtered), "{} vs {}", walked, filtered);
     }
     // In an OPTIONAL MATCH the WHERE belongs to the pattern: a node without such a path keeps one null row.
-    let (walked, filtered) = (
-        "MATCH (a:A) OPTIONAL MATCH (a)-[:R*1..3]->(b:B) RETURN id(a), id(b)",
-        "MATCH (a:A) OPTIONAL MATCH (a)-[:R*1..3]->(b) WHERE b:B RETURN id(a), id(b)",
-    );
-    prop_assert_eq!(run(walked), run(filtered), "{} vs {}", walked, filtered);
+    for (walked, filtered) in [
+        (
+            "MATCH (a:A) OPTIONAL MATCH (a)-[:R*1..3]->(b:B) RETURN id(a), id(b)",
+            "MATCH (a:A) OPTIONAL MATCH (a)-[:R*1..3]->(b) WHERE b:B RETURN id(a), id(b)",
+        ),
+        (
+            "MATCH (a:A) OPTIONAL MATCH (a)-[:R]->(b:B) RETURN id(a), id(b)",
+            "MATCH (a:A) OPTIONAL MATCH (a)-[:R]->(b) WHERE b:B RETURN id(a), id(b)",
+        ),
+    ] {
+        prop_assert_eq!(run(walked), run(filtered), "{} vs {}", walked, filtered);
+    }
     Ok(())
 }
 
@@ -109,5 +149,19 @@ fn plans_check_end_labels_in_the_walk_only_where_the_filter_sits_on_it() {
         assert!(pushed, "{walked}\n{plan}");
         let plan = engine.explain(filtered).expect("explain");
         assert!(!plan.lines().any(|l| l.contains("VarLengthExpand") && l.contains(':')), "{filtered}\n{plan}");
+    }
+}
+
+#[test]
+fn plans_check_a_hop_s_new_node_labels_in_the_hop_only_where_the_filter_sits_on_it() {
+    let engine = Engine::new();
+    for (in_hop, filtered) in HOP_PAIRS {
+        let plan = engine.explain(in_hop).expect("explain");
+        let pushed = plan
+            .lines()
+            .any(|l| l.contains("ExpandAll") && (l.contains(":A)") || l.contains(":B)") || l.contains(":Missing)")));
+        assert!(pushed, "{in_hop}\n{plan}");
+        let plan = engine.explain(filtered).expect("explain");
+        assert!(!plan.lines().any(|l| l.contains("ExpandAll") && l.contains(':')), "{filtered}\n{plan}");
     }
 }

@@ -61,7 +61,7 @@ impl RowExpander for Expander<'_> {
     /// sort under a LIMIT (`MATCH (p)<-[:HAS_CREATOR]-(m) ... ORDER BY m.date LIMIT 10`) copies only the rows
     /// it keeps. The input row is copied once, at its first match, to restore it when the sink takes it.
     fn lend(&mut self, row: &mut Row, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
-        let PlanNode::Expand { from, rel, to, dir, distinct_from, types: names, .. } = self.plan else {
+        let PlanNode::Expand { from, rel, to, dir, distinct_from, types: names, to_labels, .. } = self.plan else {
             unreachable!("lends only for a single hop")
         };
         let types = cached_types(&mut self.types, ctx, names);
@@ -76,7 +76,9 @@ impl RowExpander for Expander<'_> {
         let mut lent = 0usize;
         let _ = ctx.g().visit_rels(start, *dir, filter, |e| {
             // The sink writes only slots of its own, never the bound relationships.
-            if rel_in(original.as_ref().unwrap_or(row), distinct_from, e.rel) {
+            if rel_in(original.as_ref().unwrap_or(row), distinct_from, e.rel)
+                || (!to_labels.is_empty() && !ctx.node_has_labels(e.nbr, to_labels))
+            {
                 return ControlFlow::Continue(());
             }
             lent += 1;
@@ -131,7 +133,7 @@ impl RowExpander for Expander<'_> {
         let limit = BATCH.max(out.len() + 1);
         let results: &mut Batch = out;
         match self.plan {
-            PlanNode::Expand { from, rel, to, dir, to_bound, rel_bound, distinct_from, .. } => {
+            PlanNode::Expand { from, rel, to, dir, to_bound, rel_bound, distinct_from, to_labels, .. } => {
                 let Value::Node(start) = row[*from] else { return Ok(false) };
                 let bound_to = if *to_bound {
                     match row[*to] {
@@ -154,7 +156,10 @@ impl RowExpander for Expander<'_> {
                 // node with one match (the common case in point queries) copies nothing.
                 let mut last: Option<(RelId, NodeId)> = None;
                 let mut emit = |e: plexus_storage::RelEntry| {
-                    if bound_rel.is_some_and(|r| r != e.rel) || rel_in(row, distinct_from, e.rel) {
+                    if bound_rel.is_some_and(|r| r != e.rel)
+                        || rel_in(row, distinct_from, e.rel)
+                        || (!to_labels.is_empty() && !ctx.node_has_labels(e.nbr, to_labels))
+                    {
                         return ControlFlow::<()>::Continue(());
                     }
                     if let Some((prev_rel, prev_nbr)) = last.replace((e.rel, e.nbr)) {

@@ -57,11 +57,12 @@ pub(crate) fn describe(node: &PlanNode, ctx: Option<&Ctx>) -> String {
             };
             format!("{which}RelationshipIndex{how}(#{left} [#{rel}:{ty}.{key}] #{right})")
         }
-        P::Expand { from, to, dir, types, to_bound, .. } => format!(
-            "Expand{}(#{from} {:?} [{}] #{to})",
+        P::Expand { from, to, dir, types, to_bound, to_labels, .. } => format!(
+            "Expand{}(#{from} {:?} [{}] #{to}{})",
             if *to_bound { "Into" } else { "All" },
             dir,
-            types.iter().map(|t| t.as_ref()).collect::<Vec<_>>().join("|")
+            types.iter().map(|t| t.as_ref()).collect::<Vec<_>>().join("|"),
+            to_labels.iter().map(|l| format!(":{}", l.name())).collect::<String>()
         ),
         P::VarExpand { from, to, min, max, cycle: Some(cycle), .. } => format!(
             "QuantifiedPathExpand(#{from} ({}){{{min},{}}} #{to})",

@@ -148,6 +148,33 @@ fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
     push_end_labels(node);
 }
 
+/// After fusion: a label test on the new node of a single hop (`(a)-[:R]->(b:L)`, a filter right above the
+/// expand) moves into the hop, which then neither writes nor lends a row for a neighbour the filter would drop
+/// (C2's `(:Item)`: 2.3 K of its 69 K instructions went to that filter). Done once the plan is fused, since the
+/// fusion rules read such filters where the planner put them.
+pub(crate) fn push_hop_labels(node: &mut PlanNode) {
+    match node {
+        PlanNode::Union { parts, .. } => parts.iter_mut().for_each(push_hop_labels),
+        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
+            if let Some(inner) = Arc::get_mut(inner) {
+                push_hop_labels(inner)
+            }
+        }
+        _ => {}
+    }
+    if let Some(input) = node.input_mut() {
+        push_hop_labels(input);
+    }
+    let PlanNode::Filter { input, predicate: CExpr::HasLabels(on, labels) } = node else { return };
+    let PlanNode::Expand { to, to_bound: false, to_labels, .. } = &mut **input else { return };
+    if !matches!(**on, CExpr::Slot(s) if s == *to) {
+        return;
+    }
+    to_labels.append(labels);
+    let expand = std::mem::replace(&mut **input, PlanNode::Start);
+    *node = expand;
+}
+
 /// A label filter on the end node of a variable-length expand (`-[:REPLY_OF*0..]->(post:Post)`) moves into the
 /// walk, which then never copies a path ending elsewhere into a row only for the filter to drop it: on LDBC's
 /// IS2 most of a message's chain ends at comments.
@@ -180,12 +207,12 @@ fn count_from_store(node: &mut PlanNode) {
         }
         PlanNode::ExpandAggregate { expand, filters, keys, aggs, .. } if filters.is_empty() && keys.is_empty() => {
             let [agg] = &aggs[..] else { return };
-            let PlanNode::Expand { input, from, rel, to, dir, types, to_bound, rel_bound, distinct_from } =
+            let PlanNode::Expand { input, from, rel, to, dir, types, to_bound, rel_bound, distinct_from, to_labels } =
                 &mut **expand
             else {
                 return;
             };
-            let plain = !*to_bound && !*rel_bound && distinct_from.is_empty();
+            let plain = !*to_bound && !*rel_bound && distinct_from.is_empty() && to_labels.is_empty();
             if !plain || *dir == Direction::Both || !counts_rows(agg, &[*from, *rel, *to]) {
                 return;
             }

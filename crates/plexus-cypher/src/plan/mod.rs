@@ -298,6 +298,9 @@ pub(crate) enum PlanNode {
         rel_bound: bool,
         /// Relationship slots bound earlier in the same MATCH: the new relationship must differ from them.
         distinct_from: Vec<usize>,
+        /// Labels the new node must have: a label test on it, moved into the hop once the plan is fused
+        /// ([`fuse::push_hop_labels`]). Empty until then.
+        to_labels: Vec<Token>,
     },
     VarExpand {
         input: Box<PlanNode>,

@@ -537,6 +537,7 @@ impl Planner<'_> {
                         to_bound,
                         rel_bound,
                         distinct_from,
+                        to_labels: Vec::new(),
                     };
                     if let Some(test) = &rp.type_expr {
                         plan = PlanNode::Filter { input: Box::new(plan), predicate: type_test(rel_slots[ri], test) };

@@ -185,6 +185,7 @@ pub(crate) fn plan_query(
     };
     let (mut root, columns) = p.query(query, PlanNode::Start, &Scope::default(), true)?;
     super::fuse::fuse(&mut root);
+    super::fuse::push_hop_labels(&mut root);
     stream_creates(&mut root);
     let writes_per_row = root.writes_per_row();
     let commits_in_parts = root.commits_in_parts();
