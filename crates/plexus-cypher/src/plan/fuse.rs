@@ -114,15 +114,7 @@ pub(crate) fn fuse(node: &mut PlanNode) {
 /// [`fuse`], where `may_fuse` says whether `node` itself may become a fused count.
 fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
     let child_may_fuse = !reads_beyond_groups(node);
-    match node {
-        PlanNode::Union { parts, .. } => parts.iter_mut().for_each(fuse),
-        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
-            if let Some(inner) = Arc::get_mut(inner) {
-                fuse(inner)
-            }
-        }
-        _ => {}
-    }
+    for_each_nested_plan(node, fuse);
     if let Some(input) = node.input_mut() {
         fuse_below(input, child_may_fuse);
     }
@@ -148,20 +140,26 @@ fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
     push_end_labels(node);
 }
 
+/// Calls `f` on the plans nested in `node` other than its input: a union's parts, and the inner plan of an
+/// optional match or a subquery while this plan is its only owner.
+fn for_each_nested_plan(node: &mut PlanNode, f: fn(&mut PlanNode)) {
+    match node {
+        PlanNode::Union { parts, .. } => parts.iter_mut().for_each(f),
+        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
+            if let Some(inner) = Arc::get_mut(inner) {
+                f(inner)
+            }
+        }
+        _ => {}
+    }
+}
+
 /// After fusion: a label test on the new node of a single hop (`(a)-[:R]->(b:L)`, a filter right above the
 /// expand) moves into the hop, which then neither writes nor lends a row for a neighbour the filter would drop
 /// (C2's `(:Item)`: 2.3 K of its 69 K instructions went to that filter). Done once the plan is fused, since the
 /// fusion rules read such filters where the planner put them.
 pub(crate) fn push_hop_labels(node: &mut PlanNode) {
-    match node {
-        PlanNode::Union { parts, .. } => parts.iter_mut().for_each(push_hop_labels),
-        PlanNode::Optional { inner, .. } | PlanNode::Apply { inner, .. } => {
-            if let Some(inner) = Arc::get_mut(inner) {
-                push_hop_labels(inner)
-            }
-        }
-        _ => {}
-    }
+    for_each_nested_plan(node, push_hop_labels);
     if let Some(input) = node.input_mut() {
         push_hop_labels(input);
     }
