@@ -137,7 +137,6 @@ fn fuse_below(node: &mut PlanNode, may_fuse: bool) {
     }
     push_group_filter(node);
     push_top_groups(node);
-    push_end_labels(node);
 }
 
 /// Calls `f` on the plans nested in `node` other than its input: a union's parts, and the inner plan of an
@@ -154,38 +153,29 @@ fn for_each_nested_plan(node: &mut PlanNode, f: fn(&mut PlanNode)) {
     }
 }
 
-/// After fusion: a label test on the new node of a single hop (`(a)-[:R]->(b:L)`, a filter right above the
-/// expand) moves into the hop, which then neither writes nor lends a row for a neighbour the filter would drop
-/// (C2's `(:Item)`: 2.3 K of its 69 K instructions went to that filter). Done once the plan is fused, since the
-/// fusion rules read such filters where the planner put them.
+/// After fusion: a label test on the node a hop reaches, in a filter right above the hop, moves into it. A
+/// single hop (`(a)-[:R]->(b:L)`) then neither writes nor lends a row for a neighbour the filter would drop
+/// (C2's `(:Item)`), and a variable-length walk (`-[:REPLY_OF*0..]->(post:Post)`) never copies a path ending
+/// elsewhere into a row (on LDBC's IS2 most of a message's chain ends at comments). Done once the plan is
+/// fused, since the fusion rules read such filters where the planner put them; children first, so stacked
+/// label filters all move.
 pub(crate) fn push_hop_labels(node: &mut PlanNode) {
     for_each_nested_plan(node, push_hop_labels);
     if let Some(input) = node.input_mut() {
         push_hop_labels(input);
     }
     let PlanNode::Filter { input, predicate: CExpr::HasLabels(on, labels) } = node else { return };
-    let PlanNode::Expand { to, to_bound: false, to_labels, .. } = &mut **input else { return };
+    let (PlanNode::Expand { to, to_bound: false, to_labels, .. }
+    | PlanNode::VarExpand { to, to_bound: false, to_labels, .. }) = &mut **input
+    else {
+        return;
+    };
     if !matches!(**on, CExpr::Slot(s) if s == *to) {
         return;
     }
     to_labels.append(labels);
-    let expand = std::mem::replace(&mut **input, PlanNode::Start);
-    *node = expand;
-}
-
-/// A label filter on the end node of a variable-length expand (`-[:REPLY_OF*0..]->(post:Post)`) moves into the
-/// walk, which then never copies a path ending elsewhere into a row only for the filter to drop it: on LDBC's
-/// IS2 most of a message's chain ends at comments.
-fn push_end_labels(node: &mut PlanNode) {
-    while let PlanNode::Filter { input, predicate: CExpr::HasLabels(on, labels) } = node {
-        let PlanNode::VarExpand { to, to_bound: false, to_labels, .. } = &mut **input else { return };
-        if !matches!(**on, CExpr::Slot(s) if s == *to) {
-            return;
-        }
-        to_labels.append(labels);
-        let expand = std::mem::replace(&mut **input, PlanNode::Start);
-        *node = expand;
-    }
+    let hop = std::mem::replace(&mut **input, PlanNode::Start);
+    *node = hop;
 }
 
 /// An aggregation that only counts the nodes a scan of all nodes or of one label finds, or the relationships an
