@@ -550,8 +550,7 @@ impl<'p> NeighbourCounts<'p> {
         let mut out = Vec::with_capacity(cells.len());
         for c in cells {
             // Only the key and aggregate slots are in scope after an aggregation: the rest stay null.
-            let mut row = Vec::with_capacity(width);
-            row.resize_with(width, || Value::Null);
+            let mut row = super::null_row(width);
             self.write_group(c, &mut row);
             out.push(row);
         }

@@ -185,38 +185,20 @@ impl NeighbourCounts<'_> {
     pub(super) fn sort_cells(&self, cells: &mut [usize]) {
         let Some(top) = self.shape.top.as_ref() else { return };
         let width = self.aggs.len();
-        let neighbour = |c: usize| self.cell_keys[c].1 as i64;
-        let directed = |o: Ordering, desc: bool| if desc { o.reverse() } else { o };
-        match &self.cells {
-            Cells::Ints(ints) => cells.sort_by(|&a, &b| {
-                top.keys
-                    .iter()
-                    .map(|&(key, desc)| {
-                        let o = match key {
-                            TopKey::Aggregate(i) => ints[a * width + i].cmp(&ints[b * width + i]),
-                            TopKey::NeighbourId => neighbour(a).cmp(&neighbour(b)),
-                        };
-                        directed(o, desc)
-                    })
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            }),
-            Cells::Values(values) => cells.sort_by(|&a, &b| {
-                top.keys
-                    .iter()
-                    .map(|&(key, desc)| {
-                        let o = match key {
-                            TopKey::Aggregate(i) => {
-                                crate::compare::order(&values[a * width + i], &values[b * width + i])
-                            }
-                            TopKey::NeighbourId => neighbour(a).cmp(&neighbour(b)),
-                        };
-                        directed(o, desc)
-                    })
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            }),
-        }
+        let on_key = |a: usize, b: usize, key: TopKey| match (key, &self.cells) {
+            (TopKey::NeighbourId, _) => (self.cell_keys[a].1 as i64).cmp(&(self.cell_keys[b].1 as i64)),
+            (TopKey::Aggregate(i), Cells::Ints(ints)) => ints[a * width + i].cmp(&ints[b * width + i]),
+            (TopKey::Aggregate(i), Cells::Values(values)) => {
+                crate::compare::order(&values[a * width + i], &values[b * width + i])
+            }
+        };
+        cells.sort_by(|&a, &b| {
+            top.keys
+                .iter()
+                .map(|&(key, desc)| if desc { on_key(a, b, key).reverse() } else { on_key(a, b, key) })
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        });
     }
 }
 
