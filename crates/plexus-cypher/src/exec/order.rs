@@ -246,17 +246,18 @@ pub(super) struct Limit<'p> {
     pub(super) drain: bool,
 }
 
-impl Operator for Limit<'_> {
-    /// Lends the input's first rows as they come: nothing is collected, and the rows past the limit are never
-    /// made, as with [`Limit::next`]'s rows taken one at a time.
-    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+impl Limit<'_> {
+    /// The rows still to pass, the count evaluated at the first call.
+    fn left(&mut self, ctx: &Ctx) -> Result<usize> {
         if self.remaining.is_none() {
             self.remaining = Some(count_value(self.count, ctx, "LIMIT")?);
         }
-        let left = self.remaining.unwrap();
-        if self.pulled || self.drain || left == 0 {
-            return lend_batches(self, ctx, sink);
-        }
+        Ok(self.remaining.unwrap())
+    }
+
+    /// Lends the input's first `left` rows to `sink` as they come, so the rows below past the limit are never
+    /// made: a filter or projection under it does not run for them (nor fail on them, as in Neo4j).
+    fn lend_first(&mut self, ctx: &mut Ctx, left: usize, sink: &mut RowSink<'_>) -> Result<()> {
         self.pulled = true;
         let mut lent = 0;
         self.input.for_each_row(ctx, &mut |row, ctx| {
@@ -267,12 +268,20 @@ impl Operator for Limit<'_> {
         self.remaining = Some(0);
         Ok(())
     }
+}
+
+impl Operator for Limit<'_> {
+    /// Lends the input's first rows as they come ([`Limit::lend_first`]): nothing is collected.
+    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+        let left = self.left(ctx)?;
+        if self.pulled || self.drain || left == 0 {
+            return lend_batches(self, ctx, sink);
+        }
+        self.lend_first(ctx, left, sink)
+    }
 
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        if self.remaining.is_none() {
-            self.remaining = Some(count_value(self.count, ctx, "LIMIT")?);
-        }
-        let left = self.remaining.unwrap();
+        let left = self.left(ctx)?;
         if left == 0 {
             if self.drain {
                 self.drain = false;
@@ -287,15 +296,12 @@ impl Operator for Limit<'_> {
             return Ok(None);
         }
         if !self.pulled && left <= BATCH && !self.drain {
-            // A limit within one batch takes its rows one at a time, so the rows below it past the limit are never
-            // made: a filter or projection under it does not run for them (nor fail on them, as in Neo4j).
-            self.pulled = true;
+            // A limit within one batch takes its rows one at a time.
             let mut kept = Vec::with_capacity(left);
-            self.input.for_each_row(ctx, &mut |row, _| {
+            self.lend_first(ctx, left, &mut |row, _| {
                 kept.push(std::mem::take(row));
-                Ok(if kept.len() == left { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+                Ok(ControlFlow::Continue(()))
             })?;
-            self.remaining = Some(0);
             return Ok((!kept.is_empty()).then_some(kept));
         }
         self.pulled = true;
