@@ -31,8 +31,7 @@ pub(crate) fn materialize(rows: Vec<Row>, ctx: &Ctx) -> Result<Vec<Vec<ResultVal
             interrupt.check()?;
         }
         let row = resolve_row(row, ctx, &mut nodes)?;
-        // The row's own allocation too: for narrow rows of small values it is most of their memory.
-        bytes += std::mem::size_of::<Vec<ResultValue>>() + 16 + row.iter().map(ResultValue::approx_size).sum::<usize>();
+        bytes += result_row_bytes(&row);
         interrupt.check_result_size(bytes)?;
         out.push(row);
     }
@@ -57,11 +56,11 @@ pub(crate) fn materialize_lent(input: &PlanNode, columns: &[usize], ctx: &mut Ct
         }
         let mut values = Vec::with_capacity(columns.len());
         for &c in columns {
+            // Scalars read in place: a clone of every value would go through the value's clone, out of line.
             values.push(match &row[c] {
-                Value::Int(i) => ResultValue::Int(*i),
+                &Value::Int(i) => ResultValue::Int(i),
                 Value::Null => ResultValue::Null,
-                Value::String(s) => ResultValue::String(s.clone()),
-                v => resolve(v.clone(), ctx, &mut nodes)?,
+                v => client_value(v.clone(), ctx, &mut nodes)?,
             });
         }
         if out.capacity() == 0 {
@@ -69,9 +68,7 @@ pub(crate) fn materialize_lent(input: &PlanNode, columns: &[usize], ctx: &mut Ct
             out.reserve(16);
         }
         if let (true, Some(interrupt)) = (sized, &interrupt) {
-            bytes += std::mem::size_of::<Vec<ResultValue>>()
-                + 16
-                + values.iter().map(ResultValue::approx_size).sum::<usize>();
+            bytes += result_row_bytes(&values);
             interrupt.check_result_size(bytes)?;
         }
         out.push(values);
@@ -187,14 +184,30 @@ fn resolve_row(
 ) -> Result<Vec<ResultValue>> {
     let mut values = Vec::with_capacity(row.len());
     for v in row {
-        values.push(match v {
-            Value::Int(i) => ResultValue::Int(i),
-            Value::Null => ResultValue::Null,
-            Value::String(s) => ResultValue::String(s),
-            v => resolve(v, ctx, nodes)?,
-        });
+        values.push(client_value(v, ctx, nodes)?);
     }
     Ok(values)
+}
+
+/// One value as a result value, the common scalars without the call that resolves entities.
+#[inline]
+fn client_value(
+    v: Value,
+    ctx: &Ctx,
+    nodes: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>,
+) -> Result<ResultValue> {
+    Ok(match v {
+        Value::Int(i) => ResultValue::Int(i),
+        Value::Null => ResultValue::Null,
+        Value::String(s) => ResultValue::String(s),
+        v => resolve(v, ctx, nodes)?,
+    })
+}
+
+/// What a result row counts against the result-size limit: its values and its own allocation too (for narrow
+/// rows of small values that is most of their memory).
+fn result_row_bytes(row: &[ResultValue]) -> usize {
+    std::mem::size_of::<Vec<ResultValue>>() + 16 + row.iter().map(ResultValue::approx_size).sum::<usize>()
 }
 
 fn resolve(v: Value, ctx: &Ctx, nodes: &mut plexus_storage::fxhash::FxHashMap<u64, NodeData>) -> Result<ResultValue> {
