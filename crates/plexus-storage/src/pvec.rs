@@ -67,17 +67,20 @@ pub struct PVec<L> {
     /// Number of branch levels under the root (0: the root's children are leaves).
     height: u32,
     leaves: usize,
+    /// One more than the index of the last present leaf (0 when none is): kept so that [`PVec::last_leaf`],
+    /// which every dense per-node array of a query sizes itself by, is a field read and not a walk.
+    end: u64,
 }
 
 impl<L> Clone for PVec<L> {
     fn clone(&self) -> Self {
-        PVec { root: self.root.clone(), height: self.height, leaves: self.leaves }
+        PVec { root: self.root.clone(), height: self.height, leaves: self.leaves, end: self.end }
     }
 }
 
 impl<L> Default for PVec<L> {
     fn default() -> Self {
-        PVec { root: None, height: 0, leaves: 0 }
+        PVec { root: None, height: 0, leaves: 0, end: 0 }
     }
 }
 
@@ -149,6 +152,7 @@ impl<L: Clone + Default> PVec<L> {
                 if child.is_none() {
                     *child = Some(Child::Leaf(Arc::new(L::default())));
                     self.leaves += 1;
+                    self.end = self.end.max(index + 1);
                 }
                 match child {
                     Some(Child::Leaf(l)) => return unique(l),
@@ -168,7 +172,13 @@ impl<L: Clone + Default> PVec<L> {
     }
 
     /// Index of the last present leaf.
+    #[inline]
     pub fn last_leaf(&self) -> Option<u64> {
+        self.end.checked_sub(1)
+    }
+
+    /// [`PVec::last_leaf`] found by walking down the right edge of the tree.
+    fn find_last_leaf(&self) -> Option<u64> {
         fn walk<L>(b: &Branch<L>, level: u32, base: u64) -> Option<u64> {
             for (slot, child) in b.children.iter().enumerate().rev() {
                 let index = base | ((slot as u64) << (FANOUT_BITS * level));
@@ -199,6 +209,9 @@ impl<L: Clone + Default> PVec<L> {
             if level == 0 {
                 branch.children[slot] = None;
                 self.leaves -= 1;
+                if index + 1 == self.end {
+                    self.end = self.find_last_leaf().map_or(0, |last| last + 1);
+                }
                 return;
             }
             branch = match &mut branch.children[slot] {
@@ -297,6 +310,11 @@ mod tests {
             let mut snapshots = Vec::new();
             for (i, val, remove) in ops {
                 if remove {
+                    // Mostly a present leaf, often the last, so that removal moves the end.
+                    let i = match model.keys().nth(i as usize % (model.len() + 1)) {
+                        Some(&k) if i % 3 != 0 => k,
+                        _ => model.keys().next_back().copied().unwrap_or(i),
+                    };
                     v.remove(i);
                     model.remove(&i);
                 } else {
@@ -316,6 +334,7 @@ mod tests {
                     prop_assert_eq!(snap.next_leaf_at_or_after(*k), Some(*k));
                 }
                 prop_assert_eq!(snap.last_leaf(), m.keys().next_back().copied());
+                prop_assert_eq!(snap.find_last_leaf(), snap.last_leaf());
             }
         }
 
