@@ -276,9 +276,10 @@ fn top_two(n: usize, keep: usize, first: impl Fn(usize) -> i64, second: impl Fn(
 
 /// The first `keep` (at least one) of the cells offered, by two integer keys, ties in the order offered. A
 /// cell is compared on its second key only when its first ties the worst kept one, which few do. Both keys
-/// are packed into one `i128` that compares as the pair does, and a cell enters by a binary search and one
-/// move of the kept ones after it: with small counts many cells tie on the first key, and a swap per place
-/// they move down cost twice as much.
+/// are packed into one `i128` that compares as the pair does, and a cell enters by moving the kept ones that
+/// sort after it up one place, from the end: for the few kept (ten, usually) that is cheaper than a binary
+/// search and a call to move memory (5 % more recommendations per second, C2's 2,000 items, 10 likes, 1,000
+/// people), and cheaper than swapping it down (a swap per place writes twice).
 pub(super) struct TopTwo {
     keep: usize,
     /// The kept cells in sort order, with their packed keys.
@@ -336,8 +337,14 @@ impl TopTwo {
             self.best.pop();
         }
         // After every kept cell that sorts before it or ties with it.
-        let at = self.best.partition_point(|&(k, _)| k <= key);
-        self.best.insert(at, (key, c));
+        self.best.push((key, c));
+        let best = &mut self.best[..];
+        let mut at = best.len() - 1;
+        while at > 0 && best[at - 1].0 > key {
+            best[at] = best[at - 1];
+            at -= 1;
+        }
+        best[at] = (key, c);
         if self.best.len() == self.keep {
             self.floor = self.best[self.keep - 1].0;
             self.floor_first = (self.floor >> 64) as i64;
