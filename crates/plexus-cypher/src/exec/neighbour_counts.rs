@@ -93,9 +93,11 @@ pub(crate) struct NeighbourCounts<'p> {
     filters: &'p [CExpr],
     keys: &'p [(CExpr, usize)],
     aggs: &'p [AggSpec],
-    /// Groups of input rows by their outer keys, and each group's key values.
+    /// Groups of input rows by their outer keys, once there are two (one group, the usual case, is found by
+    /// comparing its keys), and every group's key values, one after another.
     outer_index: FxHashMap<Vec<Equivalent>, u32>,
-    outer_keys: Vec<Vec<Value>>,
+    outer_keys: smallvec::SmallVec<[Value; 2]>,
+    groups: u32,
     /// Cells of the first outer group (usually the only one) by neighbour id, and of the others by (group,
     /// neighbour id).
     first_cells: NodeMap,
@@ -142,7 +144,8 @@ impl<'p> NeighbourCounts<'p> {
             keys,
             aggs,
             outer_index: FxHashMap::default(),
-            outer_keys: Vec::new(),
+            outer_keys: smallvec::SmallVec::new(),
+            groups: 0,
             first_cells: NodeMap::new(if shape.neighbour_key.is_some() { node_bound } else { 1 }),
             unindexed: false,
             other_cells: FxHashMap::default(),
@@ -520,22 +523,29 @@ impl<'p> NeighbourCounts<'p> {
 
     fn outer_group(&mut self, row: &Row, ctx: &Ctx) -> Result<u32> {
         if self.shape.outer_keys.is_empty() {
-            // One group for every row: made at the first, without the index (nothing looks it up).
-            if self.outer_keys.is_empty() {
-                self.outer_keys.push(Vec::new());
-            }
+            // One group for every row, without keys.
             return Ok(0);
         }
         self.key.clear();
         for &k in &self.shape.outer_keys {
             self.key.push(Equivalent(self.keys[k].0.eval(row, ctx)?));
         }
-        if let Some(&g) = self.outer_index.get(self.key.as_slice()) {
+        if self.groups == 1 && self.outer_index.is_empty() {
+            let first = &self.outer_keys[..self.key.len()];
+            if self.key.iter().zip(first).all(|(k, v)| crate::compare::equivalent(&k.0, v)) {
+                return Ok(0);
+            }
+            // A second group: from now on groups are found by the index.
+            self.outer_index.insert(first.iter().map(|v| Equivalent(v.clone())).collect(), 0);
+        } else if let Some(&g) = self.outer_index.get(self.key.as_slice()) {
             return Ok(g);
         }
-        self.outer_keys.push(self.key.iter().map(|k| k.0.clone()).collect());
-        let g = (self.outer_keys.len() - 1) as u32;
-        self.outer_index.insert(self.key.to_vec(), g);
+        let g = self.groups;
+        self.outer_keys.extend(self.key.iter().map(|k| k.0.clone()));
+        self.groups += 1;
+        if g > 0 {
+            self.outer_index.insert(self.key.to_vec(), g);
+        }
         Ok(g)
     }
 
@@ -630,13 +640,8 @@ impl<'p> NeighbourCounts<'p> {
                 Some(t) => CellIndices::List(&t[from..to]),
                 None => CellIndices::Range(from, to),
             };
-            let run = CellRun {
-                outer: &self.outer_keys[group as usize],
-                keys: &self.cell_keys,
-                values,
-                width: self.aggs.len(),
-                cells,
-            };
+            let run =
+                CellRun { outer: self.group_keys(group), keys: &self.cell_keys, values, width: self.aggs.len(), cells };
             if sink(&run, ctx)?.is_break() {
                 break;
             }
@@ -653,10 +658,16 @@ impl<'p> NeighbourCounts<'p> {
         row
     }
 
+    /// The outer key values of group `group`.
+    fn group_keys(&self, group: u32) -> &[Value] {
+        let width = self.shape.outer_keys.len();
+        &self.outer_keys[group as usize * width..(group as usize + 1) * width]
+    }
+
     /// Writes cell `c`'s keys and aggregates into their slots of `row`.
     fn write_group(&self, c: usize, row: &mut Row) {
         let (group, nbr) = self.cell_keys[c];
-        for (&k, v) in self.shape.outer_keys.iter().zip(&self.outer_keys[group as usize]) {
+        for (&k, v) in self.shape.outer_keys.iter().zip(self.group_keys(group)) {
             put(&mut row[self.keys[k].1], v.clone());
         }
         if let Some((k, as_id)) = self.shape.neighbour_key {
