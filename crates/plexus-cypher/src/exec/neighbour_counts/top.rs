@@ -70,24 +70,18 @@ impl NeighbourCounts<'_> {
         let second_flip = top.keys.get(1).map(|&(_, desc)| -i64::from(desc));
         let Held { mut counter, in_set } = self.held.take().expect("called when held");
         let mut picked = TopTwo::new(keep.max(1));
-        let passing = counter.drain_top(in_set_slots(&self.adjacent, in_set), &mut picked, flip, second_flip);
-        if keep == 0 {
-            picked.best.clear();
-        }
-        // The picked groups become cells in the order reached (the cell order), and are lent in sort order.
-        let mut reached: Vec<usize> = (0..picked.best.len()).collect();
-        reached.sort_unstable_by_key(|&k| picked.best[k].1);
-        let mut lent = vec![0; reached.len()];
+        counter.drain_top(in_set_slots(&self.adjacent, in_set), &mut picked, flip, second_flip);
+        let best = if keep == 0 { &[][..] } else { &picked.best[..] };
+        // The picked groups become the cells in sort order, ties in the order reached (the packed key and the
+        // entry's index order them so), which is the order in which the stable sort above would leave them.
         let Cells::Ints(ints) = &mut self.cells else { unreachable!("held only over integer cells") };
-        for (cell, &k) in reached.iter().enumerate() {
-            let (key, c) = picked.best[k];
+        for &(key, c) in best {
             self.cell_keys.push((0, counter.touched[c]));
             ints.push((key >> 64) as i64 ^ flip);
-            lent[k] = cell;
         }
         self.unindexed = true;
         counter.give_back();
-        Some((keep < passing).then_some(lent))
+        Some(Some((0..best.len()).collect()))
     }
 
     /// `skip + limit` of the sort above, when valid.
