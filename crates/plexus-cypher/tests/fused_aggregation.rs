@@ -185,6 +185,26 @@ const QUERIES: &[(&str, &str)] = &[
     (
         "MATCH (a:B)-[r:S]->(b) RETURN count(*) AS c ORDER BY c LIMIT 1",
         "MATCH (a:B)-[r:S]->(b) WITH a, r, b, 0 AS z RETURN count(*) AS c ORDER BY c LIMIT 1",
+    ),    // The first hop's matches lent in runs to the count (see `lend_hops`): a count whose state reads the first
+    // hop's node, a label on that node, every node a start with a filter on it, a count of the first hop's
+    // relationship, undirected hops over self-loops.
+    (
+        "MATCH (a)-[r1:R]->(m)<-[r2:R]-(o) RETURN m.w AS k, id(o) AS o, count(*) AS c",
+        "MATCH (a)-[r1:R]->(m)<-[r2:R]-(o) WITH a, r1, m, r2, o, 0 AS z RETURN m.w AS k, id(o) AS o, count(*) AS c",
+    ),
+    (
+        "MATCH (a)-[r1]->(m:A)<-[r2]-(o) WHERE o <> a RETURN id(a) AS a, id(o) AS o, count(*) AS c",
+        "MATCH (a)-[r1]->(m:A)<-[r2]-(o) WITH a, r1, m, r2, o, 0 AS z WHERE o <> a \
+         RETURN id(a) AS a, id(o) AS o, count(*) AS c",
+    ),
+    (
+        "MATCH (a)-[r1:S]-(m)-[r2]-(o) WHERE a.w > 1 RETURN id(o) AS o, count(r1) AS c",
+        "MATCH (a)-[r1:S]-(m)-[r2]-(o) WITH a, r1, m, r2, o, 0 AS z WHERE a.w > 1 RETURN id(o) AS o, count(r1) AS c",
+    ),
+    (
+        "MATCH (a)-[r0]->(b)-[r1]->(m)<-[r2]-(o) WHERE id(a) = $me RETURN b, id(o) AS o, count(*) AS c",
+        "MATCH (a)-[r0]->(b)-[r1]->(m)<-[r2]-(o) WHERE id(a) = $me WITH a, r0, b, r1, m, r2, o, 0 AS z \
+         RETURN b, id(o) AS o, count(*) AS c",
     ),
 ];
 
@@ -404,6 +424,24 @@ proptest! {
     fn a_sort_lent_each_match_of_an_expand_returns_what_it_returns_over_batches(g in graph(), me in 0i64..10) {
         pairs_agree(&g, me, LENT_EXPANSIONS, Compare::InOrder)?;
     }
+}
+
+/// A node with more matches than one run of `lend_hops` (1,024): every run is counted, the first of each run
+/// through the checks of a new row and the others straight into the open batch.
+#[test]
+fn a_hop_with_more_matches_than_a_run_counts_them_all() {
+    let store = Store::in_memory();
+    let engine = Engine::new();
+    let build = "CREATE (me:P {i: -1}) WITH me UNWIND range(0, 2599) AS i CREATE (me)-[:R]->(m:M {i: i}) \
+                 WITH m, i UNWIND range(0, i % 3) AS j MERGE (o:P {i: j}) CREATE (o)-[:R]->(m)";
+    engine.execute(&store, build, &Params::new()).expect("build");
+    let fused = "MATCH (me:P {i: -1})-[r1:R]->(m:M)<-[r2:R]-(o) WHERE o <> me RETURN id(o) AS o, count(*) AS c";
+    let unfused = "MATCH (me:P {i: -1})-[r1:R]->(m:M)<-[r2:R]-(o) WITH me, r1, m, r2, o, 0 AS z WHERE o <> me \
+                   RETURN id(o) AS o, count(*) AS c";
+    let rows = run(&engine, &store, fused, 0).expect("fused");
+    assert_eq!(rows, run(&engine, &store, unfused, 0).expect("unfused"));
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows.iter().any(|r| r.contains("Int(2600)")), "{rows:?}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use plexus_storage::{Direction, NodeId, RelId, TypeFilter, TypeId};
 
 use super::ctx::Ctx;
 use super::shortest::{shortest_paths, shortest_paths_passing, shortest_repetitions, Search};
-use super::{clear_row, clone_row, put, Batch, Row, RowExpander, RowSink, BATCH};
+use super::{clear_row, clone_row, put, Batch, HopSink, Row, RowExpander, RowSink, BATCH};
 use crate::error::{CypherError, ErrorKind, Phase, Result};
 use crate::expr::CExpr;
 use crate::plan::{GroupItem, HopCycle, PlanNode};
@@ -22,11 +22,13 @@ pub(crate) struct Expander<'p> {
     pending: Vec<Row>,
     /// A variable-length walk paused with a full batch, to go on from where it stopped for the same row.
     walk: Option<VarWalk<'p>>,
+    /// The run of matches being gathered by [`RowExpander::lend_hops`], kept between rows.
+    hops: Vec<(RelId, NodeId)>,
 }
 
 impl<'p> Expander<'p> {
     pub fn new(plan: &'p PlanNode) -> Self {
-        Expander { plan, types: None, pending: Vec::new(), walk: None }
+        Expander { plan, types: None, pending: Vec::new(), walk: None, hops: Vec::new() }
     }
 }
 
@@ -106,6 +108,52 @@ impl RowExpander for Expander<'_> {
         if let Some(mut original) = original {
             clear_row(&mut original);
         }
+        outcome
+    }
+
+    fn lends_hops(&self) -> bool {
+        self.lends()
+    }
+
+    /// [`RowExpander::lend`] without writing each match into the row: the matches are gathered in runs of up
+    /// to a batch and lent with the row, which the sink may then write them into.
+    fn lend_hops(&mut self, row: &mut Row, ctx: &Ctx, sink: &mut HopSink<'_>) -> Result<ControlFlow<()>> {
+        let PlanNode::Expand { from, dir, distinct_from, types: names, to_labels, .. } = self.plan else {
+            unreachable!("lends hops only for a single hop")
+        };
+        let types = cached_types(&mut self.types, ctx, names);
+        if !names.is_empty() && types.is_empty() {
+            return Ok(ControlFlow::Continue(()));
+        }
+        let filter = if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(types) };
+        let Value::Node(start) = row[*from] else { return Ok(ControlFlow::Continue(())) };
+        let mut hops = std::mem::take(&mut self.hops);
+        hops.clear();
+        let mut outcome = Ok(ControlFlow::Continue(()));
+        let _ = ctx.g().visit_rels(start, *dir, filter, |e| {
+            // The sink writes only the hop's slots and those after them, never the bound relationships.
+            if rel_in(row, distinct_from, e.rel) || (!to_labels.is_empty() && !ctx.node_has_labels(e.nbr, to_labels)) {
+                return ControlFlow::Continue(());
+            }
+            hops.push((e.rel, e.nbr));
+            if hops.len() < BATCH {
+                return ControlFlow::Continue(());
+            }
+            match sink(row, &hops, ctx) {
+                Ok(ControlFlow::Continue(())) => {
+                    hops.clear();
+                    ControlFlow::Continue(())
+                }
+                other => {
+                    outcome = other;
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        if matches!(outcome, Ok(ControlFlow::Continue(()))) && !hops.is_empty() {
+            outcome = sink(row, &hops, ctx);
+        }
+        self.hops = hops;
         outcome
     }
 

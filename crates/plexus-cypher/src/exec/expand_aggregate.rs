@@ -135,6 +135,27 @@ impl<'p> ExpandAggregate<'p> {
                 return Ok(fold);
             }
         }
+        if let (Fold::Counts(_), PlanNode::Expand { rel: hop_rel, to: hop_to, .. }) = (&fold, &**input) {
+            if !input.writes_anywhere() {
+                // A single hop below lends its matches in runs, which a batching count takes mostly without a
+                // row of their own (`MATCH (me)-[:LIKES]->(i)<-[:LIKES]-(o)`: the items of one person).
+                let mut hop_ids: Option<Vec<TypeId>> = None;
+                let lent = self.input.lend_hops(ctx, &mut |row, hops, ctx| {
+                    let ids = cached_types(&mut hop_ids, ctx, types);
+                    if !types.is_empty() && ids.is_empty() {
+                        return Ok(ControlFlow::Continue(()));
+                    }
+                    let filter = if types.is_empty() { TypeFilter::All } else { TypeFilter::Only(ids) };
+                    let Fold::Counts(counts) = &mut fold else { unreachable!("checked above") };
+                    counts.count_hops(row, hops, (*hop_rel, *hop_to), filter, ctx)?;
+                    Ok(ControlFlow::Continue(()))
+                })?;
+                if lent {
+                    fold.flush(ctx)?;
+                    return Ok(fold);
+                }
+            }
+        }
         if lends_groups(input) || !input.writes_anywhere() {
             // The input computed its groups before lending the first, or writes nothing at all: nothing writes
             // while its rows are read, so they can be lent one by one instead of copied into batches.

@@ -26,7 +26,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use plexus_storage::fxhash::FxHashSet;
-use plexus_storage::NodeId;
+use plexus_storage::{NodeId, RelId};
 
 use crate::compare::{self, Equivalent};
 use crate::error::{CypherError, Result};
@@ -150,7 +150,20 @@ pub(crate) trait Operator {
     fn lend_cell_runs(&mut self, _ctx: &mut Ctx, _sink: &mut CellRunSink<'_>) -> Result<bool> {
         Ok(false)
     }
+
+    /// Lends the matches of a single hop to a new node along a new relationship to `sink` without writing
+    /// them into rows: each input row with runs of its matches, (relationship, neighbour). For a consumer that
+    /// takes most matches without a row of their own (a fused count batching them, see
+    /// `neighbour_counts::NeighbourCounts::count_hops`); false, with nothing consumed, when this operator is
+    /// not such a hop.
+    fn lend_hops(&mut self, _ctx: &mut Ctx, _sink: &mut HopSink<'_>) -> Result<bool> {
+        Ok(false)
+    }
 }
+
+/// The receiver of [`Operator::lend_hops`]: an input row and a run of its matches. It may write the hop's
+/// relationship and neighbour slots of the row, and the slots after them, but no other.
+pub(crate) type HopSink<'a> = dyn FnMut(&mut Row, &[(RelId, NodeId)], &Ctx) -> Result<ControlFlow<()>> + 'a;
 
 /// Groups of a fused count that share their outer keys, lent by [`Operator::lend_cell_runs`]: the cells
 /// `cells` of the count's arrays, in cell order.
@@ -354,6 +367,18 @@ impl<O: Operator> Operator for Interruptible<'_, O> {
                 ctx.check_interrupt()?;
             }
             sink(row, ctx)
+        })
+    }
+
+    fn lend_hops(&mut self, ctx: &mut Ctx, sink: &mut HopSink<'_>) -> Result<bool> {
+        if ctx.profile.is_some() {
+            // Rows, so that PROFILE counts each operator's rows and time.
+            return Ok(false);
+        }
+        ctx.check_interrupt()?;
+        self.op.lend_hops(ctx, &mut |row, hops, ctx| {
+            ctx.check_interrupt()?;
+            sink(row, hops, ctx)
         })
     }
 
@@ -685,6 +710,17 @@ pub(crate) trait RowExpander {
     fn lend(&mut self, _row: &mut Row, _ctx: &Ctx, _sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
         unreachable!("lend is only called on an expander that lends")
     }
+
+    /// Whether [`RowExpander::lend_hops`] serves this expander.
+    fn lends_hops(&self) -> bool {
+        false
+    }
+
+    /// Lends the matches for `row` in runs (see [`Operator::lend_hops`]). Only called when
+    /// [`RowExpander::lends_hops`].
+    fn lend_hops(&mut self, _row: &mut Row, _ctx: &Ctx, _sink: &mut HopSink<'_>) -> Result<ControlFlow<()>> {
+        unreachable!("lend_hops is only called on an expander that lends hops")
+    }
 }
 
 /// Where a [`FlatMap`]'s input rows come from: an operator, or the starting row itself when the input is
@@ -749,6 +785,24 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
             }
             Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend(row, ctx, sink)),
         }
+    }
+
+    fn lend_hops(&mut self, ctx: &mut Ctx, sink: &mut HopSink<'_>) -> Result<bool> {
+        if !self.expander.lends_hops() || self.current.is_some() || self.pending.len() != 0 {
+            return Ok(false);
+        }
+        let expander = &mut self.expander;
+        match &mut self.input {
+            Source::Start(start) => {
+                if let Some(arg) = start.take() {
+                    let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
+                    let _ = expander.lend_hops(&mut row, ctx, sink)?;
+                    drop_row(row);
+                }
+            }
+            Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend_hops(row, ctx, sink))?,
+        }
+        Ok(true)
     }
 
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {

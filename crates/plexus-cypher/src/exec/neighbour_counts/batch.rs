@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 
-use plexus_storage::{IdSlice, NodeId, TypeFilter, TypeId};
+use plexus_storage::{IdSlice, NodeId, RelId, TypeFilter, TypeId};
 
 use super::counter::Counter;
 use super::top::Held;
@@ -187,6 +187,37 @@ impl NeighbourCounts<'_> {
         crate::exec::copy_row_into(&mut batcher.buffers.row, row);
         batcher.types = types_of(filter);
         self.queue(start, ctx)
+    }
+
+    /// [`Self::count_row`] for each of `hops`, the matches of the single hop below that writes the
+    /// relationship and the neighbour slots `(rel, to)` (see [`crate::exec::Operator::lend_hops`]): each is
+    /// written into `row` and counted. A match after the first differs from the one before only in those two
+    /// slots, so when the batch's state reads neither and the one before left a batch open, it joins that batch
+    /// without the checks of [`Self::count_row`].
+    pub fn count_hops(
+        &mut self,
+        row: &mut Row,
+        hops: &[(RelId, NodeId)],
+        (rel, to): (usize, usize),
+        filter: TypeFilter,
+        ctx: &Ctx,
+    ) -> Result<()> {
+        let state_kept =
+            self.batcher.as_ref().is_some_and(|b| !b.shape.state.contains(&rel) && !b.shape.state.contains(&to));
+        for (k, &(r, n)) in hops.iter().enumerate() {
+            crate::exec::put(&mut row[rel], Value::Rel(r));
+            crate::exec::put(&mut row[to], Value::Node(n));
+            if k > 0 && state_kept && self.held.is_none() {
+                if let (Some(batcher), Value::Node(node)) = (&self.batcher, &row[self.hop.from]) {
+                    if let Some(start) = batcher.start(row, *node).filter(|_| batcher.open) {
+                        self.queue(start, ctx)?;
+                        continue;
+                    }
+                }
+            }
+            self.count_row(row, filter, ctx)?;
+        }
+        Ok(())
     }
 
     /// Queues the groups of `run` from its `from`-th on as rows of the open batch, while they suit it: the
