@@ -9,6 +9,7 @@ mod apply;
 pub(crate) mod ctx;
 pub(crate) mod expand;
 pub(crate) mod expand_aggregate;
+mod flat_map;
 mod key_scans;
 pub(crate) mod load_csv;
 pub(crate) mod lookup;
@@ -21,6 +22,9 @@ pub(crate) mod schema_visualization;
 mod shortest;
 mod sources;
 pub(crate) mod update;
+
+pub(crate) use flat_map::RowExpander;
+use flat_map::{source, FlatMap};
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -687,57 +691,6 @@ impl<F: FnMut(Batch, &mut Ctx) -> Result<Batch>> Operator for MapBatch<'_, F> {
     }
 }
 
-/// Produces output rows for one input row, possibly more than fit in a batch: `expand` is called again with the
-/// same row while it returns `true` ("more to come").
-pub(crate) trait RowExpander {
-    /// Appends output rows for `row` to `out`; returns `true` if it stopped early and must be called again.
-    /// An expander may move `row` into its last output row (leaving it empty) once it will not read it again:
-    /// a lookup or an expansion that yields one row per input then copies no rows at all.
-    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool>;
-
-    /// Called once when the input is exhausted, for output held back until then.
-    fn finish(&mut self, _ctx: &mut Ctx, _out: &mut Batch) -> Result<()> {
-        Ok(())
-    }
-
-    /// Whether [`RowExpander::lend`] serves this expander.
-    fn lends(&self) -> bool {
-        false
-    }
-
-    /// Lends each output row for `row` to `sink` (see [`Operator::for_each_row`]) instead of appending it to
-    /// a batch; `Break` when the sink stopped. Only called when [`RowExpander::lends`].
-    fn lend(&mut self, _row: &mut Row, _ctx: &Ctx, _sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
-        unreachable!("lend is only called on an expander that lends")
-    }
-
-    /// Whether [`RowExpander::lend_hops`] serves this expander.
-    fn lends_hops(&self) -> bool {
-        false
-    }
-
-    /// Lends the matches for `row` in runs (see [`Operator::lend_hops`]). Only called when
-    /// [`RowExpander::lends_hops`].
-    fn lend_hops(&mut self, _row: &mut Row, _ctx: &Ctx, _sink: &mut HopSink<'_>) -> Result<ControlFlow<()>> {
-        unreachable!("lend_hops is only called on an expander that lends hops")
-    }
-}
-
-/// Where a [`FlatMap`]'s input rows come from: an operator, or the starting row itself when the input is
-/// `Start` (the first operator of most queries), which then costs no operator and no batch around one row.
-enum Source<'p> {
-    Op(Op<'p>),
-    /// The starting row (`None` inside: a row of nulls), until taken.
-    Start(Option<Option<Row>>),
-}
-
-fn source(input: &PlanNode, arg: Option<Row>) -> Source<'_> {
-    match input {
-        PlanNode::Start => Source::Start(Some(arg)),
-        _ => Source::Op(open(input, arg)),
-    }
-}
-
 /// Holds every row of its input before passing any on (see the subqueries that write, in [`open`]).
 struct Eager<'p> {
     input: Op<'p>,
@@ -751,106 +704,6 @@ impl Operator for Eager<'_> {
         }
         let out: Batch = self.rows.as_mut().expect("filled above").take(BATCH).collect();
         Ok((!out.is_empty()).then_some(out))
-    }
-}
-
-struct FlatMap<'p, E> {
-    input: Source<'p>,
-    expander: E,
-    pending: std::vec::IntoIter<Row>,
-    current: Option<Row>,
-    finished: bool,
-}
-
-impl<'p, E> FlatMap<'p, E> {
-    fn new(input: Source<'p>, expander: E) -> Self {
-        FlatMap { input, expander, pending: Vec::new().into_iter(), current: None, finished: false }
-    }
-}
-
-impl<E: RowExpander> Operator for FlatMap<'_, E> {
-    fn for_each_row(&mut self, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
-        if !self.expander.lends() || self.current.is_some() || self.pending.len() != 0 {
-            return lend_batches(self, ctx, sink);
-        }
-        let expander = &mut self.expander;
-        match &mut self.input {
-            Source::Start(start) => {
-                if let Some(arg) = start.take() {
-                    let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
-                    let _ = expander.lend(&mut row, ctx, sink)?;
-                    drop_row(row);
-                }
-                Ok(())
-            }
-            Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend(row, ctx, sink)),
-        }
-    }
-
-    fn lend_hops(&mut self, ctx: &mut Ctx, sink: &mut HopSink<'_>) -> Result<bool> {
-        if !self.expander.lends_hops() || self.current.is_some() || self.pending.len() != 0 {
-            return Ok(false);
-        }
-        let expander = &mut self.expander;
-        match &mut self.input {
-            Source::Start(start) => {
-                if let Some(arg) = start.take() {
-                    let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
-                    let _ = expander.lend_hops(&mut row, ctx, sink)?;
-                    drop_row(row);
-                }
-            }
-            Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend_hops(row, ctx, sink))?,
-        }
-        Ok(true)
-    }
-
-    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Batch>> {
-        let mut out = Vec::new();
-        loop {
-            if let Some(row) = &mut self.current {
-                // Sized for a few rows once there is something to expand (the last call, which finds the input
-                // exhausted, allocates nothing): growing from empty reallocates several times for a small result.
-                if out.capacity() == 0 {
-                    out.reserve(8);
-                }
-                let more = self.expander.expand(row, ctx, &mut out)?;
-                if !more {
-                    self.current = None;
-                }
-                if out.len() >= BATCH {
-                    return Ok(Some(out));
-                }
-                continue;
-            }
-            if let Some(row) = self.pending.next() {
-                self.current = Some(row);
-                continue;
-            }
-            let exhausted = match &mut self.input {
-                Source::Op(input) => match input.next(ctx)? {
-                    Some(batch) => {
-                        self.pending = batch.into_iter();
-                        false
-                    }
-                    None => true,
-                },
-                Source::Start(start) => match start.take() {
-                    Some(arg) => {
-                        self.current = Some(arg.unwrap_or_else(|| null_row(ctx.width)));
-                        false
-                    }
-                    None => true,
-                },
-            };
-            if exhausted {
-                if !self.finished {
-                    self.finished = true;
-                    self.expander.finish(ctx, &mut out)?;
-                }
-                return Ok(if out.is_empty() { None } else { Some(out) });
-            }
-        }
     }
 }
 
