@@ -2,12 +2,12 @@
 //! property index, by range through a property index. Each falls back to a label scan when the schema it hoped
 //! for is not there (plans are cached across schema changes, so the choice is made when the operator runs).
 
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 
 use plexus_storage::{GraphState, LabelId, NodeId, PropKeyId, Value as StoredValue};
 
 use super::ctx::Ctx;
-use super::{clone_row, Batch, Row, RowExpander, Scan};
+use super::{clone_row, put, Batch, Row, RowExpander, RowSink, Scan};
 use crate::compare::{self, CompareOp};
 use crate::error::Result;
 use crate::expr::CExpr;
@@ -19,19 +19,42 @@ pub(crate) struct NodeById<'p> {
     pub id: &'p CExpr,
 }
 
-impl RowExpander for NodeById<'_> {
-    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+impl NodeById<'_> {
+    /// The node the id names, if it exists.
+    fn find(&self, row: &Row, ctx: &Ctx) -> Result<Option<NodeId>> {
         let id = match self.id.eval(row, ctx)? {
             Value::Int(i) if i >= 0 => NodeId(i as u64),
             Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => NodeId(f as u64),
-            _ => return Ok(false),
+            _ => return Ok(None),
         };
-        if ctx.g().node_exists(id) {
+        Ok(ctx.g().node_exists(id).then_some(id))
+    }
+}
+
+impl RowExpander for NodeById<'_> {
+    fn expand(&mut self, row: &mut Row, ctx: &mut Ctx, out: &mut Batch) -> Result<bool> {
+        if let Some(id) = self.find(row, ctx)? {
             let mut r = std::mem::take(row);
             r[self.slot] = Value::Node(id);
             out.push(r);
         }
         Ok(false)
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    /// The one match written into `row` and lent: a point query's first operator hands its consumer the row
+    /// without a batch around it.
+    fn lend(&mut self, row: &mut Row, ctx: &Ctx, sink: &mut RowSink<'_>) -> Result<ControlFlow<()>> {
+        match self.find(row, ctx)? {
+            Some(id) => {
+                put(&mut row[self.slot], Value::Node(id));
+                sink(row, ctx)
+            }
+            None => Ok(ControlFlow::Continue(())),
+        }
     }
 }
 
