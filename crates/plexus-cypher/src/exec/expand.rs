@@ -17,7 +17,7 @@ use crate::value::{Path, Value};
 pub(crate) struct Expander<'p> {
     plan: &'p PlanNode,
     /// Resolved type ids; `None` until first use. An empty list with `any_type == false` matches nothing.
-    types: Option<Vec<TypeId>>,
+    types: Option<TypeIds>,
     /// Results for the current row not yet emitted (a high-degree node can exceed a batch).
     pending: Vec<Row>,
     /// A variable-length walk paused with a full batch, to go on from where it stopped for the same row.
@@ -32,14 +32,18 @@ impl<'p> Expander<'p> {
     }
 }
 
-fn resolve_types(ctx: &Ctx, names: &[Token]) -> Vec<TypeId> {
+/// Resolved relationship type ids: a pattern names one or two types nearly always, kept without an allocation
+/// (operators are made afresh for every run of a query, so each would allocate again).
+pub(super) type TypeIds = smallvec::SmallVec<[TypeId; 4]>;
+
+fn resolve_types(ctx: &Ctx, names: &[Token]) -> TypeIds {
     names.iter().filter_map(|n| ctx.type_token(n)).collect()
 }
 
 /// The ids of the relationship types `names`, kept in `cache` once every name has one: a name without one
 /// yet is looked up again for the next row, since a write earlier in the query (`CREATE (a)-[:NEW]->(b)
 /// WITH a MATCH (a)-[:NEW]->(x)`) may create the type while the query runs.
-pub(super) fn cached_types<'c>(cache: &'c mut Option<Vec<TypeId>>, ctx: &Ctx, names: &[Token]) -> &'c [TypeId] {
+pub(super) fn cached_types<'c>(cache: &'c mut Option<TypeIds>, ctx: &Ctx, names: &[Token]) -> &'c [TypeId] {
     if cache.as_ref().is_none_or(|ids| ids.len() < names.len()) {
         *cache = Some(resolve_types(ctx, names));
     }
@@ -544,7 +548,7 @@ fn set_groups(row: &mut Row, cycle: &HopCycle, rels: &[Value], nodes: &[NodeId],
 pub(super) struct CycleWalk<'p> {
     plan: &'p HopCycle,
     /// Direction and types (`None`: any type) of each step of a repetition, in the walk's order.
-    steps: Vec<(Direction, Option<Vec<TypeId>>)>,
+    steps: Vec<(Direction, Option<TypeIds>)>,
     reversed: bool,
     scratch: Row,
 }

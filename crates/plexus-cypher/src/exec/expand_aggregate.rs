@@ -9,11 +9,11 @@
 
 use std::ops::ControlFlow;
 
-use plexus_storage::{TypeFilter, TypeId};
+use plexus_storage::TypeFilter;
 
 use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
-use super::expand::{cached_types, rel_in};
+use super::expand::{cached_types, rel_in, TypeIds};
 use super::neighbour_counts::{Hop, NeighbourCounts};
 use super::{lend_batches, Batch, CellRunSink, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
@@ -46,7 +46,7 @@ impl<'p> ExpandAggregate<'p> {
             unreachable!("an ExpandAggregate expands one hop")
         };
         // Looked up at each row until every type has an id: the input may create one (see `cached_types`).
-        let mut ids: Option<Vec<TypeId>> = None;
+        let mut ids: Option<TypeIds> = None;
         let mut fold = match self.shape {
             Some(shape) => Fold::Counts(Box::new(NeighbourCounts::new(
                 shape,
@@ -139,7 +139,7 @@ impl<'p> ExpandAggregate<'p> {
             if !input.writes_anywhere() {
                 // A single hop below lends its matches in runs, which a batching count takes mostly without a
                 // row of their own (`MATCH (me)-[:LIKES]->(i)<-[:LIKES]-(o)`: the items of one person).
-                let mut hop_ids: Option<Vec<TypeId>> = None;
+                let mut hop_ids: Option<TypeIds> = None;
                 let lent = self.input.lend_hops(ctx, &mut |row, hops, ctx| {
                     let ids = cached_types(&mut hop_ids, ctx, types);
                     if !types.is_empty() && ids.is_empty() {
