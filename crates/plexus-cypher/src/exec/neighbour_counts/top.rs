@@ -323,9 +323,10 @@ impl TopTwo {
         self.enter(key, c)
     }
 
-    /// Puts a cell that sorts before the worst kept one (or fills the top) in its place, out of the caller's
-    /// loop: few cells get here.
-    #[inline(never)]
+    /// Puts a cell that sorts before the worst kept one (or fills the top) in its place. Few cells get here,
+    /// but kept in the caller's loop it saves the call's spills on each: 157-158 K -> 161-164 K
+    /// recommendations/s (C2's 2,000 items, 10 likes, 1,000 people, alternated).
+    #[inline]
     fn enter(&mut self, key: i128, c: usize) -> i64 {
         if self.best.len() == self.keep {
             self.best.pop();
