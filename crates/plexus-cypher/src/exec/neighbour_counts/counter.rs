@@ -181,20 +181,22 @@ impl Counter {
     ) -> usize {
         let (acc, touched) = (&mut self.acc[..], &self.touched[..]);
         let mut passing = 0;
-        // The worst kept first key held here, in a register: once the top is full most entries fall below it,
-        // and the loop then costs a load, a store and two comparisons an entry.
-        let mut floor_first = top.floor_first();
+        // The second key without a branch per entry: the id negated by its flip, or nothing.
+        let (id_flip, id_mask) = second_flip.map_or((0, 0), |f| (f, -1));
+        // The worst kept key held here, in a register: once the top is full nearly every entry falls below it,
+        // and the loop then costs a load, a store and one comparison an entry.
+        let mut floor = top.floor();
         for (c, &nbr) in touched[..self.len].iter().enumerate() {
             let sum = std::mem::take(&mut acc[nbr as usize]);
             if !left(sum, nbr, adjacent) {
                 continue;
             }
             passing += 1;
-            let first = sum ^ flip;
-            if first > floor_first {
+            let key = super::top::pack(sum ^ flip, (nbr as i64 ^ id_flip) & id_mask);
+            if key >= floor {
                 continue;
             }
-            floor_first = top.offer_within_floor(first, second_flip.map_or(0, |f| nbr as i64 ^ f), c);
+            floor = top.offer_below_floor(key, c);
         }
         self.len = 0;
         self.added = 0;

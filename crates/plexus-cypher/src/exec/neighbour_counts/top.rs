@@ -278,9 +278,16 @@ pub(super) struct TopTwo {
     keep: usize,
     /// The kept cells in sort order, with their packed keys.
     best: Vec<(i128, usize)>,
-    /// The worst kept key and its first half, once `keep` are kept.
+    /// The worst kept key and its first half, once `keep` are kept (`i128::MAX` and `i64::MAX` before).
     floor: i128,
     floor_first: i64,
+}
+
+/// Two keys packed into one `i128` that compares as the pair does: the second key's sign bit flipped makes
+/// its unsigned order its signed one, below the first key's bits.
+#[inline]
+pub(super) fn pack(first: i64, second: i64) -> i128 {
+    (i128::from(first) << 64) | i128::from((second as u64) ^ (1 << 63))
 }
 
 impl TopTwo {
@@ -304,30 +311,38 @@ impl TopTwo {
         self.offer_within_floor(first, second(), c);
     }
 
-    /// The first key of the worst kept cell once `keep` are kept (`i64::MAX` before): a cell whose first key
-    /// is above it cannot enter.
-    pub(super) fn floor_first(&self) -> i64 {
-        self.floor_first
-    }
-
-    /// [`Self::offer`] of a cell whose first key is not above [`Self::floor_first`]. Returns the new floor's
-    /// first key.
+    /// [`Self::offer`] of a cell whose first key is not above the worst kept one's.
     #[inline]
-    pub(super) fn offer_within_floor(&mut self, first: i64, second: i64, c: usize) -> i64 {
-        // The second key's sign bit flipped makes its unsigned order its signed one, below the first key's bits.
-        let key = (i128::from(first) << 64) | i128::from((second as u64) ^ (1 << 63));
+    fn offer_within_floor(&mut self, first: i64, second: i64, c: usize) {
+        let key = pack(first, second);
         // A later cell tied with the worst kept sorts after it: many cells tie on a small count, and leave here.
         if self.best.len() == self.keep && key >= self.floor {
-            return self.floor_first;
+            return;
         }
-        self.enter(key, c)
+        self.enter(key, c);
+    }
+
+    /// The packed key ([`pack`]) a cell must sort below to enter once `keep` are kept; `i128::MAX` before,
+    /// which no key of a counter's entry reaches (its second half would be an id of 2^63 or more).
+    pub(super) fn floor(&self) -> i128 {
+        self.floor
+    }
+
+    /// Offers cell `c` by its packed key, which sorts below [`Self::floor`] (the caller has compared them, one
+    /// comparison that nearly every cell fails once the top is full, where comparing the first keys first
+    /// left the many cells tied with the worst kept on a branch that went either way). Returns the new floor.
+    #[inline]
+    pub(super) fn offer_below_floor(&mut self, key: i128, c: usize) -> i128 {
+        debug_assert!(key < self.floor, "checked by the caller");
+        self.enter(key, c);
+        self.floor
     }
 
     /// Puts a cell that sorts before the worst kept one (or fills the top) in its place. Few cells get here,
     /// but kept in the caller's loop it saves the call's spills on each: 157-158 K -> 161-164 K
     /// recommendations/s (C2's 2,000 items, 10 likes, 1,000 people, alternated).
     #[inline]
-    fn enter(&mut self, key: i128, c: usize) -> i64 {
+    fn enter(&mut self, key: i128, c: usize) {
         if self.best.len() == self.keep {
             self.best.pop();
         }
@@ -344,7 +359,6 @@ impl TopTwo {
             self.floor = self.best[self.keep - 1].0;
             self.floor_first = (self.floor >> 64) as i64;
         }
-        self.floor_first
     }
 }
 
