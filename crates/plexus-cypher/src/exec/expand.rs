@@ -50,6 +50,22 @@ pub(super) fn cached_types<'c>(cache: &'c mut Option<TypeIds>, ctx: &Ctx, names:
     cache.as_deref().unwrap_or_default()
 }
 
+/// The node a single hop starts from (`from`, the row's value in the hop's start slot) and the filter of its
+/// types; `None` when that is no node, or when a type has no id yet (no relationship has it).
+fn hop_start<'t>(
+    types: &'t mut Option<TypeIds>,
+    names: &[Token],
+    from: &Value,
+    ctx: &Ctx,
+) -> Option<(NodeId, TypeFilter<'t>)> {
+    let &Value::Node(start) = from else { return None };
+    let ids = cached_types(types, ctx, names);
+    if !names.is_empty() && ids.is_empty() {
+        return None;
+    }
+    Some((start, if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(ids) }))
+}
+
 pub(super) fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {
     slots.iter().any(|s| match &row[*s] {
         Value::Rel(r) => *r == rel,
@@ -70,12 +86,9 @@ impl RowExpander for Expander<'_> {
         let PlanNode::Expand { from, rel, to, dir, distinct_from, types: names, to_labels, .. } = self.plan else {
             unreachable!("lends only for a single hop")
         };
-        let types = cached_types(&mut self.types, ctx, names);
-        if !names.is_empty() && types.is_empty() {
+        let Some((start, filter)) = hop_start(&mut self.types, names, &row[*from], ctx) else {
             return Ok(ControlFlow::Continue(()));
-        }
-        let filter = if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(types) };
-        let Value::Node(start) = row[*from] else { return Ok(ControlFlow::Continue(())) };
+        };
         // Copied at the first match (a row without one copies nothing).
         let mut original: Option<Row> = None;
         let mut outcome = Ok(ControlFlow::Continue(()));
@@ -125,12 +138,9 @@ impl RowExpander for Expander<'_> {
         let PlanNode::Expand { from, dir, distinct_from, types: names, to_labels, .. } = self.plan else {
             unreachable!("lends hops only for a single hop")
         };
-        let types = cached_types(&mut self.types, ctx, names);
-        if !names.is_empty() && types.is_empty() {
+        let Some((start, filter)) = hop_start(&mut self.types, names, &row[*from], ctx) else {
             return Ok(ControlFlow::Continue(()));
-        }
-        let filter = if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(types) };
-        let Value::Node(start) = row[*from] else { return Ok(ControlFlow::Continue(())) };
+        };
         let mut hops = std::mem::take(&mut self.hops);
         hops.clear();
         if hops.capacity() == 0 {

@@ -60,6 +60,21 @@ pub(super) fn source(input: &PlanNode, arg: Option<Row>) -> Source<'_> {
     }
 }
 
+/// Lends each row of `input` to `sink`: the starting row itself, or each row its operator lends.
+fn each_input_row(input: &mut Source<'_>, ctx: &mut Ctx, sink: &mut RowSink<'_>) -> Result<()> {
+    match input {
+        Source::Start(start) => {
+            if let Some(arg) = start.take() {
+                let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
+                let _ = sink(&mut row, ctx)?;
+                drop_row(row);
+            }
+            Ok(())
+        }
+        Source::Op(input) => input.for_each_row(ctx, sink),
+    }
+}
+
 pub(super) struct FlatMap<'p, E> {
     input: Source<'p>,
     expander: E,
@@ -80,17 +95,7 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
             return lend_batches(self, ctx, sink);
         }
         let expander = &mut self.expander;
-        match &mut self.input {
-            Source::Start(start) => {
-                if let Some(arg) = start.take() {
-                    let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
-                    let _ = expander.lend(&mut row, ctx, sink)?;
-                    drop_row(row);
-                }
-                Ok(())
-            }
-            Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend(row, ctx, sink)),
-        }
+        each_input_row(&mut self.input, ctx, &mut |row, ctx| expander.lend(row, ctx, sink))
     }
 
     fn lend_hops(&mut self, ctx: &mut Ctx, sink: &mut HopSink<'_>) -> Result<bool> {
@@ -98,16 +103,7 @@ impl<E: RowExpander> Operator for FlatMap<'_, E> {
             return Ok(false);
         }
         let expander = &mut self.expander;
-        match &mut self.input {
-            Source::Start(start) => {
-                if let Some(arg) = start.take() {
-                    let mut row = arg.unwrap_or_else(|| null_row(ctx.width));
-                    let _ = expander.lend_hops(&mut row, ctx, sink)?;
-                    drop_row(row);
-                }
-            }
-            Source::Op(input) => input.for_each_row(ctx, &mut |row, ctx| expander.lend_hops(row, ctx, sink))?,
-        }
+        each_input_row(&mut self.input, ctx, &mut |row, ctx| expander.lend_hops(row, ctx, sink))?;
         Ok(true)
     }
 
