@@ -50,8 +50,18 @@ pub(super) fn cached_types<'c>(cache: &'c mut Option<TypeIds>, ctx: &Ctx, names:
     cache.as_deref().unwrap_or_default()
 }
 
+/// The filter of a single hop's types `names` (resolved through `cache`, see [`cached_types`]); `None` when
+/// none of them has an id yet, so no relationship matches.
+pub(super) fn type_filter<'c>(cache: &'c mut Option<TypeIds>, ctx: &Ctx, names: &[Token]) -> Option<TypeFilter<'c>> {
+    if names.is_empty() {
+        return Some(TypeFilter::All);
+    }
+    let ids = cached_types(cache, ctx, names);
+    (!ids.is_empty()).then_some(TypeFilter::Only(ids))
+}
+
 /// The node a single hop starts from (`from`, the row's value in the hop's start slot) and the filter of its
-/// types; `None` when that is no node, or when a type has no id yet (no relationship has it).
+/// types; `None` when that is no node, or when no relationship has one of the types.
 fn hop_start<'t>(
     types: &'t mut Option<TypeIds>,
     names: &[Token],
@@ -59,11 +69,7 @@ fn hop_start<'t>(
     ctx: &Ctx,
 ) -> Option<(NodeId, TypeFilter<'t>)> {
     let &Value::Node(start) = from else { return None };
-    let ids = cached_types(types, ctx, names);
-    if !names.is_empty() && ids.is_empty() {
-        return None;
-    }
-    Some((start, if names.is_empty() { TypeFilter::All } else { TypeFilter::Only(ids) }))
+    Some((start, type_filter(types, ctx, names)?))
 }
 
 pub(super) fn rel_in(row: &Row, slots: &[usize], rel: RelId) -> bool {

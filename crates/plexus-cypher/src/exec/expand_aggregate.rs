@@ -9,11 +9,9 @@
 
 use std::ops::ControlFlow;
 
-use plexus_storage::TypeFilter;
-
 use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
-use super::expand::{cached_types, rel_in, TypeIds};
+use super::expand::{rel_in, type_filter, TypeIds};
 use super::neighbour_counts::{Hop, NeighbourCounts};
 use super::{lend_batches, Batch, CellRunSink, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
@@ -61,11 +59,7 @@ impl<'p> ExpandAggregate<'p> {
         let filters = self.filters;
         let degrees = counts_degrees(self.filters, self.keys, self.aggs, *dir, distinct_from, (*rel, *to));
         let mut step = |fold: &mut Fold<'p>, row: &mut Row, ctx: &Ctx| -> Result<()> {
-            let ids = cached_types(&mut ids, ctx, types);
-            if !types.is_empty() && ids.is_empty() {
-                return Ok(());
-            }
-            let filter = if types.is_empty() { TypeFilter::All } else { TypeFilter::Only(ids) };
+            let Some(filter) = type_filter(&mut ids, ctx, types) else { return Ok(()) };
             let Value::Node(start) = row[*from] else { return Ok(()) };
             let mut failed: Option<CypherError> = None;
             let g = ctx.g();
@@ -141,11 +135,9 @@ impl<'p> ExpandAggregate<'p> {
                 // row of their own (`MATCH (me)-[:LIKES]->(i)<-[:LIKES]-(o)`: the items of one person).
                 let mut hop_ids: Option<TypeIds> = None;
                 let lent = self.input.lend_hops(ctx, &mut |row, hops, ctx| {
-                    let ids = cached_types(&mut hop_ids, ctx, types);
-                    if !types.is_empty() && ids.is_empty() {
+                    let Some(filter) = type_filter(&mut hop_ids, ctx, types) else {
                         return Ok(ControlFlow::Continue(()));
-                    }
-                    let filter = if types.is_empty() { TypeFilter::All } else { TypeFilter::Only(ids) };
+                    };
                     let Fold::Counts(counts) = &mut fold else { unreachable!("checked above") };
                     counts.count_hops(row, hops, (*hop_rel, *hop_to), filter, ctx)?;
                     Ok(ControlFlow::Continue(()))

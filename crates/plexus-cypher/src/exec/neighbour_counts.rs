@@ -97,7 +97,6 @@ pub(crate) struct NeighbourCounts<'p> {
     /// comparing its keys), and every group's key values, one after another.
     outer_index: FxHashMap<Vec<Equivalent>, u32>,
     outer_keys: smallvec::SmallVec<[Value; 2]>,
-    groups: u32,
     /// Cells of the first outer group (usually the only one) by neighbour id, and of the others by (group,
     /// neighbour id).
     first_cells: NodeMap,
@@ -145,7 +144,6 @@ impl<'p> NeighbourCounts<'p> {
             aggs,
             outer_index: FxHashMap::default(),
             outer_keys: smallvec::SmallVec::new(),
-            groups: 0,
             first_cells: NodeMap::new(if shape.neighbour_key.is_some() { node_bound } else { 1 }),
             unindexed: false,
             other_cells: FxHashMap::default(),
@@ -530,8 +528,10 @@ impl<'p> NeighbourCounts<'p> {
         for &k in &self.shape.outer_keys {
             self.key.push(Equivalent(self.keys[k].0.eval(row, ctx)?));
         }
-        if self.groups == 1 && self.outer_index.is_empty() {
-            let first = &self.outer_keys[..self.key.len()];
+        let width = self.key.len();
+        let groups = (self.outer_keys.len() / width) as u32;
+        if groups == 1 && self.outer_index.is_empty() {
+            let first = &self.outer_keys[..width];
             if self.key.iter().zip(first).all(|(k, v)| crate::compare::equivalent(&k.0, v)) {
                 return Ok(0);
             }
@@ -540,13 +540,11 @@ impl<'p> NeighbourCounts<'p> {
         } else if let Some(&g) = self.outer_index.get(self.key.as_slice()) {
             return Ok(g);
         }
-        let g = self.groups;
         self.outer_keys.extend(self.key.iter().map(|k| k.0.clone()));
-        self.groups += 1;
-        if g > 0 {
-            self.outer_index.insert(self.key.to_vec(), g);
+        if groups > 0 {
+            self.outer_index.insert(self.key.to_vec(), groups);
         }
-        Ok(g)
+        Ok(groups)
     }
 
     /// One row per cell lent ([`Self::lent_cells`]); with no keys and no relationship counted, the one row of
