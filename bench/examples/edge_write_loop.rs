@@ -5,7 +5,8 @@
 //! perf record target/release/examples/edge_write_loop 0.2 upsert 1 10
 //! ```
 //!
-//! Arguments: scale of the graph, `upsert` or `remove`, edges per transaction, seconds.
+//! Arguments: scale of the graph, `upsert` or `remove`, edges per transaction, seconds. `PLEXUS_COUNT=N` runs
+//! exactly N transactions instead (for instruction counts per transaction under callgrind).
 
 use plexus_bench::gen::{rmat_edges, SplitMix, PATENT_EDGES, PATENT_NODES};
 use plexus_bench::patent::load;
@@ -18,6 +19,7 @@ fn main() {
     let remove = args.get(1).is_some_and(|a| a == "remove");
     let per_tx: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1);
     let secs: f64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(5.0);
+    let count: Option<u64> = std::env::var("PLEXUS_COUNT").ok().and_then(|c| c.parse().ok());
     let nodes = ((PATENT_NODES as f64 * scale) as u64).max(1_000);
     let edge_count = ((PATENT_EDGES as f64 * scale) as u64).max(4_000);
     let edges = rmat_edges(nodes, edge_count, 42);
@@ -26,7 +28,9 @@ fn main() {
     let started = std::time::Instant::now();
     let mut done = 0u64;
     let mut next = 0usize;
-    while started.elapsed().as_secs_f64() < secs {
+    let mut transactions = 0u64;
+    while count.map_or(started.elapsed().as_secs_f64() < secs, |n| transactions < n) {
+        transactions += 1;
         let mut tx = g.store.write();
         if remove {
             let batch: Vec<_> = (0..per_tx)

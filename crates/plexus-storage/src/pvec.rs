@@ -31,33 +31,37 @@ fn copy_shared<T: Clone>(arc: &mut Arc<T>) {
 const FANOUT_BITS: u32 = 4;
 const FANOUT: usize = 1 << FANOUT_BITS;
 
-enum Child<L> {
-    Branch(Arc<Branch<L>>),
-    Leaf(Arc<L>),
-}
-
-impl<L> Clone for Child<L> {
-    fn clone(&self) -> Self {
-        match self {
-            Child::Branch(b) => Child::Branch(b.clone()),
-            Child::Leaf(l) => Child::Leaf(l.clone()),
-        }
-    }
+/// A branch's children: all branches or all leaves, by its level. One tag per branch rather than one per child
+/// keeps a branch at 16 pointers, so that copying one (every commit copies those on its paths) and freeing the
+/// copy it replaced visit 16 plain words, with no tag to test per child.
+enum Children<L> {
+    Branches([Option<Arc<Branch<L>>>; FANOUT]),
+    Leaves([Option<Arc<L>>; FANOUT]),
 }
 
 struct Branch<L> {
-    children: [Option<Child<L>>; FANOUT],
+    children: Children<L>,
 }
 
 impl<L> Clone for Branch<L> {
     fn clone(&self) -> Self {
-        Branch { children: self.children.clone() }
+        let children = match &self.children {
+            Children::Branches(b) => Children::Branches(b.clone()),
+            Children::Leaves(l) => Children::Leaves(l.clone()),
+        };
+        Branch { children }
     }
 }
 
 impl<L> Branch<L> {
-    fn empty() -> Self {
-        Branch { children: std::array::from_fn(|_| None) }
+    /// An empty branch at `level` (0: its children are leaves).
+    fn empty(level: u32) -> Self {
+        let children = if level == 0 {
+            Children::Leaves(std::array::from_fn(|_| None))
+        } else {
+            Children::Branches(std::array::from_fn(|_| None))
+        };
+        Branch { children }
     }
 }
 
@@ -107,12 +111,12 @@ impl<L: Clone + Default> PVec<L> {
         let mut level = self.height;
         loop {
             let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
-            match branch.children[slot].as_ref()? {
-                Child::Branch(b) => {
-                    branch = b;
+            match &branch.children {
+                Children::Branches(b) => {
+                    branch = b[slot].as_deref()?;
                     level -= 1;
                 }
-                Child::Leaf(l) => return Some(l),
+                Children::Leaves(l) => return l[slot].as_deref(),
             }
         }
     }
@@ -133,41 +137,32 @@ impl<L: Clone + Default> PVec<L> {
     pub fn get_mut(&mut self, index: u64) -> &mut L {
         while index >= self.capacity() {
             let old = self.root.take();
-            let mut branch = Branch::empty();
-            if let Some(old) = old {
-                branch.children[0] = Some(Child::Branch(old));
+            self.height += 1;
+            let mut branch = Branch::empty(self.height);
+            if let (Some(old), Children::Branches(b)) = (old, &mut branch.children) {
+                b[0] = Some(old);
             }
             self.root = Some(Arc::new(branch));
-            self.height += 1;
         }
-        if self.root.is_none() {
-            self.root = Some(Arc::new(Branch::empty()));
-        }
-        let mut branch = unique(self.root.as_mut().expect("root exists"));
+        let height = self.height;
+        let mut branch = unique(self.root.get_or_insert_with(|| Arc::new(Branch::empty(height))));
         let mut level = self.height;
         loop {
             let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
-            if level == 0 {
-                let child = &mut branch.children[slot];
-                if child.is_none() {
-                    *child = Some(Child::Leaf(Arc::new(L::default())));
-                    self.leaves += 1;
-                    self.end = self.end.max(index + 1);
+            match &mut branch.children {
+                Children::Leaves(l) => {
+                    let child = &mut l[slot];
+                    if child.is_none() {
+                        self.leaves += 1;
+                        self.end = self.end.max(index + 1);
+                    }
+                    return unique(child.get_or_insert_with(|| Arc::new(L::default())));
                 }
-                match child {
-                    Some(Child::Leaf(l)) => return unique(l),
-                    _ => unreachable!("level 0 holds leaves"),
+                Children::Branches(b) => {
+                    level -= 1;
+                    branch = unique(b[slot].get_or_insert_with(|| Arc::new(Branch::empty(level))));
                 }
             }
-            let child = &mut branch.children[slot];
-            if child.is_none() {
-                *child = Some(Child::Branch(Arc::new(Branch::empty())));
-            }
-            branch = match child {
-                Some(Child::Branch(b)) => unique(b),
-                _ => unreachable!("upper levels hold branches"),
-            };
-            level -= 1;
         }
     }
 
@@ -180,19 +175,13 @@ impl<L: Clone + Default> PVec<L> {
     /// [`PVec::last_leaf`] found by walking down the right edge of the tree.
     fn find_last_leaf(&self) -> Option<u64> {
         fn walk<L>(b: &Branch<L>, level: u32, base: u64) -> Option<u64> {
-            for (slot, child) in b.children.iter().enumerate().rev() {
-                let index = base | ((slot as u64) << (FANOUT_BITS * level));
-                match child {
-                    None => {}
-                    Some(Child::Leaf(_)) => return Some(index),
-                    Some(Child::Branch(c)) => {
-                        if let Some(found) = walk(c, level - 1, index) {
-                            return Some(found);
-                        }
-                    }
+            let index = |slot: usize| base | ((slot as u64) << (FANOUT_BITS * level));
+            match &b.children {
+                Children::Leaves(l) => l.iter().rposition(Option::is_some).map(index),
+                Children::Branches(c) => {
+                    c.iter().enumerate().rev().find_map(|(slot, child)| walk(child.as_deref()?, level - 1, index(slot)))
                 }
             }
-            None
         }
         walk(self.root.as_ref()?, self.height, 0)
     }
@@ -206,31 +195,41 @@ impl<L: Clone + Default> PVec<L> {
         let mut level = self.height;
         loop {
             let slot = ((index >> (FANOUT_BITS * level)) as usize) & (FANOUT - 1);
-            if level == 0 {
-                branch.children[slot] = None;
-                self.leaves -= 1;
-                if index + 1 == self.end {
-                    self.end = self.find_last_leaf().map_or(0, |last| last + 1);
+            match &mut branch.children {
+                Children::Leaves(l) => {
+                    l[slot] = None;
+                    self.leaves -= 1;
+                    if index + 1 == self.end {
+                        self.end = self.find_last_leaf().map_or(0, |last| last + 1);
+                    }
+                    return;
                 }
-                return;
+                Children::Branches(b) => {
+                    branch = unique(b[slot].as_mut().expect("path checked by get"));
+                    level -= 1;
+                }
             }
-            branch = match &mut branch.children[slot] {
-                Some(Child::Branch(b)) => unique(b),
-                _ => unreachable!("path checked by get"),
-            };
-            level -= 1;
         }
     }
 
     /// Visits every present leaf in index order.
     pub fn for_each<'a>(&'a self, mut f: impl FnMut(u64, &'a L)) {
         fn walk<'a, L>(b: &'a Branch<L>, level: u32, base: u64, f: &mut impl FnMut(u64, &'a L)) {
-            for (slot, child) in b.children.iter().enumerate() {
-                let index = base | ((slot as u64) << (FANOUT_BITS * level));
-                match child {
-                    None => {}
-                    Some(Child::Leaf(l)) => f(index, l),
-                    Some(Child::Branch(c)) => walk(c, level - 1, index, f),
+            let index = |slot: usize| base | ((slot as u64) << (FANOUT_BITS * level));
+            match &b.children {
+                Children::Leaves(l) => {
+                    for (slot, leaf) in l.iter().enumerate() {
+                        if let Some(leaf) = leaf {
+                            f(index(slot), leaf);
+                        }
+                    }
+                }
+                Children::Branches(c) => {
+                    for (slot, child) in c.iter().enumerate() {
+                        if let Some(child) = child {
+                            walk(child, level - 1, index(slot), f);
+                        }
+                    }
                 }
             }
         }
@@ -249,15 +248,24 @@ impl<L: Clone + Default> PVec<L> {
             f: &mut impl FnMut(u64, &'a L),
         ) {
             let span_bits = FANOUT_BITS * level;
-            for (slot, child) in b.children.iter().enumerate() {
+            let in_range = |slot: usize| {
                 let index = base | ((slot as u64) << span_bits);
-                if index >= range.end || index + (1u64 << span_bits) <= range.start {
-                    continue;
+                (index < range.end && index + (1u64 << span_bits) > range.start).then_some(index)
+            };
+            match &b.children {
+                Children::Leaves(l) => {
+                    for (slot, leaf) in l.iter().enumerate() {
+                        if let (Some(index), Some(leaf)) = (in_range(slot), leaf) {
+                            f(index, leaf);
+                        }
+                    }
                 }
-                match child {
-                    None => {}
-                    Some(Child::Leaf(l)) => f(index, l),
-                    Some(Child::Branch(c)) => walk(c, level - 1, index, range, f),
+                Children::Branches(c) => {
+                    for (slot, child) in c.iter().enumerate() {
+                        if let (Some(index), Some(child)) = (in_range(slot), child) {
+                            walk(child, level - 1, index, range, f);
+                        }
+                    }
                 }
             }
         }
@@ -270,23 +278,15 @@ impl<L: Clone + Default> PVec<L> {
     pub fn next_leaf_at_or_after(&self, from: u64) -> Option<u64> {
         fn walk<L>(b: &Branch<L>, level: u32, base: u64, from: u64) -> Option<u64> {
             let span_bits = FANOUT_BITS * level;
-            for (slot, child) in b.children.iter().enumerate() {
-                let index = base | ((slot as u64) << span_bits);
-                let end = index + (1u64 << span_bits);
-                if end <= from {
-                    continue;
-                }
-                match child {
-                    None => {}
-                    Some(Child::Leaf(_)) => return Some(index),
-                    Some(Child::Branch(c)) => {
-                        if let Some(found) = walk(c, level - 1, index, from) {
-                            return Some(found);
-                        }
-                    }
+            // Slots whose span ends after `from`.
+            let first = (from.saturating_sub(base) >> span_bits) as usize;
+            let index = |slot: usize| base | ((slot as u64) << span_bits);
+            match &b.children {
+                Children::Leaves(l) => (first..FANOUT).find(|&slot| l[slot].is_some()).map(index),
+                Children::Branches(c) => {
+                    (first..FANOUT).find_map(|slot| walk(c[slot].as_deref()?, level - 1, index(slot), from))
                 }
             }
-            None
         }
         let root = self.root.as_ref()?;
         if from >= self.capacity() {

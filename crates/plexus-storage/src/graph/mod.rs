@@ -81,7 +81,7 @@ pub struct GraphState {
     pub(crate) node_count: u64,
     pub(crate) rel_count: u64,
     /// Live relationships per type, indexed by type id (shorter when the last types have none).
-    pub(crate) type_counts: Arc<Vec<u64>>,
+    pub(crate) type_counts: TypeCounts,
     pub(crate) labels: Arc<Vec<LabelIndex>>,
     pub(crate) unique: Arc<Vec<UniqueIndex>>,
     pub(crate) indexes: Arc<Vec<PropertyIndex>>,
@@ -106,6 +106,14 @@ impl GraphState {
         self.version
     }
 
+    /// Moves the state out, leaving an empty one behind: how a commit takes a transaction's state. The empty
+    /// state is a clone of one made once, where `mem::take` would allocate six empty lists per commit (and a
+    /// clone of the transaction's own lists would make the commit copy any it then changes).
+    pub(crate) fn take(&mut self) -> GraphState {
+        static EMPTY: std::sync::LazyLock<GraphState> = std::sync::LazyLock::new(GraphState::default);
+        std::mem::replace(self, EMPTY.clone())
+    }
+
     pub fn node_count(&self) -> u64 {
         self.node_count
     }
@@ -116,16 +124,55 @@ impl GraphState {
 
     /// The number of live relationships of type `ty`.
     pub fn type_count(&self, ty: TypeId) -> u64 {
-        self.type_counts.get(ty.0 as usize).copied().unwrap_or(0)
+        self.type_counts.get(ty)
     }
 
     /// Counts `added` more relationships of type `ty` (fewer when negative).
     #[inline]
     pub(crate) fn count_type(&mut self, ty: TypeId, added: i64) {
-        let counts = Arc::make_mut(&mut self.type_counts);
-        if counts.len() <= ty.0 as usize {
-            counts.resize(ty.0 as usize + 1, 0);
+        self.type_counts.add(ty, added);
+    }
+}
+
+/// Types counted inline in a state, so that a commit's count update copies no shared list (a commit used to
+/// copy the whole list, an allocation and a free per commit); later types go to a shared list.
+const INLINE_TYPES: usize = 8;
+
+/// Live relationships per type.
+#[derive(Clone, Default)]
+pub(crate) struct TypeCounts {
+    first: [u64; INLINE_TYPES],
+    rest: Option<Arc<Vec<u64>>>,
+}
+
+impl TypeCounts {
+    #[inline]
+    pub(crate) fn get(&self, ty: TypeId) -> u64 {
+        let i = ty.0 as usize;
+        match self.first.get(i) {
+            Some(&n) => n,
+            None => self.rest.as_ref().and_then(|rest| rest.get(i - INLINE_TYPES)).copied().unwrap_or(0),
         }
-        counts[ty.0 as usize] = counts[ty.0 as usize].wrapping_add_signed(added);
+    }
+
+    #[inline]
+    fn add(&mut self, ty: TypeId, added: i64) {
+        let i = ty.0 as usize;
+        let count = match self.first.get_mut(i) {
+            Some(n) => n,
+            None => {
+                let rest = Arc::make_mut(self.rest.get_or_insert_with(Default::default));
+                if rest.len() <= i - INLINE_TYPES {
+                    rest.resize(i - INLINE_TYPES + 1, 0);
+                }
+                &mut rest[i - INLINE_TYPES]
+            }
+        };
+        *count = count.wrapping_add_signed(added);
+    }
+
+    /// One more than the highest type id that may have a count.
+    pub(crate) fn len(&self) -> usize {
+        INLINE_TYPES + self.rest.as_ref().map_or(0, |rest| rest.len())
     }
 }

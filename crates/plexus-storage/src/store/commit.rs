@@ -83,7 +83,7 @@ impl Shared {
         let version = head.state.version() + 1;
         let mut next = if head.state.version() == txn.start_version {
             txn.settle();
-            std::mem::take(&mut txn.state)
+            txn.state.take()
         } else {
             let mut next = (*head.state).clone();
             for op in &txn.ops {

@@ -67,7 +67,7 @@ impl Shared {
             schema_change: txn.schema_change,
             ops: std::mem::take(&mut txn.ops),
             writes: std::mem::take(&mut txn.writes),
-            state: Some(std::mem::take(&mut txn.state)),
+            state: Some(txn.state.take()),
             settled: txn.settled,
             slot: slot.clone(),
         });
