@@ -169,22 +169,64 @@ impl Drop for WriteTxn {
         if self.registered {
             self.shared.unregister_writer(self.start_version);
         }
+        SpareLists::give_back(&mut self.ops, &mut self.writes);
+    }
+}
+
+/// A thread's emptied operation and write-key lists, handed to its next transaction: a small transaction
+/// otherwise allocates both and frees them again, two of the few allocations left in a single-edge commit.
+#[derive(Default)]
+struct SpareLists {
+    ops: Vec<Op>,
+    writes: Vec<WriteKey>,
+}
+
+/// Lists longer than this are freed rather than kept for the thread's next transaction.
+const SPARE_LIST_CAPACITY: usize = 256;
+
+thread_local! {
+    static SPARE_LISTS: std::cell::RefCell<SpareLists> = std::cell::RefCell::new(SpareLists::default());
+}
+
+impl SpareLists {
+    fn take() -> (Vec<Op>, Vec<WriteKey>) {
+        SPARE_LISTS
+            .try_with(|spare| {
+                let mut spare = spare.borrow_mut();
+                (std::mem::take(&mut spare.ops), std::mem::take(&mut spare.writes))
+            })
+            .unwrap_or_default()
+    }
+
+    fn give_back(ops: &mut Vec<Op>, writes: &mut Vec<WriteKey>) {
+        ops.clear();
+        writes.clear();
+        let _ = SPARE_LISTS.try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if ops.capacity() <= SPARE_LIST_CAPACITY && ops.capacity() > spare.ops.capacity() {
+                spare.ops = std::mem::take(ops);
+            }
+            if writes.capacity() <= SPARE_LIST_CAPACITY && writes.capacity() > spare.writes.capacity() {
+                spare.writes = std::mem::take(writes);
+            }
+        });
     }
 }
 
 impl WriteTxn {
     pub(crate) fn new(shared: Arc<Shared>, start_version: u64, state: GraphState) -> WriteTxn {
+        let (ops, writes) = SpareLists::take();
         WriteTxn {
             shared,
             start_version,
             state,
-            ops: Vec::new(),
+            ops,
             settled: 0,
             pending_nodes: IdRanges::default(),
             view: OnceLock::new(),
             eager: false,
             op_count: 0,
-            writes: Vec::new(),
+            writes,
             created: Default::default(),
             token_counts: [0; 3],
             schema_change: false,

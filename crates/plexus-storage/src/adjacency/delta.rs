@@ -64,6 +64,9 @@ const ROOM_IN_A_COPY: usize = 4;
 
 impl Clone for Run {
     fn clone(&self) -> Self {
+        if self.entries.is_empty() {
+            return Run::default();
+        }
         let mut entries = Vec::with_capacity(self.entries.len() + ROOM_IN_A_COPY);
         entries.extend_from_slice(&self.entries);
         Run { entries, sorted: self.sorted }
