@@ -205,7 +205,10 @@ impl Graph {
     }
 
     /// After a commit of this view's own writes: keeps the tables current when nothing else committed between.
-    fn adopt(&self, start: u64, version: u64, created: &[(i64, NodeId)]) {
+    /// Takes the write's own handle on the tables (`held`) to let go of it first: while it is held the update
+    /// below copies the tables whole, which made a single-edge write on a graph of 170 K nodes 20 times slower.
+    fn adopt(&self, held: Option<Arc<IdIndex>>, start: u64, version: u64, created: &[(i64, NodeId)]) {
+        drop(held);
         let mut slot = self.index.write();
         let Some(index) = slot.as_mut() else { return };
         if index.version != start || version != start + 1 {
@@ -601,7 +604,7 @@ impl Graph {
             out,
             c"upsert_edges had committed when it was interrupted: the change stands",
         )?;
-        self.adopt(out.start, out.version, &out.nodes);
+        self.adopt(index, out.start, out.version, &out.nodes);
         let dict = PyDict::new(py);
         dict.set_item("created", out.counts.created)?;
         dict.set_item("updated", out.counts.updated)?;
@@ -631,7 +634,7 @@ impl Graph {
             out,
             c"remove_edges had committed when it was interrupted: the change stands",
         )?;
-        self.adopt(out.start, out.version, &[]);
+        self.adopt(index, out.start, out.version, &[]);
         Ok(out.removed)
     }
 
