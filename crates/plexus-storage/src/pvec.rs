@@ -2,7 +2,7 @@
 //!
 //! This is the spine of every snapshot: node and relationship records live in leaves addressed by
 //! `id / LEAF_SIZE`. Cloning a `PVec` is one reference-count increment; changing a leaf copies only the path from
-//! the root to it (at most a few 64-slot branches) and the leaf itself, and only when they are shared. So a
+//! the root to it (at most a few 16-slot branches) and the leaf itself, and only when they are shared. So a
 //! snapshot stays immutable for its readers while the committer builds the next one next to it.
 
 // triomphe's Arc has no weak count, so checking that a node is unshared before writing it is a plain load
@@ -139,7 +139,8 @@ impl<L: Clone + Default> PVec<L> {
             let old = self.root.take();
             self.height += 1;
             let mut branch = Branch::empty(self.height);
-            if let (Some(old), Children::Branches(b)) = (old, &mut branch.children) {
+            if let Some(old) = old {
+                let Children::Branches(b) = &mut branch.children else { unreachable!("a new root is above level 0") };
                 b[0] = Some(old);
             }
             self.root = Some(Arc::new(branch));

@@ -175,6 +175,7 @@ impl Drop for WriteTxn {
 
 /// A thread's emptied operation and write-key lists, handed to its next transaction: a small transaction
 /// otherwise allocates both and frees them again, two of the few allocations left in a single-edge commit.
+/// (A `sync` commit hands its lists to the commit group instead, so those are not reused.)
 #[derive(Default)]
 struct SpareLists {
     ops: Vec<Op>,

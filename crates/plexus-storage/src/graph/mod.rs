@@ -80,7 +80,7 @@ pub struct GraphState {
     pub(crate) rels: PVec<RelLeaf>,
     pub(crate) node_count: u64,
     pub(crate) rel_count: u64,
-    /// Live relationships per type, indexed by type id (shorter when the last types have none).
+    /// Live relationships per type.
     pub(crate) type_counts: TypeCounts,
     pub(crate) labels: Arc<Vec<LabelIndex>>,
     pub(crate) unique: Arc<Vec<UniqueIndex>>,
@@ -107,11 +107,14 @@ impl GraphState {
     }
 
     /// Moves the state out, leaving an empty one behind: how a commit takes a transaction's state. The empty
-    /// state is a clone of one made once, where `mem::take` would allocate six empty lists per commit (and a
-    /// clone of the transaction's own lists would make the commit copy any it then changes).
+    /// state is a clone of one made once per thread, where `mem::take` would allocate six empty lists per commit
+    /// (and a clone of the transaction's own lists would make the commit copy any it then changes).
     pub(crate) fn take(&mut self) -> GraphState {
-        static EMPTY: std::sync::LazyLock<GraphState> = std::sync::LazyLock::new(GraphState::default);
-        std::mem::replace(self, EMPTY.clone())
+        // One per thread: a process-wide one would have every committer on every core update the same
+        // reference counts.
+        thread_local!(static EMPTY: GraphState = GraphState::default());
+        let empty = EMPTY.try_with(GraphState::clone).unwrap_or_default();
+        std::mem::replace(self, empty)
     }
 
     pub fn node_count(&self) -> u64 {
