@@ -648,12 +648,12 @@ impl WriteTxn {
         let mut removed = 0;
         for &(src, ty, dst) in edges {
             self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
-            let rels: Vec<RelId> = self
-                .state
-                .rels_between(src, dst, Direction::Out, TypeFilter::Only(&[ty]))
-                .iter()
-                .map(|e| e.rel)
-                .collect();
+            // Usually one relationship: gathered inline, not into a list allocated per edge.
+            let mut rels = smallvec::SmallVec::<[RelId; 4]>::new();
+            let _ = self.state.visit_rels_between::<()>(src, dst, Direction::Out, TypeFilter::Only(&[ty]), |e| {
+                rels.push(e.rel);
+                ControlFlow::Continue(())
+            });
             for rel in rels {
                 self.delete_rel(rel).expect("a listed relationship exists");
                 removed += 1;
