@@ -17,11 +17,23 @@ pub type Labels = SmallVec<[LabelId; 2]>;
 /// allocation (the shared pointer's) instead of two.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PropMap {
-    entries: SmallVec<[(PropKeyId, Value); 1]>,
+    entries: SmallVec<[(PropKeyId, Value); PROPS_INLINE]>,
 }
 
+/// Properties a map holds without a separate allocation (a weight, a key).
+const PROPS_INLINE: usize = 1;
+
 impl PropMap {
-    pub fn from_pairs(mut pairs: Vec<(PropKeyId, Value)>) -> PropMap {
+    pub fn from_pairs(pairs: Vec<(PropKeyId, Value)>) -> PropMap {
+        Self::from_entries(SmallVec::from_vec(pairs))
+    }
+
+    /// [`PropMap::from_pairs`] of a copy of `pairs`: a few are copied inline, with no list allocated and freed.
+    pub fn from_slice(pairs: &[(PropKeyId, Value)]) -> PropMap {
+        Self::from_entries(pairs.iter().cloned().collect())
+    }
+
+    fn from_entries(mut pairs: SmallVec<[(PropKeyId, Value); PROPS_INLINE]>) -> PropMap {
         pairs.sort_by_key(|p| p.0);
         pairs.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
@@ -33,7 +45,7 @@ impl PropMap {
             }
         });
         pairs.retain(|p| !p.1.is_null());
-        PropMap { entries: SmallVec::from_vec(pairs) }
+        PropMap { entries: pairs }
     }
 
     /// The map of `pairs` as [`PropMap::from_pairs`] builds it, shared; nothing when no property is left.

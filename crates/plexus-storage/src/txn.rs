@@ -572,7 +572,7 @@ impl WriteTxn {
         let mark = constrained.then(|| self.savepoint());
         let mut counts = UpsertCounts::default();
         for (src, ty, dst, props) in edges {
-            match self.upsert_edge(*src, *ty, *dst, props.clone()) {
+            match self.upsert_edge_from(*src, *ty, *dst, props) {
                 Ok(true) => counts.created += 1,
                 Ok(false) => counts.updated += 1,
                 Err(e) => {
@@ -606,6 +606,12 @@ impl WriteTxn {
         dst: NodeId,
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<bool> {
+        self.upsert_edge_from(src, ty, dst, &props)
+    }
+
+    /// [`WriteTxn::upsert_edge`] with the properties borrowed: copied only into a relationship it creates (a batch
+    /// used to copy every edge's list first, an allocation per edge even when the edge existed).
+    fn upsert_edge_from(&mut self, src: NodeId, ty: TypeId, dst: NodeId, props: &[(PropKeyId, Value)]) -> Result<bool> {
         self.settle();
         self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
         let only = [ty];
@@ -617,12 +623,12 @@ impl WriteTxn {
         match existing {
             Some(rel) => {
                 for (k, v) in props {
-                    self.set_rel_prop(rel, k, v)?;
+                    self.set_rel_prop(rel, *k, v.clone())?;
                 }
                 Ok(false)
             }
             None => {
-                self.create_rel(src, ty, dst, props)?;
+                self.create_rel(src, ty, dst, props.to_vec())?;
                 Ok(true)
             }
         }

@@ -518,7 +518,7 @@ impl GraphState {
             return Err(StorageError::NodeNotFound(dst));
         }
         Self::validate_props(props)?;
-        let map = PropMap::from_pairs(props.to_vec());
+        let map = PropMap::from_slice(props);
         if self.rel_indexes.iter().any(|i| i.ty == ty) {
             for (k, v) in map.iter() {
                 self.check_rel_unique(id, ty, k, v)?;
