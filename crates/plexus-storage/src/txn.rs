@@ -8,6 +8,7 @@
 //! durable commits its operations are applied once, by the group's combiner, instead of twice. A transaction
 //! whose reads come between its writes applies everything at once after its first such read (see `eager`).
 
+use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 use std::ops::{ControlFlow, Deref};
 use std::sync::{Arc, OnceLock};
@@ -572,7 +573,7 @@ impl WriteTxn {
         let mark = constrained.then(|| self.savepoint());
         let mut counts = UpsertCounts::default();
         for (src, ty, dst, props) in edges {
-            match self.upsert_edge_from(*src, *ty, *dst, props) {
+            match self.upsert_edge_from(*src, *ty, *dst, Cow::Borrowed(props)) {
                 Ok(true) => counts.created += 1,
                 Ok(false) => counts.updated += 1,
                 Err(e) => {
@@ -606,12 +607,19 @@ impl WriteTxn {
         dst: NodeId,
         props: Vec<(PropKeyId, Value)>,
     ) -> Result<bool> {
-        self.upsert_edge_from(src, ty, dst, &props)
+        self.upsert_edge_from(src, ty, dst, Cow::Owned(props))
     }
 
-    /// [`WriteTxn::upsert_edge`] with the properties borrowed: copied only into a relationship it creates (a batch
-    /// used to copy every edge's list first, an allocation per edge even when the edge existed).
-    fn upsert_edge_from(&mut self, src: NodeId, ty: TypeId, dst: NodeId, props: &[(PropKeyId, Value)]) -> Result<bool> {
+    /// [`WriteTxn::upsert_edge`] with the properties owned or borrowed: a batch's are copied only into a
+    /// relationship it creates (it used to copy every edge's list first, an allocation per edge even when the
+    /// edge existed), an owned list is moved there.
+    fn upsert_edge_from(
+        &mut self,
+        src: NodeId,
+        ty: TypeId,
+        dst: NodeId,
+        props: Cow<'_, [(PropKeyId, Value)]>,
+    ) -> Result<bool> {
         self.settle();
         self.writes.push(WriteKey::EdgeMerge(hash_of((src, ty, dst))));
         let only = [ty];
@@ -622,13 +630,13 @@ impl WriteTxn {
         });
         match existing {
             Some(rel) => {
-                for (k, v) in props {
+                for (k, v) in props.iter() {
                     self.set_rel_prop(rel, *k, v.clone())?;
                 }
                 Ok(false)
             }
             None => {
-                self.create_rel(src, ty, dst, props.to_vec())?;
+                self.create_rel(src, ty, dst, props.into_owned())?;
                 Ok(true)
             }
         }

@@ -62,7 +62,7 @@ pub(super) fn type_filter<'c>(cache: &'c mut Option<TypeIds>, ctx: &Ctx, names: 
 
 /// The node a single hop starts from (`from`, the row's value in the hop's start slot) and the filter of its
 /// types; `None` when that is no node, or when no relationship has one of the types.
-fn hop_start<'t>(
+pub(super) fn hop_start<'t>(
     types: &'t mut Option<TypeIds>,
     names: &[Token],
     from: &Value,

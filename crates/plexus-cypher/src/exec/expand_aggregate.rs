@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 
 use super::aggregate::{next_batch, Grouper};
 use super::ctx::Ctx;
-use super::expand::{rel_in, type_filter, TypeIds};
+use super::expand::{hop_start, rel_in, type_filter, TypeIds};
 use super::neighbour_counts::{Hop, NeighbourCounts};
 use super::{lend_batches, Batch, CellRunSink, Op, Operator, Row, RowSink};
 use crate::error::{CypherError, Result};
@@ -59,8 +59,7 @@ impl<'p> ExpandAggregate<'p> {
         let filters = self.filters;
         let degrees = counts_degrees(self.filters, self.keys, self.aggs, *dir, distinct_from, (*rel, *to));
         let mut step = |fold: &mut Fold<'p>, row: &mut Row, ctx: &Ctx| -> Result<()> {
-            let Some(filter) = type_filter(&mut ids, ctx, types) else { return Ok(()) };
-            let Value::Node(start) = row[*from] else { return Ok(()) };
+            let Some((start, filter)) = hop_start(&mut ids, types, &row[*from], ctx) else { return Ok(()) };
             let mut failed: Option<CypherError> = None;
             let g = ctx.g();
             match fold {
